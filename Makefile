@@ -1,0 +1,35 @@
+# A thin Makefile over meson.  `make run` and `make test` work on a fresh
+# Debian 12 machine: they install missing packages first.
+BUILD ?= build
+SAN_BUILD ?= build-san
+MESON_SETUP = meson setup --native-file scripts/llvm19.ini
+
+.PHONY: all deps run test test-san bench clean
+
+all: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/build.ninja: | deps
+	$(MESON_SETUP) $(BUILD)
+
+$(SAN_BUILD)/build.ninja: | deps
+	$(MESON_SETUP) -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug $(SAN_BUILD)
+
+run: deps all
+	$(BUILD)/rly examples/tour.rly
+
+test: deps all
+	@scripts/run-tests $(BUILD)
+
+test-san: deps $(SAN_BUILD)/build.ninja
+	ninja -C $(SAN_BUILD)
+	@scripts/run-tests $(SAN_BUILD)
+
+bench: deps all
+	$(BUILD)/bench/parse
+
+clean:
+	rm -rf $(BUILD) $(SAN_BUILD)

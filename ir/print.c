@@ -1,0 +1,2 @@
+/* print.c — (being written) */
+typedef int rly_placeholder_print;

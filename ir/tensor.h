@@ -1,0 +1,72 @@
+/* tensor.h — dtypes and dense tensors (the data of constants).
+ *
+ * DTYPE_LIST is the single source of truth for element types: enum, name,
+ * size, class, and the literal suffix the printer uses. Tensors are
+ * contiguous, row-major, with 64-byte aligned data. */
+#ifndef RLY_TENSOR_H
+#define RLY_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/arena.h"
+
+/* X(enum, name, bytes, class, literal suffix) — class: 'b' bool, 'i' signed, 'u' unsigned, 'f' float */
+#define DTYPE_LIST(X)                      \
+  X(DT_BOOL, "bool", 1, 'b', "")           \
+  X(DT_INT8, "int8", 1, 'i', "i8")         \
+  X(DT_INT16, "int16", 2, 'i', "i16")      \
+  X(DT_INT32, "int32", 4, 'i', "")         \
+  X(DT_INT64, "int64", 8, 'i', "i64")      \
+  X(DT_UINT8, "uint8", 1, 'u', "u8")       \
+  X(DT_UINT16, "uint16", 2, 'u', "u16")    \
+  X(DT_UINT32, "uint32", 4, 'u', "u32")    \
+  X(DT_UINT64, "uint64", 8, 'u', "u64")    \
+  X(DT_FLOAT16, "float16", 2, 'f', "f16")  \
+  X(DT_FLOAT32, "float32", 4, 'f', "f")    \
+  X(DT_FLOAT64, "float64", 8, 'f', "f64")
+
+typedef enum DType {
+#define X(e, n, b, c, s) e,
+  DTYPE_LIST(X)
+#undef X
+  DT_COUNT,
+  DT_INVALID = -1
+} DType;
+
+const char *dtype_name(DType t);
+int dtype_bytes(DType t);
+char dtype_class(DType t); /* 'b' 'i' 'u' 'f' */
+const char *dtype_suffix(DType t);
+DType dtype_from_name(const char *s, size_t n); /* DT_INVALID if unknown */
+bool dtype_is_float(DType t);
+bool dtype_is_int(DType t); /* signed or unsigned integer, not bool */
+
+/* Half-precision conversion (IEEE binary16), used for float16 constants. */
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+
+enum { TENSOR_MAX_RANK = 32 };
+
+typedef struct Tensor {
+  DType dtype;
+  int ndim;
+  int64_t *shape; /* ndim entries */
+  int64_t numel;
+  void *data;     /* 64-byte aligned, numel * dtype_bytes */
+} Tensor;
+
+Tensor *tensor_new(Arena *a, DType dt, int ndim, const int64_t *shape);
+size_t tensor_nbytes(const Tensor *t);
+/* Element i as double / int64 / uint64 (conversion as C does). */
+double tensor_get_f64(const Tensor *t, int64_t i);
+int64_t tensor_get_i64(const Tensor *t, int64_t i);
+uint64_t tensor_get_u64(const Tensor *t, int64_t i);
+void tensor_set_f64(Tensor *t, int64_t i, double v);
+void tensor_set_i64(Tensor *t, int64_t i, int64_t v);
+void tensor_set_u64(Tensor *t, int64_t i, uint64_t v);
+bool tensor_equal(const Tensor *a, const Tensor *b); /* bitwise data + shape + dtype */
+uint64_t tensor_hash(const Tensor *t);
+
+#endif

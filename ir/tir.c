@@ -1,0 +1,2 @@
+/* tir.c — (being written) */
+typedef int rly_placeholder_tir;

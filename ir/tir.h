@@ -1,0 +1,174 @@
+/* tir.h — TIR: primitive functions over buffers (text-format.md B.5).
+ *
+ *   prim @f(%X: Buffer[(n, 4), float32], %Y: Buffer[(n, 4), float32]) { stmts }
+ *
+ * Destination passing: outputs are the last parameters.  Statements and
+ * scalar expressions are two tagged unions, arena allocated, immutable. */
+#ifndef RLY_TIR_H
+#define RLY_TIR_H
+
+#include "ir/ir.h"
+
+typedef struct TirVar TirVar;
+typedef struct Buffer Buffer;
+typedef struct PrimExpr PrimExpr;
+typedef struct Stmt Stmt;
+
+/* A scalar variable: loop variable, block iteration variable, `let`, or a
+ * size variable of a buffer shape (then is_size is set, dtype int64). */
+struct TirVar {
+  const char *name;
+  DType dtype;
+  uint64_t id;
+  bool is_size;
+  Span span;
+};
+
+/* A buffer: a parameter or an `alloc`.  Dims use Dim (constants or size
+ * variables, named by Dim.name, bound by the prim function). */
+struct Buffer {
+  const char *name;
+  DType dtype;
+  int ndim;
+  Dim *dims;
+  uint64_t id;
+  Span span;
+};
+
+#define PRIM_BINOPS(X)                   \
+  X(PB_ADD, "+", 10) X(PB_SUB, "-", 10)  \
+  X(PB_MUL, "*", 12) X(PB_DIV, "/", 12)  \
+  X(PB_MOD, "%", 12)                     \
+  X(PB_LT, "<", 8) X(PB_LE, "<=", 8)     \
+  X(PB_GT, ">", 8) X(PB_GE, ">=", 8)     \
+  X(PB_EQ, "==", 7) X(PB_NE, "!=", 7)    \
+  X(PB_AND, "&&", 5) X(PB_OR, "||", 4)
+
+typedef enum PrimBinOp {
+#define X(e, s, p) e,
+  PRIM_BINOPS(X)
+#undef X
+} PrimBinOp;
+
+/* Intrinsics: name, arity. */
+#define PRIM_INTRINSICS(X)                                     \
+  X(PI_MAX, "max", 2) X(PI_MIN, "min", 2) X(PI_ABS, "abs", 1)  \
+  X(PI_EXP, "exp", 1) X(PI_LOG, "log", 1) X(PI_SQRT, "sqrt", 1) \
+  X(PI_TANH, "tanh", 1) X(PI_SIGMOID, "sigmoid", 1)            \
+  X(PI_POW, "pow", 2) X(PI_SELECT, "select", 3)                \
+  X(PI_FLOOR, "floor", 1) X(PI_CEIL, "ceil", 1)
+
+typedef enum PrimIntrinsic {
+#define X(e, s, n) e,
+  PRIM_INTRINSICS(X)
+#undef X
+  PI_COUNT
+} PrimIntrinsic;
+
+#define PRIM_EXPR_KINDS(X)                          \
+  X(PE_INT, "int")       /* 3 (int32), 3i64 ... */  \
+  X(PE_FLOAT, "float")   /* 0f, 1.5f64 */           \
+  X(PE_VAR, "var")       /* %i */                   \
+  X(PE_LOAD, "load")     /* %X[%i, %j] */           \
+  X(PE_BIN, "binop")                                \
+  X(PE_NOT, "not")       /* !e */                   \
+  X(PE_NEG, "neg")       /* -e */                   \
+  X(PE_CALL, "intrinsic")                           \
+  X(PE_CAST, "cast")     /* float32(e) */
+
+typedef enum PrimExprKind {
+#define X(e, n) e,
+  PRIM_EXPR_KINDS(X)
+#undef X
+} PrimExprKind;
+
+struct PrimExpr {
+  PrimExprKind kind;
+  DType dtype; /* result type (filled by the parser where known, else by the verifier) */
+  Span span;
+  union {
+    int64_t i;
+    double f;
+    TirVar *var;
+    struct { Buffer *buf; int n; PrimExpr **idx; } load;
+    struct { PrimBinOp op; PrimExpr *a, *b; } bin;
+    PrimExpr *operand; /* PE_NOT, PE_NEG */
+    struct { PrimIntrinsic fn; int n; PrimExpr **args; } call;
+    struct { DType to; PrimExpr *value; } cast;
+  } u;
+};
+
+#define LOOP_KINDS(X)                          \
+  X(LOOP_RANGE, "range")  /* for %i in range(lo, hi) */ \
+  X(LOOP_GRID, "grid")    /* for %i, %j in grid(a, b) */ \
+  X(LOOP_PARALLEL, "parallel")                 \
+  X(LOOP_VECTORIZED, "vectorized")             \
+  X(LOOP_UNROLLED, "unrolled")
+
+typedef enum LoopKind {
+#define X(e, n) e,
+  LOOP_KINDS(X)
+#undef X
+} LoopKind;
+
+typedef struct IterVar {
+  bool reduce;   /* `reduce %vk = %k` vs `spatial %vi = %i` */
+  TirVar *var;
+  PrimExpr *binding;
+} IterVar;
+
+#define STMT_KINDS(X)                             \
+  X(ST_SEQ, "seq")                                \
+  X(ST_FOR, "for")                                \
+  X(ST_BLOCK, "block")                            \
+  X(ST_STORE, "store")    /* %Y[%i] = e; */       \
+  X(ST_ALLOC, "alloc")    /* alloc %Y: Buffer[...]; */ \
+  X(ST_LET, "let")        /* let %t = e; (scope: rest of block) */ \
+  X(ST_IF, "if")
+
+typedef enum StmtKind {
+#define X(e, n) e,
+  STMT_KINDS(X)
+#undef X
+} StmtKind;
+
+struct Stmt {
+  StmtKind kind;
+  Span span;
+  union {
+    struct { int n; Stmt **items; } seq;
+    /* range(lo, hi) with one var: lo/hi; grid/parallel/...(e0, e1, …) with
+     * one var per extent: lo NULL (0), hi[i] = extent i. */
+    struct { LoopKind loop; int nvars; TirVar **vars; PrimExpr **lo; PrimExpr **hi; Stmt *body; } for_;
+    struct { const char *name; int niters; IterVar *iters; Stmt *init; Stmt *body; } block;
+    struct { Buffer *buf; int n; PrimExpr **idx; PrimExpr *value; } store;
+    Buffer *alloc;
+    struct { TirVar *var; PrimExpr *value; } let;
+    struct { PrimExpr *cond; Stmt *then_, *else_; } if_;
+  } u;
+};
+
+struct PrimFunc {
+  const char *name;
+  int nparams;
+  Buffer **params;
+  int nsizevars;
+  TirVar **sizevars; /* size variables named in parameter shapes, in order of appearance */
+  Attrs *attrs;
+  Stmt *body; /* an ST_SEQ */
+  Span span;
+};
+
+const char *prim_binop_text(PrimBinOp op);
+int prim_binop_prec(PrimBinOp op);
+const char *prim_intrinsic_name(PrimIntrinsic fn);
+int prim_intrinsic_arity(PrimIntrinsic fn);
+int prim_intrinsic_lookup(const char *name); /* -1 if unknown */
+const char *loop_kind_name(LoopKind k);
+const char *stmt_kind_name(StmtKind k);
+
+void print_prim_func_to(StrBuf *b, const PrimFunc *f);
+bool prim_func_equal(const PrimFunc *a, const PrimFunc *b);
+uint64_t prim_func_hash(const PrimFunc *f);
+
+#endif

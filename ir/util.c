@@ -1,0 +1,143 @@
+/* util.c — bug reporting, string buffers, string hash map, hashing, and the
+ * shortest round-tripping float formatter used by the printer. */
+#include "ir/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Noreturn void rly_bug(const char *file, int line, const char *msg) {
+  fprintf(stderr, "rly: internal error at %s:%d: %s\n", file, line, msg);
+  abort();
+}
+
+_Noreturn void rly_oom(void) {
+  fputs("rly: out of memory\n", stderr);
+  abort();
+}
+
+static void sb_reserve(StrBuf *b, size_t extra) {
+  if (b->len + extra + 1 <= b->cap) return;
+  size_t cap = b->cap ? b->cap : 64;
+  while (cap < b->len + extra + 1) cap *= 2;
+  b->data = realloc(b->data, cap);
+  if (!b->data) rly_oom();
+  b->cap = cap;
+}
+
+void sb_putn(StrBuf *b, const char *s, size_t n) {
+  sb_reserve(b, n);
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = 0;
+}
+
+void sb_putc(StrBuf *b, char c) { sb_putn(b, &c, 1); }
+void sb_puts(StrBuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
+
+void sb_vprintf(StrBuf *b, const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  sb_reserve(b, (size_t)n);
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  b->len += (size_t)n;
+}
+
+void sb_printf(StrBuf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(b, fmt, ap);
+  va_end(ap);
+}
+
+void sb_indent(StrBuf *b, int n) {
+  sb_reserve(b, (size_t)n);
+  for (int i = 0; i < n; i++) b->data[b->len++] = ' ';
+  b->data[b->len] = 0;
+}
+
+char *sb_take(StrBuf *b) {
+  char *s = b->data;
+  if (!s) {
+    s = malloc(1);
+    if (!s) rly_oom();
+    s[0] = 0;
+  }
+  b->data = NULL, b->len = b->cap = 0;
+  return s;
+}
+
+void sb_free(StrBuf *b) {
+  free(b->data);
+  b->data = NULL, b->len = b->cap = 0;
+}
+
+uint64_t hash_mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
+}
+
+uint64_t hash_bytes(const void *p, size_t n, uint64_t seed) {
+  const unsigned char *s = p;
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
+  return h;
+}
+
+static size_t slot_of(const StrMap *m, const char *key) {
+  size_t i = hash_bytes(key, strlen(key), 0) & (m->cap - 1);
+  while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+void *strmap_get(const StrMap *m, const char *key) {
+  if (!m->cap) return NULL;
+  size_t i = slot_of(m, key);
+  return m->keys[i] ? m->vals[i] : NULL;
+}
+
+static void strmap_grow(StrMap *m) {
+  StrMap n = {0};
+  n.cap = m->cap ? m->cap * 2 : 16;
+  n.keys = calloc(n.cap, sizeof(char *));
+  n.vals = calloc(n.cap, sizeof(void *));
+  if (!n.keys || !n.vals) rly_oom();
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->keys[i]) {
+      size_t j = slot_of(&n, m->keys[i]);
+      n.keys[j] = m->keys[i], n.vals[j] = m->vals[i], n.len++;
+    }
+  free(m->keys);
+  free(m->vals);
+  *m = n;
+}
+
+void strmap_put(StrMap *m, const char *key, void *val) {
+  if ((m->len + 1) * 2 > m->cap) strmap_grow(m);
+  size_t i = slot_of(m, key);
+  if (!m->keys[i]) m->keys[i] = key, m->len++;
+  m->vals[i] = val;
+}
+
+void strmap_free(StrMap *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+void fmt_double_shortest(char *buf, size_t n, double v) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+void fmt_float_shortest(char *buf, size_t n, float v) {
+  for (int prec = 1; prec <= 9; prec++) {
+    snprintf(buf, n, "%.*g", prec, (double)v);
+    if (strtof(buf, NULL) == v) return;
+  }
+}

@@ -1,0 +1,51 @@
+/* util.h — small shared helpers: internal-bug reporting, a growable string
+ * buffer, a string→pointer hash map.  User errors never go through here;
+ * they are diagnostics (parser/diag.h). */
+#ifndef RLY_UTIL_H
+#define RLY_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Internal invariant failures: print where and abort.  Never for user input. */
+_Noreturn void rly_bug(const char *file, int line, const char *msg);
+_Noreturn void rly_oom(void);
+#define RLY_UNREACHABLE() rly_bug(__FILE__, __LINE__, "unreachable")
+#define RLY_ASSERT(c) ((c) ? (void)0 : rly_bug(__FILE__, __LINE__, "assertion failed: " #c))
+
+/* Growable, NUL-terminated string buffer (malloc). */
+typedef struct StrBuf {
+  char *data;
+  size_t len, cap;
+} StrBuf;
+
+void sb_putc(StrBuf *b, char c);
+void sb_puts(StrBuf *b, const char *s);
+void sb_putn(StrBuf *b, const char *s, size_t n);
+void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
+void sb_indent(StrBuf *b, int n);
+char *sb_take(StrBuf *b); /* caller frees; b is reset */
+void sb_free(StrBuf *b);
+
+/* Open-addressing hash map from NUL-terminated strings (not copied) to pointers. */
+typedef struct StrMap {
+  const char **keys;
+  void **vals;
+  size_t len, cap;
+} StrMap;
+
+void *strmap_get(const StrMap *m, const char *key);
+void strmap_put(StrMap *m, const char *key, void *val); /* replaces */
+void strmap_free(StrMap *m);
+
+uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
+uint64_t hash_mix(uint64_t h, uint64_t v);
+
+/* Shortest decimal text that reads back (strtod/strtof) to the same value. */
+void fmt_double_shortest(char *buf, size_t n, double v);
+void fmt_float_shortest(char *buf, size_t n, float v);
+
+#endif

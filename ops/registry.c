@@ -1,0 +1,105 @@
+/* registry.c — joins the per-family op tables into one registry with
+ * name lookup (hash map, built on first use) and nearest-name suggestions. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/families.h"
+
+static const OpDef **all_ops;
+static int nops;
+static StrMap by_name;
+
+static const OpDef *const families[] = {
+#define X(f) ops_family_##f,
+    OP_FAMILIES(X)
+#undef X
+};
+
+static const char *const pattern_names[] = {
+#define X(e, n) n,
+    OP_PATTERNS(X)
+#undef X
+};
+
+const char *op_pattern_name(OpPattern p) { return pattern_names[p]; }
+
+static void ops_init(void) {
+  if (all_ops) return;
+  int n = 0;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (const OpDef *d = families[f]; d->name; d++) n++;
+  const OpDef **list = malloc(sizeof(OpDef *) * (size_t)(n ? n : 1));
+  if (!list) rly_oom();
+  n = 0;
+  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+    for (const OpDef *d = families[f]; d->name; d++) {
+      RLY_ASSERT(!strmap_get(&by_name, d->name)); /* one entry per op */
+      list[n] = d;
+      strmap_put(&by_name, d->name, (void *)(intptr_t)(n + 1));
+      n++;
+    }
+  nops = n;
+  all_ops = list;
+}
+
+int ops_count(void) {
+  ops_init();
+  return nops;
+}
+
+const OpDef *ops_get(int index) {
+  ops_init();
+  return index >= 0 && index < nops ? all_ops[index] : NULL;
+}
+
+int ops_lookup(const char *name) {
+  ops_init();
+  return (int)(intptr_t)strmap_get(&by_name, name) - 1;
+}
+
+static int edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64) return 99;
+  int row[65];
+  for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int up = row[j];
+      int best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best, diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* Distance to a name, also trying the name without its namespace
+ * (`dense` is close to `nn.dense`). */
+static int name_distance(const char *want, const char *have) {
+  int d = edit_distance(want, have);
+  const char *dot = strrchr(have, '.');
+  if (dot) {
+    int d2 = edit_distance(want, dot + 1) + 1;
+    if (d2 < d) d = d2;
+  }
+  return d;
+}
+
+int ops_suggest(const char *name, const char **out, int k) {
+  ops_init();
+  int dist[8], n = 0;
+  if (k > 8) k = 8;
+  int limit = (int)strlen(name) / 3 + 2;
+  for (int i = 0; i < nops; i++) {
+    int d = name_distance(name, all_ops[i]->name);
+    if (d > limit) continue;
+    int j = n < k ? n++ : k - 1;
+    if (j == k - 1 && n == k && d >= dist[j]) continue;
+    while (j > 0 && dist[j - 1] > d) dist[j] = dist[j - 1], out[j] = out[j - 1], j--;
+    dist[j] = d, out[j] = all_ops[i]->name;
+  }
+  return n;
+}

@@ -1,0 +1,2 @@
+/* rel.c — (being written) */
+typedef int rly_placeholder_rel;

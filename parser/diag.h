@@ -1,0 +1,62 @@
+/* diag.h — diagnostics: `file:line:col: error: message`, the source line and
+ * a `^~~~` underline under the span, optional `hint:` / `note:` lines.
+ *
+ * Sources are registered once and get a file id (1-based; Span.file).  Line
+ * and column are computed only when a diagnostic is rendered.  Diagnostics
+ * are collected; nothing here exits.  One DiagCtx per session. */
+#ifndef RLY_DIAG_H
+#define RLY_DIAG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ir/ir.h"
+
+typedef enum DiagLevel { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
+
+typedef struct SourceFile {
+  char *name;
+  char *text; /* owned copy, NUL-terminated */
+  size_t len;
+  uint32_t *line_starts; /* computed lazily */
+  uint32_t nlines;
+} SourceFile;
+
+typedef struct Diag {
+  DiagLevel level;
+  Span span;
+  char *msg;
+  char *hint; /* NULL or a `hint:` line */
+} Diag;
+
+typedef struct DiagCtx {
+  SourceFile **files;
+  uint32_t nfiles;
+  Diag *items;
+  size_t n, cap;
+  size_t nerrors, nwarnings;
+  size_t max_errors; /* stop collecting errors past this (0 = 20) */
+} DiagCtx;
+
+void diag_init(DiagCtx *d);
+void diag_free(DiagCtx *d);
+/* Registers a source; the text is copied.  Returns its file id (>= 1). */
+uint32_t diag_add_source(DiagCtx *d, const char *name, const char *text, size_t len);
+const SourceFile *diag_source(const DiagCtx *d, uint32_t file);
+
+void diag_error(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_warning(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_note(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Attaches a hint to the most recent diagnostic. */
+void diag_hint(DiagCtx *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Line (1-based) and column (1-based, in bytes; tabs count as one) of an offset. */
+void diag_line_col(DiagCtx *d, uint32_t file, uint32_t off, uint32_t *line, uint32_t *col);
+
+/* Prints diagnostics [from, n) to f.  color: ANSI colours. */
+void diag_render(DiagCtx *d, FILE *f, size_t from, bool color);
+/* Forgets collected diagnostics (sources stay). */
+void diag_clear(DiagCtx *d);
+bool diag_too_many(const DiagCtx *d);
+
+#endif

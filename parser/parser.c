@@ -1,0 +1,2 @@
+/* parser.c — (being written) */
+typedef int rly_placeholder_parser;

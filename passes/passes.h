@@ -1,0 +1,34 @@
+/* passes.h — analyses and rewrites over the IR.  Now: the type checker.
+ *
+ * Type checking fills Expr.ty on every node it reaches and FuncDef.ty on
+ * every def; it reports errors (and warnings: non-exhaustive match) to the
+ * DiagCtx and never exits.  It is iterative on let chains. */
+#ifndef RLY_PASSES_H
+#define RLY_PASSES_H
+
+#include <stdbool.h>
+
+#include "ir/ir.h"
+#include "ir/tir.h"
+#include "parser/diag.h"
+
+typedef struct TypeCheckOptions {
+  bool warn_nonexhaustive; /* default on: warn on a non-exhaustive `match` */
+} TypeCheckOptions;
+
+/* Checks every definition of m.  Returns false if there were errors. */
+bool ty_check_module(Module *m, DiagCtx *d);
+
+/* Checks one expression in the context of m (e.g. a REPL input).
+ * Session variables must carry their type in Var.annot.  Returns its type
+ * or NULL on error. */
+Type *ty_check_expr(Module *m, Expr *e, DiagCtx *d);
+
+/* Checks one definition (e.g. just typed at the REPL) against m. */
+bool ty_check_def(Module *m, const char *name, DiagCtx *d);
+
+/* Structural verification of a prim function (types, block variable
+ * bounds, loads of unallocated buffers). */
+bool tir_verify(const Module *m, const PrimFunc *f, DiagCtx *d);
+
+#endif

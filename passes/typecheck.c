@@ -1,0 +1,2 @@
+/* typecheck.c — (being written) */
+typedef int rly_placeholder_typecheck;

@@ -1,0 +1,18 @@
+# lit configuration for rly's golden tests: each .rly file carries its own
+# RUN lines and CHECK expectations (FileCheck from LLVM 19).
+import os
+import lit.formats
+
+config.name = "rly"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".rly", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["inputs"]
+rly = os.environ.get("RLY", "rly")
+config.substitutions.append(("%rly", rly))
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.environment["NO_COLOR"] = "1"
+config.environment["PATH"] = os.environ.get("PATH", "")
+for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME"):
+    if k in os.environ:
+        config.environment[k] = os.environ[k]
