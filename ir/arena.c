@@ -12,7 +12,7 @@
 struct ArenaChunk {
   ArenaChunk *prev;
   size_t size, used;
-  _Alignas(64) unsigned char data[];
+  unsigned char data[];
 };
 
 enum { ARENA_MIN_CHUNK = 64 * 1024 };
@@ -40,12 +40,18 @@ static ArenaChunk *new_chunk(Arena *a, size_t need) {
   return c;
 }
 
+/* Aligns the address itself: malloc gives chunks only 16-byte alignment. */
+static size_t aligned_offset(const ArenaChunk *c, size_t align) {
+  uintptr_t p = (uintptr_t)(c->data + c->used);
+  return c->used + (size_t)(((p + align - 1) & ~(uintptr_t)(align - 1)) - p);
+}
+
 void *arena_alloc_aligned(Arena *a, size_t n, size_t align) {
   ArenaChunk *c = a->head;
-  size_t off = c ? (c->used + align - 1) & ~(align - 1) : 0;
+  size_t off = c ? aligned_offset(c, align) : 0;
   if (!c || off + n > c->size) {
     c = new_chunk(a, n + align);
-    off = 0;
+    off = aligned_offset(c, align);
   }
   c->used = off + n;
   void *p = c->data + off;
@@ -87,9 +93,16 @@ ArenaMark arena_mark(Arena *a) {
   return m;
 }
 
+/* Chunks newer than the mark are freed, except that releasing to an empty
+ * mark keeps the oldest chunk for reuse (a scratch arena used per call must
+ * not malloc and free a chunk every time). */
 void arena_release(Arena *a, ArenaMark m) {
   while (a->head && a->head != m.chunk) {
     ArenaChunk *p = a->head->prev;
+    if (!p && !m.chunk) {
+      a->head->used = 0;
+      return;
+    }
     a->total -= a->head->size;
     free(a->head);
     a->head = p;

@@ -1,0 +1,708 @@
+/* eval.c — the evaluator: a machine with explicit stacks.
+ *
+ * State: the current proc and frame base (fb) into the slot stack, the
+ * continuation stack (Kont), and a stack of temporaries (argument values,
+ * tuple fields).  The C stack never grows with the program: let chains
+ * replace their continuation before evaluating the body, and a call whose
+ * continuation is a return (a tail call) reuses the caller's frame, so a
+ * 10,000,000-iteration tail-recursive loop runs in constant space.
+ * Non-tail calls push a K_RETURN; their number is the depth, limited by
+ * InterpOptions.max_depth.
+ *
+ * Safe points: the top of the loop.  There every live value is on a stack or
+ * in `in->current`, so the collector may run.  Errors unwind the stacks to
+ * where run() was entered and become diagnostics with the call stack. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/interp_int.h"
+#include "ops/ops.h"
+
+typedef enum KontKind {
+  K_RETURN,    /* pop the callee's frame, back to the caller */
+  K_LET,       /* bind the value, continue with the body */
+  K_CALL,      /* collect callee and arguments, then apply */
+  K_TUPLE,     /* collect fields */
+  K_PROJ,
+  K_IF,
+  K_MATCH,
+  K_REF_NEW,
+  K_REF_READ,
+  K_REF_WRITE, /* i = 0: got the ref; i = 1: got the value */
+} KontKind;
+
+struct Kont {
+  KontKind kind;
+  int32_t i;
+  bool callee_value; /* K_CALL: the callee was evaluated to a value at vbase */
+  size_t vbase;
+  const Expr *e;
+  /* K_RETURN */
+  Proc *proc;
+  size_t fb;
+  const char *callee;
+  Span span;
+};
+
+static volatile sig_atomic_t interrupted;
+
+void interp_interrupt(void) { interrupted = 1; }
+
+/* ───────────────────────────── stacks ───────────────────────────── */
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return p;
+  size_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  p = realloc(p, c * elem);
+  if (!p) rly_oom();
+  *cap = c;
+  return p;
+}
+
+static void push_val(Interp *in, Value *v) {
+  in->vals = grow(in->vals, &in->vals_cap, in->nvals + 1, sizeof(Value *));
+  in->vals[in->nvals++] = v;
+}
+
+static Kont *push_kont(Interp *in, KontKind kind, const Expr *e) {
+  in->konts = grow(in->konts, &in->konts_cap, in->nkonts + 1, sizeof(Kont));
+  Kont *k = &in->konts[in->nkonts++];
+  memset(k, 0, sizeof *k);
+  k->kind = kind, k->e = e, k->vbase = in->nvals;
+  return k;
+}
+
+/* A frame of p's slots at `base`, all empty. */
+static void open_frame(Interp *in, Proc *p, size_t base) {
+  in->slots = grow(in->slots, &in->slots_cap, base + (size_t)p->nslots + 1, sizeof(Value *));
+  memset(in->slots + base, 0, sizeof(Value *) * (size_t)p->nslots);
+  in->nslots_used = base + (size_t)p->nslots;
+}
+
+/* ───────────────────────────── errors ───────────────────────────── */
+
+static bool fail(Interp *in, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static bool fail(Interp *in, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(in->err, sizeof in->err, fmt, ap);
+  va_end(ap);
+  in->err_span = sp;
+  return false;
+}
+
+/* Reports the error with the chain of @function calls, innermost first. */
+static void report(Interp *in, size_t kbase) {
+  diag_error(in->diag, in->err_span, "%s", in->err);
+  int shown = 0;
+  for (size_t i = in->nkonts; i > kbase && shown < 12; i--) {
+    const Kont *k = &in->konts[i - 1];
+    if (k->kind != K_RETURN) continue;
+    if (k->callee) diag_note(in->diag, k->span, "in @%s, called from here", k->callee);
+    else diag_note(in->diag, k->span, "in a closure, called from here");
+    shown++;
+  }
+}
+
+/* ───────────────────────────── values ───────────────────────────── */
+
+static const char *describe(const Value *v) {
+  static const char *const names[] = {
+#define X(e, n) n,
+      VALUE_KINDS(X)
+#undef X
+  };
+  return names[v->kind];
+}
+
+static Value *closure_of(Interp *in, Proc *p, const char *name) {
+  Value *v = value_new(in, V_CLOSURE, p->ncap);
+  v->u.closure.proc = p, v->u.closure.name = name;
+  return v;
+}
+
+/* The cell of a state global, created (and its initializer run) on first use. */
+static Value *eval_in(Interp *in, Proc *p, const Expr *e, bool *ok);
+
+static Value *global_cell(Interp *in, const StateGlobal *g, Span sp) {
+  Value *cell = strmap_get(&in->globals, g->name);
+  if (cell) return cell;
+  Value *init;
+  if (g->init) {
+    bool ok = true;
+    init = eval_in(in, proc_toplevel(in, g->init), g->init, &ok);
+    if (!ok) return NULL;
+  } else {
+    init = value_new(in, V_KEY, 0); /* @prng_state = random.key(0) */
+  }
+  push_val(in, init);
+  cell = value_new(in, V_REF, 0);
+  cell->u.ref.cell = init;
+  in->nvals--;
+  strmap_put(&in->globals, g->name, cell);
+  (void)sp;
+  return cell;
+}
+
+/* @name as a value: a def's closure or a state global's current value. */
+static Value *global_value(Interp *in, const Expr *e) {
+  const Def *d = module_lookup(in->mod, e->u.global.name);
+  if (!d) return fail(in, e->span, "unknown global @%s", e->u.global.name), NULL;
+  if (d->kind == DEF_GLOBAL) {
+    Value *cell = global_cell(in, d->u.global, e->span);
+    return cell ? cell->u.ref.cell : NULL;
+  }
+  if (d->kind != DEF_FUNC)
+    return fail(in, e->span, "@%s is a prim function; call it with call_tir", e->u.global.name), NULL;
+  Proc *p = proc_of(in, d->u.func->fn, d->u.func->name);
+  if (p->ncap) return fail(in, e->span, "@%s uses a variable it does not bind", p->name), NULL;
+  return closure_of(in, p, p->name);
+}
+
+static Value *const_value(Interp *in, const Expr *e) {
+  RtTensor *t = rt_tensor_borrow_ir(e->u.konst.value, in->err, sizeof in->err);
+  if (!t) return fail(in, e->span, "%s", in->err), NULL;
+  return value_tensor(in, t);
+}
+
+/* A fn expression: capture the variables it uses from this frame. */
+static Value *make_closure(Interp *in, Proc *cur, size_t fb, const Expr *e) {
+  Proc *p = proc_of(in, e->u.fn, NULL);
+  Value *v = closure_of(in, p, NULL);
+  for (int i = 0; i < p->ncap; i++) {
+    int s = proc_slot(cur, p->caps[i]);
+    RLY_ASSERT(s >= 0);
+    v->u.closure.cap[i] = in->slots[fb + (size_t)s];
+  }
+  return v;
+}
+
+/* `let %f = fn … { … %f … }`: the closure captured %f before it existed. */
+static void patch_recursive(Value *v, const Var *var) {
+  if (v->kind != V_CLOSURE) return;
+  Proc *p = v->u.closure.proc;
+  for (int i = 0; i < p->ncap; i++)
+    if (p->caps[i] == var) v->u.closure.cap[i] = v;
+}
+
+static bool truthy(Interp *in, const Value *v, Span sp, bool *out) {
+  if (v->kind != V_TENSOR || v->u.tensor->ndim != 0 || v->u.tensor->dtype != DT_BOOL)
+    return fail(in, sp, "if condition must be a bool scalar, got a %s", describe(v));
+  *out = *(const uint8_t *)v->u.tensor->data != 0;
+  return true;
+}
+
+/* ───────────────────────────── patterns ───────────────────────────── */
+
+static bool same_ctor(const Value *v, const AdtDef *adt, int index) {
+  return v->kind == V_ADT && v->u.adt.index == index &&
+         strcmp(v->u.adt.adt->name, adt->name) == 0;
+}
+
+static bool match_pattern(Interp *in, Proc *p, size_t fb, const Pattern *pat, Value *v) {
+  switch (pat->kind) {
+  case PAT_WILD: return true;
+  case PAT_VAR: in->slots[fb + (size_t)proc_slot(p, pat->u.var)] = v; return true;
+  case PAT_CTOR:
+    if (!same_ctor(v, pat->u.ctor.adt, pat->u.ctor.index)) return false;
+    for (int i = 0; i < pat->u.ctor.n; i++)
+      if (!match_pattern(in, p, fb, pat->u.ctor.sub[i], v->u.adt.fields[i])) return false;
+    return true;
+  case PAT_TUPLE:
+    if (v->kind != V_TUPLE || v->u.tuple.n != pat->u.tuple.n) return false;
+    for (int i = 0; i < pat->u.tuple.n; i++)
+      if (!match_pattern(in, p, fb, pat->u.tuple.sub[i], v->u.tuple.fields[i])) return false;
+    return true;
+  }
+  return false;
+}
+
+/* ───────────────────────────── ops ───────────────────────────── */
+
+enum { MAX_OP_INPUTS = 64, MAX_OP_OUTPUTS = 64 };
+
+/* Op arguments as tensors (a tuple argument is flattened; a key becomes its
+ * two uint32 words). */
+static int op_inputs(Interp *in, const char *op, Value **args, int n, RtTensor **ins, Span sp) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    Value *a = args[i];
+    int nf = a->kind == V_TUPLE ? a->u.tuple.n : 1;
+    for (int j = 0; j < nf; j++) {
+      Value *f = a->kind == V_TUPLE ? a->u.tuple.fields[j] : a;
+      if (k == MAX_OP_INPUTS) return fail(in, sp, "%s: too many inputs", op), -1;
+      if (f->kind == V_TENSOR) ins[k++] = f->u.tensor;
+      else return fail(in, sp, "%s: argument %d is a %s, not a tensor", op, i + 1, describe(f)), -1;
+    }
+  }
+  return k;
+}
+
+static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, int n) {
+  const OpDef *def = ops_get(opindex);
+  RtTensor *ins[MAX_OP_INPUTS], *outs[MAX_OP_OUTPUTS];
+  int nin = op_inputs(in, def->name, args, n, ins, call->span), nout = 0;
+  if (nin < 0) return NULL;
+  in->kx.err[0] = 0;
+  in->kx.rel.err[0] = 0;
+  const Attrs *attrs = call->kind == EX_CALL ? call->u.call.attrs : NULL;
+  if (!kernels_infer_and_run(&in->kx, def->name, nin, ins, attrs, MAX_OP_OUTPUTS, &nout, outs))
+    return fail(in, call->span, "%s", in->kx.err), NULL;
+  bool tuple = nout != 1 || (call->ty && call->ty->kind == TY_TUPLE);
+  if (!tuple) return value_tensor(in, outs[0]);
+  Value *t = value_new(in, V_TUPLE, nout);
+  for (int i = 0; i < nout; i++) t->u.tuple.fields[i] = value_tensor(in, outs[i]);
+  return t;
+}
+
+static Value *make_adt(Interp *in, AdtDef *adt, int index, Value **args, int n, Span sp) {
+  if (n != adt->ctors[index].nfields)
+    return fail(in, sp, "%s expects %d fields, got %d", adt->ctors[index].name,
+                adt->ctors[index].nfields, n), NULL;
+  Value *v = value_new(in, V_ADT, n);
+  v->u.adt.adt = adt, v->u.adt.index = index;
+  memcpy(v->u.adt.fields, args, sizeof(Value *) * (size_t)n);
+  return v;
+}
+
+/* ─────────────────────── parameter shape checks ─────────────────────── */
+
+typedef struct SizeBinding {
+  const char *name;
+  int64_t value;
+  int param;
+} SizeBinding;
+
+static const char *param_name(const Proc *p, int i) {
+  const char *n = p->fn->params[i]->name;
+  return n ? n : "?";
+}
+
+static bool check_dims(Interp *in, const Proc *p, const ParamCheck *c, const RtTensor *t,
+                       SizeBinding *sb, int *nsb, Span sp) {
+  const Type *ty = c->type;
+  const char *fname = p->name ? p->name : "fn";
+  if (ty->u.tensor.ndim != t->ndim || ty->u.tensor.dtype != t->dtype) {
+    char want[256], got[64];
+    char *w = print_type(ty);
+    snprintf(want, sizeof want, "%s", w);
+    free(w);
+    return fail(in, sp, "@%s: %%%s expects %s but got a %s tensor of shape %s", fname,
+                param_name(p, c->param), want, dtype_name(t->dtype),
+                rt_shape_str(got, sizeof got, t->ndim, t->shape));
+  }
+  for (int d = 0; d < t->ndim; d++) {
+    Dim dim = ty->u.tensor.dims[d];
+    if (dim.kind == DIM_CONST && dim.value != t->shape[d])
+      return fail(in, sp, "@%s: %%%s has size %lld in dimension %d, expected %lld", fname,
+                  param_name(p, c->param), (long long)t->shape[d], d, (long long)dim.value);
+    if (dim.kind != DIM_VAR) continue;
+    int j = 0;
+    while (j < *nsb && strcmp(sb[j].name, dim.name) != 0) j++;
+    if (j == *nsb) {
+      if (*nsb < 64) sb[(*nsb)++] = (SizeBinding){dim.name, t->shape[d], c->param};
+    } else if (sb[j].value != t->shape[d]) {
+      return fail(in, sp, "@%s: size %s is %lld for %%%s but %lld for %%%s", fname, dim.name,
+                  (long long)sb[j].value, param_name(p, sb[j].param), (long long)t->shape[d],
+                  param_name(p, c->param));
+    }
+  }
+  return true;
+}
+
+static bool check_params(Interp *in, const Proc *p, Value **args, Span sp) {
+  SizeBinding sb[64];
+  int nsb = 0;
+  for (int i = 0; i < p->nchecks; i++) {
+    const ParamCheck *c = &p->checks[i];
+    const Value *a = args[c->param];
+    if (a->kind != V_TENSOR)
+      return fail(in, sp, "@%s: %%%s expects a tensor, got a %s", p->name ? p->name : "fn",
+                  param_name(p, c->param), describe(a));
+    if (!check_dims(in, p, c, a->u.tensor, sb, &nsb, sp)) return false;
+  }
+  return true;
+}
+
+/* ───────────────────────────── the machine ───────────────────────────── */
+
+typedef struct Machine {
+  Interp *in;
+  Proc *proc;
+  size_t fb;
+  size_t kbase;
+  const Expr *e; /* to evaluate, or NULL when returning `v` */
+  Value *v;
+} Machine;
+
+/* Enters a closure: tail calls reuse the caller's frame. */
+static bool enter(Machine *M, Value *clo, Value **args, int n, Span sp) {
+  Interp *in = M->in;
+  Proc *p = clo->u.closure.proc;
+  const char *name = clo->u.closure.name;
+  if (n != p->nparams)
+    return fail(in, sp, "%s%s expects %d argument%s, got %d", name ? "@" : "", name ? name : "closure",
+                p->nparams, p->nparams == 1 ? "" : "s", n);
+  if (p->nchecks && !check_params(in, p, args, sp)) return false;
+  bool tail = in->nkonts > M->kbase && in->konts[in->nkonts - 1].kind == K_RETURN;
+  size_t base;
+  if (tail) {
+    Kont *k = &in->konts[in->nkonts - 1];
+    k->callee = name, k->span = sp;
+    base = M->fb;
+  } else {
+    if (in->depth >= in->opt.max_depth)
+      return fail(in, sp, "recursion limit %lld reached in %s%s (set it with :set max-depth N)",
+                  (long long)in->opt.max_depth, name ? "@" : "", name ? name : "a closure");
+    Kont *k = push_kont(in, K_RETURN, NULL);
+    k->proc = M->proc, k->fb = M->fb, k->callee = name, k->span = sp;
+    in->depth++;
+    base = in->nslots_used;
+  }
+  /* args live on the value stack and caps in the closure: safe to overwrite slots. */
+  open_frame(in, p, base);
+  memcpy(in->slots + base, clo->u.closure.cap, sizeof(Value *) * (size_t)p->ncap);
+  memcpy(in->slots + base + p->ncap, args, sizeof(Value *) * (size_t)n);
+  M->proc = p, M->fb = base, M->e = p->body;
+  return true;
+}
+
+/* All arguments of a call are collected at vals[k->vbase ...]. */
+static bool apply(Machine *M, const Expr *call, size_t vbase, bool callee_value) {
+  Interp *in = M->in;
+  Value **vals = in->vals + vbase;
+  int n = (int)(in->nvals - vbase) - (callee_value ? 1 : 0);
+  Value **args = vals + (callee_value ? 1 : 0);
+  const Expr *fn = call->u.call.fn;
+  Value *r = NULL;
+  if (!callee_value && fn->kind == EX_OP) {
+    r = run_op(in, call, fn->u.op.index, args, n);
+  } else if (!callee_value && fn->kind == EX_CTOR) {
+    r = make_adt(in, fn->u.ctor.adt, fn->u.ctor.index, args, n, call->span);
+  } else {
+    Value *f = callee_value ? vals[0] : global_value(in, fn);
+    if (!f) return false;
+    if (f->kind == V_OP) {
+      r = run_op(in, call, f->u.op.index, args, n);
+    } else if (f->kind == V_CTOR) {
+      r = make_adt(in, f->u.ctor.adt, f->u.ctor.index, args, n, call->span);
+    } else if (f->kind == V_CLOSURE) {
+      /* No safe point inside enter: f and args need no extra rooting. */
+      bool ok = enter(M, f, args, n, call->span);
+      in->nvals = vbase;
+      return ok;
+    } else {
+      return fail(in, call->span, "cannot call a %s", describe(f));
+    }
+  }
+  in->nvals = vbase;
+  if (!r) return false;
+  M->v = r, M->e = NULL;
+  return true;
+}
+
+static bool callee_needs_value(const Expr *fn) {
+  if (fn->kind == EX_OP || fn->kind == EX_CTOR) return false;
+  return fn->kind != EX_GLOBAL;
+}
+
+/* Starts evaluating e; either sets M->v (done) or pushes work. */
+static bool step_eval(Machine *M) {
+  Interp *in = M->in;
+  const Expr *e = M->e;
+  M->e = NULL;
+  switch (e->kind) {
+  case EX_CONST: M->v = const_value(in, e); return M->v != NULL;
+  case EX_VAR: {
+    int s = proc_slot(M->proc, e->u.var);
+    Value *v = s >= 0 ? in->slots[M->fb + (size_t)s] : NULL;
+    if (!v) return fail(in, e->span, "%%%s has no value here", e->u.var->name ? e->u.var->name : "_");
+    M->v = v;
+    return true;
+  }
+  case EX_GLOBAL: M->v = global_value(in, e); return M->v != NULL;
+  case EX_OP:
+    M->v = value_new(in, V_OP, 0);
+    M->v->u.op.index = e->u.op.index;
+    return true;
+  case EX_CTOR:
+    if (e->u.ctor.adt->ctors[e->u.ctor.index].nfields == 0) {
+      M->v = make_adt(in, e->u.ctor.adt, e->u.ctor.index, NULL, 0, e->span);
+    } else {
+      M->v = value_new(in, V_CTOR, 0);
+      M->v->u.ctor.adt = e->u.ctor.adt, M->v->u.ctor.index = e->u.ctor.index;
+    }
+    return M->v != NULL;
+  case EX_CALL: {
+    Kont *k = push_kont(in, K_CALL, e);
+    k->callee_value = callee_needs_value(e->u.call.fn);
+    k->i = k->callee_value ? -1 : 0;
+    if (k->callee_value) M->e = e->u.call.fn;
+    else if (e->u.call.nargs) M->e = e->u.call.args[0];
+    else {
+      in->nkonts--;
+      return apply(M, e, in->nvals, false);
+    }
+    return true;
+  }
+  case EX_TUPLE:
+    if (!e->u.tuple.n) {
+      M->v = value_unit(in);
+      return true;
+    }
+    push_kont(in, K_TUPLE, e);
+    M->e = e->u.tuple.fields[0];
+    return true;
+  case EX_PROJ: push_kont(in, K_PROJ, e); M->e = e->u.proj.tuple; return true;
+  case EX_LET: push_kont(in, K_LET, e); M->e = e->u.let.value; return true;
+  case EX_FREE_VAR: M->e = e->u.free_var.body; return true;
+  case EX_FN: M->v = make_closure(in, M->proc, M->fb, e); return true;
+  case EX_IF: push_kont(in, K_IF, e); M->e = e->u.if_.cond; return true;
+  case EX_MATCH: push_kont(in, K_MATCH, e); M->e = e->u.match.scrut; return true;
+  case EX_REF_NEW: {
+    const Expr *init = e->u.ref_new.init;
+    const StateGlobal *g = init->kind == EX_GLOBAL ? module_state_global(in->mod, init->u.global.name) : NULL;
+    if (g) { /* ref(@g) aliases the global's cell */
+      M->v = global_cell(in, g, e->span);
+      return M->v != NULL;
+    }
+    push_kont(in, K_REF_NEW, e);
+    M->e = init;
+    return true;
+  }
+  case EX_REF_READ: push_kont(in, K_REF_READ, e); M->e = e->u.ref_read.ref; return true;
+  case EX_REF_WRITE: push_kont(in, K_REF_WRITE, e); M->e = e->u.ref_write.ref; return true;
+  case EX_DATAFLOW: M->e = e->u.dataflow.body; return true;
+  }
+  RLY_UNREACHABLE();
+}
+
+static bool step_call(Machine *M, Kont *k) {
+  Interp *in = M->in;
+  const Expr *e = k->e;
+  push_val(in, M->v);
+  k->i++;
+  if (k->i < e->u.call.nargs) {
+    M->e = e->u.call.args[k->i];
+    return true;
+  }
+  size_t vbase = k->vbase;
+  bool cv = k->callee_value;
+  in->nkonts--;
+  return apply(M, e, vbase, cv);
+}
+
+static bool step_tuple(Machine *M, Kont *k) {
+  Interp *in = M->in;
+  const Expr *e = k->e;
+  push_val(in, M->v);
+  if (++k->i < e->u.tuple.n) {
+    M->e = e->u.tuple.fields[k->i];
+    return true;
+  }
+  Value *t = value_new(in, V_TUPLE, e->u.tuple.n);
+  memcpy(t->u.tuple.fields, in->vals + k->vbase, sizeof(Value *) * (size_t)e->u.tuple.n);
+  in->nvals = k->vbase;
+  in->nkonts--;
+  M->v = t;
+  return true;
+}
+
+static bool step_match(Machine *M, Kont *k) {
+  Interp *in = M->in;
+  const Expr *e = k->e;
+  in->nkonts--;
+  for (int i = 0; i < e->u.match.n; i++)
+    if (match_pattern(in, M->proc, M->fb, e->u.match.clauses[i].pat, M->v)) {
+      M->e = e->u.match.clauses[i].body;
+      return true;
+    }
+  char *s = interp_format(in, M->v);
+  bool r = fail(in, e->span, "match: no clause matches %.200s", s);
+  free(s);
+  return r;
+}
+
+/* A value arrived for the continuation on top. */
+static bool step_return(Machine *M) {
+  Interp *in = M->in;
+  Kont *k = &in->konts[in->nkonts - 1];
+  Value *v = M->v;
+  switch (k->kind) {
+  case K_RETURN:
+    in->nslots_used = M->fb;
+    M->proc = k->proc, M->fb = k->fb;
+    in->depth--;
+    in->nkonts--;
+    return true;
+  case K_LET: {
+    const Expr *e = k->e;
+    in->nkonts--;
+    Var *var = e->u.let.var;
+    int s = proc_slot(M->proc, var);
+    RLY_ASSERT(s >= 0);
+    patch_recursive(v, var);
+    in->slots[M->fb + (size_t)s] = v;
+    M->e = e->u.let.body;
+    return true;
+  }
+  case K_CALL: return step_call(M, k);
+  case K_TUPLE: return step_tuple(M, k);
+  case K_PROJ: {
+    const Expr *e = k->e;
+    in->nkonts--;
+    if (v->kind != V_TUPLE || e->u.proj.index >= v->u.tuple.n)
+      return fail(in, e->span, "projection .%d of a %s", e->u.proj.index, describe(v));
+    M->v = v->u.tuple.fields[e->u.proj.index];
+    return true;
+  }
+  case K_IF: {
+    const Expr *e = k->e;
+    bool c = false;
+    in->nkonts--;
+    if (!truthy(in, v, e->u.if_.cond->span, &c)) return false;
+    M->e = c ? e->u.if_.then_ : e->u.if_.else_;
+    return true;
+  }
+  case K_MATCH: return step_match(M, k);
+  case K_REF_NEW:
+    in->nkonts--;
+    push_val(in, v);
+    M->v = value_new(in, V_REF, 0);
+    M->v->u.ref.cell = v;
+    in->nvals--;
+    return true;
+  case K_REF_READ:
+    in->nkonts--;
+    if (v->kind != V_REF) return fail(in, k->e->span, "cannot read a %s as a reference", describe(v));
+    M->v = v->u.ref.cell;
+    return true;
+  case K_REF_WRITE:
+    if (k->i == 0) {
+      if (v->kind != V_REF) return fail(in, k->e->span, "cannot write a %s as a reference", describe(v));
+      push_val(in, v);
+      k->i = 1;
+      M->e = k->e->u.ref_write.value;
+      return true;
+    }
+    in->vals[in->nvals - 1]->u.ref.cell = v;
+    in->nvals--;
+    in->nkonts--;
+    M->v = value_unit(in);
+    return true;
+  }
+  RLY_UNREACHABLE();
+}
+
+static void safe_point(Machine *M) {
+  Interp *in = M->in;
+  in->current = M->v;
+  gc_collect(in);
+  in->current = NULL;
+}
+
+/* Runs the machine until the continuation stack is back at kbase. */
+static Value *run(Interp *in, Proc *p, size_t fb, const Expr *e) {
+  Machine M = {in, p, fb, in->nkonts, e, NULL};
+  uint32_t ticks = 0;
+  for (;;) {
+    if ((++ticks & 1023) == 0 && interrupted) {
+      interrupted = 0;
+      fail(in, M.e ? M.e->span : in->err_span, "interrupted");
+      return NULL;
+    }
+    if (in->gc_wanted) safe_point(&M);
+    bool ok;
+    if (M.e) ok = step_eval(&M);
+    else if (in->nkonts == M.kbase) return M.v;
+    else ok = step_return(&M);
+    if (!ok) return NULL;
+  }
+}
+
+/* Evaluates e in a fresh frame of p (whose captures are session variables). */
+static Value *eval_in(Interp *in, Proc *p, const Expr *e, bool *ok) {
+  size_t kbase = in->nkonts, vbase = in->nvals, sbase = in->nslots_used;
+  int64_t depth = in->depth;
+  open_frame(in, p, sbase);
+  for (int i = 0; i < p->ncap; i++) {
+    Value *v = NULL;
+    for (size_t j = 0; j < in->nsession && !v; j++)
+      if (in->session[j].var == p->caps[i]) v = in->session[j].value;
+    in->slots[sbase + (size_t)i] = v;
+  }
+  Value *v = run(in, p, sbase, e);
+  if (!v) {
+    if (!in->err_span.file) in->err_span = e->span;
+    report(in, kbase);
+    *ok = false;
+  }
+  in->nkonts = kbase, in->nvals = vbase, in->nslots_used = sbase, in->depth = depth;
+  return v;
+}
+
+/* ───────────────────────────── public ───────────────────────────── */
+
+Interp *interp_new(DiagCtx *d) {
+  Interp *in = calloc(1, sizeof *in);
+  if (!in) rly_oom();
+  in->diag = d;
+  in->opt.max_depth = 100000;
+  in->opt.print_limit = 1000;
+  arena_init(&in->arena);
+  kernel_ctx_init(&in->kx);
+  in->gc_threshold = 1 << 16;
+  return in;
+}
+
+void interp_free(Interp *in) {
+  if (!in) return;
+  gc_free_all(in);
+  for (size_t i = 0; i < in->proc_list.len; i++) idmap_free(&((Proc *)in->proc_list.items[i])->slots);
+  vec_free(&in->proc_list);
+  idmap_free(&in->procs);
+  strmap_free(&in->globals);
+  kernel_ctx_free(&in->kx);
+  arena_free(&in->arena);
+  free(in->slots);
+  free(in->vals);
+  free(in->konts);
+  free(in->session);
+  free(in);
+}
+
+InterpOptions *interp_options(Interp *in) { return &in->opt; }
+
+Value *interp_eval(Interp *in, Module *m, Expr *e) {
+  in->mod = m;
+  in->err[0] = 0;
+  in->err_span = (Span){0, 0, 0};
+  bool ok = true;
+  Value *v = eval_in(in, proc_toplevel(in, e), e, &ok);
+  if (!ok) return NULL;
+  interp_bind(in, NULL, v); /* rooted until the next evaluation */
+  return v;
+}
+
+/* Session bindings; var NULL is the slot for the last result. */
+void interp_bind(Interp *in, Var *var, Value *val) {
+  for (size_t i = 0; i < in->nsession; i++)
+    if (in->session[i].var == var) {
+      in->session[i].value = val;
+      return;
+    }
+  in->session = grow(in->session, &in->session_cap, in->nsession + 1, sizeof(SessionVar));
+  in->session[in->nsession++] = (SessionVar){var, val};
+}
+
+void interp_reset(Interp *in) {
+  in->nsession = 0;
+  strmap_free(&in->globals);
+  gc_collect(in);
+}
+
+size_t interp_gc(Interp *in) { return gc_collect(in); }

@@ -1,0 +1,89 @@
+/* interp.h — the AST interpreter: run-time values, evaluation, printing.
+ *
+ * Values (tensors, tuples, closures, references, ADT values, PRNG keys) are
+ * heap objects owned by the interpreter's collector (mark and sweep, so
+ * cycles through references are collected).  A caller that keeps a Value
+ * across evaluations must root it: session bindings (interp_bind) are roots.
+ *
+ * Evaluation runs on an explicit stack: deep let chains and tail calls use
+ * constant C stack; non-tail recursion is limited by a settable depth
+ * (error "recursion limit N reached in @f").  Run-time errors become
+ * diagnostics with the span of the failing node and the call stack of
+ * @functions; the interpreter stays usable afterwards. */
+#ifndef RLY_INTERP_H
+#define RLY_INTERP_H
+
+#include <stdbool.h>
+
+#include "interp/rt.h"
+#include "ir/ir.h"
+#include "parser/diag.h"
+
+typedef struct Interp Interp;
+typedef struct Value Value;
+
+#define VALUE_KINDS(X)                   \
+  X(V_TENSOR, "tensor")                  \
+  X(V_TUPLE, "tuple")                    \
+  X(V_CLOSURE, "closure")                \
+  X(V_REF, "ref")                        \
+  X(V_ADT, "adt")                        \
+  X(V_KEY, "key")     /* RandState */    \
+  X(V_OP, "op")       /* an op used as a value */ \
+  X(V_CTOR, "constructor")
+
+typedef enum ValueKind {
+#define X(e, n) e,
+  VALUE_KINDS(X)
+#undef X
+} ValueKind;
+
+typedef struct Proc Proc; /* a Function prepared for evaluation (interp/eval.c) */
+
+struct Value {
+  ValueKind kind;
+  uint32_t mark;
+  Value *gc_next;
+  union {
+    RtTensor *tensor;
+    struct { int n; Value **fields; } tuple;
+    struct { Proc *proc; const char *name; int ncap; Value **cap; } closure; /* name: @f or NULL */
+    struct { Value *cell; } ref;
+    struct { AdtDef *adt; int index; int n; Value **fields; } adt;
+    struct { uint32_t k[2]; } key;
+    struct { int index; } op;
+    struct { AdtDef *adt; int index; } ctor;
+  } u;
+};
+
+typedef struct InterpOptions {
+  int64_t max_depth;   /* non-tail call depth limit (default 10000) */
+  int64_t print_limit; /* tensors with more elements print summarized (default 1000) */
+} InterpOptions;
+
+Interp *interp_new(DiagCtx *d);
+void interp_free(Interp *in);
+InterpOptions *interp_options(Interp *in);
+
+/* Evaluates e (type-checked) against module m.  Session variables bound by
+ * interp_bind are visible.  Returns the value (rooted until the next
+ * evaluation) or NULL after reporting a diagnostic. */
+Value *interp_eval(Interp *in, Module *m, Expr *e);
+
+/* Binds a session variable (a root until rebound or interp_reset). */
+void interp_bind(Interp *in, Var *v, Value *val);
+/* Forgets session variables and state-global cells. */
+void interp_reset(Interp *in);
+
+/* Value printing per text-format.md part D (malloc'd). */
+char *interp_format(Interp *in, const Value *v);
+void interp_format_to(Interp *in, StrBuf *b, const Value *v);
+
+/* Requests that the running evaluation stop ("interrupted"); safe to call
+ * from a signal handler. */
+void interp_interrupt(void);
+
+/* Runs the collector now; returns the number of live objects. */
+size_t interp_gc(Interp *in);
+
+#endif

@@ -1,0 +1,128 @@
+/* value.c — the heap of run-time values and its mark-and-sweep collector.
+ *
+ * Every Value is malloc'd with its child array inline and linked into one
+ * list.  Collection runs only at the machine's safe points (eval.c), where
+ * every live value is reachable from a root: the machine's slot and value
+ * stacks, the value being returned, session variables and state-global
+ * cells.  Marking uses an explicit stack, so a million-element list is
+ * fine; cycles through references are collected like anything else.
+ * Tensor bytes count toward the next collection, so loops that allocate
+ * big tensors run in bounded memory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/interp_int.h"
+
+enum { GC_MIN_OBJECTS = 1 << 16 };
+#define GC_MIN_BYTES ((size_t)256 << 20)
+
+Value *value_new(Interp *in, ValueKind kind, int nchildren) {
+  size_t extra = sizeof(Value *) * (size_t)(nchildren > 0 ? nchildren : 0);
+  Value *v = calloc(1, sizeof(Value) + extra);
+  if (!v) rly_oom();
+  v->kind = kind;
+  Value **kids = (Value **)(v + 1);
+  switch (kind) {
+  case V_TUPLE: v->u.tuple.n = nchildren, v->u.tuple.fields = kids; break;
+  case V_CLOSURE: v->u.closure.ncap = nchildren, v->u.closure.cap = kids; break;
+  case V_ADT: v->u.adt.n = nchildren, v->u.adt.fields = kids; break;
+  default: break;
+  }
+  v->gc_next = in->heap;
+  in->heap = v;
+  in->nobjects++;
+  if (++in->nsince_gc > in->gc_threshold) in->gc_wanted = true;
+  return v;
+}
+
+Value *value_tensor(Interp *in, RtTensor *t) {
+  Value *v = value_new(in, V_TENSOR, 0);
+  v->u.tensor = t;
+  in->bytes_since_gc += rt_tensor_nbytes(t);
+  size_t limit = in->live_bytes * 2 > GC_MIN_BYTES ? in->live_bytes * 2 : GC_MIN_BYTES;
+  if (in->bytes_since_gc > limit) in->gc_wanted = true;
+  return v;
+}
+
+Value *value_unit(Interp *in) { return value_new(in, V_TUPLE, 0); }
+
+int value_children(const Value *v, Value ***out) {
+  switch (v->kind) {
+  case V_TUPLE: *out = v->u.tuple.fields; return v->u.tuple.n;
+  case V_CLOSURE: *out = v->u.closure.cap; return v->u.closure.ncap;
+  case V_ADT: *out = v->u.adt.fields; return v->u.adt.n;
+  case V_REF: *out = (Value **)&v->u.ref.cell; return 1;
+  default: *out = NULL; return 0;
+  }
+}
+
+static void mark(Interp *in, Value *root, uint32_t epoch) {
+  if (!root || root->mark == epoch) return;
+  root->mark = epoch;
+  vec_push(&in->mark_stack, root);
+  while (in->mark_stack.len) {
+    Value *v = vec_pop(&in->mark_stack);
+    Value **kids;
+    int n = value_children(v, &kids);
+    for (int i = 0; i < n; i++)
+      if (kids[i] && kids[i]->mark != epoch) {
+        kids[i]->mark = epoch;
+        vec_push(&in->mark_stack, kids[i]);
+      }
+  }
+}
+
+static void mark_array(Interp *in, Value **a, size_t n, uint32_t epoch) {
+  for (size_t i = 0; i < n; i++) mark(in, a[i], epoch);
+}
+
+static void mark_roots(Interp *in, uint32_t epoch) {
+  mark_array(in, in->slots, in->nslots_used, epoch);
+  mark_array(in, in->vals, in->nvals, epoch);
+  mark(in, in->current, epoch);
+  for (size_t i = 0; i < in->nsession; i++) mark(in, in->session[i].value, epoch);
+  for (size_t i = 0; i < in->globals.cap; i++)
+    if (in->globals.keys[i]) mark(in, in->globals.vals[i], epoch);
+}
+
+static void free_value(Value *v) {
+  if (v->kind == V_TENSOR) rt_tensor_release(v->u.tensor);
+  free(v);
+}
+
+size_t gc_collect(Interp *in) {
+  static uint32_t epoch_counter;
+  uint32_t epoch = ++epoch_counter ? epoch_counter : ++epoch_counter;
+  mark_roots(in, epoch);
+  Value **link = &in->heap;
+  size_t live = 0, live_bytes = 0;
+  while (*link) {
+    Value *v = *link;
+    if (v->mark == epoch) {
+      live++;
+      if (v->kind == V_TENSOR) live_bytes += rt_tensor_nbytes(v->u.tensor);
+      link = &v->gc_next;
+    } else {
+      *link = v->gc_next;
+      free_value(v);
+    }
+  }
+  in->nobjects = live;
+  in->live_bytes = live_bytes;
+  in->nsince_gc = in->bytes_since_gc = 0;
+  in->gc_threshold = live * 2 > GC_MIN_OBJECTS ? live * 2 : GC_MIN_OBJECTS;
+  in->gc_wanted = false;
+  return live;
+}
+
+void gc_free_all(Interp *in) {
+  Value *v = in->heap;
+  while (v) {
+    Value *next = v->gc_next;
+    free_value(v);
+    v = next;
+  }
+  in->heap = NULL;
+  in->nobjects = 0;
+  vec_free(&in->mark_stack);
+}
