@@ -244,6 +244,11 @@ static int op_inputs(Interp *in, const char *op, Value **args, int n, RtTensor *
 
 static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, int n) {
   const OpDef *def = ops_get(opindex);
+  if (random_handles(def->name, n)) {
+    Value *v = random_run(in, call, def, args, n, in->opt.prng_original);
+    if (!v) in->err_span = call->span;
+    return v;
+  }
   RtTensor *ins[MAX_OP_INPUTS], *outs[MAX_OP_OUTPUTS];
   int nin = op_inputs(in, def->name, args, n, ins, call->span), nout = 0;
   if (nin < 0) return NULL;

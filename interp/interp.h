@@ -59,6 +59,7 @@ struct Value {
 typedef struct InterpOptions {
   int64_t max_depth;   /* non-tail call depth limit (default 10000) */
   int64_t print_limit; /* tensors with more elements print summarized (default 1000) */
+  bool prng_original;  /* JAX's original PRNG mode instead of the partitionable one */
 } InterpOptions;
 
 Interp *interp_new(DiagCtx *d);

@@ -98,6 +98,11 @@ struct Interp {
   Span err_span;
 };
 
+/* Ops on RandState keys (random_ops.c): whether op with nargs arguments is
+ * one, and running it (NULL with in->err set on failure). */
+bool random_handles(const char *op, int nargs);
+Value *random_run(Interp *in, const Expr *call, const OpDef *def, Value **args, int n, int mode);
+
 /* Marks from all roots and frees the rest. */
 size_t gc_collect(Interp *in);
 void gc_free_all(Interp *in);

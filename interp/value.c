@@ -13,13 +13,31 @@
 
 #include "interp/interp_int.h"
 
-enum { GC_MIN_OBJECTS = 1 << 16 };
+enum { GC_MIN_OBJECTS = 1 << 16, POOL_CLASSES = 5 };
+
+/* Freed values with up to POOL_CLASSES-1 children are kept on per-size free
+ * lists (linked through gc_next) and reused: a loop that allocates and drops
+ * small values then costs no malloc/free per iteration. */
+static Value *pool[POOL_CLASSES];
+
+static int pool_class(const Value *v) {
+  Value **kids;
+  int n = value_children(v, &kids);
+  return v->kind == V_REF ? 0 : n;
+}
 #define GC_MIN_BYTES ((size_t)256 << 20)
 
 Value *value_new(Interp *in, ValueKind kind, int nchildren) {
   size_t extra = sizeof(Value *) * (size_t)(nchildren > 0 ? nchildren : 0);
-  Value *v = calloc(1, sizeof(Value) + extra);
-  if (!v) rly_oom();
+  Value *v;
+  if (nchildren < POOL_CLASSES && pool[nchildren]) {
+    v = pool[nchildren];
+    pool[nchildren] = v->gc_next;
+    memset(v, 0, sizeof(Value) + extra);
+  } else {
+    v = calloc(1, sizeof(Value) + extra);
+    if (!v) rly_oom();
+  }
   v->kind = kind;
   Value **kids = (Value **)(v + 1);
   switch (kind) {
@@ -87,7 +105,22 @@ static void mark_roots(Interp *in, uint32_t epoch) {
 
 static void free_value(Value *v) {
   if (v->kind == V_TENSOR) rt_tensor_release(v->u.tensor);
-  free(v);
+  int c = pool_class(v);
+  if (c < POOL_CLASSES) {
+    v->gc_next = pool[c];
+    pool[c] = v;
+  } else {
+    free(v);
+  }
+}
+
+static void pool_drain(void) {
+  for (int c = 0; c < POOL_CLASSES; c++)
+    while (pool[c]) {
+      Value *v = pool[c];
+      pool[c] = v->gc_next;
+      free(v);
+    }
 }
 
 size_t gc_collect(Interp *in) {
@@ -124,5 +157,6 @@ void gc_free_all(Interp *in) {
   }
   in->heap = NULL;
   in->nobjects = 0;
+  pool_drain();
   vec_free(&in->mark_stack);
 }

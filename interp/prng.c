@@ -1,0 +1,220 @@
+/* prng.c — Threefry-2x32 (Random123's 20-round variant, as JAX uses it) and
+ * JAX's rules for keys, splits and samples, in both of JAX's modes.
+ *
+ * Partitionable mode hashes each output index i as the counter (hi32(i),
+ * lo32(i)); original mode hashes the counters 0..n-1 with the "array rule"
+ * (pad to even, pair the first half with the second, concatenate the first
+ * words then the second words).  Must be compiled with -ffp-contract=off:
+ * uniform's multiply and add are separate roundings in JAX. */
+#include "interp/prng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+static const int ROT[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+
+void threefry2x32(const uint32_t key[2], uint32_t c0, uint32_t c1, uint32_t out[2]) {
+  uint32_t ks[3] = {key[0], key[1], key[0] ^ key[1] ^ 0x1BD11BDAu};
+  uint32_t x0 = c0 + ks[0], x1 = c1 + ks[1];
+  for (int r = 0; r < 20; r++) {
+    x0 += x1;
+    x1 = rotl(x1, ROT[r % 8]);
+    x1 ^= x0;
+    if (r % 4 == 3) {
+      uint32_t s = (uint32_t)(r + 1) / 4;
+      x0 += ks[s % 3];
+      x1 += ks[(s + 1) % 3] + s;
+    }
+  }
+  out[0] = x0, out[1] = x1;
+}
+
+/* Same rounds, unrolled over blocks of counters so the compiler vectorizes. */
+void threefry2x32_n(const uint32_t key[2], const uint32_t *c0, const uint32_t *c1, uint32_t *o0,
+                    uint32_t *o1, size_t n) {
+  const uint32_t k0 = key[0], k1 = key[1], k2 = key[0] ^ key[1] ^ 0x1BD11BDAu;
+  const uint32_t ks[5] = {k0, k1, k2, k0, k1};
+  for (size_t i = 0; i < n; i++) {
+    uint32_t x0 = c0[i] + k0, x1 = c1[i] + k1;
+    for (int g = 0; g < 5; g++) {
+      for (int j = 0; j < 4; j++) {
+        x0 += x1;
+        x1 = rotl(x1, ROT[(g * 4 + j) % 8]);
+        x1 ^= x0;
+      }
+      uint32_t s = (uint32_t)g + 1;
+      x0 += ks[s % 3];
+      x1 += ks[(s + 1) % 3] + s;
+    }
+    o0[i] = x0, o1[i] = x1;
+  }
+}
+
+void prng_key(int64_t seed, bool seed_is_64bit, uint32_t out[2]) {
+  uint64_t u = (uint64_t)seed;
+  out[0] = seed_is_64bit ? (uint32_t)(u >> 32) : 0;
+  out[1] = (uint32_t)u;
+}
+
+void prng_fold_in(const uint32_t key[2], uint32_t data, uint32_t out[2]) {
+  threefry2x32(key, 0, data, out);
+}
+
+/* The original mode's array rule over counters 0..n-1: out[0..n). */
+static bool array_rule(const uint32_t key[2], uint32_t *out, int64_t n) {
+  int64_t half = (n + 1) / 2;
+  uint32_t *buf = malloc(sizeof(uint32_t) * (size_t)(4 * half + 1));
+  if (!buf) return false;
+  uint32_t *c0 = buf, *c1 = buf + half, *o0 = buf + 2 * half, *o1 = buf + 3 * half;
+  for (int64_t j = 0; j < half; j++) {
+    c0[j] = (uint32_t)j;
+    c1[j] = half + j < n ? (uint32_t)(half + j) : 0; /* the pad */
+  }
+  threefry2x32_n(key, c0, c1, o0, o1, (size_t)half);
+  memcpy(out, o0, sizeof(uint32_t) * (size_t)half);
+  memcpy(out + half, o1, sizeof(uint32_t) * (size_t)(n - half));
+  free(buf);
+  return true;
+}
+
+/* Partitionable: counter i → block(key, (hi32(i), lo32(i))), both words. */
+static bool counters_partitionable(const uint32_t key[2], uint32_t *o0, uint32_t *o1, int64_t n) {
+  enum { BLOCK = 256 };
+  uint32_t c0[BLOCK], c1[BLOCK];
+  for (int64_t base = 0; base < n; base += BLOCK) {
+    int64_t m = n - base < BLOCK ? n - base : BLOCK;
+    for (int64_t j = 0; j < m; j++) {
+      uint64_t i = (uint64_t)(base + j);
+      c0[j] = (uint32_t)(i >> 32), c1[j] = (uint32_t)i;
+    }
+    threefry2x32_n(key, c0, c1, o0 + base, o1 + base, (size_t)m);
+  }
+  return true;
+}
+
+bool prng_split(PrngMode mode, const uint32_t key[2], int64_t n, uint32_t (*out)[2]) {
+  uint32_t *w = malloc(sizeof(uint32_t) * (size_t)(2 * n + 1));
+  if (!w) return false;
+  bool ok;
+  if (mode == PRNG_ORIGINAL) {
+    ok = array_rule(key, w, 2 * n);
+    for (int64_t i = 0; ok && i < n; i++) out[i][0] = w[2 * i], out[i][1] = w[2 * i + 1];
+  } else {
+    ok = counters_partitionable(key, w, w + n, n);
+    for (int64_t i = 0; ok && i < n; i++) out[i][0] = w[i], out[i][1] = w[n + i];
+  }
+  free(w);
+  return ok;
+}
+
+bool prng_bits32(PrngMode mode, const uint32_t key[2], uint32_t *out, int64_t n) {
+  if (mode == PRNG_ORIGINAL) return array_rule(key, out, n);
+  uint32_t *tmp = malloc(sizeof(uint32_t) * (size_t)(n + 1));
+  if (!tmp) return false;
+  counters_partitionable(key, out, tmp, n);
+  for (int64_t i = 0; i < n; i++) out[i] ^= tmp[i];
+  free(tmp);
+  return true;
+}
+
+bool prng_bits64(PrngMode mode, const uint32_t key[2], uint64_t *out, int64_t n) {
+  uint32_t *w = malloc(sizeof(uint32_t) * (size_t)(2 * n + 1));
+  if (!w) return false;
+  bool ok = mode == PRNG_ORIGINAL ? array_rule(key, w, 2 * n)
+                                  : counters_partitionable(key, w, w + n, n);
+  /* Both modes: the first n words are the high halves, the next n the low. */
+  for (int64_t i = 0; ok && i < n; i++) out[i] = ((uint64_t)w[i] << 32) | w[n + i];
+  free(w);
+  return ok;
+}
+
+bool prng_uniform_f32(PrngMode mode, const uint32_t key[2], float low, float high, float *out,
+                      int64_t n) {
+  uint32_t *bits = (uint32_t *)out; /* same size: convert in place */
+  if (!prng_bits32(mode, key, bits, n)) return false;
+  float range = high - low;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u = (bits[i] >> 9) | 0x3F800000u;
+    float f;
+    memcpy(&f, &u, 4);
+    f = f - 1.0f;
+    float v = f * range;
+    v = v + low;
+    out[i] = v > low ? v : low;
+  }
+  return true;
+}
+
+bool prng_uniform_f64(PrngMode mode, const uint32_t key[2], double low, double high, double *out,
+                      int64_t n) {
+  uint64_t *bits = (uint64_t *)out;
+  if (!prng_bits64(mode, key, bits, n)) return false;
+  double range = high - low;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t u = (bits[i] >> 12) | 0x3FF0000000000000ull;
+    double f;
+    memcpy(&f, &u, 8);
+    f = f - 1.0;
+    double v = f * range;
+    v = v + low;
+    out[i] = v > low ? v : low;
+  }
+  return true;
+}
+
+/* M. Giles' single-precision erfinv, in the form XLA evaluates it. */
+float prng_erfinv_f32(float x) {
+  float w = -log1pf(-x * x);
+  float p;
+  if (w < 5.0f) {
+    w = w - 2.5f;
+    p = 2.81022636e-08f;
+    p = 3.43273939e-07f + p * w;
+    p = -3.5233877e-06f + p * w;
+    p = -4.39150654e-06f + p * w;
+    p = 0.00021858087f + p * w;
+    p = -0.00125372503f + p * w;
+    p = -0.00417768164f + p * w;
+    p = 0.246640727f + p * w;
+    p = 1.50140941f + p * w;
+  } else {
+    w = sqrtf(w) - 3.0f;
+    p = -0.000200214257f;
+    p = 0.000100950558f + p * w;
+    p = 0.00134934322f + p * w;
+    p = -0.00367342844f + p * w;
+    p = 0.00573950773f + p * w;
+    p = -0.0076224613f + p * w;
+    p = 0.00943887047f + p * w;
+    p = 1.00167406f + p * w;
+    p = 2.83297682f + p * w;
+  }
+  if (fabsf(x) == 1.0f) return x * INFINITY;
+  return p * x;
+}
+
+bool prng_normal_f32(PrngMode mode, const uint32_t key[2], float *out, int64_t n) {
+  const float lo = nextafterf(-1.0f, 0.0f);
+  if (!prng_uniform_f32(mode, key, lo, 1.0f, out, n)) return false;
+  const float sqrt2 = 1.41421356237309504880f;
+  for (int64_t i = 0; i < n; i++) out[i] = sqrt2 * prng_erfinv_f32(out[i]);
+  return true;
+}
+
+/* float64: the float32 approximation refined by two Newton steps on erf. */
+static double erfinv_f64(double x) {
+  if (fabs(x) == 1.0) return x * INFINITY;
+  double y = prng_erfinv_f32((float)x);
+  for (int k = 0; k < 2; k++) y -= (erf(y) - x) / (1.12837916709551257390 * exp(-y * y));
+  return y;
+}
+
+bool prng_normal_f64(PrngMode mode, const uint32_t key[2], double *out, int64_t n) {
+  const double lo = nextafter(-1.0, 0.0);
+  if (!prng_uniform_f64(mode, key, lo, 1.0, out, n)) return false;
+  for (int64_t i = 0; i < n; i++) out[i] = 1.41421356237309504880 * erfinv_f64(out[i]);
+  return true;
+}
