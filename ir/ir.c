@@ -326,3 +326,10 @@ Module *module_copy(const Module *m, Arena *a) {
   for (int i = 0; i < m->ndefs; i++) module_add(n, m->defs[i]);
   return n;
 }
+
+void module_free(Module *m) {
+  if (!m) return;
+  strmap_free(&m->globals);
+  strmap_free(&m->types);
+  strmap_free(&m->ctors);
+}

@@ -319,6 +319,7 @@ PrimFunc *module_prim(const Module *m, const char *name);
 AdtDef *module_adt(const Module *m, const char *name);
 AdtDef *module_ctor_adt(const Module *m, const char *ctor, int *index);
 Module *module_copy(const Module *m, Arena *a); /* shallow: new tables, shared nodes */
+void module_free(Module *m); /* frees the name tables (nodes belong to the arena) */
 
 /* ─────────────────────────── constructors ─────────────────────────── */
 
