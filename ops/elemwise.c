@@ -1,6 +1,143 @@
-/* elemwise.c — op family "elemwise" (type relations; kernels and compute rules later). */
+/* elemwise.c — op family "elemwise": unary math, binary arithmetic and
+ * comparisons with numpy broadcasting, where, cast, clip.
+ *
+ * Type rules (as TVM's): binary ops need equal dtypes and broadcast their
+ * shapes; comparisons give bool; unary ops keep the argument's type; where
+ * broadcasts all three arguments (x and y share a dtype).  Kernels and
+ * compute rules come later. */
 #include "ops/families.h"
 
+static const Span no_span;
+static const OpAttrSpec no_attrs[] = {{0}};
+
+static Type *tensor_of(RelCtx *cx, DType dt, int n, const Dim *dims) {
+  return type_tensor(cx->arena, dt, n, dims, no_span);
+}
+
+static bool same_dtype(RelCtx *cx, const Type *a, const Type *b) {
+  if (a->u.tensor.dtype == b->u.tensor.dtype) return true;
+  rel_fail(cx, "%s: dtypes %s and %s differ", cx->op_name, dtype_name(a->u.tensor.dtype),
+           dtype_name(b->u.tensor.dtype));
+  return false;
+}
+
+/* Broadcast args[0] and args[1]; the result has dtype `out` (DT_INVALID:
+ * the arguments' dtype). */
+static Type *binary(RelCtx *cx, Type **args, DType out) {
+  const Type *a = rel_tensor(cx, args, 0), *b = a ? rel_tensor(cx, args, 1) : NULL;
+  if (!b || !same_dtype(cx, a, b)) return NULL;
+  int n;
+  Dim *dims;
+  if (!rel_broadcast(cx, a->u.tensor.ndim, a->u.tensor.dims, b->u.tensor.ndim, b->u.tensor.dims, &n,
+                     &dims))
+    return NULL;
+  return tensor_of(cx, out == DT_INVALID ? a->u.tensor.dtype : out, n, dims);
+}
+
+static Type *rel_arith(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                       const Attrs *attrs) {
+  return binary(cx, args, DT_INVALID);
+}
+
+static Type *rel_compare(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                         const Attrs *attrs) {
+  return binary(cx, args, DT_BOOL);
+}
+
+static Type *rel_unary(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                       const Attrs *attrs) {
+  return rel_tensor(cx, args, 0) ? args[0] : NULL;
+}
+
+static Type *rel_where(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                       const Attrs *attrs) {
+  const Type *c = rel_tensor(cx, args, 0);
+  const Type *x = c ? rel_tensor(cx, args, 1) : NULL;
+  const Type *y = x ? rel_tensor(cx, args, 2) : NULL;
+  if (!y || !same_dtype(cx, x, y)) return NULL;
+  int n1, n2;
+  Dim *d1, *d2;
+  if (!rel_broadcast(cx, c->u.tensor.ndim, c->u.tensor.dims, x->u.tensor.ndim, x->u.tensor.dims,
+                     &n1, &d1) ||
+      !rel_broadcast(cx, n1, d1, y->u.tensor.ndim, y->u.tensor.dims, &n2, &d2))
+    return NULL;
+  return tensor_of(cx, x->u.tensor.dtype, n2, d2);
+}
+
+static Type *rel_cast(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                      const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  DType dt = x ? rel_attr_dtype(cx, attrs, "dtype", DT_INVALID) : DT_INVALID;
+  if (cx->err[0]) return NULL;
+  if (dt == DT_INVALID) return rel_fail(cx, "cast: attribute `dtype` must name a dtype");
+  return tensor_of(cx, dt, x->u.tensor.ndim, x->u.tensor.dims);
+}
+
+static Type *rel_clip(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                      const Attrs *attrs) {
+  if (!rel_tensor(cx, args, 0)) return NULL;
+  double lo = rel_attr_float(cx, attrs, "a_min"), hi = rel_attr_float(cx, attrs, "a_max");
+  if (cx->err[0]) return NULL;
+  if (lo > hi) return rel_fail(cx, "clip: a_min %g is greater than a_max %g", lo, hi);
+  return args[0];
+}
+
+static const OpAttrSpec cast_attrs[] = {{"dtype", AV_STR, NULL}, {0}};
+static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_FLOAT, NULL}, {0}};
+
+/* X(name, doc) */
+#define ARITH_OPS(X)                                        \
+  X("add", "x + y with numpy broadcasting")                 \
+  X("subtract", "x - y with numpy broadcasting")            \
+  X("multiply", "x * y with numpy broadcasting")            \
+  X("divide", "x / y with numpy broadcasting")              \
+  X("floor_divide", "floor(x / y) with numpy broadcasting") \
+  X("mod", "remainder of x / y (sign of x), broadcasting")  \
+  X("power", "x raised to y, broadcasting")                 \
+  X("maximum", "elementwise max(x, y), broadcasting")       \
+  X("minimum", "elementwise min(x, y), broadcasting")       \
+  X("logical_and", "x and y (bool tensors), broadcasting")  \
+  X("logical_or", "x or y (bool tensors), broadcasting")
+
+#define COMPARE_OPS(X)                                     \
+  X("equal", "x == y as a bool tensor, broadcasting")      \
+  X("not_equal", "x != y as a bool tensor, broadcasting")  \
+  X("less", "x < y as a bool tensor, broadcasting")        \
+  X("less_equal", "x <= y as a bool tensor, broadcasting") \
+  X("greater", "x > y as a bool tensor, broadcasting")     \
+  X("greater_equal", "x >= y as a bool tensor, broadcasting")
+
+#define UNARY_OPS(X)                                  \
+  X("negative", "-x elementwise")                     \
+  X("abs", "|x| elementwise")                         \
+  X("exp", "e^x elementwise")                         \
+  X("log", "natural logarithm elementwise")           \
+  X("sqrt", "square root elementwise")                \
+  X("rsqrt", "1 / sqrt(x) elementwise")               \
+  X("tanh", "hyperbolic tangent elementwise")         \
+  X("sigmoid", "1 / (1 + e^-x) elementwise")          \
+  X("erf", "Gauss error function elementwise")        \
+  X("floor", "round toward -inf elementwise")         \
+  X("ceil", "round toward +inf elementwise")          \
+  X("round", "round half away from zero elementwise") \
+  X("sign", "-1, 0 or 1 by the sign of x")            \
+  X("logical_not", "not x (bool tensor)")
+
+#define ARITH_ENTRY(n, d) {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_arith, d, false},
+#define COMPARE_ENTRY(n, d) {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_compare, d, false},
+#define UNARY_ENTRY(n, d) {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_unary, d, false},
+
+/* clang-format off */
 const OpDef ops_family_elemwise[] = {
+    ARITH_OPS(ARITH_ENTRY)
+    COMPARE_OPS(COMPARE_ENTRY)
+    UNARY_OPS(UNARY_ENTRY)
+    {"where", 3, 3, OPAT_BROADCAST, no_attrs, rel_where,
+     "where(cond, x, y): x where cond is true, else y; all three broadcast", false},
+    {"cast", 1, 1, OPAT_ELEMWISE, cast_attrs, rel_cast, "cast(x, dtype=\"...\"): convert elements",
+     false},
+    {"clip", 1, 1, OPAT_ELEMWISE, clip_attrs, rel_clip,
+     "clip(x, a_min=, a_max=): limit values to [a_min, a_max]", false},
     {0},
 };
+/* clang-format on */

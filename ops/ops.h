@@ -56,6 +56,9 @@ typedef struct OpAttrSpec {
   AttrKind kind;        /* AV_INT, AV_FLOAT, AV_BOOL, AV_STR, AV_LIST (ints), AV_NONE (int or None) */
   const char *def;      /* default, as written in the text format ("0", "[]", "None", "\"NCHW\"", "1e-05f") */
 } OpAttrSpec;
+/* Also (ops/rel.c): def NULL = required (no default; a missing one is an
+ * error); kind AV_EXPR = any value accepted (e.g. arange's start/stop/step,
+ * which TVM prints as meta constants; call_tir's shape and dtype). */
 
 typedef struct OpDef {
   const char *name;
@@ -99,5 +102,13 @@ int rel_attr_dims(RelCtx *cx, const Attrs *attrs, const char *key, Dim *out, int
 const char *rel_shape_str(RelCtx *cx, int ndim, const Dim *dims);
 Dim dim_const(int64_t v);
 Dim dim_any(void);
+/* Normalizes a possibly negative axis into [0, ndim); fails with
+ * "op: axis 2 is out of range for rank 2" and returns -1. */
+int rel_axis(RelCtx *cx, int64_t axis, int ndim);
+/* A dtype attribute ("float32"); "" or None give dflt; an unknown name fails
+ * ("cast: unknown dtype `flaot32`") and returns DT_INVALID. */
+DType rel_attr_dtype(RelCtx *cx, const Attrs *attrs, const char *key, DType dflt);
+/* A type as text for messages (arena string, via print_type_to). */
+const char *rel_type_str(RelCtx *cx, const Type *t);
 
 #endif

@@ -1,2 +1,292 @@
-/* tir_verify.c — (being written) */
-typedef int rly_placeholder_tir_verify;
+/* tir_verify.c — structural verification of a prim function (passes.h).
+ *
+ * Checks, reporting each problem at its node: every buffer loaded or
+ * stored is a parameter or allocated earlier in an enclosing statement
+ * list; index counts equal buffer ranks and indices are integers; every
+ * scalar variable is in scope (size variables everywhere, loop and block
+ * variables in their bodies, `let` for the rest of its list); block
+ * iteration variables are bound to expressions of loop variables; operand
+ * types agree (integers of different widths may mix, as index arithmetic
+ * with int64 size variables needs); stored values have the buffer's dtype;
+ * intrinsic arities; conditions are bool.  Expression types are computed
+ * here (the function is const); DT_INVALID marks a subexpression already
+ * reported, so one mistake gives one message. */
+#include <string.h>
+
+#include "passes/passes.h"
+
+typedef struct TV {
+  const PrimFunc *f;
+  DiagCtx *d;
+  PtrVec bufs;     /* Buffer* visible */
+  PtrVec vars;     /* TirVar* in scope */
+  PtrVec loopvars; /* TirVar* of enclosing loops */
+  bool binding;    /* checking a block binding: only loop and size variables */
+} TV;
+
+static bool same_name(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+
+static bool buf_visible(const TV *v, const Buffer *b) {
+  for (size_t i = 0; i < v->bufs.len; i++) {
+    const Buffer *x = v->bufs.items[i];
+    if (x == b || same_name(x->name, b->name)) return true;
+  }
+  return false;
+}
+
+static bool var_in(const PtrVec *vs, const TirVar *t) {
+  for (size_t i = 0; i < vs->len; i++) {
+    const TirVar *x = vs->items[i];
+    if (x == t || (x->id && x->id == t->id)) return true;
+  }
+  return false;
+}
+
+static bool var_visible(const TV *v, const TirVar *t) {
+  if (t->is_size) return true;
+  for (int i = 0; i < v->f->nsizevars; i++)
+    if (v->f->sizevars[i] == t || same_name(v->f->sizevars[i]->name, t->name)) return true;
+  return var_in(&v->vars, t);
+}
+
+static DType pexpr(TV *v, const PrimExpr *e);
+
+static bool is_intish(DType t) { return t != DT_INVALID && dtype_is_int(t); }
+
+static void check_indices(TV *v, const Buffer *b, int n, PrimExpr **idx, Span sp,
+                          const char *what) {
+  if (!buf_visible(v, b)) diag_error(v->d, sp, "%s of unallocated buffer %%%s", what, b->name);
+  if (n != b->ndim)
+    diag_error(v->d, sp, "buffer %%%s has rank %d but is indexed with %d ind%s", b->name, b->ndim,
+               n, n == 1 ? "ex" : "ices");
+  for (int i = 0; i < n; i++) {
+    DType t = pexpr(v, idx[i]);
+    if (t != DT_INVALID && !dtype_is_int(t))
+      diag_error(v->d, idx[i]->span, "index of buffer %%%s must be an integer, got %s", b->name,
+                 dtype_name(t));
+  }
+}
+
+/* Result of mixing two operand types, or DT_INVALID after an error. */
+static DType unify_operands(TV *v, const PrimExpr *e, DType a, DType b, const char *op) {
+  if (a == DT_INVALID || b == DT_INVALID) return DT_INVALID;
+  if (a == b) return a;
+  if (dtype_is_int(a) && dtype_is_int(b)) return dtype_bytes(a) >= dtype_bytes(b) ? a : b;
+  diag_error(v->d, e->span, "operands of %s have different types: %s and %s", op, dtype_name(a),
+             dtype_name(b));
+  return DT_INVALID;
+}
+
+static DType pbin(TV *v, const PrimExpr *e) {
+  PrimBinOp op = e->u.bin.op;
+  const char *name = prim_binop_text(op);
+  DType a = pexpr(v, e->u.bin.a), b = pexpr(v, e->u.bin.b);
+  if (op == PB_AND || op == PB_OR) {
+    if ((a != DT_INVALID && a != DT_BOOL) || (b != DT_INVALID && b != DT_BOOL)) {
+      diag_error(v->d, e->span, "operands of %s must be bool, got %s and %s", name,
+                 a == DT_INVALID ? "?" : dtype_name(a), b == DT_INVALID ? "?" : dtype_name(b));
+      return DT_INVALID;
+    }
+    return DT_BOOL;
+  }
+  DType t = unify_operands(v, e, a, b, name);
+  if (t == DT_INVALID) return t;
+  if (op >= PB_LT && op <= PB_NE) return DT_BOOL;
+  if (t == DT_BOOL) {
+    diag_error(v->d, e->span, "operands of %s must be numbers, got bool", name);
+    return DT_INVALID;
+  }
+  return t;
+}
+
+static bool float_only(PrimIntrinsic fn) {
+  return fn == PI_EXP || fn == PI_LOG || fn == PI_SQRT || fn == PI_TANH || fn == PI_SIGMOID ||
+         fn == PI_POW || fn == PI_FLOOR || fn == PI_CEIL;
+}
+
+static DType pcall(TV *v, const PrimExpr *e) {
+  PrimIntrinsic fn = e->u.call.fn;
+  const char *name = prim_intrinsic_name(fn);
+  int n = e->u.call.n, want = prim_intrinsic_arity(fn);
+  DType ts[3] = {DT_INVALID, DT_INVALID, DT_INVALID};
+  for (int i = 0; i < n; i++) {
+    DType t = pexpr(v, e->u.call.args[i]);
+    if (i < 3) ts[i] = t;
+  }
+  if (n != want) {
+    diag_error(v->d, e->span, "%s expects %d argument%s, got %d", name, want, want == 1 ? "" : "s",
+               n);
+    return DT_INVALID;
+  }
+  if (fn == PI_SELECT) {
+    if (ts[0] != DT_INVALID && ts[0] != DT_BOOL)
+      diag_error(v->d, e->u.call.args[0]->span, "select condition must be bool, got %s",
+                 dtype_name(ts[0]));
+    return unify_operands(v, e, ts[1], ts[2], name);
+  }
+  DType t = n == 2 ? unify_operands(v, e, ts[0], ts[1], name) : ts[0];
+  if (t != DT_INVALID && float_only(fn) && !dtype_is_float(t)) {
+    diag_error(v->d, e->span, "%s expects a float argument, got %s", name, dtype_name(t));
+    return DT_INVALID;
+  }
+  return t;
+}
+
+static DType pvar(TV *v, const PrimExpr *e) {
+  const TirVar *t = e->u.var;
+  if (!var_visible(v, t)) {
+    diag_error(v->d, e->span, "%%%s is not in scope", t->name);
+    return DT_INVALID;
+  }
+  if (v->binding && !t->is_size && !var_in(&v->loopvars, t))
+    diag_error(v->d, e->span, "block iteration variables must be bound to loop variables, not %%%s",
+               t->name);
+  return t->dtype;
+}
+
+static DType pexpr(TV *v, const PrimExpr *e) {
+  DType t;
+  switch (e->kind) {
+    case PE_INT:
+      return dtype_is_int(e->dtype) ? e->dtype : DT_INT32;
+    case PE_FLOAT:
+      return dtype_is_float(e->dtype) ? e->dtype : DT_FLOAT32;
+    case PE_VAR:
+      return pvar(v, e);
+    case PE_LOAD:
+      if (v->binding)
+        diag_error(v->d, e->span,
+                   "block iteration variables must be bound to loop variables, not a load");
+      check_indices(v, e->u.load.buf, e->u.load.n, e->u.load.idx, e->span, "load");
+      return e->u.load.buf->dtype;
+    case PE_BIN:
+      return pbin(v, e);
+    case PE_NOT:
+      t = pexpr(v, e->u.operand);
+      if (t != DT_INVALID && t != DT_BOOL) {
+        diag_error(v->d, e->span, "operand of ! must be bool, got %s", dtype_name(t));
+        return DT_INVALID;
+      }
+      return t;
+    case PE_NEG:
+      t = pexpr(v, e->u.operand);
+      if (t == DT_BOOL) {
+        diag_error(v->d, e->span, "operand of - must be a number, got bool");
+        return DT_INVALID;
+      }
+      return t;
+    case PE_CALL:
+      return pcall(v, e);
+    case PE_CAST:
+      pexpr(v, e->u.cast.value);
+      return e->u.cast.to;
+  }
+  RLY_UNREACHABLE();
+}
+
+static void expect_dtype(TV *v, const PrimExpr *e, bool want_bool, const char *what) {
+  DType t = pexpr(v, e);
+  if (t == DT_INVALID) return;
+  if (want_bool && t != DT_BOOL)
+    diag_error(v->d, e->span, "%s must be bool, got %s", what, dtype_name(t));
+  if (!want_bool && !dtype_is_int(t))
+    diag_error(v->d, e->span, "%s must be an integer, got %s", what, dtype_name(t));
+}
+
+static void stmt(TV *v, const Stmt *s);
+
+static void verify_for(TV *v, const Stmt *s) {
+  for (int i = 0; i < s->u.for_.nvars; i++) {
+    if (s->u.for_.lo && s->u.for_.lo[i]) expect_dtype(v, s->u.for_.lo[i], false, "a loop bound");
+    if (s->u.for_.hi && s->u.for_.hi[i]) expect_dtype(v, s->u.for_.hi[i], false, "a loop bound");
+  }
+  size_t nv = v->vars.len, nl = v->loopvars.len;
+  for (int i = 0; i < s->u.for_.nvars; i++) {
+    vec_push(&v->vars, s->u.for_.vars[i]);
+    vec_push(&v->loopvars, s->u.for_.vars[i]);
+  }
+  stmt(v, s->u.for_.body);
+  v->vars.len = nv, v->loopvars.len = nl;
+}
+
+static void verify_block(TV *v, const Stmt *s) {
+  size_t nv = v->vars.len;
+  for (int i = 0; i < s->u.block.niters; i++) {
+    const IterVar *it = &s->u.block.iters[i];
+    v->binding = true;
+    DType t = it->binding ? pexpr(v, it->binding) : DT_INT32;
+    v->binding = false;
+    if (t != DT_INVALID && !is_intish(t))
+      diag_error(v->d, it->binding->span,
+                 "block iteration variable %%%s must be bound to an integer, got %s", it->var->name,
+                 dtype_name(t));
+  }
+  for (int i = 0; i < s->u.block.niters; i++) vec_push(&v->vars, s->u.block.iters[i].var);
+  if (s->u.block.init) stmt(v, s->u.block.init);
+  stmt(v, s->u.block.body);
+  v->vars.len = nv;
+}
+
+static void verify_store(TV *v, const Stmt *s) {
+  const Buffer *b = s->u.store.buf;
+  check_indices(v, b, s->u.store.n, s->u.store.idx, s->span, "store");
+  DType t = pexpr(v, s->u.store.value);
+  if (t != DT_INVALID && t != b->dtype)
+    diag_error(v->d, s->u.store.value->span, "store of %s value into %s buffer %%%s", dtype_name(t),
+               dtype_name(b->dtype), b->name);
+}
+
+static void verify_let(TV *v, const Stmt *s) {
+  DType t = pexpr(v, s->u.let.value);
+  const TirVar *x = s->u.let.var;
+  if (t != DT_INVALID && x->dtype != t && !(dtype_is_int(t) && dtype_is_int(x->dtype)))
+    diag_error(v->d, s->span, "%%%s has type %s but its value has type %s", x->name,
+               dtype_name(x->dtype), dtype_name(t));
+  vec_push(&v->vars, (void *)x);
+}
+
+/* Allocations and lets scope over the rest of their statement list. */
+static void verify_seq(TV *v, const Stmt *s) {
+  size_t nb = v->bufs.len, nv = v->vars.len;
+  for (int i = 0; i < s->u.seq.n; i++) stmt(v, s->u.seq.items[i]);
+  v->bufs.len = nb, v->vars.len = nv;
+}
+
+static void stmt(TV *v, const Stmt *s) {
+  if (!s) return;
+  switch (s->kind) {
+    case ST_SEQ:
+      verify_seq(v, s);
+      return;
+    case ST_FOR:
+      verify_for(v, s);
+      return;
+    case ST_BLOCK:
+      verify_block(v, s);
+      return;
+    case ST_STORE:
+      verify_store(v, s);
+      return;
+    case ST_ALLOC:
+      vec_push(&v->bufs, s->u.alloc);
+      return;
+    case ST_LET:
+      verify_let(v, s);
+      return;
+    case ST_IF:
+      expect_dtype(v, s->u.if_.cond, true, "if condition");
+      stmt(v, s->u.if_.then_);
+      stmt(v, s->u.if_.else_);
+      return;
+  }
+}
+
+bool tir_verify(const Module *m, const PrimFunc *f, DiagCtx *d) {
+  (void)m;
+  size_t errors = d->nerrors;
+  TV v = {.f = f, .d = d};
+  for (int i = 0; i < f->nparams; i++) vec_push(&v.bufs, f->params[i]);
+  stmt(&v, f->body);
+  vec_free(&v.bufs), vec_free(&v.vars), vec_free(&v.loopvars);
+  return d->nerrors == errors;
+}

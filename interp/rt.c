@@ -1,0 +1,262 @@
+/* rt.c — run-time tensors: allocation with checked sizes, reference
+ * counting, views, conversions with IR constants.
+ *
+ * Invariants: t->data == t->buf->data; t->numel == product of t->shape;
+ * t->numel * dtype_bytes(t->dtype) <= t->buf->nbytes <= t->buf->cap.  An
+ * owned buffer is a single aligned allocation: the RtBuffer header padded
+ * to RT_ALIGN bytes, then cap bytes of data.  A cached buffer has refs 0
+ * and is referenced only by the cache. */
+#include "interp/rt.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/util.h"
+
+static size_t max_bytes = RT_DEFAULT_MAX_BYTES;
+
+void rt_set_max_bytes(size_t n) { max_bytes = n; }
+size_t rt_max_bytes(void) { return max_bytes; }
+
+static void set_err(char *err, size_t errn, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errn, const char *fmt, ...) {
+  if (!err || !errn) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errn, fmt, ap);
+  va_end(ap);
+}
+
+const char *rt_shape_str(char *buf, size_t n, int ndim, const int64_t *shape) {
+  size_t k = (size_t)snprintf(buf, n, "(");
+  for (int i = 0; i < ndim && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  if (k < n) snprintf(buf + k, n - k, ")");
+  return buf;
+}
+
+/* Element count of a shape, or -1 on a negative dim or an overflow of the
+ * byte size. */
+static int64_t checked_numel(DType dt, int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  bool zero = false;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return -1;
+    if (shape[i] == 0) zero = true;
+  }
+  if (zero) return 0;
+  int64_t lim = INT64_MAX / dtype_bytes(dt);
+  for (int i = 0; i < ndim; i++) {
+    if (n > lim / shape[i]) return -1;
+    n *= shape[i];
+  }
+  return n;
+}
+
+/* Freed buffers of at least CACHE_MIN bytes wait here (up to CACHE_MAX
+ * bytes in all) for an allocation of the same padded size. */
+enum { CACHE_SLOTS = 16, CACHE_MIN = 64 * 1024 };
+#define CACHE_MAX ((size_t)256 << 20)
+static RtBuffer *cache[CACHE_SLOTS];
+static size_t cached_bytes;
+
+static RtBuffer *cache_take(size_t cap) {
+  if (cap < CACHE_MIN) return NULL;
+  for (int i = 0; i < CACHE_SLOTS; i++)
+    if (cache[i] && cache[i]->cap == cap) {
+      RtBuffer *b = cache[i];
+      cache[i] = NULL, cached_bytes -= cap;
+      return b;
+    }
+  return NULL;
+}
+
+static bool cache_put(RtBuffer *b) {
+  if (b->borrowed || b->cap < CACHE_MIN || cached_bytes + b->cap > CACHE_MAX) return false;
+  for (int i = 0; i < CACHE_SLOTS; i++)
+    if (!cache[i]) {
+      cache[i] = b, cached_bytes += b->cap;
+      return true;
+    }
+  return false;
+}
+
+void rt_cache_trim(void) {
+  for (int i = 0; i < CACHE_SLOTS; i++) free(cache[i]), cache[i] = NULL;
+  cached_bytes = 0;
+}
+
+static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
+  if (nbytes > max_bytes) {
+    set_err(err, errn, "cannot allocate %g bytes: more than the tensor size limit (%g bytes)",
+            (double)nbytes, (double)max_bytes);
+    return NULL;
+  }
+  size_t cap = nbytes ? (nbytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN : RT_ALIGN;
+  RtBuffer *b = cache_take(cap);
+  if (!b) {
+    unsigned char *p = aligned_alloc(RT_ALIGN, RT_ALIGN + cap);
+    if (!p) {
+      set_err(err, errn, "cannot allocate %g bytes: out of memory", (double)nbytes);
+      return NULL;
+    }
+    _Static_assert(sizeof(RtBuffer) <= RT_ALIGN, "RtBuffer header must fit its padding");
+    b = (RtBuffer *)p;
+    b->data = p + RT_ALIGN, b->cap = cap;
+  }
+  b->refs = 1, b->nbytes = nbytes, b->borrowed = false;
+  return b;
+}
+
+static void buffer_release(RtBuffer *b) {
+  /* Owned: header and data are one allocation; borrowed: only the header. */
+  if (--b->refs == 0 && !cache_put(b)) free(b);
+}
+
+static RtTensor *header_new(DType dt, int ndim, const int64_t *shape, int64_t numel,
+                            char *err, size_t errn) {
+  RtTensor *t = malloc(sizeof *t);
+  if (!t) {
+    set_err(err, errn, "cannot allocate %g bytes: out of memory", (double)sizeof *t);
+    return NULL;
+  }
+  t->refs = 1, t->dtype = dt, t->ndim = ndim, t->numel = numel, t->buf = NULL, t->data = NULL;
+  if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  return t;
+}
+
+static bool check_shape(int ndim, const int64_t *shape, int64_t numel, char *err, size_t errn,
+                        DType dt) {
+  char s[256];
+  if (ndim < 0 || ndim > TENSOR_MAX_RANK) {
+    set_err(err, errn, "tensor rank %d is over the limit of %d", ndim, TENSOR_MAX_RANK);
+    return false;
+  }
+  if (numel >= 0) return true;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) {
+      set_err(err, errn, "negative dimension in shape %s", rt_shape_str(s, sizeof s, ndim, shape));
+      return false;
+    }
+  set_err(err, errn, "cannot allocate a %s tensor of shape %s: its size overflows",
+          dtype_name(dt), rt_shape_str(s, sizeof s, ndim, shape));
+  return false;
+}
+
+RtTensor *rt_tensor_new(DType dt, int ndim, const int64_t *shape, char *err, size_t errn) {
+  int64_t numel = ndim >= 0 && ndim <= TENSOR_MAX_RANK ? checked_numel(dt, ndim, shape) : 0;
+  if (!check_shape(ndim, shape, numel, err, errn, dt)) return NULL;
+  RtBuffer *b = buffer_alloc((size_t)numel * (size_t)dtype_bytes(dt), err, errn);
+  if (!b) return NULL;
+  RtTensor *t = header_new(dt, ndim, shape, numel, err, errn);
+  if (!t) {
+    buffer_release(b);
+    return NULL;
+  }
+  t->buf = b, t->data = b->data;
+  return t;
+}
+
+RtTensor *rt_tensor_zeros(DType dt, int ndim, const int64_t *shape, char *err, size_t errn) {
+  RtTensor *t = rt_tensor_new(dt, ndim, shape, err, errn);
+  if (t) memset(t->data, 0, rt_tensor_nbytes(t));
+  return t;
+}
+
+RtTensor *rt_tensor_retain(RtTensor *t) {
+  if (t) t->refs++;
+  return t;
+}
+
+void rt_tensor_release(RtTensor *t) {
+  if (!t || --t->refs > 0) return;
+  buffer_release(t->buf);
+  free(t);
+}
+
+RtTensor *rt_tensor_view(RtTensor *base, int ndim, const int64_t *shape, char *err, size_t errn) {
+  int64_t numel = ndim >= 0 && ndim <= TENSOR_MAX_RANK ? checked_numel(base->dtype, ndim, shape) : 0;
+  if (!check_shape(ndim, shape, numel, err, errn, base->dtype)) return NULL;
+  if (numel != base->numel) {
+    char a[256], b[256];
+    set_err(err, errn, "cannot view a tensor of shape %s as shape %s",
+            rt_shape_str(a, sizeof a, base->ndim, base->shape), rt_shape_str(b, sizeof b, ndim, shape));
+    return NULL;
+  }
+  RtTensor *t = header_new(base->dtype, ndim, shape, numel, err, errn);
+  if (!t) return NULL;
+  t->buf = base->buf, t->data = base->data;
+  base->buf->refs++;
+  return t;
+}
+
+bool rt_tensor_shares_buffer(const RtTensor *a, const RtTensor *b) { return a->buf == b->buf; }
+
+size_t rt_tensor_nbytes(const RtTensor *t) { return (size_t)t->numel * (size_t)dtype_bytes(t->dtype); }
+
+RtTensor *rt_tensor_from_ir(const Tensor *t, char *err, size_t errn) {
+  RtTensor *r = rt_tensor_new(t->dtype, t->ndim, t->shape, err, errn);
+  if (r && r->numel) memcpy(r->data, t->data, rt_tensor_nbytes(r));
+  return r;
+}
+
+RtTensor *rt_tensor_borrow_ir(const Tensor *t, char *err, size_t errn) {
+  RLY_ASSERT(((uintptr_t)t->data & (RT_ALIGN - 1)) == 0);
+  RtBuffer *b = malloc(sizeof *b);
+  if (!b) {
+    set_err(err, errn, "cannot allocate %g bytes: out of memory", (double)sizeof *b);
+    return NULL;
+  }
+  b->refs = 1, b->nbytes = b->cap = tensor_nbytes(t), b->data = t->data, b->borrowed = true;
+  RtTensor *r = header_new(t->dtype, t->ndim, t->shape, t->numel, err, errn);
+  if (!r) {
+    free(b);
+    return NULL;
+  }
+  r->buf = b, r->data = b->data;
+  return r;
+}
+
+Tensor *rt_tensor_to_ir(Arena *a, const RtTensor *t) {
+  Tensor *r = tensor_new(a, t->dtype, t->ndim, t->shape);
+  if (t->numel) memcpy(r->data, t->data, rt_tensor_nbytes(t));
+  return r;
+}
+
+Tensor rt_tensor_as_ir(const RtTensor *t) {
+  Tensor r = {t->dtype, t->ndim, (int64_t *)t->shape, t->numel, t->data};
+  return r;
+}
+
+double rt_get_f64(const RtTensor *t, int64_t i) {
+  Tensor v = rt_tensor_as_ir(t);
+  return tensor_get_f64(&v, i);
+}
+
+int64_t rt_get_i64(const RtTensor *t, int64_t i) {
+  Tensor v = rt_tensor_as_ir(t);
+  return tensor_get_i64(&v, i);
+}
+
+uint16_t rt_double_to_half(double d) {
+  uint64_t x;
+  memcpy(&x, &d, 8);
+  uint16_t sign = (uint16_t)((x >> 48) & 0x8000);
+  if (isnan(d)) return sign | 0x7e00;
+  double a = fabs(d);
+  if (a >= 65520.0) return sign | 0x7c00; /* 65520 rounds (to even) up to 2^16 */
+  if (a <= 0x1p-25) return sign;            /* the halfway point rounds to even: 0 */
+  int e;
+  frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+  int exp = e - 1 + 15;
+  if (exp <= 0) return sign | (uint16_t)nearbyint(ldexp(a, 24)); /* subnormal (may carry to normal) */
+  uint32_t mant = (uint32_t)nearbyint(ldexp(a, 11 - e));      /* 11 bits with the hidden one */
+  if (mant == 2048) mant = 1024, exp++;
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | (uint16_t)(exp << 10) | (uint16_t)(mant & 1023);
+}

@@ -1,0 +1,94 @@
+/* rt.h — run-time tensors: the values the interpreter and the kernels pass.
+ *
+ * An RtTensor is a reference-counted header (dtype, rank, int64 shape) over
+ * a reference-counted RtBuffer holding contiguous row-major data, 64-byte
+ * aligned.  Several tensors may share one buffer: reshape, squeeze,
+ * expand_dims and batch_flatten return VIEWS (same buffer, same first
+ * element, another shape) instead of copies.  Buffers are never written
+ * after a kernel has produced them, so sharing is safe.
+ *
+ * Reference counts are plain (not atomic), and freed large buffers are kept
+ * in a small cache for reuse (fresh pages cost a fault each): tensors
+ * belong to one interpreter thread; worker threads see only data pointers.
+ *
+ * Allocation never aborts on a user-sized request: a size overflow, a size
+ * above the limit (rt_set_max_bytes) or a failed malloc is a returned error
+ * with a message such as "cannot allocate 1e+12 bytes: ...". */
+#ifndef RLY_RT_H
+#define RLY_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/arena.h"
+#include "ir/tensor.h"
+
+enum {
+  RT_ALIGN = 64,      /* data alignment of every buffer */
+  RT_ERR_LEN = 512,   /* size of error message buffers */
+};
+
+/* Default limit on one tensor's size: 256 GiB.  Larger requests fail with a
+ * message instead of asking malloc (which under ASan aborts). */
+#define RT_DEFAULT_MAX_BYTES ((size_t)1 << 38)
+
+typedef struct RtBuffer {
+  int64_t refs;
+  size_t nbytes;
+  size_t cap;    /* bytes reserved for data (nbytes rounded up to RT_ALIGN) */
+  void *data;    /* 64-byte aligned */
+  bool borrowed; /* data owned by someone else (an IR constant's arena) */
+} RtBuffer;
+
+typedef struct RtTensor {
+  int64_t refs;
+  DType dtype;
+  int ndim;
+  int64_t numel;
+  int64_t shape[TENSOR_MAX_RANK];
+  RtBuffer *buf;
+  void *data; /* == buf->data */
+} RtTensor;
+
+/* A new tensor with uninitialized data (refs = 1), or NULL with a message in
+ * err (which may be NULL; errn bytes).  Negative dims are errors. */
+RtTensor *rt_tensor_new(DType dt, int ndim, const int64_t *shape, char *err, size_t errn);
+/* Same, zero-filled. */
+RtTensor *rt_tensor_zeros(DType dt, int ndim, const int64_t *shape, char *err, size_t errn);
+RtTensor *rt_tensor_retain(RtTensor *t);
+void rt_tensor_release(RtTensor *t); /* NULL is fine */
+/* A view of base's buffer with another shape of the same element count
+ * (refs = 1; base's buffer is retained).  NULL with a message otherwise. */
+RtTensor *rt_tensor_view(RtTensor *base, int ndim, const int64_t *shape, char *err, size_t errn);
+bool rt_tensor_shares_buffer(const RtTensor *a, const RtTensor *b);
+size_t rt_tensor_nbytes(const RtTensor *t);
+
+/* Conversions with IR constants.  from_ir copies; borrow_ir shares the
+ * constant's data (valid while its arena lives; the tensor must not be
+ * written); to_ir copies into the arena; as_ir is a non-owning Tensor header
+ * over t (shape and data point into t), e.g. for type relations. */
+RtTensor *rt_tensor_from_ir(const Tensor *t, char *err, size_t errn);
+RtTensor *rt_tensor_borrow_ir(const Tensor *t, char *err, size_t errn);
+Tensor *rt_tensor_to_ir(Arena *a, const RtTensor *t);
+Tensor rt_tensor_as_ir(const RtTensor *t);
+
+/* Element i, converted as C does (see tensor_get_*). */
+double rt_get_f64(const RtTensor *t, int64_t i);
+int64_t rt_get_i64(const RtTensor *t, int64_t i);
+
+/* Frees the buffers kept for reuse (they are reachable until then). */
+void rt_cache_trim(void);
+
+/* The one-tensor size limit (bytes). */
+void rt_set_max_bytes(size_t n);
+size_t rt_max_bytes(void);
+
+/* IEEE binary16 from a double with one rounding (round half to even);
+ * going through float would round twice. */
+uint16_t rt_double_to_half(double d);
+
+/* "(2, 3)" into buf. */
+const char *rt_shape_str(char *buf, size_t n, int ndim, const int64_t *shape);
+
+#endif

@@ -1,0 +1,205 @@
+/* typecheck_effects.c — the iterative expression walker, effect analysis of
+ * defs, the purity rule of `dataflow { … }`, and the final substitution of
+ * metavariables into Expr.ty.
+ *
+ * A def is effectful when its body creates, reads or writes a reference,
+ * uses a state global, calls an effectful op, or mentions an effectful def
+ * (a fixed point over the module, computed once per check, on first need).
+ * The walker keeps its own stack, so a million-binding let chain needs no
+ * C stack. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/typecheck_int.h"
+
+/* ── walker ── */
+
+static void push(PtrVec *s, Expr *e) {
+  if (e) vec_push(s, e);
+}
+
+/* Children are pushed in reverse so they are visited in source order. */
+static void push_children(PtrVec *s, Expr *e) {
+  switch (e->kind) {
+    case EX_CONST:
+    case EX_VAR:
+    case EX_GLOBAL:
+    case EX_OP:
+    case EX_CTOR:
+      return;
+    case EX_CALL:
+      for (int i = e->u.call.nargs - 1; i >= 0; i--) push(s, e->u.call.args[i]);
+      push(s, e->u.call.fn);
+      return;
+    case EX_TUPLE:
+      for (int i = e->u.tuple.n - 1; i >= 0; i--) push(s, e->u.tuple.fields[i]);
+      return;
+    case EX_PROJ:
+      push(s, e->u.proj.tuple);
+      return;
+    case EX_LET:
+      push(s, e->u.let.body), push(s, e->u.let.value);
+      return;
+    case EX_FREE_VAR:
+      push(s, e->u.free_var.body);
+      return;
+    case EX_FN:
+      push(s, e->u.fn->body);
+      return;
+    case EX_IF:
+      push(s, e->u.if_.else_), push(s, e->u.if_.then_), push(s, e->u.if_.cond);
+      return;
+    case EX_MATCH:
+      for (int i = e->u.match.n - 1; i >= 0; i--) push(s, e->u.match.clauses[i].body);
+      push(s, e->u.match.scrut);
+      return;
+    case EX_REF_NEW:
+      push(s, e->u.ref_new.init);
+      return;
+    case EX_REF_READ:
+      push(s, e->u.ref_read.ref);
+      return;
+    case EX_REF_WRITE:
+      push(s, e->u.ref_write.value), push(s, e->u.ref_write.ref);
+      return;
+    case EX_DATAFLOW:
+      push(s, e->u.dataflow.body);
+      return;
+  }
+}
+
+void ty_walk(Expr *root, TyVisitFn visit, void *ctx) {
+  PtrVec stack = {0};
+  push(&stack, root);
+  while (stack.len) {
+    Expr *e = vec_pop(&stack);
+    if (visit(ctx, e)) push_children(&stack, e);
+  }
+  vec_free(&stack);
+}
+
+/* ── effects ── */
+
+static const OpDef *call_op_def(const Expr *e) {
+  if (e->kind != EX_CALL || e->u.call.fn->kind != EX_OP) return NULL;
+  const Expr *fn = e->u.call.fn;
+  const OpDef *op = ops_get(fn->u.op.index);
+  if (!op || strcmp(op->name, fn->u.op.name) != 0) op = ops_get(ops_lookup(fn->u.op.name));
+  return op;
+}
+
+typedef struct EffScan {
+  const Module *m;
+  bool direct;
+  PtrVec callees; /* names of defs mentioned */
+} EffScan;
+
+static bool eff_visit(void *ctx, Expr *e) {
+  EffScan *s = ctx;
+  const OpDef *op;
+  switch (e->kind) {
+    case EX_REF_NEW:
+    case EX_REF_READ:
+    case EX_REF_WRITE:
+      s->direct = true;
+      break;
+    case EX_GLOBAL: {
+      const Def *d = module_lookup(s->m, e->u.global.name);
+      if (d && d->kind == DEF_GLOBAL) s->direct = true;
+      if (d && d->kind == DEF_FUNC) vec_push(&s->callees, (void *)d->u.func->name);
+      break;
+    }
+    case EX_CALL:
+      op = call_op_def(e);
+      if (op && op->effectful) s->direct = true;
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+static void compute_effects(TyCtx *c) {
+  int n = c->m->ndefs;
+  EffScan *scans = calloc((size_t)(n ? n : 1), sizeof *scans);
+  if (!scans) rly_oom();
+  for (int i = 0; i < n; i++) {
+    const Def *d = &c->m->defs[i];
+    scans[i].m = c->m;
+    if (d->kind == DEF_FUNC) ty_walk(d->u.func->fn->body, eff_visit, &scans[i]);
+    if (d->kind == DEF_FUNC && scans[i].direct)
+      strmap_put(&c->effectful, d->u.func->name, (void *)1);
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int i = 0; i < n; i++) {
+      const Def *d = &c->m->defs[i];
+      if (d->kind != DEF_FUNC || strmap_get(&c->effectful, d->u.func->name)) continue;
+      for (size_t k = 0; k < scans[i].callees.len; k++) {
+        if (!strmap_get(&c->effectful, scans[i].callees.items[k])) continue;
+        strmap_put(&c->effectful, d->u.func->name, (void *)1);
+        changed = true;
+        break;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) vec_free(&scans[i].callees);
+  free(scans);
+  c->effects_done = true;
+}
+
+/* ── dataflow purity ── */
+
+/* What makes e impure, or NULL. */
+static const char *impurity(TyCtx *c, const Expr *e) {
+  const OpDef *op;
+  switch (e->kind) {
+    case EX_REF_NEW:
+      return "creating a reference";
+    case EX_REF_READ:
+      return "reading a reference";
+    case EX_REF_WRITE:
+      return "writing a reference";
+    case EX_IF:
+      return "`if`";
+    case EX_MATCH:
+      return "`match`";
+    case EX_GLOBAL:
+      if (module_state_global(c->m, e->u.global.name))
+        return arena_printf(c->a, "state global @%s", e->u.global.name);
+      return NULL;
+    case EX_CALL:
+      op = call_op_def(e);
+      if (op && op->effectful) return arena_printf(c->a, "effectful op %s", op->name);
+      if (e->u.call.fn->kind == EX_GLOBAL && strmap_get(&c->effectful, e->u.call.fn->u.global.name))
+        return arena_printf(c->a, "calling effectful function @%s", e->u.call.fn->u.global.name);
+      return NULL;
+    default:
+      return NULL;
+  }
+}
+
+static bool purity_visit(void *ctx, Expr *e) {
+  TyCtx *c = ctx;
+  if (e->kind == EX_DATAFLOW) return false; /* a nested block was checked on its own */
+  const char *what = impurity(c, e);
+  if (!what) return true;
+  diag_error(c->d, e->span, "dataflow blocks must be pure: %s is not allowed", what);
+  return false;
+}
+
+void ty_check_dataflow(TyCtx *c, Expr *e) {
+  if (!c->effects_done) compute_effects(c);
+  ty_walk(e->u.dataflow.body, purity_visit, c);
+}
+
+/* ── final types ── */
+
+static bool finalize_visit(void *ctx, Expr *e) {
+  TyCtx *c = ctx;
+  if (!e->ty) return true;
+  e->ty = ty_zonk(c, e->ty, true);
+  return true;
+}
+
+void ty_finalize_expr(TyCtx *c, Expr *root) { ty_walk(root, finalize_visit, c); }

@@ -1,0 +1,208 @@
+/* kernel_driver.c — runs reference kernels on test cases read from stdin
+ * and writes the results to stdout, for tests/kernels_numpy.py.
+ *
+ * Input: a sequence of cases, each
+ *   CASE <op>\n
+ *   ATTRS <attributes as rly text, e.g. axis=[1], keepdims=True>\n
+ *   NIN <n>\n
+ *   n times: NPY <bytes>\n<a .npy file of that many bytes>
+ * Output, per case:
+ *   OK <nout>\n then nout times NPY <bytes>\n<.npy bytes>
+ *   or ERR <message>\n
+ * The attributes are parsed by the real parser from
+ * `fn (%a0, ...) { op(%a0, ..., ATTRS) }` (a tuple argument for ops that
+ * take one), then the op runs through kernels_infer_and_run: the type
+ * relation computes the output shapes, the kernel the values.
+ *
+ * The .npy support is minimal: version 1/2 headers, little-endian or
+ * byte-sized dtypes, C order. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/kernels.h"
+#include "parser/diag.h"
+#include "parser/parser.h"
+
+enum { MAX_IO = 64 };
+
+/* npy descr ↔ dtype. */
+static const char *const npy_descr[DT_COUNT] = {
+    [DT_BOOL] = "|b1", [DT_INT8] = "|i1",   [DT_INT16] = "<i2",   [DT_INT32] = "<i4",
+    [DT_INT64] = "<i8", [DT_UINT8] = "|u1",  [DT_UINT16] = "<u2",  [DT_UINT32] = "<u4",
+    [DT_UINT64] = "<u8", [DT_FLOAT16] = "<f2", [DT_FLOAT32] = "<f4", [DT_FLOAT64] = "<f8",
+};
+
+static DType descr_dtype(const char *d) {
+  for (int i = 0; i < DT_COUNT; i++)
+    if (strcmp(npy_descr[i], d) == 0) return (DType)i;
+  return DT_INVALID;
+}
+
+/* Parses a .npy image into a tensor; NULL with a message in err. */
+static RtTensor *npy_read(const unsigned char *p, size_t n, char *err, size_t errn) {
+  if (n < 10 || memcmp(p, "\x93NUMPY", 6) != 0) return snprintf(err, errn, "not an npy file"), NULL;
+  size_t hl = p[6] == 1 ? (size_t)(p[8] | p[9] << 8) : (size_t)(p[8] | p[9] << 8 | p[10] << 16 | (size_t)p[11] << 24);
+  size_t hs = p[6] == 1 ? 10 : 12;
+  if (hs + hl > n) return snprintf(err, errn, "truncated npy header"), NULL;
+  char *h = malloc(hl + 1);
+  memcpy(h, p + hs, hl), h[hl] = 0;
+  char descr[16] = {0};
+  const char *d = strstr(h, "'descr': '"), *s = strstr(h, "'shape': (");
+  if (d) sscanf(d + 10, "%15[^']", descr);
+  DType dt = descr_dtype(descr);
+  if (!d || !s || dt == DT_INVALID || strstr(h, "'fortran_order': True")) {
+    free(h);
+    return snprintf(err, errn, "unsupported npy header"), NULL;
+  }
+  int64_t shape[TENSOR_MAX_RANK];
+  int nd = 0;
+  for (const char *q = s + 10; *q && *q != ')';) {
+    char *end;
+    long long v = strtoll(q, &end, 10);
+    if (end == q) q++;
+    else if (nd < TENSOR_MAX_RANK) shape[nd++] = v, q = end;
+  }
+  free(h);
+  RtTensor *t = rt_tensor_new(dt, nd, shape, err, errn);
+  if (!t) return NULL;
+  if (hs + hl + rt_tensor_nbytes(t) > n) {
+    rt_tensor_release(t);
+    return snprintf(err, errn, "truncated npy data"), NULL;
+  }
+  if (t->numel) memcpy(t->data, p + hs + hl, rt_tensor_nbytes(t));
+  return t;
+}
+
+static void npy_write(FILE *f, const RtTensor *t) {
+  char h[512];
+  int k = snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (", npy_descr[t->dtype]);
+  for (int i = 0; i < t->ndim; i++) k += snprintf(h + k, sizeof h - (size_t)k, "%lld,%s", (long long)t->shape[i], i + 1 < t->ndim ? " " : "");
+  k += snprintf(h + k, sizeof h - (size_t)k, "), }");
+  int total = 10 + k + 1, pad = (64 - total % 64) % 64;
+  int hl = k + pad + 1;
+  fprintf(f, "NPY %zu\n", (size_t)(10 + hl) + rt_tensor_nbytes(t));
+  fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+  fputc(hl & 255, f), fputc(hl >> 8, f);
+  fwrite(h, 1, (size_t)k, f);
+  for (int i = 0; i < pad; i++) fputc(' ', f);
+  fputc('\n', f);
+  fwrite(t->data, 1, rt_tensor_nbytes(t), f);
+}
+
+/* Reads "<word> <rest>\n"; the rest (malloc'd) into *rest. */
+static bool read_line(const char *word, char **rest) {
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n = getline(&line, &cap, stdin);
+  size_t wl = strlen(word);
+  if (n < 0 || strncmp(line, word, wl) != 0 || (line[wl] != ' ' && line[wl] != '\n')) {
+    free(line);
+    return false;
+  }
+  if (n > 0 && line[n - 1] == '\n') line[n - 1] = 0;
+  *rest = strdup(line[wl] ? line + wl + 1 : "");
+  free(line);
+  return true;
+}
+
+/* The attributes of `op(args, ATTRS)`, parsed into a's module arena. */
+static const Attrs *parse_attrs(Module *m, DiagCtx *d, const char *op, int nin, bool tuple,
+                                const char *attrs, char *err, size_t errn) {
+  StrBuf b = {0};
+  sb_puts(&b, "fn (");
+  for (int i = 0; i < nin; i++) sb_printf(&b, "%s%%a%d", i ? ", " : "", i);
+  sb_printf(&b, ") { %s(%s", op, tuple ? "(" : "");
+  for (int i = 0; i < nin; i++) sb_printf(&b, "%s%%a%d", i ? ", " : "", i);
+  if (tuple) sb_puts(&b, nin == 1 ? ",)" : ")");
+  if (attrs[0]) sb_printf(&b, "%s%s", nin ? ", " : "", attrs);
+  sb_puts(&b, ") }");
+  uint32_t file = diag_add_source(d, "<case>", b.data, b.len);
+  sb_free(&b);
+  Expr *e = parse_expr(m, d, file, NULL);
+  if (!e || e->kind != EX_FN || e->u.fn->body->kind != EX_CALL) {
+    snprintf(err, errn, "cannot parse the attributes `%s`%s%s", attrs, d->n ? ": " : "",
+             d->n ? d->items[0].msg : "");
+    diag_clear(d);
+    return NULL;
+  }
+  return e->u.fn->body->u.call.attrs;
+}
+
+/* One module and diagnostics context for the whole run; each case's nodes
+ * are dropped after it (arena mark), its source text stays registered. */
+static void run_case(KernelCtx *kx, Module *m, DiagCtx *d, const char *op, const char *attrs,
+                     int nin, RtTensor **in) {
+  ArenaMark mark = arena_mark(m->arena);
+  char err[RT_ERR_LEN];
+  const KernelDef *k = kernels_lookup(op);
+  const Attrs *at = parse_attrs(m, d, op, nin, k && (k->flags & KF_TUPLE_ARG), attrs, err, sizeof err);
+  RtTensor *out[MAX_IO];
+  int nout = 0;
+  if (!at && attrs[0]) {
+    printf("ERR %s\n", err);
+  } else if (!kernels_infer_and_run(kx, op, nin, in, at, MAX_IO, &nout, out)) {
+    printf("ERR %s\n", kx->err);
+  } else {
+    printf("OK %d\n", nout);
+    for (int i = 0; i < nout; i++) npy_write(stdout, out[i]), rt_tensor_release(out[i]);
+  }
+  diag_clear(d);
+  arena_release(m->arena, mark);
+}
+
+/* Reads one case's inputs; false at a malformed case. */
+static bool read_inputs(int nin, RtTensor **in, char *err, size_t errn) {
+  for (int i = 0; i < nin; i++) {
+    char *rest;
+    if (!read_line("NPY", &rest)) return snprintf(err, errn, "expected NPY"), false;
+    size_t n = strtoull(rest, NULL, 10);
+    free(rest);
+    unsigned char *buf = malloc(n ? n : 1);
+    if (fread(buf, 1, n, stdin) != n) return free(buf), snprintf(err, errn, "short npy"), false;
+    in[i] = npy_read(buf, n, err, errn);
+    free(buf);
+    if (!in[i]) return false;
+  }
+  return true;
+}
+
+/* `--ops`: one line per registered op: its name and whether it has a kernel. */
+static int list_ops(void) {
+  for (int i = 0; i < ops_count(); i++) {
+    const OpDef *d = ops_get(i);
+    printf("%s %d\n", d->name, kernels_lookup(d->name) != NULL);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--ops") == 0) return list_ops();
+  KernelCtx kx;
+  kernel_ctx_init(&kx);
+  Arena arena;
+  arena_init(&arena);
+  Module *m = module_new(&arena);
+  DiagCtx d;
+  diag_init(&d);
+  char *op;
+  while (read_line("CASE", &op)) {
+    char *attrs, *nins, err[RT_ERR_LEN] = "";
+    if (!read_line("ATTRS", &attrs)) return fprintf(stderr, "kernel_driver: expected ATTRS\n"), 2;
+    if (!read_line("NIN", &nins)) return fprintf(stderr, "kernel_driver: expected NIN\n"), 2;
+    int nin = atoi(nins);
+    RtTensor *in[MAX_IO] = {0};
+    if (nin < 0 || nin > MAX_IO || !read_inputs(nin, in, err, sizeof err))
+      return fprintf(stderr, "kernel_driver: bad case %s: %s\n", op, err), 2;
+    run_case(&kx, m, &d, op, attrs, nin, in);
+    for (int i = 0; i < nin; i++) rt_tensor_release(in[i]);
+    free(op), free(attrs), free(nins);
+    fflush(stdout);
+  }
+  kernel_ctx_free(&kx);
+  rt_cache_trim();
+  diag_free(&d);
+  strmap_free(&m->globals), strmap_free(&m->types), strmap_free(&m->ctors);
+  arena_free(&arena);
+  return 0;
+}
