@@ -7,7 +7,11 @@ config.name = "rly"
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".rly", ".test"]
 config.test_source_root = os.path.dirname(__file__)
-config.excludes = ["inputs"]
+config.excludes = ["inputs", "Output"]
+# Keep lit's scratch files out of the source tree.
+exec_root = os.environ.get("RLY_LIT_EXEC_ROOT")
+if exec_root:
+    config.test_exec_root = exec_root
 rly = os.environ.get("RLY", "rly")
 config.substitutions.append(("%rly", rly))
 config.substitutions.append(("%python", "/usr/bin/python3"))
