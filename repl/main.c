@@ -2,11 +2,14 @@
  *
  *   rly --print [--types] FILE|-   parse, type-check, print canonical text
  *   rly --check FILE|-             parse and type-check only
- *   rly FILE.rly …                 run scripts: definitions and top-level items
+ *   rly FILE.rly … [-e TEXT] …     run scripts (repl/session.c), in order
+ *   rly                            the REPL on a terminal; else stdin is a script
+ *   rly -i [FILE …]                the REPL after the scripts, even without a terminal
  *
- * User errors are diagnostics on stderr and exit status 1; bad usage is 2.
- * The option table below is the single source of truth for parsing and
- * --help. */
+ * User errors are diagnostics on stderr and exit status 1 (batch mode stops
+ * at the first); bad usage is 2.  The option table below is the single
+ * source of truth for parsing and --help.  --print and --check read one
+ * module or script alone (no prelude). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +20,20 @@
 #include "parser/diag.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
+#include "repl/repl.h"
 
-#define RLY_VERSION "0.1"
+/* What to run, in command-line order: a file ('f') or -e text ('e'). */
+typedef struct Action {
+  char kind;
+  const char *arg;
+} Action;
 
 typedef struct Cli {
-  bool print, types, check, help, version;
+  bool print, types, check, help, version, interactive, no_prelude;
   int nfiles;
   const char **files;
+  int nactions;
+  Action *actions;
 } Cli;
 
 /* X(flag, field, help) */
@@ -32,21 +42,40 @@ typedef struct Cli {
   X("--types", types, "with --print: annotate expressions with /* ty=... */") \
   X("--check", check, "parse and type-check only (exit 1 on errors)")        \
   X("--help", help, "show this help")                                        \
-  X("--version", version, "show the version")
+  X("--version", version, "show the version")                                \
+  X("-i", interactive, "run the REPL (after any FILE / -e), even if stdin is not a terminal") \
+  X("--no-prelude", no_prelude, "do not load the standard library (lib/prelude.rly)")
 
 static void usage(FILE *f) {
   fputs("usage: rly [options] [FILE.rly | -] …\n\noptions:\n", f);
 #define X(flag, field, text) fprintf(f, "  %-10s %s\n", flag, text);
   CLI_FLAGS(X)
 #undef X
+  fprintf(f, "  %-10s %s\n", "-e TEXT", "run TEXT as a script (defs, expressions, :commands)");
   fputs("\nWith no option, each FILE is run as a script.\n", f);
+  fputs("With no FILE and no -e: the REPL if stdin is a terminal, else stdin is a script.\n", f);
+}
+
+static void add_action(Cli *cli, char kind, const char *arg) {
+  cli->actions[cli->nactions].kind = kind;
+  cli->actions[cli->nactions++].arg = arg;
 }
 
 static bool parse_args(Cli *cli, int argc, char **argv) {
   cli->files = calloc((size_t)argc, sizeof(char *));
+  cli->actions = calloc((size_t)argc, sizeof(Action));
+  if (!cli->files || !cli->actions) rly_oom();
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool known = false;
+    if (strcmp(a, "-e") == 0) {
+      if (i + 1 == argc) {
+        fputs("rly: -e needs an argument\n", stderr);
+        return false;
+      }
+      add_action(cli, 'e', argv[++i]);
+      continue;
+    }
 #define X(flag, field, text) \
   if (strcmp(a, flag) == 0) cli->field = known = true;
     CLI_FLAGS(X)
@@ -61,6 +90,7 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
       return false;
     }
     cli->files[cli->nfiles++] = a;
+    add_action(cli, 'f', a);
   }
   return true;
 }
@@ -146,73 +176,56 @@ static int check_file(const Cli *cli, const char *path) {
       print_items(&r, cli->types);
     }
     status = ok ? 0 : 1;
+    strmap_free(&m->globals), strmap_free(&m->types), strmap_free(&m->ctors);
   }
   diag_free(&d);
   arena_free(&arena);
   return status;
 }
 
-static void report_item(const Module *m, const ScriptItem *it) {
-  if (it->kind == ITEM_DEF && it->def_kind == DEF_FUNC) {
-    FuncDef *f = module_func(m, it->def_name);
-    char *ty = f && f->ty ? print_type(f->ty) : NULL;
-    printf("%s @%s : %s\n", it->replaced ? "redefined" : "defined", it->def_name, ty ? ty : "?");
-    free(ty);
-  } else if (it->kind == ITEM_DEF && it->def_name) {
-    printf("%s @%s\n", it->replaced ? "redefined" : "defined", it->def_name);
-  } else if (it->kind == ITEM_EXPR || it->kind == ITEM_LET) {
-    char *ty = it->expr && it->expr->ty ? print_type(it->expr->ty) : NULL;
-    if (it->kind == ITEM_LET) printf("%%%s : %s\n", it->var->name, ty ? ty : "?");
-    else printf("- : %s\n", ty ? ty : "?");
-    free(ty);
-  } else if (it->kind == ITEM_COMMAND) {
-    printf("(command :%s is not available in this build)\n", it->command);
+/* Runs the files and -e texts in order; the first error stops (exit 1). */
+static int run_actions(Session *s, const Cli *cli, bool *quit) {
+  for (int i = 0; i < cli->nactions; i++) {
+    const Action *a = &cli->actions[i];
+    RunStatus st = a->kind == 'f' ? session_run_file(s, a->arg)
+                                  : session_run(s, "<-e>", a->arg, strlen(a->arg), false);
+    fflush(stdout);
+    if (st == RUN_ERROR) return 1;
+    if (st == RUN_QUIT) return *quit = true, 0;
   }
+  return 0;
 }
 
-/* Script mode: definitions are checked and reported with their types;
- * expressions are type-checked and their types shown. */
-static int run_script(const char *path) {
-  Arena arena;
-  arena_init(&arena);
-  DiagCtx d;
-  diag_init(&d);
-  int status = 1;
-  uint32_t file = load_source(&d, path);
-  if (file) {
-    Module *m = module_new(&arena);
-    ParseResult r = parse_script(m, &d, file, NULL);
-    bool ok = r.ok && ty_check_module(m, &d) && check_items(m, &r, &d);
-    for (int i = 0; ok && i < r.nitems; i++) report_item(m, &r.items[i]);
-    diag_render(&d, stderr, 0, use_color());
-    status = ok ? 0 : 1;
-  }
-  diag_free(&d);
-  arena_free(&arena);
+static int run_session(Cli *cli) {
+  bool tty = isatty(0);
+  bool repl = cli->interactive || (cli->nactions == 0 && tty);
+  if (cli->nactions == 0 && !repl) add_action(cli, 'f', "-");
+  SessionOptions so = {.color = use_color(), .prelude = !cli->no_prelude};
+  Session *s = session_new(so);
+  bool quit = false;
+  int status = run_actions(s, cli, &quit);
+  if (repl && !quit) session_repl(s, tty && isatty(1));
+  session_free(s);
   return status;
 }
 
 int main(int argc, char **argv) {
   Cli cli = {0};
+  int status = 0;
   if (!parse_args(&cli, argc, argv)) {
     usage(stderr);
-    return 2;
-  }
-  if (cli.help) {
+    status = 2;
+  } else if (cli.help) {
     usage(stdout);
-    return 0;
-  }
-  if (cli.version) {
+  } else if (cli.version) {
     printf("rly %s\n", RLY_VERSION);
-    return 0;
+  } else if (cli.print || cli.check) {
+    if (cli.nfiles == 0) usage(stderr), status = 2;
+    for (int i = 0; i < cli.nfiles && status == 0; i++) status = check_file(&cli, cli.files[i]);
+  } else {
+    status = run_session(&cli);
   }
-  if (cli.nfiles == 0) {
-    usage(stderr);
-    return 2;
-  }
-  int status = 0;
-  for (int i = 0; i < cli.nfiles && status == 0; i++)
-    status = (cli.print || cli.check) ? check_file(&cli, cli.files[i]) : run_script(cli.files[i]);
   free(cli.files);
+  free(cli.actions);
   return status;
 }

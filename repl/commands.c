@@ -1,0 +1,418 @@
+/* commands.c — the `:` commands of the REPL and of scripts.
+ *
+ * REPL_COMMANDS is the single source of truth: dispatch, unique-prefix
+ * resolution (table order breaks ties, so put common commands first),
+ * `:help`, completion and "did you mean" all read it.  Adding a command is
+ * one row plus its handler.  Handlers get the argument text (trimmed) and
+ * its span in a registered source, so errors point at the argument. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/tir.h"
+#include "repl/repl.h"
+
+typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
+
+/* X(name, argument synopsis, one-line help, more help or NULL) */
+#define REPL_COMMANDS(X)                                                                          \
+  X(help, "[COMMAND]", "list the commands, or explain one", NULL)                                 \
+  X(quit, "", "leave rly (Ctrl-D on an empty line does too)", NULL)                               \
+  X(type, "EXPR", "show the type of an expression",                                               \
+    "The expression is type-checked, not evaluated; session variables may be used.")             \
+  X(load, "FILE", "run a script; if any part of it fails, nothing of it is kept",                 \
+    "Definitions, expressions (their values are printed), lets and `:` commands,\n"               \
+    "in order.  An error anywhere rolls the session back to before the :load.")                   \
+  X(reload, "", "load the last :load-ed file again",                                              \
+    "Definitions from the file replace the session's by name; the session is\n"                   \
+    "unchanged if the file no longer loads.")                                                     \
+  X(print, "[@f | TYPE | prelude]", "print the session's definitions, or one of them",            \
+    "With `:set types on`, expressions are annotated with their types.")                          \
+  X(browse, "[prelude | TEXT]", "list definitions with their types",                              \
+    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                     \
+    "definition whose name contains TEXT.")                                                       \
+  X(reset, "", "forget all definitions and session variables (the prelude stays)", NULL)         \
+  X(set, "[OPTION VALUE]", "change a setting; alone, show the settings", NULL)
+
+/* X(name, values, help) */
+#define REPL_SETTINGS(X)                                                        \
+  X("print-limit", "N", "tensors with more than N elements print summarized")   \
+  X("types", "on|off", "print each value's type after it (`value : type`)")
+
+#define X(name, args, help, more) \
+  static RunStatus cmd_##name(Session *s, const char *args_, Span where);
+REPL_COMMANDS(X)
+#undef X
+
+typedef struct Command {
+  const char *name, *args, *help, *more;
+  CmdFn fn;
+} Command;
+
+static const Command commands[] = {
+#define X(name, args, help, more) {#name, args, help, more, cmd_##name},
+    REPL_COMMANDS(X)
+#undef X
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static const char *const command_names[] = {
+#define X(name, args, help, more) #name,
+    REPL_COMMANDS(X)
+#undef X
+    NULL};
+
+static const char *const setting_names[] = {
+#define X(name, values, help) name,
+    REPL_SETTINGS(X)
+#undef X
+    NULL};
+
+const char *const *cmd_names(void) { return command_names; }
+const char *const *cmd_setting_names(void) { return setting_names; }
+bool cmd_wants_file(const char *name) { return strcmp(name, "load") == 0; }
+
+/* ───────────────────────── lookup ───────────────────────── */
+
+static int edit_distance(const char *a, const char *b) {
+  size_t n = strlen(b);
+  if (n > 63) return 99;
+  int row[64];
+  for (size_t j = 0; j <= n; j++) row[j] = (int)j;
+  for (size_t i = 1; a[i - 1]; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= n; j++) {
+      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up, row[j] = best;
+    }
+  }
+  return row[n];
+}
+
+/* The nearest name in a NULL-terminated list, if near enough. */
+static const char *nearest(const char *const *names, const char *word) {
+  const char *best = NULL;
+  int bd = 1 << 20;
+  for (int i = 0; names[i]; i++) {
+    int d = edit_distance(word, names[i]);
+    if (d < bd) bd = d, best = names[i];
+  }
+  int len = (int)strlen(word);
+  return best && bd <= (len < 4 ? 1 : len / 2) ? best : NULL;
+}
+
+/* An exact name, else the first command (table order) the word prefixes. */
+static const Command *find_command(const char *word) {
+  if (strcmp(word, "?") == 0) return &commands[0];
+  for (int i = 0; i < NCOMMANDS; i++)
+    if (strcmp(commands[i].name, word) == 0) return &commands[i];
+  size_t n = strlen(word);
+  for (int i = 0; n && i < NCOMMANDS; i++)
+    if (strncmp(commands[i].name, word, n) == 0) return &commands[i];
+  return NULL;
+}
+
+const char *cmd_resolve(const char *word) {
+  const Command *c = find_command(word);
+  return c ? c->name : NULL;
+}
+
+static void unknown_command(Session *s, const char *word, Span sp) {
+  const char *near = nearest(command_names, word);
+  char hint[128];
+  if (near) snprintf(hint, sizeof hint, "did you mean `:%s`?", near);
+  else snprintf(hint, sizeof hint, "`:help` lists the commands");
+  session_error(s, sp, hint, "unknown command `:%s`", word);
+}
+
+RunStatus cmd_run(Session *s, const char *line, Span where) {
+  size_t n = 0;
+  while (line[n] && (isalnum((unsigned char)line[n]) || strchr("-_?", line[n]))) n++;
+  char word[64];
+  snprintf(word, sizeof word, "%.*s", (int)(n < 63 ? n : 63), line);
+  Span name_sp = {where.file, where.off + 1, (uint32_t)n};
+  if (!n) {
+    session_error(s, where, "`:help` lists the commands", "expected a command name after `:`");
+    return RUN_ERROR;
+  }
+  const Command *c = find_command(word);
+  if (!c) return unknown_command(s, word, name_sp), RUN_ERROR;
+  size_t a = n, e = strlen(line);
+  while (line[a] == ' ' || line[a] == '\t') a++;
+  while (e > a && isspace((unsigned char)line[e - 1])) e--;
+  char *args = strndup(line + a, e - a);
+  if (!args) rly_oom();
+  Span arg_sp = {where.file, where.off + 1 + (uint32_t)a, (uint32_t)(e - a)};
+  if (!arg_sp.len) arg_sp = name_sp;
+  RunStatus st = c->fn(s, args, arg_sp);
+  free(args);
+  fflush(stdout);
+  return st;
+}
+
+static RunStatus usage_error(Session *s, const char *name, Span where) {
+  const Command *c = find_command(name);
+  char hint[160];
+  snprintf(hint, sizeof hint, "usage: :%s %s", c->name, c->args);
+  session_error(s, where, hint, ":%s needs %s", c->name, c->args);
+  return RUN_ERROR;
+}
+
+/* ───────────────────────── :help, :quit ───────────────────────── */
+
+static void help_all(void) {
+  puts("Commands (a prefix is enough: :t is :type, :r is :reload):");
+  for (int i = 0; i < NCOMMANDS; i++) {
+    char head[64];
+    snprintf(head, sizeof head, ":%s %s", commands[i].name, commands[i].args);
+    printf("  %-28s %s\n", head, commands[i].help);
+  }
+  puts("Input:");
+  puts("  def @f(...) { ... }, type T { ... }, global @g: T = e;, prim @p(...) { ... }");
+  puts("  an expression: evaluated and its value printed (%_ is the last value)");
+  puts("  let %x = e;   binds %x for the rest of the session");
+  puts("Keys: Tab completes, Ctrl-C clears the line or stops an evaluation, Ctrl-D quits.");
+}
+
+static RunStatus cmd_help(Session *s, const char *args, Span where) {
+  if (!*args) return help_all(), RUN_OK;
+  const char *w = args[0] == ':' ? args + 1 : args;
+  const Command *c = find_command(w);
+  if (!c) return unknown_command(s, w, where), RUN_ERROR;
+  printf(":%s %s\n  %s\n", c->name, c->args, c->help);
+  if (c->more) printf("%s\n", c->more);
+  if (c->fn == cmd_set) {
+#define X(name, values, help) printf("  :set %-18s %s\n", name " " values, help);
+    REPL_SETTINGS(X)
+#undef X
+  }
+  return RUN_OK;
+}
+
+static RunStatus cmd_quit(Session *s, const char *args, Span where) { return RUN_QUIT; }
+
+/* ───────────────────────── :load, :reload, :reset ───────────────────────── */
+
+static char *unquote(const char *a) {
+  size_t n = strlen(a);
+  if (n >= 2 && (a[0] == '"' || a[0] == '\'') && a[n - 1] == a[0]) return strndup(a + 1, n - 2);
+  return strdup(a);
+}
+
+static RunStatus cmd_load(Session *s, const char *args, Span where) {
+  if (!*args) return usage_error(s, "load", where);
+  char *path = unquote(args);
+  if (!path) rly_oom();
+  free(s->last_load);
+  s->last_load = strdup(path);
+  RunStatus st = session_load(s, path, where);
+  free(path);
+  return st;
+}
+
+static RunStatus cmd_reload(Session *s, const char *args, Span where) {
+  if (!s->last_load) {
+    session_error(s, where, "use `:load FILE` first", "nothing to reload");
+    return RUN_ERROR;
+  }
+  return session_load(s, s->last_load, where);
+}
+
+static RunStatus cmd_reset(Session *s, const char *args, Span where) {
+  if (s->ntxns) {
+    session_error(s, where, NULL, "`:reset` cannot be used in a file being loaded");
+    return RUN_ERROR;
+  }
+  session_reset(s);
+  puts("session reset: definitions and variables forgotten");
+  return RUN_OK;
+}
+
+/* ───────────────────────── :type ───────────────────────── */
+
+static RunStatus cmd_type(Session *s, const char *args, Span where) {
+  if (!*args) return usage_error(s, "type", where);
+  Arena a;
+  arena_init(&a);
+  Module view;
+  Expr *e = session_parse_expr(s, where, &a, &view);
+  if (e) {
+    FuncDef *f = e->kind == EX_GLOBAL ? module_func(s->m, e->u.global.name) : NULL;
+    char *ty = print_type(f && f->ty ? f->ty : e->ty);
+    puts(ty);
+    free(ty);
+  }
+  arena_free(&a);
+  return e ? RUN_OK : RUN_ERROR;
+}
+
+/* ───────────────────────── :print, :browse ───────────────────────── */
+
+static bool builtin(const Def *d) { return d->kind == DEF_GLOBAL && d->u.global->builtin; }
+
+static bool user_def(const Session *s, const Def *d) {
+  char buf[256];
+  return !builtin(d) && !session_is_prelude(s, prelude_key(d, buf, sizeof buf), prelude_def_ptr(d));
+}
+
+static const char *def_name(const Def *d) {
+  switch (d->kind) {
+  case DEF_FUNC: return d->u.func->name;
+  case DEF_GLOBAL: return d->u.global->name;
+  case DEF_PRIM: return d->u.prim->name;
+  case DEF_ADT: return d->u.adt->name;
+  }
+  return "";
+}
+
+/* The definition `@f`, `f` or `T` names, or NULL. */
+static const Def *find_def(const Module *m, const char *name) {
+  const char *n = name[0] == '@' ? name + 1 : name;
+  const Def *d = module_lookup(m, n);
+  if (d || name[0] == '@') return d;
+  for (int i = 0; i < m->ndefs; i++)
+    if (m->defs[i].kind == DEF_ADT && strcmp(m->defs[i].u.adt->name, n) == 0) return &m->defs[i];
+  return NULL;
+}
+
+static void print_defs(Session *s, const Def *const *defs, int n) {
+  Arena a;
+  arena_init(&a);
+  Module *t = ARENA_NEW(&a, Module);
+  t->arena = &a;
+  for (int i = 0; i < n; i++) module_add(t, *defs[i]);
+  PrintOptions opt = {.types = s->show_types};
+  char *text = print_module(t, opt);
+  fputs(text, stdout);
+  free(text);
+  strmap_free(&t->globals), strmap_free(&t->types), strmap_free(&t->ctors);
+  arena_free(&a);
+}
+
+static RunStatus cmd_print(Session *s, const char *args, Span where) {
+  bool prelude = strcmp(args, "prelude") == 0;
+  PtrVec v = {0};
+  if (*args && !prelude) {
+    const Def *d = find_def(s->m, args);
+    if (!d) {
+      session_error(s, where, "`:browse` lists the definitions", "no definition named `%s`", args);
+      return RUN_ERROR;
+    }
+    vec_push(&v, (void *)d);
+  }
+  for (int i = 0; !*args || prelude ? i < s->m->ndefs : 0; i++) {
+    const Def *d = &s->m->defs[i];
+    bool mine = user_def(s, d);
+    if ((prelude && !mine && !builtin(d)) || (!prelude && mine))
+      vec_push(&v, (void *)d);
+  }
+  if (v.len) print_defs(s, (const Def *const *)v.items, (int)v.len);
+  else puts("(no definitions)");
+  vec_free(&v);
+  return RUN_OK;
+}
+
+static void browse_adt(const AdtDef *t) {
+  StrBuf b = {0};
+  sb_printf(&b, "%stype %s", t->is_extern ? "extern " : "", t->name);
+  for (int i = 0; i < t->ntparams; i++) sb_printf(&b, "%s%s", i ? ", " : "[", t->tparams[i]);
+  if (t->ntparams) sb_putc(&b, ']');
+  if (!t->is_extern) sb_puts(&b, " {");
+  for (int c = 0; c < t->nctors; c++) {
+    sb_printf(&b, "%s %s", c ? "," : "", t->ctors[c].name);
+    for (int f = 0; f < t->ctors[c].nfields; f++) {
+      sb_puts(&b, f ? ", " : "(");
+      print_type_to(&b, t->ctors[c].fields[f]);
+    }
+    if (t->ctors[c].nfields) sb_putc(&b, ')');
+  }
+  if (!t->is_extern) sb_puts(&b, " }");
+  puts(b.data);
+  sb_free(&b);
+}
+
+static void browse_def(const Def *d) {
+  char *ty = NULL;
+  switch (d->kind) {
+  case DEF_ADT: browse_adt(d->u.adt); return;
+  case DEF_FUNC:
+    ty = d->u.func->ty ? print_type(d->u.func->ty) : NULL;
+    printf("@%s : %s\n", d->u.func->name, ty ? ty : "?");
+    break;
+  case DEF_GLOBAL:
+    ty = print_type(d->u.global->type);
+    printf("global @%s : %s\n", d->u.global->name, ty);
+    break;
+  case DEF_PRIM: printf("prim @%s\n", d->u.prim->name); break;
+  }
+  free(ty);
+}
+
+static RunStatus cmd_browse(Session *s, const char *args, Span where) {
+  bool prelude = strcmp(args, "prelude") == 0, filter = *args && !prelude;
+  int shown = 0;
+  for (int pass = 0; pass < 2; pass++) /* types first, then the rest */
+    for (int i = 0; i < s->m->ndefs; i++) {
+      const Def *d = &s->m->defs[i];
+      if ((d->kind == DEF_ADT) != (pass == 0) || builtin(d)) continue;
+      if (filter ? !strstr(def_name(d), args) : prelude == user_def(s, d)) continue;
+      browse_def(d);
+      shown++;
+    }
+  if (!shown && filter) printf("(no definition name contains `%s`)\n", args);
+  else if (!shown) puts("(no definitions yet; `:browse prelude` lists the standard library)");
+  return RUN_OK;
+}
+
+/* ───────────────────────── :set ───────────────────────── */
+
+static void show_settings(const Session *s) {
+  printf("print-limit %lld\n", (long long)s->print_limit);
+  printf("types %s\n", s->show_types ? "on" : "off");
+}
+
+static bool parse_on_off(const char *v, bool *out) {
+  bool on = !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "1");
+  bool off = !strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "0");
+  if (on || off) *out = on;
+  return on || off;
+}
+
+static bool set_print_limit(Session *s, const char *v) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (!*v || *end || errno || n < 1) return false;
+  s->print_limit = n;
+  repl_eval_set_print_limit(s->ev, n);
+  return true;
+}
+
+static RunStatus cmd_set(Session *s, const char *args, Span where) {
+  if (!*args) return show_settings(s), RUN_OK;
+  size_t n = strcspn(args, " \t");
+  char opt[64];
+  snprintf(opt, sizeof opt, "%.*s", (int)(n < 63 ? n : 63), args);
+  const char *val = args + n + strspn(args + n, " \t");
+  bool ok;
+  if (strcmp(opt, "print-limit") == 0) ok = set_print_limit(s, val);
+  else if (strcmp(opt, "types") == 0) ok = parse_on_off(val, &s->show_types);
+  else {
+    const char *near = nearest(setting_names, opt);
+    char hint[128] = "`:help set` lists the settings";
+    if (near) snprintf(hint, sizeof hint, "did you mean `%s`?", near);
+    session_error(s, where, hint, "unknown setting `%s`", opt);
+    return RUN_ERROR;
+  }
+  if (!ok) {
+    const char *want = strcmp(opt, "types") == 0 ? "on or off" : "a positive integer";
+    if (!*val) session_error(s, where, NULL, "`:set %s` needs %s", opt, want);
+    else session_error(s, where, NULL, "`:set %s` needs %s, not `%s`", opt, want, val);
+    return RUN_ERROR;
+  }
+  return RUN_OK;
+}

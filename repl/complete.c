@@ -1,0 +1,140 @@
+/* complete.c — Tab completion candidates, independent of the line editor
+ * (so they can be tested without a terminal).
+ *
+ * Words keep their sigil: `:ty` → `:type`, `@ma` → `@map`, `%w` → `%w1`,
+ * `nn.de` → `nn.dense`.  Inside the parentheses of an op call, the op's
+ * attribute names are offered as `name=`.  After `:load` the front end
+ * completes file names. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/tir.h"
+#include "ops/ops.h"
+#include "repl/repl.h"
+
+static const char *const keywords[] = {
+    "let",  "fn",     "def",      "if",     "else",   "type",      "match",     "match?",
+    "extern", "free_var", "ref",  "ref_read", "ref_write", "prim", "global", "dataflow",
+    "Tensor", "RandState", "Ref", "True",   "False",  NULL};
+
+typedef struct Cands {
+  const char *word;
+  size_t n;
+  PtrVec *out;
+} Cands;
+
+static void offer(Cands *c, const char *prefix, const char *name, const char *suffix) {
+  size_t p = strlen(prefix);
+  if (strncmp(c->word, prefix, p < c->n ? p : c->n) != 0) return;
+  if (c->n > p && strncmp(c->word + p, name, c->n - p) != 0) return;
+  StrBuf b = {0};
+  sb_puts(&b, prefix), sb_puts(&b, name), sb_puts(&b, suffix);
+  for (size_t i = 0; i < c->out->len; i++) /* no duplicates */
+    if (strcmp(c->out->items[i], b.data) == 0) {
+      sb_free(&b);
+      return;
+    }
+  vec_push(c->out, sb_take(&b));
+}
+
+static void offer_list(Cands *c, const char *prefix, const char *const *names, const char *suffix) {
+  for (int i = 0; names[i]; i++) offer(c, prefix, names[i], suffix);
+}
+
+static void offer_globals(const Session *s, Cands *c) {
+  for (int i = 0; i < s->m->ndefs; i++) {
+    const Def *d = &s->m->defs[i];
+    if (d->kind == DEF_FUNC) offer(c, "@", d->u.func->name, "");
+    if (d->kind == DEF_GLOBAL) offer(c, "@", d->u.global->name, "");
+    if (d->kind == DEF_PRIM) offer(c, "@", d->u.prim->name, "");
+  }
+}
+
+static void offer_types(const Session *s, Cands *c, bool ctors) {
+  for (int i = 0; i < s->m->ndefs; i++) {
+    const AdtDef *t = s->m->defs[i].kind == DEF_ADT ? s->m->defs[i].u.adt : NULL;
+    if (!t) continue;
+    offer(c, "", t->name, "");
+    for (int k = 0; ctors && k < t->nctors; k++) offer(c, "", t->ctors[k].name, "");
+  }
+}
+
+static void offer_dtypes(Cands *c) {
+  static const char *const dtypes[] = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                       "uint32", "uint64", "float16", "float32", "float64", NULL};
+  offer_list(c, "", dtypes, "");
+}
+
+/* The op whose call's parentheses enclose position `start`, or NULL. */
+static const OpDef *enclosing_op(const char *line, int start) {
+  int depth = 0;
+  for (int i = start - 1; i >= 0; i--) {
+    if (line[i] == ')') depth++;
+    else if (line[i] == '(' && depth) depth--;
+    else if (line[i] == '(') {
+      int e = i;
+      while (e > 0 && line[e - 1] == ' ') e--;
+      int b = e;
+      while (b > 0 && (isalnum((unsigned char)line[b - 1]) || strchr("_.", line[b - 1]))) b--;
+      if (b == e || (b > 0 && (line[b - 1] == '@' || line[b - 1] == '%'))) return NULL;
+      char name[128];
+      snprintf(name, sizeof name, "%.*s", e - b, line + b);
+      int k = ops_lookup(name);
+      return k >= 0 ? ops_get(k) : NULL;
+    }
+  }
+  return NULL;
+}
+
+static void offer_expression(const Session *s, Cands *c, const char *line, int start) {
+  if (c->word[0] == '@' || c->word[0] == '%') {
+    if (c->word[0] == '@') offer_globals(s, c);
+    for (int i = 0; c->word[0] == '%' && i < s->nvars; i++) offer(c, "%", s->vars[i]->name, "");
+    return;
+  }
+  const OpDef *op = enclosing_op(line, start);
+  for (int i = 0; op && op->attrs && op->attrs[i].name; i++) offer(c, "", op->attrs[i].name, "=");
+  for (int i = 0; i < ops_count(); i++) offer(c, "", ops_get(i)->name, "");
+  offer_types(s, c, true);
+  offer_list(c, "", keywords, "");
+  offer_dtypes(c);
+}
+
+/* The command word of a `:` line, resolved like cmd_run (exact or prefix). */
+static const char *line_command(const char *line) {
+  char buf[64];
+  size_t k = 0;
+  for (; line[1 + k] && !isspace((unsigned char)line[1 + k]) && k + 1 < sizeof buf; k++)
+    buf[k] = line[1 + k];
+  buf[k] = 0;
+  return k ? cmd_resolve(buf) : NULL;
+}
+
+static int word_index(const char *line, int start) {
+  int w = 0;
+  for (int i = 0; i < start; i++)
+    if (!isspace((unsigned char)line[i]) && (i == 0 || isspace((unsigned char)line[i - 1]))) w++;
+  return w;
+}
+
+bool complete_word(const Session *s, const char *line, int start, int end, PtrVec *out) {
+  Cands c = {line + start, (size_t)(end - start), out};
+  if (line[0] != ':') return offer_expression(s, &c, line, start), false;
+  if (start == 0) return offer_list(&c, ":", cmd_names(), ""), false;
+  const char *cmd = line_command(line);
+  if (!cmd) return false;
+  int w = word_index(line, start);
+  if (cmd_wants_file(cmd)) return true;
+  if (strcmp(cmd, "help") == 0 && w == 1) offer_list(&c, "", cmd_names(), "");
+  else if (strcmp(cmd, "set") == 0 && w == 1) offer_list(&c, "", cmd_setting_names(), "");
+  else if (strcmp(cmd, "set") == 0 && w == 2) {
+    static const char *const on_off[] = {"on", "off", NULL};
+    offer_list(&c, "", on_off, "");
+  } else if ((strcmp(cmd, "print") == 0 || strcmp(cmd, "browse") == 0) && w == 1) {
+    offer(&c, "", "prelude", "");
+    offer_globals(s, &c);
+    offer_types(s, &c, false);
+  } else if (strcmp(cmd, "type") == 0) offer_expression(s, &c, line, start);
+  return false;
+}

@@ -1,0 +1,42 @@
+/* eval_interp.c — the evaluator: the AST interpreter (interp/interp.h).
+ *
+ * A value bound to a session variable is rooted by interp_bind; the value
+ * of an expression stays rooted until the next evaluation, long enough to
+ * print it. */
+#include <stdlib.h>
+
+#include "interp/interp.h"
+#include "repl/repl.h"
+
+struct Evaluator {
+  Interp *in;
+};
+
+Evaluator *repl_eval_new(DiagCtx *d) {
+  Evaluator *ev = calloc(1, sizeof *ev);
+  if (!ev) rly_oom();
+  ev->in = interp_new(d);
+  return ev;
+}
+
+void repl_eval_free(Evaluator *ev) {
+  if (!ev) return;
+  interp_free(ev->in);
+  free(ev);
+}
+
+bool repl_eval(Evaluator *ev, Module *m, Expr *e, Var *bind, char **text) {
+  *text = NULL;
+  Value *v = interp_eval(ev->in, m, e);
+  if (!v) return false;
+  if (bind) interp_bind(ev->in, bind, v);
+  *text = interp_format(ev->in, v);
+  return true;
+}
+
+void repl_eval_unbind(Evaluator *ev, Var *v) { interp_bind(ev->in, v, NULL); }
+void repl_eval_reset(Evaluator *ev) { interp_reset(ev->in); }
+void repl_eval_set_print_limit(Evaluator *ev, int64_t n) {
+  interp_options(ev->in)->print_limit = n;
+}
+void repl_eval_interrupt(void) { interp_interrupt(); }

@@ -1,0 +1,177 @@
+/* repl.h — the rly session shared by the REPL, batch mode and `:` commands
+ * (internal to repl/).
+ *
+ * A Session owns one DiagCtx (every input is a registered source named
+ * `<repl:N>`, a path, `<stdin>` or `<-e>`), the current Module, the session
+ * variables (`let %x = e;` and `%_`) and the evaluator.
+ *
+ * Invariants:
+ * - The current module is never edited in place.  An input is parsed and
+ *   checked in a copy (module_copy) and the copy replaces the module only
+ *   when everything succeeded; `:load` of a file with several parts is one
+ *   transaction (session_txn_begin / _end): its parts between `:` lines
+ *   commit one by one and roll back together.
+ * - Inputs allocate in one arena (`inputs`) from a mark.  A rejected input
+ *   (parse or type error, or a REPL line that needs more lines) is released;
+ *   an input that ran is kept, because run-time values share its memory
+ *   (tensor constants are borrowed, closures point at their code).  So a
+ *   session grows by the IR of what it ran (about 1 KB per short input) and
+ *   by the source text of every input (diagnostics may point at it).
+ * - Module tables (StrMap, malloc'd) of replaced modules are freed when no
+ *   open transaction can roll back to them. */
+#ifndef RLY_REPL_H
+#define RLY_REPL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ir/ir.h"
+#include "parser/diag.h"
+#include "parser/parser.h"
+
+#define RLY_VERSION "0.1"
+
+typedef enum RunStatus {
+  RUN_OK,
+  RUN_INCOMPLETE, /* the input ends early: the REPL reads another line */
+  RUN_ERROR,      /* diagnostics were printed */
+  RUN_QUIT,       /* :quit */
+} RunStatus;
+
+typedef struct SessionOptions {
+  bool color;       /* ANSI colours (a terminal and no NO_COLOR) */
+  bool prelude;     /* load lib/prelude.rly at start */
+} SessionOptions;
+
+/* ── the evaluator (eval_interp.c: the AST interpreter; a JIT mode can plug in here) ── */
+
+typedef struct Evaluator Evaluator;
+
+Evaluator *repl_eval_new(DiagCtx *d);
+void repl_eval_free(Evaluator *ev);
+/* Evaluates e (type-checked) against m and binds the value to `bind` (a
+ * session variable, may be NULL).  *text: the printed value (malloc'd).
+ * False after a diagnostic. */
+bool repl_eval(Evaluator *ev, Module *m, Expr *e, Var *bind, char **text);
+void repl_eval_unbind(Evaluator *ev, Var *v); /* release a replaced variable's value */
+void repl_eval_reset(Evaluator *ev);          /* forget variables and state */
+void repl_eval_set_print_limit(Evaluator *ev, int64_t n);
+void repl_eval_interrupt(void);               /* async-signal-safe */
+
+/* ── the session ── */
+
+typedef struct Txn {
+  Module *module;   /* to restore on failure */
+  Var **vars;       /* copy of the session variables (malloc) */
+  int nvars;
+  size_t dead_from; /* index into Session.dead at the start */
+} Txn;
+
+typedef struct Session {
+  SessionOptions opt;
+  DiagCtx diag;
+  Module *m;         /* the current module */
+  Module *base;      /* the module after the prelude (:reset returns to it) */
+  Evaluator *ev;
+  Arena inputs;      /* the inputs' IR (see above) */
+  uint64_t kept_gen; /* counts inputs whose memory was kept */
+  Arena fixed;       /* session-lifetime small things: %_, copied types, names */
+  Var **vars;        /* session variables, latest binding per name */
+  Var *last;         /* %_ (one Var for the session; its annot follows the value) */
+  int nvars, capvars;
+  int ninputs;       /* N of the last <repl:N> */
+  PtrVec dead;       /* replaced modules whose tables wait for txn end */
+  Txn txns[16];
+  int ntxns;
+  bool loading;      /* inside :load: summarize definitions instead of listing */
+  PtrVec loaded;     /* names defined by the current :load (const char *) */
+  char *last_load;   /* for :reload */
+  int64_t print_limit;
+  bool show_types;
+  /* The prelude: what it defined, to tell "defined" from "redefined" and to
+   * drop prelude definitions that depend on a name a program replaces. */
+  StrMap prelude_defs; /* name ("@f" or "List") → the FuncDef/AdtDef/... pointer */
+  StrMap prelude_deps; /* name → PtrVec * of names its text mentions */
+  PtrVec prelude_names;
+} Session;
+
+Session *session_new(SessionOptions opt);
+void session_free(Session *s);
+
+/* Runs one input: definitions, expressions, session lets and `:` command
+ * lines.  may_continue: report RUN_INCOMPLETE (and nothing else) when the
+ * only error is at the end of input.  stop_on_error: batch mode. */
+RunStatus session_run(Session *s, const char *name, const char *text, size_t len,
+                      bool may_continue);
+/* Runs a file (or "-" for stdin) as a script; prints diagnostics. */
+RunStatus session_run_file(Session *s, const char *path);
+/* The interactive loop (readline on a terminal, plain lines otherwise). */
+int session_repl(Session *s, bool tty);
+void session_banner(FILE *f);
+
+/* Set while the evaluator runs: SIGINT then interrupts the evaluation (and
+ * sets repl_interrupted) instead of clearing the line. */
+extern volatile sig_atomic_t repl_in_eval, repl_interrupted;
+
+/* Used by the commands. */
+bool session_txn_begin(Session *s);
+void session_txn_end(Session *s, bool ok);
+char *session_read_file(const char *path, size_t *len);
+RunStatus session_load(Session *s, const char *path, Span where);
+void session_reset(Session *s);
+bool session_is_prelude(const Session *s, const char *name, const void *def);
+/* Parses and type-checks the expression at `where` (part of a command
+ * line) against *view, a view of the current module allocating in a;
+ * prints errors and returns NULL on failure. */
+Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view);
+void session_render(Session *s);  /* prints and clears collected diagnostics */
+void session_error(Session *s, Span where, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ── the prelude (prelude.c) ── */
+
+bool prelude_load(Session *s);
+const void *prelude_def_ptr(const Def *d);
+/* "@f" for a global (written into buf), the name for a type. */
+const char *prelude_key(const Def *d, char *buf, size_t n);
+void prelude_free(Session *s);
+/* A copy of s->m in a for an input defining `names` ("@f", "T", "Ctor"):
+ * without the prelude definitions those replace or that depend on them. */
+Module *prelude_input_module(Session *s, const PtrVec *names, Arena *a);
+
+/* ── commands (commands.c) ── */
+
+/* Runs a command line (text after ':'); where: the span of the whole line. */
+RunStatus cmd_run(Session *s, const char *line, Span where);
+/* Command and setting names, for completion; NULL-terminated. */
+const char *const *cmd_names(void);
+const char *const *cmd_setting_names(void);
+/* The command a word names (exact, else the first it prefixes), or NULL. */
+const char *cmd_resolve(const char *word);
+/* Does the command (a full name) take a file name (:load)? */
+bool cmd_wants_file(const char *name);
+
+/* ── completion (complete.c) ── */
+
+/* Candidates for the word line[start, end) given the whole line: command
+ * names after ':', globals after '@', session variables after '%', op and
+ * constructor names, attribute names inside an op call.  Pushes malloc'd
+ * strings onto out.  Returns true when the word is a file name (the
+ * front end completes those itself). */
+bool complete_word(const Session *s, const char *line, int start, int end, PtrVec *out);
+
+/* ── line editing (line_readline.c on a terminal, line_plain.c otherwise) ── */
+
+typedef struct LineEditor {
+  /* A line without its newline (malloc'd), or NULL at end of input.
+   * *interrupted: Ctrl-C cleared the line (the result is NULL). */
+  char *(*read)(const char *prompt, bool *interrupted);
+  void (*history_add)(const char *entry); /* one whole (multi-line) input */
+  void (*close)(void);
+} LineEditor;
+
+const LineEditor *line_readline_open(Session *s);
+const LineEditor *line_plain_open(bool prompts);
+
+#endif
