@@ -98,6 +98,7 @@ static bool fail(Interp *in, Span sp, const char *fmt, ...) {
 /* Reports the error with the chain of @function calls, innermost first. */
 static void report(Interp *in, size_t kbase) {
   diag_error(in->diag, in->err_span, "%s", in->err);
+  if (in->note[0]) diag_note(in->diag, in->note_span, "%s", in->note), in->note[0] = 0;
   int shown = 0;
   for (size_t i = in->nkonts; i > kbase && shown < 12; i--) {
     const Kont *k = &in->konts[i - 1];
@@ -156,8 +157,7 @@ static Value *global_value(Interp *in, const Expr *e) {
     Value *cell = global_cell(in, d->u.global, e->span);
     return cell ? cell->u.ref.cell : NULL;
   }
-  if (d->kind != DEF_FUNC)
-    return fail(in, e->span, "@%s is a prim function; call it with call_tir", e->u.global.name), NULL;
+  if (d->kind == DEF_PRIM) return value_unit(in); /* call_tir's callee: call_tir_run reads the call */
   Proc *p = proc_of(in, d->u.func->fn, d->u.func->name);
   if (p->ncap) return fail(in, e->span, "@%s uses a variable it does not bind", p->name), NULL;
   return closure_of(in, p, p->name);
@@ -242,9 +242,27 @@ static int op_inputs(Interp *in, const char *op, Value **args, int n, RtTensor *
   return k;
 }
 
+/* Which runner an op needs: kernels, call_tir, or the key-taking random
+ * ops (which also depend on the argument count: nn.dropout with a key). */
+typedef enum OpRunner { RUN_KERNEL = 1, RUN_CALL_TIR, RUN_RANDOM } OpRunner;
+
+static OpRunner op_runner(const OpDef *def, int opindex, int n) {
+  enum { MAX_OPS = 1024, MAX_N = 4 };
+  static unsigned char cache[MAX_OPS][MAX_N];
+  unsigned char *c = opindex < MAX_OPS && n < MAX_N ? &cache[opindex][n] : NULL;
+  if (c && *c) return (OpRunner)*c;
+  OpRunner r = strcmp(def->name, "call_tir") == 0 ? RUN_CALL_TIR
+               : random_handles(def->name, n)     ? RUN_RANDOM
+                                                  : RUN_KERNEL;
+  if (c) *c = (unsigned char)r;
+  return r;
+}
+
 static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, int n) {
   const OpDef *def = ops_get(opindex);
-  if (random_handles(def->name, n)) {
+  OpRunner runner = op_runner(def, opindex, n);
+  if (runner == RUN_CALL_TIR) return call_tir_run(in, call, args, n);
+  if (runner == RUN_RANDOM) {
     Value *v = random_run(in, call, def, args, n, in->opt.prng_original);
     if (!v) in->err_span = call->span;
     return v;
@@ -270,7 +288,7 @@ static Value *make_adt(Interp *in, AdtDef *adt, int index, Value **args, int n, 
                 adt->ctors[index].nfields, n), NULL;
   Value *v = value_new(in, V_ADT, n);
   v->u.adt.adt = adt, v->u.adt.index = index;
-  memcpy(v->u.adt.fields, args, sizeof(Value *) * (size_t)n);
+  if (n) memcpy(v->u.adt.fields, args, sizeof(Value *) * (size_t)n);
   return v;
 }
 
@@ -672,6 +690,7 @@ void interp_free(Interp *in) {
   idmap_free(&in->procs);
   strmap_free(&in->globals);
   kernel_ctx_free(&in->kx);
+  call_tir_free(in);
   arena_free(&in->arena);
   free(in->slots);
   free(in->vals);
@@ -683,6 +702,7 @@ void interp_free(Interp *in) {
 InterpOptions *interp_options(Interp *in) { return &in->opt; }
 
 Value *interp_eval(Interp *in, Module *m, Expr *e) {
+  interrupted = 0; /* a Ctrl-C that arrived after the previous evaluation ended */
   in->mod = m;
   in->err[0] = 0;
   in->err_span = (Span){0, 0, 0};

@@ -91,6 +91,43 @@ void rt_cache_trim(void) {
   cached_bytes = 0;
 }
 
+/* Small objects are recycled through free lists instead of malloc/free:
+ * interpreting scalar code allocates and drops millions of tiny tensors.
+ * Lists: tensor headers, borrowed-buffer headers, and owned buffers with
+ * 64..256 data bytes (one list per size).  Each keeps at most POOL_MAX. */
+enum { POOL_MAX = 1 << 16, SMALL_CAPS = 4 };
+typedef struct Pool {
+  void *head;
+  size_t n;
+} Pool;
+static Pool header_pool, borrowed_pool, small_pool[SMALL_CAPS];
+
+static void *pool_take(Pool *p) {
+  void *x = p->head;
+  if (x) p->head = *(void **)x, p->n--;
+  return x;
+}
+
+static bool pool_put(Pool *p, void *x) {
+  if (p->n >= POOL_MAX) return false;
+  *(void **)x = p->head;
+  p->head = x, p->n++;
+  return true;
+}
+
+static Pool *small_pool_for(size_t cap) {
+  return cap <= SMALL_CAPS * RT_ALIGN ? &small_pool[cap / RT_ALIGN - 1] : NULL;
+}
+
+void rt_pool_trim(void) {
+  Pool *all[2 + SMALL_CAPS] = {&header_pool, &borrowed_pool};
+  for (int i = 0; i < SMALL_CAPS; i++) all[2 + i] = &small_pool[i];
+  for (int i = 0; i < 2 + SMALL_CAPS; i++) {
+    void *x;
+    while ((x = pool_take(all[i]))) free(x);
+  }
+}
+
 static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
   if (nbytes > max_bytes) {
     set_err(err, errn, "cannot allocate %g bytes: more than the tensor size limit (%g bytes)",
@@ -98,7 +135,8 @@ static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
     return NULL;
   }
   size_t cap = nbytes ? (nbytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN : RT_ALIGN;
-  RtBuffer *b = cache_take(cap);
+  Pool *sp = small_pool_for(cap);
+  RtBuffer *b = sp ? pool_take(sp) : cache_take(cap);
   if (!b) {
     unsigned char *p = aligned_alloc(RT_ALIGN, RT_ALIGN + cap);
     if (!p) {
@@ -115,12 +153,15 @@ static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
 
 static void buffer_release(RtBuffer *b) {
   /* Owned: header and data are one allocation; borrowed: only the header. */
-  if (--b->refs == 0 && !cache_put(b)) free(b);
+  if (--b->refs > 0) return;
+  Pool *sp = b->borrowed ? &borrowed_pool : small_pool_for(b->cap);
+  if (sp ? !pool_put(sp, b) : !cache_put(b)) free(b);
 }
 
 static RtTensor *header_new(DType dt, int ndim, const int64_t *shape, int64_t numel,
                             char *err, size_t errn) {
-  RtTensor *t = malloc(sizeof *t);
+  RtTensor *t = pool_take(&header_pool);
+  if (!t) t = malloc(sizeof *t);
   if (!t) {
     set_err(err, errn, "cannot allocate %g bytes: out of memory", (double)sizeof *t);
     return NULL;
@@ -176,7 +217,7 @@ RtTensor *rt_tensor_retain(RtTensor *t) {
 void rt_tensor_release(RtTensor *t) {
   if (!t || --t->refs > 0) return;
   buffer_release(t->buf);
-  free(t);
+  if (!pool_put(&header_pool, t)) free(t);
 }
 
 RtTensor *rt_tensor_view(RtTensor *base, int ndim, const int64_t *shape, char *err, size_t errn) {
@@ -207,7 +248,8 @@ RtTensor *rt_tensor_from_ir(const Tensor *t, char *err, size_t errn) {
 
 RtTensor *rt_tensor_borrow_ir(const Tensor *t, char *err, size_t errn) {
   RLY_ASSERT(((uintptr_t)t->data & (RT_ALIGN - 1)) == 0);
-  RtBuffer *b = malloc(sizeof *b);
+  RtBuffer *b = pool_take(&borrowed_pool);
+  if (!b) b = malloc(sizeof *b);
   if (!b) {
     set_err(err, errn, "cannot allocate %g bytes: out of memory", (double)sizeof *b);
     return NULL;
@@ -215,7 +257,7 @@ RtTensor *rt_tensor_borrow_ir(const Tensor *t, char *err, size_t errn) {
   b->refs = 1, b->nbytes = b->cap = tensor_nbytes(t), b->data = t->data, b->borrowed = true;
   RtTensor *r = header_new(t->dtype, t->ndim, t->shape, t->numel, err, errn);
   if (!r) {
-    free(b);
+    if (!pool_put(&borrowed_pool, b)) free(b);
     return NULL;
   }
   r->buf = b, r->data = b->data;

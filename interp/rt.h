@@ -80,6 +80,9 @@ int64_t rt_get_i64(const RtTensor *t, int64_t i);
 /* Frees the buffers kept for reuse (they are reachable until then). */
 void rt_cache_trim(void);
 
+/* Frees the recycled small tensors and buffers (free lists of rt.c). */
+void rt_pool_trim(void);
+
 /* The one-tensor size limit (bytes). */
 void rt_set_max_bytes(size_t n);
 size_t rt_max_bytes(void);
