@@ -96,12 +96,22 @@ struct Interp {
   KernelCtx kx;
   char err[RT_ERR_LEN];
   Span err_span;
+  char note[RT_ERR_LEN]; /* a note shown after the error (e.g. at a prim parameter), or "" */
+  Span note_span;
+
+  struct TirCache *tir;  /* prim functions compiled for call_tir (call_tir.c) */
 };
 
 /* Ops on RandState keys (random_ops.c): whether op with nargs arguments is
  * one, and running it (NULL with in->err set on failure). */
 bool random_handles(const char *op, int nargs);
 Value *random_run(Interp *in, const Expr *call, const OpDef *def, Value **args, int n, int mode);
+
+/* call_tir (call_tir.c): runs a prim function on fresh outputs; NULL with
+ * in->err (and possibly in->note) set on failure.  call_tir_free frees the
+ * compiled prim functions. */
+Value *call_tir_run(Interp *in, const Expr *call, Value **args, int n);
+void call_tir_free(Interp *in);
 
 /* Marks from all roots and frees the rest. */
 size_t gc_collect(Interp *in);

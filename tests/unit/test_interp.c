@@ -31,6 +31,7 @@ static void env_init(Env *e, const char *defs) {
 
 static void env_free(Env *e) {
   interp_free(e->in);
+  module_free(e->mod);
   diag_free(&e->diag);
   arena_free(&e->arena);
 }

@@ -1,0 +1,346 @@
+/* call_tir.c — call_tir in the evaluator (text-format.md B.6).
+ *
+ *   call_tir(@p, (%a, %b), shape=[n, 128], dtype="float32")
+ *
+ * allocates the outputs (zero-filled) from `shape` and `dtype`, runs the
+ * prim function @p on inputs then outputs (destination passing) with the
+ * reference interpreter (tir_interp.h), and returns the output, or a tuple
+ * when `shape` is a list of shapes.  call_tir is pure: an input the prim
+ * function stores into is copied first, so shared tensors stay intact.
+ *
+ * Size variables in `shape` are resolved from the inputs: a name the
+ * call's input types use (the enclosing function's size variables, e.g.
+ * Tensor[(n, 784), float32]) takes the matching dim of the run-time input;
+ * otherwise a size variable of @p with that name, bound from the inputs.
+ *
+ * Errors carry two locations: a mismatch between a tensor and @p's
+ * parameter is reported at the argument (or `shape`) with a note at the
+ * parameter; an error inside @p (bounds, division by zero) is reported in
+ * @p with a note at the call.
+ *
+ * A string callee names an external function (extern.h): the outputs come
+ * from `shape` (the caller's size variables only) and the function runs on
+ * inputs then outputs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/extern.h"
+#include "interp/interp_int.h"
+#include "interp/tir_interp.h"
+
+enum { MAX_OUTS = 64 };
+
+typedef struct Outs {
+  int n;
+  bool tuple;
+  DType dt[MAX_OUTS];
+  int ndim[MAX_OUTS];
+  int64_t shape[MAX_OUTS][TENSOR_MAX_RANK];
+} Outs;
+
+/* Size variables known at this call: the caller's names and @p's. */
+typedef struct SizeEnv {
+  const Expr *call;
+  const Value *inputs;
+  const PrimFunc *prim;
+  const int64_t *prim_vals;
+  const bool *prim_known;
+} SizeEnv;
+
+static Value *fail(Interp *in, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static Value *fail(Interp *in, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(in->err, sizeof in->err, fmt, ap);
+  va_end(ap);
+  in->err_span = sp;
+  return NULL;
+}
+
+static void note(Interp *in, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void note(Interp *in, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(in->note, sizeof in->note, fmt, ap);
+  va_end(ap);
+  in->note_span = sp;
+}
+
+/* ─────────────────────────── size variables ─────────────────────────── */
+
+/* The caller's size variable `name` from the input types and run-time shapes. */
+static bool caller_size(const SizeEnv *env, const char *name, int64_t *out) {
+  const Expr *tup = env->call->u.call.args[env->call->u.call.nargs - 1];
+  const Type *ty = tup->ty;
+  if (!ty || ty->kind != TY_TUPLE || ty->u.tuple.n != env->inputs->u.tuple.n) return false;
+  for (int i = 0; i < ty->u.tuple.n; i++) {
+    const Type *f = ty->u.tuple.fields[i];
+    const RtTensor *t = env->inputs->u.tuple.fields[i]->u.tensor;
+    if (f->kind != TY_TENSOR || f->u.tensor.ndim != t->ndim) continue;
+    for (int d = 0; d < t->ndim; d++) {
+      const Dim *dim = &f->u.tensor.dims[d];
+      if (dim->kind == DIM_VAR && strcmp(dim->name, name) == 0) return *out = t->shape[d], true;
+    }
+  }
+  return false;
+}
+
+static bool size_of(const SizeEnv *env, const char *name, int64_t *out) {
+  if (caller_size(env, name, out)) return true;
+  for (int i = 0; env->prim && i < env->prim->nsizevars; i++)
+    if (env->prim_known[i] && strcmp(env->prim->sizevars[i]->name, name) == 0)
+      return *out = env->prim_vals[i], true;
+  return false;
+}
+
+/* ───────────────────────────── outputs ───────────────────────────── */
+
+static bool out_shape(Interp *in, const SizeEnv *env, const AttrValue *s, Outs *o, int k) {
+  if (s->kind != AV_LIST)
+    return fail(in, s->span, "call_tir: `shape` must be a list of sizes"), false;
+  if (s->u.list.n > TENSOR_MAX_RANK)
+    return fail(in, s->span, "call_tir: a shape has more than %d dims", TENSOR_MAX_RANK), false;
+  o->ndim[k] = s->u.list.n;
+  for (int d = 0; d < s->u.list.n; d++) {
+    const AttrValue *it = s->u.list.items[d];
+    int64_t *v = &o->shape[k][d];
+    if (it->kind == AV_INT && it->u.i >= 0) *v = it->u.i;
+    else if (it->kind != AV_SYM)
+      return fail(in, it->span, "call_tir: `shape` entries must be sizes or size variables"), false;
+    else if (!size_of(env, it->u.s, v))
+      return fail(in, it->span, "call_tir: size variable %s is not determined by the inputs of %s",
+                  it->u.s, "this call"),
+             false;
+  }
+  return true;
+}
+
+static bool out_dtype(Interp *in, const AttrValue *dt, Outs *o, int k, Span sp) {
+  o->dt[k] = DT_FLOAT32;
+  if (!dt) return true;
+  if (dt->kind == AV_LIST && dt->u.list.n != o->n)
+    return fail(in, dt->span, "call_tir: %d dtypes for %d outputs", dt->u.list.n, o->n), false;
+  const AttrValue *v = dt->kind == AV_LIST ? dt->u.list.items[k] : dt;
+  DType t = v->kind == AV_STR ? dtype_from_name(v->u.s, strlen(v->u.s)) : DT_INVALID;
+  if (t == DT_INVALID) return fail(in, v->span.file ? v->span : sp, "call_tir: bad `dtype`"), false;
+  o->dt[k] = t;
+  return true;
+}
+
+static bool outputs(Interp *in, const SizeEnv *env, Outs *o) {
+  const Expr *call = env->call;
+  const AttrValue *sh = attrs_get(call->u.call.attrs, "shape");
+  const AttrValue *dt = attrs_get(call->u.call.attrs, "dtype");
+  if (!sh || sh->kind != AV_LIST)
+    return fail(in, call->span, "call_tir: `shape` must be a list"), false;
+  o->tuple = sh->u.list.n > 0 && sh->u.list.items[0]->kind == AV_LIST;
+  o->n = o->tuple ? sh->u.list.n : 1;
+  if (o->n > MAX_OUTS) return fail(in, sh->span, "call_tir: more than %d outputs", MAX_OUTS), false;
+  for (int k = 0; k < o->n; k++)
+    if (!out_shape(in, env, o->tuple ? sh->u.list.items[k] : sh, o, k) ||
+        !out_dtype(in, dt, o, k, call->span))
+      return false;
+  return true;
+}
+
+/* ───────────────────────────── errors ───────────────────────────── */
+
+/* The span of input i in the call (the tuple's field when written out). */
+static Span input_span(const Expr *call, int i) {
+  const Expr *tup = call->u.call.args[call->u.call.nargs - 1];
+  if (tup->kind == EX_TUPLE && i < tup->u.tuple.n) return tup->u.tuple.fields[i]->span;
+  return tup->span;
+}
+
+/* A parameter did not fit: at the argument (or `shape`), noting the parameter. */
+static Value *param_error(Interp *in, const Expr *call, const PrimFunc *p, int nin,
+                          const TirError *e) {
+  Span at = call->span;
+  if (e->param >= 0 && e->param < nin) {
+    at = input_span(call, e->param);
+  } else {
+    const AttrValue *sh = attrs_get(call->u.call.attrs, "shape");
+    if (sh && sh->span.file) at = sh->span;
+  }
+  fail(in, at, "call_tir: %s", e->msg);
+  if (e->param >= 0) {
+    const Buffer *b = p->params[e->param];
+    note(in, b->span, "parameter %%%s of @%s", b->name, p->name);
+  }
+  return NULL;
+}
+
+/* An error from running @p: a parameter that did not fit, or one inside @p. */
+static void run_error(Interp *in, const Expr *call, const PrimFunc *p, int nin, const TirError *e) {
+  if (e->param >= 0) {
+    param_error(in, call, p, nin, e);
+    return;
+  }
+  fail(in, e->span, "%s", e->msg);
+  note(in, call->span, "in @%s, called by call_tir here", p->name);
+}
+
+/* ───────────────────────────── running ───────────────────────────── */
+
+static const char *extern_name(const Expr *call) {
+  const AttrValue *name = attrs_get(call->u.call.attrs, "callee");
+  return name && name->kind == AV_STR && name->u.s[0] ? name->u.s : NULL;
+}
+
+static const PrimFunc *callee(Interp *in, const Expr *call) {
+  const Expr *g = call->u.call.nargs == 2 ? call->u.call.args[0] : NULL;
+  if (!g || g->kind != EX_GLOBAL)
+    return fail(in, call->span, "call_tir: the callee must be a prim function @name"), NULL;
+  const PrimFunc *p = module_prim(in->mod, g->u.global.name);
+  if (!p) return fail(in, g->span, "call_tir: @%s is not a prim function", g->u.global.name), NULL;
+  return p;
+}
+
+static const Value *input_tuple(Interp *in, const Expr *call, Value **args, int n) {
+  const Value *t = n > 0 ? args[n - 1] : NULL;
+  if (!t || t->kind != V_TUPLE)
+    return fail(in, call->span, "call_tir: the inputs must be a tuple"), NULL;
+  for (int i = 0; i < t->u.tuple.n; i++)
+    if (t->u.tuple.fields[i]->kind != V_TENSOR)
+      return fail(in, input_span(call, i), "call_tir: input %d is not a tensor", i + 1), NULL;
+  return t;
+}
+
+/* Zero-filled outputs into outs[]; owned[k] marks the tensors this call
+ * must release (until results() hands them to values). */
+static bool alloc_outputs(Interp *in, const Expr *call, const Outs *o, RtTensor **outs,
+                          bool *owned) {
+  for (int k = 0; k < o->n; k++) {
+    outs[k] = rt_tensor_zeros(o->dt[k], o->ndim[k], o->shape[k], in->err, sizeof in->err);
+    if (!outs[k]) return in->err_span = call->span, false;
+    owned[k] = true;
+  }
+  return true;
+}
+
+/* The tensors for @p: inputs (those @p writes replaced by copies), then
+ * fresh outputs. */
+static bool prepare(Interp *in, const Expr *call, const TirProgram *prog, const Outs *o, int nin,
+                    RtTensor **ts, bool *owned) {
+  for (int i = 0; i < nin; i++) {
+    if (!tir_interp_writes_param(prog, i)) continue;
+    RtTensor *c = rt_tensor_new(ts[i]->dtype, ts[i]->ndim, ts[i]->shape, in->err, sizeof in->err);
+    if (!c) return in->err_span = call->span, false;
+    memcpy(c->data, ts[i]->data, rt_tensor_nbytes(c));
+    ts[i] = c, owned[i] = true;
+  }
+  return alloc_outputs(in, call, o, ts + nin, owned + nin);
+}
+
+static Value *results(Interp *in, const Outs *o, RtTensor **outs, bool *owned) {
+  if (!o->tuple) {
+    owned[0] = false;
+    return value_tensor(in, outs[0]);
+  }
+  Value *t = value_new(in, V_TUPLE, o->n);
+  for (int k = 0; k < o->n; k++) t->u.tuple.fields[k] = value_tensor(in, outs[k]), owned[k] = false;
+  return t;
+}
+
+static Value *run_prim(Interp *in, const Expr *call, const PrimFunc *p, const Value *inputs,
+                       const Outs *o) {
+  int nin = inputs->u.tuple.n, total = nin + o->n;
+  if (!in->tir) in->tir = tir_interp_cache_new();
+  TirError e;
+  const TirProgram *prog = tir_interp_compile(in->tir, p, &e);
+  if (!prog) return fail(in, e.span.file ? e.span : call->span, "%s", e.msg);
+  RtTensor **ts = calloc((size_t)total, sizeof *ts);
+  bool *owned = calloc((size_t)total, sizeof *owned);
+  if (!ts || !owned) rly_oom();
+  for (int i = 0; i < nin; i++) ts[i] = inputs->u.tuple.fields[i]->u.tensor;
+  Value *r = NULL;
+  if (prepare(in, call, prog, o, nin, ts, owned)) {
+    if (tir_interp_run(prog, ts, total, &e)) r = results(in, o, ts + nin, owned + nin);
+    else run_error(in, call, p, nin, &e);
+  }
+  for (int i = 0; i < total; i++)
+    if (owned[i]) rt_tensor_release(ts[i]);
+  free(ts);
+  free(owned);
+  return r;
+}
+
+/* Checks the inputs against @p and resolves the outputs. */
+static bool plan(Interp *in, const Expr *call, const PrimFunc *p, const Value *inputs, Outs *o) {
+  int nin = inputs->u.tuple.n;
+  int64_t *vals = calloc((size_t)p->nsizevars + 1, sizeof *vals);
+  bool *known = calloc((size_t)p->nsizevars + 1, sizeof *known);
+  RtTensor **ts = calloc((size_t)nin + 1, sizeof *ts);
+  if (!vals || !known || !ts) rly_oom();
+  for (int i = 0; i < nin; i++) ts[i] = inputs->u.tuple.fields[i]->u.tensor;
+  TirError e;
+  bool ok = nin <= p->nparams;
+  if (ok && !(ok = tir_interp_bind_sizes(p, ts, nin, vals, known, &e)))
+    param_error(in, call, p, nin, &e);
+  SizeEnv env = {call, inputs, p, vals, known};
+  ok = ok && outputs(in, &env, o);
+  if (ok && p->nparams != nin + o->n) {
+    fail(in, call->span,
+         "call_tir: @%s takes %d buffers, but the call gives %d inputs and %d output%s", p->name,
+         p->nparams, nin, o->n, o->n == 1 ? "" : "s");
+    note(in, p->span, "@%s is defined here", p->name);
+    ok = false;
+  } else if (!ok && nin > p->nparams) {
+    fail(in, call->span, "call_tir: @%s takes %d buffers, but the call gives %d inputs", p->name,
+         p->nparams, nin);
+    note(in, p->span, "@%s is defined here", p->name);
+  }
+  free(vals), free(known), free(ts);
+  return ok;
+}
+
+static Value *run_extern(Interp *in, const Expr *call, const char *name, const Value *inputs,
+                         Outs *o) {
+  void *ctx;
+  RlyExternFn fn = rly_extern_lookup(name, &ctx);
+  if (!fn) return fail(in, call->span, "call_tir: external function %s is not registered", name);
+  SizeEnv env = {call, inputs, NULL, NULL, NULL};
+  if (!outputs(in, &env, o)) return NULL;
+  int nin = inputs->u.tuple.n, total = nin + o->n;
+  RtTensor **ts = calloc((size_t)total, sizeof *ts);
+  bool *owned = calloc((size_t)total, sizeof *owned);
+  RlyTensor *views = calloc((size_t)total, sizeof *views);
+  if (!ts || !owned || !views) rly_oom();
+  for (int i = 0; i < nin; i++) ts[i] = inputs->u.tuple.fields[i]->u.tensor;
+  Value *r = NULL;
+  bool ok = alloc_outputs(in, call, o, ts + nin, owned + nin);
+  for (int i = 0; ok && i < total; i++)
+    views[i] = (RlyTensor){ts[i]->data, ts[i]->dtype, ts[i]->ndim, ts[i]->shape};
+  char err[RT_ERR_LEN] = "";
+  if (ok && fn(views, total, ctx, err, sizeof err) != 0) {
+    fail(in, call->span, "call_tir: %s failed: %s", name, err[0] ? err : "(no message)");
+    ok = false;
+  }
+  if (ok) r = results(in, o, ts + nin, owned + nin);
+  for (int i = 0; i < total; i++)
+    if (owned[i]) rt_tensor_release(ts[i]);
+  free(ts), free(owned), free(views);
+  return r;
+}
+
+Value *call_tir_run(Interp *in, const Expr *call, Value **args, int n) {
+  in->note[0] = 0;
+  const char *ext = extern_name(call);
+  const PrimFunc *p = ext ? NULL : callee(in, call);
+  const Value *inputs = ext || p ? input_tuple(in, call, args, n) : NULL;
+  if (!inputs) return NULL;
+  Outs *o = malloc(sizeof *o);
+  if (!o) rly_oom();
+  Value *r = ext ? run_extern(in, call, ext, inputs, o)
+                 : plan(in, call, p, inputs, o) ? run_prim(in, call, p, inputs, o) : NULL;
+  free(o);
+  return r;
+}
+
+void call_tir_free(Interp *in) {
+  tir_interp_cache_free(in->tir);
+  in->tir = NULL;
+}
