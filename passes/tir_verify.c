@@ -147,8 +147,8 @@ static DType pvar(TV *v, const PrimExpr *e) {
 static DType pexpr(TV *v, const PrimExpr *e) {
   DType t;
   switch (e->kind) {
-    case PE_INT:
-      return dtype_is_int(e->dtype) ? e->dtype : DT_INT32;
+    case PE_INT: /* True/False are PE_INT with dtype bool */
+      return dtype_is_int(e->dtype) || e->dtype == DT_BOOL ? e->dtype : DT_INT32;
     case PE_FLOAT:
       return dtype_is_float(e->dtype) ? e->dtype : DT_FLOAT32;
     case PE_VAR:
