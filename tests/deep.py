@@ -52,7 +52,9 @@ def main():
             out = p.stdout.decode()
             ok = p.returncode == 0 and out.count("\n") >= n
             if name == "let":
-                ok = ok and f"let %x{n} = add(%x{n-1}, 1f) /* ty=Tensor[(2, 3), float32] */;" in out
+                last = [l for l in out.splitlines() if l.strip().startswith(f"let %x{n} =")]
+                ok = ok and len(last) == 1 and f"add(%x{n-1}, 1f" in last[0] \
+                    and last[0].rstrip().endswith("/* ty=Tensor[(2, 3), float32] */;")
             if ok:
                 passed += 1
             else:
