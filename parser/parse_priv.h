@@ -20,7 +20,7 @@
  * nesting depth only.  The level count is the user-facing limit; the stack
  * budget (measured from the entry point) keeps sanitizer builds, whose
  * frames are several times larger, inside a 1 MiB stack too. */
-enum { PARSE_MAX_DEPTH = 200, PARSE_STACK_BUDGET = 768 * 1024 };
+enum { PARSE_MAX_DEPTH = 200 };
 
 /* For functions with large locals that are not on the recursion path. */
 #define PARSE_NOINLINE __attribute__((noinline))
@@ -60,6 +60,7 @@ typedef struct Parser {
   int bdepth;           /* bracket depth of the consumed tokens */
   int depth;            /* recursion depth (PARSE_MAX_DEPTH) */
   uintptr_t stack_base; /* frame address at the entry point */
+  size_t stack_budget;  /* bytes of C stack nesting may use (half the stack limit) */
   bool panic;           /* a syntax error is being recovered from */
   bool hint_off;        /* the last error was suppressed: so is its hint */
   bool script;

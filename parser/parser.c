@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "ops/ops.h"
 #include "parser/parse_priv.h"
@@ -150,7 +151,7 @@ bool parse_expect(Parser *p, TokKind k, const char *what) {
 bool parse_enter(Parser *p) {
   uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
   size_t used = p->stack_base > sp ? p->stack_base - sp : 0;
-  if (++p->depth <= PARSE_MAX_DEPTH && used <= PARSE_STACK_BUDGET) return true;
+  if (++p->depth <= PARSE_MAX_DEPTH && used <= p->stack_budget) return true;
   parse_err(p, here(p), "nesting is too deep (the limit is %d levels)", PARSE_MAX_DEPTH);
   p->depth--;
   return false;
@@ -1450,12 +1451,24 @@ static void check_refs(Parser *p) {
     parse_sem_err(p, r->span, "unknown type `%s`", r->name);
   }
 }
+/* Half the C stack limit (clamped to [256 KiB, 8 MiB]): the depth limit is
+ * what users meet; this is only a safety net for small stacks and for
+ * builds with large frames (sanitizers). */
+static size_t stack_budget(void) {
+  struct rlimit rl;
+  size_t lim = 8u << 20;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) lim = (size_t)rl.rlim_cur;
+  lim /= 2;
+  return lim < (256u << 10) ? 256u << 10 : lim > (8u << 20) ? 8u << 20 : lim;
+}
+
 
 static void parser_init(Parser *p, Module *m, DiagCtx *d, uint32_t file, bool script,
                         const ParseOptions *opt) {
   memset(p, 0, sizeof *p);
   p->m = m, p->a = m->arena, p->d = d, p->script = script;
   p->stack_base = (uintptr_t)__builtin_frame_address(0);
+  p->stack_budget = stack_budget();
   lex_init(&p->lx, d, file, script);
   for (int i = 0; opt && i < opt->nsession; i++)
     if (opt->session[i] && opt->session[i]->name)
