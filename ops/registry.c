@@ -92,12 +92,12 @@ int ops_suggest(const char *name, const char **out, int k) {
   ops_init();
   int dist[8], n = 0;
   if (k > 8) k = 8;
+  if (k <= 0) return 0;
   int limit = (int)strlen(name) / 3 + 2;
   for (int i = 0; i < nops; i++) {
     int d = name_distance(name, all_ops[i]->name);
-    if (d > limit) continue;
-    int j = n < k ? n++ : k - 1;
-    if (j == k - 1 && n == k && d >= dist[j]) continue;
+    if (d > limit || (n == k && d >= dist[k - 1])) continue;
+    int j = n < k ? n++ : k - 1; /* a full list drops its worst entry */
     while (j > 0 && dist[j - 1] > d) dist[j] = dist[j - 1], out[j] = out[j - 1], j--;
     dist[j] = d, out[j] = all_ops[i]->name;
   }
