@@ -95,16 +95,32 @@ static bool fail(Interp *in, Span sp, const char *fmt, ...) {
   return false;
 }
 
-/* Reports the error with the chain of @function calls, innermost first. */
+/* Reports the error with the chain of @function calls, innermost first;
+ * a run of identical frames (recursion) is one note with a count. */
+/* The index+1 of the nearest K_RETURN below position i (exclusive), or kbase. */
+static size_t next_return(const Interp *in, size_t i, size_t kbase) {
+  while (i > kbase && in->konts[i - 1].kind != K_RETURN) i--;
+  return i;
+}
+
+static bool same_frame(const Kont *a, const Kont *b) {
+  return a->callee == b->callee && a->span.off == b->span.off && a->span.file == b->span.file;
+}
+
 static void report(Interp *in, size_t kbase) {
   diag_error(in->diag, in->err_span, "%s", in->err);
   if (in->note[0]) diag_note(in->diag, in->note_span, "%s", in->note), in->note[0] = 0;
   int shown = 0;
-  for (size_t i = in->nkonts; i > kbase && shown < 12; i--) {
+  size_t i = next_return(in, in->nkonts, kbase);
+  while (i > kbase && shown < 12) {
     const Kont *k = &in->konts[i - 1];
-    if (k->kind != K_RETURN) continue;
-    if (k->callee) diag_note(in->diag, k->span, "in @%s, called from here", k->callee);
-    else diag_note(in->diag, k->span, "in a closure, called from here");
+    size_t same = 1, j = next_return(in, i - 1, kbase);
+    while (j > kbase && same_frame(&in->konts[j - 1], k)) same++, j = next_return(in, j - 1, kbase);
+    char times[48] = "";
+    if (same > 1) snprintf(times, sizeof times, " (%zu times)", same);
+    if (k->callee) diag_note(in->diag, k->span, "in @%s, called from here%s", k->callee, times);
+    else diag_note(in->diag, k->span, "in a closure, called from here%s", times);
+    i = j;
     shown++;
   }
 }

@@ -38,7 +38,9 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
 /* X(name, values, help) */
 #define REPL_SETTINGS(X)                                                        \
   X("print-limit", "N", "tensors with more than N elements print summarized")   \
-  X("types", "on|off", "print each value's type after it (`value : type`)")
+  X("types", "on|off", "print each value's type after it (`value : type`)")     \
+  X("max-depth", "N", "limit on non-tail call depth (deep recursion)")           \
+  X("prng", "partitionable|original", "JAX's PRNG mode for random ops")
 
 #define X(name, args, help, more) \
   static RunStatus cmd_##name(Session *s, const char *args_, Span where);
@@ -373,6 +375,8 @@ static RunStatus cmd_browse(Session *s, const char *args, Span where) {
 static void show_settings(const Session *s) {
   printf("print-limit %lld\n", (long long)s->print_limit);
   printf("types %s\n", s->show_types ? "on" : "off");
+  printf("max-depth %lld\n", (long long)repl_eval_max_depth(s->ev));
+  printf("prng %s\n", repl_eval_prng_original(s->ev) ? "original" : "partitionable");
 }
 
 static bool parse_on_off(const char *v, bool *out) {
@@ -392,6 +396,28 @@ static bool set_print_limit(Session *s, const char *v) {
   return true;
 }
 
+static bool set_max_depth(Session *s, const char *v) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (!*v || *end || errno || n < 1) return false;
+  repl_eval_set_max_depth(s->ev, n);
+  return true;
+}
+
+static bool set_prng(Session *s, const char *v) {
+  bool original = strcmp(v, "original") == 0;
+  if (!original && strcmp(v, "partitionable") != 0) return false;
+  repl_eval_set_prng_original(s->ev, original);
+  return true;
+}
+
+static const char *setting_values(const char *opt) {
+  if (strcmp(opt, "types") == 0) return "on or off";
+  if (strcmp(opt, "prng") == 0) return "partitionable or original";
+  return "a positive integer";
+}
+
 static RunStatus cmd_set(Session *s, const char *args, Span where) {
   if (!*args) return show_settings(s), RUN_OK;
   size_t n = strcspn(args, " \t");
@@ -401,6 +427,8 @@ static RunStatus cmd_set(Session *s, const char *args, Span where) {
   bool ok;
   if (strcmp(opt, "print-limit") == 0) ok = set_print_limit(s, val);
   else if (strcmp(opt, "types") == 0) ok = parse_on_off(val, &s->show_types);
+  else if (strcmp(opt, "max-depth") == 0) ok = set_max_depth(s, val);
+  else if (strcmp(opt, "prng") == 0) ok = set_prng(s, val);
   else {
     const char *near = nearest(setting_names, opt);
     char hint[128] = "`:help set` lists the settings";
@@ -409,7 +437,7 @@ static RunStatus cmd_set(Session *s, const char *args, Span where) {
     return RUN_ERROR;
   }
   if (!ok) {
-    const char *want = strcmp(opt, "types") == 0 ? "on or off" : "a positive integer";
+    const char *want = setting_values(opt);
     if (!*val) session_error(s, where, NULL, "`:set %s` needs %s", opt, want);
     else session_error(s, where, NULL, "`:set %s` needs %s, not `%s`", opt, want, val);
     return RUN_ERROR;

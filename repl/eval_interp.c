@@ -39,4 +39,10 @@ void repl_eval_reset(Evaluator *ev) { interp_reset(ev->in); }
 void repl_eval_set_print_limit(Evaluator *ev, int64_t n) {
   interp_options(ev->in)->print_limit = n;
 }
+void repl_eval_set_max_depth(Evaluator *ev, int64_t n) { interp_options(ev->in)->max_depth = n; }
+int64_t repl_eval_max_depth(Evaluator *ev) { return interp_options(ev->in)->max_depth; }
+void repl_eval_set_prng_original(Evaluator *ev, bool original) {
+  interp_options(ev->in)->prng_original = original;
+}
+bool repl_eval_prng_original(Evaluator *ev) { return interp_options(ev->in)->prng_original; }
 void repl_eval_interrupt(void) { interp_interrupt(); }

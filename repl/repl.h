@@ -57,6 +57,10 @@ bool repl_eval(Evaluator *ev, Module *m, Expr *e, Var *bind, char **text);
 void repl_eval_unbind(Evaluator *ev, Var *v); /* release a replaced variable's value */
 void repl_eval_reset(Evaluator *ev);          /* forget variables and state */
 void repl_eval_set_print_limit(Evaluator *ev, int64_t n);
+void repl_eval_set_max_depth(Evaluator *ev, int64_t n);
+int64_t repl_eval_max_depth(Evaluator *ev);
+void repl_eval_set_prng_original(Evaluator *ev, bool original);
+bool repl_eval_prng_original(Evaluator *ev);
 void repl_eval_interrupt(void);               /* async-signal-safe */
 
 /* ── the session ── */
