@@ -19,6 +19,7 @@
 #include "ir/tir.h"
 #include "parser/diag.h"
 #include "parser/parser.h"
+#include "passes/pass.h"
 #include "passes/passes.h"
 #include "repl/repl.h"
 
@@ -30,6 +31,7 @@ typedef struct Action {
 
 typedef struct Cli {
   bool print, types, check, help, version, interactive, no_prelude;
+  const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
   int nfiles;
   const char **files;
   int nactions;
@@ -52,6 +54,8 @@ static void usage(FILE *f) {
   CLI_FLAGS(X)
 #undef X
   fprintf(f, "  %-10s %s\n", "-e TEXT", "run TEXT as a script (defs, expressions, :commands)");
+  fprintf(f, "  %-10s %s\n", "--pass P[,P…]",
+          "run the passes on FILE and print the resulting module (like mlir-opt)");
   fputs("\nWith no option, each FILE is run as a script.\n", f);
   fputs("With no FILE and no -e: the REPL if stdin is a terminal, else stdin is a script.\n", f);
 }
@@ -74,6 +78,15 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
         return false;
       }
       add_action(cli, 'e', argv[++i]);
+      continue;
+    }
+    if (strcmp(a, "--pass") == 0 || strncmp(a, "--pass=", 7) == 0) {
+      if (a[6] == '=') cli->passes = a + 7;
+      else if (i + 1 < argc) cli->passes = argv[++i];
+      if (!cli->passes || !*cli->passes) {
+        fputs("rly: --pass needs pass names (see :passes in the REPL)\n", stderr);
+        return false;
+      }
       continue;
     }
 #define X(flag, field, text) \
@@ -155,6 +168,16 @@ static bool check_items(Module *m, ParseResult *r, DiagCtx *d) {
 }
 
 /* --print / --check on one file (a module or a script). */
+/* --pass: runs the pipeline on *m and replaces it with the result. */
+static bool run_passes(const char *names, Module **m, Arena *arena, DiagCtx *d) {
+  PassOptions opt = pass_options_default();
+  PassResult r = {0};
+  bool ok = pass_pipeline(names, *m, arena, d, &opt, &r);
+  if (ok) *m = r.module;
+  pass_result_free(&r);
+  return ok;
+}
+
 static int check_file(const Cli *cli, const char *path) {
   Arena arena;
   arena_init(&arena);
@@ -167,16 +190,19 @@ static int check_file(const Cli *cli, const char *path) {
     ParseResult r = parse_script(m, &d, file, NULL);
     bool ok = r.ok && ty_check_module(m, &d);
     if (ok) ok = check_items(m, &r, &d);
+    Module *orig = m;
+    if (ok && cli->passes) ok = run_passes(cli->passes, &m, &arena, &d);
     diag_render(&d, stderr, 0, use_color());
-    if (ok && cli->print) {
+    if (ok && (cli->print || cli->passes)) {
       PrintOptions opt = {.types = cli->types, .header = true};
       char *text = print_module(m, opt);
       fputs(text, stdout);
       free(text);
-      print_items(&r, cli->types);
+      if (!cli->passes) print_items(&r, cli->types);
     }
     status = ok ? 0 : 1;
-    strmap_free(&m->globals), strmap_free(&m->types), strmap_free(&m->ctors);
+    if (m != orig) module_free(m);
+    module_free(orig);
   }
   diag_free(&d);
   arena_free(&arena);
@@ -219,7 +245,7 @@ int main(int argc, char **argv) {
     usage(stdout);
   } else if (cli.version) {
     printf("rly %s\n", RLY_VERSION);
-  } else if (cli.print || cli.check) {
+  } else if (cli.print || cli.check || cli.passes) {
     if (cli.nfiles == 0) usage(stderr), status = 2;
     for (int i = 0; i < cli.nfiles && status == 0; i++) status = check_file(&cli, cli.files[i]);
   } else {

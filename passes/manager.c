@@ -1,0 +1,166 @@
+/* manager.c — the pass manager (passes/pass.h): the pass table, running one
+ * pass or a list, rewrite reports, the verifier, and rewrite formatting for
+ * `:step`.  The module diff lives in diff.c.
+ *
+ * Invariants: a pass's input is never modified (except the type checker's
+ * Expr.ty cache when a pass needs types); the scratch arena of a pass is
+ * freed before pass_run returns; a stopped or failed pass yields NULL. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "passes/pass_int.h"
+#include "passes/passes.h"
+
+static const PassDef passes[] = {
+#define X(n, f, t, ty, d) {n, f, t, ty, d},
+    PASS_LIST(X)
+#undef X
+};
+
+int pass_count(void) { return (int)(sizeof passes / sizeof passes[0]); }
+
+const PassDef *pass_get(int i) { return i >= 0 && i < pass_count() ? &passes[i] : NULL; }
+
+const PassDef *pass_lookup(const char *name) {
+  for (int i = 0; i < pass_count(); i++)
+    if (strcasecmp(passes[i].name, name) == 0) return &passes[i];
+  return NULL;
+}
+
+/* ───────────────────────────── reports ───────────────────────────── */
+
+bool pass_listening(const PassCtx *pc) { return pc->hook && pc->hook->fn && !pc->stopped; }
+
+static bool deliver(PassCtx *pc, PassRewrite *rw) {
+  if (!pass_listening(pc)) return !pc->stopped;
+  rw->pass = pc->def->name;
+  rw->func = pc->func;
+  rw->context = pc->context;
+  if (!pc->hook->fn(pc->hook->user, rw)) pc->stopped = true;
+  return !pc->stopped;
+}
+
+bool pass_report(PassCtx *pc, const char *rule, const Expr *before, const Expr *after, Span sp) {
+  PassRewrite rw = {.rule = rule, .before = before, .after = after, .span = sp};
+  return deliver(pc, &rw);
+}
+
+bool pass_report_text(PassCtx *pc, const char *rule, const char *before, const char *after,
+                      Span sp) {
+  PassRewrite rw = {.rule = rule, .before_text = before, .after_text = after, .span = sp};
+  return deliver(pc, &rw);
+}
+
+void pass_enter_def(PassCtx *pc, const FuncDef *f) {
+  pc->func = arena_printf(&pc->scratch, "@%s", f->name);
+  pc->context = f->fn;
+}
+
+void pass_replace_def(PassCtx *pc, Module *out, const FuncDef *f, Function *fn) {
+  FuncDef *nf = ARENA_NEW(pc->a, FuncDef);
+  nf->name = f->name, nf->span = f->span, nf->fn = fn;
+  Def d = {.kind = DEF_FUNC, .u.func = nf};
+  module_add(out, d);
+}
+
+/* ───────────────────────────── running ───────────────────────────── */
+
+Module *pass_run(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook) {
+  size_t errors = d->nerrors;
+  if (p->needs_types && !ty_check_module(in, d)) {
+    diag_error(d, (Span){0, 0, 0}, "%s needs a module that type-checks", p->name);
+    return NULL;
+  }
+  PassCtx pc = {.def = p, .in = in, .a = a, .d = d, .hook = hook};
+  arena_init(&pc.scratch);
+  Module *out = p->run(&pc, in);
+  arena_free(&pc.scratch);
+  if (pc.stopped || d->nerrors > errors) {
+    if (out && out != in) module_free(out);
+    return NULL;
+  }
+  return out;
+}
+
+PassOptions pass_options_default(void) {
+  PassOptions o = {.verify = false, .typecheck = true};
+  return o;
+}
+
+/* Splits "A,B C" into pass definitions; reports unknown names. */
+static int parse_names(const char *names, const PassDef **out, int max, DiagCtx *d, Span where) {
+  int n = 0;
+  const char *p = names;
+  while (*p) {
+    while (*p == ',' || isspace((unsigned char)*p)) p++;
+    const char *s = p;
+    while (*p && *p != ',' && !isspace((unsigned char)*p)) p++;
+    if (p == s) break;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(p - s), s);
+    const PassDef *pd = pass_lookup(name);
+    if (!pd) {
+      diag_error(d, where, "unknown pass `%s`", name);
+      StrBuf b = {0};
+      for (int i = 0; i < pass_count(); i++) sb_printf(&b, "%s%s", i ? ", " : "", passes[i].name);
+      diag_hint(d, "the passes are %s (:passes lists them)", b.data);
+      sb_free(&b);
+      return -1;
+    }
+    if (n == max) {
+      diag_error(d, where, "too many passes in one list (at most %d)", max);
+      return -1;
+    }
+    out[n++] = pd;
+  }
+  if (!n) diag_error(d, where, "no pass named");
+  return n ? n : -1;
+}
+
+static bool verify_after(const PassDef *p, Module *m, DiagCtx *d, PassResult *r) {
+  if (pass_verify(m, d)) return true;
+  diag_note(d, (Span){0, 0, 0}, "the module produced by %s breaks an invariant (verify is on)",
+            p->name);
+  r->failed = p;
+  return false;
+}
+
+bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const PassOptions *opt,
+                   PassResult *r) {
+  memset(r, 0, sizeof *r);
+  const PassDef *list[64];
+  int n = parse_names(names, list, 64, d, opt->where);
+  if (n < 0) return false;
+  Module *cur = in;
+  for (int i = 0; i < n; i++) {
+    size_t errors = d->nerrors;
+    Module *next = pass_run(list[i], cur, a, d, opt->hook);
+    if (next && opt->verify && !verify_after(list[i], next, d, r)) {
+      if (next != in) module_free(next);
+      next = NULL;
+    }
+    if (cur != in && cur != next) module_free(cur);
+    if (!next) {
+      r->stopped = d->nerrors == errors;
+      if (!r->stopped) r->failed = list[i];
+      return false;
+    }
+    cur = next;
+  }
+  if (opt->typecheck && !opt->verify && !ty_check_module(cur, d)) {
+    diag_note(d, (Span){0, 0, 0}, "the module produced by %s does not type-check", list[n - 1]->name);
+    r->failed = list[n - 1];
+    if (cur != in) module_free(cur);
+    return false;
+  }
+  r->module = cur;
+  r->diff = pass_diff(in, cur);
+  return true;
+}
+
+void pass_result_free(PassResult *r) {
+  free(r->diff);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,139 @@
+/* pass.h — the pass manager: the table of module passes, running them
+ * (one, or a comma list), reporting every rewrite through one hook (for
+ * `:step`), a per-definition diff of the printed text (for `:pass`), and
+ * the verifier behind `:set verify on`.
+ *
+ * A pass never edits its input: it returns a NEW module (module_copy plus
+ * replaced definitions) that shares every unchanged node, so the caller can
+ * keep the old module for `:undo`.  The passes (in passes/):
+ *   ToANormalForm          anf.c        every non-atomic subexpression let-bound
+ *   ToBasicBlockNormalForm bbnf.c       flat blocks; control flow only as let values
+ *   EffectToState          effect_to_state.c  state globals become parameters/results
+ *   CheckKeyLinearity      linearity.c  a RandState key used twice is an error
+ *
+ * Usage from the REPL / CLI:
+ *   PassResult r;
+ *   PassOptions o = pass_options_default();
+ *   if (pass_pipeline("ToANormalForm,EffectToState", m, arena, d, &o, &r)) {
+ *     puts(r.diff);  keep r.module  ...
+ *   }
+ *   pass_result_free(&r);
+ *
+ * `:step NAME`: run pass_run (or pass_pipeline) with a hook; the hook gets
+ * each rewrite in order (pass_rewrite_format renders it) and returns false
+ * to stop — the pass then yields NULL and the module stays as it was. */
+#ifndef RLY_PASS_H
+#define RLY_PASS_H
+
+#include <stdbool.h>
+
+#include "ir/ir.h"
+#include "parser/diag.h"
+
+/* One rewrite, as the hook sees it.  `before` is the node of the input the
+ * rule rewrote (its span is the location); `after` its replacement (NULL:
+ * removed).  Rewrites that are not about one expression (a signature) give
+ * texts instead. */
+typedef struct PassRewrite {
+  const char *pass;        /* "EffectToState" */
+  const char *rule;        /* "read-state", "bind", ... (see each pass) */
+  const char *func;        /* "@func1", or NULL */
+  const Function *context; /* the input function the rewrite is in (numbering of %N), or NULL */
+  const Expr *before, *after;
+  const char *before_text, *after_text; /* used when the Expr is NULL */
+  Span span;
+} PassRewrite;
+
+/* Returns false to stop the pass (`q` in :step). */
+typedef bool (*PassHookFn)(void *user, const PassRewrite *rw);
+
+typedef struct PassHook {
+  PassHookFn fn;
+  void *user;
+} PassHook;
+
+typedef struct PassCtx PassCtx; /* a running pass (passes/pass_int.h) */
+typedef Module *(*PassFn)(PassCtx *pc, Module *in);
+
+/* X(name, function, result must type-check, needs a type-checked input, description) */
+#define PASS_LIST(X)                                                                      \
+  X("ToANormalForm", pass_to_anf, true, false,                                            \
+    "bind every non-atomic subexpression to a variable (A-normal form, TVM's)")           \
+  X("ToBasicBlockNormalForm", pass_to_bbnf, true, false,                                  \
+    "flatten each block into one let chain; if/match only as a binding or a result")      \
+  X("EffectToState", pass_effect_to_state, true, false,                                   \
+    "thread state globals (@prng_state) through functions as a parameter and a result")   \
+  X("CheckKeyLinearity", pass_check_key_linearity, true, true,                            \
+    "error when a RandState key is used twice (seed 000: keys are linear)")
+
+#define X(n, f, t, ty, d) Module *f(PassCtx *pc, Module *in);
+PASS_LIST(X)
+#undef X
+
+typedef struct PassDef {
+  const char *name;
+  PassFn run;
+  bool must_typecheck; /* the result must type-check (checked under verify) */
+  bool needs_types;    /* the input is type-checked first (Expr.ty) */
+  const char *doc;     /* one line, for :passes */
+} PassDef;
+
+int pass_count(void);
+const PassDef *pass_get(int i);
+/* By name, case-insensitively; NULL if unknown. */
+const PassDef *pass_lookup(const char *name);
+
+/* Runs one pass on `in` and returns the new module (allocated in a, sharing
+ * unchanged nodes with in), or NULL after diagnostics or when the hook
+ * stopped.  hook may be NULL. */
+Module *pass_run(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook);
+
+typedef struct PassOptions {
+  bool verify;          /* type-check and verify after every pass (:set verify on) */
+  bool typecheck;       /* type-check the final module (so it can run); default true */
+  const PassHook *hook; /* :step; NULL otherwise */
+  Span where;           /* where the pass names were written (for "unknown pass") */
+} PassOptions;
+
+PassOptions pass_options_default(void);
+
+typedef struct PassResult {
+  Module *module;          /* the final module, or NULL */
+  char *diff;              /* malloc'd: pass_diff(in, module) */
+  bool stopped;            /* the hook stopped a pass */
+  const PassDef *failed;   /* the pass that failed or broke an invariant, or NULL */
+} PassResult;
+
+/* Runs the passes named in `names` (separated by commas and/or spaces) in
+ * order.  On success fills r (module + diff) and returns true; otherwise
+ * diagnostics name the pass (an unknown name gets a suggestion). */
+bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const PassOptions *opt,
+                   PassResult *r);
+void pass_result_free(PassResult *r);
+
+/* A unified-style diff of the printed definitions (each def on its own:
+ * `--- @f` / `+++ @f` and hunks), or "no change\n".  malloc'd. */
+char *pass_diff(const Module *before, const Module *after);
+
+/* Type checks m and verifies structural invariants (every variable bound
+ * before use and bound once, globals defined, TIR verified).  False after
+ * diagnostics. */
+bool pass_verify(Module *m, DiagCtx *d);
+
+/* A rewrite as text for :step (malloc'd):
+ *   [rule] in @f at file:line:col
+ *     before: ...
+ *     after:  ...
+ * Snippets longer than max_lines are cut ("..."); d gives line/col (may be NULL). */
+char *pass_rewrite_format(const PassRewrite *rw, DiagCtx *d, int max_lines);
+
+/* Key linearity (seed 000): reports every RandState key consumed twice —
+ * passed to two random ops / calls that consume it, split twice, written to
+ * a state global and used again — with both use sites, through lets,
+ * tuples, branches (one use per arm) and calls (a def that consumes its key
+ * parameter counts as a use).  Needs a type-checked module.  as_error:
+ * errors (the pass CheckKeyLinearity) or warnings (the type checker).
+ * Returns true when no key is used twice. */
+bool ty_check_key_linearity(Module *m, DiagCtx *d, bool as_error);
+
+#endif

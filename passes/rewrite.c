@@ -1,0 +1,397 @@
+/* rewrite.c — the pass toolkit of passes/rewrite.h: pointer map, walker,
+ * rebuilding rewriter, let-block builder.
+ *
+ * Invariants: rw_expr shares every unchanged subtree (same pointer back);
+ * let / free_var chains are processed by loops (forward to rewrite values in
+ * evaluation order, backward to rebuild), so chain length costs no C stack. */
+#include "passes/rewrite.h"
+
+#include "ops/ops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ───────────────────────────── pointer map ───────────────────────────── */
+
+static size_t ptr_hash(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return (size_t)(x ^ (x >> 33));
+}
+
+static size_t map_index(const RwMap *m, const void *k) {
+  size_t i = ptr_hash(k) & (m->cap - 1);
+  while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+static void map_grow(RwMap *m) {
+  RwMap n = {.cap = m->cap ? m->cap * 2 : 64, .len = m->len};
+  n.keys = calloc(n.cap, sizeof *n.keys);
+  n.vals = calloc(n.cap, sizeof *n.vals);
+  if (!n.keys || !n.vals) rly_oom();
+  for (size_t i = 0; i < m->cap; i++) {
+    if (!m->keys[i]) continue;
+    size_t j = map_index(&n, m->keys[i]);
+    n.keys[j] = m->keys[i], n.vals[j] = m->vals[i];
+  }
+  free(m->keys);
+  free(m->vals);
+  *m = n;
+}
+
+void *rw_map_get(const RwMap *m, const void *key) {
+  if (!m->len) return NULL;
+  size_t i = map_index(m, key);
+  return m->keys[i] ? m->vals[i] : NULL;
+}
+
+bool rw_map_has(const RwMap *m, const void *key) {
+  return m->len && m->keys[map_index(m, key)] != NULL;
+}
+
+void rw_map_put(RwMap *m, const void *key, void *val) {
+  RLY_ASSERT(key != NULL);
+  if ((m->len + 1) * 2 > m->cap) map_grow(m);
+  size_t i = map_index(m, key);
+  if (!m->keys[i]) m->keys[i] = key, m->len++;
+  m->vals[i] = val;
+}
+
+void rw_map_free(RwMap *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+/* ───────────────────────────── children ───────────────────────────── */
+
+static void put(PtrVec *v, Expr *e) { vec_push(v, e); }
+
+void rw_children(const Expr *e, PtrVec *out) {
+  switch (e->kind) {
+  case EX_CONST:
+  case EX_VAR:
+  case EX_GLOBAL:
+  case EX_OP:
+  case EX_CTOR: return;
+  case EX_CALL:
+    put(out, e->u.call.fn);
+    for (int i = 0; i < e->u.call.nargs; i++) put(out, e->u.call.args[i]);
+    return;
+  case EX_TUPLE:
+    for (int i = 0; i < e->u.tuple.n; i++) put(out, e->u.tuple.fields[i]);
+    return;
+  case EX_PROJ: put(out, e->u.proj.tuple); return;
+  case EX_LET: put(out, e->u.let.value), put(out, e->u.let.body); return;
+  case EX_FREE_VAR: put(out, e->u.free_var.body); return;
+  case EX_FN: put(out, e->u.fn->body); return;
+  case EX_IF: put(out, e->u.if_.cond), put(out, e->u.if_.then_), put(out, e->u.if_.else_); return;
+  case EX_MATCH:
+    put(out, e->u.match.scrut);
+    for (int i = 0; i < e->u.match.n; i++) put(out, e->u.match.clauses[i].body);
+    return;
+  case EX_REF_NEW: put(out, e->u.ref_new.init); return;
+  case EX_REF_READ: put(out, e->u.ref_read.ref); return;
+  case EX_REF_WRITE: put(out, e->u.ref_write.ref), put(out, e->u.ref_write.value); return;
+  case EX_DATAFLOW: put(out, e->u.dataflow.body); return;
+  }
+  RLY_UNREACHABLE();
+}
+
+void rw_walk(Expr *root, RwVisitFn visit, void *ctx) {
+  PtrVec stack = {0}, kids = {0};
+  if (root) vec_push(&stack, root);
+  while (stack.len) {
+    Expr *e = vec_pop(&stack);
+    if (!visit(ctx, e)) continue;
+    kids.len = 0;
+    rw_children(e, &kids);
+    for (size_t i = kids.len; i > 0; i--) vec_push(&stack, kids.items[i - 1]);
+  }
+  vec_free(&stack);
+  vec_free(&kids);
+}
+
+void rw_pattern_vars(const Pattern *p, void (*f)(void *ctx, Var *v), void *ctx) {
+  switch (p->kind) {
+  case PAT_WILD: return;
+  case PAT_VAR: f(ctx, p->u.var); return;
+  case PAT_CTOR:
+    for (int i = 0; i < p->u.ctor.n; i++) rw_pattern_vars(p->u.ctor.sub[i], f, ctx);
+    return;
+  case PAT_TUPLE:
+    for (int i = 0; i < p->u.tuple.n; i++) rw_pattern_vars(p->u.tuple.sub[i], f, ctx);
+    return;
+  }
+}
+
+static bool count_visit(void *ctx, Expr *e) {
+  if (e->kind == EX_VAR) {
+    RwMap *m = ctx;
+    uintptr_t n = (uintptr_t)rw_map_get(m, e->u.var);
+    rw_map_put(m, e->u.var, (void *)(n + 1));
+  }
+  return true;
+}
+
+void rw_count_uses(Expr *root, RwMap *counts) { rw_walk(root, count_visit, counts); }
+
+/* ───────────────────────────── rebuilding ───────────────────────────── */
+
+static bool same_kids(const Expr *e, Expr **kids, int n) {
+  PtrVec old = {0};
+  rw_children(e, &old);
+  RLY_ASSERT((int)old.len == n);
+  bool same = true;
+  for (int i = 0; i < n && same; i++) same = old.items[i] == kids[i];
+  vec_free(&old);
+  return same;
+}
+
+static Expr *copy_node(Arena *a, const Expr *e) {
+  Expr *r = expr_new(a, e->kind, e->span);
+  r->u = e->u;
+  return r;
+}
+
+static void rebuild_match(Arena *a, Expr *r, Expr **kids) {
+  int n = r->u.match.n;
+  MatchClause *cl = ARENA_ARRAY(a, MatchClause, n ? n : 1);
+  for (int i = 0; i < n; i++) cl[i].pat = r->u.match.clauses[i].pat, cl[i].body = kids[1 + i];
+  r->u.match.scrut = kids[0];
+  r->u.match.clauses = cl;
+}
+
+Expr *rw_rebuild(Arena *a, Expr *e, Expr **kids, int n) {
+  if (same_kids(e, kids, n)) return e;
+  Expr *r = copy_node(a, e);
+  switch (e->kind) {
+  case EX_CALL:
+    r->u.call.fn = kids[0];
+    r->u.call.args = arena_memdup(a, kids + 1, sizeof(Expr *) * (size_t)(n - 1));
+    break;
+  case EX_TUPLE: r->u.tuple.fields = arena_memdup(a, kids, sizeof(Expr *) * (size_t)n); break;
+  case EX_PROJ: r->u.proj.tuple = kids[0]; break;
+  case EX_LET: r->u.let.value = kids[0], r->u.let.body = kids[1]; break;
+  case EX_FREE_VAR: r->u.free_var.body = kids[0]; break;
+  case EX_FN: r->u.fn = rw_function_with(a, e->u.fn, e->u.fn->nparams, e->u.fn->params, e->u.fn->ret, kids[0]); break;
+  case EX_IF: r->u.if_.cond = kids[0], r->u.if_.then_ = kids[1], r->u.if_.else_ = kids[2]; break;
+  case EX_MATCH: rebuild_match(a, r, kids); break;
+  case EX_REF_NEW: r->u.ref_new.init = kids[0]; break;
+  case EX_REF_READ: r->u.ref_read.ref = kids[0]; break;
+  case EX_REF_WRITE: r->u.ref_write.ref = kids[0], r->u.ref_write.value = kids[1]; break;
+  case EX_DATAFLOW: r->u.dataflow.body = kids[0]; break;
+  default: RLY_UNREACHABLE();
+  }
+  return r;
+}
+
+Function *rw_function_with(Arena *a, const Function *f, int nparams, Var **params, Type *ret,
+                           Expr *body) {
+  Function *g = ARENA_NEW(a, Function);
+  *g = *f;
+  g->nparams = nparams;
+  g->params = nparams ? arena_memdup(a, params, sizeof(Var *) * (size_t)nparams) : NULL;
+  g->ret = ret;
+  g->body = body;
+  return g;
+}
+
+/* ───────────────────────────── the rewriter ───────────────────────────── */
+
+static Var *bind_var(Rewriter *rw, Var *v) {
+  if (!rw->bind) return v;
+  Var *n = rw->bind(rw, v);
+  if (n != v) rw_map_put(&rw->subst, v, expr_var(rw->a, n, v->span));
+  return n;
+}
+
+Function *rw_function(Rewriter *rw, Function *f) {
+  Var *small[8];
+  Var **ps = f->nparams <= 8 ? small : ARENA_ARRAY(rw->a, Var *, f->nparams);
+  bool changed = false;
+  for (int i = 0; i < f->nparams; i++) {
+    ps[i] = bind_var(rw, f->params[i]);
+    changed |= ps[i] != f->params[i];
+  }
+  Expr *body = rw_expr(rw, f->body);
+  if (!changed && body == f->body) return f;
+  return rw_function_with(rw->a, f, f->nparams, ps, f->ret, body);
+}
+
+static Expr *rw_node(Rewriter *rw, Expr *e);
+
+/* One link of a let / free_var chain after its value was rewritten. */
+typedef struct Link {
+  Expr *orig;
+  Var *var;
+  Expr *value;
+} Link;
+
+static Expr *relink(Rewriter *rw, const Link *l, Expr *body) {
+  Expr *e = l->orig, *r;
+  if (e->kind == EX_LET) {
+    bool same = l->var == e->u.let.var && l->value == e->u.let.value && body == e->u.let.body;
+    r = same ? e : expr_let(rw->a, l->var, l->value, body, e->span);
+  } else {
+    bool same = l->var == e->u.free_var.var && body == e->u.free_var.body;
+    r = same ? e : copy_node(rw->a, e);
+    if (!same) r->u.free_var.var = l->var, r->u.free_var.body = body;
+  }
+  return rw->post ? rw->post(rw, e, r) : r;
+}
+
+static Expr *rw_chain(Rewriter *rw, Expr *e) {
+  Link *links = NULL;
+  size_t n = 0, cap = 0;
+  Expr *cur = e, *tail = NULL;
+  while (cur->kind == EX_LET || cur->kind == EX_FREE_VAR) {
+    Expr *r = rw->pre ? rw->pre(rw, cur) : NULL;
+    if (r) {
+      tail = r;
+      break;
+    }
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      links = realloc(links, cap * sizeof *links);
+      if (!links) rly_oom();
+    }
+    Link *l = &links[n++];
+    l->orig = cur;
+    if (cur->kind == EX_LET) {
+      l->var = bind_var(rw, cur->u.let.var);
+      l->value = rw_expr(rw, cur->u.let.value);
+      cur = cur->u.let.body;
+    } else {
+      l->var = bind_var(rw, cur->u.free_var.var);
+      l->value = NULL;
+      cur = cur->u.free_var.body;
+    }
+  }
+  if (!tail) tail = rw_node(rw, cur);
+  for (size_t i = n; i > 0; i--) tail = relink(rw, &links[i - 1], tail);
+  free(links);
+  return tail;
+}
+
+static Expr *rw_kids(Rewriter *rw, Expr *e) {
+  if (e->kind == EX_FN) {
+    Function *f = rw_function(rw, e->u.fn);
+    if (f == e->u.fn) return e;
+    Expr *r = copy_node(rw->a, e);
+    r->u.fn = f;
+    return r;
+  }
+  PtrVec kids = {0};
+  rw_children(e, &kids);
+  int n = (int)kids.len;
+  Expr *small[16];
+  Expr **nk = n <= 16 ? small : ARENA_ARRAY(rw->a, Expr *, n);
+  for (int i = 0; i < n; i++) nk[i] = rw_expr(rw, kids.items[i]);
+  vec_free(&kids);
+  return n ? rw_rebuild(rw->a, e, nk, n) : e;
+}
+
+static Expr *rw_node(Rewriter *rw, Expr *e) {
+  if (e->kind == EX_LET || e->kind == EX_FREE_VAR) return rw_chain(rw, e);
+  if (e->kind == EX_VAR) {
+    Expr *s = rw_map_get(&rw->subst, e->u.var);
+    if (s) return s;
+  }
+  Expr *r = rw->pre ? rw->pre(rw, e) : NULL;
+  if (r) return r;
+  r = rw_kids(rw, e);
+  return rw->post ? rw->post(rw, e, r) : r;
+}
+
+Expr *rw_expr(Rewriter *rw, Expr *e) { return e ? rw_node(rw, e) : NULL; }
+
+/* ───────────────────────────── atoms ───────────────────────────── */
+
+bool rw_is_atom(const Module *m, const Expr *e) {
+  switch (e->kind) {
+  case EX_CONST:
+  case EX_VAR:
+  case EX_OP:
+  case EX_CTOR: return true;
+  case EX_GLOBAL: return !m || !module_state_global(m, e->u.global.name);
+  case EX_CALL:
+    return e->u.call.fn->kind == EX_CTOR && e->u.call.nargs == 0 &&
+           (!e->u.call.attrs || e->u.call.attrs->n == 0);
+  default: return false;
+  }
+}
+
+static bool pure_callee(const Expr *fn) {
+  if (fn->kind == EX_CTOR) return true;
+  if (fn->kind != EX_OP) return false;
+  const OpDef *op = ops_get(fn->u.op.index);
+  return op && !op->effectful;
+}
+
+bool rw_is_pure(const Module *m, const Expr *e) {
+  if (rw_is_atom(m, e) || e->kind == EX_FN) return true;
+  switch (e->kind) {
+  case EX_PROJ: return rw_is_pure(m, e->u.proj.tuple);
+  case EX_TUPLE:
+    for (int i = 0; i < e->u.tuple.n; i++)
+      if (!rw_is_pure(m, e->u.tuple.fields[i])) return false;
+    return true;
+  case EX_CALL:
+    if (!pure_callee(e->u.call.fn)) return false;
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (!rw_is_pure(m, e->u.call.args[i])) return false;
+    return true;
+  default: return false;
+  }
+}
+
+Var *rw_graph_var(Arena *a, Span sp) {
+  Var *v = var_new(a, "t", NULL, sp);
+  v->is_graph = true;
+  return v;
+}
+
+Expr *rw_unit(Arena *a, Span sp) { return expr_tuple(a, 0, NULL, sp); }
+
+/* ───────────────────────────── blocks ───────────────────────────── */
+
+static void block_push(RwBlock *b, Var *v, Expr *value, Span sp) {
+  if (b->len == b->cap) {
+    b->cap = b->cap ? b->cap * 2 : 16;
+    b->items = realloc(b->items, b->cap * sizeof *b->items);
+    if (!b->items) rly_oom();
+  }
+  b->items[b->len++] = (RwBinding){v, value, sp};
+}
+
+void rw_block_bind(RwBlock *b, Var *v, Expr *value, Span sp) {
+  RLY_ASSERT(value != NULL);
+  block_push(b, v, value, sp);
+}
+
+void rw_block_free_var(RwBlock *b, Var *v, Span sp) { block_push(b, v, NULL, sp); }
+
+Expr *rw_block_finish(Arena *a, RwBlock *b, Expr *tail) {
+  for (size_t i = b->len; i > 0; i--) {
+    RwBinding *x = &b->items[i - 1];
+    if (x->value) {
+      tail = expr_let(a, x->var, x->value, tail, x->span);
+    } else {
+      Expr *f = expr_new(a, EX_FREE_VAR, x->span);
+      f->u.free_var.var = x->var, f->u.free_var.body = tail;
+      tail = f;
+    }
+  }
+  rw_block_free(b);
+  return tail;
+}
+
+void rw_block_free(RwBlock *b) {
+  free(b->items);
+  memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,125 @@
+/* rewrite.h — building blocks for passes: a pointer-keyed hash map, an
+ * iterative expression walker, a rebuilding rewriter, and a let-block
+ * builder.
+ *
+ * The IR is immutable: a rewrite builds new nodes and shares every subtree
+ * it did not change (rw_expr returns the very same pointer when nothing
+ * under a node changed).  Nothing here recurses on the length of a let /
+ * sequence / free_var chain; recursion follows expression nesting only (call
+ * arguments, tuple fields, if branches, function bodies), which the rules
+ * of the code base allow. */
+#ifndef RLY_REWRITE_H
+#define RLY_REWRITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+
+/* ── pointer → pointer hash map (Expr*, Var*, Function* keys) ── */
+
+typedef struct RwMap {
+  const void **keys;
+  void **vals;
+  size_t len, cap;
+} RwMap;
+
+void *rw_map_get(const RwMap *m, const void *key); /* NULL when absent */
+bool rw_map_has(const RwMap *m, const void *key);
+void rw_map_put(RwMap *m, const void *key, void *val);
+void rw_map_free(RwMap *m);
+
+/* ── walking ── */
+
+/* Pre-order visit of every node under root (children in source order).
+ * visit returns whether to descend into e's children.  Function bodies,
+ * branches and clause bodies are children.  Iterative: any shape is fine. */
+typedef bool (*RwVisitFn)(void *ctx, Expr *e);
+void rw_walk(Expr *root, RwVisitFn visit, void *ctx);
+
+/* Appends e's direct children (source order) to out. */
+void rw_children(const Expr *e, PtrVec *out);
+
+/* Calls f(ctx, v) for every variable bound by the pattern. */
+void rw_pattern_vars(const Pattern *p, void (*f)(void *ctx, Var *v), void *ctx);
+
+/* Number of EX_VAR uses of each variable under root: Var* → (void *)count. */
+void rw_count_uses(Expr *root, RwMap *counts);
+
+/* ── rewriting ── */
+
+typedef struct Rewriter Rewriter;
+struct Rewriter {
+  Arena *a;
+  /* Before e's children: a non-NULL result replaces e and its children are
+   * not visited.  May be NULL. */
+  Expr *(*pre)(Rewriter *rw, Expr *e);
+  /* After: `r` is e with rewritten children (r == e when none changed);
+   * returns the final node.  May be NULL. */
+  Expr *(*post)(Rewriter *rw, Expr *e, Expr *r);
+  /* A binding site (let, fn parameter, free_var; not patterns): returns the
+   * variable to bind instead (v itself to keep it).  May be NULL. */
+  Var *(*bind)(Rewriter *rw, Var *v);
+  /* Variable substitution applied at EX_VAR before `pre`: Var* → Expr*. */
+  RwMap subst;
+  void *user;
+};
+
+/* Rewrites e (NULL stays NULL).  Shares unchanged subtrees. */
+Expr *rw_expr(Rewriter *rw, Expr *e);
+/* The function with its body (and parameters, through `bind`) rewritten;
+ * f itself when nothing changed. */
+Function *rw_function(Rewriter *rw, Function *f);
+
+/* Rebuilds e with new children in the order rw_children lists them (n must
+ * match); returns e when every child is the same pointer.  Patterns,
+ * attributes and binders are kept. */
+Expr *rw_rebuild(Arena *a, Expr *e, Expr **kids, int n);
+
+/* A shallow copy of f with a new body (and optionally params). */
+Function *rw_function_with(Arena *a, const Function *f, int nparams, Var **params, Type *ret,
+                           Expr *body);
+
+/* ── atoms and fresh variables ── */
+
+/* Variables, globals naming functions, operators, constructors and
+ * constants: values that need no evaluation.  A state global is NOT an
+ * atom (reading it observes the current state).  m may be NULL (then every
+ * global counts as an atom). */
+bool rw_is_atom(const Module *m, const Expr *e);
+
+/* Whether e's evaluation has no effect, so it may move past other code:
+ * atoms, fn expressions, tuples, projections, and calls of operators that
+ * are not effectful or of constructors, on such operands.  (Calls of defs
+ * and closures, references, state globals and control flow are not.) */
+bool rw_is_pure(const Module *m, const Expr *e);
+
+/* A fresh graph temporary (`%N` when printed; the printer numbers them). */
+Var *rw_graph_var(Arena *a, Span sp);
+
+/* The unit value `()`. */
+Expr *rw_unit(Arena *a, Span sp);
+
+/* ── let-block builder ── */
+
+/* Bindings accumulated in evaluation order; value NULL marks a free_var. */
+typedef struct RwBinding {
+  Var *var;
+  Expr *value;
+  Span span; /* of the let node built for it */
+} RwBinding;
+
+typedef struct RwBlock {
+  RwBinding *items;
+  size_t len, cap;
+} RwBlock;
+
+void rw_block_bind(RwBlock *b, Var *v, Expr *value, Span sp);
+void rw_block_free_var(RwBlock *b, Var *v, Span sp);
+/* The let chain of b's bindings ending in tail; frees b's vectors.
+ * Built from the end, iteratively. */
+Expr *rw_block_finish(Arena *a, RwBlock *b, Expr *tail);
+void rw_block_free(RwBlock *b);
+
+#endif

@@ -1,0 +1,162 @@
+/* verify.c — pass_verify: the invariants every pass must keep, checked
+ * after each pass under `:set verify on` and in the pass tests.
+ *
+ *   1. the module type-checks (ty_check_module; prim functions are TIR-
+ *      verified by it);
+ *   2. every variable is used inside the scope of its binding (a let's
+ *      variable is also visible in its own value, for recursive closures);
+ *   3. every variable is bound by one binding site (passes rely on Var
+ *      identity), a site reached twice through a shared node is fine;
+ *   4. every @name refers to a definition.
+ * The walk keeps its own stack of visit / bind / unbind actions, so a
+ * million-binding chain is fine.  Nodes reached twice (DAGs) are walked once. */
+#include <stdlib.h>
+
+#include "passes/pass_int.h"
+#include "passes/passes.h"
+
+typedef enum ActKind { ACT_VISIT, ACT_BIND, ACT_UNBIND, ACT_BIND_PAT, ACT_UNBIND_PAT } ActKind;
+
+typedef struct Act {
+  ActKind kind;
+  const void *p; /* Expr*, Var* or Pattern* */
+  const Expr *site;
+} Act;
+
+typedef struct Verifier {
+  const Module *m;
+  DiagCtx *d;
+  const char *def;
+  RwMap scope; /* Var* → number of enclosing bindings (uintptr_t) */
+  RwMap site;  /* Var* → the binding node */
+  RwMap seen;  /* compound Expr* already walked */
+  Act *st;
+  size_t n, cap;
+  bool ok;
+} Verifier;
+
+static void push(Verifier *V, ActKind k, const void *p, const Expr *site) {
+  if (V->n == V->cap) {
+    V->cap = V->cap ? V->cap * 2 : 256;
+    V->st = realloc(V->st, V->cap * sizeof *V->st);
+    if (!V->st) rly_oom();
+  }
+  V->st[V->n++] = (Act){k, p, site};
+}
+
+static const char *vname(const Var *v) { return v->name ? v->name : "_"; }
+
+static void bind(Verifier *V, Var *v, const Expr *site) {
+  const Expr *prev = rw_map_get(&V->site, v);
+  if (prev && prev != site && V->ok) {
+    diag_error(V->d, v->span, "verify: in @%s, %%%s is bound by two different bindings", V->def,
+               vname(v));
+    V->ok = false;
+  }
+  rw_map_put(&V->site, v, (void *)(site ? site : (const Expr *)v));
+  uintptr_t c = (uintptr_t)rw_map_get(&V->scope, v);
+  rw_map_put(&V->scope, v, (void *)(c + 1));
+}
+
+static void unbind(Verifier *V, Var *v) {
+  uintptr_t c = (uintptr_t)rw_map_get(&V->scope, v);
+  rw_map_put(&V->scope, v, (void *)(c ? c - 1 : 0));
+}
+
+typedef struct PatCtx {
+  Verifier *V;
+  const Expr *site;
+  bool on;
+} PatCtx;
+
+static void pat_var(void *ctx, Var *v) {
+  PatCtx *pc = ctx;
+  if (pc->on) bind(pc->V, v, pc->site);
+  else unbind(pc->V, v);
+}
+
+static void check_use(Verifier *V, const Expr *e) {
+  if (e->kind == EX_VAR && !rw_map_get(&V->scope, e->u.var) && V->ok) {
+    diag_error(V->d, e->span, "verify: in @%s, %%%s is used outside the scope of its binding",
+               V->def, vname(e->u.var));
+    V->ok = false;
+  }
+  if (e->kind == EX_GLOBAL && !module_lookup(V->m, e->u.global.name) && V->ok) {
+    diag_error(V->d, e->span, "verify: in @%s, @%s is not defined", V->def, e->u.global.name);
+    V->ok = false;
+  }
+}
+
+/* Schedules e's children with the bindings they see (pushed in reverse). */
+static void schedule(Verifier *V, const Expr *e) {
+  switch (e->kind) {
+  case EX_LET:
+    push(V, ACT_UNBIND, e->u.let.var, e);
+    push(V, ACT_VISIT, e->u.let.body, e);
+    push(V, ACT_VISIT, e->u.let.value, e);
+    push(V, ACT_BIND, e->u.let.var, e);
+    return;
+  case EX_FREE_VAR:
+    push(V, ACT_UNBIND, e->u.free_var.var, e);
+    push(V, ACT_VISIT, e->u.free_var.body, e);
+    push(V, ACT_BIND, e->u.free_var.var, e);
+    return;
+  case EX_FN:
+    for (int i = 0; i < e->u.fn->nparams; i++) push(V, ACT_UNBIND, e->u.fn->params[i], e);
+    push(V, ACT_VISIT, e->u.fn->body, e);
+    for (int i = 0; i < e->u.fn->nparams; i++) push(V, ACT_BIND, e->u.fn->params[i], e);
+    return;
+  case EX_MATCH:
+    for (int i = e->u.match.n - 1; i >= 0; i--) {
+      push(V, ACT_UNBIND_PAT, e->u.match.clauses[i].pat, e);
+      push(V, ACT_VISIT, e->u.match.clauses[i].body, e);
+      push(V, ACT_BIND_PAT, e->u.match.clauses[i].pat, e);
+    }
+    push(V, ACT_VISIT, e->u.match.scrut, e);
+    return;
+  default: {
+    PtrVec kids = {0};
+    rw_children(e, &kids);
+    for (size_t i = kids.len; i > 0; i--) push(V, ACT_VISIT, kids.items[i - 1], e);
+    vec_free(&kids);
+  }
+  }
+}
+
+static void step(Verifier *V, Act a) {
+  PatCtx pc = {V, a.site, a.kind == ACT_BIND_PAT};
+  switch (a.kind) {
+  case ACT_BIND: bind(V, (Var *)a.p, a.site); return;
+  case ACT_UNBIND: unbind(V, (Var *)a.p); return;
+  case ACT_BIND_PAT:
+  case ACT_UNBIND_PAT: rw_pattern_vars(a.p, pat_var, &pc); return;
+  case ACT_VISIT: {
+    const Expr *e = a.p;
+    check_use(V, e);
+    if (e->kind == EX_VAR || e->kind == EX_CONST || e->kind == EX_GLOBAL) return;
+    if (rw_map_has(&V->seen, e)) return;
+    rw_map_put(&V->seen, e, (void *)1);
+    schedule(V, e);
+  }
+  }
+}
+
+static void verify_def(Verifier *V, const FuncDef *f) {
+  V->def = f->name;
+  for (int i = 0; i < f->fn->nparams; i++) bind(V, f->fn->params[i], NULL);
+  push(V, ACT_VISIT, f->fn->body, NULL);
+  while (V->n) step(V, V->st[--V->n]);
+  for (int i = 0; i < f->fn->nparams; i++) unbind(V, f->fn->params[i]);
+}
+
+bool pass_verify(Module *m, DiagCtx *d) {
+  bool typed = ty_check_module(m, d);
+  Verifier V = {.m = m, .d = d, .ok = true};
+  for (int i = 0; i < m->ndefs; i++)
+    if (m->defs[i].kind == DEF_FUNC) verify_def(&V, m->defs[i].u.func);
+  rw_map_free(&V.scope);
+  rw_map_free(&V.site);
+  rw_map_free(&V.seen);
+  free(V.st);
+  return typed && V.ok;
+}
