@@ -33,6 +33,13 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                     \
     "definition whose name contains TEXT.")                                                       \
   X(reset, "", "forget all definitions and session variables (the prelude stays)", NULL)         \
+  X(passes, "", "list the passes", NULL)                                                          \
+  X(pass, "NAME [NAME ...]", "run passes on the session's module, show the diff, keep the result",   \
+    "Names are separated by spaces or commas.  `:undo` restores the module before.")              \
+  X(step, "NAME [NAME ...]", "run passes one rewrite at a time",                                   \
+    "Each rewrite shows its rule, function, location and before/after; Enter for\n"              \
+    "the next, `c` to run to the end, `q` to stop without applying anything.")                    \
+  X(undo, "", "restore the module from before the last :pass", NULL)                              \
   X(set, "[OPTION VALUE]", "change a setting; alone, show the settings", NULL)
 
 /* X(name, values, help) */
@@ -40,7 +47,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
   X("print-limit", "N", "tensors with more than N elements print summarized")   \
   X("types", "on|off", "print each value's type after it (`value : type`)")     \
   X("max-depth", "N", "limit on non-tail call depth (deep recursion)")           \
-  X("prng", "partitionable|original", "JAX's PRNG mode for random ops")
+  X("prng", "partitionable|original", "JAX's PRNG mode for random ops")         \
+  X("verify", "on|off", "type-check and verify after every pass of :pass and :step")
 
 #define X(name, args, help, more) \
   static RunStatus cmd_##name(Session *s, const char *args_, Span where);
@@ -377,6 +385,7 @@ static void show_settings(const Session *s) {
   printf("types %s\n", s->show_types ? "on" : "off");
   printf("max-depth %lld\n", (long long)repl_eval_max_depth(s->ev));
   printf("prng %s\n", repl_eval_prng_original(s->ev) ? "original" : "partitionable");
+  printf("verify %s\n", s->verify ? "on" : "off");
 }
 
 static bool parse_on_off(const char *v, bool *out) {
@@ -413,7 +422,7 @@ static bool set_prng(Session *s, const char *v) {
 }
 
 static const char *setting_values(const char *opt) {
-  if (strcmp(opt, "types") == 0) return "on or off";
+  if (strcmp(opt, "types") == 0 || strcmp(opt, "verify") == 0) return "on or off";
   if (strcmp(opt, "prng") == 0) return "partitionable or original";
   return "a positive integer";
 }
@@ -429,6 +438,7 @@ static RunStatus cmd_set(Session *s, const char *args, Span where) {
   else if (strcmp(opt, "types") == 0) ok = parse_on_off(val, &s->show_types);
   else if (strcmp(opt, "max-depth") == 0) ok = set_max_depth(s, val);
   else if (strcmp(opt, "prng") == 0) ok = set_prng(s, val);
+  else if (strcmp(opt, "verify") == 0) ok = parse_on_off(val, &s->verify);
   else {
     const char *near = nearest(setting_names, opt);
     char hint[128] = "`:help set` lists the settings";
@@ -443,4 +453,24 @@ static RunStatus cmd_set(Session *s, const char *args, Span where) {
     return RUN_ERROR;
   }
   return RUN_OK;
+}
+
+/* ───────────────────────── passes ───────────────────────── */
+
+static RunStatus cmd_passes(Session *s, const char *args, Span where) {
+  (void)args, (void)where;
+  return repl_cmd_passes(s);
+}
+
+static RunStatus cmd_pass(Session *s, const char *args, Span where) {
+  return repl_cmd_pass(s, args, where, false);
+}
+
+static RunStatus cmd_step(Session *s, const char *args, Span where) {
+  return repl_cmd_pass(s, args, where, true);
+}
+
+static RunStatus cmd_undo(Session *s, const char *args, Span where) {
+  (void)args;
+  return repl_cmd_undo(s, where);
 }

@@ -72,6 +72,8 @@ typedef struct Txn {
   size_t dead_from; /* index into Session.dead at the start */
 } Txn;
 
+enum { REPL_UNDO_DEPTH = 32 };
+
 typedef struct Session {
   SessionOptions opt;
   DiagCtx diag;
@@ -93,6 +95,9 @@ typedef struct Session {
   char *last_load;   /* for :reload */
   int64_t print_limit;
   bool show_types;
+  bool verify;       /* :set verify on: type-check and verify after every pass */
+  Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */
+  int nundo;
   /* The prelude: what it defined, to tell "defined" from "redefined" and to
    * drop prelude definitions that depend on a name a program replaces. */
   StrMap prelude_defs; /* name ("@f" or "List") → the FuncDef/AdtDef/... pointer */
@@ -130,6 +135,11 @@ bool session_is_prelude(const Session *s, const char *name, const void *def);
  * prints errors and returns NULL on failure. */
 Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view);
 void session_render(Session *s);  /* prints and clears collected diagnostics */
+/* The pass commands (cmd_pass.c). */
+RunStatus repl_cmd_passes(Session *s);
+RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step);
+RunStatus repl_cmd_undo(Session *s, Span where);
+void repl_undo_clear(Session *s);
 void session_error(Session *s, Span where, const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -595,6 +595,7 @@ static void bind_last(Session *s) {
 
 void session_reset(Session *s) {
   s->kept_gen++;
+  repl_undo_clear(s);
   set_module(s, module_copy(s->base, &s->inputs));
   s->nvars = 0;
   repl_eval_reset(s->ev);
