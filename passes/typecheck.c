@@ -11,6 +11,7 @@
  * typecheck_effects.c (walker, effects, dataflow purity). */
 #include <string.h>
 
+#include "passes/pass.h"
 #include "passes/typecheck_int.h"
 
 static void check_adt(TyCtx *c, AdtDef *adt) {
@@ -66,6 +67,9 @@ bool ty_check_module(Module *m, DiagCtx *d) {
     if (df->kind == DEF_GLOBAL) finish_global(&c, df->u.global);
   }
   ty_ctx_free(&c);
+  /* Seed 000: keys are linear.  A key used twice is a warning here and an
+   * error in the CheckKeyLinearity pass. */
+  if (d->nerrors == errors) ty_check_key_linearity(m, d, false);
   return d->nerrors == errors;
 }
 
