@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "interp/interp_int.h"
+#include "interp/prng.h"
 #include "ops/ops.h"
 
 typedef enum KontKind {
@@ -747,3 +748,14 @@ void interp_reset(Interp *in) {
 }
 
 size_t interp_gc(Interp *in) { return gc_collect(in); }
+
+void interp_seed(Interp *in, int64_t seed) {
+  Value *key = value_new(in, V_KEY, 0);
+  prng_key(seed, seed != (int32_t)seed, key->u.key.k);
+  Value *cell = strmap_get(&in->globals, "prng_state");
+  if (!cell) {
+    cell = value_new(in, V_REF, 0);
+    strmap_put(&in->globals, "prng_state", cell);
+  }
+  cell->u.ref.cell = key;
+}

@@ -73,6 +73,9 @@ Value *interp_eval(Interp *in, Module *m, Expr *e);
 
 /* Binds a session variable (a root until rebound or interp_reset). */
 void interp_bind(Interp *in, Var *v, Value *val);
+/* Sets @prng_state to random.key(seed) (`:seed N`). */
+void interp_seed(Interp *in, int64_t seed);
+
 /* Forgets session variables and state-global cells. */
 void interp_reset(Interp *in);
 

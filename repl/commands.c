@@ -40,6 +40,7 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "Each rewrite shows its rule, function, location and before/after; Enter for\n"              \
     "the next, `c` to run to the end, `q` to stop without applying anything.")                    \
   X(undo, "", "restore the module from before the last :pass", NULL)                              \
+  X(seed, "N", "set @prng_state to random.key(N)", NULL)                                          \
   X(set, "[OPTION VALUE]", "change a setting; alone, show the settings", NULL)
 
 /* X(name, values, help) */
@@ -473,4 +474,16 @@ static RunStatus cmd_step(Session *s, const char *args, Span where) {
 static RunStatus cmd_undo(Session *s, const char *args, Span where) {
   (void)args;
   return repl_cmd_undo(s, where);
+}
+
+static RunStatus cmd_seed(Session *s, const char *args, Span where) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(args, &end, 10);
+  if (!*args || *end || errno) {
+    session_error(s, where, NULL, "`:seed` needs an integer, not `%s`", args);
+    return RUN_ERROR;
+  }
+  repl_eval_seed(s->ev, n);
+  return RUN_OK;
 }

@@ -46,3 +46,4 @@ void repl_eval_set_prng_original(Evaluator *ev, bool original) {
 }
 bool repl_eval_prng_original(Evaluator *ev) { return interp_options(ev->in)->prng_original; }
 void repl_eval_interrupt(void) { interp_interrupt(); }
+void repl_eval_seed(Evaluator *ev, int64_t seed) { interp_seed(ev->in, seed); }

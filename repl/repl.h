@@ -62,6 +62,7 @@ int64_t repl_eval_max_depth(Evaluator *ev);
 void repl_eval_set_prng_original(Evaluator *ev, bool original);
 bool repl_eval_prng_original(Evaluator *ev);
 void repl_eval_interrupt(void);               /* async-signal-safe */
+void repl_eval_seed(Evaluator *ev, int64_t seed); /* @prng_state = random.key(seed) */
 
 /* ── the session ── */
 
