@@ -30,6 +30,7 @@ test-san: deps $(SAN_BUILD)/build.ninja
 
 bench: deps all
 	$(BUILD)/bench/parse
+	$(BUILD)/bench/prng
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)

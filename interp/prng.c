@@ -63,20 +63,23 @@ void prng_fold_in(const uint32_t key[2], uint32_t data, uint32_t out[2]) {
   threefry2x32(key, 0, data, out);
 }
 
-/* The original mode's array rule over counters 0..n-1: out[0..n). */
+/* The original mode's array rule over counters 0..n-1: out[0..n).  Pairs
+ * (j, half + j) hash to out[j] and out[half + j]; the pad's output is dropped. */
 static bool array_rule(const uint32_t key[2], uint32_t *out, int64_t n) {
+  enum { BLOCK = 1024 };
+  uint32_t c0[BLOCK], c1[BLOCK], o0[BLOCK], o1[BLOCK];
   int64_t half = (n + 1) / 2;
-  uint32_t *buf = malloc(sizeof(uint32_t) * (size_t)(4 * half + 1));
-  if (!buf) return false;
-  uint32_t *c0 = buf, *c1 = buf + half, *o0 = buf + 2 * half, *o1 = buf + 3 * half;
-  for (int64_t j = 0; j < half; j++) {
-    c0[j] = (uint32_t)j;
-    c1[j] = half + j < n ? (uint32_t)(half + j) : 0; /* the pad */
+  for (int64_t base = 0; base < half; base += BLOCK) {
+    int64_t m = half - base < BLOCK ? half - base : BLOCK;
+    for (int64_t j = 0; j < m; j++) {
+      c0[j] = (uint32_t)(base + j);
+      c1[j] = half + base + j < n ? (uint32_t)(half + base + j) : 0; /* the pad */
+    }
+    threefry2x32_n(key, c0, c1, o0, o1, (size_t)m);
+    memcpy(out + base, o0, sizeof(uint32_t) * (size_t)m);
+    int64_t m1 = half + base + m <= n ? m : n - half - base; /* drop the pad's word */
+    if (m1 > 0) memcpy(out + half + base, o1, sizeof(uint32_t) * (size_t)m1);
   }
-  threefry2x32_n(key, c0, c1, o0, o1, (size_t)half);
-  memcpy(out, o0, sizeof(uint32_t) * (size_t)half);
-  memcpy(out + half, o1, sizeof(uint32_t) * (size_t)(n - half));
-  free(buf);
   return true;
 }
 
@@ -112,11 +115,17 @@ bool prng_split(PrngMode mode, const uint32_t key[2], int64_t n, uint32_t (*out)
 
 bool prng_bits32(PrngMode mode, const uint32_t key[2], uint32_t *out, int64_t n) {
   if (mode == PRNG_ORIGINAL) return array_rule(key, out, n);
-  uint32_t *tmp = malloc(sizeof(uint32_t) * (size_t)(n + 1));
-  if (!tmp) return false;
-  counters_partitionable(key, out, tmp, n);
-  for (int64_t i = 0; i < n; i++) out[i] ^= tmp[i];
-  free(tmp);
+  enum { BLOCK = 1024 };
+  uint32_t c0[BLOCK], c1[BLOCK], o0[BLOCK], o1[BLOCK];
+  for (int64_t base = 0; base < n; base += BLOCK) {
+    int64_t m = n - base < BLOCK ? n - base : BLOCK;
+    for (int64_t j = 0; j < m; j++) {
+      uint64_t i = (uint64_t)(base + j);
+      c0[j] = (uint32_t)(i >> 32), c1[j] = (uint32_t)i;
+    }
+    threefry2x32_n(key, c0, c1, o0, o1, (size_t)m);
+    for (int64_t j = 0; j < m; j++) out[base + j] = o0[j] ^ o1[j];
+  }
   return true;
 }
 
