@@ -14,12 +14,8 @@
 #include "interp/interp.h"
 #include "interp/kernels.h"
 
-/* Open-addressing map from a 64-bit key (Var id or pointer) to an int. */
-typedef struct IdMap {
-  uint64_t *keys;
-  int64_t *vals;
-  size_t len, cap;
-} IdMap;
+/* Map from a 64-bit key (Var id or pointer) to an int (ir/util.h U64Map). */
+typedef U64Map IdMap;
 
 bool idmap_get(const IdMap *m, uint64_t key, int64_t *val);
 void idmap_put(IdMap *m, uint64_t key, int64_t val);

@@ -13,49 +13,15 @@
 
 /* ── IdMap ── */
 
-static size_t idmap_slot(const IdMap *m, uint64_t key) {
-  size_t i = (size_t)hash_mix(key, 0x51) & (m->cap - 1);
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
 bool idmap_get(const IdMap *m, uint64_t key, int64_t *val) {
-  if (!m->cap) return false;
-  size_t i = idmap_slot(m, key);
-  if (!m->keys[i]) return false;
-  *val = m->vals[i];
-  return true;
+  const uint64_t *v = u64map_find(m, key);
+  if (v) *val = (int64_t)*v;
+  return v != NULL;
 }
 
-static void idmap_grow(IdMap *m) {
-  IdMap n = {0};
-  n.cap = m->cap ? m->cap * 2 : 16;
-  n.keys = calloc(n.cap, sizeof(uint64_t));
-  n.vals = calloc(n.cap, sizeof(int64_t));
-  if (!n.keys || !n.vals) rly_oom();
-  for (size_t i = 0; i < m->cap; i++)
-    if (m->keys[i]) {
-      size_t j = idmap_slot(&n, m->keys[i]);
-      n.keys[j] = m->keys[i], n.vals[j] = m->vals[i], n.len++;
-    }
-  free(m->keys);
-  free(m->vals);
-  *m = n;
-}
+void idmap_put(IdMap *m, uint64_t key, int64_t val) { *u64map_slot(m, key) = (uint64_t)val; }
 
-void idmap_put(IdMap *m, uint64_t key, int64_t val) {
-  RLY_ASSERT(key != 0);
-  if ((m->len + 1) * 2 > m->cap) idmap_grow(m);
-  size_t i = idmap_slot(m, key);
-  if (!m->keys[i]) m->keys[i] = key, m->len++;
-  m->vals[i] = val;
-}
-
-void idmap_free(IdMap *m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
-}
+void idmap_free(IdMap *m) { u64map_free(m); }
 
 /* ── building a proc ── */
 
@@ -152,7 +118,10 @@ static void finish(Builder *b) {
   p->caps = (Var **)vec_finish(&b->caps, &b->in->arena);
   IdMap *m = &p->slots;
   for (size_t i = 0; i < m->cap; i++)
-    if (m->keys[i]) m->vals[i] = m->vals[i] < 0 ? -1 - m->vals[i] : m->vals[i] + p->ncap;
+    if (m->keys[i]) {
+      int64_t v = (int64_t)m->vals[i]; /* negative: capture number, encoded -1 - k */
+      m->vals[i] = (uint64_t)(v < 0 ? -1 - v : v + p->ncap);
+    }
   p->nslots += p->ncap;
 }
 

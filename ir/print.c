@@ -32,78 +32,16 @@
 #include "ir/ir.h"
 #include "ir/tir.h"
 
-/* ──────────────── pointer-keyed hash map and set (file-local) ──────────────── */
+/* ──────────────── pointer-keyed maps and sets (ir/util.h U64Map) ──────────────── */
 
-/* Open addressing; `set` tables have no values (membership only). */
-typedef struct PtrMap {
-  const void **keys;
-  uint64_t *vals;
-  size_t len, cap;
-  bool set;
-} PtrMap;
+typedef U64Map PtrMap;
 
-static size_t ptr_hash(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  return (size_t)(x ^ (x >> 33));
-}
-
-static size_t pm_index(const PtrMap *m, const void *k) {
-  size_t i = ptr_hash(k) & (m->cap - 1);
-  while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
-static uint64_t *pm_find(const PtrMap *m, const void *k) {
-  if (!m->len) return NULL;
-  size_t i = pm_index(m, k);
-  return m->keys[i] ? &m->vals[i] : NULL;
-}
-
-static void pm_grow(PtrMap *m) {
-  PtrMap n = {.cap = m->cap ? m->cap * 2 : 64, .len = m->len, .set = m->set};
-  n.keys = calloc(n.cap, sizeof *n.keys);
-  n.vals = m->set ? NULL : calloc(n.cap, sizeof *n.vals);
-  if (!n.keys || (!m->set && !n.vals)) rly_oom();
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->keys[i]) continue;
-    size_t j = pm_index(&n, m->keys[i]);
-    n.keys[j] = m->keys[i];
-    if (!m->set) n.vals[j] = m->vals[i];
-  }
-  free(m->keys);
-  free(m->vals);
-  *m = n;
-}
-
+static uint64_t *pm_find(const PtrMap *m, const void *k) { return u64map_find(m, PTR_KEY(k)); }
 /* The value slot of k; a new key starts at 0. */
-static uint64_t *pm_slot(PtrMap *m, const void *k) {
-  if ((m->len + 1) * 10 > m->cap * 7) pm_grow(m);
-  size_t i = pm_index(m, k);
-  if (!m->keys[i]) m->keys[i] = k, m->len++;
-  return &m->vals[i];
-}
-
-/* Adds k to a set; false if it was there already.  Sets run fuller: they
- * hold every node of a program. */
-static bool ps_insert(PtrMap *m, const void *k) {
-  if ((m->len + 1) * 10 > m->cap * 7) pm_grow(m);
-  size_t i = pm_index(m, k);
-  if (m->keys[i]) return false;
-  m->keys[i] = k, m->len++;
-  return true;
-}
-
-static void pm_free(PtrMap *m) {
-  bool set = m->set;
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
-  m->set = set;
-}
+static uint64_t *pm_slot(PtrMap *m, const void *k) { return u64map_slot(m, PTR_KEY(k)); }
+/* Adds k to a set; false if it was there already. */
+static bool ps_insert(PtrMap *m, const void *k) { return u64map_insert(m, PTR_KEY(k)); }
+static void pm_free(PtrMap *m) { u64map_free(m); }
 
 #define GROW(arr, n, cap)                                           \
   do {                                                              \
@@ -385,7 +323,6 @@ typedef struct Printer {
 static void printer_init(Printer *P, StrBuf *b, PrintOptions opt) {
   memset(P, 0, sizeof *P);
   P->b = b, P->opt = opt;
-  P->seen.set = true;
   arena_init(&P->arena);
 }
 
@@ -513,7 +450,7 @@ static void collect_taken(Printer *P) {
   if (P->root && P->root->kind == EX_VAR) note_name(P, P->root->u.var);
   for (size_t i = 0; i < P->seen.cap; i++) {
     if (!P->seen.keys[i]) continue;
-    const Expr *e = P->seen.keys[i];
+    const Expr *e = (const Expr *)(uintptr_t)P->seen.keys[i];
     note_binders(P, e);
     kids.len = 0;
     push_children(&kids, e);

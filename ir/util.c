@@ -128,6 +128,61 @@ void strmap_free(StrMap *m) {
   memset(m, 0, sizeof *m);
 }
 
+static size_t u64_hash(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return (size_t)(x ^ (x >> 33));
+}
+
+static size_t u64map_index(const U64Map *m, uint64_t k) {
+  size_t i = u64_hash(k) & (m->cap - 1);
+  while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+uint64_t *u64map_find(const U64Map *m, uint64_t key) {
+  if (!m->len) return NULL;
+  size_t i = u64map_index(m, key);
+  return m->keys[i] ? &m->vals[i] : NULL;
+}
+
+static void u64map_grow(U64Map *m) {
+  U64Map n = {.cap = m->cap ? m->cap * 2 : 64, .len = m->len};
+  n.keys = calloc(n.cap, sizeof *n.keys);
+  n.vals = calloc(n.cap, sizeof *n.vals);
+  if (!n.keys || !n.vals) rly_oom();
+  for (size_t i = 0; i < m->cap; i++)
+    if (m->keys[i]) {
+      size_t j = u64map_index(&n, m->keys[i]);
+      n.keys[j] = m->keys[i], n.vals[j] = m->vals[i];
+    }
+  free(m->keys);
+  free(m->vals);
+  *m = n;
+}
+
+uint64_t *u64map_slot(U64Map *m, uint64_t key) {
+  RLY_ASSERT(key != 0);
+  if ((m->len + 1) * 10 > m->cap * 7) u64map_grow(m);
+  size_t i = u64map_index(m, key);
+  if (!m->keys[i]) m->keys[i] = key, m->vals[i] = 0, m->len++;
+  return &m->vals[i];
+}
+
+bool u64map_insert(U64Map *m, uint64_t key) {
+  size_t before = m->len;
+  u64map_slot(m, key);
+  return m->len != before;
+}
+
+void u64map_free(U64Map *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
 void fmt_double_shortest(char *buf, size_t n, double v) {
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, n, "%.*g", prec, v);

@@ -41,6 +41,20 @@ void *strmap_get(const StrMap *m, const char *key);
 void strmap_put(StrMap *m, const char *key, void *val); /* replaces */
 void strmap_free(StrMap *m);
 
+/* Open-addressing hash map from non-zero 64-bit keys (pointers, ids) to
+ * 64-bit values; used as a set through u64map_insert. */
+typedef struct U64Map {
+  uint64_t *keys;
+  uint64_t *vals;
+  size_t len, cap;
+} U64Map;
+
+uint64_t *u64map_find(const U64Map *m, uint64_t key); /* NULL when absent */
+uint64_t *u64map_slot(U64Map *m, uint64_t key);       /* inserted as 0 when new */
+bool u64map_insert(U64Map *m, uint64_t key);          /* false if already there */
+void u64map_free(U64Map *m);
+#define PTR_KEY(p) ((uint64_t)(uintptr_t)(p))
+
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t hash_mix(uint64_t h, uint64_t v);
 

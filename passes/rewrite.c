@@ -13,59 +13,18 @@
 
 /* ───────────────────────────── pointer map ───────────────────────────── */
 
-static size_t ptr_hash(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  return (size_t)(x ^ (x >> 33));
-}
-
-static size_t map_index(const RwMap *m, const void *k) {
-  size_t i = ptr_hash(k) & (m->cap - 1);
-  while (m->keys[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
-  return i;
-}
-
-static void map_grow(RwMap *m) {
-  RwMap n = {.cap = m->cap ? m->cap * 2 : 64, .len = m->len};
-  n.keys = calloc(n.cap, sizeof *n.keys);
-  n.vals = calloc(n.cap, sizeof *n.vals);
-  if (!n.keys || !n.vals) rly_oom();
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->keys[i]) continue;
-    size_t j = map_index(&n, m->keys[i]);
-    n.keys[j] = m->keys[i], n.vals[j] = m->vals[i];
-  }
-  free(m->keys);
-  free(m->vals);
-  *m = n;
-}
-
 void *rw_map_get(const RwMap *m, const void *key) {
-  if (!m->len) return NULL;
-  size_t i = map_index(m, key);
-  return m->keys[i] ? m->vals[i] : NULL;
+  const uint64_t *v = u64map_find(m, PTR_KEY(key));
+  return v ? (void *)(uintptr_t)*v : NULL;
 }
 
-bool rw_map_has(const RwMap *m, const void *key) {
-  return m->len && m->keys[map_index(m, key)] != NULL;
-}
+bool rw_map_has(const RwMap *m, const void *key) { return u64map_find(m, PTR_KEY(key)) != NULL; }
 
 void rw_map_put(RwMap *m, const void *key, void *val) {
-  RLY_ASSERT(key != NULL);
-  if ((m->len + 1) * 2 > m->cap) map_grow(m);
-  size_t i = map_index(m, key);
-  if (!m->keys[i]) m->keys[i] = key, m->len++;
-  m->vals[i] = val;
+  *u64map_slot(m, PTR_KEY(key)) = PTR_KEY(val);
 }
 
-void rw_map_free(RwMap *m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
-}
+void rw_map_free(RwMap *m) { u64map_free(m); }
 
 /* ───────────────────────────── children ───────────────────────────── */
 

@@ -19,11 +19,7 @@
 
 /* ── pointer → pointer hash map (Expr*, Var*, Function* keys) ── */
 
-typedef struct RwMap {
-  const void **keys;
-  void **vals;
-  size_t len, cap;
-} RwMap;
+typedef U64Map RwMap; /* ir/util.h; keys are pointers, values pointers */
 
 void *rw_map_get(const RwMap *m, const void *key); /* NULL when absent */
 bool rw_map_has(const RwMap *m, const void *key);
