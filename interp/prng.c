@@ -8,6 +8,8 @@
  * uniform's multiply and add are separate roundings in JAX. */
 #include "interp/prng.h"
 
+#include "ir/tensor.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +128,54 @@ bool prng_bits32(PrngMode mode, const uint32_t key[2], uint32_t *out, int64_t n)
     threefry2x32_n(key, c0, c1, o0, o1, (size_t)m);
     for (int64_t j = 0; j < m; j++) out[base + j] = o0[j] ^ o1[j];
   }
+  return true;
+}
+
+bool prng_bits_narrow(PrngMode mode, const uint32_t key[2], int width, void *out, int64_t n) {
+  uint8_t *o8 = out;
+  uint16_t *o16 = out;
+  if (mode == PRNG_PARTITIONABLE) {
+    uint32_t *w = malloc(sizeof(uint32_t) * (size_t)(n + 1));
+    if (!w || !prng_bits32(mode, key, w, n)) return free(w), false;
+    for (int64_t i = 0; i < n; i++)
+      if (width == 1) o8[i] = (uint8_t)w[i];
+      else o16[i] = (uint16_t)w[i];
+    free(w);
+    return true;
+  }
+  int64_t per = 4 / width, words = (n + per - 1) / per;
+  uint32_t *w = malloc(sizeof(uint32_t) * (size_t)(words + 1));
+  if (!w || !prng_bits32(mode, key, w, words)) return free(w), false;
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t word = w[i / per];
+    int shift = (int)(i % per) * width * 8; /* little-endian: low part first */
+    if (width == 1) o8[i] = (uint8_t)(word >> shift);
+    else o16[i] = (uint16_t)(word >> shift);
+  }
+  free(w);
+  return true;
+}
+
+static float round_half(float f) { return half_to_float(float_to_half(f)); }
+
+bool prng_uniform_f16(PrngMode mode, const uint32_t key[2], float low, float high, uint16_t *out,
+                      int64_t n) {
+  if (!prng_bits_narrow(mode, key, 2, out, n)) return false;
+  float lo = round_half(low), range = round_half(round_half(high) - lo);
+  for (int64_t i = 0; i < n; i++) {
+    float f = half_to_float((uint16_t)((out[i] >> 6) | 0x3C00u)) - 1.0f;
+    float v = round_half(round_half(f * range) + lo);
+    out[i] = float_to_half(v > lo ? v : lo);
+  }
+  return true;
+}
+
+bool prng_normal_f16(PrngMode mode, const uint32_t key[2], uint16_t *out, int64_t n) {
+  const float lo = half_to_float(0xBBFFu); /* nextafter(-1, 0) in float16 */
+  if (!prng_uniform_f16(mode, key, lo, 1.0f, out, n)) return false;
+  const float sqrt2 = round_half(1.41421356237309504880f);
+  for (int64_t i = 0; i < n; i++)
+    out[i] = float_to_half(sqrt2 * round_half(prng_erfinv_f32(half_to_float(out[i]))));
   return true;
 }
 

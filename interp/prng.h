@@ -25,12 +25,21 @@ void prng_fold_in(const uint32_t key[2], uint32_t data, uint32_t out[2]);
 bool prng_split(PrngMode mode, const uint32_t key[2], int64_t n, uint32_t (*out)[2]);
 /* n random 32-bit words. */
 bool prng_bits32(PrngMode mode, const uint32_t key[2], uint32_t *out, int64_t n);
+/* n random 8- or 16-bit values (width 1 or 2 bytes) into out (uint8/uint16):
+ * partitionable truncates each 32-bit value; original views the 32-bit
+ * words of ceil(n * width / 4) counters as little-endian bytes. */
+bool prng_bits_narrow(PrngMode mode, const uint32_t key[2], int width, void *out, int64_t n);
 /* n random 64-bit words. */
 bool prng_bits64(PrngMode mode, const uint32_t key[2], uint64_t *out, int64_t n);
 
 /* Uniform floats in [low, high) (float32: 23 random mantissa bits). */
 bool prng_uniform_f32(PrngMode mode, const uint32_t key[2], float low, float high, float *out,
                       int64_t n);
+/* float16 (IEEE binary16 bit patterns): 10 random mantissa bits; each
+ * operation rounds to half precision, as XLA computes float16. */
+bool prng_uniform_f16(PrngMode mode, const uint32_t key[2], float low, float high, uint16_t *out,
+                      int64_t n);
+bool prng_normal_f16(PrngMode mode, const uint32_t key[2], uint16_t *out, int64_t n);
 bool prng_uniform_f64(PrngMode mode, const uint32_t key[2], double low, double high, double *out,
                       int64_t n);
 /* Standard normal by the inverse CDF (XLA's single-precision erfinv). */

@@ -89,30 +89,22 @@ static Value *op_wrap_key(RCall *r) {
   return key_value(r->in, k);
 }
 
-/* Bits of any unsigned width: 8/16-bit values keep the low bits of each 32-bit word. */
+/* Bits of any unsigned width (prng.c: narrow widths follow JAX's rules). */
 static Value *op_bits(RCall *r) {
   RtTensor *t;
   Value *v = result_tensor(r, r->result, &t);
   if (!v) return NULL;
-  int64_t n = t->numel;
-  bool ok;
-  if (dtype_bytes(t->dtype) == 8) {
-    ok = prng_bits64(r->mode, key_arg(r, 0), t->data, n);
-  } else {
-    uint32_t *w = malloc(sizeof(uint32_t) * (size_t)(n + 1));
-    ok = w && prng_bits32(r->mode, key_arg(r, 0), w, n);
-    for (int64_t i = 0; ok && i < n; i++) {
-      Tensor view = rt_tensor_as_ir(t);
-      tensor_set_u64(&view, i, w[i]);
-    }
-    free(w);
-  }
+  int width = dtype_bytes(t->dtype);
+  bool ok = width == 8   ? prng_bits64(r->mode, key_arg(r, 0), t->data, t->numel)
+            : width == 4 ? prng_bits32(r->mode, key_arg(r, 0), t->data, t->numel)
+                         : prng_bits_narrow(r->mode, key_arg(r, 0), width, t->data, t->numel);
   return ok ? v : rfail(r, "random.bits: out of memory");
 }
 
 static bool fill_uniform(RCall *r, const uint32_t key[2], RtTensor *t, double lo, double hi) {
   if (t->dtype == DT_FLOAT64) return prng_uniform_f64(r->mode, key, lo, hi, t->data, t->numel);
   if (t->dtype == DT_FLOAT32) return prng_uniform_f32(r->mode, key, (float)lo, (float)hi, t->data, t->numel);
+  if (t->dtype == DT_FLOAT16) return prng_uniform_f16(r->mode, key, (float)lo, (float)hi, t->data, t->numel);
   snprintf(r->in->err, sizeof r->in->err, "%s: dtype %s is not supported yet",
            ops_get(r->call->u.call.fn->u.op.index)->name, dtype_name(t->dtype));
   return false;
@@ -133,8 +125,9 @@ static Value *op_normal(RCall *r) {
   if (!v) return NULL;
   bool ok = t->dtype == DT_FLOAT32   ? prng_normal_f32(r->mode, key_arg(r, 0), t->data, t->numel)
             : t->dtype == DT_FLOAT64 ? prng_normal_f64(r->mode, key_arg(r, 0), t->data, t->numel)
+            : t->dtype == DT_FLOAT16 ? prng_normal_f16(r->mode, key_arg(r, 0), t->data, t->numel)
                                      : false;
-  return ok ? v : rfail(r, "random.normal: only float32 and float64 are supported");
+  return ok ? v : rfail(r, "random.normal: only float16, float32 and float64 are supported");
 }
 
 /* bernoulli(k, p): uniform(k, shape, dtype of p) < p, p broadcast. */

@@ -58,7 +58,31 @@ static void test_samples(void) {
   CHECK(isinf(prng_erfinv_f32(1.0f)));
 }
 
+/* 8/16-bit: partitionable truncates each 32-bit value; original views the
+ * 32-bit words as little-endian bytes. */
+static void test_narrow(void) {
+  uint32_t k[2] = {0, 7}, w[4];
+  uint8_t b[10];
+  uint16_t h[6];
+  CHECK(prng_bits32(PRNG_PARTITIONABLE, k, w, 4));
+  CHECK(prng_bits_narrow(PRNG_PARTITIONABLE, k, 1, b, 4));
+  CHECK(b[0] == (uint8_t)w[0] && b[3] == (uint8_t)w[3]);
+  CHECK(prng_bits32(PRNG_ORIGINAL, k, w, 3));
+  CHECK(prng_bits_narrow(PRNG_ORIGINAL, k, 1, b, 10));
+  CHECK(b[0] == (uint8_t)w[0] && b[1] == (uint8_t)(w[0] >> 8) && b[4] == (uint8_t)w[1]);
+  CHECK(b[9] == (uint8_t)(w[2] >> 8));
+  CHECK(prng_bits32(PRNG_ORIGINAL, k, w, 3));
+  CHECK(prng_bits_narrow(PRNG_ORIGINAL, k, 2, h, 6));
+  CHECK(h[0] == (uint16_t)w[0] && h[1] == (uint16_t)(w[0] >> 16) && h[5] == (uint16_t)(w[2] >> 16));
+  uint16_t u[1000];
+  CHECK(prng_uniform_f16(PRNG_PARTITIONABLE, k, 0.0f, 1.0f, u, 1000));
+  int ok = 1;
+  for (int i = 0; i < 1000; i++) ok &= u[i] < 0x3C00u; /* in [0, 1): non-negative and below 1 */
+  CHECK(ok);
+}
+
 int main(void) {
+  test_narrow();
   test_kat();
   test_keys();
   test_samples();
