@@ -31,7 +31,7 @@ test-san: deps $(SAN_BUILD)/build.ninja
 bench: deps all
 	$(BUILD)/bench/parse
 	$(BUILD)/bench/prng
-	/usr/bin/python3 bench/interp.py $(BUILD)/repl/rly
+	/usr/bin/python3 bench/interp.py $(BUILD)/rly
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-RLY = sys.argv[1] if len(sys.argv) > 1 else "build/repl/rly"
+RLY = sys.argv[1] if len(sys.argv) > 1 else "build/rly"
 N = 1_000_000
 
 RLY_LOOP = """
