@@ -51,6 +51,12 @@ static volatile sig_atomic_t interrupted;
 
 void interp_interrupt(void) { interrupted = 1; }
 
+bool interp_take_interrupt(void) {
+  if (!interrupted) return false;
+  interrupted = 0;
+  return true;
+}
+
 /* ───────────────────────────── stacks ───────────────────────────── */
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem) {

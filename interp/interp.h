@@ -86,6 +86,9 @@ void interp_format_to(Interp *in, StrBuf *b, const Value *v);
 /* Requests that the running evaluation stop ("interrupted"); safe to call
  * from a signal handler. */
 void interp_interrupt(void);
+/* True (once) if an interrupt was requested: for long loops outside the
+ * evaluator (the TIR interpreter) to poll. */
+bool interp_take_interrupt(void);
 
 /* Runs the collector now; returns the number of live objects. */
 size_t interp_gc(Interp *in);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "interp/tir_interp.h"
+#include "interp/interp.h"
 
 typedef union Val {
   int64_t i;
@@ -90,6 +91,7 @@ struct Frame {
   BufState *bufs;
   bool failed;
   TirError *err;
+  uint32_t ticks; /* loop iterations, to poll for Ctrl-C */
 };
 
 #define EV(n, fr) ((n)->fn((n), (fr)))
@@ -524,6 +526,8 @@ static void ex_for(const SNode *s, Frame *f) {
   for (int64_t i = lo; i < hi && !f->failed; i++) {
     r[0].i = i;
     s->body->fn(s->body, f);
+    if ((++f->ticks & 4095) == 0 && interp_take_interrupt())
+      fail_at(f, s->src->span, "@%s: interrupted", pname(f));
   }
 }
 

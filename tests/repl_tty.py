@@ -164,6 +164,22 @@ def first_session(home):
         s.expect(rb"[\r\n]5f\r\n")
         s.expect(PROMPT)
 
+    def ctrl_c_stops_a_prim_function():
+        # A long loop inside a TIR prim function (call_tir) polls for Ctrl-C too.
+        s.send("prim @spin(%X: Buffer[(1), float32], %Y: Buffer[(1), float32]) { "
+               "for %i, %j in grid(100000, 100000) { %Y[0] = %Y[0] + %X[0]; } }\r")
+        s.expect(PROMPT)
+        s.send("call_tir(@spin, ([1f],), shape=[1], dtype=\"float32\")\r")
+        time.sleep(0.5)
+        assert not re.search(PROMPT, s.quiet_for(0.1)), "the prim finished too early to test"
+        t0 = time.time()
+        s.send(b"\x03")
+        s.expect(rb"interrupted")
+        took = time.time() - t0
+        s.expect(PROMPT)
+        assert took < 0.25, f"took {took:.3f} s to stop (the aim is 0.1 s)"
+        print(f"     (stopped {1000 * took:.0f} ms after Ctrl-C)")
+
     def completion():
         s.send(":ty\t")
         s.expect(rb":type ")
@@ -238,6 +254,7 @@ def first_session(home):
                      ("Ctrl-C clears the line", ctrl_c_clears_line),
                      ("Ctrl-C at a continuation prompt", ctrl_c_at_continuation),
                      ("Ctrl-C stops an evaluation", ctrl_c_stops_evaluation),
+                     ("Ctrl-C stops a prim function", ctrl_c_stops_a_prim_function),
                      ("Tab completion", completion),
                      ("Tab completion of variables and file names", complete_vars_and_files),
                      ("Ctrl-D at a continuation prompt runs the input", ctrl_d_at_continuation),
