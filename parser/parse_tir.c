@@ -53,19 +53,15 @@ static TirVar *find_sizevar(Parser *p, const char *name, size_t n) {
   return NULL;
 }
 
+/* The intrinsic named by s[0..n) (ir/tir.h's table), or -1. */
 static int intrinsic_lookup(const char *s, size_t n, int *arity) {
-  static const struct {
-    const char *name;
-    int arity;
-  } table[] = {
-#define X(e, name, ar) {name, ar},
-      PRIM_INTRINSICS(X)
-#undef X
-  };
-  for (int i = 0; i < (int)(sizeof table / sizeof table[0]); i++)
-    if (strlen(table[i].name) == n && memcmp(table[i].name, s, n) == 0)
-      return *arity = table[i].arity, i;
-  return -1;
+  char name[32];
+  if (n >= sizeof name) return -1;
+  memcpy(name, s, n);
+  name[n] = 0;
+  int fn = prim_intrinsic_lookup(name);
+  if (fn >= 0) *arity = prim_intrinsic_arity((PrimIntrinsic)fn);
+  return fn;
 }
 
 /* ── expressions ── */
