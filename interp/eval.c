@@ -699,6 +699,8 @@ Interp *interp_new(DiagCtx *d) {
   in->diag = d;
   in->opt.max_depth = 100000;
   in->opt.print_limit = 1000;
+  const char *mode = getenv("RLY_EXEC");
+  in->opt.exec_jit = !(mode && strcmp(mode, "interp") == 0);
   arena_init(&in->arena);
   kernel_ctx_init(&in->kx);
   in->gc_threshold = 1 << 16;

@@ -60,6 +60,9 @@ typedef struct InterpOptions {
   int64_t max_depth;   /* non-tail call depth limit (default 10000) */
   int64_t print_limit; /* tensors with more elements print summarized (default 1000) */
   bool prng_original;  /* JAX's original PRNG mode instead of the partitionable one */
+  bool exec_jit;       /* `:set exec jit` (default; RLY_EXEC=interp in the environment turns it
+                          off): call_tir runs JIT-compiled kernels and pure regions are fused and
+                          lowered to them; off = reference kernels and the TIR interpreter only */
 } InterpOptions;
 
 Interp *interp_new(DiagCtx *d);

@@ -49,7 +49,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
   X("types", "on|off", "print each value's type after it (`value : type`)")     \
   X("max-depth", "N", "limit on non-tail call depth (deep recursion)")           \
   X("prng", "partitionable|original", "JAX's PRNG mode for random ops")         \
-  X("verify", "on|off", "type-check and verify after every pass of :pass and :step")
+  X("verify", "on|off", "type-check and verify after every pass of :pass and :step") \
+  X("exec", "jit|interp", "jit: fused, compiled kernels (default); interp: reference kernels only")
 
 #define X(name, args, help, more) \
   static RunStatus cmd_##name(Session *s, const char *args_, Span where);
@@ -387,6 +388,7 @@ static void show_settings(const Session *s) {
   printf("max-depth %lld\n", (long long)repl_eval_max_depth(s->ev));
   printf("prng %s\n", repl_eval_prng_original(s->ev) ? "original" : "partitionable");
   printf("verify %s\n", s->verify ? "on" : "off");
+  printf("exec %s\n", repl_eval_exec_jit(s->ev) ? "jit" : "interp");
 }
 
 static bool parse_on_off(const char *v, bool *out) {
@@ -422,9 +424,17 @@ static bool set_prng(Session *s, const char *v) {
   return true;
 }
 
+static bool set_exec(Session *s, const char *v) {
+  bool jit = strcmp(v, "jit") == 0;
+  if (!jit && strcmp(v, "interp") != 0) return false;
+  repl_eval_set_exec_jit(s->ev, jit);
+  return true;
+}
+
 static const char *setting_values(const char *opt) {
   if (strcmp(opt, "types") == 0 || strcmp(opt, "verify") == 0) return "on or off";
   if (strcmp(opt, "prng") == 0) return "partitionable or original";
+  if (strcmp(opt, "exec") == 0) return "jit or interp";
   return "a positive integer";
 }
 
@@ -440,6 +450,7 @@ static RunStatus cmd_set(Session *s, const char *args, Span where) {
   else if (strcmp(opt, "max-depth") == 0) ok = set_max_depth(s, val);
   else if (strcmp(opt, "prng") == 0) ok = set_prng(s, val);
   else if (strcmp(opt, "verify") == 0) ok = parse_on_off(val, &s->verify);
+  else if (strcmp(opt, "exec") == 0) ok = set_exec(s, val);
   else {
     const char *near = nearest(setting_names, opt);
     char hint[128] = "`:help set` lists the settings";

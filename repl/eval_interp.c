@@ -45,5 +45,7 @@ void repl_eval_set_prng_original(Evaluator *ev, bool original) {
   interp_options(ev->in)->prng_original = original;
 }
 bool repl_eval_prng_original(Evaluator *ev) { return interp_options(ev->in)->prng_original; }
+void repl_eval_set_exec_jit(Evaluator *ev, bool jit) { interp_options(ev->in)->exec_jit = jit; }
+bool repl_eval_exec_jit(Evaluator *ev) { return interp_options(ev->in)->exec_jit; }
 void repl_eval_interrupt(void) { interp_interrupt(); }
 void repl_eval_seed(Evaluator *ev, int64_t seed) { interp_seed(ev->in, seed); }

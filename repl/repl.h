@@ -61,6 +61,8 @@ void repl_eval_set_max_depth(Evaluator *ev, int64_t n);
 int64_t repl_eval_max_depth(Evaluator *ev);
 void repl_eval_set_prng_original(Evaluator *ev, bool original);
 bool repl_eval_prng_original(Evaluator *ev);
+void repl_eval_set_exec_jit(Evaluator *ev, bool jit); /* :set exec jit|interp */
+bool repl_eval_exec_jit(Evaluator *ev);
 void repl_eval_interrupt(void);               /* async-signal-safe */
 void repl_eval_seed(Evaluator *ev, int64_t seed); /* @prng_state = random.key(seed) */
 

@@ -1,0 +1,69 @@
+/* jit.h — TIR prim functions compiled to machine code through LLVM ORC.
+ *
+ * LLVM is not linked into librly or rly: the code generator lives in a
+ * shared module (rly-jit.so, linked with libLLVM-19) that jit_get loads
+ * with dlopen on the first compile, so start-up never pays for LLVM.
+ * Without the module (or with LLVM failing), jit_get returns NULL with a
+ * message and callers fall back to the TIR interpreter (tir_interp.h),
+ * whose semantics the compiled code follows exactly.
+ *
+ * Kernels are cached in memory by a structural hash of the prim function
+ * (its printed text without its name) + dtypes + static shapes, and on disk
+ * ($XDG_CACHE_HOME/rly, else ~/.cache/rly) as object code keyed by that
+ * hash, the LLVM version, the CPU and the opt level; a corrupt entry is
+ * detected and rebuilt.  Size variables are kernel arguments: one kernel
+ * serves every length.  `parallel` loops run on the runtime's thread pool
+ * (RLY_NUM_THREADS, default the number of cores). */
+#ifndef RLY_JIT_H
+#define RLY_JIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interp/rt.h"
+#include "interp/tir_interp.h"
+#include "ir/tir.h"
+#include "ir/util.h"
+
+typedef struct JitKernel JitKernel;
+
+/* The kernel for f, compiling it on first use (f must outlive the cache;
+ * a structurally equal prim function shares the kernel).  NULL with err
+ * filled when the JIT is unavailable or f cannot be compiled. */
+const JitKernel *jit_get(const PrimFunc *f, TirError *err);
+
+/* Runs k on args[0..n): inputs then outputs, like tir_interp_run, with
+ * the same binding checks and errors (bounds errors inside the kernel are
+ * reported as the interpreter reports them). */
+bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err);
+
+/* Whether k stores into parameter i (see tir_interp_writes_param). */
+bool jit_writes_param(const JitKernel *k, int i);
+
+/* Whether the JIT module can be loaded (loads it). */
+bool jit_available(void);
+
+/* Optimisation level 0..3 for kernels compiled from now on (:set opt). */
+void jit_set_opt_level(int level);
+int jit_opt_level(void);
+
+/* The LLVM IR (what = "llvm", after optimisation) or assembly ("asm") of
+ * f's kernel into b.  False with err on failure. */
+bool jit_dump(const PrimFunc *f, const char *what, StrBuf *b, TirError *err);
+
+/* :kernels — one row per compiled kernel, in compile order. */
+typedef struct JitKernelInfo {
+  const char *name;      /* the prim function's name */
+  const char *signature; /* e.g. "(float32[n, 784], float32[128, 784]) -> float32[n, 128]" */
+  double compile_ms;     /* 0 when it came from the disk cache */
+  bool from_disk;
+  uint64_t calls;
+  double total_ms;       /* time spent running it */
+} JitKernelInfo;
+int jit_kernel_count(void);
+bool jit_kernel_info(int i, JitKernelInfo *out);
+
+/* Forgets the in-memory cache and statistics (the disk cache stays). */
+void jit_reset(void);
+
+#endif
