@@ -190,39 +190,29 @@ bool prng_bits64(PrngMode mode, const uint32_t key[2], uint64_t *out, int64_t n)
   return ok;
 }
 
-bool prng_uniform_f32(PrngMode mode, const uint32_t key[2], float low, float high, float *out,
-                      int64_t n) {
-  uint32_t *bits = (uint32_t *)out; /* same size: convert in place */
-  if (!prng_bits32(mode, key, bits, n)) return false;
-  float range = high - low;
-  for (int64_t i = 0; i < n; i++) {
-    uint32_t u = (bits[i] >> 9) | 0x3F800000u;
-    float f;
-    memcpy(&f, &u, 4);
-    f = f - 1.0f;
-    float v = f * range;
-    v = v + low;
-    out[i] = v > low ? v : low;
+/* uniform in [low, high): the top mantissa bits of each word under the
+ * exponent of 1.0 give [1, 2); minus 1, scaled, shifted, and clamped at low
+ * (JAX's rule).  One body for both widths: the float's bits are built in
+ * place over the random words (same size). */
+#define DEFINE_UNIFORM(sfx, F, U, SHIFT, ONE, BITS)                                     \
+  bool prng_uniform_##sfx(PrngMode mode, const uint32_t key[2], F low, F high, F *out, \
+                          int64_t n) {                                                  \
+    U *bits = (U *)out;                                                                 \
+    if (!BITS(mode, key, bits, n)) return false;                                        \
+    F range = high - low;                                                               \
+    for (int64_t i = 0; i < n; i++) {                                                   \
+      U u = (bits[i] >> SHIFT) | ONE;                                                   \
+      F f;                                                                              \
+      memcpy(&f, &u, sizeof f);                                                         \
+      F v = (f - (F)1) * range;                                                         \
+      v = v + low;                                                                      \
+      out[i] = v > low ? v : low;                                                       \
+    }                                                                                   \
+    return true;                                                                        \
   }
-  return true;
-}
-
-bool prng_uniform_f64(PrngMode mode, const uint32_t key[2], double low, double high, double *out,
-                      int64_t n) {
-  uint64_t *bits = (uint64_t *)out;
-  if (!prng_bits64(mode, key, bits, n)) return false;
-  double range = high - low;
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t u = (bits[i] >> 12) | 0x3FF0000000000000ull;
-    double f;
-    memcpy(&f, &u, 8);
-    f = f - 1.0;
-    double v = f * range;
-    v = v + low;
-    out[i] = v > low ? v : low;
-  }
-  return true;
-}
+DEFINE_UNIFORM(f32, float, uint32_t, 9, 0x3F800000u, prng_bits32)
+DEFINE_UNIFORM(f64, double, uint64_t, 12, 0x3FF0000000000000ull, prng_bits64)
+#undef DEFINE_UNIFORM
 
 /* M. Giles' single-precision erfinv, in the form XLA evaluates it. */
 float prng_erfinv_f32(float x) {
