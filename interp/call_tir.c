@@ -3,8 +3,10 @@
  *   call_tir(@p, (%a, %b), shape=[n, 128], dtype="float32")
  *
  * allocates the outputs (zero-filled) from `shape` and `dtype`, runs the
- * prim function @p on inputs then outputs (destination passing) with the
- * reference interpreter (tir_interp.h), and returns the output, or a tuple
+ * prim function @p on inputs then outputs (destination passing) with its
+ * JIT kernel (jit.h; `:set exec jit`, the default) or the reference
+ * interpreter (tir_interp.h: `:set exec interp`, or whenever the JIT is
+ * unavailable or cannot compile @p), and returns the output, or a tuple
  * when `shape` is a list of shapes.  call_tir is pure: an input the prim
  * function stores into is copied first, so shared tensors stay intact.
  *
@@ -24,10 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "interp/extern.h"
 #include "interp/interp_int.h"
 #include "interp/tir_interp.h"
+#include "jit/jit.h"
 
 enum { MAX_OUTS = 64 };
 
@@ -209,30 +213,64 @@ static const Value *input_tuple(Interp *in, const Expr *call, Value **args, int 
   return t;
 }
 
-/* Zero-filled outputs into outs[]; owned[k] marks the tensors this call
- * must release (until results() hands them to values). */
+/* Large fresh outputs ask for transparent huge pages before their first
+ * touch (as numpy does): a page fault per 4 KiB dominates simple kernels. */
+static void advise_huge(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (n < ((size_t)4 << 20)) return;
+  uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+  if (e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+  (void)p, (void)n;
+#endif
+}
+
+/* Zero-filled outputs into outs[] (not zeroed when full[k]: the kernel
+ * writes all of it); owned[k] marks the tensors this call must release
+ * (until results() hands them to values). */
 static bool alloc_outputs(Interp *in, const Expr *call, const Outs *o, RtTensor **outs,
-                          bool *owned) {
+                          bool *owned, const bool *full) {
   for (int k = 0; k < o->n; k++) {
-    outs[k] = rt_tensor_zeros(o->dt[k], o->ndim[k], o->shape[k], in->err, sizeof in->err);
+    outs[k] = rt_tensor_new(o->dt[k], o->ndim[k], o->shape[k], in->err, sizeof in->err);
     if (!outs[k]) return in->err_span = call->span, false;
+    advise_huge(outs[k]->data, rt_tensor_nbytes(outs[k]));
+    if (!(full && full[k])) memset(outs[k]->data, 0, rt_tensor_nbytes(outs[k]));
     owned[k] = true;
   }
   return true;
 }
 
+/* The compiled form of @p: a JIT kernel (exec jit, when the JIT can build
+ * it) or the interpreter's program. */
+typedef struct Runner {
+  const JitKernel *kernel;
+  const TirProgram *prog;
+} Runner;
+
+static bool runner_writes(const Runner *r, int i) {
+  return r->kernel ? jit_writes_param(r->kernel, i) : tir_interp_writes_param(r->prog, i);
+}
+
+static bool runner_run(const Runner *r, RtTensor **ts, int n, TirError *e) {
+  return r->kernel ? jit_run(r->kernel, ts, n, e) : tir_interp_run(r->prog, ts, n, e);
+}
+
 /* The tensors for @p: inputs (those @p writes replaced by copies), then
  * fresh outputs. */
-static bool prepare(Interp *in, const Expr *call, const TirProgram *prog, const Outs *o, int nin,
+static bool prepare(Interp *in, const Expr *call, const Runner *run, const Outs *o, int nin,
                     RtTensor **ts, bool *owned) {
   for (int i = 0; i < nin; i++) {
-    if (!tir_interp_writes_param(prog, i)) continue;
+    if (!runner_writes(run, i)) continue;
     RtTensor *c = rt_tensor_new(ts[i]->dtype, ts[i]->ndim, ts[i]->shape, in->err, sizeof in->err);
     if (!c) return in->err_span = call->span, false;
     memcpy(c->data, ts[i]->data, rt_tensor_nbytes(c));
     ts[i] = c, owned[i] = true;
   }
-  return alloc_outputs(in, call, o, ts + nin, owned + nin);
+  bool full[MAX_OUTS];
+  for (int k = 0; k < o->n; k++)
+    full[k] = run->kernel && jit_writes_all_of_param(run->kernel, nin + k);
+  return alloc_outputs(in, call, o, ts + nin, owned + nin, full);
 }
 
 static Value *results(Interp *in, const Outs *o, RtTensor **outs, bool *owned) {
@@ -245,20 +283,32 @@ static Value *results(Interp *in, const Outs *o, RtTensor **outs, bool *owned) {
   return t;
 }
 
+/* The JIT when exec is jit and it can compile @p (silently the interpreter
+ * otherwise: JIT unavailable, or a construct it does not handle). */
+static bool get_runner(Interp *in, const Expr *call, const PrimFunc *p, Runner *r) {
+  TirError e;
+  r->kernel = in->opt.exec_jit ? jit_get(p, &e) : NULL;
+  r->prog = NULL;
+  if (r->kernel) return true;
+  if (!in->tir) in->tir = tir_interp_cache_new();
+  r->prog = tir_interp_compile(in->tir, p, &e);
+  if (!r->prog) return fail(in, e.span.file ? e.span : call->span, "%s", e.msg), false;
+  return true;
+}
+
 static Value *run_prim(Interp *in, const Expr *call, const PrimFunc *p, const Value *inputs,
                        const Outs *o) {
   int nin = inputs->u.tuple.n, total = nin + o->n;
-  if (!in->tir) in->tir = tir_interp_cache_new();
+  Runner run;
+  if (!get_runner(in, call, p, &run)) return NULL;
   TirError e;
-  const TirProgram *prog = tir_interp_compile(in->tir, p, &e);
-  if (!prog) return fail(in, e.span.file ? e.span : call->span, "%s", e.msg);
   RtTensor **ts = calloc((size_t)total, sizeof *ts);
   bool *owned = calloc((size_t)total, sizeof *owned);
   if (!ts || !owned) rly_oom();
   for (int i = 0; i < nin; i++) ts[i] = inputs->u.tuple.fields[i]->u.tensor;
   Value *r = NULL;
-  if (prepare(in, call, prog, o, nin, ts, owned)) {
-    if (tir_interp_run(prog, ts, total, &e)) r = results(in, o, ts + nin, owned + nin);
+  if (prepare(in, call, &run, o, nin, ts, owned)) {
+    if (runner_run(&run, ts, total, &e)) r = results(in, o, ts + nin, owned + nin);
     else run_error(in, call, p, nin, &e);
   }
   for (int i = 0; i < total; i++)
@@ -311,7 +361,7 @@ static Value *run_extern(Interp *in, const Expr *call, const char *name, const V
   if (!ts || !owned || !views) rly_oom();
   for (int i = 0; i < nin; i++) ts[i] = inputs->u.tuple.fields[i]->u.tensor;
   Value *r = NULL;
-  bool ok = alloc_outputs(in, call, o, ts + nin, owned + nin);
+  bool ok = alloc_outputs(in, call, o, ts + nin, owned + nin, NULL);
   for (int i = 0; ok && i < total; i++)
     views[i] = (RlyTensor){ts[i]->data, ts[i]->dtype, ts[i]->ndim, ts[i]->shape};
   char err[RT_ERR_LEN] = "";

@@ -11,7 +11,14 @@
  *
  * Safe points: the top of the loop.  There every live value is on a stack or
  * in `in->current`, so the collector may run.  Errors unwind the stacks to
- * where run() was entered and become diagnostics with the call stack. */
+ * where run() was entered and become diagnostics with the call stack.
+ *
+ * Speed: a call of an @function that the scalar fast path compiled
+ * (fast.c) runs there, entered from `enter` after the usual depth and
+ * tail-call bookkeeping; rank-0 elementwise ops skip the type relation
+ * (scalar_op); a constant inside a function and a def's closure are made
+ * once (Interp.consts).  RLY_FAST=0 turns the first two off (the caches
+ * change no result). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +26,7 @@
 
 #include "interp/interp_int.h"
 #include "interp/prng.h"
+#include "interp/scalar_ops.h"
 #include "ops/ops.h"
 
 typedef enum KontKind {
@@ -152,13 +160,15 @@ static Value *closure_of(Interp *in, Proc *p, const char *name) {
 /* The cell of a state global, created (and its initializer run) on first use. */
 static Value *eval_in(Interp *in, Proc *p, const Expr *e, bool *ok);
 
+static Value *eval_toplevel(Interp *in, const Expr *e, bool *ok);
+
 static Value *global_cell(Interp *in, const StateGlobal *g, Span sp) {
   Value *cell = strmap_get(&in->globals, g->name);
   if (cell) return cell;
   Value *init;
   if (g->init) {
     bool ok = true;
-    init = eval_in(in, proc_toplevel(in, g->init), g->init, &ok);
+    init = eval_toplevel(in, g->init, &ok);
     if (!ok) return NULL;
   } else {
     init = value_new(in, V_KEY, 0); /* @prng_state = random.key(0) */
@@ -178,18 +188,35 @@ static Value *global_value(Interp *in, const Expr *e) {
   if (!d) return fail(in, e->span, "unknown global @%s", e->u.global.name), NULL;
   if (d->kind == DEF_GLOBAL) {
     Value *cell = global_cell(in, d->u.global, e->span);
-    return cell ? cell->u.ref.cell : NULL;
+    if (!cell) return NULL;
+    cell->u.ref.cell->cell_private = false; /* escapes: no more in-place updates */
+    return cell->u.ref.cell;
   }
   if (d->kind == DEF_PRIM) return value_unit(in); /* call_tir's callee: call_tir_run reads the call */
   Proc *p = proc_of(in, d->u.func->fn, d->u.func->name);
   if (p->ncap) return fail(in, e->span, "@%s uses a variable it does not bind", p->name), NULL;
-  return closure_of(in, p, p->name);
+  /* One closure per def, shared: it captures nothing, so nothing mutates it. */
+  uint64_t *slot = u64map_slot(&in->consts, (uint64_t)(uintptr_t)p);
+  if (!*slot) *slot = (uint64_t)(uintptr_t)closure_of(in, p, p->name);
+  return (Value *)(uintptr_t)*slot;
 }
 
-static Value *const_value(Interp *in, const Expr *e) {
+/* A constant's Value in a function is made once and shared (tensors are
+ * never written; only fast-path cell_private tensors are, and constants
+ * never are). */
+static Value *const_value(Interp *in, const Proc *p, const Expr *e) {
+  if (!p->fn) { /* top level: run once, and its IR may be released after */
+    RtTensor *t = rt_tensor_borrow_ir(e->u.konst.value, in->err, sizeof in->err);
+    if (!t) return fail(in, e->span, "%s", in->err), NULL;
+    return value_tensor(in, t);
+  }
+  uint64_t *slot = u64map_find(&in->consts, (uint64_t)(uintptr_t)e);
+  if (slot) return (Value *)(uintptr_t)*slot;
   RtTensor *t = rt_tensor_borrow_ir(e->u.konst.value, in->err, sizeof in->err);
   if (!t) return fail(in, e->span, "%s", in->err), NULL;
-  return value_tensor(in, t);
+  Value *v = value_tensor(in, t);
+  *u64map_slot(&in->consts, (uint64_t)(uintptr_t)e) = (uint64_t)(uintptr_t)v;
+  return v;
 }
 
 /* A fn expression: capture the variables it uses from this frame. */
@@ -281,9 +308,53 @@ static OpRunner op_runner(const OpDef *def, int opindex, int n) {
   return r;
 }
 
+/* Rank-0 elementwise ops (no attributes, equal dtypes, a known result
+ * dtype) run the kernels' element code directly (scalar_ops.h), without the
+ * type relation and output inference.  *done false: not such a call. */
+static Value *scalar_op(Interp *in, const Expr *call, int opindex, const OpDef *def, Value **args,
+                        int n, bool *done) {
+  enum { MAX_OPS = 1024 };
+  static int16_t code[MAX_OPS][2]; /* per op and arity: elementwise index + 1, or -1 */
+  *done = false;
+  if (in->opt.no_fast || opindex >= MAX_OPS || n < 1 || n > 2 || call->kind != EX_CALL ||
+      (call->u.call.attrs && call->u.call.attrs->n))
+    return NULL;
+  int16_t *c = &code[opindex][n - 1];
+  if (!*c) {
+    int k = n == 2 ? scalar_binop(def->name) : scalar_unop(def->name);
+    *c = (int16_t)(k < 0 ? -1 : k + 1);
+  }
+  const Type *ty = call->ty;
+  if (*c < 0 || !ty || ty->kind != TY_TENSOR || ty->u.tensor.ndim != 0) return NULL;
+  for (int i = 0; i < n; i++)
+    if (args[i]->kind != V_TENSOR || args[i]->u.tensor->ndim != 0 ||
+        args[i]->u.tensor->dtype != args[0]->u.tensor->dtype)
+      return NULL;
+  DType dt = args[0]->u.tensor->dtype, odt = ty->u.tensor.dtype;
+  RtTensor *out = rt_tensor_new(odt, 0, NULL, in->err, sizeof in->err);
+  *done = true;
+  if (!out) return fail(in, call->span, "%s", in->err), NULL;
+  _Alignas(8) unsigned char a[8], b[8], r[8];
+  memcpy(a, args[0]->u.tensor->data, (size_t)dtype_bytes(dt));
+  if (n == 2) memcpy(b, args[1]->u.tensor->data, (size_t)dtype_bytes(dt));
+  bool ok = n == 2 ? scalar_binary(&in->kx, *c - 1, dt, odt, a, b, r)
+                   : scalar_unary(&in->kx, *c - 1, dt, odt, a, r);
+  if (!ok) {
+    rt_tensor_release(out);
+    return fail(in, call->span, "%s", in->kx.err), NULL;
+  }
+  memcpy(out->data, r, (size_t)dtype_bytes(odt));
+  return value_tensor(in, out);
+}
+
 static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, int n) {
   const OpDef *def = ops_get(opindex);
   OpRunner runner = op_runner(def, opindex, n);
+  if (runner == RUN_KERNEL) {
+    bool done;
+    Value *v = scalar_op(in, call, opindex, def, args, n, &done);
+    if (done) return v;
+  }
   if (runner == RUN_CALL_TIR) return call_tir_run(in, call, args, n);
   if (runner == RUN_RANDOM) {
     Value *v = random_run(in, call, def, args, n, in->opt.prng_original);
@@ -393,7 +464,8 @@ static bool enter(Machine *M, Value *clo, Value **args, int n, Span sp) {
   if (n != p->nparams)
     return fail(in, sp, "%s%s expects %d argument%s, got %d", name ? "@" : "", name ? name : "closure",
                 p->nparams, p->nparams == 1 ? "" : "s", n);
-  if (p->nchecks && !check_params(in, p, args, sp)) return false;
+  bool fast = fast_accepts(in, p, args, n);
+  if (!fast && p->nchecks && !check_params(in, p, args, sp)) return false;
   bool tail = in->nkonts > M->kbase && in->konts[in->nkonts - 1].kind == K_RETURN;
   size_t base;
   if (tail) {
@@ -414,6 +486,11 @@ static bool enter(Machine *M, Value *clo, Value **args, int n, Span sp) {
   memcpy(in->slots + base, clo->u.closure.cap, sizeof(Value *) * (size_t)p->ncap);
   memcpy(in->slots + base + p->ncap, args, sizeof(Value *) * (size_t)n);
   M->proc = p, M->fb = base, M->e = p->body;
+  if (fast) {
+    M->e = NULL;
+    M->v = fast_run(in, p, args, name, sp);
+    return M->v != NULL;
+  }
   return true;
 }
 
@@ -462,7 +539,7 @@ static bool step_eval(Machine *M) {
   const Expr *e = M->e;
   M->e = NULL;
   switch (e->kind) {
-  case EX_CONST: M->v = const_value(in, e); return M->v != NULL;
+  case EX_CONST: M->v = const_value(in, M->proc, e); return M->v != NULL;
   case EX_VAR: {
     int s = proc_slot(M->proc, e->u.var);
     Value *v = s >= 0 ? in->slots[M->fb + (size_t)s] : NULL;
@@ -626,6 +703,7 @@ static bool step_return(Machine *M) {
     in->nkonts--;
     if (v->kind != V_REF) return fail(in, k->e->span, "cannot read a %s as a reference", describe(v));
     M->v = v->u.ref.cell;
+    M->v->cell_private = false; /* escapes: no more in-place updates */
     return true;
   case K_REF_WRITE:
     if (k->i == 0) {
@@ -691,6 +769,32 @@ static Value *eval_in(Interp *in, Proc *p, const Expr *e, bool *ok) {
   return v;
 }
 
+/* Evaluates a top-level expression (an input's, a state global's
+ * initializer) with a proc made for it and dropped after. */
+static Value *eval_toplevel(Interp *in, const Expr *e, bool *ok) {
+  ArenaMark mk = arena_mark(&in->scratch);
+  Proc *p = proc_toplevel(in, e, &in->scratch);
+  Value *v = eval_in(in, p, e, ok);
+  proc_toplevel_free(p);
+  arena_release(&in->scratch, mk);
+  return v;
+}
+
+/* ───────────────────────── services for fast.c ───────────────────────── */
+
+Value *interp_global_cell(Interp *in, const StateGlobal *g, Span sp) { return global_cell(in, g, sp); }
+
+void interp_push_frame(Interp *in, const char *callee, Span sp) {
+  Kont *k = push_kont(in, K_RETURN, NULL);
+  k->callee = callee, k->span = sp;
+}
+
+void interp_set_top_frame(Interp *in, const char *callee, Span sp) {
+  Kont *k = &in->konts[in->nkonts - 1];
+  RLY_ASSERT(in->nkonts > 0 && k->kind == K_RETURN);
+  k->callee = callee, k->span = sp;
+}
+
 /* ───────────────────────────── public ───────────────────────────── */
 
 Interp *interp_new(DiagCtx *d) {
@@ -701,9 +805,12 @@ Interp *interp_new(DiagCtx *d) {
   in->opt.print_limit = 1000;
   const char *mode = getenv("RLY_EXEC");
   in->opt.exec_jit = !(mode && strcmp(mode, "interp") == 0);
+  const char *fast = getenv("RLY_FAST");
+  in->opt.no_fast = fast && strcmp(fast, "0") == 0;
   arena_init(&in->arena);
+  arena_init(&in->scratch);
   kernel_ctx_init(&in->kx);
-  in->gc_threshold = 1 << 16;
+  in->gc_threshold = 1 << 13; /* GC_MIN_OBJECTS (value.c) */
   return in;
 }
 
@@ -716,7 +823,10 @@ void interp_free(Interp *in) {
   strmap_free(&in->globals);
   kernel_ctx_free(&in->kx);
   call_tir_free(in);
+  fast_free(in);
+  u64map_free(&in->consts);
   arena_free(&in->arena);
+  arena_free(&in->scratch);
   free(in->slots);
   free(in->vals);
   free(in->konts);
@@ -728,11 +838,12 @@ InterpOptions *interp_options(Interp *in) { return &in->opt; }
 
 Value *interp_eval(Interp *in, Module *m, Expr *e) {
   interrupted = 0; /* a Ctrl-C that arrived after the previous evaluation ended */
+  fast_validate(in, m);
   in->mod = m;
   in->err[0] = 0;
   in->err_span = (Span){0, 0, 0};
   bool ok = true;
-  Value *v = eval_in(in, proc_toplevel(in, e), e, &ok);
+  Value *v = eval_toplevel(in, e, &ok);
   if (!ok) return NULL;
   interp_bind(in, NULL, v); /* rooted until the next evaluation */
   return v;

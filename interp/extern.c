@@ -1,5 +1,12 @@
-/* extern.c — the registry of external functions (extern.h): a small array
- * searched linearly (a handful of names; lookups happen once per call). */
+/* extern.c — the registry of external functions (extern.h).
+ *
+ * A small array of heap-allocated entries searched linearly (a handful of
+ * names; one lookup per call).  Entries are separate allocations so the
+ * pointer handed out as the call context stays valid while other names are
+ * registered.  Libraries opened by rly_extern_load stay open for the life
+ * of the process: a registered function may be called at any time. */
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,26 +15,27 @@
 
 typedef struct Entry {
   char *name;
-  RlyExternFn fn;
+  RlyDLExternFn fn;
   void *ctx;
 } Entry;
 
-static Entry *entries;
+static Entry **entries;
 static size_t nentries, capentries;
 
-static Entry *find(const char *name) {
+static Entry **find(const char *name) {
   for (size_t i = 0; i < nentries; i++)
-    if (strcmp(entries[i].name, name) == 0) return &entries[i];
+    if (strcmp(entries[i]->name, name) == 0) return &entries[i];
   return NULL;
 }
 
-static void remove_entry(Entry *e) {
-  free(e->name);
+static void remove_entry(Entry **e) {
+  free((*e)->name);
+  free(*e);
   *e = entries[--nentries];
 }
 
-void rly_register_extern(const char *name, RlyExternFn fn, void *ctx) {
-  Entry *e = find(name);
+void rly_register_extern(const char *name, RlyDLExternFn fn, void *ctx) {
+  Entry **e = find(name);
   if (!fn) {
     if (e) remove_entry(e);
     return;
@@ -35,24 +43,85 @@ void rly_register_extern(const char *name, RlyExternFn fn, void *ctx) {
   if (!e) {
     if (nentries == capentries) {
       capentries = capentries ? 2 * capentries : 8;
-      entries = realloc(entries, sizeof(Entry) * capentries);
+      entries = realloc(entries, sizeof(Entry *) * capentries);
       if (!entries) rly_oom();
     }
+    Entry *n = calloc(1, sizeof *n);
+    if (!n || !(n->name = strdup(name))) rly_oom();
+    entries[nentries] = n;
     e = &entries[nentries++];
-    e->name = strdup(name);
-    if (!e->name) rly_oom();
   }
-  e->fn = fn, e->ctx = ctx;
-}
-
-RlyExternFn rly_extern_lookup(const char *name, void **ctx) {
-  const Entry *e = find(name);
-  if (ctx) *ctx = e ? e->ctx : NULL;
-  return e ? e->fn : NULL;
+  (*e)->fn = fn, (*e)->ctx = ctx;
 }
 
 void rly_extern_clear(void) {
   while (nentries) remove_entry(&entries[nentries - 1]);
   free(entries);
   entries = NULL, capentries = 0;
+}
+
+bool rly_extern_load(const char *name, const char *lib, const char *symbol, char *err,
+                     size_t errn) {
+  void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char *why = dlerror();
+    snprintf(err, errn, "cannot load library %s: %s", lib, why ? why : "unknown error");
+    return false;
+  }
+  dlerror();
+  void *sym = dlsym(h, symbol);
+  const char *why = dlerror();
+  if (!sym || why) {
+    snprintf(err, errn, "library %s has no symbol %s%s%s", lib, symbol, why ? ": " : "",
+             why ? why : "");
+    return false; /* the handle stays open: dlclose of a library in use elsewhere is unsafe */
+  }
+  RlyDLExternFn fn;
+  memcpy(&fn, &sym, sizeof fn); /* POSIX: data and function pointers convert */
+  rly_register_extern(name, fn, NULL);
+  return true;
+}
+
+/* ───────────────────────── DLPack views ───────────────────────── */
+
+DLDataType rly_dlpack_dtype(DType dt) {
+  DLDataType t = {kDLFloat, (uint8_t)(8 * dtype_bytes(dt)), 1};
+  char c = dtype_class(dt);
+  if (c == 'i') t.code = kDLInt;
+  else if (c == 'u' || c == 'b') t.code = kDLUInt;
+  return t;
+}
+
+bool rly_dtype_from_dlpack(DLDataType t, DType *out) {
+  if (t.lanes != 1) return false;
+  for (int d = 0; d < DT_COUNT; d++) {
+    DLDataType u = rly_dlpack_dtype((DType)d);
+    if (d != DT_BOOL && u.code == t.code && u.bits == t.bits) return *out = (DType)d, true;
+  }
+  return false;
+}
+
+/* The caller rly_extern_lookup hands out: RlyTensor views → DLTensors. */
+static int call_dlpack(const RlyTensor *args, int nargs, void *ctx, char *err, size_t errn) {
+  const Entry *e = ctx;
+  DLTensor *ts = calloc(nargs > 0 ? (size_t)nargs : 1, sizeof *ts);
+  if (!ts) rly_oom();
+  for (int i = 0; i < nargs; i++) {
+    ts[i].data = args[i].data;
+    ts[i].device = (DLDevice){kDLCPU, 0};
+    ts[i].ndim = args[i].ndim;
+    ts[i].dtype = rly_dlpack_dtype(args[i].dtype);
+    ts[i].shape = (int64_t *)(uintptr_t)args[i].shape; /* functions must not write it */
+    ts[i].strides = NULL;
+    ts[i].byte_offset = 0;
+  }
+  int rc = e->fn(ts, nargs, e->ctx, err, errn);
+  free(ts);
+  return rc;
+}
+
+RlyExternFn rly_extern_lookup(const char *name, void **ctx) {
+  Entry **e = find(name);
+  if (ctx) *ctx = e ? *e : NULL;
+  return e ? call_dlpack : NULL;
 }

@@ -44,6 +44,8 @@ struct Value {
   ValueKind kind;
   uint32_t mark;
   Value *gc_next;
+  bool cell_private; /* a scalar tensor only a ref cell points to (the fast path
+                        updates it in place); cleared when the cell is read */
   union {
     RtTensor *tensor;
     struct { int n; Value **fields; } tuple;
@@ -63,6 +65,7 @@ typedef struct InterpOptions {
   bool exec_jit;       /* `:set exec jit` (default; RLY_EXEC=interp in the environment turns it
                           off): call_tir runs JIT-compiled kernels and pure regions are fused and
                           lowered to them; off = reference kernels and the TIR interpreter only */
+  bool no_fast;        /* disable the scalar fast path (RLY_FAST=0 in the environment) */
 } InterpOptions;
 
 Interp *interp_new(DiagCtx *d);

@@ -38,12 +38,17 @@ struct Proc {
   int nchecks;
   ParamCheck *checks;
   IdMap slots;        /* Var id → slot */
+  struct FastFn *fast; /* its scalar fast-path code (fast.c), or NULL */
+  int8_t fast_state;   /* 0 not decided yet, 1 runs on the fast path, -1 does not */
 };
 
 /* Prepares (once; cached by Function pointer) the proc of a function. */
 Proc *proc_of(Interp *in, const Function *fn, const char *name);
-/* A proc for a top-level expression; its captures are session variables. */
-Proc *proc_toplevel(Interp *in, const Expr *e);
+/* A proc for a top-level expression; its captures are session variables.
+ * It lives in arena a (not cached) until proc_toplevel_free: evaluating
+ * many inputs does not accumulate procs. */
+Proc *proc_toplevel(Interp *in, const Expr *e, Arena *a);
+void proc_toplevel_free(Proc *p);
 int proc_slot(const Proc *p, const Var *v); /* -1 if not in this proc */
 
 /* ── heap ── */
@@ -60,6 +65,33 @@ typedef struct SessionVar {
   Value *value;
 } SessionVar;
 
+/* The scalar fast path (fast.c): registers and frames of the compiled
+ * functions running now.  Registers of kind ref hold Values: the collector
+ * marks them (fast_mark_roots). */
+typedef union FReg {
+  int64_t i;  /* signed integers, sign-extended */
+  uint64_t u; /* unsigned integers and bool, zero-extended; float16 bits */
+  float f;
+  double d;
+  Value *v;   /* a ref */
+} FReg;
+
+typedef struct FFrame {
+  struct FastFn *fn;
+  const struct FIns *ret; /* where the caller continues */
+  size_t base;            /* first register */
+  int32_t dst;            /* the caller's register for the result */
+  const char *callee;     /* for the call stack of errors */
+  Span span;
+} FFrame;
+
+typedef struct FastStack {
+  FReg *regs; size_t nregs, regs_cap;
+  FFrame *frames; size_t nframes, frames_cap;
+  PtrVec fns;       /* every compiled function (to drop them) */
+  PtrVec undecided; /* procs refused for a module-dependent reason (decided again) */
+} FastStack;
+
 /* One continuation on the machine's stack (see eval.c). */
 typedef struct Kont Kont;
 
@@ -67,6 +99,7 @@ struct Interp {
   DiagCtx *diag;
   InterpOptions opt;
   Arena arena; /* procs */
+  Arena scratch; /* top-level procs, released after their evaluation (LIFO) */
   IdMap procs; /* Function pointer → index into proc list */
   PtrVec proc_list;
 
@@ -96,6 +129,10 @@ struct Interp {
   Span note_span;
 
   struct TirCache *tir;  /* prim functions compiled for call_tir (call_tir.c) */
+
+  FastStack fast;        /* the scalar fast path's registers and frames (fast.c) */
+  U64Map consts;         /* EX_CONST node in a function → its Value, and a def's Proc →
+                            its closure: made once, roots */
 };
 
 /* Ops on RandState keys (random_ops.c): whether op with nargs arguments is
@@ -108,6 +145,26 @@ Value *random_run(Interp *in, const Expr *call, const OpDef *def, Value **args, 
  * compiled prim functions. */
 Value *call_tir_run(Interp *in, const Expr *call, Value **args, int n);
 void call_tir_free(Interp *in);
+
+/* ── the scalar fast path (fast.c) ── */
+
+/* Whether p (with these arguments) runs on the fast path: compiles p and
+ * the functions it calls on first use. */
+bool fast_accepts(Interp *in, Proc *p, Value **args, int n);
+/* Runs p (fast_accepts said yes) called as `name` at sp; returns the boxed
+ * result, or NULL with in->err set and the fast frames pushed as K_RETURN
+ * continuations (interp_push_frame) for the error's call stack. */
+Value *fast_run(Interp *in, Proc *p, Value **args, const char *name, Span sp);
+/* Drops compiled code whose callees changed in module m (or all of it). */
+void fast_validate(Interp *in, const Module *m);
+void fast_free(Interp *in);
+/* Calls mark(v) for every Value held by fast-path registers. */
+void fast_mark_roots(Interp *in, void (*mark)(Interp *, Value *, uint32_t), uint32_t epoch);
+
+/* eval.c services for fast.c. */
+Value *interp_global_cell(Interp *in, const StateGlobal *g, Span sp);
+void interp_push_frame(Interp *in, const char *callee, Span sp); /* a K_RETURN for errors */
+void interp_set_top_frame(Interp *in, const char *callee, Span sp);
 
 /* Marks from all roots and frees the rest. */
 size_t gc_collect(Interp *in);

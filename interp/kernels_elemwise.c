@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "interp/kernels.h"
+#include "interp/scalar_ops.h"
 
 enum { BLK = KBLK };
 
@@ -559,3 +560,63 @@ const KernelDef kernels_family_elemwise[] = {
     {"clip", k_clip, 0},
     {NULL, NULL, 0},
 };
+
+/* ─────────────────── one-element entry points (scalar_ops.h) ─────────────────── */
+
+int scalar_binop(const char *op) {
+  for (int i = 0; i < (int)(sizeof bin_names / sizeof bin_names[0]); i++)
+    if (strcmp(bin_names[i], op) == 0) return i;
+  return -1;
+}
+
+static const char *const un_names[] = {
+#define X(e, n, k) n,
+    UNARY_OPS(X)
+#undef X
+};
+
+int scalar_unop(const char *op) {
+  for (int i = 0; i < (int)(sizeof un_names / sizeof un_names[0]); i++)
+    if (strcmp(un_names[i], op) == 0) return i;
+  return -1;
+}
+
+/* As run_binary on one element. */
+bool scalar_binary(KernelCtx *kx, int op, DType dt, DType odt, const void *a, const void *b,
+                   void *r) {
+  kx->op = bin_names[op];
+  kx->err[0] = 0;
+  Lane l = kernel_lane(dt), ol = bin_is_cmp[op] ? LANE_U64 : l;
+  LaneVal la, lb, lr;
+  lane_load(l, dt, a, 0, 1, 1, &la);
+  lane_load(l, dt, b, 0, 1, 1, &lb);
+  if (!bin_apply(kx, (BinOp)op, l, dtype_bytes(dt) * 8, &la, &lb, &lr, 1)) return false;
+  lane_store(ol, odt, &lr, r, 0, 1);
+  return true;
+}
+
+/* As run_unary on one element. */
+bool scalar_unary(KernelCtx *kx, int op, DType dt, DType odt, const void *x, void *r) {
+  kx->op = un_names[op];
+  kx->err[0] = 0;
+  Lane l = kernel_lane(dt);
+  if (un_kind[op] == 'f' && (l == LANE_I64 || l == LANE_U64)) l = LANE_F64;
+  LaneVal v, p;
+  lane_load(l, dt, x, 0, 1, 1, &v);
+  if (!un_apply(kx, (UnOp)op, l, dt, &v, &p.u, 1)) return false;
+  if (un_kind[op] == 'p') lane_store(LANE_U64, odt, &p, r, 0, 1);
+  else lane_store(l, odt, &v, r, 0, 1);
+  return true;
+}
+
+/* As k_cast on one element. */
+void scalar_cast(DType from, DType to, const void *x, void *r) {
+  if (from == to) {
+    memcpy(r, x, (size_t)dtype_bytes(from));
+    return;
+  }
+  Lane l = kernel_lane(from);
+  LaneVal v;
+  lane_load(l, from, x, 0, 1, 1, &v);
+  lane_store(l, to, &v, r, 0, 1);
+}

@@ -5,7 +5,9 @@
  * A let's variable gets its slot before its value is walked, so a closure
  * bound by `let %f = fn (…) { … %f … }` can capture %f itself (recursive let;
  * the evaluator patches the capture after building the closure).  Walks loop
- * on let chains and recurse only on nesting. */
+ * on let chains and recurse only on nesting.  Procs of functions are cached
+ * for the interpreter's life; a top-level expression's proc lives in a
+ * scratch arena only while it is evaluated. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,7 @@ void idmap_free(IdMap *m) { u64map_free(m); }
 
 typedef struct Builder {
   Interp *in;
+  Arena *arena; /* the proc's memory */
   Proc *p;
   PtrVec caps;
 } Builder;
@@ -115,7 +118,7 @@ static void walk(Builder *b, const Expr *e) {
 static void finish(Builder *b) {
   Proc *p = b->p;
   p->ncap = (int)b->caps.len;
-  p->caps = (Var **)vec_finish(&b->caps, &b->in->arena);
+  p->caps = (Var **)vec_finish(&b->caps, b->arena);
   IdMap *m = &p->slots;
   for (size_t i = 0; i < m->cap; i++)
     if (m->keys[i]) {
@@ -127,27 +130,26 @@ static void finish(Builder *b) {
 
 static bool has_dim_checks(const Type *t) { return t && t->kind == TY_TENSOR; }
 
-static void collect_checks(Interp *in, Proc *p, const Function *fn) {
+static void collect_checks(Arena *a, Proc *p, const Function *fn) {
   int n = 0;
   for (int i = 0; i < fn->nparams; i++) n += has_dim_checks(fn->params[i]->annot);
-  p->checks = ARENA_ARRAY(&in->arena, ParamCheck, n ? n : 1);
+  p->checks = ARENA_ARRAY(a, ParamCheck, n ? n : 1);
   for (int i = 0; i < fn->nparams; i++)
     if (has_dim_checks(fn->params[i]->annot))
       p->checks[p->nchecks++] = (ParamCheck){i, fn->params[i]->annot};
 }
 
-static Proc *build(Interp *in, const Function *fn, const Expr *body, const char *name) {
-  Proc *p = ARENA_NEW(&in->arena, Proc);
+static Proc *build(Interp *in, Arena *a, const Function *fn, const Expr *body, const char *name) {
+  Proc *p = ARENA_NEW(a, Proc);
   p->fn = fn, p->body = body, p->name = name;
-  Builder b = {in, p, {0}};
+  Builder b = {in, a, p, {0}};
   if (fn) {
     p->nparams = fn->nparams;
     for (int i = 0; i < fn->nparams; i++) bind(&b, fn->params[i]);
-    collect_checks(in, p, fn);
+    collect_checks(a, p, fn);
   }
   walk(&b, body);
   finish(&b);
-  vec_push(&in->proc_list, p);
   return p;
 }
 
@@ -158,12 +160,15 @@ Proc *proc_of(Interp *in, const Function *fn, const char *name) {
     if (name && !p->name) p->name = name;
     return p;
   }
-  Proc *p = build(in, fn, fn->body, name);
+  Proc *p = build(in, &in->arena, fn, fn->body, name);
+  vec_push(&in->proc_list, p);
   idmap_put(&in->procs, (uint64_t)(uintptr_t)fn, (int64_t)in->proc_list.len - 1);
   return p;
 }
 
-Proc *proc_toplevel(Interp *in, const Expr *e) { return build(in, NULL, e, NULL); }
+Proc *proc_toplevel(Interp *in, const Expr *e, Arena *a) { return build(in, a, NULL, e, NULL); }
+
+void proc_toplevel_free(Proc *p) { idmap_free(&p->slots); }
 
 int proc_slot(const Proc *p, const Var *v) {
   int64_t s;

@@ -7,13 +7,16 @@
  * cells.  Marking uses an explicit stack, so a million-element list is
  * fine; cycles through references are collected like anything else.
  * Tensor bytes count toward the next collection, so loops that allocate
- * big tensors run in bounded memory. */
+ * big tensors run in bounded memory.  The minimum collection interval is
+ * small (8192 objects) so the garbage of a scalar loop stays in cache.
+ * Roots also include the fast path's registers (fast.c) and the cached
+ * constants and def closures (Interp.consts). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "interp/interp_int.h"
 
-enum { GC_MIN_OBJECTS = 1 << 16, POOL_CLASSES = 5 };
+enum { GC_MIN_OBJECTS = 1 << 13, POOL_CLASSES = 5 };
 
 /* Freed values with up to POOL_CLASSES-1 children are kept on per-size free
  * lists (linked through gc_next) and reused: a loop that allocates and drops
@@ -98,6 +101,9 @@ static void mark_roots(Interp *in, uint32_t epoch) {
   mark_array(in, in->slots, in->nslots_used, epoch);
   mark_array(in, in->vals, in->nvals, epoch);
   mark(in, in->current, epoch);
+  fast_mark_roots(in, mark, epoch);
+  for (size_t i = 0; i < in->consts.cap; i++)
+    if (in->consts.keys[i]) mark(in, (Value *)(uintptr_t)in->consts.vals[i], epoch);
   for (size_t i = 0; i < in->nsession; i++) mark(in, in->session[i].value, epoch);
   for (size_t i = 0; i < in->globals.cap; i++)
     if (in->globals.keys[i]) mark(in, in->globals.vals[i], epoch);

@@ -40,8 +40,16 @@ bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err);
 /* Whether k stores into parameter i (see tir_interp_writes_param). */
 bool jit_writes_param(const JitKernel *k, int i);
 
-/* Whether the JIT module can be loaded (loads it). */
+/* (Addition) Whether k stores every element of parameter i and never
+ * loads it, whatever the sizes: call_tir then need not zero-fill that
+ * output (nothing of the old contents can show). */
+bool jit_writes_all_of_param(const JitKernel *k, int i);
+
+/* Whether the JIT module can be loaded (loads it: libLLVM, ~40 ms). */
 bool jit_available(void);
+/* (Addition) Whether the module's file is there, without loading it (for
+ * decisions at start-up; jit_available() is the real answer). */
+bool jit_module_found(void);
 
 /* Optimisation level 0..3 for kernels compiled from now on (:set opt). */
 void jit_set_opt_level(int level);
@@ -57,11 +65,21 @@ typedef struct JitKernelInfo {
   const char *signature; /* e.g. "(float32[n, 784], float32[128, 784]) -> float32[n, 128]" */
   double compile_ms;     /* 0 when it came from the disk cache */
   bool from_disk;
+  double load_ms;        /* (addition) linking it into the process (incl. reading the cache) */
   uint64_t calls;
   double total_ms;       /* time spent running it */
 } JitKernelInfo;
 int jit_kernel_count(void);
 bool jit_kernel_info(int i, JitKernelInfo *out);
+
+/* Additions (jit engineer): why jit_available() is false (NULL when it is
+ * true); contraction of a*b+c into fma for kernels compiled from now on
+ * (default on; a prim function with attribute fp_contract=0 never
+ * contracts; the tests turn it off to compare bit for bit); the CPU name
+ * LLVM sees (loads the module; NULL if unavailable). */
+const char *jit_unavailable_reason(void);
+void jit_set_contract(bool on);
+const char *jit_cpu_name(void);
 
 /* Forgets the in-memory cache and statistics (the disk cache stays). */
 void jit_reset(void);

@@ -10,6 +10,7 @@
  *   ToBasicBlockNormalForm bbnf.c       flat blocks; control flow only as let values
  *   EffectToState          effect_to_state.c  state globals become parameters/results
  *   CheckKeyLinearity      linearity.c  a RandState key used twice is an error
+ *   BindParams             bind_params.c  parameters named in a tensor file become constants
  *
  * Usage from the REPL / CLI:
  *   PassResult r;
@@ -64,7 +65,11 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
   X("EffectToState", pass_effect_to_state, true, false,                                   \
     "thread state globals (@prng_state) through functions as a parameter and a result")   \
   X("CheckKeyLinearity", pass_check_key_linearity, true, true,                            \
-    "error when a RandState key is used twice (seed 000: keys are linear)")
+    "error when a RandState key is used twice (seed 000: keys are linear)")               \
+  X("FuseOps", pass_fuse_ops, true, true,                                                 \
+    "group pure op calls into Primitive functions (TVM's FuseOps rules)")                \
+  X("BindParams", pass_bind_params, true, false,                                          \
+    "parameters named in a tensor file become constants (:bind @f FILE, rly --params)")
 
 #define X(n, f, t, ty, d) Module *f(PassCtx *pc, Module *in);
 PASS_LIST(X)
@@ -126,6 +131,24 @@ bool pass_verify(Module *m, DiagCtx *d);
  *     after:  ...
  * Snippets longer than max_lines are cut ("..."); d gives line/col (may be NULL). */
 char *pass_rewrite_format(const PassRewrite *rw, DiagCtx *d, int max_lines);
+
+/* BindParams (bind_params.c): its input besides the module — the function
+ * and the named tensors (IR constants, e.g. rt_tensor_to_ir of a tensor
+ * file's entries).  `source` names the file in messages; `where` is the
+ * span of the command that asked.  pass_bind sets the spec, runs the pass
+ * (rewrites reach the hook as rule "bind") and clears it; NULL after
+ * diagnostics naming both sides of a mismatch. */
+typedef struct BindParamsSpec {
+  const char *func; /* "main" for @main */
+  int n;
+  const char *const *names; /* "w" or "%w" */
+  Tensor *const *values;
+  const char *source;
+  Span where;
+} BindParamsSpec;
+
+void pass_bind_params_set(const BindParamsSpec *s);
+Module *pass_bind(const BindParamsSpec *s, Module *in, Arena *a, DiagCtx *d, const PassHook *hook);
 
 /* Key linearity (seed 000): reports every RandState key consumed twice —
  * passed to two random ops / calls that consume it, split twice, written to

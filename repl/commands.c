@@ -15,33 +15,51 @@
 
 typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
 
-/* X(name, argument synopsis, one-line help, more help or NULL) */
-#define REPL_COMMANDS(X)                                                                          \
-  X(help, "[COMMAND]", "list the commands, or explain one", NULL)                                 \
-  X(quit, "", "leave rly (Ctrl-D on an empty line does too)", NULL)                               \
-  X(type, "EXPR", "show the type of an expression",                                               \
-    "The expression is type-checked, not evaluated; session variables may be used.")             \
-  X(load, "FILE", "run a script; if any part of it fails, nothing of it is kept",                 \
-    "Definitions, expressions (their values are printed), lets and `:` commands,\n"               \
-    "in order.  An error anywhere rolls the session back to before the :load.")                   \
-  X(reload, "", "load the last :load-ed file again",                                              \
-    "Definitions from the file replace the session's by name; the session is\n"                   \
-    "unchanged if the file no longer loads.")                                                     \
-  X(print, "[@f | TYPE | prelude]", "print the session's definitions, or one of them",            \
-    "With `:set types on`, expressions are annotated with their types.")                          \
-  X(browse, "[prelude | TEXT]", "list definitions with their types",                              \
-    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                     \
-    "definition whose name contains TEXT.")                                                       \
-  X(reset, "", "forget all definitions and session variables (the prelude stays)", NULL)         \
-  X(passes, "", "list the passes", NULL)                                                          \
-  X(pass, "NAME [NAME ...]", "run passes on the session's module, show the diff, keep the result",   \
-    "Names are separated by spaces or commas.  `:undo` restores the module before.")              \
-  X(step, "NAME [NAME ...]", "run passes one rewrite at a time",                                   \
-    "Each rewrite shows its rule, function, location and before/after; Enter for\n"              \
-    "the next, `c` to run to the end, `q` to stop without applying anything.")                    \
-  X(undo, "", "restore the module from before the last :pass", NULL)                              \
-  X(seed, "N", "set @prng_state to random.key(N)", NULL)                                          \
-  X(set, "[OPTION VALUE]", "change a setting; alone, show the settings", NULL)
+/* X(id, name as typed, argument synopsis, one-line help, more help or NULL);
+ * the handler of a row is cmd_<id>. */
+#define REPL_COMMANDS(X)                                                                            \
+  X(help, "help", "[COMMAND]", "list the commands, or explain one", NULL)                           \
+  X(quit, "quit", "", "leave rly (Ctrl-D on an empty line does too)", NULL)                         \
+  X(type, "type", "EXPR", "show the type of an expression",                                         \
+    "The expression is type-checked, not evaluated; session variables may be used.")                \
+  X(load, "load", "FILE", "run a script; if any part of it fails, nothing of it is kept",           \
+    "Definitions, expressions (their values are printed), lets and `:` commands,\n"                 \
+    "in order.  An error anywhere rolls the session back to before the :load.")                     \
+  X(reload, "reload", "", "load the last :load-ed file again",                                      \
+    "Definitions from the file replace the session's by name; the session is\n"                     \
+    "unchanged if the file no longer loads.")                                                       \
+  X(print, "print", "[@f | TYPE | prelude]", "print the session's definitions, or one of them",     \
+    "With `:set types on`, expressions are annotated with their types.")                            \
+  X(browse, "browse", "[prelude | TEXT]", "list definitions with their types",                      \
+    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                       \
+    "definition whose name contains TEXT.")                                                         \
+  X(reset, "reset", "", "forget all definitions and session variables (the prelude stays)", NULL)   \
+  X(passes, "passes", "", "list the passes", NULL)                                                  \
+  X(pass, "pass", "NAME [NAME ...]", "run passes on the session's module, show the diff, keep the result", \
+    "Names are separated by spaces or commas.  `:undo` restores the module before.")                \
+  X(step, "step", "NAME [NAME ...]", "run passes one rewrite at a time",                            \
+    "Each rewrite shows its rule, function, location and before/after; Enter for\n"                 \
+    "the next, `c` to run to the end, `q` to stop without applying anything.")                      \
+  X(undo, "undo", "", "restore the module from before the last :pass", NULL)                        \
+  X(seed, "seed", "N", "set @prng_state to random.key(N)", NULL)                                    \
+  X(set, "set", "[OPTION VALUE]", "change a setting; alone, show the settings", NULL)               \
+  X(bind, "bind", "@f FILE", "BindParams: @f's parameters named in a tensor file become constants", \
+    "FILE is .npz, .safetensors (or .npy); key `w` or `%w` binds parameter %w.\n"                   \
+    "Every key must name a parameter of a fitting type.  `:undo` restores the module.")             \
+  X(save, "save", "%x [%y ...] FILE", "write session tensors to FILE (.npy, .npz or .safetensors)", \
+    "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                        \
+  X(load_tensor, "load-tensor", "%x FILE [KEY]", "bind %x to a tensor read from FILE",              \
+    "KEY picks the entry of an .npz or .safetensors file with several.")                            \
+  X(extern, "extern", "NAME LIB.so SYMBOL", "register an external function for call_tir(\"NAME\", ...)", \
+    "SYMBOL is `int f(DLTensor *args, int n, void *ctx, char *err, size_t errn)`:\n"                \
+    "inputs then outputs (destination passing), see interp/extern.h.")                              \
+  X(kernels, "kernels", "", "list the JIT-compiled kernels: signature, compile time, calls, time",  \
+    "A kernel marked (disk) came from the disk cache, loaded in the time shown ($XDG_CACHE_HOME/rly).") \
+  X(dump, "dump", "tir|llvm|asm @f", "show a function's TIR, or its kernel's optimized LLVM IR or assembly", \
+    "For llvm and asm, @f is a prim function (`:set opt` picks the optimization level).")           \
+  X(time, "time", "EXPR [-n N]", "time an expression: first call, then min/median/max of N runs",   \
+    "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                   \
+    "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).")
 
 /* X(name, values, help) */
 #define REPL_SETTINGS(X)                                                        \
@@ -50,10 +68,11 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
   X("max-depth", "N", "limit on non-tail call depth (deep recursion)")           \
   X("prng", "partitionable|original", "JAX's PRNG mode for random ops")         \
   X("verify", "on|off", "type-check and verify after every pass of :pass and :step") \
-  X("exec", "jit|interp", "jit: fused, compiled kernels (default); interp: reference kernels only")
+  X("exec", "jit|interp", "jit: fused, compiled kernels (default); interp: reference kernels only") \
+  X("opt", "O0|O1|O2|O3", "LLVM optimization level of kernels compiled from now on (default O2)")
 
-#define X(name, args, help, more) \
-  static RunStatus cmd_##name(Session *s, const char *args_, Span where);
+#define X(id, name, args, help, more) \
+  static RunStatus cmd_##id(Session *s, const char *args_, Span where);
 REPL_COMMANDS(X)
 #undef X
 
@@ -63,14 +82,14 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-#define X(name, args, help, more) {#name, args, help, more, cmd_##name},
+#define X(id, name, args, help, more) {name, args, help, more, cmd_##id},
     REPL_COMMANDS(X)
 #undef X
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
 static const char *const command_names[] = {
-#define X(name, args, help, more) #name,
+#define X(id, name, args, help, more) name,
     REPL_COMMANDS(X)
 #undef X
     NULL};
@@ -389,6 +408,7 @@ static void show_settings(const Session *s) {
   printf("prng %s\n", repl_eval_prng_original(s->ev) ? "original" : "partitionable");
   printf("verify %s\n", s->verify ? "on" : "off");
   printf("exec %s\n", repl_eval_exec_jit(s->ev) ? "jit" : "interp");
+  printf("opt O%d\n", repl_jit_opt_level());
 }
 
 static bool parse_on_off(const char *v, bool *out) {
@@ -435,6 +455,7 @@ static const char *setting_values(const char *opt) {
   if (strcmp(opt, "types") == 0 || strcmp(opt, "verify") == 0) return "on or off";
   if (strcmp(opt, "prng") == 0) return "partitionable or original";
   if (strcmp(opt, "exec") == 0) return "jit or interp";
+  if (strcmp(opt, "opt") == 0) return "O0, O1, O2 or O3";
   return "a positive integer";
 }
 
@@ -451,6 +472,7 @@ static RunStatus cmd_set(Session *s, const char *args, Span where) {
   else if (strcmp(opt, "prng") == 0) ok = set_prng(s, val);
   else if (strcmp(opt, "verify") == 0) ok = parse_on_off(val, &s->verify);
   else if (strcmp(opt, "exec") == 0) ok = set_exec(s, val);
+  else if (strcmp(opt, "opt") == 0) ok = repl_jit_set_opt(val);
   else {
     const char *near = nearest(setting_names, opt);
     char hint[128] = "`:help set` lists the settings";
@@ -497,4 +519,31 @@ static RunStatus cmd_seed(Session *s, const char *args, Span where) {
   }
   repl_eval_seed(s->ev, n);
   return RUN_OK;
+}
+
+/* ───────────────────────── data (cmd_data.c) ───────────────────────── */
+
+static RunStatus cmd_bind(Session *s, const char *args, Span where) {
+  return repl_cmd_bind(s, args, where);
+}
+static RunStatus cmd_save(Session *s, const char *args, Span where) {
+  return repl_cmd_save(s, args, where);
+}
+static RunStatus cmd_load_tensor(Session *s, const char *args, Span where) {
+  return repl_cmd_load_tensor(s, args, where);
+}
+static RunStatus cmd_extern(Session *s, const char *args, Span where) {
+  return repl_cmd_extern(s, args, where);
+}
+
+/* ───────────────────────── the JIT (cmd_jit.c) ───────────────────────── */
+
+static RunStatus cmd_kernels(Session *s, const char *args, Span where) {
+  return repl_cmd_kernels(s, args, where);
+}
+static RunStatus cmd_dump(Session *s, const char *args, Span where) {
+  return repl_cmd_dump(s, args, where);
+}
+static RunStatus cmd_time(Session *s, const char *args, Span where) {
+  return repl_cmd_time(s, args, where);
 }

@@ -6,11 +6,11 @@
  * entry and one source `<repl:N>`; N counts inputs (blank ones do not
  * count).  Ctrl-C drops the input being typed; Ctrl-D on an empty line
  * ends the session, on a continuation line it runs what was typed. */
-#include <llvm-c/Core.h>
-#include <llvm-c/TargetMachine.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit/jit_config.h"
 #include "repl/repl.h"
 
 static bool blank_text(const char *t) {
@@ -19,32 +19,52 @@ static bool blank_text(const char *t) {
   return true;
 }
 
-/* "avx2, fma": the host features worth naming, from LLVM's "+a,-b,..." list. */
+/* "avx2, fma": the host features worth naming, from a space-separated flag
+ * list (/proc/cpuinfo's "flags"). */
 static void notable_features(const char *all, char *out, size_t n) {
   static const char *const notable[] = {"avx512f", "avx2", "fma", "neon", "sve", "sve2", NULL};
   out[0] = 0;
   for (int i = 0; notable[i]; i++) {
-    char want[32];
-    snprintf(want, sizeof want, "+%s", notable[i]);
-    const char *p = all ? strstr(all, want) : NULL;
-    size_t k = strlen(want);
-    while (p && ((p != all && p[-1] != ',') || (p[k] && p[k] != ','))) p = strstr(p + 1, want);
+    const char *p = all ? strstr(all, notable[i]) : NULL;
+    size_t k = strlen(notable[i]);
+    while (p && ((p != all && p[-1] != ' ') || (p[k] && p[k] != ' ' && p[k] != '\n')))
+      p = strstr(p + 1, notable[i]);
     if (!p) continue;
     size_t used = strlen(out);
     snprintf(out + used, n - used, "%s%s", used ? ", " : "", notable[i]);
   }
 }
 
+/* The CPU from /proc/cpuinfo: LLVM (the JIT module) is not loaded at start-up. */
+static void cpu_info(char *model, size_t mn, char *notable, size_t nn) {
+  snprintf(model, mn, "unknown cpu");
+  notable[0] = 0;
+  FILE *fp = fopen("/proc/cpuinfo", "r");
+  if (!fp) return;
+  char line[4096];
+  bool have_model = false, have_flags = false;
+  while ((!have_model || !have_flags) && fgets(line, sizeof line, fp)) {
+    char *colon = strchr(line, ':');
+    if (!colon) continue;
+    const char *v = colon + 1 + (colon[1] == ' ');
+    if (!have_model && strncmp(line, "model name", 10) == 0) {
+      snprintf(model, mn, "%.*s", (int)strcspn(v, "\n"), v);
+      have_model = true;
+    } else if (!have_flags && (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0)) {
+      notable_features(v, notable, nn);
+      have_flags = true;
+    }
+  }
+  fclose(fp);
+}
+
 void session_banner(FILE *f) {
-  unsigned major = 0, minor = 0, patch = 0;
-  LLVMGetVersion(&major, &minor, &patch);
-  char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
-  char notable[128];
-  notable_features(features, notable, sizeof notable);
-  fprintf(f, "rly %s · LLVM %u.%u · %s%s%s%s · :help for commands\n", RLY_VERSION, major, minor,
-          cpu ? cpu : "unknown cpu", notable[0] ? " (" : "", notable, notable[0] ? ")" : "");
-  LLVMDisposeMessage(cpu);
-  LLVMDisposeMessage(features);
+  char model[128], notable[128];
+  cpu_info(model, sizeof model, notable, sizeof notable);
+  const char *v = RLY_LLVM_VERSION, *dot = strchr(v, '.');
+  int n = dot && strchr(dot + 1, '.') ? (int)(strchr(dot + 1, '.') - v) : (int)strlen(v);
+  fprintf(f, "rly %s · LLVM %.*s · %s%s%s%s · :help for commands\n", RLY_VERSION, n, v, model,
+          notable[0] ? " (" : "", notable, notable[0] ? ")" : "");
 }
 
 static void clear(StrBuf *b) {

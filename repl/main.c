@@ -32,6 +32,7 @@ typedef struct Action {
 typedef struct Cli {
   bool print, types, check, help, version, interactive, no_prelude;
   const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
+  const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
   int nfiles;
   const char **files;
   int nactions;
@@ -56,6 +57,10 @@ static void usage(FILE *f) {
   fprintf(f, "  %-10s %s\n", "-e TEXT", "run TEXT as a script (defs, expressions, :commands)");
   fprintf(f, "  %-10s %s\n", "--pass P[,P…]",
           "run the passes on FILE and print the resulting module (like mlir-opt)");
+  fprintf(f, "  %-10s %s\n", "--params FILE",
+          "bind @main's parameters named in FILE (.npz/.safetensors) as constants");
+  fprintf(f, "  %-10s %s\n", "--exec M",
+          "jit (default: fused kernels, compiled) or interp (reference kernels); as RLY_EXEC");
   fputs("\nWith no option, each FILE is run as a script.\n", f);
   fputs("With no FILE and no -e: the REPL if stdin is a terminal, else stdin is a script.\n", f);
 }
@@ -87,6 +92,25 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
         fputs("rly: --pass needs pass names (see :passes in the REPL)\n", stderr);
         return false;
       }
+      continue;
+    }
+    if (strcmp(a, "--params") == 0 || strncmp(a, "--params=", 9) == 0) {
+      if (a[8] == '=') cli->params = a + 9;
+      else if (i + 1 < argc) cli->params = argv[++i];
+      if (!cli->params || !*cli->params) {
+        fputs("rly: --params needs a tensor file (.npz, .safetensors)\n", stderr);
+        return false;
+      }
+      continue;
+    }
+    if (strcmp(a, "--exec") == 0 || strncmp(a, "--exec=", 7) == 0) {
+      /* the evaluator reads RLY_EXEC when it starts (interp/eval.c) */
+      const char *mode = a[6] == '=' ? a + 7 : i + 1 < argc ? argv[++i] : "";
+      if (strcmp(mode, "interp") != 0 && strcmp(mode, "jit") != 0) {
+        fputs("rly: --exec needs `interp` or `jit`\n", stderr);
+        return false;
+      }
+      setenv("RLY_EXEC", mode, 1);
       continue;
     }
 #define X(flag, field, text) \
@@ -190,7 +214,12 @@ static int check_file(const Cli *cli, const char *path) {
     ParseResult r = parse_script(m, &d, file, NULL);
     bool ok = r.ok && ty_check_module(m, &d);
     if (ok) ok = check_items(m, &r, &d);
-    Module *orig = m;
+    Module *orig = m, *bound = NULL;
+    if (ok && cli->params) {
+      bound = repl_bind_file(m, &arena, &d, "main", cli->params, (Span){0, 0, 0});
+      ok = bound != NULL;
+      if (ok) m = bound;
+    }
     if (ok && cli->passes) ok = run_passes(cli->passes, &m, &arena, &d);
     diag_render(&d, stderr, 0, use_color());
     if (ok && (cli->print || cli->passes)) {
@@ -202,6 +231,7 @@ static int check_file(const Cli *cli, const char *path) {
     }
     status = ok ? 0 : 1;
     if (m != orig) module_free(m);
+    if (bound && bound != m) module_free(bound);
     module_free(orig);
   }
   diag_free(&d);
@@ -210,7 +240,18 @@ static int check_file(const Cli *cli, const char *path) {
 }
 
 /* Runs the files and -e texts in order; the first error stops (exit 1). */
+/* --params: @main's parameters become constants once @main is defined. */
+static bool bind_params(Session *s, const char **params) {
+  Module *b = repl_bind_file(s->m, &s->inputs, &s->diag, "main", *params, (Span){0, 0, 0});
+  session_render(s);
+  if (b && s->m != s->base) module_free(s->m); /* no transaction is open here */
+  if (b) s->m = b;
+  *params = NULL;
+  return b != NULL;
+}
+
 static int run_actions(Session *s, const Cli *cli, bool *quit) {
+  const char *params_ = cli->params, **params = &params_;
   for (int i = 0; i < cli->nactions; i++) {
     const Action *a = &cli->actions[i];
     RunStatus st = a->kind == 'f' ? session_run_file(s, a->arg)
@@ -218,6 +259,11 @@ static int run_actions(Session *s, const Cli *cli, bool *quit) {
     fflush(stdout);
     if (st == RUN_ERROR) return 1;
     if (st == RUN_QUIT) return *quit = true, 0;
+    if (*params && module_func(s->m, "main") && !bind_params(s, params)) return 1;
+  }
+  if (*params) {
+    fprintf(stderr, "rly: --params %s: no @main to bind\n", *params);
+    return 1;
   }
   return 0;
 }

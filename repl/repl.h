@@ -51,7 +51,8 @@ typedef struct Evaluator Evaluator;
 Evaluator *repl_eval_new(DiagCtx *d);
 void repl_eval_free(Evaluator *ev);
 /* Evaluates e (type-checked) against m and binds the value to `bind` (a
- * session variable, may be NULL).  *text: the printed value (malloc'd).
+ * session variable, may be NULL).  *text: the printed value (malloc'd);
+ * text NULL: the value is not formatted (:time).
  * False after a diagnostic. */
 bool repl_eval(Evaluator *ev, Module *m, Expr *e, Var *bind, char **text);
 void repl_eval_unbind(Evaluator *ev, Var *v); /* release a replaced variable's value */
@@ -65,6 +66,11 @@ void repl_eval_set_exec_jit(Evaluator *ev, bool jit); /* :set exec jit|interp */
 bool repl_eval_exec_jit(Evaluator *ev);
 void repl_eval_interrupt(void);               /* async-signal-safe */
 void repl_eval_seed(Evaluator *ev, int64_t seed); /* @prng_state = random.key(seed) */
+/* The jit mode's view of m: definitions fused and lowered to prim functions
+ * (cached per definition) plus those prim functions; *e (may be NULL) is
+ * lowered too.  NULL when lowering is not possible (then run m as is).
+ * The view belongs to the evaluator (valid until m changes). */
+Module *repl_eval_lowered(Evaluator *ev, Module *m, Expr **e);
 
 /* ── the session ── */
 
@@ -142,9 +148,30 @@ void session_render(Session *s);  /* prints and clears collected diagnostics */
 RunStatus repl_cmd_passes(Session *s);
 RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step);
 RunStatus repl_cmd_undo(Session *s, Span where);
+/* :dump tir @f — the prim functions @f lowers to (cmd_lower.c). */
+RunStatus repl_dump_tir(Session *s, const char *args, Span where);
 void repl_undo_clear(Session *s);
+/* The data commands (cmd_data.c): tensor files, BindParams, externals. */
+RunStatus repl_cmd_bind(Session *s, const char *args, Span where);
+RunStatus repl_cmd_save(Session *s, const char *args, Span where);
+RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where);
+RunStatus repl_cmd_extern(Session *s, const char *args, Span where);
+/* BindParams of @fn from the tensor file at path (rly --params, :bind):
+ * the new, type-checked module (allocated in a) or NULL after diagnostics. */
+Module *repl_bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const char *path,
+                       Span where);
 void session_error(Session *s, Span where, const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* The JIT commands (cmd_jit.c): :kernels, :dump, :time, `:set opt`. */
+RunStatus repl_cmd_kernels(Session *s, const char *args, Span where);
+RunStatus repl_cmd_dump(Session *s, const char *args, Span where);
+RunStatus repl_cmd_time(Session *s, const char *args, Span where);
+bool repl_jit_set_opt(const char *v); /* "O0".."O3" */
+int repl_jit_opt_level(void);
+/* `:dump tir @f` (cmd_lower.c; cmd_jit.c has a weak fallback that prints
+ * prim functions).  args: the text after `tir`. */
+RunStatus repl_dump_tir(Session *s, const char *args, Span where);
 
 /* ── the prelude (prelude.c) ── */
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/kernels.h"
 #include "parser/lexer.h"
 #include "passes/passes.h"
 #include "repl/repl.h"
@@ -339,6 +340,123 @@ static void unmark_prelude_replacements(Session *s, Input *in) {
   }
 }
 
+/* ── releasing an input that only evaluated expressions ──
+ *
+ * An input's IR may be released after it ran when nothing that outlives it
+ * can point into it: it defines nothing and binds no variable, no input
+ * nested in it kept memory, its values cannot borrow its memory (no `fn`,
+ * whose closures point at their code; no constant except as a direct
+ * argument of an op that is not a view, since an op's result is a fresh
+ * tensor while a constant itself is borrowed from the IR), and %_'s type
+ * can be replaced by a shared copy.  The interpreter keeps nothing keyed by
+ * top-level IR (its top-level procs are dropped after each evaluation and
+ * constants are cached only inside functions), and the jit evaluator lowers
+ * into its own memory.  So a session evaluating expressions does not grow
+ * with the number of inputs (beyond their source text, kept for
+ * diagnostics). */
+
+static bool attrs_safe(const Attrs *a) {
+  for (int i = 0; a && i < a->n; i++)
+    if (a->vals[i]->kind == AV_EXPR) return false;
+  return true;
+}
+
+static bool expr_safe(const Expr *e);
+
+/* An op argument: a constant is copied by the op unless the op is a view. */
+static bool op_arg_safe(const Expr *call, const Expr *arg) {
+  if (arg->kind != EX_CONST) return expr_safe(arg);
+  const KernelDef *k = kernels_lookup(call->u.call.fn->u.op.name);
+  return k && !(k->flags & KF_VIEW) && strcmp(call->u.call.fn->u.op.name, "call_tir") != 0;
+}
+
+static bool call_safe(const Expr *e) {
+  bool op = e->u.call.fn->kind == EX_OP;
+  if (!op && !expr_safe(e->u.call.fn)) return false;
+  for (int i = 0; i < e->u.call.nargs; i++)
+    if (op ? !op_arg_safe(e, e->u.call.args[i]) : !expr_safe(e->u.call.args[i])) return false;
+  return attrs_safe(e->u.call.attrs);
+}
+
+static bool expr_safe(const Expr *e) {
+  for (;;) {
+    switch (e->kind) {
+    case EX_CONST: case EX_FN: return false;
+    case EX_VAR: case EX_GLOBAL: case EX_OP: case EX_CTOR: return true;
+    case EX_CALL: return call_safe(e);
+    case EX_TUPLE:
+      for (int i = 0; i < e->u.tuple.n; i++)
+        if (!expr_safe(e->u.tuple.fields[i])) return false;
+      return true;
+    case EX_PROJ: e = e->u.proj.tuple; continue;
+    case EX_LET: /* loops on the chain */
+      if (!expr_safe(e->u.let.value)) return false;
+      e = e->u.let.body;
+      continue;
+    case EX_FREE_VAR: e = e->u.free_var.body; continue;
+    case EX_IF:
+      if (!expr_safe(e->u.if_.cond) || !expr_safe(e->u.if_.then_)) return false;
+      e = e->u.if_.else_;
+      continue;
+    case EX_MATCH:
+      for (int i = 0; i < e->u.match.n; i++)
+        if (!expr_safe(e->u.match.clauses[i].body)) return false;
+      e = e->u.match.scrut;
+      continue;
+    case EX_REF_NEW: e = e->u.ref_new.init; continue;
+    case EX_REF_READ: e = e->u.ref_read.ref; continue;
+    case EX_REF_WRITE:
+      if (!expr_safe(e->u.ref_write.ref)) return false;
+      e = e->u.ref_write.value;
+      continue;
+    case EX_DATAFLOW: e = e->u.dataflow.body; continue;
+    }
+    return false;
+  }
+}
+
+/* A copy of t that outlives every input: tensor types of known or `?`
+ * dimensions and `()`, one shared copy per printed form; NULL for others. */
+/* Printed type → copy in the owner's `fixed` arena (one session at a time). */
+static StrMap shared_types;
+static const Session *shared_owner;
+
+static void shared_types_drop(const Session *s) {
+  if (shared_owner == s) strmap_free(&shared_types), shared_owner = NULL;
+}
+
+static Type *shared_type(Session *s, const Type *t) {
+  StrMap *seen = &shared_types;
+  if (shared_owner != s) strmap_free(seen), shared_owner = s;
+  if (!t || !(t->kind == TY_TENSOR || (t->kind == TY_TUPLE && t->u.tuple.n == 0))) return NULL;
+  for (int i = 0; t->kind == TY_TENSOR && i < t->u.tensor.ndim; i++)
+    if (t->u.tensor.dims[i].kind != DIM_CONST && t->u.tensor.dims[i].kind != DIM_ANY) return NULL;
+  char *key = print_type(t);
+  Type *c = strmap_get(seen, key);
+  if (!c) {
+    c = t->kind == TY_TUPLE ? type_unit(&s->fixed)
+                            : type_tensor(&s->fixed, t->u.tensor.dtype, t->u.tensor.ndim,
+                                          t->u.tensor.dims, t->span);
+    strmap_put(seen, arena_strdup(&s->fixed, key), c);
+  }
+  free(key);
+  return c;
+}
+
+/* Whether the input that just ran can be released (see above); on yes,
+ * %_'s type no longer points into it. */
+static bool input_releasable(Session *s, const Input *in) {
+  if (in->ndefs || s->kept_gen != in->gen) return false;
+  for (int i = 0; i < in->r.nitems; i++) {
+    const ScriptItem *it = &in->r.items[i];
+    if (it->kind != ITEM_EXPR || (it->expr && !expr_safe(it->expr))) return false;
+  }
+  Type *t = s->last->annot ? shared_type(s, s->last->annot) : NULL;
+  if (s->last->annot && !t) return false;
+  s->last->annot = t;
+  return true;
+}
+
 static Input input_begin(Session *s) {
   Input in = {.arena = &s->inputs, .mark = arena_mark(&s->inputs), .gen = s->kept_gen};
   return in;
@@ -350,6 +468,7 @@ static Input input_begin(Session *s) {
  * their code). */
 static void input_end(Session *s, Input *in, bool committed) {
   if (!committed || !in->ndefs) drop_tables(in->m);
+  if (committed && input_releasable(s, in)) committed = false;
   if (committed || s->kept_gen != in->gen) {
     s->kept_gen++;
     return;
@@ -647,6 +766,7 @@ void session_free(Session *s) {
   vec_free(&s->dead);
   free(s->vars);
   free(s->last_load);
+  shared_types_drop(s);
   arena_free(&s->fixed);
   diag_free(&s->diag);
   free(s);

@@ -13,6 +13,7 @@ equal; results of transcendental functions (tanh) within a stated tolerance
 RNN carries the difference along).  The two modes must print the same text.
 Prints "examples: N passed, N failed" and exits non-zero on any failure."""
 import os
+import re
 import subprocess
 import sys
 
@@ -23,12 +24,15 @@ from tir_numpy import parse_value  # the printed-value reader shared by the nump
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+VALUE_START = re.compile(r"[\[(\-0-9]|True|False|inf|nan")
+
+
 def values(out):
-    """Splits batch output into printed values (a value may span lines)."""
+    """Splits batch output into printed values (a value may span lines);
+    other lines (`defined @f`, what `:bind` prints) are skipped."""
     vals, cur, depth = [], [], 0
     for line in out.splitlines():
-        if not cur and (line.startswith("defined ") or line.startswith("redefined ")
-                        or not line.strip()):
+        if not cur and not VALUE_START.match(line):
             continue
         cur.append(line)
         depth += line.count("[") + line.count("(") - line.count("]") - line.count(")")
@@ -69,8 +73,18 @@ def dynamic_expected():
     ]
 
 
+def digits_expected():
+    """The accuracy of numpy's predictions (committed with the weights) on the
+    test split, which rly's predictions must equal one for one."""
+    t = np.load(os.path.join(ROOT, "examples/digits/test.npz"))
+    hits = t["pred"] == t["y"]
+    return [(np.float32(hits.sum()) / np.float32(len(hits)), "exact"), (hits.sum(), "exact"),
+            (True, "exact")]
+
+
 EXAMPLES = {
     "examples/dynamic.rly": dynamic_expected,
+    "examples/digits.rly": digits_expected,
 }
 
 
@@ -84,8 +98,10 @@ def run(rly, path, mode):
 
 
 def compare(got, want, how):
-    got = np.array(got, dtype=np.float64)
-    want = np.asarray(want, dtype=np.float64)
+    want = np.asarray(want)
+    # read the printed value in numpy's dtype (shortest round-trip text), then widen both
+    got = np.array(got, dtype=want.dtype).astype(np.float64)
+    want = want.astype(np.float64)
     if got.shape != want.shape:
         return f"shape {got.shape}, numpy {want.shape}"
     if how == "exact":

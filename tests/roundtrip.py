@@ -4,7 +4,10 @@
 For each file that rly accepts, print it (p1), print p1 again (p2), and
 require p1 == p2 (printing is a fixed point).  Also print with types and
 require that text to read back to p1.  Files that are meant to fail carry a
-RUN line with `not %rly`; every other file must be accepted.
+RUN line with `not %rly`; every other file must be accepted.  Scripts whose
+`:` commands create names or change signatures (`:bind`, `:load-tensor`,
+`:extern`) are skipped: `--print` reads a script without running its
+commands, so the rest of such a script cannot type-check on its own.
 """
 import os
 import subprocess
@@ -25,8 +28,17 @@ def expected_to_fail(text):
     return any(l.lstrip().startswith("// RUN:") and "not %rly" in l for l in text.splitlines())
 
 
+BINDING_COMMANDS = (":bind", ":load-tensor", ":extern")
+
+
+def needs_commands(text):
+    return any(l.lstrip().startswith(BINDING_COMMANDS) for l in text.splitlines())
+
+
 def check(path):
     text = open(path, encoding="utf-8", errors="replace").read()
+    if needs_commands(text):
+        return "skip"
     rc, p1, err = rly_print(text)
     if rc != 0:
         if expected_to_fail(text):
@@ -53,15 +65,17 @@ def main():
         dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("build"))
         files += [os.path.join(d, n) for n in sorted(names) if n.endswith(".rly")]
     failed = 0
-    checked = 0
+    checked = skipped = 0
     for f in files:
         msg = check(f)
         if msg is None:
             checked += 1
+        elif msg == "skip":
+            skipped += 1
         else:
             failed += 1
             print("FAIL", msg)
-    print(f"roundtrip: {checked} passed, {failed} failed")
+    print(f"roundtrip: {checked} passed, {failed} failed, {skipped} skipped (scripts with :bind etc.)")
     return 1 if failed or not files else 0
 
 

@@ -20,6 +20,12 @@ Cases: the seed 002 lecture's linear0, relu0 and linear1 at full size, the
 whole MLP, matmul and transpose with size variables, a softmax with alloc
 buffers and reductions, a padded 1-D convolution (select), integer
 division and casts, float64 intrinsics, several outputs.
+Every case runs in three modes: `interp` (RLY_EXEC=interp, the TIR
+interpreter), `jit` (the LLVM JIT with contraction off, RLY_JIT_CONTRACT=0:
+held to the same exact/tol rule) and `jit-fma` (the JIT's default, a*b+c may
+become one fma: exact cases are compared with rtol 1e-5 of the |x|.|w|
+scale instead, about k ulps for k-term sums).  The JIT's disk cache goes to
+a temporary XDG_CACHE_HOME.
 Prints "tir: N passed, N failed" and exits non-zero on any failure.
 """
 import os
@@ -292,7 +298,12 @@ def cases(rng):
 
 # ───────────────────────────── running ─────────────────────────────
 
-def compare(case, got):
+MODES = {"interp": {"RLY_EXEC": "interp"},
+         "jit": {"RLY_EXEC": "jit", "RLY_JIT_CONTRACT": "0"},
+         "jit-fma": {"RLY_EXEC": "jit"}}
+
+
+def compare(case, got, fma=False):
     vals = got if len(case.expect) > 1 else [got]
     if len(vals) != len(case.expect):
         return f"expected {len(case.expect)} outputs, got {len(vals)}"
@@ -303,7 +314,10 @@ def compare(case, got):
         if g.shape != want.shape:
             return f"output {i}: shape {g.shape}, expected {want.shape}"
         w = want.astype(np.float64)
-        if case.mode == "exact":
+        if case.mode == "exact" and fma:
+            scale = np.abs(w) if case.scale is None else case.scale
+            bad = ~((np.abs(g - w) <= 1e-5 * scale + 1e-6) | (np.isnan(g) & np.isnan(w)))
+        elif case.mode == "exact":
             bad = ~((g == w) | (np.isnan(g) & np.isnan(w)))
         else:
             scale = np.abs(w) if case.scale is None else case.scale
@@ -315,18 +329,21 @@ def compare(case, got):
     return None
 
 
-def run_case(rly, case, tmp):
+def run_case(rly, case, tmp, mode="interp"):
     path = os.path.join(tmp, case.name + ".rly")
     with open(path, "w") as f:
         f.write(case.script())
-    p = subprocess.run([rly, path], capture_output=True, text=True, timeout=300)
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"), **MODES[mode])
+    if "RLY_JIT_CONTRACT" not in MODES[mode]:
+        env.pop("RLY_JIT_CONTRACT", None)
+    p = subprocess.run([rly, path], capture_output=True, text=True, timeout=300, env=env)
     if p.returncode != 0:
         return f"rly failed ({p.returncode}):\n{p.stderr}"
     lines = p.stdout.splitlines()
     start = max((i + 1 for i, l in enumerate(lines) if l.startswith("defined ")), default=0)
     text = "\n".join(l for l in lines[start:] if not l.startswith("print-limit"))
     try:
-        return compare(case, parse_value(text))
+        return compare(case, parse_value(text), fma=mode == "jit-fma")
     except Exception as e:  # a value that does not parse is a failure too
         return f"cannot read the output ({e}):\n{text[:500]}"
 
@@ -344,14 +361,15 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases(rng):
-            msg = run_case(rly, case, tmp)
-            if msg is None:
-                passed += 1
-                if verbose:
-                    print(f"ok   {case.name}")
-            else:
-                failed += 1
-                print(f"FAIL {case.name}: {msg}")
+            for mode in MODES:
+                msg = run_case(rly, case, tmp, mode)
+                if msg is None:
+                    passed += 1
+                    if verbose:
+                        print(f"ok   {case.name} ({mode})")
+                else:
+                    failed += 1
+                    print(f"FAIL {case.name} ({mode}): {msg}")
     print(f"tir: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

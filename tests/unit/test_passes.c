@@ -495,7 +495,7 @@ static bool record(void *user, const PassRewrite *rw) {
 }
 
 static void test_manager(void) {
-  CHECK(pass_count() == 4);
+  CHECK(pass_count() == 6);
   CHECK(pass_lookup("effecttostate") == pass_lookup("EffectToState"));
   CHECK(pass_lookup("Nope") == NULL);
   for (int i = 0; i < pass_count(); i++) CHECK(pass_get(i)->doc && pass_get(i)->must_typecheck);

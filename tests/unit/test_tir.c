@@ -499,9 +499,10 @@ static void test_call_tir_errors(Env *e) {
 }
 
 /* Seed 002's env.linear: out = x @ w.T + b (float32, 2-D x and w). */
-static int env_linear(const RlyTensor *a, int n, void *ctx, char *err, size_t errn) {
+static int env_linear(DLTensor *a, int n, void *ctx, char *err, size_t errn) {
   (void)ctx;
-  if (n != 4 || a[0].ndim != 2 || a[1].ndim != 2 || a[0].dtype != DT_FLOAT32)
+  if (n != 4 || a[0].ndim != 2 || a[1].ndim != 2 || a[0].dtype.code != kDLFloat ||
+      a[0].dtype.bits != 32)
     return snprintf(err, errn, "env.linear wants (x, w, b) and an output"), 1;
   int64_t rows = a[0].shape[0], k = a[0].shape[1], m = a[1].shape[0];
   const float *x = a[0].data, *w = a[1].data, *b = a[2].data;

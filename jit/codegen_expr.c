@@ -1,0 +1,650 @@
+/* codegen_expr.c — TIR scalar expressions → LLVM IR, and the symbolic
+ * ranges that let accesses skip their bounds checks (codegen.h).
+ *
+ * Types follow tir_interp.c exactly: operands of a binary operator unify
+ * (equal, or the wider integer; a tie keeps the left type), comparisons and
+ * logic give bool, `&&`, `||` and `select` are lazy (branches) unless the
+ * side not always taken can be evaluated speculatively without any error
+ * (no unchecked load, no division by a non-constant), in which case they
+ * become plain and/or/select instructions that vectorize. */
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jit/codegen.h"
+
+static const CVal NONE = {NULL, DT_INVALID};
+
+/* ─────────────────────────── types ─────────────────────────── */
+
+static int64_t norm(DType t, int64_t v) {
+  switch (t) {
+  case DT_BOOL: return v != 0;
+  case DT_INT8: return (int8_t)v;
+  case DT_INT16: return (int16_t)v;
+  case DT_INT32: return (int32_t)v;
+  case DT_UINT8: return (uint8_t)v;
+  case DT_UINT16: return (uint16_t)v;
+  case DT_UINT32: return (uint32_t)v;
+  default: return v;
+  }
+}
+
+static DType unify(DType a, DType b) {
+  if (a == b) return a;
+  if (cg_is_int(a) && cg_is_int(b)) return cg_dtype_bits(a) >= cg_dtype_bits(b) ? a : b;
+  return DT_INVALID;
+}
+
+static DType unify_or_fail(Cg *c, const PrimExpr *e, DType a, DType b, const char *what) {
+  DType t = unify(a, b);
+  if (t == DT_INVALID && a != DT_INVALID && b != DT_INVALID)
+    cg_fail(c, "@%s: operands of %s have different types", c->f->name, what);
+  return t;
+}
+
+static const char *binop_text(PrimBinOp op) {
+  static const char *const t[] = {
+#define X(e, s, p) s,
+      PRIM_BINOPS(X)
+#undef X
+  };
+  return t[op];
+}
+
+DType cg_expr_type(Cg *c, const PrimExpr *e) {
+  switch (e->kind) {
+  case PE_INT: return cg_is_int(e->dtype) || e->dtype == DT_BOOL ? e->dtype : DT_INT32;
+  case PE_FLOAT: return cg_is_float(e->dtype) ? e->dtype : DT_FLOAT32;
+  case PE_VAR: {
+    const VarB *v = cg_find_var(c, e->u.var);
+    return v ? v->dt : DT_INVALID;
+  }
+  case PE_LOAD: {
+    const BufB *b = cg_find_buf(c, e->u.load.buf);
+    return b ? b->b->dtype : DT_INVALID;
+  }
+  case PE_BIN:
+    if (e->u.bin.op >= PB_LT) return DT_BOOL;
+    return unify(cg_expr_type(c, e->u.bin.a), cg_expr_type(c, e->u.bin.b));
+  case PE_NOT: return DT_BOOL;
+  case PE_NEG: return cg_expr_type(c, e->u.operand);
+  case PE_CALL: {
+    int first = e->u.call.fn == PI_SELECT ? 1 : 0;
+    if (e->u.call.n <= first) return DT_INVALID;
+    DType t = cg_expr_type(c, e->u.call.args[first]);
+    if (e->u.call.n - first == 2) t = unify(t, cg_expr_type(c, e->u.call.args[first + 1]));
+    return t;
+  }
+  case PE_CAST: return e->u.cast.to;
+  }
+  return DT_INVALID;
+}
+
+/* ─────────────────────────── ranges ─────────────────────────── */
+
+enum { LIM_K = 4096 };
+static const int64_t LIM_C = (int64_t)1 << 40;
+
+Lin cg_lin_const(int64_t k) { return (Lin){.c = k}; }
+
+static bool lin_is_const(const Lin *a) { return a->n == 0; }
+
+static bool lin_add_term(Lin *a, int sv, int64_t k) {
+  for (int i = 0; i < a->n; i++)
+    if (a->sv[i] == sv) {
+      a->k[i] += k;
+      if (a->k[i] > LIM_K || a->k[i] < -LIM_K) return false;
+      if (a->k[i] == 0) a->sv[i] = a->sv[a->n - 1], a->k[i] = a->k[a->n - 1], a->n--;
+      return true;
+    }
+  if (a->n == LIN_TERMS || k > LIM_K || k < -LIM_K) return false;
+  a->sv[a->n] = sv, a->k[a->n++] = k;
+  return true;
+}
+
+static bool lin_add(const Lin *a, const Lin *b, Lin *out) {
+  *out = *a;
+  out->c = a->c + b->c;
+  if (out->c > LIM_C || out->c < -LIM_C) return false;
+  for (int i = 0; i < b->n; i++)
+    if (!lin_add_term(out, b->sv[i], b->k[i])) return false;
+  return true;
+}
+
+static bool lin_scale(const Lin *a, int64_t k, Lin *out) {
+  if (k > LIM_C || k < -LIM_C) return false;
+  *out = *a;
+  if (__builtin_mul_overflow(a->c, k, &out->c) || out->c > LIM_C || out->c < -LIM_C) return false;
+  for (int i = 0; i < a->n; i++)
+    if (__builtin_mul_overflow(a->k[i], k, &out->k[i]) || out->k[i] > LIM_K || out->k[i] < -LIM_K)
+      return false;
+  if (k == 0) out->n = 0;
+  return true;
+}
+
+bool cg_lin_sub(const Lin *a, const Lin *b, Lin *out) {
+  Lin nb;
+  return lin_scale(b, -1, &nb) && lin_add(a, &nb, out);
+}
+
+bool cg_lin_nonneg(const Lin *a) {
+  if (a->c < 0) return false;
+  for (int i = 0; i < a->n; i++)
+    if (a->k[i] < 0) return false;
+  return true;
+}
+
+static Range point(int64_t v) {
+  Range r = {true, cg_lin_const(v), cg_lin_const(v)};
+  if (v > LIM_C || v < -LIM_C) r.ok = false;
+  return r;
+}
+
+static Range r_add(Range a, Range b, bool sub) {
+  Range r = {true, {0}, {0}};
+  if (sub) r.ok = cg_lin_sub(&a.lo, &b.hi, &r.lo) && cg_lin_sub(&a.hi, &b.lo, &r.hi);
+  else r.ok = lin_add(&a.lo, &b.lo, &r.lo) && lin_add(&a.hi, &b.hi, &r.hi);
+  return r;
+}
+
+static Range r_mul(Range a, Range b) {
+  Range r = {0};
+  if (!(lin_is_const(&b.lo) && lin_is_const(&b.hi) && b.lo.c == b.hi.c)) {
+    if (!(lin_is_const(&a.lo) && lin_is_const(&a.hi) && a.lo.c == a.hi.c)) return r;
+    Range t = a;
+    a = b, b = t;
+  }
+  int64_t k = b.lo.c;
+  r.ok = lin_scale(k >= 0 ? &a.lo : &a.hi, k, &r.lo) && lin_scale(k >= 0 ? &a.hi : &a.lo, k, &r.hi);
+  return r;
+}
+
+/* Truncating division and modulo by a positive constant of a non-negative range. */
+static Range r_divmod(Range a, Range b, bool mod) {
+  Range r = {0};
+  if (!lin_is_const(&b.lo) || b.lo.c != b.hi.c || b.lo.c <= 0 || !cg_lin_nonneg(&a.lo)) return r;
+  int64_t k = b.lo.c;
+  if (mod) {
+    if (lin_is_const(&a.hi) && a.hi.c < k) return a;
+    return (Range){true, cg_lin_const(0), cg_lin_const(k - 1)};
+  }
+  r.ok = true;
+  r.lo = lin_is_const(&a.lo) ? cg_lin_const(a.lo.c / k) : cg_lin_const(0);
+  r.hi = lin_is_const(&a.hi) ? cg_lin_const(a.hi.c / k) : a.hi;
+  return r;
+}
+
+/* int32 values need constant bounds inside int32 (symbolic ones could wrap). */
+static Range fit(DType t, Range r) {
+  if (!r.ok) return r;
+  if (t == DT_INT64) return r;
+  if (t != DT_INT32 || !lin_is_const(&r.lo) || !lin_is_const(&r.hi) || r.lo.c < INT32_MIN ||
+      r.hi.c > INT32_MAX)
+    r.ok = false;
+  return r;
+}
+
+Range cg_range(Cg *c, const PrimExpr *e) {
+  Range bad = {0};
+  DType t = cg_expr_type(c, e);
+  if (t != DT_INT32 && t != DT_INT64) return bad;
+  switch (e->kind) {
+  case PE_INT: return fit(t, point(norm(t, e->u.i)));
+  case PE_VAR: {
+    const VarB *v = cg_find_var(c, e->u.var);
+    return v ? fit(t, v->r) : bad;
+  }
+  case PE_CAST: return fit(t, cg_range(c, e->u.cast.value));
+  case PE_NEG: {
+    Range a = cg_range(c, e->u.operand);
+    return a.ok ? fit(t, r_add(point(0), a, true)) : bad;
+  }
+  case PE_BIN: {
+    Range a = cg_range(c, e->u.bin.a), b = a.ok ? cg_range(c, e->u.bin.b) : bad;
+    if (!b.ok) return bad;
+    switch (e->u.bin.op) {
+    case PB_ADD: return fit(t, r_add(a, b, false));
+    case PB_SUB: return fit(t, r_add(a, b, true));
+    case PB_MUL: return fit(t, r_mul(a, b));
+    case PB_DIV: return fit(t, r_divmod(a, b, false));
+    case PB_MOD: return fit(t, r_divmod(a, b, true));
+    default: return bad;
+    }
+  }
+  default: return bad;
+  }
+}
+
+static bool dim_lin(Cg *c, const Buffer *b, int d, Lin *out) {
+  const Dim *x = &b->dims[d];
+  if (x->kind == DIM_CONST) return *out = cg_lin_const(x->value), x->value <= LIM_C;
+  if (x->kind != DIM_VAR) return false;
+  for (int i = 0; i < c->f->nsizevars; i++)
+    if (strcmp(c->f->sizevars[i]->name, x->name) == 0) {
+      *out = (Lin){.n = 1, .sv = {i}, .k = {1}};
+      return true;
+    }
+  return false;
+}
+
+bool cg_in_bounds(Cg *c, const Buffer *b, int d, const PrimExpr *idx) {
+  Range r = cg_range(c, idx);
+  Lin dim, room;
+  if (!r.ok || !cg_lin_nonneg(&r.lo) || !dim_lin(c, b, d, &dim)) return false;
+  if (!cg_lin_sub(&dim, &r.hi, &room)) return false;
+  room.c -= 1;
+  return cg_lin_nonneg(&room);
+}
+
+bool cg_can_speculate(Cg *c, const PrimExpr *e) {
+  switch (e->kind) {
+  case PE_INT:
+  case PE_FLOAT:
+  case PE_VAR: return true;
+  case PE_LOAD: {
+    const BufB *b = cg_find_buf(c, e->u.load.buf);
+    if (!b || e->u.load.n != b->b->ndim) return false;
+    for (int i = 0; i < e->u.load.n; i++)
+      if (!cg_can_speculate(c, e->u.load.idx[i]) || !cg_in_bounds(c, b->b, i, e->u.load.idx[i]))
+        return false;
+    return true;
+  }
+  case PE_BIN: {
+    PrimBinOp op = e->u.bin.op;
+    if ((op == PB_DIV || op == PB_MOD) && !cg_is_float(cg_expr_type(c, e)) &&
+        !(e->u.bin.b->kind == PE_INT && e->u.bin.b->u.i != 0))
+      return false;
+    return cg_can_speculate(c, e->u.bin.a) && cg_can_speculate(c, e->u.bin.b);
+  }
+  case PE_NOT:
+  case PE_NEG: return cg_can_speculate(c, e->u.operand);
+  case PE_CALL:
+    for (int i = 0; i < e->u.call.n; i++)
+      if (!cg_can_speculate(c, e->u.call.args[i])) return false;
+    return true;
+  case PE_CAST: return cg_can_speculate(c, e->u.cast.value);
+  }
+  return false;
+}
+
+/* ─────────────────────────── helpers ─────────────────────────── */
+
+static LLVMValueRef h2d_call(Cg *c, LLVMValueRef bits32) {
+  LLVMTypeRef p[] = {c->i32};
+  return cg_call_rt(c, "rly_rt_h2d", c->f64, p, 1, &bits32);
+}
+
+static LLVMValueRef d2h_call(Cg *c, LLVMValueRef d) {
+  LLVMTypeRef p[] = {c->f64};
+  return cg_call_rt(c, "rly_rt_d2h", c->i32, p, 1, &d);
+}
+
+LLVMValueRef cg_round_half(Cg *c, LLVMValueRef d) { return h2d_call(c, d2h_call(c, d)); }
+
+LLVMValueRef cg_load_elem(Cg *c, LLVMValueRef p, DType t) {
+  LLVMValueRef v = LLVMBuildLoad2(c->B, cg_mty(c, t), p, "");
+  LLVMSetAlignment(v, (unsigned)cg_dtype_bits(t == DT_BOOL ? DT_UINT8 : t) / 8);
+  if (t == DT_BOOL) return LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(c->i8, 0, 0), "");
+  if (t == DT_FLOAT16) return h2d_call(c, LLVMBuildZExt(c->B, v, c->i32, ""));
+  return v;
+}
+
+void cg_store_elem(Cg *c, LLVMValueRef p, DType t, LLVMValueRef v) {
+  if (t == DT_BOOL) v = LLVMBuildZExt(c->B, v, c->i8, "");
+  if (t == DT_FLOAT16) v = LLVMBuildTrunc(c->B, d2h_call(c, v), c->i16, "");
+  LLVMValueRef s = LLVMBuildStore(c->B, v, p);
+  LLVMSetAlignment(s, (unsigned)cg_dtype_bits(t == DT_BOOL ? DT_UINT8 : t) / 8);
+}
+
+/* A libm function (float or double), declared pure so loops around it optimize. */
+static LLVMValueRef libm(Cg *c, const char *name, LLVMTypeRef t, LLVMValueRef *args, int n) {
+  LLVMTypeRef ps[2] = {t, t};
+  LLVMTypeRef ft = LLVMFunctionType(t, ps, (unsigned)n, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(c->M, name);
+  if (!fn) {
+    fn = LLVMAddFunction(c->M, name, ft);
+    unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->C, mem, 0));
+    unsigned nu = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->C, nu, 0));
+    unsigned wr = LLVMGetEnumAttributeKindForName("willreturn", 10);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->C, wr, 0));
+  }
+  return LLVMBuildCall2(c->B, ft, fn, args, (unsigned)n, "");
+}
+
+static LLVMValueRef fconst(Cg *c, DType t, double v) { return LLVMConstReal(cg_lty(c, t), v); }
+
+static void contract(Cg *c, LLVMValueRef inst, DType t) {
+  if (c->o->contract && t != DT_FLOAT16 && LLVMIsAInstruction(inst))
+    LLVMSetFastMathFlags(inst, LLVMFastMathAllowContract);
+}
+
+/* ─────────────────────────── conversions ─────────────────────────── */
+
+static LLVMValueRef f2i(Cg *c, LLVMValueRef v, DType to) {
+  if (to == DT_BOOL) return LLVMBuildFCmp(c->B, LLVMRealONE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
+  LLVMTypeRef ts[2] = {cg_lty(c, to), LLVMTypeOf(v)};
+  return cg_intrinsic(c, cg_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ts, 2, &v, 1);
+}
+
+static LLVMValueRef i2f(Cg *c, LLVMValueRef v, DType from, DType to) {
+  bool u = !cg_is_signed(from);
+  LLVMTypeRef t = to == DT_FLOAT32 ? c->f32 : c->f64;
+  LLVMValueRef r = u ? LLVMBuildUIToFP(c->B, v, t, "") : LLVMBuildSIToFP(c->B, v, t, "");
+  return to == DT_FLOAT16 ? cg_round_half(c, r) : r;
+}
+
+static LLVMValueRef f2f(Cg *c, LLVMValueRef v, DType from, DType to) {
+  if (to == DT_FLOAT16) {
+    if (from == DT_FLOAT32) v = LLVMBuildFPExt(c->B, v, c->f64, "");
+    return cg_round_half(c, v);
+  }
+  if (to == DT_FLOAT32) return LLVMBuildFPTrunc(c->B, v, c->f32, ""); /* from f64 or f16 (exact) */
+  return from == DT_FLOAT32 ? LLVMBuildFPExt(c->B, v, c->f64, "") : v;
+}
+
+static LLVMValueRef i2i(Cg *c, LLVMValueRef v, DType from, DType to) {
+  if (to == DT_BOOL) return LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+  int fb = from == DT_BOOL ? 1 : cg_dtype_bits(from), tb = cg_dtype_bits(to);
+  LLVMTypeRef t = cg_lty(c, to);
+  if (tb == fb) return v;
+  if (tb < fb) return LLVMBuildTrunc(c->B, v, t, "");
+  return cg_is_signed(from) ? LLVMBuildSExt(c->B, v, t, "") : LLVMBuildZExt(c->B, v, t, "");
+}
+
+CVal cg_convert(Cg *c, CVal x, DType to) {
+  if (!x.v || x.dt == to) return x;
+  bool ff = cg_is_float(x.dt), tf = cg_is_float(to);
+  LLVMValueRef v = ff && tf ? f2f(c, x.v, x.dt, to)
+                   : ff     ? f2i(c, x.v, to)
+                   : tf     ? i2f(c, x.v, x.dt, to)
+                            : i2i(c, x.v, x.dt, to);
+  return (CVal){v, to};
+}
+
+/* ─────────────────────────── operators ─────────────────────────── */
+
+static CVal c_const(Cg *c, const PrimExpr *e) {
+  DType t = cg_expr_type(c, e);
+  if (e->kind == PE_INT)
+    return (CVal){LLVMConstInt(cg_lty(c, t), (unsigned long long)norm(t, e->u.i), 0), t};
+  double v = e->u.f;
+  if (t == DT_FLOAT32) v = (double)(float)v;
+  if (t == DT_FLOAT16) v = c->host->h2d(c->host->d2h(v));
+  return (CVal){fconst(c, t, v), t};
+}
+
+static CVal c_var(Cg *c, const PrimExpr *e) {
+  const VarB *v = cg_find_var(c, e->u.var);
+  if (!v) return cg_fail(c, "@%s: %%%s is not in scope", c->f->name, e->u.var->name), NONE;
+  return (CVal){v->v, v->dt};
+}
+
+static CVal c_load(Cg *c, const PrimExpr *e) {
+  LLVMValueRef p = cg_access(c, cg_site(c, e), e->u.load.buf, e->u.load.n, e->u.load.idx);
+  if (!p) return NONE;
+  const BufB *b = cg_find_buf(c, e->u.load.buf);
+  return (CVal){cg_load_elem(c, p, b->b->dtype), b->b->dtype};
+}
+
+static CVal c_cmp(Cg *c, PrimBinOp op, CVal a, CVal b) {
+  static const LLVMIntPredicate sp[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE, LLVMIntEQ, LLVMIntNE};
+  static const LLVMIntPredicate up[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE, LLVMIntEQ, LLVMIntNE};
+  static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE};
+  int k = (int)op - (int)PB_LT;
+  LLVMValueRef v = cg_is_float(a.dt)   ? LLVMBuildFCmp(c->B, fp[k], a.v, b.v, "")
+                   : cg_is_signed(a.dt) ? LLVMBuildICmp(c->B, sp[k], a.v, b.v, "")
+                                        : LLVMBuildICmp(c->B, up[k], a.v, b.v, "");
+  return (CVal){v, DT_BOOL};
+}
+
+static CVal c_farith(Cg *c, PrimBinOp op, CVal a, CVal b) {
+  LLVMValueRef v = NULL;
+  switch (op) {
+  case PB_ADD: v = LLVMBuildFAdd(c->B, a.v, b.v, ""); break;
+  case PB_SUB: v = LLVMBuildFSub(c->B, a.v, b.v, ""); break;
+  case PB_MUL: v = LLVMBuildFMul(c->B, a.v, b.v, ""); break;
+  case PB_DIV: v = LLVMBuildFDiv(c->B, a.v, b.v, ""); break;
+  case PB_MOD: v = LLVMBuildFRem(c->B, a.v, b.v, ""); break;
+  default: abort();
+  }
+  if (op != PB_DIV && op != PB_MOD) contract(c, v, a.dt);
+  if (a.dt == DT_FLOAT16) v = cg_round_half(c, v);
+  return (CVal){v, a.dt};
+}
+
+/* Integer / and %: a zero divisor is an error; x / -1 wraps (no UB). */
+static LLVMValueRef idivmod(Cg *c, const PrimExpr *e, PrimBinOp op, LLVMValueRef x,
+                            LLVMValueRef y, bool is_signed) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  LLVMValueRef zero = LLVMConstInt(t, 0, 0);
+  if (!(e->u.bin.b->kind == PE_INT && e->u.bin.b->u.i != 0))
+    cg_check(c, LLVMBuildICmp(c->B, LLVMIntEQ, y, zero, ""), JIT_E_DIV0, cg_site(c, e), NULL, NULL,
+             NULL);
+  if (!is_signed)
+    return op == PB_DIV ? LLVMBuildUDiv(c->B, x, y, "") : LLVMBuildURem(c->B, x, y, "");
+  LLVMValueRef m1 = LLVMBuildICmp(c->B, LLVMIntEQ, y, LLVMConstAllOnes(t), "");
+  LLVMValueRef ys = LLVMBuildSelect(c->B, m1, LLVMConstInt(t, 1, 0), y, "");
+  if (op == PB_DIV)
+    return LLVMBuildSelect(c->B, m1, LLVMBuildSub(c->B, zero, x, ""), LLVMBuildSDiv(c->B, x, ys, ""), "");
+  return LLVMBuildSelect(c->B, m1, zero, LLVMBuildSRem(c->B, x, ys, ""), "");
+}
+
+static CVal c_iarith(Cg *c, const PrimExpr *e, PrimBinOp op, CVal a, CVal b) {
+  DType t = a.dt;
+  bool is_bool = t == DT_BOOL;
+  if (is_bool) a = cg_convert(c, a, DT_INT64), b = cg_convert(c, b, DT_INT64);
+  LLVMValueRef v;
+  switch (op) {
+  case PB_ADD: v = LLVMBuildAdd(c->B, a.v, b.v, ""); break;
+  case PB_SUB: v = LLVMBuildSub(c->B, a.v, b.v, ""); break;
+  case PB_MUL: v = LLVMBuildMul(c->B, a.v, b.v, ""); break;
+  default: v = idivmod(c, e, op, a.v, b.v, cg_is_signed(t)); break;
+  }
+  if (op <= PB_MUL && !is_bool && cg_range(c, e).ok) LLVMSetNSW(v, 1);
+  if (is_bool) v = LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(c->i64, 0, 0), "");
+  return (CVal){v, t};
+}
+
+/* `a && b`, `a || b`: b only when needed (unless it cannot fail). */
+static CVal c_logic(Cg *c, const PrimExpr *e) {
+  bool is_and = e->u.bin.op == PB_AND;
+  CVal a = cg_convert(c, cg_expr(c, e->u.bin.a), DT_BOOL);
+  if (!a.v) return NONE;
+  if (cg_can_speculate(c, e->u.bin.b)) {
+    CVal b = cg_convert(c, cg_expr(c, e->u.bin.b), DT_BOOL);
+    if (!b.v) return NONE;
+    return (CVal){is_and ? LLVMBuildAnd(c->B, a.v, b.v, "") : LLVMBuildOr(c->B, a.v, b.v, ""),
+                  DT_BOOL};
+  }
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(c->B);
+  LLVMBasicBlockRef rhs = LLVMAppendBasicBlockInContext(c->C, c->fn->fn, "rhs");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(c->C, c->fn->fn, "join");
+  LLVMBuildCondBr(c->B, a.v, is_and ? rhs : join, is_and ? join : rhs);
+  LLVMPositionBuilderAtEnd(c->B, rhs);
+  CVal b = cg_convert(c, cg_expr(c, e->u.bin.b), DT_BOOL);
+  if (!b.v) return NONE;
+  LLVMBasicBlockRef rhs_end = LLVMGetInsertBlock(c->B);
+  LLVMBuildBr(c->B, join);
+  LLVMPositionBuilderAtEnd(c->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(c->B, c->i1, "");
+  LLVMValueRef vals[] = {LLVMConstInt(c->i1, is_and ? 0 : 1, 0), b.v};
+  LLVMBasicBlockRef bbs[] = {from, rhs_end};
+  LLVMAddIncoming(phi, vals, bbs, 2);
+  return (CVal){phi, DT_BOOL};
+}
+
+static CVal c_bin(Cg *c, const PrimExpr *e) {
+  PrimBinOp op = e->u.bin.op;
+  if (op == PB_AND || op == PB_OR) return c_logic(c, e);
+  CVal a = cg_expr(c, e->u.bin.a);
+  CVal b = a.v ? cg_expr(c, e->u.bin.b) : NONE;
+  if (!b.v) return NONE;
+  DType t = unify_or_fail(c, e, a.dt, b.dt, binop_text(op));
+  if (t == DT_INVALID) return NONE;
+  a = cg_convert(c, a, t), b = cg_convert(c, b, t);
+  if (op >= PB_LT) return c_cmp(c, op, a, b);
+  return cg_is_float(t) ? c_farith(c, op, a, b) : c_iarith(c, e, op, a, b);
+}
+
+static CVal c_unary(Cg *c, const PrimExpr *e) {
+  CVal a = cg_expr(c, e->u.operand);
+  if (!a.v) return NONE;
+  if (e->kind == PE_NEG) {
+    if (cg_is_float(a.dt)) return (CVal){LLVMBuildFNeg(c->B, a.v, ""), a.dt};
+    return (CVal){LLVMBuildSub(c->B, LLVMConstInt(LLVMTypeOf(a.v), 0, 0), a.v, ""), a.dt};
+  }
+  LLVMValueRef v = a.v; /* !x: x's bits are zero (for floats: +0.0 only, as the interpreter) */
+  if (cg_is_float(a.dt)) {
+    LLVMTypeRef it = a.dt == DT_FLOAT32 ? c->i32 : c->i64;
+    v = LLVMBuildBitCast(c->B, v, it, "");
+  }
+  return (CVal){LLVMBuildICmp(c->B, LLVMIntEQ, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), ""), DT_BOOL};
+}
+
+/* ─────────────────────────── intrinsics ─────────────────────────── */
+
+/* max/min: NaN-propagating for floats, first operand on ties (as the interpreter). */
+static LLVMValueRef minmax(Cg *c, bool is_max, CVal x, CVal y) {
+  LLVMValueRef take_x;
+  if (cg_is_float(x.dt)) {
+    LLVMValueRef nan = LLVMBuildFCmp(c->B, LLVMRealUNO, x.v, x.v, "");
+    LLVMValueRef cmp = LLVMBuildFCmp(c->B, is_max ? LLVMRealOGT : LLVMRealOLT, x.v, y.v, "");
+    take_x = LLVMBuildOr(c->B, nan, cmp, "");
+  } else {
+    bool s = cg_is_signed(x.dt);
+    LLVMIntPredicate p = is_max ? (s ? LLVMIntSGT : LLVMIntUGT) : (s ? LLVMIntSLT : LLVMIntULT);
+    take_x = LLVMBuildICmp(c->B, p, x.v, y.v, "");
+  }
+  return LLVMBuildSelect(c->B, take_x, x.v, y.v, "");
+}
+
+static LLVMValueRef absval(Cg *c, CVal x) {
+  if (cg_is_float(x.dt)) {
+    LLVMTypeRef t = LLVMTypeOf(x.v);
+    return cg_intrinsic(c, "llvm.fabs", &t, 1, &x.v, 1);
+  }
+  if (!cg_is_signed(x.dt)) return x.v;
+  LLVMValueRef zero = LLVMConstInt(LLVMTypeOf(x.v), 0, 0);
+  LLVMValueRef neg = LLVMBuildICmp(c->B, LLVMIntSLT, x.v, zero, "");
+  return LLVMBuildSelect(c->B, neg, LLVMBuildSub(c->B, zero, x.v, ""), x.v, "");
+}
+
+/* One-argument float functions: in float for float32 and float16 (then
+ * rounded to half), in double for float64. */
+static LLVMValueRef math1(Cg *c, PrimIntrinsic fn, CVal x) {
+  bool d = x.dt == DT_FLOAT64;
+  LLVMTypeRef t = d ? c->f64 : c->f32;
+  LLVMValueRef v = x.dt == DT_FLOAT16 ? LLVMBuildFPTrunc(c->B, x.v, c->f32, "") : x.v, r;
+  switch (fn) {
+  case PI_EXP: r = libm(c, d ? "exp" : "expf", t, &v, 1); break;
+  case PI_LOG: r = libm(c, d ? "log" : "logf", t, &v, 1); break;
+  case PI_TANH: r = libm(c, d ? "tanh" : "tanhf", t, &v, 1); break;
+  case PI_SQRT: r = cg_intrinsic(c, "llvm.sqrt", &t, 1, &v, 1); break;
+  case PI_FLOOR: r = cg_intrinsic(c, "llvm.floor", &t, 1, &v, 1); break;
+  case PI_CEIL: r = cg_intrinsic(c, "llvm.ceil", &t, 1, &v, 1); break;
+  case PI_SIGMOID: {
+    LLVMValueRef n = LLVMBuildFNeg(c->B, v, "");
+    LLVMValueRef ex = libm(c, d ? "exp" : "expf", t, &n, 1);
+    LLVMValueRef one = LLVMConstReal(t, 1.0);
+    r = LLVMBuildFDiv(c->B, one, LLVMBuildFAdd(c->B, one, ex, ""), "");
+    break;
+  }
+  default: abort();
+  }
+  if (x.dt == DT_FLOAT16) r = cg_round_half(c, LLVMBuildFPExt(c->B, r, c->f64, ""));
+  return r;
+}
+
+static LLVMValueRef powv(Cg *c, CVal x, CVal y) {
+  if (x.dt == DT_FLOAT64) {
+    LLVMValueRef a[] = {x.v, y.v};
+    return libm(c, "pow", c->f64, a, 2);
+  }
+  LLVMValueRef a[] = {x.v, y.v};
+  if (x.dt == DT_FLOAT16)
+    a[0] = LLVMBuildFPTrunc(c->B, x.v, c->f32, ""), a[1] = LLVMBuildFPTrunc(c->B, y.v, c->f32, "");
+  LLVMValueRef r = libm(c, "powf", c->f32, a, 2);
+  return x.dt == DT_FLOAT16 ? cg_round_half(c, LLVMBuildFPExt(c->B, r, c->f64, "")) : r;
+}
+
+static CVal c_select(Cg *c, const PrimExpr *e, DType t) {
+  PrimExpr *const *args = e->u.call.args;
+  CVal cond = cg_convert(c, cg_expr(c, args[0]), DT_BOOL);
+  if (!cond.v) return NONE;
+  if (cg_can_speculate(c, args[1]) && cg_can_speculate(c, args[2])) {
+    CVal a = cg_convert(c, cg_expr(c, args[1]), t);
+    CVal b = a.v ? cg_convert(c, cg_expr(c, args[2]), t) : NONE;
+    if (!b.v) return NONE;
+    return (CVal){LLVMBuildSelect(c->B, cond.v, a.v, b.v, ""), t};
+  }
+  LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(c->C, c->fn->fn, "sel.t");
+  LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(c->C, c->fn->fn, "sel.f");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(c->C, c->fn->fn, "sel.join");
+  LLVMBuildCondBr(c->B, cond.v, tb, fb);
+  LLVMValueRef vals[2];
+  LLVMBasicBlockRef ends[2];
+  for (int i = 0; i < 2; i++) {
+    LLVMPositionBuilderAtEnd(c->B, i ? fb : tb);
+    CVal v = cg_convert(c, cg_expr(c, args[1 + i]), t);
+    if (!v.v) return NONE;
+    vals[i] = v.v, ends[i] = LLVMGetInsertBlock(c->B);
+    LLVMBuildBr(c->B, join);
+  }
+  LLVMPositionBuilderAtEnd(c->B, join);
+  LLVMValueRef phi = LLVMBuildPhi(c->B, cg_lty(c, t), "");
+  LLVMAddIncoming(phi, vals, ends, 2);
+  return (CVal){phi, t};
+}
+
+static int arity(PrimIntrinsic fn) {
+  static const int n[] = {
+#define X(e, s, k) k,
+      PRIM_INTRINSICS(X)
+#undef X
+  };
+  return n[fn];
+}
+
+static CVal c_call(Cg *c, const PrimExpr *e) {
+  PrimIntrinsic fn = e->u.call.fn;
+  int n = e->u.call.n;
+  if (n != arity(fn)) return cg_fail(c, "@%s: wrong number of intrinsic arguments", c->f->name), NONE;
+  int first = fn == PI_SELECT ? 1 : 0;
+  DType t = cg_expr_type(c, e->u.call.args[first]);
+  if (n - first == 2)
+    t = unify_or_fail(c, e, t, cg_expr_type(c, e->u.call.args[first + 1]), "an intrinsic");
+  if (t == DT_INVALID) return cg_fail(c, "@%s: bad intrinsic operands", c->f->name), NONE;
+  if (fn == PI_SELECT) return c_select(c, e, t);
+  if (fn != PI_MAX && fn != PI_MIN && fn != PI_ABS && !cg_is_float(t))
+    return cg_fail(c, "@%s: a float intrinsic got %s", c->f->name, "an integer"), NONE;
+  CVal a = cg_convert(c, cg_expr(c, e->u.call.args[0]), t);
+  CVal b = n == 2 && a.v ? cg_convert(c, cg_expr(c, e->u.call.args[1]), t) : a;
+  if (!a.v || !b.v) return NONE;
+  switch (fn) {
+  case PI_MAX:
+  case PI_MIN: return (CVal){minmax(c, fn == PI_MAX, a, b), t};
+  case PI_ABS: return (CVal){absval(c, a), t};
+  case PI_POW: return (CVal){powv(c, a, b), t};
+  default: return (CVal){math1(c, fn, a), t};
+  }
+}
+
+CVal cg_expr(Cg *c, const PrimExpr *e) {
+  if (c->failed) return NONE;
+  switch (e->kind) {
+  case PE_INT:
+  case PE_FLOAT: return c_const(c, e);
+  case PE_VAR: return c_var(c, e);
+  case PE_LOAD: return c_load(c, e);
+  case PE_BIN: return c_bin(c, e);
+  case PE_NOT:
+  case PE_NEG: return c_unary(c, e);
+  case PE_CALL: return c_call(c, e);
+  case PE_CAST: return cg_convert(c, cg_expr(c, e->u.cast.value), e->u.cast.to);
+  }
+  return NONE;
+}

@@ -1,0 +1,675 @@
+/* jit.c — the JIT loader in librly (jit.h): no LLVM here.
+ *
+ * On the first compile it dlopens rly-jit.so (searched at $RLY_JIT_MODULE,
+ * beside the executable in jit/ and ../lib/rly/, then at the build-tree
+ * path baked in by meson) and hands it the runtime's function table.
+ *
+ * Caches: Code entries (compiled machine code) keyed by a 128-bit hash of
+ * the prim function's printed text without its name, the opt level and
+ * contraction; JitKernel entries per PrimFunc pointer (name, error sites,
+ * statistics) pointing at a Code.  On disk, one file per Code key (plus the
+ * LLVM version and target): a header with magic, key, length and checksum,
+ * then the object code; anything that does not check out is recompiled and
+ * rewritten (atomically, through a temporary file and rename).
+ *
+ * Contraction (a*b+c → fma) is on unless the prim function has the
+ * attribute fp_contract=0 (or False), or jit_set_contract(false) was called
+ * or RLY_JIT_CONTRACT=0 is set (the tests use these to compare bit for bit
+ * with the interpreter). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interp/interp.h"
+#include "jit/jit.h"
+#include "jit/jit_abi.h"
+#include "jit/jit_config.h"
+#include "jit/pool.h"
+
+typedef struct Code {
+  uint64_t k1, k2; /* the key (see key_of) */
+  RlyJitKernelFn fn;
+  double compile_ms;
+  bool from_disk;
+  double load_ms;
+} Code;
+
+struct JitKernel {
+  const PrimFunc *f;
+  Code *code;
+  JitSite *sites;
+  int nsites;
+  bool *writes;
+  bool *covers; /* per parameter: every element is stored, none is loaded */
+  char *signature;
+  JitCompileOpts opts;
+  uint64_t calls;
+  double total_ms;
+};
+
+static struct {
+  bool tried;
+  void *handle;
+  const RlyJitModule *mod;
+  char why[RT_ERR_LEN]; /* why the module is unavailable */
+  int opt_level;
+  bool no_contract;
+  Code **codes;
+  int ncodes, capcodes;
+  JitKernel **kernels;
+  int nkernels, capkernels;
+} J = {.opt_level = 2};
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void set_err(TirError *e, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void set_err(TirError *e, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  va_end(ap);
+  e->span = sp, e->param = -1;
+}
+
+/* ─────────────────────────── the host table ─────────────────────────── */
+
+static void *host_alloc(int64_t bytes) {
+  if (bytes < 0 || (uint64_t)bytes > rt_max_bytes()) return NULL;
+  size_t n = ((size_t)bytes + 63) & ~(size_t)63;
+  void *p = aligned_alloc(64, n ? n : 64);
+  if (p) memset(p, 0, n);
+  return p;
+}
+
+static void host_free(void *p) { free(p); }
+static int32_t host_poll(void) { return interp_take_interrupt(); }
+static double host_h2d(uint32_t bits) { return half_to_float((uint16_t)bits); }
+static uint32_t host_d2h(double v) { return rt_double_to_half(v); }
+
+static const RlyJitHost host = {RLY_JIT_ABI_VERSION, rly_pool_parallel_for, host_alloc, host_free,
+                                host_poll, host_h2d, host_d2h};
+
+/* ─────────────────────────── loading the module ─────────────────────────── */
+
+static bool try_open(const char *path) {
+  if (!path || !*path || access(path, R_OK) != 0) return false;
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(J.why, sizeof J.why, "cannot load %s: %s", path, dlerror());
+    return false;
+  }
+  RlyJitInitFn init = (RlyJitInitFn)(uintptr_t)dlsym(h, "rlyjit_init");
+  const RlyJitModule *m = init ? init(&host, J.why, sizeof J.why) : NULL;
+  if (!init) snprintf(J.why, sizeof J.why, "%s has no rlyjit_init", path);
+  if (m && m->abi_version != RLY_JIT_ABI_VERSION) {
+    snprintf(J.why, sizeof J.why, "%s: ABI version %d, expected %d", path, m->abi_version,
+             RLY_JIT_ABI_VERSION);
+    m = NULL;
+  }
+  if (!m) {
+    dlclose(h);
+    return false;
+  }
+  J.handle = h, J.mod = m;
+  return true;
+}
+
+/* Beside the executable: <dir>/jit/rly-jit.so (build tree), <dir>/../lib/rly/rly-jit.so. */
+static bool open_beside_exe(void) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return false;
+  exe[n] = 0;
+  char *slash = strrchr(exe, '/');
+  if (!slash) return false;
+  *slash = 0;
+  static const char *const rel[] = {"/jit/rly-jit.so", "/../lib/rly/rly-jit.so"};
+  for (int i = 0; i < 2; i++) {
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s%s", exe, rel[i]);
+    if (try_open(path)) return true;
+  }
+  return false;
+}
+
+static bool load_module(void) {
+  if (J.tried) return J.mod != NULL;
+  J.tried = true;
+  snprintf(J.why, sizeof J.why, "the JIT module rly-jit.so was not found (beside the executable or in %s)",
+           RLY_JIT_BUILD_PATH);
+  const char *env = getenv("RLY_JIT_MODULE");
+  if (env && *env) {
+    snprintf(J.why, sizeof J.why, "the JIT module %s (RLY_JIT_MODULE) was not found", env);
+    return try_open(env);
+  }
+  return open_beside_exe() || try_open(RLY_JIT_BUILD_PATH);
+}
+
+bool jit_available(void) { return load_module(); }
+
+/* The module's file exists where load_module would look: no dlopen, so
+ * start-up paths can ask without loading LLVM. */
+bool jit_module_found(void) {
+  if (J.tried) return J.mod != NULL;
+  const char *env = getenv("RLY_JIT_MODULE");
+  if (env && *env) return access(env, R_OK) == 0;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    static const char *const rel[] = {"/jit/rly-jit.so", "/../lib/rly/rly-jit.so"};
+    for (int i = 0; slash && i < 2; i++) {
+      char path[PATH_MAX + 64];
+      snprintf(path, sizeof path, "%s%s", exe, rel[i]);
+      if (access(path, R_OK) == 0) return true;
+    }
+  }
+  return access(RLY_JIT_BUILD_PATH, R_OK) == 0;
+}
+
+const char *jit_unavailable_reason(void) { return J.mod ? NULL : J.why; }
+
+void jit_set_opt_level(int level) { J.opt_level = level < 0 ? 0 : level > 3 ? 3 : level; }
+int jit_opt_level(void) { return J.opt_level; }
+void jit_set_contract(bool on) { J.no_contract = !on; }
+
+/* ─────────────────────────── keys ─────────────────────────── */
+
+static bool contract_of(const PrimFunc *f) {
+  static bool env_read;
+  if (!env_read) {
+    const char *e = getenv("RLY_JIT_CONTRACT");
+    if (e && strcmp(e, "0") == 0) J.no_contract = true;
+    env_read = true;
+  }
+  if (J.no_contract) return false;
+  const AttrValue *a = f->attrs ? attrs_get(f->attrs, "fp_contract") : NULL;
+  if (!a) return true;
+  return !((a->kind == AV_INT && a->u.i == 0) || (a->kind == AV_BOOL && !a->u.b));
+}
+
+/* f's text without `prim @name`, so equal functions under other names share code. */
+static void key_of(const PrimFunc *f, const JitCompileOpts *o, uint64_t *k1, uint64_t *k2) {
+  StrBuf b = {0};
+  print_prim_func_to(&b, f);
+  const char *t = b.data ? b.data : "";
+  const char *paren = strchr(t, '(');
+  if (paren) t = paren;
+  size_t n = strlen(t);
+  uint64_t salt = (uint64_t)o->opt_level * 2 + o->contract + ((uint64_t)RLY_JIT_ABI_VERSION << 8);
+  *k1 = hash_mix(hash_bytes(t, n, 0x9e3779b97f4a7c15ull), salt);
+  *k2 = hash_mix(hash_bytes(t, n, 0xc2b2ae3d27d4eb4full), salt ^ n);
+  sb_free(&b);
+}
+
+static JitCompileOpts opts_for(const PrimFunc *f) {
+  return (JitCompileOpts){J.opt_level, contract_of(f)};
+}
+
+static void sym_name(char *buf, size_t n, uint64_t k1, uint64_t k2) {
+  snprintf(buf, n, "rly_k_%016llx%016llx", (unsigned long long)k1, (unsigned long long)k2);
+}
+
+/* ─────────────────────────── the disk cache ─────────────────────────── */
+
+enum { CACHE_MAGIC_LEN = 8 };
+static const char cache_magic[CACHE_MAGIC_LEN] = {'R', 'L', 'Y', 'J', 'I', 'T', 'O', '1'};
+
+typedef struct CacheHeader {
+  char magic[CACHE_MAGIC_LEN];
+  uint64_t k1, k2, target_hash, len, checksum;
+} CacheHeader;
+
+static bool cache_dir(char *buf, size_t n) {
+  const char *off = getenv("RLY_JIT_CACHE");
+  if (off && strcmp(off, "0") == 0) return false;
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (xdg && *xdg) snprintf(buf, n, "%s/rly", xdg);
+  else if (home && *home) snprintf(buf, n, "%s/.cache/rly", home);
+  else return false;
+  return true;
+}
+
+static uint64_t target_hash(void) {
+  return hash_bytes(J.mod->target, strlen(J.mod->target), 0x243f6a8885a308d3ull);
+}
+
+/* The file of a key: the target is hashed in, so another CPU or LLVM misses. */
+static bool cache_path(char *buf, size_t n, uint64_t k1, uint64_t k2) {
+  char dir[PATH_MAX];
+  if (!cache_dir(dir, sizeof dir)) return false;
+  uint64_t t = target_hash();
+  snprintf(buf, n, "%s/%016llx%016llx-%08llx.o", dir, (unsigned long long)k1,
+           (unsigned long long)k2, (unsigned long long)(t & 0xffffffffu));
+  return true;
+}
+
+static void *cache_read(uint64_t k1, uint64_t k2, size_t *len) {
+  char path[PATH_MAX + 64];
+  if (!cache_path(path, sizeof path, k1, k2)) return NULL;
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return NULL;
+  CacheHeader h;
+  void *data = NULL;
+  bool ok = fread(&h, sizeof h, 1, fp) == 1 && memcmp(h.magic, cache_magic, CACHE_MAGIC_LEN) == 0 &&
+            h.k1 == k1 && h.k2 == k2 && h.target_hash == target_hash() && h.len > 0 &&
+            h.len < ((uint64_t)1 << 32);
+  if (ok && (data = malloc(h.len)) != NULL) {
+    ok = fread(data, 1, h.len, fp) == h.len && fgetc(fp) == EOF &&
+         hash_bytes(data, h.len, 0x3c6ef372fe94f82bull) == h.checksum;
+  }
+  fclose(fp);
+  if (!ok || !data) {
+    free(data);
+    return NULL;
+  }
+  *len = h.len;
+  return data;
+}
+
+static void mkdirs(const char *dir) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s", dir);
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') *p = 0, mkdir(tmp, 0755), *p = '/';
+  mkdir(tmp, 0755);
+}
+
+static void cache_write(uint64_t k1, uint64_t k2, const void *obj, size_t len) {
+  char path[PATH_MAX + 64], dir[PATH_MAX], tmp[PATH_MAX + 96];
+  if (!cache_path(path, sizeof path, k1, k2) || !cache_dir(dir, sizeof dir)) return;
+  mkdirs(dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  FILE *fp = fopen(tmp, "wb");
+  if (!fp) return;
+  CacheHeader h = {.k1 = k1, .k2 = k2, .target_hash = target_hash(), .len = len};
+  memcpy(h.magic, cache_magic, CACHE_MAGIC_LEN);
+  h.checksum = hash_bytes(obj, len, 0x3c6ef372fe94f82bull);
+  bool ok = fwrite(&h, sizeof h, 1, fp) == 1 && fwrite(obj, 1, len, fp) == len;
+  ok = fclose(fp) == 0 && ok;
+  if (!ok || rename(tmp, path) != 0) unlink(tmp);
+}
+
+/* ─────────────────────────── compiling ─────────────────────────── */
+
+static Code *find_code(uint64_t k1, uint64_t k2) {
+  for (int i = 0; i < J.ncodes; i++)
+    if (J.codes[i]->k1 == k1 && J.codes[i]->k2 == k2) return J.codes[i];
+  return NULL;
+}
+
+static void push(void ***items, int *n, int *cap, void *x) {
+  if (*n == *cap) {
+    *cap = *cap ? 2 * *cap : 16;
+    *items = realloc(*items, sizeof(void *) * (size_t)*cap);
+    if (!*items) rly_oom();
+  }
+  (*items)[(*n)++] = x;
+}
+
+static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1, uint64_t k2,
+                        TirError *err) {
+  char sym[64];
+  sym_name(sym, sizeof sym, k1, k2);
+  double t0 = now_ms();
+  size_t len = 0;
+  void *obj = cache_read(k1, k2, &len);
+  bool from_disk = obj != NULL;
+  if (!obj && !J.mod->compile(f, sym, o, &obj, &len, err->msg, sizeof err->msg)) return NULL;
+  double t1 = now_ms();
+  void *fn = J.mod->load(obj, len, sym, err->msg, sizeof err->msg);
+  if (fn && !from_disk) cache_write(k1, k2, obj, len);
+  free(obj);
+  if (!fn) return NULL;
+  Code *c = calloc(1, sizeof *c);
+  if (!c) rly_oom();
+  c->k1 = k1, c->k2 = k2, c->fn = (RlyJitKernelFn)(uintptr_t)fn, c->from_disk = from_disk;
+  c->compile_ms = from_disk ? 0 : now_ms() - t0;
+  c->load_ms = from_disk ? now_ms() - t0 : now_ms() - t1;
+  push((void ***)&J.codes, &J.ncodes, &J.capcodes, c);
+  return c;
+}
+
+/* Parameters f stores into (by Buffer pointer, else by name as the
+ * interpreter resolves them). */
+static void mark_writes(const Stmt *s, const PrimFunc *f, bool *w) {
+  if (!s) return;
+  switch (s->kind) {
+  case ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++) mark_writes(s->u.seq.items[i], f, w);
+    return;
+  case ST_FOR: mark_writes(s->u.for_.body, f, w); return;
+  case ST_BLOCK: mark_writes(s->u.block.init, f, w), mark_writes(s->u.block.body, f, w); return;
+  case ST_IF: mark_writes(s->u.if_.then_, f, w), mark_writes(s->u.if_.else_, f, w); return;
+  case ST_STORE:
+    for (int i = 0; i < f->nparams; i++)
+      if (f->params[i] == s->u.store.buf) {
+        w[i] = true;
+        return;
+      }
+    for (int i = f->nparams; i-- > 0;)
+      if (strcmp(f->params[i]->name, s->u.store.buf->name) == 0) {
+        w[i] = true;
+        return;
+      }
+    return;
+  default: return;
+  }
+}
+
+static void buf_sig(StrBuf *b, const Buffer *p) {
+  sb_printf(b, "%s[", dtype_name(p->dtype));
+  for (int d = 0; d < p->ndim; d++) {
+    const Dim *x = &p->dims[d];
+    if (d) sb_puts(b, ", ");
+    if (x->kind == DIM_CONST) sb_printf(b, "%lld", (long long)x->value);
+    else sb_puts(b, x->kind == DIM_VAR ? x->name : "?");
+  }
+  sb_putc(b, ']');
+}
+
+/* "(inputs) -> outputs": the outputs are the trailing parameters it writes. */
+static char *signature_of(const PrimFunc *f, const bool *writes) {
+  int nout = 0;
+  while (nout < f->nparams && writes[f->nparams - 1 - nout]) nout++;
+  if (nout == 0 && f->nparams > 0) nout = 1;
+  StrBuf b = {0};
+  sb_putc(&b, '(');
+  for (int i = 0; i < f->nparams - nout; i++) {
+    if (i) sb_puts(&b, ", ");
+    buf_sig(&b, f->params[i]);
+  }
+  sb_puts(&b, ") -> ");
+  if (nout > 1) sb_putc(&b, '(');
+  for (int i = f->nparams - nout; i < f->nparams; i++) {
+    if (i > f->nparams - nout) sb_puts(&b, ", ");
+    buf_sig(&b, f->params[i]);
+  }
+  if (nout > 1) sb_putc(&b, ')');
+  return sb_take(&b);
+}
+
+/* ─────────────────────── outputs written in full ─────────────────────── */
+
+static bool same_buf(const Buffer *a, const Buffer *b) {
+  return a == b || strcmp(a->name, b->name) == 0;
+}
+
+static bool loads_buf(const PrimExpr *e, const Buffer *b) {
+  if (!e) return false;
+  switch (e->kind) {
+  case PE_LOAD:
+    if (same_buf(e->u.load.buf, b)) return true;
+    for (int i = 0; i < e->u.load.n; i++)
+      if (loads_buf(e->u.load.idx[i], b)) return true;
+    return false;
+  case PE_BIN: return loads_buf(e->u.bin.a, b) || loads_buf(e->u.bin.b, b);
+  case PE_NOT:
+  case PE_NEG: return loads_buf(e->u.operand, b);
+  case PE_CALL:
+    for (int i = 0; i < e->u.call.n; i++)
+      if (loads_buf(e->u.call.args[i], b)) return true;
+    return false;
+  case PE_CAST: return loads_buf(e->u.cast.value, b);
+  default: return false;
+  }
+}
+
+static bool stmt_loads(const Stmt *s, const Buffer *b) {
+  if (!s) return false;
+  switch (s->kind) {
+  case ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (stmt_loads(s->u.seq.items[i], b)) return true;
+    return false;
+  case ST_FOR: {
+    int nhi = s->u.for_.loop == LOOP_RANGE ? 1 : s->u.for_.nvars;
+    for (int i = 0; i < nhi; i++)
+      if (loads_buf(s->u.for_.hi[i], b)) return true;
+    return (s->u.for_.lo && loads_buf(s->u.for_.lo[0], b)) || stmt_loads(s->u.for_.body, b);
+  }
+  case ST_BLOCK:
+    for (int i = 0; i < s->u.block.niters; i++)
+      if (loads_buf(s->u.block.iters[i].binding, b)) return true;
+    return stmt_loads(s->u.block.init, b) || stmt_loads(s->u.block.body, b);
+  case ST_STORE:
+    for (int i = 0; i < s->u.store.n; i++)
+      if (loads_buf(s->u.store.idx[i], b)) return true;
+    return loads_buf(s->u.store.value, b);
+  case ST_LET: return loads_buf(s->u.let.value, b);
+  case ST_IF:
+    return loads_buf(s->u.if_.cond, b) || stmt_loads(s->u.if_.then_, b) || stmt_loads(s->u.if_.else_, b);
+  default: return false;
+  }
+}
+
+/* Loop variables in scope with their extents (loops from 0). */
+typedef struct Extent {
+  const TirVar *var;
+  const PrimExpr *hi;
+} Extent;
+
+static bool extent_is_dim(const PrimExpr *hi, const Dim *d) {
+  if (d->kind == DIM_CONST) return hi->kind == PE_INT && hi->u.i == d->value;
+  return d->kind == DIM_VAR && hi->kind == PE_VAR && hi->u.var->is_size &&
+         strcmp(hi->u.var->name, d->name) == 0;
+}
+
+/* Whether s unconditionally stores b[v1, ..., vk] for loop variables
+ * covering every dimension. */
+static bool covers(const Stmt *s, const Buffer *b, Extent *ex, int n) {
+  if (!s || n > 32) return false;
+  switch (s->kind) {
+  case ST_SEQ:
+    for (int i = 0; i < s->u.seq.n; i++)
+      if (covers(s->u.seq.items[i], b, ex, n)) return true;
+    return false;
+  case ST_FOR: {
+    bool range = s->u.for_.loop == LOOP_RANGE;
+    if (range && s->u.for_.lo && !(s->u.for_.lo[0]->kind == PE_INT && s->u.for_.lo[0]->u.i == 0))
+      return false;
+    int m = n;
+    for (int i = 0; i < s->u.for_.nvars && m < 32; i++)
+      ex[m++] = (Extent){s->u.for_.vars[i], s->u.for_.hi[range ? 0 : i]};
+    return covers(s->u.for_.body, b, ex, m);
+  }
+  case ST_BLOCK: {
+    int m = n;
+    for (int i = 0; i < s->u.block.niters && m < 32; i++) {
+      const IterVar *it = &s->u.block.iters[i];
+      if (it->reduce || !it->binding || it->binding->kind != PE_VAR) continue;
+      for (int j = 0; j < n; j++)
+        if (ex[j].var == it->binding->u.var) {
+          ex[m++] = (Extent){it->var, ex[j].hi};
+          break;
+        }
+    }
+    return covers(s->u.block.body, b, ex, m);
+  }
+  case ST_STORE: {
+    if (!same_buf(s->u.store.buf, b) || s->u.store.n != b->ndim) return false;
+    const TirVar *used[TENSOR_MAX_RANK];
+    for (int d = 0; d < b->ndim; d++) {
+      const PrimExpr *x = s->u.store.idx[d];
+      if (x->kind != PE_VAR) return false;
+      int j = n;
+      while (j-- > 0 && ex[j].var != x->u.var) {}
+      if (j < 0 || !extent_is_dim(ex[j].hi, &b->dims[d])) return false;
+      for (int e = 0; e < d; e++)
+        if (used[e] == x->u.var) return false;
+      used[d] = x->u.var;
+    }
+    return true;
+  }
+  default: return false;
+  }
+}
+
+static JitKernel *new_kernel(const PrimFunc *f, Code *c) {
+  JitKernel *k = calloc(1, sizeof *k);
+  if (!k) rly_oom();
+  k->f = f, k->code = c;
+  k->sites = jit_sites(f, &k->nsites);
+  k->writes = calloc((size_t)f->nparams + 1, sizeof *k->writes);
+  if (!k->writes) rly_oom();
+  mark_writes(f->body, f, k->writes);
+  k->covers = calloc((size_t)f->nparams + 1, sizeof *k->covers);
+  if (!k->covers) rly_oom();
+  for (int i = 0; i < f->nparams; i++) {
+    Extent ex[32];
+    k->covers[i] = k->writes[i] && f->params[i]->ndim <= TENSOR_MAX_RANK &&
+                   !stmt_loads(f->body, f->params[i]) && covers(f->body, f->params[i], ex, 0);
+  }
+  k->signature = signature_of(f, k->writes);
+  push((void ***)&J.kernels, &J.nkernels, &J.capkernels, k);
+  return k;
+}
+
+const JitKernel *jit_get(const PrimFunc *f, TirError *err) {
+  err->msg[0] = 0, err->param = -1, err->span = f->span;
+  JitCompileOpts o = opts_for(f);
+  for (int i = 0; i < J.nkernels; i++) {
+    JitKernel *k = J.kernels[i];
+    if (k->f == f && k->opts.opt_level == o.opt_level && k->opts.contract == o.contract) return k;
+  }
+  if (!load_module()) return set_err(err, f->span, "%s", J.why), NULL;
+  uint64_t k1, k2;
+  key_of(f, &o, &k1, &k2);
+  Code *c = find_code(k1, k2);
+  for (int i = 0; c && i < J.nkernels; i++) { /* a re-lowered copy of a known kernel */
+    JitKernel *k = J.kernels[i];
+    if (k->code != c || strcmp(k->f->name, f->name) != 0) continue;
+    free(k->sites);
+    k->f = f, k->sites = jit_sites(f, &k->nsites), k->opts = o;
+    return k;
+  }
+  if (!c && !(c = build_code(f, &o, k1, k2, err))) return NULL;
+  JitKernel *k = new_kernel(f, c);
+  k->opts = o;
+  return k;
+}
+
+bool jit_writes_param(const JitKernel *k, int i) {
+  return i >= 0 && i < k->f->nparams && k->writes[i];
+}
+
+bool jit_writes_all_of_param(const JitKernel *k, int i) {
+  return i >= 0 && i < k->f->nparams && k->covers[i];
+}
+
+/* ─────────────────────────── running ─────────────────────────── */
+
+/* The interpreter's message for a kernel's error. */
+static void kernel_error(const JitKernel *k, int32_t rc, const RlyJitCtx *ctx, TirError *err) {
+  const char *name = k->f->name;
+  const JitSite *s = ctx->site >= 0 && ctx->site < k->nsites ? &k->sites[ctx->site] : NULL;
+  Span sp = s ? s->span : k->f->span;
+  switch (rc) {
+  case JIT_E_BOUNDS:
+    set_err(err, sp, "@%s: index %lld out of bounds for %%%s dimension %lld (size %lld)", name,
+            (long long)ctx->a, s && s->buf ? s->buf->name : "?", (long long)ctx->b,
+            (long long)ctx->c);
+    return;
+  case JIT_E_DIV0: set_err(err, sp, "@%s: integer division by zero", name); return;
+  case JIT_E_ALLOC:
+    set_err(err, sp, "@%s: alloc %%%s: cannot allocate %lld bytes", name,
+            s && s->buf ? s->buf->name : "?", (long long)ctx->a);
+    return;
+  case JIT_E_INTERRUPT: set_err(err, sp, "@%s: interrupted", name); return;
+  default: set_err(err, sp, "@%s: kernel failed (code %d)", name, (int)rc); return;
+  }
+}
+
+/* Cases the kernel's assumptions exclude run on the interpreter: sizes
+ * beyond 2^40 (the bounds proofs assume less) and written parameters
+ * sharing memory with another parameter (kernels assume no aliasing). */
+static bool needs_interpreter(const JitKernel *k, RtTensor **args, int n, const int64_t *sizes) {
+  for (int i = 0; i < k->f->nsizevars; i++)
+    if (sizes[i] > ((int64_t)1 << 40)) return true;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      if (i != j && k->writes[i] && args[i]->data == args[j]->data && args[i]->numel > 0)
+        return true;
+  return false;
+}
+
+bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err) {
+  const PrimFunc *f = k->f;
+  err->msg[0] = 0, err->param = -1, err->span = (Span){0, 0, 0};
+  if (n != f->nparams)
+    return set_err(err, f->span, "@%s takes %d buffers, got %d", f->name, f->nparams, n), false;
+  int64_t *sizes = calloc((size_t)f->nsizevars + 1, sizeof *sizes);
+  bool *known = calloc((size_t)f->nsizevars + 1, sizeof *known);
+  void **bufs = calloc((size_t)n + 1, sizeof *bufs);
+  if (!sizes || !known || !bufs) rly_oom();
+  bool ok = tir_interp_bind_sizes(f, args, n, sizes, known, err);
+  if (ok && needs_interpreter(k, args, n, sizes)) {
+    ok = tir_interp_run_func(f, args, n, err);
+  } else if (ok) {
+    for (int i = 0; i < n; i++) bufs[i] = args[i]->data;
+    RlyJitCtx ctx = {0};
+    double t0 = now_ms();
+    int32_t rc = k->code->fn(bufs, sizes, &ctx);
+    JitKernel *mk = (JitKernel *)k;
+    mk->calls++, mk->total_ms += now_ms() - t0;
+    if (rc) kernel_error(k, rc, &ctx, err), ok = false;
+  }
+  free(sizes), free(known), free(bufs);
+  return ok;
+}
+
+/* ─────────────────────────── dumps, statistics ─────────────────────────── */
+
+bool jit_dump(const PrimFunc *f, const char *what, StrBuf *b, TirError *err) {
+  err->msg[0] = 0, err->param = -1, err->span = f->span;
+  if (!load_module()) return set_err(err, f->span, "%s", J.why), false;
+  JitCompileOpts o = opts_for(f);
+  uint64_t k1, k2;
+  key_of(f, &o, &k1, &k2);
+  char sym[64];
+  sym_name(sym, sizeof sym, k1, k2);
+  char *text = J.mod->dump(f, what, sym, &o, err->msg, sizeof err->msg);
+  if (!text) return false;
+  sb_puts(b, text);
+  free(text);
+  return true;
+}
+
+int jit_kernel_count(void) { return J.nkernels; }
+
+bool jit_kernel_info(int i, JitKernelInfo *out) {
+  if (i < 0 || i >= J.nkernels) return false;
+  const JitKernel *k = J.kernels[i];
+  *out = (JitKernelInfo){k->f->name, k->signature, k->code->compile_ms, k->code->from_disk,
+                         k->code->load_ms, k->calls, k->total_ms};
+  return true;
+}
+
+const char *jit_cpu_name(void) { return load_module() ? J.mod->cpu : NULL; }
+
+void jit_reset(void) {
+  for (int i = 0; i < J.nkernels; i++) {
+    free(J.kernels[i]->sites), free(J.kernels[i]->writes), free(J.kernels[i]->signature);
+    free(J.kernels[i]->covers);
+    free(J.kernels[i]);
+  }
+  for (int i = 0; i < J.ncodes; i++) free(J.codes[i]);
+  free(J.kernels), free(J.codes);
+  J.kernels = NULL, J.codes = NULL;
+  J.nkernels = J.capkernels = J.ncodes = J.capcodes = 0;
+  if (J.mod) J.mod->reset();
+}

@@ -1,0 +1,223 @@
+/* orc.c — the entry of rly-jit.so: target machine for the host CPU (its
+ * features), the new pass manager (default<On>), object emission, and
+ * ORC LLJIT to link object code into the process (jit_abi.h).
+ *
+ * Kernels always go through object code (LLVMTargetMachineEmitToMemoryBuffer
+ * then LLVMOrcLLJITAddObjectFile), so a kernel compiled now and one read
+ * from the disk cache take the same path.  The runtime's functions are
+ * absolute symbols rly_rt_* in the main JITDylib; libm comes from the
+ * process.  Everything runs on the caller's thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "jit/codegen.h"
+
+static const RlyJitHost *host;
+static RlyJitModule self;
+static char *triple, *cpu, *features;
+static LLVMTargetMachineRef tms[4];
+static LLVMOrcLLJITRef jit;
+
+static bool take_error(LLVMErrorRef e, char *err, size_t n, const char *what) {
+  if (!e) return true;
+  char *m = LLVMGetErrorMessage(e);
+  snprintf(err, n, "%s: %s", what, m);
+  LLVMDisposeErrorMessage(m);
+  return false;
+}
+
+static LLVMTargetMachineRef machine(int level) {
+  if (tms[level]) return tms[level];
+  LLVMTargetRef t;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(triple, &t, &msg)) {
+    LLVMDisposeMessage(msg);
+    return NULL;
+  }
+  static const LLVMCodeGenOptLevel cgl[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
+                                            LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive};
+  tms[level] = LLVMCreateTargetMachine(t, triple, cpu, features, cgl[level], LLVMRelocPIC,
+                                       LLVMCodeModelSmall);
+  return tms[level];
+}
+
+static bool optimize(LLVMModuleRef m, LLVMTargetMachineRef tm, int level, char *err, size_t n) {
+  char passes[32];
+  snprintf(passes, sizeof passes, "default<O%d>", level);
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(po, level >= 2);
+  LLVMPassBuilderOptionsSetSLPVectorization(po, level >= 2);
+  LLVMPassBuilderOptionsSetLoopUnrolling(po, level >= 2);
+  LLVMPassBuilderOptionsSetLoopInterleaving(po, level >= 2);
+  LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  return take_error(e, err, n, "LLVM passes");
+}
+
+/* f's optimized module in ctx (NULL with err). */
+static LLVMModuleRef build(LLVMContextRef ctx, const PrimFunc *f, const char *sym,
+                           const JitCompileOpts *o, char *err, size_t n) {
+  int level = o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level;
+  LLVMTargetMachineRef tm = machine(level);
+  if (!tm) return snprintf(err, n, "no LLVM target for %s", triple), NULL;
+  LLVMModuleRef m = cg_build(ctx, f, o, host, sym, err, n);
+  if (!m) return NULL;
+  LLVMSetTarget(m, triple);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(m, dl);
+  LLVMDisposeTargetData(dl);
+  if (!optimize(m, tm, level, err, n)) {
+    LLVMDisposeModule(m);
+    return NULL;
+  }
+  return m;
+}
+
+static bool emit(LLVMModuleRef m, int level, LLVMCodeGenFileType kind, void **out, size_t *len,
+                 char *err, size_t n) {
+  LLVMMemoryBufferRef buf = NULL;
+  char *msg = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(machine(level), m, kind, &msg, &buf)) {
+    snprintf(err, n, "LLVM code generation: %s", msg ? msg : "?");
+    LLVMDisposeMessage(msg);
+    return false;
+  }
+  *len = LLVMGetBufferSize(buf);
+  *out = malloc(*len + 1);
+  if (!*out) abort();
+  memcpy(*out, LLVMGetBufferStart(buf), *len);
+  ((char *)*out)[*len] = 0;
+  LLVMDisposeMemoryBuffer(buf);
+  return true;
+}
+
+/* LLVM reports remarks and warnings ("loop not vectorized") on stderr by
+ * default; they say nothing a user of rly can act on, so they are dropped.
+ * Errors also come back through the calls' own results. */
+static void quiet_diagnostics(LLVMDiagnosticInfoRef info, void *user) {
+  (void)info, (void)user;
+}
+
+static LLVMContextRef new_context(void) {
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(ctx, quiet_diagnostics, NULL);
+  return ctx;
+}
+
+static bool compile(const PrimFunc *f, const char *sym, const JitCompileOpts *o, void **obj,
+                    size_t *len, char *err, size_t n) {
+  LLVMContextRef ctx = new_context();
+  LLVMModuleRef m = build(ctx, f, sym, o, err, n);
+  bool ok = m && emit(m, o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level,
+                      LLVMObjectFile, obj, len, err, n);
+  if (m) LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  return ok;
+}
+
+static char *dump(const PrimFunc *f, const char *what, const char *sym, const JitCompileOpts *o,
+                  char *err, size_t n) {
+  LLVMContextRef ctx = new_context();
+  LLVMModuleRef m = build(ctx, f, sym, o, err, n);
+  char *text = NULL;
+  if (m && strcmp(what, "asm") == 0) {
+    void *out;
+    size_t len;
+    if (emit(m, o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level, LLVMAssemblyFile, &out,
+             &len, err, n))
+      text = out;
+  } else if (m) {
+    char *s = LLVMPrintModuleToString(m);
+    text = strdup(s);
+    LLVMDisposeMessage(s);
+  }
+  if (m) LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  return text;
+}
+
+/* ─────────────────────────── ORC ─────────────────────────── */
+
+static bool define_runtime(LLVMOrcJITDylibRef jd, char *err, size_t n) {
+  struct { const char *name; void *addr; } syms[] = {
+      {"rly_rt_parallel_for", (void *)(uintptr_t)host->parallel_for},
+      {"rly_rt_alloc", (void *)(uintptr_t)host->alloc},
+      {"rly_rt_free", (void *)(uintptr_t)host->free},
+      {"rly_rt_poll", (void *)(uintptr_t)host->poll},
+      {"rly_rt_h2d", (void *)(uintptr_t)host->h2d},
+      {"rly_rt_d2h", (void *)(uintptr_t)host->d2h},
+  };
+  enum { N = sizeof syms / sizeof syms[0] };
+  LLVMOrcCSymbolMapPair pairs[N];
+  for (int i = 0; i < N; i++) {
+    pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
+    pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
+    pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+    pairs[i].Sym.Flags.TargetFlags = 0;
+  }
+  return take_error(LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, N)), err, n,
+                    "JIT runtime symbols");
+}
+
+static bool ensure_jit(char *err, size_t n) {
+  if (jit) return true;
+  if (!take_error(LLVMOrcCreateLLJIT(&jit, NULL), err, n, "LLJIT")) return false;
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+  LLVMOrcDefinitionGeneratorRef gen = NULL;
+  if (!take_error(LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+                      &gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL),
+                  err, n, "JIT process symbols"))
+    return false;
+  LLVMOrcJITDylibAddGenerator(jd, gen);
+  return define_runtime(jd, err, n);
+}
+
+static void *load(const void *obj, size_t len, const char *sym, char *err, size_t n) {
+  if (!ensure_jit(err, n)) return NULL;
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, len, sym);
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
+  if (!take_error(LLVMOrcLLJITAddObjectFile(jit, jd, buf), err, n, "JIT object")) return NULL;
+  LLVMOrcExecutorAddress addr = 0;
+  if (!take_error(LLVMOrcLLJITLookup(jit, &addr, sym), err, n, "JIT lookup")) return NULL;
+  return (void *)(uintptr_t)addr;
+}
+
+static void reset(void) {
+  if (jit) LLVMOrcDisposeLLJIT(jit);
+  jit = NULL;
+}
+
+const RlyJitModule *rlyjit_init(const RlyJitHost *h, char *err, size_t n) {
+  if (!h || h->abi_version != RLY_JIT_ABI_VERSION) {
+    snprintf(err, n, "rly-jit.so: runtime ABI mismatch");
+    return NULL;
+  }
+  if (self.abi_version) return &self;
+  host = h;
+  if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+    snprintf(err, n, "LLVM has no native target");
+    return NULL;
+  }
+  triple = LLVMGetDefaultTargetTriple();
+  cpu = LLVMGetHostCPUName();
+  features = LLVMGetHostCPUFeatures();
+  unsigned major, minor, patch;
+  LLVMGetVersion(&major, &minor, &patch);
+  self.abi_version = RLY_JIT_ABI_VERSION;
+  uint64_t fh = 0xcbf29ce484222325ull; /* FNV-1a of the whole feature list */
+  for (const char *p = features; *p; p++) fh = (fh ^ (unsigned char)*p) * 0x100000001b3ull;
+  snprintf(self.target, sizeof self.target, "LLVM %u.%u.%u %s %s features:%016llx", major, minor,
+           patch, triple, cpu, (unsigned long long)fh);
+  snprintf(self.cpu, sizeof self.cpu, "%s", cpu);
+  self.compile = compile, self.load = load, self.dump = dump, self.reset = reset;
+  return &self;
+}

@@ -1,0 +1,117 @@
+/* pool.c — the thread pool of pool.h.
+ *
+ * One job at a time: the caller publishes it (generation counter under a
+ * mutex), workers and the caller claim chunks with an atomic counter, and
+ * the caller waits until every worker has left the job.  A failing chunk
+ * records its error if it comes before any failure recorded so far, so the
+ * reported error is the one a sequential loop would hit first. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "jit/pool.h"
+
+typedef struct Job {
+  RlyJitBodyFn body;
+  void *closure;
+  int64_t lo, n, nchunks;
+  atomic_llong next;
+  int64_t err_chunk; /* lowest failed chunk, under mu */
+  int32_t rc;
+  RlyJitCtx err;
+} Job;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
+static pthread_cond_t work = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
+static uint64_t generation;
+static int active; /* workers inside the current job */
+static int joined; /* workers that took the current job (the caller waits for all) */
+static Job *job;
+static int nthreads, started;
+static _Thread_local bool in_pool;
+
+int rly_pool_threads(void) {
+  if (nthreads) return nthreads;
+  const char *e = getenv("RLY_NUM_THREADS");
+  long n = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  nthreads = n < 1 ? 1 : n > 256 ? 256 : (int)n;
+  return nthreads;
+}
+
+static void run_chunks(Job *j) {
+  for (;;) {
+    int64_t c = atomic_fetch_add(&j->next, 1);
+    if (c >= j->nchunks) return;
+    pthread_mutex_lock(&mu);
+    bool skip = c > j->err_chunk; /* a sequential run would have stopped before */
+    pthread_mutex_unlock(&mu);
+    if (skip) continue;
+    int64_t a = j->lo + j->n * c / j->nchunks, b = j->lo + j->n * (c + 1) / j->nchunks;
+    RlyJitCtx ctx = {0};
+    int32_t rc = j->body(j->closure, a, b, &ctx);
+    if (!rc) continue;
+    pthread_mutex_lock(&mu);
+    if (c < j->err_chunk) j->err_chunk = c, j->rc = rc, j->err = ctx;
+    pthread_mutex_unlock(&mu);
+  }
+}
+
+static void *worker(void *arg) {
+  (void)arg;
+  in_pool = true;
+  uint64_t seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&mu);
+    while (generation == seen) pthread_cond_wait(&work, &mu);
+    seen = generation;
+    Job *j = job;
+    active++, joined++;
+    pthread_mutex_unlock(&mu);
+    run_chunks(j);
+    pthread_mutex_lock(&mu);
+    if (--active == 0) pthread_cond_signal(&done);
+    pthread_mutex_unlock(&mu);
+  }
+  return NULL;
+}
+
+static void start_workers(void) {
+  for (; started < nthreads - 1; started++) {
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, worker, NULL);
+    pthread_attr_destroy(&at);
+    if (rc) break;
+  }
+}
+
+int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi,
+                              RlyJitCtx *ctx) {
+  if (hi <= lo) return 0;
+  if (in_pool || hi - lo < 2 || rly_pool_threads() < 2 || pthread_mutex_trylock(&busy) != 0)
+    return body(closure, lo, hi, ctx);
+  start_workers();
+  Job j = {.body = body, .closure = closure, .lo = lo, .n = hi - lo};
+  j.nchunks = j.n < 4 * (int64_t)nthreads ? j.n : 4 * (int64_t)nthreads;
+  j.err_chunk = INT64_MAX;
+  atomic_init(&j.next, 0);
+  pthread_mutex_lock(&mu);
+  job = &j;
+  joined = 0;
+  generation++;
+  pthread_cond_broadcast(&work);
+  pthread_mutex_unlock(&mu);
+  in_pool = true;
+  run_chunks(&j);
+  in_pool = false;
+  pthread_mutex_lock(&mu);
+  while (active > 0 || joined < started) pthread_cond_wait(&done, &mu);
+  pthread_mutex_unlock(&mu);
+  pthread_mutex_unlock(&busy);
+  if (j.rc) *ctx = j.err;
+  return j.rc;
+}

@@ -1,0 +1,142 @@
+/* compute.h — TIR compute rules of ops, used to lower Primitive functions
+ * (passes/lower.h) to prim functions.
+ *
+ * A rule takes the op call (attributes, types) and its operands as
+ * LTensors and returns the result as an LTensor: either "inline" (a
+ * function giving the element at an index, so consumers fuse it into their
+ * own loops — elementwise, broadcast and injective ops) or "materialized"
+ * (the rule emitted loops writing a buffer — dense, reductions, softmax).
+ * Shapes are PrimExprs: int literals or size variables (a `?` dim of a
+ * parameter becomes a size variable of its own), so one prim function
+ * serves every length.  A rule returns NULL after lc_fail() when it cannot
+ * handle the case (dtype, attribute, dynamic shape); the Primitive function
+ * then stays unlowered.
+ *
+ * Numerics: rules compute what the reference kernels (interp/kernels*.c)
+ * compute, with the same operation order for elementwise ops, so results
+ * agree exactly; dense/matmul and reductions accumulate in the tensor's
+ * dtype in another order (tests compare those with a tolerance), softmax
+ * works in float64 as the reference does.
+ *
+ * The rules are in ops/compute_*.c, one table per op family, keyed by op
+ * name; ops_compute() joins them (compute_common.c). */
+#ifndef RLY_COMPUTE_H
+#define RLY_COMPUTE_H
+
+#include "ir/ir.h"
+#include "ir/tir.h"
+
+typedef struct LowerCx LowerCx;
+typedef struct LTensor LTensor;
+
+typedef PrimExpr *(*LAtFn)(LowerCx *L, const LTensor *t, PrimExpr **idx);
+
+struct LTensor {
+  DType dtype;
+  int ndim;
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  Buffer *buf;      /* materialized: elements are loads of buf */
+  LAtFn at;         /* inline: the element at an index */
+  const Expr *call; /* the op call (its attributes) */
+  LTensor **in;
+  int nin;
+  PrimExpr *value;  /* a scalar constant */
+  int64_t aux[TENSOR_MAX_RANK + 2]; /* rule data (axes, flags) */
+};
+
+typedef LTensor *(*OpComputeFn)(LowerCx *L, const Expr *call, LTensor **in, int nin);
+
+typedef struct OpCompute {
+  const char *name;
+  OpComputeFn fn;
+} OpCompute;
+
+/* The rule of the op at registry index i, or NULL. */
+const OpCompute *ops_compute(int op_index);
+
+/* Families (each table ends with a NULL name). */
+extern const OpCompute ops_compute_elemwise[];
+extern const OpCompute ops_compute_nn[];
+extern const OpCompute ops_compute_reduce[];
+extern const OpCompute ops_compute_transform[];
+
+/* ── the lowering context (compute_common.c) ── */
+
+LowerCx *lc_new(Arena *a);
+void lc_free(LowerCx *L);
+Arena *lc_arena(LowerCx *L);
+/* NULL; records why (the first reason wins). */
+LTensor *lc_fail(LowerCx *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *lc_why(LowerCx *L);
+bool lc_failed(LowerCx *L);
+/* The call whose result is the function's output (rules writing buffers
+ * write it straight into the output buffer). */
+void lc_set_root(LowerCx *L, const Expr *root);
+/* The output buffer parameter `%out` (made on first use with this shape;
+ * NULL after lc_fail when the shape is computed). */
+Buffer *lc_output(LowerCx *L, DType dt, int ndim, PrimExpr **shape);
+/* Size variables (by name, created on first use; int64). */
+TirVar *lc_size_var(LowerCx *L, const char *name);
+int lc_nsize_vars(LowerCx *L);
+TirVar **lc_size_vars(LowerCx *L);
+
+/* Scalar expressions. */
+PrimExpr *lc_int(LowerCx *L, int64_t v); /* int32 when it fits, else int64 */
+PrimExpr *lc_lit(LowerCx *L, DType dt, double v); /* a literal of dt (bool: 0/1) */
+PrimExpr *lc_var(LowerCx *L, TirVar *v);
+PrimExpr *lc_bin(LowerCx *L, PrimBinOp op, PrimExpr *a, PrimExpr *b);
+PrimExpr *lc_call(LowerCx *L, PrimIntrinsic fn, PrimExpr *a, PrimExpr *b, PrimExpr *c);
+PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *e); /* e itself when already `to` */
+PrimExpr *lc_neg(LowerCx *L, PrimExpr *e);
+PrimExpr *lc_not(LowerCx *L, PrimExpr *e);
+PrimExpr *lc_load(LowerCx *L, Buffer *b, int n, PrimExpr **idx);
+/* The constant value of an int literal, or -1. */
+int64_t lc_const(const PrimExpr *e);
+/* Same dim (equal constants or the same size variable). */
+bool lc_same_dim(const PrimExpr *a, const PrimExpr *b);
+/* The product of dims (folded when constant). */
+PrimExpr *lc_mul(LowerCx *L, PrimExpr *a, PrimExpr *b);
+
+/* Statements: emitted into the innermost open list. */
+TirVar *lc_tvar(LowerCx *L, const char *prefix, const PrimExpr *extent);
+void lc_open(LowerCx *L);
+Stmt *lc_close(LowerCx *L); /* the list as an ST_SEQ */
+void lc_emit(LowerCx *L, Stmt *s);
+void lc_store(LowerCx *L, Buffer *b, int n, PrimExpr **idx, PrimExpr *value);
+/* Emits `for v in kind(extent) { body }` (body: an ST_SEQ from lc_close). */
+void lc_for(LowerCx *L, LoopKind kind, TirVar *v, PrimExpr *extent, Stmt *body);
+void lc_if(LowerCx *L, PrimExpr *cond, Stmt *then_);
+void lc_if_else(LowerCx *L, PrimExpr *cond, Stmt *then_, Stmt *else_);
+/* A buffer parameter (dims from shape: literals and size variables). */
+Buffer *lc_buffer(LowerCx *L, const char *name, DType dt, int ndim, PrimExpr **shape);
+/* `alloc` in the current list. */
+Buffer *lc_alloc(LowerCx *L, const char *prefix, DType dt, int ndim, PrimExpr **shape);
+/* Where a materializing rule writes `call`'s result: the output buffer when
+ * call is the root, else a new alloc. */
+Buffer *lc_result_buffer(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **shape);
+
+/* Tensors. */
+LTensor *lc_tensor(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **shape);
+LTensor *lc_from_buffer(LowerCx *L, const Expr *call, Buffer *b);
+PrimExpr *lc_at(LowerCx *L, const LTensor *t, PrimExpr **idx);
+/* t's element at output index idx of an n-dim broadcast result. */
+PrimExpr *lc_bcast_at(LowerCx *L, const LTensor *t, int n, PrimExpr **out_shape, PrimExpr **idx);
+/* numpy broadcasting of the operands' shapes; false after lc_fail. */
+bool lc_broadcast(LowerCx *L, LTensor **in, int nin, int *ndim, PrimExpr **shape);
+/* Writes t into dst with the elementwise schedule (outer loop parallel,
+ * inner vectorized). */
+void lc_materialize(LowerCx *L, const LTensor *t, Buffer *dst);
+/* The dtypes the rules handle (float32/64, int32/64, bool). */
+bool lc_dtype_ok(DType dt);
+/* The call's result type (a tensor type). */
+const Type *lc_result_type(const Expr *call);
+
+/* Attributes of the call, with a default when absent (or None). */
+int64_t lc_attr_int(const Expr *call, const char *key, int64_t dflt);
+double lc_attr_float(const Expr *call, const char *key, double dflt);
+bool lc_attr_bool(const Expr *call, const char *key, bool dflt);
+const char *lc_attr_str(const Expr *call, const char *key, const char *dflt);
+/* An int list (a single int counts as a list of one); -1 when absent or None. */
+int lc_attr_ints(const Expr *call, const char *key, int64_t *out, int max);
+
+#endif

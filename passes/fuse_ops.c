@@ -1,0 +1,699 @@
+/* fuse_ops.c — FuseOps: groups pure op calls into Primitive functions, by
+ * TVM's rules (passes/lower.h).
+ *
+ * Per block (a let chain and its result; def and fn bodies, if branches,
+ * match clause bodies, dataflow bodies, nested let chains):
+ *  1. The dataflow graph: every pure, non-opaque op call in graph position
+ *     (a binding's value, the result, an op call's operand, recursively) is
+ *     a node, in evaluation (post) order, so producers come before
+ *     consumers.  An operand that is another node, or a variable let-bound
+ *     to one in this block, is an edge carrying the consumer's pattern (a
+ *     broadcast whose operand already has the result's shape is an
+ *     elementwise edge).  A node used anywhere else (the block's result, a
+ *     tuple, a call of a function, a nested block, control flow) is
+ *     "external": it has no post-dominator, so nothing downstream absorbs it.
+ *  2. The post-dominator tree (one reverse pass, the least common ancestor
+ *     of the consumers), with the worst pattern on the way to the parent.
+ *  3. Union-find groups, three phases as TVM's GraphPartitioner (phase 2,
+ *     for tuples, has nothing to do here: tuples are boundaries), with the
+ *     maximum number of ops per group.
+ *  4. Rewrite: each group becomes `%f = fn (%p0, ..., Primitive=1) {...};`
+ *     followed by its call where the group's output was; bindings of the
+ *     group's other members disappear (all their uses are inside).
+ *     Parameters are the distinct values from outside (variables by
+ *     identity), ordered as they were evaluated; scalar constants stay in
+ *     the body.
+ *
+ * Invariants: the input is never modified; nodes built here carry types
+ * (copied from the type-checked input).  No recursion on the length of a
+ * let chain: blocks are flattened into arrays, and the graph algorithms use
+ * explicit stacks.  Recursion follows expression nesting only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/compute.h"
+#include "ops/ops.h"
+#include "passes/lower.h"
+#include "passes/pass_int.h"
+
+typedef struct Edge {
+  int to;
+  OpPattern pat;
+} Edge;
+
+typedef struct Node {
+  Expr *e; /* the op call */
+  OpPattern pat;
+  bool ext;
+  Edge *outs;
+  int nouts, capouts;
+  int pd_parent, pd_depth; /* post-dominator tree */
+  OpPattern pd_pat;
+  int gparent, gnodes; /* union-find group (valid at the root) */
+  OpPattern gpat;
+  bool ganchor;
+  int gnext;        /* next member of the group (ascending), -1 at the end */
+  Var *result;      /* the variable holding the group's value once emitted */
+} Node;
+
+typedef struct Graph {
+  Node *nodes;
+  int n, cap;
+  RwMap expr_node; /* Expr* → index + 1 */
+  RwMap var_node;  /* Var* → index + 1 */
+  RwMap ext_seq;   /* external operand Expr* → scan order + 1 */
+  int seq;
+  int *stamp, stampv; /* visited marks for the path walks */
+} Graph;
+
+typedef struct Fuse {
+  Arena *a;
+  const Module *m;
+  FuseOptions o;
+  PassCtx *pc;
+  long changes;
+} Fuse;
+
+/* TVM's default; RLY_FUSE_MAX_DEPTH overrides it (TVM: relay.FuseOps.max_depth). */
+FuseOptions fuse_options_default(void) {
+  FuseOptions o = {256, false};
+  const char *e = getenv("RLY_FUSE_MAX_DEPTH");
+  if (e && atoi(e) > 0) o.max_depth = atoi(e);
+  return o;
+}
+
+static OpPattern pmax(OpPattern a, OpPattern b) { return a > b ? a : b; }
+
+/* ───────────────────────────── candidates ───────────────────────────── */
+
+static const OpDef *call_op(const Expr *e) {
+  if (e->kind != EX_CALL || e->u.call.fn->kind != EX_OP) return NULL;
+  return ops_get(e->u.call.fn->u.op.index);
+}
+
+/* A pure, fusible op call with a tensor result and typed operands. */
+static bool candidate(const Fuse *F, const Expr *e) {
+  const OpDef *op = call_op(e);
+  if (!op || op->effectful || op->pattern >= OPAT_TUPLE) return false;
+  if (!e->ty || e->ty->kind != TY_TENSOR) return false;
+  bool scalar = e->ty->u.tensor.ndim == 0;
+  for (int i = 0; i < e->u.call.nargs; i++) {
+    const Type *t = e->u.call.args[i]->ty;
+    if (!t) return false;
+    scalar &= t->kind == TY_TENSOR && t->u.tensor.ndim == 0;
+  }
+  /* For lowering: scalar arithmetic stays with the interpreter (its scalar
+   * fast path beats a kernel call), and ops need a compute rule. */
+  if (F->o.need_compute && scalar) return false;
+  return !F->o.need_compute || ops_compute(e->u.call.fn->u.op.index) != NULL;
+}
+
+static bool scalar_const(const Expr *e) {
+  return e->kind == EX_CONST && e->u.konst.value->ndim == 0;
+}
+
+static bool is_primitive(const Function *f) {
+  const AttrValue *v = attrs_get(f->attrs, "Primitive");
+  return v && v->kind == AV_INT && v->u.i != 0;
+}
+
+/* ─────────────────────────────── graph ─────────────────────────────── */
+
+static int node_of_expr(const Graph *G, const Expr *e) {
+  return (int)(intptr_t)rw_map_get(&G->expr_node, e) - 1;
+}
+
+static int node_of_var(const Graph *G, const Var *v) {
+  return (int)(intptr_t)rw_map_get(&G->var_node, v) - 1;
+}
+
+static int node_new(Graph *G, Expr *e, OpPattern pat) {
+  if (G->n == G->cap) {
+    G->cap = G->cap ? G->cap * 2 : 16;
+    G->nodes = realloc(G->nodes, sizeof(Node) * (size_t)G->cap);
+    if (!G->nodes) rly_oom();
+  }
+  int id = G->n++;
+  G->nodes[id] = (Node){.e = e, .pat = pat, .gparent = id, .gnodes = 1, .gpat = pat,
+                        .ganchor = pat == OPAT_OUT_EWISE_FUSABLE, .gnext = -1};
+  rw_map_put(&G->expr_node, e, (void *)(intptr_t)(id + 1));
+  return id;
+}
+
+static void edge_add(Graph *G, int from, int to, OpPattern pat) {
+  Node *n = &G->nodes[from];
+  if (n->nouts == n->capouts) {
+    n->capouts = n->capouts ? n->capouts * 2 : 2;
+    n->outs = realloc(n->outs, sizeof(Edge) * (size_t)n->capouts);
+    if (!n->outs) rly_oom();
+  }
+  n->outs[n->nouts++] = (Edge){to, pat};
+}
+
+static void graph_free(Graph *G) {
+  for (int i = 0; i < G->n; i++) free(G->nodes[i].outs);
+  free(G->nodes);
+  free(G->stamp);
+  rw_map_free(&G->expr_node);
+  rw_map_free(&G->var_node);
+  rw_map_free(&G->ext_seq);
+}
+
+/* The pattern of the edge from operand `arg` into `call`. */
+static OpPattern edge_pattern(const Expr *call, const Expr *arg, OpPattern pat) {
+  if (pat == OPAT_BROADCAST && arg->ty && type_equal(arg->ty, call->ty)) return OPAT_ELEMWISE;
+  return pat;
+}
+
+typedef struct Scan {
+  Fuse *F;
+  Graph *G;
+} Scan;
+
+static void scan_boundary(Scan *S, Expr *x);
+
+static int scan_call(Scan *S, Expr *e);
+
+static int scan_operand(Scan *S, Expr *x) {
+  if (candidate(S->F, x)) return scan_call(S, x);
+  if (x->kind == EX_VAR) {
+    int v = node_of_var(S->G, x->u.var);
+    if (v >= 0) return v;
+  }
+  if (!scalar_const(x) && !rw_map_has(&S->G->ext_seq, x))
+    rw_map_put(&S->G->ext_seq, x, (void *)(intptr_t)(++S->G->seq));
+  scan_boundary(S, x);
+  return -1;
+}
+
+static int scan_call(Scan *S, Expr *e) {
+  int have = node_of_expr(S->G, e);
+  if (have >= 0) return have;
+  int n = e->u.call.nargs;
+  int *prod = malloc(sizeof(int) * (size_t)(n + 1));
+  if (!prod) rly_oom();
+  for (int i = 0; i < n; i++) prod[i] = scan_operand(S, e->u.call.args[i]);
+  OpPattern pat = call_op(e)->pattern;
+  int id = node_new(S->G, e, pat);
+  for (int i = 0; i < n; i++)
+    if (prod[i] >= 0) edge_add(S->G, prod[i], id, edge_pattern(e, e->u.call.args[i], pat));
+  free(prod);
+  return id;
+}
+
+static bool mark_var_use(void *ctx, Expr *e) {
+  Graph *G = ctx;
+  if (e->kind == EX_VAR) {
+    int v = node_of_var(G, e->u.var);
+    if (v >= 0) G->nodes[v].ext = true;
+  }
+  return true;
+}
+
+/* A nested block: fused on its own later; its uses of our nodes are external. */
+static void scan_nested(Scan *S, Expr *x) { rw_walk(x, mark_var_use, S->G); }
+
+/* x is not fused with anything: its operands' nodes are external. */
+static void scan_boundary(Scan *S, Expr *x) {
+  switch (x->kind) {
+  case EX_VAR: mark_var_use(S->G, x); return;
+  case EX_CALL:
+    if (candidate(S->F, x)) {
+      int id = scan_call(S, x);
+      S->G->nodes[id].ext = true;
+      return;
+    }
+    break;
+  case EX_LET:
+  case EX_FREE_VAR:
+  case EX_FN:
+  case EX_DATAFLOW: scan_nested(S, x); return;
+  case EX_IF:
+    scan_boundary(S, x->u.if_.cond);
+    scan_nested(S, x->u.if_.then_);
+    scan_nested(S, x->u.if_.else_);
+    return;
+  case EX_MATCH:
+    scan_boundary(S, x->u.match.scrut);
+    for (int i = 0; i < x->u.match.n; i++) scan_nested(S, x->u.match.clauses[i].body);
+    return;
+  default: break;
+  }
+  PtrVec kids = {0};
+  rw_children(x, &kids);
+  for (size_t i = 0; i < kids.len; i++) scan_boundary(S, kids.items[i]);
+  free(kids.items);
+}
+
+/* ───────────────────────── post-dominator tree ───────────────────────── */
+
+static int lca(Graph *G, int a, int b, OpPattern *p) {
+  Node *N = G->nodes;
+  while (a != b) {
+    if (a < 0 || b < 0) return -1;
+    if (N[a].pd_depth < N[b].pd_depth) {
+      *p = pmax(*p, N[b].pd_pat), b = N[b].pd_parent;
+    } else if (N[b].pd_depth < N[a].pd_depth) {
+      *p = pmax(*p, N[a].pd_pat), a = N[a].pd_parent;
+    } else {
+      *p = pmax(*p, pmax(N[a].pd_pat, N[b].pd_pat));
+      a = N[a].pd_parent, b = N[b].pd_parent;
+    }
+  }
+  return a;
+}
+
+static void post_dominators(Graph *G) {
+  for (int i = G->n; i-- > 0;) {
+    Node *n = &G->nodes[i];
+    if (n->ext || n->nouts == 0) {
+      n->pd_parent = -1, n->pd_depth = 1;
+      n->pd_pat = n->ext ? OPAT_OPAQUE : OPAT_ELEMWISE;
+      continue;
+    }
+    OpPattern p = pmax(OPAT_ELEMWISE, n->outs[0].pat);
+    int par = n->outs[0].to;
+    for (int k = 1; k < n->nouts; k++) {
+      par = lca(G, par, n->outs[k].to, &p);
+      p = pmax(p, n->outs[k].pat);
+    }
+    n->pd_parent = par;
+    n->pd_depth = par >= 0 ? G->nodes[par].pd_depth + 1 : 1;
+    n->pd_pat = p;
+  }
+}
+
+/* ─────────────────────────────── groups ─────────────────────────────── */
+
+static int find(Graph *G, int i) {
+  int r = i;
+  while (G->nodes[r].gparent != r) r = G->nodes[r].gparent;
+  while (G->nodes[i].gparent != r) {
+    int next = G->nodes[i].gparent;
+    G->nodes[i].gparent = r;
+    i = next;
+  }
+  return r;
+}
+
+static void merge(Graph *G, int child, int parent) {
+  child = find(G, child), parent = find(G, parent);
+  if (child == parent) return;
+  Node *c = &G->nodes[child], *p = &G->nodes[parent];
+  p->gnodes += c->gnodes;
+  c->gparent = parent;
+  if (c->ganchor) {
+    RLY_ASSERT(!p->ganchor);
+    p->ganchor = true;
+    p->gpat = pmax(c->gpat, p->gpat);
+  }
+}
+
+typedef enum PathCond { PC_LE_BROADCAST, PC_BROADCAST_SINK, PC_LE_INJECTIVE } PathCond;
+
+static bool cond_ok(PathCond c, OpPattern k, bool sink) {
+  switch (c) {
+  case PC_LE_BROADCAST: return k <= OPAT_BROADCAST;
+  case PC_BROADCAST_SINK:
+    return !sink ? k <= OPAT_INJECTIVE
+                 : k <= OPAT_INJECTIVE || k == OPAT_COMM_REDUCE || k == OPAT_OUT_EWISE_FUSABLE;
+  case PC_LE_INJECTIVE: return k <= OPAT_INJECTIVE;
+  }
+  return false;
+}
+
+/* Explicit-stack walk of every path from src's consumers to sink.  mode 0:
+ * check cond on each node's group; 1: merge each into sink's group; 2: sum
+ * the group sizes of the nodes before sink. */
+static long walk_paths(Graph *G, int src, int sink, int mode, PathCond c) {
+  if (!G->stamp) {
+    G->stamp = calloc((size_t)G->n + 1, sizeof(int));
+    if (!G->stamp) rly_oom();
+  }
+  int stampv = ++G->stampv;
+  PtrVec st = {0};
+  long acc = 0;
+  if (mode == 0)
+    for (int k = 0; k < G->nodes[src].nouts; k++) vec_push(&st, (void *)(intptr_t)G->nodes[src].outs[k].to);
+  else
+    vec_push(&st, (void *)(intptr_t)src);
+  bool ok = true;
+  while (st.len && ok) {
+    int x = (int)(intptr_t)st.items[--st.len];
+    if (G->stamp[x] == stampv) continue;
+    G->stamp[x] = stampv;
+    if (mode == 0) {
+      ok = cond_ok(c, G->nodes[find(G, x)].gpat, x == sink);
+      if (x == sink) continue;
+    } else {
+      if (x == sink) continue;
+      if (mode == 1) merge(G, x, sink);
+      else acc += G->nodes[x].gnodes;
+    }
+    for (int k = 0; k < G->nodes[x].nouts; k++) vec_push(&st, (void *)(intptr_t)G->nodes[x].outs[k].to);
+  }
+  free(st.items);
+  return mode == 0 ? ok : acc;
+}
+
+static bool check_path(Graph *G, int src, int sink, PathCond c) {
+  return walk_paths(G, src, sink, 0, c) != 0;
+}
+
+static void commit_fuse(Graph *G, int src, int sink) { walk_paths(G, src, sink, 1, 0); }
+
+static long count_with(Graph *G, int child, int parent) {
+  return G->nodes[find(G, parent)].gnodes + walk_paths(G, child, parent, 2, 0);
+}
+
+static void fuse_phase(Fuse *F, Graph *G, int phase) {
+  for (int i = 0; i < G->n; i++) {
+    Node *n = &G->nodes[i];
+    OpPattern gp = G->nodes[find(G, i)].gpat;
+    int par = n->pd_parent;
+    if (gp == OPAT_OPAQUE || par < 0) continue;
+    if (find(G, i) == find(G, par)) continue;
+    if (count_with(G, i, par) > F->o.max_depth) continue;
+    if (gp == OPAT_OUT_EWISE_FUSABLE) {
+      if (phase == 0 && n->pd_pat == OPAT_ELEMWISE && check_path(G, i, par, PC_LE_BROADCAST))
+        commit_fuse(G, i, par);
+    } else if (gp <= OPAT_BROADCAST) {
+      if ((n->pd_pat <= OPAT_INJECTIVE || n->pd_pat == OPAT_COMM_REDUCE) &&
+          check_path(G, i, par, PC_BROADCAST_SINK))
+        commit_fuse(G, i, par);
+    } else if (gp == OPAT_INJECTIVE) {
+      if (phase == 1 && check_path(G, i, par, PC_LE_INJECTIVE)) commit_fuse(G, i, par);
+    }
+  }
+}
+
+/* Links each group's members in ascending order; returns the output node
+ * (highest index) of every group through out_of[root]. */
+static void group_members(Graph *G, int *out_of) {
+  int *last = malloc(sizeof(int) * (size_t)(G->n + 1));
+  if (!last) rly_oom();
+  for (int i = 0; i < G->n; i++) last[i] = -1, out_of[i] = -1;
+  for (int i = 0; i < G->n; i++) {
+    int r = find(G, i);
+    if (last[r] >= 0) G->nodes[last[r]].gnext = i;
+    last[r] = i;
+    out_of[r] = i;
+  }
+  free(last);
+}
+
+/* ─────────────────────────────── rewrite ─────────────────────────────── */
+
+typedef struct Emit {
+  Fuse *F;
+  Graph *G;
+  RwBlock *out;
+  int *out_of;   /* group root → output node */
+  int *first_of; /* group root → first member */
+} Emit;
+
+static Expr *fuse_block(Fuse *F, Expr *e);
+static Expr *rebuild(Emit *E, Expr *x);
+
+typedef struct Ext {
+  const void *key;
+  Expr *arg;
+  Var *param;
+  int seq;
+} Ext;
+
+static int ext_cmp(const void *a, const void *b) {
+  const Ext *x = a, *y = b;
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+typedef struct GroupBuild {
+  Ext *ext;
+  int next, cap;
+  RwMap member_var; /* node index + 1 → Var* */
+} GroupBuild;
+
+static Var *ext_param(Emit *E, GroupBuild *gb, Expr *a) {
+  const void *key = a->kind == EX_VAR ? (const void *)a->u.var : (const void *)a;
+  for (int i = 0; i < gb->next; i++)
+    if (gb->ext[i].key == key) return gb->ext[i].param;
+  if (gb->next == gb->cap) {
+    gb->cap = gb->cap ? gb->cap * 2 : 8;
+    gb->ext = realloc(gb->ext, sizeof(Ext) * (size_t)gb->cap);
+    if (!gb->ext) rly_oom();
+  }
+  Var *p = var_new(E->F->a, "p", a->ty, a->span);
+  int seq = (int)(intptr_t)rw_map_get(&E->G->ext_seq, a);
+  gb->ext[gb->next++] = (Ext){key, a, p, seq ? seq : 1 << 30};
+  return p;
+}
+
+/* The member's operand as it appears inside the fused body. */
+static Expr *member_arg(Emit *E, GroupBuild *gb, int root, Expr *a) {
+  int n = a->kind == EX_VAR ? node_of_var(E->G, a->u.var) : node_of_expr(E->G, a);
+  if (n >= 0 && find(E->G, n) == root) {
+    Var *v = rw_map_get(&gb->member_var, (void *)(intptr_t)(n + 1));
+    RLY_ASSERT(v);
+    Expr *r = expr_var(E->F->a, v, a->span);
+    r->ty = a->ty;
+    return r;
+  }
+  if (scalar_const(a)) return a;
+  Expr *r = expr_var(E->F->a, ext_param(E, gb, a), a->span);
+  r->ty = a->ty;
+  return r;
+}
+
+static Expr *member_call(Emit *E, GroupBuild *gb, int root, const Expr *c) {
+  int n = c->u.call.nargs;
+  Expr **args = ARENA_ARRAY(E->F->a, Expr *, n + 1);
+  for (int i = 0; i < n; i++) args[i] = member_arg(E, gb, root, c->u.call.args[i]);
+  Expr *r = expr_call(E->F->a, c->u.call.fn, n, args, c->u.call.attrs, c->span);
+  r->ty = c->ty;
+  return r;
+}
+
+static Attrs *primitive_attrs(Arena *a) {
+  Attrs *at = attrs_new(a, 1);
+  at->keys[0] = "Primitive";
+  at->vals[0] = attr_int(a, 1, DT_INT32);
+  return at;
+}
+
+/* The group's body (members in order, each but the output bound to %N). */
+static Expr *group_body(Emit *E, GroupBuild *gb, int root) {
+  RwBlock body = {0};
+  Expr *tail = NULL;
+  for (int m = E->first_of[root]; m >= 0; m = E->G->nodes[m].gnext) {
+    Expr *c = member_call(E, gb, root, E->G->nodes[m].e);
+    if (m == E->out_of[root]) {
+      tail = c;
+      break;
+    }
+    Var *t = rw_graph_var(E->F->a, c->span);
+    rw_block_bind(&body, t, c, c->span);
+    rw_map_put(&gb->member_var, (void *)(intptr_t)(m + 1), t);
+  }
+  return rw_block_finish(E->F->a, &body, tail);
+}
+
+/* Emits `%f = fn (...) {...};` for the group of output node `o` and returns
+ * the call `%f(args)`. */
+static Expr *emit_group(Emit *E, int o) {
+  Arena *a = E->F->a;
+  int root = find(E->G, o);
+  GroupBuild gb = {0};
+  Expr *body = group_body(E, &gb, root);
+  /* Parameters in the order the body first uses them (TVM's), unless an
+   * operand is itself a computation (a call of a function...): then keep
+   * the program's evaluation order. */
+  bool computed = false;
+  for (int i = 0; i < gb.next; i++)
+    computed |= gb.ext[i].arg->kind != EX_VAR && gb.ext[i].arg->kind != EX_CONST &&
+                node_of_expr(E->G, gb.ext[i].arg) < 0;
+  if (computed) qsort(gb.ext, (size_t)gb.next, sizeof(Ext), ext_cmp);
+  Var **params = ARENA_ARRAY(a, Var *, gb.next + 1);
+  Expr **args = ARENA_ARRAY(a, Expr *, gb.next + 1);
+  Type **ptys = ARENA_ARRAY(a, Type *, gb.next + 1);
+  for (int i = 0; i < gb.next; i++) {
+    params[i] = gb.ext[i].param;
+    params[i]->name = arena_printf(a, "p%d", i);
+    ptys[i] = params[i]->annot;
+    args[i] = rebuild(E, gb.ext[i].arg);
+  }
+  Expr *orig = E->G->nodes[o].e;
+  Function *fn = ARENA_NEW(a, Function);
+  *fn = (Function){.nparams = gb.next, .params = params, .ret = orig->ty,
+                   .attrs = primitive_attrs(a), .body = body, .span = orig->span};
+  Expr *fe = expr_fn(a, fn, orig->span);
+  fe->ty = type_func(a, gb.next, ptys, orig->ty, 0, NULL, orig->span);
+  Var *fv = rw_graph_var(a, orig->span);
+  rw_block_bind(E->out, fv, fe, orig->span);
+  Expr *callee = expr_var(a, fv, orig->span);
+  callee->ty = fe->ty;
+  Expr *call = expr_call(a, callee, gb.next, args, NULL, orig->span);
+  call->ty = orig->ty;
+  free(gb.ext);
+  rw_map_free(&gb.member_var);
+  E->F->changes++;
+  if (E->F->pc && pass_listening(E->F->pc)) /* show the function, not just %N(...) */
+    pass_report(E->F->pc, "fuse", orig, expr_call(a, fe, gb.next, args, NULL, orig->span),
+                orig->span);
+  return call;
+}
+
+/* A group output used as an operand: its value in a fresh %N. */
+static Expr *group_value(Emit *E, int o) {
+  Node *n = &E->G->nodes[o];
+  if (!n->result) {
+    Expr *c = emit_group(E, o);
+    n->result = rw_graph_var(E->F->a, c->span);
+    rw_block_bind(E->out, n->result, c, c->span);
+  }
+  Expr *r = expr_var(E->F->a, n->result, n->e->span);
+  r->ty = n->e->ty;
+  return r;
+}
+
+static bool child_is_block(const Expr *x, size_t i) {
+  switch (x->kind) {
+  case EX_FN:
+  case EX_DATAFLOW: return true;
+  case EX_IF:
+  case EX_MATCH: return i > 0;
+  default: return false;
+  }
+}
+
+static Expr *rebuild(Emit *E, Expr *x) {
+  switch (x->kind) {
+  case EX_CONST:
+  case EX_VAR:
+  case EX_GLOBAL:
+  case EX_OP:
+  case EX_CTOR: return x;
+  case EX_LET:
+  case EX_FREE_VAR: return fuse_block(E->F, x);
+  case EX_FN:
+    if (is_primitive(x->u.fn)) return x;
+    break;
+  default: break;
+  }
+  int n = node_of_expr(E->G, x);
+  if (n >= 0) return group_value(E, n);
+  PtrVec kids = {0};
+  rw_children(x, &kids);
+  Expr **k = ARENA_ARRAY(E->F->a, Expr *, kids.len + 1);
+  for (size_t i = 0; i < kids.len; i++)
+    k[i] = child_is_block(x, i) ? fuse_block(E->F, kids.items[i]) : rebuild(E, kids.items[i]);
+  Expr *r = rw_rebuild(E->F->a, x, k, (int)kids.len);
+  free(kids.items);
+  if (r != x) r->ty = x->ty;
+  return r;
+}
+
+/* ─────────────────────────────── blocks ─────────────────────────────── */
+
+/* The block's let/free_var nodes in order; returns its result. */
+static Expr *flatten(Expr *e, PtrVec *lets) {
+  while (e->kind == EX_LET || e->kind == EX_FREE_VAR) {
+    vec_push(lets, e);
+    e = e->kind == EX_LET ? e->u.let.body : e->u.free_var.body;
+  }
+  return e;
+}
+
+static void scan_block(Scan *S, PtrVec *lets, Expr *tail) {
+  for (size_t i = 0; i < lets->len; i++) {
+    Expr *l = lets->items[i];
+    if (l->kind != EX_LET) continue;
+    Expr *v = l->u.let.value;
+    if (candidate(S->F, v)) {
+      int id = scan_call(S, v);
+      rw_map_put(&S->G->var_node, l->u.let.var, (void *)(intptr_t)(id + 1));
+    } else {
+      scan_boundary(S, v);
+    }
+  }
+  if (candidate(S->F, tail)) {
+    int id = scan_call(S, tail);
+    S->G->nodes[id].ext = true;
+  } else
+    scan_boundary(S, tail);
+}
+
+static Expr *rewrite_block(Emit *E, PtrVec *lets, Expr *tail) {
+  for (size_t i = 0; i < lets->len; i++) {
+    Expr *l = lets->items[i];
+    if (l->kind == EX_FREE_VAR) {
+      rw_block_free_var(E->out, l->u.free_var.var, l->span);
+      continue;
+    }
+    Var *v = l->u.let.var;
+    int n = node_of_var(E->G, v);
+    if (n < 0) {
+      rw_block_bind(E->out, v, rebuild(E, l->u.let.value), l->span);
+    } else if (E->out_of[find(E->G, n)] == n) {
+      E->G->nodes[n].result = v;
+      rw_block_bind(E->out, v, emit_group(E, n), l->span);
+    }
+  }
+  int t = node_of_expr(E->G, tail);
+  return t >= 0 ? emit_group(E, t) : rebuild(E, tail);
+}
+
+static Expr *fuse_block(Fuse *F, Expr *e) {
+  PtrVec lets = {0};
+  Expr *tail = flatten(e, &lets);
+  Graph G = {0};
+  Scan S = {F, &G};
+  scan_block(&S, &lets, tail);
+  post_dominators(&G);
+  for (int phase = 0; phase < 2; phase++) fuse_phase(F, &G, phase);
+  int *out_of = malloc(sizeof(int) * (size_t)(G.n + 1));
+  int *first_of = malloc(sizeof(int) * (size_t)(G.n + 1));
+  if (!out_of || !first_of) rly_oom();
+  group_members(&G, out_of);
+  for (int i = 0; i < G.n; i++) first_of[i] = -1;
+  for (int i = G.n; i-- > 0;) first_of[find(&G, i)] = i;
+  long before = F->changes;
+  RwBlock out = {0};
+  Emit E = {F, &G, &out, out_of, first_of};
+  Expr *r = rewrite_block(&E, &lets, tail);
+  r = rw_block_finish(F->a, &out, r);
+  if (F->changes == before) r = e;
+  free(out_of);
+  free(first_of);
+  free(lets.items);
+  graph_free(&G);
+  return r;
+}
+
+/* ─────────────────────────────── entry ─────────────────────────────── */
+
+Function *fuse_function(Arena *a, const Module *m, Function *f, const FuseOptions *o,
+                        PassCtx *pc) {
+  if (is_primitive(f)) return f;
+  Fuse F = {a, m, o ? *o : fuse_options_default(), pc, 0};
+  Expr *body = fuse_block(&F, f->body);
+  if (body == f->body) return f;
+  return rw_function_with(a, f, f->nparams, f->params, f->ret, body);
+}
+
+Expr *fuse_expr(Arena *a, const Module *m, Expr *e, const FuseOptions *o) {
+  Fuse F = {a, m, o ? *o : fuse_options_default(), NULL, 0};
+  return fuse_block(&F, e);
+}
+
+Module *pass_fuse_ops(PassCtx *pc, Module *in) {
+  Module *out = module_copy(in, pc->a);
+  FuseOptions o = fuse_options_default();
+  for (int i = 0; i < in->ndefs && !pc->stopped; i++) {
+    if (in->defs[i].kind != DEF_FUNC) continue;
+    FuncDef *fd = in->defs[i].u.func;
+    pass_enter_def(pc, fd);
+    Function *f = fuse_function(pc->a, in, fd->fn, &o, pc);
+    if (f != fd->fn) pass_replace_def(pc, out, fd, f);
+  }
+  return out;
+}

@@ -1,0 +1,330 @@
+/* lower_tir.c — lowering of Primitive functions (FuseOps' output) to prim
+ * functions and call_tir (passes/lower.h).
+ *
+ * A Primitive function is a let chain of op calls ending in one (what
+ * fuse_ops.c builds).  Its parameters become buffer parameters (a `?` dim
+ * becomes a size variable `anyN` of its own, a named dim keeps its name so
+ * call_tir finds it in the caller's types), each op's compute rule
+ * (ops/compute.h) turns its operands into its result, and the root's
+ * result is written to the output parameter `%out` (destination passing).
+ *
+ * Calls: `%f = fn (...) {...}; ... %f(args)` (and a fn called directly)
+ * become call_tir(@fused_<ops>, (args), shape=[...], dtype="..."); the
+ * binding of %f goes away when every use of %f is such a call.  Prim
+ * functions are named `fused_` + the op names (dots as underscores, cut at
+ * 80 characters plus a hash), made unique; a structurally equal prim
+ * function is reused.  A Primitive function that cannot be lowered is put
+ * back inline (`let %p0 = arg; ...; body`), so the program runs, and fails,
+ * exactly as it would without fusion. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/compute.h"
+#include "ops/ops.h"
+#include "passes/lower.h"
+#include "passes/rewrite.h"
+
+static const Span no_span;
+
+struct Lowerer {
+  Arena *a;
+  bool (*taken)(void *user, const char *name);
+  void *user;
+  PtrVec prims;
+  RwMap fn_prim; /* Function* → PrimFunc* (or (void *)1: cannot lower) */
+  RwMap var_prim; /* Var* (bound to a lowered fn) → PrimFunc* */
+  RwMap var_fn;   /* Var* → its Function* */
+  RwMap var_inline; /* Var* → its Function* that cannot be lowered (inlined back) */
+  RwMap uses;     /* Var* → EX_VAR uses */
+  RwMap calls;    /* Var* → uses as a callee */
+};
+
+Lowerer *lower_new(Arena *a, bool (*taken)(void *user, const char *name), void *user) {
+  Lowerer *L = calloc(1, sizeof *L);
+  if (!L) rly_oom();
+  L->a = a, L->taken = taken, L->user = user;
+  return L;
+}
+
+void lower_free(Lowerer *L) {
+  if (!L) return;
+  free(L->prims.items);
+  rw_map_free(&L->fn_prim);
+  rw_map_free(&L->var_prim);
+  rw_map_free(&L->var_fn);
+  rw_map_free(&L->var_inline);
+  rw_map_free(&L->uses);
+  rw_map_free(&L->calls);
+  free(L);
+}
+
+int lower_prim_count(const Lowerer *L) { return (int)L->prims.len; }
+PrimFunc *lower_prim(const Lowerer *L, int i) { return L->prims.items[i]; }
+
+/* ───────────────────────────── one function ───────────────────────────── */
+
+typedef struct Build {
+  LowerCx *C;
+  RwMap vals; /* Var* → LTensor* */
+  int nany;
+} Build;
+
+static PrimExpr *param_dim(Build *B, Dim d) {
+  if (d.kind == DIM_CONST) return lc_int(B->C, d.value);
+  if (d.kind == DIM_VAR) return lc_var(B->C, lc_size_var(B->C, d.name));
+  char name[32];
+  snprintf(name, sizeof name, "any%d", B->nany++);
+  return lc_var(B->C, lc_size_var(B->C, name));
+}
+
+static Buffer *param_buffer(Build *B, const Var *p) {
+  const Type *t = p->annot;
+  if (!t || t->kind != TY_TENSOR || !lc_dtype_ok(t->u.tensor.dtype)) return NULL;
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  for (int d = 0; d < t->u.tensor.ndim; d++) {
+    if (t->u.tensor.dims[d].kind == DIM_META) return NULL;
+    shape[d] = param_dim(B, t->u.tensor.dims[d]);
+  }
+  return lc_buffer(B->C, p->name, t->u.tensor.dtype, t->u.tensor.ndim, shape);
+}
+
+static LTensor *operand(Build *B, const Expr *a) {
+  if (a->kind == EX_VAR) return rw_map_get(&B->vals, a->u.var);
+  if (a->kind != EX_CONST || a->u.konst.value->ndim != 0) return NULL;
+  const Tensor *t = a->u.konst.value;
+  if (!lc_dtype_ok(t->dtype)) return NULL;
+  LTensor *r = lc_tensor(B->C, a, t->dtype, 0, NULL);
+  r->value = lc_lit(B->C, t->dtype, 0);
+  if (dtype_is_float(t->dtype)) r->value->u.f = tensor_get_f64(t, 0);
+  else r->value->u.i = tensor_get_i64(t, 0);
+  return r;
+}
+
+static LTensor *lower_call(Build *B, const Expr *c) {
+  if (c->kind != EX_CALL || c->u.call.fn->kind != EX_OP) return lc_fail(B->C, "not an op call");
+  const OpCompute *rule = ops_compute(c->u.call.fn->u.op.index);
+  if (!rule) return lc_fail(B->C, "%s has no compute rule", c->u.call.fn->u.op.name);
+  if (!c->ty || c->ty->kind != TY_TENSOR) return lc_fail(B->C, "untyped call");
+  int n = c->u.call.nargs;
+  LTensor **in = ARENA_ARRAY(lc_arena(B->C), LTensor *, n + 1);
+  for (int i = 0; i < n; i++)
+    if (!(in[i] = operand(B, c->u.call.args[i]))) return lc_fail(B->C, "unexpected operand");
+  return rule->fn(B->C, c, in, n);
+}
+
+static PrimFunc *build(Arena *a, const Function *f, const char **why) {
+  Build B = {lc_new(a), {0}, 0};
+  PrimFunc *pf = NULL;
+  Buffer **params = ARENA_ARRAY(a, Buffer *, f->nparams + 2);
+  for (int i = 0; i < f->nparams && !lc_failed(B.C); i++) {
+    params[i] = param_buffer(&B, f->params[i]);
+    if (!params[i]) lc_fail(B.C, "parameter %%%s has an unsupported type", f->params[i]->name);
+    else rw_map_put(&B.vals, f->params[i], lc_from_buffer(B.C, NULL, params[i]));
+  }
+  const Expr *e = f->body;
+  while (e->kind == EX_LET) e = e->u.let.body;
+  lc_set_root(B.C, e);
+  lc_open(B.C);
+  LTensor *t = NULL;
+  for (e = f->body; !lc_failed(B.C) && e->kind == EX_LET; e = e->u.let.body) {
+    LTensor *v = lower_call(&B, e->u.let.value);
+    if (v) rw_map_put(&B.vals, e->u.let.var, v);
+  }
+  if (!lc_failed(B.C)) t = lower_call(&B, e);
+  Buffer *out = t ? lc_output(B.C, t->dtype, t->ndim, t->shape) : NULL;
+  if (out && t->buf != out) lc_materialize(B.C, t, out);
+  Stmt *body = lc_close(B.C);
+  if (out && !lc_failed(B.C)) {
+    params[f->nparams] = out;
+    pf = ARENA_NEW(a, PrimFunc);
+    memset(pf, 0, sizeof *pf);
+    pf->nparams = f->nparams + 1, pf->params = params, pf->body = body, pf->span = f->span;
+    pf->nsizevars = lc_nsize_vars(B.C);
+    pf->sizevars = ARENA_ARRAY(a, TirVar *, pf->nsizevars + 1);
+    for (int i = 0; i < pf->nsizevars; i++) pf->sizevars[i] = lc_size_vars(B.C)[i];
+  } else if (why) {
+    *why = arena_strdup(a, lc_failed(B.C) ? lc_why(B.C) : "no result");
+  }
+  rw_map_free(&B.vals);
+  lc_free(B.C);
+  return pf;
+}
+
+/* "fused_nn_dense_add_nn_relu" */
+static const char *base_name(Arena *a, const Function *f) {
+  StrBuf b = {0};
+  sb_puts(&b, "fused");
+  for (const Expr *e = f->body;; e = e->u.let.body) {
+    const Expr *c = e->kind == EX_LET ? e->u.let.value : e;
+    if (c->kind == EX_CALL && c->u.call.fn->kind == EX_OP) {
+      sb_putc(&b, '_');
+      for (const char *s = c->u.call.fn->u.op.name; *s; s++) sb_putc(&b, *s == '.' ? '_' : *s);
+    }
+    if (e->kind != EX_LET) break;
+  }
+  if (b.len > 80) {
+    uint64_t h = hash_bytes(b.data, b.len, 0);
+    b.len = 80, b.data[80] = 0;
+    sb_printf(&b, "_%08llx", (unsigned long long)(h & 0xffffffffu));
+  }
+  const char *r = arena_strdup(a, b.data);
+  sb_free(&b);
+  return r;
+}
+
+static bool name_used(Lowerer *L, const char *name) {
+  if (L->taken && L->taken(L->user, name)) return true;
+  for (size_t i = 0; i < L->prims.len; i++)
+    if (strcmp(((PrimFunc *)L->prims.items[i])->name, name) == 0) return true;
+  return false;
+}
+
+/* An equal prim function made before, or pf itself named and recorded. */
+static PrimFunc *intern(Lowerer *L, PrimFunc *pf, const Function *f) {
+  for (size_t i = 0; i < L->prims.len; i++)
+    if (prim_func_equal(L->prims.items[i], pf)) return L->prims.items[i];
+  const char *base = base_name(L->a, f), *name = base;
+  for (int k = 1; name_used(L, name); k++) name = arena_printf(L->a, "%s_%d", base, k);
+  pf->name = name;
+  vec_push(&L->prims, pf);
+  return pf;
+}
+
+PrimFunc *lower_primitive(Lowerer *L, const Function *f, const char **why) {
+  void *have = rw_map_get(&L->fn_prim, f);
+  if (have) return have == (void *)1 ? NULL : have;
+  PrimFunc *pf = build(L->a, f, why);
+  if (pf) pf = intern(L, pf, f);
+  rw_map_put(&L->fn_prim, f, pf ? (void *)pf : (void *)1);
+  return pf;
+}
+
+/* ───────────────────────────── call sites ───────────────────────────── */
+
+static bool is_primitive_fn(const Expr *e) {
+  if (e->kind != EX_FN) return false;
+  const AttrValue *v = attrs_get(e->u.fn->attrs, "Primitive");
+  return v && v->kind == AV_INT && v->u.i != 0;
+}
+
+static AttrValue *av_new(Arena *a, AttrKind k) {
+  AttrValue *v = ARENA_NEW(a, AttrValue);
+  memset(v, 0, sizeof *v);
+  v->kind = k, v->span = no_span;
+  return v;
+}
+
+static Attrs *call_tir_attrs(Arena *a, const PrimFunc *pf) {
+  const Buffer *out = pf->params[pf->nparams - 1];
+  AttrValue *shape = av_new(a, AV_LIST);
+  shape->u.list.n = out->ndim;
+  shape->u.list.items = ARENA_ARRAY(a, AttrValue *, out->ndim + 1);
+  for (int d = 0; d < out->ndim; d++) {
+    AttrValue *it;
+    if (out->dims[d].kind == DIM_CONST) {
+      it = attr_int(a, out->dims[d].value, DT_INT32);
+    } else {
+      it = av_new(a, AV_SYM);
+      it->u.s = out->dims[d].name;
+    }
+    shape->u.list.items[d] = it;
+  }
+  Attrs *at = attrs_new(a, 2);
+  at->keys[0] = "shape", at->vals[0] = shape;
+  at->keys[1] = "dtype", at->vals[1] = attr_str(a, dtype_name(out->dtype));
+  return at;
+}
+
+static Expr *make_call_tir(Arena *a, const PrimFunc *pf, const Expr *call) {
+  int n = call->u.call.nargs;
+  Expr *op = expr_new(a, EX_OP, call->span);
+  op->u.op.index = ops_lookup("call_tir"), op->u.op.name = "call_tir";
+  Expr **fields = ARENA_ARRAY(a, Expr *, n + 1);
+  Type **tys = ARENA_ARRAY(a, Type *, n + 1);
+  for (int i = 0; i < n; i++) fields[i] = call->u.call.args[i], tys[i] = fields[i]->ty;
+  Expr *tup = expr_tuple(a, n, fields, call->span);
+  tup->ty = type_tuple(a, n, tys, call->span);
+  Expr **args = ARENA_ARRAY(a, Expr *, 2);
+  args[0] = expr_global(a, pf->name, call->span);
+  args[1] = tup;
+  Expr *r = expr_call(a, op, 2, args, call_tir_attrs(a, pf), call->span);
+  r->ty = call->ty;
+  return r;
+}
+
+static bool count_visit(void *ctx, Expr *e) {
+  Lowerer *L = ctx;
+  if (e->kind == EX_VAR) {
+    uint64_t *c = u64map_slot(&L->uses, PTR_KEY(e->u.var));
+    (*c)++;
+  }
+  if (e->kind == EX_CALL && e->u.call.fn->kind == EX_VAR) {
+    uint64_t *c = u64map_slot(&L->calls, PTR_KEY(e->u.call.fn->u.var));
+    (*c)++;
+  }
+  if (e->kind == EX_LET && is_primitive_fn(e->u.let.value))
+    rw_map_put(&L->var_fn, e->u.let.var, e->u.let.value->u.fn);
+  return true;
+}
+
+static uint64_t count_of(const RwMap *m, const Var *v) {
+  uint64_t *c = u64map_find(m, PTR_KEY(v));
+  return c ? *c : 0;
+}
+
+/* A Primitive function that did not lower, put back where it was called:
+ * `let %p0 = arg0; ...; body`, so run-time errors name the enclosing
+ * function as they do without fusion. */
+static Expr *inline_call(Arena *a, const Function *f, const Expr *call) {
+  Expr *body = f->body;
+  for (int i = f->nparams; i-- > 0;) {
+    body = expr_let(a, f->params[i], call->u.call.args[i], body, call->span);
+    body->ty = call->ty;
+  }
+  return body;
+}
+
+static Expr *low_pre(Rewriter *rw, Expr *e) {
+  Lowerer *L = rw->user;
+  if (e->kind == EX_LET && is_primitive_fn(e->u.let.value)) {
+    Var *v = e->u.let.var;
+    if (count_of(&L->uses, v) == count_of(&L->calls, v) && !rw_map_has(&L->var_prim, v)) {
+      PrimFunc *pf = lower_primitive(L, e->u.let.value->u.fn, NULL);
+      if (pf) rw_map_put(&L->var_prim, v, pf);
+      else if (count_of(&L->calls, v) == 1) rw_map_put(&L->var_inline, v, e->u.let.value->u.fn);
+    }
+  }
+  return NULL;
+}
+
+static Expr *low_post(Rewriter *rw, Expr *e, Expr *r) {
+  Lowerer *L = rw->user;
+  if (r->kind == EX_LET &&
+      (rw_map_has(&L->var_prim, r->u.let.var) || rw_map_has(&L->var_inline, r->u.let.var)))
+    return r->u.let.body;
+  if (r->kind != EX_CALL) return r;
+  const Expr *fn = r->u.call.fn;
+  if (fn->kind == EX_VAR && rw_map_has(&L->var_inline, fn->u.var))
+    return inline_call(L->a, rw_map_get(&L->var_inline, fn->u.var), r);
+  PrimFunc *pf = NULL;
+  if (fn->kind == EX_VAR) pf = rw_map_get(&L->var_prim, fn->u.var);
+  if (!pf && is_primitive_fn(fn)) pf = lower_primitive(L, fn->u.fn, NULL);
+  if (!pf) return r;
+  if (r != e) r->ty = e->ty;
+  return make_call_tir(L->a, pf, r);
+}
+
+Expr *lower_expr(Lowerer *L, Expr *e) {
+  rw_walk(e, count_visit, L);
+  Rewriter rw = {.a = L->a, .pre = low_pre, .post = low_post, .user = L};
+  Expr *r = rw_expr(&rw, e);
+  rw_map_free(&rw.subst);
+  return r;
+}
+
+Function *lower_function(Lowerer *L, Function *f) {
+  Expr *body = lower_expr(L, f->body);
+  if (body == f->body) return f;
+  return rw_function_with(L->a, f, f->nparams, f->params, f->ret, body);
+}

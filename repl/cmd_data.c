@@ -1,0 +1,468 @@
+/* cmd_data.c — the data commands: :bind (BindParams), :save, :load-tensor,
+ * :extern, and `rly --params FILE` (repl_bind_file).
+ *
+ * Tensor files are read and written by interp/tensor_io.h; binding goes
+ * through the BindParams pass (passes/bind_params.c), so the session keeps
+ * the previous module on the undo stack like :pass does.  Constants made
+ * from a file live in the inputs arena (kept: the module and run-time
+ * values point at them).
+ *
+ * The evaluator's interface gives values only as text, so :save reads a
+ * variable's tensors by evaluating `call_tir("rly.capture", (%x, ...), ...)`
+ * with a private external function registered for the duration of the
+ * command; :load-tensor binds a variable by evaluating the loaded tensor as
+ * a constant, then records the variable as `let` does. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/extern.h"
+#include "interp/tensor_io.h"
+#include "passes/pass.h"
+#include "passes/passes.h"
+#include "passes/rewrite.h"
+#include "repl/repl.h"
+
+enum {
+  MAX_WORDS = 64,
+  META_INLINE_MAX = 16, /* constants with more elements print as meta[relay.Constant][i] */
+};
+
+/* ───────────────────────── argument words ───────────────────────── */
+
+typedef struct Words {
+  int n;
+  char *w[MAX_WORDS];
+  Span sp[MAX_WORDS];
+} Words;
+
+/* Splits args at blanks; "double quotes" keep blanks in a word. */
+static bool split_words(Session *s, const char *args, Span where, Words *out) {
+  out->n = 0;
+  size_t i = 0, n = strlen(args);
+  while (i < n) {
+    while (i < n && isspace((unsigned char)args[i])) i++;
+    if (i == n) break;
+    bool q = args[i] == '"';
+    size_t st = i + q, e = st;
+    while (e < n && (q ? args[e] != '"' : !isspace((unsigned char)args[e]))) e++;
+    if (out->n == MAX_WORDS) {
+      session_error(s, where, NULL, "too many arguments");
+      return false;
+    }
+    out->sp[out->n] = (Span){where.file, where.off + (uint32_t)i, (uint32_t)(e + q - i)};
+    out->w[out->n] = strndup(args + st, e - st);
+    if (!out->w[out->n++]) rly_oom();
+    i = e + (q && e < n);
+  }
+  return true;
+}
+
+static void free_words(Words *w) {
+  for (int i = 0; i < w->n; i++) free(w->w[i]);
+  w->n = 0;
+}
+
+static Var *session_var(Session *s, const char *name) {
+  for (int i = 0; i < s->nvars; i++)
+    if (strcmp(s->vars[i]->name, name) == 0) return s->vars[i];
+  return NULL;
+}
+
+/* As session.c's var_set: the latest binding per name; the replaced value
+ * is released unless a transaction may bring it back. */
+static void set_session_var(Session *s, Var *v) {
+  for (int i = 0; i < s->nvars; i++)
+    if (strcmp(s->vars[i]->name, v->name) == 0) {
+      if (!s->ntxns && s->vars[i] != v) repl_eval_unbind(s->ev, s->vars[i]);
+      s->vars[i] = v;
+      return;
+    }
+  if (s->nvars == s->capvars) {
+    s->capvars = s->capvars ? s->capvars * 2 : 16;
+    s->vars = realloc(s->vars, sizeof(Var *) * (size_t)s->capvars);
+    if (!s->vars) rly_oom();
+  }
+  s->vars[s->nvars++] = v;
+}
+
+static void undo_push(Session *s, Module *m) {
+  if (s->nundo == REPL_UNDO_DEPTH) {
+    if (s->undo[0] != s->base) module_free(s->undo[0]);
+    memmove(s->undo, s->undo + 1, sizeof(Module *) * (REPL_UNDO_DEPTH - 1));
+    s->nundo--;
+  }
+  s->undo[s->nundo++] = m;
+}
+
+/* ───────────────────────── binding a file ───────────────────────── */
+
+typedef struct Bound {
+  int n;
+  const char **names;
+  Tensor **values;
+} Bound;
+
+static bool load_constants(const char *path, Arena *a, DiagCtx *d, Span where, Bound *b) {
+  TioFile f;
+  char err[RT_ERR_LEN];
+  if (!tio_load(path, &f, err, sizeof err)) {
+    diag_error(d, where, "%s", err);
+    return false;
+  }
+  b->n = f.n;
+  b->names = ARENA_ARRAY(a, const char *, f.n + 1);
+  b->values = ARENA_ARRAY(a, Tensor *, f.n + 1);
+  for (int i = 0; i < f.n; i++) {
+    b->names[i] = arena_strdup(a, f.entries[i].name);
+    b->values[i] = rt_tensor_to_ir(a, f.entries[i].t);
+  }
+  tio_file_free(&f);
+  return true;
+}
+
+/* where: the command; fn_sp, file_sp: its two words (for errors about them). */
+static Module *bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const char *path,
+                         Span where, Span fn_sp, Span file_sp, Bound *bp) {
+  Bound b;
+  if (!module_func(m, fn)) {
+    diag_error(d, fn_sp, "no function @%s to bind parameters of", fn);
+    return NULL;
+  }
+  if (!load_constants(path, a, d, file_sp, &b)) return NULL;
+  BindParamsSpec spec = {fn, b.n, b.names, b.values, path, where};
+  Module *out = pass_bind(&spec, m, a, d, NULL);
+  if (out && !ty_check_module(out, d)) {
+    diag_note(d, where, "the module with @%s's parameters bound from %s does not type-check",
+              fn, path);
+    module_free(out);
+    out = NULL;
+  }
+  if (bp) *bp = b;
+  return out;
+}
+
+Module *repl_bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const char *path,
+                       Span where) {
+  return bind_file(m, a, d, fn, path, where, where, where, NULL);
+}
+
+/* ───────────────────────── printing with meta ───────────────────────── */
+
+typedef struct MetaCtx {
+  int n;
+  PtrVec consts; /* Tensor * in numbering order */
+} MetaCtx;
+
+static Expr *meta_pre(Rewriter *rw, Expr *e) {
+  MetaCtx *mc = rw->user;
+  if (e->kind != EX_CONST || e->u.konst.value->numel <= META_INLINE_MAX) return NULL;
+  vec_push(&mc->consts, e->u.konst.value);
+  return expr_global(rw->a, arena_printf(rw->a, "__rly_meta_%d", mc->n++), e->span);
+}
+
+/* "@__rly_meta_N" → "meta[relay.Constant][N]". */
+static void put_meta_text(StrBuf *out, const char *text) {
+  static const char tag[] = "@__rly_meta_";
+  const char *p = text, *q;
+  while ((q = strstr(p, tag))) {
+    sb_putn(out, p, (size_t)(q - p));
+    q += sizeof tag - 1;
+    const char *d = q;
+    while (isdigit((unsigned char)*q)) q++;
+    sb_printf(out, "meta[relay.Constant][%.*s]", (int)(q - d), d);
+    p = q;
+  }
+  sb_puts(out, p);
+}
+
+static const char *entry_of(const Bound *b, const Tensor *t) {
+  for (int i = 0; i < b->n; i++)
+    if (b->values[i] == t) return b->names[i];
+  return NULL;
+}
+
+/* Prints @fn of m; large constants as meta[relay.Constant][i] with a legend. */
+static void print_with_meta(const Module *m, const char *fn, const Bound *b, const char *path) {
+  FuncDef *f = module_func(m, fn);
+  Arena a;
+  arena_init(&a);
+  MetaCtx mc = {0};
+  Rewriter rw = {.a = &a, .pre = meta_pre, .user = &mc};
+  FuncDef shown = *f;
+  shown.fn = rw_function(&rw, f->fn);
+  StrBuf text = {0}, out = {0};
+  print_func_def_to(&text, m, &shown, (PrintOptions){0});
+  put_meta_text(&out, text.data);
+  fputs(out.data, stdout);
+  if (out.len && out.data[out.len - 1] != '\n') putchar('\n');
+  for (size_t i = 0; i < mc.consts.len; i++) {
+    const Tensor *t = mc.consts.items[i];
+    char shape[256];
+    const char *from = b ? entry_of(b, t) : NULL;
+    printf("// meta[relay.Constant][%zu]: Tensor[%s, %s]", i,
+           rt_shape_str(shape, sizeof shape, t->ndim, t->shape), dtype_name(t->dtype));
+    if (from) printf(" = %s['%s']", path, from);
+    putchar('\n');
+  }
+  rw_map_free(&rw.subst);
+  vec_free(&mc.consts);
+  sb_free(&text), sb_free(&out);
+  arena_free(&a);
+}
+
+/* ───────────────────────── :bind ───────────────────────── */
+
+static RunStatus bind_usage(Session *s, Span where) {
+  session_error(s, where, "usage: :bind @f FILE.npz|FILE.safetensors",
+                ":bind needs a function and a tensor file");
+  return RUN_ERROR;
+}
+
+RunStatus repl_cmd_bind(Session *s, const char *args, Span where) {
+  Words w;
+  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if (w.n != 2 || w.w[0][0] != '@' || !w.w[0][1]) return free_words(&w), bind_usage(s, where);
+  const char *fn = w.w[0] + 1, *path = w.w[1];
+  Bound b = {0};
+  Module *out = bind_file(s->m, &s->inputs, &s->diag, fn, path, where, w.sp[0], w.sp[1], &b);
+  session_render(s);
+  if (!out) return free_words(&w), RUN_ERROR;
+  int before = module_func(s->m, fn)->fn->nparams, after = module_func(out, fn)->fn->nparams;
+  print_with_meta(out, fn, &b, path);
+  if (!s->ntxns) undo_push(s, s->m);
+  s->m = out;
+  printf("bound %d parameter%s of @%s from %s; kept (undo with :undo)\n", before - after,
+         before - after == 1 ? "" : "s", fn, path);
+  free_words(&w);
+  return RUN_OK;
+}
+
+/* ───────────────────────── :load-tensor ───────────────────────── */
+
+static const TioEntry *pick_entry(Session *s, const TioFile *f, const Words *w, Span where) {
+  if (w->n == 3) {
+    const TioEntry *e = tio_find(f, w->w[2]);
+    if (!e) {
+      StrBuf keys = {0};
+      for (int i = 0; i < f->n; i++) sb_printf(&keys, "%s'%s'", i ? ", " : "", f->entries[i].name);
+      session_error(s, w->sp[2], NULL, "%s has no entry '%s' (its entries: %s)", w->w[1], w->w[2],
+                    f->n ? keys.data : "none");
+      sb_free(&keys);
+    }
+    return e;
+  }
+  if (f->n == 1) return &f->entries[0];
+  StrBuf keys = {0};
+  for (int i = 0; i < f->n; i++) sb_printf(&keys, "%s%s", i ? " " : "", f->entries[i].name);
+  session_error(s, where, NULL, "%s has %d entries; name one: %s", w->w[1], f->n,
+                f->n ? keys.data : "(none)");
+  sb_free(&keys);
+  return NULL;
+}
+
+static Type *tensor_type_of(Arena *a, const Tensor *t, Span sp) {
+  Dim *dims = ARENA_ARRAY(a, Dim, t->ndim + 1);
+  for (int i = 0; i < t->ndim; i++) dims[i] = (Dim){DIM_CONST, t->shape[i], NULL};
+  return type_tensor(a, t->dtype, t->ndim, dims, sp);
+}
+
+/* Evaluates the constant and binds it to a new session variable. */
+static bool bind_tensor(Session *s, const char *name, const RtTensor *t, Span sp) {
+  Tensor *c = rt_tensor_to_ir(&s->inputs, t);
+  Type *ty = tensor_type_of(&s->inputs, c, sp);
+  Var *v = var_new(&s->inputs, arena_strdup(&s->inputs, name), ty, sp);
+  Expr *e = expr_const(&s->inputs, c, sp);
+  char *text = NULL;
+  if (!ty_check_expr(s->m, e, &s->diag) || !repl_eval(s->ev, s->m, e, v, &text)) {
+    session_render(s);
+    return false;
+  }
+  free(text);
+  set_session_var(s, v);
+  return true;
+}
+
+RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where) {
+  Words w;
+  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if ((w.n != 2 && w.n != 3) || w.w[0][0] != '%' || !w.w[0][1]) {
+    free_words(&w);
+    session_error(s, where, "usage: :load-tensor %x FILE [KEY]",
+                  ":load-tensor needs a variable and a tensor file");
+    return RUN_ERROR;
+  }
+  TioFile f;
+  char err[RT_ERR_LEN];
+  RunStatus st = RUN_ERROR;
+  if (!tio_load(w.w[1], &f, err, sizeof err)) {
+    session_error(s, w.sp[1], NULL, "%s", err);
+    return free_words(&w), RUN_ERROR;
+  }
+  const TioEntry *e = pick_entry(s, &f, &w, where);
+  if (e && bind_tensor(s, w.w[0] + 1, e->t, w.sp[0])) {
+    char shape[256];
+    if (s->show_types) /* silent otherwise, like `let` */
+      printf("%s : Tensor[%s, %s]\n", w.w[0],
+             rt_shape_str(shape, sizeof shape, e->t->ndim, e->t->shape), dtype_name(e->t->dtype));
+    st = RUN_OK;
+  }
+  tio_file_free(&f);
+  free_words(&w);
+  return st;
+}
+
+/* ───────────────────────── :save ───────────────────────── */
+
+typedef struct Capture {
+  TioFile *file;
+  const char **names; /* one per captured input */
+  const DType *dtypes;
+  int n;
+  bool ok;
+  char err[RT_ERR_LEN];
+} Capture;
+
+/* The private external function behind :save: copies its inputs (all but
+ * the last argument, the unused output). */
+static int capture_fn(DLTensor *a, int n, void *ctx, char *err, size_t errn) {
+  Capture *c = ctx;
+  for (int i = 0; i < n - 1 && i < c->n; i++) {
+    RtTensor *t = rt_tensor_new(c->dtypes[i], a[i].ndim, a[i].shape, err, errn);
+    if (!t) return 1;
+    if (rt_tensor_nbytes(t)) memcpy(t->data, a[i].data, rt_tensor_nbytes(t));
+    bool ok = tio_add(c->file, c->names[i], t, err, errn);
+    rt_tensor_release(t);
+    if (!ok) return 1;
+  }
+  c->ok = true;
+  return 0;
+}
+
+typedef struct SaveList {
+  StrBuf expr;   /* the tuple of operands */
+  PtrVec names;  /* malloc'd entry names */
+  DType dtypes[MAX_WORDS * 4];
+  int n;
+} SaveList;
+
+static bool add_operand(Session *s, SaveList *l, const char *text, const char *name,
+                        const Type *t, Span sp) {
+  if (t->kind != TY_TENSOR) return false;
+  if (l->n == MAX_WORDS * 4) {
+    session_error(s, sp, NULL, "too many tensors for one :save");
+    return false;
+  }
+  sb_printf(&l->expr, "%s%s", l->n ? ", " : "", text);
+  char *copy = strdup(name);
+  if (!copy) rly_oom();
+  vec_push(&l->names, copy);
+  l->dtypes[l->n++] = t->u.tensor.dtype;
+  return true;
+}
+
+/* %x (a tensor: entry "x") or a tuple of tensors (entries "x_0", "x_1", ...). */
+static bool add_var(Session *s, SaveList *l, const char *word, Span sp) {
+  Var *v = word[0] == '%' ? session_var(s, word + 1) : NULL;
+  if (!v || !v->annot) {
+    session_error(s, sp, "`:save %x [%y ...] FILE` saves session variables",
+                  "`%s` is not a session variable", word);
+    return false;
+  }
+  const Type *t = v->annot;
+  char text[300], name[300];
+  if (t->kind == TY_TUPLE) {
+    for (int i = 0; i < t->u.tuple.n; i++) {
+      snprintf(text, sizeof text, "%s.%d", word, i);
+      snprintf(name, sizeof name, "%s_%d", word + 1, i);
+      if (!add_operand(s, l, text, name, t->u.tuple.fields[i], sp)) goto bad;
+    }
+    return true;
+  }
+  if (add_operand(s, l, word, word + 1, t, sp)) return true;
+bad:;
+  char *ty = print_type(t);
+  session_error(s, sp, NULL, "%s is a %s, not a tensor or a tuple of tensors", word, ty);
+  free(ty);
+  return false;
+}
+
+/* Evaluates the capture call over the operands; fills l's file. */
+static bool capture(Session *s, SaveList *l, TioFile *file, Span where) {
+  Capture c = {file, (const char **)l->names.items, l->dtypes, l->n, false, ""};
+  StrBuf src = {0};
+  sb_printf(&src, "call_tir(\"rly.capture\", (%s%s), shape=[0], dtype=\"uint8\")", l->expr.data,
+            l->n == 1 ? "," : "");
+  uint32_t id = diag_add_source(&s->diag, "<:save>", src.data, src.len);
+  Span sp = {id, 0, (uint32_t)src.len};
+  sb_free(&src);
+  Module view;
+  Expr *e = session_parse_expr(s, sp, &s->inputs, &view);
+  char *text = NULL;
+  rly_register_extern("rly.capture", capture_fn, &c);
+  bool ok = e && repl_eval(s->ev, s->m, e, NULL, &text) && c.ok;
+  rly_register_extern("rly.capture", NULL, NULL);
+  free(text);
+  if (!ok) {
+    session_render(s);
+    session_error(s, where, NULL, "could not read the variables' values");
+  }
+  return ok;
+}
+
+RunStatus repl_cmd_save(Session *s, const char *args, Span where) {
+  Words w;
+  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if (w.n < 2) {
+    free_words(&w);
+    session_error(s, where, "usage: :save %x [%y ...] FILE.npy|.npz|.safetensors",
+                  ":save needs variables and a file name");
+    return RUN_ERROR;
+  }
+  const char *path = w.w[w.n - 1];
+  TioFormat fmt = tio_format_of_path(path);
+  SaveList l = {0};
+  TioFile file = {0};
+  bool ok = fmt != TIO_UNKNOWN;
+  if (!ok)
+    session_error(s, w.sp[w.n - 1], NULL, "cannot tell the format of '%s': use .npy, .npz or "
+                  ".safetensors", path);
+  for (int i = 0; ok && i < w.n - 1; i++) ok = add_var(s, &l, w.w[i], w.sp[i]);
+  if (ok && fmt == TIO_NPY && l.n != 1) {
+    session_error(s, where, "use .npz or .safetensors for several tensors",
+                  "a .npy file holds one tensor, not %d", l.n);
+    ok = false;
+  }
+  ok = ok && capture(s, &l, &file, where);
+  char err[RT_ERR_LEN];
+  if (ok && !tio_save(path, fmt, &file, err, sizeof err)) {
+    session_error(s, w.sp[w.n - 1], NULL, "%s", err);
+    ok = false;
+  }
+  if (ok) printf("saved %d tensor%s to %s\n", file.n, file.n == 1 ? "" : "s", path);
+  tio_file_free(&file);
+  for (size_t i = 0; i < l.names.len; i++) free(l.names.items[i]);
+  vec_free(&l.names);
+  sb_free(&l.expr);
+  free_words(&w);
+  return ok ? RUN_OK : RUN_ERROR;
+}
+
+/* ───────────────────────── :extern ───────────────────────── */
+
+RunStatus repl_cmd_extern(Session *s, const char *args, Span where) {
+  Words w;
+  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if (w.n != 3) {
+    free_words(&w);
+    session_error(s, where, "usage: :extern NAME LIB.so SYMBOL",
+                  ":extern needs a name, a shared library and a symbol");
+    return RUN_ERROR;
+  }
+  char err[RT_ERR_LEN];
+  bool ok = rly_extern_load(w.w[0], w.w[1], w.w[2], err, sizeof err);
+  if (ok) printf("registered %s = %s from %s\n", w.w[0], w.w[2], w.w[1]);
+  else session_error(s, where, NULL, "%s", err);
+  free_words(&w);
+  return ok ? RUN_OK : RUN_ERROR;
+}

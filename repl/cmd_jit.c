@@ -1,0 +1,284 @@
+/* cmd_jit.c — the JIT's commands: `:kernels`, `:dump tir|llvm|asm @f`,
+ * `:time EXPR [-n N]` and `:set opt O0..O3` (jit/jit.h).
+ *
+ * :time evaluates through the session's Evaluator (repl_eval) exactly as
+ * an input would: once as a warm-up (its time, with the compile time of
+ * the kernels it compiled, on its own line), then N times or for about a
+ * second; it prints min, median and max per call, a warning when the max
+ * is over 4× the min, and GFLOP/s and GB/s at the median when the cost of
+ * the call is known: dense/matmul/batch_matmul/conv2d (2 flops per
+ * multiply-add), elementwise ops (one flop per element), call_tir (bytes
+ * of inputs and outputs). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ir/tir.h"
+#include "jit/jit.h"
+#include "repl/repl.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ───────────────────────── :set opt ───────────────────────── */
+
+bool repl_jit_set_opt(const char *v) {
+  if ((v[0] != 'O' && v[0] != 'o') || v[1] < '0' || v[1] > '3' || v[2]) return false;
+  jit_set_opt_level(v[1] - '0');
+  return true;
+}
+
+int repl_jit_opt_level(void) { return jit_opt_level(); }
+
+/* ───────────────────────── :kernels ───────────────────────── */
+
+RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
+  (void)args, (void)where;
+  if (!repl_eval_exec_jit(s->ev)) puts("(exec interp: call_tir runs on the TIR interpreter)");
+  int n = jit_kernel_count();
+  if (n == 0 && !jit_available()) {
+    printf("JIT unavailable: %s; call_tir runs on the TIR interpreter\n", jit_unavailable_reason());
+    return RUN_OK;
+  }
+  if (n == 0) {
+    puts("(no kernels compiled yet)");
+    return RUN_OK;
+  }
+  printf("%-18s %-44s %14s %8s %11s\n", "kernel", "signature", "compile", "calls", "total");
+  for (int i = 0; i < n; i++) {
+    JitKernelInfo k;
+    if (!jit_kernel_info(i, &k)) continue;
+    char name[64], compile[32];
+    snprintf(name, sizeof name, "@%s", k.name);
+    if (k.from_disk) snprintf(compile, sizeof compile, "(disk) %.1f ms", k.load_ms);
+    else snprintf(compile, sizeof compile, "%.1f ms", k.compile_ms);
+    printf("%-18s %-44s %14s %8llu %8.3f ms\n", name, k.signature, compile,
+           (unsigned long long)k.calls, k.total_ms);
+  }
+  return RUN_OK;
+}
+
+/* ───────────────────────── :dump ───────────────────────── */
+
+/* `:dump tir @f` without the lowering engineer's cmd_lower.c: prim functions only. */
+__attribute__((weak)) RunStatus repl_dump_tir(Session *s, const char *args, Span where) {
+  const char *name = args[0] == '@' ? args + 1 : args;
+  const PrimFunc *p = module_prim(s->m, name);
+  if (!p) {
+    session_error(s, where, NULL, "`%s` is not a prim function", args);
+    return RUN_ERROR;
+  }
+  StrBuf b = {0};
+  print_prim_func_to(&b, p);
+  fputs(b.data ? b.data : "", stdout);
+  if (b.len && b.data[b.len - 1] != '\n') putchar('\n');
+  sb_free(&b);
+  return RUN_OK;
+}
+
+RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
+  size_t k = strcspn(args, " \t");
+  const char *rest = args + k + strspn(args + k, " \t");
+  Span rest_sp = {where.file, where.off + (uint32_t)(rest - args), (uint32_t)strlen(rest)};
+  if (k == 3 && strncmp(args, "tir", 3) == 0) return repl_dump_tir(s, rest, rest_sp);
+  bool llvm = k == 4 && strncmp(args, "llvm", 4) == 0, as = k == 3 && strncmp(args, "asm", 3) == 0;
+  if (!llvm && !as) {
+    session_error(s, where, "`:dump tir @f`, `:dump llvm @p` or `:dump asm @p`",
+                  "`:dump` needs tir, llvm or asm");
+    return RUN_ERROR;
+  }
+  const PrimFunc *p = rest[0] == '@' ? module_prim(s->m, rest + 1) : NULL;
+  if (!p) {
+    session_error(s, rest_sp.len ? rest_sp : where, "`:dump tir @f` shows the TIR of a Relay function",
+                  "`:dump %s` needs a prim function @p%s%s", llvm ? "llvm" : "asm",
+                  *rest ? ", not " : "", rest);
+    return RUN_ERROR;
+  }
+  StrBuf b = {0};
+  TirError e;
+  bool ok = jit_dump(p, llvm ? "llvm" : "asm", &b, &e);
+  if (ok) fputs(b.data ? b.data : "", stdout);
+  else session_error(s, rest_sp, NULL, "%s", e.msg);
+  sb_free(&b);
+  return ok ? RUN_OK : RUN_ERROR;
+}
+
+/* ───────────────────────── :time: cost ───────────────────────── */
+
+typedef struct Cost {
+  double flops, bytes; /* 0: unknown */
+} Cost;
+
+static bool static_numel(const Type *t, double *n, double *bytes) {
+  if (!t || t->kind != TY_TENSOR) return false;
+  double e = 1;
+  for (int d = 0; d < t->u.tensor.ndim; d++) {
+    if (t->u.tensor.dims[d].kind != DIM_CONST) return false;
+    e *= (double)t->u.tensor.dims[d].value;
+  }
+  *n = e, *bytes = e * dtype_bytes(t->u.tensor.dtype);
+  return true;
+}
+
+static double dim_of(const Type *t, int d) {
+  if (!t || t->kind != TY_TENSOR || d >= t->u.tensor.ndim || d < -t->u.tensor.ndim) return 0;
+  if (d < 0) d += t->u.tensor.ndim;
+  const Dim *x = &t->u.tensor.dims[d];
+  return x->kind == DIM_CONST ? (double)x->value : 0;
+}
+
+static bool is_elementwise(const char *op) {
+  static const char *const names[] = {
+      "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "negative",
+      "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "nn.relu", "clip", "floor", "ceil",
+      "erf", "rsqrt", "nn.leaky_relu", "where", "cast", NULL};
+  for (int i = 0; names[i]; i++)
+    if (strcmp(names[i], op) == 0) return true;
+  return false;
+}
+
+/* The multiply-adds of a known contraction op (0 if unknown). */
+static double macs(const char *op, Expr *const *args, int nargs, const Type *out) {
+  const Type *a = nargs > 0 ? args[0]->ty : NULL, *b = nargs > 1 ? args[1]->ty : NULL;
+  double on, ob;
+  if (!static_numel(out, &on, &ob)) return 0;
+  if (!strcmp(op, "nn.dense") || !strcmp(op, "nn.matmul") || !strcmp(op, "matmul") ||
+      !strcmp(op, "nn.batch_matmul"))
+    return on * dim_of(a, -1);
+  if (!strcmp(op, "nn.conv2d")) /* out elements × Cin/groups × kh × kw (OIHW weights) */
+    return on * dim_of(b, 1) * dim_of(b, 2) * dim_of(b, 3);
+  return 0;
+}
+
+static Cost cost_of(const Expr *e) {
+  Cost c = {0, 0};
+  if (!e || e->kind != EX_CALL || !e->u.call.fn || e->u.call.fn->kind != EX_OP) return c;
+  const char *op = e->u.call.fn->u.op.name;
+  double n, bytes, total = 0;
+  if (!static_numel(e->ty, &n, &bytes)) return c;
+  total = bytes;
+  for (int i = 0; i < e->u.call.nargs; i++) {
+    const Expr *a = e->u.call.args[i];
+    if (a->kind == EX_TUPLE)
+      for (int j = 0; j < a->u.tuple.n; j++) {
+        double fn, fb;
+        if (static_numel(a->u.tuple.fields[j]->ty, &fn, &fb)) total += fb;
+      }
+    else if (a->ty && a->ty->kind == TY_TENSOR) {
+      double fn, fb;
+      if (static_numel(a->ty, &fn, &fb)) total += fb;
+    }
+  }
+  c.bytes = total;
+  double m = macs(op, e->u.call.args, e->u.call.nargs, e->ty);
+  if (m > 0) c.flops = 2 * m;
+  else if (is_elementwise(op)) c.flops = n;
+  return c;
+}
+
+/* ───────────────────────── :time ───────────────────────── */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void print_ms(const char *label, double ms) {
+  if (ms < 1) printf("%s%.1f us", label, ms * 1e3);
+  else printf("%s%.3f ms", label, ms);
+}
+
+/* Splits "EXPR -n N": the length of EXPR, and N (0 = about a second). */
+static bool split_n(const char *args, size_t *elen, long *n) {
+  *elen = strlen(args), *n = 0;
+  const char *p = strstr(args, " -n");
+  while (p && strstr(p + 1, " -n")) p = strstr(p + 1, " -n");
+  if (!p) return true;
+  char *end;
+  long v = strtol(p + 3, &end, 10);
+  while (*end == ' ' || *end == '\t') end++;
+  if (*end || v < 1) return false;
+  *elen = (size_t)(p - args), *n = v;
+  return true;
+}
+
+/* One evaluation, without formatting the value (not part of the cost). */
+static bool eval_once(Session *s, Module *view, Expr *e, double *ms) {
+  double t0 = now_ms();
+  repl_in_eval = 1;
+  bool ok = repl_eval(s->ev, view, e, NULL, NULL);
+  repl_in_eval = 0;
+  *ms = now_ms() - t0;
+  if (!ok) session_render(s);
+  return ok;
+}
+
+static void first_call(double ms, int k0) {
+  double compile = 0;
+  int fresh = 0, disk = 0;
+  for (int i = k0; i < jit_kernel_count(); i++) {
+    JitKernelInfo k;
+    if (!jit_kernel_info(i, &k)) continue;
+    compile += k.compile_ms, fresh += !k.from_disk, disk += k.from_disk;
+  }
+  print_ms("first call: ", ms);
+  if (fresh || disk) {
+    printf(" (compiled %d kernel%s in %.1f ms", fresh, fresh == 1 ? "" : "s", compile);
+    if (disk) printf(", %d from the disk cache", disk);
+    putchar(')');
+  }
+  putchar('\n');
+}
+
+static void report(double *t, int n, Cost c) {
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  double mn = t[0], med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2, mx = t[n - 1];
+  printf("%d run%s: ", n, n == 1 ? "" : "s");
+  print_ms("min ", mn), print_ms("  median ", med), print_ms("  max ", mx);
+  puts(" per call");
+  if (mx > 4 * mn)
+    printf("warning: the slowest run took %.1fx the fastest (a busy machine?)\n", mx / mn);
+  if (med > 0 && (c.flops > 0 || c.bytes > 0)) {
+    if (c.flops > 0) printf("%.3g GFLOP/s", c.flops / (med * 1e6));
+    if (c.bytes > 0) printf("%s%.3g GB/s", c.flops > 0 ? ", " : "", c.bytes / (med * 1e6));
+    puts(" at the median");
+  }
+}
+
+RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
+  size_t elen;
+  long n;
+  if (!*args || !split_n(args, &elen, &n)) {
+    session_error(s, where, "e.g. `:time nn.dense(%x, %w) -n 100`", "`:time` needs EXPR [-n N]");
+    return RUN_ERROR;
+  }
+  Span esp = {where.file, where.off, (uint32_t)elen};
+  Module view; /* the input's IR stays (values may borrow its constants) */
+  Expr *e = session_parse_expr(s, esp, &s->inputs, &view);
+  if (!e) return RUN_ERROR;
+  Cost c = cost_of(e);
+  int k0 = jit_kernel_count();
+  double ms;
+  bool ok = eval_once(s, &view, e, &ms);
+  if (ok) first_call(ms, k0);
+  int cap = n > 0 ? (int)n : 1024, count = 0;
+  double *t = malloc(sizeof *t * (size_t)cap), spent = 0;
+  if (!t) rly_oom();
+  while (ok && (n > 0 ? count < n : (spent < 1000 && count < 1000000) || count < 3)) {
+    if (count == cap) {
+      cap *= 2;
+      t = realloc(t, sizeof *t * (size_t)cap);
+      if (!t) rly_oom();
+    }
+    ok = eval_once(s, &view, e, &t[count]);
+    spent += t[count++];
+    if (repl_interrupted) break;
+  }
+  if (ok && count > 0) report(t, count, c);
+  free(t);
+  return ok ? RUN_OK : RUN_ERROR;
+}
