@@ -395,13 +395,19 @@ static LLVMMetadataRef md_prop(Cg *c, const char *name, int value, bool has_valu
 static void loop_metadata(Cg *c, LLVMValueRef br, LoopKind kind, bool innermost, bool const_trip) {
   LLVMMetadataRef props[3];
   int n = 0;
-  if (kind == LOOP_VECTORIZED && innermost) props[n++] = md_prop(c, "llvm.loop.vectorize.enable", 1, true);
+  /* A short vectorized loop would be fully unrolled before the loop
+   * vectorizer runs, leaving scalar code for SLP to pair up badly: keep it a
+   * loop until it is vectorized. */
+  if (kind == LOOP_VECTORIZED && innermost) {
+    props[n++] = md_prop(c, "llvm.loop.vectorize.enable", 1, true);
+    props[n++] = md_prop(c, "llvm.loop.unroll.disable", 0, false);
+  }
   if (kind == LOOP_UNROLLED)
     props[n++] = const_trip ? md_prop(c, "llvm.loop.unroll.full", 0, false)
                             : md_prop(c, "llvm.loop.unroll.enable", 0, false);
   if (!n) return;
   LLVMMetadataRef tmp = LLVMTemporaryMDNode(c->C, NULL, 0);
-  LLVMMetadataRef ops[4] = {tmp, props[0], n > 1 ? props[1] : NULL, NULL};
+  LLVMMetadataRef ops[4] = {tmp, props[0], n > 1 ? props[1] : NULL, n > 2 ? props[2] : NULL};
   LLVMMetadataRef node = LLVMMDNodeInContext2(c->C, ops, (size_t)n + 1);
   LLVMMetadataReplaceAllUsesWith(tmp, node);
   unsigned kid = LLVMGetMDKindIDInContext(c->C, "llvm.loop", 9);

@@ -58,6 +58,7 @@ static struct {
   bool tried;
   void *handle;
   const RlyJitModule *mod;
+  uint64_t mod_hash;    /* of the module file: a rebuilt code generator misses the disk cache */
   char why[RT_ERR_LEN]; /* why the module is unavailable */
   int opt_level;
   bool no_contract;
@@ -103,6 +104,18 @@ static const RlyJitHost host = {RLY_JIT_ABI_VERSION, rly_pool_parallel_for, host
 
 /* ─────────────────────────── loading the module ─────────────────────────── */
 
+/* A hash of the file's bytes (0 if unreadable). */
+static uint64_t file_hash(const char *path) {
+  size_t len = 0;
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return 0;
+  uint64_t h = 0x6a09e667f3bcc908ull;
+  char buf[65536];
+  while ((len = fread(buf, 1, sizeof buf, fp)) > 0) h = hash_bytes(buf, len, h);
+  fclose(fp);
+  return h;
+}
+
 static bool try_open(const char *path) {
   if (!path || !*path || access(path, R_OK) != 0) return false;
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -122,7 +135,7 @@ static bool try_open(const char *path) {
     dlclose(h);
     return false;
   }
-  J.handle = h, J.mod = m;
+  J.handle = h, J.mod = m, J.mod_hash = file_hash(path);
   return true;
 }
 
@@ -245,10 +258,11 @@ static bool cache_dir(char *buf, size_t n) {
 }
 
 static uint64_t target_hash(void) {
-  return hash_bytes(J.mod->target, strlen(J.mod->target), 0x243f6a8885a308d3ull);
+  return hash_bytes(J.mod->target, strlen(J.mod->target), 0x243f6a8885a308d3ull ^ J.mod_hash);
 }
 
-/* The file of a key: the target is hashed in, so another CPU or LLVM misses. */
+/* The file of a key: the target and the code generator are hashed in, so
+ * another CPU, LLVM or build of rly-jit.so misses. */
 static bool cache_path(char *buf, size_t n, uint64_t k1, uint64_t k2) {
   char dir[PATH_MAX];
   if (!cache_dir(dir, sizeof dir)) return false;

@@ -4,10 +4,17 @@
  * mutex), workers and the caller claim chunks with an atomic counter, and
  * the caller waits until every worker has left the job.  A failing chunk
  * records its error if it comes before any failure recorded so far, so the
- * reported error is the one a sequential loop would hit first. */
+ * reported error is the one a sequential loop would hit first.
+ *
+ * The caller does not wait for workers that have not woken yet: it clears
+ * the job once every chunk is claimed, and waits only for workers running
+ * a chunk.  Loops whose work is too small to pay for waking threads run
+ * inline: each loop body (its function) remembers its measured time per
+ * iteration, and a loop expected to take under INLINE_NS runs sequentially. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jit/pool.h"
@@ -27,10 +34,47 @@ static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
 static uint64_t generation;
 static int active; /* workers inside the current job */
-static int joined; /* workers that took the current job (the caller waits for all) */
 static Job *job;
 static int nthreads, started;
 static _Thread_local bool in_pool;
+
+/* Measured cost per loop body, by function (direct mapped; only the thread
+ * that submits jobs touches it: nested loops run inline before it). */
+enum { COST_SLOTS = 64 };
+static const double INLINE_NS = 30e3;
+static struct {
+  RlyJitBodyFn body;
+  double ns_per_iter;
+} cost[COST_SLOTS];
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cost_slot(RlyJitBodyFn body) {
+  return (int)(((uintptr_t)body >> 4) % COST_SLOTS);
+}
+
+static bool small_work(RlyJitBodyFn body, int64_t n) {
+  int i = cost_slot(body);
+  return cost[i].body == body && cost[i].ns_per_iter * (double)n < INLINE_NS;
+}
+
+/* ns: wall time of a run over n iterations on `threads` threads. */
+static void record_cost(RlyJitBodyFn body, int64_t n, double ns, int threads) {
+  int i = cost_slot(body);
+  cost[i].body = body, cost[i].ns_per_iter = ns * threads / (double)n;
+}
+
+static int32_t run_inline(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi,
+                          RlyJitCtx *ctx) {
+  double t0 = now_ns();
+  int32_t rc = body(closure, lo, hi, ctx);
+  record_cost(body, hi - lo, now_ns() - t0, 1);
+  return rc;
+}
 
 int rly_pool_threads(void) {
   if (nthreads) return nthreads;
@@ -67,7 +111,11 @@ static void *worker(void *arg) {
     while (generation == seen) pthread_cond_wait(&work, &mu);
     seen = generation;
     Job *j = job;
-    active++, joined++;
+    if (!j) { /* woke after the caller finished the job */
+      pthread_mutex_unlock(&mu);
+      continue;
+    }
+    active++;
     pthread_mutex_unlock(&mu);
     run_chunks(j);
     pthread_mutex_lock(&mu);
@@ -92,16 +140,17 @@ static void start_workers(void) {
 int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi,
                               RlyJitCtx *ctx) {
   if (hi <= lo) return 0;
-  if (in_pool || hi - lo < 2 || rly_pool_threads() < 2 || pthread_mutex_trylock(&busy) != 0)
-    return body(closure, lo, hi, ctx);
+  if (in_pool || hi - lo < 2 || rly_pool_threads() < 2) return body(closure, lo, hi, ctx);
+  if (small_work(body, hi - lo) || pthread_mutex_trylock(&busy) != 0)
+    return run_inline(body, closure, lo, hi, ctx);
   start_workers();
+  double t0 = now_ns();
   Job j = {.body = body, .closure = closure, .lo = lo, .n = hi - lo};
   j.nchunks = j.n < 4 * (int64_t)nthreads ? j.n : 4 * (int64_t)nthreads;
   j.err_chunk = INT64_MAX;
   atomic_init(&j.next, 0);
   pthread_mutex_lock(&mu);
   job = &j;
-  joined = 0;
   generation++;
   pthread_cond_broadcast(&work);
   pthread_mutex_unlock(&mu);
@@ -109,9 +158,11 @@ int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int6
   run_chunks(&j);
   in_pool = false;
   pthread_mutex_lock(&mu);
-  while (active > 0 || joined < started) pthread_cond_wait(&done, &mu);
+  job = NULL; /* every chunk is claimed: late wakers skip the job */
+  while (active > 0) pthread_cond_wait(&done, &mu);
   pthread_mutex_unlock(&mu);
   pthread_mutex_unlock(&busy);
+  record_cost(body, j.n, now_ns() - t0, nthreads);
   if (j.rc) *ctx = j.err;
   return j.rc;
 }
