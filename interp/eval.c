@@ -483,8 +483,8 @@ static bool enter(Machine *M, Value *clo, Value **args, int n, Span sp) {
   }
   /* args live on the value stack and caps in the closure: safe to overwrite slots. */
   open_frame(in, p, base);
-  memcpy(in->slots + base, clo->u.closure.cap, sizeof(Value *) * (size_t)p->ncap);
-  memcpy(in->slots + base + p->ncap, args, sizeof(Value *) * (size_t)n);
+  if (p->ncap) memcpy(in->slots + base, clo->u.closure.cap, sizeof(Value *) * (size_t)p->ncap);
+  if (n) memcpy(in->slots + base + p->ncap, args, sizeof(Value *) * (size_t)n); /* args NULL when n = 0 */
   M->proc = p, M->fb = base, M->e = p->body;
   if (fast) {
     M->e = NULL;
@@ -628,7 +628,7 @@ static bool step_tuple(Machine *M, Kont *k) {
     return true;
   }
   Value *t = value_new(in, V_TUPLE, e->u.tuple.n);
-  memcpy(t->u.tuple.fields, in->vals + k->vbase, sizeof(Value *) * (size_t)e->u.tuple.n);
+  if (e->u.tuple.n) memcpy(t->u.tuple.fields, in->vals + k->vbase, sizeof(Value *) * (size_t)e->u.tuple.n);
   in->nvals = k->vbase;
   in->nkonts--;
   M->v = t;

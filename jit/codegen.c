@@ -397,10 +397,12 @@ static void loop_metadata(Cg *c, LLVMValueRef br, LoopKind kind, bool innermost,
   int n = 0;
   /* A short vectorized loop would be fully unrolled before the loop
    * vectorizer runs, leaving scalar code for SLP to pair up badly: keep it a
-   * loop until it is vectorized. */
+   * loop until it is vectorized.  Inside an `unrolled` loop (a register
+   * tile) full unrolling is what lets the tile live in registers, and SLP
+   * vectorizes the unrolled tile well. */
   if (kind == LOOP_VECTORIZED && innermost) {
     props[n++] = md_prop(c, "llvm.loop.vectorize.enable", 1, true);
-    props[n++] = md_prop(c, "llvm.loop.unroll.disable", 0, false);
+    if (c->unrolled_depth == 0) props[n++] = md_prop(c, "llvm.loop.unroll.disable", 0, false);
   }
   if (kind == LOOP_UNROLLED)
     props[n++] = const_trip ? md_prop(c, "llvm.loop.unroll.full", 0, false)
@@ -440,10 +442,11 @@ static void loop_body(Cg *c, const LoopPlan *p, LLVMValueRef iv, LLVMValueRef fi
     cg_check(c, LLVMBuildICmp(c->B, LLVMIntNE, rc, LLVMConstInt(c->i32, 0, 0), ""),
              JIT_E_INTERRUPT, site, NULL, NULL, NULL);
   }
-  c->loop_depth++;
+  bool unrolled = p->s->u.for_.loop == LOOP_UNROLLED;
+  c->loop_depth++, c->unrolled_depth += unrolled;
   if (p->level + 1 < nvars) c_loop_level(c, p->s, p->level + 1);
   else cstmt(c, p->s->u.for_.body);
-  c->loop_depth--;
+  c->loop_depth--, c->unrolled_depth -= unrolled;
   c->nvars = nv;
 }
 

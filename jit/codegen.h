@@ -78,6 +78,7 @@ typedef struct Cg {
   FnState *fn;
   int nbodies;
   int loop_depth; /* loops around the current statement in this function */
+  int unrolled_depth; /* `unrolled` loops among them */
   const char *sym;
   LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
   bool failed;

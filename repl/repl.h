@@ -12,11 +12,12 @@
  *   transaction (session_txn_begin / _end): its parts between `:` lines
  *   commit one by one and roll back together.
  * - Inputs allocate in one arena (`inputs`) from a mark.  A rejected input
- *   (parse or type error, or a REPL line that needs more lines) is released;
- *   an input that ran is kept, because run-time values share its memory
- *   (tensor constants are borrowed, closures point at their code).  So a
- *   session grows by the IR of what it ran (about 1 KB per short input) and
- *   by the source text of every input (diagnostics may point at it).
+ *   (parse or type error, or a REPL line that needs more lines) is released,
+ *   and so is an input that defines and binds nothing and whose value cannot
+ *   point into it (no `fn`; constants only as direct arguments of ops that
+ *   are not views).  Other inputs are kept, because run-time values share
+ *   their memory (tensor constants are borrowed, closures point at their
+ *   code).  Every input's source text is kept (diagnostics may point at it).
  * - Module tables (StrMap, malloc'd) of replaced modules are freed when no
  *   open transaction can roll back to them. */
 #ifndef RLY_REPL_H
