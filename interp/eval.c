@@ -21,6 +21,7 @@
  * change no result). */
 #include <signal.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -797,7 +798,18 @@ void interp_set_top_frame(Interp *in, const char *callee, Span sp) {
 
 /* ───────────────────────────── public ───────────────────────────── */
 
+/* Tensors and kernels' scratch buffers of up to 32 MB come from the heap
+ * and stay there when freed (glibc's defaults would map and unmap each one,
+ * so every call of a kernel would pay page faults on fresh memory). */
+static void tune_malloc(void) {
+#ifdef M_MMAP_THRESHOLD
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
 Interp *interp_new(DiagCtx *d) {
+  tune_malloc();
   Interp *in = calloc(1, sizeof *in);
   if (!in) rly_oom();
   in->diag = d;

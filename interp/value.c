@@ -28,7 +28,7 @@ static int pool_class(const Value *v) {
   int n = value_children(v, &kids);
   return v->kind == V_REF ? 0 : n;
 }
-#define GC_MIN_BYTES ((size_t)256 << 20)
+#define GC_MIN_BYTES ((size_t)32 << 20)
 
 Value *value_new(Interp *in, ValueKind kind, int nchildren) {
   size_t extra = sizeof(Value *) * (size_t)(nchildren > 0 ? nchildren : 0);

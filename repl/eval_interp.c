@@ -208,6 +208,7 @@ bool repl_eval(Evaluator *ev, Module *m, Expr *e, Var *bind, char **text) {
 
 void repl_eval_unbind(Evaluator *ev, Var *v) { interp_bind(ev->in, v, NULL); }
 void repl_eval_reset(Evaluator *ev) { interp_reset(ev->in); }
+void repl_eval_collect(Evaluator *ev) { interp_gc(ev->in); }
 void repl_eval_set_print_limit(Evaluator *ev, int64_t n) {
   interp_options(ev->in)->print_limit = n;
 }

@@ -58,6 +58,7 @@ void repl_eval_free(Evaluator *ev);
 bool repl_eval(Evaluator *ev, Module *m, Expr *e, Var *bind, char **text);
 void repl_eval_unbind(Evaluator *ev, Var *v); /* release a replaced variable's value */
 void repl_eval_reset(Evaluator *ev);          /* forget variables and state */
+void repl_eval_collect(Evaluator *ev);        /* collect unreachable values now (:time) */
 void repl_eval_set_print_limit(Evaluator *ev, int64_t n);
 void repl_eval_set_max_depth(Evaluator *ev, int64_t n);
 int64_t repl_eval_max_depth(Evaluator *ev);
