@@ -33,6 +33,7 @@ bench: deps all
 	$(BUILD)/bench/prng
 	/usr/bin/python3 bench/interp.py $(BUILD)/rly
 	/usr/bin/python3 bench/jit.py $(BUILD)/rly
+	/usr/bin/python3 bench/models.py $(BUILD)/rly
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)

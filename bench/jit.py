@@ -5,8 +5,9 @@
     16M float32: a prim function through call_tir (`:time`, one thread and
     all threads) against numpy evaluating the same expression and against
     the same loop in C compiled with `cc -O3 -march=native`;
-(b) a 1024^3 float32 matmul, hand-tiled TIR (8x32 register block, vectorized)
-    against numpy's matmul (OpenBLAS where numpy has it), one thread each;
+(b) nn.dense 256x784 by 128 and a 1024^3 nn.matmul, lowered by FuseOps and
+    LowerToTIR (weights packed per call, register-tiled, vectorized), against
+    numpy (OpenBLAS with libopenblas0-pthread), one thread each;
 (c) compile latency: median ms per kernel for 16 distinct kernels cold, and
     loaded from a warm disk cache.
 Ratios > 1 mean rly is faster.  Medians of several runs.
@@ -79,32 +80,32 @@ int main(void) {
 }
 """
 
-MATMUL_PRIM = """
-prim @mm(%A: Buffer[(1024, 1024), float32], %B: Buffer[(1024, 1024), float32],
-         %C: Buffer[(1024, 1024), float32]) {
-  for %i0 in range(0, 128) {
-    for %j0 in range(0, 32) {
-      alloc %acc: Buffer[(8, 32), float32];
-      for %k in range(0, 1024) {
-        for %ii in unrolled(8) {
-          for %jj in vectorized(32) {
-            %acc[%ii, %jj] = %acc[%ii, %jj] + %A[%i0 * 8 + %ii, %k] * %B[%k, %j0 * 32 + %jj];
-          }
-        }
-      }
-      for %ii in unrolled(8) {
-        for %jj in vectorized(32) {
-          %C[%i0 * 8 + %ii, %j0 * 32 + %jj] = %acc[%ii, %jj];
-        }
-      }
-    }
-  }
-}
-let %x = random.uniform(random.key(1), shape=[1024, 1024]);
-let %y = random.uniform(random.key(2), shape=[1024, 1024]);
-:time call_tir(@mm, (%x, %y), shape=[1024, 1024], dtype="float32") -n 5
-:kernels
-"""
+PRODUCTS = [  # (name, rly expression over %a, %b, numpy expression over a, b, a's shape, b's shape)
+    ("nn.dense 256x784 by 128", "nn.dense(%a, %b)", "a @ b.T", (256, 784), (128, 784)),
+    ("nn.matmul 1024^3", "nn.matmul(%a, %b)", "a @ b", (1024, 1024), (1024, 1024)),
+]
+
+
+def products_script():
+    """`:time` of each product, lowered by FuseOps + LowerToTIR and compiled."""
+    out = []
+    for _, expr, _, sa, sb in PRODUCTS:
+        out.append(f"let %a = random.uniform(random.key(1), shape={list(sa)});\n"
+                   f"let %b = random.uniform(random.key(2), shape={list(sb)});\n"
+                   f":time {expr} -n {5 if sa[0] >= 1024 else 200}\n")
+    return "".join(out)
+
+
+def rly_products():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "p.rly")
+        open(path, "w").write(products_script())
+        env = dict(os.environ, XDG_CACHE_HOME=os.path.join(d, "cache"), RLY_NUM_THREADS="1")
+        p = subprocess.run([RLY, path], capture_output=True, text=True, env=env, timeout=600)
+        if p.returncode != 0:
+            sys.exit(f"rly failed:\n{p.stderr}")
+        med = re.findall(r"median ([0-9.]+) (ms|us)", p.stdout)
+        return [float(v) / (1000 if u == "us" else 1) for v, u in med]
 
 
 def rly_time(script, env_extra):
@@ -159,28 +160,28 @@ def c_chain():
 
 
 def blas_name():
-    """The BLAS numpy links (Debian's numpy may use the reference libblas, not OpenBLAS)."""
-    try:
-        import numpy.__config__ as cfg
-        info = cfg.get_info("openblas_info") if hasattr(cfg, "get_info") else {}
-        return "OpenBLAS" if info else "its BLAS"
-    except Exception:
-        return "its BLAS"
+    """The BLAS behind numpy: Debian's numpy links libblas.so.3, which the
+    alternatives system points at OpenBLAS once libopenblas0-pthread is in."""
+    link = "/etc/alternatives/libblas.so.3-x86_64-linux-gnu"
+    target = os.path.realpath(link) if os.path.exists(link) else ""
+    return "OpenBLAS" if "openblas" in target else "its BLAS"
 
 
-def numpy_matmul():
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+def numpy_products():
+    """numpy on one thread (OPENBLAS_NUM_THREADS=1 before numpy loads BLAS)."""
     code = ("import numpy as np, time, statistics\n"
-            "a = np.random.rand(1024, 1024).astype(np.float32)\n"
-            "b = np.random.rand(1024, 1024).astype(np.float32)\n"
-            "a @ b\n"
-            "ts = []\n"
-            "for _ in range(5):\n"
-            "    t0 = time.perf_counter(); a @ b; ts.append((time.perf_counter() - t0) * 1e3)\n"
-            "print(statistics.median(ts))\n")
+            "for ea, sa, sb in %r:\n"
+            "    a = np.random.rand(*sa).astype(np.float32)\n"
+            "    b = np.random.rand(*sb).astype(np.float32)\n"
+            "    f = eval('lambda a, b: ' + ea)\n"
+            "    f(a, b)\n"
+            "    ts = []\n"
+            "    for _ in range(5 if sa[0] >= 1024 else 200):\n"
+            "        t0 = time.perf_counter(); f(a, b); ts.append((time.perf_counter() - t0) * 1e3)\n"
+            "    print(statistics.median(ts))\n") % ([(e, sa, sb) for _, _, e, sa, sb in PRODUCTS],)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    return float(p.stdout)
+    return [float(x) for x in p.stdout.split()]
 
 
 def compile_latency():
@@ -220,13 +221,13 @@ def main():
           f"kernel {t_np / k_vec:.2f}x (1 thread)")
     print(f"    C -O3 -march=native        call {c_fresh:8.2f} ms   loop   {c_loop:8.2f} ms   "
           f"rly/C: call {c_fresh / e_vec:.2f}x, kernel/loop {c_loop / k_vec:.2f}x")
-    _, t_mm = rly_time(MATMUL_PRIM, one)
-    t_bl = numpy_matmul()
-    gf = 2 * 1024 ** 3 / 1e6
-    print("(b) 1024^3 float32 matmul, one thread:")
-    print(f"    rly tiled TIR (kernel)     {t_mm:8.2f} ms  {gf / t_mm:6.1f} GFLOP/s")
-    print(f"    numpy @ ({blas_name()})  {t_bl:8.2f} ms  {gf / t_bl:6.1f} GFLOP/s   "
-          f"rly/numpy: {t_bl / t_mm:.2f}x")
+    t_rly, t_np = rly_products(), numpy_products()
+    print(f"(b) products through FuseOps + lowering (packed, register-tiled), one thread, "
+          f"against numpy ({blas_name()}):")
+    for (name, _, _, sa, sb), tr, tn in zip(PRODUCTS, t_rly, t_np):
+        gf = 2 * sa[0] * sa[1] * sb[0 if name.startswith("nn.dense") else 1] / 1e6
+        print(f"    {name:24s} rly {tr:8.3f} ms {gf / tr:6.1f} GFLOP/s   numpy {tn:8.3f} ms "
+              f"{gf / tn:6.1f} GFLOP/s   rly/numpy {tn / tr:.2f}x")
     cold, warm = compile_latency()
     print("(c) compile latency per kernel (median of 16):")
     print(f"    cold {cold:.2f} ms, warm disk cache {warm:.2f} ms")
