@@ -41,6 +41,22 @@ char dtype_class(DType t); /* 'b' 'i' 'u' 'f' */
 const char *dtype_suffix(DType t);
 DType dtype_from_name(const char *s, size_t n); /* DT_INVALID if unknown */
 bool dtype_is_float(DType t);
+
+/* v as an integer of dtype t holds it: narrowed to t's width (two's
+ * complement wrap, zero extension for unsigned), bool as 0 or 1; 64-bit
+ * and non-integer dtypes unchanged.  Inline: the JIT module uses it too. */
+static inline int64_t dtype_wrap_int(DType t, int64_t v) {
+  switch (t) {
+  case DT_BOOL: return v != 0;
+  case DT_INT8: return (int8_t)v;
+  case DT_INT16: return (int16_t)v;
+  case DT_INT32: return (int32_t)v;
+  case DT_UINT8: return (uint8_t)v;
+  case DT_UINT16: return (uint16_t)v;
+  case DT_UINT32: return (uint32_t)v;
+  default: return v;
+  }
+}
 bool dtype_is_int(DType t); /* signed or unsigned integer, not bool */
 
 /* Half-precision conversion (IEEE binary16), used for float16 constants. */

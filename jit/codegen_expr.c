@@ -18,18 +18,7 @@ static const CVal NONE = {NULL, DT_INVALID};
 
 /* ─────────────────────────── types ─────────────────────────── */
 
-static int64_t norm(DType t, int64_t v) {
-  switch (t) {
-  case DT_BOOL: return v != 0;
-  case DT_INT8: return (int8_t)v;
-  case DT_INT16: return (int16_t)v;
-  case DT_INT32: return (int32_t)v;
-  case DT_UINT8: return (uint8_t)v;
-  case DT_UINT16: return (uint16_t)v;
-  case DT_UINT32: return (uint32_t)v;
-  default: return v;
-  }
-}
+static int64_t norm(DType t, int64_t v) { return dtype_wrap_int(t, v); }
 
 static DType unify(DType a, DType b) {
   if (a == b) return a;

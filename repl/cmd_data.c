@@ -69,32 +69,6 @@ static Var *session_var(Session *s, const char *name) {
   return NULL;
 }
 
-/* As session.c's var_set: the latest binding per name; the replaced value
- * is released unless a transaction may bring it back. */
-static void set_session_var(Session *s, Var *v) {
-  for (int i = 0; i < s->nvars; i++)
-    if (strcmp(s->vars[i]->name, v->name) == 0) {
-      if (!s->ntxns && s->vars[i] != v) repl_eval_unbind(s->ev, s->vars[i]);
-      s->vars[i] = v;
-      return;
-    }
-  if (s->nvars == s->capvars) {
-    s->capvars = s->capvars ? s->capvars * 2 : 16;
-    s->vars = realloc(s->vars, sizeof(Var *) * (size_t)s->capvars);
-    if (!s->vars) rly_oom();
-  }
-  s->vars[s->nvars++] = v;
-}
-
-static void undo_push(Session *s, Module *m) {
-  if (s->nundo == REPL_UNDO_DEPTH) {
-    if (s->undo[0] != s->base) module_free(s->undo[0]);
-    memmove(s->undo, s->undo + 1, sizeof(Module *) * (REPL_UNDO_DEPTH - 1));
-    s->nundo--;
-  }
-  s->undo[s->nundo++] = m;
-}
-
 /* ───────────────────────── binding a file ───────────────────────── */
 
 typedef struct Bound {
@@ -230,7 +204,7 @@ RunStatus repl_cmd_bind(Session *s, const char *args, Span where) {
   if (!out) return free_words(&w), RUN_ERROR;
   int before = module_func(s->m, fn)->fn->nparams, after = module_func(out, fn)->fn->nparams;
   print_with_meta(out, fn, &b, path);
-  if (!s->ntxns) undo_push(s, s->m);
+  if (!s->ntxns) repl_undo_push(s, s->m);
   s->m = out;
   printf("bound %d parameter%s of @%s from %s; kept (undo with :undo)\n", before - after,
          before - after == 1 ? "" : "s", fn, path);
@@ -279,7 +253,7 @@ static bool bind_tensor(Session *s, const char *name, const RtTensor *t, Span sp
     return false;
   }
   free(text);
-  set_session_var(s, v);
+  session_var_set(s, v);
   return true;
 }
 

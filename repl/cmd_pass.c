@@ -20,7 +20,7 @@ RunStatus repl_cmd_passes(Session *s) {
   return RUN_OK;
 }
 
-static void undo_push(Session *s, Module *m) {
+void repl_undo_push(Session *s, Module *m) {
   if (s->nundo == REPL_UNDO_DEPTH) {
     if (s->undo[0] != s->base) module_free(s->undo[0]);
     memmove(s->undo, s->undo + 1, sizeof(Module *) * (REPL_UNDO_DEPTH - 1));
@@ -81,7 +81,7 @@ static RunStatus run_pipeline(Session *s, const char *names, Span where, bool st
   fputs(r.diff, stdout);
   if (r.module != s->m && strcmp(r.diff, "no change\n") != 0) {
     /* Inside :load the transaction owns the old module (it may roll back). */
-    if (!s->ntxns) undo_push(s, s->m);
+    if (!s->ntxns) repl_undo_push(s, s->m);
     s->m = r.module;
     printf("%s: %d rewrite%s; kept (undo with :undo)\n", names, st.n, st.n == 1 ? "" : "s");
   }

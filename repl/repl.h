@@ -136,6 +136,9 @@ extern volatile sig_atomic_t repl_in_eval, repl_interrupted;
 
 /* Used by the commands. */
 bool session_txn_begin(Session *s);
+/* Binds v's name to v (the latest binding per name); the value of the
+ * variable it replaces is released unless a transaction may bring it back. */
+void session_var_set(Session *s, Var *v);
 void session_txn_end(Session *s, bool ok);
 char *session_read_file(const char *path, size_t *len);
 RunStatus session_load(Session *s, const char *path, Span where);
@@ -153,6 +156,9 @@ RunStatus repl_cmd_undo(Session *s, Span where);
 /* :dump tir @f — the prim functions @f lowers to (cmd_lower.c). */
 RunStatus repl_dump_tir(Session *s, const char *args, Span where);
 void repl_undo_clear(Session *s);
+/* Keeps m (the module before a change) for :undo; the oldest of
+ * REPL_UNDO_DEPTH is dropped. */
+void repl_undo_push(Session *s, Module *m);
 /* The data commands (cmd_data.c): tensor files, BindParams, externals. */
 RunStatus repl_cmd_bind(Session *s, const char *args, Span where);
 RunStatus repl_cmd_save(Session *s, const char *args, Span where);

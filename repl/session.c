@@ -98,7 +98,7 @@ static bool var_listed(Var *const *vars, int n, const Var *v) {
 
 /* Binds v's name to v.  The value of the variable it replaces is released
  * unless a transaction may bring that variable back. */
-static void var_set(Session *s, Var *v) {
+void session_var_set(Session *s, Var *v) {
   for (int i = 0; i < s->nvars; i++)
     if (strcmp(s->vars[i]->name, v->name) == 0) {
       if (!s->ntxns && s->vars[i] != v) repl_eval_unbind(s->ev, s->vars[i]);
@@ -532,7 +532,7 @@ static bool run_expr(Session *s, ScriptItem *it) {
 static bool run_let(Session *s, ScriptItem *it) {
   char *text = NULL;
   if (!evaluate(s, it->expr, it->var, &text)) return false;
-  var_set(s, it->var);
+  session_var_set(s, it->var);
   if (s->show_types) {
     char *ty = print_type(it->var->annot);
     printf("%%%s : %s\n", it->var->name, ty);
@@ -709,7 +709,7 @@ static void bind_last(Session *s) {
   if (ty_check_expr(s->m, unit, &s->diag)) repl_eval(s->ev, s->m, unit, s->last, &text);
   free(text);
   diag_clear(&s->diag);
-  var_set(s, s->last);
+  session_var_set(s, s->last);
 }
 
 void session_reset(Session *s) {
@@ -759,6 +759,7 @@ Session *session_new(SessionOptions opt) {
 void session_free(Session *s) {
   repl_eval_free(s->ev);
   while (s->ntxns) session_txn_end(s, true);
+  repl_undo_clear(s);
   if (s->m != s->base) drop_tables(s->m);
   drop_tables(s->base);
   prelude_free(s);

@@ -44,7 +44,9 @@ def main():
         ok1, small, o1 = peak_rss_kb(small_n, mode)
         ok2, big, o2 = peak_rss_kb(big_n, mode)
         per = (big - small) * 1024 / (big_n - small_n)
-        bound = PER_INPUT[mode] * (2 if asan else 1)  # ASan's allocator rounds up
+        # ASan: redzones around each kept source text and quarantined frees;
+        # the plain build holds the real bound
+        bound = PER_INPUT[mode] * (4 if asan else 1)
         good = ok1 and ok2 and per < bound
         print(f"{'ok  ' if good else 'FAIL'} {mode}: peak RSS {small / 1024:.1f} MB after {small_n} "
               f"inputs, {big / 1024:.1f} MB after {big_n} ({per:.0f} bytes per input, "
