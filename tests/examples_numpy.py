@@ -25,7 +25,7 @@ from tir_numpy import parse_value  # the printed-value reader shared by the nump
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-VALUE_START = re.compile(r"[\[(\-0-9]|True|False|inf|nan")
+VALUE_START = re.compile(r"[\[\-0-9]|\((?![a-z])|True|False|inf|nan")
 
 
 def values(out):
@@ -115,6 +115,23 @@ def compare(got, want, how):
     return None
 
 
+def kernels_once(out, path):
+    """`:kernels` rows (jit mode): no kernel compiled twice for a new length;
+    the RNN step kernel served every length."""
+    rows = re.findall(r"^@(\w+) .*?(\d+) +[\d.]+ ms$", out, re.M)
+    names = [n for n, _ in rows]
+    if "dynamic" not in path:
+        return None
+    if not rows:
+        return "no :kernels rows"
+    if len(set(names)) != len(names):
+        return f"a kernel was compiled twice: {sorted(names)}"
+    rnn = [int(c) for n, c in rows if n.startswith("fused_nn_dense_add_tanh")]
+    if rnn != [1 + 7 + 16 + 100]:
+        return f"the RNN step kernel ran {rnn} times, expected one kernel called 124 times"
+    return None
+
+
 def check(rly, path, expect, verbose):
     fails = 0
     for mode in ("interp", "jit"):
@@ -123,6 +140,10 @@ def check(rly, path, expect, verbose):
             print(f"FAIL {path} [{mode}]: exit {rc}\n{err}")
             fails += 1
             continue
+        msg = kernels_once(out, path) if mode == "jit" else None
+        if msg:
+            print(f"FAIL {path} [{mode}]: {msg}")
+            fails += 1
         vals = values(out)
         if len(vals) != len(expect):
             print(f"FAIL {path} [{mode}]: {len(vals)} values printed, {len(expect)} expected")
