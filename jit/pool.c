@@ -12,6 +12,7 @@
  * inline: each loop body (its function) remembers its measured time per
  * iteration, and a loop expected to take under INLINE_NS runs sequentially. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -24,6 +25,7 @@ typedef struct Job {
   void *closure;
   int64_t lo, n, nchunks;
   atomic_llong next;
+  atomic_llong work_ns; /* time spent in the body, all threads */
   int64_t err_chunk; /* lowest failed chunk, under mu */
   int32_t rc;
   RlyJitCtx err;
@@ -32,7 +34,7 @@ typedef struct Job {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
-static uint64_t generation;
+static atomic_ullong generation; /* written under mu; read without it while spinning */
 static int active; /* workers inside the current job */
 static Job *job;
 static int nthreads, started;
@@ -41,7 +43,7 @@ static _Thread_local bool in_pool;
 /* Measured cost per loop body, by function (direct mapped; only the thread
  * that submits jobs touches it: nested loops run inline before it). */
 enum { COST_SLOTS = 64 };
-static const double INLINE_NS = 30e3;
+static const double INLINE_NS = 50e3, SPIN_NS = 200e3;
 static struct {
   RlyJitBodyFn body;
   double ns_per_iter;
@@ -62,7 +64,9 @@ static bool small_work(RlyJitBodyFn body, int64_t n) {
   return cost[i].body == body && cost[i].ns_per_iter * (double)n < INLINE_NS;
 }
 
-/* ns: wall time of a run over n iterations on `threads` threads. */
+/* ns: time spent in the body over n iterations, summed over `threads`
+ * threads (the wall time of an inline run; the chunks' times of a parallel
+ * one, so waking workers does not count as work). */
 static void record_cost(RlyJitBodyFn body, int64_t n, double ns, int threads) {
   int i = cost_slot(body);
   cost[i].body = body, cost[i].ns_per_iter = ns * threads / (double)n;
@@ -94,7 +98,9 @@ static void run_chunks(Job *j) {
     if (skip) continue;
     int64_t a = j->lo + j->n * c / j->nchunks, b = j->lo + j->n * (c + 1) / j->nchunks;
     RlyJitCtx ctx = {0};
+    double t0 = now_ns();
     int32_t rc = j->body(j->closure, a, b, &ctx);
+    atomic_fetch_add(&j->work_ns, (long long)(now_ns() - t0));
     if (!rc) continue;
     pthread_mutex_lock(&mu);
     if (c < j->err_chunk) j->err_chunk = c, j->rc = rc, j->err = ctx;
@@ -102,11 +108,21 @@ static void run_chunks(Job *j) {
   }
 }
 
+/* A kernel often runs several parallel loops in a row: a worker that just
+ * finished watches for the next job for a while before sleeping, so the
+ * next loop does not pay for waking it. */
+static void spin_for_job(uint64_t seen) {
+  double until = now_ns() + SPIN_NS;
+  while (atomic_load_explicit(&generation, memory_order_relaxed) == seen && now_ns() < until)
+    sched_yield();
+}
+
 static void *worker(void *arg) {
   (void)arg;
   in_pool = true;
   uint64_t seen = 0;
   for (;;) {
+    spin_for_job(seen);
     pthread_mutex_lock(&mu);
     while (generation == seen) pthread_cond_wait(&work, &mu);
     seen = generation;
@@ -144,11 +160,11 @@ int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int6
   if (small_work(body, hi - lo) || pthread_mutex_trylock(&busy) != 0)
     return run_inline(body, closure, lo, hi, ctx);
   start_workers();
-  double t0 = now_ns();
   Job j = {.body = body, .closure = closure, .lo = lo, .n = hi - lo};
   j.nchunks = j.n < 4 * (int64_t)nthreads ? j.n : 4 * (int64_t)nthreads;
   j.err_chunk = INT64_MAX;
   atomic_init(&j.next, 0);
+  atomic_init(&j.work_ns, 0);
   pthread_mutex_lock(&mu);
   job = &j;
   generation++;
@@ -162,7 +178,7 @@ int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int6
   while (active > 0) pthread_cond_wait(&done, &mu);
   pthread_mutex_unlock(&mu);
   pthread_mutex_unlock(&busy);
-  record_cost(body, j.n, now_ns() - t0, nthreads);
+  record_cost(body, j.n, (double)atomic_load(&j.work_ns), 1);
   if (j.rc) *ctx = j.err;
   return j.rc;
 }
