@@ -816,36 +816,22 @@ static FFrame *push_frame(FastStack *st) {
   return &st->frames[st->nframes++];
 }
 
-static inline bool cmp_i(int c, int64_t a, int64_t b) {
-  switch (c) {
-  case C_EQ: return a == b;
-  case C_NE: return a != b;
-  case C_LT: return a < b;
-  case C_LE: return a <= b;
-  case C_GT: return a > b;
-  default: return a >= b;
+/* A comparison (C_EQ..C_GE) in one representation of scalars. */
+#define DEFINE_CMP(name, T)                                  \
+  static inline bool name(int c, T a, T b) {                 \
+    switch (c) {                                             \
+    case C_EQ: return a == b;                                \
+    case C_NE: return a != b;                                \
+    case C_LT: return a < b;                                 \
+    case C_LE: return a <= b;                                \
+    case C_GT: return a > b;                                 \
+    default: return a >= b;                                  \
+    }                                                        \
   }
-}
-static inline bool cmp_u(int c, uint64_t a, uint64_t b) {
-  switch (c) {
-  case C_EQ: return a == b;
-  case C_NE: return a != b;
-  case C_LT: return a < b;
-  case C_LE: return a <= b;
-  case C_GT: return a > b;
-  default: return a >= b;
-  }
-}
-static inline bool cmp_d(int c, double a, double b) {
-  switch (c) {
-  case C_EQ: return a == b;
-  case C_NE: return a != b;
-  case C_LT: return a < b;
-  case C_LE: return a <= b;
-  case C_GT: return a > b;
-  default: return a >= b;
-  }
-}
+DEFINE_CMP(cmp_i, int64_t)
+DEFINE_CMP(cmp_u, uint64_t)
+DEFINE_CMP(cmp_d, double)
+#undef DEFINE_CMP
 
 static bool generic_op(Interp *in, const FIns *i, FReg *R) {
   uint64_t a = 0, b = 0, r = 0; /* elements stored as their dtypes */

@@ -14,6 +14,7 @@
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "tests/unit/check.h"
+#include "tests/unit/harness.h"
 
 typedef struct Run {
   Arena arena;
@@ -71,18 +72,7 @@ static const char *def_text(Module *m, const char *name) {
 }
 
 /* "line:col: message" of the i-th diagnostic of a level (static buffer). */
-static const char *diag_at(Run *r, DiagLevel level, int i) {
-  static char buf[1024];
-  for (size_t k = 0; k < r->d.n; k++) {
-    Diag *g = &r->d.items[k];
-    if (g->level != level || i-- > 0) continue;
-    uint32_t line = 0, col = 0;
-    if (g->span.file) diag_line_col(&r->d, g->span.file, g->span.off, &line, &col);
-    snprintf(buf, sizeof buf, "%u:%u: %s", line, col, g->msg);
-    return buf;
-  }
-  return "(no diagnostic)";
-}
+static const char *diag_at(Run *r, DiagLevel level, int i) { return diag_at_level(&r->d, level, i); }
 
 /* print → parse → print is a fixed point for the pass output. */
 static bool round_trips(Module *m) {

@@ -14,33 +14,8 @@
 #include "parser/parser.h"
 #include "passes/passes.h"
 #include "tests/unit/check.h"
+#include "tests/unit/harness.h"
 
-typedef struct Env {
-  Arena arena;
-  DiagCtx diag;
-  Module *mod;
-  Interp *in;
-  uint32_t file;
-} Env;
-
-static bool env_init(Env *e, const char *src) {
-  arena_init(&e->arena);
-  diag_init(&e->diag);
-  e->mod = module_new(&e->arena);
-  e->in = interp_new(&e->diag);
-  e->file = diag_add_source(&e->diag, "<prims>", src, strlen(src));
-  bool ok = parse_module(e->mod, &e->diag, e->file) && ty_check_module(e->mod, &e->diag);
-  if (!ok) diag_render(&e->diag, stderr, 0, false);
-  CHECK(ok);
-  return ok;
-}
-
-static void env_free(Env *e) {
-  interp_free(e->in);
-  module_free(e->mod);
-  diag_free(&e->diag);
-  arena_free(&e->arena);
-}
 
 /* ───────────────────────────── tensors ───────────────────────────── */
 
@@ -74,21 +49,21 @@ static void release_all(RtTensor **ts, int n) {
 }
 
 /* Runs @name on ts; on failure the message is in err. */
-static bool run(Env *e, const char *name, RtTensor **ts, int n, TirError *err) {
+static bool run(EvalEnv *e, const char *name, RtTensor **ts, int n, TirError *err) {
   const PrimFunc *p = module_prim(e->mod, name);
   CHECK(p != NULL);
   return p && tir_interp_run_func(p, ts, n, err);
 }
 
 /* Same, expecting success (the message is shown otherwise). */
-static bool run_ok(Env *e, const char *name, RtTensor **ts, int n, TirError *err) {
+static bool run_ok(EvalEnv *e, const char *name, RtTensor **ts, int n, TirError *err) {
   bool ok = run(e, name, ts, n, err);
   if (!ok) fprintf(stderr, "  @%s failed: %s\n", name, err->msg);
   return ok;
 }
 
 /* The source text an error span covers. */
-static char *span_text(Env *e, Span sp) {
+static char *span_text(EvalEnv *e, Span sp) {
   const SourceFile *f = diag_source(&e->diag, sp.file);
   return strndup(f->text + sp.off, sp.len);
 }
@@ -229,7 +204,7 @@ static const char *const prims[] = {
 
 /* ───────────────────────────── tests ───────────────────────────── */
 
-static void test_loops(Env *e) {
+static void test_loops(EvalEnv *e) {
   RtTensor *a = vec(DT_INT32, 10, NULL);
   TirError err;
   CHECK(run_ok(e, "loops", &a, 1, &err));
@@ -237,7 +212,7 @@ static void test_loops(Env *e) {
   rt_tensor_release(a);
 }
 
-static void test_blocks(Env *e) {
+static void test_blocks(EvalEnv *e) {
   TirError err;
   /* init runs at the first reduction step: the output's old contents do not matter */
   RtTensor *t[2] = {mat(DT_FLOAT32, 2, 3, (double[]){1, 2, 3, 4, 5, 6}),
@@ -258,7 +233,7 @@ static void test_blocks(Env *e) {
   release_all(s, 2);
 }
 
-static void test_alloc_let_if(Env *e) {
+static void test_alloc_let_if(EvalEnv *e) {
   TirError err;
   RtTensor *a[2] = {vec(DT_FLOAT32, 3, (double[]){1, 2, 3}), vec(DT_FLOAT32, 3, NULL)};
   CHECK(run_ok(e, "alloc", a, 2, &err));
@@ -274,7 +249,7 @@ static void test_alloc_let_if(Env *e) {
   release_all(b, 2);
 }
 
-static void test_intrinsics(Env *e) {
+static void test_intrinsics(EvalEnv *e) {
   const float x[4] = {-1.25f, 0.5f, 2.75f, 0.0f};
   RtTensor *t[2] = {vec(DT_FLOAT32, 4, (double[]){x[0], x[1], x[2], x[3]}),
                     mat(DT_FLOAT32, 12, 4, NULL)};
@@ -292,7 +267,7 @@ static void test_intrinsics(Env *e) {
   release_all(t, 2);
 }
 
-static void test_ints_and_casts(Env *e) {
+static void test_ints_and_casts(EvalEnv *e) {
   TirError err;
   RtTensor *t[4] = {vec(DT_INT32, 4, (double[]){-7, 7, 300, -2147483648.0}),
                     vec(DT_INT32, 4, (double[]){2, -2, 7, -1}),
@@ -325,7 +300,7 @@ static void test_ints_and_casts(Env *e) {
   release_all(l, 2);
 }
 
-static void test_half_and_unsigned(Env *e) {
+static void test_half_and_unsigned(EvalEnv *e) {
   TirError err;
   RtTensor *h[2] = {vec(DT_FLOAT16, 2, (double[]){1.5, -0.333251953125}), vec(DT_FLOAT16, 2, NULL)};
   CHECK(run_ok(e, "half", h, 2, &err));
@@ -344,7 +319,7 @@ static void test_half_and_unsigned(Env *e) {
   release_all(u, 2);
 }
 
-static void test_bounds(Env *e) {
+static void test_bounds(EvalEnv *e) {
   TirError err;
   RtTensor *t[2] = {vec(DT_FLOAT32, 4, NULL), vec(DT_FLOAT32, 4, NULL)};
   CHECK(!run(e, "oob", t, 2, &err));
@@ -363,7 +338,7 @@ static void test_bounds(Env *e) {
   rt_tensor_release(y);
 }
 
-static void test_binding(Env *e) {
+static void test_binding(EvalEnv *e) {
   TirError err;
   RtTensor *t[3] = {mat(DT_FLOAT32, 2, 4, NULL), mat(DT_FLOAT32, 3, 4, NULL),
                     mat(DT_FLOAT32, 2, 4, NULL)};
@@ -399,7 +374,7 @@ static void test_binding(Env *e) {
   rt_tensor_release(x);
 }
 
-static void test_program(Env *e) {
+static void test_program(EvalEnv *e) {
   TirCache *c = tir_interp_cache_new();
   TirError err;
   const PrimFunc *p = module_prim(e->mod, "alloc");
@@ -418,59 +393,39 @@ static void test_long_seq(void) {
   sb_puts(&b, "prim @many(%Y: Buffer[(2), float32]) {\n");
   for (int i = 0; i < N; i++) sb_printf(&b, "  %%Y[%d] = %%Y[%d] + 1f;\n", i % 2, i % 2);
   sb_puts(&b, "}\n");
-  Env e;
-  if (env_init(&e, b.data)) {
+  EvalEnv e;
+  if (eval_env_init(&e, b.data)) {
     RtTensor *y = vec(DT_FLOAT32, 2, NULL);
     TirError err;
     CHECK(run_ok(&e, "many", &y, 1, &err));
     CHECK(same(y, (double[]){N / 2, N / 2}));
     rt_tensor_release(y);
   }
-  env_free(&e);
+  eval_env_free(&e);
   sb_free(&b);
 }
 
 /* ───────────────────────────── call_tir ───────────────────────────── */
 
-/* Evaluates src: the printed value, or the first error message. */
-static char *eval_str(Env *e, const char *src, size_t *first_diag) {
-  size_t before = e->diag.n;
-  if (first_diag) *first_diag = before;
-  uint32_t f = diag_add_source(&e->diag, "<expr>", src, strlen(src));
-  Expr *x = parse_expr(e->mod, &e->diag, f, NULL);
-  if (!x || !ty_check_expr(e->mod, x, &e->diag)) {
-    diag_render(&e->diag, stderr, before, false);
-    return strdup("<type error>");
-  }
-  Value *v = interp_eval(e->in, e->mod, x);
-  if (!v) return strdup(e->diag.items[before].msg);
-  return interp_format(e->in, v);
-}
 
-static void expect(Env *e, const char *src, const char *want) {
-  char *got = eval_str(e, src, NULL);
-  CHECK_STREQ(got, want);
-  free(got);
-}
-
-static void test_call_tir(Env *e) {
-  expect(e, "call_tir(@rowsum, ([[1f, 2f], [3f, 4f]],), shape=[2], dtype=\"float32\")", "[3f, 7f]");
-  expect(e, "call_tir(@two, ([1.5f, 2f],), shape=[[2], [2]], dtype=[\"float32\", \"int32\"])",
+static void test_call_tir(EvalEnv *e) {
+  eval_env_expect(e, "call_tir(@rowsum, ([[1f, 2f], [3f, 4f]],), shape=[2], dtype=\"float32\")", "[3f, 7f]");
+  eval_env_expect(e, "call_tir(@two, ([1.5f, 2f],), shape=[[2], [2]], dtype=[\"float32\", \"int32\"])",
          "([2.5f, 3f], [2, 4])");
   /* the prim writes its input: call_tir copies it, %a is unchanged */
-  expect(e, "let %a = [1f, 2f]; let %b = call_tir(@inplace, (%a,), shape=[2]); (%a, %b)",
+  eval_env_expect(e, "let %a = [1f, 2f]; let %b = call_tir(@inplace, (%a,), shape=[2]); (%a, %b)",
          "([1f, 2f], [5f, 2f])");
-  expect(e, "call_tir(@partial_write, (), shape=[3])", "[0f, 2f, 0f]"); /* outputs start at zero */
-  expect(e, "@h([1f, 2f, 3f])", "[6f]");
-  expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1], dtype=\"float32\")",
+  eval_env_expect(e, "call_tir(@partial_write, (), shape=[3])", "[0f, 2f, 0f]"); /* outputs start at zero */
+  eval_env_expect(e, "@h([1f, 2f, 3f])", "[6f]");
+  eval_env_expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1], dtype=\"float32\")",
          "call_tir: external function env.linear is not registered");
-  expect(e, "@g([1f], [2f, 3f])",
+  eval_env_expect(e, "@g([1f], [2f, 3f])",
          "call_tir: size variable j is not determined by the inputs of this call");
 }
 
-static void test_call_tir_errors(Env *e) {
+static void test_call_tir_errors(EvalEnv *e) {
   size_t d;
-  char *got = eval_str(e, "@f([[1f, 2f, 3f, 4f]], [[1f, 2f, 3f, 4f], [5f, 6f, 7f, 8f]])", &d);
+  char *got = eval_env_str(e, "@f([[1f, 2f, 3f, 4f]], [[1f, 2f, 3f, 4f], [5f, 6f, 7f, 8f]])", &d);
   CHECK_STREQ(got, "call_tir: @add: size n is 1 for %X but 2 for %Y");
   free(got);
   CHECK(e->diag.n >= d + 3);
@@ -483,19 +438,19 @@ static void test_call_tir_errors(Env *e) {
   CHECK(strstr(e->diag.items[d + 2].msg, "@f") != NULL); /* the call stack follows */
   free(at), free(param);
   /* the output does not fit: reported at `shape` */
-  got = eval_str(e, "@f([[1f, 2f, 3f, 4f]], [[1f, 2f, 3f, 4f]])", &d);
+  got = eval_env_str(e, "@f([[1f, 2f, 3f, 4f]], [[1f, 2f, 3f, 4f]])", &d);
   CHECK_STREQ(got, "call_tir: @add: size n is 1 for %X but 2 for %Z");
   free(got);
   at = span_text(e, e->diag.items[d].span);
   CHECK_STREQ(at, "[2, 4]");
   free(at);
   /* an error inside the prim: there, with a note at the call */
-  got = eval_str(e, "call_tir(@oob, ([1f, 2f, 3f, 4f],), shape=[4])", &d);
+  got = eval_env_str(e, "call_tir(@oob, ([1f, 2f, 3f, 4f],), shape=[4])", &d);
   CHECK_STREQ(got, "@oob: index 4 out of bounds for %X dimension 0 (size 4)");
   free(got);
   CHECK(e->diag.n >= d + 2 && e->diag.items[d + 1].level == DIAG_NOTE);
   CHECK_STREQ(e->diag.items[d + 1].msg, "in @oob, called by call_tir here");
-  expect(e, "call_tir(@rowsum, ([[1f, 2f]],), shape=[1])", "[3f]"); /* still usable */
+  eval_env_expect(e, "call_tir(@rowsum, ([[1f, 2f]],), shape=[1])", "[3f]"); /* still usable */
 }
 
 /* Seed 002's env.linear: out = x @ w.T + b (float32, 2-D x and w). */
@@ -516,25 +471,25 @@ static int env_linear(DLTensor *a, int n, void *ctx, char *err, size_t errn) {
   return 0;
 }
 
-static void test_extern(Env *e) {
+static void test_extern(EvalEnv *e) {
   rly_register_extern("env.linear", env_linear, NULL);
-  expect(e,
+  eval_env_expect(e,
          "call_tir(\"env.linear\", ([[1f, 2f]], [[1f, 1f], [0f, 3f]], [0.5f, 0f]), shape=[1, 2])",
          "[[3.5f, 6f]]");
-  expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1])",
+  eval_env_expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1])",
          "call_tir: env.linear failed: env.linear wants (x, w, b) and an output");
   rly_register_extern("env.linear", NULL, NULL);
   CHECK(rly_extern_lookup("env.linear", NULL) == NULL);
-  expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1])",
+  eval_env_expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1])",
          "call_tir: external function env.linear is not registered");
   rly_extern_clear();
 }
 
 int main(void) {
-  Env e;
+  EvalEnv e;
   StrBuf src = {0};
   for (int i = 0; prims[i]; i++) sb_puts(&src, prims[i]);
-  if (env_init(&e, src.data)) {
+  if (eval_env_init(&e, src.data)) {
     test_loops(&e);
     test_blocks(&e);
     test_alloc_let_if(&e);
@@ -548,7 +503,7 @@ int main(void) {
     test_call_tir_errors(&e);
     test_extern(&e);
   }
-  env_free(&e);
+  eval_env_free(&e);
   sb_free(&src);
   test_long_seq();
   return check_report("tir");

@@ -10,6 +10,7 @@
 #include "parser/parser.h"
 #include "passes/passes.h"
 #include "tests/unit/check.h"
+#include "tests/unit/harness.h"
 
 typedef struct Run {
   Arena arena;
@@ -57,19 +58,8 @@ static const char *def_ty(Run *r, const char *name) {
   return buf;
 }
 
-/* "line:col: message" of the i-th diagnostic of the given level. */
-static const char *diag_at(Run *r, DiagLevel level, int i) {
-  static char buf[1024];
-  for (size_t k = 0; k < r->d.n; k++) {
-    Diag *g = &r->d.items[k];
-    if (g->level != level || i-- > 0) continue;
-    uint32_t line = 0, col = 0;
-    if (g->span.file) diag_line_col(&r->d, g->span.file, g->span.off, &line, &col);
-    snprintf(buf, sizeof buf, "%u:%u: %s", line, col, g->msg);
-    return buf;
-  }
-  return "(no diagnostic)";
-}
+/* "line:col: message" of the i-th diagnostic of a level (static buffer). */
+static const char *diag_at(Run *r, DiagLevel level, int i) { return diag_at_level(&r->d, level, i); }
 
 static const char *err(Run *r) { return diag_at(r, DIAG_ERROR, 0); }
 static const char *warn(Run *r) { return diag_at(r, DIAG_WARNING, 0); }
