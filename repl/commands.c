@@ -59,7 +59,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "For llvm and asm, @f is a prim function (`:set opt` picks the optimization level).")           \
   X(time, "time", "EXPR [-n N]", "time an expression: first call, then min/median/max of N runs",   \
     "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                   \
-    "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).")
+    "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).\n"              \
+    "Values of earlier runs are collected between runs, outside the timing.")
 
 /* X(name, values, help) */
 #define REPL_SETTINGS(X)                                                        \
