@@ -48,37 +48,27 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
     puts("(no kernels compiled yet)");
     return RUN_OK;
   }
-  printf("%-18s %-44s %14s %8s %11s\n", "kernel", "signature", "compile", "calls", "total");
+  int wn = 6, ws = 9; /* column widths: the longest name and signature */
   for (int i = 0; i < n; i++) {
     JitKernelInfo k;
     if (!jit_kernel_info(i, &k)) continue;
-    char name[64], compile[32];
-    snprintf(name, sizeof name, "@%s", k.name);
+    int ln = (int)strlen(k.name) + 1, ls = (int)strlen(k.signature);
+    wn = ln > wn ? ln : wn, ws = ls > ws ? ls : ws;
+  }
+  printf("%-*s  %-*s %14s %8s %11s\n", wn, "kernel", ws, "signature", "compile", "calls", "total");
+  for (int i = 0; i < n; i++) {
+    JitKernelInfo k;
+    if (!jit_kernel_info(i, &k)) continue;
+    char compile[32];
     if (k.from_disk) snprintf(compile, sizeof compile, "(disk) %.1f ms", k.load_ms);
     else snprintf(compile, sizeof compile, "%.1f ms", k.compile_ms);
-    printf("%-18s %-44s %14s %8llu %8.3f ms\n", name, k.signature, compile,
+    printf("@%-*s  %-*s %14s %8llu %8.3f ms\n", wn - 1, k.name, ws, k.signature, compile,
            (unsigned long long)k.calls, k.total_ms);
   }
   return RUN_OK;
 }
 
 /* ───────────────────────── :dump ───────────────────────── */
-
-/* `:dump tir @f` without the lowering engineer's cmd_lower.c: prim functions only. */
-__attribute__((weak)) RunStatus repl_dump_tir(Session *s, const char *args, Span where) {
-  const char *name = args[0] == '@' ? args + 1 : args;
-  const PrimFunc *p = module_prim(s->m, name);
-  if (!p) {
-    session_error(s, where, NULL, "`%s` is not a prim function", args);
-    return RUN_ERROR;
-  }
-  StrBuf b = {0};
-  print_prim_func_to(&b, p);
-  fputs(b.data ? b.data : "", stdout);
-  if (b.len && b.data[b.len - 1] != '\n') putchar('\n');
-  sb_free(&b);
-  return RUN_OK;
-}
 
 RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
   size_t k = strcspn(args, " \t");

@@ -153,7 +153,8 @@ void session_render(Session *s);  /* prints and clears collected diagnostics */
 RunStatus repl_cmd_passes(Session *s);
 RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step);
 RunStatus repl_cmd_undo(Session *s, Span where);
-/* :dump tir @f — the prim functions @f lowers to (cmd_lower.c). */
+/* :dump tir @f — the prim functions @f lowers to (cmd_lower.c); args: the
+ * text after `tir`. */
 RunStatus repl_dump_tir(Session *s, const char *args, Span where);
 void repl_undo_clear(Session *s);
 /* Keeps m (the module before a change) for :undo; the oldest of
@@ -177,9 +178,6 @@ RunStatus repl_cmd_dump(Session *s, const char *args, Span where);
 RunStatus repl_cmd_time(Session *s, const char *args, Span where);
 bool repl_jit_set_opt(const char *v); /* "O0".."O3" */
 int repl_jit_opt_level(void);
-/* `:dump tir @f` (cmd_lower.c; cmd_jit.c has a weak fallback that prints
- * prim functions).  args: the text after `tir`. */
-RunStatus repl_dump_tir(Session *s, const char *args, Span where);
 
 /* ── the prelude (prelude.c) ── */
 
