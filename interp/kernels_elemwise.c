@@ -196,6 +196,18 @@ static inline int64_t ishr(int64_t x, int64_t s, int bits) {
   return s < 0 || s >= bits ? (x < 0 ? -1 : 0) : x >> s;
 }
 
+/* The cases of bin_int and bin_uint whose code does not depend on signedness
+ * (a, b, r and FOR in scope). */
+#define SIGN_BLIND_CASES                                       \
+  case B_MAX: FOR r[i] = a[i] >= b[i] ? a[i] : b[i]; break;    \
+  case B_MIN: FOR r[i] = a[i] <= b[i] ? a[i] : b[i]; break;    \
+  case B_LAND: FOR r[i] = a[i] != 0 && b[i] != 0; break;       \
+  case B_LOR: FOR r[i] = a[i] != 0 || b[i] != 0; break;        \
+  case B_LXOR: FOR r[i] = (a[i] != 0) != (b[i] != 0); break;   \
+  case B_BAND: FOR r[i] = a[i] & b[i]; break;                  \
+  case B_BOR: FOR r[i] = a[i] | b[i]; break;                   \
+  case B_BXOR: FOR r[i] = a[i] ^ b[i]; break;
+
 static bool bin_int(KernelCtx *kx, BinOp op, const int64_t *a, const int64_t *b, void *o,
                     int64_t n, int bits) {
   int64_t *r = o;
@@ -212,14 +224,7 @@ static bool bin_int(KernelCtx *kx, BinOp op, const int64_t *a, const int64_t *b,
   case B_MOD: FOR r[i] = imod(a[i], b[i]); break;
   case B_FLOORMOD: FOR r[i] = ifloormod(a[i], b[i]); break;
   case B_POW: FOR r[i] = ipow(a[i], b[i], &bad); break;
-  case B_MAX: FOR r[i] = a[i] >= b[i] ? a[i] : b[i]; break;
-  case B_MIN: FOR r[i] = a[i] <= b[i] ? a[i] : b[i]; break;
-  case B_LAND: FOR r[i] = a[i] != 0 && b[i] != 0; break;
-  case B_LOR: FOR r[i] = a[i] != 0 || b[i] != 0; break;
-  case B_LXOR: FOR r[i] = (a[i] != 0) != (b[i] != 0); break;
-  case B_BAND: FOR r[i] = a[i] & b[i]; break;
-  case B_BOR: FOR r[i] = a[i] | b[i]; break;
-  case B_BXOR: FOR r[i] = a[i] ^ b[i]; break;
+  SIGN_BLIND_CASES
   case B_SHL: FOR r[i] = ishl(a[i], b[i], bits); break;
   case B_SHR: FOR r[i] = ishr(a[i], b[i], bits); break;
   case B_EQ: FOR c[i] = a[i] == b[i]; break;
@@ -247,14 +252,7 @@ static bool bin_uint(KernelCtx *kx, BinOp op, const uint64_t *a, const uint64_t 
   case B_MOD:
   case B_FLOORMOD: FOR r[i] = a[i] % b[i]; break;
   case B_POW: FOR r[i] = upow(a[i], b[i]); break;
-  case B_MAX: FOR r[i] = a[i] >= b[i] ? a[i] : b[i]; break;
-  case B_MIN: FOR r[i] = a[i] <= b[i] ? a[i] : b[i]; break;
-  case B_LAND: FOR r[i] = a[i] != 0 && b[i] != 0; break;
-  case B_LOR: FOR r[i] = a[i] != 0 || b[i] != 0; break;
-  case B_LXOR: FOR r[i] = (a[i] != 0) != (b[i] != 0); break;
-  case B_BAND: FOR r[i] = a[i] & b[i]; break;
-  case B_BOR: FOR r[i] = a[i] | b[i]; break;
-  case B_BXOR: FOR r[i] = a[i] ^ b[i]; break;
+  SIGN_BLIND_CASES
   case B_SHL: FOR r[i] = b[i] >= (uint64_t)bits ? 0 : a[i] << b[i]; break;
   case B_SHR: FOR r[i] = b[i] >= (uint64_t)bits ? 0 : a[i] >> b[i]; break;
   case B_EQ: FOR r[i] = a[i] == b[i]; break;
