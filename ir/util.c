@@ -69,6 +69,20 @@ char *sb_take(StrBuf *b) {
   return s;
 }
 
+char *read_whole_file(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) return NULL;
+  StrBuf b = {0};
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_putn(&b, chunk, n);
+  bool bad = ferror(f);
+  if (f != stdin) fclose(f);
+  if (bad) return sb_free(&b), NULL;
+  if (len) *len = b.len;
+  return b.data ? sb_take(&b) : calloc(1, 1);
+}
+
 void sb_free(StrBuf *b) {
   free(b->data);
   b->data = NULL, b->len = b->cap = 0;

@@ -28,6 +28,10 @@ void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2,
 void sb_vprintf(StrBuf *b, const char *fmt, va_list ap);
 void sb_indent(StrBuf *b, int n);
 char *sb_take(StrBuf *b); /* caller frees; b is reset */
+
+/* The whole file at path ("-": stdin), NUL-terminated and malloc'd, its
+ * length in *len (may be NULL); NULL if it cannot be opened or read. */
+char *read_whole_file(const char *path, size_t *len);
 void sb_free(StrBuf *b);
 
 /* Open-addressing hash map from NUL-terminated strings (not copied) to pointers. */

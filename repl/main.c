@@ -132,25 +132,12 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
   return true;
 }
 
-/* Reads a whole file ("-" is stdin) into a malloc'd buffer. */
-static char *read_all(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) return NULL;
-  StrBuf b = {0};
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_putn(&b, chunk, n);
-  if (f != stdin) fclose(f);
-  *len = b.len;
-  return sb_take(&b);
-}
-
 static bool use_color(void) { return isatty(2) && !getenv("NO_COLOR"); }
 
 /* Registers a file as a source; prints an error and returns 0 if unreadable. */
 static uint32_t load_source(DiagCtx *d, const char *path) {
   size_t len = 0;
-  char *text = read_all(path, &len);
+  char *text = read_whole_file(path, &len);
   if (!text) {
     fprintf(stderr, "rly: cannot read '%s'\n", path);
     return 0;

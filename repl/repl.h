@@ -140,7 +140,6 @@ bool session_txn_begin(Session *s);
  * variable it replaces is released unless a transaction may bring it back. */
 void session_var_set(Session *s, Var *v);
 void session_txn_end(Session *s, bool ok);
-char *session_read_file(const char *path, size_t *len);
 RunStatus session_load(Session *s, const char *path, Span where);
 void session_reset(Session *s);
 bool session_is_prelude(const Session *s, const char *name, const void *def);

@@ -623,24 +623,9 @@ RunStatus session_run(Session *s, const char *name, const char *text, size_t len
   return st;
 }
 
-/* Reads a whole file ("-" is stdin) into a malloc'd buffer, or NULL. */
-char *session_read_file(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) return NULL;
-  StrBuf b = {0};
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_putn(&b, chunk, n);
-  bool bad = ferror(f);
-  if (f != stdin) fclose(f);
-  if (bad) return sb_free(&b), NULL;
-  *len = b.len;
-  return b.data ? sb_take(&b) : calloc(1, 1);
-}
-
 RunStatus session_run_file(Session *s, const char *path) {
   size_t len = 0;
-  char *text = session_read_file(path, &len);
+  char *text = read_whole_file(path, &len);
   if (!text) {
     fflush(stdout);
     fprintf(stderr, "rly: cannot read '%s': %s\n", path, strerror(errno ? errno : EIO));
@@ -675,7 +660,7 @@ static void print_loaded(const PtrVec *loaded, const char *path) {
 
 RunStatus session_load(Session *s, const char *path, Span where) {
   size_t len = 0;
-  char *text = session_read_file(path, &len);
+  char *text = read_whole_file(path, &len);
   if (!text) {
     session_error(s, where, NULL, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
     return RUN_ERROR;

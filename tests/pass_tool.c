@@ -29,18 +29,6 @@ static bool print_step(void *user, const PassRewrite *rw) {
   return true;
 }
 
-static char *read_all(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) return NULL;
-  StrBuf b = {0};
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sb_putn(&b, buf, n);
-  if (f != stdin) fclose(f);
-  *len = b.len;
-  return b.data ? sb_take(&b) : strdup("");
-}
-
 typedef struct Flags {
   bool verify, types, diff, step, warn_keys;
   const char *passes, *file;
@@ -63,7 +51,7 @@ static bool parse_flags(int argc, char **argv, Flags *f) {
 
 static int run(const Flags *fl, DiagCtx *d, Arena *a) {
   size_t len;
-  char *text = read_all(fl->file, &len);
+  char *text = read_whole_file(fl->file, &len);
   if (!text) {
     fprintf(stderr, "pass_tool: cannot read %s\n", fl->file);
     return 1;

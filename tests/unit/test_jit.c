@@ -290,19 +290,6 @@ static int compare_text(const char *name, const char *text) {
   return count;
 }
 
-static char *read_all(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *t = malloc((size_t)n + 1);
-  size_t got = fread(t, 1, (size_t)n, fp);
-  t[got] = 0;
-  fclose(fp);
-  return t;
-}
-
 static int compare_dir(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return 0;
@@ -319,7 +306,7 @@ static int compare_dir(const char *dir) {
       continue;
     }
     if (len < 4 || strcmp(e->d_name + len - 4, ".rly") != 0) continue;
-    char *text = read_all(path);
+    char *text = read_whole_file(path, NULL);
     if (text && strstr(text, "prim @")) count += compare_text(path, text);
     free(text);
   }
