@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "ir/ir.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 

@@ -3,10 +3,11 @@
  *   call_tir(@p, (%a, %b), shape=[n, 128], dtype="float32")
  *
  * allocates the outputs (zero-filled) from `shape` and `dtype`, runs the
- * prim function @p on inputs then outputs (destination passing) with its
- * JIT kernel (jit.h; `:set exec jit`, the default) or the reference
- * interpreter (tir_interp.h: `:set exec interp`, or whenever the JIT is
- * unavailable or cannot compile @p), and returns the output, or a tuple
+ * prim function @p on inputs then outputs (destination passing) with the
+ * registered compiled executor (rt/exec.h: the JIT when the engine set it
+ * up; `:set exec jit`, the default) or the reference interpreter
+ * (rt/tir_interp.h: `:set exec interp`, or whenever no executor is
+ * registered or it cannot compile @p), and returns the output, or a tuple
  * when `shape` is a list of shapes.  call_tir is pure: an input the prim
  * function stores into is copied first, so shared tensors stay intact.
  *
@@ -30,8 +31,7 @@
 
 #include "interp/extern.h"
 #include "interp/interp_int.h"
-#include "interp/tir_interp.h"
-#include "jit/jit.h"
+#include "rt/tir_interp.h"
 
 enum { MAX_OUTS = 64 };
 
@@ -241,19 +241,20 @@ static bool alloc_outputs(Interp *in, const Expr *call, const Outs *o, RtTensor 
   return true;
 }
 
-/* The compiled form of @p: a JIT kernel (exec jit, when the JIT can build
- * it) or the interpreter's program. */
+/* The compiled form of @p: the compiled executor's kernel (exec jit, when
+ * it can build one) or the interpreter's program. */
 typedef struct Runner {
-  const JitKernel *kernel;
+  const RtExecutor *x;
+  const void *kernel;
   const TirProgram *prog;
 } Runner;
 
 static bool runner_writes(const Runner *r, int i) {
-  return r->kernel ? jit_writes_param(r->kernel, i) : tir_interp_writes_param(r->prog, i);
+  return r->kernel ? r->x->writes_param(r->kernel, i) : tir_interp_writes_param(r->prog, i);
 }
 
 static bool runner_run(const Runner *r, RtTensor **ts, int n, TirError *e) {
-  return r->kernel ? jit_run(r->kernel, ts, n, e) : tir_interp_run(r->prog, ts, n, e);
+  return r->kernel ? r->x->run(r->kernel, ts, n, e) : tir_interp_run(r->prog, ts, n, e);
 }
 
 /* The tensors for @p: inputs (those @p writes replaced by copies), then
@@ -269,7 +270,7 @@ static bool prepare(Interp *in, const Expr *call, const Runner *run, const Outs 
   }
   bool full[MAX_OUTS];
   for (int k = 0; k < o->n; k++)
-    full[k] = run->kernel && jit_writes_all_of_param(run->kernel, nin + k);
+    full[k] = run->kernel && run->x->writes_all_of_param(run->kernel, nin + k);
   return alloc_outputs(in, call, o, ts + nin, owned + nin, full);
 }
 
@@ -283,11 +284,13 @@ static Value *results(Interp *in, const Outs *o, RtTensor **outs, bool *owned) {
   return t;
 }
 
-/* The JIT when exec is jit and it can compile @p (silently the interpreter
- * otherwise: JIT unavailable, or a construct it does not handle). */
+/* The compiled executor when exec is jit and it can compile @p (silently
+ * the interpreter otherwise: none registered, or a construct it does not
+ * handle). */
 static bool get_runner(Interp *in, const Expr *call, const PrimFunc *p, Runner *r) {
   TirError e;
-  r->kernel = in->opt.exec_jit ? jit_get(p, &e) : NULL;
+  r->x = in->opt.exec_jit ? rt_executor() : NULL;
+  r->kernel = r->x ? r->x->prepare(p, &e) : NULL;
   r->prog = NULL;
   if (r->kernel) return true;
   if (!in->tir) in->tir = tir_interp_cache_new();

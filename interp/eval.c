@@ -56,15 +56,6 @@ struct Kont {
   Span span;
 };
 
-static volatile sig_atomic_t interrupted;
-
-void interp_interrupt(void) { interrupted = 1; }
-
-bool interp_take_interrupt(void) {
-  if (!interrupted) return false;
-  interrupted = 0;
-  return true;
-}
 
 /* ───────────────────────────── stacks ───────────────────────────── */
 
@@ -735,8 +726,8 @@ static Value *run(Interp *in, Proc *p, size_t fb, const Expr *e) {
   Machine M = {in, p, fb, in->nkonts, e, NULL};
   uint32_t ticks = 0;
   for (;;) {
-    if ((++ticks & 1023) == 0 && interrupted) {
-      interrupted = 0;
+    if ((++ticks & 1023) == 0 && rt_interrupt_flag) {
+      rt_interrupt_flag = 0;
       fail(in, M.e ? M.e->span : in->err_span, "interrupted");
       return NULL;
     }
@@ -849,7 +840,7 @@ void interp_free(Interp *in) {
 InterpOptions *interp_options(Interp *in) { return &in->opt; }
 
 Value *interp_eval(Interp *in, Module *m, Expr *e) {
-  interrupted = 0; /* a Ctrl-C that arrived after the previous evaluation ended */
+  rt_interrupt_flag = 0; /* a Ctrl-C that arrived after the previous evaluation ended */
   fast_validate(in, m);
   in->mod = m;
   in->err[0] = 0;

@@ -883,7 +883,7 @@ static bool ref_new(Interp *in, const FIns *i, FReg *R) {
 
 /* The periodic checks at calls: Ctrl-C and the collector. */
 static bool poll(Interp *in, Span sp) {
-  if (interp_take_interrupt()) return run_fail(in, sp, "interrupted");
+  if (rt_take_interrupt()) return run_fail(in, sp, "interrupted");
   if (in->gc_wanted) gc_collect(in);
   return true;
 }

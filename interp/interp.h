@@ -15,9 +15,9 @@
 
 #include <stdbool.h>
 
-#include "interp/rt.h"
+#include "rt/rt.h"
 #include "ir/ir.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 
 typedef struct Interp Interp;
 typedef struct Value Value;
@@ -88,13 +88,6 @@ void interp_reset(Interp *in);
 /* Value printing per text-format.md part D (malloc'd). */
 char *interp_format(Interp *in, const Value *v);
 void interp_format_to(Interp *in, StrBuf *b, const Value *v);
-
-/* Requests that the running evaluation stop ("interrupted"); safe to call
- * from a signal handler. */
-void interp_interrupt(void);
-/* True (once) if an interrupt was requested: for long loops outside the
- * evaluator (the TIR interpreter) to poll. */
-bool interp_take_interrupt(void);
 
 /* Runs the collector now; returns the number of live objects. */
 size_t interp_gc(Interp *in);

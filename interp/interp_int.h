@@ -13,6 +13,7 @@
 
 #include "interp/interp.h"
 #include "interp/kernels.h"
+#include "rt/exec.h"
 
 /* Map from a 64-bit key (Var id or pointer) to an int (ir/util.h U64Map). */
 typedef U64Map IdMap;

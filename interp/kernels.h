@@ -24,7 +24,7 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "interp/rt.h"
+#include "rt/rt.h"
 #include "ops/ops.h"
 
 typedef struct KernelCtx {

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interp/rt.h"
+#include "rt/rt.h"
 
 typedef enum TioFormat { TIO_UNKNOWN, TIO_NPY, TIO_NPZ, TIO_SAFETENSORS } TioFormat;
 

@@ -27,7 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "interp/interp.h"
 #include "jit/jit.h"
 #include "jit/jit_abi.h"
 #include "jit/jit_config.h"
@@ -95,7 +94,7 @@ static void *host_alloc(int64_t bytes) {
 }
 
 static void host_free(void *p) { free(p); }
-static int32_t host_poll(void) { return interp_take_interrupt(); }
+static int32_t host_poll(void) { return rt_take_interrupt(); }
 static double host_h2d(uint32_t bits) { return half_to_float((uint16_t)bits); }
 static uint32_t host_d2h(double v) { return rt_double_to_half(v); }
 
@@ -687,3 +686,22 @@ void jit_reset(void) {
   J.nkernels = J.capkernels = J.ncodes = J.capcodes = 0;
   if (J.mod) J.mod->reset();
 }
+
+/* ── the executor call_tir uses (rt/exec.h) ── */
+
+static const void *exec_prepare(const PrimFunc *f, TirError *err) { return jit_get(f, err); }
+static bool exec_run(const void *k, RtTensor **args, int n, TirError *err) {
+  return jit_run(k, args, n, err);
+}
+static bool exec_writes(const void *k, int i) { return jit_writes_param(k, i); }
+static bool exec_writes_all(const void *k, int i) { return jit_writes_all_of_param(k, i); }
+
+static const RtExecutor jit_executor = {
+    .name = "jit",
+    .prepare = exec_prepare,
+    .run = exec_run,
+    .writes_param = exec_writes,
+    .writes_all_of_param = exec_writes_all,
+};
+
+void jit_register_executor(void) { rt_executor_register(&jit_executor); }

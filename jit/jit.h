@@ -20,8 +20,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "interp/rt.h"
-#include "interp/tir_interp.h"
+#include "rt/exec.h"
+#include "rt/rt.h"
+#include "rt/tir_interp.h"
 #include "ir/tir.h"
 #include "ir/util.h"
 
@@ -80,6 +81,10 @@ bool jit_kernel_info(int i, JitKernelInfo *out);
 const char *jit_unavailable_reason(void);
 void jit_set_contract(bool on);
 const char *jit_cpu_name(void);
+
+/* Registers the JIT as the compiled executor of call_tir (rt/exec.h).
+ * Cheap: LLVM is loaded on the first compile, not here. */
+void jit_register_executor(void);
 
 /* Forgets the in-memory cache and statistics (the disk cache stays). */
 void jit_reset(void);

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 
 /* X(enum, description used in messages) */
 /* clang-format off */

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "ir/ir.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 
 /* One top-level item of a script (text-format.md part C). */
 typedef enum ScriptItemKind {

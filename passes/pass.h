@@ -29,7 +29,7 @@
 #include <stdbool.h>
 
 #include "ir/ir.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 
 /* One rewrite, as the hook sees it.  `before` is the node of the input the
  * rule rewrote (its span is the location); `after` its replacement (NULL:

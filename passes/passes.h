@@ -10,7 +10,7 @@
 
 #include "ir/ir.h"
 #include "ir/tir.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 
 typedef struct TypeCheckOptions {
   bool warn_nonexhaustive; /* default on: warn on a non-exhaustive `match` */

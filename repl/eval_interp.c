@@ -53,6 +53,7 @@ Evaluator *repl_eval_new(DiagCtx *d) {
   Evaluator *ev = calloc(1, sizeof *ev);
   if (!ev) rly_oom();
   ev->in = interp_new(d);
+  jit_register_executor();
   arena_init(&ev->arena);
   ev->low = lower_new(&ev->arena, name_taken, ev);
   return ev;
@@ -220,5 +221,5 @@ void repl_eval_set_prng_original(Evaluator *ev, bool original) {
 bool repl_eval_prng_original(Evaluator *ev) { return interp_options(ev->in)->prng_original; }
 void repl_eval_set_exec_jit(Evaluator *ev, bool jit) { interp_options(ev->in)->exec_jit = jit; }
 bool repl_eval_exec_jit(Evaluator *ev) { return interp_options(ev->in)->exec_jit; }
-void repl_eval_interrupt(void) { interp_interrupt(); }
+void repl_eval_interrupt(void) { rt_interrupt(); }
 void repl_eval_seed(Evaluator *ev, int64_t seed) { interp_seed(ev->in, seed); }

@@ -17,7 +17,7 @@
 
 #include "ir/ir.h"
 #include "ir/tir.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
 #include "passes/passes.h"

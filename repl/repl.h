@@ -28,7 +28,7 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 #include "parser/parser.h"
 
 #define RLY_VERSION "0.1"

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "interp/kernels.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 #include "parser/parser.h"
 
 enum { MAX_IO = 64 };

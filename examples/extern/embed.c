@@ -11,7 +11,7 @@
 
 #include "interp/extern.h"
 #include "interp/interp.h"
-#include "parser/diag.h"
+#include "ir/diag.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 

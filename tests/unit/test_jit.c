@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "interp/tir_interp.h"
+#include "rt/tir_interp.h"
 #include "jit/jit.h"
 #include "parser/parser.h"
 #include "tests/unit/check.h"

@@ -10,7 +10,7 @@
 
 #include "interp/extern.h"
 #include "interp/interp.h"
-#include "interp/tir_interp.h"
+#include "rt/tir_interp.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 #include "tests/unit/check.h"

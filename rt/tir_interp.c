@@ -20,8 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/tir_interp.h"
-#include "interp/interp.h"
+#include "rt/tir_interp.h"
 
 typedef union Val {
   int64_t i;
@@ -515,7 +514,7 @@ static void ex_for(const SNode *s, Frame *f) {
   for (int64_t i = lo; i < hi && !f->failed; i++) {
     r[0].i = i;
     s->body->fn(s->body, f);
-    if ((++f->ticks & 4095) == 0 && interp_take_interrupt())
+    if ((++f->ticks & 4095) == 0 && rt_take_interrupt())
       fail_at(f, s->src->span, "@%s: interrupted", pname(f));
   }
 }

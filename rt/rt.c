@@ -6,7 +6,7 @@
  * owned buffer is a single aligned allocation: the RtBuffer header padded
  * to RT_ALIGN bytes, then cap bytes of data.  A cached buffer has refs 0
  * and is referenced only by the cache. */
-#include "interp/rt.h"
+#include "rt/rt.h"
 
 #include <math.h>
 #include <stdarg.h>

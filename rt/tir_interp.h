@@ -33,21 +33,15 @@
  *    saturates at the dtype's range (NaN gives 0).
  *
  * User errors (binding mismatches, bounds, division by zero, allocation
- * failures) come back as a TirError: a message, the span in the prim
- * function, and the parameter concerned (or -1). */
+ * failures) come back as a TirError (rt/exec.h). */
 #ifndef RLY_TIR_INTERP_H
 #define RLY_TIR_INTERP_H
 
 #include <stdbool.h>
 
-#include "interp/rt.h"
+#include "rt/exec.h"
+#include "rt/rt.h"
 #include "ir/tir.h"
-
-typedef struct TirError {
-  char msg[RT_ERR_LEN];
-  Span span;  /* where in the prim function (a statement, a load, a parameter) */
-  int param;  /* the parameter whose tensor did not fit, or -1 */
-} TirError;
 
 typedef struct TirProgram TirProgram; /* a compiled prim function */
 typedef struct TirCache TirCache;     /* compiled programs by PrimFunc pointer */

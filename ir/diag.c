@@ -14,7 +14,7 @@
  * binary search.  At most max_errors errors are kept; the next one is
  * replaced by a single "too many errors" entry and later ones are counted
  * but dropped (so are their hints). */
-#include "parser/diag.h"
+#include "ir/diag.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

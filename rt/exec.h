@@ -1,0 +1,55 @@
+/* exec.h — how a prim function runs: the error a run reports, the executor
+ * interface call_tir goes through, and the interrupt flag long loops poll.
+ *
+ * rt/ is the run-time layer under both interp/ and jit/: they depend on it
+ * and never on each other.  The TIR interpreter (rt/tir_interp.h) is always
+ * available; a compiled executor (the JIT: jit_register_executor in
+ * jit/jit.h) registers itself here, and call_tir (interp/call_tir.c) asks
+ * rt_executor() for it when the exec mode is jit.  Without one, or when it
+ * cannot build a kernel, call_tir runs the interpreter: same semantics. */
+#ifndef RLY_RT_EXEC_H
+#define RLY_RT_EXEC_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "ir/tir.h"
+#include "rt/rt.h"
+
+/* A user error from running a prim function (binding mismatches, bounds,
+ * division by zero, allocation failures, interrupts): a message, the span
+ * in the prim function, and the parameter concerned (or -1). */
+typedef struct TirError {
+  char msg[RT_ERR_LEN];
+  Span span;  /* where in the prim function (a statement, a load, a parameter) */
+  int param;  /* the parameter whose tensor did not fit, or -1 */
+} TirError;
+
+/* A compiled executor.  `prepare` returns its compiled form of f (cached
+ * by the executor; f must outlive it) or NULL with err filled when it
+ * cannot build one.  The other entries take that compiled form. */
+typedef struct RtExecutor {
+  const char *name;
+  const void *(*prepare)(const PrimFunc *f, TirError *err);
+  /* Runs on args[0..n): inputs then outputs (destination passing). */
+  bool (*run)(const void *kernel, RtTensor **args, int n, TirError *err);
+  /* Whether the kernel stores into parameter i (shared inputs are copied). */
+  bool (*writes_param)(const void *kernel, int i);
+  /* Whether it stores every element of parameter i and never loads it, so
+   * a fresh output need not be zero-filled. */
+  bool (*writes_all_of_param)(const void *kernel, int i);
+} RtExecutor;
+
+/* Installs x as the compiled executor (NULL removes it). */
+void rt_executor_register(const RtExecutor *x);
+/* The compiled executor, or NULL when none is registered. */
+const RtExecutor *rt_executor(void);
+
+/* Set by rt_interrupt (async-signal-safe, e.g. from SIGINT); evaluation
+ * loops poll it and stop with "interrupted". */
+extern volatile sig_atomic_t rt_interrupt_flag;
+void rt_interrupt(void);
+/* True (once) if an interrupt was requested; clears the request. */
+bool rt_take_interrupt(void);
+
+#endif
