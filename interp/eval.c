@@ -806,10 +806,7 @@ Interp *interp_new(DiagCtx *d) {
   in->diag = d;
   in->opt.max_depth = 100000;
   in->opt.print_limit = 1000;
-  const char *mode = getenv("RLY_EXEC");
-  in->opt.exec_jit = !(mode && strcmp(mode, "interp") == 0);
-  const char *fast = getenv("RLY_FAST");
-  in->opt.no_fast = fast && strcmp(fast, "0") == 0;
+  in->opt.exec_jit = true;
   arena_init(&in->arena);
   arena_init(&in->scratch);
   kernel_ctx_init(&in->kx);

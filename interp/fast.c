@@ -633,16 +633,6 @@ static void compile(Interp *in, FastFn *f, const FuncDef *fd) {
   vec_free(&c.deps), vec_free(&c.callees);
 }
 
-/* RLY_FAST=trace: say on stderr which functions run on the fast path (for
- * tests that check the fast path is really taken). */
-static bool trace(void) {
-  static int t = -1;
-  if (t < 0) {
-    const char *v = getenv("RLY_FAST");
-    t = v && strcmp(v, "trace") == 0;
-  }
-  return t;
-}
 
 /* Functions allocated but not compiled yet (compile_pending). */
 static PtrVec pending;
@@ -691,7 +681,7 @@ static void compile_pending(Interp *in) {
         }
     }
   }
-  if (trace())
+  if (in->opt.fast_trace) /* for tests that check the fast path is really taken */
     for (size_t i = 0; i < batch.len; i++) {
       const FastFn *f = batch.items[i];
       fprintf(stderr, "fast: @%s %s\n", f->name, f->proc->fast_state > 0 ? "compiled" : "refused");

@@ -59,13 +59,13 @@ struct Value {
 };
 
 typedef struct InterpOptions {
-  int64_t max_depth;   /* non-tail call depth limit (default 10000) */
+  int64_t max_depth;   /* non-tail call depth limit (default 100000) */
   int64_t print_limit; /* tensors with more elements print summarized (default 1000) */
   bool prng_original;  /* JAX's original PRNG mode instead of the partitionable one */
-  bool exec_jit;       /* `:set exec jit` (default; RLY_EXEC=interp in the environment turns it
-                          off): call_tir runs JIT-compiled kernels and pure regions are fused and
-                          lowered to them; off = reference kernels and the TIR interpreter only */
-  bool no_fast;        /* disable the scalar fast path (RLY_FAST=0 in the environment) */
+  bool exec_jit;       /* call_tir runs the registered compiled executor (rt/exec.h); default
+                          on; the engine (engine/engine.h) sets it from `:set exec` */
+  bool no_fast;        /* disable the scalar fast path */
+  bool fast_trace;     /* say on stderr which functions run on the fast path */
 } InterpOptions;
 
 Interp *interp_new(DiagCtx *d);

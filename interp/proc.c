@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "interp/interp_int.h"
+#include "ir/walk.h"
 
 /* ── IdMap ── */
 
@@ -50,18 +51,7 @@ static void use(Builder *b, Var *v) {
 
 static void walk(Builder *b, const Expr *e);
 
-static void walk_pattern(Builder *b, const Pattern *p) {
-  switch (p->kind) {
-  case PAT_WILD: return;
-  case PAT_VAR: bind(b, p->u.var); return;
-  case PAT_CTOR:
-    for (int i = 0; i < p->u.ctor.n; i++) walk_pattern(b, p->u.ctor.sub[i]);
-    return;
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) walk_pattern(b, p->u.tuple.sub[i]);
-    return;
-  }
-}
+static void bind_var(void *ctx, Var *v) { bind(ctx, v); }
 
 static void walk_attrs(Builder *b, const Attrs *a) {
   for (int i = 0; a && i < a->n; i++)
@@ -73,44 +63,33 @@ static void walk_fn(Builder *b, const Function *fn) {
   for (int i = 0; i < inner->ncap; i++) use(b, inner->caps[i]);
 }
 
+/* Child i after the variables it sees got their slots. */
+static void walk_child(Builder *b, const Expr *e, int i) {
+  expr_binders(e, i, bind_var, b);
+  walk(b, expr_child(e, i));
+}
+
+/* Loops on the last child (a let chain's body), so only nesting recurses. */
 static void walk(Builder *b, const Expr *e) {
   for (;;) {
-    switch (e->kind) {
-    case EX_CONST: case EX_GLOBAL: case EX_OP: case EX_CTOR: return;
-    case EX_VAR: use(b, e->u.var); return;
-    case EX_CALL:
-      walk(b, e->u.call.fn);
-      for (int i = 0; i < e->u.call.nargs; i++) walk(b, e->u.call.args[i]);
-      walk_attrs(b, e->u.call.attrs);
+    if (e->kind == EX_VAR) {
+      use(b, e->u.var);
       return;
-    case EX_TUPLE:
-      for (int i = 0; i < e->u.tuple.n; i++) walk(b, e->u.tuple.fields[i]);
-      return;
-    case EX_PROJ: e = e->u.proj.tuple; continue;
-    case EX_LET:
-      bind(b, e->u.let.var);
-      walk(b, e->u.let.value);
-      e = e->u.let.body;
-      continue;
-    case EX_FREE_VAR: bind(b, e->u.free_var.var); e = e->u.free_var.body; continue;
-    case EX_FN: walk_fn(b, e->u.fn); return;
-    case EX_IF:
-      walk(b, e->u.if_.cond);
-      walk(b, e->u.if_.then_);
-      e = e->u.if_.else_;
-      continue;
-    case EX_MATCH:
-      walk(b, e->u.match.scrut);
-      for (int i = 0; i < e->u.match.n; i++) {
-        walk_pattern(b, e->u.match.clauses[i].pat);
-        walk(b, e->u.match.clauses[i].body);
-      }
-      return;
-    case EX_REF_NEW: e = e->u.ref_new.init; continue;
-    case EX_REF_READ: e = e->u.ref_read.ref; continue;
-    case EX_REF_WRITE: walk(b, e->u.ref_write.ref); e = e->u.ref_write.value; continue;
-    case EX_DATAFLOW: e = e->u.dataflow.body; continue;
     }
+    if (e->kind == EX_FN) {
+      walk_fn(b, e->u.fn);
+      return;
+    }
+    int n = expr_nchildren(e);
+    if (expr_attrs(e)) { /* a call's attributes, after its operands */
+      for (int i = 0; i < n; i++) walk_child(b, e, i);
+      walk_attrs(b, expr_attrs(e));
+      return;
+    }
+    if (!n) return;
+    for (int i = 0; i < n - 1; i++) walk_child(b, e, i);
+    expr_binders(e, n - 1, bind_var, b);
+    e = expr_child(e, n - 1);
   }
 }
 

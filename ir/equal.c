@@ -12,12 +12,16 @@
  *   depth (de Bruijn level), a free one as its id, type parameters as their
  *   position in the enclosing binder list.
  * - Let chains are walked by loops; recursion follows nesting only.  Shared
- *   subterms (DAGs) are memoized so comparing or hashing them is linear. */
+ *   subterms (DAGs) are memoized so comparing or hashing them is linear.
+ * - Children and binders come from ir/walk.h: per kind, only a node's own
+ *   data (the shallow_* functions) is compared and hashed here, and a node's
+ *   binders are bound before its children are compared. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir.h"
 #include "ir/tir.h"
+#include "ir/walk.h"
 
 /* ───────────────────── a pointer-keyed hash map ───────────────────── */
 
@@ -80,6 +84,7 @@ typedef struct Eq {
   PtrMap ab, ba;  /* binder pairs, both directions (vars, TIR vars, buffers) */
   PtrMap memo;    /* a node → the node it was proven equal to */
   PtrVec ta, tb;  /* type parameter names in scope, paired by position */
+  PtrVec va, vb;  /* scratch: one node's binders (binders_eq) */
 } Eq;
 
 static void eq_free(Eq *q) {
@@ -88,6 +93,8 @@ static void eq_free(Eq *q) {
   pm_free(&q->memo);
   vec_free(&q->ta);
   vec_free(&q->tb);
+  vec_free(&q->va);
+  vec_free(&q->vb);
 }
 
 static void bind_pair(Eq *q, const void *a, const void *b) {
@@ -209,15 +216,12 @@ static bool attrs_eq(Eq *q, const Attrs *a, const Attrs *b) {
 
 /* ─────────────────────────── expressions ─────────────────────────── */
 
+/* Children and binders come from ir/walk.h; a node is equal when its own
+ * data (shallow_eq), its binders (paired) and its children are. */
+
 static bool bind_var(Eq *q, const Var *a, const Var *b) {
   if (!ty_eq(q, a->annot, b->annot)) return false;
   bind_pair(q, a, b);
-  return true;
-}
-
-static bool exprs_eq(Eq *q, int n, Expr *const *a, Expr *const *b) {
-  for (int i = 0; i < n; i++)
-    if (!expr_eq(q, a[i], b[i])) return false;
   return true;
 }
 
@@ -225,51 +229,42 @@ static const char *ctor_name(const AdtDef *adt, int index) {
   return adt ? adt->ctors[index].name : NULL;
 }
 
-static bool pat_eq(Eq *q, const Pattern *a, const Pattern *b) {
+/* A pattern's shape (its variables are the match's binders). */
+static bool pat_eq(const Pattern *a, const Pattern *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
-  case PAT_WILD: return true;
-  case PAT_VAR: return bind_var(q, a->u.var, b->u.var);
+  case PAT_WILD:
+  case PAT_VAR: return true;
   case PAT_CTOR:
     if (!str_eq(ctor_name(a->u.ctor.adt, a->u.ctor.index), ctor_name(b->u.ctor.adt, b->u.ctor.index)) ||
         a->u.ctor.n != b->u.ctor.n)
       return false;
     for (int i = 0; i < a->u.ctor.n; i++)
-      if (!pat_eq(q, a->u.ctor.sub[i], b->u.ctor.sub[i])) return false;
+      if (!pat_eq(a->u.ctor.sub[i], b->u.ctor.sub[i])) return false;
     return true;
   case PAT_TUPLE:
     if (a->u.tuple.n != b->u.tuple.n) return false;
     for (int i = 0; i < a->u.tuple.n; i++)
-      if (!pat_eq(q, a->u.tuple.sub[i], b->u.tuple.sub[i])) return false;
+      if (!pat_eq(a->u.tuple.sub[i], b->u.tuple.sub[i])) return false;
     return true;
   }
   return false;
 }
 
-static bool fn_eq(Eq *q, const Function *a, const Function *b) {
-  int nt = a->ntparams;
-  if (nt != b->ntparams || a->nparams != b->nparams) return false;
-  push_tparams(q, nt, a->tparams, b->tparams);
-  bool ok = true;
-  for (int i = 0; ok && i < a->nparams; i++) ok = bind_var(q, a->params[i], b->params[i]);
-  ok = ok && ty_eq(q, a->ret, b->ret) && attrs_eq(q, a->attrs, b->attrs) && expr_eq(q, a->body, b->body);
-  pop_tparams(q, nt);
-  return ok;
-}
-
-static bool match_eq(Eq *q, const Expr *a, const Expr *b) {
-  if (a->u.match.partial != b->u.match.partial || a->u.match.n != b->u.match.n ||
-      !expr_eq(q, a->u.match.scrut, b->u.match.scrut))
-    return false;
-  for (int i = 0; i < a->u.match.n; i++) {
-    const MatchClause *ca = &a->u.match.clauses[i], *cb = &b->u.match.clauses[i];
-    if (!pat_eq(q, ca->pat, cb->pat) || !expr_eq(q, ca->body, cb->body)) return false;
-  }
+static bool match_head_eq(const Expr *a, const Expr *b) {
+  if (a->u.match.partial != b->u.match.partial || a->u.match.n != b->u.match.n) return false;
+  for (int i = 0; i < a->u.match.n; i++)
+    if (!pat_eq(a->u.match.clauses[i].pat, b->u.match.clauses[i].pat)) return false;
   return true;
 }
 
-/* One node of a kind other than let / free_var. */
-static bool node_eq(Eq *q, const Expr *a, const Expr *b) {
+static bool fn_head_eq(Eq *q, const Function *a, const Function *b) {
+  return a->nparams == b->nparams && ty_eq(q, a->ret, b->ret) && attrs_eq(q, a->attrs, b->attrs);
+}
+
+/* What a node holds besides its children and binders.  A kind whose data
+ * is all children and binders needs no case. */
+static bool shallow_eq(Eq *q, const Expr *a, const Expr *b) {
   switch (a->kind) {
   case EX_CONST: return tensor_equal(a->u.konst.value, b->u.konst.value);
   case EX_VAR: return use_eq(q, a->u.var, b->u.var);
@@ -277,28 +272,59 @@ static bool node_eq(Eq *q, const Expr *a, const Expr *b) {
   case EX_OP: return str_eq(a->u.op.name, b->u.op.name);
   case EX_CTOR:
     return str_eq(ctor_name(a->u.ctor.adt, a->u.ctor.index), ctor_name(b->u.ctor.adt, b->u.ctor.index));
-  case EX_CALL:
-    return a->u.call.nargs == b->u.call.nargs && expr_eq(q, a->u.call.fn, b->u.call.fn) &&
-           exprs_eq(q, a->u.call.nargs, a->u.call.args, b->u.call.args) &&
-           attrs_eq(q, a->u.call.attrs, b->u.call.attrs);
-  case EX_TUPLE:
-    return a->u.tuple.n == b->u.tuple.n && exprs_eq(q, a->u.tuple.n, a->u.tuple.fields, b->u.tuple.fields);
-  case EX_PROJ: return a->u.proj.index == b->u.proj.index && expr_eq(q, a->u.proj.tuple, b->u.proj.tuple);
-  case EX_FN: return fn_eq(q, a->u.fn, b->u.fn);
-  case EX_IF:
-    return expr_eq(q, a->u.if_.cond, b->u.if_.cond) && expr_eq(q, a->u.if_.then_, b->u.if_.then_) &&
-           expr_eq(q, a->u.if_.else_, b->u.if_.else_);
-  case EX_MATCH: return match_eq(q, a, b);
-  case EX_REF_NEW: return expr_eq(q, a->u.ref_new.init, b->u.ref_new.init);
-  case EX_REF_READ: return expr_eq(q, a->u.ref_read.ref, b->u.ref_read.ref);
-  case EX_REF_WRITE:
-    return expr_eq(q, a->u.ref_write.ref, b->u.ref_write.ref) &&
-           expr_eq(q, a->u.ref_write.value, b->u.ref_write.value);
-  case EX_DATAFLOW: return expr_eq(q, a->u.dataflow.body, b->u.dataflow.body);
-  case EX_LET:
-  case EX_FREE_VAR: break;
+  case EX_CALL: return a->u.call.nargs == b->u.call.nargs && attrs_eq(q, a->u.call.attrs, b->u.call.attrs);
+  case EX_TUPLE: return a->u.tuple.n == b->u.tuple.n;
+  case EX_PROJ: return a->u.proj.index == b->u.proj.index;
+  case EX_FN: return fn_head_eq(q, a->u.fn, b->u.fn);
+  case EX_MATCH: return match_head_eq(a, b);
+  default: return true;
   }
-  RLY_UNREACHABLE();
+}
+
+/* The type parameters a node binds for its parts: a function's `[A, B]`. */
+static int tparams_of(const Expr *e, const char *const **names) {
+  if (e->kind != EX_FN) return 0;
+  *names = e->u.fn->tparams;
+  return e->u.fn->ntparams;
+}
+
+static void collect_var(void *ctx, Var *v) { vec_push(ctx, v); }
+
+/* The binders of a and b paired in order (their annotations must agree). */
+static bool binders_eq(Eq *q, const Expr *a, const Expr *b) {
+  q->va.len = q->vb.len = 0;
+  expr_binders(a, -1, collect_var, &q->va);
+  expr_binders(b, -1, collect_var, &q->vb);
+  if (q->va.len != q->vb.len) return false;
+  for (size_t i = 0; i < q->va.len; i++)
+    if (!bind_var(q, q->va.items[i], q->vb.items[i])) return false;
+  return true;
+}
+
+/* Own data, binders (bound before any child: a let may be recursive) and
+ * the first n children. */
+static bool parts_eq(Eq *q, const Expr *a, const Expr *b, int n) {
+  if (!shallow_eq(q, a, b) || !binders_eq(q, a, b)) return false;
+  for (int i = 0; i < n; i++)
+    if (!expr_eq(q, expr_child(a, i), expr_child(b, i))) return false;
+  return true;
+}
+
+/* A node that is not a link of a let chain, under its type parameters. */
+static bool node_eq(Eq *q, const Expr *a, const Expr *b) {
+  const char *const *ta = NULL, *const *tb = NULL;
+  int nt = tparams_of(a, &ta), n = expr_nchildren(a);
+  if (nt != tparams_of(b, &tb) || n != expr_nchildren(b)) return false;
+  push_tparams(q, nt, ta, tb);
+  bool ok = parts_eq(q, a, b, n);
+  pop_tparams(q, nt);
+  return ok;
+}
+
+/* A Function outside an expression, as the EX_FN node that would hold it. */
+static bool fn_eq(Eq *q, const Function *a, const Function *b) {
+  Expr ea = {.kind = EX_FN, .u.fn = (Function *)a}, eb = {.kind = EX_FN, .u.fn = (Function *)b};
+  return node_eq(q, &ea, &eb);
 }
 
 static bool memo_leaf(const Expr *e) {
@@ -306,27 +332,25 @@ static bool memo_leaf(const Expr *e) {
          e->kind == EX_CTOR;
 }
 
-/* The let chain is a loop; each let binds its var before its value (a let
- * may be recursive).  A pair already proven equal is not compared again. */
+/* A pair already proven equal is not compared again. */
+static bool memo_eq(Eq *q, const Expr *a, const Expr *b) {
+  if (memo_leaf(a)) return node_eq(q, a, b);
+  const uint64_t *m = pm_find(&q->memo, a);
+  if (m && (const Expr *)(uintptr_t)*m == b) return true;
+  if (!node_eq(q, a, b)) return false;
+  *pm_slot(&q->memo, a) = (uint64_t)(uintptr_t)b;
+  return true;
+}
+
+/* A let chain is a loop: each link's parts, then on to the rest. */
 static bool expr_eq(Eq *q, const Expr *a, const Expr *b) {
   for (;;) {
     if (!a || !b) return a == b;
     if (a->kind != b->kind) return false;
-    if (a->kind == EX_LET) {
-      if (!bind_var(q, a->u.let.var, b->u.let.var) || !expr_eq(q, a->u.let.value, b->u.let.value))
-        return false;
-      a = a->u.let.body, b = b->u.let.body;
-    } else if (a->kind == EX_FREE_VAR) {
-      if (!bind_var(q, a->u.free_var.var, b->u.free_var.var)) return false;
-      a = a->u.free_var.body, b = b->u.free_var.body;
-    } else {
-      if (memo_leaf(a)) return node_eq(q, a, b);
-      const uint64_t *m = pm_find(&q->memo, a);
-      if (m && (const Expr *)(uintptr_t)*m == b) return true;
-      if (!node_eq(q, a, b)) return false;
-      *pm_slot(&q->memo, a) = (uint64_t)(uintptr_t)b;
-      return true;
-    }
+    const Expr *rest = expr_rest(a);
+    if (!rest) return memo_eq(q, a, b);
+    if (!parts_eq(q, a, b, expr_nchildren(a) - 1)) return false;
+    a = rest, b = expr_rest(b);
   }
 }
 
@@ -366,84 +390,98 @@ static bool bind_tvar(Eq *q, const TirVar *a, const TirVar *b) {
   return true;
 }
 
-static bool pe_eq(Eq *q, const PrimExpr *a, const PrimExpr *b);
+/* TIR as Relay: a node's own data (the shallow functions), then its
+ * children and binders from ir/walk.h.  A begin of 0 equals an absent one,
+ * whatever its dtype (stmt_children gives tir_for_lo's view). */
 
-static bool pes_eq(Eq *q, int n, PrimExpr *const *a, PrimExpr *const *b) {
-  for (int i = 0; i < n; i++)
-    if (!pe_eq(q, a[i], b[i])) return false;
-  return true;
-}
-
-static bool pe_eq(Eq *q, const PrimExpr *a, const PrimExpr *b) {
-  if (!a || !b) return a == b;
-  if (a->kind != b->kind || a->dtype != b->dtype) return false;
+static bool pe_shallow_eq(const Eq *q, const PrimExpr *a, const PrimExpr *b) {
   switch (a->kind) {
   case PE_INT: return a->u.i == b->u.i;
   case PE_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
   case PE_VAR: return use_eq(q, a->u.var, b->u.var);
-  case PE_LOAD:
-    return a->u.load.n == b->u.load.n && use_eq(q, a->u.load.buf, b->u.load.buf) &&
-           pes_eq(q, a->u.load.n, a->u.load.idx, b->u.load.idx);
-  case PE_BIN:
-    return a->u.bin.op == b->u.bin.op && pe_eq(q, a->u.bin.a, b->u.bin.a) && pe_eq(q, a->u.bin.b, b->u.bin.b);
-  case PE_NOT:
-  case PE_NEG: return pe_eq(q, a->u.operand, b->u.operand);
-  case PE_CALL:
-    return a->u.call.fn == b->u.call.fn && a->u.call.n == b->u.call.n &&
-           pes_eq(q, a->u.call.n, a->u.call.args, b->u.call.args);
-  case PE_CAST: return a->u.cast.to == b->u.cast.to && pe_eq(q, a->u.cast.value, b->u.cast.value);
+  case PE_LOAD: return a->u.load.n == b->u.load.n && use_eq(q, a->u.load.buf, b->u.load.buf);
+  case PE_BIN: return a->u.bin.op == b->u.bin.op;
+  case PE_CALL: return a->u.call.fn == b->u.call.fn && a->u.call.n == b->u.call.n;
+  case PE_CAST: return a->u.cast.to == b->u.cast.to;
+  default: return true;
   }
-  return false;
+}
+
+static bool pe_eq(Eq *q, const PrimExpr *a, const PrimExpr *b) {
+  if (!a || !b) return a == b;
+  if (a->kind != b->kind || a->dtype != b->dtype || !pe_shallow_eq(q, a, b)) return false;
+  PrimExpr *ta[2], *tb[2];
+  int na, nb;
+  PrimExpr *const *ka = prim_expr_children(a, ta, &na), *const *kb = prim_expr_children(b, tb, &nb);
+  if (na != nb) return false;
+  for (int i = 0; i < na; i++)
+    if (!pe_eq(q, ka[i], kb[i])) return false;
+  return true;
+}
+
+static bool block_head_eq(const Stmt *a, const Stmt *b) {
+  int n = a->u.block.niters;
+  if (!str_eq(a->u.block.name, b->u.block.name) || n != b->u.block.niters) return false;
+  for (int i = 0; i < n; i++)
+    if (a->u.block.iters[i].reduce != b->u.block.iters[i].reduce) return false;
+  return true;
+}
+
+static bool st_shallow_eq(Eq *q, const Stmt *a, const Stmt *b) {
+  switch (a->kind) {
+  case ST_SEQ: return a->u.seq.n == b->u.seq.n;
+  case ST_FOR: return a->u.for_.loop == b->u.for_.loop && a->u.for_.nvars == b->u.for_.nvars;
+  case ST_BLOCK: return block_head_eq(a, b);
+  case ST_STORE: return a->u.store.n == b->u.store.n && use_eq(q, a->u.store.buf, b->u.store.buf);
+  case ST_ALLOC: return bind_buf(q, a->u.alloc, b->u.alloc);
+  default: return true;
+  }
+}
+
+/* A statement's expressions, binders and sub-statements. */
+typedef struct StParts {
+  PtrVec exprs, vars, stmts;
+} StParts;
+
+static void collect_tvar(void *ctx, TirVar *v) { vec_push(ctx, v); }
+
+static StParts st_parts(const Stmt *s) {
+  StParts p = {0};
+  stmt_children(s, &p.exprs, &p.stmts);
+  stmt_binders(s, collect_tvar, &p.vars);
+  return p;
+}
+
+static void st_parts_free(StParts *p) {
+  vec_free(&p->exprs);
+  vec_free(&p->vars);
+  vec_free(&p->stmts);
 }
 
 static bool st_eq(Eq *q, const Stmt *a, const Stmt *b);
 
-static bool for_eq(Eq *q, const Stmt *a, const Stmt *b) {
-  int n = a->u.for_.nvars;
-  if (a->u.for_.loop != b->u.for_.loop || n != b->u.for_.nvars) return false;
-  int nb = a->u.for_.loop == LOOP_RANGE ? 1 : n;
-  for (int i = 0; i < nb; i++) {
-    const PrimExpr *la = a->u.for_.lo ? a->u.for_.lo[i] : NULL, *lb = b->u.for_.lo ? b->u.for_.lo[i] : NULL;
-    if (!pe_eq(q, la, lb) || !pe_eq(q, a->u.for_.hi[i], b->u.for_.hi[i])) return false;
-  }
-  for (int i = 0; i < n; i++)
-    if (!bind_tvar(q, a->u.for_.vars[i], b->u.for_.vars[i])) return false;
-  return st_eq(q, a->u.for_.body, b->u.for_.body);
-}
-
-static bool block_eq(Eq *q, const Stmt *a, const Stmt *b) {
-  int n = a->u.block.niters;
-  if (!str_eq(a->u.block.name, b->u.block.name) || n != b->u.block.niters) return false;
-  for (int i = 0; i < n; i++) {
-    const IterVar *ia = &a->u.block.iters[i], *ib = &b->u.block.iters[i];
-    if (ia->reduce != ib->reduce || !pe_eq(q, ia->binding, ib->binding) || !bind_tvar(q, ia->var, ib->var))
-      return false;
-  }
-  return st_eq(q, a->u.block.init, b->u.block.init) && st_eq(q, a->u.block.body, b->u.block.body);
+/* Expressions first, then the binders they do not see, then the
+ * statements that see them. */
+static bool st_parts_eq(Eq *q, const StParts *a, const StParts *b) {
+  if (a->exprs.len != b->exprs.len || a->vars.len != b->vars.len || a->stmts.len != b->stmts.len)
+    return false;
+  for (size_t i = 0; i < a->exprs.len; i++)
+    if (!pe_eq(q, a->exprs.items[i], b->exprs.items[i])) return false;
+  for (size_t i = 0; i < a->vars.len; i++)
+    if (!bind_tvar(q, a->vars.items[i], b->vars.items[i])) return false;
+  for (size_t i = 0; i < a->stmts.len; i++)
+    if (!st_eq(q, a->stmts.items[i], b->stmts.items[i])) return false;
+  return true;
 }
 
 static bool st_eq(Eq *q, const Stmt *a, const Stmt *b) {
   if (!a || !b) return a == b;
-  if (a->kind != b->kind) return false;
-  switch (a->kind) {
-  case ST_SEQ:
-    if (a->u.seq.n != b->u.seq.n) return false;
-    for (int i = 0; i < a->u.seq.n; i++)
-      if (!st_eq(q, a->u.seq.items[i], b->u.seq.items[i])) return false;
-    return true;
-  case ST_FOR: return for_eq(q, a, b);
-  case ST_BLOCK: return block_eq(q, a, b);
-  case ST_STORE:
-    return a->u.store.n == b->u.store.n && use_eq(q, a->u.store.buf, b->u.store.buf) &&
-           pes_eq(q, a->u.store.n, a->u.store.idx, b->u.store.idx) &&
-           pe_eq(q, a->u.store.value, b->u.store.value);
-  case ST_ALLOC: return bind_buf(q, a->u.alloc, b->u.alloc);
-  case ST_LET: return pe_eq(q, a->u.let.value, b->u.let.value) && bind_tvar(q, a->u.let.var, b->u.let.var);
-  case ST_IF:
-    return pe_eq(q, a->u.if_.cond, b->u.if_.cond) && st_eq(q, a->u.if_.then_, b->u.if_.then_) &&
-           st_eq(q, a->u.if_.else_, b->u.if_.else_);
-  }
-  return false;
+  if (a->kind != b->kind || !st_shallow_eq(q, a, b)) return false;
+  StParts pa = st_parts(a), pb = st_parts(b);
+  bool ok = st_parts_eq(q, &pa, &pb);
+  st_parts_free(&pa);
+  st_parts_free(&pb);
+  return ok;
 }
 
 static bool prim_eq(Eq *q, const PrimFunc *a, const PrimFunc *b) {
@@ -643,84 +681,90 @@ static uint64_t attrs_hash(Hs *h, const Attrs *at) {
   return acc;
 }
 
-static uint64_t exs_hash(Hs *h, uint64_t acc, int n, Expr *const *es) {
-  for (int i = 0; i < n; i++) acc = hash_mix(acc, ex_hash(h, es[i]));
-  return hash_mix(acc, (uint64_t)n);
-}
-
 static uint64_t binder_hash(Hs *h, const Var *v) {
   hs_bind(h, v);
   return ty_hash(h, v->annot);
 }
 
-static uint64_t pat_hash(Hs *h, const Pattern *p) {
+/* A pattern's shape, as pat_eq compares it. */
+static uint64_t pat_hash(const Pattern *p) {
   uint64_t acc = hash_mix(0x9a, (uint64_t)p->kind);
   switch (p->kind) {
-  case PAT_WILD: return acc;
-  case PAT_VAR: return hash_mix(acc, binder_hash(h, p->u.var));
+  case PAT_WILD:
+  case PAT_VAR: return acc;
   case PAT_CTOR:
     acc = hash_mix(acc, str_hash(ctor_name(p->u.ctor.adt, p->u.ctor.index)));
-    for (int i = 0; i < p->u.ctor.n; i++) acc = hash_mix(acc, pat_hash(h, p->u.ctor.sub[i]));
+    for (int i = 0; i < p->u.ctor.n; i++) acc = hash_mix(acc, pat_hash(p->u.ctor.sub[i]));
     return hash_mix(acc, (uint64_t)p->u.ctor.n);
   case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) acc = hash_mix(acc, pat_hash(h, p->u.tuple.sub[i]));
+    for (int i = 0; i < p->u.tuple.n; i++) acc = hash_mix(acc, pat_hash(p->u.tuple.sub[i]));
     return hash_mix(acc, (uint64_t)p->u.tuple.n);
   }
   return acc;
 }
 
-static uint64_t fn_hash(Hs *h, const Function *f) {
-  uint64_t depth = h->depth, acc = hash_mix(0xf0, (uint64_t)f->nparams);
-  hs_push_tparams(h, f->ntparams, f->tparams);
-  acc = hash_mix(acc, (uint64_t)f->ntparams);
-  for (int i = 0; i < f->nparams; i++) acc = hash_mix(acc, binder_hash(h, f->params[i]));
-  acc = hash_mix(acc, ty_hash(h, f->ret));
-  acc = hash_mix(acc, attrs_hash(h, f->attrs));
-  acc = hash_mix(acc, ex_hash(h, f->body));
-  h->tparams.len -= (size_t)f->ntparams;
-  h->depth = depth;
-  return acc;
-}
-
-static uint64_t match_hash(Hs *h, const Expr *e, uint64_t acc) {
-  acc = hash_mix(hash_mix(acc, e->u.match.partial), ex_hash(h, e->u.match.scrut));
-  for (int i = 0; i < e->u.match.n; i++) {
-    uint64_t depth = h->depth;
-    acc = hash_mix(acc, pat_hash(h, e->u.match.clauses[i].pat));
-    acc = hash_mix(acc, ex_hash(h, e->u.match.clauses[i].body));
-    h->depth = depth;
-  }
+static uint64_t match_head_hash(const Expr *e) {
+  uint64_t acc = hash_mix(0x3a, e->u.match.partial);
+  for (int i = 0; i < e->u.match.n; i++) acc = hash_mix(acc, pat_hash(e->u.match.clauses[i].pat));
   return hash_mix(acc, (uint64_t)e->u.match.n);
 }
 
-static uint64_t node_hash(Hs *h, const Expr *e) {
-  uint64_t acc = hash_mix(0xe0, (uint64_t)e->kind);
+static uint64_t fn_head_hash(Hs *h, const Function *f) {
+  uint64_t acc = hash_mix(hash_mix(0xf0, (uint64_t)f->nparams), (uint64_t)f->ntparams);
+  return hash_mix(hash_mix(acc, ty_hash(h, f->ret)), attrs_hash(h, f->attrs));
+}
+
+/* As shallow_eq. */
+static uint64_t shallow_hash(Hs *h, const Expr *e) {
   switch (e->kind) {
-  case EX_CONST: return hash_mix(acc, tensor_hash(e->u.konst.value));
-  case EX_VAR: return hash_mix(acc, hs_use(h, e->u.var, e->u.var->id));
-  case EX_GLOBAL: return hash_mix(acc, str_hash(e->u.global.name));
-  case EX_OP: return hash_mix(acc, str_hash(e->u.op.name));
-  case EX_CTOR: return hash_mix(acc, str_hash(ctor_name(e->u.ctor.adt, e->u.ctor.index)));
-  case EX_CALL:
-    acc = hash_mix(acc, ex_hash(h, e->u.call.fn));
-    acc = exs_hash(h, acc, e->u.call.nargs, e->u.call.args);
-    return hash_mix(acc, attrs_hash(h, e->u.call.attrs));
-  case EX_TUPLE: return exs_hash(h, acc, e->u.tuple.n, e->u.tuple.fields);
-  case EX_PROJ: return hash_mix(hash_mix(acc, (uint64_t)e->u.proj.index), ex_hash(h, e->u.proj.tuple));
-  case EX_FN: return hash_mix(acc, fn_hash(h, e->u.fn));
-  case EX_IF:
-    acc = hash_mix(acc, ex_hash(h, e->u.if_.cond));
-    return hash_mix(hash_mix(acc, ex_hash(h, e->u.if_.then_)), ex_hash(h, e->u.if_.else_));
-  case EX_MATCH: return match_hash(h, e, acc);
-  case EX_REF_NEW: return hash_mix(acc, ex_hash(h, e->u.ref_new.init));
-  case EX_REF_READ: return hash_mix(acc, ex_hash(h, e->u.ref_read.ref));
-  case EX_REF_WRITE:
-    return hash_mix(hash_mix(acc, ex_hash(h, e->u.ref_write.ref)), ex_hash(h, e->u.ref_write.value));
-  case EX_DATAFLOW: return hash_mix(acc, ex_hash(h, e->u.dataflow.body));
-  case EX_LET:
-  case EX_FREE_VAR: break;
+  case EX_CONST: return tensor_hash(e->u.konst.value);
+  case EX_VAR: return hs_use(h, e->u.var, e->u.var->id);
+  case EX_GLOBAL: return str_hash(e->u.global.name);
+  case EX_OP: return str_hash(e->u.op.name);
+  case EX_CTOR: return str_hash(ctor_name(e->u.ctor.adt, e->u.ctor.index));
+  case EX_CALL: return hash_mix((uint64_t)e->u.call.nargs, attrs_hash(h, e->u.call.attrs));
+  case EX_TUPLE: return (uint64_t)e->u.tuple.n;
+  case EX_PROJ: return (uint64_t)e->u.proj.index;
+  case EX_FN: return fn_head_hash(h, e->u.fn);
+  case EX_MATCH: return match_head_hash(e);
+  default: return 0;
   }
-  RLY_UNREACHABLE();
+}
+
+typedef struct BindHash {
+  Hs *h;
+  uint64_t acc;
+} BindHash;
+
+static void bind_hash(void *ctx, Var *v) {
+  BindHash *b = ctx;
+  b->acc = hash_mix(b->acc, binder_hash(b->h, v));
+}
+
+/* As parts_eq: own data, binders, the first n children. */
+static uint64_t parts_hash(Hs *h, const Expr *e, int n, uint64_t acc) {
+  BindHash bh = {h, hash_mix(acc, shallow_hash(h, e))};
+  expr_binders(e, -1, bind_hash, &bh);
+  acc = bh.acc;
+  for (int i = 0; i < n; i++) acc = hash_mix(acc, ex_hash(h, expr_child(e, i)));
+  return acc;
+}
+
+/* As node_eq; the node's binders go out of scope after it. */
+static uint64_t node_hash(Hs *h, const Expr *e) {
+  uint64_t depth = h->depth;
+  const char *const *names = NULL;
+  int nt = tparams_of(e, &names), n = expr_nchildren(e);
+  hs_push_tparams(h, nt, names);
+  uint64_t acc = parts_hash(h, e, n, hash_mix(0xe0, (uint64_t)e->kind));
+  h->tparams.len -= (size_t)nt;
+  h->depth = depth;
+  return hash_mix(acc, (uint64_t)n);
+}
+
+static uint64_t fn_hash(Hs *h, const Function *f) {
+  Expr ef = {.kind = EX_FN, .u.fn = (Function *)f};
+  return node_hash(h, &ef);
 }
 
 /* A node's hash depends only on it and the binding depth where it sits,
@@ -743,6 +787,7 @@ static uint64_t memo_node_hash(Hs *h, const Expr *e) {
   return r;
 }
 
+/* A let chain is a loop, as in expr_eq; its binders go out of scope after it. */
 static uint64_t ex_hash(Hs *h, const Expr *e) {
   uint64_t depth = h->depth, acc = 0x3c;
   for (;;) {
@@ -750,18 +795,13 @@ static uint64_t ex_hash(Hs *h, const Expr *e) {
       acc = hash_mix(acc, 0x5e);
       break;
     }
-    if (e->kind == EX_LET) {
-      acc = hash_mix(acc, 0x1e7);
-      acc = hash_mix(acc, binder_hash(h, e->u.let.var));
-      acc = hash_mix(acc, ex_hash(h, e->u.let.value));
-      e = e->u.let.body;
-    } else if (e->kind == EX_FREE_VAR) {
-      acc = hash_mix(hash_mix(acc, 0xf5e), binder_hash(h, e->u.free_var.var));
-      e = e->u.free_var.body;
-    } else {
+    const Expr *rest = expr_rest(e);
+    if (!rest) {
       acc = hash_mix(acc, memo_node_hash(h, e));
       break;
     }
+    acc = parts_hash(h, e, expr_nchildren(e) - 1, hash_mix(acc, 0x1e70 + (uint64_t)e->kind));
+    e = rest;
   }
   h->depth = depth;
   return acc;
@@ -784,32 +824,29 @@ uint64_t func_hash(const Function *f) {
 
 /* ──────────────────────────── TIR hashing ──────────────────────────── */
 
-static uint64_t pe_hash(Hs *h, const PrimExpr *e);
-
-static uint64_t pes_hash(Hs *h, uint64_t acc, int n, PrimExpr *const *es) {
-  for (int i = 0; i < n; i++) acc = hash_mix(acc, pe_hash(h, es[i]));
-  return hash_mix(acc, (uint64_t)n);
+/* As pe_shallow_eq. */
+static uint64_t pe_shallow_hash(const Hs *h, const PrimExpr *e) {
+  switch (e->kind) {
+  case PE_INT: return (uint64_t)e->u.i;
+  case PE_FLOAT: return hash_bytes(&e->u.f, sizeof(double), 0xf1);
+  case PE_VAR: return hs_use(h, e->u.var, e->u.var->id);
+  case PE_LOAD: return hash_mix(hs_use(h, e->u.load.buf, e->u.load.buf->id), (uint64_t)e->u.load.n);
+  case PE_BIN: return (uint64_t)e->u.bin.op;
+  case PE_CALL: return hash_mix((uint64_t)e->u.call.fn, (uint64_t)e->u.call.n);
+  case PE_CAST: return (uint64_t)e->u.cast.to;
+  default: return 0;
+  }
 }
 
 static uint64_t pe_hash(Hs *h, const PrimExpr *e) {
   if (!e) return 0x21;
   uint64_t acc = hash_mix(hash_mix(0x9e, (uint64_t)e->kind), (uint64_t)e->dtype);
-  switch (e->kind) {
-  case PE_INT: return hash_mix(acc, (uint64_t)e->u.i);
-  case PE_FLOAT: return hash_bytes(&e->u.f, sizeof(double), acc);
-  case PE_VAR: return hash_mix(acc, hs_use(h, e->u.var, e->u.var->id));
-  case PE_LOAD:
-    acc = hash_mix(acc, hs_use(h, e->u.load.buf, e->u.load.buf->id));
-    return pes_hash(h, acc, e->u.load.n, e->u.load.idx);
-  case PE_BIN:
-    acc = hash_mix(acc, (uint64_t)e->u.bin.op);
-    return hash_mix(hash_mix(acc, pe_hash(h, e->u.bin.a)), pe_hash(h, e->u.bin.b));
-  case PE_NOT:
-  case PE_NEG: return hash_mix(acc, pe_hash(h, e->u.operand));
-  case PE_CALL: return pes_hash(h, hash_mix(acc, (uint64_t)e->u.call.fn), e->u.call.n, e->u.call.args);
-  case PE_CAST: return hash_mix(hash_mix(acc, (uint64_t)e->u.cast.to), pe_hash(h, e->u.cast.value));
-  }
-  return acc;
+  acc = hash_mix(acc, pe_shallow_hash(h, e));
+  PrimExpr *tmp[2];
+  int n;
+  PrimExpr *const *kids = prim_expr_children(e, tmp, &n);
+  for (int i = 0; i < n; i++) acc = hash_mix(acc, pe_hash(h, kids[i]));
+  return hash_mix(acc, (uint64_t)n);
 }
 
 static uint64_t buf_hash(Hs *h, const Buffer *b) {
@@ -824,51 +861,33 @@ static uint64_t tvar_bind_hash(Hs *h, const TirVar *v) {
   return hash_mix(hash_mix(0x7f, (uint64_t)v->dtype), v->is_size);
 }
 
-static uint64_t st_hash(Hs *h, const Stmt *s);
-
-static uint64_t for_hash(Hs *h, const Stmt *s, uint64_t acc) {
-  int n = s->u.for_.nvars, nb = s->u.for_.loop == LOOP_RANGE ? 1 : n;
-  acc = hash_mix(hash_mix(acc, (uint64_t)s->u.for_.loop), (uint64_t)n);
-  for (int i = 0; i < nb; i++) {
-    acc = hash_mix(acc, pe_hash(h, s->u.for_.lo ? s->u.for_.lo[i] : NULL));
-    acc = hash_mix(acc, pe_hash(h, s->u.for_.hi[i]));
-  }
-  for (int i = 0; i < n; i++) acc = hash_mix(acc, tvar_bind_hash(h, s->u.for_.vars[i]));
-  return hash_mix(acc, st_hash(h, s->u.for_.body));
+static uint64_t block_head_hash(const Stmt *s) {
+  uint64_t acc = str_hash(s->u.block.name);
+  for (int i = 0; i < s->u.block.niters; i++) acc = hash_mix(acc, s->u.block.iters[i].reduce);
+  return hash_mix(acc, (uint64_t)s->u.block.niters);
 }
 
-static uint64_t block_hash(Hs *h, const Stmt *s, uint64_t acc) {
-  acc = hash_mix(acc, str_hash(s->u.block.name));
-  for (int i = 0; i < s->u.block.niters; i++) {
-    const IterVar *it = &s->u.block.iters[i];
-    acc = hash_mix(hash_mix(acc, it->reduce), pe_hash(h, it->binding));
-    acc = hash_mix(acc, tvar_bind_hash(h, it->var));
+/* As st_shallow_eq (an alloc binds its buffer here). */
+static uint64_t st_shallow_hash(Hs *h, const Stmt *s) {
+  switch (s->kind) {
+  case ST_SEQ: return (uint64_t)s->u.seq.n;
+  case ST_FOR: return hash_mix((uint64_t)s->u.for_.loop, (uint64_t)s->u.for_.nvars);
+  case ST_BLOCK: return block_head_hash(s);
+  case ST_STORE: return hash_mix(hs_use(h, s->u.store.buf, s->u.store.buf->id), (uint64_t)s->u.store.n);
+  case ST_ALLOC: return buf_hash(h, s->u.alloc);
+  default: return 0;
   }
-  acc = hash_mix(acc, st_hash(h, s->u.block.init));
-  return hash_mix(acc, st_hash(h, s->u.block.body));
 }
 
+/* As st_eq: expressions, binders, sub-statements. */
 static uint64_t st_hash(Hs *h, const Stmt *s) {
   if (!s) return 0x31;
-  uint64_t acc = hash_mix(0x5b, (uint64_t)s->kind);
-  switch (s->kind) {
-  case ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++) acc = hash_mix(acc, st_hash(h, s->u.seq.items[i]));
-    return hash_mix(acc, (uint64_t)s->u.seq.n);
-  case ST_FOR: return for_hash(h, s, acc);
-  case ST_BLOCK: return block_hash(h, s, acc);
-  case ST_STORE:
-    acc = hash_mix(acc, hs_use(h, s->u.store.buf, s->u.store.buf->id));
-    acc = pes_hash(h, acc, s->u.store.n, s->u.store.idx);
-    return hash_mix(acc, pe_hash(h, s->u.store.value));
-  case ST_ALLOC: return hash_mix(acc, buf_hash(h, s->u.alloc));
-  case ST_LET:
-    acc = hash_mix(acc, pe_hash(h, s->u.let.value));
-    return hash_mix(acc, tvar_bind_hash(h, s->u.let.var));
-  case ST_IF:
-    acc = hash_mix(acc, pe_hash(h, s->u.if_.cond));
-    return hash_mix(hash_mix(acc, st_hash(h, s->u.if_.then_)), st_hash(h, s->u.if_.else_));
-  }
+  uint64_t acc = hash_mix(hash_mix(0x5b, (uint64_t)s->kind), st_shallow_hash(h, s));
+  StParts p = st_parts(s);
+  for (size_t i = 0; i < p.exprs.len; i++) acc = hash_mix(acc, pe_hash(h, p.exprs.items[i]));
+  for (size_t i = 0; i < p.vars.len; i++) acc = hash_mix(acc, tvar_bind_hash(h, p.vars.items[i]));
+  for (size_t i = 0; i < p.stmts.len; i++) acc = hash_mix(acc, st_hash(h, p.stmts.items[i]));
+  st_parts_free(&p);
   return acc;
 }
 

@@ -31,6 +31,7 @@
 
 #include "ir/ir.h"
 #include "ir/tir.h"
+#include "ir/walk.h"
 
 /* ──────────────── pointer-keyed maps and sets (ir/util.h U64Map) ──────────────── */
 
@@ -54,39 +55,17 @@ static void pm_free(PtrMap *m) { u64map_free(m); }
 
 /* ───────────────────────────── literals ───────────────────────────── */
 
-/* Shortest text that the lexer turns back into the same half: it reads
- * `…f16` with strtod and converts through float, so test exactly that. */
-static void fmt_half_shortest(char *buf, size_t n, double v) {
-  uint16_t h = float_to_half((float)v);
-  if ((double)half_to_float(h) != v) {
-    fmt_double_shortest(buf, n, v);
-    return;
-  }
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, v);
-    if (float_to_half((float)strtod(buf, NULL)) == h) return;
-  }
+/* Is v exactly a value of dt?  Literals are; an attribute computed as a
+ * double may not be.  (A double past FLT_MAX is not converted: that is
+ * undefined behaviour.) */
+static bool exact_in(double v, DType dt) {
+  if (dt == DT_FLOAT16) return (double)half_to_float(double_to_half(v)) == v;
+  return dt != DT_FLOAT32 || (fabs(v) <= FLT_MAX && (double)(float)v == v);
 }
 
-/* The largest float of the type: the lexer (like TVM's) range-checks the
- * decimal value before rounding, so the text must not exceed it. */
-static double float_max(DType dt) {
-  return dt == DT_FLOAT16 ? 65504.0 : dt == DT_FLOAT32 ? (double)FLT_MAX : DBL_MAX;
-}
-
-/* FLT_MAX's shortest text 3.4028235e+38 is above FLT_MAX: take more digits
- * (3.402823466e+38), shortest among texts within range that read back. */
-static void fit_in_range(char *buf, size_t n, double v, DType dt) {
-  if (fabs(strtod(buf, NULL)) <= float_max(dt)) return;
-  for (int prec = 2; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, v);
-    double r = strtod(buf, NULL);
-    if (fabs(r) <= float_max(dt) && (dt != DT_FLOAT32 || (float)r == (float)v)) return;
-  }
-}
-
-/* A float of type dt.  A float32 value that is not exactly a float (an
- * attribute read as a double) keeps all its digits so it stays exact. */
+/* A float of type dt, in the shortest text the lexer reads back to the same
+ * bits.  A value that is not exactly of its type keeps a double's digits
+ * so it stays exact. */
 static void put_float(StrBuf *b, double v, DType dt) {
   if (!dtype_is_float(dt)) dt = DT_FLOAT32;
   const char *suf = dtype_suffix(dt);
@@ -99,10 +78,7 @@ static void put_float(StrBuf *b, double v, DType dt) {
     return;
   }
   char buf[64];
-  if (dt == DT_FLOAT16) fmt_half_shortest(buf, sizeof buf, v);
-  else if (dt == DT_FLOAT32 && (double)(float)v == v) fmt_float_shortest(buf, sizeof buf, (float)v);
-  else fmt_double_shortest(buf, sizeof buf, v);
-  fit_in_range(buf, sizeof buf, v, dt);
+  float_to_text(buf, sizeof buf, v, exact_in(v, dt) ? dt : DT_FLOAT64);
   if (v == trunc(v) && fabs(v) < 1e17) { /* 65504 reads better than 6.55e+04 */
     char whole[32];
     snprintf(whole, sizeof whole, "%.0f", v);
@@ -413,32 +389,7 @@ static void note_name(Printer *P, const Var *v) {
   if (!v->is_graph && valid_name(v->name)) strmap_put(&P->taken, v->name, (void *)1);
 }
 
-static void note_pattern(Printer *P, const Pattern *p) {
-  switch (p->kind) {
-  case PAT_WILD: break;
-  case PAT_VAR: note_name(P, p->u.var); break;
-  case PAT_CTOR:
-    for (int i = 0; i < p->u.ctor.n; i++) note_pattern(P, p->u.ctor.sub[i]);
-    break;
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) note_pattern(P, p->u.tuple.sub[i]);
-    break;
-  }
-}
-
-static void note_binders(Printer *P, const Expr *e) {
-  switch (e->kind) {
-  case EX_LET: note_name(P, e->u.let.var); break;
-  case EX_FREE_VAR: note_name(P, e->u.free_var.var); break;
-  case EX_FN:
-    for (int i = 0; i < e->u.fn->nparams; i++) note_name(P, e->u.fn->params[i]);
-    break;
-  case EX_MATCH:
-    for (int i = 0; i < e->u.match.n; i++) note_pattern(P, e->u.match.clauses[i].pat);
-    break;
-  default: break;
-  }
-}
+static void note_binder(void *P, Var *v) { note_name(P, v); }
 
 /* Every name of the root, so generated names avoid them.  Built only when
  * a first name must be generated: every node is in `seen`, every variable
@@ -451,7 +402,7 @@ static void collect_taken(Printer *P) {
   for (size_t i = 0; i < P->seen.cap; i++) {
     if (!P->seen.keys[i]) continue;
     const Expr *e = (const Expr *)(uintptr_t)P->seen.keys[i];
-    note_binders(P, e);
+    expr_binders(e, -1, note_binder, P);
     kids.len = 0;
     push_children(&kids, e);
     for (size_t k = 0; k < kids.len; k++) {
@@ -552,43 +503,8 @@ static void push_attrs(PtrVec *st, const Attrs *at) {
 
 /* The edges of e, as analysis 2 (place_children) walks them. */
 static void push_children(PtrVec *st, const Expr *e) {
-  switch (e->kind) {
-  case EX_CALL:
-    vec_push(st, e->u.call.fn);
-    for (int i = 0; i < e->u.call.nargs; i++) vec_push(st, e->u.call.args[i]);
-    push_attrs(st, e->u.call.attrs);
-    break;
-  case EX_TUPLE:
-    for (int i = 0; i < e->u.tuple.n; i++) vec_push(st, e->u.tuple.fields[i]);
-    break;
-  case EX_PROJ: vec_push(st, e->u.proj.tuple); break;
-  case EX_LET:
-    vec_push(st, e->u.let.body);
-    vec_push(st, e->u.let.value);
-    break;
-  case EX_FREE_VAR: vec_push(st, e->u.free_var.body); break;
-  case EX_FN:
-    push_attrs(st, e->u.fn->attrs);
-    vec_push(st, e->u.fn->body);
-    break;
-  case EX_IF:
-    vec_push(st, e->u.if_.cond);
-    vec_push(st, e->u.if_.then_);
-    vec_push(st, e->u.if_.else_);
-    break;
-  case EX_MATCH:
-    vec_push(st, e->u.match.scrut);
-    for (int i = 0; i < e->u.match.n; i++) vec_push(st, e->u.match.clauses[i].body);
-    break;
-  case EX_REF_NEW: vec_push(st, e->u.ref_new.init); break;
-  case EX_REF_READ: vec_push(st, e->u.ref_read.ref); break;
-  case EX_REF_WRITE:
-    vec_push(st, e->u.ref_write.ref);
-    vec_push(st, e->u.ref_write.value);
-    break;
-  case EX_DATAFLOW: vec_push(st, e->u.dataflow.body); break;
-  default: break;
-  }
+  expr_children(e, st);
+  push_attrs(st, expr_attrs(e));
 }
 
 static void count_second_visit(Printer *P, const Expr *e) {
@@ -686,49 +602,19 @@ static void attrs_edges(Placer *pl, const Attrs *at, int s, int o) {
   for (int i = 0; at && i < at->n; i++) attr_edges(pl, at->vals[i], s, o);
 }
 
-/* Block keys: the root block is &P->rootkey, a fn body its EX_FN node, a
- * let printed as a value its EX_LET node, branches the address of the field. */
+/* Block keys: the root block is &P->rootkey, a let printed as a value its
+ * EX_LET node, a block child (function body, branch, clause body, dataflow
+ * body) the address of its slot (expr_child_slot). */
 static void place_children(Placer *pl, const Expr *e, int s, int o) {
   Printer *P = pl->P;
-  switch (e->kind) {
-  case EX_CALL:
-    edge(pl, e->u.call.fn, s, o, true);
-    for (int i = 0; i < e->u.call.nargs; i++) edge(pl, e->u.call.args[i], s, o, true);
-    attrs_edges(pl, e->u.call.attrs, s, o);
-    break;
-  case EX_TUPLE:
-    for (int i = 0; i < e->u.tuple.n; i++) edge(pl, e->u.tuple.fields[i], s, o, true);
-    break;
-  case EX_PROJ: edge(pl, e->u.proj.tuple, s, o, true); break;
-  case EX_LET: /* the body first keeps the work list short on long chains */
-    edge(pl, e->u.let.body, s, o + 1, false);
-    edge(pl, e->u.let.value, s, o, true);
-    break;
-  case EX_FREE_VAR: edge(pl, e->u.free_var.body, s, o + 1, false); break;
-  case EX_FN:
-    attrs_edges(pl, e->u.fn->attrs, s, o);
-    edge(pl, e->u.fn->body, new_scope(P, e, s, o), 0, false);
-    break;
-  case EX_IF:
-    edge(pl, e->u.if_.cond, s, o, true);
-    edge(pl, e->u.if_.then_, new_scope(P, &e->u.if_.then_, s, o), 0, false);
-    edge(pl, e->u.if_.else_, new_scope(P, &e->u.if_.else_, s, o), 0, false);
-    break;
-  case EX_MATCH:
-    edge(pl, e->u.match.scrut, s, o, true);
-    for (int i = 0; i < e->u.match.n; i++)
-      edge(pl, e->u.match.clauses[i].body, new_scope(P, &e->u.match.clauses[i], s, o), 0, false);
-    break;
-  case EX_REF_NEW: edge(pl, e->u.ref_new.init, s, o, true); break;
-  case EX_REF_READ: edge(pl, e->u.ref_read.ref, s, o, true); break;
-  case EX_REF_WRITE:
-    edge(pl, e->u.ref_write.ref, s, o, true);
-    edge(pl, e->u.ref_write.value, s, o, true);
-    break;
-  case EX_DATAFLOW:
-    edge(pl, e->u.dataflow.body, new_scope(P, &e->u.dataflow.body, s, o), 0, false);
-    break;
-  default: break;
+  Expr *rest = expr_rest(e);
+  attrs_edges(pl, expr_attrs(e), s, o);
+  if (rest) edge(pl, rest, s, o + 1, false); /* the rest first keeps the work list short on long chains */
+  for (int i = 0; i < expr_nchildren(e); i++) {
+    const Expr *c = expr_child(e, i);
+    ExprRole r = expr_child_role(e, i);
+    if (r == EXPR_OPERAND) edge(pl, c, s, o, true);
+    if (r == EXPR_BLOCK) edge(pl, c, new_scope(P, expr_child_slot(e, i), s, o), 0, false);
   }
 }
 
@@ -1004,7 +890,7 @@ static void print_match(Printer *P, const Expr *e, int ind) {
     print_pattern(P, c->pat);
     bind_pattern(P, c->pat);
     sb_puts(b, " => {\n");
-    print_block(P, c, c->body, ind + 4, false);
+    print_block(P, &c->body, c->body, ind + 4, false);
     pop_binds(P, mark);
     sb_indent(b, ind + 2);
     sb_puts(b, "},\n");
@@ -1057,7 +943,7 @@ static void print_node(Printer *P, const Expr *e, int ind) {
   case EX_FREE_VAR: print_paren_block(P, e, ind); break;
   case EX_FN:
     sb_puts(b, "fn ");
-    print_fn_body(P, e, e->u.fn, e->ty, ind);
+    print_fn_body(P, &e->u.fn->body, e->u.fn, e->ty, ind);
     ann(P, e->ty);
     break;
   case EX_IF: print_if(P, e, ind); break;
@@ -1422,11 +1308,15 @@ static void tir_for(StrBuf *b, const Stmt *s, int ind) {
   for (int i = 0; i < s->u.for_.nvars; i++) sb_printf(b, "%s%%%s", i ? ", " : "", s->u.for_.vars[i]->name);
   sb_printf(b, " in %s(", loop_kind_name(s->u.for_.loop));
   if (s->u.for_.loop == LOOP_RANGE) {
-    if (s->u.for_.lo && s->u.for_.lo[0]) tir_expr(b, s->u.for_.lo[0], 0);
-    else sb_putc(b, '0');
+    if (tir_for_lo(s, 0)) tir_expr(b, tir_for_lo(s, 0), 0);
+    else sb_putc(b, '0'); /* range always shows its begin; 0 of any dtype is `0` */
     sb_puts(b, ", ");
     tir_expr(b, s->u.for_.hi[0], 0);
-  } else {
+  } else if (s->u.for_.nvars == 1 && tir_for_lo(s, 0)) { /* kind(begin, end), begin not 0 */
+    tir_expr(b, tir_for_lo(s, 0), 0);
+    sb_puts(b, ", ");
+    tir_expr(b, s->u.for_.hi[0], 0);
+  } else { /* kind(end) or one extent per variable: a begin of 0 is left out */
     tir_list(b, s->u.for_.nvars, s->u.for_.hi);
   }
   sb_puts(b, ") {\n");

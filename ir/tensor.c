@@ -1,7 +1,10 @@
 /* tensor.c — dtype table lookups and arena-allocated dense tensors. */
 #include "ir/tensor.h"
 
+#include <fenv.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/util.h"
@@ -41,22 +44,98 @@ float half_to_float(uint16_t h) {
   return s ? -v : v;
 }
 
-uint16_t float_to_half(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-  if (isnan(f)) return sign | 0x7e00;
-  float a = fabsf(f);
-  if (a >= 65520.0f) return sign | 0x7c00;
-  if (a < ldexpf(1, -25)) return sign;
+/* Exact: every float is a double, so this rounds once. */
+uint16_t float_to_half(float f) { return double_to_half(f); }
+
+uint16_t double_to_half(double d) {
+  uint64_t x;
+  memcpy(&x, &d, 8);
+  uint16_t sign = (uint16_t)((x >> 48) & 0x8000);
+  if (isnan(d)) return sign | 0x7e00;
+  double a = fabs(d);
+  if (a >= 65520.0) return sign | 0x7c00; /* 65520 rounds (to even) up to 2^16 */
+  if (a <= 0x1p-25) return sign;            /* the halfway point rounds to even: 0 */
   int e;
-  frexpf(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+  frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
   int exp = e - 1 + 15;
-  if (exp <= 0) return sign | (uint16_t)lrintf(ldexpf(a, 24)); /* subnormal */
-  uint32_t mant = (uint32_t)lrintf(ldexpf(a, 11 - e)); /* 11 bits incl. hidden, round-to-even */
+  if (exp <= 0) return sign | (uint16_t)nearbyint(ldexp(a, 24)); /* subnormal (may carry to normal) */
+  uint32_t mant = (uint32_t)nearbyint(ldexp(a, 11 - e));      /* 11 bits with the hidden one */
   if (mant == 2048) mant = 1024, exp++;
   if (exp >= 31) return sign | 0x7c00;
   return sign | (uint16_t)(exp << 10) | (uint16_t)(mant & 1023);
+}
+
+/* ── float literal text ── */
+
+/* Is a exactly halfway between two adjacent float16 values (or between
+ * 65504 and 2^16, where it overflows)? */
+static bool half_tie(double a) {
+  int e;
+  frexp(a, &e); /* a in [2^(e-1), 2^e) */
+  double ulp = ldexp(1, (e - 1 < -14 ? -14 : e - 1) - 10);
+  return a > 0 && fmod(a, ulp) == ulp / 2;
+}
+
+/* strtod under a directed rounding mode (C11 F.5: conversions honour it). */
+static double strtod_rounded(const char *s, int mode) {
+  int saved = fegetround();
+  fesetround(mode);
+  double v = strtod(s, NULL);
+  fesetround(saved);
+  return v;
+}
+
+/* Decimal → half rounded once.  Through a double it rounds twice, which
+ * goes wrong only when the double lands exactly on a tie that the decimal
+ * value was not on (65519.999999999999999f16 is 65504, not inf): then
+ * which side of the tie the text lies on decides. */
+static uint16_t half_from_text(const char *s) {
+  double d = strtod(s, NULL);
+  if (!half_tie(fabs(d))) return double_to_half(d);
+  double lo = strtod_rounded(s, FE_DOWNWARD), hi = strtod_rounded(s, FE_UPWARD);
+  if (lo == hi) return double_to_half(d); /* the text is the tie: to even */
+  return double_to_half(lo != d ? lo : hi);
+}
+
+bool float_from_text(const char *s, DType dt, double *out) {
+  switch (dt) {
+  case DT_FLOAT16: *out = half_to_float(half_from_text(s)); break;
+  case DT_FLOAT32: *out = strtof(s, NULL); break; /* not via double: that rounds twice */
+  default: *out = strtod(s, NULL); break;
+  }
+  return !isinf(*out);
+}
+
+static bool reads_back(const char *text, double v, DType dt) {
+  double back;
+  return float_from_text(text, dt, &back) && memcmp(&back, &v, sizeof v) == 0;
+}
+
+/* v to prec digits rounded away from zero (C11 F.5: printf honours the
+ * rounding mode; where it does not, this is the nearest, which the caller
+ * has tried already).  Above a power of two the gap between floats is
+ * twice the gap below, so the nearest decimal may fall out below while the
+ * one above reads back: float16 2^-6 is 0.01563 (0.01562 misses). */
+static void decimal_away_from_zero(char *buf, size_t n, int prec, double v) {
+  int saved = fegetround();
+  fesetround(v < 0 ? FE_DOWNWARD : FE_UPWARD);
+  snprintf(buf, n, "%.*g", prec, v);
+  fesetround(saved);
+}
+
+void float_to_text(char *buf, size_t n, double v, DType dt) {
+  int max_digits = dt == DT_FLOAT16 ? 5 : dt == DT_FLOAT32 ? 9 : 17;
+  int exp;
+  bool pow2 = fabs(frexp(v, &exp)) == 0.5;
+  for (int prec = 1; prec <= max_digits; prec++) {
+    snprintf(buf, n, "%.*g", prec, v);
+    if (reads_back(buf, v, dt)) return;
+    if (pow2 && prec < max_digits) {
+      decimal_away_from_zero(buf, n, prec, v);
+      if (reads_back(buf, v, dt)) return;
+    }
+  }
+  snprintf(buf, n, "%.*g", max_digits, v);
 }
 
 Tensor *tensor_new(Arena *a, DType dt, int ndim, const int64_t *shape) {
@@ -103,7 +182,7 @@ uint64_t tensor_get_u64(const Tensor *t, int64_t i) { GET_CASES(uint64_t) }
   case DT_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)(v); break;      \
   case DT_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)(v); break;      \
   case DT_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)(v); break;      \
-  case DT_FLOAT16: ((uint16_t *)t->data)[i] = float_to_half((float)(v)); break; \
+  case DT_FLOAT16: ((uint16_t *)t->data)[i] = double_to_half((double)(v)); break; \
   case DT_FLOAT32: ((float *)t->data)[i] = (float)(v); break;           \
   case DT_FLOAT64: ((double *)t->data)[i] = (double)(v); break;         \
   default: RLY_UNREACHABLE();                                           \

@@ -59,9 +59,20 @@ static inline int64_t dtype_wrap_int(DType t, int64_t v) {
 }
 bool dtype_is_int(DType t); /* signed or unsigned integer, not bool */
 
-/* Half-precision conversion (IEEE binary16), used for float16 constants. */
+/* Half-precision conversion (IEEE binary16), used for float16 constants;
+ * both directions round once, to nearest even. */
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
+uint16_t double_to_half(double d);
+
+/* Float literal text.  float_from_text reads decimal text s (strtod
+ * syntax, no suffix) rounded ONCE, to nearest even, to the float dtype dt,
+ * into *out (exactly representable in dt); false when that rounds to an
+ * infinity, i.e. the literal is out of dt's range.  float_to_text writes
+ * the shortest %g text that float_from_text reads back to v's bits (v must
+ * be a finite value of dt). */
+bool float_from_text(const char *s, DType dt, double *out);
+void float_to_text(char *buf, size_t n, double v, DType dt);
 
 enum { TENSOR_MAX_RANK = 32 };
 

@@ -98,10 +98,14 @@ struct PrimExpr {
   } u;
 };
 
+/* Loop kinds, as TVMScript's T.serial/T.grid/T.parallel/...: `grid` takes
+ * one extent per variable; the others take, for one variable, (end) or
+ * (begin, end), and `parallel`, `vectorized` and `unrolled` also one extent
+ * per variable when there are several. */
 #define LOOP_KINDS(X)                          \
-  X(LOOP_RANGE, "range")  /* for %i in range(lo, hi) */ \
+  X(LOOP_RANGE, "range")  /* for %i in range(begin, end) or range(end) */ \
   X(LOOP_GRID, "grid")    /* for %i, %j in grid(a, b) */ \
-  X(LOOP_PARALLEL, "parallel")                 \
+  X(LOOP_PARALLEL, "parallel")    /* parallel(end), parallel(begin, end), parallel(a, b) */ \
   X(LOOP_VECTORIZED, "vectorized")             \
   X(LOOP_UNROLLED, "unrolled")
 
@@ -137,8 +141,11 @@ struct Stmt {
   Span span;
   union {
     struct { int n; Stmt **items; } seq;
-    /* range(lo, hi) with one var: lo/hi; grid/parallel/...(e0, e1, …) with
-     * one var per extent: lo NULL (0), hi[i] = extent i. */
+    /* Variable i runs over [lo[i], hi[i]) in steps of 1 (nothing when
+     * lo[i] >= hi[i]); lo NULL or lo[i] NULL means 0 (tir_for_lo).  The
+     * parser gives range an explicit lo[0] (0 for `range(end)`) and the other
+     * kinds lo NULL unless `kind(begin, end)` has a begin other than 0;
+     * several variables always start at 0. */
     struct { LoopKind loop; int nvars; TirVar **vars; PrimExpr **lo; PrimExpr **hi; Stmt *body; } for_;
     struct { const char *name; int niters; IterVar *iters; Stmt *init; Stmt *body; } block;
     struct { Buffer *buf; int n; PrimExpr **idx; PrimExpr *value; } store;
@@ -166,6 +173,12 @@ int prim_intrinsic_arity(PrimIntrinsic fn);
 int prim_intrinsic_lookup(const char *name); /* -1 if unknown */
 const char *loop_kind_name(LoopKind k);
 const char *stmt_kind_name(StmtKind k);
+/* The begin of loop variable i of an ST_FOR, or NULL when it is 0.  Inline:
+ * rly-jit.so uses it and links nothing of librly. */
+static inline const PrimExpr *tir_for_lo(const Stmt *s, int i) {
+  const PrimExpr *lo = s->u.for_.lo ? s->u.for_.lo[i] : NULL;
+  return lo && !(lo->kind == PE_INT && lo->u.i == 0) ? lo : NULL;
+}
 
 void print_prim_func_to(StrBuf *b, const PrimFunc *f);
 bool prim_func_equal(const PrimFunc *a, const PrimFunc *b);

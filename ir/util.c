@@ -1,5 +1,5 @@
-/* util.c — bug reporting, string buffers, string hash map, hashing, and the
- * shortest round-tripping float formatter used by the printer. */
+/* util.c — bug reporting, string buffers, string and integer hash maps,
+ * hashing, reading a whole file.  (Float literal text is in tensor.c.) */
 #include "ir/util.h"
 
 #include <stdio.h>
@@ -195,18 +195,4 @@ void u64map_free(U64Map *m) {
   free(m->keys);
   free(m->vals);
   memset(m, 0, sizeof *m);
-}
-
-void fmt_double_shortest(char *buf, size_t n, double v) {
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(buf, n, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v) return;
-  }
-}
-
-void fmt_float_shortest(char *buf, size_t n, float v) {
-  for (int prec = 1; prec <= 9; prec++) {
-    snprintf(buf, n, "%.*g", prec, (double)v);
-    if (strtof(buf, NULL) == v) return;
-  }
 }

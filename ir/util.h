@@ -62,8 +62,4 @@ void u64map_free(U64Map *m);
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t hash_mix(uint64_t h, uint64_t v);
 
-/* Shortest decimal text that reads back (strtod/strtof) to the same value. */
-void fmt_double_shortest(char *buf, size_t n, double v);
-void fmt_float_shortest(char *buf, size_t n, float v);
-
 #endif

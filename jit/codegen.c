@@ -479,7 +479,8 @@ static void parallel_loop(Cg *c, const LoopPlan *p, LLVMValueRef lo, LLVMValueRe
   LLVMValueRef *vals = malloc(sizeof *vals * ((size_t)n + 2));
   if (!vals) abort();
   scope_args(c, vals);
-  vals[n] = cg_convert(c, (CVal){lo, p->ct}, DT_INT64).v; /* the loop's first value */
+  /* the loop's first value, its begin: a chunk's lo is not (the init rule) */
+  vals[n] = cg_convert(c, (CVal){lo, p->ct}, DT_INT64).v;
   LLVMTypeRef at = LLVMArrayType2(c->i64, (uint64_t)n + 1);
   LLVMValueRef clo = LLVMBuildAlloca(c->fn->alloca_b, at, "closure");
   LLVMSetAlignment(clo, 16);
@@ -537,9 +538,8 @@ static CVal int_expr(Cg *c, const PrimExpr *e, const char *what) {
 }
 
 static void c_loop_level(Cg *c, const Stmt *s, int level) {
-  bool range = s->u.for_.loop == LOOP_RANGE;
-  const PrimExpr *lo_e = range && s->u.for_.lo ? s->u.for_.lo[0] : NULL;
-  const PrimExpr *hi_e = s->u.for_.hi[range ? 0 : level];
+  const PrimExpr *lo_e = tir_for_lo(s, level); /* NULL: from 0 */
+  const PrimExpr *hi_e = s->u.for_.hi[level];
   CVal lo = lo_e ? int_expr(c, lo_e, "a loop bound") : (CVal){LLVMConstInt(c->i32, 0, 0), DT_INT32};
   CVal hi = lo.v ? int_expr(c, hi_e, "a loop bound") : lo;
   if (!hi.v) return;

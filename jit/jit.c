@@ -61,6 +61,8 @@ static struct {
   char why[RT_ERR_LEN]; /* why the module is unavailable */
   int opt_level;
   bool no_contract;
+  char module_path[PATH_MAX]; /* jit_set_module_path; "": beside the executable */
+  char cache_dir[PATH_MAX];   /* jit_set_cache_dir; "": no disk cache */
   Code **codes;
   int ncodes, capcodes;
   JitKernel **kernels;
@@ -161,10 +163,10 @@ static bool load_module(void) {
   J.tried = true;
   snprintf(J.why, sizeof J.why, "the JIT module rly-jit.so was not found (beside the executable or in %s)",
            RLY_JIT_BUILD_PATH);
-  const char *env = getenv("RLY_JIT_MODULE");
-  if (env && *env) {
-    snprintf(J.why, sizeof J.why, "the JIT module %s (RLY_JIT_MODULE) was not found", env);
-    return try_open(env);
+  if (J.module_path[0]) {
+    snprintf(J.why, sizeof J.why, "the JIT module %.400s (RLY_JIT_MODULE) was not found",
+             J.module_path);
+    return try_open(J.module_path);
   }
   return open_beside_exe() || try_open(RLY_JIT_BUILD_PATH);
 }
@@ -175,8 +177,7 @@ bool jit_available(void) { return load_module(); }
  * start-up paths can ask without loading LLVM. */
 bool jit_module_found(void) {
   if (J.tried) return J.mod != NULL;
-  const char *env = getenv("RLY_JIT_MODULE");
-  if (env && *env) return access(env, R_OK) == 0;
+  if (J.module_path[0]) return access(J.module_path, R_OK) == 0;
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
@@ -198,16 +199,19 @@ const char *jit_unavailable_reason(void) { return J.mod ? NULL : J.why; }
 void jit_set_opt_level(int level) { J.opt_level = level < 0 ? 0 : level > 3 ? 3 : level; }
 int jit_opt_level(void) { return J.opt_level; }
 void jit_set_contract(bool on) { J.no_contract = !on; }
+void jit_set_threads(int n) { rly_pool_set_threads(n); }
+
+void jit_set_module_path(const char *path) {
+  snprintf(J.module_path, sizeof J.module_path, "%s", path ? path : "");
+}
+
+void jit_set_cache_dir(const char *dir) {
+  snprintf(J.cache_dir, sizeof J.cache_dir, "%s", dir ? dir : "");
+}
 
 /* ─────────────────────────── keys ─────────────────────────── */
 
 static bool contract_of(const PrimFunc *f) {
-  static bool env_read;
-  if (!env_read) {
-    const char *e = getenv("RLY_JIT_CONTRACT");
-    if (e && strcmp(e, "0") == 0) J.no_contract = true;
-    env_read = true;
-  }
   if (J.no_contract) return false;
   const AttrValue *a = f->attrs ? attrs_get(f->attrs, "fp_contract") : NULL;
   if (!a) return true;
@@ -247,12 +251,8 @@ typedef struct CacheHeader {
 } CacheHeader;
 
 static bool cache_dir(char *buf, size_t n) {
-  const char *off = getenv("RLY_JIT_CACHE");
-  if (off && strcmp(off, "0") == 0) return false;
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (xdg && *xdg) snprintf(buf, n, "%s/rly", xdg);
-  else if (home && *home) snprintf(buf, n, "%s/.cache/rly", home);
-  else return false;
+  if (!J.cache_dir[0]) return false;
+  snprintf(buf, n, "%s", J.cache_dir);
   return true;
 }
 
@@ -450,10 +450,10 @@ static bool stmt_loads(const Stmt *s, const Buffer *b) {
       if (stmt_loads(s->u.seq.items[i], b)) return true;
     return false;
   case ST_FOR: {
-    int nhi = s->u.for_.loop == LOOP_RANGE ? 1 : s->u.for_.nvars;
-    for (int i = 0; i < nhi; i++)
-      if (loads_buf(s->u.for_.hi[i], b)) return true;
-    return (s->u.for_.lo && loads_buf(s->u.for_.lo[0], b)) || stmt_loads(s->u.for_.body, b);
+    for (int i = 0; i < s->u.for_.nvars; i++)
+      if (loads_buf(s->u.for_.hi[i], b) || (tir_for_lo(s, i) && loads_buf(tir_for_lo(s, i), b)))
+        return true;
+    return stmt_loads(s->u.for_.body, b);
   }
   case ST_BLOCK:
     for (int i = 0; i < s->u.block.niters; i++)
@@ -492,12 +492,11 @@ static bool covers(const Stmt *s, const Buffer *b, Extent *ex, int n) {
       if (covers(s->u.seq.items[i], b, ex, n)) return true;
     return false;
   case ST_FOR: {
-    bool range = s->u.for_.loop == LOOP_RANGE;
-    if (range && s->u.for_.lo && !(s->u.for_.lo[0]->kind == PE_INT && s->u.for_.lo[0]->u.i == 0))
-      return false;
     int m = n;
+    for (int i = 0; i < s->u.for_.nvars; i++) /* a loop from a begin skips 0..begin-1 */
+      if (tir_for_lo(s, i)) return false;
     for (int i = 0; i < s->u.for_.nvars && m < 32; i++)
-      ex[m++] = (Extent){s->u.for_.vars[i], s->u.for_.hi[range ? 0 : i]};
+      ex[m++] = (Extent){s->u.for_.vars[i], s->u.for_.hi[i]};
     return covers(s->u.for_.body, b, ex, m);
   }
   case ST_BLOCK: {

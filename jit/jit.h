@@ -82,6 +82,15 @@ const char *jit_unavailable_reason(void);
 void jit_set_contract(bool on);
 const char *jit_cpu_name(void);
 
+/* Settings from the engine's options (engine/engine.h; nothing here reads
+ * the environment): the pool size (0: one thread per core), the module to
+ * load (NULL: beside the executable, then the build tree), the disk cache
+ * directory (NULL: no disk cache).  The module path matters only before
+ * the first compile. */
+void jit_set_threads(int n);
+void jit_set_module_path(const char *path);
+void jit_set_cache_dir(const char *dir);
+
 /* Registers the JIT as the compiled executor of call_tir (rt/exec.h).
  * Cheap: LLVM is loaded on the first compile, not here. */
 void jit_register_executor(void);

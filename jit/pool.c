@@ -80,10 +80,13 @@ static int32_t run_inline(RlyJitBodyFn body, void *closure, int64_t lo, int64_t 
   return rc;
 }
 
+/* Workers already started stay (idle ones sleep); jobs are split by the
+ * current size. */
+void rly_pool_set_threads(int n) { nthreads = n < 0 ? 0 : n > 256 ? 256 : n; }
+
 int rly_pool_threads(void) {
   if (nthreads) return nthreads;
-  const char *e = getenv("RLY_NUM_THREADS");
-  long n = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
   nthreads = n < 1 ? 1 : n > 256 ? 256 : (int)n;
   return nthreads;
 }

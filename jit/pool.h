@@ -14,5 +14,7 @@
 int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi,
                               RlyJitCtx *ctx);
 int rly_pool_threads(void);
+/* The pool size (0: one thread per core), from the engine's options. */
+void rly_pool_set_threads(int n);
 
 #endif

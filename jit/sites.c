@@ -53,9 +53,10 @@ static void walk_stmt(Walk *w, const Stmt *s) {
     return;
   case ST_FOR: {
     add(w, SITE_LOOP, s, NULL, s->span);
-    int nhi = s->u.for_.loop == LOOP_RANGE ? 1 : s->u.for_.nvars;
-    if (s->u.for_.lo) walk_expr(w, s->u.for_.lo[0]);
-    for (int i = 0; i < nhi; i++) walk_expr(w, s->u.for_.hi[i]);
+    for (int i = 0; i < s->u.for_.nvars; i++) {
+      if (tir_for_lo(s, i)) walk_expr(w, tir_for_lo(s, i));
+      walk_expr(w, s->u.for_.hi[i]);
+    }
     walk_stmt(w, s->u.for_.body);
     return;
   }

@@ -63,6 +63,11 @@ extern const OpCompute ops_compute_transform[];
 /* ── the lowering context (compute_common.c) ── */
 
 LowerCx *lc_new(Arena *a);
+/* Whether reductions like dense accumulate in their dtype with partial sums
+ * (fast, agrees within rounding; the default) or in float64 in order, bit
+ * for bit as the reference kernels (EngineOptions.fast_math). */
+void lc_set_fast_math(LowerCx *L, bool on);
+bool lc_fast_math(const LowerCx *L);
 void lc_free(LowerCx *L);
 Arena *lc_arena(LowerCx *L);
 /* NULL; records why (the first reason wins). */

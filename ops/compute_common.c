@@ -25,7 +25,11 @@ struct LowerCx {
   PtrVec size_list;
   PtrVec lists; /* open statement lists (PtrVec *) */
   int counter;
+  bool exact; /* !fast_math */
 };
+
+void lc_set_fast_math(LowerCx *L, bool on) { L->exact = !on; }
+bool lc_fast_math(const LowerCx *L) { return !L->exact; }
 
 LowerCx *lc_new(Arena *a) {
   LowerCx *L = calloc(1, sizeof *L);

@@ -12,7 +12,7 @@
  * parallel.  Accumulators are in the operands' dtype (as in TVM and a
  * BLAS), and few rows (M <= 4) use dot products split into LANES partial
  * sums: results equal the reference kernels' (which add in float64) within
- * rounding.  With RLY_FAST_MATH=0 the accumulators are float64 and k is
+ * rounding.  With fast math off (EngineOptions.fast_math, RLY_FAST_MATH=0) the accumulators are float64 and k is
  * summed in order, exactly as the reference kernels do, so float32 results
  * agree bit for bit, at about half the speed; a column count known only at
  * run time is lowered in the fast mode only.
@@ -47,20 +47,6 @@ typedef struct Mm {
   PrimExpr *M, *N, *K, *B; /* B: batch count (1 when not batched) */
   bool a_bcast, b_bcast;   /* batch dim of size 1 broadcast */
 } Mm;
-
-/* Default: accumulate in the operands' dtype with partial sums (agrees
- * with the reference within rounding).  RLY_FAST_MATH=0: float64
- * accumulators summing k in order, as the reference kernels do, so float32
- * products agree bit for bit (a float32 product is exact in float64, so
- * fused multiply-adds change nothing either). */
-static bool fast_math(void) {
-  static int on = -1;
-  if (on < 0) {
-    const char *e = getenv("RLY_FAST_MATH");
-    on = !(e && strcmp(e, "0") == 0);
-  }
-  return on;
-}
 
 static PrimExpr *V(LowerCx *L, TirVar *v) { return lc_var(L, v); }
 static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
@@ -297,7 +283,7 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   const char *od = lc_attr_str(call, "out_dtype", "");
   if (od[0] && strcmp(od, dtype_name(m->a->dtype)) != 0) return lc_fail(L, "out_dtype differs");
   m->dt = m->a->dtype;
-  m->acc = fast_math() ? m->dt : DT_FLOAT64;
+  m->acc = lc_fast_math(L) ? m->dt : DT_FLOAT64;
   m->nr = 2 * vector_bytes() / dtype_bytes(m->acc);
   PrimExpr *shape[3];
   int n = 0;
@@ -309,13 +295,13 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   int64_t rows = lc_const(m->M);
   /* The packed panel buffer needs a known column count. */
   bool few = (rows >= 0 && rows <= FEW_ROWS) || lc_const(m->N) < 0;
-  if (few && fast_math()) {
+  if (few && lc_fast_math(L)) {
     few_rows(L, m, out);
   } else if (few) {
     few_rows_exact(L, m, out);
   } else if (rows < 0) { /* rows known at run time: both schedules */
     lc_open(L);
-    if (fast_math()) few_rows(L, m, out);
+    if (lc_fast_math(L)) few_rows(L, m, out);
     else few_rows_exact(L, m, out);
     Stmt *then_ = lc_close(L);
     lc_open(L);

@@ -17,7 +17,6 @@
 #include "parser/lexer.h"
 
 #include <ctype.h>
-#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -209,7 +208,10 @@ static NumParts scan_number(const Lexer *lx, uint32_t i, bool digits_only) {
   return n;
 }
 
-/* Float literal: strtod on the body, width from the suffix, range checked. */
+/* Float literal: width from the suffix, the body rounded once to that
+ * width; in range when it rounds to a finite value (3.4028235e+38f, which
+ * numpy prints for float32's largest value, is above FLT_MAX but rounds to
+ * it). */
 static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
   char buf[128];
   uint32_t blen = n->body_end - n->start;
@@ -229,15 +231,12 @@ static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
   }
   memcpy(buf, lx->src + n->start, blen);
   buf[blen] = 0;
-  double v = strtod(buf, NULL);
-  double limit = w == 16 ? 65504.0 : w == 32 ? (double)FLT_MAX : DBL_MAX;
-  if (!(fabs(v) <= limit)) {
+  if (!float_from_text(buf, t->dtype, &t->v.f)) {
     lex_error(lx, sp, false, "float literal `%.*s` is out of range for %s", (int)t->len,
               lx->src + t->off, dtype_name(t->dtype));
     t->bad = true;
-    v = 0;
+    t->v.f = 0;
   }
-  t->v.f = w == 32 ? (double)(float)v : v;
 }
 
 static DType int_dtype(char suffix, int width) {

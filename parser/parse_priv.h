@@ -87,6 +87,13 @@ bool parse_accept(Parser *p, TokKind k);
 /* Consumes a token of kind k or reports "expected <what>, found ..." and
  * returns false. */
 bool parse_expect(Parser *p, TokKind k, const char *what);
+/* The `;` ending a binding or statement (`after`: "binding", ...).  When
+ * it is missing at the end of a line (the next token starts a new line),
+ * reports "expected `;` after this <after>" just past the line's last token
+ * and carries on as if it were there (true): the binding still counts, so
+ * its uses below do not cascade into "unbound variable".  Otherwise like
+ * parse_expect. */
+bool parse_expect_semi(Parser *p, const char *after);
 /* Is t the identifier `word`? */
 bool parse_is_word(const Parser *p, const Token *t, const char *word);
 /* The name of an identifier / %local / @global token, interned in the arena. */

@@ -3,6 +3,8 @@
  *   prim @f(%X: Buffer[(n, 4), float32], ..., attr=v) { stmt* }
  *   stmt := 'alloc' %Y ':' Buffer[shape, dtype] ';'
  *         | 'for' %i {',' %j} 'in' kind '(' e {',' e} ')' '{' stmt* '}'
+ *             (one variable: kind(end) or kind(begin, end), not grid;
+ *              several: one extent each, not range)
  *         | 'block' STRING '(' iter {',' iter} ')' '{' ['init' '{' stmt* '}'] stmt* '}'
  *         | %Y '[' e {',' e} ']' '=' e ';'
  *         | 'let' %t [':' dtype] '=' e ';'
@@ -339,7 +341,7 @@ static Stmt *pbody(Parser *p) {
 static Stmt *palloc(Parser *p, uint32_t start) {
   parse_next(p);
   Buffer *b = buf_decl(p, false);
-  if (!b || !parse_expect(p, T_SEMI, "`;`")) return NULL;
+  if (!b || !parse_expect_semi(p, "statement")) return NULL;
   Stmt *s = st_new(p, ST_ALLOC, start);
   s->u.alloc = b;
   return s;
@@ -357,29 +359,62 @@ static bool loop_kind(Parser *p, LoopKind *k) {
   return false;
 }
 
-/* Checks the number of bounds against the loop variables. */
+static void loop_count_err(Parser *p, const Stmt *s, int nb, uint32_t start) {
+  int nv = s->u.for_.nvars;
+  LoopKind k = s->u.for_.loop;
+  if (nv == 1 && k != LOOP_GRID) {
+    parse_sem_err(p, parse_span_from(p, start), "`%s` takes (end) or (begin, end), got %d bound%s",
+                  loop_kind_name(k), nb, nb == 1 ? "" : "s");
+    return;
+  }
+  parse_sem_err(p, parse_span_from(p, start), "%d loop variable%s but %d extent%s", nv,
+                nv == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
+  if (k == LOOP_GRID && nv == 1 && nb == 2)
+    parse_hint(p, "`grid` takes one extent per variable; for a loop from a begin, write "
+                  "`range(begin, end)`");
+  else if (k != LOOP_GRID && nv > 1)
+    parse_hint(p, "`%s(begin, end)` takes one variable; with several, give one extent each",
+               loop_kind_name(k));
+}
+
+/* Checks the bounds against the loop variables and stores them (ir/tir.h):
+ * one variable takes (end) or (begin, end), except under `grid`; several
+ * take one extent each, except under `range`. */
 static bool loop_shape(Parser *p, Stmt *s, PtrVec *bounds, uint32_t start) {
   int nb = (int)bounds->len, nv = s->u.for_.nvars;
+  LoopKind k = s->u.for_.loop;
   PrimExpr **b = (PrimExpr **)vec_finish(bounds, p->a);
-  if (s->u.for_.loop == LOOP_RANGE) {
-    if (nv != 1 || nb < 1 || nb > 2) {
-      parse_sem_err(p, parse_span_from(p, start),
-                    "`range` takes one variable and (lo, hi) or (hi)");
-      return false;
-    }
-    s->u.for_.lo = ARENA_ARRAY(p->a, PrimExpr *, 1);
-    s->u.for_.hi = ARENA_ARRAY(p->a, PrimExpr *, 1);
-    s->u.for_.lo[0] = nb == 2 ? b[0] : pe_new(p, PE_INT, b[0]->dtype, b[0]->span.off);
-    s->u.for_.hi[0] = b[nb - 1];
-    return true;
-  }
-  if (nb != nv) {
-    parse_sem_err(p, parse_span_from(p, start), "%d loop variable%s but %d extent%s", nv,
-                  nv == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
+  if (k == LOOP_RANGE && nv != 1) {
+    parse_sem_err(p, parse_span_from(p, start),
+                  "`range` takes one variable and (begin, end) or (end)");
+    parse_hint(p, "for several variables, write `grid(…)` with one extent each");
     return false;
   }
+  bool begin_end = nv == 1 && nb == 2 && k != LOOP_GRID;
+  if (nb != nv && !begin_end) return loop_count_err(p, s, nb, start), false;
+  if (begin_end) {
+    s->u.for_.lo = ARENA_ARRAY(p->a, PrimExpr *, 1);
+    s->u.for_.hi = ARENA_ARRAY(p->a, PrimExpr *, 1);
+    s->u.for_.lo[0] = b[0], s->u.for_.hi[0] = b[1];
+    if (k != LOOP_RANGE && !tir_for_lo(s, 0)) s->u.for_.lo = NULL; /* canonical: kind(end) */
+    return true;
+  }
   s->u.for_.hi = b;
+  if (k == LOOP_RANGE) { /* range(end): range keeps an explicit begin */
+    s->u.for_.lo = ARENA_ARRAY(p->a, PrimExpr *, 1);
+    s->u.for_.lo[0] = pe_new(p, PE_INT, b[0]->dtype, b[0]->span.off);
+  }
   return true;
+}
+
+/* A loop variable has the wider of its bounds' integer types (int32 when
+ * neither is an integer, after an error); a begin of 0 does not count, as
+ * the printer leaves out its dtype. */
+static DType loop_var_dtype(const Stmt *s, int i) {
+  const PrimExpr *lo = tir_for_lo(s, i), *hi = s->u.for_.hi[i];
+  DType t = dtype_is_int(hi->dtype) ? hi->dtype : DT_INT32;
+  if (lo && dtype_is_int(lo->dtype) && dtype_bytes(lo->dtype) > dtype_bytes(t)) t = lo->dtype;
+  return t;
 }
 
 /* for %i, %j in grid(a, b) { ... } */
@@ -405,9 +440,7 @@ static Stmt *pfor(Parser *p, uint32_t start) {
   s->u.for_.vars = ARENA_ARRAY(p->a, TirVar *, nv);
   size_t mark = parse_scope_mark(p);
   for (int i = 0; i < nv; i++) {
-    const PrimExpr *ext = shape_ok ? s->u.for_.hi[s->u.for_.loop == LOOP_RANGE ? 0 : i] : NULL;
-    s->u.for_.vars[i] =
-        tvar_new(p, &vars[i], ext && dtype_is_int(ext->dtype) ? ext->dtype : DT_INT32);
+    s->u.for_.vars[i] = tvar_new(p, &vars[i], shape_ok ? loop_var_dtype(s, i) : DT_INT32);
     parse_bind(p, s->u.for_.vars[i]->name, BIND_TIRVAR, s->u.for_.vars[i]);
   }
   s->u.for_.body = pbody(p);
@@ -501,7 +534,7 @@ static Stmt *pstore(Parser *p, uint32_t start) {
   s->u.store.buf = buf, s->u.store.n = (int)idx.len;
   s->u.store.idx = (PrimExpr **)vec_finish(&idx, p->a);
   if (!parse_expect(p, T_EQ, "`=`") || !(s->u.store.value = pe_expr(p)) ||
-      !parse_expect(p, T_SEMI, "`;`"))
+      !parse_expect_semi(p, "statement"))
     return NULL;
   s->span = parse_span_from(p, start);
   return buf ? s : st_new(p, ST_SEQ, start);
@@ -516,7 +549,7 @@ static Stmt *plet(Parser *p, uint32_t start) {
   if (parse_accept(p, T_COLON) && !parse_dtype(p, &dt)) return NULL;
   Stmt *s = st_new(p, ST_LET, start);
   if (!parse_expect(p, T_EQ, "`=`") || !(s->u.let.value = pe_expr(p)) ||
-      !parse_expect(p, T_SEMI, "`;`"))
+      !parse_expect_semi(p, "binding"))
     return NULL;
   s->u.let.var = tvar_new(p, &t, dt != DT_INVALID ? dt : s->u.let.value->dtype);
   parse_bind(p, s->u.let.var->name, BIND_TIRVAR, s->u.let.var);

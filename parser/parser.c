@@ -148,6 +148,21 @@ bool parse_expect(Parser *p, TokKind k, const char *what) {
   return false;
 }
 
+bool parse_expect_semi(Parser *p, const char *after) {
+  if (parse_accept(p, T_SEMI)) return true;
+  const Token *t = peek(p);
+  /* At the end of input more may follow (the REPL reads another line);
+   * a closer or a token on the same line is something else gone wrong. */
+  if (p->panic || t->bad || !t->nl_before || t->kind == T_EOF || t->kind == T_METADATA ||
+      t->kind == T_RPAREN || t->kind == T_RBRACKET || t->kind == T_RBRACE) {
+    parse_expected(p, "`;`");
+    return false;
+  }
+  Span end = {p->lx.file, p->last_end, 0};
+  parse_sem_err(p, end, "expected `;` after this %s", after);
+  return true;
+}
+
 bool parse_enter(Parser *p) {
   uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
   size_t used = p->stack_base > sp ? p->stack_base - sp : 0;
@@ -1001,7 +1016,7 @@ PARSE_NOINLINE static bool plet_binding(Parser *p, Frame *f) {
   if (parse_accept(p, T_COLON) && !(f->var->annot = parse_ty(p))) return false;
   if (!parse_expect(p, T_EQ, "`=`")) return false;
   if (at_kind(p, T_KW_FN)) f->early = true, parse_bind(p, f->var->name, BIND_VAR, f->var);
-  return (f->value = pexpr(p)) && parse_expect(p, T_SEMI, "`;`");
+  return (f->value = pexpr(p)) && parse_expect_semi(p, "binding");
 }
 
 /* `%N = v;` */
@@ -1010,7 +1025,7 @@ PARSE_NOINLINE static bool pgraph_binding(Parser *p, Frame *f) {
   parse_next(p);
   f->var = var_new(p->a, parse_name(p, &v), NULL, tok_span(p, &v));
   f->var->is_graph = true;
-  return (f->value = pexpr(p)) && parse_expect(p, T_SEMI, "`;`");
+  return (f->value = pexpr(p)) && parse_expect_semi(p, "binding");
 }
 
 /* `free_var %x[: T];` */
@@ -1022,7 +1037,7 @@ PARSE_NOINLINE static bool pfree_var(Parser *p, Frame *f) {
   f->var = var_new(p->a, parse_name(p, &v), NULL, tok_span(p, &v));
   f->var->is_free = true;
   if (parse_accept(p, T_COLON) && !(f->var->annot = parse_ty(p))) return false;
-  return parse_expect(p, T_SEMI, "`;`");
+  return parse_expect_semi(p, "binding");
 }
 
 /* 1: a binding was parsed, 0: not at a binding, -1: error. */
@@ -1271,7 +1286,8 @@ static bool pglobal_def(Parser *p, ScriptItem *it, size_t errs) {
   StateGlobal *sg = ARENA_NEW(p->a, StateGlobal);
   sg->name = it->def_name = parse_name(p, &g);
   bool ok = parse_expect(p, T_COLON, "`:` and the global's type") && (sg->type = parse_ty(p)) &&
-            parse_expect(p, T_EQ, "`=`") && (sg->init = pexpr(p)) && parse_expect(p, T_SEMI, "`;`");
+            parse_expect(p, T_EQ, "`=`") && (sg->init = pexpr(p)) &&
+            parse_expect_semi(p, "declaration");
   sg->span = parse_span_from(p, start);
   if (!ok || p->d->nerrors != errs) return mark_failed(p, sg->name), false;
   Def d = {.kind = DEF_GLOBAL, .u.global = sg};

@@ -27,7 +27,6 @@
  * Invariant: no recursion on the length of a let chain: norm_chain loops;
  * recursion follows nesting only.  1,000,000 bindings are fine. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "passes/pass_int.h"
 
@@ -131,76 +130,30 @@ static Expr *norm_chain(Norm *N, RwBlock *b, Expr *e) {
   return norm_value(N, b, e);
 }
 
-static Expr *norm_call(Norm *N, RwBlock *b, Expr *e) {
-  int n = e->u.call.nargs;
-  Expr *small[17];
-  Expr **kids = n < 16 ? small : ARENA_ARRAY(&N->pc->scratch, Expr *, n + 1);
-  Expr **all = ARENA_ARRAY(&N->pc->scratch, Expr *, n + 1);
-  all[0] = e->u.call.fn;
-  if (n) memcpy(all + 1, e->u.call.args, sizeof(Expr *) * (size_t)n);
-  operands(N, b, n + 1, all, kids);
-  return rw_rebuild(N->a, e, kids, n + 1);
-}
-
-static Expr *norm_list(Norm *N, RwBlock *b, Expr *e) {
-  PtrVec k = {0};
-  rw_children(e, &k);
-  int n = (int)k.len;
-  Expr **out = ARENA_ARRAY(&N->pc->scratch, Expr *, n ? n : 1);
-  operands(N, b, n, (Expr **)k.items, out);
-  vec_free(&k);
-  return n ? rw_rebuild(N->a, e, out, n) : e;
-}
-
-static Expr *norm_if(Norm *N, RwBlock *b, Expr *e) {
-  Expr *k[3];
-  k[0] = operand(N, b, e->u.if_.cond);
-  k[1] = norm_block(N, e->u.if_.then_);
-  k[2] = norm_block(N, e->u.if_.else_);
-  return rw_rebuild(N->a, e, k, 3);
-}
-
-static Expr *norm_match(Norm *N, RwBlock *b, Expr *e) {
-  int n = e->u.match.n;
-  Expr **k = ARENA_ARRAY(&N->pc->scratch, Expr *, n + 1);
-  k[0] = operand(N, b, e->u.match.scrut);
-  for (int i = 0; i < n; i++) k[1 + i] = norm_block(N, e->u.match.clauses[i].body);
-  return rw_rebuild(N->a, e, k, n + 1);
-}
-
-static Expr *norm_nested(Norm *N, Expr *e, Expr *body) {
-  Expr *nb = norm_block(N, body);
-  return rw_rebuild(N->a, e, &nb, 1);
+/* The operands through `operands` (in evaluation order), then each block
+ * child (function body, branch, clause) as a block of its own. */
+static Expr *norm_kids(Norm *N, RwBlock *b, Expr *e) {
+  int n = expr_nchildren(e), nops = 0;
+  if (!n) return e;
+  Arena *s = &N->pc->scratch;
+  Expr **in = ARENA_ARRAY(s, Expr *, n), **ops = ARENA_ARRAY(s, Expr *, n), **kids = ARENA_ARRAY(s, Expr *, n);
+  for (int i = 0; i < n; i++)
+    if (expr_child_role(e, i) == EXPR_OPERAND) in[nops++] = expr_child(e, i);
+  operands(N, b, nops, in, ops);
+  for (int i = 0, k = 0; i < n; i++)
+    kids[i] = expr_child_role(e, i) == EXPR_OPERAND ? ops[k++] : norm_block(N, expr_child(e, i));
+  return expr_rebuild(N->a, e, kids, n);
 }
 
 /* e as a let value: compound is fine, its operands are normalized. */
 static Expr *norm_value(Norm *N, RwBlock *b, Expr *e) {
-  switch (e->kind) {
-  case EX_CONST:
-  case EX_VAR:
-  case EX_GLOBAL:
-  case EX_OP:
-  case EX_CTOR: return e;
-  case EX_LET:
-  case EX_FREE_VAR: {
+  if (e->kind == EX_LET || e->kind == EX_FREE_VAR) {
     Expr *r = norm_chain(N, b, e);
     pass_report(N->pc, "flatten-let", e, NULL, e->span);
     return r;
   }
-  case EX_CALL: return norm_call(N, b, e);
-  case EX_REF_NEW:
-    if (e->u.ref_new.init->kind == EX_GLOBAL) return e; /* ref(@g) aliases the global */
-    return norm_list(N, b, e);
-  case EX_TUPLE:
-  case EX_PROJ:
-  case EX_REF_READ:
-  case EX_REF_WRITE: return norm_list(N, b, e);
-  case EX_IF: return norm_if(N, b, e);
-  case EX_MATCH: return norm_match(N, b, e);
-  case EX_FN: return norm_nested(N, e, e->u.fn->body);
-  case EX_DATAFLOW: return norm_nested(N, e, e->u.dataflow.body);
-  }
-  RLY_UNREACHABLE();
+  if (e->kind == EX_REF_NEW && e->u.ref_new.init->kind == EX_GLOBAL) return e; /* ref(@g) aliases the global */
+  return norm_kids(N, b, e);
 }
 
 /* ───────────────────────────── blocks ───────────────────────────── */
@@ -246,7 +199,7 @@ Module *pass_normalize(PassCtx *pc, Module *in, NormMode mode) {
   N.cur = block_open(&N);
   for (int i = 0; i < in->ndefs && !pc->stopped; i++) {
     const Def *d = &in->defs[i];
-    if (d->kind != DEF_FUNC) continue;
+    if (d->kind != DEF_FUNC || !pass_in_scope(pc, d)) continue;
     pass_enter_def(pc, d->u.func);
     Function *f = norm_function(&N, d->u.func->fn);
     if (f != d->u.func->fn) pass_replace_def(pc, out, d->u.func, f);

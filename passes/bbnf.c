@@ -33,14 +33,11 @@ bool bbnf_is_control(const Expr *e) {
  * once without looking at its chain, and function bodies are not operands. */
 bool bbnf_needs_lift(RwMap *memo, const Expr *e) {
   if (bbnf_is_control(e)) return true;
-  if (e->kind == EX_FN) return false;
   uintptr_t known = (uintptr_t)rw_map_get(memo, e);
   if (known) return known == 2;
-  PtrVec kids = {0};
-  rw_children(e, &kids);
   bool lift = false;
-  for (size_t i = 0; i < kids.len && !lift; i++) lift = bbnf_needs_lift(memo, kids.items[i]);
-  vec_free(&kids);
+  for (int i = 0; i < expr_nchildren(e) && !lift; i++)
+    if (expr_child_role(e, i) == EXPR_OPERAND) lift = bbnf_needs_lift(memo, expr_child(e, i));
   rw_map_put(memo, e, (void *)(uintptr_t)(lift ? 2 : 1));
   return lift;
 }

@@ -4,10 +4,11 @@
  * definitions by name).
  *
  * Definitions whose Def payload is the same pointer in both modules are
- * unchanged without printing (passes share unchanged defs).  The line diff
- * trims the common prefix and suffix, then runs an LCS table on what is
- * left when it is small enough (DIFF_MAX_CELLS); past that the middle is
- * shown as removed-then-added. */
+ * unchanged without printing (passes share unchanged defs).  With a scope,
+ * only the definitions in it are shown; the others that changed are only
+ * named.  The line diff trims the common prefix and suffix, then runs an
+ * LCS table on what is left when it is small enough (DIFF_MAX_CELLS); past
+ * that the middle is shown as removed-then-added. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,13 +206,14 @@ static void put_hunks(StrBuf *out, const Script *s) {
   }
 }
 
-static void diff_def(StrBuf *out, const char *key, const Module *ma, const Def *a, const Module *mb,
+/* Appends a's and b's diff to out; false when their texts are the same. */
+static bool diff_def(StrBuf *out, const char *key, const Module *ma, const Def *a, const Module *mb,
                      const Def *b) {
   char *ta = a ? def_text(ma, a) : NULL, *tb = b ? def_text(mb, b) : NULL;
   if (ta && tb && strcmp(ta, tb) == 0) {
     free(ta);
     free(tb);
-    return;
+    return false;
   }
   sb_printf(out, "--- %s\n+++ %s\n", a ? key : "(none)", b ? key : "(none)");
   Lines la = split_lines(ta), lb = split_lines(tb);
@@ -222,14 +224,26 @@ static void diff_def(StrBuf *out, const char *key, const Module *ma, const Def *
   free(lb.l);
   free(ta);
   free(tb);
+  return true;
 }
 
-char *pass_diff(const Module *before, const Module *after) {
+/* A changed definition out of scope: its key goes to `outside` when its
+ * text changed (the diff itself is dropped). */
+static void note_outside(StrBuf *outside, const char *key, const Module *ma, const Def *a,
+                         const Module *mb, const Def *b) {
+  StrBuf scratch = {0};
+  if (diff_def(&scratch, key, ma, a, mb, b))
+    sb_printf(outside, "%s%s", outside->len ? " " : "", key);
+  sb_free(&scratch);
+}
+
+char *pass_diff_scoped(const Module *before, const Module *after, const PassScope *scope,
+                       char **outside) {
   Arena a;
   arena_init(&a);
   int na, nb;
   Section *sa = sections(&a, before, &na), *sb = sections(&a, after, &nb);
-  StrBuf out = {0};
+  StrBuf out = {0}, hidden = {0};
   int i = 0, j = 0;
   while (i < na || j < nb) {
     int c = i == na ? 1 : j == nb ? -1 : section_cmp(&sa[i], &sb[j]);
@@ -238,10 +252,19 @@ char *pass_diff(const Module *before, const Module *after) {
       continue;
     }
     const Section *x = c <= 0 ? &sa[i] : NULL, *y = c >= 0 ? &sb[j] : NULL;
-    diff_def(&out, x ? x->key : y->key, before, x ? x->def : NULL, after, y ? y->def : NULL);
+    const Def *da = x ? x->def : NULL, *db = y ? y->def : NULL;
+    const char *key = x ? x->key : y->key;
+    if (!scope || scope->has(scope->user, da ? da : db)) diff_def(&out, key, before, da, after, db);
+    else note_outside(&hidden, key, before, da, after, db);
     i += c <= 0, j += c >= 0;
   }
   arena_free(&a);
   if (!out.len) sb_puts(&out, "no change\n");
+  if (outside) *outside = hidden.len ? sb_take(&hidden) : NULL;
+  sb_free(&hidden);
   return sb_take(&out);
+}
+
+char *pass_diff(const Module *before, const Module *after) {
+  return pass_diff_scoped(before, after, NULL, NULL);
 }

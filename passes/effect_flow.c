@@ -251,7 +251,7 @@ static int flow_match(Eff *E, int u, Expr *e) {
   flow(E, u, e->u.match.scrut);
   int r = -1;
   for (int i = 0; i < e->u.match.n; i++) {
-    rw_pattern_vars(e->u.match.clauses[i].pat, pat_opaque, E);
+    pattern_vars(e->u.match.clauses[i].pat, pat_opaque, E);
     int b = flow(E, u, e->u.match.clauses[i].body);
     if (r < 0) r = b;
     else unify(E, r, b);
@@ -473,11 +473,8 @@ static bool touches_self(Eff *E, const Expr *e) {
 }
 
 static bool touches_kids(Eff *E, Expr *e) {
-  PtrVec kids = {0};
-  rw_children(e, &kids);
   bool t = false;
-  for (size_t i = 0; i < kids.len && !t; i++) t = eff_touches(E, kids.items[i]);
-  vec_free(&kids);
+  for (int i = 0; i < expr_nchildren(e) && !t; i++) t = eff_touches(E, expr_child(e, i));
   return t;
 }
 

@@ -152,12 +152,12 @@ static void th_operands(Th *t, int n, Expr **in, Expr **out) {
 
 static Expr *th_rebuild(Th *t, Expr *e) {
   PtrVec k = {0};
-  rw_children(e, &k);
+  expr_children(e, &k);
   int n = (int)k.len;
   Expr **out = ARENA_ARRAY(&t->E->pc->scratch, Expr *, n ? n : 1);
   th_operands(t, n, (Expr **)k.items, out);
   vec_free(&k);
-  return n ? rw_rebuild(t->E->a, e, out, n) : e;
+  return n ? expr_rebuild(t->E->a, e, out, n) : e;
 }
 
 /* ───────────────────────────── calls ───────────────────────────── */
@@ -175,7 +175,7 @@ static Expr *th_call(Th *t, Expr *e, bool tail) {
   if (n) memcpy(in + 1, e->u.call.args, sizeof(Expr *) * (size_t)n);
   th_operands(t, n + 1 - skip, in + skip, out + skip);
   uint64_t m = eff_callee_mask(E, e);
-  if (!m) return rw_rebuild(E->a, e, out, n + 1);
+  if (!m) return expr_rebuild(E->a, e, out, n + 1);
   int k = n;
   for (int g = 0; g < E->nglobals; g++)
     if (m >> g & 1) out[1 + k++] = hand(t, g);
@@ -195,22 +195,23 @@ static Expr *th_block(Th *t, Expr *e) {
   return rw_block_finish(t->E->a, &b.blk, tail);
 }
 
+/* An if or match: the condition or scrutinee is an operand, the branches
+ * are blocks. */
 static Expr *th_branches(Th *t, Expr *e, bool tail) {
   Eff *E = t->E;
-  Expr *scrut = e->kind == EX_IF ? e->u.if_.cond : e->u.match.scrut;
-  int n = e->kind == EX_IF ? 2 : e->u.match.n;
-  Expr **k = ARENA_ARRAY(E->a, Expr *, n + 1);
-  k[0] = th_expr(t, scrut);
+  int n = expr_nchildren(e);
+  Expr **k = ARENA_ARRAY(E->a, Expr *, n);
   bool touched = false;
   for (int i = 0; i < n; i++) {
-    Expr *b = e->kind == EX_IF ? (i ? e->u.if_.else_ : e->u.if_.then_) : e->u.match.clauses[i].body;
-    touched |= eff_touches(E, b);
+    Expr *c = expr_child(e, i);
+    if (expr_child_role(e, i) == EXPR_BLOCK) touched |= eff_touches(E, c);
+    else k[i] = th_expr(t, c);
   }
   for (int i = 0; i < n; i++) {
-    Expr *b = e->kind == EX_IF ? (i ? e->u.if_.else_ : e->u.if_.then_) : e->u.match.clauses[i].body;
-    k[1 + i] = touched ? th_block(t, b) : conv(E, b);
+    Expr *c = expr_child(e, i);
+    if (expr_child_role(e, i) == EXPR_BLOCK) k[i] = touched ? th_block(t, c) : conv(E, c);
   }
-  Expr *r = rw_rebuild(E->a, e, k, n + 1);
+  Expr *r = expr_rebuild(E->a, e, k, n);
   if (!touched) return r;
   pass_report(E->pc, "thread-if", e, r, e->span);
   return tail ? r : unpack(t, r, t->mask, e->span);
@@ -430,7 +431,7 @@ static Expr *conv_pre(Rewriter *rw, Expr *e) {
     Expr **k = ARENA_ARRAY(E->a, Expr *, n + 1);
     k[0] = e->u.call.fn;
     for (int i = 0; i < n; i++) k[1 + i] = rw_expr(rw, e->u.call.args[i]);
-    return rw_rebuild(E->a, e, k, n + 1);
+    return expr_rebuild(E->a, e, k, n + 1);
   }
   return NULL;
 }
@@ -497,7 +498,7 @@ Module *pass_effect_to_state(PassCtx *pc, Module *in) {
     for (int i = 0; i < in->ndefs && !pc->stopped; i++)
       if (in->defs[i].kind == DEF_FUNC) rewrite_def(&E, out, in->defs[i].u.func);
     for (int i = 0; i < out->ndefs && !E.failed && !pc->stopped; i++)
-      if (out->defs[i].kind == DEF_FUNC) rw_walk(out->defs[i].u.func->fn->body, leftover_visit, &E);
+      if (out->defs[i].kind == DEF_FUNC) expr_walk(out->defs[i].u.func->fn->body, leftover_visit, &E);
   }
   eff_free(&E);
   if (E.failed && out) {

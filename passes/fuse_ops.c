@@ -74,13 +74,12 @@ typedef struct Fuse {
   long changes;
 } Fuse;
 
-/* TVM's default; RLY_FUSE_MAX_DEPTH overrides it (TVM: relay.FuseOps.max_depth). */
-FuseOptions fuse_options_default(void) {
-  FuseOptions o = {256, false};
-  const char *e = getenv("RLY_FUSE_MAX_DEPTH");
-  if (e && atoi(e) > 0) o.max_depth = atoi(e);
-  return o;
-}
+/* TVM's default (relay.FuseOps.max_depth), or the engine's setting. */
+static int default_max_depth = 256;
+
+void fuse_set_default_max_depth(int n) { default_max_depth = n > 0 ? n : 256; }
+
+FuseOptions fuse_options_default(void) { return (FuseOptions){default_max_depth, false}; }
 
 static OpPattern pmax(OpPattern a, OpPattern b) { return a > b ? a : b; }
 
@@ -211,7 +210,7 @@ static bool mark_var_use(void *ctx, Expr *e) {
 }
 
 /* A nested block: fused on its own later; its uses of our nodes are external. */
-static void scan_nested(Scan *S, Expr *x) { rw_walk(x, mark_var_use, S->G); }
+static void scan_nested(Scan *S, Expr *x) { expr_walk(x, mark_var_use, S->G); }
 
 /* x is not fused with anything: its operands' nodes are external. */
 static void scan_boundary(Scan *S, Expr *x) {
@@ -225,24 +224,14 @@ static void scan_boundary(Scan *S, Expr *x) {
     }
     break;
   case EX_LET:
-  case EX_FREE_VAR:
-  case EX_FN:
-  case EX_DATAFLOW: scan_nested(S, x); return;
-  case EX_IF:
-    scan_boundary(S, x->u.if_.cond);
-    scan_nested(S, x->u.if_.then_);
-    scan_nested(S, x->u.if_.else_);
-    return;
-  case EX_MATCH:
-    scan_boundary(S, x->u.match.scrut);
-    for (int i = 0; i < x->u.match.n; i++) scan_nested(S, x->u.match.clauses[i].body);
-    return;
+  case EX_FREE_VAR: scan_nested(S, x); return;
   default: break;
   }
-  PtrVec kids = {0};
-  rw_children(x, &kids);
-  for (size_t i = 0; i < kids.len; i++) scan_boundary(S, kids.items[i]);
-  free(kids.items);
+  for (int i = 0; i < expr_nchildren(x); i++) {
+    Expr *c = expr_child(x, i);
+    if (expr_child_role(x, i) == EXPR_BLOCK) scan_nested(S, c);
+    else scan_boundary(S, c);
+  }
 }
 
 /* ───────────────────────── post-dominator tree ───────────────────────── */
@@ -555,16 +544,6 @@ static Expr *group_value(Emit *E, int o) {
   return r;
 }
 
-static bool child_is_block(const Expr *x, size_t i) {
-  switch (x->kind) {
-  case EX_FN:
-  case EX_DATAFLOW: return true;
-  case EX_IF:
-  case EX_MATCH: return i > 0;
-  default: return false;
-  }
-}
-
 static Expr *rebuild(Emit *E, Expr *x) {
   switch (x->kind) {
   case EX_CONST:
@@ -581,13 +560,13 @@ static Expr *rebuild(Emit *E, Expr *x) {
   }
   int n = node_of_expr(E->G, x);
   if (n >= 0) return group_value(E, n);
-  PtrVec kids = {0};
-  rw_children(x, &kids);
-  Expr **k = ARENA_ARRAY(E->F->a, Expr *, kids.len + 1);
-  for (size_t i = 0; i < kids.len; i++)
-    k[i] = child_is_block(x, i) ? fuse_block(E->F, kids.items[i]) : rebuild(E, kids.items[i]);
-  Expr *r = rw_rebuild(E->F->a, x, k, (int)kids.len);
-  free(kids.items);
+  int nk = expr_nchildren(x);
+  Expr **k = ARENA_ARRAY(E->F->a, Expr *, nk + 1);
+  for (int i = 0; i < nk; i++) {
+    Expr *c = expr_child(x, i);
+    k[i] = expr_child_role(x, i) == EXPR_BLOCK ? fuse_block(E->F, c) : rebuild(E, c);
+  }
+  Expr *r = expr_rebuild(E->F->a, x, k, nk);
   if (r != x) r->ty = x->ty;
   return r;
 }
@@ -689,7 +668,7 @@ Module *pass_fuse_ops(PassCtx *pc, Module *in) {
   Module *out = module_copy(in, pc->a);
   FuseOptions o = fuse_options_default();
   for (int i = 0; i < in->ndefs && !pc->stopped; i++) {
-    if (in->defs[i].kind != DEF_FUNC) continue;
+    if (in->defs[i].kind != DEF_FUNC || !pass_in_scope(pc, &in->defs[i])) continue;
     FuncDef *fd = in->defs[i].u.func;
     pass_enter_def(pc, fd);
     Function *f = fuse_function(pc->a, in, fd->fn, &o, pc);

@@ -34,8 +34,10 @@ typedef struct FuseOptions {
   bool need_compute; /* ops without a TIR compute rule are boundaries (for lowering) */
 } FuseOptions;
 
-/* max_depth 256 (TVM's), or the environment's RLY_FUSE_MAX_DEPTH. */
+/* max_depth 256 (TVM's) or what the engine set (EngineOptions.fuse_max_depth,
+ * RLY_FUSE_MAX_DEPTH: the pass FuseOps and the jit mode), need_compute off. */
 FuseOptions fuse_options_default(void);
+void fuse_set_default_max_depth(int n);
 
 /* The function with every block fused; f itself when nothing changed.
  * pc (may be NULL) receives one "fuse" report per group. */
@@ -51,6 +53,9 @@ typedef struct Lowerer Lowerer;
  * (a name is free when taken(user, name) is false; taken may be NULL). */
 Lowerer *lower_new(Arena *a, bool (*taken)(void *user, const char *name), void *user);
 void lower_free(Lowerer *L);
+/* Fast math (default on) for prim functions built from now on: see
+ * lc_set_fast_math in ops/compute.h. */
+void lower_set_fast_math(Lowerer *L, bool on);
 /* f / e with every lowerable Primitive call replaced by call_tir and the
  * others inlined back (f or e itself when there are none). */
 Function *lower_function(Lowerer *L, Function *f);

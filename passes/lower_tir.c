@@ -31,6 +31,7 @@ struct Lowerer {
   Arena *a;
   bool (*taken)(void *user, const char *name);
   void *user;
+  bool exact; /* fast math off (lower_set_fast_math) */
   PtrVec prims;
   RwMap fn_prim; /* Function* → PrimFunc* (or (void *)1: cannot lower) */
   RwMap var_prim; /* Var* (bound to a lowered fn) → PrimFunc* */
@@ -46,6 +47,8 @@ Lowerer *lower_new(Arena *a, bool (*taken)(void *user, const char *name), void *
   L->a = a, L->taken = taken, L->user = user;
   return L;
 }
+
+void lower_set_fast_math(Lowerer *L, bool on) { L->exact = !on; }
 
 void lower_free(Lowerer *L) {
   if (!L) return;
@@ -113,8 +116,9 @@ static LTensor *lower_call(Build *B, const Expr *c) {
   return rule->fn(B->C, c, in, n);
 }
 
-static PrimFunc *build(Arena *a, const Function *f, const char **why) {
+static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char **why) {
   Build B = {lc_new(a), {0}, 0};
+  lc_set_fast_math(B.C, fast_math);
   PrimFunc *pf = NULL;
   Buffer **params = ARENA_ARRAY(a, Buffer *, f->nparams + 2);
   for (int i = 0; i < f->nparams && !lc_failed(B.C); i++) {
@@ -194,7 +198,7 @@ static PrimFunc *intern(Lowerer *L, PrimFunc *pf, const Function *f) {
 PrimFunc *lower_primitive(Lowerer *L, const Function *f, const char **why) {
   void *have = rw_map_get(&L->fn_prim, f);
   if (have) return have == (void *)1 ? NULL : have;
-  PrimFunc *pf = build(L->a, f, why);
+  PrimFunc *pf = build(L->a, f, !L->exact, why);
   if (pf) pf = intern(L, pf, f);
   rw_map_put(&L->fn_prim, f, pf ? (void *)pf : (void *)1);
   return pf;
@@ -316,7 +320,7 @@ static Expr *low_post(Rewriter *rw, Expr *e, Expr *r) {
 }
 
 Expr *lower_expr(Lowerer *L, Expr *e) {
-  rw_walk(e, count_visit, L);
+  expr_walk(e, count_visit, L);
   Rewriter rw = {.a = L->a, .pre = low_pre, .post = low_post, .user = L};
   Expr *r = rw_expr(&rw, e);
   rw_map_free(&rw.subst);

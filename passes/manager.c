@@ -14,7 +14,7 @@
 #include "passes/passes.h"
 
 static const PassDef passes[] = {
-#define X(n, f, t, ty, d) {n, f, t, ty, d},
+#define X(n, f, t, ty, l, d) {n, f, t, ty, l, d},
     PASS_LIST(X)
 #undef X
 };
@@ -33,8 +33,10 @@ const PassDef *pass_lookup(const char *name) {
 
 bool pass_listening(const PassCtx *pc) { return pc->hook && pc->hook->fn && !pc->stopped; }
 
+/* Rewrites in a def out of scope are applied but not shown (:step does
+ * not stop at them). */
 static bool deliver(PassCtx *pc, PassRewrite *rw) {
-  if (!pass_listening(pc)) return !pc->stopped;
+  if (!pass_listening(pc) || (pc->func && pc->hidden)) return !pc->stopped;
   rw->pass = pc->def->name;
   rw->func = pc->func;
   rw->context = pc->context;
@@ -53,9 +55,15 @@ bool pass_report_text(PassCtx *pc, const char *rule, const char *before, const c
   return deliver(pc, &rw);
 }
 
+bool pass_in_scope(const PassCtx *pc, const Def *d) {
+  return !pc->scope || pc->scope->has(pc->scope->user, d);
+}
+
 void pass_enter_def(PassCtx *pc, const FuncDef *f) {
   pc->func = arena_printf(&pc->scratch, "@%s", f->name);
   pc->context = f->fn;
+  Def d = {.kind = DEF_FUNC, .u.func = (FuncDef *)f};
+  pc->hidden = !pass_in_scope(pc, &d);
 }
 
 void pass_replace_def(PassCtx *pc, Module *out, const FuncDef *f, Function *fn) {
@@ -68,12 +76,17 @@ void pass_replace_def(PassCtx *pc, Module *out, const FuncDef *f, Function *fn) 
 /* ───────────────────────────── running ───────────────────────────── */
 
 Module *pass_run(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook) {
+  return pass_run_scoped(p, in, a, d, hook, NULL);
+}
+
+Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
+                        const PassScope *scope) {
   size_t errors = d->nerrors;
   if (p->needs_types && !ty_check_module(in, d)) {
     diag_error(d, (Span){0, 0, 0}, "%s needs a module that type-checks", p->name);
     return NULL;
   }
-  PassCtx pc = {.def = p, .in = in, .a = a, .d = d, .hook = hook};
+  PassCtx pc = {.def = p, .in = in, .a = a, .d = d, .hook = hook, .scope = scope};
   arena_init(&pc.scratch);
   Module *out = p->run(&pc, in);
   arena_free(&pc.scratch);
@@ -136,7 +149,7 @@ bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const Pa
   Module *cur = in;
   for (int i = 0; i < n; i++) {
     size_t errors = d->nerrors;
-    Module *next = pass_run(list[i], cur, a, d, opt->hook);
+    Module *next = pass_run_scoped(list[i], cur, a, d, opt->hook, opt->scope);
     if (next && opt->verify && !verify_after(list[i], next, d, r)) {
       if (next != in) module_free(next);
       next = NULL;
@@ -156,11 +169,13 @@ bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const Pa
     return false;
   }
   r->module = cur;
-  r->diff = pass_diff(in, cur);
+  r->diff = pass_diff_scoped(in, cur, opt->scope, &r->outside);
+  r->changed = r->outside || strcmp(r->diff, "no change\n") != 0;
   return true;
 }
 
 void pass_result_free(PassResult *r) {
   free(r->diff);
+  free(r->outside);
   memset(r, 0, sizeof *r);
 }

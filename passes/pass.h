@@ -5,12 +5,21 @@
  *
  * A pass never edits its input: it returns a NEW module (module_copy plus
  * replaced definitions) that shares every unchanged node, so the caller can
- * keep the old module for `:undo`.  The passes (in passes/):
+ * keep the old module for `:undo`.  The passes (PASS_LIST, in passes/):
  *   ToANormalForm          anf.c        every non-atomic subexpression let-bound
  *   ToBasicBlockNormalForm bbnf.c       flat blocks; control flow only as let values
  *   EffectToState          effect_to_state.c  state globals become parameters/results
  *   CheckKeyLinearity      linearity.c  a RandState key used twice is an error
+ *   FuseOps                fuse_ops.c   pure op calls grouped into Primitive functions
  *   BindParams             bind_params.c  parameters named in a tensor file become constants
+ *
+ * A run may have a scope (PassScope: `:pass FuseOps @f`, or the user's
+ * definitions without the prelude): a function-local pass (PassDef.local)
+ * rewrites only the definitions in scope; a whole-module pass still rewrites
+ * what it must (EffectToState changes the callers of a function whose
+ * signature changes), so the result is correct either way.  Rewrites outside
+ * the scope are not reported to the hook, and the diff shows only the
+ * definitions in scope (PassResult.outside names the others that changed).
  *
  * Usage from the REPL / CLI:
  *   PassResult r;
@@ -56,22 +65,23 @@ typedef struct PassHook {
 typedef struct PassCtx PassCtx; /* a running pass (passes/pass_int.h) */
 typedef Module *(*PassFn)(PassCtx *pc, Module *in);
 
-/* X(name, function, result must type-check, needs a type-checked input, description) */
+/* X(name, function, result must type-check, needs a type-checked input,
+ *   function-local (each definition rewritten on its own), description) */
 #define PASS_LIST(X)                                                                      \
-  X("ToANormalForm", pass_to_anf, true, false,                                            \
+  X("ToANormalForm", pass_to_anf, true, false, true,                                      \
     "bind every non-atomic subexpression to a variable (A-normal form, TVM's)")           \
-  X("ToBasicBlockNormalForm", pass_to_bbnf, true, false,                                  \
+  X("ToBasicBlockNormalForm", pass_to_bbnf, true, false, true,                            \
     "flatten each block into one let chain; if/match only as a binding or a result")      \
-  X("EffectToState", pass_effect_to_state, true, false,                                   \
+  X("EffectToState", pass_effect_to_state, true, false, false,                            \
     "thread state globals (@prng_state) through functions as a parameter and a result")   \
-  X("CheckKeyLinearity", pass_check_key_linearity, true, true,                            \
+  X("CheckKeyLinearity", pass_check_key_linearity, true, true, false,                     \
     "error when a RandState key is used twice (seed 000: keys are linear)")               \
-  X("FuseOps", pass_fuse_ops, true, true,                                                 \
+  X("FuseOps", pass_fuse_ops, true, true, true,                                           \
     "group pure op calls into Primitive functions (TVM's FuseOps rules)")                \
-  X("BindParams", pass_bind_params, true, false,                                          \
+  X("BindParams", pass_bind_params, true, false, false,                                   \
     "parameters named in a tensor file become constants (:bind @f FILE, rly --params)")
 
-#define X(n, f, t, ty, d) Module *f(PassCtx *pc, Module *in);
+#define X(n, f, t, ty, l, d) Module *f(PassCtx *pc, Module *in);
 PASS_LIST(X)
 #undef X
 
@@ -80,8 +90,15 @@ typedef struct PassDef {
   PassFn run;
   bool must_typecheck; /* the result must type-check (checked under verify) */
   bool needs_types;    /* the input is type-checked first (Expr.ty) */
+  bool local;          /* each definition is rewritten on its own (a scope limits it) */
   const char *doc;     /* one line, for :passes */
 } PassDef;
+
+/* The definitions a run is about (see the top).  has: is d in scope? */
+typedef struct PassScope {
+  bool (*has)(void *user, const Def *d);
+  void *user;
+} PassScope;
 
 int pass_count(void);
 const PassDef *pass_get(int i);
@@ -92,11 +109,15 @@ const PassDef *pass_lookup(const char *name);
  * unchanged nodes with in), or NULL after diagnostics or when the hook
  * stopped.  hook may be NULL. */
 Module *pass_run(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook);
+/* The same limited to a scope (NULL: the whole module). */
+Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
+                        const PassScope *scope);
 
 typedef struct PassOptions {
   bool verify;          /* type-check and verify after every pass (:set verify on) */
   bool typecheck;       /* type-check the final module (so it can run); default true */
   const PassHook *hook; /* :step; NULL otherwise */
+  const PassScope *scope; /* NULL: the whole module */
   Span where;           /* where the pass names were written (for "unknown pass") */
 } PassOptions;
 
@@ -104,7 +125,9 @@ PassOptions pass_options_default(void);
 
 typedef struct PassResult {
   Module *module;          /* the final module, or NULL */
-  char *diff;              /* malloc'd: pass_diff(in, module) */
+  char *diff;              /* malloc'd: pass_diff_scoped(in, module, opt->scope) */
+  char *outside;           /* malloc'd: "@g @h", changed definitions out of scope; or NULL */
+  bool changed;            /* some definition's text changed (in scope or not) */
   bool stopped;            /* the hook stopped a pass */
   const PassDef *failed;   /* the pass that failed or broke an invariant, or NULL */
 } PassResult;
@@ -119,6 +142,12 @@ void pass_result_free(PassResult *r);
 /* A unified-style diff of the printed definitions (each def on its own:
  * `--- @f` / `+++ @f` and hunks), or "no change\n".  malloc'd. */
 char *pass_diff(const Module *before, const Module *after);
+/* The diff of the definitions in scope (decided on the definition before the
+ * change, so a rewritten prelude function still counts as the prelude's);
+ * *outside (may be NULL) gets the keys of the other changed definitions,
+ * space separated (malloc'd), or NULL when there are none. */
+char *pass_diff_scoped(const Module *before, const Module *after, const PassScope *scope,
+                       char **outside);
 
 /* Type checks m and verifies structural invariants (every variable bound
  * before use and bound once, globals defined, TIR verified).  False after

@@ -22,6 +22,8 @@ struct PassCtx {
   bool stopped;     /* the hook said stop */
   const char *func; /* "@f" while a def is rewritten, for reports */
   const Function *context;
+  const PassScope *scope; /* NULL: the whole module */
+  bool hidden;      /* the def being rewritten is out of scope: its rewrites are not reported */
 };
 
 /* True when someone listens (so a pass may skip building report data). */
@@ -32,6 +34,8 @@ bool pass_report_text(PassCtx *pc, const char *rule, const char *before, const c
                       Span sp);
 /* Enters a def for reports ("@name", its function). */
 void pass_enter_def(PassCtx *pc, const FuncDef *f);
+/* Is d in the run's scope?  Function-local passes rewrite only those. */
+bool pass_in_scope(const PassCtx *pc, const Def *d);
 
 /* A new FuncDef replacing f in out (same name and span). */
 void pass_replace_def(PassCtx *pc, Module *out, const FuncDef *f, Function *fn);

@@ -1,5 +1,6 @@
-/* rewrite.c — the pass toolkit of passes/rewrite.h: pointer map, walker,
- * rebuilding rewriter, let-block builder.
+/* rewrite.c — the pass toolkit of passes/rewrite.h: pointer map, use
+ * counts, rebuilding rewriter, let-block builder (children come from
+ * ir/walk.h).
  *
  * Invariants: rw_expr shares every unchanged subtree (same pointer back);
  * let / free_var chains are processed by loops (forward to rewrite values in
@@ -26,67 +27,7 @@ void rw_map_put(RwMap *m, const void *key, void *val) {
 
 void rw_map_free(RwMap *m) { u64map_free(m); }
 
-/* ───────────────────────────── children ───────────────────────────── */
-
-static void put(PtrVec *v, Expr *e) { vec_push(v, e); }
-
-void rw_children(const Expr *e, PtrVec *out) {
-  switch (e->kind) {
-  case EX_CONST:
-  case EX_VAR:
-  case EX_GLOBAL:
-  case EX_OP:
-  case EX_CTOR: return;
-  case EX_CALL:
-    put(out, e->u.call.fn);
-    for (int i = 0; i < e->u.call.nargs; i++) put(out, e->u.call.args[i]);
-    return;
-  case EX_TUPLE:
-    for (int i = 0; i < e->u.tuple.n; i++) put(out, e->u.tuple.fields[i]);
-    return;
-  case EX_PROJ: put(out, e->u.proj.tuple); return;
-  case EX_LET: put(out, e->u.let.value), put(out, e->u.let.body); return;
-  case EX_FREE_VAR: put(out, e->u.free_var.body); return;
-  case EX_FN: put(out, e->u.fn->body); return;
-  case EX_IF: put(out, e->u.if_.cond), put(out, e->u.if_.then_), put(out, e->u.if_.else_); return;
-  case EX_MATCH:
-    put(out, e->u.match.scrut);
-    for (int i = 0; i < e->u.match.n; i++) put(out, e->u.match.clauses[i].body);
-    return;
-  case EX_REF_NEW: put(out, e->u.ref_new.init); return;
-  case EX_REF_READ: put(out, e->u.ref_read.ref); return;
-  case EX_REF_WRITE: put(out, e->u.ref_write.ref), put(out, e->u.ref_write.value); return;
-  case EX_DATAFLOW: put(out, e->u.dataflow.body); return;
-  }
-  RLY_UNREACHABLE();
-}
-
-void rw_walk(Expr *root, RwVisitFn visit, void *ctx) {
-  PtrVec stack = {0}, kids = {0};
-  if (root) vec_push(&stack, root);
-  while (stack.len) {
-    Expr *e = vec_pop(&stack);
-    if (!visit(ctx, e)) continue;
-    kids.len = 0;
-    rw_children(e, &kids);
-    for (size_t i = kids.len; i > 0; i--) vec_push(&stack, kids.items[i - 1]);
-  }
-  vec_free(&stack);
-  vec_free(&kids);
-}
-
-void rw_pattern_vars(const Pattern *p, void (*f)(void *ctx, Var *v), void *ctx) {
-  switch (p->kind) {
-  case PAT_WILD: return;
-  case PAT_VAR: f(ctx, p->u.var); return;
-  case PAT_CTOR:
-    for (int i = 0; i < p->u.ctor.n; i++) rw_pattern_vars(p->u.ctor.sub[i], f, ctx);
-    return;
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) rw_pattern_vars(p->u.tuple.sub[i], f, ctx);
-    return;
-  }
-}
+/* ───────────────────────────── uses ───────────────────────────── */
 
 static bool count_visit(void *ctx, Expr *e) {
   if (e->kind == EX_VAR) {
@@ -97,55 +38,13 @@ static bool count_visit(void *ctx, Expr *e) {
   return true;
 }
 
-void rw_count_uses(Expr *root, RwMap *counts) { rw_walk(root, count_visit, counts); }
+void rw_count_uses(Expr *root, RwMap *counts) { expr_walk(root, count_visit, counts); }
 
 /* ───────────────────────────── rebuilding ───────────────────────────── */
-
-static bool same_kids(const Expr *e, Expr **kids, int n) {
-  PtrVec old = {0};
-  rw_children(e, &old);
-  RLY_ASSERT((int)old.len == n);
-  bool same = true;
-  for (int i = 0; i < n && same; i++) same = old.items[i] == kids[i];
-  vec_free(&old);
-  return same;
-}
 
 static Expr *copy_node(Arena *a, const Expr *e) {
   Expr *r = expr_new(a, e->kind, e->span);
   r->u = e->u;
-  return r;
-}
-
-static void rebuild_match(Arena *a, Expr *r, Expr **kids) {
-  int n = r->u.match.n;
-  MatchClause *cl = ARENA_ARRAY(a, MatchClause, n ? n : 1);
-  for (int i = 0; i < n; i++) cl[i].pat = r->u.match.clauses[i].pat, cl[i].body = kids[1 + i];
-  r->u.match.scrut = kids[0];
-  r->u.match.clauses = cl;
-}
-
-Expr *rw_rebuild(Arena *a, Expr *e, Expr **kids, int n) {
-  if (same_kids(e, kids, n)) return e;
-  Expr *r = copy_node(a, e);
-  switch (e->kind) {
-  case EX_CALL:
-    r->u.call.fn = kids[0];
-    r->u.call.args = arena_memdup(a, kids + 1, sizeof(Expr *) * (size_t)(n - 1));
-    break;
-  case EX_TUPLE: r->u.tuple.fields = arena_memdup(a, kids, sizeof(Expr *) * (size_t)n); break;
-  case EX_PROJ: r->u.proj.tuple = kids[0]; break;
-  case EX_LET: r->u.let.value = kids[0], r->u.let.body = kids[1]; break;
-  case EX_FREE_VAR: r->u.free_var.body = kids[0]; break;
-  case EX_FN: r->u.fn = rw_function_with(a, e->u.fn, e->u.fn->nparams, e->u.fn->params, e->u.fn->ret, kids[0]); break;
-  case EX_IF: r->u.if_.cond = kids[0], r->u.if_.then_ = kids[1], r->u.if_.else_ = kids[2]; break;
-  case EX_MATCH: rebuild_match(a, r, kids); break;
-  case EX_REF_NEW: r->u.ref_new.init = kids[0]; break;
-  case EX_REF_READ: r->u.ref_read.ref = kids[0]; break;
-  case EX_REF_WRITE: r->u.ref_write.ref = kids[0], r->u.ref_write.value = kids[1]; break;
-  case EX_DATAFLOW: r->u.dataflow.body = kids[0]; break;
-  default: RLY_UNREACHABLE();
-  }
   return r;
 }
 
@@ -245,14 +144,11 @@ static Expr *rw_kids(Rewriter *rw, Expr *e) {
     r->u.fn = f;
     return r;
   }
-  PtrVec kids = {0};
-  rw_children(e, &kids);
-  int n = (int)kids.len;
+  int n = expr_nchildren(e);
   Expr *small[16];
   Expr **nk = n <= 16 ? small : ARENA_ARRAY(rw->a, Expr *, n);
-  for (int i = 0; i < n; i++) nk[i] = rw_expr(rw, kids.items[i]);
-  vec_free(&kids);
-  return n ? rw_rebuild(rw->a, e, nk, n) : e;
+  for (int i = 0; i < n; i++) nk[i] = rw_expr(rw, expr_child(e, i));
+  return n ? expr_rebuild(rw->a, e, nk, n) : e;
 }
 
 static Expr *rw_node(Rewriter *rw, Expr *e) {
@@ -292,21 +188,13 @@ static bool pure_callee(const Expr *fn) {
   return op && !op->effectful;
 }
 
+/* Tuples, projections and pure calls are pure when all their children are
+ * (a pure call's callee is an atom). */
 bool rw_is_pure(const Module *m, const Expr *e) {
   if (rw_is_atom(m, e) || e->kind == EX_FN) return true;
-  switch (e->kind) {
-  case EX_PROJ: return rw_is_pure(m, e->u.proj.tuple);
-  case EX_TUPLE:
-    for (int i = 0; i < e->u.tuple.n; i++)
-      if (!rw_is_pure(m, e->u.tuple.fields[i])) return false;
-    return true;
-  case EX_CALL:
-    if (!pure_callee(e->u.call.fn)) return false;
-    for (int i = 0; i < e->u.call.nargs; i++)
-      if (!rw_is_pure(m, e->u.call.args[i])) return false;
-    return true;
-  default: return false;
-  }
+  bool own = e->kind == EX_TUPLE || e->kind == EX_PROJ || (e->kind == EX_CALL && pure_callee(e->u.call.fn));
+  for (int i = 0; own && i < expr_nchildren(e); i++) own = rw_is_pure(m, expr_child(e, i));
+  return own;
 }
 
 Var *rw_graph_var(Arena *a, Span sp) {

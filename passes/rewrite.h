@@ -1,6 +1,6 @@
-/* rewrite.h — building blocks for passes: a pointer-keyed hash map, an
- * iterative expression walker, a rebuilding rewriter, and a let-block
- * builder.
+/* rewrite.h — building blocks for passes: a pointer-keyed hash map, use
+ * counts, a rebuilding rewriter, and a let-block builder.  Children,
+ * rebuilding one node and walks are ir/walk.h's (included here).
  *
  * The IR is immutable: a rewrite builds new nodes and shares every subtree
  * it did not change (rw_expr returns the very same pointer when nothing
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "ir/walk.h"
 
 /* ── pointer → pointer hash map (Expr*, Var*, Function* keys) ── */
 
@@ -26,19 +27,7 @@ bool rw_map_has(const RwMap *m, const void *key);
 void rw_map_put(RwMap *m, const void *key, void *val);
 void rw_map_free(RwMap *m);
 
-/* ── walking ── */
-
-/* Pre-order visit of every node under root (children in source order).
- * visit returns whether to descend into e's children.  Function bodies,
- * branches and clause bodies are children.  Iterative: any shape is fine. */
-typedef bool (*RwVisitFn)(void *ctx, Expr *e);
-void rw_walk(Expr *root, RwVisitFn visit, void *ctx);
-
-/* Appends e's direct children (source order) to out. */
-void rw_children(const Expr *e, PtrVec *out);
-
-/* Calls f(ctx, v) for every variable bound by the pattern. */
-void rw_pattern_vars(const Pattern *p, void (*f)(void *ctx, Var *v), void *ctx);
+/* ── uses ── (children, walks and binders: ir/walk.h) */
 
 /* Number of EX_VAR uses of each variable under root: Var* → (void *)count. */
 void rw_count_uses(Expr *root, RwMap *counts);
@@ -67,11 +56,6 @@ Expr *rw_expr(Rewriter *rw, Expr *e);
 /* The function with its body (and parameters, through `bind`) rewritten;
  * f itself when nothing changed. */
 Function *rw_function(Rewriter *rw, Function *f);
-
-/* Rebuilds e with new children in the order rw_children lists them (n must
- * match); returns e when every child is the same pointer.  Patterns,
- * attributes and binders are kept. */
-Expr *rw_rebuild(Arena *a, Expr *e, Expr **kids, int n);
 
 /* A shallow copy of f with a new body (and optionally params). */
 Function *rw_function_with(Arena *a, const Function *f, int nparams, Var **params, Type *ret,

@@ -42,7 +42,7 @@ static bool number_visit(void *ctx, Expr *e) {
 
 static void numbering(Numbering *nb, const Function *fn) {
   for (int i = 0; i < fn->nparams; i++) number_var(nb, fn->params[i]);
-  rw_walk(fn->body, number_visit, nb);
+  expr_walk(fn->body, number_visit, nb);
 }
 
 /* ───────────────────────── snippet ───────────────────────── */
@@ -56,11 +56,7 @@ static void mark_bound(void *ctx, Var *v) { rw_map_put(&((Free *)ctx)->bound, v,
 static bool free_visit(void *ctx, Expr *e) {
   Free *f = ctx;
   if (e->kind == EX_VAR) rw_map_put(&f->used, e->u.var, (void *)1);
-  if (e->kind == EX_LET) mark_bound(f, e->u.let.var);
-  if (e->kind == EX_FN)
-    for (int i = 0; i < e->u.fn->nparams; i++) mark_bound(f, e->u.fn->params[i]);
-  if (e->kind == EX_MATCH)
-    for (int i = 0; i < e->u.match.n; i++) rw_pattern_vars(e->u.match.clauses[i].pat, mark_bound, f);
+  expr_binders(e, -1, mark_bound, f);
   return true;
 }
 
@@ -69,7 +65,7 @@ static bool free_visit(void *ctx, Expr *e) {
  * the printer gives them the function's numbers and numbers new ones after. */
 static Expr *wrap(Arena *a, const Expr *e, Numbering *nb) {
   Free f = {0};
-  rw_walk((Expr *)e, free_visit, &f);
+  expr_walk((Expr *)e, free_visit, &f);
   size_t max = nb->count;
   Var **ps = ARENA_ARRAY(a, Var *, max ? max : 1);
   for (size_t i = 0; i < max; i++) ps[i] = rw_graph_var(a, e->span);

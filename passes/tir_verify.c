@@ -8,9 +8,11 @@
  * iteration variables are bound to expressions of loop variables; operand
  * types agree (integers of different widths may mix, as index arithmetic
  * with int64 size variables needs); stored values have the buffer's dtype;
- * intrinsic arities; conditions are bool.  Expression types are computed
- * here (the function is const); DT_INVALID marks a subexpression already
- * reported, so one mistake gives one message. */
+ * intrinsic arities; conditions are bool; loop bounds are integers, and
+ * only a one-variable loop other than `grid` has a begin other than 0.
+ * Expression types are computed here (the function is const); DT_INVALID
+ * marks a subexpression already reported, so one mistake gives one
+ * message. */
 #include <string.h>
 
 #include "passes/passes.h"
@@ -195,11 +197,22 @@ static void expect_dtype(TV *v, const PrimExpr *e, bool want_bool, const char *w
 
 static void stmt(TV *v, const Stmt *s);
 
-static void verify_for(TV *v, const Stmt *s) {
-  for (int i = 0; i < s->u.for_.nvars; i++) {
+/* Bounds are integers; a begin needs the one-variable `kind(begin, end)`
+ * form, the only one that can print it (a pass could build another). */
+static void verify_for_bounds(TV *v, const Stmt *s) {
+  int nv = s->u.for_.nvars;
+  for (int i = 0; i < nv; i++) {
     if (s->u.for_.lo && s->u.for_.lo[i]) expect_dtype(v, s->u.for_.lo[i], false, "a loop bound");
     if (s->u.for_.hi && s->u.for_.hi[i]) expect_dtype(v, s->u.for_.hi[i], false, "a loop bound");
+    const PrimExpr *lo = tir_for_lo(s, i);
+    if (lo && (nv > 1 || s->u.for_.loop == LOOP_GRID))
+      diag_error(v->d, lo->span, "a `%s` loop over %d variable%s must start at 0",
+                 loop_kind_name(s->u.for_.loop), nv, nv == 1 ? "" : "s");
   }
+}
+
+static void verify_for(TV *v, const Stmt *s) {
+  verify_for_bounds(v, s);
   size_t nv = v->vars.len, nl = v->loopvars.len;
   for (int i = 0; i < s->u.for_.nvars; i++) {
     vec_push(&v->vars, s->u.for_.vars[i]);

@@ -8,7 +8,7 @@
  * checked at run time).  Errors are collected; checking goes on with the
  * next definition.  The pieces: typecheck_unify.c (unification),
  * typecheck_expr.c (expressions), typecheck_match.c (patterns, coverage),
- * typecheck_effects.c (walker, effects, dataflow purity). */
+ * typecheck_effects.c (effects, dataflow purity, final types). */
 #include <string.h>
 
 #include "passes/pass.h"

@@ -1,82 +1,17 @@
-/* typecheck_effects.c — the iterative expression walker, effect analysis of
- * defs, the purity rule of `dataflow { … }`, and the final substitution of
- * metavariables into Expr.ty.
+/* typecheck_effects.c — effect analysis of defs, the purity rule of
+ * `dataflow { … }`, and the final substitution of metavariables into
+ * Expr.ty.
  *
  * A def is effectful when its body creates, reads or writes a reference,
  * uses a state global, calls an effectful op, or mentions an effectful def
  * (a fixed point over the module, computed once per check, on first need).
- * The walker keeps its own stack, so a million-binding let chain needs no
- * C stack. */
+ * The walks (ir/walk.h's expr_walk) keep their own stack, so a
+ * million-binding let chain needs no C stack. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/walk.h"
 #include "passes/typecheck_int.h"
-
-/* ── walker ── */
-
-static void push(PtrVec *s, Expr *e) {
-  if (e) vec_push(s, e);
-}
-
-/* Children are pushed in reverse so they are visited in source order. */
-static void push_children(PtrVec *s, Expr *e) {
-  switch (e->kind) {
-    case EX_CONST:
-    case EX_VAR:
-    case EX_GLOBAL:
-    case EX_OP:
-    case EX_CTOR:
-      return;
-    case EX_CALL:
-      for (int i = e->u.call.nargs - 1; i >= 0; i--) push(s, e->u.call.args[i]);
-      push(s, e->u.call.fn);
-      return;
-    case EX_TUPLE:
-      for (int i = e->u.tuple.n - 1; i >= 0; i--) push(s, e->u.tuple.fields[i]);
-      return;
-    case EX_PROJ:
-      push(s, e->u.proj.tuple);
-      return;
-    case EX_LET:
-      push(s, e->u.let.body), push(s, e->u.let.value);
-      return;
-    case EX_FREE_VAR:
-      push(s, e->u.free_var.body);
-      return;
-    case EX_FN:
-      push(s, e->u.fn->body);
-      return;
-    case EX_IF:
-      push(s, e->u.if_.else_), push(s, e->u.if_.then_), push(s, e->u.if_.cond);
-      return;
-    case EX_MATCH:
-      for (int i = e->u.match.n - 1; i >= 0; i--) push(s, e->u.match.clauses[i].body);
-      push(s, e->u.match.scrut);
-      return;
-    case EX_REF_NEW:
-      push(s, e->u.ref_new.init);
-      return;
-    case EX_REF_READ:
-      push(s, e->u.ref_read.ref);
-      return;
-    case EX_REF_WRITE:
-      push(s, e->u.ref_write.value), push(s, e->u.ref_write.ref);
-      return;
-    case EX_DATAFLOW:
-      push(s, e->u.dataflow.body);
-      return;
-  }
-}
-
-void ty_walk(Expr *root, TyVisitFn visit, void *ctx) {
-  PtrVec stack = {0};
-  push(&stack, root);
-  while (stack.len) {
-    Expr *e = vec_pop(&stack);
-    if (visit(ctx, e)) push_children(&stack, e);
-  }
-  vec_free(&stack);
-}
 
 /* ── effects ── */
 
@@ -126,7 +61,7 @@ static void compute_effects(TyCtx *c) {
   for (int i = 0; i < n; i++) {
     const Def *d = &c->m->defs[i];
     scans[i].m = c->m;
-    if (d->kind == DEF_FUNC) ty_walk(d->u.func->fn->body, eff_visit, &scans[i]);
+    if (d->kind == DEF_FUNC) expr_walk(d->u.func->fn->body, eff_visit, &scans[i]);
     if (d->kind == DEF_FUNC && scans[i].direct)
       strmap_put(&c->effectful, d->u.func->name, (void *)1);
   }
@@ -190,7 +125,7 @@ static bool purity_visit(void *ctx, Expr *e) {
 
 void ty_check_dataflow(TyCtx *c, Expr *e) {
   if (!c->effects_done) compute_effects(c);
-  ty_walk(e->u.dataflow.body, purity_visit, c);
+  expr_walk(e->u.dataflow.body, purity_visit, c);
 }
 
 /* ── final types ── */
@@ -202,4 +137,4 @@ static bool finalize_visit(void *ctx, Expr *e) {
   return true;
 }
 
-void ty_finalize_expr(TyCtx *c, Expr *root) { ty_walk(root, finalize_visit, c); }
+void ty_finalize_expr(TyCtx *c, Expr *root) { expr_walk(root, finalize_visit, c); }

@@ -13,7 +13,7 @@
  *
  * Invariants: every Type the checker creates lives in the module's arena
  * (Expr.ty and FuncDef.ty outlive the checker); no function recurses on the
- * length of a let chain (ty_walk and the let loop are iterative). */
+ * length of a let chain (expr_walk and the let loop are iterative). */
 #ifndef RLY_TYPECHECK_INT_H
 #define RLY_TYPECHECK_INT_H
 
@@ -104,8 +104,6 @@ void ty_solve(TyCtx *c);
 Type *ty_check_match(TyCtx *c, Expr *e);
 
 /* typecheck_effects.c */
-typedef bool (*TyVisitFn)(void *ctx, Expr *e); /* returns whether to visit the children */
-void ty_walk(Expr *root, TyVisitFn visit, void *ctx);
 void ty_check_dataflow(TyCtx *c, Expr *e);
 /* Replaces every Expr.ty under root by its final (zonked) type. */
 void ty_finalize_expr(TyCtx *c, Expr *root);

@@ -15,11 +15,11 @@
 #include "passes/pass_int.h"
 #include "passes/passes.h"
 
-typedef enum ActKind { ACT_VISIT, ACT_BIND, ACT_UNBIND, ACT_BIND_PAT, ACT_UNBIND_PAT } ActKind;
+typedef enum ActKind { ACT_VISIT, ACT_BIND, ACT_UNBIND } ActKind;
 
 typedef struct Act {
   ActKind kind;
-  const void *p; /* Expr*, Var* or Pattern* */
+  const void *p; /* Expr* or Var* */
   const Expr *site;
 } Act;
 
@@ -63,18 +63,6 @@ static void unbind(Verifier *V, Var *v) {
   rw_map_put(&V->scope, v, (void *)(c ? c - 1 : 0));
 }
 
-typedef struct PatCtx {
-  Verifier *V;
-  const Expr *site;
-  bool on;
-} PatCtx;
-
-static void pat_var(void *ctx, Var *v) {
-  PatCtx *pc = ctx;
-  if (pc->on) bind(pc->V, v, pc->site);
-  else unbind(pc->V, v);
-}
-
 static void check_use(Verifier *V, const Expr *e) {
   if (e->kind == EX_VAR && !rw_map_get(&V->scope, e->u.var) && V->ok) {
     diag_error(V->d, e->span, "verify: in @%s, %%%s is used outside the scope of its binding",
@@ -87,49 +75,32 @@ static void check_use(Verifier *V, const Expr *e) {
   }
 }
 
-/* Schedules e's children with the bindings they see (pushed in reverse). */
+typedef struct Binding {
+  Verifier *V;
+  ActKind kind;
+  const Expr *site;
+} Binding;
+
+static void push_binder(void *ctx, Var *v) {
+  Binding *b = ctx;
+  push(b->V, b->kind, v, b->site);
+}
+
+/* Schedules e's children, each between the binding and the unbinding of
+ * the variables it sees (pushed in reverse). */
 static void schedule(Verifier *V, const Expr *e) {
-  switch (e->kind) {
-  case EX_LET:
-    push(V, ACT_UNBIND, e->u.let.var, e);
-    push(V, ACT_VISIT, e->u.let.body, e);
-    push(V, ACT_VISIT, e->u.let.value, e);
-    push(V, ACT_BIND, e->u.let.var, e);
-    return;
-  case EX_FREE_VAR:
-    push(V, ACT_UNBIND, e->u.free_var.var, e);
-    push(V, ACT_VISIT, e->u.free_var.body, e);
-    push(V, ACT_BIND, e->u.free_var.var, e);
-    return;
-  case EX_FN:
-    for (int i = 0; i < e->u.fn->nparams; i++) push(V, ACT_UNBIND, e->u.fn->params[i], e);
-    push(V, ACT_VISIT, e->u.fn->body, e);
-    for (int i = 0; i < e->u.fn->nparams; i++) push(V, ACT_BIND, e->u.fn->params[i], e);
-    return;
-  case EX_MATCH:
-    for (int i = e->u.match.n - 1; i >= 0; i--) {
-      push(V, ACT_UNBIND_PAT, e->u.match.clauses[i].pat, e);
-      push(V, ACT_VISIT, e->u.match.clauses[i].body, e);
-      push(V, ACT_BIND_PAT, e->u.match.clauses[i].pat, e);
-    }
-    push(V, ACT_VISIT, e->u.match.scrut, e);
-    return;
-  default: {
-    PtrVec kids = {0};
-    rw_children(e, &kids);
-    for (size_t i = kids.len; i > 0; i--) push(V, ACT_VISIT, kids.items[i - 1], e);
-    vec_free(&kids);
-  }
+  Binding on = {V, ACT_BIND, e}, off = {V, ACT_UNBIND, e};
+  for (int i = expr_nchildren(e); i-- > 0;) {
+    expr_binders(e, i, push_binder, &off);
+    push(V, ACT_VISIT, expr_child(e, i), e);
+    expr_binders(e, i, push_binder, &on);
   }
 }
 
 static void step(Verifier *V, Act a) {
-  PatCtx pc = {V, a.site, a.kind == ACT_BIND_PAT};
   switch (a.kind) {
   case ACT_BIND: bind(V, (Var *)a.p, a.site); return;
   case ACT_UNBIND: unbind(V, (Var *)a.p); return;
-  case ACT_BIND_PAT:
-  case ACT_UNBIND_PAT: rw_pattern_vars(a.p, pat_var, &pc); return;
   case ACT_VISIT: {
     const Expr *e = a.p;
     check_use(V, e);

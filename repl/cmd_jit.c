@@ -24,16 +24,6 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* ───────────────────────── :set opt ───────────────────────── */
-
-bool repl_jit_set_opt(const char *v) {
-  if ((v[0] != 'O' && v[0] != 'o') || v[1] < '0' || v[1] > '3' || v[2]) return false;
-  jit_set_opt_level(v[1] - '0');
-  return true;
-}
-
-int repl_jit_opt_level(void) { return jit_opt_level(); }
-
 /* ───────────────────────── :kernels ───────────────────────── */
 
 RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {

@@ -65,7 +65,7 @@ RunStatus repl_dump_tir(Session *s, const char *args, Span where) {
   Module *lm = repl_eval_lowered(s->ev, s->m, NULL);
   FuncDef *f = lm ? module_func(lm, name) : NULL;
   Collect c = {lm, {0}};
-  if (f) rw_walk(f->fn->body, collect_visit, &c);
+  if (f) expr_walk(f->fn->body, collect_visit, &c);
   if (!c.prims.len) printf("// @%s has no fused kernels: it runs on the reference kernels\n", name);
   for (size_t i = 0; i < c.prims.len; i++) {
     if (i) putchar('\n');

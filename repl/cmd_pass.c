@@ -4,7 +4,14 @@
  * diff and keeps the result; the module before it goes on an undo stack
  * (its tables stay alive until it falls off the stack or :reset).  :step
  * runs the same pipeline with a hook that shows each rewrite and waits for
- * Enter (next), `c` (run to the end) or `q` (stop; nothing is applied). */
+ * Enter (next), `c` (run to the end) or `q` (stop; nothing is applied).
+ *
+ * Both have a scope (PassScope): `@f` names one function, else the user's
+ * definitions without the prelude's (unless `:set show-prelude on`).
+ * Function-local passes rewrite only the scope; whole-module passes rewrite
+ * what they must, but only the scope's rewrites reach the hook (so :step
+ * never waits on a hidden rewrite) and only its definitions are diffed;
+ * the other changed definitions are named after the diff. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +25,18 @@ RunStatus repl_cmd_passes(Session *s) {
     printf("  %-24s %s\n", p->name, p->doc);
   }
   return RUN_OK;
+}
+
+static void list_passes(bool local) {
+  printf("%s:", local ? "Function-local" : "Whole-module");
+  for (int i = 0, n = 0; i < pass_count(); i++)
+    if (pass_get(i)->local == local) printf("%s %s", n++ ? "," : "", pass_get(i)->name);
+  putchar('\n');
+}
+
+void repl_pass_help(void) {
+  list_passes(true);
+  list_passes(false);
 }
 
 void repl_undo_push(Session *s, Module *m) {
@@ -59,38 +78,138 @@ static bool step_hook(void *user, const PassRewrite *rw) {
   return true;
 }
 
-static RunStatus run_pipeline(Session *s, const char *names, Span where, bool step) {
-  if (!*names) {
-    session_error(s, where, "`:passes` lists them", "`:%s` needs pass names", step ? "step" : "pass");
-    return RUN_ERROR;
+/* ── the scope: `@f`, or the user's definitions without the prelude ── */
+
+typedef struct Scope {
+  const Session *s;
+  const char *only; /* "f" of `@f`, or NULL */
+} Scope;
+
+static bool scope_has(void *user, const Def *d) {
+  const Scope *sc = user;
+  if (sc->only) return d->kind == DEF_FUNC && strcmp(d->u.func->name, sc->only) == 0;
+  char buf[256];
+  return !session_is_prelude(sc->s, prelude_key(d, buf, sizeof buf), prelude_def_ptr(d));
+}
+
+/* The function names of the module (NULL-terminated, malloc'd), for "did
+ * you mean": the user's first, so they win ties with the prelude's. */
+static const char **function_names(const Session *s) {
+  const Module *m = s->m;
+  const char **v = calloc((size_t)m->ndefs + 1, sizeof *v);
+  if (!v) rly_oom();
+  int n = 0;
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < m->ndefs; i++) {
+      Scope user = {s, NULL};
+      if (m->defs[i].kind == DEF_FUNC && scope_has(&user, &m->defs[i]) == (round == 0))
+        v[n++] = m->defs[i].u.func->name;
+    }
+  return v;
+}
+
+static bool check_function(Session *s, const char *name, Span sp) {
+  if (module_func(s->m, name)) return true;
+  const char **names = function_names(s);
+  const char *near = repl_nearest(names, name);
+  char hint[160] = "`:browse` lists your functions";
+  if (near) snprintf(hint, sizeof hint, "did you mean `@%s`?", near);
+  if (module_lookup(s->m, name)) session_error(s, sp, NULL, "`@%s` is not a function", name);
+  else session_error(s, sp, hint, "no function `@%s`", name);
+  free(names);
+  return false;
+}
+
+/* Splits the arguments into pass names (written into names, the `@f` word
+ * blanked) and the function of `@f` (*only, malloc'd, or NULL). */
+static bool split_args(Session *s, char *names, Span where, bool step, char **only) {
+  *only = NULL;
+  bool ok = true;
+  for (char *p = names; ok && (p = strchr(p, '@'));) {
+    size_t n = strcspn(p, " \t,");
+    Span sp = {where.file, where.off + (uint32_t)(p - names), (uint32_t)n};
+    if (*only || n == 1) {
+      const char *usage = step ? "usage: :step NAME [NAME ...] [@f]"
+                               : "usage: :pass NAME [NAME ...] [@f]";
+      session_error(s, sp, usage,
+                    *only ? "only one @function at a time" : "expected a function name after `@`");
+      ok = false;
+    } else {
+      *only = strndup(p + 1, n - 1);
+      if (!*only) rly_oom();
+      ok = check_function(s, *only, sp);
+      memset(p, ' ', n);
+    }
   }
+  if (ok) return true;
+  free(*only);
+  *only = NULL;
+  return false;
+}
+
+/* After the diff: the definitions that changed outside the scope. */
+static void report_outside(const PassResult *r, const char *only) {
+  if (!r->outside) return;
+  if (only) printf("also changed outside @%s: %s\n", only, r->outside);
+  else printf("also changed in the prelude: %s (:set show-prelude on shows it)\n", r->outside);
+}
+
+static void keep_result(Session *s, PassResult *r, const char *names, const char *only, int n) {
+  if (strcmp(r->diff, "no change\n") != 0 || !r->outside) fputs(r->diff, stdout);
+  report_outside(r, only);
+  if (!r->changed || r->module == s->m) return;
+  /* Inside :load the transaction owns the old module (it may roll back). */
+  if (!s->ntxns) repl_undo_push(s, s->m);
+  s->m = r->module;
+  printf("%s%s%s: %d rewrite%s; kept (undo with :undo)\n", names, only ? " @" : "",
+         only ? only : "", n, n == 1 ? "" : "s");
+}
+
+static RunStatus run_pipeline(Session *s, const char *names, const char *only, Span where,
+                              bool step) {
   Stepper st = {s, 0, step, false};
   PassHook hook = {step_hook, &st};
+  Scope sc = {s, only};
+  PassScope scope = {scope_has, &sc};
   PassOptions opt = pass_options_default();
   opt.verify = s->verify;
   opt.where = where;
   opt.hook = &hook;
+  opt.scope = only || !s->show_prelude ? &scope : NULL;
   PassResult r = {0};
   bool ok = pass_pipeline(names, s->m, &s->inputs, &s->diag, &opt, &r);
   session_render(s);
   if (!ok || r.stopped || !r.module) {
-    if (r.stopped) puts("stopped; the module is unchanged");
+    bool stopped = r.stopped;
+    if (stopped) puts("stopped; the module is unchanged");
     pass_result_free(&r);
-    return r.stopped ? RUN_OK : RUN_ERROR;
+    return stopped ? RUN_OK : RUN_ERROR;
   }
-  fputs(r.diff, stdout);
-  if (r.module != s->m && strcmp(r.diff, "no change\n") != 0) {
-    /* Inside :load the transaction owns the old module (it may roll back). */
-    if (!s->ntxns) repl_undo_push(s, s->m);
-    s->m = r.module;
-    printf("%s: %d rewrite%s; kept (undo with :undo)\n", names, st.n, st.n == 1 ? "" : "s");
-  }
+  keep_result(s, &r, names, only, st.n);
   pass_result_free(&r);
   return RUN_OK;
 }
 
+/* `NAME [NAME ...] [@f]`.  The pass names keep their columns (the @f word
+ * is blanked) so the pass manager's errors point into the line; they are
+ * trimmed for the summary line. */
 RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step) {
-  return run_pipeline(s, args, where, step);
+  if (!*args) {
+    const char *cmd = step ? "step" : "pass";
+    session_error(s, where, "`:passes` lists them", "`:%s` needs pass names", cmd);
+    return RUN_ERROR;
+  }
+  char *names = strdup(args), *only;
+  if (!names) rly_oom();
+  RunStatus st = RUN_ERROR;
+  if (split_args(s, names, where, step, &only)) {
+    size_t b = strspn(names, " \t,"), e = strlen(names);
+    while (e > b && strchr(" \t,", names[e - 1])) names[--e] = 0;
+    st = run_pipeline(s, names + b, only, where, step);
+  }
+  free(names);
+  free(only);
+  return st;
 }
 
 RunStatus repl_cmd_undo(Session *s, Span where) {

@@ -12,67 +12,80 @@
 
 #include "ir/tir.h"
 #include "repl/repl.h"
+#include "repl/settings.h"
 
 typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
 
-/* X(id, name as typed, argument synopsis, one-line help, more help or NULL);
+/* What `@f` does to :pass and :step (their more help; repl_pass_help then
+ * lists which passes are function-local, from the pass table). */
+#define PASS_SCOPE_HELP                                                                            \
+  "With @f, only @f's rewrites and diff are shown.  A function-local pass\n"                       \
+  "rewrites only @f; a whole-module pass still rewrites what it must (the\n"                       \
+  "callers of a function whose signature changes) and names the other\n"                           \
+  "definitions it changed after the diff.  Without @f, the prelude's\n"                            \
+  "definitions are left out the same way (`:set show-prelude on` includes them)."
+
+/* X(id, name as typed, argument synopsis, what Tab completes in the arguments
+ *   (CmdComplete without COMPLETE_), one-line help, more help or NULL);
  * the handler of a row is cmd_<id>. */
-#define REPL_COMMANDS(X)                                                                            \
-  X(help, "help", "[COMMAND]", "list the commands, or explain one", NULL)                           \
-  X(quit, "quit", "", "leave rly (Ctrl-D on an empty line does too)", NULL)                         \
-  X(type, "type", "EXPR", "show the type of an expression",                                         \
-    "The expression is type-checked, not evaluated; session variables may be used.")                \
-  X(load, "load", "FILE", "run a script; if any part of it fails, nothing of it is kept",           \
-    "Definitions, expressions (their values are printed), lets and `:` commands,\n"                 \
-    "in order.  An error anywhere rolls the session back to before the :load.")                     \
-  X(reload, "reload", "", "load the last :load-ed file again",                                      \
-    "Definitions from the file replace the session's by name; the session is\n"                     \
-    "unchanged if the file no longer loads.")                                                       \
-  X(print, "print", "[@f | TYPE | prelude]", "print the session's definitions, or one of them",     \
-    "With `:set types on`, expressions are annotated with their types.")                            \
-  X(browse, "browse", "[prelude | TEXT]", "list definitions with their types",                      \
-    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                       \
-    "definition whose name contains TEXT.")                                                         \
-  X(reset, "reset", "", "forget all definitions and session variables (the prelude stays)", NULL)   \
-  X(passes, "passes", "", "list the passes", NULL)                                                  \
-  X(pass, "pass", "NAME [NAME ...]", "run passes on the session's module, show the diff, keep the result", \
-    "Names are separated by spaces or commas.  `:undo` restores the module before.")                \
-  X(step, "step", "NAME [NAME ...]", "run passes one rewrite at a time",                            \
-    "Each rewrite shows its rule, function, location and before/after; Enter for\n"                 \
-    "the next, `c` to run to the end, `q` to stop without applying anything.")                      \
-  X(undo, "undo", "", "restore the module from before the last :pass", NULL)                        \
-  X(seed, "seed", "N", "set @prng_state to random.key(N)", NULL)                                    \
-  X(set, "set", "[OPTION VALUE]", "change a setting; alone, show the settings", NULL)               \
-  X(bind, "bind", "@f FILE", "BindParams: @f's parameters named in a tensor file become constants", \
-    "FILE is .npz, .safetensors (or .npy); key `w` or `%w` binds parameter %w.\n"                   \
-    "Every key must name a parameter of a fitting type.  `:undo` restores the module.")             \
-  X(save, "save", "%x [%y ...] FILE", "write session tensors to FILE (.npy, .npz or .safetensors)", \
-    "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                        \
-  X(load_tensor, "load-tensor", "%x FILE [KEY]", "bind %x to a tensor read from FILE",              \
-    "KEY picks the entry of an .npz or .safetensors file with several.")                            \
-  X(extern, "extern", "NAME LIB.so SYMBOL", "register an external function for call_tir(\"NAME\", ...)", \
-    "SYMBOL is `int f(DLTensor *args, int n, void *ctx, char *err, size_t errn)`:\n"                \
-    "inputs then outputs (destination passing), see interp/extern.h.")                              \
-  X(kernels, "kernels", "", "list the JIT-compiled kernels: signature, compile time, calls, time",  \
-    "A kernel marked (disk) came from the disk cache, loaded in the time shown ($XDG_CACHE_HOME/rly).") \
-  X(dump, "dump", "tir|llvm|asm @f", "show a function's TIR, or its kernel's optimized LLVM IR or assembly", \
-    "For llvm and asm, @f is a prim function (`:set opt` picks the optimization level).")           \
-  X(time, "time", "EXPR [-n N]", "time an expression: first call, then min/median/max of N runs",   \
-    "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                   \
+#define REPL_COMMANDS(X)                                                                           \
+  X(help, "help", "[COMMAND]", COMMAND, "list the commands, or explain one", NULL)                 \
+  X(quit, "quit", "", NONE, "leave rly (Ctrl-D on an empty line does too)", NULL)                  \
+  X(type, "type", "EXPR", EXPR, "show the type of an expression",                                  \
+    "The expression is type-checked, not evaluated; session variables may be used.")               \
+  X(load, "load", "FILE", FILE, "run a script; if any part of it fails, nothing of it is kept",    \
+    "Definitions, expressions (their values are printed), lets and `:` commands,\n"                \
+    "in order.  An error anywhere rolls the session back to before the :load.")                    \
+  X(reload, "reload", "", NONE, "load the last :load-ed file again",                               \
+    "Definitions from the file replace the session's by name; the session is\n"                    \
+    "unchanged if the file no longer loads.")                                                      \
+  X(print, "print", "[@f | TYPE | prelude]", DEF,                                                  \
+    "print the session's definitions, or one of them",                                             \
+    "With `:set types on`, expressions are annotated with their types.")                           \
+  X(browse, "browse", "[prelude | TEXT]", DEF, "list definitions with their types",                \
+    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                      \
+    "definition whose name contains TEXT.")                                                        \
+  X(reset, "reset", "", NONE, "forget all definitions and session variables (the prelude stays)",  \
+    NULL)                                                                                          \
+  X(passes, "passes", "", NONE, "list the passes", NULL)                                           \
+  X(pass, "pass", "NAME [NAME ...] [@f]", PASS,                                                    \
+    "run passes on the session's module, show the diff, keep the result",                          \
+    "Names are separated by spaces or commas.  `:undo` restores the module before.\n"              \
+    PASS_SCOPE_HELP)                                                                               \
+  X(step, "step", "NAME [NAME ...] [@f]", PASS, "run passes one rewrite at a time",                \
+    "Each rewrite shows its rule, function, location and before/after; Enter for\n"                \
+    "the next, `c` to run to the end, `q` to stop without applying anything.\n"                    \
+    PASS_SCOPE_HELP)                                                                               \
+  X(undo, "undo", "", NONE, "restore the module from before the last :pass", NULL)                 \
+  X(seed, "seed", "N", NONE, "set @prng_state to random.key(N)", NULL)                             \
+  X(set, "set", "[NAME [VALUE]]", SETTING, "change a setting; alone, show the settings", NULL)     \
+  X(bind, "bind", "@f FILE", DATA,                                                                 \
+    "BindParams: @f's parameters named in a tensor file become constants",                         \
+    "FILE is .npz, .safetensors (or .npy); key `w` or `%w` binds parameter %w.\n"                  \
+    "Every key must name a parameter of a fitting type.  `:undo` restores the module.")            \
+  X(save, "save", "%x [%y ...] FILE", DATA,                                                        \
+    "write session tensors to FILE (.npy, .npz or .safetensors)",                                  \
+    "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                       \
+  X(load_tensor, "load-tensor", "%x FILE [KEY]", DATA, "bind %x to a tensor read from FILE",       \
+    "KEY picks the entry of an .npz or .safetensors file with several.")                           \
+  X(extern, "extern", "NAME LIB.so SYMBOL", DATA,                                                  \
+    "register an external function for call_tir(\"NAME\", ...)",                                   \
+    "SYMBOL is `int f(DLTensor *args, int n, void *ctx, char *err, size_t errn)`:\n"               \
+    "inputs then outputs (destination passing), see interp/extern.h.")                             \
+  X(kernels, "kernels", "", NONE,                                                                  \
+    "list the JIT-compiled kernels: signature, compile time, calls, time",                         \
+    "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                  \
+    "($XDG_CACHE_HOME/rly).")                                                                      \
+  X(dump, "dump", "tir|llvm|asm @f", DUMP,                                                         \
+    "show a function's TIR, or its kernel's optimized LLVM IR or assembly",                        \
+    "For llvm and asm, @f is a prim function (`:set opt` picks the optimization level).")          \
+  X(time, "time", "EXPR [-n N]", EXPR,                                                             \
+    "time an expression: first call, then min/median/max of N runs",                               \
+    "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                  \
     "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).\n"              \
     "Values of earlier runs are collected between runs, outside the timing.")
 
-/* X(name, values, help) */
-#define REPL_SETTINGS(X)                                                        \
-  X("print-limit", "N", "tensors with more than N elements print summarized")   \
-  X("types", "on|off", "print each value's type after it (`value : type`)")     \
-  X("max-depth", "N", "limit on non-tail call depth (deep recursion)")           \
-  X("prng", "partitionable|original", "JAX's PRNG mode for random ops")         \
-  X("verify", "on|off", "type-check and verify after every pass of :pass and :step") \
-  X("exec", "jit|interp", "jit: fused, compiled kernels (default); interp: reference kernels only") \
-  X("opt", "O0|O1|O2|O3", "LLVM optimization level of kernels compiled from now on (default O2)")
-
-#define X(id, name, args, help, more) \
+#define X(id, name, args, complete, help, more)                                                    \
   static RunStatus cmd_##id(Session *s, const char *args_, Span where);
 REPL_COMMANDS(X)
 #undef X
@@ -80,30 +93,24 @@ REPL_COMMANDS(X)
 typedef struct Command {
   const char *name, *args, *help, *more;
   CmdFn fn;
+  CmdComplete complete;
 } Command;
 
 static const Command commands[] = {
-#define X(id, name, args, help, more) {name, args, help, more, cmd_##id},
+#define X(id, name, args, complete, help, more)                                                    \
+  {name, args, help, more, cmd_##id, COMPLETE_##complete},
     REPL_COMMANDS(X)
 #undef X
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
 static const char *const command_names[] = {
-#define X(id, name, args, help, more) name,
+#define X(id, name, args, complete, help, more) name,
     REPL_COMMANDS(X)
 #undef X
     NULL};
 
-static const char *const setting_names[] = {
-#define X(name, values, help) name,
-    REPL_SETTINGS(X)
-#undef X
-    NULL};
-
 const char *const *cmd_names(void) { return command_names; }
-const char *const *cmd_setting_names(void) { return setting_names; }
-bool cmd_wants_file(const char *name) { return strcmp(name, "load") == 0; }
 
 /* ───────────────────────── lookup ───────────────────────── */
 
@@ -125,8 +132,7 @@ static int edit_distance(const char *a, const char *b) {
   return row[n];
 }
 
-/* The nearest name in a NULL-terminated list, if near enough. */
-static const char *nearest(const char *const *names, const char *word) {
+const char *repl_nearest(const char *const *names, const char *word) {
   const char *best = NULL;
   int bd = 1 << 20;
   for (int i = 0; names[i]; i++) {
@@ -153,8 +159,18 @@ const char *cmd_resolve(const char *word) {
   return c ? c->name : NULL;
 }
 
+CmdComplete cmd_completion(const char *name) {
+  const Command *c = find_command(name);
+  return c ? c->complete : COMPLETE_NONE;
+}
+
+bool cmd_wants_file(const char *name) {
+  CmdComplete k = cmd_completion(name);
+  return k == COMPLETE_FILE || k == COMPLETE_DATA;
+}
+
 static void unknown_command(Session *s, const char *word, Span sp) {
-  const char *near = nearest(command_names, word);
+  const char *near = repl_nearest(command_names, word);
   char hint[128];
   if (near) snprintf(hint, sizeof hint, "did you mean `:%s`?", near);
   else snprintf(hint, sizeof hint, "`:help` lists the commands");
@@ -217,11 +233,8 @@ static RunStatus cmd_help(Session *s, const char *args, Span where) {
   if (!c) return unknown_command(s, w, where), RUN_ERROR;
   printf(":%s %s\n  %s\n", c->name, c->args, c->help);
   if (c->more) printf("%s\n", c->more);
-  if (c->fn == cmd_set) {
-#define X(name, values, help) printf("  :set %-18s %s\n", name " " values, help);
-    REPL_SETTINGS(X)
-#undef X
-  }
+  if (c->fn == cmd_set) settings_help();
+  if (c->fn == cmd_pass || c->fn == cmd_step) repl_pass_help();
   return RUN_OK;
 }
 
@@ -400,94 +413,10 @@ static RunStatus cmd_browse(Session *s, const char *args, Span where) {
   return RUN_OK;
 }
 
-/* ───────────────────────── :set ───────────────────────── */
-
-static void show_settings(const Session *s) {
-  printf("print-limit %lld\n", (long long)s->print_limit);
-  printf("types %s\n", s->show_types ? "on" : "off");
-  printf("max-depth %lld\n", (long long)repl_eval_max_depth(s->ev));
-  printf("prng %s\n", repl_eval_prng_original(s->ev) ? "original" : "partitionable");
-  printf("verify %s\n", s->verify ? "on" : "off");
-  printf("exec %s\n", repl_eval_exec_jit(s->ev) ? "jit" : "interp");
-  printf("opt O%d\n", repl_jit_opt_level());
-}
-
-static bool parse_on_off(const char *v, bool *out) {
-  bool on = !strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "1");
-  bool off = !strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "0");
-  if (on || off) *out = on;
-  return on || off;
-}
-
-static bool set_print_limit(Session *s, const char *v) {
-  char *end;
-  errno = 0;
-  long long n = strtoll(v, &end, 10);
-  if (!*v || *end || errno || n < 1) return false;
-  s->print_limit = n;
-  repl_eval_set_print_limit(s->ev, n);
-  return true;
-}
-
-static bool set_max_depth(Session *s, const char *v) {
-  char *end;
-  errno = 0;
-  long long n = strtoll(v, &end, 10);
-  if (!*v || *end || errno || n < 1) return false;
-  repl_eval_set_max_depth(s->ev, n);
-  return true;
-}
-
-static bool set_prng(Session *s, const char *v) {
-  bool original = strcmp(v, "original") == 0;
-  if (!original && strcmp(v, "partitionable") != 0) return false;
-  repl_eval_set_prng_original(s->ev, original);
-  return true;
-}
-
-static bool set_exec(Session *s, const char *v) {
-  bool jit = strcmp(v, "jit") == 0;
-  if (!jit && strcmp(v, "interp") != 0) return false;
-  repl_eval_set_exec_jit(s->ev, jit);
-  return true;
-}
-
-static const char *setting_values(const char *opt) {
-  if (strcmp(opt, "types") == 0 || strcmp(opt, "verify") == 0) return "on or off";
-  if (strcmp(opt, "prng") == 0) return "partitionable or original";
-  if (strcmp(opt, "exec") == 0) return "jit or interp";
-  if (strcmp(opt, "opt") == 0) return "O0, O1, O2 or O3";
-  return "a positive integer";
-}
+/* ───────────────────────── :set (settings.c) ───────────────────────── */
 
 static RunStatus cmd_set(Session *s, const char *args, Span where) {
-  if (!*args) return show_settings(s), RUN_OK;
-  size_t n = strcspn(args, " \t");
-  char opt[64];
-  snprintf(opt, sizeof opt, "%.*s", (int)(n < 63 ? n : 63), args);
-  const char *val = args + n + strspn(args + n, " \t");
-  bool ok;
-  if (strcmp(opt, "print-limit") == 0) ok = set_print_limit(s, val);
-  else if (strcmp(opt, "types") == 0) ok = parse_on_off(val, &s->show_types);
-  else if (strcmp(opt, "max-depth") == 0) ok = set_max_depth(s, val);
-  else if (strcmp(opt, "prng") == 0) ok = set_prng(s, val);
-  else if (strcmp(opt, "verify") == 0) ok = parse_on_off(val, &s->verify);
-  else if (strcmp(opt, "exec") == 0) ok = set_exec(s, val);
-  else if (strcmp(opt, "opt") == 0) ok = repl_jit_set_opt(val);
-  else {
-    const char *near = nearest(setting_names, opt);
-    char hint[128] = "`:help set` lists the settings";
-    if (near) snprintf(hint, sizeof hint, "did you mean `%s`?", near);
-    session_error(s, where, hint, "unknown setting `%s`", opt);
-    return RUN_ERROR;
-  }
-  if (!ok) {
-    const char *want = setting_values(opt);
-    if (!*val) session_error(s, where, NULL, "`:set %s` needs %s", opt, want);
-    else session_error(s, where, NULL, "`:set %s` needs %s, not `%s`", opt, want, val);
-    return RUN_ERROR;
-  }
-  return RUN_OK;
+  return repl_cmd_set(s, args, where);
 }
 
 /* ───────────────────────── passes ───────────────────────── */

@@ -3,15 +3,18 @@
  *
  * Words keep their sigil: `:ty` → `:type`, `@ma` → `@map`, `%w` → `%w1`,
  * `nn.de` → `nn.dense`.  Inside the parentheses of an op call, the op's
- * attribute names are offered as `name=`.  After `:load` the front end
- * completes file names. */
+ * attribute names are offered as `name=`.  In a `:` command's arguments
+ * the command row's completion kind (CmdComplete) decides what is offered;
+ * for file names the front end completes them itself. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/tir.h"
 #include "ops/ops.h"
+#include "passes/pass.h"
 #include "repl/repl.h"
+#include "repl/settings.h"
 
 static const char *const keywords[] = {
     "let",  "fn",     "def",      "if",     "else",   "type",      "match",     "match?",
@@ -22,6 +25,7 @@ typedef struct Cands {
   const char *word;
   size_t n;
   PtrVec *out;
+  int w; /* the word's index in a `:` line (0: the command) */
 } Cands;
 
 static void offer(Cands *c, const char *prefix, const char *name, const char *suffix) {
@@ -118,23 +122,81 @@ static int word_index(const char *line, int start) {
   return w;
 }
 
+/* Functions for `:pass NAME @f`: the user's own (the prelude's dozens would
+ * bury them, and :pass leaves the prelude out too), all of them when none
+ * of the user's match or under `:set show-prelude on`. */
+static void offer_functions(const Session *s, Cands *c) {
+  size_t before = c->out->len;
+  for (int round = s->show_prelude; round < 2 && c->out->len == before; round++)
+    for (int i = 0; i < s->m->ndefs; i++) {
+      const Def *d = &s->m->defs[i];
+      char buf[256];
+      if (d->kind != DEF_FUNC) continue;
+      if (!round && session_is_prelude(s, prelude_key(d, buf, sizeof buf), prelude_def_ptr(d)))
+        continue;
+      offer(c, "@", d->u.func->name, "");
+    }
+}
+
+static void offer_passes(const Session *s, Cands *c) {
+  if (c->word[0] != '@')
+    for (int i = 0; i < pass_count(); i++) offer(c, "", pass_get(i)->name, "");
+  if (c->word[0] == '@' || (!c->n && c->w > 1)) offer_functions(s, c);
+}
+
+/* A setting's name, then its values (from the settings table). */
+static void offer_setting(Cands *c, const char *line) {
+  if (c->w == 1) {
+    for (int i = 0; i < setting_count(); i++) offer(c, "", setting_get(i)->name, "");
+    return;
+  }
+  char name[64];
+  size_t b = strcspn(line, " \t");
+  b += strspn(line + b, " \t");
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(line + b, " \t"), line + b);
+  const Setting *st = setting_lookup(name);
+  if (c->w == 2 && st && st->values) offer_list(c, "", st->values, "");
+}
+
+static void offer_defs(const Session *s, Cands *c) {
+  offer(c, "", "prelude", "");
+  offer_globals(s, c);
+  offer_types(s, c, false);
+}
+
+static void offer_dump(const Session *s, Cands *c) {
+  static const char *const what[] = {"tir", "llvm", "asm", NULL};
+  if (c->w == 1) offer_list(c, "", what, "");
+  else offer_globals(s, c);
+}
+
+/* @globals and %variables; any other word is a file name (true). */
+static bool offer_data(const Session *s, Cands *c) {
+  if (c->word[0] == '@') offer_globals(s, c);
+  for (int i = 0; c->word[0] == '%' && i < s->nvars; i++) offer(c, "%", s->vars[i]->name, "");
+  return c->word[0] != '@' && c->word[0] != '%';
+}
+
+/* The arguments of a `:` command: the row's completion kind decides. */
+static bool offer_command_args(const Session *s, Cands *c, const char *line, int start) {
+  const char *cmd = line_command(line);
+  switch (cmd ? cmd_completion(cmd) : COMPLETE_NONE) {
+  case COMPLETE_NONE: return false;
+  case COMPLETE_FILE: return true;
+  case COMPLETE_COMMAND: if (c->w == 1) offer_list(c, "", cmd_names(), ""); return false;
+  case COMPLETE_SETTING: offer_setting(c, line); return false;
+  case COMPLETE_PASS: offer_passes(s, c); return false;
+  case COMPLETE_DEF: if (c->w == 1) offer_defs(s, c); return false;
+  case COMPLETE_EXPR: offer_expression(s, c, line, start); return false;
+  case COMPLETE_DUMP: offer_dump(s, c); return false;
+  case COMPLETE_DATA: return offer_data(s, c);
+  }
+  return false;
+}
+
 bool complete_word(const Session *s, const char *line, int start, int end, PtrVec *out) {
-  Cands c = {line + start, (size_t)(end - start), out};
+  Cands c = {line + start, (size_t)(end - start), out, word_index(line, start)};
   if (line[0] != ':') return offer_expression(s, &c, line, start), false;
   if (start == 0) return offer_list(&c, ":", cmd_names(), ""), false;
-  const char *cmd = line_command(line);
-  if (!cmd) return false;
-  int w = word_index(line, start);
-  if (cmd_wants_file(cmd)) return true;
-  if (strcmp(cmd, "help") == 0 && w == 1) offer_list(&c, "", cmd_names(), "");
-  else if (strcmp(cmd, "set") == 0 && w == 1) offer_list(&c, "", cmd_setting_names(), "");
-  else if (strcmp(cmd, "set") == 0 && w == 2) {
-    static const char *const on_off[] = {"on", "off", NULL};
-    offer_list(&c, "", on_off, "");
-  } else if ((strcmp(cmd, "print") == 0 || strcmp(cmd, "browse") == 0) && w == 1) {
-    offer(&c, "", "prelude", "");
-    offer_globals(s, &c);
-    offer_types(s, &c, false);
-  } else if (strcmp(cmd, "type") == 0) offer_expression(s, &c, line, start);
-  return false;
+  return offer_command_args(s, &c, line, start);
 }

@@ -37,6 +37,7 @@ typedef struct Cli {
   const char **files;
   int nactions;
   Action *actions;
+  EngineOptions engine; /* the environment, then --exec */
 } Cli;
 
 /* X(flag, field, help) */
@@ -104,13 +105,12 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
       continue;
     }
     if (strcmp(a, "--exec") == 0 || strncmp(a, "--exec=", 7) == 0) {
-      /* the evaluator reads RLY_EXEC when it starts (interp/eval.c) */
       const char *mode = a[6] == '=' ? a + 7 : i + 1 < argc ? argv[++i] : "";
       if (strcmp(mode, "interp") != 0 && strcmp(mode, "jit") != 0) {
         fputs("rly: --exec needs `interp` or `jit`\n", stderr);
         return false;
       }
-      setenv("RLY_EXEC", mode, 1);
+      cli->engine.exec = strcmp(mode, "jit") == 0 ? EXEC_JIT : EXEC_INTERP;
       continue;
     }
 #define X(flag, field, text) \
@@ -165,28 +165,25 @@ static void print_items(const ParseResult *r, bool types) {
   }
 }
 
-/* Type-checks the top-level expressions of a script in order; a session
- * `let` gives its variable the value's type for the items after it. */
-static bool check_items(Module *m, ParseResult *r, DiagCtx *d) {
-  bool ok = true;
-  for (int i = 0; i < r->nitems; i++) {
-    ScriptItem *it = &r->items[i];
-    if ((it->kind != ITEM_EXPR && it->kind != ITEM_LET) || !it->expr) continue;
-    if (!ty_check_expr(m, it->expr, d)) ok = false;
-    else if (it->kind == ITEM_LET && it->var) it->var->annot = it->expr->ty;
+/* --print / --check / --pass on one file (a module or a script), through
+ * the engine: parse and check, BindParams (--params), the passes. */
+static bool check_module(Engine *e, const Cli *cli, Arena *arena, Module **m, uint32_t file,
+                         ParseResult *r) {
+  Module *base = module_new(arena);
+  *m = engine_parse(e, base, arena, file, 0, NULL, r);
+  module_free(base);
+  if (!*m) return false;
+  if (cli->params) {
+    Module *bound = repl_bind_file(*m, arena, engine_diag(e), "main", cli->params,
+                                   (Span){0, 0, 0});
+    if (!bound) return false;
+    module_free(*m), *m = bound;
   }
-  return ok;
-}
-
-/* --print / --check on one file (a module or a script). */
-/* --pass: runs the pipeline on *m and replaces it with the result. */
-static bool run_passes(const char *names, Module **m, Arena *arena, DiagCtx *d) {
-  PassOptions opt = pass_options_default();
-  PassResult r = {0};
-  bool ok = pass_pipeline(names, *m, arena, d, &opt, &r);
-  if (ok) *m = r.module;
-  pass_result_free(&r);
-  return ok;
+  if (!cli->passes) return true;
+  Module *out = engine_passes(e, *m, arena, cli->passes);
+  if (!out) return false;
+  if (out != *m) module_free(*m), *m = out;
+  return true;
 }
 
 static int check_file(const Cli *cli, const char *path) {
@@ -194,20 +191,13 @@ static int check_file(const Cli *cli, const char *path) {
   arena_init(&arena);
   DiagCtx d;
   diag_init(&d);
-  int status = 1;
+  Engine *e = engine_new(&cli->engine, &d);
+  bool ok = false;
   uint32_t file = load_source(&d, path);
   if (file) {
-    Module *m = module_new(&arena);
-    ParseResult r = parse_script(m, &d, file, NULL);
-    bool ok = r.ok && ty_check_module(m, &d);
-    if (ok) ok = check_items(m, &r, &d);
-    Module *orig = m, *bound = NULL;
-    if (ok && cli->params) {
-      bound = repl_bind_file(m, &arena, &d, "main", cli->params, (Span){0, 0, 0});
-      ok = bound != NULL;
-      if (ok) m = bound;
-    }
-    if (ok && cli->passes) ok = run_passes(cli->passes, &m, &arena, &d);
+    Module *m = NULL;
+    ParseResult r = {0};
+    ok = check_module(e, cli, &arena, &m, file, &r);
     diag_render(&d, stderr, 0, use_color());
     if (ok && (cli->print || cli->passes)) {
       PrintOptions opt = {.types = cli->types, .header = true};
@@ -216,14 +206,12 @@ static int check_file(const Cli *cli, const char *path) {
       free(text);
       if (!cli->passes) print_items(&r, cli->types);
     }
-    status = ok ? 0 : 1;
-    if (m != orig) module_free(m);
-    if (bound && bound != m) module_free(bound);
-    module_free(orig);
+    if (m) module_free(m);
   }
+  engine_free(e);
   diag_free(&d);
   arena_free(&arena);
-  return status;
+  return ok ? 0 : 1;
 }
 
 /* Runs the files and -e texts in order; the first error stops (exit 1). */
@@ -259,7 +247,8 @@ static int run_session(Cli *cli) {
   bool tty = isatty(0);
   bool repl = cli->interactive || (cli->nactions == 0 && tty);
   if (cli->nactions == 0 && !repl) add_action(cli, 'f', "-");
-  SessionOptions so = {.color = use_color(), .prelude = !cli->no_prelude};
+  SessionOptions so = {.color = use_color(), .prelude = !cli->no_prelude,
+                       .engine = cli->engine};
   Session *s = session_new(so);
   bool quit = false;
   int status = run_actions(s, cli, &quit);
@@ -269,7 +258,8 @@ static int run_session(Cli *cli) {
 }
 
 int main(int argc, char **argv) {
-  Cli cli = {0};
+  Cli cli = {.engine = engine_options_default()};
+  engine_options_from_env(&cli.engine); /* the only reading of RLY_* variables */
   int status = 0;
   if (!parse_args(&cli, argc, argv)) {
     usage(stderr);

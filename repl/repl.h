@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "engine/engine.h"
 #include "ir/ir.h"
 #include "ir/diag.h"
 #include "parser/parser.h"
@@ -43,13 +44,17 @@ typedef enum RunStatus {
 typedef struct SessionOptions {
   bool color;       /* ANSI colours (a terminal and no NO_COLOR) */
   bool prelude;     /* load lib/prelude.rly at start */
+  EngineOptions engine; /* exec mode, JIT, limits (engine/engine.h) */
 } SessionOptions;
 
 /* ── the evaluator (eval_interp.c: the AST interpreter; a JIT mode can plug in here) ── */
 
 typedef struct Evaluator Evaluator;
 
-Evaluator *repl_eval_new(DiagCtx *d);
+Evaluator *repl_eval_new(DiagCtx *d, const EngineOptions *o);
+Engine *repl_engine(Evaluator *ev);
+void repl_eval_set_opt_level(Evaluator *ev, int level); /* 0..3 (:set opt) */
+int repl_eval_opt_level(Evaluator *ev);
 void repl_eval_free(Evaluator *ev);
 /* Evaluates e (type-checked) against m and binds the value to `bind` (a
  * session variable, may be NULL).  *text: the printed value (malloc'd);
@@ -104,9 +109,9 @@ typedef struct Session {
   bool loading;      /* inside :load: summarize definitions instead of listing */
   PtrVec loaded;     /* names defined by the current :load (const char *) */
   char *last_load;   /* for :reload */
-  int64_t print_limit;
   bool show_types;
   bool verify;       /* :set verify on: type-check and verify after every pass */
+  bool show_prelude; /* :set show-prelude on: :pass and :step include the prelude */
   Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */
   int nundo;
   /* The prelude: what it defined, to tell "defined" from "redefined" and to
@@ -152,6 +157,7 @@ void session_render(Session *s);  /* prints and clears collected diagnostics */
 RunStatus repl_cmd_passes(Session *s);
 RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step);
 RunStatus repl_cmd_undo(Session *s, Span where);
+void repl_pass_help(void); /* which passes are function-local (:help pass) */
 /* :dump tir @f — the prim functions @f lowers to (cmd_lower.c); args: the
  * text after `tir`. */
 RunStatus repl_dump_tir(Session *s, const char *args, Span where);
@@ -175,8 +181,6 @@ void session_error(Session *s, Span where, const char *hint, const char *fmt, ..
 RunStatus repl_cmd_kernels(Session *s, const char *args, Span where);
 RunStatus repl_cmd_dump(Session *s, const char *args, Span where);
 RunStatus repl_cmd_time(Session *s, const char *args, Span where);
-bool repl_jit_set_opt(const char *v); /* "O0".."O3" */
-int repl_jit_opt_level(void);
 
 /* ── the prelude (prelude.c) ── */
 
@@ -191,15 +195,33 @@ Module *prelude_input_module(Session *s, const PtrVec *names, Arena *a);
 
 /* ── commands (commands.c) ── */
 
+/* What Tab completes in a command's arguments: a column of the commands
+ * table, dispatched on by complete.c. */
+typedef enum CmdComplete {
+  COMPLETE_NONE,
+  COMPLETE_FILE,    /* file names (:load) */
+  COMPLETE_COMMAND, /* command names (:help) */
+  COMPLETE_SETTING, /* a setting's name, then its values (:set) */
+  COMPLETE_PASS,    /* pass names, and @functions (:pass, :step) */
+  COMPLETE_DEF,     /* `prelude`, globals and types (:print, :browse) */
+  COMPLETE_EXPR,    /* an expression (:type, :time) */
+  COMPLETE_DUMP,    /* tir, llvm or asm, then @functions (:dump) */
+  COMPLETE_DATA,    /* @globals and %variables; other words are file names (:bind, :save) */
+} CmdComplete;
+
 /* Runs a command line (text after ':'); where: the span of the whole line. */
 RunStatus cmd_run(Session *s, const char *line, Span where);
-/* Command and setting names, for completion; NULL-terminated. */
+/* Command names, for completion; NULL-terminated. */
 const char *const *cmd_names(void);
-const char *const *cmd_setting_names(void);
 /* The command a word names (exact, else the first it prefixes), or NULL. */
 const char *cmd_resolve(const char *word);
-/* Does the command (a full name) take a file name (:load)? */
+/* The completion kind of a command (a full name). */
+CmdComplete cmd_completion(const char *name);
+/* Does the command (a full name) take file names (:load, :bind)? */
 bool cmd_wants_file(const char *name);
+/* The name in a NULL-terminated list nearest to word, if near enough for a
+ * "did you mean", else NULL. */
+const char *repl_nearest(const char *const *names, const char *word);
 
 /* ── completion (complete.c) ── */
 

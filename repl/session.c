@@ -21,9 +21,11 @@
 #include <string.h>
 
 #include "interp/kernels.h"
+#include "ir/walk.h"
 #include "parser/lexer.h"
 #include "passes/passes.h"
 #include "repl/repl.h"
+#include "repl/settings.h"
 
 volatile sig_atomic_t repl_in_eval, repl_interrupted;
 
@@ -378,40 +380,17 @@ static bool call_safe(const Expr *e) {
   return attrs_safe(e->u.call.attrs);
 }
 
+/* Every child safe.  Loops on the last child (a let chain's body), so only
+ * nesting recurses. */
 static bool expr_safe(const Expr *e) {
   for (;;) {
-    switch (e->kind) {
-    case EX_CONST: case EX_FN: return false;
-    case EX_VAR: case EX_GLOBAL: case EX_OP: case EX_CTOR: return true;
-    case EX_CALL: return call_safe(e);
-    case EX_TUPLE:
-      for (int i = 0; i < e->u.tuple.n; i++)
-        if (!expr_safe(e->u.tuple.fields[i])) return false;
-      return true;
-    case EX_PROJ: e = e->u.proj.tuple; continue;
-    case EX_LET: /* loops on the chain */
-      if (!expr_safe(e->u.let.value)) return false;
-      e = e->u.let.body;
-      continue;
-    case EX_FREE_VAR: e = e->u.free_var.body; continue;
-    case EX_IF:
-      if (!expr_safe(e->u.if_.cond) || !expr_safe(e->u.if_.then_)) return false;
-      e = e->u.if_.else_;
-      continue;
-    case EX_MATCH:
-      for (int i = 0; i < e->u.match.n; i++)
-        if (!expr_safe(e->u.match.clauses[i].body)) return false;
-      e = e->u.match.scrut;
-      continue;
-    case EX_REF_NEW: e = e->u.ref_new.init; continue;
-    case EX_REF_READ: e = e->u.ref_read.ref; continue;
-    case EX_REF_WRITE:
-      if (!expr_safe(e->u.ref_write.ref)) return false;
-      e = e->u.ref_write.value;
-      continue;
-    case EX_DATAFLOW: e = e->u.dataflow.body; continue;
-    }
-    return false;
+    if (e->kind == EX_CONST || e->kind == EX_FN) return false;
+    if (e->kind == EX_CALL) return call_safe(e);
+    int n = expr_nchildren(e);
+    if (!n) return true;
+    for (int i = 0; i < n - 1; i++)
+      if (!expr_safe(expr_child(e, i))) return false;
+    e = expr_child(e, n - 1);
   }
 }
 
@@ -735,8 +714,8 @@ Session *session_new(SessionOptions opt) {
   if (opt.prelude) prelude_load(s);
   s->base = s->m;
   s->m = module_copy(s->base, &s->inputs);
-  s->ev = repl_eval_new(&s->diag);
-  s->print_limit = 1000;
+  s->ev = repl_eval_new(&s->diag, &opt.engine);
+  settings_init(s);
   bind_last(s);
   return s;
 }

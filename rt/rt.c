@@ -285,20 +285,4 @@ int64_t rt_get_i64(const RtTensor *t, int64_t i) {
   return tensor_get_i64(&v, i);
 }
 
-uint16_t rt_double_to_half(double d) {
-  uint64_t x;
-  memcpy(&x, &d, 8);
-  uint16_t sign = (uint16_t)((x >> 48) & 0x8000);
-  if (isnan(d)) return sign | 0x7e00;
-  double a = fabs(d);
-  if (a >= 65520.0) return sign | 0x7c00; /* 65520 rounds (to even) up to 2^16 */
-  if (a <= 0x1p-25) return sign;            /* the halfway point rounds to even: 0 */
-  int e;
-  frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-  int exp = e - 1 + 15;
-  if (exp <= 0) return sign | (uint16_t)nearbyint(ldexp(a, 24)); /* subnormal (may carry to normal) */
-  uint32_t mant = (uint32_t)nearbyint(ldexp(a, 11 - e));      /* 11 bits with the hidden one */
-  if (mant == 2048) mant = 1024, exp++;
-  if (exp >= 31) return sign | 0x7c00;
-  return sign | (uint16_t)(exp << 10) | (uint16_t)(mant & 1023);
-}
+uint16_t rt_double_to_half(double d) { return double_to_half(d); }

@@ -88,7 +88,7 @@ void rt_set_max_bytes(size_t n);
 size_t rt_max_bytes(void);
 
 /* IEEE binary16 from a double with one rounding (round half to even);
- * going through float would round twice. */
+ * going through float would round twice.  ir/tensor.h's double_to_half. */
 uint16_t rt_double_to_half(double d);
 
 /* "(2, 3)" into buf. */

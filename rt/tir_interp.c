@@ -834,16 +834,16 @@ static ENode *c_int_expr(Compiler *c, const PrimExpr *e, const char *what) {
   return n;
 }
 
-/* `for %i, %j in grid(a, b)` becomes nested one-variable loops. */
+/* `for %i, %j in grid(a, b)` becomes nested one-variable loops; every kind
+ * runs the same way, from its begin (tir_for_lo: NULL for 0). */
 static SNode *c_for(Compiler *c, const Stmt *s) {
   int nv = s->u.for_.nvars;
-  bool range = s->u.for_.loop == LOOP_RANGE;
   SNode *outer = NULL, **hole = &outer;
   for (int i = 0; i < nv; i++) {
     SNode *n = snode(c, ex_for, s);
-    const PrimExpr *lo = range && s->u.for_.lo ? s->u.for_.lo[0] : NULL;
+    const PrimExpr *lo = tir_for_lo(s, i);
     n->lo = lo ? c_int_expr(c, lo, "a loop bound") : NULL;
-    n->hi = c_int_expr(c, s->u.for_.hi[range ? 0 : i], "a loop bound");
+    n->hi = c_int_expr(c, s->u.for_.hi[i], "a loop bound");
     if (c->failed) return NULL;
     n->slot = new_regs(c, 2);
     const TirVar *v = s->u.for_.vars[i];

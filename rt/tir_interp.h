@@ -11,12 +11,15 @@
  *  - Buffer parameters bind to tensors: rank, dtype and constant dims must
  *    match; size variables bind on first use and must agree afterwards.
  *  - Loops of every kind (range, grid, parallel, vectorized, unrolled) run
- *    sequentially in order; an empty or negative extent runs nothing.
+ *    sequentially in order, from their begin (0 unless given, as in
+ *    `parallel(begin, end)`) up to end, excluded; bounds are evaluated once,
+ *    on entry; begin >= end runs nothing; a negative begin is allowed.
  *  - A block binds its iteration variables, then runs `init` when every
- *    loop variable used by a `reduce` binding is at its loop's first value
- *    (for `reduce %vk = %k` over range(0, n) or grid(n): when %vk == 0, as
- *    TVM's LowerInitBlock).  A block without reduce variables always runs
- *    its init.
+ *    loop variable used by a `reduce` binding is at its loop's first value,
+ *    its begin (for `reduce %vk = %k` over range(0, n) or grid(n): when
+ *    %vk == 0, as TVM's LowerInitBlock; over range(2, n) or
+ *    unrolled(2, n): when %k == 2).  A block without reduce variables
+ *    always runs its init.
  *  - `alloc` buffers are zero-filled each time the statement runs and
  *    freed when the function returns; fresh outputs given by call_tir are
  *    zero-filled too, so results never depend on garbage.

@@ -5,9 +5,10 @@ Usage: repl_tty.py [RLY]   (default: $RLY, else `rly` on PATH)
 
 Checks: banner, prompts `rly> ` / `...> `, multi-line input, Ctrl-C clearing the
 line (also at a continuation prompt), Ctrl-C stopping an evaluation quickly and
-returning to the prompt, Tab completion, bracketed paste, colours only without
-NO_COLOR, Ctrl-D exiting with status 0, and the history file (~/.rly_history,
-mode 0600, a multi-line input recalled whole in the next session).  HOME is a
+returning to the prompt, Tab completion (also a setting's values and @functions
+after a pass name), bracketed paste, colours only without NO_COLOR, Ctrl-D
+exiting with status 0, and the history file (~/.rly_history, mode 0600, a
+multi-line input recalled whole in the next session).  HOME is a
 temporary directory.  Exits 1 on the first failed check."""
 import fcntl
 import os
@@ -262,6 +263,48 @@ def first_session(home):
             break
 
 
+def completion_checks(home):
+    """Completion from the settings and commands tables, in a fresh session."""
+    s = Session(home)
+    s.expect(PROMPT)
+
+    def set_values():
+        # A setting's own values (exec: jit|interp, not on|off).
+        s.send(":set exec \t\t")
+        out = s.expect(rb"(?s)(.*?)rly> :set exec ").group(1)
+        words = out.split()
+        assert b"jit" in words and b"interp" in words, out
+        assert b"on" not in words and b"off" not in words, out
+        s.send("i\t")
+        s.expect(rb"interp ")
+        s.send("\r")
+        s.expect(PROMPT)
+        s.send(":set ex\t")
+        s.expect(rb":set exec ")
+        s.send("\r")
+        s.expect(rb"exec interp  \(default jit\)")
+        s.expect(PROMPT)
+
+    def pass_functions():
+        # After a pass name: the user's @functions (the prelude's are left
+        # out, so the only one completes whole).
+        s.send("def @only_mine(%x: float32) { add(%x, 1f) }\r")
+        s.expect(rb"defined @only_mine")
+        s.expect(PROMPT)
+        s.send(":pass Fuse\t")
+        s.expect(rb":pass FuseOps ")
+        s.send("@\t")
+        s.expect(rb"@only_mine ")
+        s.send("\r")
+        s.expect(rb"FuseOps @only_mine: 1 rewrite; kept")
+        s.expect(PROMPT)
+
+    check("Tab completes a setting's values", set_values)
+    check("Tab completes @functions after a pass name", pass_functions)
+    s.send(b"\x04")
+    s.wait_exit()
+
+
 def history_checks(home):
     path = os.path.join(home, ".rly_history")
 
@@ -312,6 +355,7 @@ def main():
     try:
         first_session(home)
         history_checks(home)
+        completion_checks(home)  # after history_checks: it recalls first_session's last input
         color_checks(home)
     finally:
         shutil.rmtree(home, ignore_errors=True)

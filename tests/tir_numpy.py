@@ -19,7 +19,8 @@ runs with `rly`, and the printed value is compared:
 Cases: the seed 002 lecture's linear0, relu0 and linear1 at full size, the
 whole MLP, matmul and transpose with size variables, a softmax with alloc
 buffers and reductions, a padded 1-D convolution (select), integer
-division and casts, float64 intrinsics, several outputs.
+division and casts, float64 intrinsics, several outputs, loops from a
+begin (a stencil over the interior, a reduction over the second half).
 Every case runs in three modes: `interp` (RLY_EXEC=interp, the TIR
 interpreter), `jit` (the LLVM JIT with contraction off, RLY_JIT_CONTRACT=0:
 held to the same exact/tol rule) and `jit-fma` (the JIT's default, a*b+c may
@@ -231,6 +232,57 @@ MOMENTS = """prim @moments(%X: Buffer[(n), float32], %Mean: Buffer[(1), float32]
 }
 """
 
+# Loops from a begin (TVMScript's kind(begin, end)): the border of %Y is
+# never written (outputs start zeroed); the reduction's init runs at m / 2.
+STENCIL = """prim @stencil(%X: Buffer[(n, m), float32], %Y: Buffer[(n, m), float32]) {
+  for %i in parallel(1, n - 1) {
+    for %j in vectorized(1, m - 1) {
+      %Y[%i, %j] = %X[%i - 1, %j] + %X[%i + 1, %j] + %X[%i, %j - 1] + %X[%i, %j + 1] - 4f * %X[%i, %j];
+    }
+  }
+}
+"""
+
+TAIL_SUM = """prim @tail_sum(%X: Buffer[(n, m), float32], %R: Buffer[(n), float32]) {
+  for %i in parallel(n) {
+    for %k in unrolled(m / 2, m) {
+      block "R" (spatial %vi = %i, reduce %vk = %k) {
+        init { %R[%vi] = 1f; }
+        %R[%vi] = %R[%vi] + %X[%vi, %vk];
+      }
+    }
+  }
+}
+"""
+
+
+def stencil_ref(x):
+    """The interior's Laplacian in float32, in the prim's operation order."""
+    y = np.zeros_like(x)
+    c = x[1:-1, 1:-1]
+    y[1:-1, 1:-1] = x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:] - np.float32(4) * c
+    scale = np.zeros_like(x, dtype=np.float64)
+    scale[1:-1, 1:-1] = (np.abs(x[:-2, 1:-1]) + np.abs(x[2:, 1:-1]) + np.abs(x[1:-1, :-2]) +
+                         np.abs(x[1:-1, 2:]) + 4 * np.abs(c))
+    return y, scale
+
+
+def loop_begin_cases(rng):
+    out = []
+    for n, m in [(6, 11), (2, 3), (33, 20)]:
+        x = f32(rng.standard_normal((n, m)))
+        y, scale = stencil_ref(x)
+        out.append(Case(f"stencil_{n}x{m}", STENCIL, [x], [(n, m)], ["float32"], [y],
+                        callee="stencil", scale=scale))
+    for n, m in [(3, 7), (5, 1), (4, 16)]:
+        x = f32(rng.standard_normal((n, m)))
+        acc = np.full(n, 1, dtype=np.float32)
+        for k in range(m // 2, m):
+            acc = acc + x[:, k]
+        out.append(Case(f"tail_sum_{n}x{m}", TAIL_SUM, [x], [(n,)], ["float32"], [acc],
+                        callee="tail_sum"))
+    return out
+
 
 def seq_sum(x):
     acc = np.zeros(x.shape[:-1], dtype=x.dtype)
@@ -293,7 +345,7 @@ def cases(rng):
     xm = f32(rng.standard_normal(11))
     out.append(Case("moments", MOMENTS, [xm], [(1,), (1,), (1,)], ["float32", "float32", "int64"],
                     [f32([seq_sum(xm) / np.float32(11)]), f32([seq_sum(xm * xm)]), np.array([11])]))
-    return out
+    return out + loop_begin_cases(rng)
 
 
 # ───────────────────────────── running ─────────────────────────────

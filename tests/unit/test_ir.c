@@ -2,6 +2,7 @@
  * and the TIR tables.  IR is built by hand through the ir.h constructors and
  * the printed text is checked exactly.  The million-binding let chain is
  * printed on a thread with a 1 MiB stack, as the no-recursion rule demands. */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -152,12 +153,12 @@ static void test_literals(void) {
   check_scalar(f32(0.1), "0.1f");
   check_scalar(f32(1e-5), "1e-05f");
   check_scalar(f32(1e30), "1e+30f");
-  /* FLT_MAX: 3.4028235e+38 would be above FLT_MAX before rounding, which
-   * the lexer (like TVM's) rejects. */
-  check_scalar(f32(3.4028234663852886e38), "3.402823466e+38f");
-  check_scalar(f32(-3.4028234663852886e38), "-3.402823466e+38f");
+  /* FLT_MAX as numpy prints it: above FLT_MAX, but it rounds to it. */
+  check_scalar(f32(3.4028234663852886e38), "3.4028235e+38f");
+  check_scalar(f32(-3.4028234663852886e38), "-3.4028235e+38f");
   check_scalar(f32(3.4028232635611926e38), "3.4028233e+38f");
-  check_scalar(f32(1.401298464324817e-45), "1e-45f"); /* smallest denormal */
+  check_scalar(f32(1.1754943508222875e-38), "1.1754944e-38f"); /* smallest normal */
+  check_scalar(f32(1.401298464324817e-45), "1e-45f");          /* smallest denormal */
   check_scalar(f32(-0.0), "-0f");
   check_scalar(f32(INFINITY), "inff");
   check_scalar(f32(-INFINITY), "-inff");
@@ -165,6 +166,12 @@ static void test_literals(void) {
   check_scalar(scalar_f(DT_FLOAT16, 0.1), "0.1f16");
   check_scalar(scalar_f(DT_FLOAT16, 1.5), "1.5f16");
   check_scalar(scalar_f(DT_FLOAT16, 65504), "65504f16");
+  check_scalar(scalar_f(DT_FLOAT16, -65504), "-65504f16");
+  check_scalar(scalar_f(DT_FLOAT16, 0x1p-14), "6.104e-05f16"); /* smallest normal */
+  check_scalar(scalar_f(DT_FLOAT16, 0x1p-24), "6e-08f16");     /* smallest subnormal */
+  check_scalar(scalar_f(DT_FLOAT16, 0x1p-6), "0.01563f16"); /* 0.01562 is the half below */
+  check_scalar(scalar_f(DT_FLOAT64, DBL_MAX), "1.7976931348623157e+308f64");
+  check_scalar(scalar_f(DT_FLOAT64, 0x1p-1074), "5e-324f64");
   check_scalar(scalar_f(DT_FLOAT16, INFINITY), "inff16");
   check_scalar(scalar_f(DT_FLOAT64, 2.5), "2.5f64");
   check_scalar(scalar_f(DT_FLOAT64, 0.1), "0.1f64");
@@ -188,6 +195,47 @@ static void test_literals(void) {
   print_string_to(&b, "a\"b\\c\nd\te\rf\x01g");
   CHECK_STREQ(b.data, "\"a\\\"b\\\\c\\nd\\te\\rf\x01g\"");
   sb_free(&b);
+}
+
+/* float_to_text then float_from_text gives v's bits back; counts failures. */
+static int text_round_trip_fails(double v, DType dt) {
+  char buf[64];
+  double back;
+  float_to_text(buf, sizeof buf, v, dt);
+  if (float_from_text(buf, dt, &back) && memcmp(&back, &v, sizeof v) == 0) return 0;
+  fprintf(stderr, "%s %.17g printed as %s, read back as %.17g\n", dtype_name(dt), v, buf, back);
+  return 1;
+}
+
+/* Literal text (ir/tensor.h): every finite float16 and a sweep of float32
+ * values print and read back to the same bits; reading rounds once, also
+ * where going through a double would land on a tie and round again. */
+static void test_float_text(void) {
+  int fails = 0;
+  for (uint32_t h = 0; h < 0x10000; h++) {
+    double v = half_to_float((uint16_t)h);
+    if (isfinite(v)) fails += text_round_trip_fails(v, DT_FLOAT16);
+  }
+  for (uint64_t x = 0; x < 0x100000000ull && fails < 20; x += 65521) {
+    float f;
+    uint32_t b32 = (uint32_t)x;
+    memcpy(&f, &b32, 4);
+    if (isfinite(f)) fails += text_round_trip_fails(f, DT_FLOAT32);
+  }
+  CHECK(fails == 0);
+  double v;
+  CHECK(float_from_text("65519.999999999999999", DT_FLOAT16, &v) && v == 65504);
+  CHECK(!float_from_text("65520", DT_FLOAT16, &v) && !float_from_text("-65520", DT_FLOAT16, &v));
+  CHECK(float_from_text("1.00048828125", DT_FLOAT16, &v) && v == 1); /* the tie: to even */
+  CHECK(float_from_text("1.00048828125000000001", DT_FLOAT16, &v) && v == 1 + 0x1p-10);
+  CHECK(float_from_text("1.00146484374999999999", DT_FLOAT16, &v) && v == 1 + 0x1p-10);
+  CHECK(float_from_text("2.98023223876953125e-8", DT_FLOAT16, &v) && v == 0); /* 2^-25 */
+  CHECK(float_from_text("2.9802322387695313e-8", DT_FLOAT16, &v) && v == 0x1p-24);
+  CHECK(float_from_text("1.00000005960464477539062501", DT_FLOAT32, &v) && v == 1 + 0x1p-23);
+  CHECK(float_from_text("3.4028235e+38", DT_FLOAT32, &v) && v == FLT_MAX);
+  CHECK(!float_from_text("3.4028236e+38", DT_FLOAT32, &v));
+  CHECK(float_from_text("1.7976931348623158e308", DT_FLOAT64, &v) && v == DBL_MAX);
+  CHECK(!float_from_text("1.8e308", DT_FLOAT64, &v));
 }
 
 static void test_attr_values(void) {
@@ -773,6 +821,50 @@ static char *print_pe(PrimExpr *e) {
     free(s_);                    \
   } while (0)
 
+/* prim @g(%O: Buffer[(4), float32]) { for %v in KIND(begin, 4) { %O[%v] = 0f; } };
+ * begin < 0: no begin. */
+static PrimFunc *one_loop(LoopKind kind, int64_t begin) {
+  int64_t s4[] = {4};
+  Buffer **o = ARENA_ARRAY(&A, Buffer *, 1);
+  o[0] = buf("O", 1, s4);
+  TirVar **v = ARENA_ARRAY(&A, TirVar *, 1);
+  v[0] = tv("v");
+  Stmt *loop = grid(1, v, s4, seq(1, (Stmt *[]){store(o[0], pvar(v[0]), NULL, pf32(0))}));
+  loop->u.for_.loop = kind;
+  if (begin >= 0) {
+    loop->u.for_.lo = ARENA_ARRAY(&A, PrimExpr *, 1);
+    loop->u.for_.lo[0] = pint(begin);
+  }
+  PrimFunc *f = ARENA_NEW(&A, PrimFunc);
+  f->name = "g", f->nparams = 1, f->params = o, f->body = seq(1, (Stmt *[]){loop});
+  return f;
+}
+
+static bool prints_loop(const PrimFunc *f, const char *loop_line) {
+  StrBuf sb = {0};
+  print_prim_func_to(&sb, f);
+  bool ok = strstr(sb.data, loop_line) != NULL;
+  if (!ok) fprintf(stderr, "  printed:\n%s", sb.data);
+  sb_free(&sb);
+  return ok;
+}
+
+/* kind(begin, end): the begin prints unless it is 0 (range always shows
+ * one); a begin of 0 is the same IR as none, in equality and hashing. */
+static void test_tir_loop_begin(void) {
+  CHECK(prints_loop(one_loop(LOOP_VECTORIZED, 2), "for %v in vectorized(2, 4) {"));
+  CHECK(prints_loop(one_loop(LOOP_PARALLEL, 0), "for %v in parallel(4) {"));
+  CHECK(prints_loop(one_loop(LOOP_UNROLLED, -1), "for %v in unrolled(4) {"));
+  CHECK(prints_loop(one_loop(LOOP_RANGE, 3), "for %v in range(3, 4) {"));
+  CHECK(prints_loop(one_loop(LOOP_RANGE, -1), "for %v in range(0, 4) {"));
+  PrimFunc *zero = one_loop(LOOP_PARALLEL, 0), *none = one_loop(LOOP_PARALLEL, -1);
+  PrimFunc *two = one_loop(LOOP_PARALLEL, 2), *two2 = one_loop(LOOP_PARALLEL, 2);
+  CHECK(prim_func_equal(zero, none) && prim_func_hash(zero) == prim_func_hash(none));
+  CHECK(prim_func_equal(two, two2) && prim_func_hash(two) == prim_func_hash(two2));
+  CHECK(!prim_func_equal(two, none) && prim_func_hash(two) != prim_func_hash(none));
+  CHECK(!prim_func_equal(two, one_loop(LOOP_VECTORIZED, 2)));
+}
+
 static void test_tir(void) {
   TirVar *a = tv("a"), *b = tv("b"), *c = tv("c");
   CHECK_PE(pbin(PB_MUL, pbin(PB_ADD, pvar(a), pvar(b)), pvar(c)), "(%a + %b) * %c");
@@ -980,6 +1072,7 @@ int main(void) {
   arena_init(&A);
   test_types();
   test_literals();
+  test_float_text();
   test_attr_values();
   test_calls();
   test_tuples_refs();
@@ -990,6 +1083,7 @@ int main(void) {
   test_dag();
   test_module();
   test_tir();
+  test_tir_loop_begin();
   test_equality();
   test_match_equality();
   test_deep();

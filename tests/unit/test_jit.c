@@ -2,8 +2,9 @@
  * interpreter: every prim function of tests/lit/ and examples/ (.rly files)
  * plus the prims below (reductions with init, size variables, float16,
  * int8 wrap, parallel, vectorized, lazy select/&&, casts, heap allocs,
- * bounds errors, division by zero) run on random inputs through both, and
- * the outputs, the success and the error message and span must agree.
+ * bounds errors, division by zero, loops of every kind from a begin) run
+ * on random inputs through both, and the outputs, the success and the
+ * error message and span must agree.
  *
  * Tolerance: with contraction off (jit_set_contract(false)) results must
  * be bit-identical (NaNs compare equal whatever their payload); with it on
@@ -140,6 +141,86 @@ static const char own_prims[] =
     "  for %i in range(0, n) {\n"
     "    %C[%i] = tanh(%A[%i]) + sigmoid(%A[%i]) + log(abs(%A[%i]) + 1f) + pow(abs(%A[%i]), 1.5f);\n"
     "    %D[%i] = tanh(%B[%i]) + sigmoid(%B[%i]) + exp(%B[%i]) + pow(abs(%B[%i]), 0.5f64) % 0.7f64;\n"
+    "  }\n"
+    "}\n";
+
+/* Loops from a begin, kind(begin, end), of every kind.  @par_tail's output
+ * is not written in full (the JIT must not skip its zero-fill); the chunks
+ * of a parallel loop split across threads start at its begin. */
+static const char begin_prims[] =
+    "prim @par_tail(%A: Buffer[(n), float32], %B: Buffer[(n), float32]) {\n"
+    "  for %i in parallel(2, n) {\n"
+    "    %B[%i] = %A[%i] * 2f + float32(%i);\n"
+    "  }\n"
+    "}\n"
+    "prim @par_sizes(%A: Buffer[(n), float32], %C: Buffer[(m), float32], %B: Buffer[(n), float32]) {\n"
+    "  for %i in parallel(m - 1, n - 1) {\n"
+    "    %B[%i + 1] = %A[%i] + %C[0] * float32(%i);\n"
+    "  }\n"
+    "  for %i in parallel(-3, n) {\n"
+    "    if (%i >= 0) { %B[%i] = %B[%i] + 0.5f; } else { %B[0] = %B[0] - float32(%i); }\n"
+    "  }\n"
+    "  for %t in range(1, 3) {\n"
+    "    for %i in parallel(%t, n) {\n"
+    "      %B[%i] = %B[%i] * 0.5f + float32(%t);\n"
+    "    }\n"
+    "  }\n"
+    "  for %i in parallel(n, 3) { %B[%i] = %B[%i] + 7f; }\n"
+    "}\n"
+    /* init runs once, at the loop's begin, not at each thread's chunk */
+    "prim @par_init(%A: Buffer[(n), float32], %S: Buffer[(1), float32], %B: Buffer[(n), float32]) {\n"
+    "  for %k in parallel(2, n) {\n"
+    "    block \"B\" (reduce %vk = %k) {\n"
+    "      init { %S[0] = %S[0] + 1f; }\n"
+    "      %B[%vk] = %A[%vk] + 1f;\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "prim @vec_begin(%A: Buffer[(n, m), float32], %B: Buffer[(n, m), float32]) {\n"
+    "  for %i in parallel(1, n) {\n"
+    "    for %j in vectorized(3, m) {\n"
+    "      %B[%i, %j] = %A[%i, %j] * %A[%i - 1, %j] + float32(%j);\n"
+    "    }\n"
+    "  }\n"
+    "  for %j in vectorized(1, m - 2) {\n"
+    "    %B[0, %j] = max(%A[0, %j - 1], %A[0, %j + 1]);\n"
+    "  }\n"
+    "}\n"
+    "prim @unroll_begin(%A: Buffer[(n), int32], %B: Buffer[(n), int32]) {\n"
+    "  for %i in unrolled(2, 6) {\n"
+    "    %B[%i % n] = %B[%i % n] + %A[%i % n] * %i;\n"
+    "  }\n"
+    "  for %i in unrolled(1, n) {\n"
+    "    %B[%i] = %B[%i] * 3 - %B[%i - 1];\n"
+    "  }\n"
+    "  for %i in unrolled(5, 2) { %B[0] = 999; }\n"
+    "  for %i in range(1i64, 3) { %B[0] = %B[0] + int32(%i); }\n"
+    "}\n"
+    /* Reductions over loops from a begin: init runs at the begin. */
+    "prim @red_begin(%A: Buffer[(n, m), float32], %S: Buffer[(n), float32]) {\n"
+    "  for %i in parallel(1, n) {\n"
+    "    for %k in range(m / 2, m) {\n"
+    "      block \"S\" (spatial %vi = %i, reduce %vk = %k) {\n"
+    "        init { %S[%vi] = 100f; }\n"
+    "        %S[%vi] = %S[%vi] + %A[%vi, %vk];\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "prim @red_kinds(%A: Buffer[(n, 8), int32], %S: Buffer[(n), int32], %T: Buffer[(n), int32]) {\n"
+    "  for %i in parallel(n) {\n"
+    "    for %k in unrolled(3, 8) {\n"
+    "      block \"S\" (spatial %vi = %i, reduce %vk = %k) {\n"
+    "        init { %S[%vi] = -1000; }\n"
+    "        %S[%vi] = %S[%vi] + %A[%vi, %vk] * %vk;\n"
+    "      }\n"
+    "    }\n"
+    "    for %k in vectorized(1, 7) {\n"
+    "      block \"T\" (spatial %vi = %i, reduce %vk = %k) {\n"
+    "        init { %T[%vi] = 50; }\n"
+    "        %T[%vi] = max(%T[%vi], %A[%vi, %vk] + %vk);\n"
+    "      }\n"
+    "    }\n"
     "  }\n"
     "}\n";
 
@@ -401,8 +482,9 @@ int main(int argc, char **argv) {
   const char *root = argc > 1 ? argv[1] : ".";
   snprintf(cache_root, sizeof cache_root, "/tmp/rly-test-jit-XXXXXX");
   CHECK(mkdtemp(cache_root) != NULL);
-  setenv("XDG_CACHE_HOME", cache_root, 1);
-  setenv("RLY_JIT_CACHE", "1", 1);
+  char cache_dir[512];
+  snprintf(cache_dir, sizeof cache_dir, "%s/rly", cache_root);
+  jit_set_cache_dir(cache_dir); /* what the engine sets from XDG_CACHE_HOME */
   if (!jit_available()) {
     fprintf(stderr, "JIT unavailable: %s\n", jit_unavailable_reason());
     CHECK(false);
@@ -410,6 +492,9 @@ int main(int argc, char **argv) {
   }
   int own = compare_text("<own>", own_prims);
   CHECK(own >= 17);
+  int begins = compare_text("<begin>", begin_prims);
+  CHECK(begins == 7); /* all parse */
+  own += begins;
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/tests/lit", root);
   int lit = compare_dir(dir);

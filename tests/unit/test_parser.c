@@ -2,6 +2,7 @@
  * metadata reader: token kinds and exact spans, number edge cases, error
  * messages with exact line:col and caret, the `incomplete` flag, script
  * items, TIR, a hand-built base64 NDArray, and 100k-binding chains. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,19 @@ static void test_lexer_numbers(void) {
   CHECK(t.kind == T_FLOAT && isinf(t.v.f) && t.v.f < 0);
   t = lex_one("nanf");
   CHECK(t.kind == T_FLOAT && isnan(t.v.f));
+  /* in range when the text rounds to a finite value, as numpy writes them */
+  t = lex_one("3.4028235e+38f");
+  CHECK(!t.bad && t.v.f == FLT_MAX);
+  t = lex_one("-65500.0f16");
+  CHECK(!t.bad && t.v.f == -65504);
+  t = lex_one("65519.99f16");
+  CHECK(!t.bad && t.v.f == 65504);
+  t = lex_one("6e-08f16");
+  CHECK(!t.bad && t.v.f == 0x1p-24);
+  t = lex_one("1.00048828125000000001f16"); /* a double lands on the tie 1 + 2^-11 */
+  CHECK(!t.bad && t.v.f == 1 + 0x1p-10);
+  t = lex_one("16777217f");
+  CHECK(!t.bad && t.v.f == 16777216);
   CHECK(D.nerrors == 0);
   struct {
     const char *text, *msg;
@@ -253,7 +267,9 @@ static void test_lexer_numbers(void) {
       {"-1u8", "out of range for uint8"},
       {"18446744073709551616u64", "out of range for uint64"},
       {"9223372036854775808", "out of range for int64"},
-      {"65505f16", "float literal `65505f16` is out of range for float16"},
+      {"65520f16", "float literal `65520f16` is out of range for float16"},
+      {"-3.5e+38f", "float literal `-3.5e+38f` is out of range for float32"},
+      {"1.8e308f64", "out of range for float64"},
       {"3.40283e+38f32", "out of range for float32"},
       {"1.5", "a float literal needs a suffix"},
       {"1e3", "hint: write 1e3f"},
@@ -388,6 +404,17 @@ static void test_recovery(void) {
   CHECK_HAS(r, "t.rly:7:12: error: unbound variable `%w`");
   CHECK(!contains(r, "`%x`")); /* %x stays bound after its broken value */
   free(r);
+  /* A `;` missing at the end of a line: one error, right after the binding,
+   * which still counts (no "unbound variable" below). */
+  parse_module(M, &D, src("def @d(%x) {\n  let %y = add(%x, 1f)\n  let %z = %y;\n  %0 = %z\n"
+                          "  add(%z, %0)\n}\n"));
+  CHECK(D.nerrors == 2);
+  r = rendered();
+  CHECK_HAS(r, "t.rly:2:23: error: expected `;` after this binding\n    let %y = add(%x, 1f)\n"
+               "                        ^\n");
+  CHECK_HAS(r, "t.rly:4:10: error: expected `;` after this binding");
+  CHECK(!contains(r, "unbound"));
+  free(r);
   CHECK(!module_lookup(M, "a") && !module_lookup(M, "b"));
 }
 
@@ -408,6 +435,8 @@ static void test_incomplete(void) {
   CHECK(incomplete("/* comment"));
   CHECK(incomplete("type T {\n  A,"));
   CHECK(incomplete("(1, 2"));
+  CHECK(incomplete("def @f(%x: float32) {\n  let %y = add(%x, 1f)")); /* `;` may come next */
+  CHECK(!incomplete("def @f(%x: float32) {\n  let %y = add(%x, 1f)\n  %y")); /* it did not */
   CHECK(!incomplete("%nope + ")); /* first error: unbound variable */
   CHECK(!incomplete("def @f() { 1 } }"));
   CHECK(!incomplete("add(1, ]"));
@@ -688,6 +717,45 @@ static void test_tir(void) {
   free(r);
 }
 
+/* TVMScript's loop forms: one variable takes (end) or (begin, end) under
+ * every kind but grid; a begin of 0 is stored as none (canonical). */
+static void test_tir_loop_forms(void) {
+  const char *text =
+      "prim @p(%X: Buffer[(n), float32]) {\n"
+      "  for %i in parallel(1, n - 1) { %X[%i] = 0f; }\n"
+      "  for %i in vectorized(0, n) { %X[%i] = 0f; }\n"
+      "  for %i in unrolled(n) { %X[%i] = 0f; }\n"
+      "  for %i in range(2i64, 5) { %X[%i] = 0f; }\n"
+      "  for %i, %j in parallel(n, 1) { %X[%i + %j] = 0f; }\n"
+      "}\n";
+  CHECK(parse_module(M, &D, src(text)));
+  char *r = rendered();
+  CHECK_STREQ(r, "");
+  free(r);
+  PrimFunc *f = module_prim(M, "p");
+  if (!f) return;
+  Stmt **l = f->body->u.seq.items;
+  CHECK(l[0]->u.for_.loop == LOOP_PARALLEL && l[0]->u.for_.nvars == 1);
+  CHECK(tir_for_lo(l[0], 0) && tir_for_lo(l[0], 0)->u.i == 1);
+  CHECK(l[0]->u.for_.hi[0]->kind == PE_BIN && l[0]->u.for_.vars[0]->dtype == DT_INT64);
+  CHECK(l[1]->u.for_.lo == NULL && l[1]->u.for_.hi[0]->kind == PE_VAR);
+  CHECK(l[2]->u.for_.lo == NULL && l[2]->u.for_.loop == LOOP_UNROLLED);
+  CHECK(tir_for_lo(l[3], 0) && l[3]->u.for_.vars[0]->dtype == DT_INT64); /* the wider bound */
+  CHECK(l[4]->u.for_.nvars == 2 && l[4]->u.for_.lo == NULL && l[4]->u.for_.hi[1]->u.i == 1);
+  r = module_errors("prim @q(%X: Buffer[(4), float32]) {\n"
+                    "  for %i in grid(1, 4) { %X[%i] = 0f; }\n"
+                    "  for %i in parallel(0, 1, 4) { %X[%i] = 0f; }\n"
+                    "  for %i, %j in range(4, 4) { %X[%i] = 0f; }\n"
+                    "  for %i, %j in unrolled(0, 2, 2) { %X[%i] = 0f; }\n"
+                    "}\n");
+  CHECK_HAS(r, "t.rly:2:3: error: 1 loop variable but 2 extents");
+  CHECK_HAS(r, "`grid` takes one extent per variable; for a loop from a begin, write `range(begin, end)`");
+  CHECK_HAS(r, "t.rly:3:3: error: `parallel` takes (end) or (begin, end), got 3 bounds");
+  CHECK_HAS(r, "t.rly:4:3: error: `range` takes one variable and (begin, end) or (end)");
+  CHECK_HAS(r, "t.rly:5:3: error: 2 loop variables but 3 extents");
+  free(r);
+}
+
 /* ── metadata ── */
 
 static void put_u64(uint8_t *p, uint64_t v) {
@@ -874,6 +942,7 @@ int main(void) {
   reset(), test_types_api();
   reset(), test_script();
   reset(), test_tir();
+  reset(), test_tir_loop_forms();
   reset(), test_metadata();
   reset(), test_deep();
   free_module_tables(M);

@@ -3,7 +3,7 @@
  * alpha-equivalence with the seed's own rewritten text), on closures,
  * recursion, match and a second global; ToANormalForm and
  * ToBasicBlockNormalForm on small programs; key linearity; the manager's
- * lookup, diff, hook (stop), rewrite formatting and verifier; and
+ * lookup, diff, hook (stop), scopes, rewrite formatting and verifier; and
  * million-binding chains on a 1 MiB stack. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -110,7 +110,7 @@ static bool count_state(void *ctx, Expr *e) {
 static int state_refs(Module *m) {
   StateRefs s = {m, 0};
   for (int i = 0; i < m->ndefs; i++)
-    if (m->defs[i].kind == DEF_FUNC) rw_walk(m->defs[i].u.func->fn->body, count_state, &s);
+    if (m->defs[i].kind == DEF_FUNC) expr_walk(m->defs[i].u.func->fn->body, count_state, &s);
   return s.n;
 }
 
@@ -520,6 +520,60 @@ static void test_manager(void) {
   done(r);
 }
 
+/* ── scopes (`:pass NAME @f`, the prelude left out) ── */
+
+static bool only_named(void *user, const Def *d) {
+  return d->kind == DEF_FUNC && strcmp(d->u.func->name, (const char *)user) == 0;
+}
+
+/* The functions the hook heard of, "@a @a @b". */
+static bool record_func(void *user, const PassRewrite *rw) {
+  StrBuf *b = user;
+  sb_printf(b, "%s%s", b->len ? " " : "", rw->func ? rw->func : "-");
+  return true;
+}
+
+static PassResult scoped(Run *r, const char *names, const char *only, StrBuf *heard) {
+  PassScope scope = {only_named, (void *)only};
+  PassHook hook = {record_func, heard};
+  PassOptions opt = pass_options_default();
+  opt.scope = &scope;
+  opt.hook = &hook;
+  PassResult pr;
+  CHECK(pass_pipeline(names, r->m, &r->arena, &r->d, &opt, &pr));
+  return pr;
+}
+
+/* A function-local pass rewrites only the scope; a whole-module one
+ * rewrites what it must but reports and diffs only the scope. */
+static void test_scope(void) {
+  CHECK(pass_lookup("FuseOps")->local && !pass_lookup("EffectToState")->local);
+  Run *r = run("def @a(%x: float32) { exp(add(%x, 1f)) }\n"
+               "def @b(%x: float32) { exp(add(%x, 2f)) }\n", NULL);
+  StrBuf heard = {0};
+  PassResult pr = scoped(r, "FuseOps", "b", &heard);
+  CHECK_STREQ(heard.data, "@b");
+  CHECK(module_func(pr.module, "a") == module_func(r->m, "a"));
+  CHECK(module_func(pr.module, "b") != module_func(r->m, "b"));
+  CHECK(strstr(pr.diff, "--- @b") && !strstr(pr.diff, "--- @a"));
+  CHECK(pr.outside == NULL && pr.changed);
+  module_free(pr.module);
+  pass_result_free(&pr);
+  sb_free(&heard);
+  done(r);
+
+  r = run(seed001, NULL);
+  pr = scoped(r, "EffectToState", "func2", &heard);
+  CHECK(heard.data && !strstr(heard.data, "@func1") && strstr(heard.data, "@func2"));
+  CHECK(module_func(pr.module, "func1") != module_func(r->m, "func1")); /* rewritten anyway */
+  CHECK(strstr(pr.diff, "--- @func2") && !strstr(pr.diff, "--- @func1"));
+  CHECK_STREQ(pr.outside, "@func1 @long_func");
+  module_free(pr.module);
+  pass_result_free(&pr);
+  sb_free(&heard);
+  done(r);
+}
+
 /* One read-state rewrite of @func1, as :step prints it. */
 typedef struct Fmt {
   DiagCtx *d;
@@ -634,6 +688,7 @@ int main(void) {
   test_bbnf();
   test_linearity();
   test_manager();
+  test_scope();
   test_format();
   test_verify();
   test_deep();

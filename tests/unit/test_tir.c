@@ -81,6 +81,27 @@ static const char *const prims[] = {
     "  for %i in range(5, 5) { %A[0] = 999; }\n"
     "  for %i in range(5, 3) { %A[0] = 998; }\n"
     "}\n",
+    /* every kind from a begin: (begin, end) with one variable */
+    "prim @loops_begin(%A: Buffer[(12), int32], %X: Buffer[(6), float32], %Y: Buffer[(2), float32]) {\n"
+    "  for %i in parallel(2, 4) { %A[%i] = %i * 10; }\n"
+    "  for %i in vectorized(4, 6) { %A[%i] = %i + 100; }\n"
+    "  for %i in unrolled(-1, 1) { %A[6 + %i] = 60 + %i; }\n"
+    "  for %i in range(8) { %A[8] = %A[8] + 1; }\n"
+    "  for %i in parallel(9, 7) { %A[0] = 999; }\n"
+    "  for %i in vectorized(0, 1) { %A[0] = %A[0] + 1; }\n"
+    "  for %k in unrolled(3, 6) {\n"
+    "    block \"S\" (reduce %vk = %k) {\n"
+    "      init { %Y[0] = 100f; }\n"
+    "      %Y[0] = %Y[0] + %X[%vk];\n"
+    "    }\n"
+    "  }\n"
+    "  for %k in parallel(-2, 2) {\n"
+    "    block \"T\" (reduce %vk = %k) {\n"
+    "      init { %Y[1] = float32(%vk) * 1000f; }\n"
+    "      %Y[1] = %Y[1] + 1f;\n"
+    "    }\n"
+    "  }\n"
+    "}\n",
     "prim @rowsum(%X: Buffer[(n, m), float32], %Y: Buffer[(n), float32]) {\n"
     "  for %i, %k in grid(n, m) {\n"
     "    block \"S\" (spatial %vi = %i, reduce %vk = %k) {\n"
@@ -210,6 +231,18 @@ static void test_loops(EvalEnv *e) {
   CHECK(run_ok(e, "loops", &a, 1, &err));
   CHECK(same(a, (double[]){100, 101, 20, 30, 40, 55, 60, 61, 80, 81}));
   rt_tensor_release(a);
+}
+
+/* Loops from a begin; a reduction's init runs at its loop's begin (-2 for
+ * parallel(-2, 2): Y[1] = -2000 + 4 iterations). */
+static void test_loops_begin(EvalEnv *e) {
+  RtTensor *t[3] = {vec(DT_INT32, 12, NULL), vec(DT_FLOAT32, 6, (double[]){1, 2, 3, 4, 5, 6}),
+                    vec(DT_FLOAT32, 2, NULL)};
+  TirError err;
+  CHECK(run_ok(e, "loops_begin", t, 3, &err));
+  CHECK(same(t[0], (double[]){1, 0, 20, 30, 104, 59, 60, 0, 8, 0, 0, 0}));
+  CHECK(same(t[2], (double[]){115, -1996}));
+  release_all(t, 3);
 }
 
 static void test_blocks(EvalEnv *e) {
@@ -491,6 +524,7 @@ int main(void) {
   for (int i = 0; prims[i]; i++) sb_puts(&src, prims[i]);
   if (eval_env_init(&e, src.data)) {
     test_loops(&e);
+    test_loops_begin(&e);
     test_blocks(&e);
     test_alloc_let_if(&e);
     test_intrinsics(&e);

@@ -347,6 +347,25 @@ static void test_prim_unallocated(void) {
   arena_free(&a);
 }
 
+/* A begin parses only in kind(begin, end) with one variable; a pass that
+ * gives one to a grid (which cannot print it) is caught by the verifier. */
+static void test_prim_loop_begin(void) {
+  Run *r = run("prim @p(%X: Buffer[(4, 4), float32]) {\n"
+               "  for %i, %j in grid(4, 4) { %X[%i, %j] = 0f; }\n"
+               "  for %k in vectorized(1, 4) { %X[0, %k] = 1f; }\n"
+               "}\n");
+  CHECK(r->ok);
+  PrimFunc *f = r->ok ? module_prim(r->m, "p") : NULL;
+  if (f) {
+    Stmt *g = f->body->u.seq.items[0], *v = f->body->u.seq.items[1];
+    g->u.for_.lo = ARENA_ARRAY(&r->arena, PrimExpr *, 2);
+    g->u.for_.lo[1] = v->u.for_.lo[0];
+    CHECK(!tir_verify(r->m, f, &r->d));
+    CHECK_STREQ(err(r), "3:24: a `grid` loop over 2 variables must start at 0");
+  }
+  done(r);
+}
+
 static void test_prim(void) {
   const char *ok =
       "prim @relu(%X: Buffer[(1, 4), float32], %Y: Buffer[(1, 4), float32]) {\n"
@@ -374,6 +393,7 @@ static void test_prim(void) {
   expect_error(prim_1d("let %t = %i * 2; block \"b\" (spatial %v = %t) { %Z[%v] = 0f; }"),
                "3:46: block iteration variables must be bound to loop variables, not %t");
   test_prim_unallocated();
+  test_prim_loop_begin();
 }
 
 /* ── closures, patterns, entry points ── */

@@ -1,0 +1,322 @@
+/* engine.c — the pipeline (engine.h): options and the environment, parsing
+ * and checking, passes by name, the jit mode's lowering, evaluation.
+ *
+ * In jit mode every function of the module and the expression being
+ * evaluated go through FuseOps and the lowering to TIR (passes/lower.h):
+ * pure op calls become call_tir of prim functions, which call_tir runs on
+ * the registered compiled executor (the JIT, rt/exec.h) or the TIR
+ * interpreter.  The lowered program is evaluated against a copy of the
+ * module holding the lowered definitions and the prim functions. */
+#include "engine/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/walk.h"
+#include "jit/jit.h"
+#include "ops/ops.h"
+#include "passes/lower.h"
+#include "passes/pass.h"
+#include "passes/passes.h"
+#include "passes/rewrite.h"
+
+struct Engine {
+  EngineOptions opt;
+  DiagCtx *diag;
+  Interp *in;
+  Arena arena;     /* lowered IR */
+  Lowerer *low;
+  RwMap lowered;   /* FuncDef* (the session's) → FuncDef* (lowered, or the same) */
+  const Module *cur;
+  /* The lowered view of the session's module, rebuilt only when the module
+   * changed (another pointer, or other definitions: a released module's
+   * memory may be reused). */
+  Module *view;
+  const Module *view_src;
+  Def *view_defs; /* view_src's definitions when the view was built */
+  int view_ndefs;
+  int jit_state;  /* 0: not asked yet, 1: the JIT loads, 2: it does not */
+};
+
+static const char *const exec_names[] = {
+#define X(e, n) n,
+    EXEC_MODES(X)
+#undef X
+};
+
+const char *exec_mode_name(ExecMode m) { return exec_names[m]; }
+
+/* ───────────────────────────── options ───────────────────────────── */
+
+EngineOptions engine_options_default(void) {
+  return (EngineOptions){
+      .exec = EXEC_JIT, .opt_level = 2, .threads = 0, .disk_cache = true,
+      .fp_contract = true, .fast_math = true, .fuse_max_depth = 256, .fast_path = true,
+      .print_limit = 1000, .max_depth = 100000,
+  };
+}
+
+static bool env_is(const char *name, const char *value) {
+  const char *v = getenv(name);
+  return v && strcmp(v, value) == 0;
+}
+
+static void env_copy(char *dst, size_t n, const char *name) {
+  const char *v = getenv(name);
+  if (v && *v) snprintf(dst, n, "%s", v);
+}
+
+/* The JIT's disk cache directory: $XDG_CACHE_HOME/rly, else ~/.cache/rly. */
+static void env_cache_dir(EngineOptions *o) {
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (xdg && *xdg) snprintf(o->cache_dir, sizeof o->cache_dir, "%s/rly", xdg);
+  else if (home && *home) snprintf(o->cache_dir, sizeof o->cache_dir, "%s/.cache/rly", home);
+  if (env_is("RLY_JIT_CACHE", "0")) o->disk_cache = false;
+}
+
+void engine_options_from_env(EngineOptions *o) {
+  if (env_is("RLY_EXEC", "interp")) o->exec = EXEC_INTERP;
+  const char *t = getenv("RLY_NUM_THREADS");
+  if (t && *t) o->threads = atoi(t) < 1 ? 1 : atoi(t);
+  const char *d = getenv("RLY_FUSE_MAX_DEPTH");
+  if (d && atoi(d) > 0) o->fuse_max_depth = atoi(d);
+  if (env_is("RLY_FAST_MATH", "0")) o->fast_math = false;
+  if (env_is("RLY_JIT_CONTRACT", "0")) o->fp_contract = false;
+  if (env_is("RLY_FAST", "0")) o->fast_path = false;
+  if (env_is("RLY_FAST", "trace")) o->fast_trace = true;
+  env_copy(o->jit_module, sizeof o->jit_module, "RLY_JIT_MODULE");
+  env_cache_dir(o);
+}
+
+void engine_set_options(Engine *e, const EngineOptions *o) {
+  e->opt = *o;
+  InterpOptions *io = interp_options(e->in);
+  io->exec_jit = o->exec == EXEC_JIT;
+  io->no_fast = !o->fast_path;
+  io->fast_trace = o->fast_trace;
+  io->print_limit = o->print_limit;
+  io->max_depth = o->max_depth;
+  io->prng_original = o->prng_original;
+  jit_set_opt_level(o->opt_level);
+  jit_set_contract(o->fp_contract);
+  jit_set_module_path(o->jit_module[0] ? o->jit_module : NULL);
+  jit_set_cache_dir(o->disk_cache && o->cache_dir[0] ? o->cache_dir : NULL);
+  jit_set_threads(o->threads);
+  lower_set_fast_math(e->low, o->fast_math);
+  fuse_set_default_max_depth(o->fuse_max_depth);
+}
+
+const EngineOptions *engine_options(const Engine *e) { return &e->opt; }
+Interp *engine_interp(Engine *e) { return e->in; }
+DiagCtx *engine_diag(Engine *e) { return e->diag; }
+
+/* ───────────────────────────── life ───────────────────────────── */
+
+static bool name_taken(void *user, const char *name) {
+  Engine *e = user;
+  return e->cur && module_lookup(e->cur, name) != NULL;
+}
+
+Engine *engine_new(const EngineOptions *o, DiagCtx *d) {
+  Engine *e = calloc(1, sizeof *e);
+  if (!e) rly_oom();
+  e->diag = d;
+  e->in = interp_new(d);
+  arena_init(&e->arena);
+  e->low = lower_new(&e->arena, name_taken, e);
+  jit_register_executor();
+  engine_set_options(e, o);
+  return e;
+}
+
+void engine_free(Engine *e) {
+  if (!e) return;
+  interp_free(e->in);
+  if (e->view) module_free(e->view);
+  free(e->view_defs);
+  lower_free(e->low);
+  rw_map_free(&e->lowered);
+  arena_free(&e->arena);
+  free(e);
+}
+
+/* ───────────────────────────── parse, check, passes ───────────────────────────── */
+
+/* Type-checks the top-level expressions of a script in order; a session
+ * `let` gives its variable the value's type for the items after it. */
+static bool check_items(Module *m, ParseResult *r, DiagCtx *d) {
+  bool ok = true;
+  for (int i = 0; i < r->nitems; i++) {
+    ScriptItem *it = &r->items[i];
+    if ((it->kind != ITEM_EXPR && it->kind != ITEM_LET) || !it->expr) continue;
+    if (!ty_check_expr(m, it->expr, d)) ok = false;
+    else if (it->kind == ITEM_LET && it->var) it->var->annot = it->expr->ty;
+  }
+  return ok;
+}
+
+Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int nsession,
+                     Var **session, ParseResult *items) {
+  Module *m = module_copy(base, a);
+  ParseOptions po = {.nsession = nsession, .session = session};
+  ParseResult r = parse_script(m, e->diag, file, &po);
+  bool ok = r.ok && ty_check_module(m, e->diag) && check_items(m, &r, e->diag);
+  if (items) *items = r;
+  if (ok) return m;
+  module_free(m);
+  return NULL;
+}
+
+Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names) {
+  PassOptions po = pass_options_default();
+  PassResult r = {0};
+  Module *out = pass_pipeline(names, m, a, e->diag, &po, &r) ? r.module : NULL;
+  pass_result_free(&r);
+  return out;
+}
+
+/* ───────────────────────────── lowering ───────────────────────────── */
+
+static FuseOptions jit_fuse_options(const Engine *e) {
+  FuseOptions o = fuse_options_default();
+  o.max_depth = e->opt.fuse_max_depth;
+  o.need_compute = true;
+  return o;
+}
+
+static FuncDef *lower_def(Engine *e, const Module *m, FuncDef *fd) {
+  FuncDef *have = rw_map_get(&e->lowered, fd);
+  if (have) return have;
+  FuseOptions o = jit_fuse_options(e);
+  Function *f = fuse_function(&e->arena, m, fd->fn, &o, NULL);
+  if (f != fd->fn) f = lower_function(e->low, f);
+  FuncDef *r = fd;
+  if (f != fd->fn) {
+    r = ARENA_NEW(&e->arena, FuncDef);
+    *r = *fd;
+    r->fn = f;
+  }
+  rw_map_put(&e->lowered, fd, r);
+  return r;
+}
+
+/* A prim function of ours whose name a definition of m now uses. */
+static bool prims_clash(Engine *e, const Module *m) {
+  for (int i = 0; i < lower_prim_count(e->low); i++) {
+    const Def *d = module_lookup(m, lower_prim(e->low, i)->name);
+    if (d && (d->kind != DEF_PRIM || d->u.prim != lower_prim(e->low, i))) return true;
+  }
+  return false;
+}
+
+/* The module with lowered definitions and the prim functions they call;
+ * NULL when our prim names clash with the user's (then: interp mode). */
+static Module *lowered_module(Engine *e, Module *m) {
+  e->cur = m;
+  if (prims_clash(e, m)) return NULL;
+  Module *lm = module_copy(m, &e->arena);
+  for (int i = 0; i < m->ndefs; i++) {
+    if (m->defs[i].kind != DEF_FUNC) continue;
+    FuncDef *fd = m->defs[i].u.func, *l = lower_def(e, m, fd);
+    if (l != fd) module_add(lm, (Def){.kind = DEF_FUNC, .u.func = l});
+  }
+  return lm;
+}
+
+static void add_prims(Engine *e, Module *lm) {
+  for (int i = 0; i < lower_prim_count(e->low); i++) {
+    PrimFunc *p = lower_prim(e->low, i);
+    if (!module_lookup(lm, p->name)) module_add(lm, (Def){.kind = DEF_PRIM, .u.prim = p});
+  }
+}
+
+static bool view_current(const Engine *e, const Module *m) {
+  return e->view && e->view_src == m && e->view_ndefs == m->ndefs &&
+         (!m->ndefs || memcmp(e->view_defs, m->defs, sizeof(Def) * (size_t)m->ndefs) == 0);
+}
+
+static void remember_view(Engine *e, Module *lm, const Module *m) {
+  if (e->view) module_free(e->view);
+  e->view = lm, e->view_src = m, e->view_ndefs = m->ndefs;
+  free(e->view_defs);
+  e->view_defs = malloc(sizeof(Def) * (size_t)(m->ndefs + 1));
+  if (!e->view_defs) rly_oom();
+  if (m->ndefs) memcpy(e->view_defs, m->defs, sizeof(Def) * (size_t)m->ndefs);
+}
+
+Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
+  if (!view_current(e, m)) {
+    Module *built = lowered_module(e, m);
+    if (!built) return NULL;
+    remember_view(e, built, m);
+  }
+  Module *lm = e->view;
+  e->cur = m;
+  if (ex && *ex) {
+    FuseOptions o = jit_fuse_options(e);
+    Expr *f = fuse_expr(&e->arena, m, *ex, &o);
+    if (f != *ex) *ex = lower_expr(e->low, f);
+  }
+  add_prims(e, lm);
+  e->cur = NULL;
+  return lm;
+}
+
+/* Does evaluating ex (against lm) possibly reach a kernel of ours: a
+ * call_tir in ex or in a definition it names, transitively?  Only then is
+ * the JIT loaded (dlopen of LLVM: too slow for every input). */
+typedef struct Reach {
+  const Module *m;
+  PtrVec todo;
+  StrMap seen;
+  bool kernel;
+} Reach;
+
+static bool reach_visit(void *ctx, Expr *e) {
+  Reach *r = ctx;
+  if (e->kind == EX_OP && e->u.op.index == ops_lookup("call_tir")) r->kernel = true;
+  if (e->kind == EX_GLOBAL && !strmap_get(&r->seen, e->u.global.name)) {
+    strmap_put(&r->seen, e->u.global.name, (void *)1);
+    FuncDef *f = module_func(r->m, e->u.global.name);
+    if (f) vec_push(&r->todo, f->fn->body);
+  }
+  return !r->kernel;
+}
+
+static bool reaches_kernel(const Module *lm, Expr *e) {
+  Reach r = {.m = lm};
+  vec_push(&r.todo, e);
+  while (r.todo.len && !r.kernel) expr_walk(vec_pop(&r.todo), reach_visit, &r);
+  vec_free(&r.todo);
+  strmap_free(&r.seen);
+  return r.kernel;
+}
+
+/* ───────────────────────────── evaluation ───────────────────────────── */
+
+/* The module and expression to run: the lowered ones in jit mode when
+ * they can reach a kernel and the JIT loads, else m and ex as written. */
+static Module *runnable(Engine *e, Module *m, Expr **ex) {
+  if (e->opt.exec != EXEC_JIT) return m;
+  Expr *le = *ex;
+  Module *lm = engine_lowered(e, m, &le);
+  if (lm && e->jit_state == 0 && lower_prim_count(e->low) > 0 && reaches_kernel(lm, le))
+    e->jit_state = jit_available() ? 1 : 2;
+  if (!lm || e->jit_state == 2) return m;
+  *ex = le;
+  return lm;
+}
+
+Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind) {
+  Module *run = runnable(e, m, &ex);
+  Value *v = interp_eval(e->in, run, ex);
+  if (v && bind) interp_bind(e->in, bind, v);
+  return v;
+}
+
+char *engine_format(Engine *e, const Value *v) { return interp_format(e->in, v); }
+void engine_unbind(Engine *e, Var *v) { interp_bind(e->in, v, NULL); }
+void engine_reset(Engine *e) { interp_reset(e->in); }
+void engine_collect(Engine *e) { interp_gc(e->in); }
+void engine_seed(Engine *e, int64_t seed) { interp_seed(e->in, seed); }
+void engine_interrupt(void) { rt_interrupt(); }

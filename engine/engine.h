@@ -1,0 +1,110 @@
+/* engine.h — rly's one pipeline, as a library: text → parse → type-check →
+ * passes by name → FuseOps and LowerTIR → run, on the JIT's kernels (exec
+ * jit) or the reference kernels and the TIR interpreter (exec interp).
+ *
+ * The REPL and the command line (repl/), the public C API (include/rly.h,
+ * engine/api.c) and the tests are shells over this.  Every knob lives in
+ * one EngineOptions struct; the environment is read in one place
+ * (engine_options_from_env), by the programs at their edge, never by the
+ * library's modules.  engine_set_options pushes a struct into the modules
+ * it concerns (the interpreter, the JIT, its thread pool, the lowering).
+ *
+ * Invariants:
+ * - jit mode never adds an error: what cannot be fused or lowered runs as
+ *   written, and without a loadable JIT module the program runs as written
+ *   too (the TIR interpreter would be slower than the reference kernels).
+ *   LLVM is loaded only when an input can reach a kernel.
+ * - A definition is lowered once, cached by its FuncDef pointer (the
+ *   session replaces modules, not unchanged definitions); lowered IR lives
+ *   in the engine's arena for its lifetime (closures may point into it). */
+#ifndef RLY_ENGINE_H
+#define RLY_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interp/interp.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
+#include "parser/parser.h"
+
+/* X(enum, name): the execution modes, in `:set exec` order. */
+#define EXEC_MODES(X)      \
+  X(EXEC_JIT, "jit")       \
+  X(EXEC_INTERP, "interp")
+
+typedef enum ExecMode {
+#define X(e, n) e,
+  EXEC_MODES(X)
+#undef X
+} ExecMode;
+
+const char *exec_mode_name(ExecMode m);
+
+typedef struct EngineOptions {
+  ExecMode exec;          /* RLY_EXEC; default jit */
+  int opt_level;          /* LLVM optimisation level of new kernels, 0..3 (default 2) */
+  int threads;            /* kernel thread pool size (RLY_NUM_THREADS); 0: one per core */
+  bool disk_cache;        /* keep compiled kernels on disk (RLY_JIT_CACHE=0 turns it off) */
+  char cache_dir[512];    /* $XDG_CACHE_HOME/rly, else ~/.cache/rly; "" with no home */
+  char jit_module[512];   /* rly-jit.so to load (RLY_JIT_MODULE); "": beside the executable */
+  bool fp_contract;       /* a*b+c may become fma in kernels (RLY_JIT_CONTRACT=0: off) */
+  bool fast_math;         /* dense accumulates in its dtype (RLY_FAST_MATH=0: float64, exact) */
+  int fuse_max_depth;     /* ops per fused group (RLY_FUSE_MAX_DEPTH; TVM's 256) */
+  bool fast_path;         /* the scalar fast path (RLY_FAST=0: off) */
+  bool fast_trace;        /* RLY_FAST=trace: report on stderr what runs on it */
+  int64_t print_limit;    /* tensors with more elements print summarized (1000) */
+  int64_t max_depth;      /* non-tail call depth limit (100000) */
+  bool prng_original;     /* JAX's original PRNG mode instead of the partitionable one */
+} EngineOptions;
+
+/* The defaults above, with no environment. */
+EngineOptions engine_options_default(void);
+/* Overrides o from the environment variables named above: for programs,
+ * once, at start-up. */
+void engine_options_from_env(EngineOptions *o);
+
+typedef struct Engine Engine;
+
+/* d: where run-time errors go (the caller's, it must outlive the engine). */
+Engine *engine_new(const EngineOptions *o, DiagCtx *d);
+void engine_free(Engine *e);
+const EngineOptions *engine_options(const Engine *e);
+/* Applies o: the interpreter's, the JIT's and the pool's settings. */
+void engine_set_options(Engine *e, const EngineOptions *o);
+Interp *engine_interp(Engine *e);
+DiagCtx *engine_diag(Engine *e);
+
+/* ── the pipeline ── */
+
+/* Parses the text registered as `file` into a copy of base (in a) and
+ * type-checks its definitions and expressions.  The copy, or NULL after
+ * diagnostics (base is untouched either way).  *items gets the script's
+ * items (definitions, expressions, session lets, `:` lines); session
+ * variables (may be NULL) are visible to expressions. */
+Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int nsession,
+                     Var **session, ParseResult *items);
+/* Runs the passes named in `names` ("EffectToState,FuseOps") on m; the
+ * new module, or NULL after diagnostics. */
+Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names);
+
+/* The jit mode's view of m: definitions fused and lowered to prim
+ * functions plus those prim functions; *ex (may be NULL) is lowered too.
+ * NULL when lowering is not possible (then run m as is).  The view
+ * belongs to the engine (valid until m changes). */
+Module *engine_lowered(Engine *e, Module *m, Expr **ex);
+
+/* Evaluates ex (type-checked) against m in the exec mode: the value
+ * (rooted until the next evaluation) or NULL after a diagnostic.  bind
+ * (may be NULL) roots it as a session variable. */
+Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind);
+/* The value as text (text-format.md part D; malloc'd). */
+char *engine_format(Engine *e, const Value *v);
+
+void engine_unbind(Engine *e, Var *v); /* release a replaced variable's value */
+void engine_reset(Engine *e);          /* forget variables and state */
+void engine_collect(Engine *e);        /* collect unreachable values now (:time) */
+void engine_seed(Engine *e, int64_t seed); /* @prng_state = random.key(seed) */
+void engine_interrupt(void);           /* async-signal-safe */
+
+#endif

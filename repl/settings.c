@@ -1,0 +1,234 @@
+/* settings.c — the settings table (repl/settings.h) and `:set`.
+ *
+ * The rows are the single source of truth: `:set` lists them, parses and
+ * validates a value by the row's kind, `:help set` prints their help, Tab
+ * completes their names and values, and session_new applies the defaults
+ * of the session's own settings.  The accessors are small functions on the
+ * Session; the engine's settings go through the evaluator, which hands
+ * them to the engine (engine_set_options). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "repl/settings.h"
+
+static const char *const on_off[] = {"on", "off", NULL};
+
+/* ───────────────────────── accessors ───────────────────────── */
+
+static const EngineOptions *engine_opts(const Session *s) {
+  return engine_options(repl_engine(s->ev));
+}
+
+static int64_t get_print_limit(const Session *s) { return engine_opts(s)->print_limit; }
+static void set_print_limit(Session *s, int64_t v) { repl_eval_set_print_limit(s->ev, v); }
+
+static int64_t get_types(const Session *s) { return s->show_types; }
+static void set_types(Session *s, int64_t v) { s->show_types = v; }
+
+static int64_t get_max_depth(const Session *s) { return repl_eval_max_depth(s->ev); }
+static void set_max_depth(Session *s, int64_t v) { repl_eval_set_max_depth(s->ev, v); }
+
+static int64_t get_prng(const Session *s) { return repl_eval_prng_original(s->ev); }
+static void set_prng(Session *s, int64_t v) { repl_eval_set_prng_original(s->ev, v == 1); }
+
+static int64_t get_verify(const Session *s) { return s->verify; }
+static void set_verify(Session *s, int64_t v) { s->verify = v; }
+
+static int64_t get_show_prelude(const Session *s) { return s->show_prelude; }
+static void set_show_prelude(Session *s, int64_t v) { s->show_prelude = v; }
+
+/* exec's values are EXEC_MODES' names, in ExecMode order. */
+static int64_t get_exec(const Session *s) { return engine_opts(s)->exec; }
+static void set_exec(Session *s, int64_t v) { repl_eval_set_exec_jit(s->ev, v == EXEC_JIT); }
+
+/* opt's values are O0..O3: the index is the level. */
+static int64_t get_opt(const Session *s) { return repl_eval_opt_level(s->ev); }
+static void set_opt(Session *s, int64_t v) { repl_eval_set_opt_level(s->ev, (int)v); }
+
+/* ───────────────────────── the table ───────────────────────── */
+
+#define EXEC_NAME(e, n) n,
+
+/* {name, kind, values, min, max, default, engine's, environment, help, get, set} */
+static const Setting settings[] = {
+    {"print-limit", SETTING_INT, NULL, 1, INT64_MAX, "1000", true, NULL,
+     "tensors with more than N elements print summarized", get_print_limit, set_print_limit},
+    {"types", SETTING_BOOL, on_off, 0, 0, "off", false, NULL,
+     "print each value's type after it (`value : type`)", get_types, set_types},
+    {"max-depth", SETTING_INT, NULL, 1, INT64_MAX, "100000", true, NULL,
+     "limit on non-tail call depth (deep recursion)", get_max_depth, set_max_depth},
+    {"prng", SETTING_ENUM, (const char *const[]){"partitionable", "original", NULL}, 0, 0,
+     "partitionable", true, NULL, "JAX's PRNG mode for random ops", get_prng, set_prng},
+    {"verify", SETTING_BOOL, on_off, 0, 0, "off", false, NULL,
+     "type-check and verify after every pass of :pass and :step", get_verify, set_verify},
+    {"show-prelude", SETTING_BOOL, on_off, 0, 0, "off", false, NULL,
+     ":pass and :step without @f include the prelude's definitions", get_show_prelude,
+     set_show_prelude},
+    {"exec", SETTING_ENUM, (const char *const[]){EXEC_MODES(EXEC_NAME) NULL}, 0, 0, "jit", true,
+     "RLY_EXEC", "jit: fused, compiled kernels; interp: reference kernels only", get_exec,
+     set_exec},
+    {"opt", SETTING_ENUM, (const char *const[]){"O0", "O1", "O2", "O3", NULL}, 0, 0, "O2", true,
+     NULL, "LLVM optimization level of kernels compiled from now on", get_opt, set_opt},
+};
+enum { NSETTINGS = sizeof settings / sizeof settings[0] };
+
+int setting_count(void) { return NSETTINGS; }
+const Setting *setting_get(int i) { return i >= 0 && i < NSETTINGS ? &settings[i] : NULL; }
+
+const Setting *setting_lookup(const char *name) {
+  for (int i = 0; i < NSETTINGS; i++)
+    if (strcmp(settings[i].name, name) == 0) return &settings[i];
+  return NULL;
+}
+
+/* ───────────────────────── values ───────────────────────── */
+
+static bool parse_int(const Setting *st, const char *text, int64_t *v) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(text, &end, 10);
+  if (!*text || *end || errno || n < st->min || n > st->max) return false;
+  *v = n;
+  return true;
+}
+
+static bool parse_bool(const char *text, int64_t *v) {
+  bool on = !strcmp(text, "on") || !strcmp(text, "true") || !strcmp(text, "1");
+  bool off = !strcmp(text, "off") || !strcmp(text, "false") || !strcmp(text, "0");
+  if (on || off) *v = on;
+  return on || off;
+}
+
+static bool parse_enum(const Setting *st, const char *text, int64_t *v) {
+  for (int i = 0; st->values[i]; i++)
+    if (strcasecmp(st->values[i], text) == 0) return *v = i, true;
+  return false;
+}
+
+static bool setting_parse(const Setting *st, const char *text, int64_t *v) {
+  switch (st->kind) {
+  case SETTING_BOOL: return parse_bool(text, v);
+  case SETTING_INT: return parse_int(st, text, v);
+  case SETTING_ENUM: return parse_enum(st, text, v);
+  }
+  return false;
+}
+
+const char *setting_value_text(const Setting *st, const Session *s, char *buf, size_t n) {
+  int64_t v = st->get(s);
+  switch (st->kind) {
+  case SETTING_BOOL: return v ? "on" : "off";
+  case SETTING_ENUM: return st->values[v];
+  case SETTING_INT: snprintf(buf, n, "%lld", (long long)v); return buf;
+  }
+  return "";
+}
+
+/* What a value must be: "on or off", "jit or interp", "O0, O1, O2 or O3",
+ * "a positive integer", "an integer from 1 to 64". */
+static void describe(const Setting *st, StrBuf *b) {
+  if (st->kind == SETTING_INT) {
+    if (st->min == 1 && st->max == INT64_MAX) sb_puts(b, "a positive integer");
+    else sb_printf(b, "an integer from %lld to %lld", (long long)st->min, (long long)st->max);
+    return;
+  }
+  int n = 0;
+  while (st->values[n]) n++;
+  for (int i = 0; i < n; i++)
+    sb_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ", st->values[i]);
+}
+
+/* The synopsis of the values for `:help set`: "on|off", "N". */
+static void synopsis(const Setting *st, StrBuf *b) {
+  if (st->kind == SETTING_INT) sb_puts(b, "N");
+  for (int i = 0; st->kind != SETTING_INT && st->values[i]; i++)
+    sb_printf(b, "%s%s", i ? "|" : "", st->values[i]);
+}
+
+void settings_init(Session *s) {
+  for (int i = 0; i < NSETTINGS; i++) {
+    const Setting *st = &settings[i];
+    int64_t v;
+    if (st->engine) continue;
+    if (!setting_parse(st, st->def, &v)) rly_bug(__FILE__, __LINE__, st->name);
+    st->set(s, v);
+  }
+}
+
+/* ───────────────────────── :set and :help set ───────────────────────── */
+
+static void show_one(const Session *s, const Setting *st) {
+  char buf[32];
+  const char *v = setting_value_text(st, s, buf, sizeof buf);
+  int64_t cur = st->get(s), def;
+  bool is_default = setting_parse(st, st->def, &def) && def == cur;
+  if (is_default) printf("%s %s\n", st->name, v);
+  else printf("%s %s  (default %s)\n", st->name, v, st->def);
+}
+
+static char *head(const Setting *st) {
+  StrBuf b = {0};
+  sb_printf(&b, "%s ", st->name);
+  synopsis(st, &b);
+  return sb_take(&b);
+}
+
+/* One line per row, the help aligned after the longest `:set NAME VALUES`. */
+void settings_help(void) {
+  int width = 0;
+  for (int i = 0; i < NSETTINGS; i++) {
+    char *h = head(&settings[i]);
+    if ((int)strlen(h) > width) width = (int)strlen(h);
+    free(h);
+  }
+  for (int i = 0; i < NSETTINGS; i++) {
+    const Setting *st = &settings[i];
+    char *h = head(st);
+    printf("  :set %-*s  %s (default %s", width, h, st->help, st->def);
+    if (st->env) printf(", or $%s", st->env);
+    puts(")");
+    free(h);
+  }
+  puts("  `:set NAME` alone shows one setting; `:set` alone shows them all.");
+}
+
+static RunStatus unknown_setting(Session *s, const char *name, Span sp) {
+  const char *names[NSETTINGS + 1];
+  for (int i = 0; i < NSETTINGS; i++) names[i] = settings[i].name;
+  names[NSETTINGS] = NULL;
+  const char *near = repl_nearest(names, name);
+  char hint[128] = "`:help set` lists the settings";
+  if (near) snprintf(hint, sizeof hint, "did you mean `%s`?", near);
+  session_error(s, sp, hint, "unknown setting `%s`", name);
+  return RUN_ERROR;
+}
+
+static RunStatus bad_value(Session *s, const Setting *st, const char *val, Span sp) {
+  StrBuf want = {0};
+  describe(st, &want);
+  session_error(s, sp, NULL, "`:set %s` needs %s, not `%s`", st->name, want.data, val);
+  sb_free(&want);
+  return RUN_ERROR;
+}
+
+RunStatus repl_cmd_set(Session *s, const char *args, Span where) {
+  if (!*args) {
+    for (int i = 0; i < NSETTINGS; i++) show_one(s, &settings[i]);
+    return RUN_OK;
+  }
+  size_t n = strcspn(args, " \t");
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), args);
+  const Setting *st = setting_lookup(name);
+  if (!st) return unknown_setting(s, name, (Span){where.file, where.off, (uint32_t)n});
+  const char *val = args + n + strspn(args + n, " \t");
+  if (!*val) return show_one(s, st), RUN_OK;
+  Span val_sp = {where.file, where.off + (uint32_t)(val - args), (uint32_t)strlen(val)};
+  int64_t v;
+  if (!setting_parse(st, val, &v)) return bad_value(s, st, val, val_sp);
+  st->set(s, v);
+  return RUN_OK;
+}
