@@ -102,6 +102,9 @@ static bool size_of(const SizeEnv *env, const char *name, int64_t *out) {
 
 /* ───────────────────────────── outputs ───────────────────────────── */
 
+/* Output k's shape from a `shape` list: sizes as they are, size variables
+ * from env (bound by the inputs); one that no input determines is an error
+ * at the entry, not a guess. */
 static bool out_shape(Interp *in, const SizeEnv *env, const AttrValue *s, Outs *o, int k) {
   if (s->kind != AV_LIST)
     return fail(in, s->span, "call_tir: `shape` must be a list of sizes"), false;

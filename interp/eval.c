@@ -154,6 +154,9 @@ static Value *eval_in(Interp *in, Proc *p, const Expr *e, bool *ok);
 
 static Value *eval_toplevel(Interp *in, const Expr *e, bool *ok);
 
+/* A state global's cell, created on first use: its initializer runs then
+ * (@prng_state's default is random.key(0)), so an unused global costs
+ * nothing and initializers see the module as it is at run time. */
 static Value *global_cell(Interp *in, const StateGlobal *g, Span sp) {
   Value *cell = strmap_get(&in->globals, g->name);
   if (cell) return cell;
@@ -339,6 +342,9 @@ static Value *scalar_op(Interp *in, const Expr *call, int opindex, const OpDef *
   return value_tensor(in, out);
 }
 
+/* Runs one op call on evaluated arguments: rank-0 elementwise ops take the
+ * scalar shortcut, call_tir and random ops have their own runners, the rest
+ * go through the kernel table (type relation, then kernel). */
 static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, int n) {
   const OpDef *def = ops_get(opindex);
   OpRunner runner = op_runner(def, opindex, n);
@@ -814,6 +820,8 @@ Interp *interp_new(DiagCtx *d) {
   return in;
 }
 
+/* Frees every value (not only the unreachable ones) and all the caches;
+ * NULL is accepted. */
 void interp_free(Interp *in) {
   if (!in) return;
   gc_free_all(in);
@@ -853,9 +861,11 @@ Value *interp_eval(Interp *in, Module *m, Expr *e) {
 void interp_bind(Interp *in, Var *var, Value *val) {
   for (size_t i = 0; i < in->nsession; i++)
     if (in->session[i].var == var) {
-      in->session[i].value = val;
+      if (val) in->session[i].value = val;
+      else in->session[i] = in->session[--in->nsession]; /* unbound: the list stays short */
       return;
     }
+  if (!val) return;
   in->session = grow(in->session, &in->session_cap, in->nsession + 1, sizeof(SessionVar));
   in->session[in->nsession++] = (SessionVar){var, val};
 }

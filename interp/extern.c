@@ -34,6 +34,9 @@ static void remove_entry(Entry **e) {
   *e = entries[--nentries];
 }
 
+/* Registers, replaces (same name) or, with fn NULL, removes an external
+ * function.  An existing entry is updated in place, so a context pointer
+ * already handed out stays valid. */
 void rly_register_extern(const char *name, RlyDLExternFn fn, void *ctx) {
   Entry **e = find(name);
   if (!fn) {

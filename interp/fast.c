@@ -319,6 +319,9 @@ static int inline_op(int binop, DType dt, int *aux) {
   return -1;
 }
 
+/* Compiles a scalar elementwise op call: the hot arithmetic and comparisons
+ * become inline instructions, other binary, unary and cast ops a generic
+ * instruction running the kernel's element code; anything else refuses. */
 static int gen_op_call(Comp *c, const Expr *e, const char *op) {
   FKind k;
   DType odt;
@@ -402,6 +405,8 @@ static size_t emit_jz(Comp *c, int cond) {
   return c->ncode - 1;
 }
 
+/* `if` as a conditional jump over the then branch; both branches move
+ * their value into one result register (none when the type is unit). */
 static int gen_if(Comp *c, const Expr *e) {
   FKind k;
   DType dt;
@@ -429,6 +434,9 @@ static int gen_if(Comp *c, const Expr *e) {
   return c->ok ? r : R_FAIL;
 }
 
+/* References to scalars: ref(@g) of a scalar state global takes the
+ * global's own cell (recorded as a dependency, so a redefinition drops the
+ * code); ref(e), reads and writes work on boxed cells. */
 static int gen_ref(Comp *c, const Expr *e) {
   FKind k;
   DType dt;
@@ -596,6 +604,9 @@ static bool signature(FastFn *f, const FuncDef *fd) {
   return kind_of(t->u.func.ret, &f->rkind, &f->rdt);
 }
 
+/* Compiles one function: parameters take the first registers, the body is
+ * generated in tail position, and on success the code and constants move
+ * into the function's arena; f->eligible says whether it compiled. */
 static void compile(Interp *in, FastFn *f, const FuncDef *fd) {
   Comp c = {.in = in, .f = f, .ok = true};
   f->nregs = 0;
@@ -735,6 +746,9 @@ static void drop_all(Interp *in) {
   in->fast.undecided.len = 0;
 }
 
+/* Called before running with module m: if any compiled function's
+ * dependency (a callee def or state global) is no longer the same object,
+ * all compiled code is dropped, since its calls are bound to the old ones. */
 void fast_validate(Interp *in, const Module *m) {
   if (m != in->mod) { /* a proc refused in one module may run fast in another */
     for (size_t i = 0; i < in->fast.undecided.len; i++)
@@ -899,6 +913,10 @@ static Value *result(Interp *in, const FastFn *f, FReg v) {
 
 static const char *callee_name(const FIns *i) { return ((const FastFn *)i->p)->name; }
 
+/* The register machine: unboxes the arguments, runs until the entry frame
+ * returns, and boxes the result.  Calls between compiled functions stay in
+ * this loop; a self tail call is a jump, other tail calls reuse the frame.
+ * R is recomputed after anything that may grow the register stack. */
 Value *fast_run(Interp *in, Proc *p, Value **args, const char *name, Span sp) {
   FastStack *st = &in->fast;
   FastFn *f = p->fast;

@@ -17,6 +17,9 @@ typedef struct Fmt {
   bool summarize;
 } Fmt;
 
+/* The nested lists of dimension d onward, numpy-style: one row per line
+ * with a blank line per further dimension, and `...` in place of the
+ * middle when summarizing. */
 static void elems(Fmt *f, int d, int64_t off, int indent) {
   const Tensor *t = &f->view;
   if (d == t->ndim) {
@@ -99,6 +102,8 @@ static void format_adt(Interp *in, StrBuf *b, const Value *v, int depth, int ind
   while (open--) sb_putc(b, ')');
 }
 
+/* A value as rly text; a 1-tuple keeps its comma so it parses back as a
+ * tuple, and nesting past FORMAT_MAX_DEPTH prints `...`. */
 static void format(Interp *in, StrBuf *b, const Value *v, int depth, int indent) {
   if (!v) {
     sb_puts(b, "<uninitialized>");

@@ -77,7 +77,11 @@ InterpOptions *interp_options(Interp *in);
  * evaluation) or NULL after reporting a diagnostic. */
 Value *interp_eval(Interp *in, Module *m, Expr *e);
 
-/* Binds a session variable (a root until rebound or interp_reset). */
+/* A tensor value (takes the reference to t), e.g. for a session variable. */
+Value *interp_value_tensor(Interp *in, RtTensor *t);
+
+/* Binds a session variable (a root until rebound or interp_reset); val
+ * NULL unbinds it. */
 void interp_bind(Interp *in, Var *v, Value *val);
 /* Sets @prng_state to random.key(seed) (`:seed N`). */
 void interp_seed(Interp *in, int64_t seed);

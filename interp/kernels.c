@@ -416,6 +416,9 @@ void *lane_array(KernelCtx *kx, const RtTensor *t, Lane l) {
 
 /* ─────────────────────────── broadcasting ─────────────────────────── */
 
+/* Sets up the row iterator over an output shape: size-1 dims are dropped,
+ * operands right-aligned (stride 0 where broadcast), and adjacent dims that
+ * every operand walks contiguously are merged, so rows are as long as possible. */
 void bcast_init(BcastIter *it, int ndim, const int64_t *shape, int nops, const RtTensor *const *ops) {
   RLY_ASSERT(nops <= BCAST_MAX_OPS);
   int64_t numel = 1;

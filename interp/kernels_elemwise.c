@@ -276,6 +276,8 @@ static bool bin_apply(KernelCtx *kx, BinOp op, Lane l, int bits, const void *a, 
   return false;
 }
 
+/* A broadcasting binary op: rows from the broadcast iterator, computed in
+ * blocks of BLK lanes; comparisons produce their result as unsigned lanes. */
 static bool run_binary(KernelCtx *kx, BinOp op, RtTensor *const *in, RtTensor *out) {
   DType dt = in[0]->dtype;
   if (in[1]->dtype != dt)

@@ -205,6 +205,9 @@ static bool k_bias_add(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs 
                    : (v[i] > 0 || v[i] != v[i] ? v[i] : 0);                     \
   } break;
 
+/* relu and leaky_relu in the dtype's lane.  alpha is first rounded to the
+ * dtype (float16 included), so the result matches a multiply by a constant
+ * of that dtype. */
 static bool activation(KernelCtx *kx, const RtTensor *x, RtTensor *out, bool leaky, double alpha) {
   Lane l = kernel_lane(x->dtype);
   if (leaky && l != LANE_F32 && l != LANE_F64) l = LANE_F64;
@@ -511,6 +514,8 @@ static LaneVal lowest_of(DType dt, Lane l) {
   return v;
 }
 
+/* 2-D max or average pooling, one (batch, channel) plane at a time; an
+ * average sums in a wide lane (double or int64) whatever the dtype. */
 static bool pool(KernelCtx *kx, const RtTensor *X, RtTensor *Y, const PoolArgs *p) {
   int64_t H = X->shape[2], W = X->shape[3], OH = Y->shape[2], OW = Y->shape[3];
   int64_t planes = X->shape[0] * X->shape[1];

@@ -252,6 +252,9 @@ static bool check_empty(KernelCtx *kx, RedOp op, const RedPlan *p, DType dt) {
   return true;
 }
 
+/* A reduction: for each kept index the reduced elements are gathered into
+ * one contiguous buffer and reduced there.  logsumexp of integers runs in
+ * double; argmin/argmax produce int64 indices. */
 static bool run_reduce(KernelCtx *kx, RedOp op, const RtTensor *x, const Attrs *attrs, RtTensor *out) {
   RedPlan p;
   if (!make_plan(kx, x, attrs, &p) || !check_empty(kx, op, &p, x->dtype)) return false;

@@ -31,6 +31,9 @@
       for (int64_t i = 0; i < len; i++) d[i] = s[i * st];               \
   } break;
 
+/* Copies a strided view of x (start offset base, input strides istr per
+ * output dim) into out, row by row with a copy per element width; the
+ * common core of transpose, broadcast_to and strided_slice. */
 void kernel_view_copy(const RtTensor *x, int64_t base, const int64_t *istr, RtTensor *out) {
   if (out->numel == 0) return;
   int nd = out->ndim;
@@ -188,6 +191,8 @@ static int64_t slice_start(const SliceArgs *sa, int i, int64_t dim, int64_t *ste
   return hb ? clampi(b < 0 ? b + dim : b, -1, dim - 1) : dim - 1;
 }
 
+/* strided_slice as a view: each sliced axis gets a start and a step (the
+ * output shape came from the type relation), then one kernel_view_copy. */
 bool kernel_strided_slice(KernelCtx *kx, const RtTensor *x, const SliceArgs *sa, RtTensor *out) {
   int n = x->ndim, k = sa->na >= 0 ? sa->na : sa->nb > sa->ne ? sa->nb : sa->ne;
   int64_t st[TENSOR_MAX_RANK], istr[TENSOR_MAX_RANK], base = 0;

@@ -70,6 +70,9 @@ static bool read_eocd64(Zip *z, size_t eocd, char *why, size_t wn) {
   return true;
 }
 
+/* Locates the central directory from the end record (or the zip64 one
+ * when a field is saturated) and checks that it lies inside the file and
+ * can hold the entry count it claims. */
 static bool read_directory_bounds(Zip *z, char *why, size_t wn) {
   size_t e = 0;
   if (!find_eocd(z->p, z->n, &e, why, wn)) return false;
@@ -247,6 +250,8 @@ static bool read_entries(const Zip *z, ZipEntry *es, char *why, size_t wn) {
   return check_overlaps(es, z->count, why, wn);
 }
 
+/* Reads every entry of an .npz, in the order of their data in the file
+ * (the order np.savez wrote them), as tensors named by key. */
 bool tio_npz_parse(const uint8_t *p, size_t n, TioFile *out, char *why, size_t wn) {
   Zip z = {p, n, 0, 0, 0};
   if (!read_directory_bounds(&z, why, wn)) return false;
@@ -291,6 +296,8 @@ static void put_central(StrBuf *b, const char *name, uint32_t crc, uint32_t size
   sb_puts(b, name);
 }
 
+/* Writes a stored (uncompressed) zip of KEY.npy entries like np.savez;
+ * refuses what would need zip64 (over 65535 entries or 4 GiB). */
 bool tio_npz_encode(StrBuf *b, const TioFile *f, char *why, size_t wn) {
   if (f->n > 0xffff) return tio_fail(why, wn, "too many entries for a zip without zip64");
   StrBuf cd = {0};

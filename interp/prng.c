@@ -131,6 +131,9 @@ bool prng_bits32(PrngMode mode, const uint32_t key[2], uint32_t *out, int64_t n)
   return true;
 }
 
+/* 8- and 16-bit random bits as JAX makes them: partitionable mode
+ * truncates one 32-bit word per element; original mode packs several
+ * elements into each word, low part first. */
 bool prng_bits_narrow(PrngMode mode, const uint32_t key[2], int width, void *out, int64_t n) {
   uint8_t *o8 = out;
   uint16_t *o16 = out;

@@ -220,6 +220,9 @@ static Type *value_type(Interp *in, const Value *v) {
   return type_tensor(&in->kx.arena, t->dtype, t->ndim, dims, no_span);
 }
 
+/* Runs a random op: the registry's type relation on the actual arguments
+ * first (so attributes and shapes are checked by the one rule), then the
+ * op's sampler; the relation's scratch is released afterwards. */
 Value *random_run(Interp *in, const Expr *call, const OpDef *def, Value **args, int n, int mode) {
   RCall r = {in, call, call->u.call.attrs, args, n, NULL, (PrngMode)mode};
   const RandomOp *op = find(def->name, n);

@@ -159,6 +159,8 @@ static bool uint_list(Json *j, uint64_t *out, int cap, int *n, const char *what)
   return expect(j, ']');
 }
 
+/* Skips any JSON value (the `__metadata__` entries), checking only the
+ * structure; the depth limit keeps a hostile header off the C stack. */
 static bool skip_value(Json *j, int depth) {
   if (depth > ST_MAX_DEPTH) return tio_fail(j->why, j->wn, "header: nested too deeply");
   ws(j);
@@ -195,6 +197,8 @@ static bool st_dtype(StEntry *e, char *why, size_t wn) {
                   "I8..I64, F16, F32, F64, BF16)", e->name, e->dtype);
 }
 
+/* One field of a tensor entry (dtype, shape or data_offsets); unknown or
+ * duplicate fields are errors, as the format allows no others. */
 static bool entry_field(Json *j, StEntry *e) {
   char key[32];
   if (!string(j, key, sizeof key) || !expect(j, ':')) return false;
@@ -334,6 +338,8 @@ static bool check_layout(StList *l, uint64_t avail, char *why, size_t wn) {
   return ok;
 }
 
+/* Copies one entry's bytes into a tensor; BF16 widens to float32 (the top
+ * half of its bits), and bool bytes other than 0 and 1 are refused. */
 static RtTensor *make_tensor(const StEntry *e, const uint8_t *src, char *why, size_t wn) {
   char msg[256];
   RtTensor *t = rt_tensor_new(e->dt, e->ndim, e->shape, msg, sizeof msg);
@@ -358,6 +364,8 @@ static RtTensor *make_tensor(const StEntry *e, const uint8_t *src, char *why, si
   return t;
 }
 
+/* Reads a .safetensors file: header length, JSON header, layout check,
+ * then each tensor in header order. */
 bool tio_st_parse(const uint8_t *p, size_t n, TioFile *out, char *why, size_t wn) {
   uint64_t hlen = tio_rd64(p); /* n >= 8: checked by the caller */
   if (hlen > ST_MAX_HEADER)
@@ -400,6 +408,8 @@ static void put_json_string(StrBuf *b, const char *s) {
   sb_putc(b, '"');
 }
 
+/* Writes a .safetensors file: the header padded with spaces to a multiple
+ * of 8 (so the data is aligned), then the data in entry order. */
 bool tio_st_encode(StrBuf *b, const TioFile *f, char *why, size_t wn) {
   StrBuf h = {0};
   uint64_t off = 0;

@@ -167,6 +167,8 @@ bool tio_load(const char *path, TioFile *out, char *err, size_t errn) {
   return ok;
 }
 
+/* Encodes a tensor file in the given format; the result is malloc'ed (never
+ * NULL on success, even when empty). */
 uint8_t *tio_encode(TioFormat fmt, const TioFile *f, size_t *n, char *err, size_t errn) {
   StrBuf b = {0};
   bool ok = true;
@@ -277,6 +279,8 @@ static bool hdr_bool(Hdr *h, int *out, char *why, size_t wn) {
   return tio_fail(why, wn, "header: 'fortran_order' must be True or False");
 }
 
+/* One `'key': value` of an .npy header dict; only descr, fortran_order and
+ * shape exist, each at most once. */
 static bool hdr_entry(Hdr *h, char *why, size_t wn) {
   char key[32];
   if (!hdr_string(h, key, sizeof key, why, wn)) return false;
@@ -400,6 +404,8 @@ static bool npy_data(const Hdr *h, const uint8_t *data, size_t avail, RtTensor *
   return true;
 }
 
+/* Reads an .npy file: preamble (versions 1.0 to 3.0), header dict, data;
+ * every length is checked against the file before use. */
 bool tio_npy_parse(const uint8_t *p, size_t n, RtTensor **out, char *why, size_t wn) {
   *out = NULL;
   if (n < 10 || memcmp(p, "\x93NUMPY", 6) != 0)

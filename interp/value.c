@@ -30,6 +30,9 @@ static int pool_class(const Value *v) {
 }
 #define GC_MIN_BYTES ((size_t)32 << 20)
 
+/* Allocates a zeroed value with its child array inline (small sizes come
+ * from a free-list pool) and links it into the heap; it only requests a
+ * collection, which happens at the next safe point. */
 Value *value_new(Interp *in, ValueKind kind, int nchildren) {
   size_t extra = sizeof(Value *) * (size_t)(nchildren > 0 ? nchildren : 0);
   Value *v;
@@ -55,6 +58,8 @@ Value *value_new(Interp *in, ValueKind kind, int nchildren) {
   if (++in->nsince_gc > in->gc_threshold) in->gc_wanted = true;
   return v;
 }
+
+Value *interp_value_tensor(Interp *in, RtTensor *t) { return value_tensor(in, t); }
 
 Value *value_tensor(Interp *in, RtTensor *t) {
   Value *v = value_new(in, V_TENSOR, 0);
@@ -129,6 +134,9 @@ static void pool_drain(void) {
     }
 }
 
+/* Mark and sweep.  Marks use a fresh epoch number, so nothing is cleared
+ * between collections; the next threshold is twice the live count, which
+ * keeps collection cost proportional to allocation. */
 size_t gc_collect(Interp *in) {
   static uint32_t epoch_counter;
   uint32_t epoch = ++epoch_counter ? epoch_counter : ++epoch_counter;

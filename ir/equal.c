@@ -153,6 +153,9 @@ static bool ty_func_eq(Eq *q, const Type *a, const Type *b) {
   return ok;
 }
 
+/* Structural type equality.  Type parameters compare by their position in
+ * the enclosing binders (tvar_eq), so `fn [A](A) -> A` equals `fn [B](B) -> B`;
+ * incomplete types are equal only when they are the same hole. */
 static bool ty_eq(Eq *q, const Type *a, const Type *b) {
   if (!a || !b) return a == b;
   if (a->kind != b->kind) return false;
@@ -187,6 +190,8 @@ bool type_equal(const Type *a, const Type *b) {
 
 static bool expr_eq(Eq *q, const Expr *a, const Expr *b);
 
+/* Attribute values: same kind and dtype, floats bit for bit (so a NaN
+ * equals itself and 0.0 differs from -0.0, like constants). */
 static bool attr_eq(Eq *q, const AttrValue *a, const AttrValue *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
@@ -621,6 +626,8 @@ static uint64_t tvar_hash(const Hs *h, const char *name) {
   return hash_mix(0x7b, str_hash(name));
 }
 
+/* The hash that matches ty_eq: type parameters hash by position, pushed
+ * and popped around a function type exactly as ty_eq binds them. */
 static uint64_t ty_hash(Hs *h, const Type *t) {
   if (!t) return 0x11;
   uint64_t acc = hash_mix(0x77, (uint64_t)t->kind);

@@ -267,6 +267,9 @@ static int module_find(const StrMap *map, const char *name) {
   return (int)i - 1;
 }
 
+/* A redefinition replaces the old Def in place, so its index (and the
+ * module's order) stays stable for the REPL; the defs array lives in the
+ * arena, so growing it copies and abandons the old one. */
 int module_add(Module *m, Def d) {
   const char *name = def_name(&d);
   int old = module_find(d.kind == DEF_ADT ? &m->types : &m->globals, name);

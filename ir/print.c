@@ -180,6 +180,9 @@ static void put_tparams(StrBuf *b, int n, const char *const *names) {
   sb_putc(b, ']');
 }
 
+/* Prints a type in the form the parser reads back: a rank-0 tensor as its
+ * dtype, a 1-tuple as `(A,)`, references as `Ref[T]`, and a missing or
+ * incomplete type as `_`. */
 void print_type_to(StrBuf *b, const Type *t) {
   if (!t) {
     sb_putc(b, '_');
@@ -679,6 +682,8 @@ static void ann(Printer *P, const Type *t) {
   sb_puts(P->b, " */");
 }
 
+/* An attribute value as the parser reads it: ints keep their suffix unless
+ * int32, strings are escaped, symbols (meta references, names) print raw. */
 static void attr_value(Printer *P, const AttrValue *v, int ind) {
   StrBuf *b = P->b;
   switch (v->kind) {
@@ -833,6 +838,8 @@ static void print_fn_body(Printer *P, const void *key, const Function *f, const 
   sb_putc(P->b, '}');
 }
 
+/* A match pattern; a nullary constructor prints bare (`Nil`) and a 1-tuple
+ * pattern keeps its comma, so the pattern re-parses to the same shape. */
 static void print_pattern(Printer *P, const Pattern *p) {
   StrBuf *b = P->b;
   switch (p->kind) {
@@ -878,6 +885,8 @@ static void bind_pattern(Printer *P, const Pattern *p) {
   }
 }
 
+/* Every clause body is printed braced (as TVM does), with the clause's
+ * pattern variables bound only while its body is printed. */
 static void print_match(Printer *P, const Expr *e, int ind) {
   StrBuf *b = P->b;
   sb_puts(b, e->u.match.partial ? "match? (" : "match (");
@@ -1118,6 +1127,8 @@ void print_func_def_to(StrBuf *b, const Module *m, const FuncDef *f, PrintOption
   printer_free(&P);
 }
 
+/* `global @g: T = e;`.  An initializer that needs bindings (a let chain, or
+ * hoisted temporaries in DAG mode) is wrapped in parentheses as a block. */
 static void emit_global(Printer *P, const void *arg) {
   const StateGlobal *g = arg;
   sb_printf(P->b, "global @%s: ", g->name);
@@ -1137,6 +1148,8 @@ static void emit_global(Printer *P, const void *arg) {
   sb_puts(P->b, ";\n");
 }
 
+/* `type T[A] { C(fields), ... }` one constructor per line with a trailing
+ * comma, as TVM prints it; `extern type` has no body. */
 static void print_adt(StrBuf *b, const AdtDef *a) {
   sb_printf(b, "%stype %s", a->is_extern ? "extern " : "", a->name);
   put_tparams(b, a->ntparams, a->tparams);
@@ -1186,6 +1199,9 @@ static void print_def(Printer *P, const Def *d) {
   }
 }
 
+/* Prints a module sorted (types, then globals, then functions, each by
+ * name) so the output does not depend on definition order; the builtin
+ * @prng_state is left out since every module has it. */
 char *print_module(const Module *m, PrintOptions opt) {
   StrBuf b = {0};
   Printer P;
@@ -1303,6 +1319,9 @@ static bool is_simple(const Stmt *s) {
   return s->kind == ST_STORE || s->kind == ST_ALLOC || s->kind == ST_LET;
 }
 
+/* A TIR loop in its canonical text: `range` always shows its begin, other
+ * kinds show a begin only when it is not 0 (matching what the parser
+ * normalises), so printing is a fixed point. */
 static void tir_for(StrBuf *b, const Stmt *s, int ind) {
   sb_puts(b, "for ");
   for (int i = 0; i < s->u.for_.nvars; i++) sb_printf(b, "%s%%%s", i ? ", " : "", s->u.for_.vars[i]->name);

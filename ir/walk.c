@@ -255,6 +255,8 @@ static void block_children(const Stmt *s, PtrVec *exprs, PtrVec *stmts) {
   put(stmts, s->u.block.body);
 }
 
+/* A TIR statement's direct children, expressions and statements apart, in
+ * source order; the one place passes learn a statement's structure. */
 void stmt_children(const Stmt *s, PtrVec *exprs, PtrVec *stmts) {
   switch (s->kind) {
   case ST_SEQ:

@@ -352,6 +352,9 @@ PrimExpr *lc_bcast_at(LowerCx *L, const LTensor *t, int n, PrimExpr **out_shape,
   return lc_at(L, t, sub);
 }
 
+/* The broadcast shape of the operands, right-aligned.  Two dims that are
+ * not both 1 must be the same expression: a broadcast decided only at run
+ * time cannot be lowered to fixed loops, so it fails the rule. */
 bool lc_broadcast(LowerCx *L, LTensor **in, int nin, int *ndim, PrimExpr **shape) {
   int n = 0;
   for (int i = 0; i < nin; i++)
@@ -398,6 +401,8 @@ static void materialize_1d(LowerCx *L, const LTensor *t, Buffer *dst) {
   lc_for(L, LOOP_PARALLEL, o, nchunks, lc_close(L));
 }
 
+/* Writes t into dst with the elementwise schedule: one loop per dim, the
+ * innermost vectorized and the outermost non-unit one parallel. */
 void lc_materialize(LowerCx *L, const LTensor *t, Buffer *dst) {
   int n = t->ndim;
   if (n == 0) {

@@ -117,6 +117,9 @@ static PrimExpr *clip_of(LowerCx *L, const LTensor *t, PrimExpr *x, DType dt) {
   return sel(L, lc_bin(L, PB_LT, x, lo), lo, sel(L, lc_bin(L, PB_GT, x, hi), hi, x));
 }
 
+/* The element of a unary op at idx, written so the TIR computes what the
+ * reference kernel does (rsqrt as 1/sqrt, floor and ceil of integers as
+ * identity, logical not of a number as x == 0). */
 static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *x = lc_at(L, t->in[0], idx);
   DType dt = t->in[0]->dtype;
@@ -144,6 +147,8 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   RLY_UNREACHABLE();
 }
 
+/* Whether a unary op can be lowered for dt: float math needs a float dtype
+ * and arithmetic refuses bool; refusing leaves the op to the interpreter. */
 static bool unary_ok(LowerCx *L, UnKind k, DType dt) {
   bool fl = dtype_is_float(dt);
   switch (k) {

@@ -241,6 +241,9 @@ static void tile_body(LowerCx *L, const Tile *T) {
   lc_for(L, LOOP_UNROLLED, ii3, rows, lc_close(L));
 }
 
+/* The blocked product: B packed into column panels, MR x NR register
+ * tiles over parallel row blocks, then the rows left over (M mod MR) with
+ * 1 x NR tiles and the column panels in parallel. */
 static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
   int NR = m->nr;
   PrimExpr *nb = lc_bin(L, PB_DIV, add(L, m->N, lc_int(L, NR - 1)), lc_int(L, NR));
@@ -277,6 +280,9 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
 
 /* ───────────────────────────── the rules ───────────────────────────── */
 
+/* Shared by the product ops: picks the accumulator (float64 unless fast
+ * math) and the schedule by row count; with rows known only at run time
+ * both schedules are emitted under an `if`. */
 static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   if (m->a->dtype != m->b->dtype || !dtype_is_float(m->a->dtype) || !lc_dtype_ok(m->a->dtype))
     return lc_fail(L, "%s on %s", call->u.call.fn->u.op.name, dtype_name(m->a->dtype));
@@ -346,6 +352,9 @@ static LTensor *c_batch_matmul(LowerCx *L, const Expr *call, LTensor **in, int n
 
 /* ───────────────────────────── softmax ───────────────────────────── */
 
+/* softmax / log_softmax: three passes along the axis in float64 (max, sum
+ * of exp, result) in the reference's order so results agree exactly; a NaN
+ * becomes the maximum, as in the reference. */
 static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, bool log_) {
   const LTensor *x = in[0];
   int n = x->ndim;
@@ -411,6 +420,8 @@ typedef struct Conv {
   PrimExpr *H, *W, *C, *KH, *KW, *OH, *OW;
 } Conv;
 
+/* The conv2d attributes the rule supports: symmetric padding, groups 1
+ * and NCHW / OIHW layouts; anything else is left to the interpreter. */
 static bool conv_attrs(LowerCx *L, const Expr *call, Conv *c) {
   int64_t v[4];
   int n = lc_attr_ints(call, "strides", v, 4);
@@ -461,6 +472,9 @@ static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimEx
   lc_for(L, LOOP_RANGE, ci, c->C, lc_close(L));
 }
 
+/* nn.conv2d: for each output row a float64 accumulator row is built by
+ * conv_row, then stored vectorized; output channels run in parallel.  The
+ * output size must be static (it sizes the accumulator). */
 static LTensor *c_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Conv c = {.x = in[0], .w = in[1]};
   if (nin != 2 || in[0]->ndim != 4 || in[1]->ndim != 4 || !conv_attrs(L, call, &c)) return NULL;

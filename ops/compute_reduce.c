@@ -105,6 +105,8 @@ static bool reduce_loops(LowerCx *L, const Red *R, Buffer *acc) {
   return vec;
 }
 
+/* Combines the partial results pairwise (a tree, in a fixed order) and
+ * divides by the element count for a mean. */
 static PrimExpr *finish(LowerCx *L, const Red *R, Buffer *acc, bool vec) {
   PrimExpr *parts[LANES];
   int np = vec ? LANES : 1;
@@ -156,6 +158,9 @@ static bool reduced_axes(LowerCx *L, const Expr *call, int n, bool *red) {
   return true;
 }
 
+/* The rule of sum, mean, prod, max, min: loops over the kept axes around
+ * reduce_body.  max/min of an empty axis is refused, since the reference
+ * reports it as an error at run time. */
 static LTensor *reduce(LowerCx *L, const Expr *call, LTensor **in, int nin, RedKind k) {
   Red R = {.k = k, .x = in[0], .dt = in[0]->dtype};
   if (nin != 1 || !lc_dtype_ok(R.dt) || R.dt == DT_BOOL) return lc_fail(L, "reduce of this dtype");
@@ -198,6 +203,8 @@ static PrimExpr *arg_takes(LowerCx *L, PrimExpr *v, PrimExpr *bv, bool want_max,
   return lc_bin(L, PB_OR, nan_case, num_case);
 }
 
+/* argmax/argmin over the reduced axes in order, keeping the best value and
+ * its flat index; the first element seeds both, so no sentinel is needed. */
 static void arg_body(LowerCx *L, const Red *R, Buffer *out, bool keep, bool want_max, bool last) {
   int n = R->x->ndim;
   PrimExpr *one = lc_int(L, 1), *zero = lc_int(L, 0);
@@ -226,6 +233,9 @@ static void arg_body(LowerCx *L, const Red *R, Buffer *out, bool keep, bool want
   lc_store(L, out, no, oidx, lc_cast(L, DT_INT32, lc_load(L, bi, 1, &zero)));
 }
 
+/* The rule of argmax/argmin.  Reduced axes must be known and non-empty:
+ * an empty one is a run-time error in the reference, which the loops
+ * could not reproduce. */
 static LTensor *argreduce(LowerCx *L, const Expr *call, LTensor **in, int nin, bool want_max) {
   Red R = {.x = in[0], .dt = in[0]->dtype};
   if (nin != 1 || !lc_dtype_ok(R.dt) || R.dt == DT_BOOL) return lc_fail(L, "argmax of this dtype");

@@ -101,6 +101,8 @@ static LTensor *c_expand_dims(LowerCx *L, const Expr *call, LTensor **in, int ni
   return axis_map(L, call, in, nin, d, map);
 }
 
+/* squeeze as an axis map: the given axes, or without `axis` every dim of
+ * size 1 (which must then be known statically). */
 static LTensor *c_squeeze(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   bool drop[TENSOR_MAX_RANK] = {0};
@@ -170,6 +172,8 @@ static PrimExpr *at_slice(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 
 static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* strided_slice as a lazy accessor: per axis a clamped start and a step in
+ * aux (the output shape comes from the type); only static sliced axes. */
 static LTensor *c_strided_slice(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   if (n > (TENSOR_MAX_RANK + 2) / 2) return lc_fail(L, "strided_slice of a high rank");
@@ -228,6 +232,9 @@ static PrimExpr *at_take(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_at(L, x, sub);
 }
 
+/* take with clip or wrap indices, as a lazy accessor.  The indexed axis
+ * must have a known, non-zero size, since clipping into an empty axis is an
+ * error in the reference. */
 static LTensor *c_take(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const char *mode = lc_attr_str(call, "mode", "clip");
   if (nin != 2 || !dtype_is_int(in[1]->dtype) || lc_attr_int(call, "batch_dims", 0) != 0 ||

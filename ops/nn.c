@@ -341,6 +341,9 @@ static bool layout_ok(RelCtx *cx, const Attrs *attrs, const char *key, const cha
 
 /* ───────────────────────────── conv2d ───────────────────────────── */
 
+/* conv2d's channel rule: input channels = weight in-channels * groups, and
+ * output channels divisible by groups; symbolic channels unify only when
+ * groups is 1 (otherwise the product is not a dim). */
 static bool conv_channels(RelCtx *cx, const Type *x, const Type *w, int64_t groups) {
   Dim c = x->u.tensor.dims[1], i = w->u.tensor.dims[1], o = w->u.tensor.dims[0];
   int64_t want;

@@ -23,6 +23,8 @@ static const char *const pattern_names[] = {
 
 const char *op_pattern_name(OpPattern p) { return pattern_names[p]; }
 
+/* Builds the registry on first use: the family tables in order, one index
+ * per op, and the name map (a duplicate name is a bug). */
 static void ops_init(void) {
   if (all_ops) return;
   int n = 0;
@@ -57,6 +59,8 @@ int ops_lookup(const char *name) {
   return (int)(intptr_t)strmap_get(&by_name, name) - 1;
 }
 
+/* Levenshtein distance with one row; long names count as far (99) so a
+ * suggestion is never made for them. */
 static int edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 64 || lb > 64) return 99;

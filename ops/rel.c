@@ -164,6 +164,7 @@ static const AttrValue *lookup(RelCtx *cx, const Attrs *attrs, const char *key, 
   return NULL;
 }
 
+/* An attribute kind with its article, for "expected a list, got a string". */
 static const char *kind_article(AttrKind k) {
   switch (k) {
     case AV_INT:
@@ -263,6 +264,8 @@ static int too_many(RelCtx *cx, const char *key, int max) {
   return -1;
 }
 
+/* A list of ints (a bare int counts as a list of one); returns the count,
+ * 0 for None, -1 when missing with no default or on error. */
 int rel_attr_ints(RelCtx *cx, const Attrs *attrs, const char *key, int64_t *out, int max) {
   const char *def;
   const AttrValue *v = lookup(cx, attrs, key, &def);
@@ -299,6 +302,8 @@ static bool dim_item(RelCtx *cx, const char *key, const AttrValue *it, Dim *out)
   return true;
 }
 
+/* A list of sizes, where size variables are allowed (a bare size counts as
+ * a list of one); returns the count, -1 for None, missing or an error. */
 int rel_attr_dims(RelCtx *cx, const Attrs *attrs, const char *key, Dim *out, int max) {
   const char *def;
   const AttrValue *v = lookup(cx, attrs, key, &def);

@@ -468,6 +468,8 @@ typedef struct SliceSpec {
   bool size_mode;
 } SliceSpec;
 
+/* Reads strided_slice's attributes once for the relation: None strides
+ * mean all 1 and None axes mean the leading axes; slice_mode is checked. */
 static bool slice_spec(RelCtx *cx, const Attrs *attrs, SliceSpec *sp) {
   sp->nb = rel_attr_ints(cx, attrs, "begin", sp->b, TENSOR_MAX_RANK);
   sp->ne = rel_attr_ints(cx, attrs, "end", sp->e, TENSOR_MAX_RANK);

@@ -101,7 +101,8 @@ static bool starts_with(const Lexer *lx, uint32_t i, const char *s) {
   return i + n <= lx->len && memcmp(lx->src + i, s, n) == 0;
 }
 
-/* Length of the name at i: [A-Za-z_][A-Za-z0-9_]* with `/` allowed
+/* name := [A-Za-z_] ( [A-Za-z0-9_] | '/' [A-Za-z0-9_] | '.' [A-Za-z_] )*   ('.' only when dotted)
+ * Length of the name at i: [A-Za-z_][A-Za-z0-9_]* with `/` allowed
  * between name characters; dotted continues over `.name`. */
 static uint32_t name_len(const Lexer *lx, uint32_t i, bool dotted) {
   uint32_t j = i;
@@ -120,6 +121,7 @@ static uint32_t name_len(const Lexer *lx, uint32_t i, bool dotted) {
 
 /* ── whitespace and comments ── */
 
+/* block_comment := '/' '*' ( block_comment | CHAR )* '*' '/'   (nested, as in TVM) */
 static void skip_block_comment(Lexer *lx) {
   uint32_t start = lx->pos;
   int depth = 0;
@@ -138,6 +140,7 @@ static void skip_block_comment(Lexer *lx) {
   lx->pos = lx->len;
 }
 
+/* space := ( WS | '//' CHAR* | block_comment )*   (records whether a newline was crossed) */
 static void skip_space(Lexer *lx) {
   while (lx->pos < lx->len) {
     int c = at(lx, lx->pos);
@@ -179,6 +182,10 @@ static uint32_t scan_digits(const Lexer *lx, uint32_t i) {
   return i;
 }
 
+/* number := '-'? DIGIT+ ( '.' DIGIT+ )? ( [eE] [+-]? DIGIT+ )? ( [fiu] DIGIT* )?
+ * Only splits the text; the caller checks and converts.  digits_only is
+ * set right after a `.`, so `%t.0.1` is two projections, not a float.
+ * Name characters glued to the end mark a bad suffix (`1x`, `2f7q`). */
 static NumParts scan_number(const Lexer *lx, uint32_t i, bool digits_only) {
   NumParts n = {.start = i};
   if (at(lx, i) == '-') n.neg = true, i++;
@@ -239,6 +246,8 @@ static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
   }
 }
 
+/* The dtype of an integer suffix: `i` with no width is int32 (as in TVM),
+ * `u` needs a width; DT_INVALID for any other width. */
 static DType int_dtype(char suffix, int width) {
   if (suffix == 'i') {
     switch (width) {
@@ -288,6 +297,9 @@ static void int_range_error(Lexer *lx, Token *t, DType dt) {
   t->bad = true;
 }
 
+/* int_literal := '-'? DIGIT+ ( [iu] DIGIT* )?
+ * The magnitude is accumulated unsigned so INT64_MIN and UINT64_MAX fit;
+ * without a suffix a value beyond int32 becomes int64 silently, like TVM. */
 static void lex_int(Lexer *lx, Token *t, const NumParts *n) {
   t->kind = T_INT;
   uint64_t mag = 0;
@@ -317,6 +329,9 @@ static void lex_int(Lexer *lx, Token *t, const NumParts *n) {
   t->v.i = apply_sign(mag, n->neg);
 }
 
+/* NUMBER := number   (an f suffix makes a float, otherwise the body must be an integer)
+ * A fraction or exponent without a suffix is an error with a hint, since
+ * TVM reads `1.5` as an error too and the fix is always to add `f`. */
 static Token lex_number(Lexer *lx, bool digits_only) {
   NumParts n = scan_number(lx, lx->pos, digits_only);
   Token t = make(lx, T_INT, n.start, n.end - n.start);
@@ -342,6 +357,9 @@ static Token lex_number(Lexer *lx, bool digits_only) {
 
 /* ── strings ── */
 
+/* STRING := '"' ( CHAR | '\' ( '"' | '\' | 'n' | 't' | 'r' ) )* '"'   (may span lines)
+ * An unknown escape is reported but scanning goes on, so one bad escape
+ * does not swallow the rest of the file. */
 static Token lex_string(Lexer *lx) {
   uint32_t start = lx->pos++;
   while (lx->pos < lx->len && lx->src[lx->pos] != '"') {
@@ -387,6 +405,9 @@ char *lex_string_value(Arena *a, const char *src, const Token *t) {
 
 /* ── names, keywords, special words ── */
 
+/* META := 'meta[' [A-Za-z0-9_.]+ ']' '[' DIGIT+ ']'
+ * One token, as in TVM; the index is saturated rather than overflowed
+ * (an absurd index is then simply not found). */
 static Token lex_meta(Lexer *lx, uint32_t start) {
   uint32_t i = start + 5; /* after "meta[" */
   uint32_t key = i;
@@ -410,6 +431,9 @@ static Token lex_meta(Lexer *lx, uint32_t start) {
   return t;
 }
 
+/* word := META | 'match?' | 'inff' | 'nanf' | keyword | IDENT   (IDENT := dotted name)
+ * Keywords are matched after the whole dotted name is read, so `let.x`
+ * or `lets` are identifiers, not a keyword and more. */
 static Token lex_word(Lexer *lx) {
   uint32_t start = lx->pos;
   uint32_t n = name_len(lx, start, true);
@@ -434,7 +458,8 @@ static Token lex_word(Lexer *lx) {
   return t;
 }
 
-/* A local's name: like an identifier, and also with the dots and `:N`
+/* local_name := name ( ':' DIGIT+ ( '.' name )? )*
+ * A local's name: like an identifier, and also with the dots and `:N`
  * suffixes that frontends put in names (`%fc1.weight`, `%input:0`); a dot
  * before a digit stays a projection (`%t.0`). */
 static uint32_t local_name_len(const Lexer *lx, uint32_t i) {
@@ -446,7 +471,8 @@ static uint32_t local_name_len(const Lexer *lx, uint32_t i) {
   return j - i;
 }
 
-/* `%x`, `%7`, or the `%` operator. */
+/* LOCAL := '%' local_name | GRAPH := '%' DIGIT+ | '%'
+ * `%x`, `%7`, or the `%` operator. */
 static Token lex_percent(Lexer *lx) {
   uint32_t start = lx->pos;
   if (is_ident_start(at(lx, start + 1))) {
@@ -473,6 +499,7 @@ static Token lex_percent(Lexer *lx) {
   return make(lx, T_PERCENT, start, 1);
 }
 
+/* GLOBAL := '@' name   (not dotted) */
 static Token lex_global(Lexer *lx) {
   uint32_t start = lx->pos;
   uint32_t n = name_len(lx, start + 1, false);
@@ -485,7 +512,8 @@ static Token lex_global(Lexer *lx) {
   return t;
 }
 
-/* `#[version = "0.0.5"]` and `#[metadata]` (which ends the program). */
+/* VERSION := '#[' ' '* 'version' CHAR* ']' | METADATA := '#[' ' '* 'metadata]' CHAR*
+ * `#[version = "0.0.5"]` and `#[metadata]` (which ends the program). */
 static Token lex_hash(Lexer *lx) {
   uint32_t start = lx->pos, i = start + 1;
   if (at(lx, i) == '[') {
@@ -517,6 +545,7 @@ static Token lex_hash(Lexer *lx) {
   return t;
 }
 
+/* COMMAND := ':' CHAR*   (to the end of the line; only at column 1 of a script) */
 static Token lex_command(Lexer *lx) {
   uint32_t start = lx->pos, e = start;
   while (e < lx->len && lx->src[e] != '\n') e++;
@@ -566,6 +595,7 @@ static void init_puncts(void) {
   puncts_ready = true;
 }
 
+/* punct := one entry of PUNCTS   (the longest: two-character entries are listed first) */
 static bool lex_punct(Lexer *lx, Token *out) {
   int c = at(lx, lx->pos);
   if (c < 0 || first_punct[c] < 0) return false;
@@ -620,6 +650,9 @@ static Token lex_bad_char(Lexer *lx) {
   return t;
 }
 
+/* token := COMMAND | NUMBER | '-inff' | word | LOCAL | GRAPH | GLOBAL | STRING | VERSION | punct
+ * Dispatches on the first character.  A `-` joins a following number only
+ * when the previous token cannot end an operand (`axis=-1`, but `%x-1`). */
 static Token scan_one(Lexer *lx) {
   int c = at(lx, lx->pos), c1 = at(lx, lx->pos + 1);
   bool col1 = lx->pos == 0 || lx->src[lx->pos - 1] == '\n';
@@ -643,6 +676,7 @@ static Token scan_one(Lexer *lx) {
   return lex_bad_char(lx);
 }
 
+/* scan := space token   (EOF counts as preceded by a newline) */
 static Token scan(Lexer *lx) {
   for (;;) {
     skip_space(lx);

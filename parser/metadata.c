@@ -84,6 +84,9 @@ static void put_utf8(StrBuf *b, unsigned cp) {
   }
 }
 
+/* escape := '\' ( '"' | '\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' | 'u' HEX HEX HEX HEX )
+ * A \u escape is written as UTF-8; surrogate pairs are not joined, which
+ * is enough for the ASCII names TVM writes. */
 static bool jescape(JReader *r, StrBuf *b) {
   size_t at = r->pos;
   char e = r->pos + 1 < r->len ? r->s[r->pos + 1] : 0;
@@ -103,6 +106,7 @@ static bool jescape(JReader *r, StrBuf *b) {
   return true;
 }
 
+/* jstring := '"' ( CHAR | escape )* '"' */
 static const char *jstring(JReader *r) {
   size_t start = r->pos++;
   StrBuf b = {0};
@@ -132,6 +136,7 @@ static JVal *jnew(JReader *r, JKind k, size_t off) {
 
 static JVal *jvalue(JReader *r, int depth);
 
+/* jarray := '[' ( jvalue ( ',' jvalue )* )? ']'   (strict JSON: no trailing comma) */
 static JVal *jarray(JReader *r, int depth) {
   JVal *v = jnew(r, J_ARR, r->pos++);
   PtrVec items = {0};
@@ -153,6 +158,7 @@ static JVal *jarray(JReader *r, int depth) {
   return v;
 }
 
+/* jmember := jstring ':' jvalue */
 static bool jmember(JReader *r, int depth, PtrVec *keys, PtrVec *vals) {
   jspace(r);
   if (r->pos >= r->len || r->s[r->pos] != '"')
@@ -170,6 +176,7 @@ static bool jmember(JReader *r, int depth, PtrVec *keys, PtrVec *vals) {
   return true;
 }
 
+/* jobject := '{' ( jmember ( ',' jmember )* )? '}'   (keys kept in order; duplicates are not merged) */
 static JVal *jobject(JReader *r, int depth) {
   JVal *v = jnew(r, J_OBJ, r->pos++);
   PtrVec keys = {0}, vals = {0};
@@ -193,6 +200,7 @@ static JVal *jobject(JReader *r, int depth) {
   return v;
 }
 
+/* jnumber := [-+0-9.eE]+   (whatever strtod reads completely) */
 static JVal *jnumber(JReader *r) {
   size_t start = r->pos;
   while (r->pos < r->len && strchr("+-0123456789.eE", r->s[r->pos]) && r->s[r->pos]) r->pos++;
@@ -208,6 +216,7 @@ static JVal *jnumber(JReader *r) {
   return v;
 }
 
+/* jword := 'null' | 'true' | 'false' */
 static JVal *jword(JReader *r) {
   static const char *const words[] = {"null", "true", "false"};
   for (int i = 0; i < 3; i++) {
@@ -223,6 +232,8 @@ static JVal *jword(JReader *r) {
   return NULL;
 }
 
+/* jvalue := jobject | jarray | jstring | jnumber | jword
+ * The depth limit keeps hostile metadata from exhausting the C stack. */
 static JVal *jvalue(JReader *r, int depth) {
   jspace(r);
   if (depth > JSON_MAX_DEPTH) return jfail(r, r->pos, "JSON nested too deeply"), NULL;
@@ -260,6 +271,9 @@ static int b64val(int c) {
   return -1;
 }
 
+/* Standard base64 with white space skipped (TVM wraps long blobs); only
+ * `=` padding may end the text, and leftover bits of a partial group are
+ * rejected rather than silently dropped. */
 bool meta_base64_decode(Arena *a, const char *s, size_t n, uint8_t **out, size_t *outlen) {
   uint8_t *buf = arena_alloc(a, n / 4 * 3 + 3);
   size_t k = 0, pad = 0;
@@ -302,6 +316,8 @@ static uint64_t rd(Blob *b, int bytes) {
   return v;
 }
 
+/* DLPack's (type code, bits) to a dtype: 0 int, 1 uint (1 bit is bool),
+ * 2 float, 6 bool; anything else (bfloat, vectors) is unsupported. */
 static DType dtype_from_dl(unsigned code, unsigned bits) {
   if (code == 0)
     return bits == 8    ? DT_INT8
@@ -333,6 +349,9 @@ static bool read_shape(Blob *b, int ndim, int64_t *shape, int64_t *numel) {
   return !b->short_read;
 }
 
+/* Decodes TVM's NDArray save format (relay-grammar.md §6): header, dtype,
+ * shape, byte count, data.  The byte count must match the shape exactly,
+ * so a corrupt blob is an error and never a short or overlong read. */
 Tensor *meta_decode_ndarray(Arena *a, const uint8_t *p, size_t n, const char **err) {
   Blob b = {p, n, 0, false};
   uint64_t magic = rd(&b, 8);
@@ -459,6 +478,9 @@ static bool decode_map(Graph *g, const JVal *map, MetaTable *out) {
   return true;
 }
 
+/* Reads the JSON after `#[metadata]` and decodes the root map into a table
+ * of arrays by type key.  All or nothing: on any error the table is left
+ * empty, with the first error and its offset in the JSON. */
 bool meta_parse(Arena *a, const char *json, size_t len, MetaTable *out, const char **err,
                 size_t *err_off) {
   memset(out, 0, sizeof *out);

@@ -70,6 +70,7 @@ static int intrinsic_lookup(const char *s, size_t n, int *arity) {
 
 static PrimExpr *pe_expr(Parser *p);
 
+/* pe_list := OPEN ( prim_expr ( ',' prim_expr )* ','? )? CLOSE   (OPEN already peeked; CLOSE given) */
 static bool pe_list(Parser *p, TokKind close, const char *what, PtrVec *out) {
   parse_next(p);
   while (!at_kind(p, close)) {
@@ -81,7 +82,8 @@ static bool pe_list(Parser *p, TokKind close, const char *what, PtrVec *out) {
   return parse_expect(p, close, what);
 }
 
-/* `%X[i, j]` */
+/* load := LOCAL '[' ( prim_expr ( ',' prim_expr )* ','? )? ']'
+ * e.g. `%X[i, j]` */
 static PrimExpr *pe_load(Parser *p, Buffer *b, const Token *t) {
   PtrVec idx = {0};
   if (!pe_list(p, T_RBRACKET, "`,` or `]`", &idx)) return vec_free(&idx), NULL;
@@ -94,6 +96,9 @@ static PrimExpr *pe_load(Parser *p, Buffer *b, const Token *t) {
   return e;
 }
 
+/* local := load | LOCAL
+ * A buffer must be indexed; an unbound name is reported once and then
+ * bound as an int32 variable so later uses stay quiet. */
 static PrimExpr *pe_local(Parser *p) {
   Token t = parse_next(p);
   Binding *b = parse_lookup(p, tok_text(p, &t) + 1, t.len - 1);
@@ -114,7 +119,8 @@ static PrimExpr *pe_local(Parser *p) {
   return e;
 }
 
-/* `max(a, b)`, `float32(e)` */
+/* intrinsic_call := IDENT '(' ( prim_expr ( ',' prim_expr )* ','? )? ')'   (IDENT: an intrinsic or a dtype)
+ * `max(a, b)`, `float32(e)` */
 static PrimExpr *pe_call(Parser *p, const Token *t) {
   PtrVec args = {0};
   if (!pe_list(p, T_RPAREN, "`,` or `)`", &args)) return vec_free(&args), NULL;
@@ -146,6 +152,7 @@ static PrimExpr *pe_call(Parser *p, const Token *t) {
   return e;
 }
 
+/* ident_expr := 'True' | 'False' | intrinsic_call | IDENT   (a size variable) */
 static PrimExpr *pe_ident(Parser *p) {
   Token t = parse_next(p);
   if (parse_is_word(p, &t, "True") || parse_is_word(p, &t, "False")) {
@@ -164,6 +171,9 @@ static PrimExpr *pe_ident(Parser *p) {
   return e;
 }
 
+/* prim_atom := INT | FLOAT | local | ident_expr | '(' prim_expr ')'
+ * A literal keeps the dtype its suffix gave it; the checker, not the
+ * parser, decides whether operand dtypes agree. */
 static PrimExpr *pe_atom(Parser *p) {
   const Token *t = peek(p);
   if (t->kind == T_INT || t->kind == T_FLOAT) {
@@ -186,6 +196,7 @@ static PrimExpr *pe_atom(Parser *p) {
   return NULL;
 }
 
+/* prim_unary := ( '-' | '!' ) prim_unary | prim_atom */
 static PrimExpr *pe_unary(Parser *p) {
   if (!at_kind(p, T_MINUS) && !at_kind(p, T_BANG)) return pe_atom(p);
   if (!parse_enter(p)) return NULL;
@@ -221,6 +232,7 @@ static DType binop_dtype(PrimBinOp op, const PrimExpr *a) {
   return op >= PB_LT ? DT_BOOL : a->dtype;
 }
 
+/* prim_binary := prim_unary ( PRIM_BINOP prim_binary )*   (precedence climbing, left associative) */
 static PrimExpr *pe_binary(Parser *p, int min_prec) {
   PrimExpr *lhs = pe_unary(p);
   while (lhs) {
@@ -237,6 +249,7 @@ static PrimExpr *pe_binary(Parser *p, int min_prec) {
   return lhs;
 }
 
+/* prim_expr := prim_binary   (depth-checked) */
 static PrimExpr *pe_expr(Parser *p) {
   if (!parse_enter(p)) return NULL;
   PrimExpr *e = pe_binary(p, 0);
@@ -246,7 +259,8 @@ static PrimExpr *pe_expr(Parser *p) {
 
 /* ── buffers ── */
 
-/* A dimension of a buffer shape; params may introduce size variables. */
+/* buf_dim := INT | IDENT
+ * A dimension of a buffer shape; params may introduce size variables. */
 static bool buf_dim(Parser *p, Dim *d, bool is_param) {
   Token t = parse_next(p);
   if (t.kind == T_INT) {
@@ -272,7 +286,8 @@ static bool buf_dim(Parser *p, Dim *d, bool is_param) {
   return true;
 }
 
-/* `Buffer[(d0, d1), dtype]` */
+/* buf_type := 'Buffer' '[' '(' ( buf_dim ( ',' buf_dim )* ','? )? ')' ',' dtype ']'
+ * e.g. `Buffer[(d0, d1), dtype]` */
 static bool buf_type(Parser *p, Buffer *b, bool is_param) {
   Dim dims[TENSOR_MAX_RANK];
   int n = 0;
@@ -294,7 +309,8 @@ static bool buf_type(Parser *p, Buffer *b, bool is_param) {
   return true;
 }
 
-/* `%X: Buffer[...]` (a parameter or after `alloc`); binds the buffer. */
+/* buf_decl := LOCAL ':' buf_type
+ * `%X: Buffer[...]` (a parameter or after `alloc`); binds the buffer. */
 static Buffer *buf_decl(Parser *p, bool is_param) {
   if (!at_kind(p, T_LOCAL)) return parse_expected(p, "a buffer name like `%X`"), NULL;
   Token t = parse_next(p);
@@ -311,7 +327,8 @@ static Buffer *buf_decl(Parser *p, bool is_param) {
 
 static Stmt *pstmt(Parser *p);
 
-/* Statements up to the closing `}` (consumed), as an ST_SEQ; declarations
+/* stmts := stmt* '}'
+ * Statements up to the closing `}` (consumed), as an ST_SEQ; declarations
  * are scoped to the block. */
 static Stmt *pstmts_until_close(Parser *p, uint32_t start) {
   size_t mark = parse_scope_mark(p);
@@ -329,6 +346,7 @@ static Stmt *pstmts_until_close(Parser *p, uint32_t start) {
   return seq;
 }
 
+/* body := '{' stmts */
 static Stmt *pbody(Parser *p) {
   if (!at_kind(p, T_LBRACE)) return parse_expected(p, "`{`"), NULL;
   Token open = parse_next(p);
@@ -338,6 +356,7 @@ static Stmt *pbody(Parser *p) {
   return s;
 }
 
+/* alloc_stmt := 'alloc' buf_decl ';' */
 static Stmt *palloc(Parser *p, uint32_t start) {
   parse_next(p);
   Buffer *b = buf_decl(p, false);
@@ -347,6 +366,7 @@ static Stmt *palloc(Parser *p, uint32_t start) {
   return s;
 }
 
+/* loop_kind := 'range' | 'grid' | 'parallel' | 'vectorized' | 'unrolled'   (LOOP_KINDS) */
 static bool loop_kind(Parser *p, LoopKind *k) {
   static const char *const names[] = {
 #define X(e, n) n,
@@ -417,7 +437,8 @@ static DType loop_var_dtype(const Stmt *s, int i) {
   return t;
 }
 
-/* for %i, %j in grid(a, b) { ... } */
+/* for_stmt := 'for' LOCAL ( ',' LOCAL )* 'in' loop_kind '(' ( prim_expr ( ',' prim_expr )* ','? )? ')' body
+ * e.g. for %i, %j in grid(a, b) { ... } */
 static Stmt *pfor(Parser *p, uint32_t start) {
   parse_next(p);
   Token vars[TIR_MAX_LOOP_VARS];
@@ -449,7 +470,8 @@ static Stmt *pfor(Parser *p, uint32_t start) {
   return s->u.for_.body ? s : NULL;
 }
 
-/* spatial %vi = %i */
+/* iter := ( 'spatial' | 'reduce' ) LOCAL '=' prim_expr
+ * e.g. spatial %vi = %i */
 static bool piter(Parser *p, IterVar *it, Token *name) {
   bool spatial = at_word(p, "spatial");
   if (!spatial && !at_word(p, "reduce")) return parse_expected(p, "`spatial` or `reduce`"), false;
@@ -461,6 +483,9 @@ static bool piter(Parser *p, IterVar *it, Token *name) {
   return (it->binding = pe_expr(p)) != NULL;
 }
 
+/* iters := '(' ( iter ( ',' iter )* ','? )? ')'
+ * The block variables are bound only after all bindings are read, so a
+ * binding refers to the enclosing loops, never to a sibling block variable. */
 static bool piters(Parser *p, Stmt *s) {
   PtrVec iters = {0};
   PtrVec names = {0};
@@ -487,7 +512,8 @@ static bool piters(Parser *p, Stmt *s) {
   return ok;
 }
 
-/* block "Y" (spatial %vi = %i, ...) { init { ... } stmts } */
+/* block_stmt := 'block' STRING iters '{' ( 'init' body )? stmts
+ * e.g. block "Y" (spatial %vi = %i, ...) { init { ... } stmts } */
 static Stmt *pblock_stmt(Parser *p, uint32_t start) {
   parse_next(p);
   if (!at_kind(p, T_STRING)) return parse_expected(p, "the block's name as a string"), NULL;
@@ -514,7 +540,8 @@ static Stmt *pblock_stmt(Parser *p, uint32_t start) {
   return ok ? s : NULL;
 }
 
-/* %Y[i, j] = e; */
+/* store_stmt := LOCAL '[' ( prim_expr ( ',' prim_expr )* ','? )? ']' '=' prim_expr ';'
+ * e.g. %Y[i, j] = e; */
 static Stmt *pstore(Parser *p, uint32_t start) {
   Token t = parse_next(p);
   Binding *b = parse_lookup(p, tok_text(p, &t) + 1, t.len - 1);
@@ -540,7 +567,8 @@ static Stmt *pstore(Parser *p, uint32_t start) {
   return buf ? s : st_new(p, ST_SEQ, start);
 }
 
-/* let %t[: dtype] = e;  (in scope for the rest of the block) */
+/* let_stmt := 'let' LOCAL ( ':' dtype )? '=' prim_expr ';'
+ * let %t[: dtype] = e;  (in scope for the rest of the block) */
 static Stmt *plet(Parser *p, uint32_t start) {
   parse_next(p);
   if (!at_kind(p, T_LOCAL)) return parse_expected(p, "a variable like `%t`"), NULL;
@@ -557,6 +585,8 @@ static Stmt *plet(Parser *p, uint32_t start) {
   return s;
 }
 
+/* if_stmt := 'if' '(' prim_expr ')' body ( 'else' ( if_stmt | body ) )?
+ * Unlike a Relay `if`, the else branch is optional (a statement has no value). */
 static Stmt *pif_stmt(Parser *p, uint32_t start) {
   parse_next(p);
   Stmt *s = st_new(p, ST_IF, start);
@@ -577,6 +607,9 @@ static Stmt *pif_stmt(Parser *p, uint32_t start) {
   return s;
 }
 
+/* stmt := let_stmt | if_stmt | store_stmt | alloc_stmt | for_stmt | block_stmt
+ * The statement words are not keywords: each is recognised here by its
+ * position and the token after it, so elsewhere they stay ordinary names. */
 static Stmt *pstmt(Parser *p) {
   const Token *t = peek(p);
   uint32_t start = t->off;
@@ -593,6 +626,9 @@ static Stmt *pstmt(Parser *p) {
 
 /* ── the function ── */
 
+/* prim_params := '(' ( ( buf_decl | attr ) ( ',' ( buf_decl | attr ) )* ','? )? ')'   (buffers before attrs)
+ * Parameter shapes introduce the function's size variables (buf_dim with
+ * is_param), so they must be read before the body uses them. */
 static bool prim_params(Parser *p, PrimFunc *f) {
   PtrVec params = {0}, keys = {0}, vals = {0};
   bool ok = parse_expect(p, T_LPAREN, "`(`");
@@ -616,6 +652,7 @@ static bool prim_params(Parser *p, PrimFunc *f) {
   return ok;
 }
 
+/* prim_func := GLOBAL prim_params body   (after 'prim') */
 PrimFunc *parse_prim_func(Parser *p, uint32_t start) {
   if (!at_kind(p, T_GLOBAL)) return parse_expected(p, "a global name like `@linear0`"), NULL;
   Token g = parse_next(p);

@@ -25,6 +25,9 @@ static bool is_tparam(Parser *p, const Token *t) {
   return false;
 }
 
+/* tparams := '[' ( IDENT ( ',' IDENT )* ','? )? ']'
+ * The names are also pushed on p->tparams; the caller truncates it when
+ * the function or type that binds them ends. */
 bool parse_tparams(Parser *p, int *n, const char ***names) {
   parse_next(p);
   PtrVec list = {0};
@@ -54,6 +57,7 @@ static const char *nearest_dtype(const char *name) {
   return best;
 }
 
+/* dtype := IDENT   (a dtype name; an unknown one is reported and read as float32) */
 bool parse_dtype(Parser *p, DType *out) {
   if (!at_kind(p, T_IDENT)) return parse_expected(p, "a dtype like `float32`"), false;
   Token t = parse_next(p);
@@ -67,6 +71,7 @@ bool parse_dtype(Parser *p, DType *out) {
   return true;
 }
 
+/* dim_meta := META   (must name a tir.SizeVar of the metadata section) */
 static Dim meta_dim(Parser *p, const Token *t) {
   Dim d = {DIM_ANY, 0, NULL};
   if (t->bad) return d; /* the lexer explained it */
@@ -80,6 +85,9 @@ static Dim meta_dim(Parser *p, const Token *t) {
   return d;
 }
 
+/* dim := INT | '?' | IDENT | META
+ * A negative size is a semantic error read as 0, so the type still has
+ * its rank and checking goes on. */
 static bool pdim(Parser *p, Dim *d) {
   const Token *t = peek(p);
   d->kind = DIM_CONST, d->value = 0, d->name = NULL;
@@ -103,7 +111,8 @@ static bool pdim(Parser *p, Dim *d) {
   return true;
 }
 
-/* `(d0, d1, ...)` into dims (at most TENSOR_MAX_RANK); returns the rank or -1. */
+/* shape := '(' ( dim ( ',' dim )* ','? )? ')'
+ * `(d0, d1, ...)` into dims (at most TENSOR_MAX_RANK); returns the rank or -1. */
 static int pshape(Parser *p, Dim *dims) {
   if (!parse_expect(p, T_LPAREN, "`(` and the shape")) return -1;
   int n = 0;
@@ -120,7 +129,8 @@ static int pshape(Parser *p, Dim *dims) {
 
 /* ── types ── */
 
-/* After `Tensor`: `[(dims), dtype]`. */
+/* tensor_type := 'Tensor' '[' shape ',' dtype ']'
+ * After `Tensor`: `[(dims), dtype]`. */
 static Type *ty_tensor(Parser *p, uint32_t start) {
   Dim dims[TENSOR_MAX_RANK];
   DType dt = DT_FLOAT32;
@@ -132,7 +142,8 @@ static Type *ty_tensor(Parser *p, uint32_t start) {
   return type_tensor(p->a, dt, n, dims, parse_span_from(p, start));
 }
 
-/* `[A, B]` arguments of an ADT (or of Ref). */
+/* type_args := '[' ( type ( ',' type )* ','? )? ']'
+ * `[A, B]` arguments of an ADT (or of Ref). */
 static bool ty_args(Parser *p, int *n, Type ***out) {
   parse_next(p);
   PtrVec args = {0};
@@ -147,6 +158,7 @@ static bool ty_args(Parser *p, int *n, Type ***out) {
   return parse_expect(p, T_RBRACKET, "`,` or `]`");
 }
 
+/* adt_type := IDENT type_args?   (the name is checked once the whole input is read) */
 static Type *ty_adt(Parser *p, const Token *t) {
   int n = 0;
   Type **args = NULL;
@@ -159,6 +171,9 @@ static Type *ty_adt(Parser *p, const Token *t) {
   return type_adt(p->a, name, n, args, sp);
 }
 
+/* named_type := tensor_type | 'RandState' | '_' | 'Ref' type_args | dtype | IDENT | adt_type
+ * The words are tried in that order, so a dtype name or a type parameter
+ * in scope shadows an ADT of the same name. */
 static Type *ty_named(Parser *p) {
   Token t = parse_next(p);
   Span sp = tok_span(p, &t);
@@ -183,7 +198,8 @@ static Type *ty_named(Parser *p) {
   return ty_adt(p, &t);
 }
 
-/* `()`, `(A)`, `(A,)`, `(A, B)`. */
+/* tuple_type := '(' ( type ( ',' type )* ','? )? ')'
+ * `()`, `(A)`, `(A,)`, `(A, B)`. */
 static Type *ty_tuple(Parser *p) {
   uint32_t start = parse_next(p).off;
   PtrVec fields = {0};
@@ -199,7 +215,8 @@ static Type *ty_tuple(Parser *p) {
   return t;
 }
 
-/* `fn [A](A, B) -> C` */
+/* fn_type := 'fn' tparams? tuple_type '->' type
+ * e.g. `fn [A](A, B) -> C` */
 static Type *ty_fn(Parser *p) {
   uint32_t start = parse_next(p).off;
   size_t tmark = p->tparams.len;
@@ -217,7 +234,8 @@ static Type *ty_fn(Parser *p) {
   return t;
 }
 
-/* TVM's `ref(T)`. */
+/* tvm_ref_type := 'ref' '(' type ')'
+ * TVM's `ref(T)`. */
 static Type *ty_tvm_ref(Parser *p) {
   uint32_t start = parse_next(p).off;
   Type *inner = NULL;
@@ -227,6 +245,9 @@ static Type *ty_tvm_ref(Parser *p) {
   return type_ref(p->a, inner, parse_span_from(p, start));
 }
 
+/* type := tuple_type | fn_type | tvm_ref_type | named_type
+ * The one entry for types; it counts nesting depth, so every recursive
+ * type rule goes through here. */
 Type *parse_ty(Parser *p) {
   if (!parse_enter(p)) return NULL;
   Type *t = NULL;
@@ -253,6 +274,7 @@ Type *parse_ty(Parser *p) {
 
 /* ── attributes ── */
 
+/* attr_start := ( IDENT | keyword ) '='   (two tokens of lookahead, nothing consumed) */
 bool parse_at_attr(Parser *p) {
   const Token *t = peek(p);
   bool key = t->kind == T_IDENT || (t->kind >= T_KW_LET && t->kind <= T_KW_DATAFLOW);
@@ -265,6 +287,7 @@ static AttrValue *av_new(Parser *p, AttrKind k, uint32_t start) {
   return v;
 }
 
+/* attr_list := '[' ( attr_value ( ',' attr_value )* ','? )? ']' */
 static AttrValue *av_list(Parser *p) {
   uint32_t start = parse_next(p).off;
   PtrVec items = {0};
@@ -281,6 +304,7 @@ static AttrValue *av_list(Parser *p) {
   return v;
 }
 
+/* attr_number := INT | FLOAT */
 static AttrValue *av_number(Parser *p) {
   Token t = parse_next(p);
   AttrValue *v =
@@ -289,6 +313,7 @@ static AttrValue *av_number(Parser *p) {
   return v;
 }
 
+/* attr_word := 'True' | 'False' | 'None' | 'nullptr' | IDENT | META */
 static AttrValue *av_word(Parser *p) {
   Token t = parse_next(p);
   uint32_t start = t.off;
@@ -304,6 +329,7 @@ static AttrValue *av_word(Parser *p) {
   return v;
 }
 
+/* attr_global := GLOBAL   (checked with the other global references at the end) */
 static AttrValue *av_global(Parser *p) {
   Token t = parse_next(p);
   const char *name = parse_name(p, &t);
@@ -315,6 +341,8 @@ static AttrValue *av_global(Parser *p) {
   return v;
 }
 
+/* attr_value := attr_number | attr_word | attr_global | attr_list | STRING | '(' attr_value ')'
+ * Parentheses only group (they never make a tuple), as in TVM. */
 static AttrValue *attr_value_inner(Parser *p) {
   const Token *t = peek(p);
   switch (t->kind) {
@@ -345,6 +373,7 @@ static AttrValue *attr_value_inner(Parser *p) {
   }
 }
 
+/* attr_value (depth-checked; see attr_value_inner) */
 AttrValue *parse_attr_value(Parser *p) {
   if (!parse_enter(p)) return NULL;
   AttrValue *v = attr_value_inner(p);
@@ -352,6 +381,7 @@ AttrValue *parse_attr_value(Parser *p) {
   return v;
 }
 
+/* attr := ( IDENT | keyword ) '=' attr_value   (a dotted key such as relay.reshape_only is one IDENT) */
 bool parse_attr(Parser *p, PtrVec *keys, PtrVec *vals) {
   Token k = parse_next(p);
   const char *key = parse_name(p, &k);

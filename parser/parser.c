@@ -21,6 +21,9 @@
 
 /* ───────────────────────────── tokens ───────────────────────────── */
 
+/* Consumes one token.  It also keeps the bracket depth, which script mode
+ * uses to tell a new item at column 1 from a continuation line, and the end
+ * offset of the last token, which every span ends at. */
 Token parse_next(Parser *p) {
   Token t = lex_next(&p->lx);
   if (t.kind == T_EOF) return t;
@@ -105,6 +108,8 @@ void parse_hint(Parser *p, const char *fmt, ...) {
   sb_free(&b);
 }
 
+/* How a token is named in "expected X, found Y": tokens with variable text
+ * are quoted (cut at 40 characters), fixed ones use their kind's text. */
 static const char *describe(Parser *p, const Token *t) {
   switch (t->kind) {
     case T_EOF:
@@ -305,6 +310,7 @@ static Expr *make_op(Parser *p, const char *name, Span sp) {
   return e;
 }
 
+/* scalar := INT | FLOAT */
 PARSE_NOINLINE static Expr *pscalar(Parser *p) {
   Token t = parse_next(p);
   Span sp = tok_span(p, &t);
@@ -317,7 +323,8 @@ PARSE_NOINLINE static Expr *pscalar(Parser *p) {
   return expr_scalar_i64(p->a, t.dtype, t.v.i, sp);
 }
 
-/* A constructor (bare nullary ones are 0-argument calls) or an operator. */
+/* ident_atom := 'True' | 'False' | IDENT
+ * A constructor (bare nullary ones are 0-argument calls) or an operator. */
 PARSE_NOINLINE static Expr *pident(Parser *p) {
   Token t = parse_next(p);
   Span sp = tok_span(p, &t);
@@ -341,6 +348,7 @@ PARSE_NOINLINE static Expr *pident(Parser *p) {
   return c;
 }
 
+/* var_ref := LOCAL | GRAPH */
 PARSE_NOINLINE static Expr *pvar_ref(Parser *p) {
   Token t = parse_next(p);
   Span sp = tok_span(p, &t);
@@ -361,6 +369,7 @@ static void note_global(Parser *p, const char *name, Span sp) {
   vec_push(&p->global_refs, r);
 }
 
+/* global_ref := GLOBAL */
 PARSE_NOINLINE static Expr *pglobal_ref(Parser *p) {
   Token t = parse_next(p);
   Span sp = tok_span(p, &t);
@@ -370,6 +379,9 @@ PARSE_NOINLINE static Expr *pglobal_ref(Parser *p) {
   return expr_global(p->a, name, sp);
 }
 
+/* meta_ref := META   (one token: 'meta[' type_key ']' '[' INT ']')
+ * Only constants can be expressions; a missing or broken metadata section
+ * yields a placeholder so the rest of the program is still checked. */
 PARSE_NOINLINE static Expr *pmeta_ref(Parser *p) {
   Token t = parse_next(p);
   Span sp = tok_span(p, &t);
@@ -392,7 +404,8 @@ PARSE_NOINLINE static Expr *pmeta_ref(Parser *p) {
   return expr_const(p->a, e->tensor, sp);
 }
 
-/* `()`, `(e)`, `(e,)`, `(a, b, ...)`. */
+/* paren := '(' ( chain ( ',' chain )* ','? )? ')'
+ * `()`, `(e)`, `(e,)`, `(a, b, ...)`. */
 PARSE_NOINLINE static Expr *pparen(Parser *p) {
   uint32_t start = parse_next(p).off;
   if (parse_accept(p, T_RPAREN)) return expr_tuple(p->a, 0, NULL, parse_span_from(p, start));
@@ -445,6 +458,9 @@ static bool tlit_elem_type(Parser *p, TLit *L, const Token *t, DType dt) {
   return true;
 }
 
+/* tlit_elem := INT | FLOAT | 'True' | 'False'
+ * Every element must sit at the same depth (the literal's rank) and have
+ * one dtype; unsuffixed ints widen together to int64 if one needs it. */
 static bool tlit_scalar(Parser *p, TLit *L, int level) {
   const Token *t = peek(p);
   bool is_bool = parse_is_word(p, t, "True") || parse_is_word(p, t, "False");
@@ -475,7 +491,8 @@ static bool tlit_scalar(Parser *p, TLit *L, int level) {
   return true;
 }
 
-/* `[` items `]` at nesting `level`; checks the shape is rectangular. */
+/* tlit_list := '[' ( ( tlit_list | tlit_elem ) ( ',' ( tlit_list | tlit_elem ) )* ','? )? ']'
+ * `[` items `]` at nesting `level`; checks the shape is rectangular. */
 static bool tlit_list(Parser *p, TLit *L, int level) {
   Token open = parse_next(p);
   if (level >= TENSOR_MAX_RANK || (L->ndim >= 0 && level >= L->ndim)) {
@@ -507,7 +524,8 @@ static bool tlit_list(Parser *p, TLit *L, int level) {
   return true;
 }
 
-/* Not inlined: its buffers must not sit in the frames of the recursion. */
+/* tensor_literal := tlit_list
+ * Not inlined: its buffers must not sit in the frames of the recursion. */
 PARSE_NOINLINE static Expr *ptensor_literal(Parser *p) {
   uint32_t start = peek(p)->off;
   TLit L = {.dt = DT_INVALID, .ndim = -1};
@@ -533,7 +551,8 @@ PARSE_NOINLINE static Expr *ptensor_literal(Parser *p) {
 
 /* ── functions ── */
 
-/* `{virtual_device=...}` after a parameter: kept unless it is a meta
+/* param_attrs := '{' ( attr ( ',' attr )* ','? )? '}'
+ * `{virtual_device=...}` after a parameter: kept unless it is a meta
  * reference (which only means something inside TVM). */
 static bool pparam_attrs(Parser *p, Var *v) {
   parse_next(p);
@@ -552,6 +571,7 @@ static bool pparam_attrs(Parser *p, Var *v) {
   return parse_expect(p, T_RBRACE, "`}`");
 }
 
+/* param := LOCAL param_attrs? ( ':' type )? param_attrs? */
 static Var *pparam(Parser *p) {
   if (!at_kind(p, T_LOCAL)) {
     parse_expected(p, "a parameter like `%x`");
@@ -587,7 +607,8 @@ static Attrs *fn_attrs(Parser *p, PtrVec *keys, PtrVec *vals) {
   return k ? parse_make_attrs(p, keys, vals) : NULL;
 }
 
-/* `(%x: T, %y, attr=v)`: params are bound in the current scope. */
+/* params := '(' ( ( param | attr ) ( ',' ( param | attr ) )* ','? )? ')'   (params before attrs)
+ * `(%x: T, %y, attr=v)`: params are bound in the current scope. */
 static bool pparams(Parser *p, Function *f) {
   if (!parse_expect(p, T_LPAREN, "`(`")) return false;
   PtrVec params = {0}, keys = {0}, vals = {0};
@@ -612,7 +633,8 @@ static bool pparams(Parser *p, Function *f) {
   return ok;
 }
 
-/* After `fn` / `def @name`: `[A](params) -> R { body }`. */
+/* fn_rest := tparams? params ( '->' type )? block
+ * After `fn` / `def @name`: `[A](params) -> R { body }`. */
 static Function *pfunction_rest(Parser *p, uint32_t start) {
   size_t tmark = p->tparams.len, smark = parse_scope_mark(p);
   Function *f = ARENA_NEW(p->a, Function);
@@ -626,13 +648,14 @@ static Function *pfunction_rest(Parser *p, uint32_t start) {
   return ok ? f : NULL;
 }
 
+/* fn_expr := 'fn' fn_rest */
 PARSE_NOINLINE static Expr *pfn(Parser *p) {
   uint32_t start = parse_next(p).off;
   Function *f = pfunction_rest(p, start);
   return f ? expr_fn(p->a, f, f->span) : NULL;
 }
 
-/* `{ chain }` */
+/* block := '{' chain '}' */
 static Expr *pblock(Parser *p) {
   if (!parse_expect(p, T_LBRACE, "`{`")) return NULL;
   Expr *e = pchain_in(p, true);
@@ -640,6 +663,7 @@ static Expr *pblock(Parser *p) {
   return e;
 }
 
+/* if_expr := 'if' '(' chain ')' block 'else' ( if_expr | block ) */
 PARSE_NOINLINE static Expr *pif(Parser *p) {
   if (!parse_enter(p)) return NULL;
   uint32_t start = parse_next(p).off;
@@ -667,7 +691,8 @@ static Pattern *pat_new(Parser *p, PatternKind k, uint32_t start) {
   return q;
 }
 
-/* `(p, q, ...)` after the `(` has been seen. */
+/* subpatterns := '(' ( pattern ( ',' pattern )* ','? )? ')'
+ * `(p, q, ...)` after the `(` has been seen. */
 static bool psubpatterns(Parser *p, int *n, Pattern ***out) {
   parse_next(p);
   PtrVec subs = {0};
@@ -682,6 +707,7 @@ static bool psubpatterns(Parser *p, int *n, Pattern ***out) {
   return parse_expect(p, T_RPAREN, "`,` or `)`");
 }
 
+/* ctor_pattern := IDENT subpatterns? */
 static Pattern *pctor_pattern(Parser *p) {
   Token t = parse_next(p);
   const char *name = parse_name(p, &t);
@@ -695,6 +721,9 @@ static Pattern *pctor_pattern(Parser *p) {
   return q;
 }
 
+/* pattern := '_' | ctor_pattern | subpatterns | LOCAL ( ':' type )?
+ * A variable is bound as soon as it is read, so the clause body sees it;
+ * the caller pops the scope after the clause. */
 static Pattern *ppattern_inner(Parser *p) {
   const Token *t = peek(p);
   uint32_t start = t->off;
@@ -721,6 +750,7 @@ static Pattern *ppattern_inner(Parser *p) {
   return q;
 }
 
+/* pattern := '_' | ctor_pattern | subpatterns | LOCAL ( ':' type )?   (depth-checked) */
 static Pattern *ppattern(Parser *p) {
   if (!parse_enter(p)) return NULL;
   Pattern *q = ppattern_inner(p);
@@ -728,7 +758,8 @@ static Pattern *ppattern(Parser *p) {
   return q;
 }
 
-/* `pattern => { body }` or `pattern => expr`; pattern variables are
+/* clause := pattern '=>' ( block | chain )
+ * `pattern => { body }` or `pattern => expr`; pattern variables are
  * scoped to the clause. */
 static bool pclause(Parser *p, MatchClause *c) {
   size_t mark = parse_scope_mark(p);
@@ -739,6 +770,8 @@ static bool pclause(Parser *p, MatchClause *c) {
   return ok;
 }
 
+/* match_expr := ( 'match' | 'match?' ) postfix '{' ( clause ( ',' clause )* ','? )? '}'
+ * Unlike TVM, a match is an atom, so `let %x = match ...;` parses. */
 PARSE_NOINLINE static Expr *pmatch(Parser *p) {
   Token kw = parse_next(p);
   Expr *scrut = ppostfix(p);
@@ -764,7 +797,8 @@ PARSE_NOINLINE static Expr *pmatch(Parser *p) {
 
 /* ── references, dataflow ── */
 
-/* `ref(e)`, `ref_read(r)`, `ref_write(r, v)`. */
+/* ref_op := 'ref' '(' chain ')' | 'ref_read' '(' chain ')' | 'ref_write' '(' chain ',' chain ')'
+ * `ref(e)`, `ref_read(r)`, `ref_write(r, v)`. */
 PARSE_NOINLINE static Expr *pref_op(Parser *p) {
   Token kw = parse_next(p);
   Expr *a = NULL, *b = NULL;
@@ -786,6 +820,7 @@ PARSE_NOINLINE static Expr *pref_op(Parser *p) {
   return e;
 }
 
+/* dataflow := 'dataflow' block */
 PARSE_NOINLINE static Expr *pdataflow(Parser *p) {
   uint32_t start = parse_next(p).off;
   Expr *body = pblock(p);
@@ -795,6 +830,10 @@ PARSE_NOINLINE static Expr *pdataflow(Parser *p) {
   return e;
 }
 
+/* atom := scalar | ident_atom | var_ref | global_ref | meta_ref | paren | tensor_literal
+ *       | fn_expr | if_expr | match_expr | ref_op | dataflow
+ * Dispatches on one token of lookahead; a binding keyword here gets a hint,
+ * since bindings are only allowed at the head of a chain. */
 static Expr *patom(Parser *p) {
   const Token *t = peek(p);
   switch (t->kind) {
@@ -851,7 +890,8 @@ static bool is_op(const Expr *e, const char *name) {
   return e->kind == EX_OP && strcmp(e->u.op.name, name) == 0;
 }
 
-/* call_tir("env.linear", ...): the string callee becomes attribute `callee`. */
+/* call_tir_callee := STRING ','?   (first argument of call_tir only)
+ * call_tir("env.linear", ...): the string callee becomes attribute `callee`. */
 static void call_tir_callee(Parser *p, Expr *fn, PtrVec *keys, PtrVec *vals) {
   if (!is_op(fn, "call_tir") || !at_kind(p, T_STRING)) return;
   Token t = parse_next(p);
@@ -872,6 +912,9 @@ static void drop_attrs_type_key(PtrVec *keys, PtrVec *vals) {
   keys->len = vals->len = k;
 }
 
+/* call_args := '(' call_tir_callee? ( ( chain | attr ) ( ',' ( chain | attr ) )* ','? )? ')'
+ * Arguments come before attributes; the one exception is call_tir's string
+ * callee, which has already become the attribute `callee`. */
 PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
   parse_next(p);
   PtrVec args = {0}, keys = {0}, vals = {0};
@@ -901,7 +944,7 @@ PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
   return e;
 }
 
-/* atom { (args) | .N | ^ } */
+/* postfix := atom ( call_args | '.' INT | '^' )* */
 static Expr *ppostfix(Parser *p) {
   Expr *e = patom(p);
   while (e && !item_boundary(p)) {
@@ -950,7 +993,8 @@ static int binop_prec(TokKind k, const char **name) {
   }
 }
 
-/* Precedence climbing: left associative, recursion bounded by the number
+/* binary := postfix ( BINOP binary )*   (BINOP from RELAY_BINOPS, prec >= min_prec)
+ * Precedence climbing: left associative, recursion bounded by the number
  * of precedence levels per operand. */
 static Expr *pbinary(Parser *p, int min_prec) {
   Expr *lhs = ppostfix(p);
@@ -1004,7 +1048,8 @@ static void push_frame(Frames *fs, Frame f) {
   fs->items[fs->n++] = f;
 }
 
-/* `let %x[: T] = v;` — the var is bound after its value, so `let %x =
+/* let_binding := 'let' LOCAL ( ':' type )? '=' expr ';'
+ * `let %x[: T] = v;` — the var is bound after its value, so `let %x =
  * f(%x)` sees the outer %x; except when the value is a function literal,
  * which may call itself (TVM's while_loop prints `let %loop = fn ... {
  * %loop(...) }`). */
@@ -1019,7 +1064,7 @@ PARSE_NOINLINE static bool plet_binding(Parser *p, Frame *f) {
   return (f->value = pexpr(p)) && parse_expect_semi(p, "binding");
 }
 
-/* `%N = v;` */
+/* graph_binding := GRAPH '=' expr ';' */
 PARSE_NOINLINE static bool pgraph_binding(Parser *p, Frame *f) {
   Token v = parse_next(p);
   parse_next(p);
@@ -1028,7 +1073,7 @@ PARSE_NOINLINE static bool pgraph_binding(Parser *p, Frame *f) {
   return (f->value = pexpr(p)) && parse_expect_semi(p, "binding");
 }
 
-/* `free_var %x[: T];` */
+/* free_var := 'free_var' LOCAL ( ':' type )? ';' */
 PARSE_NOINLINE static bool pfree_var(Parser *p, Frame *f) {
   parse_next(p);
   if (!at_kind(p, T_LOCAL))
@@ -1040,7 +1085,8 @@ PARSE_NOINLINE static bool pfree_var(Parser *p, Frame *f) {
   return parse_expect_semi(p, "binding");
 }
 
-/* 1: a binding was parsed, 0: not at a binding, -1: error. */
+/* binding := let_binding | graph_binding | free_var | LOCAL '=' expr ';'   (the last is an error)
+ * 1: a binding was parsed, 0: not at a binding, -1: error. */
 static int pbinding(Parser *p, Frame *f) {
   const Token *t = peek(p);
   memset(f, 0, sizeof *f);
@@ -1106,7 +1152,8 @@ static void bind_frame(Parser *p, Frames *fs, Frame *f) {
   push_frame(fs, *f);
 }
 
-/* Parses bindings and the final expression of a chain with a loop.
+/* chain := ( binding | expr ';' )* expr
+ * Parses bindings and the final expression of a chain with a loop.
  * toplevel (script items): a `;` followed by a new line at column 1 ends
  * the chain with no tail (CH_OPEN). */
 static ChainEnd chain_collect(Parser *p, Frames *fs, bool toplevel, bool brace, Expr **tail) {
@@ -1167,6 +1214,7 @@ static Expr *pchain_in(Parser *p, bool brace) {
   return e;
 }
 
+/* chain := ( binding | expr ';' )* expr   (not a brace block) */
 static Expr *pchain(Parser *p) { return pchain_in(p, false); }
 
 /* ─────────────────────────── definitions ─────────────────────────── */
@@ -1199,6 +1247,7 @@ static bool add_def(Parser *p, Def d, ScriptItem *it) {
   return true;
 }
 
+/* func_def := 'def' GLOBAL fn_rest */
 static bool pfunc_def(Parser *p, ScriptItem *it, size_t errs) {
   uint32_t start = parse_next(p).off;
   if (!at_kind(p, T_GLOBAL)) return parse_expected(p, "a global name like `@main`"), false;
@@ -1213,7 +1262,8 @@ static bool pfunc_def(Parser *p, ScriptItem *it, size_t errs) {
   return add_def(p, d, it);
 }
 
-/* Cons(A, List[A]) */
+/* ctor_def := IDENT ( '(' ( type ( ',' type )* ','? )? ')' )?
+ * e.g. Cons(A, List[A]) */
 static bool pctor_def(Parser *p, AdtDef *adt, CtorDef *c) {
   if (!at_kind(p, T_IDENT)) return parse_expected(p, "a constructor name"), false;
   Token t = parse_next(p);
@@ -1238,6 +1288,9 @@ static bool pctor_def(Parser *p, AdtDef *adt, CtorDef *c) {
   return parse_expect(p, T_RPAREN, "`,` or `)`");
 }
 
+/* ctor_defs := '{' ( ctor_def ( ',' ctor_def )* ','? )? '}'
+ * Constructor names must be unique within the type and across types,
+ * since patterns and expressions name them without the type. */
 static bool pctor_defs(Parser *p, AdtDef *adt) {
   if (!parse_expect(p, T_LBRACE, "`{`")) return false;
   int cap = 0;
@@ -1258,7 +1311,8 @@ static bool pctor_defs(Parser *p, AdtDef *adt) {
   return parse_expect(p, T_RBRACE, "`,` or `}`");
 }
 
-/* `type T[A] { ctors }` or `extern type T[A]`. */
+/* adt_def := 'type' IDENT tparams? ctor_defs | 'extern' 'type' IDENT tparams?
+ * `type T[A] { ctors }` or `extern type T[A]`. */
 static bool padt_def(Parser *p, ScriptItem *it, size_t errs) {
   uint32_t start = peek(p)->off;
   bool is_extern = parse_accept(p, T_KW_EXTERN);
@@ -1278,7 +1332,7 @@ static bool padt_def(Parser *p, ScriptItem *it, size_t errs) {
   return add_def(p, d, it);
 }
 
-/* `global @g: T = e;` */
+/* global_def := 'global' GLOBAL ':' type '=' expr ';' */
 static bool pglobal_def(Parser *p, ScriptItem *it, size_t errs) {
   uint32_t start = parse_next(p).off;
   if (!at_kind(p, T_GLOBAL)) return parse_expected(p, "a global name like `@state`"), false;
@@ -1294,6 +1348,7 @@ static bool pglobal_def(Parser *p, ScriptItem *it, size_t errs) {
   return add_def(p, d, it);
 }
 
+/* prim_def := 'prim' prim_func   (prim_func: see parse_tir.c) */
 static bool pprim_def(Parser *p, ScriptItem *it, size_t errs) {
   uint32_t start = parse_next(p).off;
   if (at_kind(p, T_GLOBAL)) it->def_name = parse_name(p, peek(p));
@@ -1303,6 +1358,9 @@ static bool pprim_def(Parser *p, ScriptItem *it, size_t errs) {
   return add_def(p, d, it);
 }
 
+/* definition := func_def | global_def | prim_def | adt_def
+ * A definition that had any error is not added to the module (its name is
+ * marked failed, so references to it do not report again). */
 static void pdefinition(Parser *p, Items *items) {
   uint32_t start = peek(p)->off;
   ScriptItem tmp = {.kind = ITEM_DEF};
@@ -1349,13 +1407,15 @@ static void recover_top(Parser *p, uint32_t item_off) {
   p->bdepth = 0;
 }
 
+/* command := COMMAND   (a line starting with `:` in a script) */
 static void pcommand(Parser *p, Items *items) {
   Token t = parse_next(p);
   ScriptItem *it = new_item(items, ITEM_COMMAND, tok_span(p, &t));
   it->command = arena_strndup(p->a, tok_text(p, &t) + 1, t.len - 1);
 }
 
-/* A top-level expression or session `let`s (text-format.md part C). */
+/* script_expr := chain | binding+   (bindings with no tail stay bound for the session)
+ * A top-level expression or session `let`s (text-format.md part C). */
 static void pscript_expr(Parser *p, Items *items) {
   uint32_t start = peek(p)->off;
   size_t mark = parse_scope_mark(p);
@@ -1385,6 +1445,7 @@ static void pscript_expr(Parser *p, Items *items) {
   free(fs.items);
 }
 
+/* version := VERSION   (one token: '#[version = "0.0.5"]') */
 static void pversion(Parser *p, bool first) {
   Token t = parse_next(p);
   if (t.bad) return;
@@ -1396,6 +1457,9 @@ static void pversion(Parser *p, bool first) {
   }
 }
 
+/* items := ( version | METADATA | command | definition | script_expr )*
+ * The item loop: each item starts at bracket depth 0, and an item that
+ * errored or did not move is skipped to the next item boundary. */
 static void pitems(Parser *p, Items *items) {
   bool first = true;
   while (!at_kind(p, T_EOF) && !diag_too_many(p->d)) {
@@ -1505,6 +1569,7 @@ static void parser_free(Parser *p) {
 
 /* ─────────────────────────── entry points ─────────────────────────── */
 
+/* module := items   (definitions only) */
 bool parse_module(Module *m, DiagCtx *d, uint32_t file) {
   Parser p;
   parser_init(&p, m, d, file, false, NULL);
@@ -1517,6 +1582,7 @@ bool parse_module(Module *m, DiagCtx *d, uint32_t file) {
   return ok;
 }
 
+/* script := items   (definitions, expressions and commands) */
 ParseResult parse_script(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt) {
   Parser p;
   parser_init(&p, m, d, file, true, opt);
@@ -1534,6 +1600,7 @@ ParseResult parse_script(Module *m, DiagCtx *d, uint32_t file, const ParseOption
   return r;
 }
 
+/* expr_entry := chain EOF */
 Expr *parse_expr(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt) {
   Parser p;
   parser_init(&p, m, d, file, false, opt);
@@ -1545,6 +1612,7 @@ Expr *parse_expr(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt) 
   return ok ? e : NULL;
 }
 
+/* type_entry := type EOF */
 Type *parse_type(Module *m, DiagCtx *d, uint32_t file) {
   Parser p;
   parser_init(&p, m, d, file, false, NULL);

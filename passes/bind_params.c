@@ -138,6 +138,9 @@ static Function *bind_function(PassCtx *pc, const FuncDef *f, const int *which, 
   return rw_function_with(pc->a, f->fn, n, params, f->fn->ret, body);
 }
 
+/* The pass: binds the side table's tensors into a copy of its function.
+ * Every key is matched and checked before anything is built, so a failed
+ * bind returns NULL and never a half-bound module. */
 Module *pass_bind_params(PassCtx *pc, Module *in) {
   if (!spec) {
     diag_error(pc->d, (Span){0, 0, 0}, "BindParams needs a tensor file: use `:bind @f FILE` "

@@ -85,6 +85,9 @@ static void merge_child(Eff *E, int a, int i, int cb) {
   else set_param(E, eff_find(E, a), i, cb);
 }
 
+/* Union of two flow classes: masks are joined, opaqueness spreads (keeping
+ * the first reason for the message), and parameter and result children are
+ * unified in turn, since functions that meet must share one convention. */
 static void unify(Eff *E, int a, int b) {
   if (a < 0 || b < 0) return;
   a = eff_find(E, a), b = eff_find(E, b);
@@ -223,6 +226,9 @@ static int flow_call_global(Eff *E, int u, Expr *e, const FuncDef *fd) {
   return E->def_ret[cu];
 }
 
+/* A call: function values passed to ops or constructors escape (opaque); a
+ * call of a def by name goes through its unit; any other callee's class is
+ * recorded for the rewrite and its parameters unified with the arguments. */
 static int flow_call(Eff *E, int u, Expr *e) {
   Expr *fn = e->u.call.fn;
   if (fn->kind == EX_OP || fn->kind == EX_CTOR) {
@@ -315,6 +321,9 @@ static int flow_global(Eff *E, int u, Expr *e) {
   return cu ? cu->node : -1;
 }
 
+/* The flow class of the function value e evaluates to (-1: not a function
+ * value), recording on the way where values escape and which aliases of a
+ * state global are used how.  u is the unit whose body contains e. */
 static int flow(Eff *E, int u, Expr *e) {
   switch (e->kind) {
   case EX_CONST: return -1;
@@ -429,6 +438,7 @@ bool eff_analyze(Eff *E) {
   return !E->failed;
 }
 
+/* Frees what the analysis malloc'ed; the rewrite's arena nodes stay. */
 void eff_free(Eff *E) {
   for (int i = 0; i < E->nnodes; i++) free(E->nodes[i].params);
   for (int i = 0; i < E->nunits; i++) {

@@ -166,6 +166,9 @@ static bool callee_is_value(const Expr *fn) {
   return fn->kind != EX_OP && fn->kind != EX_CTOR && fn->kind != EX_GLOBAL;
 }
 
+/* thread-call: a call through something that threads state gets the current
+ * states as extra arguments.  A tail call with the block's own mask is
+ * returned as is (it stays a tail call); otherwise its result is unpacked. */
 static Expr *th_call(Th *t, Expr *e, bool tail) {
   Eff *E = t->E;
   int n = e->u.call.nargs, skip = callee_is_value(e->u.call.fn) ? 0 : 1;
@@ -415,6 +418,9 @@ static Function *conv_pure_fn(Eff *E, Function *f, int node) {
   return rw_function_with(E->a, g, g->nparams, g->params, ret, g->body);
 }
 
+/* Rewriter hook for code that does not touch the state: closures of a
+ * stateful class take the state convention, a def used as a value may need
+ * a wrapper, but the callee of a direct call is left as it is. */
 static Expr *conv_pre(Rewriter *rw, Expr *e) {
   Eff *E = rw->user;
   if (e->kind == EX_FN) {
@@ -488,6 +494,9 @@ static void count_uses(Eff *E) {
     if (E->in->defs[i].kind == DEF_FUNC) rw_count_uses(E->in->defs[i].u.func->fn->body, &E->uses);
 }
 
+/* The pass: analyse, rewrite every def, then verify that no state reference
+ * survived.  Any failure discards the copy, so a caller never sees a
+ * partly threaded module. */
 Module *pass_effect_to_state(PassCtx *pc, Module *in) {
   Eff E = {.pc = pc, .in = in, .a = pc->a};
   E.rw = (Rewriter){.a = pc->a, .pre = conv_pre, .bind = conv_bind, .user = &E};

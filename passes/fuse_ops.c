@@ -252,6 +252,9 @@ static int lca(Graph *G, int a, int b, OpPattern *p) {
   return a;
 }
 
+/* Step 2: nodes are in evaluation order, so walking backwards every
+ * consumer already has its parent; a node's parent is the LCA of its
+ * consumers.  External nodes and nodes with no consumer are roots. */
 static void post_dominators(Graph *G) {
   for (int i = G->n; i-- > 0;) {
     Node *n = &G->nodes[i];
@@ -355,6 +358,9 @@ static long count_with(Graph *G, int child, int parent) {
   return G->nodes[find(G, parent)].gnodes + walk_paths(G, child, parent, 2, 0);
 }
 
+/* Step 3, one phase of TVM's GraphPartitioner: a node joins its
+ * post-dominator's group when both patterns and every path between them
+ * allow it (phase 0 out-elementwise-fusable ops, phase 1 injective ones). */
 static void fuse_phase(Fuse *F, Graph *G, int phase) {
   for (int i = 0; i < G->n; i++) {
     Node *n = &G->nodes[i];
@@ -544,6 +550,9 @@ static Expr *group_value(Emit *E, int o) {
   return r;
 }
 
+/* Rebuilds an expression around the graph: a graph node becomes its
+ * group's value, nested blocks are fused on their own, and Primitive
+ * functions (already fused) are kept as they are. */
 static Expr *rebuild(Emit *E, Expr *x) {
   switch (x->kind) {
   case EX_CONST:
@@ -582,6 +591,9 @@ static Expr *flatten(Expr *e, PtrVec *lets) {
   return e;
 }
 
+/* Step 1 for one block: candidate calls in binding values and in the
+ * result become nodes (the result's is external); other values are
+ * boundaries, and nodes they use become external. */
 static void scan_block(Scan *S, PtrVec *lets, Expr *tail) {
   for (size_t i = 0; i < lets->len; i++) {
     Expr *l = lets->items[i];
@@ -601,6 +613,8 @@ static void scan_block(Scan *S, PtrVec *lets, Expr *tail) {
     scan_boundary(S, tail);
 }
 
+/* Step 4: each group is emitted at the binding of its output member; the
+ * bindings of its other members disappear, other bindings are rebuilt. */
 static Expr *rewrite_block(Emit *E, PtrVec *lets, Expr *tail) {
   for (size_t i = 0; i < lets->len; i++) {
     Expr *l = lets->items[i];
@@ -621,6 +635,8 @@ static Expr *rewrite_block(Emit *E, PtrVec *lets, Expr *tail) {
   return t >= 0 ? emit_group(E, t) : rebuild(E, tail);
 }
 
+/* Fuses one block, steps 1 to 4.  Returns e itself when nothing was fused,
+ * so unchanged code stays shared with the input. */
 static Expr *fuse_block(Fuse *F, Expr *e) {
   PtrVec lets = {0};
   Expr *tail = flatten(e, &lets);

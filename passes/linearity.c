@@ -110,6 +110,9 @@ static void name_keys(Lin *L, Shape *s, const char *name) {
     for (int i = 0; i < s->n; i++) name_keys(L, s->fields[i], arena_printf(L->ar, "%s.%d", name, i));
 }
 
+/* Consumes key k.  First uses are logged so a branch can undo them and
+ * merge the arms; a second use is a problem, reported (with a hint and a
+ * note at the first use) only in the final, reporting round. */
 static void use_key(Lin *L, int k, Span sp) {
   Key *key = &L->keys[k];
   if (!key->used) {
@@ -353,6 +356,8 @@ static Shape *lin_ref(Lin *L, Expr *e) {
   return &none_shape;
 }
 
+/* The key shape of e's value, consuming keys on the way; the dispatch over
+ * expression kinds (let chains are walked by lin_chain's loop). */
 static Shape *lin_expr(Lin *L, Expr *e) {
   switch (e->kind) {
   case EX_CONST:
@@ -424,6 +429,9 @@ static void each_def(Lin *L) {
     if (L->m->defs[i].kind == DEF_FUNC) lin_def(L, L->m->defs[i].u.func);
 }
 
+/* Runs the def summaries to a fixed point without reporting, then one
+ * final round that reports; reporting earlier would repeat messages or
+ * blame uses that a later summary changes. */
 bool ty_check_key_linearity(Module *m, DiagCtx *d, bool as_error) {
   Lin L = {.m = m, .d = d, .as_error = as_error};
   collect(&L);

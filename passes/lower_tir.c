@@ -116,6 +116,9 @@ static LTensor *lower_call(Build *B, const Expr *c) {
   return rule->fn(B->C, c, in, n);
 }
 
+/* Lowers one Primitive function: parameters become buffers, each binding's
+ * op call is lowered by its compute rule, and the result is written to an
+ * extra last parameter (destination passing).  NULL with *why on failure. */
 static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char **why) {
   Build B = {lc_new(a), {0}, 0};
   lc_set_fast_math(B.C, fast_math);
@@ -219,6 +222,8 @@ static AttrValue *av_new(Arena *a, AttrKind k) {
   return v;
 }
 
+/* call_tir's `shape` and `dtype` from the prim function's output buffer;
+ * named dims stay symbolic, resolved against the caller's size variables. */
 static Attrs *call_tir_attrs(Arena *a, const PrimFunc *pf) {
   const Buffer *out = pf->params[pf->nparams - 1];
   AttrValue *shape = av_new(a, AV_LIST);

@@ -103,6 +103,9 @@ static Expr *relink(Rewriter *rw, const Link *l, Expr *body) {
   return rw->post ? rw->post(rw, e, r) : r;
 }
 
+/* A let / free_var chain: forward, binders and values are rewritten in
+ * evaluation order; backward, the chain is relinked.  A pre hook that takes
+ * over a link ends the chain there.  A loop, so no C stack per binding. */
 static Expr *rw_chain(Rewriter *rw, Expr *e) {
   Link *links = NULL;
   size_t n = 0, cap = 0;

@@ -119,6 +119,8 @@ static char *snippet(const Expr *e, const Function *context) {
 
 /* ───────────────────────── formatting ───────────────────────── */
 
+/* One labelled snippet, continuation lines aligned under the first, cut
+ * after max_lines with `...`. */
 static void put_snippet(StrBuf *b, const char *label, const char *text, int max_lines) {
   sb_printf(b, "  %s", label);
   int line = 0;
@@ -138,6 +140,8 @@ static void put_snippet(StrBuf *b, const char *label, const char *text, int max_
   if (!line) sb_putc(b, '\n');
 }
 
+/* `[rule] in @f at file:line:col` then the before and after snippets; a
+ * side given only as text (or missing: "(removed)") is shown as it is. */
 char *pass_rewrite_format(const PassRewrite *rw, DiagCtx *d, int max_lines) {
   StrBuf b = {0};
   sb_printf(&b, "[%s]", rw->rule);

@@ -79,6 +79,8 @@ static DType unify_operands(TV *v, const PrimExpr *e, DType a, DType b, const ch
   return DT_INVALID;
 }
 
+/* Type of a binary operation: && and || take bools, comparisons give bool,
+ * arithmetic needs numbers of one type (integer widths may mix). */
 static DType pbin(TV *v, const PrimExpr *e) {
   PrimBinOp op = e->u.bin.op;
   const char *name = prim_binop_text(op);
@@ -106,6 +108,9 @@ static bool float_only(PrimIntrinsic fn) {
          fn == PI_POW || fn == PI_FLOOR || fn == PI_CEIL;
 }
 
+/* Type of an intrinsic call: arity, select's bool condition and equal
+ * branch types, float-only intrinsics.  Arguments are checked first so
+ * their own errors come out even when the arity is wrong. */
 static DType pcall(TV *v, const PrimExpr *e) {
   PrimIntrinsic fn = e->u.call.fn;
   const char *name = prim_intrinsic_name(fn);
@@ -146,6 +151,8 @@ static DType pvar(TV *v, const PrimExpr *e) {
   return t->dtype;
 }
 
+/* The dtype of a TIR expression, reporting each problem once; DT_INVALID
+ * after an error so enclosing expressions stay quiet. */
 static DType pexpr(TV *v, const PrimExpr *e) {
   DType t;
   switch (e->kind) {
@@ -265,6 +272,8 @@ static void verify_seq(TV *v, const Stmt *s) {
   v->bufs.len = nb, v->vars.len = nv;
 }
 
+/* Verifies one statement; an `alloc` makes its buffer visible to the rest
+ * of the enclosing statement list (verify_seq restores the scope). */
 static void stmt(TV *v, const Stmt *s) {
   if (!s) return;
   switch (s->kind) {

@@ -44,6 +44,9 @@ static void finish_global(TyCtx *c, StateGlobal *g) {
   if (g->init) ty_finalize_expr(c, g->init);
 }
 
+/* The whole module at once: signatures first (so defs may call each other
+ * in any order), then bodies, then the queued relations, then the final
+ * substitution; key linearity is checked only when there are no errors. */
 bool ty_check_module(Module *m, DiagCtx *d) {
   TyCtx c;
   ty_ctx_init(&c, m, d);
@@ -85,6 +88,9 @@ Type *ty_check_expr(Module *m, Expr *e, DiagCtx *d) {
   return d->nerrors == errors ? t : NULL;
 }
 
+/* Checks one definition against the rest of the module, whose types are
+ * taken as they are; the REPL uses it for a brand-new definition, which
+ * cannot change what the others were checked against. */
 bool ty_check_def(Module *m, const char *name, DiagCtx *d) {
   TyCtx c;
   ty_ctx_init(&c, m, d);

@@ -29,6 +29,8 @@ typedef struct EffScan {
   PtrVec callees; /* names of defs mentioned */
 } EffScan;
 
+/* Notes whether a body is directly effectful (references, a state global,
+ * an effectful op) and which defs it mentions, for the fixed point. */
 static bool eff_visit(void *ctx, Expr *e) {
   EffScan *s = ctx;
   const OpDef *op;
@@ -54,6 +56,8 @@ static bool eff_visit(void *ctx, Expr *e) {
   return true;
 }
 
+/* Effectful defs: the directly effectful ones, then callers of effectful
+ * defs until nothing changes (recursion and mutual recursion included). */
 static void compute_effects(TyCtx *c) {
   int n = c->m->ndefs;
   EffScan *scans = calloc((size_t)(n ? n : 1), sizeof *scans);

@@ -52,6 +52,8 @@ static Type *prim_signature(TyCtx *c, const PrimFunc *p) {
   return type_func(c->a, p->nparams, ps, type_unit(c->a), 0, NULL, p->span);
 }
 
+/* The type of a global (def, state global or prim function), computed once
+ * and cached in c->defs; a def already checked keeps its final type. */
 Type *ty_global_sig(TyCtx *c, const char *name) {
   Type *t = strmap_get(&c->defs, name);
   if (t) return t;
@@ -242,6 +244,9 @@ static Type *call_fn_type(TyCtx *c, Expr *e, Type *ft) {
   return f;
 }
 
+/* A call of a function value: attributes are refused, a polymorphic callee
+ * is instantiated, and a size variable bound two ways by the arguments is
+ * reported by itself instead of as a less clear unification failure. */
 static Type *check_fn_call(TyCtx *c, Expr *e) {
   Expr *fn = e->u.call.fn;
   const char *who = callee_name(c, fn);
@@ -366,6 +371,9 @@ static void unknown_op(TyCtx *c, Expr *fn) {
   if (k) diag_hint(c->d, "did you mean %s?", sug[0]);
 }
 
+/* An op call: attributes are checked against the op's schema, then its type
+ * relation runs; if an argument's type is not known yet the relation is
+ * queued and the result is a metavariable solved later. */
 static Type *check_op_call(TyCtx *c, Expr *e) {
   const OpDef *op = call_op(e);
   check_op_args(c, e, op);
@@ -609,6 +617,8 @@ static Type *check_call(TyCtx *c, Expr *e) {
   }
 }
 
+/* The dispatch over expression kinds; stores the type in e->ty.  Globals
+ * and let chains store their own types (a chain types every link). */
 Type *ty_check(TyCtx *c, Expr *e) {
   Type *t = NULL;
   switch (e->kind) {

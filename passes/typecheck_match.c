@@ -29,6 +29,9 @@ static void check_ctor_pattern(TyCtx *c, Pattern *p, Type *t) {
     check_pattern(c, p->u.ctor.sub[i], ok && i < cd->nfields ? ct->u.func.params[i] : c->err);
 }
 
+/* A tuple pattern fixes the arity of the value's type; after a mismatch
+ * the subpatterns are still checked against the error type, so their
+ * variables get a type and the clause body adds no further messages. */
 static void check_tuple_pattern(TyCtx *c, Pattern *p, Type *t) {
   int n = p->u.tuple.n;
   Type *r = ty_resolve(c, t);
@@ -48,6 +51,8 @@ static void check_tuple_pattern(TyCtx *c, Pattern *p, Type *t) {
   for (int i = 0; i < n; i++) check_pattern(c, p->u.tuple.sub[i], fs[i]);
 }
 
+/* Types a pattern against the value's type and binds its variables; an
+ * annotated variable takes its annotation as its type. */
 static void check_pattern(TyCtx *c, Pattern *p, Type *t) {
   switch (p->kind) {
     case PAT_WILD:
@@ -167,6 +172,9 @@ static const char *missing_ctor_text(Cov *cv, AdtDef *adt, int ci) {
   return group_text(cv, adt->ctors[ci].name, k, w, false);
 }
 
+/* Coverage when the first column has constructors of adt: if one is never
+ * named, the wildcard rows must cover it (witness: that constructor);
+ * otherwise each constructor is specialised in turn. */
 static const char **uncovered_adt(Cov *cv, int nrows, Row *rows, int ncols, AdtDef *adt) {
   bool *used = ARENA_ARRAY(cv->a, bool, adt->nctors ? adt->nctors : 1);
   for (int i = 0; i < nrows; i++) {
@@ -212,6 +220,9 @@ static void check_coverage(TyCtx *c, Expr *e) {
 
 /* ── the match expression ── */
 
+/* The match's type is the join of its clause types.  Coverage is checked
+ * only for a total match with no new errors, since after a type error the
+ * patterns may not fit the type. */
 Type *ty_check_match(TyCtx *c, Expr *e) {
   size_t errors = c->d->nerrors;
   Type *st = ty_check(c, e->u.match.scrut), *res = NULL;

@@ -128,6 +128,8 @@ bool ty_unify_dim(TyCtx *c, Dim a, Dim b) {
   return a.name && b.name && strcmp(a.name, b.name) == 0;
 }
 
+/* The occurs check: does metavariable id appear in t?  Binding it would
+ * build a cyclic type. */
 static bool occurs(TyCtx *c, int64_t id, Type *t) {
   t = ty_resolve(c, t);
   switch (t->kind) {
@@ -158,6 +160,9 @@ static bool unify_list(TyCtx *c, int n, Type **a, Type **b) {
   return ok;
 }
 
+/* Unifies two resolved types of the same kind, part by part.  Lists are
+ * unified in full even after a failure (`&`, not `&&`), so every
+ * metavariable that can be bound is. */
 static bool unify_same_kind(TyCtx *c, Type *a, Type *b) {
   switch (a->kind) {
     case TY_TENSOR: {
@@ -234,6 +239,8 @@ static Type *zonk_tensor(TyCtx *c, Type *t, bool final) {
   return dims ? type_tensor(c->a, t->u.tensor.dtype, t->u.tensor.ndim, dims, t->span) : t;
 }
 
+/* Substitutes bound metavariables throughout t, sharing every part that
+ * does not change (see typecheck_int.h for final). */
 Type *ty_zonk(TyCtx *c, Type *t, bool final) {
   if (!t) return t;
   t = ty_resolve(c, t);
@@ -378,6 +385,9 @@ static Type *fill_adt_args(TyCtx *c, Type *t) {
   return type_adt(c->a, t->u.adt.name, adt->ntparams, args, t->span);
 }
 
+/* Instantiation and import of a type (see Inst): type parameters and size
+ * variables become metavariables, and on import `_` and stale metavariables
+ * become fresh ones; unchanged parts are shared. */
 static Type *inst_type(TyCtx *c, Inst *in, Type *t) {
   bool ch = false;
   if (!in->import) t = ty_resolve(c, t);
@@ -486,6 +496,8 @@ bool ty_name_in(const PtrVec *names, const char *name) {
   return false;
 }
 
+/* Appends the size variable names in t, each once, in order of first
+ * appearance (the order a signature binds them). */
 void ty_collect_sizevars(Type *t, PtrVec *out) {
   if (!t) return;
   switch (t->kind) {

@@ -2,9 +2,11 @@
  *
  * REPL_COMMANDS is the single source of truth: dispatch, unique-prefix
  * resolution (table order breaks ties, so put common commands first),
- * `:help`, completion and "did you mean" all read it.  Adding a command is
- * one row plus its handler.  Handlers get the argument text (trimmed) and
- * its span in a registered source, so errors point at the argument. */
+ * `:help`, completion (each row names what Tab completes in its arguments)
+ * and "did you mean" all read it.  Adding a command is one row plus its
+ * handler.  Handlers get the argument text (trimmed) and its span in a
+ * registered source, so errors point at the argument.  The settings of
+ * `:set` are rows of their own table (settings.c). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>

@@ -6,7 +6,6 @@
  * of the session's own settings.  The accessors are small functions on the
  * Session; the engine's settings go through the evaluator, which hands
  * them to the engine (engine_set_options). */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -128,6 +128,9 @@ void rt_pool_trim(void) {
   }
 }
 
+/* A buffer for nbytes: from a small-size pool or the cache when one fits,
+ * else a fresh aligned allocation.  The size limit is checked first, so an
+ * absurd shape is a clear error rather than an out-of-memory. */
 static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
   if (nbytes > max_bytes) {
     set_err(err, errn, "cannot allocate %g bytes: more than the tensor size limit (%g bytes)",

@@ -135,6 +135,8 @@ static Class class_of(DType t) {
   return t == DT_UINT64 ? CL_U : CL_I;
 }
 
+/* Loads element o as a Val: integers widened to int64 (uint64 as its bits),
+ * floats to double, which is how every node holds its value. */
 static Val read_elem(const char *data, DType dt, int64_t o) {
   Val r = {0};
   switch (dt) {
@@ -770,6 +772,8 @@ static ENode *c_intrinsic_node(Compiler *c, const PrimExpr *e, DType t) {
   return n;
 }
 
+/* An intrinsic call: the value operands are unified to one dtype and
+ * converted to it; select's condition stays bool. */
 static ENode *c_call(Compiler *c, const PrimExpr *e) {
   PrimIntrinsic fn = e->u.call.fn;
   int n = e->u.call.n;
@@ -928,6 +932,9 @@ static SNode *c_store(Compiler *c, const Stmt *s) {
   return n;
 }
 
+/* An `alloc`: each symbolic dim must be a size variable of the parameters
+ * (its register is read when the statement runs); the buffer gets the next
+ * number. */
 static SNode *c_alloc(Compiler *c, const Stmt *s) {
   const Buffer *b = s->u.alloc;
   SNode *n = snode(c, ex_alloc, s);
@@ -989,6 +996,8 @@ static void program_free(TirProgram *p) {
   free(p);
 }
 
+/* Compiles a prim function: size variables take the first registers,
+ * parameters the first buffer numbers; NULL (with err set) on failure. */
 static TirProgram *compile(const PrimFunc *f, TirError *err) {
   TirProgram *p = calloc(1, sizeof *p);
   if (!p) rly_oom();

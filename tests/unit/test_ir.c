@@ -11,6 +11,7 @@
 
 #include "ir/ir.h"
 #include "ir/tir.h"
+#include "ir/walk.h"
 #include "ops/ops.h"
 #include "tests/unit/check.h"
 
@@ -1068,6 +1069,101 @@ static void test_match_equality(void) {
   CHECK(!expr_equal(m[0], m[1]));
 }
 
+/* ─────────────────────────── walker (ir/walk.h) ─────────────────────────── */
+
+static void count_node(void *n, Var *v) { (void)v, ++*(int *)n; }
+
+static bool walk_kinds(void *ctx, Expr *e) {
+  sb_printf(ctx, "%s ", expr_kind_name(e->kind));
+  return e->kind != EX_FN; /* not into function bodies */
+}
+
+static void test_walk_relay(void) {
+  Var *x = mkvar("x"), *y = mkvar("y"), *h = mkvar("h");
+  Expr *c = call2("add", ev(x), f32(1));
+  CHECK(expr_nchildren(c) == 3 && expr_child(c, 0)->kind == EX_OP && expr_child(c, 2)->kind == EX_CONST);
+  CHECK(expr_child_role(c, 1) == EXPR_OPERAND && !expr_attrs(c) && !expr_rest(c));
+  /* Rebuilding shares an unchanged node and copies the argument array. */
+  Expr *kids[3] = {expr_child(c, 0), expr_child(c, 1), expr_child(c, 2)};
+  CHECK(expr_rebuild(&A, c, kids, 3) == c);
+  kids[2] = f32(2);
+  Expr *c2 = expr_rebuild(&A, c, kids, 3);
+  CHECK(c2 != c && c2->u.call.args != c->u.call.args && c2->u.call.args[0] == c->u.call.args[0]);
+  CHECK(expr_child(c, 2) != kids[2] && expr_child(c2, 2) == kids[2]);
+  /* A let: value (operand), body (the rest); its variable in both. */
+  Expr *l = let(y, c, ev(y));
+  CHECK(expr_rest(l) == l->u.let.body && expr_child_role(l, 1) == EXPR_REST);
+  int seen = 0;
+  expr_binders(l, 0, count_node, &seen);
+  CHECK(seen == 1);
+  /* A match: clause bodies are blocks; pattern variables in their own clause. */
+  Pattern *pv = ARENA_NEW(&A, Pattern), *pw = ARENA_NEW(&A, Pattern);
+  pv->kind = PAT_VAR, pv->u.var = h, pw->kind = PAT_WILD;
+  Expr *m = expr_new(&A, EX_MATCH, S0);
+  m->u.match.scrut = ev(x), m->u.match.n = 2;
+  m->u.match.clauses = ARENA_ARRAY(&A, MatchClause, 2);
+  m->u.match.clauses[0] = (MatchClause){pv, ev(h)}, m->u.match.clauses[1] = (MatchClause){pw, f32(0)};
+  CHECK(expr_nchildren(m) == 3 && expr_child(m, 2) == m->u.match.clauses[1].body);
+  CHECK(expr_child_role(m, 0) == EXPR_OPERAND && expr_child_role(m, 1) == EXPR_BLOCK);
+  CHECK(expr_child_slot(m, 1) == &m->u.match.clauses[0].body);
+  seen = 0, expr_binders(m, 1, count_node, &seen);
+  CHECK(seen == 1);
+  seen = 0, expr_binders(m, 2, count_node, &seen);
+  CHECK(seen == 0);
+  Expr *mk[3] = {ev(y), expr_child(m, 1), f32(3)};
+  Expr *m2 = expr_rebuild(&A, m, mk, 3);
+  CHECK(m2->u.match.clauses != m->u.match.clauses && m2->u.match.clauses[0].pat == pv);
+  CHECK(m->u.match.clauses[1].body->kind == EX_CONST && m2->u.match.clauses[1].body == mk[2]);
+  /* A function: a new Function, the old one untouched. */
+  Expr *fe = expr_fn(&A, mkfn(1, &x, ev(x)), S0);
+  Expr *nb = f32(4), *fe2 = expr_rebuild(&A, fe, &nb, 1);
+  CHECK(fe2->u.fn != fe->u.fn && fe2->u.fn->body == nb && fe->u.fn->body->kind == EX_VAR);
+  CHECK(fe2->u.fn->params == fe->u.fn->params && expr_child_role(fe, 0) == EXPR_BLOCK);
+  /* Pre-order, source order, pruned where visit says so. */
+  Expr *t = expr_tuple(&A, 3, (Expr *[]){l, fe, m}, S0);
+  StrBuf b = {0};
+  expr_walk(t, walk_kinds, &b);
+  char *order = sb_take(&b);
+  CHECK_STREQ(order, "tuple let call op var constant var function match var var constant ");
+  free(order);
+}
+
+static bool count_expr(void *ctx, Expr *e) { return ++*(int *)ctx, true; }
+
+static void count_tvar(void *n, TirVar *v) { (void)v, ++*(int *)n; }
+
+static bool count_load(void *ctx, const PrimExpr *e) {
+  if (e->kind == PE_LOAD) ++*(int *)ctx;
+  return true;
+}
+
+static void test_walk_deep_and_tir(void) {
+  /* 200,000 bindings: the walk keeps its own stack. */
+  Expr *e = f32(0);
+  for (int i = 0; i < 200000; i++) e = let(mkvar("v"), f32(i), e);
+  int n = 0;
+  expr_walk(e, count_expr, &n);
+  CHECK(n == 400001);
+  /* TIR: linear0 has 5 loads; a grid's ends are its expressions, its begins NULL. */
+  PrimFunc *f = linear0();
+  n = 0;
+  TirVisitor v = {NULL, count_load, &n};
+  tir_walk(f->body, &v);
+  CHECK(n == 5);
+  const Stmt *loop = f->body->u.seq.items[1];
+  PtrVec ex = {0}, st = {0};
+  stmt_children(loop, &ex, &st);
+  CHECK(ex.len == 6 && ex.items[0] == NULL && ex.items[3] == loop->u.for_.hi[0]);
+  CHECK(st.len == 1 && st.items[0] == loop->u.for_.body);
+  vec_free(&ex), vec_free(&st);
+  n = 0;
+  stmt_binders(loop, count_tvar, &n);
+  CHECK(n == 3);
+  PrimExpr *tmp[2];
+  PrimExpr *const *kids = prim_expr_children(pbin(PB_ADD, pint(1), pint(2)), tmp, &n);
+  CHECK(n == 2 && kids[1]->u.i == 2);
+}
+
 int main(void) {
   arena_init(&A);
   test_types();
@@ -1087,6 +1183,8 @@ int main(void) {
   test_equality();
   test_match_equality();
   test_deep();
+  test_walk_relay();
+  test_walk_deep_and_tir();
   arena_free(&A);
   return check_report("test_ir");
 }

@@ -1,0 +1,274 @@
+/* api.c — the public C API (include/rly.h) over the engine.
+ *
+ * A session holds one DiagCtx, one Engine and the current Module.  Loading
+ * parses into a copy of the module and replaces it only on success, so a
+ * failed load leaves the session as it was.  Definitions and the values of
+ * loaded expressions live in the session's arena for its lifetime; a call
+ * (rly_call) builds its expression in a scratch arena freed on return (it
+ * holds no function literal, so no value can point into it), and copies
+ * its results out, so any number of calls runs in bounded memory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "include/rly.h"
+#include "interp/extern.h"
+#include "jit/jit.h"
+#include "ir/util.h"
+#include "passes/passes.h"
+
+extern const char rly_prelude_text[];
+extern const size_t rly_prelude_len;
+
+struct rly_session {
+  DiagCtx diag;
+  Engine *engine;
+  Arena arena;  /* definitions and loaded expressions */
+  Module *m;
+  char *error;  /* rendered diagnostics of the last failure */
+};
+
+/* ───────────────────────────── errors ───────────────────────────── */
+
+static void clear_error(rly_session *s) {
+  free(s->error);
+  s->error = NULL;
+  diag_clear(&s->diag);
+}
+
+/* Renders the collected diagnostics into s->error; returns -1. */
+static int failed(rly_session *s) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (f) {
+    diag_render(&s->diag, f, 0, false);
+    fclose(f);
+  }
+  free(s->error);
+  s->error = buf;
+  diag_clear(&s->diag);
+  return -1;
+}
+
+static int fail_msg(rly_session *s, const char *fmt, const char *arg) {
+  diag_error(&s->diag, (Span){0, 0, 0}, fmt, arg);
+  return failed(s);
+}
+
+int rly_kernel_count(void) { return jit_kernel_count(); }
+
+const char *rly_error(const rly_session *s) { return s && s->error ? s->error : ""; }
+
+/* ───────────────────────────── sessions ───────────────────────────── */
+
+rly_session *rly_open(int flags) {
+  rly_session *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  diag_init(&s->diag);
+  arena_init(&s->arena);
+  EngineOptions o = engine_options_default();
+  if (flags & RLY_OPEN_ENV) engine_options_from_env(&o);
+  s->engine = engine_new(&o, &s->diag);
+  s->m = module_new(&s->arena);
+  if (!(flags & RLY_OPEN_NO_PRELUDE) && rly_load_text(s, "<prelude>", rly_prelude_text) != 0) {
+    rly_close(s); /* the built-in prelude always checks */
+    return NULL;
+  }
+  return s;
+}
+
+void rly_close(rly_session *s) {
+  if (!s) return;
+  engine_free(s->engine);
+  module_free(s->m);
+  arena_free(&s->arena);
+  diag_free(&s->diag);
+  free(s->error);
+  free(s);
+}
+
+int rly_set_exec(rly_session *s, rly_exec mode) {
+  clear_error(s);
+  if (mode != RLY_EXEC_JIT && mode != RLY_EXEC_INTERP) return fail_msg(s, "%s", "unknown exec mode");
+  EngineOptions o = *engine_options(s->engine);
+  o.exec = mode == RLY_EXEC_JIT ? EXEC_JIT : EXEC_INTERP;
+  engine_set_options(s->engine, &o);
+  return 0;
+}
+
+static void replace_module(rly_session *s, Module *m) {
+  if (m == s->m) return;
+  module_free(s->m);
+  s->m = m;
+}
+
+/* Evaluates the script's expressions in order (a `let` binds its value). */
+static bool run_items(rly_session *s, const ParseResult *r) {
+  for (int i = 0; i < r->nitems; i++) {
+    const ScriptItem *it = &r->items[i];
+    if (it->kind == ITEM_COMMAND) {
+      diag_error(&s->diag, it->span, "`:` commands are for the REPL, not rly_load_text");
+      return false;
+    }
+    if ((it->kind == ITEM_EXPR || it->kind == ITEM_LET) &&
+        !engine_eval(s->engine, s->m, it->expr, it->kind == ITEM_LET ? it->var : NULL))
+      return false;
+  }
+  return true;
+}
+
+int rly_load_text(rly_session *s, const char *name, const char *text) {
+  clear_error(s);
+  uint32_t file = diag_add_source(&s->diag, name ? name : "<text>", text, strlen(text));
+  ParseResult r = {0};
+  Module *m = engine_parse(s->engine, s->m, &s->arena, file, 0, NULL, &r);
+  if (!m) return failed(s);
+  replace_module(s, m);
+  return run_items(s, &r) ? 0 : failed(s);
+}
+
+int rly_load_file(rly_session *s, const char *path) {
+  size_t len = 0;
+  char *text = read_whole_file(path, &len);
+  if (!text) {
+    clear_error(s);
+    return fail_msg(s, "cannot read '%s'", path);
+  }
+  int rc = rly_load_text(s, path, text);
+  free(text);
+  return rc;
+}
+
+int rly_run_passes(rly_session *s, const char *names) {
+  clear_error(s);
+  Module *m = engine_passes(s->engine, s->m, &s->arena, names);
+  if (!m) return failed(s);
+  replace_module(s, m);
+  return 0;
+}
+
+char *rly_print(rly_session *s) {
+  PrintOptions opt = {.header = true};
+  return print_module(s->m, opt);
+}
+
+int rly_eval(rly_session *s, const char *expr, char **text) {
+  clear_error(s);
+  *text = NULL;
+  uint32_t file = diag_add_source(&s->diag, "<eval>", expr, strlen(expr));
+  Expr *e = parse_expr(s->m, &s->diag, file, NULL);
+  if (!e || !ty_check_expr(s->m, e, &s->diag)) return failed(s);
+  Value *v = engine_eval(s->engine, s->m, e, NULL);
+  if (!v) return failed(s);
+  *text = engine_format(s->engine, v);
+  return 0;
+}
+
+/* ───────────────────────────── calls ───────────────────────────── */
+
+/* A run-time tensor holding a copy of a contiguous CPU DLTensor. */
+static RtTensor *tensor_in(rly_session *s, const DLTensor *t, int i) {
+  char err[RT_ERR_LEN], what[64];
+  snprintf(what, sizeof what, "argument %d", i + 1);
+  DType dt;
+  if (t->device.device_type != kDLCPU) return fail_msg(s, "%s is not on the CPU", what), NULL;
+  if (!rly_dtype_from_dlpack(t->dtype, &dt))
+    return fail_msg(s, "%s has a dtype rly does not have", what), NULL;
+  if (t->ndim < 0 || t->ndim > TENSOR_MAX_RANK) return fail_msg(s, "%s has too many dims", what), NULL;
+  int64_t expect = 1;
+  for (int d = t->ndim - 1; t->strides && d >= 0; expect *= t->shape[d--])
+    if (t->shape[d] != 1 && t->strides[d] != expect)
+      return fail_msg(s, "%s is not contiguous (row-major)", what), NULL;
+  RtTensor *r = rt_tensor_new(dt, t->ndim, t->shape, err, sizeof err);
+  if (!r) return fail_msg(s, "%s", err), NULL;
+  memcpy(r->data, (const char *)t->data + t->byte_offset, rt_tensor_nbytes(r));
+  return r;
+}
+
+/* One malloc'd block: the DLManagedTensor, its shape, then the data. */
+static void free_managed(DLManagedTensor *m) { free(m); }
+
+static DLManagedTensor *tensor_out(const RtTensor *t) {
+  size_t head = sizeof(DLManagedTensor) + sizeof(int64_t) * (size_t)(t->ndim + 1);
+  head = (head + 63) & ~(size_t)63;
+  size_t n = rt_tensor_nbytes(t);
+  DLManagedTensor *m = aligned_alloc(64, (head + n + 63) & ~(size_t)63);
+  if (!m) return NULL;
+  int64_t *shape = (int64_t *)(m + 1);
+  memcpy(shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+  *m = (DLManagedTensor){.dl_tensor = {.data = (char *)m + head, .device = {kDLCPU, 0},
+                                       .ndim = t->ndim, .dtype = rly_dlpack_dtype(t->dtype),
+                                       .shape = shape},
+                         .deleter = free_managed};
+  memcpy(m->dl_tensor.data, t->data, n);
+  return m;
+}
+
+/* The tensors of a result (a tensor, or a tuple of tensors). */
+static int results_out(rly_session *s, const Value *v, DLManagedTensor **out, int max, int *n) {
+  int count = v->kind == V_TENSOR ? 1 : v->kind == V_TUPLE ? v->u.tuple.n : -1;
+  for (int i = 0; v->kind == V_TUPLE && i < count; i++)
+    if (v->u.tuple.fields[i]->kind != V_TENSOR) count = -1;
+  if (count < 0) return fail_msg(s, "%s", "the result is not a tensor or a tuple of tensors");
+  if (count > max) return fail_msg(s, "%s", "the result has more tensors than max_results");
+  for (int i = 0; i < count; i++) {
+    const Value *t = v->kind == V_TENSOR ? v : v->u.tuple.fields[i];
+    out[i] = tensor_out(t->u.tensor);
+    if (!out[i]) {
+      for (int k = 0; k < i; k++) out[k]->deleter(out[k]);
+      return fail_msg(s, "%s", "out of memory for the results");
+    }
+  }
+  *n = count;
+  return 0;
+}
+
+/* A variable per argument, typed by its tensor, bound to it. */
+static Expr *call_expr(rly_session *s, Arena *a, const char *func, RtTensor **ts, int n,
+                       Var **vars) {
+  Expr **args = ARENA_ARRAY(a, Expr *, n + 1);
+  Span none = {0, 0, 0};
+  for (int i = 0; i < n; i++) {
+    Dim dims[TENSOR_MAX_RANK];
+    for (int d = 0; d < ts[i]->ndim; d++) dims[d] = (Dim){.kind = DIM_CONST, .value = ts[i]->shape[d]};
+    char name[16];
+    snprintf(name, sizeof name, "arg%d", i);
+    Type *ty = type_tensor(a, ts[i]->dtype, ts[i]->ndim, dims, none);
+    vars[i] = var_new(a, arena_strdup(a, name), ty, none);
+    args[i] = expr_var(a, vars[i], none);
+    interp_bind(engine_interp(s->engine), vars[i],
+                interp_value_tensor(engine_interp(s->engine), rt_tensor_retain(ts[i])));
+  }
+  return expr_call(a, expr_global(a, arena_strdup(a, func), none), n, args, NULL, none);
+}
+
+int rly_call(rly_session *s, const char *func, const DLTensor *args, int nargs,
+             DLManagedTensor **results, int max_results, int *nresults) {
+  clear_error(s);
+  *nresults = 0;
+  if (!module_func(s->m, func)) return fail_msg(s, "no function @%s in the session", func);
+  RtTensor **ts = calloc((size_t)nargs + 1, sizeof *ts);
+  Var **vars = calloc((size_t)nargs + 1, sizeof *vars);
+  if (!ts || !vars) rly_oom();
+  int rc = 0, i = 0;
+  for (; i < nargs && rc == 0; i++)
+    if (!(ts[i] = tensor_in(s, &args[i], i))) rc = -1;
+  Arena scratch;
+  arena_init(&scratch);
+  if (rc == 0) {
+    Module *view = module_copy(s->m, &scratch); /* types of the call go to scratch */
+    Expr *e = call_expr(s, &scratch, func, ts, nargs, vars);
+    Value *v = ty_check_expr(view, e, &s->diag) ? engine_eval(s->engine, s->m, e, NULL) : NULL;
+    rc = v ? results_out(s, v, results, max_results, nresults) : failed(s);
+    module_free(view);
+  }
+  for (int k = 0; k < nargs; k++)
+    if (vars[k]) engine_unbind(s->engine, vars[k]);
+  for (int k = 0; k < i; k++) rt_tensor_release(ts[k]);
+  arena_free(&scratch);
+  free(ts);
+  free(vars);
+  return rc;
+}

@@ -1,0 +1,82 @@
+/* rly.h — embedding rly in a C program: open a session, load Relay text or
+ * a file, run passes by name, call a function with DLPack tensors and get
+ * DLPack results, choose the exec mode, read the error text.
+ *
+ *   rly_session *s = rly_open(0);
+ *   if (rly_load_text(s, "<my>", "def @f(%x: Tensor[(4), float32]) { exp(%x) }") != 0)
+ *     fprintf(stderr, "%s", rly_error(s));
+ *   DLManagedTensor *out;
+ *   int n;
+ *   rly_call(s, "f", &x, 1, &out, 1, &n);   // x: a DLTensor on the CPU
+ *   ... out->dl_tensor ...; out->deleter(out);
+ *   rly_close(s);
+ *
+ * Every function that can fail returns 0 on success and -1 on failure,
+ * after which rly_error(s) holds the diagnostics as rly prints them
+ * (`file:line:col: error: ...`, the source line, a caret).  Nothing here
+ * exits or aborts on a user error.  A session is used by one thread at a
+ * time.  The JIT is set up but LLVM is loaded only on the first kernel. */
+#ifndef RLY_H
+#define RLY_H
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rly_session rly_session;
+
+typedef enum rly_exec {
+  RLY_EXEC_JIT = 0,    /* pure tensor work fused, lowered to TIR and JIT-compiled (default) */
+  RLY_EXEC_INTERP = 1, /* reference kernels and the TIR interpreter only */
+} rly_exec;
+
+enum {
+  RLY_OPEN_NO_PRELUDE = 1, /* do not load the standard library (List, map, ...) */
+  RLY_OPEN_ENV = 2,        /* take options from RLY_* environment variables, as rly does */
+};
+
+/* A new session (flags: RLY_OPEN_*), or NULL if out of memory. */
+rly_session *rly_open(int flags);
+void rly_close(rly_session *s);
+
+int rly_set_exec(rly_session *s, rly_exec mode);
+
+/* Adds the definitions of `text` (named `name` in messages) to the
+ * session's module; top-level expressions in it are evaluated in order.
+ * On failure the module is as before. */
+int rly_load_text(rly_session *s, const char *name, const char *text);
+int rly_load_file(rly_session *s, const char *path);
+
+/* Runs passes on the module, e.g. "EffectToState" or "ToANormalForm,FuseOps"
+ * (the names of `rly --pass`); the result replaces the module. */
+int rly_run_passes(rly_session *s, const char *names);
+
+/* Calls @func on nargs CPU tensors (contiguous, row-major; int, uint,
+ * float or bool dtypes; copied in).  The results (one per tensor of the
+ * result: a tuple gives several) go to results[0..*nresults), each a
+ * malloc'd tensor the caller frees with its deleter; fails when the result
+ * has more than max_results tensors or is not made of tensors. */
+int rly_call(rly_session *s, const char *func, const DLTensor *args, int nargs,
+             DLManagedTensor **results, int max_results, int *nresults);
+
+/* Evaluates an expression; *text gets its printed value (free it). */
+int rly_eval(rly_session *s, const char *expr, char **text);
+
+/* The module as canonical text (free it). */
+char *rly_print(rly_session *s);
+
+/* How many kernels the JIT has compiled (or loaded from its disk cache)
+ * in this process: 0 means nothing ran through compiled code. */
+int rly_kernel_count(void);
+
+/* The diagnostics of the last failure ("" after a success). */
+const char *rly_error(const rly_session *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
