@@ -4,7 +4,7 @@ BUILD ?= build
 SAN_BUILD ?= build-san
 MESON_SETUP = meson setup --native-file scripts/llvm19.ini
 
-.PHONY: all deps run test test-san bench clean
+.PHONY: all deps run test test-san bench clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -34,6 +34,16 @@ bench: deps all
 	/usr/bin/python3 bench/interp.py $(BUILD)/rly
 	/usr/bin/python3 bench/jit.py $(BUILD)/rly
 	/usr/bin/python3 bench/models.py $(BUILD)/rly
+
+# The tree is formatted by clang-format-19 with .clang-format; CI checks it.
+SOURCES = $(shell git ls-files '*.c' '*.h')
+format:
+	@scripts/install-deps clang-format-19
+	clang-format-19 -i $(SOURCES)
+
+format-check:
+	@scripts/install-deps clang-format-19
+	clang-format-19 --dry-run --Werror $(SOURCES)
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)

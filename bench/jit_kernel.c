@@ -21,6 +21,9 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Loads the first prim function of the file, fills every buffer with the
+ * same ramp, runs once untimed (compile, first touch), then reports the
+ * median of the timed runs. */
 int main(int argc, char **argv) {
   if (argc < 4) return fprintf(stderr, "usage: jit_kernel FILE N RUNS\n"), 2;
   FILE *fp = fopen(argv[1], "rb");

@@ -274,7 +274,7 @@ typedef struct Reach {
 
 static bool reach_visit(void *ctx, Expr *e) {
   Reach *r = ctx;
-  if (e->kind == EX_OP && e->u.op.index == ops_lookup("call_tir")) r->kernel = true;
+  if (e->kind == EX_OP && ops_has_flag(e->u.op.index, OP_CALL_TIR)) r->kernel = true;
   if (e->kind == EX_GLOBAL && !strmap_get(&r->seen, e->u.global.name)) {
     strmap_put(&r->seen, e->u.global.name, (void *)1);
     FuncDef *f = module_func(r->m, e->u.global.name);

@@ -125,9 +125,17 @@ static bool out_shape(Interp *in, const SizeEnv *env, const AttrValue *s, Outs *
   return true;
 }
 
-static bool out_dtype(Interp *in, const AttrValue *dt, Outs *o, int k, Span sp) {
-  o->dt[k] = DT_FLOAT32;
-  if (!dt) return true;
+/* Output k's dtype: the call's `dtype` (one, or one per output), else the
+ * default of call_tir's row. */
+static bool out_dtype(Interp *in, const Expr *call, const AttrValue *dt, Outs *o, int k) {
+  Span sp = call->span;
+  if (!dt) {
+    ArenaMark m = arena_mark(&in->kx.arena);
+    const char *s = op_attr_str(&in->kx.arena, call, "dtype");
+    o->dt[k] = dtype_from_name(s, strlen(s));
+    arena_release(&in->kx.arena, m);
+    return true;
+  }
   if (dt->kind == AV_LIST && dt->u.list.n != o->n)
     return fail(in, dt->span, "call_tir: %d dtypes for %d outputs", dt->u.list.n, o->n), false;
   const AttrValue *v = dt->kind == AV_LIST ? dt->u.list.items[k] : dt;
@@ -148,7 +156,7 @@ static bool outputs(Interp *in, const SizeEnv *env, Outs *o) {
   if (o->n > MAX_OUTS) return fail(in, sh->span, "call_tir: more than %d outputs", MAX_OUTS), false;
   for (int k = 0; k < o->n; k++)
     if (!out_shape(in, env, o->tuple ? sh->u.list.items[k] : sh, o, k) ||
-        !out_dtype(in, dt, o, k, call->span))
+        !out_dtype(in, call, dt, o, k))
       return false;
   return true;
 }

@@ -296,9 +296,9 @@ static OpRunner op_runner(const OpDef *def, int opindex, int n) {
   static unsigned char cache[MAX_OPS][MAX_N];
   unsigned char *c = opindex < MAX_OPS && n < MAX_N ? &cache[opindex][n] : NULL;
   if (c && *c) return (OpRunner)*c;
-  OpRunner r = strcmp(def->name, "call_tir") == 0 ? RUN_CALL_TIR
-               : random_handles(def->name, n)     ? RUN_RANDOM
-                                                  : RUN_KERNEL;
+  OpRunner r = def->flags & OP_CALL_TIR      ? RUN_CALL_TIR
+               : random_handles(opindex, n) ? RUN_RANDOM
+                                            : RUN_KERNEL;
   if (c) *c = (unsigned char)r;
   return r;
 }
@@ -306,8 +306,8 @@ static OpRunner op_runner(const OpDef *def, int opindex, int n) {
 /* Rank-0 elementwise ops (no attributes, equal dtypes, a known result
  * dtype) run the kernels' element code directly (scalar_ops.h), without the
  * type relation and output inference.  *done false: not such a call. */
-static Value *scalar_op(Interp *in, const Expr *call, int opindex, const OpDef *def, Value **args,
-                        int n, bool *done) {
+static Value *scalar_op(Interp *in, const Expr *call, int opindex, Value **args, int n,
+                        bool *done) {
   enum { MAX_OPS = 1024 };
   static int16_t code[MAX_OPS][2]; /* per op and arity: elementwise index + 1, or -1 */
   *done = false;
@@ -316,7 +316,7 @@ static Value *scalar_op(Interp *in, const Expr *call, int opindex, const OpDef *
     return NULL;
   int16_t *c = &code[opindex][n - 1];
   if (!*c) {
-    int k = n == 2 ? scalar_binop(def->name) : scalar_unop(def->name);
+    int k = n == 2 ? scalar_binop(opindex) : scalar_unop(opindex);
     *c = (int16_t)(k < 0 ? -1 : k + 1);
   }
   const Type *ty = call->ty;
@@ -350,12 +350,12 @@ static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, in
   OpRunner runner = op_runner(def, opindex, n);
   if (runner == RUN_KERNEL) {
     bool done;
-    Value *v = scalar_op(in, call, opindex, def, args, n, &done);
+    Value *v = scalar_op(in, call, opindex, args, n, &done);
     if (done) return v;
   }
   if (runner == RUN_CALL_TIR) return call_tir_run(in, call, args, n);
   if (runner == RUN_RANDOM) {
-    Value *v = random_run(in, call, def, args, n, in->opt.prng_original);
+    Value *v = random_run(in, call, opindex, args, n, in->opt.prng_original);
     if (!v) in->err_span = call->span;
     return v;
   }
@@ -365,7 +365,7 @@ static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, in
   in->kx.err[0] = 0;
   in->kx.rel.err[0] = 0;
   const Attrs *attrs = call->kind == EX_CALL ? call->u.call.attrs : NULL;
-  if (!kernels_infer_and_run(&in->kx, def->name, nin, ins, attrs, MAX_OP_OUTPUTS, &nout, outs))
+  if (!kernels_infer_and_run(&in->kx, opindex, nin, ins, attrs, MAX_OP_OUTPUTS, &nout, outs))
     return fail(in, call->span, "%s", in->kx.err), NULL;
   bool tuple = nout != 1 || (call->ty && call->ty->kind == TY_TUPLE);
   if (!tuple) return value_tensor(in, outs[0]);

@@ -285,23 +285,23 @@ static int32_t *gen_args(Comp *c, const Expr *e) {
 
 /* The hot ops, inlined: a dedicated instruction or -1. */
 static int inline_op(int binop, DType dt, int *aux) {
-  static const struct { const char *name; int cmp; } names[] = {
-      {"add", -1}, {"subtract", -1}, {"multiply", -1}, {"divide", -1},
-      {"equal", C_EQ}, {"not_equal", C_NE}, {"less", C_LT},
-      {"less_equal", C_LE}, {"greater", C_GT}, {"greater_equal", C_GE}};
-  static int idx[10];
-  static bool init;
-  if (!init) {
-    for (int i = 0; i < 10; i++) idx[i] = scalar_binop(names[i].name);
-    init = true;
+  int which = -1, cmp = -1; /* which: add, subtract, multiply, divide */
+  switch ((BinOp)binop) {
+  case B_ADD: which = 0; break;
+  case B_SUB: which = 1; break;
+  case B_MUL: which = 2; break;
+  case B_DIV: which = 3; break;
+  case B_EQ: cmp = C_EQ; break;
+  case B_NE: cmp = C_NE; break;
+  case B_LT: cmp = C_LT; break;
+  case B_LE: cmp = C_LE; break;
+  case B_GT: cmp = C_GT; break;
+  case B_GE: cmp = C_GE; break;
+  default: return -1;
   }
-  int which = -1;
-  for (int i = 0; i < 10; i++)
-    if (idx[i] == binop) which = i;
-  if (which < 0) return -1;
   char cls = dtype_class(dt);
-  if (names[which].cmp >= 0) {
-    *aux = names[which].cmp;
+  if (cmp >= 0) {
+    *aux = cmp;
     if (dt == DT_FLOAT32) return F_CMP_F;
     if (dt == DT_FLOAT64) return F_CMP_D;
     if (cls == 'i') return F_CMP_I;
@@ -322,11 +322,11 @@ static int inline_op(int binop, DType dt, int *aux) {
 /* Compiles a scalar elementwise op call: the hot arithmetic and comparisons
  * become inline instructions, other binary, unary and cast ops a generic
  * instruction running the kernel's element code; anything else refuses. */
-static int gen_op_call(Comp *c, const Expr *e, const char *op) {
+static int gen_op_call(Comp *c, const Expr *e, int op) {
   FKind k;
   DType odt;
   if (!kind_of(e->ty, &k, &odt) || k != FK_SCALAR) return fail_c(c);
-  bool is_cast = strcmp(op, "cast") == 0;
+  bool is_cast = scalar_is_cast(op);
   if (e->u.call.attrs && e->u.call.attrs->n && !is_cast) return fail_c(c);
   int n = e->u.call.nargs, bin = scalar_binop(op), un = scalar_unop(op);
   if (!((bin >= 0 && n == 2) || ((un >= 0 || is_cast) && n == 1))) return fail_c(c);
@@ -381,7 +381,7 @@ static int32_t *gen_call_args(Comp *c, const Expr *e, const FastFn *g) {
 
 static int gen_call(Comp *c, const Expr *e) {
   const Expr *fn = e->u.call.fn;
-  if (fn->kind == EX_OP) return gen_op_call(c, e, fn->u.op.name);
+  if (fn->kind == EX_OP) return gen_op_call(c, e, fn->u.op.index);
   FastFn *g = callee_of(c, e);
   if (!g) return fail_c(c);
   int32_t *a = gen_call_args(c, e, g);

@@ -138,8 +138,8 @@ struct Interp {
 
 /* Ops on RandState keys (random_ops.c): whether op with nargs arguments is
  * one, and running it (NULL with in->err set on failure). */
-bool random_handles(const char *op, int nargs);
-Value *random_run(Interp *in, const Expr *call, const OpDef *def, Value **args, int n, int mode);
+bool random_handles(int op, int nargs);
+Value *random_run(Interp *in, const Expr *call, int op, Value **args, int n, int mode);
 
 /* call_tir (call_tir.c): runs a prim function on fresh outputs; NULL with
  * in->err (and possibly in->note) set on failure.  call_tir_free frees the

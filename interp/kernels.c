@@ -1,6 +1,7 @@
-/* kernels.c — the op name → kernel table (joined from the family tables),
- * dispatch, output allocation through the type relations, and the helpers
- * the family files share: attribute access, compute lanes (typed loads and
+/* kernels.c — the kernel table indexed by registry index (the family
+ * tables, registered by op name on first use), dispatch, output
+ * allocation through the type relations, and the helpers the family
+ * files share: attribute access, compute lanes (typed loads and
  * stores with cast semantics) and the broadcasting row iterator.
  *
  * Invariant: after kernels_infer_and_run fails, no output is left
@@ -82,44 +83,51 @@ static const KernelDef *const families[] = {
 #undef X
 };
 
-static StrMap by_name;
-static bool table_built;
+/* by_index[i]: the kernel of registry op i (NULL: none). */
+static const KernelDef **by_index;
 
 static void build_table(void) {
-  if (table_built) return;
+  if (by_index) return;
+  const KernelDef **t = calloc((size_t)ops_count() + 1, sizeof *t);
+  if (!t) rly_oom();
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
     for (const KernelDef *d = families[f]; d->name; d++) {
-      RLY_ASSERT(!strmap_get(&by_name, d->name)); /* one kernel per op */
-      strmap_put(&by_name, d->name, (void *)d);
+      int i = ops_lookup(d->name);
+      if (i < 0) continue; /* a kernel ahead of its registry entry */
+      RLY_ASSERT(!t[i]);   /* one kernel per op */
+      t[i] = d;
     }
-  table_built = true;
+  by_index = t;
 }
 
-const KernelDef *kernels_lookup(const char *op) {
+const KernelDef *kernels_get(int op) {
   build_table();
-  return strmap_get(&by_name, op);
+  return op >= 0 && op < ops_count() ? by_index[op] : NULL;
 }
 
-static void begin(KernelCtx *kx, const char *op) {
-  kx->op = op;
+/* The op's row (its attribute defaults, flags) for relations and messages. */
+static const OpDef *begin(KernelCtx *kx, int op) {
+  const OpDef *def = ops_get(op);
+  kx->op = def ? def->name : "?";
   kx->err[0] = 0;
-  kx->rel.op_name = op;
+  kx->rel.op_name = kx->op;
+  kx->rel.op = def;
   kx->rel.err[0] = 0;
   kx->rel.arena = &kx->arena;
   kx->rel.mod = NULL, kx->rel.call = NULL, kx->rel.unify_dim = NULL;
+  if (!def) kernel_fail(kx, "no op with registry index %d", op);
+  return def;
 }
 
-bool kernels_run(KernelCtx *kx, const char *op, int nin, RtTensor *const *in, const Attrs *attrs,
+bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs,
                  int nout, RtTensor *const *out) {
-  begin(kx, op);
-  const KernelDef *d = kernels_lookup(op);
-  /* Attribute defaults come from the registry: an op must be registered. */
-  if (ops_lookup(op) < 0) return kernel_fail(kx, "unknown op `%s`", op);
-  if (!d) return kernel_fail(kx, "no kernel for op `%s`", op);
+  if (!begin(kx, op)) return false;
+  const KernelDef *d = kernels_get(op);
+  if (!d) return kernel_fail(kx, "no kernel for op `%s`", kx->op);
   ArenaMark m = arena_mark(&kx->arena);
   bool ok = d->fn(kx, nin, in, attrs, nout, out) && kernel_attrs_ok(kx);
   arena_release(&kx->arena, m);
-  if (!ok && !kx->err[0]) kernel_fail(kx, "%s: kernel failed", op);
+  if (!ok && !kx->err[0]) kernel_fail(kx, "%s: kernel failed", kx->op);
   return ok;
 }
 
@@ -132,8 +140,8 @@ static Type *shape_type(KernelCtx *kx, const RtTensor *t) {
 }
 
 /* The result type of op on the inputs, or NULL after kernel_fail. */
-static Type *infer(KernelCtx *kx, const OpDef *def, const KernelDef *k, int nin,
-                   RtTensor *const *in, const Attrs *attrs) {
+static Type *infer(KernelCtx *kx, const OpDef *def, int nin, RtTensor *const *in,
+                   const Attrs *attrs) {
   Type **args = ARENA_ARRAY(&kx->arena, Type *, nin + 1);
   const Tensor **vals = ARENA_ARRAY(&kx->arena, const Tensor *, nin + 1);
   Tensor *views = ARENA_ARRAY(&kx->arena, Tensor, nin + 1);
@@ -143,7 +151,7 @@ static Type *infer(KernelCtx *kx, const OpDef *def, const KernelDef *k, int nin,
     vals[i] = &views[i];
   }
   int nargs = nin;
-  if (k->flags & KF_TUPLE_ARG) {
+  if (def->flags & OP_TUPLE_ARG) {
     args[0] = type_tuple(&kx->arena, nin, args, no_span);
     vals[0] = NULL;
     nargs = 1;
@@ -163,7 +171,7 @@ static Type *infer(KernelCtx *kx, const OpDef *def, const KernelDef *k, int nin,
 }
 
 /* Allocates output i of type t (a view of in[0] for view ops when possible). */
-static RtTensor *alloc_output(KernelCtx *kx, const KernelDef *k, int nin, RtTensor *const *in,
+static RtTensor *alloc_output(KernelCtx *kx, const OpDef *def, int nin, RtTensor *const *in,
                               const Type *t) {
   if (t->kind != TY_TENSOR) {
     kernel_fail(kx, "%s: an output of type %s is not a tensor", kx->op, rel_type_str(&kx->rel, t));
@@ -180,14 +188,14 @@ static RtTensor *alloc_output(KernelCtx *kx, const KernelDef *k, int nin, RtTens
     shape[i] = d.value;
   }
   RtTensor *r;
-  if ((k->flags & KF_VIEW) && nin > 0 && in[0]->dtype == t->u.tensor.dtype)
+  if ((def->flags & OP_VIEW) && nin > 0 && in[0]->dtype == t->u.tensor.dtype)
     r = rt_tensor_view(in[0], t->u.tensor.ndim, shape, kx->err, sizeof kx->err);
   else
     r = rt_tensor_new(t->u.tensor.dtype, t->u.tensor.ndim, shape, kx->err, sizeof kx->err);
   return r;
 }
 
-static int alloc_outputs(KernelCtx *kx, const KernelDef *k, int nin, RtTensor *const *in,
+static int alloc_outputs(KernelCtx *kx, const OpDef *def, int nin, RtTensor *const *in,
                          const Type *t, int maxout, RtTensor **out) {
   int n = t->kind == TY_TUPLE ? t->u.tuple.n : 1;
   if (n > maxout) {
@@ -195,7 +203,7 @@ static int alloc_outputs(KernelCtx *kx, const KernelDef *k, int nin, RtTensor *c
     return -1;
   }
   for (int i = 0; i < n; i++) {
-    out[i] = alloc_output(kx, k, nin, in, t->kind == TY_TUPLE ? t->u.tuple.fields[i] : t);
+    out[i] = alloc_output(kx, def, nin, in, t->kind == TY_TUPLE ? t->u.tuple.fields[i] : t);
     if (!out[i]) {
       while (i-- > 0) rt_tensor_release(out[i]), out[i] = NULL;
       return -1;
@@ -204,17 +212,15 @@ static int alloc_outputs(KernelCtx *kx, const KernelDef *k, int nin, RtTensor *c
   return n;
 }
 
-bool kernels_infer_and_run(KernelCtx *kx, const char *op, int nin, RtTensor *const *in,
+bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in,
                            const Attrs *attrs, int maxout, int *nout, RtTensor **out) {
-  begin(kx, op);
   *nout = 0;
-  const KernelDef *k = kernels_lookup(op);
-  const OpDef *def = ops_get(ops_lookup(op));
-  if (!def) return kernel_fail(kx, "unknown op `%s`", op);
-  if (!k) return kernel_fail(kx, "no kernel for op `%s`", op);
+  const OpDef *def = begin(kx, op);
+  if (!def) return false;
+  if (!kernels_get(op)) return kernel_fail(kx, "no kernel for op `%s`", kx->op);
   ArenaMark m = arena_mark(&kx->arena);
-  Type *t = infer(kx, def, k, nin, in, attrs);
-  int n = t ? alloc_outputs(kx, k, nin, in, t, maxout, out) : -1;
+  Type *t = infer(kx, def, nin, in, attrs);
+  int n = t ? alloc_outputs(kx, def, nin, in, t, maxout, out) : -1;
   arena_release(&kx->arena, m);
   if (n < 0) return false;
   if (!kernels_run(kx, op, nin, in, attrs, n, out)) {

@@ -1,5 +1,11 @@
 /* kernels.h — reference kernels: one C kernel per op of the registry.
  *
+ * The family files (kernels_*.c) list their kernels by op name; on first
+ * use they are registered in a table indexed by the op's registry index
+ * (ops/ops.h), so at run time an op's kernel is one array access away from
+ * its row: kernels_get(index).  A unit test checks that every op has one
+ * (or runs elsewhere: call_tir, the key-taking random ops).
+ *
  * Calling convention: the caller knows each output's type (by running the
  * op's type relation on the actual shapes, see kernels_infer_and_run),
  * allocates the outputs, and calls the kernel with the inputs, the call's
@@ -10,10 +16,11 @@
  * in kx->err.
  *
  * View ops (reshape, squeeze, expand_dims, batch_flatten, ...) are flagged
- * KF_VIEW: kernels_infer_and_run makes their output a view sharing the
- * input's buffer; called with a separately allocated output, their kernel
- * copies.  Ops taking one tuple argument (concatenate, stack) are flagged
- * KF_TUPLE_ARG: the kernel receives the tuple's tensors as its inputs.
+ * OP_VIEW on their registry rows: kernels_infer_and_run makes their output
+ * a view sharing the input's buffer; called with a separately allocated
+ * output, their kernel copies.  Ops taking one tuple argument (concatenate,
+ * stack) are flagged OP_TUPLE_ARG: the kernel receives the tuple's tensors
+ * as its inputs.
  *
  * Semantics are TVM/Relay's, which follow numpy; where they leave a case
  * undefined we pick numpy's answer or a documented one (see the family
@@ -42,32 +49,27 @@ bool kernel_fail(KernelCtx *kx, const char *fmt, ...) __attribute__((format(prin
 typedef bool (*KernelFn)(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
                          int nout, RtTensor *const *out);
 
-enum {
-  KF_VIEW = 1,      /* output 0 may be a view of input 0 */
-  KF_TUPLE_ARG = 2, /* the op's single argument is a tuple of all inputs */
-};
-
+/* An entry of a family table: the registry name of the op it runs. */
 typedef struct KernelDef {
   const char *name;
   KernelFn fn;
-  unsigned flags;
 } KernelDef;
 
-/* The kernel of an op, or NULL. */
-const KernelDef *kernels_lookup(const char *op);
-/* Calls the kernel on outputs the caller allocated.  Fails with
- * "unknown op `x`" for an op the registry lacks (its attribute defaults
- * live there) and "no kernel for op `x`" for one without a kernel.  Some
- * kernels exist ahead of their registry entries (floor_mod, bitwise ops,
- * shifts, trunc, log2, isnan, all, any, logsumexp, ...). */
-bool kernels_run(KernelCtx *kx, const char *op, int nin, RtTensor *const *in, const Attrs *attrs,
+/* The kernel of the op at registry index `op`, or NULL.  Some kernels exist
+ * ahead of their registry entries (floor_mod, bitwise ops, shifts, trunc,
+ * log2, isnan, all, any, logsumexp, ...): they are not registered. */
+const KernelDef *kernels_get(int op);
+/* Calls the kernel of the op at registry index `op` on outputs the caller
+ * allocated.  Fails with "no op with registry index N" for an invalid index
+ * and "no kernel for op `x`" for an op without a kernel. */
+bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs,
                  int nout, RtTensor *const *out);
 /* Runs the op's type relation on the inputs' actual shapes and values,
  * allocates the outputs (a tuple type gives several), and runs the kernel.
- * On success out[0..*nout) hold new references (views for KF_VIEW ops); on
+ * On success out[0..*nout) hold new references (views for OP_VIEW ops); on
  * failure nothing is left allocated and kx->err says why (a relation's
  * message, an allocation failure, or the kernel's error). */
-bool kernels_infer_and_run(KernelCtx *kx, const char *op, int nin, RtTensor *const *in,
+bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in,
                            const Attrs *attrs, int maxout, int *nout, RtTensor **out);
 
 /* ── shared by the family files (kernels_*.c) ── */

@@ -54,9 +54,9 @@ static bool k_dyn_broadcast_to(KernelCtx *kx, int nin, RtTensor *const *in, cons
 }
 
 const KernelDef kernels_family_dyn[] = {
-    {"dyn.reshape", kernel_copy_view, KF_VIEW},
-    {"dyn.strided_slice", k_dyn_strided_slice, 0},
-    {"dyn.full", k_dyn_full, 0},
-    {"dyn.broadcast_to", k_dyn_broadcast_to, 0},
-    {NULL, NULL, 0},
+    {"dyn.reshape", kernel_copy_view},
+    {"dyn.strided_slice", k_dyn_strided_slice},
+    {"dyn.full", k_dyn_full},
+    {"dyn.broadcast_to", k_dyn_broadcast_to},
+    {NULL, NULL},
 };

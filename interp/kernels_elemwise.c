@@ -41,38 +41,7 @@ enum { BLK = KBLK };
 
 /* ───────────────────────────── binary ops ───────────────────────────── */
 
-/* X(enum, name, result is bool) */
-#define BINARY_OPS(X)                         \
-  X(B_ADD, "add", 0)                          \
-  X(B_SUB, "subtract", 0)                     \
-  X(B_MUL, "multiply", 0)                     \
-  X(B_DIV, "divide", 0)                       \
-  X(B_FLOORDIV, "floor_divide", 0)            \
-  X(B_MOD, "mod", 0)                          \
-  X(B_FLOORMOD, "floor_mod", 0)               \
-  X(B_POW, "power", 0)                        \
-  X(B_MAX, "maximum", 0)                      \
-  X(B_MIN, "minimum", 0)                      \
-  X(B_LAND, "logical_and", 0)                 \
-  X(B_LOR, "logical_or", 0)                   \
-  X(B_LXOR, "logical_xor", 0)                 \
-  X(B_BAND, "bitwise_and", 0)                 \
-  X(B_BOR, "bitwise_or", 0)                   \
-  X(B_BXOR, "bitwise_xor", 0)                 \
-  X(B_SHL, "left_shift", 0)                   \
-  X(B_SHR, "right_shift", 0)                  \
-  X(B_EQ, "equal", 1)                         \
-  X(B_NE, "not_equal", 1)                     \
-  X(B_LT, "less", 1)                          \
-  X(B_LE, "less_equal", 1)                    \
-  X(B_GT, "greater", 1)                       \
-  X(B_GE, "greater_equal", 1)
-
-typedef enum BinOp {
-#define X(e, n, c) e,
-  BINARY_OPS(X)
-#undef X
-} BinOp;
+/* BINARY_OPS and BinOp are in scalar_ops.h (the scalar fast path names them). */
 
 static const bool bin_is_cmp[] = {
 #define X(e, n, c) c,
@@ -549,23 +518,29 @@ static bool k_clip(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *att
 }
 
 const KernelDef kernels_family_elemwise[] = {
-#define X(e, n, c) {n, k_##e, 0},
+#define X(e, n, c) {n, k_##e},
     BINARY_OPS(X)
 #undef X
-#define X(e, n, k) {n, k_##e, 0},
+#define X(e, n, k) {n, k_##e},
     UNARY_OPS(X)
 #undef X
-    {"where", k_where, 0},
-    {"cast", k_cast, 0},
-    {"clip", k_clip, 0},
-    {NULL, NULL, 0},
+    {"where", k_where},
+    {"cast", k_cast},
+    {"clip", k_clip},
+    {NULL, NULL},
 };
 
 /* ─────────────────── one-element entry points (scalar_ops.h) ─────────────────── */
 
-int scalar_binop(const char *op) {
-  for (int i = 0; i < (int)(sizeof bin_names / sizeof bin_names[0]); i++)
-    if (strcmp(bin_names[i], op) == 0) return i;
+/* The family table lists the binary ops' kernels first, then the unary
+ * ones, each in BINARY_OPS / UNARY_OPS order: an op's code is the position
+ * of its registered kernel there. */
+enum { NBIN = sizeof bin_names / sizeof bin_names[0] };
+
+int scalar_binop(int op) {
+  const KernelDef *k = kernels_get(op);
+  for (int i = 0; k && i < NBIN; i++)
+    if (k == &kernels_family_elemwise[i]) return i;
   return -1;
 }
 
@@ -575,10 +550,16 @@ static const char *const un_names[] = {
 #undef X
 };
 
-int scalar_unop(const char *op) {
-  for (int i = 0; i < (int)(sizeof un_names / sizeof un_names[0]); i++)
-    if (strcmp(un_names[i], op) == 0) return i;
+int scalar_unop(int op) {
+  const KernelDef *k = kernels_get(op);
+  for (int i = 0; k && i < (int)(sizeof un_names / sizeof un_names[0]); i++)
+    if (k == &kernels_family_elemwise[NBIN + i]) return i;
   return -1;
+}
+
+bool scalar_is_cast(int op) {
+  const KernelDef *k = kernels_get(op);
+  return k && k->fn == k_cast;
 }
 
 /* As run_binary on one element. */

@@ -302,8 +302,8 @@ REDUCE_OPS(X)
 #undef X
 
 const KernelDef kernels_family_reduce[] = {
-#define X(e, n) {n, k_##e, 0},
+#define X(e, n) {n, k_##e},
     REDUCE_OPS(X)
 #undef X
-    {NULL, NULL, 0},
+    {NULL, NULL},
 };

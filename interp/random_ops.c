@@ -187,9 +187,12 @@ static Value *op_dropout_train(RCall *r) {
   return dropout_into(r, keys[1], r->args[0]->u.tensor, y) ? t : rfail(r, r->in->err);
 }
 
+/* Listed by registry name (with the argument count: nn.dropout takes a
+ * key as its second argument, its one-argument form is a tensor kernel),
+ * registered by registry index on first use. */
 typedef struct RandomOp {
   const char *name;
-  int nargs; /* -1: any */
+  int nargs;
   RandomFn fn;
 } RandomOp;
 
@@ -202,13 +205,24 @@ static const RandomOp random_ops[] = {
     {"nn.dropout_train", 2, op_dropout_train},
 };
 
-static const RandomOp *find(const char *name, int nargs) {
-  for (size_t i = 0; i < sizeof random_ops / sizeof random_ops[0]; i++)
-    if (strcmp(random_ops[i].name, name) == 0 && random_ops[i].nargs == nargs) return &random_ops[i];
-  return NULL;
+static const RandomOp **by_index; /* by registry index; NULL: not a key op */
+
+static const RandomOp *find(int op, int nargs) {
+  if (!by_index) {
+    const RandomOp **t = calloc((size_t)ops_count() + 1, sizeof *t);
+    if (!t) rly_oom();
+    for (size_t i = 0; i < sizeof random_ops / sizeof random_ops[0]; i++) {
+      int k = ops_lookup(random_ops[i].name);
+      RLY_ASSERT(k >= 0 && !t[k]); /* a registered op, listed once */
+      t[k] = &random_ops[i];
+    }
+    by_index = t;
+  }
+  const RandomOp *r = op >= 0 && op < ops_count() ? by_index[op] : NULL;
+  return r && r->nargs == nargs ? r : NULL;
 }
 
-bool random_handles(const char *op, int nargs) { return find(op, nargs) != NULL; }
+bool random_handles(int op, int nargs) { return find(op, nargs) != NULL; }
 
 static const Span no_span;
 
@@ -223,9 +237,10 @@ static Type *value_type(Interp *in, const Value *v) {
 /* Runs a random op: the registry's type relation on the actual arguments
  * first (so attributes and shapes are checked by the one rule), then the
  * op's sampler; the relation's scratch is released afterwards. */
-Value *random_run(Interp *in, const Expr *call, const OpDef *def, Value **args, int n, int mode) {
+Value *random_run(Interp *in, const Expr *call, int opindex, Value **args, int n, int mode) {
   RCall r = {in, call, call->u.call.attrs, args, n, NULL, (PrngMode)mode};
-  const RandomOp *op = find(def->name, n);
+  const OpDef *def = ops_get(opindex);
+  const RandomOp *op = find(opindex, n);
   Type *types[4];
   Tensor views[4];
   const Tensor *vals[4] = {0};
@@ -237,7 +252,7 @@ Value *random_run(Interp *in, const Expr *call, const OpDef *def, Value **args, 
   }
   RelCtx *cx = &in->kx.rel;
   ArenaMark m = arena_mark(&in->kx.arena);
-  cx->arena = &in->kx.arena, cx->op_name = def->name, cx->err[0] = 0;
+  cx->arena = &in->kx.arena, cx->op_name = def->name, cx->op = def, cx->err[0] = 0;
   cx->mod = NULL, cx->call = NULL, cx->unify_dim = NULL;
   r.result = def->rel(cx, n, types, vals, r.attrs);
   Value *v = r.result ? op->fn(&r) : rfail(&r, cx->err);

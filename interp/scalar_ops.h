@@ -11,10 +11,46 @@
 
 #include "interp/kernels.h"
 
-/* The index of a binary (add, less, ...) or unary (negative, exp, ...)
- * elementwise op by registry name, or -1. */
-int scalar_binop(const char *op);
-int scalar_unop(const char *op);
+/* The binary elementwise kernels (interp/kernels_elemwise.c), also the
+ * codes of scalar_binop.  X(enum, registry name, result is bool) */
+#define BINARY_OPS(X)                         \
+  X(B_ADD, "add", 0)                          \
+  X(B_SUB, "subtract", 0)                     \
+  X(B_MUL, "multiply", 0)                     \
+  X(B_DIV, "divide", 0)                       \
+  X(B_FLOORDIV, "floor_divide", 0)            \
+  X(B_MOD, "mod", 0)                          \
+  X(B_FLOORMOD, "floor_mod", 0)               \
+  X(B_POW, "power", 0)                        \
+  X(B_MAX, "maximum", 0)                      \
+  X(B_MIN, "minimum", 0)                      \
+  X(B_LAND, "logical_and", 0)                 \
+  X(B_LOR, "logical_or", 0)                   \
+  X(B_LXOR, "logical_xor", 0)                 \
+  X(B_BAND, "bitwise_and", 0)                 \
+  X(B_BOR, "bitwise_or", 0)                   \
+  X(B_BXOR, "bitwise_xor", 0)                 \
+  X(B_SHL, "left_shift", 0)                   \
+  X(B_SHR, "right_shift", 0)                  \
+  X(B_EQ, "equal", 1)                         \
+  X(B_NE, "not_equal", 1)                     \
+  X(B_LT, "less", 1)                          \
+  X(B_LE, "less_equal", 1)                    \
+  X(B_GT, "greater", 1)                       \
+  X(B_GE, "greater_equal", 1)
+
+typedef enum BinOp {
+#define X(e, n, c) e,
+  BINARY_OPS(X)
+#undef X
+} BinOp;
+
+/* The code of the binary (BinOp: add, less, ...) or unary (negative, exp,
+ * ...) elementwise op at registry index op (ops/ops.h), or -1. */
+int scalar_binop(int op);
+int scalar_unop(int op);
+/* Whether the op at registry index op is `cast` (its kernel is k_cast). */
+bool scalar_is_cast(int op);
 /* One element of binary op `op` on dtype dt into dtype odt (the op's result
  * dtype: dt, or bool for comparisons).  False with kx->err set on an error
  * (integer division by zero, ...). */

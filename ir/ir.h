@@ -195,7 +195,9 @@ struct Expr {
     struct { Tensor *value; } konst;
     Var *var;
     struct { const char *name; } global;
-    struct { int index; const char *name; } op; /* index into the op registry */
+    /* index into the op registry; call_tir copies the row's OP_CALL_TIR flag
+     * (its callee prints as a string first argument) so ir/ need not ask ops/ */
+    struct { int index; const char *name; bool call_tir; } op;
     struct { AdtDef *adt; int index; } ctor;    /* adt->ctors[index] */
     struct { Expr *fn; int nargs; Expr **args; Attrs *attrs; } call;
     struct { int n; Expr **fields; } tuple;

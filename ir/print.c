@@ -760,7 +760,7 @@ static void print_wrapped(Printer *P, const Expr *e, int ind, bool ok) {
 static int call_tir_callee(const Expr *e) {
   const Expr *fn = e->u.call.fn;
   const Attrs *at = e->u.call.attrs;
-  if (fn->kind != EX_OP || !fn->u.op.name || strcmp(fn->u.op.name, "call_tir") != 0 || !at) return -1;
+  if (fn->kind != EX_OP || !fn->u.op.call_tir || !at) return -1;
   for (int i = 0; i < at->n; i++)
     if (strcmp(at->keys[i], "callee") == 0 && at->vals[i]->kind == AV_STR) return i;
   return -1;

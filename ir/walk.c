@@ -34,9 +34,9 @@ static void fix(Layout *l, Expr **slot, ExprRole r) {
   l->fix[l->nfix++] = slot;
 }
 
-/* n slots from `first` on, `stride` bytes apart, held in the block *field
- * points to (size bytes).  first is not formed when n is 0: the array may
- * be NULL. */
+/* n slots `stride` bytes apart, the first `off` bytes into the array that
+ * *field points to (size bytes in all).  No address is formed when n is 0:
+ * the array may then be NULL. */
 static void rep(Layout *l, void *field, size_t size, int n, size_t off, size_t stride, ExprRole r) {
   char *base;
   memcpy(&base, field, sizeof base);

@@ -205,6 +205,9 @@ static LLVMValueRef dim_value(Cg *c, const Buffer *b, int d) {
   return c->sizes[sv];
 }
 
+/* Row-major address of an element.  Each index is bounds-checked unless
+ * its range is proven inside the dim, so the offset arithmetic can be
+ * marked nsw/nuw (no wrap), which LLVM needs to vectorize the access. */
 LLVMValueRef cg_access(Cg *c, int site, const Buffer *b0, int n, PrimExpr *const *idx) {
   const BufB *bb = cg_find_buf(c, b0);
   if (!bb) return cg_fail(c, "@%s: unknown buffer %%%s", c->f->name, b0->name), NULL;
@@ -392,6 +395,8 @@ static LLVMMetadataRef md_prop(Cg *c, const char *name, int value, bool has_valu
   return LLVMMDNodeInContext2(c->C, ops, has_value ? 2 : 1);
 }
 
+/* Attaches llvm.loop hints for the TIR loop kind to the latch branch: the
+ * self-referencing node is built through a temporary, as LLVM requires. */
 static void loop_metadata(Cg *c, LLVMValueRef br, LoopKind kind, bool innermost, bool const_trip) {
   LLVMMetadataRef props[3];
   int n = 0;
@@ -537,6 +542,9 @@ static CVal int_expr(Cg *c, const PrimExpr *e, const char *what) {
   return c->failed ? (CVal){0} : x;
 }
 
+/* One variable of a `for`: picks the counter width (i32 for an int32
+ * variable whose bounds fit in 32 bits), the variable's range for later
+ * bounds proofs, and a parallel or counted loop. */
 static void c_loop_level(Cg *c, const Stmt *s, int level) {
   const PrimExpr *lo_e = tir_for_lo(s, level); /* NULL: from 0 */
   const PrimExpr *hi_e = s->u.for_.hi[level];
@@ -568,6 +576,8 @@ static void c_for(Cg *c, const Stmt *s) {
   c_loop_level(c, s, 0);
 }
 
+/* Collects, once each, the loop variables used by e whose "first value"
+ * flag exists; a block's init is due when all of them are at their first. */
 static void collect_checks(Cg *c, const PrimExpr *e, int *out, int *n) {
   switch (e->kind) {
   case PE_VAR: {
@@ -606,6 +616,9 @@ static LLVMValueRef init_due(Cg *c, const Stmt *s) {
   return due;
 }
 
+/* A block: its iteration variables are bound (all from the enclosing
+ * scope), the init part runs under the init_due condition, then the body;
+ * the variables go out of scope after it. */
 static void c_block(Cg *c, const Stmt *s) {
   int nv = c->nvars, ni = s->u.block.niters;
   VarB *bound = malloc(sizeof(VarB) * ((size_t)ni + 1));
@@ -647,6 +660,9 @@ static void c_store(Cg *c, const Stmt *s) {
   if (v.v) cg_store_elem(c, p, b->b->dtype, v.v);
 }
 
+/* An alloc, zero-filled like the interpreter's.  Small constant sizes use
+ * the stack; others are heap blocks allocated on first execution, reused
+ * by later iterations and freed at the function's exit block. */
 static void c_alloc(Cg *c, const Stmt *s) {
   const Buffer *b = s->u.alloc;
   LLVMValueRef bytes = i64c(c, elem_bytes(b->dtype));
@@ -704,6 +720,7 @@ static void c_let(Cg *c, const Stmt *s) {
   push_var(c, (VarB){x, cg_convert(c, v, dt).v, dt, NULL, r});
 }
 
+/* if/else as three blocks; declarations inside a branch are scoped to it. */
 static void c_if(Cg *c, const Stmt *s) {
   CVal cond = cg_convert(c, cg_expr(c, s->u.if_.cond), DT_BOOL);
   if (!cond.v) return;

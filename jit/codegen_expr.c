@@ -42,6 +42,8 @@ static const char *binop_text(PrimBinOp op) {
   return t[op];
 }
 
+/* An expression's dtype by the interpreter's rules, without emitting code
+ * (needed before deciding how to evaluate, e.g. whether to speculate). */
 DType cg_expr_type(Cg *c, const PrimExpr *e) {
   switch (e->kind) {
   case PE_INT: return cg_is_int(e->dtype) || e->dtype == DT_BOOL ? e->dtype : DT_INT32;
@@ -175,6 +177,8 @@ static Range fit(DType t, Range r) {
   return r;
 }
 
+/* A symbolic range (linear in the size variables) of an int32/int64
+ * expression, or !ok; what bounds checks are proven with. */
 Range cg_range(Cg *c, const PrimExpr *e) {
   Range bad = {0};
   DType t = cg_expr_type(c, e);
@@ -227,6 +231,9 @@ bool cg_in_bounds(Cg *c, const Buffer *b, int d, const PrimExpr *idx) {
   return cg_lin_nonneg(&room);
 }
 
+/* Can e be evaluated when the program would not, with no possible error?
+ * Loads must be provably in bounds, integer division needs a nonzero
+ * constant divisor. */
 bool cg_can_speculate(Cg *c, const PrimExpr *e) {
   switch (e->kind) {
   case PE_INT:
@@ -560,6 +567,8 @@ static LLVMValueRef powv(Cg *c, CVal x, CVal y) {
   return x.dt == DT_FLOAT16 ? cg_round_half(c, LLVMBuildFPExt(c->B, r, c->f64, "")) : r;
 }
 
+/* select: a select instruction when both sides can be speculated (it
+ * vectorizes), otherwise branches, so only the chosen side can fail. */
 static CVal c_select(Cg *c, const PrimExpr *e, DType t) {
   PrimExpr *const *args = e->u.call.args;
   CVal cond = cg_convert(c, cg_expr(c, args[0]), DT_BOOL);
@@ -598,6 +607,8 @@ static int arity(PrimIntrinsic fn) {
   return n[fn];
 }
 
+/* An intrinsic call; operand types unify as in the interpreter, and only
+ * max, min and abs (and select) accept integers. */
 static CVal c_call(Cg *c, const PrimExpr *e) {
   PrimIntrinsic fn = e->u.call.fn;
   int n = e->u.call.n;

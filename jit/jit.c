@@ -117,6 +117,8 @@ static uint64_t file_hash(const char *path) {
   return h;
 }
 
+/* Loads the JIT module at path and checks its ABI version; on failure
+ * J.why says why, for the message when no candidate path works. */
 static bool try_open(const char *path) {
   if (!path || !*path || access(path, R_OK) != 0) return false;
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -271,6 +273,8 @@ static bool cache_path(char *buf, size_t n, uint64_t k1, uint64_t k2) {
   return true;
 }
 
+/* Reads a cached object file; anything that does not check out (magic,
+ * key, target, length, trailing bytes, checksum) is a miss, never an error. */
 static void *cache_read(uint64_t k1, uint64_t k2, size_t *len) {
   char path[PATH_MAX + 64];
   if (!cache_path(path, sizeof path, k1, k2)) return NULL;
@@ -422,6 +426,7 @@ static bool same_buf(const Buffer *a, const Buffer *b) {
   return a == b || strcmp(a->name, b->name) == 0;
 }
 
+/* Does e load from buffer b (anywhere, indices included)? */
 static bool loads_buf(const PrimExpr *e, const Buffer *b) {
   if (!e) return false;
   switch (e->kind) {
@@ -442,6 +447,8 @@ static bool loads_buf(const PrimExpr *e, const Buffer *b) {
   }
 }
 
+/* Does any expression under s load from b?  An output that is never read
+ * back may skip its zero fill when the kernel writes all of it. */
 static bool stmt_loads(const Stmt *s, const Buffer *b) {
   if (!s) return false;
   switch (s->kind) {
@@ -531,6 +538,8 @@ static bool covers(const Stmt *s, const Buffer *b, Extent *ex, int n) {
   }
 }
 
+/* A kernel entry for f over compiled code c, with what callers need to
+ * know per parameter: written, and written in full without being read. */
 static JitKernel *new_kernel(const PrimFunc *f, Code *c) {
   JitKernel *k = calloc(1, sizeof *k);
   if (!k) rly_oom();
@@ -551,6 +560,9 @@ static JitKernel *new_kernel(const PrimFunc *f, Code *c) {
   return k;
 }
 
+/* The kernel for f: the entry for this PrimFunc, else shared code with the
+ * same key (memory or disk cache), else a fresh compile.  A re-lowered
+ * copy of a known kernel takes over its entry. */
 const JitKernel *jit_get(const PrimFunc *f, TirError *err) {
   err->msg[0] = 0, err->param = -1, err->span = f->span;
   JitCompileOpts o = opts_for(f);
@@ -619,6 +631,9 @@ static bool needs_interpreter(const JitKernel *k, RtTensor **args, int n, const 
   return false;
 }
 
+/* Runs a kernel: binds the size variables from the arguments, falls back
+ * to the interpreter where the kernel's assumptions do not hold, and turns
+ * an error code into the interpreter's message. */
 bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err) {
   const PrimFunc *f = k->f;
   err->msg[0] = 0, err->param = -1, err->span = (Span){0, 0, 0};

@@ -147,6 +147,8 @@ static char *dump(const PrimFunc *f, const char *what, const char *sym, const Ji
 
 /* ─────────────────────────── ORC ─────────────────────────── */
 
+/* Defines the runtime's functions as absolute symbols rly_rt_* in the
+ * JITDylib, so kernels call the host's table directly. */
 static bool define_runtime(LLVMOrcJITDylibRef jd, char *err, size_t n) {
   struct { const char *name; void *addr; } syms[] = {
       {"rly_rt_parallel_for", (void *)(uintptr_t)host->parallel_for},
@@ -196,6 +198,9 @@ static void reset(void) {
   jit = NULL;
 }
 
+/* The module's entry: checks the ABI, sets up the native target once and
+ * describes it (LLVM version, triple, CPU, a hash of the features), which
+ * the loader uses to key its disk cache. */
 const RlyJitModule *rlyjit_init(const RlyJitHost *h, char *err, size_t n) {
   if (!h || h->abi_version != RLY_JIT_ABI_VERSION) {
     snprintf(err, n, "rly-jit.so: runtime ABI mismatch");

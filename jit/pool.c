@@ -91,6 +91,8 @@ int rly_pool_threads(void) {
   return nthreads;
 }
 
+/* Claims and runs chunks until none is left.  Chunks after the earliest
+ * failure so far are skipped, as a sequential loop would have stopped. */
 static void run_chunks(Job *j) {
   for (;;) {
     int64_t c = atomic_fetch_add(&j->next, 1);
@@ -120,6 +122,9 @@ static void spin_for_job(uint64_t seen) {
     sched_yield();
 }
 
+/* A worker: spins briefly, then sleeps until a new generation is
+ * published; `active` counts workers inside a job so the caller knows when
+ * the job may be released. */
 static void *worker(void *arg) {
   (void)arg;
   in_pool = true;

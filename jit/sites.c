@@ -23,6 +23,8 @@ static void add(Walk *w, JitSiteKind k, const void *node, const Buffer *b, Span 
   w->items[w->n++] = (JitSite){k, node, b, sp};
 }
 
+/* Numbers the sites of an expression: a load or division before its
+ * operands (the order codegen.c numbers its checks in). */
 static void walk_expr(Walk *w, const PrimExpr *e) {
   if (!e) return;
   switch (e->kind) {
@@ -45,6 +47,8 @@ static void walk_expr(Walk *w, const PrimExpr *e) {
   }
 }
 
+/* Numbers the sites of a statement in pre-order; must match the order in
+ * which codegen.c visits the same nodes. */
 static void walk_stmt(Walk *w, const Stmt *s) {
   if (!s) return;
   switch (s->kind) {

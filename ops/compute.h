@@ -18,16 +18,15 @@
  * dtype in another order (tests compare those with a tolerance), softmax
  * works in float64 as the reference does.
  *
- * The rules are in ops/compute_*.c, one table per op family, keyed by op
- * name; ops_compute() joins them (compute_common.c). */
+ * The rules are in ops/compute_<family>.c; an op's registry row names its
+ * rule (OpDef.compute, declared in ops/families.h).  Attributes are read
+ * with op_attr_* (ops/ops.h), which fall back to the row's defaults. */
 #ifndef RLY_COMPUTE_H
 #define RLY_COMPUTE_H
 
 #include "ir/ir.h"
 #include "ir/tir.h"
-
-typedef struct LowerCx LowerCx;
-typedef struct LTensor LTensor;
+#include "ops/ops.h"
 
 typedef PrimExpr *(*LAtFn)(LowerCx *L, const LTensor *t, PrimExpr **idx);
 
@@ -43,22 +42,6 @@ struct LTensor {
   PrimExpr *value;  /* a scalar constant */
   int64_t aux[TENSOR_MAX_RANK + 2]; /* rule data (axes, flags) */
 };
-
-typedef LTensor *(*OpComputeFn)(LowerCx *L, const Expr *call, LTensor **in, int nin);
-
-typedef struct OpCompute {
-  const char *name;
-  OpComputeFn fn;
-} OpCompute;
-
-/* The rule of the op at registry index i, or NULL. */
-const OpCompute *ops_compute(int op_index);
-
-/* Families (each table ends with a NULL name). */
-extern const OpCompute ops_compute_elemwise[];
-extern const OpCompute ops_compute_nn[];
-extern const OpCompute ops_compute_reduce[];
-extern const OpCompute ops_compute_transform[];
 
 /* ── the lowering context (compute_common.c) ── */
 
@@ -135,13 +118,5 @@ void lc_materialize(LowerCx *L, const LTensor *t, Buffer *dst);
 bool lc_dtype_ok(DType dt);
 /* The call's result type (a tensor type). */
 const Type *lc_result_type(const Expr *call);
-
-/* Attributes of the call, with a default when absent (or None). */
-int64_t lc_attr_int(const Expr *call, const char *key, int64_t dflt);
-double lc_attr_float(const Expr *call, const char *key, double dflt);
-bool lc_attr_bool(const Expr *call, const char *key, bool dflt);
-const char *lc_attr_str(const Expr *call, const char *key, const char *dflt);
-/* An int list (a single int counts as a list of one); -1 when absent or None. */
-int lc_attr_ints(const Expr *call, const char *key, int64_t *out, int max);
 
 #endif

@@ -1,6 +1,7 @@
 /* compute_common.c — the lowering context of compute rules (ops/compute.h):
- * TIR builders, size variables, statement lists, broadcasting, the
- * elementwise schedule, and the join of the per-family rule tables.
+ * TIR builders, size variables, statement lists, broadcasting and the
+ * elementwise schedule.  (The rules themselves are named by the ops'
+ * registry rows; attributes are read with op_attr_*, ops/rel.c.)
  *
  * Invariants: everything is allocated in the given arena; names of loop
  * variables and buffers are unique within one context (a counter), so the
@@ -434,71 +435,3 @@ bool lc_dtype_ok(DType dt) {
 }
 
 const Type *lc_result_type(const Expr *call) { return call->ty; }
-
-/* ───────────────────────────── the rule table ───────────────────────────── */
-
-static const OpCompute *const families[] = {ops_compute_elemwise, ops_compute_nn,
-                                            ops_compute_reduce, ops_compute_transform};
-
-static const OpCompute **by_index;
-
-const OpCompute *ops_compute(int op_index) {
-  if (!by_index) {
-    int n = ops_count();
-    const OpCompute **t = calloc((size_t)n + 1, sizeof *t);
-    if (!t) rly_oom();
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-      for (const OpCompute *c = families[f]; c->name; c++) {
-        int i = ops_lookup(c->name);
-        RLY_ASSERT(i >= 0); /* a rule for an op that does not exist */
-        t[i] = c;
-      }
-    by_index = t;
-  }
-  return op_index >= 0 && op_index < ops_count() ? by_index[op_index] : NULL;
-}
-
-/* ───────────────────────────── attributes ───────────────────────────── */
-
-static const AttrValue *attr(const Expr *call, const char *key) {
-  const AttrValue *v = attrs_get(call->u.call.attrs, key);
-  return v && v->kind != AV_NONE ? v : NULL;
-}
-
-int64_t lc_attr_int(const Expr *call, const char *key, int64_t dflt) {
-  const AttrValue *v = attr(call, key);
-  if (v && v->kind == AV_INT) return v->u.i;
-  if (v && v->kind == AV_BOOL) return v->u.b;
-  return dflt;
-}
-
-double lc_attr_float(const Expr *call, const char *key, double dflt) {
-  const AttrValue *v = attr(call, key);
-  if (v && v->kind == AV_FLOAT) return v->u.f;
-  if (v && v->kind == AV_INT) return (double)v->u.i;
-  return dflt;
-}
-
-bool lc_attr_bool(const Expr *call, const char *key, bool dflt) {
-  const AttrValue *v = attr(call, key);
-  if (v && v->kind == AV_BOOL) return v->u.b;
-  if (v && v->kind == AV_INT) return v->u.i != 0;
-  return dflt;
-}
-
-const char *lc_attr_str(const Expr *call, const char *key, const char *dflt) {
-  const AttrValue *v = attr(call, key);
-  return v && v->kind == AV_STR ? v->u.s : dflt;
-}
-
-int lc_attr_ints(const Expr *call, const char *key, int64_t *out, int max) {
-  const AttrValue *v = attr(call, key);
-  if (!v) return -1;
-  if (v->kind == AV_INT) return out[0] = v->u.i, 1;
-  if (v->kind != AV_LIST || v->u.list.n > max) return -1;
-  for (int i = 0; i < v->u.list.n; i++) {
-    if (v->u.list.items[i]->kind != AV_INT) return -1;
-    out[i] = v->u.list.items[i]->u.i;
-  }
-  return v->u.list.n;
-}

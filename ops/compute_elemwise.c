@@ -13,28 +13,29 @@
 #include <string.h>
 
 #include "ops/compute.h"
+#include "ops/families.h"
 
-/* X(kind, op name) */
+/* X(kind, rule): the rule compute_<rule> (ops/families.h) lowers the kind. */
 #define BIN_KINDS(X)                                                                  \
-  X(B_ADD, "add") X(B_SUB, "subtract") X(B_MUL, "multiply") X(B_DIV, "divide")        \
-  X(B_MOD, "mod") X(B_POW, "power") X(B_MAX, "maximum") X(B_MIN, "minimum")           \
-  X(B_AND, "logical_and") X(B_OR, "logical_or") X(B_EQ, "equal") X(B_NE, "not_equal") \
-  X(B_LT, "less") X(B_LE, "less_equal") X(B_GT, "greater") X(B_GE, "greater_equal")
+  X(B_ADD, add) X(B_SUB, subtract) X(B_MUL, multiply) X(B_DIV, divide)                \
+  X(B_MOD, mod) X(B_POW, power) X(B_MAX, maximum) X(B_MIN, minimum)                   \
+  X(B_AND, logical_and) X(B_OR, logical_or) X(B_EQ, equal) X(B_NE, not_equal)         \
+  X(B_LT, less) X(B_LE, less_equal) X(B_GT, greater) X(B_GE, greater_equal)
 
 typedef enum BinKind {
-#define X(e, n) e,
+#define X(e, r) e,
   BIN_KINDS(X)
 #undef X
 } BinKind;
 
 #define UN_KINDS(X)                                                                   \
-  X(U_NEG, "negative") X(U_ABS, "abs") X(U_EXP, "exp") X(U_LOG, "log")                \
-  X(U_SQRT, "sqrt") X(U_RSQRT, "rsqrt") X(U_TANH, "tanh") X(U_SIGMOID, "sigmoid")     \
-  X(U_FLOOR, "floor") X(U_CEIL, "ceil") X(U_SIGN, "sign") X(U_NOT, "logical_not")     \
-  X(U_RELU, "nn.relu") X(U_LEAKY, "nn.leaky_relu") X(U_CLIP, "clip") X(U_CAST, "cast")
+  X(U_NEG, negative) X(U_ABS, abs) X(U_EXP, exp) X(U_LOG, log)                        \
+  X(U_SQRT, sqrt) X(U_RSQRT, rsqrt) X(U_TANH, tanh) X(U_SIGMOID, sigmoid)             \
+  X(U_FLOOR, floor) X(U_CEIL, ceil) X(U_SIGN, sign) X(U_NOT, logical_not)             \
+  X(U_RELU, relu) X(U_LEAKY, leaky_relu) X(U_CLIP, clip) X(U_CAST, cast)
 
 typedef enum UnKind {
-#define X(e, n) e,
+#define X(e, r) e,
   UN_KINDS(X)
 #undef X
 } UnKind;
@@ -85,8 +86,8 @@ static LTensor *binary(LowerCx *L, const Expr *call, LTensor **in, int nin, BinK
   return t;
 }
 
-#define X(e, n)                                                                        \
-  static LTensor *c_##e(LowerCx *L, const Expr *call, LTensor **in, int nin) {         \
+#define X(e, r)                                                                        \
+  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) {          \
     return binary(L, call, in, nin, e);                                                \
   }
 BIN_KINDS(X)
@@ -112,8 +113,8 @@ static PrimExpr *relu_of(LowerCx *L, PrimExpr *x, DType dt) {
 }
 
 static PrimExpr *clip_of(LowerCx *L, const LTensor *t, PrimExpr *x, DType dt) {
-  PrimExpr *lo = lc_lit(L, dt, lc_attr_float(t->call, "a_min", 0));
-  PrimExpr *hi = lc_lit(L, dt, lc_attr_float(t->call, "a_max", 0));
+  PrimExpr *lo = lc_lit(L, dt, op_attr_float(t->call, "a_min"));
+  PrimExpr *hi = lc_lit(L, dt, op_attr_float(t->call, "a_max"));
   return sel(L, lc_bin(L, PB_LT, x, lo), lo, sel(L, lc_bin(L, PB_GT, x, hi), hi, x));
 }
 
@@ -138,7 +139,7 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   case U_NOT: return dt == DT_BOOL ? lc_not(L, x) : lc_cast(L, dt, lc_bin(L, PB_EQ, x, lc_lit(L, dt, 0)));
   case U_RELU: return relu_of(L, x, dt);
   case U_LEAKY: {
-    PrimExpr *alpha = lc_lit(L, dt, lc_attr_float(t->call, "alpha", 0.01));
+    PrimExpr *alpha = lc_lit(L, dt, op_attr_float(t->call, "alpha"));
     return sel(L, lc_bin(L, PB_GT, x, lc_lit(L, dt, 0)), x, lc_bin(L, PB_MUL, alpha, x));
   }
   case U_CLIP: return clip_of(L, t, x, dt);
@@ -177,8 +178,8 @@ static LTensor *unary(LowerCx *L, const Expr *call, LTensor **in, int nin, UnKin
   return t;
 }
 
-#define X(e, n)                                                                        \
-  static LTensor *c_##e(LowerCx *L, const Expr *call, LTensor **in, int nin) {         \
+#define X(e, r)                                                                        \
+  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) {          \
     return unary(L, call, in, nin, e);                                                 \
   }
 UN_KINDS(X)
@@ -194,7 +195,7 @@ static PrimExpr *at_where(LowerCx *L, const LTensor *t, PrimExpr **idx) {
              lc_bcast_at(L, t->in[2], t->ndim, sh, idx));
 }
 
-static LTensor *c_where(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_where(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 3 || !operands_ok(L, call, in, nin)) return NULL;
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n;
@@ -209,9 +210,9 @@ static PrimExpr *at_bias_add(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_bin(L, PB_ADD, lc_at(L, t->in[0], idx), lc_at(L, t->in[1], &j));
 }
 
-static LTensor *c_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || !operands_ok(L, call, in, nin) || in[0]->dtype == DT_BOOL) return NULL;
-  int64_t axis = lc_attr_int(call, "axis", 1);
+  int64_t axis = op_attr_int(call, "axis");
   if (axis < 0) axis += in[0]->ndim;
   if (axis < 0 || axis >= in[0]->ndim || in[1]->ndim != 1)
     return lc_fail(L, "nn.bias_add: unexpected axis or bias rank");
@@ -219,12 +220,3 @@ static LTensor *c_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) 
   t->in = in, t->nin = nin, t->at = at_bias_add, t->aux[0] = axis;
   return t;
 }
-
-const OpCompute ops_compute_elemwise[] = {
-#define X(e, n) {n, c_##e},
-    BIN_KINDS(X) UN_KINDS(X)
-#undef X
-    {"where", c_where},
-    {"nn.bias_add", c_bias_add},
-    {NULL, NULL},
-};

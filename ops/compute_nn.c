@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ops/compute.h"
+#include "ops/families.h"
 
 enum { LANES = 16, MR = 6, FEW_ROWS = 4 };
 
@@ -286,7 +287,7 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
 static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   if (m->a->dtype != m->b->dtype || !dtype_is_float(m->a->dtype) || !lc_dtype_ok(m->a->dtype))
     return lc_fail(L, "%s on %s", call->u.call.fn->u.op.name, dtype_name(m->a->dtype));
-  const char *od = lc_attr_str(call, "out_dtype", "");
+  const char *od = op_attr_str(lc_arena(L), call, "out_dtype");
   if (od[0] && strcmp(od, dtype_name(m->a->dtype)) != 0) return lc_fail(L, "out_dtype differs");
   m->dt = m->a->dtype;
   m->acc = lc_fast_math(L) ? m->dt : DT_FLOAT64;
@@ -319,25 +320,25 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
 
-static LTensor *c_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->ndim != 2 || in[1]->ndim != 2) return lc_fail(L, "nn.dense of rank != 2");
   Mm m = {.a = in[0], .b = in[1], .tb = true, .M = in[0]->shape[0], .N = in[1]->shape[0],
           .K = in[0]->shape[1]};
   return product(L, call, &m);
 }
 
-static LTensor *c_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->ndim != 2 || in[1]->ndim != 2) return lc_fail(L, "nn.matmul of rank != 2");
-  bool ta = lc_attr_bool(call, "transpose_a", false), tb = lc_attr_bool(call, "transpose_b", false);
+  bool ta = op_attr_bool(call, "transpose_a"), tb = op_attr_bool(call, "transpose_b");
   Mm m = {.a = in[0], .b = in[1], .ta = ta, .tb = tb, .M = in[0]->shape[ta ? 1 : 0],
           .N = in[1]->shape[tb ? 0 : 1], .K = in[0]->shape[ta ? 0 : 1]};
   return product(L, call, &m);
 }
 
-static LTensor *c_batch_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_batch_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->ndim != 3 || in[1]->ndim != 3)
     return lc_fail(L, "nn.batch_matmul of rank != 3");
-  bool ta = lc_attr_bool(call, "transpose_a", false), tb = lc_attr_bool(call, "transpose_b", false);
+  bool ta = op_attr_bool(call, "transpose_a"), tb = op_attr_bool(call, "transpose_b");
   PrimExpr *ba = in[0]->shape[0], *bb = in[1]->shape[0];
   Mm m = {.a = in[0], .b = in[1], .ta = ta, .tb = tb, .batched = true,
           .M = in[0]->shape[ta ? 2 : 1], .N = in[1]->shape[tb ? 1 : 2],
@@ -360,7 +361,7 @@ static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, boo
   int n = x->ndim;
   if (nin != 1 || !dtype_is_float(x->dtype) || !lc_dtype_ok(x->dtype) || n == 0)
     return lc_fail(L, "softmax of this dtype or rank");
-  int64_t axis = lc_attr_int(call, "axis", -1);
+  int64_t axis = op_attr_int(call, "axis");
   if (axis < 0) axis += n;
   if (axis < 0 || axis >= n) return lc_fail(L, "softmax: axis out of range");
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, (PrimExpr **)x->shape);
@@ -408,8 +409,8 @@ static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, boo
   return lc_from_buffer(L, call, out);
 }
 
-static LTensor *c_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return softmax(L, c, in, n, false); }
-static LTensor *c_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return softmax(L, c, in, n, true); }
+LTensor *compute_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return softmax(L, c, in, n, false); }
+LTensor *compute_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return softmax(L, c, in, n, true); }
 
 
 /* ───────────────────────────── conv2d ───────────────────────────── */
@@ -424,18 +425,18 @@ typedef struct Conv {
  * and NCHW / OIHW layouts; anything else is left to the interpreter. */
 static bool conv_attrs(LowerCx *L, const Expr *call, Conv *c) {
   int64_t v[4];
-  int n = lc_attr_ints(call, "strides", v, 4);
+  int n = op_attr_ints(call, "strides", v, 4);
   c->s[0] = n >= 1 ? v[0] : 1, c->s[1] = n >= 2 ? v[1] : c->s[0];
-  n = lc_attr_ints(call, "dilation", v, 4);
+  n = op_attr_ints(call, "dilation", v, 4);
   c->d[0] = n >= 1 ? v[0] : 1, c->d[1] = n >= 2 ? v[1] : c->d[0];
-  n = lc_attr_ints(call, "padding", v, 4);
+  n = op_attr_ints(call, "padding", v, 4);
   c->p[0] = n >= 1 ? v[0] : 0, c->p[1] = n >= 2 ? v[1] : c->p[0];
   if (n == 4 && (v[2] != v[0] || v[3] != v[1]))
     return lc_fail(L, "nn.conv2d: asymmetric padding"), false;
-  if (lc_attr_int(call, "groups", 1) != 1) return lc_fail(L, "nn.conv2d: groups"), false;
-  const char *dl = lc_attr_str(call, "data_layout", "NCHW");
-  const char *kl = lc_attr_str(call, "kernel_layout", "OIHW");
-  const char *ol = lc_attr_str(call, "out_layout", "");
+  if (op_attr_int(call, "groups") != 1) return lc_fail(L, "nn.conv2d: groups"), false;
+  const char *dl = op_attr_str(lc_arena(L), call, "data_layout");
+  const char *kl = op_attr_str(lc_arena(L), call, "kernel_layout");
+  const char *ol = op_attr_str(lc_arena(L), call, "out_layout");
   if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || (ol[0] && strcmp(ol, "NCHW")))
     return lc_fail(L, "nn.conv2d: layout"), false;
   return true;
@@ -475,7 +476,7 @@ static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimEx
 /* nn.conv2d: for each output row a float64 accumulator row is built by
  * conv_row, then stored vectorized; output channels run in parallel.  The
  * output size must be static (it sizes the accumulator). */
-static LTensor *c_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Conv c = {.x = in[0], .w = in[1]};
   if (nin != 2 || in[0]->ndim != 4 || in[1]->ndim != 4 || !conv_attrs(L, call, &c)) return NULL;
   DType dt = in[0]->dtype;
@@ -505,13 +506,3 @@ static LTensor *c_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   lc_for(L, LOOP_RANGE, n, N, lc_close(L));
   return lc_from_buffer(L, call, out);
 }
-
-const OpCompute ops_compute_nn[] = {
-    {"nn.dense", c_dense},
-    {"nn.matmul", c_matmul},
-    {"nn.batch_matmul", c_batch_matmul},
-    {"nn.softmax", c_softmax},
-    {"nn.log_softmax", c_log_softmax},
-    {"nn.conv2d", c_conv2d},
-    {NULL, NULL},
-};

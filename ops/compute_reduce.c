@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ops/compute.h"
+#include "ops/families.h"
 
 enum { LANES = 8 };
 
@@ -146,14 +147,14 @@ static void reduce_body(LowerCx *L, const Red *R, Buffer *out, bool keep) {
 
 static bool reduced_axes(LowerCx *L, const Expr *call, int n, bool *red) {
   int64_t ax[TENSOR_MAX_RANK];
-  int na = lc_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
+  int na = op_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
   for (int d = 0; d < n; d++) red[d] = na < 0;
   for (int i = 0; i < na; i++) {
     int64_t a = ax[i] < 0 ? ax[i] + n : ax[i];
     if (a < 0 || a >= n) return lc_fail(L, "reduce: axis out of range"), false;
     red[a] = true;
   }
-  if (na >= 0 && lc_attr_bool(call, "exclude", false))
+  if (na >= 0 && op_attr_bool(call, "exclude"))
     for (int d = 0; d < n; d++) red[d] = !red[d];
   return true;
 }
@@ -168,7 +169,7 @@ static LTensor *reduce(LowerCx *L, const Expr *call, LTensor **in, int nin, RedK
   R.acc = dtype_is_float(R.dt) && k != R_MAX && k != R_MIN ? DT_FLOAT64 : R.dt;
   int n = in[0]->ndim;
   if (!reduced_axes(L, call, n, R.red)) return NULL;
-  bool keep = lc_attr_bool(call, "keepdims", false);
+  bool keep = op_attr_bool(call, "keepdims");
   PrimExpr *oshape[TENSOR_MAX_RANK];
   int no = 0, kept[TENSOR_MAX_RANK], nk = 0;
   for (int d = 0; d < n; d++) {
@@ -241,8 +242,8 @@ static LTensor *argreduce(LowerCx *L, const Expr *call, LTensor **in, int nin, b
   if (nin != 1 || !lc_dtype_ok(R.dt) || R.dt == DT_BOOL) return lc_fail(L, "argmax of this dtype");
   int n = in[0]->ndim;
   if (!reduced_axes(L, call, n, R.red)) return NULL;
-  bool keep = lc_attr_bool(call, "keepdims", false);
-  bool last = lc_attr_bool(call, "select_last_index", false);
+  bool keep = op_attr_bool(call, "keepdims");
+  bool last = op_attr_bool(call, "select_last_index");
   PrimExpr *oshape[TENSOR_MAX_RANK];
   int no = 0, kept[TENSOR_MAX_RANK], nk = 0;
   for (int d = 0; d < n; d++) {
@@ -263,16 +264,11 @@ static LTensor *argreduce(LowerCx *L, const Expr *call, LTensor **in, int nin, b
   return lc_from_buffer(L, call, out);
 }
 
-static LTensor *c_argmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return argreduce(L, c, in, n, true); }
-static LTensor *c_argmin(LowerCx *L, const Expr *c, LTensor **in, int n) { return argreduce(L, c, in, n, false); }
+LTensor *compute_argmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return argreduce(L, c, in, n, true); }
+LTensor *compute_argmin(LowerCx *L, const Expr *c, LTensor **in, int n) { return argreduce(L, c, in, n, false); }
 
-static LTensor *c_sum(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_SUM); }
-static LTensor *c_mean(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MEAN); }
-static LTensor *c_prod(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_PROD); }
-static LTensor *c_max(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MAX); }
-static LTensor *c_min(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MIN); }
-
-const OpCompute ops_compute_reduce[] = {
-    {"sum", c_sum},       {"mean", c_mean},     {"prod", c_prod}, {"max", c_max},
-    {"min", c_min},       {"argmax", c_argmax}, {"argmin", c_argmin}, {NULL, NULL},
-};
+LTensor *compute_sum(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_SUM); }
+LTensor *compute_mean(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MEAN); }
+LTensor *compute_prod(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_PROD); }
+LTensor *compute_max(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MAX); }
+LTensor *compute_min(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MIN); }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ops/compute.h"
+#include "ops/families.h"
 
 static LTensor *inline_like(LowerCx *L, const Expr *call, LTensor **in, int nin, int ndim,
                             PrimExpr **shape, LAtFn at) {
@@ -51,13 +52,13 @@ static PrimExpr *at_reshape(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_at(L, x, sub);
 }
 
-static LTensor *c_reshape(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_reshape(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (!type_shape(L, call, in, nin, shape)) return NULL;
   return inline_like(L, call, in, nin, lc_result_type(call)->u.tensor.ndim, shape, at_reshape);
 }
 
-static LTensor *c_batch_flatten(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_batch_flatten(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (in[0]->ndim < 1) return lc_fail(L, "nn.batch_flatten of a scalar");
   PrimExpr *shape[2] = {in[0]->shape[0], lc_int(L, 1)};
   for (int j = 1; j < in[0]->ndim; j++) shape[1] = lc_mul(L, shape[1], in[0]->shape[j]);
@@ -85,9 +86,9 @@ static LTensor *axis_map(LowerCx *L, const Expr *call, LTensor **in, int nin, in
   return t;
 }
 
-static LTensor *c_expand_dims(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_expand_dims(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
-  int64_t axis = lc_attr_int(call, "axis", 0), k = lc_attr_int(call, "num_newaxis", 1);
+  int64_t axis = op_attr_int(call, "axis"), k = op_attr_int(call, "num_newaxis");
   if (axis < 0) axis += n + 1;
   if (axis < 0 || axis > n || k < 0 || n + k > TENSOR_MAX_RANK)
     return lc_fail(L, "expand_dims: unexpected attributes");
@@ -103,11 +104,11 @@ static LTensor *c_expand_dims(LowerCx *L, const Expr *call, LTensor **in, int ni
 
 /* squeeze as an axis map: the given axes, or without `axis` every dim of
  * size 1 (which must then be known statically). */
-static LTensor *c_squeeze(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_squeeze(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   bool drop[TENSOR_MAX_RANK] = {0};
   int64_t ax[TENSOR_MAX_RANK];
-  int na = lc_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
+  int na = op_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
   for (int j = 0; na < 0 && j < n; j++) {
     if (in[0]->shape[j]->kind != PE_INT) return lc_fail(L, "squeeze of a dynamic dim");
     drop[j] = lc_const(in[0]->shape[j]) == 1;
@@ -124,10 +125,10 @@ static LTensor *c_squeeze(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return axis_map(L, call, in, nin, d, map);
 }
 
-static LTensor *c_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   int64_t ax[TENSOR_MAX_RANK];
-  int na = lc_attr_ints(call, "axes", ax, TENSOR_MAX_RANK);
+  int na = op_attr_ints(call, "axes", ax, TENSOR_MAX_RANK);
   if (na < 0)
     for (int d = 0; d < n; d++) ax[d] = n - 1 - d;
   else if (na != n)
@@ -143,7 +144,7 @@ static PrimExpr *at_broadcast_to(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_bcast_at(L, t->in[0], t->ndim, (PrimExpr **)t->shape, idx);
 }
 
-static LTensor *c_broadcast_to(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_broadcast_to(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (!type_shape(L, call, in, nin, shape)) return NULL;
   int n = lc_result_type(call)->u.tensor.ndim;
@@ -174,14 +175,14 @@ static int64_t clampi(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : 
 
 /* strided_slice as a lazy accessor: per axis a clamped start and a step in
  * aux (the output shape comes from the type); only static sliced axes. */
-static LTensor *c_strided_slice(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+LTensor *compute_strided_slice(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   if (n > (TENSOR_MAX_RANK + 2) / 2) return lc_fail(L, "strided_slice of a high rank");
   int64_t b[TENSOR_MAX_RANK], st[TENSOR_MAX_RANK], ax[TENSOR_MAX_RANK];
-  int nb = lc_attr_ints(call, "begin", b, TENSOR_MAX_RANK);
-  int ns = lc_attr_ints(call, "strides", st, TENSOR_MAX_RANK);
-  int na = lc_attr_ints(call, "axes", ax, TENSOR_MAX_RANK);
-  if (strcmp(lc_attr_str(call, "slice_mode", "end"), "end") != 0 || nb < 0)
+  int nb = op_attr_ints(call, "begin", b, TENSOR_MAX_RANK);
+  int ns = op_attr_ints(call, "strides", st, TENSOR_MAX_RANK);
+  int na = op_attr_ints(call, "axes", ax, TENSOR_MAX_RANK);
+  if (strcmp(op_attr_str(lc_arena(L), call, "slice_mode"), "end") != 0 || nb < 0)
     return lc_fail(L, "strided_slice: slice_mode or begin");
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (!type_shape(L, call, NULL, 0, shape)) return NULL;
@@ -235,13 +236,13 @@ static PrimExpr *at_take(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 /* take with clip or wrap indices, as a lazy accessor.  The indexed axis
  * must have a known, non-zero size, since clipping into an empty axis is an
  * error in the reference. */
-static LTensor *c_take(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  const char *mode = lc_attr_str(call, "mode", "clip");
-  if (nin != 2 || !dtype_is_int(in[1]->dtype) || lc_attr_int(call, "batch_dims", 0) != 0 ||
+LTensor *compute_take(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  const char *mode = op_attr_str(lc_arena(L), call, "mode");
+  if (nin != 2 || !dtype_is_int(in[1]->dtype) || op_attr_int(call, "batch_dims") != 0 ||
       (strcmp(mode, "clip") && strcmp(mode, "wrap")))
     return lc_fail(L, "take: mode, batch_dims or index dtype");
   int n = in[0]->ndim;
-  int64_t axis = lc_attr_int(call, "axis", INT64_MIN);
+  int64_t axis = op_attr_is_none(call, "axis") ? INT64_MIN : op_attr_int(call, "axis");
   if (axis != INT64_MIN && axis < 0) axis += n;
   if (axis != INT64_MIN && (axis < 0 || axis >= n)) return lc_fail(L, "take: axis");
   int64_t size = 1; /* an empty axis is an error in the reference: only known sizes */
@@ -292,25 +293,8 @@ static LTensor *fill(LowerCx *L, const Expr *call, LTensor **in, int nin, int64_
   return t;
 }
 
-static LTensor *c_zeros(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, false, false); }
-static LTensor *c_ones(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 1, false, false); }
-static LTensor *c_full(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, true, false); }
-static LTensor *c_zeros_like(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, false, true); }
-static LTensor *c_ones_like(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 1, false, true); }
-
-const OpCompute ops_compute_transform[] = {
-    {"reshape", c_reshape},
-    {"nn.batch_flatten", c_batch_flatten},
-    {"expand_dims", c_expand_dims},
-    {"squeeze", c_squeeze},
-    {"transpose", c_transpose},
-    {"broadcast_to", c_broadcast_to},
-    {"strided_slice", c_strided_slice},
-    {"take", c_take},
-    {"zeros", c_zeros},
-    {"ones", c_ones},
-    {"full", c_full},
-    {"zeros_like", c_zeros_like},
-    {"ones_like", c_ones_like},
-    {NULL, NULL},
-};
+LTensor *compute_zeros(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, false, false); }
+LTensor *compute_ones(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 1, false, false); }
+LTensor *compute_full(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, true, false); }
+LTensor *compute_zeros_like(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, false, true); }
+LTensor *compute_ones_like(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 1, false, true); }

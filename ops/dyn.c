@@ -155,12 +155,12 @@ static const OpAttrSpec init_attrs[] = {{"shape", AV_LIST, "None"}, {"dtype", AV
 
 const OpDef ops_family_dyn[] = {
     {"dyn.reshape", 2, 2, OPAT_INJECTIVE, reshape_attrs, rel_dyn_reshape,
-     "dyn.reshape(x, newshape): reshape to a shape given as a tensor", false},
+     "dyn.reshape(x, newshape): reshape to a shape given as a tensor", false, .flags = OP_VIEW},
     {"dyn.strided_slice", 3, 4, OPAT_INJECTIVE, slice_attrs, rel_dyn_strided_slice,
-     "dyn.strided_slice(x, begin, end[, strides]): slice by tensors", false},
+     "dyn.strided_slice(x, begin, end[, strides]): slice by tensors", false, .compute = NULL},
     {"dyn.full", 2, 2, OPAT_ELEMWISE, init_attrs, rel_dyn_full,
-     "dyn.full(fill_value, shape): a tensor of a run-time shape", false},
+     "dyn.full(fill_value, shape): a tensor of a run-time shape", false, .compute = NULL},
     {"dyn.broadcast_to", 2, 2, OPAT_BROADCAST, init_attrs, rel_dyn_broadcast_to,
-     "dyn.broadcast_to(x, shape): broadcast to a run-time shape", false},
+     "dyn.broadcast_to(x, shape): broadcast to a run-time shape", false, .compute = NULL},
     {0},
 };

@@ -3,8 +3,9 @@
  *
  * Type rules (as TVM's): binary ops need equal dtypes and broadcast their
  * shapes; comparisons give bool; unary ops keep the argument's type; where
- * broadcasts all three arguments (x and y share a dtype).  Kernels and
- * compute rules come later. */
+ * broadcasts all three arguments (x and y share a dtype).  The rows name
+ * their compute rules (compute_elemwise.c); the reference kernels are in
+ * interp/kernels_elemwise.c. */
 #include "ops/families.h"
 
 static const Span no_span;
@@ -85,47 +86,51 @@ static Type *rel_clip(RelCtx *cx, int nargs, Type **args, const Tensor **values,
 static const OpAttrSpec cast_attrs[] = {{"dtype", AV_STR, NULL}, {0}};
 static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_FLOAT, NULL}, {0}};
 
-/* X(name, doc) */
-#define ARITH_OPS(X)                                        \
-  X("add", "x + y with numpy broadcasting")                 \
-  X("subtract", "x - y with numpy broadcasting")            \
-  X("multiply", "x * y with numpy broadcasting")            \
-  X("divide", "x / y with numpy broadcasting")              \
-  X("floor_divide", "floor(x / y) with numpy broadcasting") \
-  X("mod", "remainder of x / y (sign of x), broadcasting")  \
-  X("power", "x raised to y, broadcasting")                 \
-  X("maximum", "elementwise max(x, y), broadcasting")       \
-  X("minimum", "elementwise min(x, y), broadcasting")       \
-  X("logical_and", "x and y (bool tensors), broadcasting")  \
-  X("logical_or", "x or y (bool tensors), broadcasting")
+/* X(name, compute rule, cost for :time, doc); NULL: no TIR rule (the op
+ * runs on its reference kernel in both execution modes). */
+#define ARITH_OPS(X)                                                                           \
+  X("add", compute_add, OPCOST_ELEMWISE, "x + y with numpy broadcasting")                      \
+  X("subtract", compute_subtract, OPCOST_ELEMWISE, "x - y with numpy broadcasting")            \
+  X("multiply", compute_multiply, OPCOST_ELEMWISE, "x * y with numpy broadcasting")            \
+  X("divide", compute_divide, OPCOST_ELEMWISE, "x / y with numpy broadcasting")                \
+  X("floor_divide", NULL, OPCOST_NONE, "floor(x / y) with numpy broadcasting")                 \
+  X("mod", compute_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")           \
+  X("power", compute_power, OPCOST_ELEMWISE, "x raised to y, broadcasting")                    \
+  X("maximum", compute_maximum, OPCOST_ELEMWISE, "elementwise max(x, y), broadcasting")        \
+  X("minimum", compute_minimum, OPCOST_ELEMWISE, "elementwise min(x, y), broadcasting")        \
+  X("logical_and", compute_logical_and, OPCOST_NONE, "x and y (bool tensors), broadcasting")   \
+  X("logical_or", compute_logical_or, OPCOST_NONE, "x or y (bool tensors), broadcasting")
 
-#define COMPARE_OPS(X)                                     \
-  X("equal", "x == y as a bool tensor, broadcasting")      \
-  X("not_equal", "x != y as a bool tensor, broadcasting")  \
-  X("less", "x < y as a bool tensor, broadcasting")        \
-  X("less_equal", "x <= y as a bool tensor, broadcasting") \
-  X("greater", "x > y as a bool tensor, broadcasting")     \
-  X("greater_equal", "x >= y as a bool tensor, broadcasting")
+#define COMPARE_OPS(X)                                                                         \
+  X("equal", compute_equal, OPCOST_NONE, "x == y as a bool tensor, broadcasting")              \
+  X("not_equal", compute_not_equal, OPCOST_NONE, "x != y as a bool tensor, broadcasting")      \
+  X("less", compute_less, OPCOST_NONE, "x < y as a bool tensor, broadcasting")                 \
+  X("less_equal", compute_less_equal, OPCOST_NONE, "x <= y as a bool tensor, broadcasting")    \
+  X("greater", compute_greater, OPCOST_NONE, "x > y as a bool tensor, broadcasting")           \
+  X("greater_equal", compute_greater_equal, OPCOST_NONE, "x >= y as a bool tensor, broadcasting")
 
-#define UNARY_OPS(X)                                  \
-  X("negative", "-x elementwise")                     \
-  X("abs", "|x| elementwise")                         \
-  X("exp", "e^x elementwise")                         \
-  X("log", "natural logarithm elementwise")           \
-  X("sqrt", "square root elementwise")                \
-  X("rsqrt", "1 / sqrt(x) elementwise")               \
-  X("tanh", "hyperbolic tangent elementwise")         \
-  X("sigmoid", "1 / (1 + e^-x) elementwise")          \
-  X("erf", "Gauss error function elementwise")        \
-  X("floor", "round toward -inf elementwise")         \
-  X("ceil", "round toward +inf elementwise")          \
-  X("round", "round half away from zero elementwise") \
-  X("sign", "-1, 0 or 1 by the sign of x")            \
-  X("logical_not", "not x (bool tensor)")
+#define UNARY_OPS(X)                                                                 \
+  X("negative", compute_negative, OPCOST_ELEMWISE, "-x elementwise")                 \
+  X("abs", compute_abs, OPCOST_ELEMWISE, "|x| elementwise")                          \
+  X("exp", compute_exp, OPCOST_ELEMWISE, "e^x elementwise")                          \
+  X("log", compute_log, OPCOST_ELEMWISE, "natural logarithm elementwise")            \
+  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, "square root elementwise")                \
+  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")              \
+  X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")         \
+  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise")       \
+  X("erf", NULL, OPCOST_ELEMWISE, "Gauss error function elementwise")                \
+  X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")        \
+  X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")          \
+  X("round", NULL, OPCOST_NONE, "round half away from zero elementwise")             \
+  X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")                \
+  X("logical_not", compute_logical_not, OPCOST_NONE, "not x (bool tensor)")
 
-#define ARITH_ENTRY(n, d) {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_arith, d, false},
-#define COMPARE_ENTRY(n, d) {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_compare, d, false},
-#define UNARY_ENTRY(n, d) {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_unary, d, false},
+#define ARITH_ENTRY(n, c, k, d) \
+  {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_arith, d, false, .cost = k, .compute = c},
+#define COMPARE_ENTRY(n, c, k, d) \
+  {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_compare, d, false, .cost = k, .compute = c},
+#define UNARY_ENTRY(n, c, k, d) \
+  {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_unary, d, false, .cost = k, .compute = c},
 
 /* clang-format off */
 const OpDef ops_family_elemwise[] = {
@@ -133,11 +138,13 @@ const OpDef ops_family_elemwise[] = {
     COMPARE_OPS(COMPARE_ENTRY)
     UNARY_OPS(UNARY_ENTRY)
     {"where", 3, 3, OPAT_BROADCAST, no_attrs, rel_where,
-     "where(cond, x, y): x where cond is true, else y; all three broadcast", false},
+     "where(cond, x, y): x where cond is true, else y; all three broadcast", false,
+     .cost = OPCOST_ELEMWISE, .compute = compute_where},
     {"cast", 1, 1, OPAT_ELEMWISE, cast_attrs, rel_cast, "cast(x, dtype=\"...\"): convert elements",
-     false},
+     false, .cost = OPCOST_ELEMWISE, .compute = compute_cast},
     {"clip", 1, 1, OPAT_ELEMWISE, clip_attrs, rel_clip,
-     "clip(x, a_min=, a_max=): limit values to [a_min, a_max]", false},
+     "clip(x, a_min=, a_max=): limit values to [a_min, a_max]", false,
+     .cost = OPCOST_ELEMWISE, .compute = compute_clip},
     {0},
 };
 /* clang-format on */

@@ -3,7 +3,12 @@
  * Each op family has its own file (elemwise.c, reduce.c, nn.c, transform.c,
  * dyn.c, random.c, tir_call.c) holding a table of OpDef; registry.c joins
  * them.  An entry gives the name, arity, attributes with their defaults,
- * fusion pattern, a one-line description, and the type relation.
+ * fusion pattern, a one-line description, the type relation, the flags
+ * other layers ask about (instead of comparing names), the cost kind
+ * :time counts, and the TIR compute rule (ops/compute.h).  The reference
+ * kernel lives a layer up (interp/): interp registers it in a table
+ * indexed by the op's registry index (kernels_get, interp/kernels.h), and
+ * a unit test checks that every op has one.
  *
  * The type relation is written once and serves twice: at compile time on
  * types whose dims may be constants, `?`, size variables or metavariables,
@@ -38,6 +43,7 @@ typedef struct RelCtx {
   const Module *mod;      /* for call_tir (prim signatures); may be NULL */
   const Expr *call;       /* the call node at compile time; NULL at run time */
   const char *op_name;
+  const struct OpDef *op; /* the op's row (attribute defaults); NULL: found by op_name */
   char err[512];          /* set by rel_fail; empty when no error */
   /* Dim unification hook (the type checker binds metavariables through it).
    * NULL at run time: then dims must be equal, and `?` matches anything. */
@@ -60,6 +66,31 @@ typedef struct OpAttrSpec {
  * error); kind AV_EXPR = any value accepted (e.g. arange's start/stop/step,
  * which TVM prints as meta constants; call_tir's shape and dtype). */
 
+/* Facts about an op that code outside ops/ asks the row for, instead of
+ * comparing op names. */
+enum {
+  OP_CALL_TIR = 1 << 0,  /* call_tir: runs a prim function or an extern; its callee may be
+                            written as a string first argument (attribute `callee`) */
+  OP_VIEW = 1 << 1,      /* output 0 may share input 0's buffer (reshape, squeeze, ...) */
+  OP_TUPLE_ARG = 1 << 2, /* the one argument is a tuple of all the tensor inputs (concatenate) */
+  OP_KEEPS_KEY = 1 << 3, /* reads its key argument without consuming it (random.fold_in) */
+};
+
+/* The work of one call, for :time's GFLOP/s (repl/cmd_jit.c). */
+typedef enum OpCost {
+  OPCOST_NONE,     /* not counted */
+  OPCOST_ELEMWISE, /* one flop per output element */
+  OPCOST_MATMUL,   /* a multiply-add per output element and per entry of x's last dim */
+  OPCOST_CONV2D,   /* a multiply-add per output element and per weight entry Cin/groups × kh × kw */
+} OpCost;
+
+/* A TIR compute rule (ops/compute.h): lowers one call of the op, or returns
+ * NULL after lc_fail() when it cannot (the call then stays with the
+ * reference kernel).  The rules live in ops/compute_<family>.c. */
+typedef struct LowerCx LowerCx;
+typedef struct LTensor LTensor;
+typedef LTensor *OpComputeFn(LowerCx *L, const Expr *call, LTensor **in, int nin);
+
 typedef struct OpDef {
   const char *name;
   int min_args, max_args; /* max_args -1: variadic */
@@ -68,11 +99,21 @@ typedef struct OpDef {
   TypeRelFn rel;
   const char *doc;         /* one line, for :help and completion */
   bool effectful;          /* may not appear in a dataflow block */
+  unsigned flags;          /* OP_* above */
+  OpCost cost;
+  OpComputeFn *compute;    /* NULL: no TIR rule, the op runs on its reference kernel */
 } OpDef;
 
 int ops_count(void);
 const OpDef *ops_get(int index);
 int ops_lookup(const char *name); /* -1 if unknown */
+/* Whether the op at index has every flag in `flags` (false for an invalid index). */
+bool ops_has_flag(int index, unsigned flags);
+/* The index of the first op with `flags` (OP_CALL_TIR: call_tir), or -1. */
+int ops_find_flag(unsigned flags);
+/* An Op node for the op at registry index i: the index, the row's name and
+ * the row's OP_CALL_TIR flag (which ir/print.c reads from the node). */
+Expr *ops_expr(Arena *a, int index, Span sp);
 /* Up to k registered names nearest to `name` (edit distance), best first. */
 int ops_suggest(const char *name, const char **out, int k);
 /* Checks a call's attributes against the op's spec (unknown keys, wrong
@@ -110,5 +151,22 @@ int rel_axis(RelCtx *cx, int64_t axis, int ndim);
 DType rel_attr_dtype(RelCtx *cx, const Attrs *attrs, const char *key, DType dflt);
 /* A type as text for messages (arena string, via print_type_to). */
 const char *rel_type_str(RelCtx *cx, const Type *t);
+
+/* ── attributes of a typed op call (compute rules, run-time code) ── */
+
+/* The value written in the call, else the default of the op's row, so a
+ * default is written once (its OpAttrSpec).  A written value of the wrong
+ * kind, or None, reads as the default; asking for a key the op does not
+ * declare is an internal bug. */
+int64_t op_attr_int(const Expr *call, const char *key);
+double op_attr_float(const Expr *call, const char *key);
+bool op_attr_bool(const Expr *call, const char *key);
+/* A string default is unquoted into arena a. */
+const char *op_attr_str(Arena *a, const Expr *call, const char *key);
+/* Whether the attribute is None (written, or by default). */
+bool op_attr_is_none(const Expr *call, const char *key);
+/* An int list (a single int counts as a list of one); -1 when None (written
+ * or by default) or not a list of at most max ints. */
+int op_attr_ints(const Expr *call, const char *key, int64_t *out, int max);
 
 #endif

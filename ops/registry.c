@@ -1,5 +1,7 @@
 /* registry.c — joins the per-family op tables into one registry with
- * name lookup (hash map, built on first use) and nearest-name suggestions. */
+ * name lookup (hash map, built on first use), flag queries and
+ * nearest-name suggestions.  An op's index is its position in the joined
+ * registry; the layers above key their per-op tables by it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +59,26 @@ const OpDef *ops_get(int index) {
 int ops_lookup(const char *name) {
   ops_init();
   return (int)(intptr_t)strmap_get(&by_name, name) - 1;
+}
+
+bool ops_has_flag(int index, unsigned flags) {
+  const OpDef *d = ops_get(index);
+  return d && (d->flags & flags) == flags;
+}
+
+Expr *ops_expr(Arena *a, int index, Span sp) {
+  const OpDef *d = ops_get(index);
+  RLY_ASSERT(d);
+  Expr *e = expr_new(a, EX_OP, sp);
+  e->u.op.index = index, e->u.op.name = d->name, e->u.op.call_tir = (d->flags & OP_CALL_TIR) != 0;
+  return e;
+}
+
+int ops_find_flag(unsigned flags) {
+  ops_init();
+  for (int i = 0; i < nops; i++)
+    if ((all_ops[i]->flags & flags) == flags) return i;
+  return -1;
 }
 
 /* Levenshtein distance with one row; long names count as far (99) so a

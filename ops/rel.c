@@ -6,7 +6,7 @@
  * - rel_fail keeps the FIRST message: a helper's precise message (e.g. a
  *   missing attribute) wins over a later generic one.
  * - Attribute accessors fall back to the op's declared default (its
- *   OpAttrSpec, found by cx->op_name); asking for a key the op does not
+ *   OpAttrSpec: cx->op's row, else the one named cx->op_name); asking for a key the op does not
  *   declare and the call does not carry is an internal bug.
  * - Accessors never trust that ops_check_attrs ran: a wrong kind fails the
  *   relation with a message instead of being misread. */
@@ -157,7 +157,7 @@ static const AttrValue *lookup(RelCtx *cx, const Attrs *attrs, const char *key, 
   const AttrValue *v = attrs_get(attrs, key);
   *def = NULL;
   if (v) return v;
-  const OpAttrSpec *s = find_spec(ops_get(ops_lookup(cx->op_name)), key);
+  const OpAttrSpec *s = find_spec(cx->op ? cx->op : ops_get(ops_lookup(cx->op_name)), key);
   RLY_ASSERT(s); /* a relation asked for an attribute its op does not declare */
   *def = s->def;
   if (!s->def) rel_fail(cx, "%s: missing attribute `%s`", cx->op_name, key);
@@ -321,6 +321,72 @@ int rel_attr_dims(RelCtx *cx, const Attrs *attrs, const char *key, Dim *out, int
   if (v->u.list.n > max) return too_many(cx, key, max);
   for (int i = 0; i < v->u.list.n; i++)
     if (!dim_item(cx, key, v->u.list.items[i], &out[i])) return -1;
+  return v->u.list.n;
+}
+
+/* ───────────────────── attributes of a typed call ───────────────────── */
+
+/* The call's value of key (NULL when absent or None); *def gets the
+ * default text of the op's row. */
+static const AttrValue *call_attr(const Expr *call, const char *key, const char **def) {
+  const OpDef *op = call->u.call.fn->kind == EX_OP ? ops_get(call->u.call.fn->u.op.index) : NULL;
+  const OpAttrSpec *s = find_spec(op, key);
+  RLY_ASSERT(s); /* the caller asked for an attribute its op does not declare */
+  *def = s->def;
+  const AttrValue *v = attrs_get(call->u.call.attrs, key);
+  return v && v->kind != AV_NONE ? v : NULL;
+}
+
+int64_t op_attr_int(const Expr *call, const char *key) {
+  const char *def;
+  const AttrValue *v = call_attr(call, key, &def);
+  if (v && v->kind == AV_INT) return v->u.i;
+  if (v && v->kind == AV_BOOL) return v->u.b;
+  return def && strcmp(def, "True") == 0 ? 1 : def ? strtoll(def, NULL, 10) : 0;
+}
+
+double op_attr_float(const Expr *call, const char *key) {
+  const char *def;
+  const AttrValue *v = call_attr(call, key, &def);
+  if (v && v->kind == AV_FLOAT) return v->u.f;
+  if (v && v->kind == AV_INT) return (double)v->u.i;
+  return def ? strtod(def, NULL) : 0;
+}
+
+bool op_attr_bool(const Expr *call, const char *key) {
+  const char *def;
+  const AttrValue *v = call_attr(call, key, &def);
+  if (v && v->kind == AV_BOOL) return v->u.b;
+  if (v && v->kind == AV_INT) return v->u.i != 0;
+  return def && (strcmp(def, "True") == 0 || strcmp(def, "1") == 0);
+}
+
+const char *op_attr_str(Arena *a, const Expr *call, const char *key) {
+  const char *def;
+  const AttrValue *v = call_attr(call, key, &def);
+  if (v && v->kind == AV_STR) return v->u.s;
+  size_t n = def ? strlen(def) : 0;
+  return n >= 2 && def[0] == '"' ? arena_strndup(a, def + 1, n - 2) : "";
+}
+
+bool op_attr_is_none(const Expr *call, const char *key) {
+  const char *def;
+  const AttrValue *v = call_attr(call, key, &def);
+  if (attrs_get(call->u.call.attrs, key)) return !v;
+  return !def || strcmp(def, "None") == 0;
+}
+
+int op_attr_ints(const Expr *call, const char *key, int64_t *out, int max) {
+  const char *def;
+  const AttrValue *v = call_attr(call, key, &def);
+  if (!v && attrs_get(call->u.call.attrs, key)) return -1; /* None written */
+  if (!v) return def && strcmp(def, "None") != 0 ? parse_default_ints(def, out, max) : -1;
+  if (v->kind == AV_INT) return max < 1 ? -1 : (out[0] = v->u.i, 1);
+  if (v->kind != AV_LIST || v->u.list.n > max) return -1;
+  for (int i = 0; i < v->u.list.n; i++) {
+    if (v->u.list.items[i]->kind != AV_INT) return -1;
+    out[i] = v->u.list.items[i]->u.i;
+  }
   return v->u.list.n;
 }
 

@@ -183,6 +183,6 @@ static const OpAttrSpec call_tir_attrs[] = {
 const OpDef ops_family_tir_call[] = {
     {"call_tir", 1, 2, OPAT_OPAQUE, call_tir_attrs, rel_call_tir,
      "call_tir(@prim, (inputs...), shape=[...], dtype=): run a prim function on new outputs",
-     false},
+     false, .flags = OP_CALL_TIR},
     {0},
 };

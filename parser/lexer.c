@@ -215,7 +215,8 @@ static NumParts scan_number(const Lexer *lx, uint32_t i, bool digits_only) {
   return n;
 }
 
-/* Float literal: width from the suffix, the body rounded once to that
+/* float_literal := number with suffix 'f' ( '16' | '32' | '64' )?
+ * Float literal: width from the suffix, the body rounded once to that
  * width; in range when it rounds to a finite value (3.4028235e+38f, which
  * numpy prints for float32's largest value, is above FLT_MAX but rounds to
  * it). */

@@ -47,7 +47,8 @@ static void jspace(JReader *r) {
   while (r->pos < r->len && isspace((unsigned char)r->s[r->pos])) r->pos++;
 }
 
-/* After the JSON value: white space and line or block comments (so a
+/* trailer := ( WS | '//' CHAR* | block comment )*
+ * After the JSON value: white space and line or block comments (so a
  * test file can carry FileCheck lines after its metadata). */
 static void jtrailer(JReader *r) {
   for (;;) {

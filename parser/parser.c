@@ -303,10 +303,11 @@ PARSE_NOINLINE static void unknown_op(Parser *p, const char *name, Span sp) {
 }
 
 static Expr *make_op(Parser *p, const char *name, Span sp) {
-  Expr *e = expr_new(p->a, EX_OP, sp);
-  e->u.op.index = ops_lookup(name);
-  e->u.op.name = name;
-  if (e->u.op.index < 0) unknown_op(p, name, sp);
+  int idx = ops_lookup(name);
+  if (idx >= 0) return ops_expr(p->a, idx, sp);
+  Expr *e = expr_new(p->a, EX_OP, sp); /* kept for the diagnostic and recovery */
+  e->u.op.index = -1, e->u.op.name = name;
+  unknown_op(p, name, sp);
   return e;
 }
 
@@ -886,14 +887,10 @@ static Expr *patom(Parser *p) {
 
 /* ── calls and postfix ── */
 
-static bool is_op(const Expr *e, const char *name) {
-  return e->kind == EX_OP && strcmp(e->u.op.name, name) == 0;
-}
-
 /* call_tir_callee := STRING ','?   (first argument of call_tir only)
  * call_tir("env.linear", ...): the string callee becomes attribute `callee`. */
 static void call_tir_callee(Parser *p, Expr *fn, PtrVec *keys, PtrVec *vals) {
-  if (!is_op(fn, "call_tir") || !at_kind(p, T_STRING)) return;
+  if (fn->kind != EX_OP || !fn->u.op.call_tir || !at_kind(p, T_STRING)) return;
   Token t = parse_next(p);
   AttrValue *v = attr_str(p->a, lex_string_value(p->a, p->lx.src, &t));
   v->span = tok_span(p, &t);

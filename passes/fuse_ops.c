@@ -104,7 +104,7 @@ static bool candidate(const Fuse *F, const Expr *e) {
   /* For lowering: scalar arithmetic stays with the interpreter (its scalar
    * fast path beats a kernel call), and ops need a compute rule. */
   if (F->o.need_compute && scalar) return false;
-  return !F->o.need_compute || ops_compute(e->u.call.fn->u.op.index) != NULL;
+  return !F->o.need_compute || op->compute != NULL;
 }
 
 static bool scalar_const(const Expr *e) {

@@ -240,10 +240,7 @@ static Shape *var_shape(Lin *L, Expr *e) {
   return s;
 }
 
-static bool op_consumes(const Expr *fn) {
-  const char *n = fn->u.op.name;
-  return strcmp(n, "random.fold_in") != 0 && strcmp(n, "random.key_data") != 0;
-}
+static bool op_consumes(const Expr *fn) { return !ops_has_flag(fn->u.op.index, OP_KEEPS_KEY); }
 
 static const bool *summary(Lin *L, const char *def) { return strmap_get(&L->consumes, def); }
 

@@ -106,14 +106,15 @@ static LTensor *operand(Build *B, const Expr *a) {
 
 static LTensor *lower_call(Build *B, const Expr *c) {
   if (c->kind != EX_CALL || c->u.call.fn->kind != EX_OP) return lc_fail(B->C, "not an op call");
-  const OpCompute *rule = ops_compute(c->u.call.fn->u.op.index);
+  const OpDef *op = ops_get(c->u.call.fn->u.op.index);
+  OpComputeFn *rule = op ? op->compute : NULL;
   if (!rule) return lc_fail(B->C, "%s has no compute rule", c->u.call.fn->u.op.name);
   if (!c->ty || c->ty->kind != TY_TENSOR) return lc_fail(B->C, "untyped call");
   int n = c->u.call.nargs;
   LTensor **in = ARENA_ARRAY(lc_arena(B->C), LTensor *, n + 1);
   for (int i = 0; i < n; i++)
     if (!(in[i] = operand(B, c->u.call.args[i]))) return lc_fail(B->C, "unexpected operand");
-  return rule->fn(B->C, c, in, n);
+  return rule(B->C, c, in, n);
 }
 
 /* Lowers one Primitive function: parameters become buffers, each binding's
@@ -247,8 +248,7 @@ static Attrs *call_tir_attrs(Arena *a, const PrimFunc *pf) {
 
 static Expr *make_call_tir(Arena *a, const PrimFunc *pf, const Expr *call) {
   int n = call->u.call.nargs;
-  Expr *op = expr_new(a, EX_OP, call->span);
-  op->u.op.index = ops_lookup("call_tir"), op->u.op.name = "call_tir";
+  Expr *op = ops_expr(a, ops_find_flag(OP_CALL_TIR), call->span);
   Expr **fields = ARENA_ARRAY(a, Expr *, n + 1);
   Type **tys = ARENA_ARRAY(a, Type *, n + 1);
   for (int i = 0; i < n; i++) fields[i] = call->u.call.args[i], tys[i] = fields[i]->ty;

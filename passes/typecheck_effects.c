@@ -18,9 +18,7 @@
 static const OpDef *call_op_def(const Expr *e) {
   if (e->kind != EX_CALL || e->u.call.fn->kind != EX_OP) return NULL;
   const Expr *fn = e->u.call.fn;
-  const OpDef *op = ops_get(fn->u.op.index);
-  if (!op || strcmp(op->name, fn->u.op.name) != 0) op = ops_get(ops_lookup(fn->u.op.name));
-  return op;
+  return ops_get(fn->u.op.index);
 }
 
 typedef struct EffScan {

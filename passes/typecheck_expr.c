@@ -271,9 +271,7 @@ static Type *check_fn_call(TyCtx *c, Expr *e) {
 
 static const OpDef *call_op(const Expr *e) {
   const Expr *fn = e->u.call.fn;
-  const OpDef *op = ops_get(fn->u.op.index);
-  if (!op || strcmp(op->name, fn->u.op.name) != 0) op = ops_get(ops_lookup(fn->u.op.name));
-  return op;
+  return ops_get(fn->u.op.index);
 }
 
 static bool rel_unify_dim_hook(RelCtx *cx, Dim a, Dim b) { return ty_unify_dim(cx->user, a, b); }
@@ -336,7 +334,7 @@ static Type *run_relation(TyCtx *c, Expr *e, const OpDef *op) {
   }
   RelCtx cx;
   memset(&cx, 0, sizeof cx);
-  cx.arena = c->a, cx.mod = c->m, cx.call = e, cx.op_name = op->name;
+  cx.arena = c->a, cx.mod = c->m, cx.call = e, cx.op_name = op->name, cx.op = op;
   cx.unify_dim = rel_unify_dim_hook, cx.user = c;
   ArenaMark mark = arena_mark(c->a);
   uint64_t binds = c->dim_binds;
@@ -357,7 +355,7 @@ static void queue(TyCtx *c, Expr *e, Type *result) {
 static void check_op_args(TyCtx *c, Expr *e, const OpDef *op) {
   for (int i = 0; i < e->u.call.nargs; i++) {
     Expr *a = e->u.call.args[i];
-    if (i == 0 && a->kind == EX_GLOBAL && op && strcmp(op->name, "call_tir") == 0)
+    if (i == 0 && a->kind == EX_GLOBAL && op && (op->flags & OP_CALL_TIR))
       check_global(c, a, true);
     else
       ty_check(c, a);

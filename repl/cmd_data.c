@@ -193,6 +193,8 @@ static RunStatus bind_usage(Session *s, Span where) {
   return RUN_ERROR;
 }
 
+/* `:bind @f FILE`: runs BindParams on @f with the file's tensors and makes
+ * the result the session's module (one undo step), printing the new @f. */
 RunStatus repl_cmd_bind(Session *s, const char *args, Span where) {
   Words w;
   if (!split_words(s, args, where, &w)) return RUN_ERROR;
@@ -214,6 +216,8 @@ RunStatus repl_cmd_bind(Session *s, const char *args, Span where) {
 
 /* ───────────────────────── :load-tensor ───────────────────────── */
 
+/* The entry named by KEY, or the only entry when no KEY is given; the
+ * error lists the file's entries so the user can pick one. */
 static const TioEntry *pick_entry(Session *s, const TioFile *f, const Words *w, Span where) {
   if (w->n == 3) {
     const TioEntry *e = tio_find(f, w->w[2]);
@@ -257,6 +261,8 @@ static bool bind_tensor(Session *s, const char *name, const RtTensor *t, Span sp
   return true;
 }
 
+/* `:load-tensor %x FILE [KEY]`: binds a session variable to a tensor from
+ * a file; quiet like `let` unless types are shown. */
 RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where) {
   Words w;
   if (!split_words(s, args, where, &w)) return RUN_ERROR;
@@ -384,6 +390,8 @@ static bool capture(Session *s, SaveList *l, TioFile *file, Span where) {
   return ok;
 }
 
+/* `:save %x [%y ...] FILE`: writes session tensors, the format chosen by
+ * the file's extension; all variables are checked before anything is written. */
 RunStatus repl_cmd_save(Session *s, const char *args, Span where) {
   Words w;
   if (!split_words(s, args, where, &w)) return RUN_ERROR;

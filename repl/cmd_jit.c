@@ -16,6 +16,7 @@
 
 #include "ir/tir.h"
 #include "jit/jit.h"
+#include "ops/ops.h"
 #include "repl/repl.h"
 
 static double now_ms(void) {
@@ -26,6 +27,8 @@ static double now_ms(void) {
 
 /* ───────────────────────── :kernels ───────────────────────── */
 
+/* `:kernels`: a table of the compiled kernels (signature, compile or disk
+ * load time, calls, total run time), or why there are none. */
 RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
   (void)args, (void)where;
   if (!repl_eval_exec_jit(s->ev)) puts("(exec interp: call_tir runs on the TIR interpreter)");
@@ -60,6 +63,8 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
 
 /* ───────────────────────── :dump ───────────────────────── */
 
+/* `:dump tir|llvm|asm @f`: tir goes to cmd_lower.c; llvm and asm need a
+ * prim function and come from the JIT. */
 RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
   size_t k = strcspn(args, " \t");
   const char *rest = args + k + strspn(args + k, " \t");
@@ -111,34 +116,27 @@ static double dim_of(const Type *t, int d) {
   return x->kind == DIM_CONST ? (double)x->value : 0;
 }
 
-static bool is_elementwise(const char *op) {
-  static const char *const names[] = {
-      "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "negative",
-      "exp", "log", "sqrt", "tanh", "sigmoid", "abs", "nn.relu", "clip", "floor", "ceil",
-      "erf", "rsqrt", "nn.leaky_relu", "where", "cast", NULL};
-  for (int i = 0; names[i]; i++)
-    if (strcmp(names[i], op) == 0) return true;
-  return false;
-}
-
-/* The multiply-adds of a known contraction op (0 if unknown). */
-static double macs(const char *op, Expr *const *args, int nargs, const Type *out) {
+/* The multiply-adds of a contraction op, by its row's cost kind (0 if
+ * not one, or unknown). */
+static double macs(OpCost k, Expr *const *args, int nargs, const Type *out) {
   const Type *a = nargs > 0 ? args[0]->ty : NULL, *b = nargs > 1 ? args[1]->ty : NULL;
   double on, ob;
   if (!static_numel(out, &on, &ob)) return 0;
-  if (!strcmp(op, "nn.dense") || !strcmp(op, "nn.matmul") || !strcmp(op, "matmul") ||
-      !strcmp(op, "nn.batch_matmul"))
-    return on * dim_of(a, -1);
-  if (!strcmp(op, "nn.conv2d")) /* out elements × Cin/groups × kh × kw (OIHW weights) */
+  if (k == OPCOST_MATMUL) return on * dim_of(a, -1);
+  if (k == OPCOST_CONV2D) /* out elements × Cin/groups × kh × kw (OIHW weights) */
     return on * dim_of(b, 1) * dim_of(b, 2) * dim_of(b, 3);
   return 0;
 }
 
+/* A rough cost of a top-level op call for `:time`: bytes moved (operands
+ * and result, when their sizes are static) and flops (2 per multiply-add,
+ * or one per element of an elementwise op); zero when unknown. */
 static Cost cost_of(const Expr *e) {
   Cost c = {0, 0};
   if (!e || e->kind != EX_CALL || !e->u.call.fn || e->u.call.fn->kind != EX_OP) return c;
-  const char *op = e->u.call.fn->u.op.name;
+  const OpDef *op = ops_get(e->u.call.fn->u.op.index);
   double n, bytes, total = 0;
+  if (!op) return c;
   if (!static_numel(e->ty, &n, &bytes)) return c;
   total = bytes;
   for (int i = 0; i < e->u.call.nargs; i++) {
@@ -154,9 +152,9 @@ static Cost cost_of(const Expr *e) {
     }
   }
   c.bytes = total;
-  double m = macs(op, e->u.call.args, e->u.call.nargs, e->ty);
+  double m = macs(op->cost, e->u.call.args, e->u.call.nargs, e->ty);
   if (m > 0) c.flops = 2 * m;
-  else if (is_elementwise(op)) c.flops = n;
+  else if (op->cost == OPCOST_ELEMWISE) c.flops = n;
   return c;
 }
 
@@ -233,6 +231,8 @@ static void report(double *t, int n, Cost c) {
   }
 }
 
+/* `:time EXPR [-n N]`: the first run is reported apart (it may compile),
+ * then N runs, or as many as fit in about a second (at least 3). */
 RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   size_t elen;
   long n;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ir/tir.h"
+#include "ops/ops.h"
 #include "passes/rewrite.h"
 #include "repl/repl.h"
 
@@ -19,7 +20,7 @@ typedef struct Collect {
 static bool collect_visit(void *ctx, Expr *e) {
   Collect *c = ctx;
   if (e->kind != EX_CALL || e->u.call.fn->kind != EX_OP || e->u.call.nargs < 1) return true;
-  if (strcmp(e->u.call.fn->u.op.name, "call_tir") != 0) return true;
+  if (!ops_has_flag(e->u.call.fn->u.op.index, OP_CALL_TIR)) return true;
   const Expr *g = e->u.call.args[0];
   PrimFunc *p = g->kind == EX_GLOBAL ? module_prim(c->m, g->u.global.name) : NULL;
   for (size_t i = 0; p && i < c->prims.len; i++)
@@ -47,6 +48,8 @@ static const char *global_arg(const char *args, char *buf, size_t n) {
   return buf;
 }
 
+/* `:dump tir @f`: a prim function as it is; for a Relay function, the
+ * prim functions its lowered form calls (what the JIT would compile). */
 RunStatus repl_dump_tir(Session *s, const char *args, Span where) {
   char name[256];
   if (!global_arg(args, name, sizeof name)) {

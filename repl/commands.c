@@ -179,6 +179,9 @@ static void unknown_command(Session *s, const char *word, Span sp) {
   session_error(s, sp, hint, "unknown command `:%s`", word);
 }
 
+/* Runs one `:` line: splits the command word from its arguments (trimmed)
+ * and gives the handler a span of the arguments, or of the name when there
+ * are none, so its errors point into the line. */
 RunStatus cmd_run(Session *s, const char *line, Span where) {
   size_t n = 0;
   while (line[n] && (isalnum((unsigned char)line[n]) || strchr("-_?", line[n]))) n++;
@@ -340,6 +343,8 @@ static void print_defs(Session *s, const Def *const *defs, int n) {
   arena_free(&a);
 }
 
+/* Prints one definition, the user's definitions, or with `prelude` the
+ * prelude's (builtins left out). */
 static RunStatus cmd_print(Session *s, const char *args, Span where) {
   bool prelude = strcmp(args, "prelude") == 0;
   PtrVec v = {0};
@@ -363,6 +368,7 @@ static RunStatus cmd_print(Session *s, const char *args, Span where) {
   return RUN_OK;
 }
 
+/* A type on one line for `:browse`: `type T[A] { C1(A), C2 }`. */
 static void browse_adt(const AdtDef *t) {
   StrBuf b = {0};
   sb_printf(&b, "%stype %s", t->is_extern ? "extern " : "", t->name);

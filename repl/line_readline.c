@@ -92,6 +92,8 @@ static char **attempt_completion(const char *text, int start, int end) {
 
 /* ───────────────────────── history ───────────────────────── */
 
+/* Opens ~/.rly_history (created 0600; none without HOME) and trims it to
+ * HISTORY_MAX entries; multi-line entries are kept whole. */
 static void history_open(void) {
   const char *home = getenv("HOME");
   if (!home || !*home) return;

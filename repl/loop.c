@@ -84,6 +84,9 @@ static bool collect(StrBuf *input, char *line) {
   return false;
 }
 
+/* The interactive loop: lines are collected until the input parses (or
+ * fails for a reason other than running out), then run as one input;
+ * Ctrl-C drops a partial input, end of input quits. */
 int session_repl(Session *s, bool tty) {
   bool color = tty && !getenv("NO_COLOR");
   const LineEditor *ed = tty ? line_readline_open(s) : line_plain_open(false);

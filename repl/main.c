@@ -71,6 +71,9 @@ static void add_action(Cli *cli, char kind, const char *arg) {
   cli->actions[cli->nactions++].arg = arg;
 }
 
+/* The command line: -e and file arguments are kept in order as actions,
+ * options with values accept `--opt v` and `--opt=v`, flags come from
+ * CLI_FLAGS. */
 static bool parse_args(Cli *cli, int argc, char **argv) {
   cli->files = calloc((size_t)argc, sizeof(char *));
   cli->actions = calloc((size_t)argc, sizeof(Action));
@@ -186,6 +189,8 @@ static bool check_module(Engine *e, const Cli *cli, Arena *arena, Module **m, ui
   return true;
 }
 
+/* --check / --print / --pass on one file, with a fresh engine and
+ * diagnostics per file; exit status 0 when it checks. */
 static int check_file(const Cli *cli, const char *path) {
   Arena arena;
   arena_init(&arena);
@@ -257,6 +262,8 @@ static int run_session(Cli *cli) {
   return status;
 }
 
+/* Batch modes (check, print, passes) run per file and stop at the first
+ * failure; otherwise a session runs the actions and maybe the REPL. */
 int main(int argc, char **argv) {
   Cli cli = {.engine = engine_options_default()};
   engine_options_from_env(&cli.engine); /* the only reading of RLY_* variables */

@@ -197,6 +197,9 @@ static void scan_type(Scanner *z, const Token *t) {
   }
 }
 
+/* One token of the quick scan: records command lines and the names that
+ * `def`, `global`, `prim` and `type` introduce (constructor names through
+ * scan_type), tracking bracket depth to know where a type's body ends. */
 static void scan_token(Scanner *z, const Token *t) {
   bool opener = t->kind == T_LPAREN || t->kind == T_LBRACKET || t->kind == T_LBRACE;
   bool closer = t->kind == T_RPAREN || t->kind == T_RBRACKET || t->kind == T_RBRACE;
@@ -368,8 +371,8 @@ static bool expr_safe(const Expr *e);
 /* An op argument: a constant is copied by the op unless the op is a view. */
 static bool op_arg_safe(const Expr *call, const Expr *arg) {
   if (arg->kind != EX_CONST) return expr_safe(arg);
-  const KernelDef *k = kernels_lookup(call->u.call.fn->u.op.name);
-  return k && !(k->flags & KF_VIEW) && strcmp(call->u.call.fn->u.op.name, "call_tir") != 0;
+  int op = call->u.call.fn->u.op.index; /* call_tir and the key ops have no kernel */
+  return kernels_get(op) && !ops_has_flag(op, OP_VIEW);
 }
 
 static bool call_safe(const Expr *e) {
@@ -457,6 +460,8 @@ static void input_end(Session *s, Input *in, bool committed) {
 
 /* ───────────────────────── one part: run ───────────────────────── */
 
+/* "defined @f : T" (or "redefined") for a committed definition; during
+ * :load the name is collected instead, for one summary line. */
 static void report_def(Session *s, const Input *in, const ScriptItem *it) {
   const char *verb = it->replaced ? "redefined" : "defined";
   if (it->def_kind == DEF_ADT) {
@@ -537,6 +542,9 @@ static RunStatus run_items(Session *s, const Input *in) {
   return RUN_OK;
 }
 
+/* One transaction (steps 1 to 4 above).  A parse error at the end of the
+ * input, when more may follow, is RUN_INCOMPLETE with its diagnostics
+ * dropped, so the REPL asks for another line. */
 static RunStatus run_part(Session *s, uint32_t file, const Scan *sc, bool may_continue) {
   Input in = input_begin(s);
   in.m = s->prelude_names.len ? prelude_input_module(s, &sc->names, in.arena)
@@ -617,6 +625,7 @@ RunStatus session_run_file(Session *s, const char *path) {
 
 /* ───────────────────────── :load, :reset, expressions in commands ───────────────────────── */
 
+/* The :load summary, grouped by kind: "loaded 2 functions: @f @g; 1 type: T". */
 static void print_loaded(const PtrVec *loaded, const char *path) {
   static const struct { char k; const char *one, *many, *sigil; } kinds[] = {
       {'f', "function", "functions", "@"}, {'t', "type", "types", ""},
@@ -637,6 +646,8 @@ static void print_loaded(const PtrVec *loaded, const char *path) {
   else printf("loaded %s (no definitions)\n", path);
 }
 
+/* `:load FILE` as one transaction: any error leaves the session as it
+ * was.  Loads may nest (a file may :load another), each with its own list. */
 RunStatus session_load(Session *s, const char *path, Span where) {
   size_t len = 0;
   char *text = read_whole_file(path, &len);

@@ -213,6 +213,8 @@ static RunStatus bad_value(Session *s, const Setting *st, const char *val, Span 
   return RUN_ERROR;
 }
 
+/* `:set` shows every setting, `:set NAME` one, `:set NAME VALUE` changes
+ * it (the value parsed by the setting's own kind). */
 RunStatus repl_cmd_set(Session *s, const char *args, Span where) {
   if (!*args) {
     for (int i = 0; i < NSETTINGS; i++) show_one(s, &settings[i]);

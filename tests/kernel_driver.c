@@ -135,13 +135,15 @@ static void run_case(KernelCtx *kx, Module *m, DiagCtx *d, const char *op, const
                      int nin, RtTensor **in) {
   ArenaMark mark = arena_mark(m->arena);
   char err[RT_ERR_LEN];
-  const KernelDef *k = kernels_lookup(op);
-  const Attrs *at = parse_attrs(m, d, op, nin, k && (k->flags & KF_TUPLE_ARG), attrs, err, sizeof err);
+  int k = ops_lookup(op); /* the case names its op; the kernel is found by its index */
+  const Attrs *at = parse_attrs(m, d, op, nin, ops_has_flag(k, OP_TUPLE_ARG), attrs, err, sizeof err);
   RtTensor *out[MAX_IO];
   int nout = 0;
   if (!at && attrs[0]) {
     printf("ERR %s\n", err);
-  } else if (!kernels_infer_and_run(kx, op, nin, in, at, MAX_IO, &nout, out)) {
+  } else if (k < 0) {
+    printf("ERR unknown op `%s`\n", op);
+  } else if (!kernels_infer_and_run(kx, k, nin, in, at, MAX_IO, &nout, out)) {
     printf("ERR %s\n", kx->err);
   } else {
     printf("OK %d\n", nout);
@@ -171,11 +173,14 @@ static bool read_inputs(int nin, RtTensor **in, char *err, size_t errn) {
 static int list_ops(void) {
   for (int i = 0; i < ops_count(); i++) {
     const OpDef *d = ops_get(i);
-    printf("%s %d\n", d->name, kernels_lookup(d->name) != NULL);
+    printf("%s %d\n", d->name, kernels_get(i) != NULL);
   }
   return 0;
 }
 
+/* Reads and runs cases until end of input (`--ops` lists the ops instead);
+ * a malformed case ends the driver with status 2, an op's error is an ERR
+ * reply and the driver goes on. */
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--ops") == 0) return list_ops();
   KernelCtx kx;

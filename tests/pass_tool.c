@@ -49,6 +49,8 @@ static bool parse_flags(int argc, char **argv, Flags *f) {
   return f->passes && f->file;
 }
 
+/* Parses and checks the file, runs the pass list (with the verifier and
+ * step hook if asked), and prints the result module or its diff. */
 static int run(const Flags *fl, DiagCtx *d, Arena *a) {
   size_t len;
   char *text = read_whole_file(fl->file, &len);

@@ -82,6 +82,9 @@ static void call_and_check(rly_session *s, const char *mode, float *out_copy) {
   res[1]->deleter(res[1]);
 }
 
+/* The checks in order: jit and interp results against C and each other, a
+ * pass then jit again, a located error for a bad definition, and that the
+ * session keeps working after errors. */
 int main(void) {
   rly_session *s = rly_open(0);
   check(s != NULL, "rly_open");

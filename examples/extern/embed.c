@@ -43,6 +43,9 @@ static char *eval(Interp *in, Module *m, DiagCtx *d, const char *text) {
   return v ? interp_format(in, v) : NULL;
 }
 
+/* Registers env.square, checks the program, and evaluates the extern and
+ * the op versions in one interpreter; the exit status says whether the two
+ * printed results are the same. */
 int main(void) {
   rly_register_extern("env.square", env_square, NULL);
   Arena arena;

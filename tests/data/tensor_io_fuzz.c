@@ -64,6 +64,9 @@ static size_t mutate(uint8_t *p, size_t n) {
   return n;
 }
 
+/* The fuzz loop: each mutated file is copied into a buffer of its exact
+ * size (so an overread is a sanitizer report) and loaded; a rejection must
+ * name the file in its message. */
 int main(int argc, char **argv) {
   if (argc < 4) {
     fputs("usage: tensor_io_fuzz ITERATIONS SEED FILE...\n", stderr);

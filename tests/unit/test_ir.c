@@ -27,12 +27,7 @@ static Expr *f32(double v) { return expr_scalar_f64(&A, DT_FLOAT32, v, S0); }
 static Expr *let(Var *v, Expr *value, Expr *body) { return expr_let(&A, v, value, body, S0); }
 static Expr *glob(const char *name) { return expr_global(&A, name, S0); }
 
-static Expr *op(const char *name) {
-  Expr *e = expr_new(&A, EX_OP, S0);
-  e->u.op.index = ops_lookup(name);
-  e->u.op.name = name;
-  return e;
-}
+static Expr *op(const char *name) { return ops_expr(&A, ops_lookup(name), S0); }
 
 static Expr *call(const char *name, int n, Expr *a0, Expr *a1, Attrs *at) {
   Expr *args[2] = {a0, a1};
@@ -100,6 +95,7 @@ static Expr *ctor(AdtDef *adt, int i) {
 
 /* ───────────────────────────── types ───────────────────────────── */
 
+/* Every type form prints as the parser reads it (1-tuples, rank 0, `fn [A]`, Ref). */
 static void test_types(void) {
   int64_t s13[] = {1, 3}, s3[] = {3};
   CHECK_TYPE(tensor_t(DT_FLOAT32, 2, s13), "Tensor[(1, 3), float32]");
@@ -132,6 +128,7 @@ static void test_types(void) {
 
 static void check_scalar(Expr *e, const char *expected) { CHECK_PRINT(e, PLAIN, expected); }
 
+/* Scalar literals keep their dtype suffix and floats round-trip at every edge value. */
 static void test_literals(void) {
   check_scalar(scalar(DT_INT32, 3), "3");
   check_scalar(scalar(DT_INT32, -7), "-7");
@@ -239,6 +236,7 @@ static void test_float_text(void) {
   CHECK(!float_from_text("1.8e308", DT_FLOAT64, &v));
 }
 
+/* Attribute values print nested lists, symbols, None, floats and escaped strings. */
 static void test_attr_values(void) {
   StrBuf b = {0};
   AttrValue *items[3] = {attr_int(&A, 1, DT_INT32), attr_int(&A, -2, DT_INT64), NULL};
@@ -272,6 +270,7 @@ static void test_attr_values(void) {
 
 /* ─────────────────────────── expressions ─────────────────────────── */
 
+/* Op calls with attributes, call_tir callees, constructors and curried calls print right. */
 static void test_calls(void) {
   Var *x = mkvar("x");
   Attrs *at = attrs_new(&A, 2);
@@ -318,6 +317,7 @@ static void test_calls(void) {
   CHECK_PRINT(call("zeros", 0, NULL, NULL, noargs), PLAIN, "zeros(n=5)");
 }
 
+/* Tuples, projections (parenthesized when needed) and reference notation print right. */
 static void test_tuples_refs(void) {
   Var *t = mkvar("t"), *r = mkvar("r"), *x = mkvar("x");
   CHECK_PRINT(expr_tuple(&A, 0, NULL, S0), PLAIN, "()");
@@ -351,6 +351,7 @@ static void test_tuples_refs(void) {
   CHECK_PRINT(let(w, rw, ev(w)), PLAIN, "let %ref_write: () = (%r := add(%r^, 1f));\n%ref_write");
 }
 
+/* Let chains, graph temporaries renumbered from 0, let-valued lets and free_var print right. */
 static void test_lets(void) {
   Var *x = mkvar("x"), *y = mkvar("y");
   Expr *e = let(x, f32(1), let(y, call2("add", ev(x), ev(x)), ev(y)));
@@ -384,6 +385,7 @@ static void test_lets(void) {
   CHECK_PRINT(fv, PLAIN, "free_var %z: int32;\nlet %t: float32 = 1f;\n%z");
 }
 
+/* Anonymous, invalid and shadowed variable names print as unique valid names. */
 static void test_names(void) {
   /* An anonymous var that is used gets %v; the free %v keeps its name. */
   Var *anon = mkvar(NULL), *v = mkvar("v");
@@ -414,6 +416,7 @@ static void test_names(void) {
   CHECK_PRINT(let(y2, f32(1), call2("add", ev(free_y), ev(y2))), PLAIN, "let %y1 = 1f;\nadd(%y, %y1)");
 }
 
+/* if, match (total and partial, as a let value and an operand) and dataflow print right. */
 static void test_control(void) {
   Var *c = mkvar("c"), *x = mkvar("x");
   Expr *iff = expr_if(&A, ev(c), f32(1), let(x, f32(2), ev(x)), S0);
@@ -455,6 +458,7 @@ static void test_control(void) {
   CHECK_PRINT(df, PLAIN, "dataflow {\n  add(%x, %x)\n}");
 }
 
+/* Closures and defs print with annotations, type params, attributes and ty comments. */
 static void test_functions(void) {
   Var *x = mkvar("x");
   x->annot = type_scalar(&A, DT_FLOAT32);
@@ -513,6 +517,7 @@ static char *print_def(Function *f) {
     free(s_);                     \
   } while (0)
 
+/* Shared subexpressions are hoisted once as `%N =` at the right scope, in dependency order. */
 static void test_dag(void) {
   Var *x = mkvar("x"), *c = mkvar("c");
   Expr *s = call2("add", ev(x), f32(1));
@@ -584,6 +589,7 @@ static void *deep_worker(void *arg) {
   return NULL;
 }
 
+/* A million-binding chain prints, compares and hashes on a 1 MiB stack. */
 static void test_deep(void) {
   Var *x0 = mkvar("x0"), **v1, **v2;
   DeepJob j = {0};
@@ -624,6 +630,7 @@ static void module_tables_free(Module *m) {
   strmap_free(&m->ctors);
 }
 
+/* A module prints sorted with its header, and module equality ignores definition order. */
 static void test_module(void) {
   Module *m = module_new(&A);
   module_add(m, (Def){.kind = DEF_ADT, .u.adt = list_adt()});
@@ -774,6 +781,8 @@ static PrimExpr *pf32(double v) {
   return e;
 }
 
+/* Builds text-format.md's @linear0 prim function by hand (a block with
+ * init and reduction, then a bias add), the shared TIR fixture. */
 static PrimFunc *linear0(void) {
   int64_t sx[] = {1, 784}, sw[] = {128, 784}, sb[] = {128}, sz[] = {1, 128};
   Buffer *X = buf("X", 2, sx), *W = buf("W", 2, sw), *B = buf("B", 1, sb), *Z = buf("Z", 2, sz);
@@ -866,6 +875,7 @@ static void test_tir_loop_begin(void) {
   CHECK(!prim_func_equal(two, one_loop(LOOP_VECTORIZED, 2)));
 }
 
+/* TIR printing (minimal parentheses, every statement, attributes), the tables, and equality. */
 static void test_tir(void) {
   TirVar *a = tv("a"), *b = tv("b"), *c = tv("c");
   CHECK_PE(pbin(PB_MUL, pbin(PB_ADD, pvar(a), pvar(b)), pvar(c)), "(%a + %b) * %c");
@@ -979,6 +989,7 @@ static Function *sample_fn(const char *pn, const char *qn, double c) {
   return mkfn(1, &p, let(q, call2("add", ev(p), f32(c)), call2("multiply", ev(q), ev(q))));
 }
 
+/* Alpha-equivalence and hashing: binders, free vars, attributes, constants, DAGs, type params. */
 static void test_equality(void) {
   Function *f1 = sample_fn("p", "q", 1), *f2 = sample_fn("a", "b", 1), *f3 = sample_fn("p", "q", 2);
   CHECK(func_equal(f1, f2));
@@ -1046,6 +1057,7 @@ static void test_equality(void) {
   CHECK(func_equal(ga, gb) && func_hash(ga) == func_hash(gb));
 }
 
+/* Matches over separately built ADTs are equal up to renaming; partiality counts. */
 static void test_match_equality(void) {
   AdtDef *l1 = list_adt(), *l2 = list_adt();
   Expr *m[2];
@@ -1078,6 +1090,7 @@ static bool walk_kinds(void *ctx, Expr *e) {
   return e->kind != EX_FN; /* not into function bodies */
 }
 
+/* Children, roles, binders, rebuilding (sharing and copying) and walk order of Relay nodes. */
 static void test_walk_relay(void) {
   Var *x = mkvar("x"), *y = mkvar("y"), *h = mkvar("h");
   Expr *c = call2("add", ev(x), f32(1));
@@ -1137,6 +1150,7 @@ static bool count_load(void *ctx, const PrimExpr *e) {
   return true;
 }
 
+/* The walk handles 200,000 bindings without recursion; TIR walks, children and binders. */
 static void test_walk_deep_and_tir(void) {
   /* 200,000 bindings: the walk keeps its own stack. */
   Expr *e = f32(0);
@@ -1164,6 +1178,7 @@ static void test_walk_deep_and_tir(void) {
   CHECK(n == 2 && kids[1]->u.i == 2);
 }
 
+/* Runs every test on one shared arena; the exit status is the failure report. */
 int main(void) {
   arena_init(&A);
   test_types();

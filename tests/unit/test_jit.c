@@ -237,6 +237,8 @@ static double uniform(double lo, double hi) {
   return lo + (hi - lo) * (double)(next_rand() >> 11) / 9007199254740992.0;
 }
 
+/* A random element for dt: small integers (full range for 8-bit), and
+ * floats in [-3, 3] with some 0, -0 and NaN, where the two sides may differ. */
 static double random_value(DType dt) {
   uint64_t r = next_rand() % 100;
   switch (dt) {
@@ -294,6 +296,9 @@ static bool same_elem(const RtTensor *a, const RtTensor *b, int64_t i, double to
 
 static int compared, errors_compared, full_outputs;
 
+/* Runs f on the same random inputs through the interpreter and the JIT:
+ * both succeed with equal outputs (within tol) or fail with the same message,
+ * span and parameter.  Outputs the kernel writes in full start as garbage. */
 static bool compare_run(const PrimFunc *f, double tol, int trial) {
   int n = f->nparams;
   int64_t sizes[16];
@@ -371,6 +376,8 @@ static int compare_text(const char *name, const char *text) {
   return count;
 }
 
+/* Compares every prim function of the .rly files under dir, recursively;
+ * returns how many were compared. */
 static int compare_dir(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return 0;
@@ -399,6 +406,7 @@ static int compare_dir(const char *dir) {
 
 static char cache_root[256];
 
+/* Damages every cached kernel file: halves it, or flips a byte in the middle. */
 static void corrupt_cache(bool truncate_it) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/rly", cache_root);
@@ -436,6 +444,7 @@ static bool kernel_from_disk(const PrimFunc *f) {
   return info.from_disk;
 }
 
+/* A fresh start loads a kernel from disk; a flipped or truncated file is rebuilt. */
 static void test_disk_cache(void) {
   Src s;
   arena_init(&s.arena);
@@ -478,6 +487,8 @@ static void rm_tree(const char *dir) {
   rmdir(dir);
 }
 
+/* Compares the own, lit and example prims with a private cache directory,
+ * then tests the disk cache and removes the directory. */
 int main(int argc, char **argv) {
   const char *root = argc > 1 ? argv[1] : ".";
   snprintf(cache_root, sizeof cache_root, "/tmp/rly-test-jit-XXXXXX");

@@ -292,6 +292,7 @@ static void check_defaults(const OpDef *d) {
   }
 }
 
+/* Every expected op is registered once with a relation, docs and attributes; patterns; suggestions. */
 static void test_registry(void) {
   int n = (int)(sizeof expected_ops / sizeof expected_ops[0]);
   CHECK(ops_count() == n);
@@ -315,6 +316,7 @@ static void test_registry(void) {
   CHECK(ops_suggest("dense", sug, 3) >= 1 && !strcmp(sug[0], "nn.dense"));
 }
 
+/* Attribute checking: unknown keys with suggestions, wrong kinds, and the span of the bad value. */
 static void test_check_attrs(void) {
   const OpDef *dense = ops_get(ops_lookup("nn.dense"));
   Span where = {7, 1, 2};
@@ -352,6 +354,7 @@ static void test_check_attrs(void) {
 
 /* ───────────────────────── elementwise ───────────────────────── */
 
+/* Broadcasting with `?` and size variables, dtype mismatches, where, cast and clip. */
 static void test_elemwise(void) {
   CHECK_STREQ(R("add", NULL, F32("2, 3"), F32("3")), "Tensor[(2, 3), float32]");
   CHECK_STREQ(R("add", NULL, F32("4, 1, 3"), F32("2, 1")), "Tensor[(4, 2, 3), float32]");
@@ -418,6 +421,7 @@ static void test_reduce(void) {
 
 /* ───────────────────────── nn ───────────────────────── */
 
+/* nn.dense, nn.matmul, nn.batch_matmul and nn.bias_add shapes and their error messages. */
 static void test_dense(void) {
   CHECK_STREQ(R("nn.dense", attrs("units", ai(128), NULL), F32("1, 784"), F32("128, 784")),
               "Tensor[(1, 128), float32]");
@@ -455,6 +459,7 @@ static void test_dense(void) {
               "error: nn.bias_add: bias has shape (10) but data (2, 20) has 20 at axis 1");
 }
 
+/* relu, softmax axes, batch_flatten, every dropout form, and layer_norm. */
 static void test_nn_misc(void) {
   CHECK_STREQ(R("nn.relu", NULL, F32("n, 4")), "Tensor[(n, 4), float32]");
   CHECK_STREQ(R("nn.softmax", NULL, F32("2, 4")), "Tensor[(2, 4), float32]");
@@ -481,6 +486,7 @@ static void test_nn_misc(void) {
               "error: nn.layer_norm: gamma has shape (5) but data (2, 4) has 4 at axis 1");
 }
 
+/* conv2d and pooling output sizes (padding, dilation, ceil mode) against the formula. */
 static void test_conv_pool(void) {
   /* ResNet stem: (224 + 3 + 3 - 1*(7-1) - 1) / 2 + 1 = 112 */
   CHECK_STREQ(R("nn.conv2d",
@@ -535,6 +541,7 @@ static void test_conv_pool(void) {
 
 static Attrs *newshape(AttrValue *l) { return attrs("newshape", l, NULL); }
 
+/* reshape's special values (0, -1, -2, -3, -4) and size variables, and its errors. */
 static void test_reshape(void) {
   CHECK_STREQ(R("reshape", newshape(ints(1, -1)), F32("2, 3")), "Tensor[(6), float32]");
   CHECK_STREQ(R("reshape", newshape(ints(2, 0, -1)), F32("2, 3, 4")), "Tensor[(2, 12), float32]");
@@ -566,6 +573,7 @@ static void test_reshape(void) {
               "error: reshape: newshape (0, 0, 0) refers past the input's rank 2");
 }
 
+/* transpose, expand_dims, squeeze, concatenate, stack, split and take shapes and errors. */
 static void test_transform_shapes(void) {
   CHECK_STREQ(R("transpose", NULL, F32("2, 3, n")), "Tensor[(n, 3, 2), float32]");
   CHECK_STREQ(R("transpose", attrs("axes", ints(3, 0, 2, 1), NULL), F32("2, 3, 4")),
@@ -625,6 +633,7 @@ static Attrs *slice(AttrValue *b, AttrValue *e, AttrValue *s) {
   return s ? attrs("begin", b, "end", e, "strides", s, NULL) : attrs("begin", b, "end", e, NULL);
 }
 
+/* strided_slice agrees with numpy slicing (negative steps, clamping, axes, size mode). */
 static void test_strided_slice(void) {
   /* numpy: a = np.arange(10); a[-1:-11:-1].size == 10, a[8:2:-2] == [8, 6, 4], a[0:100].size == 10
    */
@@ -661,6 +670,7 @@ static void test_strided_slice(void) {
               "error: strided_slice: begin/end have 3 entries but the data has rank 2");
 }
 
+/* broadcast_to, zeros/ones/full, *_like, shape_of, ndarray_size and one_hot. */
 static void test_creation(void) {
   CHECK_STREQ(R("broadcast_to", attrs("shape", ints(2, 2, 4), NULL), F32("4")),
               "Tensor[(2, 4), float32]");
@@ -691,6 +701,7 @@ static void test_creation(void) {
 
 /* ───────────── run time: values known (dyn.*, arange) ───────────── */
 
+/* arange's length from run-time values agrees with numpy; zero step and non-scalars fail. */
 static void test_arange(void) {
   Type *f = F32(""), *i = I32("");
   CHECK_STREQ(R("arange", NULL, f, f, f), "Tensor[(?), float32]");
@@ -710,6 +721,7 @@ static void test_arange(void) {
               "error: arange: stop must be a scalar, got Tensor[(2), float32]");
 }
 
+/* dyn.* ops: `?` dims without values, real shapes once the shape tensors are known. */
 static void test_dyn(void) {
   int64_t ns[2] = {3, -1}, bad[2] = {4, 4};
   Type *shp = I64("2");
@@ -744,6 +756,7 @@ static void test_dyn(void) {
 
 /* ───────────────────────── random ───────────────────────── */
 
+/* The random.* relations: key, split, fold_in, samplers' shapes and dtypes, wrap_key. */
 static void test_random(void) {
   Type *k = type_randstate(&A, S0);
   CHECK_STREQ(R("random.key", NULL, I64("")), "RandState");
@@ -799,12 +812,12 @@ static Module *prim_module(void) {
 }
 
 static Expr *tir_call(Module *m, const char *callee) {
-  Expr *op = expr_new(&A, EX_OP, S0);
-  op->u.op.name = "call_tir", op->u.op.index = ops_lookup("call_tir");
+  Expr *op = ops_expr(&A, ops_lookup("call_tir"), S0);
   Expr *args[2] = {expr_global(&A, callee, S0), expr_tuple(&A, 0, NULL, S0)};
   return expr_call(&A, op, 2, args, NULL, S0);
 }
 
+/* call_tir against a prim function's parameters, caller size variables, externs, tuples. */
 static void test_call_tir(void) {
   Module *m = prim_module();
   Type *g = type_incomplete(&A, 0, S0); /* the callee's own type does not matter */
@@ -852,6 +865,7 @@ static void test_call_tir(void) {
   strmap_free(&m->globals), strmap_free(&m->types), strmap_free(&m->ctors);
 }
 
+/* Runs the tests on one arena; the exit status is the failure report. */
 int main(void) {
   arena_init(&A);
   test_registry();

@@ -80,6 +80,8 @@ static void dump_const(StrBuf *b, const Tensor *t) {
     sb_printf(b, "%lld:%s", (long long)tensor_get_i64(t, 0), dtype_name(t->dtype));
 }
 
+/* Writes e as an s-expression (`(add 1:int32 %x)`) so tests can check the
+ * tree's shape without depending on the printer. */
 static void dump(StrBuf *b, const Expr *e) {
   switch (e->kind) {
     case EX_CONST:
@@ -172,6 +174,7 @@ static Token lex_one(const char *text) {
   return lex_next(&lx);
 }
 
+/* Token kinds at tricky places: `.0.1`, `-` before digits, dotted and frontend names. */
 static void test_lexer_kinds(void) {
   TokKind k[32];
   int n = lex_kinds("%t.0.1 %x-1 f(-1) axis=-1 nn.dense a/b match? %7 @main", k, 32);
@@ -217,6 +220,7 @@ static void test_lexer_spans(void) {
   CHECK(lex_one("#[metadata]\n{garbage").kind == T_METADATA);
 }
 
+/* Numeric literals: suffixes, widths, range edges, float rounding, and each error message. */
 static void test_lexer_numbers(void) {
   Token t = lex_one("1");
   CHECK(t.kind == T_INT && t.dtype == DT_INT32 && t.v.i == 1);
@@ -288,6 +292,7 @@ static void test_lexer_numbers(void) {
 
 /* ── diagnostics ── */
 
+/* Diagnostics: file:line:col, source line, tab-aware underline, error limit, colour. */
 static void test_diag_render(void) {
   uint32_t f = src("def @f() {\n\tlet %x = 1;\n  %y\n}\n");
   Span sp = {f, 16, 2}; /* `%x` after a tab */
@@ -333,6 +338,7 @@ static char *module_errors(const char *text) {
   return rendered();
 }
 
+/* Each common mistake gives its message at the right place, with a suggestion where one exists. */
 static void test_errors(void) {
   char *r = module_errors("def @f(%x) {\n  let %y = %z;\n  %y\n}\n");
   CHECK_HAS(r,
@@ -424,6 +430,7 @@ static bool incomplete(const char *text) {
   return !pr.ok && pr.incomplete;
 }
 
+/* An input cut short is "incomplete" (the REPL asks for more); one that is wrong is not. */
 static void test_incomplete(void) {
   CHECK(incomplete("def @f(%x) {"));
   CHECK(incomplete("def @f(%x) {\n  %x"));
@@ -447,6 +454,7 @@ static void test_incomplete(void) {
 
 /* ── expressions ── */
 
+/* Precedence, associativity, postfix forms, sequencing and literals build the right tree. */
 static void test_precedence(void) {
   CHECK_SEXPR("1 * 1 + 1 < 1 == 1",
               "(equal (less (add (multiply 1:int32 1:int32) 1:int32) 1:int32) 1:int32)");
@@ -479,6 +487,7 @@ static void test_precedence(void) {
   CHECK_SEXPR("let %x = 1; let %x = (%x, %x); %x", "(let x 1:int32 (let x (tuple %x %x) %x))");
 }
 
+/* let scoping (recursive only for fn values), `%x =` recovery, attrs_type_key, free_var. */
 static void test_binding_rules(void) {
   /* a let's variable is visible in its own value only when that is a fn */
   Expr *e = parse_expr(M, &D, src("let %f = fn (%n: int32) { %f(%n) }; %f(1)"), NULL);
@@ -511,6 +520,7 @@ static void test_binding_rules(void) {
   free(rendered());
 }
 
+/* Attribute values of every kind, in order with their dtypes; uint8 tensor literals. */
 static void test_literals_and_attrs(void) {
   Expr *e =
       parse_expr(M, &D,
@@ -543,6 +553,7 @@ static void test_literals_and_attrs(void) {
   free(rendered());
 }
 
+/* Spans of lets, variables and calls cover exactly their source text. */
 static void test_spans(void) {
   const char *text = "let %x = 1;\nnn.relu(%x) + add(%x, %x)";
   uint32_t f = src(text);
@@ -564,6 +575,7 @@ static void test_spans(void) {
 
 /* ── definitions, types, scripts ── */
 
+/* ADTs, extern type, state global, a polymorphic def, every type form; redefinition. */
 static void test_module(void) {
   const char *text =
       "#[version = \"0.0.5\"]\n"
@@ -622,6 +634,7 @@ static void test_types_api(void) {
   free(rendered());
 }
 
+/* Script items (defs, commands, session lets, expressions) and session variables. */
 static void test_script(void) {
   const char *text =
       "def @f(%x) { %x }\n"
@@ -663,6 +676,7 @@ static void test_script(void) {
 
 /* ── TIR ── */
 
+/* A prim function with size variables, blocks, loops, let and if; TIR errors. */
 static void test_tir(void) {
   const char *text =
       "prim @linear0(%X: Buffer[(n, 784), float32], %W: Buffer[(128, 784), float32],\n"
@@ -808,6 +822,7 @@ static char *metadata_program(const char *b64s) {
   return sb_take(&b);
 }
 
+/* Metadata: base64 and NDArray decoding, trailing comments, clean failures when malformed. */
 static void test_metadata(void) {
   uint8_t buf[128];
   size_t n = make_ndarray(buf);
@@ -886,6 +901,7 @@ static void test_metadata(void) {
 
 enum { DEEP = 100000 };
 
+/* 100,000-binding let and graph chains parse without recursion; deep nesting is a clean error. */
 static void test_deep(void) {
   StrBuf b = {0};
   sb_puts(&b, "def @deep(%x0: float32) -> float32 {\n");
@@ -923,6 +939,7 @@ static void test_deep(void) {
   sb_free(&b);
 }
 
+/* Runs the tests; reset() gives each parser test a fresh module and diagnostics. */
 int main(void) {
   diag_init(&D);
   arena_init(&A);

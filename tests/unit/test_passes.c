@@ -169,6 +169,7 @@ static const char *seed001_expected =
     "  }\n"
     "}\n";
 
+/* EffectToState on seed 001: exact output, alpha-equal to the seed's text, input untouched. */
 static void test_seed001(void) {
   Run *r = run(seed001, "EffectToState");
   CHECK(r->ok);
@@ -210,6 +211,7 @@ static void test_seed001(void) {
   done(r);
 }
 
+/* A stateful closure takes and returns the state; a pure def is shared unchanged. */
 static void test_effect_closures(void) {
   Run *r = run("def @pure(%x: float32) { add(%x, 1f) }\n"
                "def @f(%x: Tensor[(4), float32]) {\n"
@@ -236,6 +238,7 @@ static void test_effect_closures(void) {
   done(r);
 }
 
+/* Mutually recursive defs both thread the state, and tail calls stay tail calls. */
 static void test_effect_recursion(void) {
   Run *r = run("def @even(%x: Tensor[(4), float32], %n: int32) -> Tensor[(4), float32] {\n"
                "  if (greater(%n, 0)) { @odd(%x, subtract(%n, 1)) } else { %x }\n"
@@ -266,6 +269,7 @@ static void test_effect_recursion(void) {
   done(r);
 }
 
+/* A user state global is threaded through match clauses and sequential calls. */
 static void test_effect_match_and_globals(void) {
   Run *r = run("global @count: int32 = 0;\n"
                "type T { A, B(int32) }\n"
@@ -301,6 +305,7 @@ static void test_effect_match_and_globals(void) {
   done(r);
 }
 
+/* A state reference passed as a value and a stateful closure in a tuple are errors. */
 static void test_effect_errors(void) {
   Run *r = run("def @g(%r: Ref[RandState]) { %r^ }\n"
                "def @f() { let %r = ref(@prng_state); @g(%r) }\n",
@@ -353,6 +358,7 @@ static const char *nested =
     "  (%a, %b)\n"
     "}\n";
 
+/* ToANormalForm binds every non-atom, reading a state global included. */
 static void test_anf(void) {
   Run *r = run(nested, "ToANormalForm");
   CHECK(r->ok);
@@ -391,6 +397,7 @@ static void test_anf(void) {
   done(r);
 }
 
+/* ToBasicBlockNormalForm binds only what must keep its order; flat code is shared. */
 static void test_bbnf(void) {
   Run *r = run("def @g(%x: float32) { negative(%x) }\n"
                "def @f(%c: bool, %x: float32, %y: float32) {\n"
@@ -440,6 +447,7 @@ static const char *keys =
     "  (%a, random.fold_in(%s.1, 1), random.fold_in(%s.1, 2), @eat(%s.1))\n"
     "}\n";
 
+/* CheckKeyLinearity: a key used twice is an error with a note, a warning in the checker. */
 static void test_linearity(void) {
   Run *r = run(keys, "CheckKeyLinearity");
   CHECK(r->ok);
@@ -484,6 +492,7 @@ static bool record(void *user, const PassRewrite *rw) {
   return ++s->n != s->stop_after;
 }
 
+/* The pass table, lookup, unknown passes, the diff, and the hook's order and stop. */
 static void test_manager(void) {
   CHECK(pass_count() == 6);
   CHECK(pass_lookup("effecttostate") == pass_lookup("EffectToState"));
@@ -645,6 +654,7 @@ static Module *deep_module(Arena *a, DiagCtx *d) {
   return m;
 }
 
+/* Runs three passes over a million-binding module; run on a small-stack thread. */
 static void *deep_thread(void *arg) {
   int *ok = arg;
   Arena a;

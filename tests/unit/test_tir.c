@@ -245,6 +245,7 @@ static void test_loops_begin(EvalEnv *e) {
   release_all(t, 3);
 }
 
+/* Block init runs at the first reduction step (also from a non-zero begin); computed bindings. */
 static void test_blocks(EvalEnv *e) {
   TirError err;
   /* init runs at the first reduction step: the output's old contents do not matter */
@@ -300,6 +301,7 @@ static void test_intrinsics(EvalEnv *e) {
   release_all(t, 2);
 }
 
+/* Integer division, saturating and wrapping casts, division by zero, widening, lazy && and ||. */
 static void test_ints_and_casts(EvalEnv *e) {
   TirError err;
   RtTensor *t[4] = {vec(DT_INT32, 4, (double[]){-7, 7, 300, -2147483648.0}),
@@ -333,6 +335,7 @@ static void test_ints_and_casts(EvalEnv *e) {
   release_all(l, 2);
 }
 
+/* float16 arithmetic rounds after every operation; uint64 values keep their full range. */
 static void test_half_and_unsigned(EvalEnv *e) {
   TirError err;
   RtTensor *h[2] = {vec(DT_FLOAT16, 2, (double[]){1.5, -0.333251953125}), vec(DT_FLOAT16, 2, NULL)};
@@ -352,6 +355,7 @@ static void test_half_and_unsigned(EvalEnv *e) {
   release_all(u, 2);
 }
 
+/* Out-of-bounds loads and stores are errors with the index, dimension and span. */
 static void test_bounds(EvalEnv *e) {
   TirError err;
   RtTensor *t[2] = {vec(DT_FLOAT32, 4, NULL), vec(DT_FLOAT32, 4, NULL)};
@@ -371,6 +375,7 @@ static void test_bounds(EvalEnv *e) {
   rt_tensor_release(y);
 }
 
+/* Size variables bind across parameters; count, dtype and shape mismatches are errors. */
 static void test_binding(EvalEnv *e) {
   TirError err;
   RtTensor *t[3] = {mat(DT_FLOAT32, 2, 4, NULL), mat(DT_FLOAT32, 3, 4, NULL),
@@ -456,6 +461,7 @@ static void test_call_tir(EvalEnv *e) {
          "call_tir: size variable j is not determined by the inputs of this call");
 }
 
+/* call_tir errors carry two locations: argument and parameter, `shape`, or inside the prim. */
 static void test_call_tir_errors(EvalEnv *e) {
   size_t d;
   char *got = eval_env_str(e, "@f([[1f, 2f, 3f, 4f]], [[1f, 2f, 3f, 4f], [5f, 6f, 7f, 8f]])", &d);
@@ -518,6 +524,7 @@ static void test_extern(EvalEnv *e) {
   rly_extern_clear();
 }
 
+/* Runs the evaluator tests on one environment holding every prim, then the long sequence test. */
 int main(void) {
   EvalEnv e;
   StrBuf src = {0};

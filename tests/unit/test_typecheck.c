@@ -101,6 +101,7 @@ static void test_basics(void) {
   expect_type("def @f(%x) { %x }", "f", "fn (_) -> _");
 }
 
+/* Basic type errors give exact messages at line:col, and several defs give several errors. */
 static void test_errors(void) {
   expect_error("def @f(%x: float32, %y: int32) {\n  (%x, %y).3\n}",
                "2:3: tuple index 3 is out of range for a tuple of 2 fields");
@@ -127,6 +128,7 @@ static void test_errors(void) {
 
 /* ── if, refs, state ── */
 
+/* if branches join (to `?` when sizes differ); references and state globals type-check. */
 static void test_if_refs(void) {
   expect_type("def @f(%c: bool, %x: float32) { if (%c) { %x } else { %x } }", "f",
               "fn (bool, float32) -> float32");
@@ -156,6 +158,7 @@ static void test_if_refs(void) {
 
 /* ── polymorphism and size variables ── */
 
+/* Type parameters instantiate per call, size variables bind per call, mutual recursion. */
 static void test_poly_sizes(void) {
   const char *id = "def @id[A](%x: A) -> A { %x }\n";
   char src[1024];
@@ -188,6 +191,7 @@ static void test_poly_sizes(void) {
 
 static const char *list_adt = "type List[A] {\n  Cons(A, List[A]),\n  Nil,\n}\n";
 
+/* ADT construction and matching, exhaustiveness witnesses, and ADT type errors. */
 static void test_adts(void) {
   char src[2048];
   snprintf(src, sizeof src, "%sdef @f(%%x: float32) { Cons(%%x, Nil) }", list_adt);
@@ -243,6 +247,7 @@ static void test_adts(void) {
 
 static bool have_op(const char *name) { return ops_lookup(name) >= 0; }
 
+/* Op relations in defs: broadcasting, arity, deferred relations, size variables through ops. */
 static void test_ops(void) {
   if (!have_op("add") || !have_op("nn.dense")) {
     fprintf(stderr, "test_typecheck: ops not registered yet, op tests skipped\n");
@@ -366,6 +371,7 @@ static void test_prim_loop_begin(void) {
   done(r);
 }
 
+/* The TIR verifier accepts a valid prim function and reports each kind of mistake. */
 static void test_prim(void) {
   const char *ok =
       "prim @relu(%X: Buffer[(1, 4), float32], %Y: Buffer[(1, 4), float32]) {\n"
@@ -398,6 +404,7 @@ static void test_prim(void) {
 
 /* ── closures, patterns, entry points ── */
 
+/* Polymorphic and size-generic closures, tuple patterns, `?` annotations, nested dataflow. */
 static void test_closures(void) {
   expect_type(
       "def @f(%a: float32, %b: bool) {\n"
@@ -435,6 +442,7 @@ static void test_closures(void) {
               "fn (float32) -> (float32, float32)");
 }
 
+/* ty_check_expr with a session variable, and ty_check_def on one def after the module. */
 static void test_entry_points(void) {
   Run *r = run("def @g(%x: Tensor[(n, 2), float32]) -> Tensor[(n, 2), float32] { %x }");
   CHECK(r->ok);
@@ -474,6 +482,7 @@ static double now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Parses and checks a DEEP_N-binding def (run on a small-stack thread); true when typed right. */
 static void *deep_body(void *arg) {
   StrBuf b = {0};
   sb_puts(&b, "def @f(%x0: Tensor[(2, 3), float32]) {\n");

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""layers.py ROOT: checks the include graph of the library's folders against
+the layering the README describes: each folder includes only the folders
+listed for it (so interp/ and jit/ never include each other and nothing
+below parser/ includes it), and repl/ never calls fusion or lowering (it
+goes through engine/).  Prints one line per violation and a summary."""
+import os
+import re
+import sys
+
+# folder -> the folders it may include (besides itself)
+ALLOWED = {
+    "ir": set(),
+    "rt": {"ir"},
+    "ops": {"ir", "rt"},
+    "parser": {"ir", "ops"},
+    "passes": {"ir", "ops"},
+    "interp": {"ir", "rt", "ops"},
+    "jit": {"ir", "rt"},
+    "engine": {"ir", "rt", "ops", "parser", "passes", "interp", "jit", "include"},
+    "repl": {"ir", "rt", "ops", "parser", "passes", "interp", "jit", "engine"},
+}
+# what repl/ must not name: fusion and lowering belong to the engine
+REPL_FORBIDDEN = re.compile(r'#include "passes/lower\.h"|\b(fuse_function|fuse_expr|lower_function|lower_expr|lower_new)\s*\(')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def main():
+    root = sys.argv[1]
+    bad = checked = 0
+    for folder, allowed in ALLOWED.items():
+        for name in sorted(os.listdir(os.path.join(root, folder))):
+            if not name.endswith((".c", ".h")):
+                continue
+            text = open(os.path.join(root, folder, name), encoding="utf-8").read()
+            for inc in INCLUDE.findall(text):
+                target = inc.split("/")[0] if "/" in inc else folder
+                checked += 1
+                if target != folder and target not in allowed:
+                    print(f"{folder}/{name}: includes {inc} ({folder}/ may include {sorted(allowed)})")
+                    bad += 1
+            if folder == "repl":
+                for m in REPL_FORBIDDEN.finditer(text):
+                    print(f"repl/{name}: {m.group(0).strip()} (fusion and lowering go through engine/)")
+                    bad += 1
+    print(f"layers: {checked - bad} passed, {bad} failed")
+    return 1 if bad or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
