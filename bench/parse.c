@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ir/ir.h"
 #include "ir/diag.h"
+#include "ir/ir.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 
@@ -21,9 +21,10 @@ static double now(void) {
 /* A chain of typical bindings over a (4, 8) activation. */
 static char *gen_module(long n, size_t *len) {
   StrBuf b = {0};
-  sb_puts(&b, "#[version = \"0.0.5\"]\n"
-              "def @main(%x0: Tensor[(4, 8), float32], %w: Tensor[(8, 8), float32],\n"
-              "          %b: Tensor[(8), float32]) -> Tensor[(4, 8), float32] {\n");
+  sb_puts(&b,
+          "#[version = \"0.0.5\"]\n"
+          "def @main(%x0: Tensor[(4, 8), float32], %w: Tensor[(8, 8), float32],\n"
+          "          %b: Tensor[(8), float32]) -> Tensor[(4, 8), float32] {\n");
   static const char *const forms[] = {
       "  let %%x%ld = nn.dense(%%x%ld, %%w, units=8);\n",
       "  let %%x%ld = nn.bias_add(%%x%ld, %%b);\n",

@@ -1,11 +1,11 @@
 /* prng.c — bench/prng: uniform float32 numbers per second from rly's
  * Threefry kernel (both JAX modes) against numpy's Generator(Philox), also
  * counter-based, measured in the same run; prints the ratio.  Best of 5. */
+#include "interp/prng.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-#include "interp/prng.h"
 
 enum { N = 1 << 24, REPS = 5 };
 
@@ -29,13 +29,15 @@ static double rly_rate(PrngMode mode, float *out) {
 
 /* numpy's rate, from /usr/bin/python3 in a child process (same machine, same run). */
 static double numpy_rate(void) {
-  FILE *p = popen("/usr/bin/python3 -c '"
-                  "import numpy as np, time\n"
-                  "g = np.random.Generator(np.random.Philox(42)); n = 1 << 24; best = 1e9\n"
-                  "for _ in range(5):\n"
-                  "    t = time.perf_counter(); g.random(n, dtype=np.float32); best = min(best, time.perf_counter() - t)\n"
-                  "print(n / best)' 2>/dev/null",
-                  "r");
+  FILE *p = popen(
+      "/usr/bin/python3 -c '"
+      "import numpy as np, time\n"
+      "g = np.random.Generator(np.random.Philox(42)); n = 1 << 24; best = 1e9\n"
+      "for _ in range(5):\n"
+      "    t = time.perf_counter(); g.random(n, dtype=np.float32); best = min(best, "
+      "time.perf_counter() - t)\n"
+      "print(n / best)' 2>/dev/null",
+      "r");
   double rate = 0;
   if (!p) return 0;
   if (fscanf(p, "%lf", &rate) != 1) rate = 0;

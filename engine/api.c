@@ -14,8 +14,8 @@
 #include "engine/engine.h"
 #include "include/rly.h"
 #include "interp/extern.h"
-#include "jit/jit.h"
 #include "ir/util.h"
+#include "jit/jit.h"
 #include "passes/passes.h"
 
 extern const char rly_prelude_text[];
@@ -24,9 +24,9 @@ extern const size_t rly_prelude_len;
 struct rly_session {
   DiagCtx diag;
   Engine *engine;
-  Arena arena;  /* definitions and loaded expressions */
+  Arena arena; /* definitions and loaded expressions */
   Module *m;
-  char *error;  /* rendered diagnostics of the last failure */
+  char *error; /* rendered diagnostics of the last failure */
 };
 
 /* ───────────────────────────── errors ───────────────────────────── */
@@ -91,7 +91,8 @@ void rly_close(rly_session *s) {
 
 int rly_set_exec(rly_session *s, rly_exec mode) {
   clear_error(s);
-  if (mode != RLY_EXEC_JIT && mode != RLY_EXEC_INTERP) return fail_msg(s, "%s", "unknown exec mode");
+  if (mode != RLY_EXEC_JIT && mode != RLY_EXEC_INTERP)
+    return fail_msg(s, "%s", "unknown exec mode");
   EngineOptions o = *engine_options(s->engine);
   o.exec = mode == RLY_EXEC_JIT ? EXEC_JIT : EXEC_INTERP;
   engine_set_options(s->engine, &o);
@@ -176,7 +177,8 @@ static RtTensor *tensor_in(rly_session *s, const DLTensor *t, int i) {
   if (t->device.device_type != kDLCPU) return fail_msg(s, "%s is not on the CPU", what), NULL;
   if (!rly_dtype_from_dlpack(t->dtype, &dt))
     return fail_msg(s, "%s has a dtype rly does not have", what), NULL;
-  if (t->ndim < 0 || t->ndim > TENSOR_MAX_RANK) return fail_msg(s, "%s has too many dims", what), NULL;
+  if (t->ndim < 0 || t->ndim > TENSOR_MAX_RANK)
+    return fail_msg(s, "%s has too many dims", what), NULL;
   int64_t expect = 1;
   for (int d = t->ndim - 1; t->strides && d >= 0; expect *= t->shape[d--])
     if (t->shape[d] != 1 && t->strides[d] != expect)
@@ -198,8 +200,10 @@ static DLManagedTensor *tensor_out(const RtTensor *t) {
   if (!m) return NULL;
   int64_t *shape = (int64_t *)(m + 1);
   memcpy(shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-  *m = (DLManagedTensor){.dl_tensor = {.data = (char *)m + head, .device = {kDLCPU, 0},
-                                       .ndim = t->ndim, .dtype = rly_dlpack_dtype(t->dtype),
+  *m = (DLManagedTensor){.dl_tensor = {.data = (char *)m + head,
+                                       .device = {kDLCPU, 0},
+                                       .ndim = t->ndim,
+                                       .dtype = rly_dlpack_dtype(t->dtype),
                                        .shape = shape},
                          .deleter = free_managed};
   memcpy(m->dl_tensor.data, t->data, n);
@@ -232,7 +236,8 @@ static Expr *call_expr(rly_session *s, Arena *a, const char *func, RtTensor **ts
   Span none = {0, 0, 0};
   for (int i = 0; i < n; i++) {
     Dim dims[TENSOR_MAX_RANK];
-    for (int d = 0; d < ts[i]->ndim; d++) dims[d] = (Dim){.kind = DIM_CONST, .value = ts[i]->shape[d]};
+    for (int d = 0; d < ts[i]->ndim; d++)
+      dims[d] = (Dim){.kind = DIM_CONST, .value = ts[i]->shape[d]};
     char name[16];
     snprintf(name, sizeof name, "arg%d", i);
     Type *ty = type_tensor(a, ts[i]->dtype, ts[i]->ndim, dims, none);

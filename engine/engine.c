@@ -24,9 +24,9 @@ struct Engine {
   EngineOptions opt;
   DiagCtx *diag;
   Interp *in;
-  Arena arena;     /* lowered IR */
+  Arena arena; /* lowered IR */
   Lowerer *low;
-  RwMap lowered;   /* FuncDef* (the session's) → FuncDef* (lowered, or the same) */
+  RwMap lowered; /* FuncDef* (the session's) → FuncDef* (lowered, or the same) */
   const Module *cur;
   /* The lowered view of the session's module, rebuilt only when the module
    * changed (another pointer, or other definitions: a released module's
@@ -35,7 +35,7 @@ struct Engine {
   const Module *view_src;
   Def *view_defs; /* view_src's definitions when the view was built */
   int view_ndefs;
-  int jit_state;  /* 0: not asked yet, 1: the JIT loads, 2: it does not */
+  int jit_state; /* 0: not asked yet, 1: the JIT loads, 2: it does not */
 };
 
 static const char *const exec_names[] = {
@@ -50,9 +50,16 @@ const char *exec_mode_name(ExecMode m) { return exec_names[m]; }
 
 EngineOptions engine_options_default(void) {
   return (EngineOptions){
-      .exec = EXEC_JIT, .opt_level = 2, .threads = 0, .disk_cache = true,
-      .fp_contract = true, .fast_math = true, .fuse_max_depth = 256, .fast_path = true,
-      .print_limit = 1000, .max_depth = 100000,
+      .exec = EXEC_JIT,
+      .opt_level = 2,
+      .threads = 0,
+      .disk_cache = true,
+      .fp_contract = true,
+      .fast_math = true,
+      .fuse_max_depth = 256,
+      .fast_path = true,
+      .print_limit = 1000,
+      .max_depth = 100000,
   };
 }
 
@@ -69,8 +76,10 @@ static void env_copy(char *dst, size_t n, const char *name) {
 /* The JIT's disk cache directory: $XDG_CACHE_HOME/rly, else ~/.cache/rly. */
 static void env_cache_dir(EngineOptions *o) {
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (xdg && *xdg) snprintf(o->cache_dir, sizeof o->cache_dir, "%s/rly", xdg);
-  else if (home && *home) snprintf(o->cache_dir, sizeof o->cache_dir, "%s/.cache/rly", home);
+  if (xdg && *xdg)
+    snprintf(o->cache_dir, sizeof o->cache_dir, "%s/rly", xdg);
+  else if (home && *home)
+    snprintf(o->cache_dir, sizeof o->cache_dir, "%s/.cache/rly", home);
   if (env_is("RLY_JIT_CACHE", "0")) o->disk_cache = false;
 }
 
@@ -149,8 +158,10 @@ static bool check_items(Module *m, ParseResult *r, DiagCtx *d) {
   for (int i = 0; i < r->nitems; i++) {
     ScriptItem *it = &r->items[i];
     if ((it->kind != ITEM_EXPR && it->kind != ITEM_LET) || !it->expr) continue;
-    if (!ty_check_expr(m, it->expr, d)) ok = false;
-    else if (it->kind == ITEM_LET && it->var) it->var->annot = it->expr->ty;
+    if (!ty_check_expr(m, it->expr, d))
+      ok = false;
+    else if (it->kind == ITEM_LET && it->var)
+      it->var->annot = it->expr->ty;
   }
   return ok;
 }

@@ -29,8 +29,8 @@
 #include "parser/parser.h"
 
 /* X(enum, name): the execution modes, in `:set exec` order. */
-#define EXEC_MODES(X)      \
-  X(EXEC_JIT, "jit")       \
+#define EXEC_MODES(X) \
+  X(EXEC_JIT, "jit")  \
   X(EXEC_INTERP, "interp")
 
 typedef enum ExecMode {
@@ -42,20 +42,20 @@ typedef enum ExecMode {
 const char *exec_mode_name(ExecMode m);
 
 typedef struct EngineOptions {
-  ExecMode exec;          /* RLY_EXEC; default jit */
-  int opt_level;          /* LLVM optimisation level of new kernels, 0..3 (default 2) */
-  int threads;            /* kernel thread pool size (RLY_NUM_THREADS); 0: one per core */
-  bool disk_cache;        /* keep compiled kernels on disk (RLY_JIT_CACHE=0 turns it off) */
-  char cache_dir[512];    /* $XDG_CACHE_HOME/rly, else ~/.cache/rly; "" with no home */
-  char jit_module[512];   /* rly-jit.so to load (RLY_JIT_MODULE); "": beside the executable */
-  bool fp_contract;       /* a*b+c may become fma in kernels (RLY_JIT_CONTRACT=0: off) */
-  bool fast_math;         /* dense accumulates in its dtype (RLY_FAST_MATH=0: float64, exact) */
-  int fuse_max_depth;     /* ops per fused group (RLY_FUSE_MAX_DEPTH; TVM's 256) */
-  bool fast_path;         /* the scalar fast path (RLY_FAST=0: off) */
-  bool fast_trace;        /* RLY_FAST=trace: report on stderr what runs on it */
-  int64_t print_limit;    /* tensors with more elements print summarized (1000) */
-  int64_t max_depth;      /* non-tail call depth limit (100000) */
-  bool prng_original;     /* JAX's original PRNG mode instead of the partitionable one */
+  ExecMode exec;        /* RLY_EXEC; default jit */
+  int opt_level;        /* LLVM optimisation level of new kernels, 0..3 (default 2) */
+  int threads;          /* kernel thread pool size (RLY_NUM_THREADS); 0: one per core */
+  bool disk_cache;      /* keep compiled kernels on disk (RLY_JIT_CACHE=0 turns it off) */
+  char cache_dir[512];  /* $XDG_CACHE_HOME/rly, else ~/.cache/rly; "" with no home */
+  char jit_module[512]; /* rly-jit.so to load (RLY_JIT_MODULE); "": beside the executable */
+  bool fp_contract;     /* a*b+c may become fma in kernels (RLY_JIT_CONTRACT=0: off) */
+  bool fast_math;       /* dense accumulates in its dtype (RLY_FAST_MATH=0: float64, exact) */
+  int fuse_max_depth;   /* ops per fused group (RLY_FUSE_MAX_DEPTH; TVM's 256) */
+  bool fast_path;       /* the scalar fast path (RLY_FAST=0: off) */
+  bool fast_trace;      /* RLY_FAST=trace: report on stderr what runs on it */
+  int64_t print_limit;  /* tensors with more elements print summarized (1000) */
+  int64_t max_depth;    /* non-tail call depth limit (100000) */
+  bool prng_original;   /* JAX's original PRNG mode instead of the partitionable one */
 } EngineOptions;
 
 /* The defaults above, with no environment. */
@@ -101,10 +101,10 @@ Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind);
 /* The value as text (text-format.md part D; malloc'd). */
 char *engine_format(Engine *e, const Value *v);
 
-void engine_unbind(Engine *e, Var *v); /* release a replaced variable's value */
-void engine_reset(Engine *e);          /* forget variables and state */
-void engine_collect(Engine *e);        /* collect unreachable values now (:time) */
+void engine_unbind(Engine *e, Var *v);     /* release a replaced variable's value */
+void engine_reset(Engine *e);              /* forget variables and state */
+void engine_collect(Engine *e);            /* collect unreachable values now (:time) */
 void engine_seed(Engine *e, int64_t seed); /* @prng_state = random.key(seed) */
-void engine_interrupt(void);           /* async-signal-safe */
+void engine_interrupt(void);               /* async-signal-safe */
 
 #endif

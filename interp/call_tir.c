@@ -114,7 +114,8 @@ static bool out_shape(Interp *in, const SizeEnv *env, const AttrValue *s, Outs *
   for (int d = 0; d < s->u.list.n; d++) {
     const AttrValue *it = s->u.list.items[d];
     int64_t *v = &o->shape[k][d];
-    if (it->kind == AV_INT && it->u.i >= 0) *v = it->u.i;
+    if (it->kind == AV_INT && it->u.i >= 0)
+      *v = it->u.i;
     else if (it->kind != AV_SYM)
       return fail(in, it->span, "call_tir: `shape` entries must be sizes or size variables"), false;
     else if (!size_of(env, it->u.s, v))
@@ -240,8 +241,8 @@ static void advise_huge(void *p, size_t n) {
 /* Zero-filled outputs into outs[] (not zeroed when full[k]: the kernel
  * writes all of it); owned[k] marks the tensors this call must release
  * (until results() hands them to values). */
-static bool alloc_outputs(Interp *in, const Expr *call, const Outs *o, RtTensor **outs,
-                          bool *owned, const bool *full) {
+static bool alloc_outputs(Interp *in, const Expr *call, const Outs *o, RtTensor **outs, bool *owned,
+                          const bool *full) {
   for (int k = 0; k < o->n; k++) {
     outs[k] = rt_tensor_new(o->dt[k], o->ndim[k], o->shape[k], in->err, sizeof in->err);
     if (!outs[k]) return in->err_span = call->span, false;
@@ -322,8 +323,10 @@ static Value *run_prim(Interp *in, const Expr *call, const PrimFunc *p, const Va
   for (int i = 0; i < nin; i++) ts[i] = inputs->u.tuple.fields[i]->u.tensor;
   Value *r = NULL;
   if (prepare(in, call, &run, o, nin, ts, owned)) {
-    if (runner_run(&run, ts, total, &e)) r = results(in, o, ts + nin, owned + nin);
-    else run_error(in, call, p, nin, &e);
+    if (runner_run(&run, ts, total, &e))
+      r = results(in, o, ts + nin, owned + nin);
+    else
+      run_error(in, call, p, nin, &e);
   }
   for (int i = 0; i < total; i++)
     if (owned[i]) rt_tensor_release(ts[i]);
@@ -398,8 +401,9 @@ Value *call_tir_run(Interp *in, const Expr *call, Value **args, int n) {
   if (!inputs) return NULL;
   Outs *o = malloc(sizeof *o);
   if (!o) rly_oom();
-  Value *r = ext ? run_extern(in, call, ext, inputs, o)
-                 : plan(in, call, p, inputs, o) ? run_prim(in, call, p, inputs, o) : NULL;
+  Value *r = ext                            ? run_extern(in, call, ext, inputs, o)
+             : plan(in, call, p, inputs, o) ? run_prim(in, call, p, inputs, o)
+                                            : NULL;
   free(o);
   return r;
 }

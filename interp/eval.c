@@ -19,9 +19,9 @@
  * (scalar_op); a constant inside a function and a def's closure are made
  * once (Interp.consts).  RLY_FAST=0 turns the first two off (the caches
  * change no result). */
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,10 +31,10 @@
 #include "ops/ops.h"
 
 typedef enum KontKind {
-  K_RETURN,    /* pop the callee's frame, back to the caller */
-  K_LET,       /* bind the value, continue with the body */
-  K_CALL,      /* collect callee and arguments, then apply */
-  K_TUPLE,     /* collect fields */
+  K_RETURN, /* pop the callee's frame, back to the caller */
+  K_LET,    /* bind the value, continue with the body */
+  K_CALL,   /* collect callee and arguments, then apply */
+  K_TUPLE,  /* collect fields */
   K_PROJ,
   K_IF,
   K_MATCH,
@@ -55,7 +55,6 @@ struct Kont {
   const char *callee;
   Span span;
 };
-
 
 /* ───────────────────────────── stacks ───────────────────────────── */
 
@@ -125,8 +124,10 @@ static void report(Interp *in, size_t kbase) {
     while (j > kbase && same_frame(&in->konts[j - 1], k)) same++, j = next_return(in, j - 1, kbase);
     char times[48] = "";
     if (same > 1) snprintf(times, sizeof times, " (%zu times)", same);
-    if (k->callee) diag_note(in->diag, k->span, "in @%s, called from here%s", k->callee, times);
-    else diag_note(in->diag, k->span, "in a closure, called from here%s", times);
+    if (k->callee)
+      diag_note(in->diag, k->span, "in @%s, called from here%s", k->callee, times);
+    else
+      diag_note(in->diag, k->span, "in a closure, called from here%s", times);
     i = j;
     shown++;
   }
@@ -187,7 +188,8 @@ static Value *global_value(Interp *in, const Expr *e) {
     cell->u.ref.cell->cell_private = false; /* escapes: no more in-place updates */
     return cell->u.ref.cell;
   }
-  if (d->kind == DEF_PRIM) return value_unit(in); /* call_tir's callee: call_tir_run reads the call */
+  if (d->kind == DEF_PRIM)
+    return value_unit(in); /* call_tir's callee: call_tir_run reads the call */
   Proc *p = proc_of(in, d->u.func->fn, d->u.func->name);
   if (p->ncap) return fail(in, e->span, "@%s uses a variable it does not bind", p->name), NULL;
   /* One closure per def, shared: it captures nothing, so nothing mutates it. */
@@ -244,24 +246,26 @@ static bool truthy(Interp *in, const Value *v, Span sp, bool *out) {
 /* ───────────────────────────── patterns ───────────────────────────── */
 
 static bool same_ctor(const Value *v, const AdtDef *adt, int index) {
-  return v->kind == V_ADT && v->u.adt.index == index &&
-         strcmp(v->u.adt.adt->name, adt->name) == 0;
+  return v->kind == V_ADT && v->u.adt.index == index && strcmp(v->u.adt.adt->name, adt->name) == 0;
 }
 
 static bool match_pattern(Interp *in, Proc *p, size_t fb, const Pattern *pat, Value *v) {
   switch (pat->kind) {
-  case PAT_WILD: return true;
-  case PAT_VAR: in->slots[fb + (size_t)proc_slot(p, pat->u.var)] = v; return true;
-  case PAT_CTOR:
-    if (!same_ctor(v, pat->u.ctor.adt, pat->u.ctor.index)) return false;
-    for (int i = 0; i < pat->u.ctor.n; i++)
-      if (!match_pattern(in, p, fb, pat->u.ctor.sub[i], v->u.adt.fields[i])) return false;
-    return true;
-  case PAT_TUPLE:
-    if (v->kind != V_TUPLE || v->u.tuple.n != pat->u.tuple.n) return false;
-    for (int i = 0; i < pat->u.tuple.n; i++)
-      if (!match_pattern(in, p, fb, pat->u.tuple.sub[i], v->u.tuple.fields[i])) return false;
-    return true;
+    case PAT_WILD:
+      return true;
+    case PAT_VAR:
+      in->slots[fb + (size_t)proc_slot(p, pat->u.var)] = v;
+      return true;
+    case PAT_CTOR:
+      if (!same_ctor(v, pat->u.ctor.adt, pat->u.ctor.index)) return false;
+      for (int i = 0; i < pat->u.ctor.n; i++)
+        if (!match_pattern(in, p, fb, pat->u.ctor.sub[i], v->u.adt.fields[i])) return false;
+      return true;
+    case PAT_TUPLE:
+      if (v->kind != V_TUPLE || v->u.tuple.n != pat->u.tuple.n) return false;
+      for (int i = 0; i < pat->u.tuple.n; i++)
+        if (!match_pattern(in, p, fb, pat->u.tuple.sub[i], v->u.tuple.fields[i])) return false;
+      return true;
   }
   return false;
 }
@@ -280,8 +284,10 @@ static int op_inputs(Interp *in, const char *op, Value **args, int n, RtTensor *
     for (int j = 0; j < nf; j++) {
       Value *f = a->kind == V_TUPLE ? a->u.tuple.fields[j] : a;
       if (k == MAX_OP_INPUTS) return fail(in, sp, "%s: too many inputs", op), -1;
-      if (f->kind == V_TENSOR) ins[k++] = f->u.tensor;
-      else return fail(in, sp, "%s: argument %d is a %s, not a tensor", op, i + 1, describe(f)), -1;
+      if (f->kind == V_TENSOR)
+        ins[k++] = f->u.tensor;
+      else
+        return fail(in, sp, "%s: argument %d is a %s, not a tensor", op, i + 1, describe(f)), -1;
     }
   }
   return k;
@@ -296,7 +302,7 @@ static OpRunner op_runner(const OpDef *def, int opindex, int n) {
   static unsigned char cache[MAX_OPS][MAX_N];
   unsigned char *c = opindex < MAX_OPS && n < MAX_N ? &cache[opindex][n] : NULL;
   if (c && *c) return (OpRunner)*c;
-  OpRunner r = def->flags & OP_CALL_TIR      ? RUN_CALL_TIR
+  OpRunner r = def->flags & OP_CALL_TIR     ? RUN_CALL_TIR
                : random_handles(opindex, n) ? RUN_RANDOM
                                             : RUN_KERNEL;
   if (c) *c = (unsigned char)r;
@@ -377,7 +383,8 @@ static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, in
 static Value *make_adt(Interp *in, AdtDef *adt, int index, Value **args, int n, Span sp) {
   if (n != adt->ctors[index].nfields)
     return fail(in, sp, "%s expects %d fields, got %d", adt->ctors[index].name,
-                adt->ctors[index].nfields, n), NULL;
+                adt->ctors[index].nfields, n),
+           NULL;
   Value *v = value_new(in, V_ADT, n);
   v->u.adt.adt = adt, v->u.adt.index = index;
   if (n) memcpy(v->u.adt.fields, args, sizeof(Value *) * (size_t)n);
@@ -460,8 +467,8 @@ static bool enter(Machine *M, Value *clo, Value **args, int n, Span sp) {
   Proc *p = clo->u.closure.proc;
   const char *name = clo->u.closure.name;
   if (n != p->nparams)
-    return fail(in, sp, "%s%s expects %d argument%s, got %d", name ? "@" : "", name ? name : "closure",
-                p->nparams, p->nparams == 1 ? "" : "s", n);
+    return fail(in, sp, "%s%s expects %d argument%s, got %d", name ? "@" : "",
+                name ? name : "closure", p->nparams, p->nparams == 1 ? "" : "s", n);
   bool fast = fast_accepts(in, p, args, n);
   if (!fast && p->nchecks && !check_params(in, p, args, sp)) return false;
   bool tail = in->nkonts > M->kbase && in->konts[in->nkonts - 1].kind == K_RETURN;
@@ -482,7 +489,9 @@ static bool enter(Machine *M, Value *clo, Value **args, int n, Span sp) {
   /* args live on the value stack and caps in the closure: safe to overwrite slots. */
   open_frame(in, p, base);
   if (p->ncap) memcpy(in->slots + base, clo->u.closure.cap, sizeof(Value *) * (size_t)p->ncap);
-  if (n) memcpy(in->slots + base + p->ncap, args, sizeof(Value *) * (size_t)n); /* args NULL when n = 0 */
+  if (n)
+    memcpy(in->slots + base + p->ncap, args,
+           sizeof(Value *) * (size_t)n); /* args NULL when n = 0 */
   M->proc = p, M->fb = base, M->e = p->body;
   if (fast) {
     M->e = NULL;
@@ -537,67 +546,99 @@ static bool step_eval(Machine *M) {
   const Expr *e = M->e;
   M->e = NULL;
   switch (e->kind) {
-  case EX_CONST: M->v = const_value(in, M->proc, e); return M->v != NULL;
-  case EX_VAR: {
-    int s = proc_slot(M->proc, e->u.var);
-    Value *v = s >= 0 ? in->slots[M->fb + (size_t)s] : NULL;
-    if (!v) return fail(in, e->span, "%%%s has no value here", e->u.var->name ? e->u.var->name : "_");
-    M->v = v;
-    return true;
-  }
-  case EX_GLOBAL: M->v = global_value(in, e); return M->v != NULL;
-  case EX_OP:
-    M->v = value_new(in, V_OP, 0);
-    M->v->u.op.index = e->u.op.index;
-    return true;
-  case EX_CTOR:
-    if (e->u.ctor.adt->ctors[e->u.ctor.index].nfields == 0) {
-      M->v = make_adt(in, e->u.ctor.adt, e->u.ctor.index, NULL, 0, e->span);
-    } else {
-      M->v = value_new(in, V_CTOR, 0);
-      M->v->u.ctor.adt = e->u.ctor.adt, M->v->u.ctor.index = e->u.ctor.index;
-    }
-    return M->v != NULL;
-  case EX_CALL: {
-    Kont *k = push_kont(in, K_CALL, e);
-    k->callee_value = callee_needs_value(e->u.call.fn);
-    k->i = k->callee_value ? -1 : 0;
-    if (k->callee_value) M->e = e->u.call.fn;
-    else if (e->u.call.nargs) M->e = e->u.call.args[0];
-    else {
-      in->nkonts--;
-      return apply(M, e, in->nvals, false);
-    }
-    return true;
-  }
-  case EX_TUPLE:
-    if (!e->u.tuple.n) {
-      M->v = value_unit(in);
+    case EX_CONST:
+      M->v = const_value(in, M->proc, e);
+      return M->v != NULL;
+    case EX_VAR: {
+      int s = proc_slot(M->proc, e->u.var);
+      Value *v = s >= 0 ? in->slots[M->fb + (size_t)s] : NULL;
+      if (!v)
+        return fail(in, e->span, "%%%s has no value here", e->u.var->name ? e->u.var->name : "_");
+      M->v = v;
       return true;
     }
-    push_kont(in, K_TUPLE, e);
-    M->e = e->u.tuple.fields[0];
-    return true;
-  case EX_PROJ: push_kont(in, K_PROJ, e); M->e = e->u.proj.tuple; return true;
-  case EX_LET: push_kont(in, K_LET, e); M->e = e->u.let.value; return true;
-  case EX_FREE_VAR: M->e = e->u.free_var.body; return true;
-  case EX_FN: M->v = make_closure(in, M->proc, M->fb, e); return true;
-  case EX_IF: push_kont(in, K_IF, e); M->e = e->u.if_.cond; return true;
-  case EX_MATCH: push_kont(in, K_MATCH, e); M->e = e->u.match.scrut; return true;
-  case EX_REF_NEW: {
-    const Expr *init = e->u.ref_new.init;
-    const StateGlobal *g = init->kind == EX_GLOBAL ? module_state_global(in->mod, init->u.global.name) : NULL;
-    if (g) { /* ref(@g) aliases the global's cell */
-      M->v = global_cell(in, g, e->span);
+    case EX_GLOBAL:
+      M->v = global_value(in, e);
       return M->v != NULL;
+    case EX_OP:
+      M->v = value_new(in, V_OP, 0);
+      M->v->u.op.index = e->u.op.index;
+      return true;
+    case EX_CTOR:
+      if (e->u.ctor.adt->ctors[e->u.ctor.index].nfields == 0) {
+        M->v = make_adt(in, e->u.ctor.adt, e->u.ctor.index, NULL, 0, e->span);
+      } else {
+        M->v = value_new(in, V_CTOR, 0);
+        M->v->u.ctor.adt = e->u.ctor.adt, M->v->u.ctor.index = e->u.ctor.index;
+      }
+      return M->v != NULL;
+    case EX_CALL: {
+      Kont *k = push_kont(in, K_CALL, e);
+      k->callee_value = callee_needs_value(e->u.call.fn);
+      k->i = k->callee_value ? -1 : 0;
+      if (k->callee_value)
+        M->e = e->u.call.fn;
+      else if (e->u.call.nargs)
+        M->e = e->u.call.args[0];
+      else {
+        in->nkonts--;
+        return apply(M, e, in->nvals, false);
+      }
+      return true;
     }
-    push_kont(in, K_REF_NEW, e);
-    M->e = init;
-    return true;
-  }
-  case EX_REF_READ: push_kont(in, K_REF_READ, e); M->e = e->u.ref_read.ref; return true;
-  case EX_REF_WRITE: push_kont(in, K_REF_WRITE, e); M->e = e->u.ref_write.ref; return true;
-  case EX_DATAFLOW: M->e = e->u.dataflow.body; return true;
+    case EX_TUPLE:
+      if (!e->u.tuple.n) {
+        M->v = value_unit(in);
+        return true;
+      }
+      push_kont(in, K_TUPLE, e);
+      M->e = e->u.tuple.fields[0];
+      return true;
+    case EX_PROJ:
+      push_kont(in, K_PROJ, e);
+      M->e = e->u.proj.tuple;
+      return true;
+    case EX_LET:
+      push_kont(in, K_LET, e);
+      M->e = e->u.let.value;
+      return true;
+    case EX_FREE_VAR:
+      M->e = e->u.free_var.body;
+      return true;
+    case EX_FN:
+      M->v = make_closure(in, M->proc, M->fb, e);
+      return true;
+    case EX_IF:
+      push_kont(in, K_IF, e);
+      M->e = e->u.if_.cond;
+      return true;
+    case EX_MATCH:
+      push_kont(in, K_MATCH, e);
+      M->e = e->u.match.scrut;
+      return true;
+    case EX_REF_NEW: {
+      const Expr *init = e->u.ref_new.init;
+      const StateGlobal *g =
+          init->kind == EX_GLOBAL ? module_state_global(in->mod, init->u.global.name) : NULL;
+      if (g) { /* ref(@g) aliases the global's cell */
+        M->v = global_cell(in, g, e->span);
+        return M->v != NULL;
+      }
+      push_kont(in, K_REF_NEW, e);
+      M->e = init;
+      return true;
+    }
+    case EX_REF_READ:
+      push_kont(in, K_REF_READ, e);
+      M->e = e->u.ref_read.ref;
+      return true;
+    case EX_REF_WRITE:
+      push_kont(in, K_REF_WRITE, e);
+      M->e = e->u.ref_write.ref;
+      return true;
+    case EX_DATAFLOW:
+      M->e = e->u.dataflow.body;
+      return true;
   }
   RLY_UNREACHABLE();
 }
@@ -626,7 +667,8 @@ static bool step_tuple(Machine *M, Kont *k) {
     return true;
   }
   Value *t = value_new(in, V_TUPLE, e->u.tuple.n);
-  if (e->u.tuple.n) memcpy(t->u.tuple.fields, in->vals + k->vbase, sizeof(Value *) * (size_t)e->u.tuple.n);
+  if (e->u.tuple.n)
+    memcpy(t->u.tuple.fields, in->vals + k->vbase, sizeof(Value *) * (size_t)e->u.tuple.n);
   in->nvals = k->vbase;
   in->nkonts--;
   M->v = t;
@@ -654,68 +696,73 @@ static bool step_return(Machine *M) {
   Kont *k = &in->konts[in->nkonts - 1];
   Value *v = M->v;
   switch (k->kind) {
-  case K_RETURN:
-    in->nslots_used = M->fb;
-    M->proc = k->proc, M->fb = k->fb;
-    in->depth--;
-    in->nkonts--;
-    return true;
-  case K_LET: {
-    const Expr *e = k->e;
-    in->nkonts--;
-    Var *var = e->u.let.var;
-    int s = proc_slot(M->proc, var);
-    RLY_ASSERT(s >= 0);
-    patch_recursive(v, var);
-    in->slots[M->fb + (size_t)s] = v;
-    M->e = e->u.let.body;
-    return true;
-  }
-  case K_CALL: return step_call(M, k);
-  case K_TUPLE: return step_tuple(M, k);
-  case K_PROJ: {
-    const Expr *e = k->e;
-    in->nkonts--;
-    if (v->kind != V_TUPLE || e->u.proj.index >= v->u.tuple.n)
-      return fail(in, e->span, "projection .%d of a %s", e->u.proj.index, describe(v));
-    M->v = v->u.tuple.fields[e->u.proj.index];
-    return true;
-  }
-  case K_IF: {
-    const Expr *e = k->e;
-    bool c = false;
-    in->nkonts--;
-    if (!truthy(in, v, e->u.if_.cond->span, &c)) return false;
-    M->e = c ? e->u.if_.then_ : e->u.if_.else_;
-    return true;
-  }
-  case K_MATCH: return step_match(M, k);
-  case K_REF_NEW:
-    in->nkonts--;
-    push_val(in, v);
-    M->v = value_new(in, V_REF, 0);
-    M->v->u.ref.cell = v;
-    in->nvals--;
-    return true;
-  case K_REF_READ:
-    in->nkonts--;
-    if (v->kind != V_REF) return fail(in, k->e->span, "cannot read a %s as a reference", describe(v));
-    M->v = v->u.ref.cell;
-    M->v->cell_private = false; /* escapes: no more in-place updates */
-    return true;
-  case K_REF_WRITE:
-    if (k->i == 0) {
-      if (v->kind != V_REF) return fail(in, k->e->span, "cannot write a %s as a reference", describe(v));
-      push_val(in, v);
-      k->i = 1;
-      M->e = k->e->u.ref_write.value;
+    case K_RETURN:
+      in->nslots_used = M->fb;
+      M->proc = k->proc, M->fb = k->fb;
+      in->depth--;
+      in->nkonts--;
+      return true;
+    case K_LET: {
+      const Expr *e = k->e;
+      in->nkonts--;
+      Var *var = e->u.let.var;
+      int s = proc_slot(M->proc, var);
+      RLY_ASSERT(s >= 0);
+      patch_recursive(v, var);
+      in->slots[M->fb + (size_t)s] = v;
+      M->e = e->u.let.body;
       return true;
     }
-    in->vals[in->nvals - 1]->u.ref.cell = v;
-    in->nvals--;
-    in->nkonts--;
-    M->v = value_unit(in);
-    return true;
+    case K_CALL:
+      return step_call(M, k);
+    case K_TUPLE:
+      return step_tuple(M, k);
+    case K_PROJ: {
+      const Expr *e = k->e;
+      in->nkonts--;
+      if (v->kind != V_TUPLE || e->u.proj.index >= v->u.tuple.n)
+        return fail(in, e->span, "projection .%d of a %s", e->u.proj.index, describe(v));
+      M->v = v->u.tuple.fields[e->u.proj.index];
+      return true;
+    }
+    case K_IF: {
+      const Expr *e = k->e;
+      bool c = false;
+      in->nkonts--;
+      if (!truthy(in, v, e->u.if_.cond->span, &c)) return false;
+      M->e = c ? e->u.if_.then_ : e->u.if_.else_;
+      return true;
+    }
+    case K_MATCH:
+      return step_match(M, k);
+    case K_REF_NEW:
+      in->nkonts--;
+      push_val(in, v);
+      M->v = value_new(in, V_REF, 0);
+      M->v->u.ref.cell = v;
+      in->nvals--;
+      return true;
+    case K_REF_READ:
+      in->nkonts--;
+      if (v->kind != V_REF)
+        return fail(in, k->e->span, "cannot read a %s as a reference", describe(v));
+      M->v = v->u.ref.cell;
+      M->v->cell_private = false; /* escapes: no more in-place updates */
+      return true;
+    case K_REF_WRITE:
+      if (k->i == 0) {
+        if (v->kind != V_REF)
+          return fail(in, k->e->span, "cannot write a %s as a reference", describe(v));
+        push_val(in, v);
+        k->i = 1;
+        M->e = k->e->u.ref_write.value;
+        return true;
+      }
+      in->vals[in->nvals - 1]->u.ref.cell = v;
+      in->nvals--;
+      in->nkonts--;
+      M->v = value_unit(in);
+      return true;
   }
   RLY_UNREACHABLE();
 }
@@ -739,9 +786,12 @@ static Value *run(Interp *in, Proc *p, size_t fb, const Expr *e) {
     }
     if (in->gc_wanted) safe_point(&M);
     bool ok;
-    if (M.e) ok = step_eval(&M);
-    else if (in->nkonts == M.kbase) return M.v;
-    else ok = step_return(&M);
+    if (M.e)
+      ok = step_eval(&M);
+    else if (in->nkonts == M.kbase)
+      return M.v;
+    else
+      ok = step_return(&M);
     if (!ok) return NULL;
   }
 }
@@ -780,7 +830,9 @@ static Value *eval_toplevel(Interp *in, const Expr *e, bool *ok) {
 
 /* ───────────────────────── services for fast.c ───────────────────────── */
 
-Value *interp_global_cell(Interp *in, const StateGlobal *g, Span sp) { return global_cell(in, g, sp); }
+Value *interp_global_cell(Interp *in, const StateGlobal *g, Span sp) {
+  return global_cell(in, g, sp);
+}
 
 void interp_push_frame(Interp *in, const char *callee, Span sp) {
   Kont *k = push_kont(in, K_RETURN, NULL);
@@ -825,7 +877,8 @@ Interp *interp_new(DiagCtx *d) {
 void interp_free(Interp *in) {
   if (!in) return;
   gc_free_all(in);
-  for (size_t i = 0; i < in->proc_list.len; i++) idmap_free(&((Proc *)in->proc_list.items[i])->slots);
+  for (size_t i = 0; i < in->proc_list.len; i++)
+    idmap_free(&((Proc *)in->proc_list.items[i])->slots);
   vec_free(&in->proc_list);
   idmap_free(&in->procs);
   strmap_free(&in->globals);
@@ -861,8 +914,10 @@ Value *interp_eval(Interp *in, Module *m, Expr *e) {
 void interp_bind(Interp *in, Var *var, Value *val) {
   for (size_t i = 0; i < in->nsession; i++)
     if (in->session[i].var == var) {
-      if (val) in->session[i].value = val;
-      else in->session[i] = in->session[--in->nsession]; /* unbound: the list stays short */
+      if (val)
+        in->session[i].value = val;
+      else
+        in->session[i] = in->session[--in->nsession]; /* unbound: the list stays short */
       return;
     }
   if (!val) return;

@@ -5,12 +5,13 @@
  * pointer handed out as the call context stays valid while other names are
  * registered.  Libraries opened by rly_extern_load stay open for the life
  * of the process: a registered function may be called at any time. */
+#include "interp/extern.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/extern.h"
 #include "ir/util.h"
 
 typedef struct Entry {
@@ -90,8 +91,10 @@ bool rly_extern_load(const char *name, const char *lib, const char *symbol, char
 DLDataType rly_dlpack_dtype(DType dt) {
   DLDataType t = {kDLFloat, (uint8_t)(8 * dtype_bytes(dt)), 1};
   char c = dtype_class(dt);
-  if (c == 'i') t.code = kDLInt;
-  else if (c == 'u' || c == 'b') t.code = kDLUInt;
+  if (c == 'i')
+    t.code = kDLInt;
+  else if (c == 'u' || c == 'b')
+    t.code = kDLUInt;
   return t;
 }
 

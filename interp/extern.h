@@ -45,8 +45,7 @@ void rly_register_extern(const char *name, RlyDLExternFn fn, void *ctx);
 
 /* dlopen(lib) and registers its `symbol` (an RlyDLExternFn) as `name`.
  * False with a message (missing library or symbol) in err. */
-bool rly_extern_load(const char *name, const char *lib, const char *symbol, char *err,
-                     size_t errn);
+bool rly_extern_load(const char *name, const char *lib, const char *symbol, char *err, size_t errn);
 
 /* Forgets every registration. */
 void rly_extern_clear(void);

@@ -50,24 +50,36 @@ typedef enum FKind { FK_SCALAR, FK_REF, FK_UNIT } FKind;
 typedef enum FOp {
   F_MOV,
   F_JMP,
-  F_JZ,            /* jump to t if register b is false */
-  F_ADD_I, F_SUB_I, F_MUL_I, /* integer lanes, narrowed to dt */
-  F_ADD_L, F_SUB_L,          /* 64-bit integers: no narrowing */
-  F_ADD_F, F_SUB_F, F_MUL_F, F_DIV_F,
-  F_ADD_D, F_SUB_D, F_MUL_D, F_DIV_D,
-  F_CMP_I, F_CMP_U, F_CMP_F, F_CMP_D, /* aux: a Cmp */
-  F_BR_I,          /* F_CMP_I, then F_JZ on its result */
-  F_BIN,           /* any binary op through the kernels' element code */
+  F_JZ, /* jump to t if register b is false */
+  F_ADD_I,
+  F_SUB_I,
+  F_MUL_I, /* integer lanes, narrowed to dt */
+  F_ADD_L,
+  F_SUB_L, /* 64-bit integers: no narrowing */
+  F_ADD_F,
+  F_SUB_F,
+  F_MUL_F,
+  F_DIV_F,
+  F_ADD_D,
+  F_SUB_D,
+  F_MUL_D,
+  F_DIV_D,
+  F_CMP_I,
+  F_CMP_U,
+  F_CMP_F,
+  F_CMP_D, /* aux: a Cmp */
+  F_BR_I,  /* F_CMP_I, then F_JZ on its result */
+  F_BIN,   /* any binary op through the kernels' element code */
   F_UN,
   F_CAST,
-  F_REF_NEW,       /* a = ref(b) of dtype dt */
-  F_REF_GLOBAL,    /* a = ref(@g) */
-  F_REF_READ,      /* a = b^ */
-  F_REF_WRITE,     /* a := b */
-  F_CALL,          /* a = p(args) */
-  F_TAIL,          /* return p(args) */
-  F_SELF,          /* return (this function)(args): a jump (the arguments were moved) */
-  F_RET,           /* return b (b < 0: unit) */
+  F_REF_NEW,    /* a = ref(b) of dtype dt */
+  F_REF_GLOBAL, /* a = ref(@g) */
+  F_REF_READ,   /* a = b^ */
+  F_REF_WRITE,  /* a := b */
+  F_CALL,       /* a = p(args) */
+  F_TAIL,       /* return p(args) */
+  F_SELF,       /* return (this function)(args): a jump (the arguments were moved) */
+  F_RET,        /* return b (b < 0: unit) */
 } FOp;
 
 typedef enum Cmp { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE } Cmp;
@@ -75,10 +87,10 @@ typedef enum Cmp { C_EQ, C_NE, C_LT, C_LE, C_GT, C_GE } Cmp;
 typedef struct FIns {
   uint8_t op, dt, dt2, aux;
   int32_t a, b, c;
-  int32_t t;            /* jump target (code index) */
-  const void *p;        /* callee FastFn, StateGlobal */
-  const Expr *e;        /* the node (span, callee name) */
-  const int32_t *args;  /* call arguments' registers */
+  int32_t t;           /* jump target (code index) */
+  const void *p;       /* callee FastFn, StateGlobal */
+  const Expr *e;       /* the node (span, callee name) */
+  const int32_t *args; /* call arguments' registers */
 } FIns;
 
 /* What a compiled function depends on in the module. */
@@ -118,30 +130,87 @@ static inline FReg load_elem(DType dt, const void *p) {
   FReg r;
   r.u = 0;
   switch (dt) {
-  case DT_BOOL: case DT_UINT8: { uint8_t x; memcpy(&x, p, 1); r.u = x; } break;
-  case DT_UINT16: case DT_FLOAT16: { uint16_t x; memcpy(&x, p, 2); r.u = x; } break;
-  case DT_UINT32: { uint32_t x; memcpy(&x, p, 4); r.u = x; } break;
-  case DT_UINT64: memcpy(&r.u, p, 8); break;
-  case DT_INT8: { int8_t x; memcpy(&x, p, 1); r.i = x; } break;
-  case DT_INT16: { int16_t x; memcpy(&x, p, 2); r.i = x; } break;
-  case DT_INT32: { int32_t x; memcpy(&x, p, 4); r.i = x; } break;
-  case DT_INT64: memcpy(&r.i, p, 8); break;
-  case DT_FLOAT32: memcpy(&r.f, p, 4); break;
-  case DT_FLOAT64: memcpy(&r.d, p, 8); break;
-  default: RLY_UNREACHABLE();
+    case DT_BOOL:
+    case DT_UINT8: {
+      uint8_t x;
+      memcpy(&x, p, 1);
+      r.u = x;
+    } break;
+    case DT_UINT16:
+    case DT_FLOAT16: {
+      uint16_t x;
+      memcpy(&x, p, 2);
+      r.u = x;
+    } break;
+    case DT_UINT32: {
+      uint32_t x;
+      memcpy(&x, p, 4);
+      r.u = x;
+    } break;
+    case DT_UINT64:
+      memcpy(&r.u, p, 8);
+      break;
+    case DT_INT8: {
+      int8_t x;
+      memcpy(&x, p, 1);
+      r.i = x;
+    } break;
+    case DT_INT16: {
+      int16_t x;
+      memcpy(&x, p, 2);
+      r.i = x;
+    } break;
+    case DT_INT32: {
+      int32_t x;
+      memcpy(&x, p, 4);
+      r.i = x;
+    } break;
+    case DT_INT64:
+      memcpy(&r.i, p, 8);
+      break;
+    case DT_FLOAT32:
+      memcpy(&r.f, p, 4);
+      break;
+    case DT_FLOAT64:
+      memcpy(&r.d, p, 8);
+      break;
+    default:
+      RLY_UNREACHABLE();
   }
   return r;
 }
 
 static inline void store_elem(DType dt, FReg r, void *p) {
   switch (dt) {
-  case DT_BOOL: case DT_UINT8: case DT_INT8: { uint8_t x = (uint8_t)r.u; memcpy(p, &x, 1); } break;
-  case DT_UINT16: case DT_INT16: case DT_FLOAT16: { uint16_t x = (uint16_t)r.u; memcpy(p, &x, 2); } break;
-  case DT_UINT32: case DT_INT32: { uint32_t x = (uint32_t)r.u; memcpy(p, &x, 4); } break;
-  case DT_UINT64: case DT_INT64: memcpy(p, &r.u, 8); break;
-  case DT_FLOAT32: memcpy(p, &r.f, 4); break;
-  case DT_FLOAT64: memcpy(p, &r.d, 8); break;
-  default: RLY_UNREACHABLE();
+    case DT_BOOL:
+    case DT_UINT8:
+    case DT_INT8: {
+      uint8_t x = (uint8_t)r.u;
+      memcpy(p, &x, 1);
+    } break;
+    case DT_UINT16:
+    case DT_INT16:
+    case DT_FLOAT16: {
+      uint16_t x = (uint16_t)r.u;
+      memcpy(p, &x, 2);
+    } break;
+    case DT_UINT32:
+    case DT_INT32: {
+      uint32_t x = (uint32_t)r.u;
+      memcpy(p, &x, 4);
+    } break;
+    case DT_UINT64:
+    case DT_INT64:
+      memcpy(p, &r.u, 8);
+      break;
+    case DT_FLOAT32:
+      memcpy(p, &r.f, 4);
+      break;
+    case DT_FLOAT64:
+      memcpy(p, &r.d, 8);
+      break;
+    default:
+      RLY_UNREACHABLE();
   }
 }
 
@@ -149,15 +218,33 @@ static inline void store_elem(DType dt, FReg r, void *p) {
 static inline FReg narrow(DType dt, uint64_t v) {
   FReg r;
   switch (dt) {
-  case DT_INT8: r.i = (int8_t)v; break;
-  case DT_INT16: r.i = (int16_t)v; break;
-  case DT_INT32: r.i = (int32_t)v; break;
-  case DT_INT64: r.i = (int64_t)v; break;
-  case DT_BOOL: r.u = v != 0; break;
-  case DT_UINT8: r.u = (uint8_t)v; break;
-  case DT_UINT16: r.u = (uint16_t)v; break;
-  case DT_UINT32: r.u = (uint32_t)v; break;
-  default: r.u = v; break;
+    case DT_INT8:
+      r.i = (int8_t)v;
+      break;
+    case DT_INT16:
+      r.i = (int16_t)v;
+      break;
+    case DT_INT32:
+      r.i = (int32_t)v;
+      break;
+    case DT_INT64:
+      r.i = (int64_t)v;
+      break;
+    case DT_BOOL:
+      r.u = v != 0;
+      break;
+    case DT_UINT8:
+      r.u = (uint8_t)v;
+      break;
+    case DT_UINT16:
+      r.u = (uint16_t)v;
+      break;
+    case DT_UINT32:
+      r.u = (uint32_t)v;
+      break;
+    default:
+      r.u = v;
+      break;
   }
   return r;
 }
@@ -178,9 +265,9 @@ typedef struct Comp {
   FastFn *f;
   FIns *code;
   size_t ncode, capcode;
-  IdMap vars;       /* Var id → register (R_UNIT for `()`) */
-  uint8_t *kind;    /* per register: FKind */
-  uint8_t *dt;      /* per register: DType */
+  IdMap vars;    /* Var id → register (R_UNIT for `()`) */
+  uint8_t *kind; /* per register: FKind */
+  uint8_t *dt;   /* per register: DType */
   size_t capregs;
   int32_t *creg;
   FReg *cval;
@@ -287,17 +374,38 @@ static int32_t *gen_args(Comp *c, const Expr *e) {
 static int inline_op(int binop, DType dt, int *aux) {
   int which = -1, cmp = -1; /* which: add, subtract, multiply, divide */
   switch ((BinOp)binop) {
-  case B_ADD: which = 0; break;
-  case B_SUB: which = 1; break;
-  case B_MUL: which = 2; break;
-  case B_DIV: which = 3; break;
-  case B_EQ: cmp = C_EQ; break;
-  case B_NE: cmp = C_NE; break;
-  case B_LT: cmp = C_LT; break;
-  case B_LE: cmp = C_LE; break;
-  case B_GT: cmp = C_GT; break;
-  case B_GE: cmp = C_GE; break;
-  default: return -1;
+    case B_ADD:
+      which = 0;
+      break;
+    case B_SUB:
+      which = 1;
+      break;
+    case B_MUL:
+      which = 2;
+      break;
+    case B_DIV:
+      which = 3;
+      break;
+    case B_EQ:
+      cmp = C_EQ;
+      break;
+    case B_NE:
+      cmp = C_NE;
+      break;
+    case B_LT:
+      cmp = C_LT;
+      break;
+    case B_LE:
+      cmp = C_LE;
+      break;
+    case B_GT:
+      cmp = C_GT;
+      break;
+    case B_GE:
+      cmp = C_GE;
+      break;
+    default:
+      return -1;
   }
   char cls = dtype_class(dt);
   if (cmp >= 0) {
@@ -442,44 +550,44 @@ static int gen_ref(Comp *c, const Expr *e) {
   DType dt;
   if (!kind_of(e->ty, &k, &dt)) return fail_c(c);
   switch (e->kind) {
-  case EX_REF_NEW: {
-    const Expr *init = e->u.ref_new.init;
-    if (k != FK_REF) return fail_c(c);
-    if (init->kind == EX_GLOBAL) {
-      StateGlobal *g = module_state_global(c->in->mod, init->u.global.name);
-      FKind gk;
-      DType gdt;
-      if (!g || !kind_of(g->type, &gk, &gdt) || gk != FK_SCALAR || gdt != dt) return fail_c(c);
-      add_dep(c, g->name, g);
+    case EX_REF_NEW: {
+      const Expr *init = e->u.ref_new.init;
+      if (k != FK_REF) return fail_c(c);
+      if (init->kind == EX_GLOBAL) {
+        StateGlobal *g = module_state_global(c->in->mod, init->u.global.name);
+        FKind gk;
+        DType gdt;
+        if (!g || !kind_of(g->type, &gk, &gdt) || gk != FK_SCALAR || gdt != dt) return fail_c(c);
+        add_dep(c, g->name, g);
+        int r = new_reg(c, FK_REF, dt);
+        FIns *i = emit(c, F_REF_GLOBAL);
+        i->a = r, i->p = g, i->e = e;
+        return r;
+      }
+      int v = gen(c, init);
+      if (!reg_is(c, v, FK_SCALAR, dt)) return fail_c(c);
       int r = new_reg(c, FK_REF, dt);
-      FIns *i = emit(c, F_REF_GLOBAL);
-      i->a = r, i->p = g, i->e = e;
+      FIns *i = emit(c, F_REF_NEW);
+      i->a = r, i->b = v, i->dt = (uint8_t)dt;
       return r;
     }
-    int v = gen(c, init);
-    if (!reg_is(c, v, FK_SCALAR, dt)) return fail_c(c);
-    int r = new_reg(c, FK_REF, dt);
-    FIns *i = emit(c, F_REF_NEW);
-    i->a = r, i->b = v, i->dt = (uint8_t)dt;
-    return r;
-  }
-  case EX_REF_READ: {
-    int ref = gen(c, e->u.ref_read.ref);
-    if (k != FK_SCALAR || !reg_is(c, ref, FK_REF, dt)) return fail_c(c);
-    int r = new_reg(c, FK_SCALAR, dt);
-    FIns *i = emit(c, F_REF_READ);
-    i->a = r, i->b = ref, i->dt = (uint8_t)dt, i->e = e;
-    return r;
-  }
-  default: { /* EX_REF_WRITE */
-    int ref = gen(c, e->u.ref_write.ref);
-    if (ref < 0 || c->kind[ref] != FK_REF) return fail_c(c);
-    int v = gen(c, e->u.ref_write.value);
-    if (k != FK_UNIT || !reg_is(c, v, FK_SCALAR, (DType)c->dt[ref])) return fail_c(c);
-    FIns *i = emit(c, F_REF_WRITE);
-    i->a = ref, i->b = v, i->dt = c->dt[ref];
-    return R_UNIT;
-  }
+    case EX_REF_READ: {
+      int ref = gen(c, e->u.ref_read.ref);
+      if (k != FK_SCALAR || !reg_is(c, ref, FK_REF, dt)) return fail_c(c);
+      int r = new_reg(c, FK_SCALAR, dt);
+      FIns *i = emit(c, F_REF_READ);
+      i->a = r, i->b = ref, i->dt = (uint8_t)dt, i->e = e;
+      return r;
+    }
+    default: { /* EX_REF_WRITE */
+      int ref = gen(c, e->u.ref_write.ref);
+      if (ref < 0 || c->kind[ref] != FK_REF) return fail_c(c);
+      int v = gen(c, e->u.ref_write.value);
+      if (k != FK_UNIT || !reg_is(c, v, FK_SCALAR, (DType)c->dt[ref])) return fail_c(c);
+      FIns *i = emit(c, F_REF_WRITE);
+      i->a = ref, i->b = v, i->dt = c->dt[ref];
+      return R_UNIT;
+    }
   }
 }
 
@@ -488,21 +596,32 @@ static int gen(Comp *c, const Expr *e) {
   for (;;) {
     if (!c->ok) return R_FAIL;
     switch (e->kind) {
-    case EX_CONST: return gen_const(c, e);
-    case EX_VAR: return gen_var(c, e);
-    case EX_CALL: return gen_call(c, e);
-    case EX_TUPLE: return e->u.tuple.n == 0 ? R_UNIT : fail_c(c);
-    case EX_LET: {
-      int v = gen(c, e->u.let.value);
-      if (v == R_FAIL) return R_FAIL;
-      bindv(c, e->u.let.var, v);
-      e = e->u.let.body;
-      continue;
-    }
-    case EX_IF: return gen_if(c, e);
-    case EX_REF_NEW: case EX_REF_READ: case EX_REF_WRITE: return gen_ref(c, e);
-    case EX_DATAFLOW: e = e->u.dataflow.body; continue;
-    default: return fail_c(c);
+      case EX_CONST:
+        return gen_const(c, e);
+      case EX_VAR:
+        return gen_var(c, e);
+      case EX_CALL:
+        return gen_call(c, e);
+      case EX_TUPLE:
+        return e->u.tuple.n == 0 ? R_UNIT : fail_c(c);
+      case EX_LET: {
+        int v = gen(c, e->u.let.value);
+        if (v == R_FAIL) return R_FAIL;
+        bindv(c, e->u.let.var, v);
+        e = e->u.let.body;
+        continue;
+      }
+      case EX_IF:
+        return gen_if(c, e);
+      case EX_REF_NEW:
+      case EX_REF_READ:
+      case EX_REF_WRITE:
+        return gen_ref(c, e);
+      case EX_DATAFLOW:
+        e = e->u.dataflow.body;
+        continue;
+      default:
+        return fail_c(c);
     }
   }
 }
@@ -538,51 +657,55 @@ static void gen_tail(Comp *c, const Expr *e) {
   for (;;) {
     if (!c->ok) return;
     switch (e->kind) {
-    case EX_LET: {
-      int v = gen(c, e->u.let.value);
-      if (v == R_FAIL) return;
-      bindv(c, e->u.let.var, v);
-      e = e->u.let.body;
-      continue;
-    }
-    case EX_DATAFLOW: e = e->u.dataflow.body; continue;
-    case EX_IF: {
-      int cond = gen(c, e->u.if_.cond);
-      if (!reg_is(c, cond, FK_SCALAR, DT_BOOL)) {
-        fail_c(c);
-        return;
+      case EX_LET: {
+        int v = gen(c, e->u.let.value);
+        if (v == R_FAIL) return;
+        bindv(c, e->u.let.var, v);
+        e = e->u.let.body;
+        continue;
       }
-      size_t jz = emit_jz(c, cond);
-      gen_tail(c, e->u.if_.then_);
-      c->code[jz].t = (int32_t)c->ncode;
-      e = e->u.if_.else_;
-      continue;
-    }
-    case EX_CALL:
-      if (e->u.call.fn->kind == EX_GLOBAL) {
-        FastFn *g = callee_of(c, e);
-        if (!g) {
+      case EX_DATAFLOW:
+        e = e->u.dataflow.body;
+        continue;
+      case EX_IF: {
+        int cond = gen(c, e->u.if_.cond);
+        if (!reg_is(c, cond, FK_SCALAR, DT_BOOL)) {
           fail_c(c);
           return;
         }
-        int32_t *a = gen_call_args(c, e, g);
-        if (!a) return;
-        if (g->rkind != c->f->rkind || (g->rkind != FK_UNIT && g->rdt != c->f->rdt)) {
-          fail_c(c);
-          return;
-        }
-        if (g == c->f) {
-          emit_self_moves(c, a, g->nparams);
-          emit(c, F_SELF)->e = e;
-          return;
-        }
-        FIns *i = emit(c, F_TAIL);
-        i->p = g, i->e = e, i->args = a, i->c = g->nparams;
-        return;
+        size_t jz = emit_jz(c, cond);
+        gen_tail(c, e->u.if_.then_);
+        c->code[jz].t = (int32_t)c->ncode;
+        e = e->u.if_.else_;
+        continue;
       }
-      gen_ret(c, gen(c, e));
-      return;
-    default: gen_ret(c, gen(c, e)); return;
+      case EX_CALL:
+        if (e->u.call.fn->kind == EX_GLOBAL) {
+          FastFn *g = callee_of(c, e);
+          if (!g) {
+            fail_c(c);
+            return;
+          }
+          int32_t *a = gen_call_args(c, e, g);
+          if (!a) return;
+          if (g->rkind != c->f->rkind || (g->rkind != FK_UNIT && g->rdt != c->f->rdt)) {
+            fail_c(c);
+            return;
+          }
+          if (g == c->f) {
+            emit_self_moves(c, a, g->nparams);
+            emit(c, F_SELF)->e = e;
+            return;
+          }
+          FIns *i = emit(c, F_TAIL);
+          i->p = g, i->e = e, i->args = a, i->c = g->nparams;
+          return;
+        }
+        gen_ret(c, gen(c, e));
+        return;
+      default:
+        gen_ret(c, gen(c, e));
+        return;
     }
   }
 }
@@ -643,7 +766,6 @@ static void compile(Interp *in, FastFn *f, const FuncDef *fd) {
   idmap_free(&c.vars);
   vec_free(&c.deps), vec_free(&c.callees);
 }
-
 
 /* Functions allocated but not compiled yet (compile_pending). */
 static PtrVec pending;
@@ -759,8 +881,8 @@ void fast_validate(Interp *in, const Module *m) {
     const FastFn *f = in->fast.fns.items[i];
     for (int j = 0; j < f->ndeps; j++) {
       const Def *d = module_lookup(m, f->deps[j].name);
-      const void *now = !d ? NULL
-                        : d->kind == DEF_FUNC ? (const void *)d->u.func->fn
+      const void *now = !d                      ? NULL
+                        : d->kind == DEF_FUNC   ? (const void *)d->u.func->fn
                         : d->kind == DEF_GLOBAL ? (const void *)d->u.global
                                                 : NULL;
       if (now != f->deps[j].def) {
@@ -791,7 +913,8 @@ void fast_mark_roots(Interp *in, void (*mark)(Interp *, Value *, uint32_t), uint
 
 /* ───────────────────────────── running ───────────────────────────── */
 
-static bool run_fail(Interp *in, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool run_fail(Interp *in, Span sp, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static bool run_fail(Interp *in, Span sp, const char *fmt, ...) {
   va_list ap;
@@ -821,16 +944,22 @@ static FFrame *push_frame(FastStack *st) {
 }
 
 /* A comparison (C_EQ..C_GE) in one representation of scalars. */
-#define DEFINE_CMP(name, T)                                  \
-  static inline bool name(int c, T a, T b) {                 \
-    switch (c) {                                             \
-    case C_EQ: return a == b;                                \
-    case C_NE: return a != b;                                \
-    case C_LT: return a < b;                                 \
-    case C_LE: return a <= b;                                \
-    case C_GT: return a > b;                                 \
-    default: return a >= b;                                  \
-    }                                                        \
+#define DEFINE_CMP(name, T)                  \
+  static inline bool name(int c, T a, T b) { \
+    switch (c) {                             \
+      case C_EQ:                             \
+        return a == b;                       \
+      case C_NE:                             \
+        return a != b;                       \
+      case C_LT:                             \
+        return a < b;                        \
+      case C_LE:                             \
+        return a <= b;                       \
+      case C_GT:                             \
+        return a > b;                        \
+      default:                               \
+        return a >= b;                       \
+    }                                        \
   }
 DEFINE_CMP(cmp_i, int64_t)
 DEFINE_CMP(cmp_u, uint64_t)
@@ -843,12 +972,16 @@ static bool generic_op(Interp *in, const FIns *i, FReg *R) {
   store_elem(dt, R[i->b], &a);
   bool ok = true;
   switch (i->op) {
-  case F_BIN:
-    store_elem(dt, R[i->c], &b);
-    ok = scalar_binary(&in->kx, i->aux, dt, odt, &a, &b, &r);
-    break;
-  case F_UN: ok = scalar_unary(&in->kx, i->aux, dt, odt, &a, &r); break;
-  default: scalar_cast(dt, odt, &a, &r); break;
+    case F_BIN:
+      store_elem(dt, R[i->c], &b);
+      ok = scalar_binary(&in->kx, i->aux, dt, odt, &a, &b, &r);
+      break;
+    case F_UN:
+      ok = scalar_unary(&in->kx, i->aux, dt, odt, &a, &r);
+      break;
+    default:
+      scalar_cast(dt, odt, &a, &r);
+      break;
   }
   if (!ok) return run_fail(in, i->e->span, "%s", in->kx.err);
   R[i->a] = load_elem(odt, &r);
@@ -898,16 +1031,21 @@ static void unwind(Interp *in, size_t first) {
   FastStack *st = &in->fast;
   for (size_t k = first; k < st->nframes; k++) {
     const FFrame *fr = &st->frames[k];
-    if (k == first) interp_set_top_frame(in, fr->callee, fr->span);
-    else interp_push_frame(in, fr->callee, fr->span);
+    if (k == first)
+      interp_set_top_frame(in, fr->callee, fr->span);
+    else
+      interp_push_frame(in, fr->callee, fr->span);
   }
 }
 
 static Value *result(Interp *in, const FastFn *f, FReg v) {
   switch (f->rkind) {
-  case FK_SCALAR: return box(in, f->rdt, v, false);
-  case FK_REF: return v.v;
-  default: return value_unit(in);
+    case FK_SCALAR:
+      return box(in, f->rdt, v, false);
+    case FK_REF:
+      return v.v;
+    default:
+      return value_unit(in);
   }
 }
 
@@ -935,105 +1073,149 @@ Value *fast_run(Interp *in, Proc *p, Value **args, const char *name, Span sp) {
   for (;;) {
     const FIns *i = pc++;
     switch ((FOp)i->op) {
-    case F_MOV: R[i->a] = R[i->b]; break;
-    case F_JMP: pc = f->code + i->t; break;
-    case F_JZ: if (!R[i->b].u) pc = f->code + i->t; break;
-    case F_ADD_I: R[i->a] = narrow((DType)i->dt, R[i->b].u + R[i->c].u); break;
-    case F_ADD_L: R[i->a].u = R[i->b].u + R[i->c].u; break;
-    case F_SUB_L: R[i->a].u = R[i->b].u - R[i->c].u; break;
-    case F_SUB_I: R[i->a] = narrow((DType)i->dt, R[i->b].u - R[i->c].u); break;
-    case F_MUL_I: R[i->a] = narrow((DType)i->dt, R[i->b].u * R[i->c].u); break;
-    case F_ADD_F: R[i->a].f = R[i->b].f + R[i->c].f; break;
-    case F_SUB_F: R[i->a].f = R[i->b].f - R[i->c].f; break;
-    case F_MUL_F: R[i->a].f = R[i->b].f * R[i->c].f; break;
-    case F_DIV_F: R[i->a].f = R[i->b].f / R[i->c].f; break;
-    case F_ADD_D: R[i->a].d = R[i->b].d + R[i->c].d; break;
-    case F_SUB_D: R[i->a].d = R[i->b].d - R[i->c].d; break;
-    case F_MUL_D: R[i->a].d = R[i->b].d * R[i->c].d; break;
-    case F_DIV_D: R[i->a].d = R[i->b].d / R[i->c].d; break;
-    case F_CMP_I: R[i->a].u = cmp_i(i->aux, R[i->b].i, R[i->c].i); break;
-    case F_BR_I:
-      if (!(R[i->a].u = cmp_i(i->aux, R[i->b].i, R[i->c].i))) pc = f->code + i->t;
-      break;
-    case F_CMP_U: R[i->a].u = cmp_u(i->aux, R[i->b].u, R[i->c].u); break;
-    case F_CMP_F: R[i->a].u = cmp_d(i->aux, R[i->b].f, R[i->c].f); break;
-    case F_CMP_D: R[i->a].u = cmp_d(i->aux, R[i->b].d, R[i->c].d); break;
-    case F_BIN: case F_UN: case F_CAST:
-      if (!generic_op(in, i, R)) goto error;
-      break;
-    case F_REF_NEW:
-      if (!ref_new(in, i, R)) goto error;
-      break;
-    case F_REF_GLOBAL: {
-      size_t off = (size_t)(R - st->regs);
-      Value *cell = interp_global_cell(in, i->p, i->e->span);
-      R = st->regs + off; /* an initializer may have run compiled code */
-      if (!cell) goto error;
-      R[i->a].v = cell;
-      break;
-    }
-    case F_REF_READ:
-      if (!ref_read(in, i, R)) goto error;
-      break;
-    case F_REF_WRITE:
-      if (!ref_write(in, i, R)) goto error;
-      break;
-    case F_SELF:
-      if ((++ticks & 1023) == 0 && !poll(in, i->e->span)) goto error;
-      st->frames[st->nframes - 1].span = i->e->span;
-      pc = f->code;
-      break;
-    case F_TAIL: {
-      if ((++ticks & 1023) == 0 && !poll(in, i->e->span)) goto error;
-      FastFn *g = (FastFn *)i->p;
-      FReg tmp[MAX_PARAMS];
-      for (int k = 0; k < i->c; k++) tmp[k] = R[i->args[k]];
-      FFrame *t = &st->frames[st->nframes - 1];
-      frame_regs(st, t->base, g);
-      R = st->regs + t->base;
-      for (int k = 0; k < i->c; k++) R[k] = tmp[k];
-      frame_init(R, g);
-      t->fn = g, t->callee = g->name, t->span = i->e->span;
-      f = g, pc = g->code;
-      break;
-    }
-    case F_CALL: {
-      if (in->depth >= in->opt.max_depth) {
-        run_fail(in, i->e->span, "recursion limit %lld reached in @%s (set it with :set max-depth N)",
-                 (long long)in->opt.max_depth, callee_name(i));
-        goto error;
+      case F_MOV:
+        R[i->a] = R[i->b];
+        break;
+      case F_JMP:
+        pc = f->code + i->t;
+        break;
+      case F_JZ:
+        if (!R[i->b].u) pc = f->code + i->t;
+        break;
+      case F_ADD_I:
+        R[i->a] = narrow((DType)i->dt, R[i->b].u + R[i->c].u);
+        break;
+      case F_ADD_L:
+        R[i->a].u = R[i->b].u + R[i->c].u;
+        break;
+      case F_SUB_L:
+        R[i->a].u = R[i->b].u - R[i->c].u;
+        break;
+      case F_SUB_I:
+        R[i->a] = narrow((DType)i->dt, R[i->b].u - R[i->c].u);
+        break;
+      case F_MUL_I:
+        R[i->a] = narrow((DType)i->dt, R[i->b].u * R[i->c].u);
+        break;
+      case F_ADD_F:
+        R[i->a].f = R[i->b].f + R[i->c].f;
+        break;
+      case F_SUB_F:
+        R[i->a].f = R[i->b].f - R[i->c].f;
+        break;
+      case F_MUL_F:
+        R[i->a].f = R[i->b].f * R[i->c].f;
+        break;
+      case F_DIV_F:
+        R[i->a].f = R[i->b].f / R[i->c].f;
+        break;
+      case F_ADD_D:
+        R[i->a].d = R[i->b].d + R[i->c].d;
+        break;
+      case F_SUB_D:
+        R[i->a].d = R[i->b].d - R[i->c].d;
+        break;
+      case F_MUL_D:
+        R[i->a].d = R[i->b].d * R[i->c].d;
+        break;
+      case F_DIV_D:
+        R[i->a].d = R[i->b].d / R[i->c].d;
+        break;
+      case F_CMP_I:
+        R[i->a].u = cmp_i(i->aux, R[i->b].i, R[i->c].i);
+        break;
+      case F_BR_I:
+        if (!(R[i->a].u = cmp_i(i->aux, R[i->b].i, R[i->c].i))) pc = f->code + i->t;
+        break;
+      case F_CMP_U:
+        R[i->a].u = cmp_u(i->aux, R[i->b].u, R[i->c].u);
+        break;
+      case F_CMP_F:
+        R[i->a].u = cmp_d(i->aux, R[i->b].f, R[i->c].f);
+        break;
+      case F_CMP_D:
+        R[i->a].u = cmp_d(i->aux, R[i->b].d, R[i->c].d);
+        break;
+      case F_BIN:
+      case F_UN:
+      case F_CAST:
+        if (!generic_op(in, i, R)) goto error;
+        break;
+      case F_REF_NEW:
+        if (!ref_new(in, i, R)) goto error;
+        break;
+      case F_REF_GLOBAL: {
+        size_t off = (size_t)(R - st->regs);
+        Value *cell = interp_global_cell(in, i->p, i->e->span);
+        R = st->regs + off; /* an initializer may have run compiled code */
+        if (!cell) goto error;
+        R[i->a].v = cell;
+        break;
       }
-      if ((++ticks & 1023) == 0 && !poll(in, i->e->span)) goto error;
-      FastFn *g = (FastFn *)i->p;
-      size_t cbase = st->frames[st->nframes - 1].base, nb = cbase + (size_t)f->nregs;
-      frame_regs(st, nb, g);
-      R = st->regs + cbase;
-      FReg *N = st->regs + nb;
-      for (int k = 0; k < i->c; k++) N[k] = R[i->args[k]];
-      frame_init(N, g);
-      FFrame *t = push_frame(st);
-      *t = (FFrame){g, pc, nb, i->a, g->name, i->e->span};
-      in->depth++;
-      f = g, R = N, pc = g->code;
-      break;
-    }
-    case F_RET: {
-      FReg v = i->b >= 0 ? R[i->b] : (FReg){.u = 0};
-      if (st->nframes - 1 == first) {
-        out = result(in, f, v);
-        if (!out) goto error;
-        st->nframes = first, st->nregs = saved_nregs;
-        return out;
+      case F_REF_READ:
+        if (!ref_read(in, i, R)) goto error;
+        break;
+      case F_REF_WRITE:
+        if (!ref_write(in, i, R)) goto error;
+        break;
+      case F_SELF:
+        if ((++ticks & 1023) == 0 && !poll(in, i->e->span)) goto error;
+        st->frames[st->nframes - 1].span = i->e->span;
+        pc = f->code;
+        break;
+      case F_TAIL: {
+        if ((++ticks & 1023) == 0 && !poll(in, i->e->span)) goto error;
+        FastFn *g = (FastFn *)i->p;
+        FReg tmp[MAX_PARAMS];
+        for (int k = 0; k < i->c; k++) tmp[k] = R[i->args[k]];
+        FFrame *t = &st->frames[st->nframes - 1];
+        frame_regs(st, t->base, g);
+        R = st->regs + t->base;
+        for (int k = 0; k < i->c; k++) R[k] = tmp[k];
+        frame_init(R, g);
+        t->fn = g, t->callee = g->name, t->span = i->e->span;
+        f = g, pc = g->code;
+        break;
       }
-      FFrame *t = &st->frames[--st->nframes];
-      in->depth--;
-      FFrame *c = &st->frames[st->nframes - 1];
-      st->nregs = t->base;
-      f = c->fn, R = st->regs + c->base, pc = t->ret;
-      if (t->dst >= 0) R[t->dst] = v;
-      break;
-    }
-    default: __builtin_unreachable(); /* every FOp is a case */
+      case F_CALL: {
+        if (in->depth >= in->opt.max_depth) {
+          run_fail(in, i->e->span,
+                   "recursion limit %lld reached in @%s (set it with :set max-depth N)",
+                   (long long)in->opt.max_depth, callee_name(i));
+          goto error;
+        }
+        if ((++ticks & 1023) == 0 && !poll(in, i->e->span)) goto error;
+        FastFn *g = (FastFn *)i->p;
+        size_t cbase = st->frames[st->nframes - 1].base, nb = cbase + (size_t)f->nregs;
+        frame_regs(st, nb, g);
+        R = st->regs + cbase;
+        FReg *N = st->regs + nb;
+        for (int k = 0; k < i->c; k++) N[k] = R[i->args[k]];
+        frame_init(N, g);
+        FFrame *t = push_frame(st);
+        *t = (FFrame){g, pc, nb, i->a, g->name, i->e->span};
+        in->depth++;
+        f = g, R = N, pc = g->code;
+        break;
+      }
+      case F_RET: {
+        FReg v = i->b >= 0 ? R[i->b] : (FReg){.u = 0};
+        if (st->nframes - 1 == first) {
+          out = result(in, f, v);
+          if (!out) goto error;
+          st->nframes = first, st->nregs = saved_nregs;
+          return out;
+        }
+        FFrame *t = &st->frames[--st->nframes];
+        in->depth--;
+        FFrame *c = &st->frames[st->nframes - 1];
+        st->nregs = t->base;
+        f = c->fn, R = st->regs + c->base, pc = t->ret;
+        if (t->dst >= 0) R[t->dst] = v;
+        break;
+      }
+      default:
+        __builtin_unreachable(); /* every FOp is a case */
     }
   }
 error:

@@ -114,23 +114,35 @@ static void format(Interp *in, StrBuf *b, const Value *v, int depth, int indent)
     return;
   }
   switch (v->kind) {
-  case V_TENSOR: format_tensor(in, b, v->u.tensor, indent); return;
-  case V_TUPLE:
-    sb_putc(b, '(');
-    format_fields(in, b, v->u.tuple.fields, v->u.tuple.n, depth, indent);
-    if (v->u.tuple.n == 1) sb_putc(b, ',');
-    sb_putc(b, ')');
-    return;
-  case V_CLOSURE: format_closure(b, v); return;
-  case V_REF:
-    sb_puts(b, "ref(");
-    format(in, b, v->u.ref.cell, depth + 8, indent + 4);
-    sb_putc(b, ')');
-    return;
-  case V_ADT: format_adt(in, b, v, depth, indent); return;
-  case V_KEY: format_key(b, v); return;
-  case V_OP: sb_puts(b, ops_get(v->u.op.index)->name); return;
-  case V_CTOR: sb_puts(b, v->u.ctor.adt->ctors[v->u.ctor.index].name); return;
+    case V_TENSOR:
+      format_tensor(in, b, v->u.tensor, indent);
+      return;
+    case V_TUPLE:
+      sb_putc(b, '(');
+      format_fields(in, b, v->u.tuple.fields, v->u.tuple.n, depth, indent);
+      if (v->u.tuple.n == 1) sb_putc(b, ',');
+      sb_putc(b, ')');
+      return;
+    case V_CLOSURE:
+      format_closure(b, v);
+      return;
+    case V_REF:
+      sb_puts(b, "ref(");
+      format(in, b, v->u.ref.cell, depth + 8, indent + 4);
+      sb_putc(b, ')');
+      return;
+    case V_ADT:
+      format_adt(in, b, v, depth, indent);
+      return;
+    case V_KEY:
+      format_key(b, v);
+      return;
+    case V_OP:
+      sb_puts(b, ops_get(v->u.op.index)->name);
+      return;
+    case V_CTOR:
+      sb_puts(b, v->u.ctor.adt->ctors[v->u.ctor.index].name);
+      return;
   }
 }
 

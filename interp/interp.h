@@ -15,21 +15,21 @@
 
 #include <stdbool.h>
 
-#include "rt/rt.h"
-#include "ir/ir.h"
 #include "ir/diag.h"
+#include "ir/ir.h"
+#include "rt/rt.h"
 
 typedef struct Interp Interp;
 typedef struct Value Value;
 
-#define VALUE_KINDS(X)                   \
-  X(V_TENSOR, "tensor")                  \
-  X(V_TUPLE, "tuple")                    \
-  X(V_CLOSURE, "closure")                \
-  X(V_REF, "ref")                        \
-  X(V_ADT, "adt")                        \
-  X(V_KEY, "key")     /* RandState */    \
-  X(V_OP, "op")       /* an op used as a value */ \
+#define VALUE_KINDS(X)                        \
+  X(V_TENSOR, "tensor")                       \
+  X(V_TUPLE, "tuple")                         \
+  X(V_CLOSURE, "closure")                     \
+  X(V_REF, "ref")                             \
+  X(V_ADT, "adt")                             \
+  X(V_KEY, "key") /* RandState */             \
+  X(V_OP, "op")   /* an op used as a value */ \
   X(V_CTOR, "constructor")
 
 typedef enum ValueKind {
@@ -48,13 +48,35 @@ struct Value {
                         updates it in place); cleared when the cell is read */
   union {
     RtTensor *tensor;
-    struct { int n; Value **fields; } tuple;
-    struct { Proc *proc; const char *name; int ncap; Value **cap; } closure; /* name: @f or NULL */
-    struct { Value *cell; } ref;
-    struct { AdtDef *adt; int index; int n; Value **fields; } adt;
-    struct { uint32_t k[2]; } key;
-    struct { int index; } op;
-    struct { AdtDef *adt; int index; } ctor;
+    struct {
+      int n;
+      Value **fields;
+    } tuple;
+    struct {
+      Proc *proc;
+      const char *name;
+      int ncap;
+      Value **cap;
+    } closure; /* name: @f or NULL */
+    struct {
+      Value *cell;
+    } ref;
+    struct {
+      AdtDef *adt;
+      int index;
+      int n;
+      Value **fields;
+    } adt;
+    struct {
+      uint32_t k[2];
+    } key;
+    struct {
+      int index;
+    } op;
+    struct {
+      AdtDef *adt;
+      int index;
+    } ctor;
   } u;
 };
 

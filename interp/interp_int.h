@@ -31,14 +31,14 @@ typedef struct ParamCheck {
 struct Proc {
   const Function *fn; /* NULL for a top-level expression */
   const Expr *body;
-  const char *name;   /* "f" for @f, NULL for closures and top level */
+  const char *name; /* "f" for @f, NULL for closures and top level */
   int nslots;
   int ncap;
-  Var **caps;         /* captured variables: slots [0, ncap) */
-  int nparams;        /* parameters: slots [ncap, ncap + nparams) */
+  Var **caps;  /* captured variables: slots [0, ncap) */
+  int nparams; /* parameters: slots [ncap, ncap + nparams) */
   int nchecks;
   ParamCheck *checks;
-  IdMap slots;        /* Var id → slot */
+  IdMap slots;         /* Var id → slot */
   struct FastFn *fast; /* its scalar fast-path code (fast.c), or NULL */
   int8_t fast_state;   /* 0 not decided yet, 1 runs on the fast path, -1 does not */
 };
@@ -74,7 +74,7 @@ typedef union FReg {
   uint64_t u; /* unsigned integers and bool, zero-extended; float16 bits */
   float f;
   double d;
-  Value *v;   /* a ref */
+  Value *v; /* a ref */
 } FReg;
 
 typedef struct FFrame {
@@ -87,8 +87,10 @@ typedef struct FFrame {
 } FFrame;
 
 typedef struct FastStack {
-  FReg *regs; size_t nregs, regs_cap;
-  FFrame *frames; size_t nframes, frames_cap;
+  FReg *regs;
+  size_t nregs, regs_cap;
+  FFrame *frames;
+  size_t nframes, frames_cap;
   PtrVec fns;       /* every compiled function (to drop them) */
   PtrVec undecided; /* procs refused for a module-dependent reason (decided again) */
 } FastStack;
@@ -99,9 +101,9 @@ typedef struct Kont Kont;
 struct Interp {
   DiagCtx *diag;
   InterpOptions opt;
-  Arena arena; /* procs */
+  Arena arena;   /* procs */
   Arena scratch; /* top-level procs, released after their evaluation (LIFO) */
-  IdMap procs; /* Function pointer → index into proc list */
+  IdMap procs;   /* Function pointer → index into proc list */
   PtrVec proc_list;
 
   /* heap */
@@ -112,14 +114,18 @@ struct Interp {
   PtrVec mark_stack;
 
   /* machine */
-  Value **slots; size_t nslots_used, slots_cap; /* frames' slots */
-  Value **vals; size_t nvals, vals_cap;         /* temporaries */
-  Kont *konts; size_t nkonts, konts_cap;
+  Value **slots;
+  size_t nslots_used, slots_cap; /* frames' slots */
+  Value **vals;
+  size_t nvals, vals_cap; /* temporaries */
+  Kont *konts;
+  size_t nkonts, konts_cap;
   int64_t depth;
   Value *current; /* the value being returned (a root at safe points) */
 
   /* session */
-  SessionVar *session; size_t nsession, session_cap;
+  SessionVar *session;
+  size_t nsession, session_cap;
   StrMap globals; /* state global name → V_REF cell */
   const Module *mod;
 
@@ -129,11 +135,11 @@ struct Interp {
   char note[RT_ERR_LEN]; /* a note shown after the error (e.g. at a prim parameter), or "" */
   Span note_span;
 
-  struct TirCache *tir;  /* prim functions compiled for call_tir (call_tir.c) */
+  struct TirCache *tir; /* prim functions compiled for call_tir (call_tir.c) */
 
-  FastStack fast;        /* the scalar fast path's registers and frames (fast.c) */
-  U64Map consts;         /* EX_CONST node in a function → its Value, and a def's Proc →
-                            its closure: made once, roots */
+  FastStack fast; /* the scalar fast path's registers and frames (fast.c) */
+  U64Map consts;  /* EX_CONST node in a function → its Value, and a def's Proc →
+                     its closure: made once, roots */
 };
 
 /* Ops on RandState keys (random_ops.c): whether op with nargs arguments is

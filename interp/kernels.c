@@ -119,8 +119,8 @@ static const OpDef *begin(KernelCtx *kx, int op) {
   return def;
 }
 
-bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs,
-                 int nout, RtTensor *const *out) {
+bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                 RtTensor *const *out) {
   if (!begin(kx, op)) return false;
   const KernelDef *d = kernels_get(op);
   if (!d) return kernel_fail(kx, "no kernel for op `%s`", kx->op);
@@ -212,8 +212,8 @@ static int alloc_outputs(KernelCtx *kx, const OpDef *def, int nin, RtTensor *con
   return n;
 }
 
-bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in,
-                           const Attrs *attrs, int maxout, int *nout, RtTensor **out) {
+bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs,
+                           int maxout, int *nout, RtTensor **out) {
   *nout = 0;
   const OpDef *def = begin(kx, op);
   if (!def) return false;
@@ -248,9 +248,12 @@ void kernel_strides(int ndim, const int64_t *shape, int64_t *strides) {
 
 Lane kernel_lane(DType dt) {
   switch (dtype_class(dt)) {
-  case 'f': return dt == DT_FLOAT64 ? LANE_F64 : LANE_F32;
-  case 'i': return LANE_I64;
-  default: return LANE_U64;
+    case 'f':
+      return dt == DT_FLOAT64 ? LANE_F64 : LANE_F32;
+    case 'i':
+      return LANE_I64;
+    default:
+      return LANE_U64;
   }
 }
 
@@ -313,38 +316,48 @@ static inline uint64_t sat_u64(double v, uint64_t hi) {
 #define CVT_F_U64(v) sat_u64((v), UINT64_MAX)
 #define CVT_D_U64(v) sat_u64((v), UINT64_MAX)
 
-#define LOAD_CASE(E, CT, CVT)                                            \
-  case E: {                                                              \
-    const CT *s = (const CT *)base + off;                                \
-    if (stride == 1)                                                     \
-      for (int64_t i = 0; i < n; i++) d[i] = CVT(s[i]);                  \
-    else                                                                 \
-      for (int64_t i = 0; i < n; i++) d[i] = CVT(s[i * stride]);         \
+#define LOAD_CASE(E, CT, CVT)                                    \
+  case E: {                                                      \
+    const CT *s = (const CT *)base + off;                        \
+    if (stride == 1)                                             \
+      for (int64_t i = 0; i < n; i++) d[i] = CVT(s[i]);          \
+    else                                                         \
+      for (int64_t i = 0; i < n; i++) d[i] = CVT(s[i * stride]); \
   } break;
 #define LOAD_CASE_F32(E, CT, K, LO, HI) LOAD_CASE(E, CT, CVT_##K##_F32)
 #define LOAD_CASE_F64(E, CT, K, LO, HI) LOAD_CASE(E, CT, CVT_##K##_F64)
 #define LOAD_CASE_I64(E, CT, K, LO, HI) LOAD_CASE(E, CT, CVT_##K##_I64)
 #define LOAD_CASE_U64(E, CT, K, LO, HI) LOAD_CASE(E, CT, CVT_##K##_U64)
 
-#define DEF_LOAD(LN, LT)                                                                  \
+#define DEF_LOAD(LN, LT)                                                                    \
   static void load_##LN(DType dt, const void *base, int64_t off, int64_t stride, int64_t n, \
-                        LT *d) {                                                          \
-    switch (dt) {                                                                         \
-      LANE_DTYPES(LOAD_CASE_##LN)                                                         \
-    default: RLY_UNREACHABLE();                                                           \
-    }                                                                                     \
+                        LT *d) {                                                            \
+    switch (dt) {                                                                           \
+      LANE_DTYPES(LOAD_CASE_##LN)                                                           \
+      default:                                                                              \
+        RLY_UNREACHABLE();                                                                  \
+    }                                                                                       \
   }
 DEF_LOAD(F32, float)
 DEF_LOAD(F64, double)
 DEF_LOAD(I64, int64_t)
 DEF_LOAD(U64, uint64_t)
 
-void lane_load(Lane l, DType dt, const void *base, int64_t off, int64_t stride, int64_t n, void *dst) {
+void lane_load(Lane l, DType dt, const void *base, int64_t off, int64_t stride, int64_t n,
+               void *dst) {
   switch (l) {
-  case LANE_F32: load_F32(dt, base, off, stride, n, dst); break;
-  case LANE_F64: load_F64(dt, base, off, stride, n, dst); break;
-  case LANE_I64: load_I64(dt, base, off, stride, n, dst); break;
-  case LANE_U64: load_U64(dt, base, off, stride, n, dst); break;
+    case LANE_F32:
+      load_F32(dt, base, off, stride, n, dst);
+      break;
+    case LANE_F64:
+      load_F64(dt, base, off, stride, n, dst);
+      break;
+    case LANE_I64:
+      load_I64(dt, base, off, stride, n, dst);
+      break;
+    case LANE_U64:
+      load_U64(dt, base, off, stride, n, dst);
+      break;
   }
 }
 
@@ -383,22 +396,23 @@ void lane_load(Lane l, DType dt, const void *base, int64_t off, int64_t stride, 
 #define ST_U64_F ST_INT_F
 #define ST_U64_D ST_INT_D
 
-#define STORE_CASE(E, CT, ST, LO, HI)                                    \
-  case E: {                                                              \
-    CT *d = (CT *)base + off;                                            \
-    for (int64_t i = 0; i < n; i++) d[i] = ST(s[i], CT, LO, HI);         \
+#define STORE_CASE(E, CT, ST, LO, HI)                            \
+  case E: {                                                      \
+    CT *d = (CT *)base + off;                                    \
+    for (int64_t i = 0; i < n; i++) d[i] = ST(s[i], CT, LO, HI); \
   } break;
 #define STORE_CASE_F32(E, CT, K, LO, HI) STORE_CASE(E, CT, ST_F32_##K, LO, HI)
 #define STORE_CASE_F64(E, CT, K, LO, HI) STORE_CASE(E, CT, ST_F64_##K, LO, HI)
 #define STORE_CASE_I64(E, CT, K, LO, HI) STORE_CASE(E, CT, ST_I64_##K, LO, HI)
 #define STORE_CASE_U64(E, CT, K, LO, HI) STORE_CASE(E, CT, ST_U64_##K, LO, HI)
 
-#define DEF_STORE(LN, LT)                                                            \
+#define DEF_STORE(LN, LT)                                                             \
   static void store_##LN(DType dt, const LT *s, void *base, int64_t off, int64_t n) { \
-    switch (dt) {                                                                    \
-      LANE_DTYPES(STORE_CASE_##LN)                                                   \
-    default: RLY_UNREACHABLE();                                                      \
-    }                                                                                \
+    switch (dt) {                                                                     \
+      LANE_DTYPES(STORE_CASE_##LN)                                                    \
+      default:                                                                        \
+        RLY_UNREACHABLE();                                                            \
+    }                                                                                 \
   }
 DEF_STORE(F32, float)
 DEF_STORE(F64, double)
@@ -407,10 +421,18 @@ DEF_STORE(U64, uint64_t)
 
 void lane_store(Lane l, DType dt, const void *src, void *base, int64_t off, int64_t n) {
   switch (l) {
-  case LANE_F32: store_F32(dt, src, base, off, n); break;
-  case LANE_F64: store_F64(dt, src, base, off, n); break;
-  case LANE_I64: store_I64(dt, src, base, off, n); break;
-  case LANE_U64: store_U64(dt, src, base, off, n); break;
+    case LANE_F32:
+      store_F32(dt, src, base, off, n);
+      break;
+    case LANE_F64:
+      store_F64(dt, src, base, off, n);
+      break;
+    case LANE_I64:
+      store_I64(dt, src, base, off, n);
+      break;
+    case LANE_U64:
+      store_U64(dt, src, base, off, n);
+      break;
   }
 }
 
@@ -425,7 +447,8 @@ void *lane_array(KernelCtx *kx, const RtTensor *t, Lane l) {
 /* Sets up the row iterator over an output shape: size-1 dims are dropped,
  * operands right-aligned (stride 0 where broadcast), and adjacent dims that
  * every operand walks contiguously are merged, so rows are as long as possible. */
-void bcast_init(BcastIter *it, int ndim, const int64_t *shape, int nops, const RtTensor *const *ops) {
+void bcast_init(BcastIter *it, int ndim, const int64_t *shape, int nops,
+                const RtTensor *const *ops) {
   RLY_ASSERT(nops <= BCAST_MAX_OPS);
   int64_t numel = 1;
   it->nops = nops, it->ndim = 0;

@@ -31,13 +31,13 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "rt/rt.h"
 #include "ops/ops.h"
+#include "rt/rt.h"
 
 typedef struct KernelCtx {
-  const char *op;   /* the op being run (set by kernels_run) */
-  RelCtx rel;       /* attribute access (rel_attr_*) and type relations */
-  Arena arena;      /* scratch for relations; kept across calls, freed by kernel_ctx_free */
+  const char *op; /* the op being run (set by kernels_run) */
+  RelCtx rel;     /* attribute access (rel_attr_*) and type relations */
+  Arena arena;    /* scratch for relations; kept across calls, freed by kernel_ctx_free */
   char err[RT_ERR_LEN];
 } KernelCtx;
 
@@ -46,8 +46,8 @@ void kernel_ctx_free(KernelCtx *kx);
 /* Records the first error message; always returns false. */
 bool kernel_fail(KernelCtx *kx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-typedef bool (*KernelFn)(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
-                         int nout, RtTensor *const *out);
+typedef bool (*KernelFn)(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out);
 
 /* An entry of a family table: the registry name of the op it runs. */
 typedef struct KernelDef {
@@ -62,15 +62,15 @@ const KernelDef *kernels_get(int op);
 /* Calls the kernel of the op at registry index `op` on outputs the caller
  * allocated.  Fails with "no op with registry index N" for an invalid index
  * and "no kernel for op `x`" for an op without a kernel. */
-bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs,
-                 int nout, RtTensor *const *out);
+bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                 RtTensor *const *out);
 /* Runs the op's type relation on the inputs' actual shapes and values,
  * allocates the outputs (a tuple type gives several), and runs the kernel.
  * On success out[0..*nout) hold new references (views for OP_VIEW ops); on
  * failure nothing is left allocated and kx->err says why (a relation's
  * message, an allocation failure, or the kernel's error). */
-bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in,
-                           const Attrs *attrs, int maxout, int *nout, RtTensor **out);
+bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs,
+                           int maxout, int *nout, RtTensor **out);
 
 /* ── shared by the family files (kernels_*.c) ── */
 
@@ -119,7 +119,8 @@ size_t lane_bytes(Lane l);
  * base[off..off+n) as dtype dt.  Conversions are those of `cast`: to bool,
  * nonzero is true; float to integer truncates toward zero and saturates,
  * NaN gives 0; integer to narrower integer wraps. */
-void lane_load(Lane l, DType dt, const void *base, int64_t off, int64_t stride, int64_t n, void *dst);
+void lane_load(Lane l, DType dt, const void *base, int64_t off, int64_t stride, int64_t n,
+               void *dst);
 void lane_store(Lane l, DType dt, const void *src, void *base, int64_t off, int64_t n);
 /* A whole tensor as a malloc'd lane array (NULL after kernel_fail). */
 void *lane_array(KernelCtx *kx, const RtTensor *t, Lane l);
@@ -154,7 +155,8 @@ typedef struct BcastIter {
   int64_t rows, done; /* rows in all, rows handed out */
 } BcastIter;
 
-void bcast_init(BcastIter *it, int ndim, const int64_t *shape, int nops, const RtTensor *const *ops);
+void bcast_init(BcastIter *it, int ndim, const int64_t *shape, int nops,
+                const RtTensor *const *ops);
 /* Advances to the next row; false when done.  Call once before the first row. */
 bool bcast_next(BcastIter *it);
 

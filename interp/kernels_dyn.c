@@ -25,7 +25,9 @@ static bool k_dyn_strided_slice(KernelCtx *kx, int nin, RtTensor *const *in, con
   sa.ne = sa.nb < 0 ? -1 : ints_of(kx, in[2], "end", sa.e);
   sa.ns = nin < 4 || sa.ne < 0 ? 0 : ints_of(kx, in[3], "strides", sa.s);
   if (sa.ns < 0 || sa.ne < 0) return false;
-  sa.na = kattr_is_none(kx, attrs, "axes") ? -1 : kattr_ints(kx, attrs, "axes", sa.axes, TENSOR_MAX_RANK);
+  sa.na = kattr_is_none(kx, attrs, "axes")
+              ? -1
+              : kattr_ints(kx, attrs, "axes", sa.axes, TENSOR_MAX_RANK);
   sa.size_mode = strcmp(kattr_str(kx, attrs, "slice_mode"), "size") == 0;
   if (!kernel_attrs_ok(kx)) return false;
   return kernel_strided_slice(kx, in[0], &sa, out[0]);

@@ -58,25 +58,25 @@ static const char *const bin_names[] = {
 /* numpy's floor division and remainder of floats: fmod, then the quotient
  * (a - mod) / b snapped to the nearest integer.  Division by zero gives
  * a / b and fmod(a, 0) (NaN). */
-#define DEF_DIVMOD(T, SFX)                                           \
-  static T floordiv_##T(T a, T b, T *mod) {                          \
-    T m = fmod##SFX(a, b);                                           \
-    if (b == 0) return *mod = m, a / b;                              \
-    T div = (a - m) / b;                                             \
-    if (m != 0) {                                                    \
-      if (isless(b, 0) != isless(m, 0)) m += b, div -= 1;            \
-    } else {                                                         \
-      m = copysign##SFX(0, b);                                       \
-    }                                                                \
-    T fl;                                                            \
-    if (div != 0) {                                                  \
-      fl = floor##SFX(div);                                          \
-      if (isgreater(div - fl, (T)0.5)) fl += 1;                      \
-    } else {                                                         \
-      fl = copysign##SFX(0, a / b);                                  \
-    }                                                                \
-    *mod = m;                                                        \
-    return fl;                                                       \
+#define DEF_DIVMOD(T, SFX)                                \
+  static T floordiv_##T(T a, T b, T *mod) {               \
+    T m = fmod##SFX(a, b);                                \
+    if (b == 0) return *mod = m, a / b;                   \
+    T div = (a - m) / b;                                  \
+    if (m != 0) {                                         \
+      if (isless(b, 0) != isless(m, 0)) m += b, div -= 1; \
+    } else {                                              \
+      m = copysign##SFX(0, b);                            \
+    }                                                     \
+    T fl;                                                 \
+    if (div != 0) {                                       \
+      fl = floor##SFX(div);                               \
+      if (isgreater(div - fl, (T)0.5)) fl += 1;           \
+    } else {                                              \
+      fl = copysign##SFX(0, a / b);                       \
+    }                                                     \
+    *mod = m;                                             \
+    return fl;                                            \
   }
 DEF_DIVMOD(float, f)
 DEF_DIVMOD(double, )
@@ -84,39 +84,79 @@ DEF_DIVMOD(double, )
 #define FOR for (int64_t i = 0; i < n; i++)
 
 /* Float lanes.  maximum/minimum: see kernel_fmax (NaN propagates, -0 < +0). */
-#define DEF_BIN_FLOAT(T, SFX)                                                        \
-  static bool bin_##T(KernelCtx *kx, BinOp op, const T *a, const T *b, void *o,      \
-                      int64_t n) {                                                   \
-    T *r = o, m;                                                                     \
-    uint64_t *c = o;                                                                 \
-    switch (op) {                                                                    \
-    case B_ADD: FOR r[i] = a[i] + b[i]; break;                                       \
-    case B_SUB: FOR r[i] = a[i] - b[i]; break;                                       \
-    case B_MUL: FOR r[i] = a[i] * b[i]; break;                                       \
-    case B_DIV: FOR r[i] = a[i] / b[i]; break;                                       \
-    case B_FLOORDIV: FOR r[i] = floordiv_##T(a[i], b[i], &m); break;                 \
-    case B_MOD: FOR r[i] = fmod##SFX(a[i], b[i]); break;                             \
-    case B_FLOORMOD: FOR floordiv_##T(a[i], b[i], &r[i]); break;                     \
-    case B_POW: FOR r[i] = pow##SFX(a[i], b[i]); break;                              \
-    case B_MAX: FOR r[i] = a[i] > b[i] ? a[i] : b[i] > a[i] ? b[i] : (T)kernel_fmax(a[i], b[i]); break; \
-    case B_MIN: FOR r[i] = a[i] < b[i] ? a[i] : b[i] < a[i] ? b[i] : (T)kernel_fmin(a[i], b[i]); break; \
-    case B_LAND: FOR r[i] = a[i] != 0 && b[i] != 0; break;                           \
-    case B_LOR: FOR r[i] = a[i] != 0 || b[i] != 0; break;                            \
-    case B_LXOR: FOR r[i] = (a[i] != 0) != (b[i] != 0); break;                       \
-    case B_EQ: FOR c[i] = a[i] == b[i]; break;                                       \
-    case B_NE: FOR c[i] = a[i] != b[i]; break;                                       \
-    case B_LT: FOR c[i] = a[i] < b[i]; break;                                        \
-    case B_LE: FOR c[i] = a[i] <= b[i]; break;                                       \
-    case B_GT: FOR c[i] = a[i] > b[i]; break;                                        \
-    case B_GE: FOR c[i] = a[i] >= b[i]; break;                                       \
-    default: return kernel_fail(kx, "%s: not defined for floating-point tensors", kx->op); \
-    }                                                                                \
-    return true;                                                                     \
+#define DEF_BIN_FLOAT(T, SFX)                                                                \
+  static bool bin_##T(KernelCtx *kx, BinOp op, const T *a, const T *b, void *o, int64_t n) { \
+    T *r = o, m;                                                                             \
+    uint64_t *c = o;                                                                         \
+    switch (op) {                                                                            \
+      case B_ADD:                                                                            \
+        FOR r[i] = a[i] + b[i];                                                              \
+        break;                                                                               \
+      case B_SUB:                                                                            \
+        FOR r[i] = a[i] - b[i];                                                              \
+        break;                                                                               \
+      case B_MUL:                                                                            \
+        FOR r[i] = a[i] * b[i];                                                              \
+        break;                                                                               \
+      case B_DIV:                                                                            \
+        FOR r[i] = a[i] / b[i];                                                              \
+        break;                                                                               \
+      case B_FLOORDIV:                                                                       \
+        FOR r[i] = floordiv_##T(a[i], b[i], &m);                                             \
+        break;                                                                               \
+      case B_MOD:                                                                            \
+        FOR r[i] = fmod##SFX(a[i], b[i]);                                                    \
+        break;                                                                               \
+      case B_FLOORMOD:                                                                       \
+        FOR floordiv_##T(a[i], b[i], &r[i]);                                                 \
+        break;                                                                               \
+      case B_POW:                                                                            \
+        FOR r[i] = pow##SFX(a[i], b[i]);                                                     \
+        break;                                                                               \
+      case B_MAX:                                                                            \
+        FOR r[i] = a[i] > b[i] ? a[i] : b[i] > a[i] ? b[i] : (T)kernel_fmax(a[i], b[i]);     \
+        break;                                                                               \
+      case B_MIN:                                                                            \
+        FOR r[i] = a[i] < b[i] ? a[i] : b[i] < a[i] ? b[i] : (T)kernel_fmin(a[i], b[i]);     \
+        break;                                                                               \
+      case B_LAND:                                                                           \
+        FOR r[i] = a[i] != 0 && b[i] != 0;                                                   \
+        break;                                                                               \
+      case B_LOR:                                                                            \
+        FOR r[i] = a[i] != 0 || b[i] != 0;                                                   \
+        break;                                                                               \
+      case B_LXOR:                                                                           \
+        FOR r[i] = (a[i] != 0) != (b[i] != 0);                                               \
+        break;                                                                               \
+      case B_EQ:                                                                             \
+        FOR c[i] = a[i] == b[i];                                                             \
+        break;                                                                               \
+      case B_NE:                                                                             \
+        FOR c[i] = a[i] != b[i];                                                             \
+        break;                                                                               \
+      case B_LT:                                                                             \
+        FOR c[i] = a[i] < b[i];                                                              \
+        break;                                                                               \
+      case B_LE:                                                                             \
+        FOR c[i] = a[i] <= b[i];                                                             \
+        break;                                                                               \
+      case B_GT:                                                                             \
+        FOR c[i] = a[i] > b[i];                                                              \
+        break;                                                                               \
+      case B_GE:                                                                             \
+        FOR c[i] = a[i] >= b[i];                                                             \
+        break;                                                                               \
+      default:                                                                               \
+        return kernel_fail(kx, "%s: not defined for floating-point tensors", kx->op);        \
+    }                                                                                        \
+    return true;                                                                             \
   }
 DEF_BIN_FLOAT(float, f)
 DEF_BIN_FLOAT(double, )
 
-static bool div_zero(KernelCtx *kx) { return kernel_fail(kx, "%s: integer division by zero", kx->op); }
+static bool div_zero(KernelCtx *kx) {
+  return kernel_fail(kx, "%s: integer division by zero", kx->op);
+}
 
 static bool any_zero_i(const int64_t *b, int64_t n) {
   FOR if (b[i] == 0) return true;
@@ -129,7 +169,9 @@ static bool any_zero_u(const uint64_t *b, int64_t n) {
 }
 
 /* x / y truncated; y != 0; INT64_MIN / -1 wraps. */
-static inline int64_t idiv(int64_t x, int64_t y) { return y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y; }
+static inline int64_t idiv(int64_t x, int64_t y) {
+  return y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y;
+}
 static inline int64_t imod(int64_t x, int64_t y) { return y == -1 ? 0 : x % y; }
 
 static inline int64_t ifloordiv(int64_t x, int64_t y) {
@@ -167,41 +209,89 @@ static inline int64_t ishr(int64_t x, int64_t s, int bits) {
 
 /* The cases of bin_int and bin_uint whose code does not depend on signedness
  * (a, b, r and FOR in scope). */
-#define SIGN_BLIND_CASES                                       \
-  case B_MAX: FOR r[i] = a[i] >= b[i] ? a[i] : b[i]; break;    \
-  case B_MIN: FOR r[i] = a[i] <= b[i] ? a[i] : b[i]; break;    \
-  case B_LAND: FOR r[i] = a[i] != 0 && b[i] != 0; break;       \
-  case B_LOR: FOR r[i] = a[i] != 0 || b[i] != 0; break;        \
-  case B_LXOR: FOR r[i] = (a[i] != 0) != (b[i] != 0); break;   \
-  case B_BAND: FOR r[i] = a[i] & b[i]; break;                  \
-  case B_BOR: FOR r[i] = a[i] | b[i]; break;                   \
-  case B_BXOR: FOR r[i] = a[i] ^ b[i]; break;
+#define SIGN_BLIND_CASES                   \
+  case B_MAX:                              \
+    FOR r[i] = a[i] >= b[i] ? a[i] : b[i]; \
+    break;                                 \
+  case B_MIN:                              \
+    FOR r[i] = a[i] <= b[i] ? a[i] : b[i]; \
+    break;                                 \
+  case B_LAND:                             \
+    FOR r[i] = a[i] != 0 && b[i] != 0;     \
+    break;                                 \
+  case B_LOR:                              \
+    FOR r[i] = a[i] != 0 || b[i] != 0;     \
+    break;                                 \
+  case B_LXOR:                             \
+    FOR r[i] = (a[i] != 0) != (b[i] != 0); \
+    break;                                 \
+  case B_BAND:                             \
+    FOR r[i] = a[i] & b[i];                \
+    break;                                 \
+  case B_BOR:                              \
+    FOR r[i] = a[i] | b[i];                \
+    break;                                 \
+  case B_BXOR:                             \
+    FOR r[i] = a[i] ^ b[i];                \
+    break;
 
-static bool bin_int(KernelCtx *kx, BinOp op, const int64_t *a, const int64_t *b, void *o,
-                    int64_t n, int bits) {
+static bool bin_int(KernelCtx *kx, BinOp op, const int64_t *a, const int64_t *b, void *o, int64_t n,
+                    int bits) {
   int64_t *r = o;
   uint64_t *c = o;
   bool bad = false;
   if ((op == B_DIV || op == B_FLOORDIV || op == B_MOD || op == B_FLOORMOD) && any_zero_i(b, n))
     return div_zero(kx);
   switch (op) {
-  case B_ADD: FOR r[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]); break;
-  case B_SUB: FOR r[i] = (int64_t)((uint64_t)a[i] - (uint64_t)b[i]); break;
-  case B_MUL: FOR r[i] = (int64_t)((uint64_t)a[i] * (uint64_t)b[i]); break;
-  case B_DIV: FOR r[i] = idiv(a[i], b[i]); break;
-  case B_FLOORDIV: FOR r[i] = ifloordiv(a[i], b[i]); break;
-  case B_MOD: FOR r[i] = imod(a[i], b[i]); break;
-  case B_FLOORMOD: FOR r[i] = ifloormod(a[i], b[i]); break;
-  case B_POW: FOR r[i] = ipow(a[i], b[i], &bad); break;
-  SIGN_BLIND_CASES
-  case B_SHL: FOR r[i] = ishl(a[i], b[i], bits); break;
-  case B_SHR: FOR r[i] = ishr(a[i], b[i], bits); break;
-  case B_EQ: FOR c[i] = a[i] == b[i]; break;
-  case B_NE: FOR c[i] = a[i] != b[i]; break;
-  case B_LT: FOR c[i] = a[i] < b[i]; break;
-  case B_LE: FOR c[i] = a[i] <= b[i]; break;
-  case B_GT: FOR c[i] = a[i] > b[i]; break;
-  case B_GE: FOR c[i] = a[i] >= b[i]; break;
+    case B_ADD:
+      FOR r[i] = (int64_t)((uint64_t)a[i] + (uint64_t)b[i]);
+      break;
+    case B_SUB:
+      FOR r[i] = (int64_t)((uint64_t)a[i] - (uint64_t)b[i]);
+      break;
+    case B_MUL:
+      FOR r[i] = (int64_t)((uint64_t)a[i] * (uint64_t)b[i]);
+      break;
+    case B_DIV:
+      FOR r[i] = idiv(a[i], b[i]);
+      break;
+    case B_FLOORDIV:
+      FOR r[i] = ifloordiv(a[i], b[i]);
+      break;
+    case B_MOD:
+      FOR r[i] = imod(a[i], b[i]);
+      break;
+    case B_FLOORMOD:
+      FOR r[i] = ifloormod(a[i], b[i]);
+      break;
+    case B_POW:
+      FOR r[i] = ipow(a[i], b[i], &bad);
+      break;
+      SIGN_BLIND_CASES
+    case B_SHL:
+      FOR r[i] = ishl(a[i], b[i], bits);
+      break;
+    case B_SHR:
+      FOR r[i] = ishr(a[i], b[i], bits);
+      break;
+    case B_EQ:
+      FOR c[i] = a[i] == b[i];
+      break;
+    case B_NE:
+      FOR c[i] = a[i] != b[i];
+      break;
+    case B_LT:
+      FOR c[i] = a[i] < b[i];
+      break;
+    case B_LE:
+      FOR c[i] = a[i] <= b[i];
+      break;
+    case B_GT:
+      FOR c[i] = a[i] > b[i];
+      break;
+    case B_GE:
+      FOR c[i] = a[i] >= b[i];
+      break;
   }
   if (bad) return kernel_fail(kx, "%s: 0 raised to a negative integer power", kx->op);
   return true;
@@ -213,23 +303,51 @@ static bool bin_uint(KernelCtx *kx, BinOp op, const uint64_t *a, const uint64_t 
   if ((op == B_DIV || op == B_FLOORDIV || op == B_MOD || op == B_FLOORMOD) && any_zero_u(b, n))
     return div_zero(kx);
   switch (op) {
-  case B_ADD: FOR r[i] = a[i] + b[i]; break;
-  case B_SUB: FOR r[i] = a[i] - b[i]; break;
-  case B_MUL: FOR r[i] = a[i] * b[i]; break;
-  case B_DIV:
-  case B_FLOORDIV: FOR r[i] = a[i] / b[i]; break;
-  case B_MOD:
-  case B_FLOORMOD: FOR r[i] = a[i] % b[i]; break;
-  case B_POW: FOR r[i] = upow(a[i], b[i]); break;
-  SIGN_BLIND_CASES
-  case B_SHL: FOR r[i] = b[i] >= (uint64_t)bits ? 0 : a[i] << b[i]; break;
-  case B_SHR: FOR r[i] = b[i] >= (uint64_t)bits ? 0 : a[i] >> b[i]; break;
-  case B_EQ: FOR r[i] = a[i] == b[i]; break;
-  case B_NE: FOR r[i] = a[i] != b[i]; break;
-  case B_LT: FOR r[i] = a[i] < b[i]; break;
-  case B_LE: FOR r[i] = a[i] <= b[i]; break;
-  case B_GT: FOR r[i] = a[i] > b[i]; break;
-  case B_GE: FOR r[i] = a[i] >= b[i]; break;
+    case B_ADD:
+      FOR r[i] = a[i] + b[i];
+      break;
+    case B_SUB:
+      FOR r[i] = a[i] - b[i];
+      break;
+    case B_MUL:
+      FOR r[i] = a[i] * b[i];
+      break;
+    case B_DIV:
+    case B_FLOORDIV:
+      FOR r[i] = a[i] / b[i];
+      break;
+    case B_MOD:
+    case B_FLOORMOD:
+      FOR r[i] = a[i] % b[i];
+      break;
+    case B_POW:
+      FOR r[i] = upow(a[i], b[i]);
+      break;
+      SIGN_BLIND_CASES
+    case B_SHL:
+      FOR r[i] = b[i] >= (uint64_t)bits ? 0 : a[i] << b[i];
+      break;
+    case B_SHR:
+      FOR r[i] = b[i] >= (uint64_t)bits ? 0 : a[i] >> b[i];
+      break;
+    case B_EQ:
+      FOR r[i] = a[i] == b[i];
+      break;
+    case B_NE:
+      FOR r[i] = a[i] != b[i];
+      break;
+    case B_LT:
+      FOR r[i] = a[i] < b[i];
+      break;
+    case B_LE:
+      FOR r[i] = a[i] <= b[i];
+      break;
+    case B_GT:
+      FOR r[i] = a[i] > b[i];
+      break;
+    case B_GE:
+      FOR r[i] = a[i] >= b[i];
+      break;
   }
   return true;
 }
@@ -237,10 +355,14 @@ static bool bin_uint(KernelCtx *kx, BinOp op, const uint64_t *a, const uint64_t 
 static bool bin_apply(KernelCtx *kx, BinOp op, Lane l, int bits, const void *a, const void *b,
                       void *r, int64_t n) {
   switch (l) {
-  case LANE_F32: return bin_float(kx, op, a, b, r, n);
-  case LANE_F64: return bin_double(kx, op, a, b, r, n);
-  case LANE_I64: return bin_int(kx, op, a, b, r, n, bits);
-  case LANE_U64: return bin_uint(kx, op, a, b, r, n, bits);
+    case LANE_F32:
+      return bin_float(kx, op, a, b, r, n);
+    case LANE_F64:
+      return bin_double(kx, op, a, b, r, n);
+    case LANE_I64:
+      return bin_int(kx, op, a, b, r, n, bits);
+    case LANE_U64:
+      return bin_uint(kx, op, a, b, r, n, bits);
   }
   return false;
 }
@@ -270,10 +392,10 @@ static bool run_binary(KernelCtx *kx, BinOp op, RtTensor *const *in, RtTensor *o
   return true;
 }
 
-#define X(e, n, c)                                                                        \
-  static bool k_##e(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,      \
-                    int nout, RtTensor *const *out) {                                     \
-    return run_binary(kx, e, in, out[0]);                                                 \
+#define X(e, n, c)                                                                             \
+  static bool k_##e(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout, \
+                    RtTensor *const *out) {                                                    \
+    return run_binary(kx, e, in, out[0]);                                                      \
   }
 BINARY_OPS(X)
 #undef X
@@ -282,32 +404,32 @@ BINARY_OPS(X)
 
 /* X(enum, name, kind): kind 'f' float-only math (integers compute in
  * double), 'a' any dtype, 'p' predicate with a bool result. */
-#define UNARY_OPS(X)               \
-  X(U_NEG, "negative", 'a')        \
-  X(U_ABS, "abs", 'a')             \
-  X(U_SIGN, "sign", 'a')           \
-  X(U_FLOOR, "floor", 'a')         \
-  X(U_CEIL, "ceil", 'a')           \
-  X(U_ROUND, "round", 'a')         \
-  X(U_TRUNC, "trunc", 'a')         \
-  X(U_COPY, "copy", 'a')           \
-  X(U_LNOT, "logical_not", 'a')    \
-  X(U_BNOT, "bitwise_not", 'a')    \
-  X(U_EXP, "exp", 'f')             \
-  X(U_LOG, "log", 'f')             \
-  X(U_LOG2, "log2", 'f')           \
-  X(U_LOG10, "log10", 'f')         \
-  X(U_SQRT, "sqrt", 'f')           \
-  X(U_RSQRT, "rsqrt", 'f')         \
-  X(U_TANH, "tanh", 'f')           \
-  X(U_SIGMOID, "sigmoid", 'f')     \
-  X(U_ERF, "erf", 'f')             \
-  X(U_SIN, "sin", 'f')             \
-  X(U_COS, "cos", 'f')             \
-  X(U_TAN, "tan", 'f')             \
-  X(U_ATAN, "atan", 'f')           \
-  X(U_ISNAN, "isnan", 'p')         \
-  X(U_ISINF, "isinf", 'p')         \
+#define UNARY_OPS(X)            \
+  X(U_NEG, "negative", 'a')     \
+  X(U_ABS, "abs", 'a')          \
+  X(U_SIGN, "sign", 'a')        \
+  X(U_FLOOR, "floor", 'a')      \
+  X(U_CEIL, "ceil", 'a')        \
+  X(U_ROUND, "round", 'a')      \
+  X(U_TRUNC, "trunc", 'a')      \
+  X(U_COPY, "copy", 'a')        \
+  X(U_LNOT, "logical_not", 'a') \
+  X(U_BNOT, "bitwise_not", 'a') \
+  X(U_EXP, "exp", 'f')          \
+  X(U_LOG, "log", 'f')          \
+  X(U_LOG2, "log2", 'f')        \
+  X(U_LOG10, "log10", 'f')      \
+  X(U_SQRT, "sqrt", 'f')        \
+  X(U_RSQRT, "rsqrt", 'f')      \
+  X(U_TANH, "tanh", 'f')        \
+  X(U_SIGMOID, "sigmoid", 'f')  \
+  X(U_ERF, "erf", 'f')          \
+  X(U_SIN, "sin", 'f')          \
+  X(U_COS, "cos", 'f')          \
+  X(U_TAN, "tan", 'f')          \
+  X(U_ATAN, "atan", 'f')        \
+  X(U_ISNAN, "isnan", 'p')      \
+  X(U_ISINF, "isinf", 'p')      \
   X(U_ISFINITE, "isfinite", 'p')
 
 typedef enum UnOp {
@@ -322,37 +444,87 @@ static const char un_kind[] = {
 #undef X
 };
 
-#define DEF_UN_FLOAT(T, SFX)                                                            \
-  static bool un_##T(KernelCtx *kx, UnOp op, T *x, uint64_t *p, int64_t n) {           \
-    switch (op) {                                                                       \
-    case U_NEG: FOR x[i] = -x[i]; break;                                                \
-    case U_ABS: FOR x[i] = fabs##SFX(x[i]); break;                                      \
-    case U_SIGN: FOR x[i] = x[i] > 0 ? 1 : x[i] < 0 ? -1 : x[i] == 0 ? 0 : x[i]; break; \
-    case U_FLOOR: FOR x[i] = floor##SFX(x[i]); break;                                   \
-    case U_CEIL: FOR x[i] = ceil##SFX(x[i]); break;                                     \
-    case U_ROUND: FOR x[i] = nearbyint##SFX(x[i]); break;                               \
-    case U_TRUNC: FOR x[i] = trunc##SFX(x[i]); break;                                   \
-    case U_COPY: break;                                                                 \
-    case U_LNOT: FOR x[i] = x[i] == 0; break;                                           \
-    case U_EXP: FOR x[i] = exp##SFX(x[i]); break;                                       \
-    case U_LOG: FOR x[i] = log##SFX(x[i]); break;                                       \
-    case U_LOG2: FOR x[i] = log2##SFX(x[i]); break;                                     \
-    case U_LOG10: FOR x[i] = log10##SFX(x[i]); break;                                   \
-    case U_SQRT: FOR x[i] = sqrt##SFX(x[i]); break;                                     \
-    case U_RSQRT: FOR x[i] = 1 / sqrt##SFX(x[i]); break;                                \
-    case U_TANH: FOR x[i] = tanh##SFX(x[i]); break;                                     \
-    case U_SIGMOID: FOR x[i] = 1 / (1 + exp##SFX(-x[i])); break;                        \
-    case U_ERF: FOR x[i] = erf##SFX(x[i]); break;                                       \
-    case U_SIN: FOR x[i] = sin##SFX(x[i]); break;                                       \
-    case U_COS: FOR x[i] = cos##SFX(x[i]); break;                                       \
-    case U_TAN: FOR x[i] = tan##SFX(x[i]); break;                                       \
-    case U_ATAN: FOR x[i] = atan##SFX(x[i]); break;                                     \
-    case U_ISNAN: FOR p[i] = isnan(x[i]) != 0; break;                                   \
-    case U_ISINF: FOR p[i] = isinf(x[i]) != 0; break;                                   \
-    case U_ISFINITE: FOR p[i] = isfinite(x[i]) != 0; break;                             \
-    default: return kernel_fail(kx, "%s: not defined for floating-point tensors", kx->op); \
-    }                                                                                   \
-    return true;                                                                        \
+#define DEF_UN_FLOAT(T, SFX)                                                          \
+  static bool un_##T(KernelCtx *kx, UnOp op, T *x, uint64_t *p, int64_t n) {          \
+    switch (op) {                                                                     \
+      case U_NEG:                                                                     \
+        FOR x[i] = -x[i];                                                             \
+        break;                                                                        \
+      case U_ABS:                                                                     \
+        FOR x[i] = fabs##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_SIGN:                                                                    \
+        FOR x[i] = x[i] > 0 ? 1 : x[i] < 0 ? -1 : x[i] == 0 ? 0 : x[i];               \
+        break;                                                                        \
+      case U_FLOOR:                                                                   \
+        FOR x[i] = floor##SFX(x[i]);                                                  \
+        break;                                                                        \
+      case U_CEIL:                                                                    \
+        FOR x[i] = ceil##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_ROUND:                                                                   \
+        FOR x[i] = nearbyint##SFX(x[i]);                                              \
+        break;                                                                        \
+      case U_TRUNC:                                                                   \
+        FOR x[i] = trunc##SFX(x[i]);                                                  \
+        break;                                                                        \
+      case U_COPY:                                                                    \
+        break;                                                                        \
+      case U_LNOT:                                                                    \
+        FOR x[i] = x[i] == 0;                                                         \
+        break;                                                                        \
+      case U_EXP:                                                                     \
+        FOR x[i] = exp##SFX(x[i]);                                                    \
+        break;                                                                        \
+      case U_LOG:                                                                     \
+        FOR x[i] = log##SFX(x[i]);                                                    \
+        break;                                                                        \
+      case U_LOG2:                                                                    \
+        FOR x[i] = log2##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_LOG10:                                                                   \
+        FOR x[i] = log10##SFX(x[i]);                                                  \
+        break;                                                                        \
+      case U_SQRT:                                                                    \
+        FOR x[i] = sqrt##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_RSQRT:                                                                   \
+        FOR x[i] = 1 / sqrt##SFX(x[i]);                                               \
+        break;                                                                        \
+      case U_TANH:                                                                    \
+        FOR x[i] = tanh##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_SIGMOID:                                                                 \
+        FOR x[i] = 1 / (1 + exp##SFX(-x[i]));                                         \
+        break;                                                                        \
+      case U_ERF:                                                                     \
+        FOR x[i] = erf##SFX(x[i]);                                                    \
+        break;                                                                        \
+      case U_SIN:                                                                     \
+        FOR x[i] = sin##SFX(x[i]);                                                    \
+        break;                                                                        \
+      case U_COS:                                                                     \
+        FOR x[i] = cos##SFX(x[i]);                                                    \
+        break;                                                                        \
+      case U_TAN:                                                                     \
+        FOR x[i] = tan##SFX(x[i]);                                                    \
+        break;                                                                        \
+      case U_ATAN:                                                                    \
+        FOR x[i] = atan##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_ISNAN:                                                                   \
+        FOR p[i] = isnan(x[i]) != 0;                                                  \
+        break;                                                                        \
+      case U_ISINF:                                                                   \
+        FOR p[i] = isinf(x[i]) != 0;                                                  \
+        break;                                                                        \
+      case U_ISFINITE:                                                                \
+        FOR p[i] = isfinite(x[i]) != 0;                                               \
+        break;                                                                        \
+      default:                                                                        \
+        return kernel_fail(kx, "%s: not defined for floating-point tensors", kx->op); \
+    }                                                                                 \
+    return true;                                                                      \
   }
 DEF_UN_FLOAT(float, f)
 DEF_UN_FLOAT(double, )
@@ -360,37 +532,71 @@ DEF_UN_FLOAT(double, )
 /* Integer lanes (float-only ops never get here). */
 static void un_int(UnOp op, int64_t *x, uint64_t *p, int64_t n) {
   switch (op) {
-  case U_NEG: FOR x[i] = (int64_t)(0 - (uint64_t)x[i]); break;
-  case U_ABS: FOR x[i] = x[i] < 0 ? (int64_t)(0 - (uint64_t)x[i]) : x[i]; break;
-  case U_SIGN: FOR x[i] = (x[i] > 0) - (x[i] < 0); break;
-  case U_LNOT: FOR x[i] = x[i] == 0; break;
-  case U_BNOT: FOR x[i] = ~x[i]; break;
-  case U_ISNAN:
-  case U_ISINF: FOR p[i] = 0; break;
-  case U_ISFINITE: FOR p[i] = 1; break;
-  default: break; /* floor, ceil, round, trunc, copy: identity */
+    case U_NEG:
+      FOR x[i] = (int64_t)(0 - (uint64_t)x[i]);
+      break;
+    case U_ABS:
+      FOR x[i] = x[i] < 0 ? (int64_t)(0 - (uint64_t)x[i]) : x[i];
+      break;
+    case U_SIGN:
+      FOR x[i] = (x[i] > 0) - (x[i] < 0);
+      break;
+    case U_LNOT:
+      FOR x[i] = x[i] == 0;
+      break;
+    case U_BNOT:
+      FOR x[i] = ~x[i];
+      break;
+    case U_ISNAN:
+    case U_ISINF:
+      FOR p[i] = 0;
+      break;
+    case U_ISFINITE:
+      FOR p[i] = 1;
+      break;
+    default:
+      break; /* floor, ceil, round, trunc, copy: identity */
   }
 }
 
 static void un_uint(UnOp op, uint64_t *x, uint64_t *p, int64_t n, bool is_bool) {
   switch (op) {
-  case U_NEG: FOR x[i] = 0 - x[i]; break;
-  case U_SIGN: FOR x[i] = x[i] != 0; break;
-  case U_LNOT: FOR x[i] = x[i] == 0; break;
-  case U_BNOT: FOR x[i] = is_bool ? !x[i] : ~x[i]; break;
-  case U_ISNAN:
-  case U_ISINF: FOR p[i] = 0; break;
-  case U_ISFINITE: FOR p[i] = 1; break;
-  default: break; /* abs, floor, ceil, round, trunc, copy: identity */
+    case U_NEG:
+      FOR x[i] = 0 - x[i];
+      break;
+    case U_SIGN:
+      FOR x[i] = x[i] != 0;
+      break;
+    case U_LNOT:
+      FOR x[i] = x[i] == 0;
+      break;
+    case U_BNOT:
+      FOR x[i] = is_bool ? !x[i] : ~x[i];
+      break;
+    case U_ISNAN:
+    case U_ISINF:
+      FOR p[i] = 0;
+      break;
+    case U_ISFINITE:
+      FOR p[i] = 1;
+      break;
+    default:
+      break; /* abs, floor, ceil, round, trunc, copy: identity */
   }
 }
 
 static bool un_apply(KernelCtx *kx, UnOp op, Lane l, DType dt, void *x, uint64_t *p, int64_t n) {
   switch (l) {
-  case LANE_F32: return un_float(kx, op, x, p, n);
-  case LANE_F64: return un_double(kx, op, x, p, n);
-  case LANE_I64: un_int(op, x, p, n); return true;
-  case LANE_U64: un_uint(op, x, p, n, dt == DT_BOOL); return true;
+    case LANE_F32:
+      return un_float(kx, op, x, p, n);
+    case LANE_F64:
+      return un_double(kx, op, x, p, n);
+    case LANE_I64:
+      un_int(op, x, p, n);
+      return true;
+    case LANE_U64:
+      un_uint(op, x, p, n, dt == DT_BOOL);
+      return true;
   }
   return false;
 }
@@ -403,16 +609,18 @@ static bool run_unary(KernelCtx *kx, UnOp op, const RtTensor *x, RtTensor *out) 
     int64_t m = x->numel - j < BLK ? x->numel - j : BLK;
     lane_load(l, x->dtype, x->data, j, 1, m, &buf);
     if (!un_apply(kx, op, l, x->dtype, &buf, p.u, m)) return false;
-    if (un_kind[op] == 'p') lane_store(LANE_U64, out->dtype, &p, out->data, j, m);
-    else lane_store(l, out->dtype, &buf, out->data, j, m);
+    if (un_kind[op] == 'p')
+      lane_store(LANE_U64, out->dtype, &p, out->data, j, m);
+    else
+      lane_store(l, out->dtype, &buf, out->data, j, m);
   }
   return true;
 }
 
-#define X(e, n, k)                                                                        \
-  static bool k_##e(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,      \
-                    int nout, RtTensor *const *out) {                                     \
-    return run_unary(kx, e, in[0], out[0]);                                               \
+#define X(e, n, k)                                                                             \
+  static bool k_##e(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout, \
+                    RtTensor *const *out) {                                                    \
+    return run_unary(kx, e, in[0], out[0]);                                                    \
   }
 UNARY_OPS(X)
 #undef X
@@ -425,20 +633,24 @@ static void load_truth(const RtTensor *c, int64_t off, int64_t step, int64_t m, 
   Lane l = kernel_lane(c->dtype);
   lane_load(l, c->dtype, c->data, off, step, m, &buf);
   for (int64_t i = 0; i < m; i++) {
-    if (l == LANE_F32) t[i] = buf.f[i] != 0;
-    else if (l == LANE_F64) t[i] = buf.d[i] != 0;
-    else t[i] = buf.u[i] != 0;
+    if (l == LANE_F32)
+      t[i] = buf.f[i] != 0;
+    else if (l == LANE_F64)
+      t[i] = buf.d[i] != 0;
+    else
+      t[i] = buf.u[i] != 0;
   }
 }
 
 /* Copies element bits, so NaN payloads and float16 data pass unchanged. */
-#define WHERE_ROW(T)                                                              \
-  {                                                                               \
-    const T *x = (const T *)in[1]->data + it.off[1] + j * it.step[1];            \
-    const T *y = (const T *)in[2]->data + it.off[2] + j * it.step[2];            \
-    T *r = (T *)out[0]->data + o;                                                 \
+#define WHERE_ROW(T)                                                                     \
+  {                                                                                      \
+    const T *x = (const T *)in[1]->data + it.off[1] + j * it.step[1];                    \
+    const T *y = (const T *)in[2]->data + it.off[2] + j * it.step[2];                    \
+    T *r = (T *)out[0]->data + o;                                                        \
     for (int64_t i = 0; i < m; i++) r[i] = t[i] ? x[i * it.step[1]] : y[i * it.step[2]]; \
-  } break;
+  }                                                                                      \
+  break;
 
 static bool k_where(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                     RtTensor *const *out) {
@@ -451,10 +663,14 @@ static bool k_where(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *at
       int64_t m = it.len - j < BLK ? it.len - j : BLK;
       load_truth(in[0], it.off[0] + j * it.step[0], it.step[0], m, t);
       switch (dtype_bytes(out[0]->dtype)) {
-      case 1: WHERE_ROW(uint8_t)
-      case 2: WHERE_ROW(uint16_t)
-      case 4: WHERE_ROW(uint32_t)
-      default: WHERE_ROW(uint64_t)
+        case 1:
+          WHERE_ROW(uint8_t)
+        case 2:
+          WHERE_ROW(uint16_t)
+        case 4:
+          WHERE_ROW(uint32_t)
+        default:
+          WHERE_ROW(uint64_t)
       }
       o += m;
     }
@@ -486,11 +702,13 @@ static void bound_in_lane(double b, DType dt, Lane l, LaneVal *v) {
   lane_load(l, dt, &tmp, 0, 1, 1, v);
 }
 
-#define CLIP_LOOP(M)                                                                   \
-  for (int64_t i = 0; i < m; i++) {                                                    \
-    if (buf.M[i] < lo.M) buf.M[i] = lo.M;                                              \
-    else if (buf.M[i] > hi.M) buf.M[i] = hi.M;                                         \
-  }                                                                                    \
+#define CLIP_LOOP(M)                \
+  for (int64_t i = 0; i < m; i++) { \
+    if (buf.M[i] < lo.M)            \
+      buf.M[i] = lo.M;              \
+    else if (buf.M[i] > hi.M)       \
+      buf.M[i] = hi.M;              \
+  }                                 \
   break;
 
 static bool k_clip(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
@@ -507,10 +725,14 @@ static bool k_clip(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *att
     int64_t m = x->numel - j < BLK ? x->numel - j : BLK;
     lane_load(l, x->dtype, x->data, j, 1, m, &buf);
     switch (l) { /* NaN fails both comparisons and stays NaN */
-    case LANE_F32: CLIP_LOOP(f)
-    case LANE_F64: CLIP_LOOP(d)
-    case LANE_I64: CLIP_LOOP(i)
-    case LANE_U64: CLIP_LOOP(u)
+      case LANE_F32:
+        CLIP_LOOP(f)
+      case LANE_F64:
+        CLIP_LOOP(d)
+      case LANE_I64:
+        CLIP_LOOP(i)
+      case LANE_U64:
+        CLIP_LOOP(u)
     }
     lane_store(l, out[0]->dtype, &buf, out[0]->data, j, m);
   }
@@ -522,9 +744,9 @@ const KernelDef kernels_family_elemwise[] = {
     BINARY_OPS(X)
 #undef X
 #define X(e, n, k) {n, k_##e},
-    UNARY_OPS(X)
+        UNARY_OPS(X)
 #undef X
-    {"where", k_where},
+            {"where", k_where},
     {"cast", k_cast},
     {"clip", k_clip},
     {NULL, NULL},
@@ -585,8 +807,10 @@ bool scalar_unary(KernelCtx *kx, int op, DType dt, DType odt, const void *x, voi
   LaneVal v, p;
   lane_load(l, dt, x, 0, 1, 1, &v);
   if (!un_apply(kx, (UnOp)op, l, dt, &v, &p.u, 1)) return false;
-  if (un_kind[op] == 'p') lane_store(LANE_U64, odt, &p, r, 0, 1);
-  else lane_store(l, odt, &v, r, 0, 1);
+  if (un_kind[op] == 'p')
+    lane_store(LANE_U64, odt, &p, r, 0, 1);
+  else
+    lane_store(l, odt, &v, r, 0, 1);
   return true;
 }
 

@@ -14,10 +14,10 @@
  * relu(-0) is +0;
  * leaky_relu is x > 0 ? x : alpha * x in the tensor's lane.  Pool windows
  * follow TVM: padding is never a value (max ignores it; a window with no
- * input element gives the dtype's lowest finite value, TVM's pad value), avg divides by the window's
- * positions inside the input, or with count_include_pad inside the padded
- * input (positions past the bottom/right padding, made by ceil_mode, are
- * never counted).  Integer averages truncate. */
+ * input element gives the dtype's lowest finite value, TVM's pad value), avg divides by the
+ * window's positions inside the input, or with count_include_pad inside the padded input (positions
+ * past the bottom/right padding, made by ceil_mode, are never counted).  Integer averages truncate.
+ */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -67,9 +67,12 @@ static void transpose8(const uint64_t *src, int64_t rows, int64_t cols, uint64_t
     }                                                                         \
   }
 
-static void dot_rows(Lane l, const void *a, const void *b, int64_t m, int64_t n, int64_t k, void *out) {
-  if (l == LANE_F64) DOT_ROWS(double)
-  else DOT_ROWS(uint64_t)
+static void dot_rows(Lane l, const void *a, const void *b, int64_t m, int64_t n, int64_t k,
+                     void *out) {
+  if (l == LANE_F64)
+    DOT_ROWS(double)
+  else
+    DOT_ROWS(uint64_t)
 }
 
 /* Batched a (ba x m x k) · b (bb x n x k)ᵀ → out (max(ba, bb) x m x n);
@@ -133,7 +136,8 @@ static bool k_matmul(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   }
   /* Leading dims of a are batch dims of a shared b: fold them into rows
    * unless a is transposed. */
-  int64_t r = a2.shape[a2.ndim - 2], c = a2.shape[a2.ndim - 1], batch = r * c != 0 ? a2.numel / (r * c) : 0;
+  int64_t r = a2.shape[a2.ndim - 2], c = a2.shape[a2.ndim - 1],
+          batch = r * c != 0 ? a2.numel / (r * c) : 0;
   if (!ta) {
     a2.shape[0] = batch * r, a2.shape[1] = c, a2.ndim = 2;
     return matmul_core(kx, &a2, in[1], false, tb, 1, 1, out[0]);
@@ -161,11 +165,12 @@ static bool k_batch_matmul(KernelCtx *kx, int nin, RtTensor *const *in, const At
 
 /* ───────────────────────── elementwise-ish ───────────────────────── */
 
-#define BIAS_ROW(T, M)                                                     \
-  {                                                                        \
-    T bv = ((const T *)bias)[c];                                           \
-    for (int64_t i = 0; i < m; i++) buf.M[i] += bv;                        \
-  } break;
+#define BIAS_ROW(T, M)                              \
+  {                                                 \
+    T bv = ((const T *)bias)[c];                    \
+    for (int64_t i = 0; i < m; i++) buf.M[i] += bv; \
+  }                                                 \
+  break;
 
 static bool k_bias_add(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                        RtTensor *const *out) {
@@ -185,9 +190,12 @@ static bool k_bias_add(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs 
       int64_t m = inner - j < BLK ? inner - j : BLK;
       lane_load(l, x->dtype, x->data, base + j, 1, m, &buf);
       switch (l) {
-      case LANE_F32: BIAS_ROW(float, f)
-      case LANE_F64: BIAS_ROW(double, d)
-      default: BIAS_ROW(uint64_t, u)
+        case LANE_F32:
+          BIAS_ROW(float, f)
+        case LANE_F64:
+          BIAS_ROW(double, d)
+        default:
+          BIAS_ROW(uint64_t, u)
       }
       lane_store(l, x->dtype, &buf, out[0]->data, base + j, m);
     }
@@ -197,13 +205,13 @@ static bool k_bias_add(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs 
 }
 
 /* relu: x > 0 ? x : 0, NaN stays; leaky: x > 0 ? x : alpha * x. */
-#define ACT_LOOP(T, M)                                                          \
-  {                                                                             \
-    T *v = buf.M;                                                               \
-    for (int64_t i = 0; i < m; i++)                                             \
-      v[i] = leaky ? (v[i] > 0 ? v[i] : (T)alpha * v[i])                        \
-                   : (v[i] > 0 || v[i] != v[i] ? v[i] : 0);                     \
-  } break;
+#define ACT_LOOP(T, M)                                                                            \
+  {                                                                                               \
+    T *v = buf.M;                                                                                 \
+    for (int64_t i = 0; i < m; i++)                                                               \
+      v[i] = leaky ? (v[i] > 0 ? v[i] : (T)alpha * v[i]) : (v[i] > 0 || v[i] != v[i] ? v[i] : 0); \
+  }                                                                                               \
+  break;
 
 /* relu and leaky_relu in the dtype's lane.  alpha is first rounded to the
  * dtype (float16 included), so the result matches a multiply by a constant
@@ -222,10 +230,14 @@ static bool activation(KernelCtx *kx, const RtTensor *x, RtTensor *out, bool lea
     int64_t m = x->numel - j < BLK ? x->numel - j : BLK;
     lane_load(l, x->dtype, x->data, j, 1, m, &buf);
     switch (l) {
-    case LANE_F32: ACT_LOOP(float, f)
-    case LANE_F64: ACT_LOOP(double, d)
-    case LANE_I64: ACT_LOOP(int64_t, i)
-    case LANE_U64: break;
+      case LANE_F32:
+        ACT_LOOP(float, f)
+      case LANE_F64:
+        ACT_LOOP(double, d)
+      case LANE_I64:
+        ACT_LOOP(int64_t, i)
+      case LANE_U64:
+        break;
     }
     lane_store(l, out->dtype, &buf, out->data, j, m);
   }
@@ -237,8 +249,8 @@ static bool k_relu(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *att
   return activation(kx, in[0], out[0], false, 0);
 }
 
-static bool k_leaky_relu(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
-                         int nout, RtTensor *const *out) {
+static bool k_leaky_relu(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
   double alpha = kattr_float(kx, attrs, "alpha");
   return kernel_attrs_ok(kx) && activation(kx, in[0], out[0], true, alpha);
 }
@@ -261,7 +273,8 @@ static bool per_line(KernelCtx *kx, const RtTensor *x, int axis, RtTensor *out, 
       int64_t base = o * n * inner + i;
       lane_load(LANE_F64, x->dtype, x->data, base, inner, n, v);
       f(v, n, user);
-      if (inner == 1) lane_store(LANE_F64, out->dtype, v, out->data, base, n);
+      if (inner == 1)
+        lane_store(LANE_F64, out->dtype, v, out->data, base, n);
       else
         for (int64_t j = 0; j < n; j++)
           lane_store(LANE_F64, out->dtype, &v[j], out->data, base + j * inner, 1);
@@ -284,7 +297,8 @@ static void softmax_line(double *v, int64_t n, const void *user) {
   for (int64_t i = 0; i < n; i++) v[i] = log_ ? (v[i] - m) - log(s) : exp(v[i] - m) / s;
 }
 
-static bool softmax(KernelCtx *kx, RtTensor *const *in, const Attrs *attrs, RtTensor *out, bool log_) {
+static bool softmax(KernelCtx *kx, RtTensor *const *in, const Attrs *attrs, RtTensor *out,
+                    bool log_) {
   int axis = kernel_axis(kx, kattr_int(kx, attrs, "axis"), in[0]->ndim);
   if (axis < 0 || !kernel_attrs_ok(kx)) return false;
   return per_line(kx, in[0], axis, out, softmax_line, &log_);
@@ -295,8 +309,8 @@ static bool k_softmax(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *
   return softmax(kx, in, attrs, out[0], false);
 }
 
-static bool k_log_softmax(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
-                          int nout, RtTensor *const *out) {
+static bool k_log_softmax(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                          RtTensor *const *out) {
   return softmax(kx, in, attrs, out[0], true);
 }
 
@@ -320,8 +334,8 @@ static void norm_line(double *v, int64_t n, const void *user) {
   }
 }
 
-static bool k_layer_norm(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
-                         int nout, RtTensor *const *out) {
+static bool k_layer_norm(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
   int axis = kernel_axis(kx, kattr_int(kx, attrs, "axis"), in[0]->ndim);
   NormParams p = {kattr_float(kx, attrs, "epsilon"), NULL, NULL};
   bool scale = kattr_bool(kx, attrs, "scale"), center = kattr_bool(kx, attrs, "center");
@@ -348,7 +362,8 @@ static bool k_dropout(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *
   uint64_t bits[1];
   lane_store(LANE_F64, out[1]->dtype, &one, bits, 0, 1);
   size_t es = (size_t)dtype_bytes(out[1]->dtype);
-  for (int64_t i = 0; i < out[1]->numel; i++) memcpy((char *)out[1]->data + (size_t)i * es, bits, es);
+  for (int64_t i = 0; i < out[1]->numel; i++)
+    memcpy((char *)out[1]->data + (size_t)i * es, bits, es);
   return true;
 }
 
@@ -396,27 +411,27 @@ static void valid_range(int64_t off, int64_t s, int64_t size, int64_t n, int64_t
 
 /* conv2d: for each image and output channel, accumulate weight-scaled
  * shifted input planes into an output plane (rows stay sequential). */
-#define CONV_PLANE(T)                                                                       \
-  {                                                                                         \
-    const T *xv = xl, *wv = wl;                                                             \
-    T *acc = accbuf;                                                                        \
-    for (int64_t i = 0; i < OH * OW; i++) acc[i] = 0;                                       \
-    for (int64_t ci = 0; ci < cg; ci++) {                                                   \
-      const T *xp = xv + (n * C + g * cg + ci) * H * W;                                     \
-      for (int64_t a = 0; a < KH; a++)                                                      \
-        for (int64_t b = 0; b < KW; b++) {                                                  \
-          T wt = wv[((oc * cg + ci) * KH + a) * KW + b];                                    \
-          int64_t off = b * w.d[1] - w.pad[1], lo, hi;                                      \
-          valid_range(off, w.s[1], W, OW, &lo, &hi);                                        \
-          for (int64_t oh = 0; oh < OH; oh++) {                                             \
-            int64_t h = oh * w.s[0] - w.pad[0] + a * w.d[0];                                \
-            if (h < 0 || h >= H) continue;                                                  \
-            int64_t base = h * W + off; /* may be negative: index, not pointer */           \
-            T *arow = acc + oh * OW;                                                        \
-            for (int64_t ow = lo; ow < hi; ow++) arow[ow] += wt * xp[base + ow * w.s[1]];   \
-          }                                                                                 \
-        }                                                                                   \
-    }                                                                                       \
+#define CONV_PLANE(T)                                                                     \
+  {                                                                                       \
+    const T *xv = xl, *wv = wl;                                                           \
+    T *acc = accbuf;                                                                      \
+    for (int64_t i = 0; i < OH * OW; i++) acc[i] = 0;                                     \
+    for (int64_t ci = 0; ci < cg; ci++) {                                                 \
+      const T *xp = xv + (n * C + g * cg + ci) * H * W;                                   \
+      for (int64_t a = 0; a < KH; a++)                                                    \
+        for (int64_t b = 0; b < KW; b++) {                                                \
+          T wt = wv[((oc * cg + ci) * KH + a) * KW + b];                                  \
+          int64_t off = b * w.d[1] - w.pad[1], lo, hi;                                    \
+          valid_range(off, w.s[1], W, OW, &lo, &hi);                                      \
+          for (int64_t oh = 0; oh < OH; oh++) {                                           \
+            int64_t h = oh * w.s[0] - w.pad[0] + a * w.d[0];                              \
+            if (h < 0 || h >= H) continue;                                                \
+            int64_t base = h * W + off; /* may be negative: index, not pointer */         \
+            T *arow = acc + oh * OW;                                                      \
+            for (int64_t ow = lo; ow < hi; ow++) arow[ow] += wt * xp[base + ow * w.s[1]]; \
+          }                                                                               \
+        }                                                                                 \
+    }                                                                                     \
   }
 
 static bool k_conv2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
@@ -424,7 +439,8 @@ static bool k_conv2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   Win w;
   int64_t groups = kattr_int(kx, attrs, "groups");
   if (!window(kx, attrs, &w) || !check_layout(kx, attrs, "data_layout", "NCHW") ||
-      !check_layout(kx, attrs, "kernel_layout", "OIHW") || !check_layout(kx, attrs, "out_layout", "NCHW"))
+      !check_layout(kx, attrs, "kernel_layout", "OIHW") ||
+      !check_layout(kx, attrs, "out_layout", "NCHW"))
     return false;
   const RtTensor *X = in[0], *K = in[1];
   RtTensor *Y = out[0];
@@ -438,8 +454,10 @@ static bool k_conv2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   for (int64_t n = 0; n < N; n++)
     for (int64_t oc = 0; oc < O; oc++) {
       int64_t g = oc / og;
-      if (l == LANE_F64) CONV_PLANE(double)
-      else CONV_PLANE(uint64_t)
+      if (l == LANE_F64)
+        CONV_PLANE(double)
+      else
+        CONV_PLANE(uint64_t)
       lane_store(l, Y->dtype, accbuf, Y->data, (n * O + oc) * OH * OW, OH * OW);
     }
   free(xl), free(wl), free(accbuf);
@@ -467,37 +485,39 @@ typedef struct PoolArgs {
   bool is_max, include_pad;
 } PoolArgs;
 
-#define POOL_PLANE(T, LOWEST, MAX)                                                                \
-  {                                                                                          \
-    const T *xp = (const T *)xl + plane * H * W;                                             \
-    T *op = (T *)ol;                                                                         \
-    for (int64_t oh = 0; oh < OH; oh++) {                                                    \
-      int64_t h0, h1, hs, w0, w1, ws;                                                        \
-      taps(oh, p->w.k[0], p->w.s[0], p->w.d[0], p->w.pad[0], p->w.pad[2], H, &h0, &h1, &hs); \
-      for (int64_t ow = 0; ow < OW; ow++) {                                                  \
+#define POOL_PLANE(T, LOWEST, MAX)                                                             \
+  {                                                                                            \
+    const T *xp = (const T *)xl + plane * H * W;                                               \
+    T *op = (T *)ol;                                                                           \
+    for (int64_t oh = 0; oh < OH; oh++) {                                                      \
+      int64_t h0, h1, hs, w0, w1, ws;                                                          \
+      taps(oh, p->w.k[0], p->w.s[0], p->w.d[0], p->w.pad[0], p->w.pad[2], H, &h0, &h1, &hs);   \
+      for (int64_t ow = 0; ow < OW; ow++) {                                                    \
         taps(ow, p->w.k[1], p->w.s[1], p->w.d[1], p->w.pad[1], p->w.pad[3], W, &w0, &w1, &ws); \
-        T acc = 0;                                                                           \
-        int64_t cnt = 0;                                                                     \
-        for (int64_t a = h0; a < h1; a++) {                                                  \
-          int64_t h = oh * p->w.s[0] - p->w.pad[0] + a * p->w.d[0];                          \
-          if (h < 0 || h >= H) continue;                                                     \
-          for (int64_t b = w0; b < w1; b++) {                                                \
-            int64_t x = ow * p->w.s[1] - p->w.pad[1] + b * p->w.d[1];                        \
-            if (x < 0 || x >= W) continue;                                                   \
-            T v = xp[h * W + x];                                                             \
-            cnt++;                                                                           \
-            if (!p->is_max) acc += v;                                                        \
-            else acc = cnt == 1 ? v : MAX(acc, v);                                           \
-          }                                                                                  \
-        }                                                                                    \
-        if (p->is_max && cnt == 0) acc = LOWEST;                                             \
-        if (!p->is_max) {                                                                    \
-          int64_t div = p->include_pad ? hs * ws : cnt;                                      \
-          acc = div ? (T)(acc / (T)div) : 0;                                                 \
-        }                                                                                    \
-        op[oh * OW + ow] = acc;                                                              \
-      }                                                                                      \
-    }                                                                                        \
+        T acc = 0;                                                                             \
+        int64_t cnt = 0;                                                                       \
+        for (int64_t a = h0; a < h1; a++) {                                                    \
+          int64_t h = oh * p->w.s[0] - p->w.pad[0] + a * p->w.d[0];                            \
+          if (h < 0 || h >= H) continue;                                                       \
+          for (int64_t b = w0; b < w1; b++) {                                                  \
+            int64_t x = ow * p->w.s[1] - p->w.pad[1] + b * p->w.d[1];                          \
+            if (x < 0 || x >= W) continue;                                                     \
+            T v = xp[h * W + x];                                                               \
+            cnt++;                                                                             \
+            if (!p->is_max)                                                                    \
+              acc += v;                                                                        \
+            else                                                                               \
+              acc = cnt == 1 ? v : MAX(acc, v);                                                \
+          }                                                                                    \
+        }                                                                                      \
+        if (p->is_max && cnt == 0) acc = LOWEST;                                               \
+        if (!p->is_max) {                                                                      \
+          int64_t div = p->include_pad ? hs * ws : cnt;                                        \
+          acc = div ? (T)(acc / (T)div) : 0;                                                   \
+        }                                                                                      \
+        op[oh * OW + ow] = acc;                                                                \
+      }                                                                                        \
+    }                                                                                          \
   }
 
 #define FMAX(a, b) kernel_fmax(a, b)
@@ -507,10 +527,14 @@ typedef struct PoolArgs {
 static LaneVal lowest_of(DType dt, Lane l) {
   LaneVal v;
   int bits = dtype_bytes(dt) * 8;
-  if (l == LANE_I64) v.i = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-  else if (l == LANE_U64) v.u = 0;
-  else if (l == LANE_F32) v.f = dt == DT_FLOAT16 ? -65504.0f : -FLT_MAX;
-  else v.d = -DBL_MAX;
+  if (l == LANE_I64)
+    v.i = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+  else if (l == LANE_U64)
+    v.u = 0;
+  else if (l == LANE_F32)
+    v.f = dt == DT_FLOAT16 ? -65504.0f : -FLT_MAX;
+  else
+    v.d = -DBL_MAX;
   return v;
 }
 
@@ -527,10 +551,14 @@ static bool pool(KernelCtx *kx, const RtTensor *X, RtTensor *Y, const PoolArgs *
   if (!ol) return free(xl), false;
   for (int64_t plane = 0; plane < planes; plane++) {
     switch (l) {
-    case LANE_F32: POOL_PLANE(float, lowest.f, FMAX) break;
-    case LANE_F64: POOL_PLANE(double, lowest.d, FMAX) break;
-    case LANE_I64: POOL_PLANE(int64_t, lowest.i, IMAX) break;
-    case LANE_U64: POOL_PLANE(uint64_t, lowest.u, IMAX) break;
+      case LANE_F32:
+        POOL_PLANE(float, lowest.f, FMAX) break;
+      case LANE_F64:
+        POOL_PLANE(double, lowest.d, FMAX) break;
+      case LANE_I64:
+        POOL_PLANE(int64_t, lowest.i, IMAX) break;
+      case LANE_U64:
+        POOL_PLANE(uint64_t, lowest.u, IMAX) break;
     }
     lane_store(l, Y->dtype, ol, Y->data, plane * OH * OW, OH * OW);
   }
@@ -543,14 +571,14 @@ static bool pool_attrs(KernelCtx *kx, const Attrs *attrs, PoolArgs *p) {
          check_layout(kx, attrs, "layout", "NCHW") && check_layout(kx, attrs, "out_layout", "NCHW");
 }
 
-static bool k_max_pool2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
-                         int nout, RtTensor *const *out) {
+static bool k_max_pool2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
   PoolArgs p = {.is_max = true};
   return pool_attrs(kx, attrs, &p) && pool(kx, in[0], out[0], &p);
 }
 
-static bool k_avg_pool2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
-                         int nout, RtTensor *const *out) {
+static bool k_avg_pool2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
   PoolArgs p = {.is_max = false};
   p.include_pad = kattr_bool(kx, attrs, "count_include_pad");
   return pool_attrs(kx, attrs, &p) && pool(kx, in[0], out[0], &p);

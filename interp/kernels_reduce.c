@@ -15,9 +15,9 @@
  *   that wrapped sum divided by the element count, truncated (TVM's int
  *   divide; TVM also makes the count a constant of the dtype, which wraps
  *   for int8 — we use the true count).
- * - max/min propagate NaN and order -0 below +0 (kernel_fmax); argmax/argmin return the first NaN's index when
- *   there is one, else the first extreme (the last with
- *   select_last_index=True); indices count in the flattened reduced axes.
+ * - max/min propagate NaN and order -0 below +0 (kernel_fmax); argmax/argmin return the first NaN's
+ * index when there is one, else the first extreme (the last with select_last_index=True); indices
+ * count in the flattened reduced axes.
  * - max/min/argmax/argmin over an empty axis are errors (numpy's too); the
  *   sum of nothing is 0, the product 1, the float mean NaN. */
 #include <math.h>
@@ -26,7 +26,18 @@
 
 #include "interp/kernels.h"
 
-typedef enum RedOp { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ALL, R_ANY, R_LSE } RedOp;
+typedef enum RedOp {
+  R_SUM,
+  R_MEAN,
+  R_PROD,
+  R_MAX,
+  R_MIN,
+  R_ARGMAX,
+  R_ARGMIN,
+  R_ALL,
+  R_ANY,
+  R_LSE
+} RedOp;
 
 /* The iteration: kept axes (output order) and reduced axes of the input. */
 typedef struct RedPlan {
@@ -61,8 +72,10 @@ static bool make_plan(KernelCtx *kx, const RtTensor *x, const Attrs *attrs, RedP
   kernel_strides(x->ndim, x->shape, st);
   p->nk = p->nr = 0, p->kn = p->rn = 1;
   for (int i = 0; i < x->ndim; i++) {
-    if (red[i]) p->rshape[p->nr] = x->shape[i], p->rstride[p->nr++] = st[i], p->rn *= x->shape[i];
-    else p->kshape[p->nk] = x->shape[i], p->kstride[p->nk++] = st[i], p->kn *= x->shape[i];
+    if (red[i])
+      p->rshape[p->nr] = x->shape[i], p->rstride[p->nr++] = st[i], p->rn *= x->shape[i];
+    else
+      p->kshape[p->nk] = x->shape[i], p->kstride[p->nk++] = st[i], p->kn *= x->shape[i];
   }
   return true;
 }
@@ -89,31 +102,35 @@ static void gather(const RtTensor *x, Lane l, const RedPlan *p, int64_t base, vo
 
 /* Index of the extreme element; NaN wins (the first one, or the last when
  * `last`); ties go to the first (or last). */
-#define DEF_ARG_FLOAT(T)                                                          \
-  static int64_t argext_##T(const T *x, int64_t n, bool want_max, bool last) {    \
-    int64_t b = 0;                                                                \
-    for (int64_t i = 1; i < n; i++) {                                             \
-      T v = x[i], bv = x[b];                                                      \
-      if (isnan(v)) {                                                             \
-        if (!isnan(bv) || last) b = i;                                            \
-      } else if (!isnan(bv)) {                                                    \
-        if (want_max ? v > bv : v < bv) b = i;                                    \
-        else if (last && v == bv) b = i;                                          \
-      }                                                                           \
-    }                                                                             \
-    return b;                                                                     \
+#define DEF_ARG_FLOAT(T)                                                       \
+  static int64_t argext_##T(const T *x, int64_t n, bool want_max, bool last) { \
+    int64_t b = 0;                                                             \
+    for (int64_t i = 1; i < n; i++) {                                          \
+      T v = x[i], bv = x[b];                                                   \
+      if (isnan(v)) {                                                          \
+        if (!isnan(bv) || last) b = i;                                         \
+      } else if (!isnan(bv)) {                                                 \
+        if (want_max ? v > bv : v < bv)                                        \
+          b = i;                                                               \
+        else if (last && v == bv)                                              \
+          b = i;                                                               \
+      }                                                                        \
+    }                                                                          \
+    return b;                                                                  \
   }
 DEF_ARG_FLOAT(float)
 DEF_ARG_FLOAT(double)
 
-#define DEF_ARG_INT(T)                                                            \
-  static int64_t argext_##T(const T *x, int64_t n, bool want_max, bool last) {    \
-    int64_t b = 0;                                                                \
-    for (int64_t i = 1; i < n; i++) {                                             \
-      if (want_max ? x[i] > x[b] : x[i] < x[b]) b = i;                            \
-      else if (last && x[i] == x[b]) b = i;                                       \
-    }                                                                             \
-    return b;                                                                     \
+#define DEF_ARG_INT(T)                                                         \
+  static int64_t argext_##T(const T *x, int64_t n, bool want_max, bool last) { \
+    int64_t b = 0;                                                             \
+    for (int64_t i = 1; i < n; i++) {                                          \
+      if (want_max ? x[i] > x[b] : x[i] < x[b])                                \
+        b = i;                                                                 \
+      else if (last && x[i] == x[b])                                           \
+        b = i;                                                                 \
+    }                                                                          \
+    return b;                                                                  \
   }
 DEF_ARG_INT(int64_t)
 DEF_ARG_INT(uint64_t)
@@ -150,72 +167,91 @@ DEF_LSE(float, f)
 DEF_LSE(double, )
 
 /* One reduction of n float-lane values into *r (lane T) or *ix (an index). */
-#define DEF_RED_FLOAT(T, SUM)                                                     \
+#define DEF_RED_FLOAT(T, SUM)                                                          \
   static void red_##T(RedOp op, const T *x, int64_t n, bool last, T *r, int64_t *ix) { \
-    switch (op) {                                                                 \
-    case R_SUM: *r = (T)SUM; break;                                               \
-    case R_MEAN: *r = (T)(SUM / (double)n); break;                                \
-    case R_PROD: {                                                                \
-      double p = 1;                                                               \
-      for (int64_t i = 0; i < n; i++) p *= x[i];                                  \
-      *r = (T)p;                                                                  \
-    } break;                                                                      \
-    case R_MAX:                                                                   \
-    case R_MIN: {                                                                 \
-      T m = x[0];                                                                 \
-      for (int64_t i = 1; i < n; i++)                                             \
-        m = (T)(op == R_MAX ? kernel_fmax(m, x[i]) : kernel_fmin(m, x[i]));       \
-      *r = m;                                                                     \
-    } break;                                                                      \
-    case R_ARGMAX: *ix = argext_##T(x, n, true, last); break;                     \
-    case R_ARGMIN: *ix = argext_##T(x, n, false, last); break;                    \
-    case R_ALL: {                                                                 \
-      T v = 1;                                                                    \
-      for (int64_t i = 0; i < n && v; i++) v = x[i] != 0;                         \
-      *r = v;                                                                     \
-    } break;                                                                      \
-    case R_ANY: {                                                                 \
-      T v = 0;                                                                    \
-      for (int64_t i = 0; i < n && !v; i++) v = x[i] != 0;                        \
-      *r = v;                                                                     \
-    } break;                                                                      \
-    case R_LSE: *r = lse_##T(x, n); break;                                        \
-    }                                                                             \
+    switch (op) {                                                                      \
+      case R_SUM:                                                                      \
+        *r = (T)SUM;                                                                   \
+        break;                                                                         \
+      case R_MEAN:                                                                     \
+        *r = (T)(SUM / (double)n);                                                     \
+        break;                                                                         \
+      case R_PROD: {                                                                   \
+        double p = 1;                                                                  \
+        for (int64_t i = 0; i < n; i++) p *= x[i];                                     \
+        *r = (T)p;                                                                     \
+      } break;                                                                         \
+      case R_MAX:                                                                      \
+      case R_MIN: {                                                                    \
+        T m = x[0];                                                                    \
+        for (int64_t i = 1; i < n; i++)                                                \
+          m = (T)(op == R_MAX ? kernel_fmax(m, x[i]) : kernel_fmin(m, x[i]));          \
+        *r = m;                                                                        \
+      } break;                                                                         \
+      case R_ARGMAX:                                                                   \
+        *ix = argext_##T(x, n, true, last);                                            \
+        break;                                                                         \
+      case R_ARGMIN:                                                                   \
+        *ix = argext_##T(x, n, false, last);                                           \
+        break;                                                                         \
+      case R_ALL: {                                                                    \
+        T v = 1;                                                                       \
+        for (int64_t i = 0; i < n && v; i++) v = x[i] != 0;                            \
+        *r = v;                                                                        \
+      } break;                                                                         \
+      case R_ANY: {                                                                    \
+        T v = 0;                                                                       \
+        for (int64_t i = 0; i < n && !v; i++) v = x[i] != 0;                           \
+        *r = v;                                                                        \
+      } break;                                                                         \
+      case R_LSE:                                                                      \
+        *r = lse_##T(x, n);                                                            \
+        break;                                                                         \
+    }                                                                                  \
   }
 DEF_RED_FLOAT(float, sum_floats(x, n))
 DEF_RED_FLOAT(double, sum_comp(x, n))
 
 /* Integer lanes; U is the lane type.  Sums and products wrap (narrowed to
  * the dtype by the caller before mean divides). */
-#define DEF_RED_INT(U)                                                            \
+#define DEF_RED_INT(U)                                                                 \
   static void red_##U(RedOp op, const U *x, int64_t n, bool last, U *r, int64_t *ix) { \
-    uint64_t a;                                                                   \
-    switch (op) {                                                                 \
-    case R_SUM:                                                                   \
-    case R_MEAN:                                                                  \
-      a = 0;                                                                      \
-      for (int64_t i = 0; i < n; i++) a += (uint64_t)x[i];                        \
-      *r = (U)a;                                                                  \
-      break;                                                                      \
-    case R_PROD:                                                                  \
-      a = 1;                                                                      \
-      for (int64_t i = 0; i < n; i++) a *= (uint64_t)x[i];                        \
-      *r = (U)a;                                                                  \
-      break;                                                                      \
-    case R_MAX: *r = x[argext_##U(x, n, true, false)]; break;                     \
-    case R_MIN: *r = x[argext_##U(x, n, false, false)]; break;                    \
-    case R_ARGMAX: *ix = argext_##U(x, n, true, last); break;                     \
-    case R_ARGMIN: *ix = argext_##U(x, n, false, last); break;                    \
-    case R_ALL:                                                                   \
-      *r = 1;                                                                     \
-      for (int64_t i = 0; i < n; i++) *r = *r && x[i] != 0;                       \
-      break;                                                                      \
-    case R_ANY:                                                                   \
-      *r = 0;                                                                     \
-      for (int64_t i = 0; i < n; i++) *r = *r || x[i] != 0;                       \
-      break;                                                                      \
-    case R_LSE: break; /* computed in double by the caller */                     \
-    }                                                                             \
+    uint64_t a;                                                                        \
+    switch (op) {                                                                      \
+      case R_SUM:                                                                      \
+      case R_MEAN:                                                                     \
+        a = 0;                                                                         \
+        for (int64_t i = 0; i < n; i++) a += (uint64_t)x[i];                           \
+        *r = (U)a;                                                                     \
+        break;                                                                         \
+      case R_PROD:                                                                     \
+        a = 1;                                                                         \
+        for (int64_t i = 0; i < n; i++) a *= (uint64_t)x[i];                           \
+        *r = (U)a;                                                                     \
+        break;                                                                         \
+      case R_MAX:                                                                      \
+        *r = x[argext_##U(x, n, true, false)];                                         \
+        break;                                                                         \
+      case R_MIN:                                                                      \
+        *r = x[argext_##U(x, n, false, false)];                                        \
+        break;                                                                         \
+      case R_ARGMAX:                                                                   \
+        *ix = argext_##U(x, n, true, last);                                            \
+        break;                                                                         \
+      case R_ARGMIN:                                                                   \
+        *ix = argext_##U(x, n, false, last);                                           \
+        break;                                                                         \
+      case R_ALL:                                                                      \
+        *r = 1;                                                                        \
+        for (int64_t i = 0; i < n; i++) *r = *r && x[i] != 0;                          \
+        break;                                                                         \
+      case R_ANY:                                                                      \
+        *r = 0;                                                                        \
+        for (int64_t i = 0; i < n; i++) *r = *r || x[i] != 0;                          \
+        break;                                                                         \
+      case R_LSE:                                                                      \
+        break; /* computed in double by the caller */                                  \
+    }                                                                                  \
   }
 DEF_RED_INT(int64_t)
 DEF_RED_INT(uint64_t)
@@ -227,20 +263,32 @@ static void int_mean(Lane l, DType dt, void *r, int64_t n) {
   uint64_t tmp[1];
   lane_store(l, dt, r, tmp, 0, 1);
   lane_load(l, dt, tmp, 0, 1, 1, r);
-  if (l == LANE_I64) *(int64_t *)r /= n;
-  else *(uint64_t *)r /= (uint64_t)n;
+  if (l == LANE_I64)
+    *(int64_t *)r /= n;
+  else
+    *(uint64_t *)r /= (uint64_t)n;
 }
 
 static void reduce_one(RedOp op, Lane l, DType dt, const void *x, int64_t n, bool last, void *r) {
   int64_t ix = 0;
   switch (l) {
-  case LANE_F32: red_float(op, x, n, last, r, &ix); break;
-  case LANE_F64: red_double(op, x, n, last, r, &ix); break;
-  case LANE_I64: red_int64_t(op, x, n, last, r, &ix); break;
-  case LANE_U64: red_uint64_t(op, x, n, last, r, &ix); break;
+    case LANE_F32:
+      red_float(op, x, n, last, r, &ix);
+      break;
+    case LANE_F64:
+      red_double(op, x, n, last, r, &ix);
+      break;
+    case LANE_I64:
+      red_int64_t(op, x, n, last, r, &ix);
+      break;
+    case LANE_U64:
+      red_uint64_t(op, x, n, last, r, &ix);
+      break;
   }
-  if (is_arg(op)) *(int64_t *)r = ix;
-  else if (op == R_MEAN && (l == LANE_I64 || l == LANE_U64)) int_mean(l, dt, r, n);
+  if (is_arg(op))
+    *(int64_t *)r = ix;
+  else if (op == R_MEAN && (l == LANE_I64 || l == LANE_U64))
+    int_mean(l, dt, r, n);
 }
 
 static bool check_empty(KernelCtx *kx, RedOp op, const RedPlan *p, DType dt) {
@@ -255,7 +303,8 @@ static bool check_empty(KernelCtx *kx, RedOp op, const RedPlan *p, DType dt) {
 /* A reduction: for each kept index the reduced elements are gathered into
  * one contiguous buffer and reduced there.  logsumexp of integers runs in
  * double; argmin/argmax produce int64 indices. */
-static bool run_reduce(KernelCtx *kx, RedOp op, const RtTensor *x, const Attrs *attrs, RtTensor *out) {
+static bool run_reduce(KernelCtx *kx, RedOp op, const RtTensor *x, const Attrs *attrs,
+                       RtTensor *out) {
   RedPlan p;
   if (!make_plan(kx, x, attrs, &p) || !check_empty(kx, op, &p, x->dtype)) return false;
   bool last = is_arg(op) && kattr_bool(kx, attrs, "select_last_index");
@@ -281,22 +330,22 @@ static bool run_reduce(KernelCtx *kx, RedOp op, const RtTensor *x, const Attrs *
   return true;
 }
 
-#define REDUCE_OPS(X)      \
-  X(R_SUM, "sum")          \
-  X(R_MEAN, "mean")        \
-  X(R_PROD, "prod")        \
-  X(R_MAX, "max")          \
-  X(R_MIN, "min")          \
-  X(R_ARGMAX, "argmax")    \
-  X(R_ARGMIN, "argmin")    \
-  X(R_ALL, "all")          \
-  X(R_ANY, "any")          \
+#define REDUCE_OPS(X)   \
+  X(R_SUM, "sum")       \
+  X(R_MEAN, "mean")     \
+  X(R_PROD, "prod")     \
+  X(R_MAX, "max")       \
+  X(R_MIN, "min")       \
+  X(R_ARGMAX, "argmax") \
+  X(R_ARGMIN, "argmin") \
+  X(R_ALL, "all")       \
+  X(R_ANY, "any")       \
   X(R_LSE, "logsumexp")
 
-#define X(e, n)                                                                           \
-  static bool k_##e(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,      \
-                    int nout, RtTensor *const *out) {                                     \
-    return run_reduce(kx, e, in[0], attrs, out[0]);                                       \
+#define X(e, n)                                                                                \
+  static bool k_##e(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout, \
+                    RtTensor *const *out) {                                                    \
+    return run_reduce(kx, e, in[0], attrs, out[0]);                                            \
   }
 REDUCE_OPS(X)
 #undef X
@@ -305,5 +354,5 @@ const KernelDef kernels_family_reduce[] = {
 #define X(e, n) {n, k_##e},
     REDUCE_OPS(X)
 #undef X
-    {NULL, NULL},
+        {NULL, NULL},
 };

@@ -22,14 +22,16 @@
 
 /* ───────────────────────────── helpers ───────────────────────────── */
 
-#define COPY_ROW(T)                                                     \
-  {                                                                     \
-    const T *s = (const T *)x->data + off;                              \
-    T *d = (T *)out->data + o;                                          \
-    if (st == 1) memcpy(d, s, (size_t)len * sizeof(T));                 \
-    else                                                                \
-      for (int64_t i = 0; i < len; i++) d[i] = s[i * st];               \
-  } break;
+#define COPY_ROW(T)                                       \
+  {                                                       \
+    const T *s = (const T *)x->data + off;                \
+    T *d = (T *)out->data + o;                            \
+    if (st == 1)                                          \
+      memcpy(d, s, (size_t)len * sizeof(T));              \
+    else                                                  \
+      for (int64_t i = 0; i < len; i++) d[i] = s[i * st]; \
+  }                                                       \
+  break;
 
 /* Copies a strided view of x (start offset base, input strides istr per
  * output dim) into out, row by row with a copy per element width; the
@@ -41,10 +43,14 @@ void kernel_view_copy(const RtTensor *x, int64_t base, const int64_t *istr, RtTe
   int64_t idx[TENSOR_MAX_RANK] = {0}, off = base;
   for (int64_t o = 0; o < out->numel; o += len) {
     switch (dtype_bytes(out->dtype)) {
-    case 1: COPY_ROW(uint8_t)
-    case 2: COPY_ROW(uint16_t)
-    case 4: COPY_ROW(uint32_t)
-    default: COPY_ROW(uint64_t)
+      case 1:
+        COPY_ROW(uint8_t)
+      case 2:
+        COPY_ROW(uint16_t)
+      case 4:
+        COPY_ROW(uint32_t)
+      default:
+        COPY_ROW(uint64_t)
     }
     for (int i = nd - 2; i >= 0; i--) {
       off += istr[i];
@@ -81,8 +87,8 @@ static int64_t prod(const int64_t *s, int from, int to) {
 
 /* ──────────────────────────── movement ──────────────────────────── */
 
-static bool k_transpose(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
-                        int nout, RtTensor *const *out) {
+static bool k_transpose(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                        RtTensor *const *out) {
   const RtTensor *x = in[0];
   int n = x->ndim;
   int64_t ax[TENSOR_MAX_RANK], st[TENSOR_MAX_RANK], istr[TENSOR_MAX_RANK];
@@ -134,8 +140,8 @@ static void join(int nin, RtTensor *const *in, const int64_t *len, int axis, RtT
     }
 }
 
-static bool k_concatenate(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
-                          int nout, RtTensor *const *out) {
+static bool k_concatenate(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                          RtTensor *const *out) {
   int axis = kernel_axis(kx, kattr_int(kx, attrs, "axis"), out[0]->ndim);
   if (axis < 0 || !kernel_attrs_ok(kx)) return false;
   int64_t *len = kernel_alloc(kx, sizeof(int64_t) * (size_t)(nin ? nin : 1));
@@ -196,7 +202,8 @@ static int64_t slice_start(const SliceArgs *sa, int i, int64_t dim, int64_t *ste
 bool kernel_strided_slice(KernelCtx *kx, const RtTensor *x, const SliceArgs *sa, RtTensor *out) {
   int n = x->ndim, k = sa->na >= 0 ? sa->na : sa->nb > sa->ne ? sa->nb : sa->ne;
   int64_t st[TENSOR_MAX_RANK], istr[TENSOR_MAX_RANK], base = 0;
-  if (k > n) return kernel_fail(kx, "%s: begin/end have %d entries but the data has rank %d", kx->op, k, n);
+  if (k > n)
+    return kernel_fail(kx, "%s: begin/end have %d entries but the data has rank %d", kx->op, k, n);
   kernel_strides(n, x->shape, st);
   for (int a = 0; a < n; a++) istr[a] = st[a];
   for (int i = 0; i < k; i++) {
@@ -217,8 +224,12 @@ static bool k_strided_slice(KernelCtx *kx, int nin, RtTensor *const *in, const A
   SliceArgs sa;
   sa.nb = kattr_ints(kx, attrs, "begin", sa.b, TENSOR_MAX_RANK);
   sa.ne = kattr_ints(kx, attrs, "end", sa.e, TENSOR_MAX_RANK);
-  sa.ns = kattr_is_none(kx, attrs, "strides") ? 0 : kattr_ints(kx, attrs, "strides", sa.s, TENSOR_MAX_RANK);
-  sa.na = kattr_is_none(kx, attrs, "axes") ? -1 : kattr_ints(kx, attrs, "axes", sa.axes, TENSOR_MAX_RANK);
+  sa.ns = kattr_is_none(kx, attrs, "strides")
+              ? 0
+              : kattr_ints(kx, attrs, "strides", sa.s, TENSOR_MAX_RANK);
+  sa.na = kattr_is_none(kx, attrs, "axes")
+              ? -1
+              : kattr_ints(kx, attrs, "axes", sa.axes, TENSOR_MAX_RANK);
   sa.size_mode = strcmp(kattr_str(kx, attrs, "slice_mode"), "size") == 0;
   if (!kernel_attrs_ok(kx)) return false;
   return kernel_strided_slice(kx, in[0], &sa, out[0]);
@@ -230,16 +241,22 @@ typedef enum TakeMode { TAKE_CLIP, TAKE_WRAP, TAKE_FAST } TakeMode;
 
 /* Index k made valid for an axis of size n, or false (fast mode). */
 static bool take_index(KernelCtx *kx, TakeMode mode, int64_t k, int64_t n, int axis, int64_t *out) {
-  if (n == 0) return kernel_fail(kx, "take: index %lld is out of bounds for axis %d with size 0", (long long)k, axis);
+  if (n == 0)
+    return kernel_fail(kx, "take: index %lld is out of bounds for axis %d with size 0",
+                       (long long)k, axis);
   switch (mode) {
-  case TAKE_CLIP: *out = k < 0 ? 0 : k >= n ? n - 1 : k; return true;
-  case TAKE_WRAP: *out = ((k % n) + n) % n; return true;
-  case TAKE_FAST:
-    if (k < -n || k >= n)
-      return kernel_fail(kx, "take: index %lld is out of bounds for axis %d with size %lld",
-                         (long long)k, axis, (long long)n);
-    *out = k < 0 ? k + n : k;
-    return true;
+    case TAKE_CLIP:
+      *out = k < 0 ? 0 : k >= n ? n - 1 : k;
+      return true;
+    case TAKE_WRAP:
+      *out = ((k % n) + n) % n;
+      return true;
+    case TAKE_FAST:
+      if (k < -n || k >= n)
+        return kernel_fail(kx, "take: index %lld is out of bounds for axis %d with size %lld",
+                           (long long)k, axis, (long long)n);
+      *out = k < 0 ? k + n : k;
+      return true;
   }
   return false;
 }
@@ -259,7 +276,8 @@ static bool take_shape(KernelCtx *kx, const Attrs *attrs, const RtTensor *x, con
   int64_t bd = kattr_int(kx, attrs, "batch_dims");
   if (axis < 0 || !kernel_attrs_ok(kx)) return false;
   if (bd < 0) bd += ix->ndim;
-  if (bd < 0 || bd > axis || bd > ix->ndim) return kernel_fail(kx, "take: batch_dims is out of range");
+  if (bd < 0 || bd > axis || bd > ix->ndim)
+    return kernel_fail(kx, "take: batch_dims is out of range");
   t->axis = axis;
   t->B = prod(x->shape, 0, (int)bd), t->P = prod(x->shape, (int)bd, axis), t->N = x->shape[axis];
   t->I = prod(ix->shape, (int)bd, ix->ndim), t->Q = prod(x->shape, axis + 1, x->ndim);
@@ -312,7 +330,7 @@ static bool k_full(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *att
   return true;
 }
 
-#define ARANGE_LOOP(T, M)                                                \
+#define ARANGE_LOOP(T, M)                                                    \
   for (int64_t i = 0; i < m; i++) buf.M[i] = sv[0].M + sv[1].M * (T)(j + i); \
   break;
 
@@ -337,11 +355,15 @@ static bool k_arange(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
     int64_t m = o->numel - j < KBLK ? o->numel - j : KBLK;
     if (o->dtype == DT_FLOAT16) {
       for (int64_t i = 0; i < m; i++) buf.f[i] = h(sv[0].f + h(sv[1].f * h((float)(j + i))));
-    } else switch (l) {
-    case LANE_F32: ARANGE_LOOP(float, f)
-    case LANE_F64: ARANGE_LOOP(double, d)
-    default: ARANGE_LOOP(uint64_t, u)
-    }
+    } else
+      switch (l) {
+        case LANE_F32:
+          ARANGE_LOOP(float, f)
+        case LANE_F64:
+          ARANGE_LOOP(double, d)
+        default:
+          ARANGE_LOOP(uint64_t, u)
+      }
     lane_store(l, o->dtype, &buf, o->data, j, m);
   }
   return true;
@@ -362,7 +384,8 @@ static bool k_one_hot(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *
   char *d = o->data;
   for (int64_t a = 0; a < outer; a++)
     for (int64_t j = 0; j < depth; j++)
-      for (int64_t b = 0; b < inner; b++, d += es) memcpy(d, idx[a * inner + b] == j ? on : off, es);
+      for (int64_t b = 0; b < inner; b++, d += es)
+        memcpy(d, idx[a * inner + b] == j ? on : off, es);
   free(idx);
   return true;
 }

@@ -86,9 +86,10 @@ static bool read_directory_bounds(Zip *z, char *why, size_t wn) {
       !read_eocd64(z, e, why, wn))
     return false;
   if (z->cd_off > z->n || z->cd_size > z->n - z->cd_off)
-    return tio_fail(why, wn, "central directory (offset %llu, %llu bytes) lies outside the "
-                    "file (%zu bytes)", (unsigned long long)z->cd_off,
-                    (unsigned long long)z->cd_size, z->n);
+    return tio_fail(why, wn,
+                    "central directory (offset %llu, %llu bytes) lies outside the "
+                    "file (%zu bytes)",
+                    (unsigned long long)z->cd_off, (unsigned long long)z->cd_size, z->n);
   if (z->count > z->cd_size / CENTRAL_LEN)
     return tio_fail(why, wn, "central directory claims %llu entries in %llu bytes",
                     (unsigned long long)z->count, (unsigned long long)z->cd_size);
@@ -122,9 +123,14 @@ static bool read_central(const Zip *z, size_t *pos, ZipEntry *ze, char *why, siz
   size_t nl = tio_rd16(q + 28), xl = tio_rd16(q + 30), cl = tio_rd16(q + 32);
   if (nl + xl + cl > end - at - CENTRAL_LEN)
     return tio_fail(why, wn, "central directory entry at offset %zu runs past the directory", at);
-  *ze = (ZipEntry){.name = q + CENTRAL_LEN, .name_len = nl, .flags = tio_rd16(q + 8),
-                   .method = tio_rd16(q + 10), .crc = tio_rd32(q + 16), .csize = tio_rd32(q + 20),
-                   .usize = tio_rd32(q + 24), .local = tio_rd32(q + 42)};
+  *ze = (ZipEntry){.name = q + CENTRAL_LEN,
+                   .name_len = nl,
+                   .flags = tio_rd16(q + 8),
+                   .method = tio_rd16(q + 10),
+                   .crc = tio_rd32(q + 16),
+                   .csize = tio_rd32(q + 20),
+                   .usize = tio_rd32(q + 24),
+                   .local = tio_rd32(q + 42)};
   if (!zip64_extra(ze, q + CENTRAL_LEN + nl, xl, why, wn)) return false;
   *pos = at + CENTRAL_LEN + nl + xl + cl;
   return true;
@@ -132,16 +138,16 @@ static bool read_central(const Zip *z, size_t *pos, ZipEntry *ze, char *why, siz
 
 /* Finds the data through the local header and checks the entry's ranges. */
 static bool locate_data(const Zip *z, ZipEntry *ze, const char *name, char *why, size_t wn) {
-  if (ze->local > z->n || z->n - ze->local < LOCAL_LEN ||
-      tio_rd32(z->p + ze->local) != SIG_LOCAL)
+  if (ze->local > z->n || z->n - ze->local < LOCAL_LEN || tio_rd32(z->p + ze->local) != SIG_LOCAL)
     return tio_fail(why, wn, "entry '%s': local header offset %llu is out of range or corrupt",
                     name, (unsigned long long)ze->local);
   const uint8_t *q = z->p + ze->local;
   uint64_t data = ze->local + LOCAL_LEN + tio_rd16(q + 26) + tio_rd16(q + 28);
   if (data > z->n || ze->csize > z->n - data)
-    return tio_fail(why, wn, "entry '%s': data (%llu bytes at offset %llu) runs past the end "
-                    "of the file (%zu bytes)", name, (unsigned long long)ze->csize,
-                    (unsigned long long)data, z->n);
+    return tio_fail(why, wn,
+                    "entry '%s': data (%llu bytes at offset %llu) runs past the end "
+                    "of the file (%zu bytes)",
+                    name, (unsigned long long)ze->csize, (unsigned long long)data, z->n);
   ze->data = data;
   return true;
 }
@@ -167,7 +173,9 @@ static bool inflate_entry(const ZipEntry *ze, uint8_t *out, const uint8_t *in, c
   bool ok = rc == Z_STREAM_END && !out_left;
   if (!ok)
     tio_fail(why, wn, "corrupt deflate data (%s)",
-             rc == Z_STREAM_END ? "shorter than declared" : s.msg ? s.msg : "truncated");
+             rc == Z_STREAM_END ? "shorter than declared"
+             : s.msg            ? s.msg
+                                : "truncated");
   inflateEnd(&s);
   return ok;
 }
@@ -181,9 +189,11 @@ static const uint8_t *entry_bytes(const Zip *z, const ZipEntry *ze, bool *owned,
   if (ze->method == 0) return src;
   if (ze->usize > rt_max_bytes() || ze->usize / DEFLATE_MAX_RATIO > ze->csize + 1)
     return tio_fail(why, wn, "declared size %llu is impossible for %llu deflated bytes",
-                    (unsigned long long)ze->usize, (unsigned long long)ze->csize), NULL;
+                    (unsigned long long)ze->usize, (unsigned long long)ze->csize),
+           NULL;
   uint8_t *out = malloc(ze->usize ? (size_t)ze->usize : 1);
-  if (!out) return tio_fail(why, wn, "cannot allocate %llu bytes", (unsigned long long)ze->usize), NULL;
+  if (!out)
+    return tio_fail(why, wn, "cannot allocate %llu bytes", (unsigned long long)ze->usize), NULL;
   if (!inflate_entry(ze, out, src, why, wn)) return free(out), NULL;
   *owned = true;
   return out;
@@ -275,9 +285,9 @@ bool tio_npz_parse(const uint8_t *p, size_t n, TioFile *out, char *why, size_t w
 
 static void put_local(StrBuf *b, const char *name, uint32_t crc, uint32_t size) {
   tio_put32(b, SIG_LOCAL);
-  tio_put16(b, 20); /* version needed: 2.0 */
-  tio_put16(b, 0);  /* flags */
-  tio_put16(b, 0);  /* stored */
+  tio_put16(b, 20);                    /* version needed: 2.0 */
+  tio_put16(b, 0);                     /* flags */
+  tio_put16(b, 0);                     /* stored */
   tio_put16(b, 0), tio_put16(b, 0x21); /* time, date: 1980-01-01 */
   tio_put32(b, crc), tio_put32(b, size), tio_put32(b, size);
   tio_put16(b, (uint16_t)strlen(name)), tio_put16(b, 0);

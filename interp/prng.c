@@ -8,11 +8,11 @@
  * uniform's multiply and add are separate roundings in JAX. */
 #include "interp/prng.h"
 
-#include "ir/tensor.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ir/tensor.h"
 
 static inline uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 
@@ -141,8 +141,10 @@ bool prng_bits_narrow(PrngMode mode, const uint32_t key[2], int width, void *out
     uint32_t *w = malloc(sizeof(uint32_t) * (size_t)(n + 1));
     if (!w || !prng_bits32(mode, key, w, n)) return free(w), false;
     for (int64_t i = 0; i < n; i++)
-      if (width == 1) o8[i] = (uint8_t)w[i];
-      else o16[i] = (uint16_t)w[i];
+      if (width == 1)
+        o8[i] = (uint8_t)w[i];
+      else
+        o16[i] = (uint16_t)w[i];
     free(w);
     return true;
   }
@@ -152,8 +154,10 @@ bool prng_bits_narrow(PrngMode mode, const uint32_t key[2], int width, void *out
   for (int64_t i = 0; i < n; i++) {
     uint32_t word = w[i / per];
     int shift = (int)(i % per) * width * 8; /* little-endian: low part first */
-    if (width == 1) o8[i] = (uint8_t)(word >> shift);
-    else o16[i] = (uint16_t)(word >> shift);
+    if (width == 1)
+      o8[i] = (uint8_t)(word >> shift);
+    else
+      o16[i] = (uint16_t)(word >> shift);
   }
   free(w);
   return true;
@@ -185,8 +189,8 @@ bool prng_normal_f16(PrngMode mode, const uint32_t key[2], uint16_t *out, int64_
 bool prng_bits64(PrngMode mode, const uint32_t key[2], uint64_t *out, int64_t n) {
   uint32_t *w = malloc(sizeof(uint32_t) * (size_t)(2 * n + 1));
   if (!w) return false;
-  bool ok = mode == PRNG_ORIGINAL ? array_rule(key, w, 2 * n)
-                                  : counters_partitionable(key, w, w + n, n);
+  bool ok =
+      mode == PRNG_ORIGINAL ? array_rule(key, w, 2 * n) : counters_partitionable(key, w, w + n, n);
   /* Both modes: the first n words are the high halves, the next n the low. */
   for (int64_t i = 0; ok && i < n; i++) out[i] = ((uint64_t)w[i] << 32) | w[n + i];
   free(w);
@@ -197,21 +201,21 @@ bool prng_bits64(PrngMode mode, const uint32_t key[2], uint64_t *out, int64_t n)
  * exponent of 1.0 give [1, 2); minus 1, scaled, shifted, and clamped at low
  * (JAX's rule).  One body for both widths: the float's bits are built in
  * place over the random words (same size). */
-#define DEFINE_UNIFORM(sfx, F, U, SHIFT, ONE, BITS)                                     \
+#define DEFINE_UNIFORM(sfx, F, U, SHIFT, ONE, BITS)                                    \
   bool prng_uniform_##sfx(PrngMode mode, const uint32_t key[2], F low, F high, F *out, \
-                          int64_t n) {                                                  \
-    U *bits = (U *)out;                                                                 \
-    if (!BITS(mode, key, bits, n)) return false;                                        \
-    F range = high - low;                                                               \
-    for (int64_t i = 0; i < n; i++) {                                                   \
-      U u = (bits[i] >> SHIFT) | ONE;                                                   \
-      F f;                                                                              \
-      memcpy(&f, &u, sizeof f);                                                         \
-      F v = (f - (F)1) * range;                                                         \
-      v = v + low;                                                                      \
-      out[i] = v > low ? v : low;                                                       \
-    }                                                                                   \
-    return true;                                                                        \
+                          int64_t n) {                                                 \
+    U *bits = (U *)out;                                                                \
+    if (!BITS(mode, key, bits, n)) return false;                                       \
+    F range = high - low;                                                              \
+    for (int64_t i = 0; i < n; i++) {                                                  \
+      U u = (bits[i] >> SHIFT) | ONE;                                                  \
+      F f;                                                                             \
+      memcpy(&f, &u, sizeof f);                                                        \
+      F v = (f - (F)1) * range;                                                        \
+      v = v + low;                                                                     \
+      out[i] = v > low ? v : low;                                                      \
+    }                                                                                  \
+    return true;                                                                       \
   }
 DEFINE_UNIFORM(f32, float, uint32_t, 9, 0x3F800000u, prng_bits32)
 DEFINE_UNIFORM(f64, double, uint64_t, 12, 0x3FF0000000000000ull, prng_bits64)

@@ -103,8 +103,10 @@ static Value *op_bits(RCall *r) {
 
 static bool fill_uniform(RCall *r, const uint32_t key[2], RtTensor *t, double lo, double hi) {
   if (t->dtype == DT_FLOAT64) return prng_uniform_f64(r->mode, key, lo, hi, t->data, t->numel);
-  if (t->dtype == DT_FLOAT32) return prng_uniform_f32(r->mode, key, (float)lo, (float)hi, t->data, t->numel);
-  if (t->dtype == DT_FLOAT16) return prng_uniform_f16(r->mode, key, (float)lo, (float)hi, t->data, t->numel);
+  if (t->dtype == DT_FLOAT32)
+    return prng_uniform_f32(r->mode, key, (float)lo, (float)hi, t->data, t->numel);
+  if (t->dtype == DT_FLOAT16)
+    return prng_uniform_f16(r->mode, key, (float)lo, (float)hi, t->data, t->numel);
   snprintf(r->in->err, sizeof r->in->err, "%s: dtype %s is not supported yet",
            ops_get(r->call->u.call.fn->u.op.index)->name, dtype_name(t->dtype));
   return false;
@@ -177,7 +179,8 @@ static Value *op_dropout_key(RCall *r) {
 
 static Value *op_dropout_train(RCall *r) {
   uint32_t keys[2][2];
-  if (!prng_split(r->mode, key_arg(r, 1), 2, keys)) return rfail(r, "nn.dropout_train: out of memory");
+  if (!prng_split(r->mode, key_arg(r, 1), 2, keys))
+    return rfail(r, "nn.dropout_train: out of memory");
   Value *t = value_new(r->in, V_TUPLE, 2);
   RtTensor *y;
   Value *yv = result_tensor(r, r->result->u.tuple.fields[0], &y);
@@ -197,11 +200,16 @@ typedef struct RandomOp {
 } RandomOp;
 
 static const RandomOp random_ops[] = {
-    {"random.key", 1, op_key},           {"random.split", 1, op_split},
-    {"random.fold_in", 2, op_fold_in},   {"random.bits", 1, op_bits},
-    {"random.uniform", 1, op_uniform},   {"random.normal", 1, op_normal},
-    {"random.bernoulli", 2, op_bernoulli}, {"random.key_data", 1, op_key_data},
-    {"random.wrap_key", 1, op_wrap_key}, {"nn.dropout", 2, op_dropout_key},
+    {"random.key", 1, op_key},
+    {"random.split", 1, op_split},
+    {"random.fold_in", 2, op_fold_in},
+    {"random.bits", 1, op_bits},
+    {"random.uniform", 1, op_uniform},
+    {"random.normal", 1, op_normal},
+    {"random.bernoulli", 2, op_bernoulli},
+    {"random.key_data", 1, op_key_data},
+    {"random.wrap_key", 1, op_wrap_key},
+    {"nn.dropout", 2, op_dropout_key},
     {"nn.dropout_train", 2, op_dropout_train},
 };
 
@@ -248,7 +256,8 @@ Value *random_run(Interp *in, const Expr *call, int opindex, Value **args, int n
     if (args[i]->kind != V_KEY && args[i]->kind != V_TENSOR)
       return rfail(&r, "argument is not a tensor or a key");
     types[i] = value_type(in, args[i]);
-    if (args[i]->kind == V_TENSOR) views[i] = rt_tensor_as_ir(args[i]->u.tensor), vals[i] = &views[i];
+    if (args[i]->kind == V_TENSOR)
+      views[i] = rt_tensor_as_ir(args[i]->u.tensor), vals[i] = &views[i];
   }
   RelCtx *cx = &in->kx.rel;
   ArenaMark m = arena_mark(&in->kx.arena);

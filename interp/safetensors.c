@@ -22,12 +22,12 @@ enum {
 };
 
 /* X(code, rly dtype, bytes in the file) — BF16 is widened to float32. */
-#define ST_DTYPES(X)                                                              \
-  X("BOOL", DT_BOOL, 1) X("U8", DT_UINT8, 1) X("I8", DT_INT8, 1)                   \
-  X("U16", DT_UINT16, 2) X("I16", DT_INT16, 2) X("U32", DT_UINT32, 4)              \
-  X("I32", DT_INT32, 4) X("U64", DT_UINT64, 8) X("I64", DT_INT64, 8)               \
-  X("F16", DT_FLOAT16, 2) X("F32", DT_FLOAT32, 4) X("F64", DT_FLOAT64, 8)          \
-  X("BF16", DT_FLOAT32, 2)
+#define ST_DTYPES(X)                                                                             \
+  X("BOOL", DT_BOOL, 1)                                                                          \
+  X("U8", DT_UINT8, 1)                                                                           \
+  X("I8", DT_INT8, 1) X("U16", DT_UINT16, 2) X("I16", DT_INT16, 2) X("U32", DT_UINT32, 4)        \
+      X("I32", DT_INT32, 4) X("U64", DT_UINT64, 8) X("I64", DT_INT64, 8) X("F16", DT_FLOAT16, 2) \
+          X("F32", DT_FLOAT32, 4) X("F64", DT_FLOAT64, 8) X("BF16", DT_FLOAT32, 2)
 
 typedef struct StEntry {
   char name[ST_MAX_NAME];
@@ -49,8 +49,7 @@ typedef struct Json {
 /* ───────────────────────── JSON ───────────────────────── */
 
 static void ws(Json *j) {
-  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-    j->p++;
+  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
 }
 
 static bool eat(Json *j, char c) {
@@ -67,8 +66,10 @@ static bool expect(Json *j, char c) {
 static bool put_utf8(char *out, size_t cap, size_t *len, uint32_t cp) {
   char tmp[4];
   size_t k = 0;
-  if (cp < 0x80) tmp[k++] = (char)cp;
-  else if (cp < 0x800) tmp[k++] = (char)(0xc0 | cp >> 6), tmp[k++] = (char)(0x80 | (cp & 0x3f));
+  if (cp < 0x80)
+    tmp[k++] = (char)cp;
+  else if (cp < 0x800)
+    tmp[k++] = (char)(0xc0 | cp >> 6), tmp[k++] = (char)(0x80 | (cp & 0x3f));
   else if (cp < 0x10000)
     tmp[k++] = (char)(0xe0 | cp >> 12), tmp[k++] = (char)(0x80 | (cp >> 6 & 0x3f)),
     tmp[k++] = (char)(0x80 | (cp & 0x3f));
@@ -86,8 +87,10 @@ static bool hex4(Json *j, uint32_t *v) {
   *v = 0;
   for (int i = 0; i < 4; i++) {
     char c = *j->p++;
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-            : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return false;
     *v = *v << 4 | (uint32_t)d;
   }
@@ -186,15 +189,17 @@ static bool skip_value(Json *j, int depth) {
 /* ───────────────────────── entries ───────────────────────── */
 
 static bool st_dtype(StEntry *e, char *why, size_t wn) {
-#define X(code, dt_, size)                                   \
-  if (strcmp(e->dtype, code) == 0) {                         \
-    e->dt = dt_, e->esize = size;                            \
-    return true;                                             \
+#define X(code, dt_, size)           \
+  if (strcmp(e->dtype, code) == 0) { \
+    e->dt = dt_, e->esize = size;    \
+    return true;                     \
   }
   ST_DTYPES(X)
 #undef X
-  return tio_fail(why, wn, "tensor '%s': unsupported dtype '%s' (supported: BOOL, U8..U64, "
-                  "I8..I64, F16, F32, F64, BF16)", e->name, e->dtype);
+  return tio_fail(why, wn,
+                  "tensor '%s': unsupported dtype '%s' (supported: BOOL, U8..U64, "
+                  "I8..I64, F16, F32, F64, BF16)",
+                  e->name, e->dtype);
 }
 
 /* One field of a tensor entry (dtype, shape or data_offsets); unknown or
@@ -219,7 +224,8 @@ static bool entry_field(Json *j, StEntry *e) {
   } else if (strcmp(key, "data_offsets") == 0) {
     dup = e->has_offsets, e->has_offsets = true;
     if (!uint_list(j, v, 2, &n, "'data_offsets'")) return false;
-    if (n != 2) return tio_fail(j->why, j->wn, "tensor '%s': 'data_offsets' needs 2 values", e->name);
+    if (n != 2)
+      return tio_fail(j->why, j->wn, "tensor '%s': 'data_offsets' needs 2 values", e->name);
     e->begin = v[0], e->end = v[1];
   } else {
     return tio_fail(j->why, j->wn, "tensor '%s': unexpected field '%s'", e->name, key);
@@ -236,8 +242,10 @@ static bool entry_object(Json *j, StEntry *e) {
     while (eat(j, ','));
     if (!expect(j, '}')) return false;
   }
-  const char *missing = !e->has_dtype ? "dtype" : !e->has_shape ? "shape"
-                        : !e->has_offsets ? "data_offsets" : NULL;
+  const char *missing = !e->has_dtype     ? "dtype"
+                        : !e->has_shape   ? "shape"
+                        : !e->has_offsets ? "data_offsets"
+                                          : NULL;
   if (missing) return tio_fail(j->why, j->wn, "tensor '%s': missing '%s'", e->name, missing);
   return st_dtype(e, j->why, j->wn);
 }
@@ -284,7 +292,8 @@ static bool parse_header(Json *j, StList *l) {
     if (!expect(j, '}')) return false;
   }
   ws(j);
-  if (j->p != j->end) return tio_fail(j->why, j->wn, "header: unexpected text after the JSON object");
+  if (j->p != j->end)
+    return tio_fail(j->why, j->wn, "header: unexpected text after the JSON object");
   return true;
 }
 
@@ -302,14 +311,17 @@ static bool check_entry_range(const StEntry *e, uint64_t avail, char *why, size_
   if (!tio_shape_size(e->ndim, e->shape, e->esize, &numel, &nbytes, msg, sizeof msg))
     return tio_fail(why, wn, "tensor '%s': %s", e->name, msg);
   if (e->end < e->begin || e->end > avail)
-    return tio_fail(why, wn, "tensor '%s': data_offsets [%llu, %llu] out of range (data has "
-                    "%llu bytes)", e->name, (unsigned long long)e->begin,
-                    (unsigned long long)e->end, (unsigned long long)avail);
+    return tio_fail(why, wn,
+                    "tensor '%s': data_offsets [%llu, %llu] out of range (data has "
+                    "%llu bytes)",
+                    e->name, (unsigned long long)e->begin, (unsigned long long)e->end,
+                    (unsigned long long)avail);
   if (e->end - e->begin != nbytes)
-    return tio_fail(why, wn, "tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, the "
-                    "shape and dtype %s need %llu", e->name, (unsigned long long)e->begin,
-                    (unsigned long long)e->end, (unsigned long long)(e->end - e->begin),
-                    e->dtype, (unsigned long long)nbytes);
+    return tio_fail(why, wn,
+                    "tensor '%s': data_offsets [%llu, %llu] hold %llu bytes, the "
+                    "shape and dtype %s need %llu",
+                    e->name, (unsigned long long)e->begin, (unsigned long long)e->end,
+                    (unsigned long long)(e->end - e->begin), e->dtype, (unsigned long long)nbytes);
   return true;
 }
 
@@ -355,7 +367,8 @@ static RtTensor *make_tensor(const StEntry *e, const uint8_t *src, char *why, si
       if (src[i] > 1) {
         rt_tensor_release(t);
         return tio_fail(why, wn, "tensor '%s': bool element %lld is %u, not 0 or 1", e->name,
-                        (long long)i, src[i]), NULL;
+                        (long long)i, src[i]),
+               NULL;
       }
     memcpy(t->data, src, (size_t)t->numel);
   } else if (t->numel) {
@@ -369,8 +382,10 @@ static RtTensor *make_tensor(const StEntry *e, const uint8_t *src, char *why, si
 bool tio_st_parse(const uint8_t *p, size_t n, TioFile *out, char *why, size_t wn) {
   uint64_t hlen = tio_rd64(p); /* n >= 8: checked by the caller */
   if (hlen > ST_MAX_HEADER)
-    return tio_fail(why, wn, "not a tensor file (as .safetensors: header length %llu is above "
-                    "the limit %d)", (unsigned long long)hlen, ST_MAX_HEADER);
+    return tio_fail(why, wn,
+                    "not a tensor file (as .safetensors: header length %llu is above "
+                    "the limit %d)",
+                    (unsigned long long)hlen, ST_MAX_HEADER);
   if (hlen > n - 8)
     return tio_fail(why, wn, "truncated .safetensors: header length %llu, only %zu bytes follow",
                     (unsigned long long)hlen, n - 8);
@@ -401,9 +416,12 @@ static void put_json_string(StrBuf *b, const char *s) {
   sb_putc(b, '"');
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') sb_putc(b, '\\'), sb_putc(b, (char)c);
-    else if (c < 0x20) sb_printf(b, "\\u%04x", c);
-    else sb_putc(b, (char)c);
+    if (c == '"' || c == '\\')
+      sb_putc(b, '\\'), sb_putc(b, (char)c);
+    else if (c < 0x20)
+      sb_printf(b, "\\u%04x", c);
+    else
+      sb_putc(b, (char)c);
   }
   sb_putc(b, '"');
 }

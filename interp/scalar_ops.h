@@ -13,30 +13,30 @@
 
 /* The binary elementwise kernels (interp/kernels_elemwise.c), also the
  * codes of scalar_binop.  X(enum, registry name, result is bool) */
-#define BINARY_OPS(X)                         \
-  X(B_ADD, "add", 0)                          \
-  X(B_SUB, "subtract", 0)                     \
-  X(B_MUL, "multiply", 0)                     \
-  X(B_DIV, "divide", 0)                       \
-  X(B_FLOORDIV, "floor_divide", 0)            \
-  X(B_MOD, "mod", 0)                          \
-  X(B_FLOORMOD, "floor_mod", 0)               \
-  X(B_POW, "power", 0)                        \
-  X(B_MAX, "maximum", 0)                      \
-  X(B_MIN, "minimum", 0)                      \
-  X(B_LAND, "logical_and", 0)                 \
-  X(B_LOR, "logical_or", 0)                   \
-  X(B_LXOR, "logical_xor", 0)                 \
-  X(B_BAND, "bitwise_and", 0)                 \
-  X(B_BOR, "bitwise_or", 0)                   \
-  X(B_BXOR, "bitwise_xor", 0)                 \
-  X(B_SHL, "left_shift", 0)                   \
-  X(B_SHR, "right_shift", 0)                  \
-  X(B_EQ, "equal", 1)                         \
-  X(B_NE, "not_equal", 1)                     \
-  X(B_LT, "less", 1)                          \
-  X(B_LE, "less_equal", 1)                    \
-  X(B_GT, "greater", 1)                       \
+#define BINARY_OPS(X)              \
+  X(B_ADD, "add", 0)               \
+  X(B_SUB, "subtract", 0)          \
+  X(B_MUL, "multiply", 0)          \
+  X(B_DIV, "divide", 0)            \
+  X(B_FLOORDIV, "floor_divide", 0) \
+  X(B_MOD, "mod", 0)               \
+  X(B_FLOORMOD, "floor_mod", 0)    \
+  X(B_POW, "power", 0)             \
+  X(B_MAX, "maximum", 0)           \
+  X(B_MIN, "minimum", 0)           \
+  X(B_LAND, "logical_and", 0)      \
+  X(B_LOR, "logical_or", 0)        \
+  X(B_LXOR, "logical_xor", 0)      \
+  X(B_BAND, "bitwise_and", 0)      \
+  X(B_BOR, "bitwise_or", 0)        \
+  X(B_BXOR, "bitwise_xor", 0)      \
+  X(B_SHL, "left_shift", 0)        \
+  X(B_SHR, "right_shift", 0)       \
+  X(B_EQ, "equal", 1)              \
+  X(B_NE, "not_equal", 1)          \
+  X(B_LT, "less", 1)               \
+  X(B_LE, "less_equal", 1)         \
+  X(B_GT, "greater", 1)            \
   X(B_GE, "greater_equal", 1)
 
 typedef enum BinOp {
@@ -54,7 +54,8 @@ bool scalar_is_cast(int op);
 /* One element of binary op `op` on dtype dt into dtype odt (the op's result
  * dtype: dt, or bool for comparisons).  False with kx->err set on an error
  * (integer division by zero, ...). */
-bool scalar_binary(KernelCtx *kx, int op, DType dt, DType odt, const void *a, const void *b, void *r);
+bool scalar_binary(KernelCtx *kx, int op, DType dt, DType odt, const void *a, const void *b,
+                   void *r);
 bool scalar_unary(KernelCtx *kx, int op, DType dt, DType odt, const void *x, void *r);
 /* `cast` of one element. */
 void scalar_cast(DType from, DType to, const void *x, void *r);

@@ -118,19 +118,24 @@ bool tio_load_mem(const char *name, const uint8_t *data, size_t n, TioFile *out,
   char why[RT_ERR_LEN] = "";
   bool ok = false;
   switch (sniff(data, n)) {
-  case TIO_NPY: {
-    RtTensor *t = NULL;
-    ok = tio_npy_parse(data, n, &t, why, sizeof why);
-    if (ok) ok = tio_add(out, "arr_0", t, why, sizeof why); /* np.savez's name for it */
-    rt_tensor_release(t);
-    break;
-  }
-  case TIO_NPZ: ok = tio_npz_parse(data, n, out, why, sizeof why); break;
-  default:
-    if (n < 8)
-      ok = tio_fail(why, sizeof why, "not a tensor file (%zu bytes: too short for .npy, "
-                    ".npz or .safetensors)", n);
-    else ok = tio_st_parse(data, n, out, why, sizeof why);
+    case TIO_NPY: {
+      RtTensor *t = NULL;
+      ok = tio_npy_parse(data, n, &t, why, sizeof why);
+      if (ok) ok = tio_add(out, "arr_0", t, why, sizeof why); /* np.savez's name for it */
+      rt_tensor_release(t);
+      break;
+    }
+    case TIO_NPZ:
+      ok = tio_npz_parse(data, n, out, why, sizeof why);
+      break;
+    default:
+      if (n < 8)
+        ok = tio_fail(why, sizeof why,
+                      "not a tensor file (%zu bytes: too short for .npy, "
+                      ".npz or .safetensors)",
+                      n);
+      else
+        ok = tio_st_parse(data, n, out, why, sizeof why);
   }
   if (!ok) {
     tio_file_free(out);
@@ -153,7 +158,8 @@ static uint8_t *map_file(const char *path, size_t *n, char *err, size_t errn) {
   *n = (size_t)st.st_size;
   void *p = *n ? mmap(NULL, *n, PROT_READ, MAP_PRIVATE, fd, 0) : empty;
   close(fd);
-  if (p == MAP_FAILED) return tio_fail(err, errn, "%s: cannot read: %s", path, strerror(errno)), NULL;
+  if (p == MAP_FAILED)
+    return tio_fail(err, errn, "%s: cannot read: %s", path, strerror(errno)), NULL;
   return p;
 }
 
@@ -176,7 +182,8 @@ uint8_t *tio_encode(TioFormat fmt, const TioFile *f, size_t *n, char *err, size_
     if (f->n != 1)
       ok = tio_fail(err, errn, "a .npy file holds one tensor, not %d (use .npz or .safetensors)",
                     f->n);
-    else tio_npy_encode(&b, f->entries[0].t);
+    else
+      tio_npy_encode(&b, f->entries[0].t);
   } else if (fmt == TIO_NPZ) {
     ok = tio_npz_encode(&b, f, err, errn);
   } else if (fmt == TIO_SAFETENSORS) {
@@ -214,8 +221,7 @@ typedef struct Hdr {
 } Hdr;
 
 static void skip_ws(Hdr *h) {
-  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
-    h->p++;
+  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r')) h->p++;
 }
 
 static bool eat(Hdr *h, char c) {
@@ -249,7 +255,8 @@ static bool hdr_int(Hdr *h, int64_t *v, char *why, size_t wn) {
       return tio_fail(why, wn, "header: dimension too large");
     h->p++;
   }
-  if (h->p == s) return tio_fail(why, wn, "header: 'shape' must be a tuple of non-negative integers");
+  if (h->p == s)
+    return tio_fail(why, wn, "header: 'shape' must be a tuple of non-negative integers");
   if (h->p < h->end && *h->p == 'L') h->p++; /* Python 2's long literals */
   *v = x;
   return true;
@@ -329,19 +336,23 @@ static bool npy_dtype(const char *d, DType *dt, bool *swap, char *why, size_t wn
   bool marked = d[0] && strchr("<>|=", d[0]);
   char order = marked ? d[0] : '=';
   const char *code = marked ? d + 1 : d;
-  static const struct { const char *code; DType dt; } map[] = {
-      {"b1", DT_BOOL},   {"?", DT_BOOL},     {"i1", DT_INT8},    {"i2", DT_INT16},
-      {"i4", DT_INT32},  {"i8", DT_INT64},   {"u1", DT_UINT8},   {"u2", DT_UINT16},
-      {"u4", DT_UINT32}, {"u8", DT_UINT64},  {"f2", DT_FLOAT16}, {"f4", DT_FLOAT32},
-      {"f8", DT_FLOAT64}};
+  static const struct {
+    const char *code;
+    DType dt;
+  } map[] = {{"b1", DT_BOOL},   {"?", DT_BOOL},    {"i1", DT_INT8},    {"i2", DT_INT16},
+             {"i4", DT_INT32},  {"i8", DT_INT64},  {"u1", DT_UINT8},   {"u2", DT_UINT16},
+             {"u4", DT_UINT32}, {"u8", DT_UINT64}, {"f2", DT_FLOAT16}, {"f4", DT_FLOAT32},
+             {"f8", DT_FLOAT64}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (strcmp(code, map[i].code) == 0) {
       *dt = map[i].dt;
       *swap = order == '>' && dtype_bytes(*dt) > 1;
       return true;
     }
-  return tio_fail(why, wn, "unsupported dtype '%s' (rly has bool, int8..64, uint8..64, "
-                  "float16/32/64)", d);
+  return tio_fail(why, wn,
+                  "unsupported dtype '%s' (rly has bool, int8..64, uint8..64, "
+                  "float16/32/64)",
+                  d);
 }
 
 /* ───────────────────────── .npy data ───────────────────────── */
@@ -374,7 +385,8 @@ static void fortran_to_c(uint8_t *dst, const uint8_t *src, int ndim, const int64
 
 static bool bool_bytes_ok(const uint8_t *p, int64_t n, char *why, size_t wn) {
   for (int64_t i = 0; i < n; i++)
-    if (p[i] > 1) return tio_fail(why, wn, "bool element %lld is %u, not 0 or 1", (long long)i, p[i]);
+    if (p[i] > 1)
+      return tio_fail(why, wn, "bool element %lld is %u, not 0 or 1", (long long)i, p[i]);
   return true;
 }
 
@@ -397,8 +409,10 @@ static bool npy_data(const Hdr *h, const uint8_t *data, size_t avail, RtTensor *
   if (dt == DT_BOOL && !bool_bytes_ok(data, numel, why, wn)) return false;
   RtTensor *t = rt_tensor_new(dt, h->ndim, h->shape, why, wn);
   if (!t) return false;
-  if (h->fortran && h->ndim > 1) fortran_to_c(t->data, data, h->ndim, h->shape, numel, es);
-  else if (nbytes) memcpy(t->data, data, (size_t)nbytes);
+  if (h->fortran && h->ndim > 1)
+    fortran_to_c(t->data, data, h->ndim, h->shape, numel, es);
+  else if (nbytes)
+    memcpy(t->data, data, (size_t)nbytes);
   if (swap) swap_bytes(t->data, numel, es);
   *out = t;
   return true;
@@ -412,8 +426,8 @@ bool tio_npy_parse(const uint8_t *p, size_t n, RtTensor **out, char *why, size_t
     return tio_fail(why, wn, n < 10 ? "truncated .npy preamble" : "bad .npy magic");
   unsigned major = p[6], minor = p[7];
   if (major < 1 || major > 3 || minor != 0)
-    return tio_fail(why, wn, "unsupported .npy format version %u.%u (1.0, 2.0 and 3.0 are)",
-                    major, minor);
+    return tio_fail(why, wn, "unsupported .npy format version %u.%u (1.0, 2.0 and 3.0 are)", major,
+                    minor);
   size_t start = major == 1 ? 10 : 12;
   if (n < start) return tio_fail(why, wn, "truncated .npy preamble");
   size_t hlen = major == 1 ? tio_rd16(p + 8) : tio_rd32(p + 8);
@@ -429,19 +443,32 @@ bool tio_npy_parse(const uint8_t *p, size_t n, RtTensor **out, char *why, size_t
 
 static const char *npy_descr(DType dt) {
   switch (dt) {
-  case DT_BOOL: return "|b1";
-  case DT_INT8: return "|i1";
-  case DT_UINT8: return "|u1";
-  case DT_INT16: return "<i2";
-  case DT_INT32: return "<i4";
-  case DT_INT64: return "<i8";
-  case DT_UINT16: return "<u2";
-  case DT_UINT32: return "<u4";
-  case DT_UINT64: return "<u8";
-  case DT_FLOAT16: return "<f2";
-  case DT_FLOAT32: return "<f4";
-  case DT_FLOAT64: return "<f8";
-  default: RLY_UNREACHABLE();
+    case DT_BOOL:
+      return "|b1";
+    case DT_INT8:
+      return "|i1";
+    case DT_UINT8:
+      return "|u1";
+    case DT_INT16:
+      return "<i2";
+    case DT_INT32:
+      return "<i4";
+    case DT_INT64:
+      return "<i8";
+    case DT_UINT16:
+      return "<u2";
+    case DT_UINT32:
+      return "<u4";
+    case DT_UINT64:
+      return "<u8";
+    case DT_FLOAT16:
+      return "<f2";
+    case DT_FLOAT32:
+      return "<f4";
+    case DT_FLOAT64:
+      return "<f8";
+    default:
+      RLY_UNREACHABLE();
   }
 }
 
@@ -450,8 +477,7 @@ static const char *npy_descr(DType dt) {
 void tio_npy_encode(StrBuf *b, const RtTensor *t) {
   StrBuf h = {0};
   sb_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", npy_descr(t->dtype));
-  for (int i = 0; i < t->ndim; i++)
-    sb_printf(&h, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+  for (int i = 0; i < t->ndim; i++) sb_printf(&h, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
   sb_puts(&h, t->ndim == 1 ? ",), }" : "), }");
   int major = h.len + 11 > 65535 ? 2 : 1;
   size_t pre = major == 1 ? 10 : 12;
@@ -460,8 +486,10 @@ void tio_npy_encode(StrBuf *b, const RtTensor *t) {
   sb_putn(b, "\x93NUMPY", 6);
   sb_putc(b, (char)major);
   sb_putc(b, 0);
-  if (major == 1) tio_put16(b, (uint16_t)h.len);
-  else tio_put32(b, (uint32_t)h.len);
+  if (major == 1)
+    tio_put16(b, (uint16_t)h.len);
+  else
+    tio_put32(b, (uint32_t)h.len);
   sb_putn(b, h.data, h.len);
   sb_free(&h);
   if (rt_tensor_nbytes(t)) sb_putn(b, t->data, rt_tensor_nbytes(t));

@@ -35,8 +35,8 @@
 typedef enum TioFormat { TIO_UNKNOWN, TIO_NPY, TIO_NPZ, TIO_SAFETENSORS } TioFormat;
 
 typedef struct TioEntry {
-  char *name;   /* malloc'd; "arr_0" for a lone .npy (as np.savez names it) */
-  RtTensor *t;  /* one reference owned by the file */
+  char *name;  /* malloc'd; "arr_0" for a lone .npy (as np.savez names it) */
+  RtTensor *t; /* one reference owned by the file */
 } TioEntry;
 
 typedef struct TioFile {

@@ -47,10 +47,17 @@ Value *value_new(Interp *in, ValueKind kind, int nchildren) {
   v->kind = kind;
   Value **kids = (Value **)(v + 1);
   switch (kind) {
-  case V_TUPLE: v->u.tuple.n = nchildren, v->u.tuple.fields = kids; break;
-  case V_CLOSURE: v->u.closure.ncap = nchildren, v->u.closure.cap = kids; break;
-  case V_ADT: v->u.adt.n = nchildren, v->u.adt.fields = kids; break;
-  default: break;
+    case V_TUPLE:
+      v->u.tuple.n = nchildren, v->u.tuple.fields = kids;
+      break;
+    case V_CLOSURE:
+      v->u.closure.ncap = nchildren, v->u.closure.cap = kids;
+      break;
+    case V_ADT:
+      v->u.adt.n = nchildren, v->u.adt.fields = kids;
+      break;
+    default:
+      break;
   }
   v->gc_next = in->heap;
   in->heap = v;
@@ -74,11 +81,21 @@ Value *value_unit(Interp *in) { return value_new(in, V_TUPLE, 0); }
 
 int value_children(const Value *v, Value ***out) {
   switch (v->kind) {
-  case V_TUPLE: *out = v->u.tuple.fields; return v->u.tuple.n;
-  case V_CLOSURE: *out = v->u.closure.cap; return v->u.closure.ncap;
-  case V_ADT: *out = v->u.adt.fields; return v->u.adt.n;
-  case V_REF: *out = (Value **)&v->u.ref.cell; return 1;
-  default: *out = NULL; return 0;
+    case V_TUPLE:
+      *out = v->u.tuple.fields;
+      return v->u.tuple.n;
+    case V_CLOSURE:
+      *out = v->u.closure.cap;
+      return v->u.closure.ncap;
+    case V_ADT:
+      *out = v->u.adt.fields;
+      return v->u.adt.n;
+    case V_REF:
+      *out = (Value **)&v->u.ref.cell;
+      return 1;
+    default:
+      *out = NULL;
+      return 0;
   }
 }
 

@@ -12,8 +12,8 @@
 typedef struct ArenaChunk ArenaChunk;
 
 typedef struct Arena {
-  ArenaChunk *head;   /* newest chunk */
-  size_t total;       /* bytes reserved in all chunks */
+  ArenaChunk *head; /* newest chunk */
+  size_t total;     /* bytes reserved in all chunks */
 } Arena;
 
 typedef struct ArenaMark {
@@ -23,12 +23,11 @@ typedef struct ArenaMark {
 
 void arena_init(Arena *a);
 void arena_free(Arena *a);
-void *arena_alloc(Arena *a, size_t n);                  /* zeroed, 16-aligned */
+void *arena_alloc(Arena *a, size_t n); /* zeroed, 16-aligned */
 void *arena_alloc_aligned(Arena *a, size_t n, size_t align);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_strdup(Arena *a, const char *s);
-char *arena_printf(Arena *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void *arena_memdup(Arena *a, const void *p, size_t n);
 ArenaMark arena_mark(Arena *a);
 void arena_release(Arena *a, ArenaMark m);

@@ -81,10 +81,10 @@ static void pm_free(PtrMap *m) {
 /* ─────────────────────────── equality context ─────────────────────────── */
 
 typedef struct Eq {
-  PtrMap ab, ba;  /* binder pairs, both directions (vars, TIR vars, buffers) */
-  PtrMap memo;    /* a node → the node it was proven equal to */
-  PtrVec ta, tb;  /* type parameter names in scope, paired by position */
-  PtrVec va, vb;  /* scratch: one node's binders (binders_eq) */
+  PtrMap ab, ba; /* binder pairs, both directions (vars, TIR vars, buffers) */
+  PtrMap memo;   /* a node → the node it was proven equal to */
+  PtrVec ta, tb; /* type parameter names in scope, paired by position */
+  PtrVec va, vb; /* scratch: one node's binders (binders_eq) */
 } Eq;
 
 static void eq_free(Eq *q) {
@@ -109,9 +109,7 @@ static bool use_eq(const Eq *q, const void *a, const void *b) {
   return !pm_find(&q->ba, b) && a == b;
 }
 
-static bool str_eq(const char *a, const char *b) {
-  return a == b || (a && b && strcmp(a, b) == 0);
-}
+static bool str_eq(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 
 /* ─────────────────────────────── types ─────────────────────────────── */
 
@@ -160,21 +158,28 @@ static bool ty_eq(Eq *q, const Type *a, const Type *b) {
   if (!a || !b) return a == b;
   if (a->kind != b->kind) return false;
   switch (a->kind) {
-  case TY_TENSOR:
-    if (a->u.tensor.dtype != b->u.tensor.dtype || a->u.tensor.ndim != b->u.tensor.ndim) return false;
-    for (int i = 0; i < a->u.tensor.ndim; i++)
-      if (!dim_eq(a->u.tensor.dims[i], b->u.tensor.dims[i])) return false;
-    return true;
-  case TY_TUPLE:
-    return a->u.tuple.n == b->u.tuple.n && tys_eq(q, a->u.tuple.n, a->u.tuple.fields, b->u.tuple.fields);
-  case TY_FUNC: return ty_func_eq(q, a, b);
-  case TY_VAR: return tvar_eq(q, a->u.var.name, b->u.var.name);
-  case TY_ADT:
-    return str_eq(a->u.adt.name, b->u.adt.name) && a->u.adt.nargs == b->u.adt.nargs &&
-           tys_eq(q, a->u.adt.nargs, a->u.adt.args, b->u.adt.args);
-  case TY_REF: return ty_eq(q, a->u.ref.inner, b->u.ref.inner);
-  case TY_RANDSTATE: return true;
-  case TY_INCOMPLETE: return a->u.incomplete.id == b->u.incomplete.id;
+    case TY_TENSOR:
+      if (a->u.tensor.dtype != b->u.tensor.dtype || a->u.tensor.ndim != b->u.tensor.ndim)
+        return false;
+      for (int i = 0; i < a->u.tensor.ndim; i++)
+        if (!dim_eq(a->u.tensor.dims[i], b->u.tensor.dims[i])) return false;
+      return true;
+    case TY_TUPLE:
+      return a->u.tuple.n == b->u.tuple.n &&
+             tys_eq(q, a->u.tuple.n, a->u.tuple.fields, b->u.tuple.fields);
+    case TY_FUNC:
+      return ty_func_eq(q, a, b);
+    case TY_VAR:
+      return tvar_eq(q, a->u.var.name, b->u.var.name);
+    case TY_ADT:
+      return str_eq(a->u.adt.name, b->u.adt.name) && a->u.adt.nargs == b->u.adt.nargs &&
+             tys_eq(q, a->u.adt.nargs, a->u.adt.args, b->u.adt.args);
+    case TY_REF:
+      return ty_eq(q, a->u.ref.inner, b->u.ref.inner);
+    case TY_RANDSTATE:
+      return true;
+    case TY_INCOMPLETE:
+      return a->u.incomplete.id == b->u.incomplete.id;
   }
   return false;
 }
@@ -195,18 +200,24 @@ static bool expr_eq(Eq *q, const Expr *a, const Expr *b);
 static bool attr_eq(Eq *q, const AttrValue *a, const AttrValue *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
-  case AV_INT: return a->u.i == b->u.i && a->dtype == b->dtype;
-  case AV_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0 && a->dtype == b->dtype;
-  case AV_BOOL: return a->u.b == b->u.b;
-  case AV_STR:
-  case AV_SYM: return str_eq(a->u.s, b->u.s);
-  case AV_LIST:
-    if (a->u.list.n != b->u.list.n) return false;
-    for (int i = 0; i < a->u.list.n; i++)
-      if (!attr_eq(q, a->u.list.items[i], b->u.list.items[i])) return false;
-    return true;
-  case AV_NONE: return true;
-  case AV_EXPR: return expr_eq(q, a->u.expr, b->u.expr);
+    case AV_INT:
+      return a->u.i == b->u.i && a->dtype == b->dtype;
+    case AV_FLOAT:
+      return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0 && a->dtype == b->dtype;
+    case AV_BOOL:
+      return a->u.b == b->u.b;
+    case AV_STR:
+    case AV_SYM:
+      return str_eq(a->u.s, b->u.s);
+    case AV_LIST:
+      if (a->u.list.n != b->u.list.n) return false;
+      for (int i = 0; i < a->u.list.n; i++)
+        if (!attr_eq(q, a->u.list.items[i], b->u.list.items[i])) return false;
+      return true;
+    case AV_NONE:
+      return true;
+    case AV_EXPR:
+      return expr_eq(q, a->u.expr, b->u.expr);
   }
   return false;
 }
@@ -238,20 +249,22 @@ static const char *ctor_name(const AdtDef *adt, int index) {
 static bool pat_eq(const Pattern *a, const Pattern *b) {
   if (a->kind != b->kind) return false;
   switch (a->kind) {
-  case PAT_WILD:
-  case PAT_VAR: return true;
-  case PAT_CTOR:
-    if (!str_eq(ctor_name(a->u.ctor.adt, a->u.ctor.index), ctor_name(b->u.ctor.adt, b->u.ctor.index)) ||
-        a->u.ctor.n != b->u.ctor.n)
-      return false;
-    for (int i = 0; i < a->u.ctor.n; i++)
-      if (!pat_eq(a->u.ctor.sub[i], b->u.ctor.sub[i])) return false;
-    return true;
-  case PAT_TUPLE:
-    if (a->u.tuple.n != b->u.tuple.n) return false;
-    for (int i = 0; i < a->u.tuple.n; i++)
-      if (!pat_eq(a->u.tuple.sub[i], b->u.tuple.sub[i])) return false;
-    return true;
+    case PAT_WILD:
+    case PAT_VAR:
+      return true;
+    case PAT_CTOR:
+      if (!str_eq(ctor_name(a->u.ctor.adt, a->u.ctor.index),
+                  ctor_name(b->u.ctor.adt, b->u.ctor.index)) ||
+          a->u.ctor.n != b->u.ctor.n)
+        return false;
+      for (int i = 0; i < a->u.ctor.n; i++)
+        if (!pat_eq(a->u.ctor.sub[i], b->u.ctor.sub[i])) return false;
+      return true;
+    case PAT_TUPLE:
+      if (a->u.tuple.n != b->u.tuple.n) return false;
+      for (int i = 0; i < a->u.tuple.n; i++)
+        if (!pat_eq(a->u.tuple.sub[i], b->u.tuple.sub[i])) return false;
+      return true;
   }
   return false;
 }
@@ -271,18 +284,29 @@ static bool fn_head_eq(Eq *q, const Function *a, const Function *b) {
  * is all children and binders needs no case. */
 static bool shallow_eq(Eq *q, const Expr *a, const Expr *b) {
   switch (a->kind) {
-  case EX_CONST: return tensor_equal(a->u.konst.value, b->u.konst.value);
-  case EX_VAR: return use_eq(q, a->u.var, b->u.var);
-  case EX_GLOBAL: return str_eq(a->u.global.name, b->u.global.name);
-  case EX_OP: return str_eq(a->u.op.name, b->u.op.name);
-  case EX_CTOR:
-    return str_eq(ctor_name(a->u.ctor.adt, a->u.ctor.index), ctor_name(b->u.ctor.adt, b->u.ctor.index));
-  case EX_CALL: return a->u.call.nargs == b->u.call.nargs && attrs_eq(q, a->u.call.attrs, b->u.call.attrs);
-  case EX_TUPLE: return a->u.tuple.n == b->u.tuple.n;
-  case EX_PROJ: return a->u.proj.index == b->u.proj.index;
-  case EX_FN: return fn_head_eq(q, a->u.fn, b->u.fn);
-  case EX_MATCH: return match_head_eq(a, b);
-  default: return true;
+    case EX_CONST:
+      return tensor_equal(a->u.konst.value, b->u.konst.value);
+    case EX_VAR:
+      return use_eq(q, a->u.var, b->u.var);
+    case EX_GLOBAL:
+      return str_eq(a->u.global.name, b->u.global.name);
+    case EX_OP:
+      return str_eq(a->u.op.name, b->u.op.name);
+    case EX_CTOR:
+      return str_eq(ctor_name(a->u.ctor.adt, a->u.ctor.index),
+                    ctor_name(b->u.ctor.adt, b->u.ctor.index));
+    case EX_CALL:
+      return a->u.call.nargs == b->u.call.nargs && attrs_eq(q, a->u.call.attrs, b->u.call.attrs);
+    case EX_TUPLE:
+      return a->u.tuple.n == b->u.tuple.n;
+    case EX_PROJ:
+      return a->u.proj.index == b->u.proj.index;
+    case EX_FN:
+      return fn_head_eq(q, a->u.fn, b->u.fn);
+    case EX_MATCH:
+      return match_head_eq(a, b);
+    default:
+      return true;
   }
 }
 
@@ -401,14 +425,22 @@ static bool bind_tvar(Eq *q, const TirVar *a, const TirVar *b) {
 
 static bool pe_shallow_eq(const Eq *q, const PrimExpr *a, const PrimExpr *b) {
   switch (a->kind) {
-  case PE_INT: return a->u.i == b->u.i;
-  case PE_FLOAT: return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
-  case PE_VAR: return use_eq(q, a->u.var, b->u.var);
-  case PE_LOAD: return a->u.load.n == b->u.load.n && use_eq(q, a->u.load.buf, b->u.load.buf);
-  case PE_BIN: return a->u.bin.op == b->u.bin.op;
-  case PE_CALL: return a->u.call.fn == b->u.call.fn && a->u.call.n == b->u.call.n;
-  case PE_CAST: return a->u.cast.to == b->u.cast.to;
-  default: return true;
+    case PE_INT:
+      return a->u.i == b->u.i;
+    case PE_FLOAT:
+      return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+    case PE_VAR:
+      return use_eq(q, a->u.var, b->u.var);
+    case PE_LOAD:
+      return a->u.load.n == b->u.load.n && use_eq(q, a->u.load.buf, b->u.load.buf);
+    case PE_BIN:
+      return a->u.bin.op == b->u.bin.op;
+    case PE_CALL:
+      return a->u.call.fn == b->u.call.fn && a->u.call.n == b->u.call.n;
+    case PE_CAST:
+      return a->u.cast.to == b->u.cast.to;
+    default:
+      return true;
   }
 }
 
@@ -434,12 +466,18 @@ static bool block_head_eq(const Stmt *a, const Stmt *b) {
 
 static bool st_shallow_eq(Eq *q, const Stmt *a, const Stmt *b) {
   switch (a->kind) {
-  case ST_SEQ: return a->u.seq.n == b->u.seq.n;
-  case ST_FOR: return a->u.for_.loop == b->u.for_.loop && a->u.for_.nvars == b->u.for_.nvars;
-  case ST_BLOCK: return block_head_eq(a, b);
-  case ST_STORE: return a->u.store.n == b->u.store.n && use_eq(q, a->u.store.buf, b->u.store.buf);
-  case ST_ALLOC: return bind_buf(q, a->u.alloc, b->u.alloc);
-  default: return true;
+    case ST_SEQ:
+      return a->u.seq.n == b->u.seq.n;
+    case ST_FOR:
+      return a->u.for_.loop == b->u.for_.loop && a->u.for_.nvars == b->u.for_.nvars;
+    case ST_BLOCK:
+      return block_head_eq(a, b);
+    case ST_STORE:
+      return a->u.store.n == b->u.store.n && use_eq(q, a->u.store.buf, b->u.store.buf);
+    case ST_ALLOC:
+      return bind_buf(q, a->u.alloc, b->u.alloc);
+    default:
+      return true;
   }
 }
 
@@ -492,7 +530,8 @@ static bool st_eq(Eq *q, const Stmt *a, const Stmt *b) {
 static bool prim_eq(Eq *q, const PrimFunc *a, const PrimFunc *b) {
   if (a->nparams != b->nparams || a->nsizevars != b->nsizevars) return false;
   for (int i = 0; i < a->nsizevars; i++)
-    if (!str_eq(a->sizevars[i]->name, b->sizevars[i]->name) || !bind_tvar(q, a->sizevars[i], b->sizevars[i]))
+    if (!str_eq(a->sizevars[i]->name, b->sizevars[i]->name) ||
+        !bind_tvar(q, a->sizevars[i], b->sizevars[i]))
       return false;
   for (int i = 0; i < a->nparams; i++)
     if (!bind_buf(q, a->params[i], b->params[i])) return false;
@@ -511,13 +550,15 @@ bool prim_func_equal(const PrimFunc *a, const PrimFunc *b) {
 
 static bool adt_eq(Eq *q, const AdtDef *a, const AdtDef *b) {
   int nt = a->ntparams;
-  if (!str_eq(a->name, b->name) || nt != b->ntparams || a->nctors != b->nctors || a->is_extern != b->is_extern)
+  if (!str_eq(a->name, b->name) || nt != b->ntparams || a->nctors != b->nctors ||
+      a->is_extern != b->is_extern)
     return false;
   push_tparams(q, nt, a->tparams, b->tparams);
   bool ok = true;
   for (int i = 0; ok && i < a->nctors; i++) {
     const CtorDef *ca = &a->ctors[i], *cb = &b->ctors[i];
-    ok = str_eq(ca->name, cb->name) && ca->nfields == cb->nfields && tys_eq(q, ca->nfields, ca->fields, cb->fields);
+    ok = str_eq(ca->name, cb->name) && ca->nfields == cb->nfields &&
+         tys_eq(q, ca->nfields, ca->fields, cb->fields);
   }
   pop_tparams(q, nt);
   return ok;
@@ -528,13 +569,20 @@ static bool def_eq(const Def *a, const Def *b) {
   Eq q = {0};
   bool ok = false;
   switch (a->kind) {
-  case DEF_FUNC: ok = fn_eq(&q, a->u.func->fn, b->u.func->fn); break;
-  case DEF_ADT: ok = adt_eq(&q, a->u.adt, b->u.adt); break;
-  case DEF_GLOBAL:
-    ok = a->u.global->builtin == b->u.global->builtin && ty_eq(&q, a->u.global->type, b->u.global->type) &&
-         expr_eq(&q, a->u.global->init, b->u.global->init);
-    break;
-  case DEF_PRIM: ok = prim_eq(&q, a->u.prim, b->u.prim); break;
+    case DEF_FUNC:
+      ok = fn_eq(&q, a->u.func->fn, b->u.func->fn);
+      break;
+    case DEF_ADT:
+      ok = adt_eq(&q, a->u.adt, b->u.adt);
+      break;
+    case DEF_GLOBAL:
+      ok = a->u.global->builtin == b->u.global->builtin &&
+           ty_eq(&q, a->u.global->type, b->u.global->type) &&
+           expr_eq(&q, a->u.global->init, b->u.global->init);
+      break;
+    case DEF_PRIM:
+      ok = prim_eq(&q, a->u.prim, b->u.prim);
+      break;
   }
   eq_free(&q);
   return ok;
@@ -542,10 +590,14 @@ static bool def_eq(const Def *a, const Def *b) {
 
 static const char *def_name(const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: return d->u.func->name;
-  case DEF_ADT: return d->u.adt->name;
-  case DEF_GLOBAL: return d->u.global->name;
-  case DEF_PRIM: return d->u.prim->name;
+    case DEF_FUNC:
+      return d->u.func->name;
+    case DEF_ADT:
+      return d->u.adt->name;
+    case DEF_GLOBAL:
+      return d->u.global->name;
+    case DEF_PRIM:
+      return d->u.prim->name;
   }
   RLY_UNREACHABLE();
 }
@@ -632,25 +684,31 @@ static uint64_t ty_hash(Hs *h, const Type *t) {
   if (!t) return 0x11;
   uint64_t acc = hash_mix(0x77, (uint64_t)t->kind);
   switch (t->kind) {
-  case TY_TENSOR:
-    acc = hash_mix(acc, (uint64_t)t->u.tensor.dtype);
-    for (int i = 0; i < t->u.tensor.ndim; i++) acc = hash_mix(acc, dim_hash(t->u.tensor.dims[i]));
-    return hash_mix(acc, (uint64_t)t->u.tensor.ndim);
-  case TY_TUPLE: return tys_hash(h, hash_mix(acc, (uint64_t)t->u.tuple.n), t->u.tuple.n, t->u.tuple.fields);
-  case TY_FUNC:
-    hs_push_tparams(h, t->u.func.ntparams, t->u.func.tparams);
-    acc = hash_mix(acc, (uint64_t)t->u.func.ntparams);
-    acc = tys_hash(h, hash_mix(acc, (uint64_t)t->u.func.nparams), t->u.func.nparams, t->u.func.params);
-    acc = hash_mix(acc, ty_hash(h, t->u.func.ret));
-    h->tparams.len -= (size_t)t->u.func.ntparams;
-    return acc;
-  case TY_VAR: return hash_mix(acc, tvar_hash(h, t->u.var.name));
-  case TY_ADT:
-    acc = hash_mix(acc, str_hash(t->u.adt.name));
-    return tys_hash(h, hash_mix(acc, (uint64_t)t->u.adt.nargs), t->u.adt.nargs, t->u.adt.args);
-  case TY_REF: return hash_mix(acc, ty_hash(h, t->u.ref.inner));
-  case TY_RANDSTATE: return acc;
-  case TY_INCOMPLETE: return hash_mix(acc, (uint64_t)t->u.incomplete.id);
+    case TY_TENSOR:
+      acc = hash_mix(acc, (uint64_t)t->u.tensor.dtype);
+      for (int i = 0; i < t->u.tensor.ndim; i++) acc = hash_mix(acc, dim_hash(t->u.tensor.dims[i]));
+      return hash_mix(acc, (uint64_t)t->u.tensor.ndim);
+    case TY_TUPLE:
+      return tys_hash(h, hash_mix(acc, (uint64_t)t->u.tuple.n), t->u.tuple.n, t->u.tuple.fields);
+    case TY_FUNC:
+      hs_push_tparams(h, t->u.func.ntparams, t->u.func.tparams);
+      acc = hash_mix(acc, (uint64_t)t->u.func.ntparams);
+      acc = tys_hash(h, hash_mix(acc, (uint64_t)t->u.func.nparams), t->u.func.nparams,
+                     t->u.func.params);
+      acc = hash_mix(acc, ty_hash(h, t->u.func.ret));
+      h->tparams.len -= (size_t)t->u.func.ntparams;
+      return acc;
+    case TY_VAR:
+      return hash_mix(acc, tvar_hash(h, t->u.var.name));
+    case TY_ADT:
+      acc = hash_mix(acc, str_hash(t->u.adt.name));
+      return tys_hash(h, hash_mix(acc, (uint64_t)t->u.adt.nargs), t->u.adt.nargs, t->u.adt.args);
+    case TY_REF:
+      return hash_mix(acc, ty_hash(h, t->u.ref.inner));
+    case TY_RANDSTATE:
+      return acc;
+    case TY_INCOMPLETE:
+      return hash_mix(acc, (uint64_t)t->u.incomplete.id);
   }
   return acc;
 }
@@ -667,16 +725,22 @@ static uint64_t ex_hash(Hs *h, const Expr *e);
 static uint64_t attr_hash(Hs *h, const AttrValue *v) {
   uint64_t acc = hash_mix(0xa7, (uint64_t)v->kind);
   switch (v->kind) {
-  case AV_INT: return hash_mix(hash_mix(acc, (uint64_t)v->u.i), (uint64_t)v->dtype);
-  case AV_FLOAT: return hash_mix(hash_bytes(&v->u.f, sizeof(double), acc), (uint64_t)v->dtype);
-  case AV_BOOL: return hash_mix(acc, v->u.b);
-  case AV_STR:
-  case AV_SYM: return hash_mix(acc, str_hash(v->u.s));
-  case AV_LIST:
-    for (int i = 0; i < v->u.list.n; i++) acc = hash_mix(acc, attr_hash(h, v->u.list.items[i]));
-    return hash_mix(acc, (uint64_t)v->u.list.n);
-  case AV_NONE: return acc;
-  case AV_EXPR: return hash_mix(acc, ex_hash(h, v->u.expr));
+    case AV_INT:
+      return hash_mix(hash_mix(acc, (uint64_t)v->u.i), (uint64_t)v->dtype);
+    case AV_FLOAT:
+      return hash_mix(hash_bytes(&v->u.f, sizeof(double), acc), (uint64_t)v->dtype);
+    case AV_BOOL:
+      return hash_mix(acc, v->u.b);
+    case AV_STR:
+    case AV_SYM:
+      return hash_mix(acc, str_hash(v->u.s));
+    case AV_LIST:
+      for (int i = 0; i < v->u.list.n; i++) acc = hash_mix(acc, attr_hash(h, v->u.list.items[i]));
+      return hash_mix(acc, (uint64_t)v->u.list.n);
+    case AV_NONE:
+      return acc;
+    case AV_EXPR:
+      return hash_mix(acc, ex_hash(h, v->u.expr));
   }
   return acc;
 }
@@ -697,15 +761,16 @@ static uint64_t binder_hash(Hs *h, const Var *v) {
 static uint64_t pat_hash(const Pattern *p) {
   uint64_t acc = hash_mix(0x9a, (uint64_t)p->kind);
   switch (p->kind) {
-  case PAT_WILD:
-  case PAT_VAR: return acc;
-  case PAT_CTOR:
-    acc = hash_mix(acc, str_hash(ctor_name(p->u.ctor.adt, p->u.ctor.index)));
-    for (int i = 0; i < p->u.ctor.n; i++) acc = hash_mix(acc, pat_hash(p->u.ctor.sub[i]));
-    return hash_mix(acc, (uint64_t)p->u.ctor.n);
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) acc = hash_mix(acc, pat_hash(p->u.tuple.sub[i]));
-    return hash_mix(acc, (uint64_t)p->u.tuple.n);
+    case PAT_WILD:
+    case PAT_VAR:
+      return acc;
+    case PAT_CTOR:
+      acc = hash_mix(acc, str_hash(ctor_name(p->u.ctor.adt, p->u.ctor.index)));
+      for (int i = 0; i < p->u.ctor.n; i++) acc = hash_mix(acc, pat_hash(p->u.ctor.sub[i]));
+      return hash_mix(acc, (uint64_t)p->u.ctor.n);
+    case PAT_TUPLE:
+      for (int i = 0; i < p->u.tuple.n; i++) acc = hash_mix(acc, pat_hash(p->u.tuple.sub[i]));
+      return hash_mix(acc, (uint64_t)p->u.tuple.n);
   }
   return acc;
 }
@@ -724,17 +789,28 @@ static uint64_t fn_head_hash(Hs *h, const Function *f) {
 /* As shallow_eq. */
 static uint64_t shallow_hash(Hs *h, const Expr *e) {
   switch (e->kind) {
-  case EX_CONST: return tensor_hash(e->u.konst.value);
-  case EX_VAR: return hs_use(h, e->u.var, e->u.var->id);
-  case EX_GLOBAL: return str_hash(e->u.global.name);
-  case EX_OP: return str_hash(e->u.op.name);
-  case EX_CTOR: return str_hash(ctor_name(e->u.ctor.adt, e->u.ctor.index));
-  case EX_CALL: return hash_mix((uint64_t)e->u.call.nargs, attrs_hash(h, e->u.call.attrs));
-  case EX_TUPLE: return (uint64_t)e->u.tuple.n;
-  case EX_PROJ: return (uint64_t)e->u.proj.index;
-  case EX_FN: return fn_head_hash(h, e->u.fn);
-  case EX_MATCH: return match_head_hash(e);
-  default: return 0;
+    case EX_CONST:
+      return tensor_hash(e->u.konst.value);
+    case EX_VAR:
+      return hs_use(h, e->u.var, e->u.var->id);
+    case EX_GLOBAL:
+      return str_hash(e->u.global.name);
+    case EX_OP:
+      return str_hash(e->u.op.name);
+    case EX_CTOR:
+      return str_hash(ctor_name(e->u.ctor.adt, e->u.ctor.index));
+    case EX_CALL:
+      return hash_mix((uint64_t)e->u.call.nargs, attrs_hash(h, e->u.call.attrs));
+    case EX_TUPLE:
+      return (uint64_t)e->u.tuple.n;
+    case EX_PROJ:
+      return (uint64_t)e->u.proj.index;
+    case EX_FN:
+      return fn_head_hash(h, e->u.fn);
+    case EX_MATCH:
+      return match_head_hash(e);
+    default:
+      return 0;
   }
 }
 
@@ -834,14 +910,22 @@ uint64_t func_hash(const Function *f) {
 /* As pe_shallow_eq. */
 static uint64_t pe_shallow_hash(const Hs *h, const PrimExpr *e) {
   switch (e->kind) {
-  case PE_INT: return (uint64_t)e->u.i;
-  case PE_FLOAT: return hash_bytes(&e->u.f, sizeof(double), 0xf1);
-  case PE_VAR: return hs_use(h, e->u.var, e->u.var->id);
-  case PE_LOAD: return hash_mix(hs_use(h, e->u.load.buf, e->u.load.buf->id), (uint64_t)e->u.load.n);
-  case PE_BIN: return (uint64_t)e->u.bin.op;
-  case PE_CALL: return hash_mix((uint64_t)e->u.call.fn, (uint64_t)e->u.call.n);
-  case PE_CAST: return (uint64_t)e->u.cast.to;
-  default: return 0;
+    case PE_INT:
+      return (uint64_t)e->u.i;
+    case PE_FLOAT:
+      return hash_bytes(&e->u.f, sizeof(double), 0xf1);
+    case PE_VAR:
+      return hs_use(h, e->u.var, e->u.var->id);
+    case PE_LOAD:
+      return hash_mix(hs_use(h, e->u.load.buf, e->u.load.buf->id), (uint64_t)e->u.load.n);
+    case PE_BIN:
+      return (uint64_t)e->u.bin.op;
+    case PE_CALL:
+      return hash_mix((uint64_t)e->u.call.fn, (uint64_t)e->u.call.n);
+    case PE_CAST:
+      return (uint64_t)e->u.cast.to;
+    default:
+      return 0;
   }
 }
 
@@ -877,12 +961,18 @@ static uint64_t block_head_hash(const Stmt *s) {
 /* As st_shallow_eq (an alloc binds its buffer here). */
 static uint64_t st_shallow_hash(Hs *h, const Stmt *s) {
   switch (s->kind) {
-  case ST_SEQ: return (uint64_t)s->u.seq.n;
-  case ST_FOR: return hash_mix((uint64_t)s->u.for_.loop, (uint64_t)s->u.for_.nvars);
-  case ST_BLOCK: return block_head_hash(s);
-  case ST_STORE: return hash_mix(hs_use(h, s->u.store.buf, s->u.store.buf->id), (uint64_t)s->u.store.n);
-  case ST_ALLOC: return buf_hash(h, s->u.alloc);
-  default: return 0;
+    case ST_SEQ:
+      return (uint64_t)s->u.seq.n;
+    case ST_FOR:
+      return hash_mix((uint64_t)s->u.for_.loop, (uint64_t)s->u.for_.nvars);
+    case ST_BLOCK:
+      return block_head_hash(s);
+    case ST_STORE:
+      return hash_mix(hs_use(h, s->u.store.buf, s->u.store.buf->id), (uint64_t)s->u.store.n);
+    case ST_ALLOC:
+      return buf_hash(h, s->u.alloc);
+    default:
+      return 0;
   }
 }
 
@@ -903,7 +993,8 @@ uint64_t prim_func_hash(const PrimFunc *f) {
   Hs h = {0};
   uint64_t acc = hash_mix(0x99, (uint64_t)f->nparams);
   for (int i = 0; i < f->nsizevars; i++)
-    acc = hash_mix(hash_mix(acc, str_hash(f->sizevars[i]->name)), tvar_bind_hash(&h, f->sizevars[i]));
+    acc =
+        hash_mix(hash_mix(acc, str_hash(f->sizevars[i]->name)), tvar_bind_hash(&h, f->sizevars[i]));
   for (int i = 0; i < f->nparams; i++) acc = hash_mix(acc, buf_hash(&h, f->params[i]));
   acc = hash_mix(acc, attrs_hash(&h, f->attrs));
   acc = hash_mix(acc, st_hash(&h, f->body));

@@ -230,10 +230,14 @@ AttrValue *attr_bool(Arena *a, bool b) {
 
 static const char *def_name(const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: return d->u.func->name;
-  case DEF_ADT: return d->u.adt->name;
-  case DEF_GLOBAL: return d->u.global->name;
-  case DEF_PRIM: return d->u.prim->name;
+    case DEF_FUNC:
+      return d->u.func->name;
+    case DEF_ADT:
+      return d->u.adt->name;
+    case DEF_GLOBAL:
+      return d->u.global->name;
+    case DEF_PRIM:
+      return d->u.prim->name;
   }
   RLY_UNREACHABLE();
 }

@@ -57,7 +57,7 @@ typedef struct Dim {
   const char *name; /* DIM_VAR */
 } Dim;
 
-#define TYPE_KINDS(X)                                                         \
+#define TYPE_KINDS(X)                                                          \
   X(TY_TENSOR, "tensor")         /* Tensor[(d0, d1), dtype]; rank 0 = dtype */ \
   X(TY_TUPLE, "tuple")           /* (A, B) */                                  \
   X(TY_FUNC, "func")             /* fn [T](A, B) -> C */                       \
@@ -77,13 +77,36 @@ struct Type {
   TypeKind kind;
   Span span;
   union {
-    struct { DType dtype; int ndim; Dim *dims; } tensor;
-    struct { int n; Type **fields; } tuple;
-    struct { int nparams; Type **params; Type *ret; int ntparams; const char **tparams; } func;
-    struct { const char *name; } var;
-    struct { const char *name; int nargs; Type **args; } adt;
-    struct { Type *inner; } ref;
-    struct { int64_t id; } incomplete; /* 0 = `_` as written; >0 = metavariable */
+    struct {
+      DType dtype;
+      int ndim;
+      Dim *dims;
+    } tensor;
+    struct {
+      int n;
+      Type **fields;
+    } tuple;
+    struct {
+      int nparams;
+      Type **params;
+      Type *ret;
+      int ntparams;
+      const char **tparams;
+    } func;
+    struct {
+      const char *name;
+    } var;
+    struct {
+      const char *name;
+      int nargs;
+      Type **args;
+    } adt;
+    struct {
+      Type *inner;
+    } ref;
+    struct {
+      int64_t id;
+    } incomplete; /* 0 = `_` as written; >0 = metavariable */
   } u;
 };
 
@@ -91,15 +114,15 @@ const char *type_kind_name(TypeKind k);
 
 /* ──────────────────────────── attributes ─────────────────────────── */
 
-#define ATTR_KINDS(X)               \
-  X(AV_INT, "int")     /* 3, -1, 3i64 */ \
-  X(AV_FLOAT, "float") /* 0.5f, 1e-05f */ \
-  X(AV_BOOL, "bool")                 \
-  X(AV_STR, "string")                \
-  X(AV_LIST, "list")   /* [a, b] */  \
-  X(AV_NONE, "none")   /* None / nullptr */ \
-  X(AV_EXPR, "expr")   /* fallback atom, e.g. a global */ \
-  X(AV_SYM, "symbol")  /* bare identifier, e.g. size variable n in shape=[n, 4] */
+#define ATTR_KINDS(X)                                    \
+  X(AV_INT, "int")     /* 3, -1, 3i64 */                 \
+  X(AV_FLOAT, "float") /* 0.5f, 1e-05f */                \
+  X(AV_BOOL, "bool")                                     \
+  X(AV_STR, "string")                                    \
+  X(AV_LIST, "list")  /* [a, b] */                       \
+  X(AV_NONE, "none")  /* None / nullptr */               \
+  X(AV_EXPR, "expr")  /* fallback atom, e.g. a global */ \
+  X(AV_SYM, "symbol") /* bare identifier, e.g. size variable n in shape=[n, 4] */
 
 typedef enum AttrKind {
 #define X(e, n) e,
@@ -116,8 +139,11 @@ struct AttrValue {
     double f;      /* AV_FLOAT */
     bool b;        /* AV_BOOL */
     const char *s; /* AV_STR (unescaped), AV_SYM */
-    struct { int n; AttrValue **items; } list;
-    Expr *expr;    /* AV_EXPR */
+    struct {
+      int n;
+      AttrValue **items;
+    } list;
+    Expr *expr; /* AV_EXPR */
   } u;
 };
 
@@ -142,38 +168,38 @@ struct Var {
   uint64_t id;
   Span span;
   bool is_graph;
-  bool is_free; /* bound by free_var */
+  bool is_free;                    /* bound by free_var */
   const AttrValue *virtual_device; /* `%x {virtual_device=...}` kept for printing, usually NULL */
 };
 
 struct Function {
   int nparams;
   Var **params;
-  Type *ret;          /* written return type or NULL */
+  Type *ret; /* written return type or NULL */
   int ntparams;
   const char **tparams;
-  Attrs *attrs;       /* e.g. Primitive=1; NULL if none */
+  Attrs *attrs; /* e.g. Primitive=1; NULL if none */
   Expr *body;
   Span span;
 };
 
-#define EXPR_KINDS(X)                                                     \
-  X(EX_CONST, "constant")      /* scalar literal or tensor constant */    \
-  X(EX_VAR, "var")             /* %x */                                   \
-  X(EX_GLOBAL, "global")       /* @f: a function or a state global */     \
-  X(EX_OP, "op")               /* add, nn.dense (registry index) */       \
-  X(EX_CTOR, "constructor")    /* Cons */                                 \
-  X(EX_CALL, "call")           /* f(a, b, k=v) */                         \
-  X(EX_TUPLE, "tuple")         /* (a, b) */                               \
-  X(EX_PROJ, "projection")     /* %t.0 */                                 \
-  X(EX_LET, "let")             /* let %x = v; body  (also %N = v; and a; b) */ \
-  X(EX_FREE_VAR, "free_var")   /* free_var %x: T; body */                 \
-  X(EX_FN, "function")         /* fn (%x) { ... } */                      \
-  X(EX_IF, "if")                                                          \
-  X(EX_MATCH, "match")         /* match / match? */                       \
-  X(EX_REF_NEW, "ref")         /* ref(e) */                               \
-  X(EX_REF_READ, "ref_read")   /* %r^ */                                  \
-  X(EX_REF_WRITE, "ref_write") /* %r := v */                              \
+#define EXPR_KINDS(X)                                                        \
+  X(EX_CONST, "constant")    /* scalar literal or tensor constant */         \
+  X(EX_VAR, "var")           /* %x */                                        \
+  X(EX_GLOBAL, "global")     /* @f: a function or a state global */          \
+  X(EX_OP, "op")             /* add, nn.dense (registry index) */            \
+  X(EX_CTOR, "constructor")  /* Cons */                                      \
+  X(EX_CALL, "call")         /* f(a, b, k=v) */                              \
+  X(EX_TUPLE, "tuple")       /* (a, b) */                                    \
+  X(EX_PROJ, "projection")   /* %t.0 */                                      \
+  X(EX_LET, "let")           /* let %x = v; body  (also %N = v; and a; b) */ \
+  X(EX_FREE_VAR, "free_var") /* free_var %x: T; body */                      \
+  X(EX_FN, "function")       /* fn (%x) { ... } */                           \
+  X(EX_IF, "if")                                                             \
+  X(EX_MATCH, "match")         /* match / match? */                          \
+  X(EX_REF_NEW, "ref")         /* ref(e) */                                  \
+  X(EX_REF_READ, "ref_read")   /* %r^ */                                     \
+  X(EX_REF_WRITE, "ref_write") /* %r := v */                                 \
   X(EX_DATAFLOW, "dataflow")   /* dataflow { e } */
 
 typedef enum ExprKind {
@@ -192,25 +218,69 @@ struct Expr {
   Span span;
   Type *ty; /* filled by the type checker; NULL before */
   union {
-    struct { Tensor *value; } konst;
+    struct {
+      Tensor *value;
+    } konst;
     Var *var;
-    struct { const char *name; } global;
+    struct {
+      const char *name;
+    } global;
     /* index into the op registry; call_tir copies the row's OP_CALL_TIR flag
      * (its callee prints as a string first argument) so ir/ need not ask ops/ */
-    struct { int index; const char *name; bool call_tir; } op;
-    struct { AdtDef *adt; int index; } ctor;    /* adt->ctors[index] */
-    struct { Expr *fn; int nargs; Expr **args; Attrs *attrs; } call;
-    struct { int n; Expr **fields; } tuple;
-    struct { Expr *tuple; int index; } proj;
-    struct { Var *var; Expr *value; Expr *body; } let; /* var->name NULL for `a; b` */
-    struct { Var *var; Expr *body; } free_var;
+    struct {
+      int index;
+      const char *name;
+      bool call_tir;
+    } op;
+    struct {
+      AdtDef *adt;
+      int index;
+    } ctor; /* adt->ctors[index] */
+    struct {
+      Expr *fn;
+      int nargs;
+      Expr **args;
+      Attrs *attrs;
+    } call;
+    struct {
+      int n;
+      Expr **fields;
+    } tuple;
+    struct {
+      Expr *tuple;
+      int index;
+    } proj;
+    struct {
+      Var *var;
+      Expr *value;
+      Expr *body;
+    } let; /* var->name NULL for `a; b` */
+    struct {
+      Var *var;
+      Expr *body;
+    } free_var;
     Function *fn;
-    struct { Expr *cond, *then_, *else_; } if_;
-    struct { Expr *scrut; int n; MatchClause *clauses; bool partial; } match;
-    struct { Expr *init; } ref_new;
-    struct { Expr *ref; } ref_read;
-    struct { Expr *ref, *value; } ref_write;
-    struct { Expr *body; } dataflow;
+    struct {
+      Expr *cond, *then_, *else_;
+    } if_;
+    struct {
+      Expr *scrut;
+      int n;
+      MatchClause *clauses;
+      bool partial;
+    } match;
+    struct {
+      Expr *init;
+    } ref_new;
+    struct {
+      Expr *ref;
+    } ref_read;
+    struct {
+      Expr *ref, *value;
+    } ref_write;
+    struct {
+      Expr *body;
+    } dataflow;
   } u;
 };
 
@@ -218,10 +288,10 @@ const char *expr_kind_name(ExprKind k);
 
 /* ──────────────────────────── patterns ──────────────────────────── */
 
-#define PATTERN_KINDS(X)  \
-  X(PAT_WILD, "_")        \
-  X(PAT_VAR, "var")       \
-  X(PAT_CTOR, "ctor")     \
+#define PATTERN_KINDS(X) \
+  X(PAT_WILD, "_")       \
+  X(PAT_VAR, "var")      \
+  X(PAT_CTOR, "ctor")    \
   X(PAT_TUPLE, "tuple")
 
 typedef enum PatternKind {
@@ -235,8 +305,16 @@ struct Pattern {
   Span span;
   union {
     Var *var;
-    struct { AdtDef *adt; int index; int n; Pattern **sub; } ctor;
-    struct { int n; Pattern **sub; } tuple;
+    struct {
+      AdtDef *adt;
+      int index;
+      int n;
+      Pattern **sub;
+    } ctor;
+    struct {
+      int n;
+      Pattern **sub;
+    } tuple;
   } u;
 };
 
@@ -276,10 +354,10 @@ typedef struct FuncDef {
   Type *ty; /* inferred fn type, filled by the type checker (NULL before) */
 } FuncDef;
 
-#define DEF_KINDS(X)                \
-  X(DEF_FUNC, "def")                \
-  X(DEF_ADT, "type")                \
-  X(DEF_GLOBAL, "global")           \
+#define DEF_KINDS(X)      \
+  X(DEF_FUNC, "def")      \
+  X(DEF_ADT, "type")      \
+  X(DEF_GLOBAL, "global") \
   X(DEF_PRIM, "prim")
 
 typedef enum DefKind {
@@ -310,7 +388,7 @@ struct Module {
   StrMap ctors;   /* constructor name → AdtDef* */
 };
 
-Module *module_new(Arena *a);          /* includes the builtin @prng_state */
+Module *module_new(Arena *a); /* includes the builtin @prng_state */
 /* Adds or replaces (same name) a definition; returns the replaced Def's kind
  * or -1 when new.  The Def is copied. */
 int module_add(Module *m, Def d);
@@ -376,9 +454,9 @@ uint64_t func_hash(const Function *f);
 /* ───────────────────────────── printer ───────────────────────────── */
 
 typedef struct PrintOptions {
-  bool types;        /* add `ty=T` comment annotations (needs a type-checked program) */
-  bool header;       /* `#[version = "0.0.5"]` first line (modules) */
-  int indent;        /* initial indentation (spaces) */
+  bool types;  /* add `ty=T` comment annotations (needs a type-checked program) */
+  bool header; /* `#[version = "0.0.5"]` first line (modules) */
+  int indent;  /* initial indentation (spaces) */
 } PrintOptions;
 
 /* Canonical text, TVM style: header, ADTs sorted by name, then state

@@ -44,13 +44,13 @@ static uint64_t *pm_slot(PtrMap *m, const void *k) { return u64map_slot(m, PTR_K
 static bool ps_insert(PtrMap *m, const void *k) { return u64map_insert(m, PTR_KEY(k)); }
 static void pm_free(PtrMap *m) { u64map_free(m); }
 
-#define GROW(arr, n, cap)                                           \
-  do {                                                              \
-    if ((n) == (cap)) {                                             \
-      (cap) = (cap) ? (cap) * 2 : 16;                               \
-      (arr) = realloc((arr), sizeof *(arr) * (size_t)(cap));        \
-      if (!(arr)) rly_oom();                                        \
-    }                                                               \
+#define GROW(arr, n, cap)                                    \
+  do {                                                       \
+    if ((n) == (cap)) {                                      \
+      (cap) = (cap) ? (cap) * 2 : 16;                        \
+      (arr) = realloc((arr), sizeof *(arr) * (size_t)(cap)); \
+      if (!(arr)) rly_oom();                                 \
+    }                                                        \
   } while (0)
 
 /* ───────────────────────────── literals ───────────────────────────── */
@@ -91,18 +91,32 @@ static void put_float(StrBuf *b, double v, DType dt) {
 /* An integer of type dt (uint64 values are stored bit-for-bit). */
 static void put_int(StrBuf *b, int64_t v, DType dt) {
   switch (dtype_class(dt)) {
-  case 'b': sb_puts(b, v ? "True" : "False"); return;
-  case 'u': sb_printf(b, "%" PRIu64 "%s", (uint64_t)v, dtype_suffix(dt)); return;
-  case 'i': sb_printf(b, "%" PRId64 "%s", v, dtype_suffix(dt)); return;
-  default: sb_printf(b, "%" PRId64, v); return;
+    case 'b':
+      sb_puts(b, v ? "True" : "False");
+      return;
+    case 'u':
+      sb_printf(b, "%" PRIu64 "%s", (uint64_t)v, dtype_suffix(dt));
+      return;
+    case 'i':
+      sb_printf(b, "%" PRId64 "%s", v, dtype_suffix(dt));
+      return;
+    default:
+      sb_printf(b, "%" PRId64, v);
+      return;
   }
 }
 
 void print_scalar_to(StrBuf *b, const Tensor *t, int64_t i) {
   switch (dtype_class(t->dtype)) {
-  case 'f': put_float(b, tensor_get_f64(t, i), t->dtype); break;
-  case 'u': put_int(b, (int64_t)tensor_get_u64(t, i), t->dtype); break;
-  default: put_int(b, tensor_get_i64(t, i), t->dtype); break;
+    case 'f':
+      put_float(b, tensor_get_f64(t, i), t->dtype);
+      break;
+    case 'u':
+      put_int(b, (int64_t)tensor_get_u64(t, i), t->dtype);
+      break;
+    default:
+      put_int(b, tensor_get_i64(t, i), t->dtype);
+      break;
   }
 }
 
@@ -128,12 +142,24 @@ void print_string_to(StrBuf *b, const char *s) {
   sb_putc(b, '"');
   for (; *s; s++) {
     switch (*s) {
-    case '"': sb_puts(b, "\\\""); break;
-    case '\\': sb_puts(b, "\\\\"); break;
-    case '\n': sb_puts(b, "\\n"); break;
-    case '\t': sb_puts(b, "\\t"); break;
-    case '\r': sb_puts(b, "\\r"); break;
-    default: sb_putc(b, *s); break;
+      case '"':
+        sb_puts(b, "\\\"");
+        break;
+      case '\\':
+        sb_puts(b, "\\\\");
+        break;
+      case '\n':
+        sb_puts(b, "\\n");
+        break;
+      case '\t':
+        sb_puts(b, "\\t");
+        break;
+      case '\r':
+        sb_puts(b, "\\r");
+        break;
+      default:
+        sb_putc(b, *s);
+        break;
     }
   }
   sb_putc(b, '"');
@@ -143,10 +169,16 @@ void print_string_to(StrBuf *b, const char *s) {
 
 static void put_dim(StrBuf *b, Dim d) {
   switch (d.kind) {
-  case DIM_CONST: sb_printf(b, "%" PRId64, d.value); break;
-  case DIM_VAR: sb_puts(b, d.name); break;
-  case DIM_ANY:
-  case DIM_META: sb_putc(b, '?'); break;
+    case DIM_CONST:
+      sb_printf(b, "%" PRId64, d.value);
+      break;
+    case DIM_VAR:
+      sb_puts(b, d.name);
+      break;
+    case DIM_ANY:
+    case DIM_META:
+      sb_putc(b, '?');
+      break;
   }
 }
 
@@ -189,44 +221,50 @@ void print_type_to(StrBuf *b, const Type *t) {
     return;
   }
   switch (t->kind) {
-  case TY_TENSOR:
-    if (!t->u.tensor.ndim) {
-      sb_puts(b, dtype_name(t->u.tensor.dtype));
+    case TY_TENSOR:
+      if (!t->u.tensor.ndim) {
+        sb_puts(b, dtype_name(t->u.tensor.dtype));
+        break;
+      }
+      sb_puts(b, "Tensor[");
+      print_dims_to(b, t->u.tensor.ndim, t->u.tensor.dims);
+      sb_printf(b, ", %s]", dtype_name(t->u.tensor.dtype));
       break;
-    }
-    sb_puts(b, "Tensor[");
-    print_dims_to(b, t->u.tensor.ndim, t->u.tensor.dims);
-    sb_printf(b, ", %s]", dtype_name(t->u.tensor.dtype));
-    break;
-  case TY_TUPLE:
-    sb_putc(b, '(');
-    put_types(b, t->u.tuple.n, t->u.tuple.fields);
-    sb_puts(b, t->u.tuple.n == 1 ? ",)" : ")");
-    break;
-  case TY_FUNC:
-    sb_puts(b, "fn ");
-    put_tparams(b, t->u.func.ntparams, t->u.func.tparams);
-    sb_putc(b, '(');
-    put_types(b, t->u.func.nparams, t->u.func.params);
-    sb_puts(b, ") -> ");
-    print_type_to(b, t->u.func.ret);
-    break;
-  case TY_VAR: sb_puts(b, t->u.var.name); break;
-  case TY_ADT:
-    sb_puts(b, t->u.adt.name);
-    if (t->u.adt.nargs) {
-      sb_putc(b, '[');
-      put_types(b, t->u.adt.nargs, t->u.adt.args);
+    case TY_TUPLE:
+      sb_putc(b, '(');
+      put_types(b, t->u.tuple.n, t->u.tuple.fields);
+      sb_puts(b, t->u.tuple.n == 1 ? ",)" : ")");
+      break;
+    case TY_FUNC:
+      sb_puts(b, "fn ");
+      put_tparams(b, t->u.func.ntparams, t->u.func.tparams);
+      sb_putc(b, '(');
+      put_types(b, t->u.func.nparams, t->u.func.params);
+      sb_puts(b, ") -> ");
+      print_type_to(b, t->u.func.ret);
+      break;
+    case TY_VAR:
+      sb_puts(b, t->u.var.name);
+      break;
+    case TY_ADT:
+      sb_puts(b, t->u.adt.name);
+      if (t->u.adt.nargs) {
+        sb_putc(b, '[');
+        put_types(b, t->u.adt.nargs, t->u.adt.args);
+        sb_putc(b, ']');
+      }
+      break;
+    case TY_REF:
+      sb_puts(b, "Ref[");
+      print_type_to(b, t->u.ref.inner);
       sb_putc(b, ']');
-    }
-    break;
-  case TY_REF:
-    sb_puts(b, "Ref[");
-    print_type_to(b, t->u.ref.inner);
-    sb_putc(b, ']');
-    break;
-  case TY_RANDSTATE: sb_puts(b, "RandState"); break;
-  case TY_INCOMPLETE: sb_putc(b, '_'); break;
+      break;
+    case TY_RANDSTATE:
+      sb_puts(b, "RandState");
+      break;
+    case TY_INCOMPLETE:
+      sb_putc(b, '_');
+      break;
   }
 }
 
@@ -275,15 +313,15 @@ typedef struct Printer {
   /* per root (a definition, a state global, an expression) */
   const Function *root_fn;
   const Expr *root;
-  PtrMap seen;      /* set: every non-atomic node of the root */
-  PtrMap shared;    /* node reachable twice → index + 1 into nodes */
+  PtrMap seen;   /* set: every non-atomic node of the root */
+  PtrMap shared; /* node reachable twice → index + 1 into nodes */
   NodeInfo *nodes;
   size_t nnodes, capnodes;
   bool dag;         /* shared is not empty */
   PtrMap var_flags; /* Var* → VAR_USED (anonymous vars only) | VAR_RENAME */
   StrMap taken;     /* names printed verbatim (collected on first need) */
   bool taken_ready;
-  PtrMap scope_ix;  /* block key → index + 1 into scopes */
+  PtrMap scope_ix; /* block key → index + 1 into scopes */
   ScopeRec *scopes;
   size_t nscopes, capscopes;
   Anchor *anchors;
@@ -294,9 +332,9 @@ typedef struct Printer {
   StrMap gen_next; /* base → next suffix to try */
   Bind *binds;
   size_t nbinds, capbinds;
-  StrMap top;      /* name → innermost live binding (index + 1) */
-  bool conflict;   /* a use was captured: rename and print again */
-  char rootkey;    /* its address keys the root block */
+  StrMap top;    /* name → innermost live binding (index + 1) */
+  bool conflict; /* a use was captured: rename and print again */
+  char rootkey;  /* its address keys the root block */
 } Printer;
 
 static void printer_init(Printer *P, StrBuf *b, PrintOptions opt) {
@@ -345,13 +383,16 @@ static bool is_bare_ctor(const Expr *e) {
 /* Atoms are printed in place at every use, never hoisted. */
 static bool is_atom(const Expr *e) {
   switch (e->kind) {
-  case EX_CONST:
-  case EX_VAR:
-  case EX_GLOBAL:
-  case EX_OP:
-  case EX_CTOR: return true;
-  case EX_CALL: return is_bare_ctor(e);
-  default: return false;
+    case EX_CONST:
+    case EX_VAR:
+    case EX_GLOBAL:
+    case EX_OP:
+    case EX_CTOR:
+      return true;
+    case EX_CALL:
+      return is_bare_ctor(e);
+    default:
+      return false;
   }
 }
 
@@ -460,8 +501,10 @@ static void put_var(Printer *P, const Var *v) {
   uint64_t *s = pm_slot(&P->names, v);
   if (!*s && v->is_graph) *s = (uint64_t)P->next_num++ + 1;
   if (!*s) *s = (uint64_t)(uintptr_t)fresh_name(P, v->name && v->name[0] ? v->name : "v");
-  if (v->is_graph) sb_printf(P->b, "%%%" PRIu64, *s - 1);
-  else sb_printf(P->b, "%%%s", (const char *)(uintptr_t)*s);
+  if (v->is_graph)
+    sb_printf(P->b, "%%%" PRIu64, *s - 1);
+  else
+    sb_printf(P->b, "%%%s", (const char *)(uintptr_t)*s);
 }
 
 /* Only verbatim names can capture: generated names and numbers are unique. */
@@ -532,8 +575,10 @@ static void count_refs(Printer *P, const Expr *root) {
     if (!e) continue;
     if (e->kind == EX_VAR && !e->u.var->name) *pm_slot(&P->var_flags, e->u.var) |= VAR_USED;
     if (is_atom(e)) continue;
-    if (ps_insert(&P->seen, e)) push_children(&st, e);
-    else count_second_visit(P, e);
+    if (ps_insert(&P->seen, e))
+      push_children(&st, e);
+    else
+      count_second_visit(P, e);
   }
   vec_free(&st);
 }
@@ -590,8 +635,10 @@ static void edge(Placer *pl, const Expr *c, int s, int o, bool inl) {
     push_work(pl, c, s, o, inl);
     return;
   }
-  if (!ni->placed) ni->placed = true, ni->scope = s, ni->ord = o;
-  else meet(pl->P, &ni->scope, &ni->ord, s, o);
+  if (!ni->placed)
+    ni->placed = true, ni->scope = s, ni->ord = o;
+  else
+    meet(pl->P, &ni->scope, &ni->ord, s, o);
   if (--ni->remaining == 0) push_work(pl, c, ni->scope, ni->ord, true);
 }
 
@@ -612,7 +659,8 @@ static void place_children(Placer *pl, const Expr *e, int s, int o) {
   Printer *P = pl->P;
   Expr *rest = expr_rest(e);
   attrs_edges(pl, expr_attrs(e), s, o);
-  if (rest) edge(pl, rest, s, o + 1, false); /* the rest first keeps the work list short on long chains */
+  if (rest)
+    edge(pl, rest, s, o + 1, false); /* the rest first keeps the work list short on long chains */
   for (int i = 0; i < expr_nchildren(e); i++) {
     const Expr *c = expr_child(e, i);
     ExprRole r = expr_child_role(e, i);
@@ -654,7 +702,8 @@ static void place_nodes(Printer *P, const Expr *root) {
     Work w = pl.work[--pl.n];
     NodeInfo *ni = shared_info(P, w.e);
     if (ni) ni->order = pl.order++, add_anchor(P, ni, w.e);
-    if ((w.e->kind == EX_LET || w.e->kind == EX_FREE_VAR) && w.inl) w.s = new_scope(P, w.e, w.s, w.o), w.o = 0;
+    if ((w.e->kind == EX_LET || w.e->kind == EX_FREE_VAR) && w.inl)
+      w.s = new_scope(P, w.e, w.s, w.o), w.o = 0;
     place_children(&pl, w.e, w.s, w.o);
   }
   free(pl.work);
@@ -687,21 +736,35 @@ static void ann(Printer *P, const Type *t) {
 static void attr_value(Printer *P, const AttrValue *v, int ind) {
   StrBuf *b = P->b;
   switch (v->kind) {
-  case AV_INT: put_int(b, v->u.i, dtype_is_int(v->dtype) ? v->dtype : DT_INT32); break;
-  case AV_FLOAT: put_float(b, v->u.f, v->dtype); break;
-  case AV_BOOL: sb_puts(b, v->u.b ? "True" : "False"); break;
-  case AV_STR: print_string_to(b, v->u.s); break;
-  case AV_LIST:
-    sb_putc(b, '[');
-    for (int i = 0; i < v->u.list.n; i++) {
-      if (i) sb_puts(b, ", ");
-      attr_value(P, v->u.list.items[i], ind);
-    }
-    sb_putc(b, ']');
-    break;
-  case AV_NONE: sb_puts(b, "None"); break;
-  case AV_EXPR: print_inline(P, v->u.expr, ind); break;
-  case AV_SYM: sb_puts(b, v->u.s); break;
+    case AV_INT:
+      put_int(b, v->u.i, dtype_is_int(v->dtype) ? v->dtype : DT_INT32);
+      break;
+    case AV_FLOAT:
+      put_float(b, v->u.f, v->dtype);
+      break;
+    case AV_BOOL:
+      sb_puts(b, v->u.b ? "True" : "False");
+      break;
+    case AV_STR:
+      print_string_to(b, v->u.s);
+      break;
+    case AV_LIST:
+      sb_putc(b, '[');
+      for (int i = 0; i < v->u.list.n; i++) {
+        if (i) sb_puts(b, ", ");
+        attr_value(P, v->u.list.items[i], ind);
+      }
+      sb_putc(b, ']');
+      break;
+    case AV_NONE:
+      sb_puts(b, "None");
+      break;
+    case AV_EXPR:
+      print_inline(P, v->u.expr, ind);
+      break;
+    case AV_SYM:
+      sb_puts(b, v->u.s);
+      break;
   }
 }
 
@@ -728,25 +791,30 @@ static void put_attrs(Printer *P, const Attrs *at, int skip, bool first, int ind
 static bool delimited(const Printer *P, const Expr *e) {
   if (hoisted(P, e)) return true;
   switch (e->kind) {
-  case EX_VAR:
-  case EX_GLOBAL:
-  case EX_TUPLE:
-  case EX_LET:
-  case EX_FREE_VAR:
-  case EX_MATCH:
-  case EX_REF_WRITE: return true;
-  default: return false;
+    case EX_VAR:
+    case EX_GLOBAL:
+    case EX_TUPLE:
+    case EX_LET:
+    case EX_FREE_VAR:
+    case EX_MATCH:
+    case EX_REF_WRITE:
+      return true;
+    default:
+      return false;
   }
 }
 
 static bool callee_ok(const Printer *P, const Expr *e) {
   if (delimited(P, e)) return true;
   switch (e->kind) {
-  case EX_OP:
-  case EX_CTOR:
-  case EX_PROJ: return true;
-  case EX_CALL: return !is_bare_ctor(e);
-  default: return false;
+    case EX_OP:
+    case EX_CTOR:
+    case EX_PROJ:
+      return true;
+    case EX_CALL:
+      return !is_bare_ctor(e);
+    default:
+      return false;
   }
 }
 
@@ -827,7 +895,8 @@ static void print_sig(Printer *P, const Function *f, const Type *fty, int ind) {
 }
 
 /* `sig {` body `}` with the parameters bound in the body. */
-static void print_fn_body(Printer *P, const void *key, const Function *f, const Type *fty, int ind) {
+static void print_fn_body(Printer *P, const void *key, const Function *f, const Type *fty,
+                          int ind) {
   print_sig(P, f, fty, ind);
   sb_puts(P->b, " {\n");
   size_t mark = P->nbinds;
@@ -843,45 +912,50 @@ static void print_fn_body(Printer *P, const void *key, const Function *f, const 
 static void print_pattern(Printer *P, const Pattern *p) {
   StrBuf *b = P->b;
   switch (p->kind) {
-  case PAT_WILD: sb_putc(b, '_'); break;
-  case PAT_VAR:
-    put_var(P, p->u.var);
-    if (p->u.var->annot) {
-      sb_puts(b, ": ");
-      print_type_to(b, p->u.var->annot);
-    }
-    break;
-  case PAT_CTOR:
-    sb_puts(b, p->u.ctor.adt->ctors[p->u.ctor.index].name);
-    if (!p->u.ctor.n) break;
-    sb_putc(b, '(');
-    for (int i = 0; i < p->u.ctor.n; i++) {
-      if (i) sb_puts(b, ", ");
-      print_pattern(P, p->u.ctor.sub[i]);
-    }
-    sb_putc(b, ')');
-    break;
-  case PAT_TUPLE:
-    sb_putc(b, '(');
-    for (int i = 0; i < p->u.tuple.n; i++) {
-      if (i) sb_puts(b, ", ");
-      print_pattern(P, p->u.tuple.sub[i]);
-    }
-    sb_puts(b, p->u.tuple.n == 1 ? ",)" : ")");
-    break;
+    case PAT_WILD:
+      sb_putc(b, '_');
+      break;
+    case PAT_VAR:
+      put_var(P, p->u.var);
+      if (p->u.var->annot) {
+        sb_puts(b, ": ");
+        print_type_to(b, p->u.var->annot);
+      }
+      break;
+    case PAT_CTOR:
+      sb_puts(b, p->u.ctor.adt->ctors[p->u.ctor.index].name);
+      if (!p->u.ctor.n) break;
+      sb_putc(b, '(');
+      for (int i = 0; i < p->u.ctor.n; i++) {
+        if (i) sb_puts(b, ", ");
+        print_pattern(P, p->u.ctor.sub[i]);
+      }
+      sb_putc(b, ')');
+      break;
+    case PAT_TUPLE:
+      sb_putc(b, '(');
+      for (int i = 0; i < p->u.tuple.n; i++) {
+        if (i) sb_puts(b, ", ");
+        print_pattern(P, p->u.tuple.sub[i]);
+      }
+      sb_puts(b, p->u.tuple.n == 1 ? ",)" : ")");
+      break;
   }
 }
 
 static void bind_pattern(Printer *P, const Pattern *p) {
   switch (p->kind) {
-  case PAT_WILD: break;
-  case PAT_VAR: push_bind(P, p->u.var); break;
-  case PAT_CTOR:
-    for (int i = 0; i < p->u.ctor.n; i++) bind_pattern(P, p->u.ctor.sub[i]);
-    break;
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) bind_pattern(P, p->u.tuple.sub[i]);
-    break;
+    case PAT_WILD:
+      break;
+    case PAT_VAR:
+      push_bind(P, p->u.var);
+      break;
+    case PAT_CTOR:
+      for (int i = 0; i < p->u.ctor.n; i++) bind_pattern(P, p->u.ctor.sub[i]);
+      break;
+    case PAT_TUPLE:
+      for (int i = 0; i < p->u.tuple.n; i++) bind_pattern(P, p->u.tuple.sub[i]);
+      break;
   }
 }
 
@@ -933,56 +1007,75 @@ static void print_paren_block(Printer *P, const Expr *e, int ind) {
 static void print_node(Printer *P, const Expr *e, int ind) {
   StrBuf *b = P->b;
   switch (e->kind) {
-  case EX_CONST: print_tensor_literal_to(b, e->u.konst.value); ann(P, e->ty); break;
-  case EX_VAR:
-    if (verbatim(P, e->u.var)) check_use(P, e->u.var);
-    put_var(P, e->u.var);
-    break;
-  case EX_GLOBAL: sb_printf(b, "@%s", e->u.global.name); break;
-  case EX_OP: sb_puts(b, e->u.op.name); break;
-  case EX_CTOR: sb_puts(b, e->u.ctor.adt->ctors[e->u.ctor.index].name); break;
-  case EX_CALL: print_call(P, e, ind); ann(P, e->ty); break;
-  case EX_TUPLE: print_tuple(P, e, ind); ann(P, e->ty); break;
-  case EX_PROJ:
-    print_wrapped(P, e->u.proj.tuple, ind, delimited(P, e->u.proj.tuple));
-    sb_printf(b, ".%d", e->u.proj.index);
-    ann(P, e->ty);
-    break;
-  case EX_LET:
-  case EX_FREE_VAR: print_paren_block(P, e, ind); break;
-  case EX_FN:
-    sb_puts(b, "fn ");
-    print_fn_body(P, &e->u.fn->body, e->u.fn, e->ty, ind);
-    ann(P, e->ty);
-    break;
-  case EX_IF: print_if(P, e, ind); break;
-  case EX_MATCH:
-    sb_putc(b, '(');
-    print_match(P, e, ind);
-    sb_putc(b, ')');
-    break;
-  case EX_REF_NEW:
-    sb_puts(b, "ref(");
-    print_inline(P, e->u.ref_new.init, ind);
-    sb_putc(b, ')');
-    break;
-  case EX_REF_READ:
-    print_wrapped(P, e->u.ref_read.ref, ind, delimited(P, e->u.ref_read.ref));
-    sb_putc(b, '^');
-    break;
-  case EX_REF_WRITE:
-    sb_putc(b, '(');
-    print_inline(P, e->u.ref_write.ref, ind);
-    sb_puts(b, " := ");
-    print_inline(P, e->u.ref_write.value, ind);
-    sb_putc(b, ')');
-    break;
-  case EX_DATAFLOW:
-    sb_puts(b, "dataflow {\n");
-    print_block(P, &e->u.dataflow.body, e->u.dataflow.body, ind + 2, false);
-    sb_indent(b, ind);
-    sb_putc(b, '}');
-    break;
+    case EX_CONST:
+      print_tensor_literal_to(b, e->u.konst.value);
+      ann(P, e->ty);
+      break;
+    case EX_VAR:
+      if (verbatim(P, e->u.var)) check_use(P, e->u.var);
+      put_var(P, e->u.var);
+      break;
+    case EX_GLOBAL:
+      sb_printf(b, "@%s", e->u.global.name);
+      break;
+    case EX_OP:
+      sb_puts(b, e->u.op.name);
+      break;
+    case EX_CTOR:
+      sb_puts(b, e->u.ctor.adt->ctors[e->u.ctor.index].name);
+      break;
+    case EX_CALL:
+      print_call(P, e, ind);
+      ann(P, e->ty);
+      break;
+    case EX_TUPLE:
+      print_tuple(P, e, ind);
+      ann(P, e->ty);
+      break;
+    case EX_PROJ:
+      print_wrapped(P, e->u.proj.tuple, ind, delimited(P, e->u.proj.tuple));
+      sb_printf(b, ".%d", e->u.proj.index);
+      ann(P, e->ty);
+      break;
+    case EX_LET:
+    case EX_FREE_VAR:
+      print_paren_block(P, e, ind);
+      break;
+    case EX_FN:
+      sb_puts(b, "fn ");
+      print_fn_body(P, &e->u.fn->body, e->u.fn, e->ty, ind);
+      ann(P, e->ty);
+      break;
+    case EX_IF:
+      print_if(P, e, ind);
+      break;
+    case EX_MATCH:
+      sb_putc(b, '(');
+      print_match(P, e, ind);
+      sb_putc(b, ')');
+      break;
+    case EX_REF_NEW:
+      sb_puts(b, "ref(");
+      print_inline(P, e->u.ref_new.init, ind);
+      sb_putc(b, ')');
+      break;
+    case EX_REF_READ:
+      print_wrapped(P, e->u.ref_read.ref, ind, delimited(P, e->u.ref_read.ref));
+      sb_putc(b, '^');
+      break;
+    case EX_REF_WRITE:
+      sb_putc(b, '(');
+      print_inline(P, e->u.ref_write.ref, ind);
+      sb_puts(b, " := ");
+      print_inline(P, e->u.ref_write.value, ind);
+      sb_putc(b, ')');
+      break;
+    case EX_DATAFLOW:
+      sb_puts(b, "dataflow {\n");
+      print_block(P, &e->u.dataflow.body, e->u.dataflow.body, ind + 2, false);
+      sb_indent(b, ind);
+      sb_putc(b, '}');
+      break;
   }
 }
 
@@ -1001,9 +1094,12 @@ static void print_inline(Printer *P, const Expr *e, int ind) {
 /* The value of a binding or the result of a block: a match prints bare
  * there.  own: e is the hoisted node being defined (print its text). */
 static void print_value(Printer *P, const Expr *e, int ind, bool own) {
-  if (!own && hoisted(P, e)) print_inline(P, e, ind);
-  else if (e->kind == EX_MATCH) print_match(P, e, ind);
-  else print_node(P, e, ind);
+  if (!own && hoisted(P, e))
+    print_inline(P, e, ind);
+  else if (e->kind == EX_MATCH)
+    print_match(P, e, ind);
+  else
+    print_node(P, e, ind);
 }
 
 static void emit_hoisted(Printer *P, const Expr *e, int ind) {
@@ -1069,8 +1165,10 @@ static void print_block(Printer *P, const void *key, const Expr *e, int ind, boo
       break;
     }
     own = false;
-    if (e->kind == EX_LET) print_let(P, e, ind), e = e->u.let.body;
-    else print_free_var(P, e, ind), e = e->u.free_var.body;
+    if (e->kind == EX_LET)
+      print_let(P, e, ind), e = e->u.let.body;
+    else
+      print_free_var(P, e, ind), e = e->u.free_var.body;
   }
   pop_binds(P, mark);
 }
@@ -1081,7 +1179,8 @@ typedef void (*EmitFn)(Printer *P, const void *arg);
 
 /* Analyzes one root, then prints it; a captured name makes it print again
  * with the capturing binders renamed (renames only remove captures). */
-static void print_root(Printer *P, const Function *f, const Expr *root, EmitFn emit, const void *arg) {
+static void print_root(Printer *P, const Function *f, const Expr *root, EmitFn emit,
+                       const void *arg) {
   analyze(P, f, root);
   size_t start = P->b->len;
   int64_t num0 = P->next_num;
@@ -1173,10 +1272,14 @@ static void print_adt(StrBuf *b, const AdtDef *a) {
 
 static const char *def_name(const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: return d->u.func->name;
-  case DEF_ADT: return d->u.adt->name;
-  case DEF_GLOBAL: return d->u.global->name;
-  case DEF_PRIM: return d->u.prim->name;
+    case DEF_FUNC:
+      return d->u.func->name;
+    case DEF_ADT:
+      return d->u.adt->name;
+    case DEF_GLOBAL:
+      return d->u.global->name;
+    case DEF_PRIM:
+      return d->u.prim->name;
   }
   RLY_UNREACHABLE();
 }
@@ -1192,10 +1295,18 @@ static int def_cmp(const void *x, const void *y) {
 
 static void print_def(Printer *P, const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: func_def(P, d->u.func); break;
-  case DEF_ADT: print_adt(P->b, d->u.adt); break;
-  case DEF_GLOBAL: print_root(P, NULL, d->u.global->init, emit_global, d->u.global); break;
-  case DEF_PRIM: print_prim_func_to(P->b, d->u.prim); break;
+    case DEF_FUNC:
+      func_def(P, d->u.func);
+      break;
+    case DEF_ADT:
+      print_adt(P->b, d->u.adt);
+      break;
+    case DEF_GLOBAL:
+      print_root(P, NULL, d->u.global->init, emit_global, d->u.global);
+      break;
+    case DEF_PRIM:
+      print_prim_func_to(P->b, d->u.prim);
+      break;
   }
 }
 
@@ -1253,34 +1364,44 @@ static void tir_neg(StrBuf *b, const PrimExpr *x) {
 /* Minimal parentheses: binary operators are left associative. */
 static void tir_expr(StrBuf *b, const PrimExpr *e, int prec) {
   switch (e->kind) {
-  case PE_INT: put_int(b, e->u.i, e->dtype); break;
-  case PE_FLOAT: put_float(b, e->u.f, e->dtype); break;
-  case PE_VAR: sb_printf(b, "%s%s", e->u.var->is_size ? "" : "%", e->u.var->name); break;
-  case PE_LOAD: tir_load(b, e->u.load.buf, e->u.load.n, e->u.load.idx); break;
-  case PE_BIN: {
-    int p = prim_binop_prec(e->u.bin.op);
-    if (p < prec) sb_putc(b, '(');
-    tir_expr(b, e->u.bin.a, p);
-    sb_printf(b, " %s ", prim_binop_text(e->u.bin.op));
-    tir_expr(b, e->u.bin.b, p + 1);
-    if (p < prec) sb_putc(b, ')');
-    break;
-  }
-  case PE_NOT:
-    sb_putc(b, '!');
-    tir_expr(b, e->u.operand, TIR_UNARY_PREC);
-    break;
-  case PE_NEG: tir_neg(b, e->u.operand); break;
-  case PE_CALL:
-    sb_printf(b, "%s(", prim_intrinsic_name(e->u.call.fn));
-    tir_list(b, e->u.call.n, e->u.call.args);
-    sb_putc(b, ')');
-    break;
-  case PE_CAST:
-    sb_printf(b, "%s(", dtype_name(e->u.cast.to));
-    tir_expr(b, e->u.cast.value, 0);
-    sb_putc(b, ')');
-    break;
+    case PE_INT:
+      put_int(b, e->u.i, e->dtype);
+      break;
+    case PE_FLOAT:
+      put_float(b, e->u.f, e->dtype);
+      break;
+    case PE_VAR:
+      sb_printf(b, "%s%s", e->u.var->is_size ? "" : "%", e->u.var->name);
+      break;
+    case PE_LOAD:
+      tir_load(b, e->u.load.buf, e->u.load.n, e->u.load.idx);
+      break;
+    case PE_BIN: {
+      int p = prim_binop_prec(e->u.bin.op);
+      if (p < prec) sb_putc(b, '(');
+      tir_expr(b, e->u.bin.a, p);
+      sb_printf(b, " %s ", prim_binop_text(e->u.bin.op));
+      tir_expr(b, e->u.bin.b, p + 1);
+      if (p < prec) sb_putc(b, ')');
+      break;
+    }
+    case PE_NOT:
+      sb_putc(b, '!');
+      tir_expr(b, e->u.operand, TIR_UNARY_PREC);
+      break;
+    case PE_NEG:
+      tir_neg(b, e->u.operand);
+      break;
+    case PE_CALL:
+      sb_printf(b, "%s(", prim_intrinsic_name(e->u.call.fn));
+      tir_list(b, e->u.call.n, e->u.call.args);
+      sb_putc(b, ')');
+      break;
+    case PE_CAST:
+      sb_printf(b, "%s(", dtype_name(e->u.cast.to));
+      tir_expr(b, e->u.cast.value, 0);
+      sb_putc(b, ')');
+      break;
   }
 }
 
@@ -1295,23 +1416,24 @@ static void tir_stmt(StrBuf *b, const Stmt *s, int ind);
 /* A statement that fits on one line, without indent or newline. */
 static bool tir_simple(StrBuf *b, const Stmt *s) {
   switch (s->kind) {
-  case ST_STORE:
-    tir_load(b, s->u.store.buf, s->u.store.n, s->u.store.idx);
-    sb_puts(b, " = ");
-    tir_expr(b, s->u.store.value, 0);
-    sb_putc(b, ';');
-    return true;
-  case ST_ALLOC:
-    sb_printf(b, "alloc %%%s: ", s->u.alloc->name);
-    tir_buffer_type(b, s->u.alloc);
-    sb_putc(b, ';');
-    return true;
-  case ST_LET:
-    sb_printf(b, "let %%%s = ", s->u.let.var->name);
-    tir_expr(b, s->u.let.value, 0);
-    sb_putc(b, ';');
-    return true;
-  default: return false;
+    case ST_STORE:
+      tir_load(b, s->u.store.buf, s->u.store.n, s->u.store.idx);
+      sb_puts(b, " = ");
+      tir_expr(b, s->u.store.value, 0);
+      sb_putc(b, ';');
+      return true;
+    case ST_ALLOC:
+      sb_printf(b, "alloc %%%s: ", s->u.alloc->name);
+      tir_buffer_type(b, s->u.alloc);
+      sb_putc(b, ';');
+      return true;
+    case ST_LET:
+      sb_printf(b, "let %%%s = ", s->u.let.var->name);
+      tir_expr(b, s->u.let.value, 0);
+      sb_putc(b, ';');
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -1324,11 +1446,14 @@ static bool is_simple(const Stmt *s) {
  * normalises), so printing is a fixed point. */
 static void tir_for(StrBuf *b, const Stmt *s, int ind) {
   sb_puts(b, "for ");
-  for (int i = 0; i < s->u.for_.nvars; i++) sb_printf(b, "%s%%%s", i ? ", " : "", s->u.for_.vars[i]->name);
+  for (int i = 0; i < s->u.for_.nvars; i++)
+    sb_printf(b, "%s%%%s", i ? ", " : "", s->u.for_.vars[i]->name);
   sb_printf(b, " in %s(", loop_kind_name(s->u.for_.loop));
   if (s->u.for_.loop == LOOP_RANGE) {
-    if (tir_for_lo(s, 0)) tir_expr(b, tir_for_lo(s, 0), 0);
-    else sb_putc(b, '0'); /* range always shows its begin; 0 of any dtype is `0` */
+    if (tir_for_lo(s, 0))
+      tir_expr(b, tir_for_lo(s, 0), 0);
+    else
+      sb_putc(b, '0'); /* range always shows its begin; 0 of any dtype is `0` */
     sb_puts(b, ", ");
     tir_expr(b, s->u.for_.hi[0], 0);
   } else if (s->u.for_.nvars == 1 && tir_for_lo(s, 0)) { /* kind(begin, end), begin not 0 */
@@ -1401,13 +1526,19 @@ static void tir_stmt(StrBuf *b, const Stmt *s, int ind) {
   }
   sb_indent(b, ind);
   switch (s->kind) {
-  case ST_FOR: tir_for(b, s, ind); break;
-  case ST_BLOCK: tir_block(b, s, ind); break;
-  case ST_IF: tir_if(b, s, ind); break;
-  default:
-    tir_simple(b, s);
-    sb_putc(b, '\n');
-    break;
+    case ST_FOR:
+      tir_for(b, s, ind);
+      break;
+    case ST_BLOCK:
+      tir_block(b, s, ind);
+      break;
+    case ST_IF:
+      tir_if(b, s, ind);
+      break;
+    default:
+      tir_simple(b, s);
+      sb_putc(b, '\n');
+      break;
   }
 }
 

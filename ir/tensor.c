@@ -38,9 +38,12 @@ DType dtype_from_name(const char *s, size_t n) {
 float half_to_float(uint16_t h) {
   int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
   float v;
-  if (e == 0) v = ldexpf((float)m, -24);
-  else if (e == 31) v = m ? NAN : INFINITY;
-  else v = ldexpf((float)(m | 1024), e - 25);
+  if (e == 0)
+    v = ldexpf((float)m, -24);
+  else if (e == 31)
+    v = m ? NAN : INFINITY;
+  else
+    v = ldexpf((float)(m | 1024), e - 25);
   return s ? -v : v;
 }
 
@@ -54,12 +57,13 @@ uint16_t double_to_half(double d) {
   if (isnan(d)) return sign | 0x7e00;
   double a = fabs(d);
   if (a >= 65520.0) return sign | 0x7c00; /* 65520 rounds (to even) up to 2^16 */
-  if (a <= 0x1p-25) return sign;            /* the halfway point rounds to even: 0 */
+  if (a <= 0x1p-25) return sign;          /* the halfway point rounds to even: 0 */
   int e;
   frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
   int exp = e - 1 + 15;
-  if (exp <= 0) return sign | (uint16_t)nearbyint(ldexp(a, 24)); /* subnormal (may carry to normal) */
-  uint32_t mant = (uint32_t)nearbyint(ldexp(a, 11 - e));      /* 11 bits with the hidden one */
+  if (exp <= 0)
+    return sign | (uint16_t)nearbyint(ldexp(a, 24));     /* subnormal (may carry to normal) */
+  uint32_t mant = (uint32_t)nearbyint(ldexp(a, 11 - e)); /* 11 bits with the hidden one */
   if (mant == 2048) mant = 1024, exp++;
   if (exp >= 31) return sign | 0x7c00;
   return sign | (uint16_t)(exp << 10) | (uint16_t)(mant & 1023);
@@ -99,9 +103,15 @@ static uint16_t half_from_text(const char *s) {
 
 bool float_from_text(const char *s, DType dt, double *out) {
   switch (dt) {
-  case DT_FLOAT16: *out = half_to_float(half_from_text(s)); break;
-  case DT_FLOAT32: *out = strtof(s, NULL); break; /* not via double: that rounds twice */
-  default: *out = strtod(s, NULL); break;
+    case DT_FLOAT16:
+      *out = half_to_float(half_from_text(s));
+      break;
+    case DT_FLOAT32:
+      *out = strtof(s, NULL);
+      break; /* not via double: that rounds twice */
+    default:
+      *out = strtod(s, NULL);
+      break;
   }
   return !isinf(*out);
 }
@@ -150,42 +160,82 @@ Tensor *tensor_new(Arena *a, DType dt, int ndim, const int64_t *shape) {
 
 size_t tensor_nbytes(const Tensor *t) { return (size_t)t->numel * (size_t)dtype_bytes(t->dtype); }
 
-#define GET_CASES(RET)                                             \
-  switch (t->dtype) {                                              \
-  case DT_BOOL: return (RET)((const uint8_t *)t->data)[i];         \
-  case DT_INT8: return (RET)((const int8_t *)t->data)[i];          \
-  case DT_INT16: return (RET)((const int16_t *)t->data)[i];        \
-  case DT_INT32: return (RET)((const int32_t *)t->data)[i];        \
-  case DT_INT64: return (RET)((const int64_t *)t->data)[i];        \
-  case DT_UINT8: return (RET)((const uint8_t *)t->data)[i];        \
-  case DT_UINT16: return (RET)((const uint16_t *)t->data)[i];      \
-  case DT_UINT32: return (RET)((const uint32_t *)t->data)[i];      \
-  case DT_UINT64: return (RET)((const uint64_t *)t->data)[i];      \
-  case DT_FLOAT16: return (RET)half_to_float(((const uint16_t *)t->data)[i]); \
-  case DT_FLOAT32: return (RET)((const float *)t->data)[i];        \
-  case DT_FLOAT64: return (RET)((const double *)t->data)[i];       \
-  default: RLY_UNREACHABLE();                                      \
+#define GET_CASES(RET)                                           \
+  switch (t->dtype) {                                            \
+    case DT_BOOL:                                                \
+      return (RET)((const uint8_t *)t->data)[i];                 \
+    case DT_INT8:                                                \
+      return (RET)((const int8_t *)t->data)[i];                  \
+    case DT_INT16:                                               \
+      return (RET)((const int16_t *)t->data)[i];                 \
+    case DT_INT32:                                               \
+      return (RET)((const int32_t *)t->data)[i];                 \
+    case DT_INT64:                                               \
+      return (RET)((const int64_t *)t->data)[i];                 \
+    case DT_UINT8:                                               \
+      return (RET)((const uint8_t *)t->data)[i];                 \
+    case DT_UINT16:                                              \
+      return (RET)((const uint16_t *)t->data)[i];                \
+    case DT_UINT32:                                              \
+      return (RET)((const uint32_t *)t->data)[i];                \
+    case DT_UINT64:                                              \
+      return (RET)((const uint64_t *)t->data)[i];                \
+    case DT_FLOAT16:                                             \
+      return (RET)half_to_float(((const uint16_t *)t->data)[i]); \
+    case DT_FLOAT32:                                             \
+      return (RET)((const float *)t->data)[i];                   \
+    case DT_FLOAT64:                                             \
+      return (RET)((const double *)t->data)[i];                  \
+    default:                                                     \
+      RLY_UNREACHABLE();                                         \
   }
 
-double tensor_get_f64(const Tensor *t, int64_t i) { GET_CASES(double) }
-int64_t tensor_get_i64(const Tensor *t, int64_t i) { GET_CASES(int64_t) }
-uint64_t tensor_get_u64(const Tensor *t, int64_t i) { GET_CASES(uint64_t) }
+double tensor_get_f64(const Tensor *t, int64_t i){GET_CASES(double)} int64_t
+    tensor_get_i64(const Tensor *t, int64_t i){GET_CASES(int64_t)} uint64_t
+    tensor_get_u64(const Tensor *t, int64_t i) {
+  GET_CASES(uint64_t)
+}
 
-#define SET_CASES(v)                                                    \
-  switch (t->dtype) {                                                   \
-  case DT_BOOL: ((uint8_t *)t->data)[i] = (v) != 0; break;              \
-  case DT_INT8: ((int8_t *)t->data)[i] = (int8_t)(v); break;            \
-  case DT_INT16: ((int16_t *)t->data)[i] = (int16_t)(v); break;         \
-  case DT_INT32: ((int32_t *)t->data)[i] = (int32_t)(v); break;         \
-  case DT_INT64: ((int64_t *)t->data)[i] = (int64_t)(v); break;         \
-  case DT_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)(v); break;         \
-  case DT_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)(v); break;      \
-  case DT_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)(v); break;      \
-  case DT_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)(v); break;      \
-  case DT_FLOAT16: ((uint16_t *)t->data)[i] = double_to_half((double)(v)); break; \
-  case DT_FLOAT32: ((float *)t->data)[i] = (float)(v); break;           \
-  case DT_FLOAT64: ((double *)t->data)[i] = (double)(v); break;         \
-  default: RLY_UNREACHABLE();                                           \
+#define SET_CASES(v)                                          \
+  switch (t->dtype) {                                         \
+    case DT_BOOL:                                             \
+      ((uint8_t *)t->data)[i] = (v) != 0;                     \
+      break;                                                  \
+    case DT_INT8:                                             \
+      ((int8_t *)t->data)[i] = (int8_t)(v);                   \
+      break;                                                  \
+    case DT_INT16:                                            \
+      ((int16_t *)t->data)[i] = (int16_t)(v);                 \
+      break;                                                  \
+    case DT_INT32:                                            \
+      ((int32_t *)t->data)[i] = (int32_t)(v);                 \
+      break;                                                  \
+    case DT_INT64:                                            \
+      ((int64_t *)t->data)[i] = (int64_t)(v);                 \
+      break;                                                  \
+    case DT_UINT8:                                            \
+      ((uint8_t *)t->data)[i] = (uint8_t)(v);                 \
+      break;                                                  \
+    case DT_UINT16:                                           \
+      ((uint16_t *)t->data)[i] = (uint16_t)(v);               \
+      break;                                                  \
+    case DT_UINT32:                                           \
+      ((uint32_t *)t->data)[i] = (uint32_t)(v);               \
+      break;                                                  \
+    case DT_UINT64:                                           \
+      ((uint64_t *)t->data)[i] = (uint64_t)(v);               \
+      break;                                                  \
+    case DT_FLOAT16:                                          \
+      ((uint16_t *)t->data)[i] = double_to_half((double)(v)); \
+      break;                                                  \
+    case DT_FLOAT32:                                          \
+      ((float *)t->data)[i] = (float)(v);                     \
+      break;                                                  \
+    case DT_FLOAT64:                                          \
+      ((double *)t->data)[i] = (double)(v);                   \
+      break;                                                  \
+    default:                                                  \
+      RLY_UNREACHABLE();                                      \
   }
 
 void tensor_set_f64(Tensor *t, int64_t i, double v) { SET_CASES(v) }

@@ -12,26 +12,27 @@
 
 #include "ir/arena.h"
 
-/* X(enum, name, bytes, class, literal suffix) — class: 'b' bool, 'i' signed, 'u' unsigned, 'f' float */
-#define DTYPE_LIST(X)                      \
-  X(DT_BOOL, "bool", 1, 'b', "")           \
-  X(DT_INT8, "int8", 1, 'i', "i8")         \
-  X(DT_INT16, "int16", 2, 'i', "i16")      \
-  X(DT_INT32, "int32", 4, 'i', "")         \
-  X(DT_INT64, "int64", 8, 'i', "i64")      \
-  X(DT_UINT8, "uint8", 1, 'u', "u8")       \
-  X(DT_UINT16, "uint16", 2, 'u', "u16")    \
-  X(DT_UINT32, "uint32", 4, 'u', "u32")    \
-  X(DT_UINT64, "uint64", 8, 'u', "u64")    \
-  X(DT_FLOAT16, "float16", 2, 'f', "f16")  \
-  X(DT_FLOAT32, "float32", 4, 'f', "f")    \
+/* X(enum, name, bytes, class, literal suffix) — class: 'b' bool, 'i' signed, 'u' unsigned, 'f'
+ * float */
+#define DTYPE_LIST(X)                     \
+  X(DT_BOOL, "bool", 1, 'b', "")          \
+  X(DT_INT8, "int8", 1, 'i', "i8")        \
+  X(DT_INT16, "int16", 2, 'i', "i16")     \
+  X(DT_INT32, "int32", 4, 'i', "")        \
+  X(DT_INT64, "int64", 8, 'i', "i64")     \
+  X(DT_UINT8, "uint8", 1, 'u', "u8")      \
+  X(DT_UINT16, "uint16", 2, 'u', "u16")   \
+  X(DT_UINT32, "uint32", 4, 'u', "u32")   \
+  X(DT_UINT64, "uint64", 8, 'u', "u64")   \
+  X(DT_FLOAT16, "float16", 2, 'f', "f16") \
+  X(DT_FLOAT32, "float32", 4, 'f', "f")   \
   X(DT_FLOAT64, "float64", 8, 'f', "f64")
 
 typedef enum DType {
 #define X(e, n, b, c, s) e,
   DTYPE_LIST(X)
 #undef X
-  DT_COUNT,
+      DT_COUNT,
   DT_INVALID = -1
 } DType;
 
@@ -47,14 +48,22 @@ bool dtype_is_float(DType t);
  * and non-integer dtypes unchanged.  Inline: the JIT module uses it too. */
 static inline int64_t dtype_wrap_int(DType t, int64_t v) {
   switch (t) {
-  case DT_BOOL: return v != 0;
-  case DT_INT8: return (int8_t)v;
-  case DT_INT16: return (int16_t)v;
-  case DT_INT32: return (int32_t)v;
-  case DT_UINT8: return (uint8_t)v;
-  case DT_UINT16: return (uint16_t)v;
-  case DT_UINT32: return (uint32_t)v;
-  default: return v;
+    case DT_BOOL:
+      return v != 0;
+    case DT_INT8:
+      return (int8_t)v;
+    case DT_INT16:
+      return (int16_t)v;
+    case DT_INT32:
+      return (int32_t)v;
+    case DT_UINT8:
+      return (uint8_t)v;
+    case DT_UINT16:
+      return (uint16_t)v;
+    case DT_UINT32:
+      return (uint32_t)v;
+    default:
+      return v;
   }
 }
 bool dtype_is_int(DType t); /* signed or unsigned integer, not bool */
@@ -81,7 +90,7 @@ typedef struct Tensor {
   int ndim;
   int64_t *shape; /* ndim entries */
   int64_t numel;
-  void *data;     /* 64-byte aligned, numel * dtype_bytes */
+  void *data; /* 64-byte aligned, numel * dtype_bytes */
 } Tensor;
 
 Tensor *tensor_new(Arena *a, DType dt, int ndim, const int64_t *shape);

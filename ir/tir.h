@@ -35,14 +35,12 @@ struct Buffer {
   Span span;
 };
 
-#define PRIM_BINOPS(X)                   \
-  X(PB_ADD, "+", 10) X(PB_SUB, "-", 10)  \
-  X(PB_MUL, "*", 12) X(PB_DIV, "/", 12)  \
-  X(PB_MOD, "%", 12)                     \
-  X(PB_LT, "<", 8) X(PB_LE, "<=", 8)     \
-  X(PB_GT, ">", 8) X(PB_GE, ">=", 8)     \
-  X(PB_EQ, "==", 7) X(PB_NE, "!=", 7)    \
-  X(PB_AND, "&&", 5) X(PB_OR, "||", 4)
+#define PRIM_BINOPS(X)                                                                          \
+  X(PB_ADD, "+", 10)                                                                            \
+  X(PB_SUB, "-", 10)                                                                            \
+  X(PB_MUL, "*", 12) X(PB_DIV, "/", 12) X(PB_MOD, "%", 12) X(PB_LT, "<", 8) X(PB_LE, "<=", 8)   \
+      X(PB_GT, ">", 8) X(PB_GE, ">=", 8) X(PB_EQ, "==", 7) X(PB_NE, "!=", 7) X(PB_AND, "&&", 5) \
+          X(PB_OR, "||", 4)
 
 typedef enum PrimBinOp {
 #define X(e, s, p) e,
@@ -51,30 +49,30 @@ typedef enum PrimBinOp {
 } PrimBinOp;
 
 /* Intrinsics: name, arity. */
-#define PRIM_INTRINSICS(X)                                     \
-  X(PI_MAX, "max", 2) X(PI_MIN, "min", 2) X(PI_ABS, "abs", 1)  \
-  X(PI_EXP, "exp", 1) X(PI_LOG, "log", 1) X(PI_SQRT, "sqrt", 1) \
-  X(PI_TANH, "tanh", 1) X(PI_SIGMOID, "sigmoid", 1)            \
-  X(PI_POW, "pow", 2) X(PI_SELECT, "select", 3)                \
-  X(PI_FLOOR, "floor", 1) X(PI_CEIL, "ceil", 1)
+#define PRIM_INTRINSICS(X)                                                          \
+  X(PI_MAX, "max", 2)                                                               \
+  X(PI_MIN, "min", 2)                                                               \
+  X(PI_ABS, "abs", 1) X(PI_EXP, "exp", 1) X(PI_LOG, "log", 1) X(PI_SQRT, "sqrt", 1) \
+      X(PI_TANH, "tanh", 1) X(PI_SIGMOID, "sigmoid", 1) X(PI_POW, "pow", 2)         \
+          X(PI_SELECT, "select", 3) X(PI_FLOOR, "floor", 1) X(PI_CEIL, "ceil", 1)
 
 typedef enum PrimIntrinsic {
 #define X(e, s, n) e,
   PRIM_INTRINSICS(X)
 #undef X
-  PI_COUNT
+      PI_COUNT
 } PrimIntrinsic;
 
-#define PRIM_EXPR_KINDS(X)                          \
-  X(PE_INT, "int")       /* 3 (int32), 3i64 ... */  \
-  X(PE_FLOAT, "float")   /* 0f, 1.5f64 */           \
-  X(PE_VAR, "var")       /* %i */                   \
-  X(PE_LOAD, "load")     /* %X[%i, %j] */           \
-  X(PE_BIN, "binop")                                \
-  X(PE_NOT, "not")       /* !e */                   \
-  X(PE_NEG, "neg")       /* -e */                   \
-  X(PE_CALL, "intrinsic")                           \
-  X(PE_CAST, "cast")     /* float32(e) */
+#define PRIM_EXPR_KINDS(X)                       \
+  X(PE_INT, "int")     /* 3 (int32), 3i64 ... */ \
+  X(PE_FLOAT, "float") /* 0f, 1.5f64 */          \
+  X(PE_VAR, "var")     /* %i */                  \
+  X(PE_LOAD, "load")   /* %X[%i, %j] */          \
+  X(PE_BIN, "binop")                             \
+  X(PE_NOT, "not") /* !e */                      \
+  X(PE_NEG, "neg") /* -e */                      \
+  X(PE_CALL, "intrinsic")                        \
+  X(PE_CAST, "cast") /* float32(e) */
 
 typedef enum PrimExprKind {
 #define X(e, n) e,
@@ -90,11 +88,25 @@ struct PrimExpr {
     int64_t i;
     double f;
     TirVar *var;
-    struct { Buffer *buf; int n; PrimExpr **idx; } load;
-    struct { PrimBinOp op; PrimExpr *a, *b; } bin;
+    struct {
+      Buffer *buf;
+      int n;
+      PrimExpr **idx;
+    } load;
+    struct {
+      PrimBinOp op;
+      PrimExpr *a, *b;
+    } bin;
     PrimExpr *operand; /* PE_NOT, PE_NEG */
-    struct { PrimIntrinsic fn; int n; PrimExpr **args; } call;
-    struct { DType to; PrimExpr *value; } cast;
+    struct {
+      PrimIntrinsic fn;
+      int n;
+      PrimExpr **args;
+    } call;
+    struct {
+      DType to;
+      PrimExpr *value;
+    } cast;
   } u;
 };
 
@@ -102,11 +114,11 @@ struct PrimExpr {
  * one extent per variable; the others take, for one variable, (end) or
  * (begin, end), and `parallel`, `vectorized` and `unrolled` also one extent
  * per variable when there are several. */
-#define LOOP_KINDS(X)                          \
-  X(LOOP_RANGE, "range")  /* for %i in range(begin, end) or range(end) */ \
-  X(LOOP_GRID, "grid")    /* for %i, %j in grid(a, b) */ \
-  X(LOOP_PARALLEL, "parallel")    /* parallel(end), parallel(begin, end), parallel(a, b) */ \
-  X(LOOP_VECTORIZED, "vectorized")             \
+#define LOOP_KINDS(X)                                                                    \
+  X(LOOP_RANGE, "range")       /* for %i in range(begin, end) or range(end) */           \
+  X(LOOP_GRID, "grid")         /* for %i, %j in grid(a, b) */                            \
+  X(LOOP_PARALLEL, "parallel") /* parallel(end), parallel(begin, end), parallel(a, b) */ \
+  X(LOOP_VECTORIZED, "vectorized")                                                       \
   X(LOOP_UNROLLED, "unrolled")
 
 typedef enum LoopKind {
@@ -116,18 +128,18 @@ typedef enum LoopKind {
 } LoopKind;
 
 typedef struct IterVar {
-  bool reduce;   /* `reduce %vk = %k` vs `spatial %vi = %i` */
+  bool reduce; /* `reduce %vk = %k` vs `spatial %vi = %i` */
   TirVar *var;
   PrimExpr *binding;
 } IterVar;
 
-#define STMT_KINDS(X)                             \
-  X(ST_SEQ, "seq")                                \
-  X(ST_FOR, "for")                                \
-  X(ST_BLOCK, "block")                            \
-  X(ST_STORE, "store")    /* %Y[%i] = e; */       \
-  X(ST_ALLOC, "alloc")    /* alloc %Y: Buffer[...]; */ \
-  X(ST_LET, "let")        /* let %t = e; (scope: rest of block) */ \
+#define STMT_KINDS(X)                                           \
+  X(ST_SEQ, "seq")                                              \
+  X(ST_FOR, "for")                                              \
+  X(ST_BLOCK, "block")                                          \
+  X(ST_STORE, "store") /* %Y[%i] = e; */                        \
+  X(ST_ALLOC, "alloc") /* alloc %Y: Buffer[...]; */             \
+  X(ST_LET, "let")     /* let %t = e; (scope: rest of block) */ \
   X(ST_IF, "if")
 
 typedef enum StmtKind {
@@ -140,18 +152,45 @@ struct Stmt {
   StmtKind kind;
   Span span;
   union {
-    struct { int n; Stmt **items; } seq;
+    struct {
+      int n;
+      Stmt **items;
+    } seq;
     /* Variable i runs over [lo[i], hi[i]) in steps of 1 (nothing when
      * lo[i] >= hi[i]); lo NULL or lo[i] NULL means 0 (tir_for_lo).  The
      * parser gives range an explicit lo[0] (0 for `range(end)`) and the other
      * kinds lo NULL unless `kind(begin, end)` has a begin other than 0;
      * several variables always start at 0. */
-    struct { LoopKind loop; int nvars; TirVar **vars; PrimExpr **lo; PrimExpr **hi; Stmt *body; } for_;
-    struct { const char *name; int niters; IterVar *iters; Stmt *init; Stmt *body; } block;
-    struct { Buffer *buf; int n; PrimExpr **idx; PrimExpr *value; } store;
+    struct {
+      LoopKind loop;
+      int nvars;
+      TirVar **vars;
+      PrimExpr **lo;
+      PrimExpr **hi;
+      Stmt *body;
+    } for_;
+    struct {
+      const char *name;
+      int niters;
+      IterVar *iters;
+      Stmt *init;
+      Stmt *body;
+    } block;
+    struct {
+      Buffer *buf;
+      int n;
+      PrimExpr **idx;
+      PrimExpr *value;
+    } store;
     Buffer *alloc;
-    struct { TirVar *var; PrimExpr *value; } let;
-    struct { PrimExpr *cond; Stmt *then_, *else_; } if_;
+    struct {
+      TirVar *var;
+      PrimExpr *value;
+    } let;
+    struct {
+      PrimExpr *cond;
+      Stmt *then_, *else_;
+    } if_;
   } u;
 };
 

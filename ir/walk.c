@@ -47,48 +47,62 @@ static void rep(Layout *l, void *field, size_t size, int n, size_t off, size_t s
 
 #define REP(l, arr, n, T, member, role) \
   rep(l, &(arr), sizeof(T) * (size_t)(n), n, offsetof(T, member), sizeof(T), role)
-#define REP_PTRS(l, arr, n, role) rep(l, &(arr), sizeof(Expr *) * (size_t)(n), n, 0, sizeof(Expr *), role)
+#define REP_PTRS(l, arr, n, role) \
+  rep(l, &(arr), sizeof(Expr *) * (size_t)(n), n, 0, sizeof(Expr *), role)
 
 /* The one switch over what each kind holds as children. */
 static Layout layout(Expr *e) {
   Layout l = {0};
   switch (e->kind) {
-  case EX_CONST:
-  case EX_VAR:
-  case EX_GLOBAL:
-  case EX_OP:
-  case EX_CTOR: break;
-  case EX_CALL:
-    fix(&l, &e->u.call.fn, EXPR_OPERAND);
-    REP_PTRS(&l, e->u.call.args, e->u.call.nargs, EXPR_OPERAND);
-    break;
-  case EX_TUPLE: REP_PTRS(&l, e->u.tuple.fields, e->u.tuple.n, EXPR_OPERAND); break;
-  case EX_PROJ: fix(&l, &e->u.proj.tuple, EXPR_OPERAND); break;
-  case EX_LET:
-    fix(&l, &e->u.let.value, EXPR_OPERAND);
-    fix(&l, &e->u.let.body, EXPR_REST);
-    break;
-  case EX_FREE_VAR: fix(&l, &e->u.free_var.body, EXPR_REST); break;
-  case EX_FN:
-    fix(&l, &e->u.fn->body, EXPR_BLOCK);
-    l.box = &e->u.fn, l.box_size = sizeof(Function);
-    break;
-  case EX_IF:
-    fix(&l, &e->u.if_.cond, EXPR_OPERAND);
-    fix(&l, &e->u.if_.then_, EXPR_BLOCK);
-    fix(&l, &e->u.if_.else_, EXPR_BLOCK);
-    break;
-  case EX_MATCH:
-    fix(&l, &e->u.match.scrut, EXPR_OPERAND);
-    REP(&l, e->u.match.clauses, e->u.match.n, MatchClause, body, EXPR_BLOCK);
-    break;
-  case EX_REF_NEW: fix(&l, &e->u.ref_new.init, EXPR_OPERAND); break;
-  case EX_REF_READ: fix(&l, &e->u.ref_read.ref, EXPR_OPERAND); break;
-  case EX_REF_WRITE:
-    fix(&l, &e->u.ref_write.ref, EXPR_OPERAND);
-    fix(&l, &e->u.ref_write.value, EXPR_OPERAND);
-    break;
-  case EX_DATAFLOW: fix(&l, &e->u.dataflow.body, EXPR_BLOCK); break;
+    case EX_CONST:
+    case EX_VAR:
+    case EX_GLOBAL:
+    case EX_OP:
+    case EX_CTOR:
+      break;
+    case EX_CALL:
+      fix(&l, &e->u.call.fn, EXPR_OPERAND);
+      REP_PTRS(&l, e->u.call.args, e->u.call.nargs, EXPR_OPERAND);
+      break;
+    case EX_TUPLE:
+      REP_PTRS(&l, e->u.tuple.fields, e->u.tuple.n, EXPR_OPERAND);
+      break;
+    case EX_PROJ:
+      fix(&l, &e->u.proj.tuple, EXPR_OPERAND);
+      break;
+    case EX_LET:
+      fix(&l, &e->u.let.value, EXPR_OPERAND);
+      fix(&l, &e->u.let.body, EXPR_REST);
+      break;
+    case EX_FREE_VAR:
+      fix(&l, &e->u.free_var.body, EXPR_REST);
+      break;
+    case EX_FN:
+      fix(&l, &e->u.fn->body, EXPR_BLOCK);
+      l.box = &e->u.fn, l.box_size = sizeof(Function);
+      break;
+    case EX_IF:
+      fix(&l, &e->u.if_.cond, EXPR_OPERAND);
+      fix(&l, &e->u.if_.then_, EXPR_BLOCK);
+      fix(&l, &e->u.if_.else_, EXPR_BLOCK);
+      break;
+    case EX_MATCH:
+      fix(&l, &e->u.match.scrut, EXPR_OPERAND);
+      REP(&l, e->u.match.clauses, e->u.match.n, MatchClause, body, EXPR_BLOCK);
+      break;
+    case EX_REF_NEW:
+      fix(&l, &e->u.ref_new.init, EXPR_OPERAND);
+      break;
+    case EX_REF_READ:
+      fix(&l, &e->u.ref_read.ref, EXPR_OPERAND);
+      break;
+    case EX_REF_WRITE:
+      fix(&l, &e->u.ref_write.ref, EXPR_OPERAND);
+      fix(&l, &e->u.ref_write.value, EXPR_OPERAND);
+      break;
+    case EX_DATAFLOW:
+      fix(&l, &e->u.dataflow.body, EXPR_BLOCK);
+      break;
   }
   return l;
 }
@@ -194,29 +208,37 @@ void expr_walk(Expr *root, ExprVisitFn visit, void *ctx) {
 
 void pattern_vars(const Pattern *p, VarFn f, void *ctx) {
   switch (p->kind) {
-  case PAT_WILD: return;
-  case PAT_VAR: f(ctx, p->u.var); return;
-  case PAT_CTOR:
-    for (int i = 0; i < p->u.ctor.n; i++) pattern_vars(p->u.ctor.sub[i], f, ctx);
-    return;
-  case PAT_TUPLE:
-    for (int i = 0; i < p->u.tuple.n; i++) pattern_vars(p->u.tuple.sub[i], f, ctx);
-    return;
+    case PAT_WILD:
+      return;
+    case PAT_VAR:
+      f(ctx, p->u.var);
+      return;
+    case PAT_CTOR:
+      for (int i = 0; i < p->u.ctor.n; i++) pattern_vars(p->u.ctor.sub[i], f, ctx);
+      return;
+    case PAT_TUPLE:
+      for (int i = 0; i < p->u.tuple.n; i++) pattern_vars(p->u.tuple.sub[i], f, ctx);
+      return;
   }
 }
 
 void expr_binders(const Expr *e, int child, VarFn f, void *ctx) {
   switch (e->kind) {
-  case EX_LET: f(ctx, e->u.let.var); return;
-  case EX_FREE_VAR: f(ctx, e->u.free_var.var); return;
-  case EX_FN:
-    for (int i = 0; i < e->u.fn->nparams; i++) f(ctx, e->u.fn->params[i]);
-    return;
-  case EX_MATCH:
-    for (int i = 0; i < e->u.match.n; i++)
-      if (child < 0 || child == i + 1) pattern_vars(e->u.match.clauses[i].pat, f, ctx);
-    return;
-  default: return;
+    case EX_LET:
+      f(ctx, e->u.let.var);
+      return;
+    case EX_FREE_VAR:
+      f(ctx, e->u.free_var.var);
+      return;
+    case EX_FN:
+      for (int i = 0; i < e->u.fn->nparams; i++) f(ctx, e->u.fn->params[i]);
+      return;
+    case EX_MATCH:
+      for (int i = 0; i < e->u.match.n; i++)
+        if (child < 0 || child == i + 1) pattern_vars(e->u.match.clauses[i].pat, f, ctx);
+      return;
+    default:
+      return;
   }
 }
 
@@ -225,15 +247,26 @@ void expr_binders(const Expr *e, int child, VarFn f, void *ctx) {
 PrimExpr *const *prim_expr_children(const PrimExpr *e, PrimExpr *tmp[2], int *n) {
   *n = 0;
   switch (e->kind) {
-  case PE_INT:
-  case PE_FLOAT:
-  case PE_VAR: return tmp;
-  case PE_LOAD: *n = e->u.load.n; return e->u.load.idx;
-  case PE_BIN: tmp[0] = e->u.bin.a, tmp[1] = e->u.bin.b, *n = 2; return tmp;
-  case PE_NOT:
-  case PE_NEG: tmp[0] = e->u.operand, *n = 1; return tmp;
-  case PE_CALL: *n = e->u.call.n; return e->u.call.args;
-  case PE_CAST: tmp[0] = e->u.cast.value, *n = 1; return tmp;
+    case PE_INT:
+    case PE_FLOAT:
+    case PE_VAR:
+      return tmp;
+    case PE_LOAD:
+      *n = e->u.load.n;
+      return e->u.load.idx;
+    case PE_BIN:
+      tmp[0] = e->u.bin.a, tmp[1] = e->u.bin.b, *n = 2;
+      return tmp;
+    case PE_NOT:
+    case PE_NEG:
+      tmp[0] = e->u.operand, *n = 1;
+      return tmp;
+    case PE_CALL:
+      *n = e->u.call.n;
+      return e->u.call.args;
+    case PE_CAST:
+      tmp[0] = e->u.cast.value, *n = 1;
+      return tmp;
   }
   RLY_UNREACHABLE();
 }
@@ -259,36 +292,46 @@ static void block_children(const Stmt *s, PtrVec *exprs, PtrVec *stmts) {
  * source order; the one place passes learn a statement's structure. */
 void stmt_children(const Stmt *s, PtrVec *exprs, PtrVec *stmts) {
   switch (s->kind) {
-  case ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++) put(stmts, s->u.seq.items[i]);
-    return;
-  case ST_FOR: for_children(s, exprs, stmts); return;
-  case ST_BLOCK: block_children(s, exprs, stmts); return;
-  case ST_STORE:
-    for (int i = 0; i < s->u.store.n; i++) put(exprs, s->u.store.idx[i]);
-    put(exprs, s->u.store.value);
-    return;
-  case ST_ALLOC: return;
-  case ST_LET: put(exprs, s->u.let.value); return;
-  case ST_IF:
-    put(exprs, s->u.if_.cond);
-    put(stmts, s->u.if_.then_);
-    put(stmts, s->u.if_.else_);
-    return;
+    case ST_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++) put(stmts, s->u.seq.items[i]);
+      return;
+    case ST_FOR:
+      for_children(s, exprs, stmts);
+      return;
+    case ST_BLOCK:
+      block_children(s, exprs, stmts);
+      return;
+    case ST_STORE:
+      for (int i = 0; i < s->u.store.n; i++) put(exprs, s->u.store.idx[i]);
+      put(exprs, s->u.store.value);
+      return;
+    case ST_ALLOC:
+      return;
+    case ST_LET:
+      put(exprs, s->u.let.value);
+      return;
+    case ST_IF:
+      put(exprs, s->u.if_.cond);
+      put(stmts, s->u.if_.then_);
+      put(stmts, s->u.if_.else_);
+      return;
   }
   RLY_UNREACHABLE();
 }
 
 void stmt_binders(const Stmt *s, TirVarFn f, void *ctx) {
   switch (s->kind) {
-  case ST_FOR:
-    for (int i = 0; i < s->u.for_.nvars; i++) f(ctx, s->u.for_.vars[i]);
-    return;
-  case ST_BLOCK:
-    for (int i = 0; i < s->u.block.niters; i++) f(ctx, s->u.block.iters[i].var);
-    return;
-  case ST_LET: f(ctx, s->u.let.var); return;
-  default: return;
+    case ST_FOR:
+      for (int i = 0; i < s->u.for_.nvars; i++) f(ctx, s->u.for_.vars[i]);
+      return;
+    case ST_BLOCK:
+      for (int i = 0; i < s->u.block.niters; i++) f(ctx, s->u.block.iters[i].var);
+      return;
+    case ST_LET:
+      f(ctx, s->u.let.var);
+      return;
+    default:
+      return;
   }
 }
 

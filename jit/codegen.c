@@ -16,15 +16,14 @@
  * rotated form (guard, body, latch) with an i32 or i64 counter; the
  * outermost loop of each function polls for Ctrl-C once per iteration when
  * it contains loops (inner loops stay free of calls). */
+#include "jit/codegen.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/DebugInfo.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <llvm-c/Analysis.h>
-#include <llvm-c/DebugInfo.h>
-
-#include "jit/codegen.h"
 
 enum { STACK_ALLOC_MAX = 16384 };
 
@@ -49,30 +48,41 @@ int cg_site(Cg *c, const void *node) {
 
 int cg_dtype_bits(DType t) {
   switch (t) {
-  case DT_BOOL: return 1;
-  case DT_INT8:
-  case DT_UINT8: return 8;
-  case DT_INT16:
-  case DT_UINT16:
-  case DT_FLOAT16: return 16;
-  case DT_INT32:
-  case DT_UINT32:
-  case DT_FLOAT32: return 32;
-  default: return 64;
+    case DT_BOOL:
+      return 1;
+    case DT_INT8:
+    case DT_UINT8:
+      return 8;
+    case DT_INT16:
+    case DT_UINT16:
+    case DT_FLOAT16:
+      return 16;
+    case DT_INT32:
+    case DT_UINT32:
+    case DT_FLOAT32:
+      return 32;
+    default:
+      return 64;
   }
 }
 
-bool cg_is_signed(DType t) { return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64; }
+bool cg_is_signed(DType t) {
+  return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64;
+}
 bool cg_is_float(DType t) { return t == DT_FLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64; }
 bool cg_is_int(DType t) { return t >= DT_INT8 && t <= DT_UINT64; }
 
 LLVMTypeRef cg_lty(Cg *c, DType t) {
   switch (t) {
-  case DT_BOOL: return c->i1;
-  case DT_FLOAT32: return c->f32;
-  case DT_FLOAT16:
-  case DT_FLOAT64: return c->f64;
-  default: return LLVMIntTypeInContext(c->C, (unsigned)cg_dtype_bits(t));
+    case DT_BOOL:
+      return c->i1;
+    case DT_FLOAT32:
+      return c->f32;
+    case DT_FLOAT16:
+    case DT_FLOAT64:
+      return c->f64;
+    default:
+      return LLVMIntTypeInContext(c->C, (unsigned)cg_dtype_bits(t));
   }
 }
 
@@ -84,7 +94,9 @@ LLVMTypeRef cg_mty(Cg *c, DType t) {
 
 static int elem_bytes(DType t) { return t == DT_BOOL ? 1 : cg_dtype_bits(t) / 8; }
 
-static LLVMValueRef i64c(Cg *c, int64_t v) { return LLVMConstInt(c->i64, (unsigned long long)v, 1); }
+static LLVMValueRef i64c(Cg *c, int64_t v) {
+  return LLVMConstInt(c->i64, (unsigned long long)v, 1);
+}
 
 static void add_fn_attr(Cg *c, LLVMValueRef fn, const char *name) {
   unsigned k = LLVMGetEnumAttributeKindForName(name, strlen(name));
@@ -109,7 +121,8 @@ LLVMValueRef cg_call_rt(Cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *p
     add_fn_attr(c, fn, "nounwind");
     if (strcmp(name, "rly_rt_h2d") == 0 || strcmp(name, "rly_rt_d2h") == 0) {
       unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
-      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->C, mem, 0));
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                              LLVMCreateEnumAttribute(c->C, mem, 0));
       add_fn_attr(c, fn, "willreturn");
     }
   }
@@ -201,7 +214,10 @@ static LLVMValueRef dim_value(Cg *c, const Buffer *b, int d) {
   const Dim *x = &b->dims[d];
   if (x->kind == DIM_CONST) return i64c(c, x->value);
   int sv = x->kind == DIM_VAR ? sizevar_index(c->f, x->name) : -1;
-  if (sv < 0) return cg_fail(c, "@%s: dimension %d of %%%s is not a size of the parameters", c->f->name, d, b->name), NULL;
+  if (sv < 0)
+    return cg_fail(c, "@%s: dimension %d of %%%s is not a size of the parameters", c->f->name, d,
+                   b->name),
+           NULL;
   return c->sizes[sv];
 }
 
@@ -277,9 +293,12 @@ static void copy(void *to, const void *from, size_t n) {
 }
 
 static Saved save_scope(Cg *c) {
-  Saved s = {malloc(sizeof(VarB) * ((size_t)c->nvars + 1)), c->nvars,
-             malloc(sizeof(BufB) * ((size_t)c->nbufs + 1)), c->nbufs,
-             malloc(sizeof(LLVMValueRef) * ((size_t)c->f->nsizevars + 1)), c->fn,
+  Saved s = {malloc(sizeof(VarB) * ((size_t)c->nvars + 1)),
+             c->nvars,
+             malloc(sizeof(BufB) * ((size_t)c->nbufs + 1)),
+             c->nbufs,
+             malloc(sizeof(LLVMValueRef) * ((size_t)c->f->nsizevars + 1)),
+             c->fn,
              LLVMGetInsertBlock(c->B)};
   if (!s.vars || !s.bufs || !s.sizes) abort();
   copy(s.vars, c->vars, sizeof(VarB) * (size_t)c->nvars);
@@ -335,7 +354,8 @@ static void end_fn(Cg *c, FnState *fs) {
 
 /* An internal, always-inlined function over the current scope (+ extra
  * i64 parameters, then ctx); the scope is rebound to its parameters. */
-static LLVMValueRef open_inner(Cg *c, const char *name, int nextra, FnState *fs, LLVMValueRef *extra) {
+static LLVMValueRef open_inner(Cg *c, const char *name, int nextra, FnState *fs,
+                               LLVMValueRef *extra) {
   int n = scope_args(c, NULL);
   LLVMValueRef *vals = malloc(sizeof *vals * ((size_t)n + 1));
   LLVMTypeRef *ts = malloc(sizeof *ts * ((size_t)n + (size_t)nextra + 2));
@@ -372,14 +392,18 @@ static void cstmt(Cg *c, const Stmt *s);
 static bool has_loop(const Stmt *s) {
   if (!s) return false;
   switch (s->kind) {
-  case ST_FOR: return true;
-  case ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++)
-      if (has_loop(s->u.seq.items[i])) return true;
-    return false;
-  case ST_BLOCK: return has_loop(s->u.block.init) || has_loop(s->u.block.body);
-  case ST_IF: return has_loop(s->u.if_.then_) || has_loop(s->u.if_.else_);
-  default: return false;
+    case ST_FOR:
+      return true;
+    case ST_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++)
+        if (has_loop(s->u.seq.items[i])) return true;
+      return false;
+    case ST_BLOCK:
+      return has_loop(s->u.block.init) || has_loop(s->u.block.body);
+    case ST_IF:
+      return has_loop(s->u.if_.then_) || has_loop(s->u.if_.else_);
+    default:
+      return false;
   }
 }
 
@@ -425,8 +449,8 @@ typedef struct LoopPlan {
   const Stmt *s;
   int level;
   const TirVar *var;
-  DType vt;      /* the variable's type */
-  DType ct;      /* the counter's: int32 or int64 */
+  DType vt; /* the variable's type */
+  DType ct; /* the counter's: int32 or int64 */
   Range r;
   bool const_trip;
 } LoopPlan;
@@ -444,13 +468,15 @@ static void loop_body(Cg *c, const LoopPlan *p, LLVMValueRef iv, LLVMValueRef fi
   if (outermost && (has_loop(p->s->u.for_.body) || p->level + 1 < nvars)) {
     int site = cg_site(c, p->s);
     LLVMValueRef rc = cg_call_rt(c, "rly_rt_poll", c->i32, NULL, 0, NULL);
-    cg_check(c, LLVMBuildICmp(c->B, LLVMIntNE, rc, LLVMConstInt(c->i32, 0, 0), ""),
-             JIT_E_INTERRUPT, site, NULL, NULL, NULL);
+    cg_check(c, LLVMBuildICmp(c->B, LLVMIntNE, rc, LLVMConstInt(c->i32, 0, 0), ""), JIT_E_INTERRUPT,
+             site, NULL, NULL, NULL);
   }
   bool unrolled = p->s->u.for_.loop == LOOP_UNROLLED;
   c->loop_depth++, c->unrolled_depth += unrolled;
-  if (p->level + 1 < nvars) c_loop_level(c, p->s, p->level + 1);
-  else cstmt(c, p->s->u.for_.body);
+  if (p->level + 1 < nvars)
+    c_loop_level(c, p->s, p->level + 1);
+  else
+    cstmt(c, p->s->u.for_.body);
   c->loop_depth--, c->unrolled_depth -= unrolled;
   c->nvars = nv;
 }
@@ -469,7 +495,8 @@ static void counted_loop(Cg *c, const LoopPlan *p, LLVMValueRef lo, LLVMValueRef
   if (c->failed) return;
   LLVMValueRef next = LLVMBuildAdd(c->B, iv, LLVMConstInt(t, 1, 0), "");
   LLVMSetNSW(next, 1);
-  LLVMValueRef br = LLVMBuildCondBr(c->B, LLVMBuildICmp(c->B, LLVMIntSLT, next, hi, ""), body, done);
+  LLVMValueRef br =
+      LLVMBuildCondBr(c->B, LLVMBuildICmp(c->B, LLVMIntSLT, next, hi, ""), body, done);
   bool innermost = p->level + 1 == p->s->u.for_.nvars;
   loop_metadata(c, br, p->s->u.for_.loop, innermost, p->const_trip);
   LLVMValueRef in[] = {lo, next};
@@ -525,8 +552,8 @@ static void parallel_loop(Cg *c, const LoopPlan *p, LLVMValueRef lo, LLVMValueRe
   c->loop_depth = depth;
   end_fn(c, &fs);
   LLVMPositionBuilderAtEnd(c->B, ob);
-  LLVMValueRef rc = LLVMBuildCall2(c->B, LLVMGlobalGetValueType(inner), inner, args,
-                                   (unsigned)n + 4, "");
+  LLVMValueRef rc =
+      LLVMBuildCall2(c->B, LLVMGlobalGetValueType(inner), inner, args, (unsigned)n + 4, "");
   LLVMBuildRet(c->B, rc);
   restore_scope(c, &sv);
   LLVMValueRef rt_args[] = {outer, clo, cg_convert(c, (CVal){lo, p->ct}, DT_INT64).v,
@@ -562,13 +589,16 @@ static void c_loop_level(Cg *c, const Stmt *s, int level) {
     Lin one = cg_lin_const(1), top;
     if (cg_lin_sub(&rh.hi, &one, &top)) {
       p.r = (Range){true, rl.lo, top};
-      if (p.vt == DT_INT32 && (top.n || rl.lo.n || top.c > INT32_MAX || rl.lo.c < INT32_MIN)) p.r.ok = false;
+      if (p.vt == DT_INT32 && (top.n || rl.lo.n || top.c > INT32_MAX || rl.lo.c < INT32_MIN))
+        p.r.ok = false;
     }
   }
   p.const_trip = LLVMIsAConstantInt(lo.v) && LLVMIsAConstantInt(hi.v);
   LLVMValueRef lov = cg_convert(c, lo, p.ct).v, hiv = cg_convert(c, hi, p.ct).v;
-  if (s->u.for_.loop == LOOP_PARALLEL && level == 0 && !c->fn->outlined) parallel_loop(c, &p, lov, hiv);
-  else counted_loop(c, &p, lov, hiv, lov);
+  if (s->u.for_.loop == LOOP_PARALLEL && level == 0 && !c->fn->outlined)
+    parallel_loop(c, &p, lov, hiv);
+  else
+    counted_loop(c, &p, lov, hiv, lov);
 }
 
 static void c_for(Cg *c, const Stmt *s) {
@@ -580,23 +610,30 @@ static void c_for(Cg *c, const Stmt *s) {
  * flag exists; a block's init is due when all of them are at their first. */
 static void collect_checks(Cg *c, const PrimExpr *e, int *out, int *n) {
   switch (e->kind) {
-  case PE_VAR: {
-    const VarB *v = cg_find_var(c, e->u.var);
-    if (!v || !v->first) return;
-    int idx = (int)(v - c->vars);
-    for (int i = 0; i < *n; i++)
-      if (out[i] == idx) return;
-    out[(*n)++] = idx;
-    return;
-  }
-  case PE_BIN: collect_checks(c, e->u.bin.a, out, n), collect_checks(c, e->u.bin.b, out, n); return;
-  case PE_NOT:
-  case PE_NEG: collect_checks(c, e->u.operand, out, n); return;
-  case PE_CALL:
-    for (int i = 0; i < e->u.call.n; i++) collect_checks(c, e->u.call.args[i], out, n);
-    return;
-  case PE_CAST: collect_checks(c, e->u.cast.value, out, n); return;
-  default: return;
+    case PE_VAR: {
+      const VarB *v = cg_find_var(c, e->u.var);
+      if (!v || !v->first) return;
+      int idx = (int)(v - c->vars);
+      for (int i = 0; i < *n; i++)
+        if (out[i] == idx) return;
+      out[(*n)++] = idx;
+      return;
+    }
+    case PE_BIN:
+      collect_checks(c, e->u.bin.a, out, n), collect_checks(c, e->u.bin.b, out, n);
+      return;
+    case PE_NOT:
+    case PE_NEG:
+      collect_checks(c, e->u.operand, out, n);
+      return;
+    case PE_CALL:
+      for (int i = 0; i < e->u.call.n; i++) collect_checks(c, e->u.call.args[i], out, n);
+      return;
+    case PE_CAST:
+      collect_checks(c, e->u.cast.value, out, n);
+      return;
+    default:
+      return;
   }
 }
 
@@ -743,13 +780,27 @@ static void c_if(Cg *c, const Stmt *s) {
 static void cstmt(Cg *c, const Stmt *s) {
   if (c->failed || !s) return;
   switch (s->kind) {
-  case ST_SEQ: c_seq(c, s); return;
-  case ST_FOR: c_for(c, s); return;
-  case ST_BLOCK: c_block(c, s); return;
-  case ST_STORE: c_store(c, s); return;
-  case ST_ALLOC: c_alloc(c, s); return;
-  case ST_LET: c_let(c, s); return;
-  case ST_IF: c_if(c, s); return;
+    case ST_SEQ:
+      c_seq(c, s);
+      return;
+    case ST_FOR:
+      c_for(c, s);
+      return;
+    case ST_BLOCK:
+      c_block(c, s);
+      return;
+    case ST_STORE:
+      c_store(c, s);
+      return;
+    case ST_ALLOC:
+      c_alloc(c, s);
+      return;
+    case ST_LET:
+      c_let(c, s);
+      return;
+    case ST_IF:
+      c_if(c, s);
+      return;
   }
 }
 
@@ -773,14 +824,16 @@ static void build_kernel(Cg *c) {
   LLVMPositionBuilderAtEnd(c->B, wb);
   for (int i = 0; i < f->nsizevars; i++) {
     LLVMValueRef o = i64c(c, i);
-    LLVMValueRef v = LLVMBuildLoad2(c->B, c->i64, LLVMBuildGEP2(c->B, c->i64, LLVMGetParam(w, 1), &o, 1, ""), "");
+    LLVMValueRef v = LLVMBuildLoad2(c->B, c->i64,
+                                    LLVMBuildGEP2(c->B, c->i64, LLVMGetParam(w, 1), &o, 1, ""), "");
     Range r = {true, {.n = 1, .sv = {i}, .k = {1}}, {.n = 1, .sv = {i}, .k = {1}}};
     push_var(c, (VarB){f->sizevars[i], v, DT_INT64, NULL, r});
   }
   rebind_sizes(c);
   for (int i = 0; i < f->nparams; i++) {
     LLVMValueRef o = i64c(c, i);
-    LLVMValueRef p = LLVMBuildLoad2(c->B, c->ptr, LLVMBuildGEP2(c->B, c->ptr, LLVMGetParam(w, 0), &o, 1, ""), "");
+    LLVMValueRef p = LLVMBuildLoad2(c->B, c->ptr,
+                                    LLVMBuildGEP2(c->B, c->ptr, LLVMGetParam(w, 0), &o, 1, ""), "");
     push_buf(c, f->params[i], p);
   }
   int n = scope_args(c, NULL);
@@ -794,11 +847,14 @@ static void build_kernel(Cg *c) {
   FnState fs;
   LLVMValueRef inner = open_inner(c, name, 0, &fs, NULL);
   cstmt(c, f->body);
-  if (!c->failed) end_fn(c, &fs);
-  else LLVMDisposeBuilder(fs.alloca_b), free(fs.heap);
+  if (!c->failed)
+    end_fn(c, &fs);
+  else
+    LLVMDisposeBuilder(fs.alloca_b), free(fs.heap);
   restore_scope(c, &sv);
   LLVMPositionBuilderAtEnd(c->B, wb);
-  LLVMBuildRet(c->B, LLVMBuildCall2(c->B, LLVMGlobalGetValueType(inner), inner, args, (unsigned)n + 1, ""));
+  LLVMBuildRet(
+      c->B, LLVMBuildCall2(c->B, LLVMGlobalGetValueType(inner), inner, args, (unsigned)n + 1, ""));
   free(args);
 }
 
@@ -811,8 +867,10 @@ LLVMModuleRef cg_build(LLVMContextRef ctx, const PrimFunc *f, const JitCompileOp
   c.sites = jit_sites(f, &c.nsites);
   c.sizes = calloc((size_t)f->nsizevars + 1, sizeof *c.sizes);
   if (!c.sizes) abort();
-  if (!f->body) cg_fail(&c, "@%s has no body", f->name);
-  else build_kernel(&c);
+  if (!f->body)
+    cg_fail(&c, "@%s has no body", f->name);
+  else
+    build_kernel(&c);
   char *msg = NULL;
   if (!c.failed && LLVMVerifyModule(c.M, LLVMReturnStatusAction, &msg)) {
     cg_fail(&c, "@%s: invalid LLVM IR: %.300s", f->name, msg ? msg : "");

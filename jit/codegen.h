@@ -58,7 +58,7 @@ typedef struct FnState {
   LLVMBuilderRef alloca_b; /* positioned before the entry block's terminator */
   LLVMValueRef *heap;      /* pointer slots of heap allocs, freed at exit */
   int nheap, capheap;
-  bool outlined;           /* a parallel loop body */
+  bool outlined; /* a parallel loop body */
 } FnState;
 
 typedef struct Cg {
@@ -77,7 +77,7 @@ typedef struct Cg {
   LLVMValueRef *sizes; /* values of f->sizevars in the current function */
   FnState *fn;
   int nbodies;
-  int loop_depth; /* loops around the current statement in this function */
+  int loop_depth;     /* loops around the current statement in this function */
   int unrolled_depth; /* `unrolled` loops among them */
   const char *sym;
   LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, ptr, vd;
@@ -93,7 +93,7 @@ LLVMTypeRef cg_mty(Cg *c, DType t);
 int cg_dtype_bits(DType t);
 bool cg_is_signed(DType t); /* int8..int64 */
 bool cg_is_float(DType t);
-bool cg_is_int(DType t);    /* integers, not bool */
+bool cg_is_int(DType t); /* integers, not bool */
 
 /* Branches to the function's error exit when bad is true, recording code,
  * the site and the operands in the context. */

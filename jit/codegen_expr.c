@@ -8,8 +8,8 @@
  * (no unchecked load, no division by a non-constant), in which case they
  * become plain and/or/select instructions that vectorize. */
 #include <math.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jit/codegen.h"
@@ -46,29 +46,34 @@ static const char *binop_text(PrimBinOp op) {
  * (needed before deciding how to evaluate, e.g. whether to speculate). */
 DType cg_expr_type(Cg *c, const PrimExpr *e) {
   switch (e->kind) {
-  case PE_INT: return cg_is_int(e->dtype) || e->dtype == DT_BOOL ? e->dtype : DT_INT32;
-  case PE_FLOAT: return cg_is_float(e->dtype) ? e->dtype : DT_FLOAT32;
-  case PE_VAR: {
-    const VarB *v = cg_find_var(c, e->u.var);
-    return v ? v->dt : DT_INVALID;
-  }
-  case PE_LOAD: {
-    const BufB *b = cg_find_buf(c, e->u.load.buf);
-    return b ? b->b->dtype : DT_INVALID;
-  }
-  case PE_BIN:
-    if (e->u.bin.op >= PB_LT) return DT_BOOL;
-    return unify(cg_expr_type(c, e->u.bin.a), cg_expr_type(c, e->u.bin.b));
-  case PE_NOT: return DT_BOOL;
-  case PE_NEG: return cg_expr_type(c, e->u.operand);
-  case PE_CALL: {
-    int first = e->u.call.fn == PI_SELECT ? 1 : 0;
-    if (e->u.call.n <= first) return DT_INVALID;
-    DType t = cg_expr_type(c, e->u.call.args[first]);
-    if (e->u.call.n - first == 2) t = unify(t, cg_expr_type(c, e->u.call.args[first + 1]));
-    return t;
-  }
-  case PE_CAST: return e->u.cast.to;
+    case PE_INT:
+      return cg_is_int(e->dtype) || e->dtype == DT_BOOL ? e->dtype : DT_INT32;
+    case PE_FLOAT:
+      return cg_is_float(e->dtype) ? e->dtype : DT_FLOAT32;
+    case PE_VAR: {
+      const VarB *v = cg_find_var(c, e->u.var);
+      return v ? v->dt : DT_INVALID;
+    }
+    case PE_LOAD: {
+      const BufB *b = cg_find_buf(c, e->u.load.buf);
+      return b ? b->b->dtype : DT_INVALID;
+    }
+    case PE_BIN:
+      if (e->u.bin.op >= PB_LT) return DT_BOOL;
+      return unify(cg_expr_type(c, e->u.bin.a), cg_expr_type(c, e->u.bin.b));
+    case PE_NOT:
+      return DT_BOOL;
+    case PE_NEG:
+      return cg_expr_type(c, e->u.operand);
+    case PE_CALL: {
+      int first = e->u.call.fn == PI_SELECT ? 1 : 0;
+      if (e->u.call.n <= first) return DT_INVALID;
+      DType t = cg_expr_type(c, e->u.call.args[first]);
+      if (e->u.call.n - first == 2) t = unify(t, cg_expr_type(c, e->u.call.args[first + 1]));
+      return t;
+    }
+    case PE_CAST:
+      return e->u.cast.to;
   }
   return DT_INVALID;
 }
@@ -135,8 +140,10 @@ static Range point(int64_t v) {
 
 static Range r_add(Range a, Range b, bool sub) {
   Range r = {true, {0}, {0}};
-  if (sub) r.ok = cg_lin_sub(&a.lo, &b.hi, &r.lo) && cg_lin_sub(&a.hi, &b.lo, &r.hi);
-  else r.ok = lin_add(&a.lo, &b.lo, &r.lo) && lin_add(&a.hi, &b.hi, &r.hi);
+  if (sub)
+    r.ok = cg_lin_sub(&a.lo, &b.hi, &r.lo) && cg_lin_sub(&a.hi, &b.lo, &r.hi);
+  else
+    r.ok = lin_add(&a.lo, &b.lo, &r.lo) && lin_add(&a.hi, &b.hi, &r.hi);
   return r;
 }
 
@@ -184,29 +191,38 @@ Range cg_range(Cg *c, const PrimExpr *e) {
   DType t = cg_expr_type(c, e);
   if (t != DT_INT32 && t != DT_INT64) return bad;
   switch (e->kind) {
-  case PE_INT: return fit(t, point(norm(t, e->u.i)));
-  case PE_VAR: {
-    const VarB *v = cg_find_var(c, e->u.var);
-    return v ? fit(t, v->r) : bad;
-  }
-  case PE_CAST: return fit(t, cg_range(c, e->u.cast.value));
-  case PE_NEG: {
-    Range a = cg_range(c, e->u.operand);
-    return a.ok ? fit(t, r_add(point(0), a, true)) : bad;
-  }
-  case PE_BIN: {
-    Range a = cg_range(c, e->u.bin.a), b = a.ok ? cg_range(c, e->u.bin.b) : bad;
-    if (!b.ok) return bad;
-    switch (e->u.bin.op) {
-    case PB_ADD: return fit(t, r_add(a, b, false));
-    case PB_SUB: return fit(t, r_add(a, b, true));
-    case PB_MUL: return fit(t, r_mul(a, b));
-    case PB_DIV: return fit(t, r_divmod(a, b, false));
-    case PB_MOD: return fit(t, r_divmod(a, b, true));
-    default: return bad;
+    case PE_INT:
+      return fit(t, point(norm(t, e->u.i)));
+    case PE_VAR: {
+      const VarB *v = cg_find_var(c, e->u.var);
+      return v ? fit(t, v->r) : bad;
     }
-  }
-  default: return bad;
+    case PE_CAST:
+      return fit(t, cg_range(c, e->u.cast.value));
+    case PE_NEG: {
+      Range a = cg_range(c, e->u.operand);
+      return a.ok ? fit(t, r_add(point(0), a, true)) : bad;
+    }
+    case PE_BIN: {
+      Range a = cg_range(c, e->u.bin.a), b = a.ok ? cg_range(c, e->u.bin.b) : bad;
+      if (!b.ok) return bad;
+      switch (e->u.bin.op) {
+        case PB_ADD:
+          return fit(t, r_add(a, b, false));
+        case PB_SUB:
+          return fit(t, r_add(a, b, true));
+        case PB_MUL:
+          return fit(t, r_mul(a, b));
+        case PB_DIV:
+          return fit(t, r_divmod(a, b, false));
+        case PB_MOD:
+          return fit(t, r_divmod(a, b, true));
+        default:
+          return bad;
+      }
+    }
+    default:
+      return bad;
   }
 }
 
@@ -236,31 +252,34 @@ bool cg_in_bounds(Cg *c, const Buffer *b, int d, const PrimExpr *idx) {
  * constant divisor. */
 bool cg_can_speculate(Cg *c, const PrimExpr *e) {
   switch (e->kind) {
-  case PE_INT:
-  case PE_FLOAT:
-  case PE_VAR: return true;
-  case PE_LOAD: {
-    const BufB *b = cg_find_buf(c, e->u.load.buf);
-    if (!b || e->u.load.n != b->b->ndim) return false;
-    for (int i = 0; i < e->u.load.n; i++)
-      if (!cg_can_speculate(c, e->u.load.idx[i]) || !cg_in_bounds(c, b->b, i, e->u.load.idx[i]))
+    case PE_INT:
+    case PE_FLOAT:
+    case PE_VAR:
+      return true;
+    case PE_LOAD: {
+      const BufB *b = cg_find_buf(c, e->u.load.buf);
+      if (!b || e->u.load.n != b->b->ndim) return false;
+      for (int i = 0; i < e->u.load.n; i++)
+        if (!cg_can_speculate(c, e->u.load.idx[i]) || !cg_in_bounds(c, b->b, i, e->u.load.idx[i]))
+          return false;
+      return true;
+    }
+    case PE_BIN: {
+      PrimBinOp op = e->u.bin.op;
+      if ((op == PB_DIV || op == PB_MOD) && !cg_is_float(cg_expr_type(c, e)) &&
+          !(e->u.bin.b->kind == PE_INT && e->u.bin.b->u.i != 0))
         return false;
-    return true;
-  }
-  case PE_BIN: {
-    PrimBinOp op = e->u.bin.op;
-    if ((op == PB_DIV || op == PB_MOD) && !cg_is_float(cg_expr_type(c, e)) &&
-        !(e->u.bin.b->kind == PE_INT && e->u.bin.b->u.i != 0))
-      return false;
-    return cg_can_speculate(c, e->u.bin.a) && cg_can_speculate(c, e->u.bin.b);
-  }
-  case PE_NOT:
-  case PE_NEG: return cg_can_speculate(c, e->u.operand);
-  case PE_CALL:
-    for (int i = 0; i < e->u.call.n; i++)
-      if (!cg_can_speculate(c, e->u.call.args[i])) return false;
-    return true;
-  case PE_CAST: return cg_can_speculate(c, e->u.cast.value);
+      return cg_can_speculate(c, e->u.bin.a) && cg_can_speculate(c, e->u.bin.b);
+    }
+    case PE_NOT:
+    case PE_NEG:
+      return cg_can_speculate(c, e->u.operand);
+    case PE_CALL:
+      for (int i = 0; i < e->u.call.n; i++)
+        if (!cg_can_speculate(c, e->u.call.args[i])) return false;
+      return true;
+    case PE_CAST:
+      return cg_can_speculate(c, e->u.cast.value);
   }
   return false;
 }
@@ -321,7 +340,8 @@ static void contract(Cg *c, LLVMValueRef inst, DType t) {
 /* ─────────────────────────── conversions ─────────────────────────── */
 
 static LLVMValueRef f2i(Cg *c, LLVMValueRef v, DType to) {
-  if (to == DT_BOOL) return LLVMBuildFCmp(c->B, LLVMRealONE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
+  if (to == DT_BOOL)
+    return LLVMBuildFCmp(c->B, LLVMRealONE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
   LLVMTypeRef ts[2] = {cg_lty(c, to), LLVMTypeOf(v)};
   return cg_intrinsic(c, cg_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ts, 2, &v, 1);
 }
@@ -343,7 +363,8 @@ static LLVMValueRef f2f(Cg *c, LLVMValueRef v, DType from, DType to) {
 }
 
 static LLVMValueRef i2i(Cg *c, LLVMValueRef v, DType from, DType to) {
-  if (to == DT_BOOL) return LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+  if (to == DT_BOOL)
+    return LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
   int fb = from == DT_BOOL ? 1 : cg_dtype_bits(from), tb = cg_dtype_bits(to);
   LLVMTypeRef t = cg_lty(c, to);
   if (tb == fb) return v;
@@ -387,11 +408,14 @@ static CVal c_load(Cg *c, const PrimExpr *e) {
 }
 
 static CVal c_cmp(Cg *c, PrimBinOp op, CVal a, CVal b) {
-  static const LLVMIntPredicate sp[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE, LLVMIntEQ, LLVMIntNE};
-  static const LLVMIntPredicate up[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE, LLVMIntEQ, LLVMIntNE};
-  static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE};
+  static const LLVMIntPredicate sp[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT,
+                                        LLVMIntSGE, LLVMIntEQ,  LLVMIntNE};
+  static const LLVMIntPredicate up[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT,
+                                        LLVMIntUGE, LLVMIntEQ,  LLVMIntNE};
+  static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT,
+                                         LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE};
   int k = (int)op - (int)PB_LT;
-  LLVMValueRef v = cg_is_float(a.dt)   ? LLVMBuildFCmp(c->B, fp[k], a.v, b.v, "")
+  LLVMValueRef v = cg_is_float(a.dt)    ? LLVMBuildFCmp(c->B, fp[k], a.v, b.v, "")
                    : cg_is_signed(a.dt) ? LLVMBuildICmp(c->B, sp[k], a.v, b.v, "")
                                         : LLVMBuildICmp(c->B, up[k], a.v, b.v, "");
   return (CVal){v, DT_BOOL};
@@ -400,12 +424,23 @@ static CVal c_cmp(Cg *c, PrimBinOp op, CVal a, CVal b) {
 static CVal c_farith(Cg *c, PrimBinOp op, CVal a, CVal b) {
   LLVMValueRef v = NULL;
   switch (op) {
-  case PB_ADD: v = LLVMBuildFAdd(c->B, a.v, b.v, ""); break;
-  case PB_SUB: v = LLVMBuildFSub(c->B, a.v, b.v, ""); break;
-  case PB_MUL: v = LLVMBuildFMul(c->B, a.v, b.v, ""); break;
-  case PB_DIV: v = LLVMBuildFDiv(c->B, a.v, b.v, ""); break;
-  case PB_MOD: v = LLVMBuildFRem(c->B, a.v, b.v, ""); break;
-  default: abort();
+    case PB_ADD:
+      v = LLVMBuildFAdd(c->B, a.v, b.v, "");
+      break;
+    case PB_SUB:
+      v = LLVMBuildFSub(c->B, a.v, b.v, "");
+      break;
+    case PB_MUL:
+      v = LLVMBuildFMul(c->B, a.v, b.v, "");
+      break;
+    case PB_DIV:
+      v = LLVMBuildFDiv(c->B, a.v, b.v, "");
+      break;
+    case PB_MOD:
+      v = LLVMBuildFRem(c->B, a.v, b.v, "");
+      break;
+    default:
+      abort();
   }
   if (op != PB_DIV && op != PB_MOD) contract(c, v, a.dt);
   if (a.dt == DT_FLOAT16) v = cg_round_half(c, v);
@@ -413,8 +448,8 @@ static CVal c_farith(Cg *c, PrimBinOp op, CVal a, CVal b) {
 }
 
 /* Integer / and %: a zero divisor is an error; x / -1 wraps (no UB). */
-static LLVMValueRef idivmod(Cg *c, const PrimExpr *e, PrimBinOp op, LLVMValueRef x,
-                            LLVMValueRef y, bool is_signed) {
+static LLVMValueRef idivmod(Cg *c, const PrimExpr *e, PrimBinOp op, LLVMValueRef x, LLVMValueRef y,
+                            bool is_signed) {
   LLVMTypeRef t = LLVMTypeOf(x);
   LLVMValueRef zero = LLVMConstInt(t, 0, 0);
   if (!(e->u.bin.b->kind == PE_INT && e->u.bin.b->u.i != 0))
@@ -425,7 +460,8 @@ static LLVMValueRef idivmod(Cg *c, const PrimExpr *e, PrimBinOp op, LLVMValueRef
   LLVMValueRef m1 = LLVMBuildICmp(c->B, LLVMIntEQ, y, LLVMConstAllOnes(t), "");
   LLVMValueRef ys = LLVMBuildSelect(c->B, m1, LLVMConstInt(t, 1, 0), y, "");
   if (op == PB_DIV)
-    return LLVMBuildSelect(c->B, m1, LLVMBuildSub(c->B, zero, x, ""), LLVMBuildSDiv(c->B, x, ys, ""), "");
+    return LLVMBuildSelect(c->B, m1, LLVMBuildSub(c->B, zero, x, ""),
+                           LLVMBuildSDiv(c->B, x, ys, ""), "");
   return LLVMBuildSelect(c->B, m1, zero, LLVMBuildSRem(c->B, x, ys, ""), "");
 }
 
@@ -435,10 +471,18 @@ static CVal c_iarith(Cg *c, const PrimExpr *e, PrimBinOp op, CVal a, CVal b) {
   if (is_bool) a = cg_convert(c, a, DT_INT64), b = cg_convert(c, b, DT_INT64);
   LLVMValueRef v;
   switch (op) {
-  case PB_ADD: v = LLVMBuildAdd(c->B, a.v, b.v, ""); break;
-  case PB_SUB: v = LLVMBuildSub(c->B, a.v, b.v, ""); break;
-  case PB_MUL: v = LLVMBuildMul(c->B, a.v, b.v, ""); break;
-  default: v = idivmod(c, e, op, a.v, b.v, cg_is_signed(t)); break;
+    case PB_ADD:
+      v = LLVMBuildAdd(c->B, a.v, b.v, "");
+      break;
+    case PB_SUB:
+      v = LLVMBuildSub(c->B, a.v, b.v, "");
+      break;
+    case PB_MUL:
+      v = LLVMBuildMul(c->B, a.v, b.v, "");
+      break;
+    default:
+      v = idivmod(c, e, op, a.v, b.v, cg_is_signed(t));
+      break;
   }
   if (op <= PB_MUL && !is_bool && cg_range(c, e).ok) LLVMSetNSW(v, 1);
   if (is_bool) v = LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(c->i64, 0, 0), "");
@@ -536,20 +580,33 @@ static LLVMValueRef math1(Cg *c, PrimIntrinsic fn, CVal x) {
   LLVMTypeRef t = d ? c->f64 : c->f32;
   LLVMValueRef v = x.dt == DT_FLOAT16 ? LLVMBuildFPTrunc(c->B, x.v, c->f32, "") : x.v, r;
   switch (fn) {
-  case PI_EXP: r = libm(c, d ? "exp" : "expf", t, &v, 1); break;
-  case PI_LOG: r = libm(c, d ? "log" : "logf", t, &v, 1); break;
-  case PI_TANH: r = libm(c, d ? "tanh" : "tanhf", t, &v, 1); break;
-  case PI_SQRT: r = cg_intrinsic(c, "llvm.sqrt", &t, 1, &v, 1); break;
-  case PI_FLOOR: r = cg_intrinsic(c, "llvm.floor", &t, 1, &v, 1); break;
-  case PI_CEIL: r = cg_intrinsic(c, "llvm.ceil", &t, 1, &v, 1); break;
-  case PI_SIGMOID: {
-    LLVMValueRef n = LLVMBuildFNeg(c->B, v, "");
-    LLVMValueRef ex = libm(c, d ? "exp" : "expf", t, &n, 1);
-    LLVMValueRef one = LLVMConstReal(t, 1.0);
-    r = LLVMBuildFDiv(c->B, one, LLVMBuildFAdd(c->B, one, ex, ""), "");
-    break;
-  }
-  default: abort();
+    case PI_EXP:
+      r = libm(c, d ? "exp" : "expf", t, &v, 1);
+      break;
+    case PI_LOG:
+      r = libm(c, d ? "log" : "logf", t, &v, 1);
+      break;
+    case PI_TANH:
+      r = libm(c, d ? "tanh" : "tanhf", t, &v, 1);
+      break;
+    case PI_SQRT:
+      r = cg_intrinsic(c, "llvm.sqrt", &t, 1, &v, 1);
+      break;
+    case PI_FLOOR:
+      r = cg_intrinsic(c, "llvm.floor", &t, 1, &v, 1);
+      break;
+    case PI_CEIL:
+      r = cg_intrinsic(c, "llvm.ceil", &t, 1, &v, 1);
+      break;
+    case PI_SIGMOID: {
+      LLVMValueRef n = LLVMBuildFNeg(c->B, v, "");
+      LLVMValueRef ex = libm(c, d ? "exp" : "expf", t, &n, 1);
+      LLVMValueRef one = LLVMConstReal(t, 1.0);
+      r = LLVMBuildFDiv(c->B, one, LLVMBuildFAdd(c->B, one, ex, ""), "");
+      break;
+    }
+    default:
+      abort();
   }
   if (x.dt == DT_FLOAT16) r = cg_round_half(c, LLVMBuildFPExt(c->B, r, c->f64, ""));
   return r;
@@ -612,7 +669,8 @@ static int arity(PrimIntrinsic fn) {
 static CVal c_call(Cg *c, const PrimExpr *e) {
   PrimIntrinsic fn = e->u.call.fn;
   int n = e->u.call.n;
-  if (n != arity(fn)) return cg_fail(c, "@%s: wrong number of intrinsic arguments", c->f->name), NONE;
+  if (n != arity(fn))
+    return cg_fail(c, "@%s: wrong number of intrinsic arguments", c->f->name), NONE;
   int first = fn == PI_SELECT ? 1 : 0;
   DType t = cg_expr_type(c, e->u.call.args[first]);
   if (n - first == 2)
@@ -625,26 +683,37 @@ static CVal c_call(Cg *c, const PrimExpr *e) {
   CVal b = n == 2 && a.v ? cg_convert(c, cg_expr(c, e->u.call.args[1]), t) : a;
   if (!a.v || !b.v) return NONE;
   switch (fn) {
-  case PI_MAX:
-  case PI_MIN: return (CVal){minmax(c, fn == PI_MAX, a, b), t};
-  case PI_ABS: return (CVal){absval(c, a), t};
-  case PI_POW: return (CVal){powv(c, a, b), t};
-  default: return (CVal){math1(c, fn, a), t};
+    case PI_MAX:
+    case PI_MIN:
+      return (CVal){minmax(c, fn == PI_MAX, a, b), t};
+    case PI_ABS:
+      return (CVal){absval(c, a), t};
+    case PI_POW:
+      return (CVal){powv(c, a, b), t};
+    default:
+      return (CVal){math1(c, fn, a), t};
   }
 }
 
 CVal cg_expr(Cg *c, const PrimExpr *e) {
   if (c->failed) return NONE;
   switch (e->kind) {
-  case PE_INT:
-  case PE_FLOAT: return c_const(c, e);
-  case PE_VAR: return c_var(c, e);
-  case PE_LOAD: return c_load(c, e);
-  case PE_BIN: return c_bin(c, e);
-  case PE_NOT:
-  case PE_NEG: return c_unary(c, e);
-  case PE_CALL: return c_call(c, e);
-  case PE_CAST: return cg_convert(c, cg_expr(c, e->u.cast.value), e->u.cast.to);
+    case PE_INT:
+    case PE_FLOAT:
+      return c_const(c, e);
+    case PE_VAR:
+      return c_var(c, e);
+    case PE_LOAD:
+      return c_load(c, e);
+    case PE_BIN:
+      return c_bin(c, e);
+    case PE_NOT:
+    case PE_NEG:
+      return c_unary(c, e);
+    case PE_CALL:
+      return c_call(c, e);
+    case PE_CAST:
+      return cg_convert(c, cg_expr(c, e->u.cast.value), e->u.cast.to);
   }
   return NONE;
 }

@@ -16,6 +16,8 @@
  * attribute fp_contract=0 (or False), or jit_set_contract(false) was called
  * or RLY_JIT_CONTRACT=0 is set (the tests use these to compare bit for bit
  * with the interpreter). */
+#include "jit/jit.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -27,7 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jit/jit.h"
 #include "jit/jit_abi.h"
 #include "jit/jit_config.h"
 #include "jit/pool.h"
@@ -75,7 +76,8 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void set_err(TirError *e, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(TirError *e, Span sp, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static void set_err(TirError *e, Span sp, const char *fmt, ...) {
   va_list ap;
@@ -100,8 +102,13 @@ static int32_t host_poll(void) { return rt_take_interrupt(); }
 static double host_h2d(uint32_t bits) { return half_to_float((uint16_t)bits); }
 static uint32_t host_d2h(double v) { return rt_double_to_half(v); }
 
-static const RlyJitHost host = {RLY_JIT_ABI_VERSION, rly_pool_parallel_for, host_alloc, host_free,
-                                host_poll, host_h2d, host_d2h};
+static const RlyJitHost host = {RLY_JIT_ABI_VERSION,
+                                rly_pool_parallel_for,
+                                host_alloc,
+                                host_free,
+                                host_poll,
+                                host_h2d,
+                                host_d2h};
 
 /* ─────────────────────────── loading the module ─────────────────────────── */
 
@@ -163,7 +170,8 @@ static bool open_beside_exe(void) {
 static bool load_module(void) {
   if (J.tried) return J.mod != NULL;
   J.tried = true;
-  snprintf(J.why, sizeof J.why, "the JIT module rly-jit.so was not found (beside the executable or in %s)",
+  snprintf(J.why, sizeof J.why,
+           "the JIT module rly-jit.so was not found (beside the executable or in %s)",
            RLY_JIT_BUILD_PATH);
   if (J.module_path[0]) {
     snprintf(J.why, sizeof J.why, "the JIT module %.400s (RLY_JIT_MODULE) was not found",
@@ -366,25 +374,32 @@ static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1,
 static void mark_writes(const Stmt *s, const PrimFunc *f, bool *w) {
   if (!s) return;
   switch (s->kind) {
-  case ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++) mark_writes(s->u.seq.items[i], f, w);
-    return;
-  case ST_FOR: mark_writes(s->u.for_.body, f, w); return;
-  case ST_BLOCK: mark_writes(s->u.block.init, f, w), mark_writes(s->u.block.body, f, w); return;
-  case ST_IF: mark_writes(s->u.if_.then_, f, w), mark_writes(s->u.if_.else_, f, w); return;
-  case ST_STORE:
-    for (int i = 0; i < f->nparams; i++)
-      if (f->params[i] == s->u.store.buf) {
-        w[i] = true;
-        return;
-      }
-    for (int i = f->nparams; i-- > 0;)
-      if (strcmp(f->params[i]->name, s->u.store.buf->name) == 0) {
-        w[i] = true;
-        return;
-      }
-    return;
-  default: return;
+    case ST_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++) mark_writes(s->u.seq.items[i], f, w);
+      return;
+    case ST_FOR:
+      mark_writes(s->u.for_.body, f, w);
+      return;
+    case ST_BLOCK:
+      mark_writes(s->u.block.init, f, w), mark_writes(s->u.block.body, f, w);
+      return;
+    case ST_IF:
+      mark_writes(s->u.if_.then_, f, w), mark_writes(s->u.if_.else_, f, w);
+      return;
+    case ST_STORE:
+      for (int i = 0; i < f->nparams; i++)
+        if (f->params[i] == s->u.store.buf) {
+          w[i] = true;
+          return;
+        }
+      for (int i = f->nparams; i-- > 0;)
+        if (strcmp(f->params[i]->name, s->u.store.buf->name) == 0) {
+          w[i] = true;
+          return;
+        }
+      return;
+    default:
+      return;
   }
 }
 
@@ -393,8 +408,10 @@ static void buf_sig(StrBuf *b, const Buffer *p) {
   for (int d = 0; d < p->ndim; d++) {
     const Dim *x = &p->dims[d];
     if (d) sb_puts(b, ", ");
-    if (x->kind == DIM_CONST) sb_printf(b, "%lld", (long long)x->value);
-    else sb_puts(b, x->kind == DIM_VAR ? x->name : "?");
+    if (x->kind == DIM_CONST)
+      sb_printf(b, "%lld", (long long)x->value);
+    else
+      sb_puts(b, x->kind == DIM_VAR ? x->name : "?");
   }
   sb_putc(b, ']');
 }
@@ -430,20 +447,24 @@ static bool same_buf(const Buffer *a, const Buffer *b) {
 static bool loads_buf(const PrimExpr *e, const Buffer *b) {
   if (!e) return false;
   switch (e->kind) {
-  case PE_LOAD:
-    if (same_buf(e->u.load.buf, b)) return true;
-    for (int i = 0; i < e->u.load.n; i++)
-      if (loads_buf(e->u.load.idx[i], b)) return true;
-    return false;
-  case PE_BIN: return loads_buf(e->u.bin.a, b) || loads_buf(e->u.bin.b, b);
-  case PE_NOT:
-  case PE_NEG: return loads_buf(e->u.operand, b);
-  case PE_CALL:
-    for (int i = 0; i < e->u.call.n; i++)
-      if (loads_buf(e->u.call.args[i], b)) return true;
-    return false;
-  case PE_CAST: return loads_buf(e->u.cast.value, b);
-  default: return false;
+    case PE_LOAD:
+      if (same_buf(e->u.load.buf, b)) return true;
+      for (int i = 0; i < e->u.load.n; i++)
+        if (loads_buf(e->u.load.idx[i], b)) return true;
+      return false;
+    case PE_BIN:
+      return loads_buf(e->u.bin.a, b) || loads_buf(e->u.bin.b, b);
+    case PE_NOT:
+    case PE_NEG:
+      return loads_buf(e->u.operand, b);
+    case PE_CALL:
+      for (int i = 0; i < e->u.call.n; i++)
+        if (loads_buf(e->u.call.args[i], b)) return true;
+      return false;
+    case PE_CAST:
+      return loads_buf(e->u.cast.value, b);
+    default:
+      return false;
   }
 }
 
@@ -452,28 +473,31 @@ static bool loads_buf(const PrimExpr *e, const Buffer *b) {
 static bool stmt_loads(const Stmt *s, const Buffer *b) {
   if (!s) return false;
   switch (s->kind) {
-  case ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++)
-      if (stmt_loads(s->u.seq.items[i], b)) return true;
-    return false;
-  case ST_FOR: {
-    for (int i = 0; i < s->u.for_.nvars; i++)
-      if (loads_buf(s->u.for_.hi[i], b) || (tir_for_lo(s, i) && loads_buf(tir_for_lo(s, i), b)))
-        return true;
-    return stmt_loads(s->u.for_.body, b);
-  }
-  case ST_BLOCK:
-    for (int i = 0; i < s->u.block.niters; i++)
-      if (loads_buf(s->u.block.iters[i].binding, b)) return true;
-    return stmt_loads(s->u.block.init, b) || stmt_loads(s->u.block.body, b);
-  case ST_STORE:
-    for (int i = 0; i < s->u.store.n; i++)
-      if (loads_buf(s->u.store.idx[i], b)) return true;
-    return loads_buf(s->u.store.value, b);
-  case ST_LET: return loads_buf(s->u.let.value, b);
-  case ST_IF:
-    return loads_buf(s->u.if_.cond, b) || stmt_loads(s->u.if_.then_, b) || stmt_loads(s->u.if_.else_, b);
-  default: return false;
+    case ST_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++)
+        if (stmt_loads(s->u.seq.items[i], b)) return true;
+      return false;
+    case ST_FOR: {
+      for (int i = 0; i < s->u.for_.nvars; i++)
+        if (loads_buf(s->u.for_.hi[i], b) || (tir_for_lo(s, i) && loads_buf(tir_for_lo(s, i), b)))
+          return true;
+      return stmt_loads(s->u.for_.body, b);
+    }
+    case ST_BLOCK:
+      for (int i = 0; i < s->u.block.niters; i++)
+        if (loads_buf(s->u.block.iters[i].binding, b)) return true;
+      return stmt_loads(s->u.block.init, b) || stmt_loads(s->u.block.body, b);
+    case ST_STORE:
+      for (int i = 0; i < s->u.store.n; i++)
+        if (loads_buf(s->u.store.idx[i], b)) return true;
+      return loads_buf(s->u.store.value, b);
+    case ST_LET:
+      return loads_buf(s->u.let.value, b);
+    case ST_IF:
+      return loads_buf(s->u.if_.cond, b) || stmt_loads(s->u.if_.then_, b) ||
+             stmt_loads(s->u.if_.else_, b);
+    default:
+      return false;
   }
 }
 
@@ -494,47 +518,49 @@ static bool extent_is_dim(const PrimExpr *hi, const Dim *d) {
 static bool covers(const Stmt *s, const Buffer *b, Extent *ex, int n) {
   if (!s || n > 32) return false;
   switch (s->kind) {
-  case ST_SEQ:
-    for (int i = 0; i < s->u.seq.n; i++)
-      if (covers(s->u.seq.items[i], b, ex, n)) return true;
-    return false;
-  case ST_FOR: {
-    int m = n;
-    for (int i = 0; i < s->u.for_.nvars; i++) /* a loop from a begin skips 0..begin-1 */
-      if (tir_for_lo(s, i)) return false;
-    for (int i = 0; i < s->u.for_.nvars && m < 32; i++)
-      ex[m++] = (Extent){s->u.for_.vars[i], s->u.for_.hi[i]};
-    return covers(s->u.for_.body, b, ex, m);
-  }
-  case ST_BLOCK: {
-    int m = n;
-    for (int i = 0; i < s->u.block.niters && m < 32; i++) {
-      const IterVar *it = &s->u.block.iters[i];
-      if (it->reduce || !it->binding || it->binding->kind != PE_VAR) continue;
-      for (int j = 0; j < n; j++)
-        if (ex[j].var == it->binding->u.var) {
-          ex[m++] = (Extent){it->var, ex[j].hi};
-          break;
+    case ST_SEQ:
+      for (int i = 0; i < s->u.seq.n; i++)
+        if (covers(s->u.seq.items[i], b, ex, n)) return true;
+      return false;
+    case ST_FOR: {
+      int m = n;
+      for (int i = 0; i < s->u.for_.nvars; i++) /* a loop from a begin skips 0..begin-1 */
+        if (tir_for_lo(s, i)) return false;
+      for (int i = 0; i < s->u.for_.nvars && m < 32; i++)
+        ex[m++] = (Extent){s->u.for_.vars[i], s->u.for_.hi[i]};
+      return covers(s->u.for_.body, b, ex, m);
+    }
+    case ST_BLOCK: {
+      int m = n;
+      for (int i = 0; i < s->u.block.niters && m < 32; i++) {
+        const IterVar *it = &s->u.block.iters[i];
+        if (it->reduce || !it->binding || it->binding->kind != PE_VAR) continue;
+        for (int j = 0; j < n; j++)
+          if (ex[j].var == it->binding->u.var) {
+            ex[m++] = (Extent){it->var, ex[j].hi};
+            break;
+          }
+      }
+      return covers(s->u.block.body, b, ex, m);
+    }
+    case ST_STORE: {
+      if (!same_buf(s->u.store.buf, b) || s->u.store.n != b->ndim) return false;
+      const TirVar *used[TENSOR_MAX_RANK];
+      for (int d = 0; d < b->ndim; d++) {
+        const PrimExpr *x = s->u.store.idx[d];
+        if (x->kind != PE_VAR) return false;
+        int j = n;
+        while (j-- > 0 && ex[j].var != x->u.var) {
         }
+        if (j < 0 || !extent_is_dim(ex[j].hi, &b->dims[d])) return false;
+        for (int e = 0; e < d; e++)
+          if (used[e] == x->u.var) return false;
+        used[d] = x->u.var;
+      }
+      return true;
     }
-    return covers(s->u.block.body, b, ex, m);
-  }
-  case ST_STORE: {
-    if (!same_buf(s->u.store.buf, b) || s->u.store.n != b->ndim) return false;
-    const TirVar *used[TENSOR_MAX_RANK];
-    for (int d = 0; d < b->ndim; d++) {
-      const PrimExpr *x = s->u.store.idx[d];
-      if (x->kind != PE_VAR) return false;
-      int j = n;
-      while (j-- > 0 && ex[j].var != x->u.var) {}
-      if (j < 0 || !extent_is_dim(ex[j].hi, &b->dims[d])) return false;
-      for (int e = 0; e < d; e++)
-        if (used[e] == x->u.var) return false;
-      used[d] = x->u.var;
-    }
-    return true;
-  }
-  default: return false;
+    default:
+      return false;
   }
 }
 
@@ -603,18 +629,24 @@ static void kernel_error(const JitKernel *k, int32_t rc, const RlyJitCtx *ctx, T
   const JitSite *s = ctx->site >= 0 && ctx->site < k->nsites ? &k->sites[ctx->site] : NULL;
   Span sp = s ? s->span : k->f->span;
   switch (rc) {
-  case JIT_E_BOUNDS:
-    set_err(err, sp, "@%s: index %lld out of bounds for %%%s dimension %lld (size %lld)", name,
-            (long long)ctx->a, s && s->buf ? s->buf->name : "?", (long long)ctx->b,
-            (long long)ctx->c);
-    return;
-  case JIT_E_DIV0: set_err(err, sp, "@%s: integer division by zero", name); return;
-  case JIT_E_ALLOC:
-    set_err(err, sp, "@%s: alloc %%%s: cannot allocate %lld bytes", name,
-            s && s->buf ? s->buf->name : "?", (long long)ctx->a);
-    return;
-  case JIT_E_INTERRUPT: set_err(err, sp, "@%s: interrupted", name); return;
-  default: set_err(err, sp, "@%s: kernel failed (code %d)", name, (int)rc); return;
+    case JIT_E_BOUNDS:
+      set_err(err, sp, "@%s: index %lld out of bounds for %%%s dimension %lld (size %lld)", name,
+              (long long)ctx->a, s && s->buf ? s->buf->name : "?", (long long)ctx->b,
+              (long long)ctx->c);
+      return;
+    case JIT_E_DIV0:
+      set_err(err, sp, "@%s: integer division by zero", name);
+      return;
+    case JIT_E_ALLOC:
+      set_err(err, sp, "@%s: alloc %%%s: cannot allocate %lld bytes", name,
+              s && s->buf ? s->buf->name : "?", (long long)ctx->a);
+      return;
+    case JIT_E_INTERRUPT:
+      set_err(err, sp, "@%s: interrupted", name);
+      return;
+    default:
+      set_err(err, sp, "@%s: kernel failed (code %d)", name, (int)rc);
+      return;
   }
 }
 
@@ -681,8 +713,8 @@ int jit_kernel_count(void) { return J.nkernels; }
 bool jit_kernel_info(int i, JitKernelInfo *out) {
   if (i < 0 || i >= J.nkernels) return false;
   const JitKernel *k = J.kernels[i];
-  *out = (JitKernelInfo){k->f->name, k->signature, k->code->compile_ms, k->code->from_disk,
-                         k->code->load_ms, k->calls, k->total_ms};
+  *out = (JitKernelInfo){k->f->name,       k->signature, k->code->compile_ms, k->code->from_disk,
+                         k->code->load_ms, k->calls,     k->total_ms};
   return true;
 }
 

@@ -20,11 +20,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ir/tir.h"
+#include "ir/util.h"
 #include "rt/exec.h"
 #include "rt/rt.h"
 #include "rt/tir_interp.h"
-#include "ir/tir.h"
-#include "ir/util.h"
 
 typedef struct JitKernel JitKernel;
 
@@ -66,9 +66,9 @@ typedef struct JitKernelInfo {
   const char *signature; /* e.g. "(float32[n, 784], float32[128, 784]) -> float32[n, 128]" */
   double compile_ms;     /* 0 when it came from the disk cache */
   bool from_disk;
-  double load_ms;        /* (addition) linking it into the process (incl. reading the cache) */
+  double load_ms; /* (addition) linking it into the process (incl. reading the cache) */
   uint64_t calls;
-  double total_ms;       /* time spent running it */
+  double total_ms; /* time spent running it */
 } JitKernelInfo;
 int jit_kernel_count(void);
 bool jit_kernel_info(int i, JitKernelInfo *out);

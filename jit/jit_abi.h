@@ -48,18 +48,17 @@ typedef int32_t (*RlyJitBodyFn)(void *closure, int64_t lo, int64_t hi, RlyJitCtx
 /* librly → module. */
 typedef struct RlyJitHost {
   int abi_version;
-  int32_t (*parallel_for)(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi,
-                          RlyJitCtx *ctx);
+  int32_t (*parallel_for)(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi, RlyJitCtx *ctx);
   void *(*alloc)(int64_t bytes); /* zero-filled, 64-byte aligned; NULL on failure */
   void (*free)(void *p);
-  int32_t (*poll)(void);         /* nonzero once after Ctrl-C */
-  double (*h2d)(uint32_t bits);  /* binary16 → double */
-  uint32_t (*d2h)(double v);     /* double → binary16, one rounding */
+  int32_t (*poll)(void);        /* nonzero once after Ctrl-C */
+  double (*h2d)(uint32_t bits); /* binary16 → double */
+  uint32_t (*d2h)(double v);    /* double → binary16, one rounding */
 } RlyJitHost;
 
 typedef struct JitCompileOpts {
-  int opt_level;  /* 0..3 */
-  bool contract;  /* allow a*b+c → fma */
+  int opt_level; /* 0..3 */
+  bool contract; /* allow a*b+c → fma */
 } JitCompileOpts;
 
 /* module → librly. */

@@ -7,10 +7,6 @@
  * from the disk cache take the same path.  The runtime's functions are
  * absolute symbols rly_rt_* in the main JITDylib; libm comes from the
  * process.  Everything runs on the caller's thread. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
@@ -18,6 +14,9 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "jit/codegen.h"
 
@@ -103,9 +102,7 @@ static bool emit(LLVMModuleRef m, int level, LLVMCodeGenFileType kind, void **ou
 /* LLVM reports remarks and warnings ("loop not vectorized") on stderr by
  * default; they say nothing a user of rly can act on, so they are dropped.
  * Errors also come back through the calls' own results. */
-static void quiet_diagnostics(LLVMDiagnosticInfoRef info, void *user) {
-  (void)info, (void)user;
-}
+static void quiet_diagnostics(LLVMDiagnosticInfoRef info, void *user) { (void)info, (void)user; }
 
 static LLVMContextRef new_context(void) {
   LLVMContextRef ctx = LLVMContextCreate();
@@ -117,7 +114,10 @@ static bool compile(const PrimFunc *f, const char *sym, const JitCompileOpts *o,
                     size_t *len, char *err, size_t n) {
   LLVMContextRef ctx = new_context();
   LLVMModuleRef m = build(ctx, f, sym, o, err, n);
-  bool ok = m && emit(m, o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level,
+  bool ok = m && emit(m,
+                      o->opt_level < 0   ? 0
+                      : o->opt_level > 3 ? 3
+                                         : o->opt_level,
                       LLVMObjectFile, obj, len, err, n);
   if (m) LLVMDisposeModule(m);
   LLVMContextDispose(ctx);
@@ -132,8 +132,11 @@ static char *dump(const PrimFunc *f, const char *what, const char *sym, const Ji
   if (m && strcmp(what, "asm") == 0) {
     void *out;
     size_t len;
-    if (emit(m, o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level, LLVMAssemblyFile, &out,
-             &len, err, n))
+    if (emit(m,
+             o->opt_level < 0   ? 0
+             : o->opt_level > 3 ? 3
+                                : o->opt_level,
+             LLVMAssemblyFile, &out, &len, err, n))
       text = out;
   } else if (m) {
     char *s = LLVMPrintModuleToString(m);
@@ -150,7 +153,10 @@ static char *dump(const PrimFunc *f, const char *what, const char *sym, const Ji
 /* Defines the runtime's functions as absolute symbols rly_rt_* in the
  * JITDylib, so kernels call the host's table directly. */
 static bool define_runtime(LLVMOrcJITDylibRef jd, char *err, size_t n) {
-  struct { const char *name; void *addr; } syms[] = {
+  struct {
+    const char *name;
+    void *addr;
+  } syms[] = {
       {"rly_rt_parallel_for", (void *)(uintptr_t)host->parallel_for},
       {"rly_rt_alloc", (void *)(uintptr_t)host->alloc},
       {"rly_rt_free", (void *)(uintptr_t)host->free},
@@ -163,7 +169,8 @@ static bool define_runtime(LLVMOrcJITDylibRef jd, char *err, size_t n) {
   for (int i = 0; i < N; i++) {
     pairs[i].Name = LLVMOrcLLJITMangleAndIntern(jit, syms[i].name);
     pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)syms[i].addr;
-    pairs[i].Sym.Flags.GenericFlags = LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+    pairs[i].Sym.Flags.GenericFlags =
+        LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
     pairs[i].Sym.Flags.TargetFlags = 0;
   }
   return take_error(LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(pairs, N)), err, n,

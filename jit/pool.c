@@ -11,6 +11,8 @@
  * a chunk.  Loops whose work is too small to pay for waking threads run
  * inline: each loop body (its function) remembers its measured time per
  * iteration, and a loop expected to take under INLINE_NS runs sequentially. */
+#include "jit/pool.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -18,15 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jit/pool.h"
-
 typedef struct Job {
   RlyJitBodyFn body;
   void *closure;
   int64_t lo, n, nchunks;
   atomic_llong next;
   atomic_llong work_ns; /* time spent in the body, all threads */
-  int64_t err_chunk; /* lowest failed chunk, under mu */
+  int64_t err_chunk;    /* lowest failed chunk, under mu */
   int32_t rc;
   RlyJitCtx err;
 } Job;
@@ -35,7 +35,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
 static atomic_ullong generation; /* written under mu; read without it while spinning */
-static int active; /* workers inside the current job */
+static int active;               /* workers inside the current job */
 static Job *job;
 static int nthreads, started;
 static _Thread_local bool in_pool;
@@ -55,9 +55,7 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cost_slot(RlyJitBodyFn body) {
-  return (int)(((uintptr_t)body >> 4) % COST_SLOTS);
-}
+static int cost_slot(RlyJitBodyFn body) { return (int)(((uintptr_t)body >> 4) % COST_SLOTS); }
 
 static bool small_work(RlyJitBodyFn body, int64_t n) {
   int i = cost_slot(body);

@@ -39,7 +39,7 @@ struct LTensor {
   const Expr *call; /* the op call (its attributes) */
   LTensor **in;
   int nin;
-  PrimExpr *value;  /* a scalar constant */
+  PrimExpr *value;                  /* a scalar constant */
   int64_t aux[TENSOR_MAX_RANK + 2]; /* rule data (axes, flags) */
 };
 
@@ -69,7 +69,7 @@ int lc_nsize_vars(LowerCx *L);
 TirVar **lc_size_vars(LowerCx *L);
 
 /* Scalar expressions. */
-PrimExpr *lc_int(LowerCx *L, int64_t v); /* int32 when it fits, else int64 */
+PrimExpr *lc_int(LowerCx *L, int64_t v);          /* int32 when it fits, else int64 */
 PrimExpr *lc_lit(LowerCx *L, DType dt, double v); /* a literal of dt (bool: 0/1) */
 PrimExpr *lc_var(LowerCx *L, TirVar *v);
 PrimExpr *lc_bin(LowerCx *L, PrimBinOp op, PrimExpr *a, PrimExpr *b);

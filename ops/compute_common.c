@@ -74,8 +74,8 @@ TirVar *lc_size_var(LowerCx *L, const char *name) {
   TirVar *v = strmap_get(&L->sizes, name);
   if (v) return v;
   v = ARENA_NEW(L->a, TirVar);
-  *v = (TirVar){.name = arena_strdup(L->a, name), .dtype = DT_INT64, .id = ir_fresh_id(),
-                .is_size = true};
+  *v = (TirVar){
+      .name = arena_strdup(L->a, name), .dtype = DT_INT64, .id = ir_fresh_id(), .is_size = true};
   strmap_put(&L->sizes, v->name, v);
   vec_push(&L->size_list, v);
   return v;
@@ -128,12 +128,18 @@ static PrimExpr *fold(LowerCx *L, PrimBinOp op, PrimExpr *a, PrimExpr *b) {
   if (op == PB_MUL && x == 1) return b;
   if (x < 0 || y < 0 || x > INT32_MAX || y > INT32_MAX) return NULL;
   switch (op) {
-  case PB_ADD: return lc_int(L, x + y);
-  case PB_SUB: return x >= y ? lc_int(L, x - y) : NULL;
-  case PB_MUL: return lc_int(L, x * y);
-  case PB_DIV: return y ? lc_int(L, x / y) : NULL;
-  case PB_MOD: return y ? lc_int(L, x % y) : NULL;
-  default: return NULL;
+    case PB_ADD:
+      return lc_int(L, x + y);
+    case PB_SUB:
+      return x >= y ? lc_int(L, x - y) : NULL;
+    case PB_MUL:
+      return lc_int(L, x * y);
+    case PB_DIV:
+      return y ? lc_int(L, x / y) : NULL;
+    case PB_MOD:
+      return y ? lc_int(L, x % y) : NULL;
+    default:
+      return NULL;
   }
 }
 
@@ -214,8 +220,8 @@ static Stmt *st(LowerCx *L, StmtKind k) {
 TirVar *lc_tvar(LowerCx *L, const char *prefix, const PrimExpr *extent) {
   TirVar *v = ARENA_NEW(L->a, TirVar);
   DType dt = extent && dtype_is_int(extent->dtype) ? extent->dtype : DT_INT32;
-  *v = (TirVar){.name = arena_printf(L->a, "%s%d", prefix, L->counter++), .dtype = dt,
-                .id = ir_fresh_id()};
+  *v = (TirVar){
+      .name = arena_printf(L->a, "%s%d", prefix, L->counter++), .dtype = dt, .id = ir_fresh_id()};
   return v;
 }
 
@@ -389,8 +395,7 @@ static void materialize_1d(LowerCx *L, const LTensor *t, Buffer *dst) {
     return;
   }
   PrimExpr *chunk = lc_int(L, CHUNK);
-  PrimExpr *nchunks =
-      lc_bin(L, PB_DIV, lc_bin(L, PB_ADD, n, lc_int(L, CHUNK - 1)), chunk);
+  PrimExpr *nchunks = lc_bin(L, PB_DIV, lc_bin(L, PB_ADD, n, lc_int(L, CHUNK - 1)), chunk);
   TirVar *o = lc_tvar(L, "o", nchunks), *i = lc_tvar(L, "i", nchunks);
   PrimExpr *base = lc_bin(L, PB_MUL, lc_var(L, o), chunk);
   PrimExpr *len = lc_call(L, PI_MIN, chunk, lc_bin(L, PB_SUB, n, base), NULL);
@@ -430,8 +435,7 @@ void lc_materialize(LowerCx *L, const LTensor *t, Buffer *dst) {
 }
 
 bool lc_dtype_ok(DType dt) {
-  return dt == DT_FLOAT32 || dt == DT_FLOAT64 || dt == DT_INT32 || dt == DT_INT64 ||
-         dt == DT_BOOL;
+  return dt == DT_FLOAT32 || dt == DT_FLOAT64 || dt == DT_INT32 || dt == DT_INT64 || dt == DT_BOOL;
 }
 
 const Type *lc_result_type(const Expr *call) { return call->ty; }

@@ -17,10 +17,12 @@
 
 /* X(kind, rule): the rule compute_<rule> (ops/families.h) lowers the kind. */
 #define BIN_KINDS(X)                                                                  \
-  X(B_ADD, add) X(B_SUB, subtract) X(B_MUL, multiply) X(B_DIV, divide)                \
-  X(B_MOD, mod) X(B_POW, power) X(B_MAX, maximum) X(B_MIN, minimum)                   \
-  X(B_AND, logical_and) X(B_OR, logical_or) X(B_EQ, equal) X(B_NE, not_equal)         \
-  X(B_LT, less) X(B_LE, less_equal) X(B_GT, greater) X(B_GE, greater_equal)
+  X(B_ADD, add)                                                                       \
+  X(B_SUB, subtract)                                                                  \
+  X(B_MUL, multiply) X(B_DIV, divide) X(B_MOD, mod) X(B_POW, power) X(B_MAX, maximum) \
+      X(B_MIN, minimum) X(B_AND, logical_and) X(B_OR, logical_or) X(B_EQ, equal)      \
+          X(B_NE, not_equal) X(B_LT, less) X(B_LE, less_equal) X(B_GT, greater)       \
+              X(B_GE, greater_equal)
 
 typedef enum BinKind {
 #define X(e, r) e,
@@ -28,11 +30,13 @@ typedef enum BinKind {
 #undef X
 } BinKind;
 
-#define UN_KINDS(X)                                                                   \
-  X(U_NEG, negative) X(U_ABS, abs) X(U_EXP, exp) X(U_LOG, log)                        \
-  X(U_SQRT, sqrt) X(U_RSQRT, rsqrt) X(U_TANH, tanh) X(U_SIGMOID, sigmoid)             \
-  X(U_FLOOR, floor) X(U_CEIL, ceil) X(U_SIGN, sign) X(U_NOT, logical_not)             \
-  X(U_RELU, relu) X(U_LEAKY, leaky_relu) X(U_CLIP, clip) X(U_CAST, cast)
+#define UN_KINDS(X)                                                                    \
+  X(U_NEG, negative)                                                                   \
+  X(U_ABS, abs)                                                                        \
+  X(U_EXP, exp) X(U_LOG, log) X(U_SQRT, sqrt) X(U_RSQRT, rsqrt) X(U_TANH, tanh)        \
+      X(U_SIGMOID, sigmoid) X(U_FLOOR, floor) X(U_CEIL, ceil) X(U_SIGN, sign)          \
+          X(U_NOT, logical_not) X(U_RELU, relu) X(U_LEAKY, leaky_relu) X(U_CLIP, clip) \
+              X(U_CAST, cast)
 
 typedef enum UnKind {
 #define X(e, r) e,
@@ -54,16 +58,20 @@ static bool operands_ok(LowerCx *L, const Expr *call, LTensor **in, int nin) {
 /* ───────────────────────────── binary ───────────────────────────── */
 
 static const PrimBinOp bin_ops[] = {PB_ADD, PB_SUB, PB_MUL, PB_DIV, PB_MOD, PB_ADD, PB_ADD, PB_ADD,
-                                    PB_AND, PB_OR,  PB_EQ,  PB_NE,  PB_LT,  PB_LE,  PB_GT, PB_GE};
+                                    PB_AND, PB_OR,  PB_EQ,  PB_NE,  PB_LT,  PB_LE,  PB_GT,  PB_GE};
 
 static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *a = lc_bcast_at(L, t->in[0], t->ndim, (PrimExpr **)t->shape, idx);
   PrimExpr *b = lc_bcast_at(L, t->in[1], t->ndim, (PrimExpr **)t->shape, idx);
   switch ((BinKind)t->aux[0]) {
-  case B_POW: return lc_call(L, PI_POW, a, b, NULL);
-  case B_MAX: return lc_call(L, PI_MAX, a, b, NULL);
-  case B_MIN: return lc_call(L, PI_MIN, a, b, NULL);
-  default: return lc_bin(L, bin_ops[t->aux[0]], a, b);
+    case B_POW:
+      return lc_call(L, PI_POW, a, b, NULL);
+    case B_MAX:
+      return lc_call(L, PI_MAX, a, b, NULL);
+    case B_MIN:
+      return lc_call(L, PI_MIN, a, b, NULL);
+    default:
+      return lc_bin(L, bin_ops[t->aux[0]], a, b);
   }
 }
 
@@ -86,9 +94,9 @@ static LTensor *binary(LowerCx *L, const Expr *call, LTensor **in, int nin, BinK
   return t;
 }
 
-#define X(e, r)                                                                        \
-  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) {          \
-    return binary(L, call, in, nin, e);                                                \
+#define X(e, r)                                                               \
+  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
+    return binary(L, call, in, nin, e);                                       \
   }
 BIN_KINDS(X)
 #undef X
@@ -125,25 +133,40 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *x = lc_at(L, t->in[0], idx);
   DType dt = t->in[0]->dtype;
   switch ((UnKind)t->aux[0]) {
-  case U_NEG: return lc_neg(L, x);
-  case U_ABS: return lc_call(L, PI_ABS, x, NULL, NULL);
-  case U_EXP: return lc_call(L, PI_EXP, x, NULL, NULL);
-  case U_LOG: return lc_call(L, PI_LOG, x, NULL, NULL);
-  case U_SQRT: return lc_call(L, PI_SQRT, x, NULL, NULL);
-  case U_RSQRT: return lc_bin(L, PB_DIV, lc_lit(L, dt, 1), lc_call(L, PI_SQRT, x, NULL, NULL));
-  case U_TANH: return lc_call(L, PI_TANH, x, NULL, NULL);
-  case U_SIGMOID: return lc_call(L, PI_SIGMOID, x, NULL, NULL);
-  case U_FLOOR: return dtype_is_float(dt) ? lc_call(L, PI_FLOOR, x, NULL, NULL) : x;
-  case U_CEIL: return dtype_is_float(dt) ? lc_call(L, PI_CEIL, x, NULL, NULL) : x;
-  case U_SIGN: return sign_of(L, x, dt);
-  case U_NOT: return dt == DT_BOOL ? lc_not(L, x) : lc_cast(L, dt, lc_bin(L, PB_EQ, x, lc_lit(L, dt, 0)));
-  case U_RELU: return relu_of(L, x, dt);
-  case U_LEAKY: {
-    PrimExpr *alpha = lc_lit(L, dt, op_attr_float(t->call, "alpha"));
-    return sel(L, lc_bin(L, PB_GT, x, lc_lit(L, dt, 0)), x, lc_bin(L, PB_MUL, alpha, x));
-  }
-  case U_CLIP: return clip_of(L, t, x, dt);
-  case U_CAST: return lc_cast(L, t->dtype, x);
+    case U_NEG:
+      return lc_neg(L, x);
+    case U_ABS:
+      return lc_call(L, PI_ABS, x, NULL, NULL);
+    case U_EXP:
+      return lc_call(L, PI_EXP, x, NULL, NULL);
+    case U_LOG:
+      return lc_call(L, PI_LOG, x, NULL, NULL);
+    case U_SQRT:
+      return lc_call(L, PI_SQRT, x, NULL, NULL);
+    case U_RSQRT:
+      return lc_bin(L, PB_DIV, lc_lit(L, dt, 1), lc_call(L, PI_SQRT, x, NULL, NULL));
+    case U_TANH:
+      return lc_call(L, PI_TANH, x, NULL, NULL);
+    case U_SIGMOID:
+      return lc_call(L, PI_SIGMOID, x, NULL, NULL);
+    case U_FLOOR:
+      return dtype_is_float(dt) ? lc_call(L, PI_FLOOR, x, NULL, NULL) : x;
+    case U_CEIL:
+      return dtype_is_float(dt) ? lc_call(L, PI_CEIL, x, NULL, NULL) : x;
+    case U_SIGN:
+      return sign_of(L, x, dt);
+    case U_NOT:
+      return dt == DT_BOOL ? lc_not(L, x) : lc_cast(L, dt, lc_bin(L, PB_EQ, x, lc_lit(L, dt, 0)));
+    case U_RELU:
+      return relu_of(L, x, dt);
+    case U_LEAKY: {
+      PrimExpr *alpha = lc_lit(L, dt, op_attr_float(t->call, "alpha"));
+      return sel(L, lc_bin(L, PB_GT, x, lc_lit(L, dt, 0)), x, lc_bin(L, PB_MUL, alpha, x));
+    }
+    case U_CLIP:
+      return clip_of(L, t, x, dt);
+    case U_CAST:
+      return lc_cast(L, t->dtype, x);
   }
   RLY_UNREACHABLE();
 }
@@ -153,21 +176,22 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 static bool unary_ok(LowerCx *L, UnKind k, DType dt) {
   bool fl = dtype_is_float(dt);
   switch (k) {
-  case U_EXP:
-  case U_LOG:
-  case U_SQRT:
-  case U_RSQRT:
-  case U_TANH:
-  case U_SIGMOID:
-  case U_LEAKY:
-    if (!fl) return lc_fail(L, "float math on %s", dtype_name(dt)), false;
-    return true;
-  case U_NEG:
-  case U_ABS:
-  case U_SIGN:
-    if (dt == DT_BOOL) return lc_fail(L, "arithmetic on bool"), false;
-    return true;
-  default: return true;
+    case U_EXP:
+    case U_LOG:
+    case U_SQRT:
+    case U_RSQRT:
+    case U_TANH:
+    case U_SIGMOID:
+    case U_LEAKY:
+      if (!fl) return lc_fail(L, "float math on %s", dtype_name(dt)), false;
+      return true;
+    case U_NEG:
+    case U_ABS:
+    case U_SIGN:
+      if (dt == DT_BOOL) return lc_fail(L, "arithmetic on bool"), false;
+      return true;
+    default:
+      return true;
   }
 }
 
@@ -178,9 +202,9 @@ static LTensor *unary(LowerCx *L, const Expr *call, LTensor **in, int nin, UnKin
   return t;
 }
 
-#define X(e, r)                                                                        \
-  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) {          \
-    return unary(L, call, in, nin, e);                                                 \
+#define X(e, r)                                                               \
+  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
+    return unary(L, call, in, nin, e);                                        \
   }
 UN_KINDS(X)
 #undef X

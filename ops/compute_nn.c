@@ -12,10 +12,10 @@
  * parallel.  Accumulators are in the operands' dtype (as in TVM and a
  * BLAS), and few rows (M <= 4) use dot products split into LANES partial
  * sums: results equal the reference kernels' (which add in float64) within
- * rounding.  With fast math off (EngineOptions.fast_math, RLY_FAST_MATH=0) the accumulators are float64 and k is
- * summed in order, exactly as the reference kernels do, so float32 results
- * agree bit for bit, at about half the speed; a column count known only at
- * run time is lowered in the fast mode only.
+ * rounding.  With fast math off (EngineOptions.fast_math, RLY_FAST_MATH=0) the accumulators are
+ * float64 and k is summed in order, exactly as the reference kernels do, so float32 results agree
+ * bit for bit, at about half the speed; a column count known only at run time is lowered in the
+ * fast mode only.
  *
  * Softmax works per line along the axis in float64, in the reference's
  * order (max, then the sum of exp(x - max), then exp(x - max) / sum, or
@@ -41,10 +41,10 @@ static int vector_bytes(void) {
 
 typedef struct Mm {
   const LTensor *a, *b;
-  bool ta, tb;      /* a is (K, M); b is (N, K) (dense: always) */
+  bool ta, tb; /* a is (K, M); b is (N, K) (dense: always) */
   bool batched;
-  DType dt, acc;    /* the operands' dtype; the accumulator's */
-  int nr;           /* panel width: two vector registers of acc */
+  DType dt, acc;           /* the operands' dtype; the accumulator's */
+  int nr;                  /* panel width: two vector registers of acc */
   PrimExpr *M, *N, *K, *B; /* B: batch count (1 when not batched) */
   bool a_bcast, b_bcast;   /* batch dim of size 1 broadcast */
 } Mm;
@@ -154,7 +154,8 @@ static void few_rows_exact(LowerCx *L, const Mm *m, Buffer *out) {
   TirVar *bv = lc_tvar(L, "b", m->B), *jo = lc_tvar(L, "jo", nb), *iv = lc_tvar(L, "i", m->M),
          *k = lc_tvar(L, "k", m->K), *ji = lc_tvar(L, "ji", nr), *js = lc_tvar(L, "ji", nr);
   bool whole = lc_const(m->N) >= 0 && lc_const(m->N) % NR == 0;
-  PrimExpr *width = whole ? nr : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, V(L, jo), nr)), NULL);
+  PrimExpr *width =
+      whole ? nr : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, V(L, jo), nr)), NULL);
   lc_open(L); /* batch */
   lc_open(L); /* jo */
   lc_open(L); /* i */
@@ -169,7 +170,8 @@ static void few_rows_exact(LowerCx *L, const Mm *m, Buffer *out) {
   lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
   lc_open(L);
   PrimExpr *ls = V(L, js);
-  store_out(L, m, out, V(L, bv), V(L, iv), add(L, mul(L, V(L, jo), nr), ls), lc_load(L, acc, 1, &ls));
+  store_out(L, m, out, V(L, bv), V(L, iv), add(L, mul(L, V(L, jo), nr), ls),
+            lc_load(L, acc, 1, &ls));
   lc_for(L, LOOP_VECTORIZED, js, width, lc_close(L));
   lc_for(L, LOOP_RANGE, iv, m->M, lc_close(L));
   lc_for(L, LOOP_PARALLEL, jo, nb, lc_close(L));
@@ -236,7 +238,8 @@ static void tile_body(LowerCx *L, const Tile *T) {
   lc_open(L);
   /* The last panel may be partial: a shorter loop, not a branch per lane. */
   bool exact = lc_const(m->N) >= 0 && lc_const(m->N) % m->nr == 0;
-  PrimExpr *width = exact ? nr : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, T->jo, nr)), NULL);
+  PrimExpr *width =
+      exact ? nr : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, T->jo, nr)), NULL);
   store_out(L, m, T->out, T->b, add(L, T->i0, V(L, ii3)), j, lc_load(L, T->acc, 2, a3));
   lc_for(L, LOOP_VECTORIZED, ji3, width, lc_close(L));
   lc_for(L, LOOP_UNROLLED, ii3, rows, lc_close(L));
@@ -260,8 +263,9 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
   lc_open(L); /* batch */
   lc_open(L); /* io */
   PrimExpr *tshape[2] = {mr, nr};
-  Tile T = {m, wp, out, lc_alloc(L, "acc", m->acc, 2, tshape), V(L, bv), mul(L, V(L, io), mr),
-            V(L, jo), MR};
+  Tile T = {
+      m,        wp, out, lc_alloc(L, "acc", m->acc, 2, tshape), V(L, bv), mul(L, V(L, io), mr),
+      V(L, jo), MR};
   lc_open(L);
   tile_body(L, &T);
   lc_for(L, LOOP_RANGE, jo, nb, lc_close(L));
@@ -270,8 +274,9 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
   TirVar *jo2 = lc_tvar(L, "jo", nb), *r = lc_tvar(L, "r", m->M);
   lc_open(L);
   PrimExpr *one[2] = {lc_int(L, 1), nr};
-  Tile T1 = {m, wp, out, lc_alloc(L, "acc", m->acc, 2, one), V(L, bv), add(L, done, V(L, r)),
-             V(L, jo2), 1};
+  Tile T1 = {
+      m,         wp, out, lc_alloc(L, "acc", m->acc, 2, one), V(L, bv), add(L, done, V(L, r)),
+      V(L, jo2), 1};
   lc_open(L);
   tile_body(L, &T1);
   lc_for(L, LOOP_RANGE, r, lc_bin(L, PB_SUB, m->M, done), lc_close(L));
@@ -308,8 +313,10 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
     few_rows_exact(L, m, out);
   } else if (rows < 0) { /* rows known at run time: both schedules */
     lc_open(L);
-    if (lc_fast_math(L)) few_rows(L, m, out);
-    else few_rows_exact(L, m, out);
+    if (lc_fast_math(L))
+      few_rows(L, m, out);
+    else
+      few_rows_exact(L, m, out);
     Stmt *then_ = lc_close(L);
     lc_open(L);
     tiled(L, m, out);
@@ -322,7 +329,11 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
 
 LTensor *compute_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->ndim != 2 || in[1]->ndim != 2) return lc_fail(L, "nn.dense of rank != 2");
-  Mm m = {.a = in[0], .b = in[1], .tb = true, .M = in[0]->shape[0], .N = in[1]->shape[0],
+  Mm m = {.a = in[0],
+          .b = in[1],
+          .tb = true,
+          .M = in[0]->shape[0],
+          .N = in[1]->shape[0],
           .K = in[0]->shape[1]};
   return product(L, call, &m);
 }
@@ -330,8 +341,13 @@ LTensor *compute_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
 LTensor *compute_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->ndim != 2 || in[1]->ndim != 2) return lc_fail(L, "nn.matmul of rank != 2");
   bool ta = op_attr_bool(call, "transpose_a"), tb = op_attr_bool(call, "transpose_b");
-  Mm m = {.a = in[0], .b = in[1], .ta = ta, .tb = tb, .M = in[0]->shape[ta ? 1 : 0],
-          .N = in[1]->shape[tb ? 0 : 1], .K = in[0]->shape[ta ? 0 : 1]};
+  Mm m = {.a = in[0],
+          .b = in[1],
+          .ta = ta,
+          .tb = tb,
+          .M = in[0]->shape[ta ? 1 : 0],
+          .N = in[1]->shape[tb ? 0 : 1],
+          .K = in[0]->shape[ta ? 0 : 1]};
   return product(L, call, &m);
 }
 
@@ -340,8 +356,13 @@ LTensor *compute_batch_matmul(LowerCx *L, const Expr *call, LTensor **in, int ni
     return lc_fail(L, "nn.batch_matmul of rank != 3");
   bool ta = op_attr_bool(call, "transpose_a"), tb = op_attr_bool(call, "transpose_b");
   PrimExpr *ba = in[0]->shape[0], *bb = in[1]->shape[0];
-  Mm m = {.a = in[0], .b = in[1], .ta = ta, .tb = tb, .batched = true,
-          .M = in[0]->shape[ta ? 2 : 1], .N = in[1]->shape[tb ? 1 : 2],
+  Mm m = {.a = in[0],
+          .b = in[1],
+          .ta = ta,
+          .tb = tb,
+          .batched = true,
+          .M = in[0]->shape[ta ? 2 : 1],
+          .N = in[1]->shape[tb ? 1 : 2],
           .K = in[0]->shape[ta ? 1 : 2]};
   m.a_bcast = lc_const(ba) == 1 && lc_const(bb) != 1;
   m.b_bcast = lc_const(bb) == 1 && lc_const(ba) != 1;
@@ -390,9 +411,9 @@ static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, boo
     } else if (pass == 1) {
       lc_store(L, acc, 1, &i1, lc_bin(L, PB_ADD, s, e));
     } else {
-      PrimExpr *r = log_ ? lc_bin(L, PB_SUB, lc_bin(L, PB_SUB, xv, m),
-                                  lc_call(L, PI_LOG, s, NULL, NULL))
-                         : lc_bin(L, PB_DIV, e, s);
+      PrimExpr *r =
+          log_ ? lc_bin(L, PB_SUB, lc_bin(L, PB_SUB, xv, m), lc_call(L, PI_LOG, s, NULL, NULL))
+               : lc_bin(L, PB_DIV, e, s);
       lc_store(L, out, n, idx, r);
     }
     lc_for(L, LOOP_RANGE, k[pass], x->shape[axis], lc_close(L));
@@ -409,9 +430,12 @@ static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, boo
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return softmax(L, c, in, n, false); }
-LTensor *compute_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return softmax(L, c, in, n, true); }
-
+LTensor *compute_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return softmax(L, c, in, n, false);
+}
+LTensor *compute_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return softmax(L, c, in, n, true);
+}
 
 /* ───────────────────────────── conv2d ───────────────────────────── */
 
@@ -454,7 +478,8 @@ static PrimExpr *inside(LowerCx *L, PrimExpr *p, PrimExpr *size) {
 
 /* for ci, a (if the row is inside), b, ow: acc[ow] += w * x (skipping
  * columns outside), the reference's order for each output pixel. */
-static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimExpr *o, PrimExpr *oh) {
+static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimExpr *o,
+                     PrimExpr *oh) {
   TirVar *ci = lc_tvar(L, "c", c->C), *a = lc_tvar(L, "a", c->KH), *b = lc_tvar(L, "b", c->KW),
          *ow = lc_tvar(L, "ow", c->OW);
   PrimExpr *h = conv_pos(L, c, 0, oh, V(L, a)), *wp = conv_pos(L, c, 1, V(L, ow), V(L, b));

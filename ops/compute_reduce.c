@@ -38,22 +38,30 @@ static PrimExpr *init_value(LowerCx *L, const Red *R) {
   bool fl = dtype_is_float(R->acc);
   bool i32 = R->acc == DT_INT32;
   switch (R->k) {
-  case R_SUM:
-  case R_MEAN: return lc_lit(L, R->acc, 0);
-  case R_PROD: return lc_lit(L, R->acc, 1);
-  case R_MAX: return fl ? lc_lit(L, R->acc, -INFINITY) : int_lit(L, R->acc, i32 ? INT32_MIN : INT64_MIN);
-  case R_MIN: return fl ? lc_lit(L, R->acc, INFINITY) : int_lit(L, R->acc, i32 ? INT32_MAX : INT64_MAX);
+    case R_SUM:
+    case R_MEAN:
+      return lc_lit(L, R->acc, 0);
+    case R_PROD:
+      return lc_lit(L, R->acc, 1);
+    case R_MAX:
+      return fl ? lc_lit(L, R->acc, -INFINITY) : int_lit(L, R->acc, i32 ? INT32_MIN : INT64_MIN);
+    case R_MIN:
+      return fl ? lc_lit(L, R->acc, INFINITY) : int_lit(L, R->acc, i32 ? INT32_MAX : INT64_MAX);
   }
   RLY_UNREACHABLE();
 }
 
 static PrimExpr *combine(LowerCx *L, const Red *R, PrimExpr *a, PrimExpr *b) {
   switch (R->k) {
-  case R_SUM:
-  case R_MEAN: return lc_bin(L, PB_ADD, a, b);
-  case R_PROD: return lc_bin(L, PB_MUL, a, b);
-  case R_MAX: return lc_call(L, PI_MAX, a, b, NULL);
-  case R_MIN: return lc_call(L, PI_MIN, a, b, NULL);
+    case R_SUM:
+    case R_MEAN:
+      return lc_bin(L, PB_ADD, a, b);
+    case R_PROD:
+      return lc_bin(L, PB_MUL, a, b);
+    case R_MAX:
+      return lc_call(L, PI_MAX, a, b, NULL);
+    case R_MIN:
+      return lc_call(L, PI_MIN, a, b, NULL);
   }
   RLY_UNREACHABLE();
 }
@@ -101,7 +109,8 @@ static bool reduce_loops(LowerCx *L, const Red *R, Buffer *acc) {
   else
     accumulate(L, R, acc, lc_int(L, 0), NULL);
   for (int d = n; d-- > 0;)
-    if (R->red[d] && !(vec && d == last)) lc_for(L, LOOP_GRID, R->v[d], R->x->shape[d], lc_close(L));
+    if (R->red[d] && !(vec && d == last))
+      lc_for(L, LOOP_GRID, R->v[d], R->x->shape[d], lc_close(L));
   (void)nloops;
   return vec;
 }
@@ -140,8 +149,10 @@ static void reduce_body(LowerCx *L, const Red *R, Buffer *out, bool keep) {
   PrimExpr *oidx[TENSOR_MAX_RANK];
   int no = 0;
   for (int d = 0; d < R->x->ndim; d++)
-    if (!R->red[d]) oidx[no++] = lc_var(L, R->v[d]);
-    else if (keep) oidx[no++] = lc_int(L, 0);
+    if (!R->red[d])
+      oidx[no++] = lc_var(L, R->v[d]);
+    else if (keep)
+      oidx[no++] = lc_int(L, 0);
   lc_store(L, out, no, oidx, lc_cast(L, R->dt, finish(L, R, acc, vec)));
 }
 
@@ -174,8 +185,10 @@ static LTensor *reduce(LowerCx *L, const Expr *call, LTensor **in, int nin, RedK
   int no = 0, kept[TENSOR_MAX_RANK], nk = 0;
   for (int d = 0; d < n; d++) {
     R.v[d] = lc_tvar(L, "r", in[0]->shape[d]);
-    if (!R.red[d]) oshape[no++] = in[0]->shape[d], kept[nk++] = d;
-    else if (keep) oshape[no++] = lc_int(L, 1);
+    if (!R.red[d])
+      oshape[no++] = in[0]->shape[d], kept[nk++] = d;
+    else if (keep)
+      oshape[no++] = lc_int(L, 1);
     if (R.red[d] && (k == R_MAX || k == R_MIN) && lc_const(in[0]->shape[d]) == 0)
       return lc_fail(L, "max/min over an empty axis");
   }
@@ -221,16 +234,18 @@ static void arg_body(LowerCx *L, const Red *R, Buffer *out, bool keep, bool want
     if (R->red[d]) lc_open(L);
   PrimExpr *v = lc_at(L, R->x, idx), *b = lc_load(L, bv, 1, &zero);
   PrimExpr *take = arg_takes(L, v, b, want_max, last);
-  lc_store(L, bi, 1, &zero, lc_call(L, PI_SELECT, take, lc_cast(L, DT_INT64, lin),
-                                    lc_load(L, bi, 1, &zero)));
+  lc_store(L, bi, 1, &zero,
+           lc_call(L, PI_SELECT, take, lc_cast(L, DT_INT64, lin), lc_load(L, bi, 1, &zero)));
   lc_store(L, bv, 1, &zero, lc_call(L, PI_SELECT, take, v, b));
   for (int d = n; d-- > 0;)
     if (R->red[d]) lc_for(L, LOOP_GRID, R->v[d], R->x->shape[d], lc_close(L));
   PrimExpr *oidx[TENSOR_MAX_RANK];
   int no = 0;
   for (int d = 0; d < n; d++)
-    if (!R->red[d]) oidx[no++] = lc_var(L, R->v[d]);
-    else if (keep) oidx[no++] = zero;
+    if (!R->red[d])
+      oidx[no++] = lc_var(L, R->v[d]);
+    else if (keep)
+      oidx[no++] = zero;
   lc_store(L, out, no, oidx, lc_cast(L, DT_INT32, lc_load(L, bi, 1, &zero)));
 }
 
@@ -248,8 +263,10 @@ static LTensor *argreduce(LowerCx *L, const Expr *call, LTensor **in, int nin, b
   int no = 0, kept[TENSOR_MAX_RANK], nk = 0;
   for (int d = 0; d < n; d++) {
     R.v[d] = lc_tvar(L, "r", in[0]->shape[d]);
-    if (!R.red[d]) oshape[no++] = in[0]->shape[d], kept[nk++] = d;
-    else if (keep) oshape[no++] = lc_int(L, 1);
+    if (!R.red[d])
+      oshape[no++] = in[0]->shape[d], kept[nk++] = d;
+    else if (keep)
+      oshape[no++] = lc_int(L, 1);
     if (R.red[d] && lc_const(in[0]->shape[d]) != -1 && lc_const(in[0]->shape[d]) < 1)
       return lc_fail(L, "argmax over an empty axis");
     if (R.red[d] && lc_const(in[0]->shape[d]) == -1)
@@ -264,11 +281,25 @@ static LTensor *argreduce(LowerCx *L, const Expr *call, LTensor **in, int nin, b
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_argmax(LowerCx *L, const Expr *c, LTensor **in, int n) { return argreduce(L, c, in, n, true); }
-LTensor *compute_argmin(LowerCx *L, const Expr *c, LTensor **in, int n) { return argreduce(L, c, in, n, false); }
+LTensor *compute_argmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return argreduce(L, c, in, n, true);
+}
+LTensor *compute_argmin(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return argreduce(L, c, in, n, false);
+}
 
-LTensor *compute_sum(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_SUM); }
-LTensor *compute_mean(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MEAN); }
-LTensor *compute_prod(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_PROD); }
-LTensor *compute_max(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MAX); }
-LTensor *compute_min(LowerCx *L, const Expr *c, LTensor **in, int n) { return reduce(L, c, in, n, R_MIN); }
+LTensor *compute_sum(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return reduce(L, c, in, n, R_SUM);
+}
+LTensor *compute_mean(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return reduce(L, c, in, n, R_MEAN);
+}
+LTensor *compute_prod(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return reduce(L, c, in, n, R_PROD);
+}
+LTensor *compute_max(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return reduce(L, c, in, n, R_MAX);
+}
+LTensor *compute_min(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return reduce(L, c, in, n, R_MIN);
+}

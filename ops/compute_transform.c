@@ -1,10 +1,10 @@
 /* compute_transform.c — compute rules (ops/compute.h) of injective ops:
  * reshape, nn.batch_flatten, expand_dims, squeeze, transpose,
- * broadcast_to, strided_slice, take (modes clip and wrap), and of the fills zeros, ones, full, zeros_like, ones_like.  All inline: an output index maps to one input index
- * (reshape through the row-major linear position).  Shapes are computed
- * from the operand's shape when the op determines them (batch_flatten,
- * expand_dims, squeeze, transpose) and taken from the result type
- * otherwise (reshape, broadcast_to), where a `?` dim is refused. */
+ * broadcast_to, strided_slice, take (modes clip and wrap), and of the fills zeros, ones, full,
+ * zeros_like, ones_like.  All inline: an output index maps to one input index (reshape through the
+ * row-major linear position).  Shapes are computed from the operand's shape when the op determines
+ * them (batch_flatten, expand_dims, squeeze, transpose) and taken from the result type otherwise
+ * (reshape, broadcast_to), where a `?` dim is refused. */
 #include <stdint.h>
 #include <string.h>
 
@@ -29,8 +29,9 @@ static bool type_shape(LowerCx *L, const Expr *call, LTensor **in, int nin, Prim
       for (int j = 0; j < in[i]->ndim; j++)
         if (in[i]->shape[j]->kind == PE_VAR && strcmp(in[i]->shape[j]->u.var->name, dm.name) == 0)
           shape[d] = in[i]->shape[j];
-    if (!shape[d]) return lc_fail(L, "%s: a result dim known only at run time",
-                                  call->u.call.fn->u.op.name), false;
+    if (!shape[d])
+      return lc_fail(L, "%s: a result dim known only at run time", call->u.call.fn->u.op.name),
+             false;
   }
   return true;
 }
@@ -217,7 +218,8 @@ static PrimExpr *at_take(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   if (t->aux[1])
     k = lc_bin(L, PB_MOD, lc_bin(L, PB_ADD, lc_bin(L, PB_MOD, k, nn), nn), nn);
   else
-    k = lc_call(L, PI_MAX, lc_int(L, 0), lc_call(L, PI_MIN, k, lc_bin(L, PB_SUB, nn, lc_int(L, 1)), NULL), NULL);
+    k = lc_call(L, PI_MAX, lc_int(L, 0),
+                lc_call(L, PI_MIN, k, lc_bin(L, PB_SUB, nn, lc_int(L, 1)), NULL), NULL);
   PrimExpr *sub[TENSOR_MAX_RANK];
   if (axis >= 0) {
     for (int d = 0; d < axis; d++) sub[d] = idx[d];
@@ -280,7 +282,8 @@ static PrimExpr *at_fill(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 static LTensor *fill(LowerCx *L, const Expr *call, LTensor **in, int nin, int64_t v, bool from_arg,
                      bool like) {
   DType dt = lc_result_type(call)->u.tensor.dtype;
-  if (!lc_dtype_ok(dt) || (from_arg && (nin != 1 || in[0]->ndim != 0 || !lc_dtype_ok(in[0]->dtype))))
+  if (!lc_dtype_ok(dt) ||
+      (from_arg && (nin != 1 || in[0]->ndim != 0 || !lc_dtype_ok(in[0]->dtype))))
     return lc_fail(L, "%s of this dtype", call->u.call.fn->u.op.name);
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n = lc_result_type(call)->u.tensor.ndim;
@@ -293,8 +296,18 @@ static LTensor *fill(LowerCx *L, const Expr *call, LTensor **in, int nin, int64_
   return t;
 }
 
-LTensor *compute_zeros(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, false, false); }
-LTensor *compute_ones(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 1, false, false); }
-LTensor *compute_full(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, true, false); }
-LTensor *compute_zeros_like(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 0, false, true); }
-LTensor *compute_ones_like(LowerCx *L, const Expr *c, LTensor **in, int n) { return fill(L, c, in, n, 1, false, true); }
+LTensor *compute_zeros(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return fill(L, c, in, n, 0, false, false);
+}
+LTensor *compute_ones(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return fill(L, c, in, n, 1, false, false);
+}
+LTensor *compute_full(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return fill(L, c, in, n, 0, true, false);
+}
+LTensor *compute_zeros_like(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return fill(L, c, in, n, 0, false, true);
+}
+LTensor *compute_ones_like(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return fill(L, c, in, n, 1, false, true);
+}

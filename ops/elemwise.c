@@ -88,41 +88,41 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
 
 /* X(name, compute rule, cost for :time, doc); NULL: no TIR rule (the op
  * runs on its reference kernel in both execution modes). */
-#define ARITH_OPS(X)                                                                           \
-  X("add", compute_add, OPCOST_ELEMWISE, "x + y with numpy broadcasting")                      \
-  X("subtract", compute_subtract, OPCOST_ELEMWISE, "x - y with numpy broadcasting")            \
-  X("multiply", compute_multiply, OPCOST_ELEMWISE, "x * y with numpy broadcasting")            \
-  X("divide", compute_divide, OPCOST_ELEMWISE, "x / y with numpy broadcasting")                \
-  X("floor_divide", NULL, OPCOST_NONE, "floor(x / y) with numpy broadcasting")                 \
-  X("mod", compute_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")           \
-  X("power", compute_power, OPCOST_ELEMWISE, "x raised to y, broadcasting")                    \
-  X("maximum", compute_maximum, OPCOST_ELEMWISE, "elementwise max(x, y), broadcasting")        \
-  X("minimum", compute_minimum, OPCOST_ELEMWISE, "elementwise min(x, y), broadcasting")        \
-  X("logical_and", compute_logical_and, OPCOST_NONE, "x and y (bool tensors), broadcasting")   \
+#define ARITH_OPS(X)                                                                         \
+  X("add", compute_add, OPCOST_ELEMWISE, "x + y with numpy broadcasting")                    \
+  X("subtract", compute_subtract, OPCOST_ELEMWISE, "x - y with numpy broadcasting")          \
+  X("multiply", compute_multiply, OPCOST_ELEMWISE, "x * y with numpy broadcasting")          \
+  X("divide", compute_divide, OPCOST_ELEMWISE, "x / y with numpy broadcasting")              \
+  X("floor_divide", NULL, OPCOST_NONE, "floor(x / y) with numpy broadcasting")               \
+  X("mod", compute_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")         \
+  X("power", compute_power, OPCOST_ELEMWISE, "x raised to y, broadcasting")                  \
+  X("maximum", compute_maximum, OPCOST_ELEMWISE, "elementwise max(x, y), broadcasting")      \
+  X("minimum", compute_minimum, OPCOST_ELEMWISE, "elementwise min(x, y), broadcasting")      \
+  X("logical_and", compute_logical_and, OPCOST_NONE, "x and y (bool tensors), broadcasting") \
   X("logical_or", compute_logical_or, OPCOST_NONE, "x or y (bool tensors), broadcasting")
 
-#define COMPARE_OPS(X)                                                                         \
-  X("equal", compute_equal, OPCOST_NONE, "x == y as a bool tensor, broadcasting")              \
-  X("not_equal", compute_not_equal, OPCOST_NONE, "x != y as a bool tensor, broadcasting")      \
-  X("less", compute_less, OPCOST_NONE, "x < y as a bool tensor, broadcasting")                 \
-  X("less_equal", compute_less_equal, OPCOST_NONE, "x <= y as a bool tensor, broadcasting")    \
-  X("greater", compute_greater, OPCOST_NONE, "x > y as a bool tensor, broadcasting")           \
+#define COMPARE_OPS(X)                                                                      \
+  X("equal", compute_equal, OPCOST_NONE, "x == y as a bool tensor, broadcasting")           \
+  X("not_equal", compute_not_equal, OPCOST_NONE, "x != y as a bool tensor, broadcasting")   \
+  X("less", compute_less, OPCOST_NONE, "x < y as a bool tensor, broadcasting")              \
+  X("less_equal", compute_less_equal, OPCOST_NONE, "x <= y as a bool tensor, broadcasting") \
+  X("greater", compute_greater, OPCOST_NONE, "x > y as a bool tensor, broadcasting")        \
   X("greater_equal", compute_greater_equal, OPCOST_NONE, "x >= y as a bool tensor, broadcasting")
 
-#define UNARY_OPS(X)                                                                 \
-  X("negative", compute_negative, OPCOST_ELEMWISE, "-x elementwise")                 \
-  X("abs", compute_abs, OPCOST_ELEMWISE, "|x| elementwise")                          \
-  X("exp", compute_exp, OPCOST_ELEMWISE, "e^x elementwise")                          \
-  X("log", compute_log, OPCOST_ELEMWISE, "natural logarithm elementwise")            \
-  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, "square root elementwise")                \
-  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")              \
-  X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")         \
-  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise")       \
-  X("erf", NULL, OPCOST_ELEMWISE, "Gauss error function elementwise")                \
-  X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")        \
-  X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")          \
-  X("round", NULL, OPCOST_NONE, "round half away from zero elementwise")             \
-  X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")                \
+#define UNARY_OPS(X)                                                           \
+  X("negative", compute_negative, OPCOST_ELEMWISE, "-x elementwise")           \
+  X("abs", compute_abs, OPCOST_ELEMWISE, "|x| elementwise")                    \
+  X("exp", compute_exp, OPCOST_ELEMWISE, "e^x elementwise")                    \
+  X("log", compute_log, OPCOST_ELEMWISE, "natural logarithm elementwise")      \
+  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, "square root elementwise")          \
+  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")        \
+  X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")   \
+  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise") \
+  X("erf", NULL, OPCOST_ELEMWISE, "Gauss error function elementwise")          \
+  X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")  \
+  X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")    \
+  X("round", NULL, OPCOST_NONE, "round half away from zero elementwise")       \
+  X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")          \
   X("logical_not", compute_logical_not, OPCOST_NONE, "not x (bool tensor)")
 
 #define ARITH_ENTRY(n, c, k, d) \

@@ -20,13 +20,13 @@
 #include "ir/ir.h"
 
 /* Fusion patterns, as TVM orders them (lower fuses more freely). */
-#define OP_PATTERNS(X)                      \
-  X(OPAT_ELEMWISE, "elemwise")              \
-  X(OPAT_BROADCAST, "broadcast")            \
-  X(OPAT_INJECTIVE, "injective")            \
-  X(OPAT_COMM_REDUCE, "reduce")             \
+#define OP_PATTERNS(X)                              \
+  X(OPAT_ELEMWISE, "elemwise")                      \
+  X(OPAT_BROADCAST, "broadcast")                    \
+  X(OPAT_INJECTIVE, "injective")                    \
+  X(OPAT_COMM_REDUCE, "reduce")                     \
   X(OPAT_OUT_EWISE_FUSABLE, "out-elemwise-fusable") \
-  X(OPAT_TUPLE, "tuple")                    \
+  X(OPAT_TUPLE, "tuple")                            \
   X(OPAT_OPAQUE, "opaque")
 
 typedef enum OpPattern {
@@ -39,9 +39,9 @@ const char *op_pattern_name(OpPattern p);
 
 /* What a relation sees besides the argument types. */
 typedef struct RelCtx {
-  Arena *arena;           /* where result types are allocated */
-  const Module *mod;      /* for call_tir (prim signatures); may be NULL */
-  const Expr *call;       /* the call node at compile time; NULL at run time */
+  Arena *arena;      /* where result types are allocated */
+  const Module *mod; /* for call_tir (prim signatures); may be NULL */
+  const Expr *call;  /* the call node at compile time; NULL at run time */
   const char *op_name;
   const struct OpDef *op; /* the op's row (attribute defaults); NULL: found by op_name */
   char err[512];          /* set by rel_fail; empty when no error */
@@ -59,8 +59,9 @@ typedef Type *(*TypeRelFn)(RelCtx *cx, int nargs, Type **args, const Tensor **va
 
 typedef struct OpAttrSpec {
   const char *name;
-  AttrKind kind;        /* AV_INT, AV_FLOAT, AV_BOOL, AV_STR, AV_LIST (ints), AV_NONE (int or None) */
-  const char *def;      /* default, as written in the text format ("0", "[]", "None", "\"NCHW\"", "1e-05f") */
+  AttrKind kind; /* AV_INT, AV_FLOAT, AV_BOOL, AV_STR, AV_LIST (ints), AV_NONE (int or None) */
+  const char
+      *def; /* default, as written in the text format ("0", "[]", "None", "\"NCHW\"", "1e-05f") */
 } OpAttrSpec;
 /* Also (ops/rel.c): def NULL = required (no default; a missing one is an
  * error); kind AV_EXPR = any value accepted (e.g. arange's start/stop/step,
@@ -97,11 +98,11 @@ typedef struct OpDef {
   OpPattern pattern;
   const OpAttrSpec *attrs; /* terminated by {NULL} */
   TypeRelFn rel;
-  const char *doc;         /* one line, for :help and completion */
-  bool effectful;          /* may not appear in a dataflow block */
-  unsigned flags;          /* OP_* above */
+  const char *doc; /* one line, for :help and completion */
+  bool effectful;  /* may not appear in a dataflow block */
+  unsigned flags;  /* OP_* above */
   OpCost cost;
-  OpComputeFn *compute;    /* NULL: no TIR rule, the op runs on its reference kernel */
+  OpComputeFn *compute; /* NULL: no TIR rule, the op runs on its reference kernel */
 } OpDef;
 
 int ops_count(void);

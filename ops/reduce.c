@@ -68,14 +68,16 @@ static const OpAttrSpec argreduce_attrs[] = {{"axis", AV_LIST, "None"},
                                              {0}};
 
 /* X(name, rel, attrs, compute rule, doc) */
-#define REDUCE_OPS(X)                                                                                 \
-  X("sum", rel_reduce, reduce_attrs, compute_sum, "sum over axes (axis=None: all)")                   \
-  X("mean", rel_reduce, reduce_attrs, compute_mean, "arithmetic mean over axes")                      \
-  X("max", rel_reduce, reduce_attrs, compute_max, "maximum over axes")                                \
-  X("min", rel_reduce, reduce_attrs, compute_min, "minimum over axes")                                \
-  X("prod", rel_reduce, reduce_attrs, compute_prod, "product over axes")                              \
-  X("argmax", rel_argreduce, argreduce_attrs, compute_argmax, "int32 index of the maximum along axes") \
-  X("argmin", rel_argreduce, argreduce_attrs, compute_argmin, "int32 index of the minimum along axes")
+#define REDUCE_OPS(X)                                                               \
+  X("sum", rel_reduce, reduce_attrs, compute_sum, "sum over axes (axis=None: all)") \
+  X("mean", rel_reduce, reduce_attrs, compute_mean, "arithmetic mean over axes")    \
+  X("max", rel_reduce, reduce_attrs, compute_max, "maximum over axes")              \
+  X("min", rel_reduce, reduce_attrs, compute_min, "minimum over axes")              \
+  X("prod", rel_reduce, reduce_attrs, compute_prod, "product over axes")            \
+  X("argmax", rel_argreduce, argreduce_attrs, compute_argmax,                       \
+    "int32 index of the maximum along axes")                                        \
+  X("argmin", rel_argreduce, argreduce_attrs, compute_argmin,                       \
+    "int32 index of the minimum along axes")
 
 #define ENTRY(n, r, a, c, d) {n, 1, 1, OPAT_COMM_REDUCE, a, r, d, false, .compute = c},
 

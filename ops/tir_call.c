@@ -46,7 +46,7 @@ static bool dims_of(RelCtx *cx, const AttrValue *v, Dim *dims, int *n) {
 }
 
 static DType out_dtype(RelCtx *cx, const AttrValue *dt, int i, int n) {
-  if (!dt) return DT_FLOAT32;
+  if (!dt) return rel_attr_dtype(cx, NULL, "dtype", DT_INVALID); /* the row's default */
   if (dt->kind == AV_LIST && dt->u.list.n != n)
     return rel_fail(cx, "call_tir: %d dtypes for %d outputs", dt->u.list.n, n), DT_INVALID;
   const AttrValue *v = dt->kind == AV_LIST ? dt->u.list.items[i] : dt;
@@ -182,7 +182,7 @@ static const OpAttrSpec call_tir_attrs[] = {
 
 const OpDef ops_family_tir_call[] = {
     {"call_tir", 1, 2, OPAT_OPAQUE, call_tir_attrs, rel_call_tir,
-     "call_tir(@prim, (inputs...), shape=[...], dtype=): run a prim function on new outputs",
-     false, .flags = OP_CALL_TIR},
+     "call_tir(@prim, (inputs...), shape=[...], dtype=): run a prim function on new outputs", false,
+     .flags = OP_CALL_TIR},
     {0},
 };

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ir/ir.h"
 #include "ir/diag.h"
+#include "ir/ir.h"
 
 /* X(enum, description used in messages) */
 /* clang-format off */

@@ -177,7 +177,8 @@ static bool jmember(JReader *r, int depth, PtrVec *keys, PtrVec *vals) {
   return true;
 }
 
-/* jobject := '{' ( jmember ( ',' jmember )* )? '}'   (keys kept in order; duplicates are not merged) */
+/* jobject := '{' ( jmember ( ',' jmember )* )? '}'   (keys kept in order; duplicates are not
+ * merged) */
 static JVal *jobject(JReader *r, int depth) {
   JVal *v = jnew(r, J_OBJ, r->pos++);
   PtrVec keys = {0}, vals = {0};

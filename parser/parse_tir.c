@@ -70,7 +70,8 @@ static int intrinsic_lookup(const char *s, size_t n, int *arity) {
 
 static PrimExpr *pe_expr(Parser *p);
 
-/* pe_list := OPEN ( prim_expr ( ',' prim_expr )* ','? )? CLOSE   (OPEN already peeked; CLOSE given) */
+/* pe_list := OPEN ( prim_expr ( ',' prim_expr )* ','? )? CLOSE   (OPEN already peeked; CLOSE given)
+ */
 static bool pe_list(Parser *p, TokKind close, const char *what, PtrVec *out) {
   parse_next(p);
   while (!at_kind(p, close)) {
@@ -119,8 +120,8 @@ static PrimExpr *pe_local(Parser *p) {
   return e;
 }
 
-/* intrinsic_call := IDENT '(' ( prim_expr ( ',' prim_expr )* ','? )? ')'   (IDENT: an intrinsic or a dtype)
- * `max(a, b)`, `float32(e)` */
+/* intrinsic_call := IDENT '(' ( prim_expr ( ',' prim_expr )* ','? )? ')'   (IDENT: an intrinsic or
+ * a dtype) `max(a, b)`, `float32(e)` */
 static PrimExpr *pe_call(Parser *p, const Token *t) {
   PtrVec args = {0};
   if (!pe_list(p, T_RPAREN, "`,` or `)`", &args)) return vec_free(&args), NULL;
@@ -232,7 +233,8 @@ static DType binop_dtype(PrimBinOp op, const PrimExpr *a) {
   return op >= PB_LT ? DT_BOOL : a->dtype;
 }
 
-/* prim_binary := prim_unary ( PRIM_BINOP prim_binary )*   (precedence climbing, left associative) */
+/* prim_binary := prim_unary ( PRIM_BINOP prim_binary )*   (precedence climbing, left associative)
+ */
 static PrimExpr *pe_binary(Parser *p, int min_prec) {
   PrimExpr *lhs = pe_unary(p);
   while (lhs) {
@@ -390,8 +392,9 @@ static void loop_count_err(Parser *p, const Stmt *s, int nb, uint32_t start) {
   parse_sem_err(p, parse_span_from(p, start), "%d loop variable%s but %d extent%s", nv,
                 nv == 1 ? "" : "s", nb, nb == 1 ? "" : "s");
   if (k == LOOP_GRID && nv == 1 && nb == 2)
-    parse_hint(p, "`grid` takes one extent per variable; for a loop from a begin, write "
-                  "`range(begin, end)`");
+    parse_hint(p,
+               "`grid` takes one extent per variable; for a loop from a begin, write "
+               "`range(begin, end)`");
   else if (k != LOOP_GRID && nv > 1)
     parse_hint(p, "`%s(begin, end)` takes one variable; with several, give one extent each",
                loop_kind_name(k));
@@ -437,8 +440,8 @@ static DType loop_var_dtype(const Stmt *s, int i) {
   return t;
 }
 
-/* for_stmt := 'for' LOCAL ( ',' LOCAL )* 'in' loop_kind '(' ( prim_expr ( ',' prim_expr )* ','? )? ')' body
- * e.g. for %i, %j in grid(a, b) { ... } */
+/* for_stmt := 'for' LOCAL ( ',' LOCAL )* 'in' loop_kind '(' ( prim_expr ( ',' prim_expr )* ','? )?
+ * ')' body e.g. for %i, %j in grid(a, b) { ... } */
 static Stmt *pfor(Parser *p, uint32_t start) {
   parse_next(p);
   Token vars[TIR_MAX_LOOP_VARS];
@@ -626,9 +629,9 @@ static Stmt *pstmt(Parser *p) {
 
 /* ── the function ── */
 
-/* prim_params := '(' ( ( buf_decl | attr ) ( ',' ( buf_decl | attr ) )* ','? )? ')'   (buffers before attrs)
- * Parameter shapes introduce the function's size variables (buf_dim with
- * is_param), so they must be read before the body uses them. */
+/* prim_params := '(' ( ( buf_decl | attr ) ( ',' ( buf_decl | attr ) )* ','? )? ')'   (buffers
+ * before attrs) Parameter shapes introduce the function's size variables (buf_dim with is_param),
+ * so they must be read before the body uses them. */
 static bool prim_params(Parser *p, PrimFunc *f) {
   PtrVec params = {0}, keys = {0}, vals = {0};
   bool ok = parse_expect(p, T_LPAREN, "`(`");

@@ -381,7 +381,8 @@ AttrValue *parse_attr_value(Parser *p) {
   return v;
 }
 
-/* attr := ( IDENT | keyword ) '=' attr_value   (a dotted key such as relay.reshape_only is one IDENT) */
+/* attr := ( IDENT | keyword ) '=' attr_value   (a dotted key such as relay.reshape_only is one
+ * IDENT) */
 bool parse_attr(Parser *p, PtrVec *keys, PtrVec *vals) {
   Token k = parse_next(p);
   const char *key = parse_name(p, &k);

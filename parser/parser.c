@@ -1536,9 +1536,8 @@ static size_t stack_budget(void) {
   size_t lim = 8u << 20;
   if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) lim = (size_t)rl.rlim_cur;
   lim /= 2;
-  return lim < (256u << 10) ? 256u << 10 : lim > (8u << 20) ? 8u << 20 : lim;
+  return lim<(256u << 10) ? 256u << 10 : lim>(8u << 20) ? 8u << 20 : lim;
 }
-
 
 static void parser_init(Parser *p, Module *m, DiagCtx *d, uint32_t file, bool script,
                         const ParseOptions *opt) {

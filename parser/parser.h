@@ -10,8 +10,8 @@
 
 #include <stdbool.h>
 
-#include "ir/ir.h"
 #include "ir/diag.h"
+#include "ir/ir.h"
 
 /* One top-level item of a script (text-format.md part C). */
 typedef enum ScriptItemKind {
@@ -24,12 +24,12 @@ typedef enum ScriptItemKind {
 typedef struct ScriptItem {
   ScriptItemKind kind;
   Span span;
-  Expr *expr;          /* ITEM_EXPR, ITEM_LET (the value) */
-  Var *var;            /* ITEM_LET */
-  const char *command; /* ITEM_COMMAND */
-  const char *def_name;/* ITEM_DEF: the name defined (without '@'); NULL for ADTs */
-  DefKind def_kind;    /* ITEM_DEF */
-  bool replaced;       /* ITEM_DEF: an earlier definition of the same name was replaced */
+  Expr *expr;           /* ITEM_EXPR, ITEM_LET (the value) */
+  Var *var;             /* ITEM_LET */
+  const char *command;  /* ITEM_COMMAND */
+  const char *def_name; /* ITEM_DEF: the name defined (without '@'); NULL for ADTs */
+  DefKind def_kind;     /* ITEM_DEF */
+  bool replaced;        /* ITEM_DEF: an earlier definition of the same name was replaced */
 } ScriptItem;
 
 typedef struct ParseOptions {
@@ -39,10 +39,10 @@ typedef struct ParseOptions {
 } ParseOptions;
 
 typedef struct ParseResult {
-  bool ok;            /* no errors */
-  bool incomplete;    /* the first error is at end of input: more lines may complete it */
+  bool ok;         /* no errors */
+  bool incomplete; /* the first error is at end of input: more lines may complete it */
   int nitems;
-  ScriptItem *items;  /* arena */
+  ScriptItem *items; /* arena */
 } ParseResult;
 
 /* Parses the registered source `file` as a module: an optional

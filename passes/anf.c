@@ -40,11 +40,11 @@ typedef struct Norm {
   Arena *a;
   const Module *m;
   NormMode mode;
-  RwMap memo;          /* original Expr* → Memo* (bound already) */
-  RwMap lift;          /* bbnf_needs_lift memo */
-  uint8_t *open;       /* open[block id]: the block is being built */
+  RwMap memo;    /* original Expr* → Memo* (bound already) */
+  RwMap lift;    /* bbnf_needs_lift memo */
+  uint8_t *open; /* open[block id]: the block is being built */
   size_t nblocks, capblocks;
-  size_t cur;          /* the innermost open block */
+  size_t cur; /* the innermost open block */
 } Norm;
 
 static Expr *norm_value(Norm *N, RwBlock *b, Expr *e);
@@ -136,7 +136,8 @@ static Expr *norm_kids(Norm *N, RwBlock *b, Expr *e) {
   int n = expr_nchildren(e), nops = 0;
   if (!n) return e;
   Arena *s = &N->pc->scratch;
-  Expr **in = ARENA_ARRAY(s, Expr *, n), **ops = ARENA_ARRAY(s, Expr *, n), **kids = ARENA_ARRAY(s, Expr *, n);
+  Expr **in = ARENA_ARRAY(s, Expr *, n), **ops = ARENA_ARRAY(s, Expr *, n),
+       **kids = ARENA_ARRAY(s, Expr *, n);
   for (int i = 0; i < n; i++)
     if (expr_child_role(e, i) == EXPR_OPERAND) in[nops++] = expr_child(e, i);
   operands(N, b, nops, in, ops);
@@ -152,7 +153,8 @@ static Expr *norm_value(Norm *N, RwBlock *b, Expr *e) {
     pass_report(N->pc, "flatten-let", e, NULL, e->span);
     return r;
   }
-  if (e->kind == EX_REF_NEW && e->u.ref_new.init->kind == EX_GLOBAL) return e; /* ref(@g) aliases the global */
+  if (e->kind == EX_REF_NEW && e->u.ref_new.init->kind == EX_GLOBAL)
+    return e; /* ref(@g) aliases the global */
   return norm_kids(N, b, e);
 }
 

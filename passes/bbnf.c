@@ -20,12 +20,14 @@
 
 bool bbnf_is_control(const Expr *e) {
   switch (e->kind) {
-  case EX_LET:
-  case EX_FREE_VAR:
-  case EX_IF:
-  case EX_MATCH:
-  case EX_DATAFLOW: return true;
-  default: return false;
+    case EX_LET:
+    case EX_FREE_VAR:
+    case EX_IF:
+    case EX_MATCH:
+    case EX_DATAFLOW:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -70,7 +70,8 @@ static void unknown_key(PassCtx *pc, const FuncDef *f, int k) {
   for (int i = 0; i < f->fn->nparams; i++) {
     const Var *v = f->fn->params[i];
     char *ty = v->annot ? print_type(v->annot) : NULL;
-    sb_printf(&ps, "%s%%%s%s%s", i ? ", " : "", v->name ? v->name : "_", ty ? ": " : "", ty ? ty : "");
+    sb_printf(&ps, "%s%%%s%s%s", i ? ", " : "", v->name ? v->name : "_", ty ? ": " : "",
+              ty ? ty : "");
     free(ty);
   }
   diag_note(pc->d, f->span, "@%s's parameters: %s", f->name, f->fn->nparams ? ps.data : "(none)");
@@ -81,8 +82,8 @@ static void mismatch(PassCtx *pc, const FuncDef *f, const Var *p, int k) {
   StrBuf b = {0};
   tensor_type_text(&b, spec->values[k]);
   char *ty = print_type(p->annot);
-  diag_error(pc->d, p->span, "parameter %%%s of @%s has type %s, but %s entry '%s' is %s",
-             p->name, f->name, ty, spec->source, spec->names[k], b.data);
+  diag_error(pc->d, p->span, "parameter %%%s of @%s has type %s, but %s entry '%s' is %s", p->name,
+             f->name, ty, spec->source, spec->names[k], b.data);
   diag_note(pc->d, spec->where, "bound from %s here", spec->source);
   free(ty);
   sb_free(&b);
@@ -143,7 +144,8 @@ static Function *bind_function(PassCtx *pc, const FuncDef *f, const int *which, 
  * bind returns NULL and never a half-bound module. */
 Module *pass_bind_params(PassCtx *pc, Module *in) {
   if (!spec) {
-    diag_error(pc->d, (Span){0, 0, 0}, "BindParams needs a tensor file: use `:bind @f FILE` "
+    diag_error(pc->d, (Span){0, 0, 0},
+               "BindParams needs a tensor file: use `:bind @f FILE` "
                "(or `rly --params FILE`)");
     return NULL;
   }

@@ -20,28 +20,36 @@ enum { DIFF_CONTEXT = 3, DIFF_MAX_CELLS = 4 << 20 };
 /* ───────────────────────────── sections ───────────────────────────── */
 
 typedef struct Section {
-  const char *key;  /* "@f", "type T" */
-  const void *ptr;  /* the def payload, for the unchanged shortcut */
+  const char *key; /* "@f", "type T" */
+  const void *ptr; /* the def payload, for the unchanged shortcut */
   const Def *def;
   bool adt;
 } Section;
 
 static const void *def_ptr(const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: return d->u.func;
-  case DEF_ADT: return d->u.adt;
-  case DEF_GLOBAL: return d->u.global;
-  case DEF_PRIM: return d->u.prim;
+    case DEF_FUNC:
+      return d->u.func;
+    case DEF_ADT:
+      return d->u.adt;
+    case DEF_GLOBAL:
+      return d->u.global;
+    case DEF_PRIM:
+      return d->u.prim;
   }
   return NULL;
 }
 
 static const char *def_key(Arena *a, const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: return arena_printf(a, "@%s", d->u.func->name);
-  case DEF_ADT: return arena_printf(a, "type %s", d->u.adt->name);
-  case DEF_GLOBAL: return arena_printf(a, "@%s", d->u.global->name);
-  case DEF_PRIM: return arena_printf(a, "@%s", d->u.prim->name);
+    case DEF_FUNC:
+      return arena_printf(a, "@%s", d->u.func->name);
+    case DEF_ADT:
+      return arena_printf(a, "type %s", d->u.adt->name);
+    case DEF_GLOBAL:
+      return arena_printf(a, "@%s", d->u.global->name);
+    case DEF_PRIM:
+      return arena_printf(a, "@%s", d->u.prim->name);
   }
   return "";
 }
@@ -145,9 +153,12 @@ static void lcs_middle(Script *s, char **a, size_t n, char **b, size_t m) {
                                         : (T(i + 1, j) > T(i, j + 1) ? T(i + 1, j) : T(i, j + 1));
   size_t i = 0, j = 0;
   while (i < n && j < m) {
-    if (strcmp(a[i], b[j]) == 0) emit(s, ' ', a[i]), i++, j++;
-    else if (T(i + 1, j) >= T(i, j + 1)) emit(s, '-', a[i++]);
-    else emit(s, '+', b[j++]);
+    if (strcmp(a[i], b[j]) == 0)
+      emit(s, ' ', a[i]), i++, j++;
+    else if (T(i + 1, j) >= T(i, j + 1))
+      emit(s, '-', a[i++]);
+    else
+      emit(s, '+', b[j++]);
   }
 #undef T
   while (i < n) emit(s, '-', a[i++]);
@@ -254,8 +265,10 @@ char *pass_diff_scoped(const Module *before, const Module *after, const PassScop
     const Section *x = c <= 0 ? &sa[i] : NULL, *y = c >= 0 ? &sb[j] : NULL;
     const Def *da = x ? x->def : NULL, *db = y ? y->def : NULL;
     const char *key = x ? x->key : y->key;
-    if (!scope || scope->has(scope->user, da ? da : db)) diff_def(&out, key, before, da, after, db);
-    else note_outside(&hidden, key, before, da, after, db);
+    if (!scope || scope->has(scope->user, da ? da : db))
+      diff_def(&out, key, before, da, after, db);
+    else
+      note_outside(&hidden, key, before, da, after, db);
     i += c <= 0, j += c >= 0;
   }
   arena_free(&a);

@@ -81,8 +81,10 @@ static int ret_of(Eff *E, int n) {
 
 static void merge_child(Eff *E, int a, int i, int cb) {
   int ca = eff_child_param(E, a, i);
-  if (ca >= 0) unify(E, ca, cb);
-  else set_param(E, eff_find(E, a), i, cb);
+  if (ca >= 0)
+    unify(E, ca, cb);
+  else
+    set_param(E, eff_find(E, a), i, cb);
 }
 
 /* Union of two flow classes: masks are joined, opaqueness spreads (keeping
@@ -105,8 +107,10 @@ static void unify(Eff *E, int a, int b) {
   int rb = E->nodes[b].ret;
   if (rb >= 0) {
     int ra = E->nodes[eff_find(E, a)].ret;
-    if (ra >= 0) unify(E, ra, rb);
-    else E->nodes[eff_find(E, a)].ret = rb;
+    if (ra >= 0)
+      unify(E, ra, rb);
+    else
+      E->nodes[eff_find(E, a)].ret = rb;
   }
 }
 
@@ -244,7 +248,8 @@ static int flow_call(Eff *E, int u, Expr *e) {
   if (c < 0) c = opaque_fresh(E, fn->span, "called from an unknown source");
   rw_map_put(&E->call_node, e, (void *)(intptr_t)(c + 1));
   vec_push(&E->units[u].callee_nodes, (void *)(intptr_t)(c + 1));
-  for (int i = 0; i < e->u.call.nargs; i++) unify(E, flow(E, u, e->u.call.args[i]), param_of(E, c, i));
+  for (int i = 0; i < e->u.call.nargs; i++)
+    unify(E, flow(E, u, e->u.call.args[i]), param_of(E, c, i));
   return ret_of(E, c);
 }
 
@@ -259,8 +264,10 @@ static int flow_match(Eff *E, int u, Expr *e) {
   for (int i = 0; i < e->u.match.n; i++) {
     pattern_vars(e->u.match.clauses[i].pat, pat_opaque, E);
     int b = flow(E, u, e->u.match.clauses[i].body);
-    if (r < 0) r = b;
-    else unify(E, r, b);
+    if (r < 0)
+      r = b;
+    else
+      unify(E, r, b);
   }
   return r;
 }
@@ -278,8 +285,10 @@ static void flow_binding(Eff *E, int u, Var *v, Expr *value) {
     return;
   }
   int n = flow(E, u, value);
-  if (n >= 0) unify(E, var_node(E, v), n);
-  else if (!rw_map_has(&E->var_node, v)) rw_map_put(&E->var_node, v, (void *)(intptr_t)-1);
+  if (n >= 0)
+    unify(E, var_node(E, v), n);
+  else if (!rw_map_has(&E->var_node, v))
+    rw_map_put(&E->var_node, v, (void *)(intptr_t)-1);
 }
 
 static int flow_chain(Eff *E, int u, Expr *e) {
@@ -326,41 +335,56 @@ static int flow_global(Eff *E, int u, Expr *e) {
  * state global are used how.  u is the unit whose body contains e. */
 static int flow(Eff *E, int u, Expr *e) {
   switch (e->kind) {
-  case EX_CONST: return -1;
-  case EX_VAR: return flow_var(E, e);
-  case EX_GLOBAL: return flow_global(E, u, e);
-  case EX_OP:
-  case EX_CTOR: return opaque_fresh(E, e->span, "an operator or constructor used as a value");
-  case EX_CALL: return flow_call(E, u, e);
-  case EX_TUPLE: flow_sinks(E, u, e->u.tuple.n, e->u.tuple.fields, "stored in a tuple"); return -1;
-  case EX_PROJ: flow(E, u, e->u.proj.tuple); return opaque_fresh(E, e->span, "taken out of a tuple");
-  case EX_LET:
-  case EX_FREE_VAR: return flow_chain(E, u, e);
-  case EX_FN: return flow_fn(E, e);
-  case EX_IF: {
-    flow(E, u, e->u.if_.cond);
-    int t = flow(E, u, e->u.if_.then_), f = flow(E, u, e->u.if_.else_);
-    unify(E, t, f);
-    return t >= 0 ? t : f;
-  }
-  case EX_MATCH: return flow_match(E, u, e);
-  case EX_REF_NEW:
-    if (eff_ref_target(E, e) >= 0) {
-      fail(E, e->span, "EffectToState: ref(@%s) must be bound by a let, or read or written at once",
-           e->u.ref_new.init->u.global.name);
+    case EX_CONST:
       return -1;
+    case EX_VAR:
+      return flow_var(E, e);
+    case EX_GLOBAL:
+      return flow_global(E, u, e);
+    case EX_OP:
+    case EX_CTOR:
+      return opaque_fresh(E, e->span, "an operator or constructor used as a value");
+    case EX_CALL:
+      return flow_call(E, u, e);
+    case EX_TUPLE:
+      flow_sinks(E, u, e->u.tuple.n, e->u.tuple.fields, "stored in a tuple");
+      return -1;
+    case EX_PROJ:
+      flow(E, u, e->u.proj.tuple);
+      return opaque_fresh(E, e->span, "taken out of a tuple");
+    case EX_LET:
+    case EX_FREE_VAR:
+      return flow_chain(E, u, e);
+    case EX_FN:
+      return flow_fn(E, e);
+    case EX_IF: {
+      flow(E, u, e->u.if_.cond);
+      int t = flow(E, u, e->u.if_.then_), f = flow(E, u, e->u.if_.else_);
+      unify(E, t, f);
+      return t >= 0 ? t : f;
     }
-    flow_sinks(E, u, 1, &e->u.ref_new.init, "stored in a reference");
-    return -1;
-  case EX_REF_READ:
-    if (eff_ref_target(E, e->u.ref_read.ref) >= 0) return flow_ref_target(E, u, e->u.ref_read.ref);
-    flow(E, u, e->u.ref_read.ref);
-    return opaque_fresh(E, e->span, "read from a reference");
-  case EX_REF_WRITE:
-    flow_ref_target(E, u, e->u.ref_write.ref);
-    flow_sinks(E, u, 1, &e->u.ref_write.value, "stored in a reference");
-    return -1;
-  case EX_DATAFLOW: return flow(E, u, e->u.dataflow.body);
+    case EX_MATCH:
+      return flow_match(E, u, e);
+    case EX_REF_NEW:
+      if (eff_ref_target(E, e) >= 0) {
+        fail(E, e->span,
+             "EffectToState: ref(@%s) must be bound by a let, or read or written at once",
+             e->u.ref_new.init->u.global.name);
+        return -1;
+      }
+      flow_sinks(E, u, 1, &e->u.ref_new.init, "stored in a reference");
+      return -1;
+    case EX_REF_READ:
+      if (eff_ref_target(E, e->u.ref_read.ref) >= 0)
+        return flow_ref_target(E, u, e->u.ref_read.ref);
+      flow(E, u, e->u.ref_read.ref);
+      return opaque_fresh(E, e->span, "read from a reference");
+    case EX_REF_WRITE:
+      flow_ref_target(E, u, e->u.ref_write.ref);
+      flow_sinks(E, u, 1, &e->u.ref_write.value, "stored in a reference");
+      return -1;
+    case EX_DATAFLOW:
+      return flow(E, u, e->u.dataflow.body);
   }
   RLY_UNREACHABLE();
 }
@@ -416,8 +440,9 @@ static void check_opaque(Eff *E) {
     if (n->parent != i || !n->mask || !n->is_opaque) continue;
     diag_error(E->pc->d, n->opaque, "EffectToState: a function value that uses @%s is %s here",
                E->globals[__builtin_ctzll(n->mask)]->name, n->opaque_what);
-    diag_hint(E->pc->d, "the pass threads the state only through calls it can follow: defs, "
-                        "let-bound closures, parameters, results and branches");
+    diag_hint(E->pc->d,
+              "the pass threads the state only through calls it can follow: defs, "
+              "let-bound closures, parameters, results and branches");
     E->failed = true;
   }
 }
@@ -473,12 +498,18 @@ uint64_t eff_callee_mask(Eff *E, const Expr *call) {
 
 static bool touches_self(Eff *E, const Expr *e) {
   switch (e->kind) {
-  case EX_GLOBAL: return eff_global_index(E, e->u.global.name) >= 0;
-  case EX_REF_NEW: return eff_ref_target(E, e) >= 0;
-  case EX_REF_READ: return eff_ref_target(E, e->u.ref_read.ref) >= 0;
-  case EX_REF_WRITE: return eff_ref_target(E, e->u.ref_write.ref) >= 0;
-  case EX_CALL: return eff_callee_mask(E, e) != 0;
-  default: return false;
+    case EX_GLOBAL:
+      return eff_global_index(E, e->u.global.name) >= 0;
+    case EX_REF_NEW:
+      return eff_ref_target(E, e) >= 0;
+    case EX_REF_READ:
+      return eff_ref_target(E, e->u.ref_read.ref) >= 0;
+    case EX_REF_WRITE:
+      return eff_ref_target(E, e->u.ref_write.ref) >= 0;
+    case EX_CALL:
+      return eff_callee_mask(E, e) != 0;
+    default:
+      return false;
   }
 }
 
@@ -510,9 +541,12 @@ bool eff_touches(Eff *E, Expr *e) {
   uintptr_t k = (uintptr_t)rw_map_get(&E->touch, e);
   if (k) return k == 2;
   bool t;
-  if (e->kind == EX_FN || e->kind == EX_VAR || e->kind == EX_CONST) t = false;
-  else if (e->kind == EX_LET || e->kind == EX_FREE_VAR) return touches_chain(E, e);
-  else t = touches_self(E, e) || touches_kids(E, e);
+  if (e->kind == EX_FN || e->kind == EX_VAR || e->kind == EX_CONST)
+    t = false;
+  else if (e->kind == EX_LET || e->kind == EX_FREE_VAR)
+    return touches_chain(E, e);
+  else
+    t = touches_self(E, e) || touches_kids(E, e);
   rw_map_put(&E->touch, e, (void *)(uintptr_t)(t ? 2 : 1));
   return t;
 }

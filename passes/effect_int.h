@@ -59,25 +59,25 @@ typedef struct Eff {
   int nnodes, capnodes;
   Unit *units;
   int nunits, capunits;
-  StrMap def_unit;  /* def name → unit index + 1 */
-  RwMap var_node;   /* Var* → node + 1, or (void*)-1: not a function */
-  RwMap fn_unit;    /* EX_FN Expr* → unit index + 1 */
-  RwMap call_node;  /* EX_CALL through a value → callee node + 1 */
-  RwMap alias;      /* Var* → global index + 1 */
-  RwMap touch;      /* Expr* → 1 (pure) / 2 (touches state) */
-  int *def_ret;     /* per unit of a def: node of its result */
+  StrMap def_unit; /* def name → unit index + 1 */
+  RwMap var_node;  /* Var* → node + 1, or (void*)-1: not a function */
+  RwMap fn_unit;   /* EX_FN Expr* → unit index + 1 */
+  RwMap call_node; /* EX_CALL through a value → callee node + 1 */
+  RwMap alias;     /* Var* → global index + 1 */
+  RwMap touch;     /* Expr* → 1 (pure) / 2 (touches state) */
+  int *def_ret;    /* per unit of a def: node of its result */
   bool failed;
   /* the rewrite (effect_to_state.c) */
-  Rewriter rw;      /* conversion of state-free code; rw.subst is the substitution */
-  RwMap uses;       /* Var* → uses in the input */
-  RwMap handed;     /* Var* → times handed out as the current state */
+  Rewriter rw;  /* conversion of state-free code; rw.subst is the substitution */
+  RwMap uses;   /* Var* → uses in the input */
+  RwMap handed; /* Var* → times handed out as the current state */
 } Eff;
 
 /* effect_flow.c */
-bool eff_analyze(Eff *E);  /* false after diagnostics */
+bool eff_analyze(Eff *E); /* false after diagnostics */
 void eff_free(Eff *E);
 int eff_find(Eff *E, int n);
-uint64_t eff_node_mask(Eff *E, int n); /* mask of n's class (0 for -1) */
+uint64_t eff_node_mask(Eff *E, int n);     /* mask of n's class (0 for -1) */
 int eff_child_param(Eff *E, int n, int i); /* existing child or -1 */
 int eff_child_ret(Eff *E, int n);
 int eff_global_index(const Eff *E, const char *name); /* -1 if not a state global */

@@ -207,8 +207,10 @@ static Expr *th_branches(Th *t, Expr *e, bool tail) {
   bool touched = false;
   for (int i = 0; i < n; i++) {
     Expr *c = expr_child(e, i);
-    if (expr_child_role(e, i) == EXPR_BLOCK) touched |= eff_touches(E, c);
-    else k[i] = th_expr(t, c);
+    if (expr_child_role(e, i) == EXPR_BLOCK)
+      touched |= eff_touches(E, c);
+    else
+      k[i] = th_expr(t, c);
   }
   for (int i = 0; i < n; i++) {
     Expr *c = expr_child(e, i);
@@ -263,8 +265,10 @@ static void th_binding(Th *t, Expr *let) {
     return;
   }
   Expr *r = th_expr(t, value);
-  if (state_access(E, value) >= 0) rw_map_put(&E->rw.subst, v, r);
-  else rw_block_bind(&t->blk, conv_var(E, v), r, let->span);
+  if (state_access(E, value) >= 0)
+    rw_map_put(&E->rw.subst, v, r);
+  else
+    rw_block_bind(&t->blk, conv_var(E, v), r, let->span);
 }
 
 /* The leading bindings of e go into t's block; returns what follows them. */
@@ -286,15 +290,22 @@ static Expr *th_expr(Th *t, Expr *e) {
   if (!eff_touches(E, e)) return conv(E, e);
   int g = state_access(E, e);
   switch (e->kind) {
-  case EX_GLOBAL: return th_read(t, e, g);
-  case EX_REF_READ: return g >= 0 ? th_read(t, e, g) : th_rebuild(t, e);
-  case EX_REF_WRITE: return g >= 0 ? th_write(t, e, g) : th_rebuild(t, e);
-  case EX_CALL: return th_call(t, e, false);
-  case EX_LET:
-  case EX_FREE_VAR: return th_expr(t, th_chain(t, e));
-  case EX_IF:
-  case EX_MATCH: return th_branches(t, e, false);
-  default: return th_rebuild(t, e);
+    case EX_GLOBAL:
+      return th_read(t, e, g);
+    case EX_REF_READ:
+      return g >= 0 ? th_read(t, e, g) : th_rebuild(t, e);
+    case EX_REF_WRITE:
+      return g >= 0 ? th_write(t, e, g) : th_rebuild(t, e);
+    case EX_CALL:
+      return th_call(t, e, false);
+    case EX_LET:
+    case EX_FREE_VAR:
+      return th_expr(t, th_chain(t, e));
+    case EX_IF:
+    case EX_MATCH:
+      return th_branches(t, e, false);
+    default:
+      return th_rebuild(t, e);
   }
 }
 
@@ -319,7 +330,8 @@ static Expr *final_state(Th *t, int g) {
     long i = proj_binding(t, s->u.var);
     if (i >= 0) {
       Expr *value = t->blk.items[i].value;
-      memmove(t->blk.items + i, t->blk.items + i + 1, (t->blk.len - (size_t)i - 1) * sizeof *t->blk.items);
+      memmove(t->blk.items + i, t->blk.items + i + 1,
+              (t->blk.len - (size_t)i - 1) * sizeof *t->blk.items);
       t->blk.len--;
       return value;
     }
@@ -507,7 +519,8 @@ Module *pass_effect_to_state(PassCtx *pc, Module *in) {
     for (int i = 0; i < in->ndefs && !pc->stopped; i++)
       if (in->defs[i].kind == DEF_FUNC) rewrite_def(&E, out, in->defs[i].u.func);
     for (int i = 0; i < out->ndefs && !E.failed && !pc->stopped; i++)
-      if (out->defs[i].kind == DEF_FUNC) expr_walk(out->defs[i].u.func->fn->body, leftover_visit, &E);
+      if (out->defs[i].kind == DEF_FUNC)
+        expr_walk(out->defs[i].u.func->fn->body, leftover_visit, &E);
   }
   eff_free(&E);
   if (E.failed && out) {

@@ -52,8 +52,8 @@ typedef struct Node {
   int gparent, gnodes; /* union-find group (valid at the root) */
   OpPattern gpat;
   bool ganchor;
-  int gnext;        /* next member of the group (ascending), -1 at the end */
-  Var *result;      /* the variable holding the group's value once emitted */
+  int gnext;   /* next member of the group (ascending), -1 at the end */
+  Var *result; /* the variable holding the group's value once emitted */
 } Node;
 
 typedef struct Graph {
@@ -133,8 +133,13 @@ static int node_new(Graph *G, Expr *e, OpPattern pat) {
     if (!G->nodes) rly_oom();
   }
   int id = G->n++;
-  G->nodes[id] = (Node){.e = e, .pat = pat, .gparent = id, .gnodes = 1, .gpat = pat,
-                        .ganchor = pat == OPAT_OUT_EWISE_FUSABLE, .gnext = -1};
+  G->nodes[id] = (Node){.e = e,
+                        .pat = pat,
+                        .gparent = id,
+                        .gnodes = 1,
+                        .gpat = pat,
+                        .ganchor = pat == OPAT_OUT_EWISE_FUSABLE,
+                        .gnext = -1};
   rw_map_put(&G->expr_node, e, (void *)(intptr_t)(id + 1));
   return id;
 }
@@ -215,22 +220,29 @@ static void scan_nested(Scan *S, Expr *x) { expr_walk(x, mark_var_use, S->G); }
 /* x is not fused with anything: its operands' nodes are external. */
 static void scan_boundary(Scan *S, Expr *x) {
   switch (x->kind) {
-  case EX_VAR: mark_var_use(S->G, x); return;
-  case EX_CALL:
-    if (candidate(S->F, x)) {
-      int id = scan_call(S, x);
-      S->G->nodes[id].ext = true;
+    case EX_VAR:
+      mark_var_use(S->G, x);
       return;
-    }
-    break;
-  case EX_LET:
-  case EX_FREE_VAR: scan_nested(S, x); return;
-  default: break;
+    case EX_CALL:
+      if (candidate(S->F, x)) {
+        int id = scan_call(S, x);
+        S->G->nodes[id].ext = true;
+        return;
+      }
+      break;
+    case EX_LET:
+    case EX_FREE_VAR:
+      scan_nested(S, x);
+      return;
+    default:
+      break;
   }
   for (int i = 0; i < expr_nchildren(x); i++) {
     Expr *c = expr_child(x, i);
-    if (expr_child_role(x, i) == EXPR_BLOCK) scan_nested(S, c);
-    else scan_boundary(S, c);
+    if (expr_child_role(x, i) == EXPR_BLOCK)
+      scan_nested(S, c);
+    else
+      scan_boundary(S, c);
   }
 }
 
@@ -305,11 +317,13 @@ typedef enum PathCond { PC_LE_BROADCAST, PC_BROADCAST_SINK, PC_LE_INJECTIVE } Pa
 
 static bool cond_ok(PathCond c, OpPattern k, bool sink) {
   switch (c) {
-  case PC_LE_BROADCAST: return k <= OPAT_BROADCAST;
-  case PC_BROADCAST_SINK:
-    return !sink ? k <= OPAT_INJECTIVE
-                 : k <= OPAT_INJECTIVE || k == OPAT_COMM_REDUCE || k == OPAT_OUT_EWISE_FUSABLE;
-  case PC_LE_INJECTIVE: return k <= OPAT_INJECTIVE;
+    case PC_LE_BROADCAST:
+      return k <= OPAT_BROADCAST;
+    case PC_BROADCAST_SINK:
+      return !sink ? k <= OPAT_INJECTIVE
+                   : k <= OPAT_INJECTIVE || k == OPAT_COMM_REDUCE || k == OPAT_OUT_EWISE_FUSABLE;
+    case PC_LE_INJECTIVE:
+      return k <= OPAT_INJECTIVE;
   }
   return false;
 }
@@ -326,7 +340,8 @@ static long walk_paths(Graph *G, int src, int sink, int mode, PathCond c) {
   PtrVec st = {0};
   long acc = 0;
   if (mode == 0)
-    for (int k = 0; k < G->nodes[src].nouts; k++) vec_push(&st, (void *)(intptr_t)G->nodes[src].outs[k].to);
+    for (int k = 0; k < G->nodes[src].nouts; k++)
+      vec_push(&st, (void *)(intptr_t)G->nodes[src].outs[k].to);
   else
     vec_push(&st, (void *)(intptr_t)src);
   bool ok = true;
@@ -339,10 +354,13 @@ static long walk_paths(Graph *G, int src, int sink, int mode, PathCond c) {
       if (x == sink) continue;
     } else {
       if (x == sink) continue;
-      if (mode == 1) merge(G, x, sink);
-      else acc += G->nodes[x].gnodes;
+      if (mode == 1)
+        merge(G, x, sink);
+      else
+        acc += G->nodes[x].gnodes;
     }
-    for (int k = 0; k < G->nodes[x].nouts; k++) vec_push(&st, (void *)(intptr_t)G->nodes[x].outs[k].to);
+    for (int k = 0; k < G->nodes[x].nouts; k++)
+      vec_push(&st, (void *)(intptr_t)G->nodes[x].outs[k].to);
   }
   free(st.items);
   return mode == 0 ? ok : acc;
@@ -518,8 +536,12 @@ static Expr *emit_group(Emit *E, int o) {
   }
   Expr *orig = E->G->nodes[o].e;
   Function *fn = ARENA_NEW(a, Function);
-  *fn = (Function){.nparams = gb.next, .params = params, .ret = orig->ty,
-                   .attrs = primitive_attrs(a), .body = body, .span = orig->span};
+  *fn = (Function){.nparams = gb.next,
+                   .params = params,
+                   .ret = orig->ty,
+                   .attrs = primitive_attrs(a),
+                   .body = body,
+                   .span = orig->span};
   Expr *fe = expr_fn(a, fn, orig->span);
   fe->ty = type_func(a, gb.next, ptys, orig->ty, 0, NULL, orig->span);
   Var *fv = rw_graph_var(a, orig->span);
@@ -555,17 +577,20 @@ static Expr *group_value(Emit *E, int o) {
  * functions (already fused) are kept as they are. */
 static Expr *rebuild(Emit *E, Expr *x) {
   switch (x->kind) {
-  case EX_CONST:
-  case EX_VAR:
-  case EX_GLOBAL:
-  case EX_OP:
-  case EX_CTOR: return x;
-  case EX_LET:
-  case EX_FREE_VAR: return fuse_block(E->F, x);
-  case EX_FN:
-    if (is_primitive(x->u.fn)) return x;
-    break;
-  default: break;
+    case EX_CONST:
+    case EX_VAR:
+    case EX_GLOBAL:
+    case EX_OP:
+    case EX_CTOR:
+      return x;
+    case EX_LET:
+    case EX_FREE_VAR:
+      return fuse_block(E->F, x);
+    case EX_FN:
+      if (is_primitive(x->u.fn)) return x;
+      break;
+    default:
+      break;
   }
   int n = node_of_expr(E->G, x);
   if (n >= 0) return group_value(E, n);
@@ -666,8 +691,7 @@ static Expr *fuse_block(Fuse *F, Expr *e) {
 
 /* ─────────────────────────────── entry ─────────────────────────────── */
 
-Function *fuse_function(Arena *a, const Module *m, Function *f, const FuseOptions *o,
-                        PassCtx *pc) {
+Function *fuse_function(Arena *a, const Module *m, Function *f, const FuseOptions *o, PassCtx *pc) {
   if (is_primitive(f)) return f;
   Fuse F = {a, m, o ? *o : fuse_options_default(), pc, 0};
   Expr *body = fuse_block(&F, f->body);

@@ -50,17 +50,17 @@ typedef struct Lin {
   Module *m;
   DiagCtx *d;
   bool as_error, report;
-  Arena *ar;               /* per-def scratch */
+  Arena *ar; /* per-def scratch */
   Key *keys;
   size_t nkeys, capkeys;
-  Use *log;                /* keys marked used, in order (for branches) */
+  Use *log; /* keys marked used, in order (for branches) */
   size_t nlog, caplog;
-  RwMap shape;             /* Var* → Shape* */
-  RwMap alias;             /* Var* → state global index + 1 */
+  RwMap shape;                  /* Var* → Shape* */
+  RwMap alias;                  /* Var* → state global index + 1 */
   int version[LIN_MAX_GLOBALS]; /* key of a state global's current value, -1: none yet */
   int nglobals;
   const StateGlobal *globals[LIN_MAX_GLOBALS];
-  StrMap consumes;         /* def name → bool[nparams] (malloc) */
+  StrMap consumes; /* def name → bool[nparams] (malloc) */
   bool changed;
   size_t problems;
 } Lin;
@@ -107,7 +107,8 @@ static Shape *by_type(Lin *L, const Type *t) {
 static void name_keys(Lin *L, Shape *s, const char *name) {
   if (s->kind == SH_KEY && !L->keys[s->key].name) L->keys[s->key].name = name;
   if (s->kind == SH_TUPLE)
-    for (int i = 0; i < s->n; i++) name_keys(L, s->fields[i], arena_printf(L->ar, "%s.%d", name, i));
+    for (int i = 0; i < s->n; i++)
+      name_keys(L, s->fields[i], arena_printf(L->ar, "%s.%d", name, i));
 }
 
 /* Consumes key k.  First uses are logged so a branch can undo them and
@@ -128,10 +129,14 @@ static void use_key(Lin *L, int k, Span sp) {
   L->problems++;
   if (!L->report) return;
   const char *what = key->name ? key->name : "this RandState key";
-  if (L->as_error) diag_error(L->d, sp, "%s is used twice: a RandState key may be used once", what);
-  else diag_warning(L->d, sp, "%s is used twice: a RandState key may be used once", what);
-  if (key->state) diag_hint(L->d, "write the new state back (%%r := s) before reading it again");
-  else diag_hint(L->d, "split it first: random.split(k) gives two independent keys");
+  if (L->as_error)
+    diag_error(L->d, sp, "%s is used twice: a RandState key may be used once", what);
+  else
+    diag_warning(L->d, sp, "%s is used twice: a RandState key may be used once", what);
+  if (key->state)
+    diag_hint(L->d, "write the new state back (%%r := s) before reading it again");
+  else
+    diag_hint(L->d, "split it first: random.split(k) gives two independent keys");
   diag_note(L->d, key->first, "first used here");
 }
 
@@ -253,8 +258,8 @@ static Shape *lin_call(Lin *L, Expr *e) {
     Expr *a = e->u.call.args[i];
     Shape *s = lin_expr(L, a);
     bool eats = fn->kind == EX_OP ? op_consumes(fn)
-                : fd            ? (sum && i < fd->fn->nparams && sum[i])
-                                : true;
+                : fd              ? (sum && i < fd->fn->nparams && sum[i])
+                                  : true;
     if (eats) consume(L, s, a->span);
   }
   if (fn->kind != EX_OP && fn->kind != EX_CTOR) new_versions(L);
@@ -284,8 +289,10 @@ static Shape *lin_chain(Lin *L, Expr *e) {
     }
     Expr *value = e->u.let.value;
     int g = ref_global(L, value);
-    if (g >= 0) rw_map_put(&L->alias, e->u.let.var, (void *)(intptr_t)(g + 1));
-    else bind(L, e->u.let.var, lin_expr(L, value));
+    if (g >= 0)
+      rw_map_put(&L->alias, e->u.let.var, (void *)(intptr_t)(g + 1));
+    else
+      bind(L, e->u.let.var, lin_expr(L, value));
     e = e->u.let.body;
   }
   return lin_expr(L, e);
@@ -357,23 +364,35 @@ static Shape *lin_ref(Lin *L, Expr *e) {
  * expression kinds (let chains are walked by lin_chain's loop). */
 static Shape *lin_expr(Lin *L, Expr *e) {
   switch (e->kind) {
-  case EX_CONST:
-  case EX_OP:
-  case EX_CTOR: return &none_shape;
-  case EX_VAR: return var_shape(L, e);
-  case EX_GLOBAL: return global_read(L, global_index(L, e->u.global.name));
-  case EX_CALL: return lin_call(L, e);
-  case EX_TUPLE: return lin_tuple(L, e);
-  case EX_PROJ: return lin_proj(L, e);
-  case EX_LET:
-  case EX_FREE_VAR: return lin_chain(L, e);
-  case EX_FN: return lin_fn(L, e);
-  case EX_IF: return lin_if(L, e);
-  case EX_MATCH: return lin_match(L, e);
-  case EX_REF_NEW:
-  case EX_REF_READ:
-  case EX_REF_WRITE: return lin_ref(L, e);
-  case EX_DATAFLOW: return lin_expr(L, e->u.dataflow.body);
+    case EX_CONST:
+    case EX_OP:
+    case EX_CTOR:
+      return &none_shape;
+    case EX_VAR:
+      return var_shape(L, e);
+    case EX_GLOBAL:
+      return global_read(L, global_index(L, e->u.global.name));
+    case EX_CALL:
+      return lin_call(L, e);
+    case EX_TUPLE:
+      return lin_tuple(L, e);
+    case EX_PROJ:
+      return lin_proj(L, e);
+    case EX_LET:
+    case EX_FREE_VAR:
+      return lin_chain(L, e);
+    case EX_FN:
+      return lin_fn(L, e);
+    case EX_IF:
+      return lin_if(L, e);
+    case EX_MATCH:
+      return lin_match(L, e);
+    case EX_REF_NEW:
+    case EX_REF_READ:
+    case EX_REF_WRITE:
+      return lin_ref(L, e);
+    case EX_DATAFLOW:
+      return lin_expr(L, e->u.dataflow.body);
   }
   RLY_UNREACHABLE();
 }
@@ -398,7 +417,9 @@ static void lin_def(Lin *L, const FuncDef *f) {
   const Type *ft = f->ty && f->ty->kind == TY_FUNC ? f->ty : NULL;
   for (int i = 0; i < fn->nparams; i++) {
     Var *v = fn->params[i];
-    ps[i] = by_type(L, v->annot ? v->annot : ft && i < ft->u.func.nparams ? ft->u.func.params[i] : NULL);
+    ps[i] = by_type(L, v->annot                       ? v->annot
+                       : ft && i < ft->u.func.nparams ? ft->u.func.params[i]
+                                                      : NULL);
     bind(L, v, ps[i]);
   }
   lin_expr(L, fn->body);
@@ -412,7 +433,8 @@ static void lin_def(Lin *L, const FuncDef *f) {
 static void collect(Lin *L) {
   for (int i = 0; i < L->m->ndefs; i++) {
     const Def *d = &L->m->defs[i];
-    if (d->kind == DEF_GLOBAL && L->nglobals < LIN_MAX_GLOBALS) L->globals[L->nglobals++] = d->u.global;
+    if (d->kind == DEF_GLOBAL && L->nglobals < LIN_MAX_GLOBALS)
+      L->globals[L->nglobals++] = d->u.global;
     if (d->kind == DEF_FUNC) {
       bool *sum = calloc((size_t)d->u.func->fn->nparams + 1, sizeof *sum);
       if (!sum) rly_oom();

@@ -41,8 +41,7 @@ void fuse_set_default_max_depth(int n);
 
 /* The function with every block fused; f itself when nothing changed.
  * pc (may be NULL) receives one "fuse" report per group. */
-Function *fuse_function(Arena *a, const Module *m, Function *f, const FuseOptions *o,
-                        PassCtx *pc);
+Function *fuse_function(Arena *a, const Module *m, Function *f, const FuseOptions *o, PassCtx *pc);
 Expr *fuse_expr(Arena *a, const Module *m, Expr *e, const FuseOptions *o);
 
 /* ── lowering ── */

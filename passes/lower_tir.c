@@ -33,12 +33,12 @@ struct Lowerer {
   void *user;
   bool exact; /* fast math off (lower_set_fast_math) */
   PtrVec prims;
-  RwMap fn_prim; /* Function* → PrimFunc* (or (void *)1: cannot lower) */
-  RwMap var_prim; /* Var* (bound to a lowered fn) → PrimFunc* */
-  RwMap var_fn;   /* Var* → its Function* */
+  RwMap fn_prim;    /* Function* → PrimFunc* (or (void *)1: cannot lower) */
+  RwMap var_prim;   /* Var* (bound to a lowered fn) → PrimFunc* */
+  RwMap var_fn;     /* Var* → its Function* */
   RwMap var_inline; /* Var* → its Function* that cannot be lowered (inlined back) */
-  RwMap uses;     /* Var* → EX_VAR uses */
-  RwMap calls;    /* Var* → uses as a callee */
+  RwMap uses;       /* Var* → EX_VAR uses */
+  RwMap calls;      /* Var* → uses as a callee */
 };
 
 Lowerer *lower_new(Arena *a, bool (*taken)(void *user, const char *name), void *user) {
@@ -99,8 +99,10 @@ static LTensor *operand(Build *B, const Expr *a) {
   if (!lc_dtype_ok(t->dtype)) return NULL;
   LTensor *r = lc_tensor(B->C, a, t->dtype, 0, NULL);
   r->value = lc_lit(B->C, t->dtype, 0);
-  if (dtype_is_float(t->dtype)) r->value->u.f = tensor_get_f64(t, 0);
-  else r->value->u.i = tensor_get_i64(t, 0);
+  if (dtype_is_float(t->dtype))
+    r->value->u.f = tensor_get_f64(t, 0);
+  else
+    r->value->u.i = tensor_get_i64(t, 0);
   return r;
 }
 
@@ -127,8 +129,10 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
   Buffer **params = ARENA_ARRAY(a, Buffer *, f->nparams + 2);
   for (int i = 0; i < f->nparams && !lc_failed(B.C); i++) {
     params[i] = param_buffer(&B, f->params[i]);
-    if (!params[i]) lc_fail(B.C, "parameter %%%s has an unsupported type", f->params[i]->name);
-    else rw_map_put(&B.vals, f->params[i], lc_from_buffer(B.C, NULL, params[i]));
+    if (!params[i])
+      lc_fail(B.C, "parameter %%%s has an unsupported type", f->params[i]->name);
+    else
+      rw_map_put(&B.vals, f->params[i], lc_from_buffer(B.C, NULL, params[i]));
   }
   const Expr *e = f->body;
   while (e->kind == EX_LET) e = e->u.let.body;
@@ -300,8 +304,10 @@ static Expr *low_pre(Rewriter *rw, Expr *e) {
     Var *v = e->u.let.var;
     if (count_of(&L->uses, v) == count_of(&L->calls, v) && !rw_map_has(&L->var_prim, v)) {
       PrimFunc *pf = lower_primitive(L, e->u.let.value->u.fn, NULL);
-      if (pf) rw_map_put(&L->var_prim, v, pf);
-      else if (count_of(&L->calls, v) == 1) rw_map_put(&L->var_inline, v, e->u.let.value->u.fn);
+      if (pf)
+        rw_map_put(&L->var_prim, v, pf);
+      else if (count_of(&L->calls, v) == 1)
+        rw_map_put(&L->var_inline, v, e->u.let.value->u.fn);
     }
   }
   return NULL;

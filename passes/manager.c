@@ -163,7 +163,8 @@ bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const Pa
     cur = next;
   }
   if (opt->typecheck && !opt->verify && !ty_check_module(cur, d)) {
-    diag_note(d, (Span){0, 0, 0}, "the module produced by %s does not type-check", list[n - 1]->name);
+    diag_note(d, (Span){0, 0, 0}, "the module produced by %s does not type-check",
+              list[n - 1]->name);
     r->failed = list[n - 1];
     if (cur != in) module_free(cur);
     return false;

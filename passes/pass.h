@@ -37,8 +37,8 @@
 
 #include <stdbool.h>
 
-#include "ir/ir.h"
 #include "ir/diag.h"
+#include "ir/ir.h"
 
 /* One rewrite, as the hook sees it.  `before` is the node of the input the
  * rule rewrote (its span is the location); `after` its replacement (NULL:
@@ -67,18 +67,18 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
 
 /* X(name, function, result must type-check, needs a type-checked input,
  *   function-local (each definition rewritten on its own), description) */
-#define PASS_LIST(X)                                                                      \
-  X("ToANormalForm", pass_to_anf, true, false, true,                                      \
-    "bind every non-atomic subexpression to a variable (A-normal form, TVM's)")           \
-  X("ToBasicBlockNormalForm", pass_to_bbnf, true, false, true,                            \
-    "flatten each block into one let chain; if/match only as a binding or a result")      \
-  X("EffectToState", pass_effect_to_state, true, false, false,                            \
-    "thread state globals (@prng_state) through functions as a parameter and a result")   \
-  X("CheckKeyLinearity", pass_check_key_linearity, true, true, false,                     \
-    "error when a RandState key is used twice (seed 000: keys are linear)")               \
-  X("FuseOps", pass_fuse_ops, true, true, true,                                           \
-    "group pure op calls into Primitive functions (TVM's FuseOps rules)")                \
-  X("BindParams", pass_bind_params, true, false, false,                                   \
+#define PASS_LIST(X)                                                                    \
+  X("ToANormalForm", pass_to_anf, true, false, true,                                    \
+    "bind every non-atomic subexpression to a variable (A-normal form, TVM's)")         \
+  X("ToBasicBlockNormalForm", pass_to_bbnf, true, false, true,                          \
+    "flatten each block into one let chain; if/match only as a binding or a result")    \
+  X("EffectToState", pass_effect_to_state, true, false, false,                          \
+    "thread state globals (@prng_state) through functions as a parameter and a result") \
+  X("CheckKeyLinearity", pass_check_key_linearity, true, true, false,                   \
+    "error when a RandState key is used twice (seed 000: keys are linear)")             \
+  X("FuseOps", pass_fuse_ops, true, true, true,                                         \
+    "group pure op calls into Primitive functions (TVM's FuseOps rules)")               \
+  X("BindParams", pass_bind_params, true, false, false,                                 \
     "parameters named in a tensor file become constants (:bind @f FILE, rly --params)")
 
 #define X(n, f, t, ty, l, d) Module *f(PassCtx *pc, Module *in);
@@ -114,22 +114,22 @@ Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, cons
                         const PassScope *scope);
 
 typedef struct PassOptions {
-  bool verify;          /* type-check and verify after every pass (:set verify on) */
-  bool typecheck;       /* type-check the final module (so it can run); default true */
-  const PassHook *hook; /* :step; NULL otherwise */
+  bool verify;            /* type-check and verify after every pass (:set verify on) */
+  bool typecheck;         /* type-check the final module (so it can run); default true */
+  const PassHook *hook;   /* :step; NULL otherwise */
   const PassScope *scope; /* NULL: the whole module */
-  Span where;           /* where the pass names were written (for "unknown pass") */
+  Span where;             /* where the pass names were written (for "unknown pass") */
 } PassOptions;
 
 PassOptions pass_options_default(void);
 
 typedef struct PassResult {
-  Module *module;          /* the final module, or NULL */
-  char *diff;              /* malloc'd: pass_diff_scoped(in, module, opt->scope) */
-  char *outside;           /* malloc'd: "@g @h", changed definitions out of scope; or NULL */
-  bool changed;            /* some definition's text changed (in scope or not) */
-  bool stopped;            /* the hook stopped a pass */
-  const PassDef *failed;   /* the pass that failed or broke an invariant, or NULL */
+  Module *module;        /* the final module, or NULL */
+  char *diff;            /* malloc'd: pass_diff_scoped(in, module, opt->scope) */
+  char *outside;         /* malloc'd: "@g @h", changed definitions out of scope; or NULL */
+  bool changed;          /* some definition's text changed (in scope or not) */
+  bool stopped;          /* the hook stopped a pass */
+  const PassDef *failed; /* the pass that failed or broke an invariant, or NULL */
 } PassResult;
 
 /* Runs the passes named in `names` (separated by commas and/or spaces) in

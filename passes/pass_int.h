@@ -15,15 +15,15 @@
 struct PassCtx {
   const PassDef *def;
   Module *in;
-  Arena *a;         /* the output module's arena */
-  Arena scratch;    /* freed when the pass returns */
+  Arena *a;      /* the output module's arena */
+  Arena scratch; /* freed when the pass returns */
   DiagCtx *d;
   const PassHook *hook;
   bool stopped;     /* the hook said stop */
   const char *func; /* "@f" while a def is rewritten, for reports */
   const Function *context;
   const PassScope *scope; /* NULL: the whole module */
-  bool hidden;      /* the def being rewritten is out of scope: its rewrites are not reported */
+  bool hidden; /* the def being rewritten is out of scope: its rewrites are not reported */
 };
 
 /* True when someone listens (so a pass may skip building report data). */

@@ -8,9 +8,9 @@
 
 #include <stdbool.h>
 
+#include "ir/diag.h"
 #include "ir/ir.h"
 #include "ir/tir.h"
-#include "ir/diag.h"
 
 typedef struct TypeCheckOptions {
   bool warn_nonexhaustive; /* default on: warn on a non-exhaustive `match` */

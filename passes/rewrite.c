@@ -7,10 +7,10 @@
  * evaluation order, backward to rebuild), so chain length costs no C stack. */
 #include "passes/rewrite.h"
 
-#include "ops/ops.h"
-
 #include <stdlib.h>
 #include <string.h>
+
+#include "ops/ops.h"
 
 /* ───────────────────────────── pointer map ───────────────────────────── */
 
@@ -172,15 +172,18 @@ Expr *rw_expr(Rewriter *rw, Expr *e) { return e ? rw_node(rw, e) : NULL; }
 
 bool rw_is_atom(const Module *m, const Expr *e) {
   switch (e->kind) {
-  case EX_CONST:
-  case EX_VAR:
-  case EX_OP:
-  case EX_CTOR: return true;
-  case EX_GLOBAL: return !m || !module_state_global(m, e->u.global.name);
-  case EX_CALL:
-    return e->u.call.fn->kind == EX_CTOR && e->u.call.nargs == 0 &&
-           (!e->u.call.attrs || e->u.call.attrs->n == 0);
-  default: return false;
+    case EX_CONST:
+    case EX_VAR:
+    case EX_OP:
+    case EX_CTOR:
+      return true;
+    case EX_GLOBAL:
+      return !m || !module_state_global(m, e->u.global.name);
+    case EX_CALL:
+      return e->u.call.fn->kind == EX_CTOR && e->u.call.nargs == 0 &&
+             (!e->u.call.attrs || e->u.call.attrs->n == 0);
+    default:
+      return false;
   }
 }
 
@@ -195,7 +198,8 @@ static bool pure_callee(const Expr *fn) {
  * (a pure call's callee is an atom). */
 bool rw_is_pure(const Module *m, const Expr *e) {
   if (rw_is_atom(m, e) || e->kind == EX_FN) return true;
-  bool own = e->kind == EX_TUPLE || e->kind == EX_PROJ || (e->kind == EX_CALL && pure_callee(e->u.call.fn));
+  bool own = e->kind == EX_TUPLE || e->kind == EX_PROJ ||
+             (e->kind == EX_CALL && pure_callee(e->u.call.fn));
   for (int i = 0; own && i < expr_nchildren(e); i++) own = rw_is_pure(m, expr_child(e, i));
   return own;
 }

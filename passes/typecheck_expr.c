@@ -3,10 +3,9 @@
  *
  * ty_check fills e->ty (possibly with metavariables; ty_finalize_expr
  * substitutes them at the end) and returns it.  The one node left untyped
- * is the EX_OP callee of an op call: ops are not values (the call is typed).  After a user error the node
- * gets the error type, which unifies with anything, so one mistake gives
- * one message.  Let chains are walked with a loop; only expression nesting
- * recurses. */
+ * is the EX_OP callee of an op call: ops are not values (the call is typed).  After a user error
+ * the node gets the error type, which unifies with anything, so one mistake gives one message.  Let
+ * chains are walked with a loop; only expression nesting recurses. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -99,16 +99,20 @@ static void schedule(Verifier *V, const Expr *e) {
 
 static void step(Verifier *V, Act a) {
   switch (a.kind) {
-  case ACT_BIND: bind(V, (Var *)a.p, a.site); return;
-  case ACT_UNBIND: unbind(V, (Var *)a.p); return;
-  case ACT_VISIT: {
-    const Expr *e = a.p;
-    check_use(V, e);
-    if (e->kind == EX_VAR || e->kind == EX_CONST || e->kind == EX_GLOBAL) return;
-    if (rw_map_has(&V->seen, e)) return;
-    rw_map_put(&V->seen, e, (void *)1);
-    schedule(V, e);
-  }
+    case ACT_BIND:
+      bind(V, (Var *)a.p, a.site);
+      return;
+    case ACT_UNBIND:
+      unbind(V, (Var *)a.p);
+      return;
+    case ACT_VISIT: {
+      const Expr *e = a.p;
+      check_use(V, e);
+      if (e->kind == EX_VAR || e->kind == EX_CONST || e->kind == EX_GLOBAL) return;
+      if (rw_map_has(&V->seen, e)) return;
+      rw_map_put(&V->seen, e, (void *)1);
+      schedule(V, e);
+    }
   }
 }
 

@@ -107,8 +107,8 @@ static Module *bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const 
   BindParamsSpec spec = {fn, b.n, b.names, b.values, path, where};
   Module *out = pass_bind(&spec, m, a, d, NULL);
   if (out && !ty_check_module(out, d)) {
-    diag_note(d, where, "the module with @%s's parameters bound from %s does not type-check",
-              fn, path);
+    diag_note(d, where, "the module with @%s's parameters bound from %s does not type-check", fn,
+              path);
     module_free(out);
     out = NULL;
   }
@@ -320,14 +320,14 @@ static int capture_fn(DLTensor *a, int n, void *ctx, char *err, size_t errn) {
 }
 
 typedef struct SaveList {
-  StrBuf expr;   /* the tuple of operands */
-  PtrVec names;  /* malloc'd entry names */
+  StrBuf expr;  /* the tuple of operands */
+  PtrVec names; /* malloc'd entry names */
   DType dtypes[MAX_WORDS * 4];
   int n;
 } SaveList;
 
-static bool add_operand(Session *s, SaveList *l, const char *text, const char *name,
-                        const Type *t, Span sp) {
+static bool add_operand(Session *s, SaveList *l, const char *text, const char *name, const Type *t,
+                        Span sp) {
   if (t->kind != TY_TENSOR) return false;
   if (l->n == MAX_WORDS * 4) {
     session_error(s, sp, NULL, "too many tensors for one :save");
@@ -407,8 +407,10 @@ RunStatus repl_cmd_save(Session *s, const char *args, Span where) {
   TioFile file = {0};
   bool ok = fmt != TIO_UNKNOWN;
   if (!ok)
-    session_error(s, w.sp[w.n - 1], NULL, "cannot tell the format of '%s': use .npy, .npz or "
-                  ".safetensors", path);
+    session_error(s, w.sp[w.n - 1], NULL,
+                  "cannot tell the format of '%s': use .npy, .npz or "
+                  ".safetensors",
+                  path);
   for (int i = 0; ok && i < w.n - 1; i++) ok = add_var(s, &l, w.w[i], w.sp[i]);
   if (ok && fmt == TIO_NPY && l.n != 1) {
     session_error(s, where, "use .npz or .safetensors for several tensors",
@@ -443,8 +445,10 @@ RunStatus repl_cmd_extern(Session *s, const char *args, Span where) {
   }
   char err[RT_ERR_LEN];
   bool ok = rly_extern_load(w.w[0], w.w[1], w.w[2], err, sizeof err);
-  if (ok) printf("registered %s = %s from %s\n", w.w[0], w.w[2], w.w[1]);
-  else session_error(s, where, NULL, "%s", err);
+  if (ok)
+    printf("registered %s = %s from %s\n", w.w[0], w.w[2], w.w[1]);
+  else
+    session_error(s, where, NULL, "%s", err);
   free_words(&w);
   return ok ? RUN_OK : RUN_ERROR;
 }

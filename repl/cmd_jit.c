@@ -53,8 +53,10 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
     JitKernelInfo k;
     if (!jit_kernel_info(i, &k)) continue;
     char compile[32];
-    if (k.from_disk) snprintf(compile, sizeof compile, "(disk) %.1f ms", k.load_ms);
-    else snprintf(compile, sizeof compile, "%.1f ms", k.compile_ms);
+    if (k.from_disk)
+      snprintf(compile, sizeof compile, "(disk) %.1f ms", k.load_ms);
+    else
+      snprintf(compile, sizeof compile, "%.1f ms", k.compile_ms);
     printf("@%-*s  %-*s %14s %8llu %8.3f ms\n", wn - 1, k.name, ws, k.signature, compile,
            (unsigned long long)k.calls, k.total_ms);
   }
@@ -78,7 +80,8 @@ RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
   }
   const PrimFunc *p = rest[0] == '@' ? module_prim(s->m, rest + 1) : NULL;
   if (!p) {
-    session_error(s, rest_sp.len ? rest_sp : where, "`:dump tir @f` shows the TIR of a Relay function",
+    session_error(s, rest_sp.len ? rest_sp : where,
+                  "`:dump tir @f` shows the TIR of a Relay function",
                   "`:dump %s` needs a prim function @p%s%s", llvm ? "llvm" : "asm",
                   *rest ? ", not " : "", rest);
     return RUN_ERROR;
@@ -86,8 +89,10 @@ RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
   StrBuf b = {0};
   TirError e;
   bool ok = jit_dump(p, llvm ? "llvm" : "asm", &b, &e);
-  if (ok) fputs(b.data ? b.data : "", stdout);
-  else session_error(s, rest_sp, NULL, "%s", e.msg);
+  if (ok)
+    fputs(b.data ? b.data : "", stdout);
+  else
+    session_error(s, rest_sp, NULL, "%s", e.msg);
   sb_free(&b);
   return ok ? RUN_OK : RUN_ERROR;
 }
@@ -153,8 +158,10 @@ static Cost cost_of(const Expr *e) {
   }
   c.bytes = total;
   double m = macs(op->cost, e->u.call.args, e->u.call.nargs, e->ty);
-  if (m > 0) c.flops = 2 * m;
-  else if (op->cost == OPCOST_ELEMWISE) c.flops = n;
+  if (m > 0)
+    c.flops = 2 * m;
+  else if (op->cost == OPCOST_ELEMWISE)
+    c.flops = n;
   return c;
 }
 
@@ -166,8 +173,10 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static void print_ms(const char *label, double ms) {
-  if (ms < 1) printf("%s%.1f us", label, ms * 1e3);
-  else printf("%s%.3f ms", label, ms);
+  if (ms < 1)
+    printf("%s%.1f us", label, ms * 1e3);
+  else
+    printf("%s%.3f ms", label, ms);
 }
 
 /* Splits "EXPR -n N": the length of EXPR, and N (0 = about a second). */

@@ -41,7 +41,8 @@ static const char *global_arg(const char *args, char *buf, size_t n) {
   while (isspace((unsigned char)*args)) args++;
   if (*args != '@') return NULL;
   size_t len = 0;
-  for (args++; args[len] && !isspace((unsigned char)args[len]); len++) {}
+  for (args++; args[len] && !isspace((unsigned char)args[len]); len++) {
+  }
   if (!len || len >= n) return NULL;
   memcpy(buf, args, len);
   buf[len] = 0;

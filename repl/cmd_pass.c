@@ -58,7 +58,7 @@ void repl_undo_clear(Session *s) {
 typedef struct Stepper {
   Session *s;
   int n;
-  bool show;       /* :step (else :pass, which only counts) */
+  bool show; /* :step (else :pass, which only counts) */
   bool run_to_end;
 } Stepper;
 
@@ -114,8 +114,10 @@ static bool check_function(Session *s, const char *name, Span sp) {
   const char *near = repl_nearest(names, name);
   char hint[160] = "`:browse` lists your functions";
   if (near) snprintf(hint, sizeof hint, "did you mean `@%s`?", near);
-  if (module_lookup(s->m, name)) session_error(s, sp, NULL, "`@%s` is not a function", name);
-  else session_error(s, sp, hint, "no function `@%s`", name);
+  if (module_lookup(s->m, name))
+    session_error(s, sp, NULL, "`@%s` is not a function", name);
+  else
+    session_error(s, sp, hint, "no function `@%s`", name);
   free(names);
   return false;
 }
@@ -129,8 +131,8 @@ static bool split_args(Session *s, char *names, Span where, bool step, char **on
     size_t n = strcspn(p, " \t,");
     Span sp = {where.file, where.off + (uint32_t)(p - names), (uint32_t)n};
     if (*only || n == 1) {
-      const char *usage = step ? "usage: :step NAME [NAME ...] [@f]"
-                               : "usage: :pass NAME [NAME ...] [@f]";
+      const char *usage =
+          step ? "usage: :step NAME [NAME ...] [@f]" : "usage: :pass NAME [NAME ...] [@f]";
       session_error(s, sp, usage,
                     *only ? "only one @function at a time" : "expected a function name after `@`");
       ok = false;
@@ -150,8 +152,10 @@ static bool split_args(Session *s, char *names, Span where, bool step, char **on
 /* After the diff: the definitions that changed outside the scope. */
 static void report_outside(const PassResult *r, const char *only) {
   if (!r->outside) return;
-  if (only) printf("also changed outside @%s: %s\n", only, r->outside);
-  else printf("also changed in the prelude: %s (:set show-prelude on shows it)\n", r->outside);
+  if (only)
+    printf("also changed outside @%s: %s\n", only, r->outside);
+  else
+    printf("also changed in the prelude: %s (:set show-prelude on shows it)\n", r->outside);
 }
 
 static void keep_result(Session *s, PassResult *r, const char *names, const char *only, int n) {

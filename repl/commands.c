@@ -20,74 +20,73 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
 
 /* What `@f` does to :pass and :step (their more help; repl_pass_help then
  * lists which passes are function-local, from the pass table). */
-#define PASS_SCOPE_HELP                                                                            \
-  "With @f, only @f's rewrites and diff are shown.  A function-local pass\n"                       \
-  "rewrites only @f; a whole-module pass still rewrites what it must (the\n"                       \
-  "callers of a function whose signature changes) and names the other\n"                           \
-  "definitions it changed after the diff.  Without @f, the prelude's\n"                            \
+#define PASS_SCOPE_HELP                                                      \
+  "With @f, only @f's rewrites and diff are shown.  A function-local pass\n" \
+  "rewrites only @f; a whole-module pass still rewrites what it must (the\n" \
+  "callers of a function whose signature changes) and names the other\n"     \
+  "definitions it changed after the diff.  Without @f, the prelude's\n"      \
   "definitions are left out the same way (`:set show-prelude on` includes them)."
 
 /* X(id, name as typed, argument synopsis, what Tab completes in the arguments
  *   (CmdComplete without COMPLETE_), one-line help, more help or NULL);
  * the handler of a row is cmd_<id>. */
-#define REPL_COMMANDS(X)                                                                           \
-  X(help, "help", "[COMMAND]", COMMAND, "list the commands, or explain one", NULL)                 \
-  X(quit, "quit", "", NONE, "leave rly (Ctrl-D on an empty line does too)", NULL)                  \
-  X(type, "type", "EXPR", EXPR, "show the type of an expression",                                  \
-    "The expression is type-checked, not evaluated; session variables may be used.")               \
-  X(load, "load", "FILE", FILE, "run a script; if any part of it fails, nothing of it is kept",    \
-    "Definitions, expressions (their values are printed), lets and `:` commands,\n"                \
-    "in order.  An error anywhere rolls the session back to before the :load.")                    \
-  X(reload, "reload", "", NONE, "load the last :load-ed file again",                               \
-    "Definitions from the file replace the session's by name; the session is\n"                    \
-    "unchanged if the file no longer loads.")                                                      \
-  X(print, "print", "[@f | TYPE | prelude]", DEF,                                                  \
-    "print the session's definitions, or one of them",                                             \
-    "With `:set types on`, expressions are annotated with their types.")                           \
-  X(browse, "browse", "[prelude | TEXT]", DEF, "list definitions with their types",                \
-    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                      \
-    "definition whose name contains TEXT.")                                                        \
-  X(reset, "reset", "", NONE, "forget all definitions and session variables (the prelude stays)",  \
-    NULL)                                                                                          \
-  X(passes, "passes", "", NONE, "list the passes", NULL)                                           \
-  X(pass, "pass", "NAME [NAME ...] [@f]", PASS,                                                    \
-    "run passes on the session's module, show the diff, keep the result",                          \
-    "Names are separated by spaces or commas.  `:undo` restores the module before.\n"              \
-    PASS_SCOPE_HELP)                                                                               \
-  X(step, "step", "NAME [NAME ...] [@f]", PASS, "run passes one rewrite at a time",                \
-    "Each rewrite shows its rule, function, location and before/after; Enter for\n"                \
-    "the next, `c` to run to the end, `q` to stop without applying anything.\n"                    \
-    PASS_SCOPE_HELP)                                                                               \
-  X(undo, "undo", "", NONE, "restore the module from before the last :pass", NULL)                 \
-  X(seed, "seed", "N", NONE, "set @prng_state to random.key(N)", NULL)                             \
-  X(set, "set", "[NAME [VALUE]]", SETTING, "change a setting; alone, show the settings", NULL)     \
-  X(bind, "bind", "@f FILE", DATA,                                                                 \
-    "BindParams: @f's parameters named in a tensor file become constants",                         \
-    "FILE is .npz, .safetensors (or .npy); key `w` or `%w` binds parameter %w.\n"                  \
-    "Every key must name a parameter of a fitting type.  `:undo` restores the module.")            \
-  X(save, "save", "%x [%y ...] FILE", DATA,                                                        \
-    "write session tensors to FILE (.npy, .npz or .safetensors)",                                  \
-    "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                       \
-  X(load_tensor, "load-tensor", "%x FILE [KEY]", DATA, "bind %x to a tensor read from FILE",       \
-    "KEY picks the entry of an .npz or .safetensors file with several.")                           \
-  X(extern, "extern", "NAME LIB.so SYMBOL", DATA,                                                  \
-    "register an external function for call_tir(\"NAME\", ...)",                                   \
-    "SYMBOL is `int f(DLTensor *args, int n, void *ctx, char *err, size_t errn)`:\n"               \
-    "inputs then outputs (destination passing), see interp/extern.h.")                             \
-  X(kernels, "kernels", "", NONE,                                                                  \
-    "list the JIT-compiled kernels: signature, compile time, calls, time",                         \
-    "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                  \
-    "($XDG_CACHE_HOME/rly).")                                                                      \
-  X(dump, "dump", "tir|llvm|asm @f", DUMP,                                                         \
-    "show a function's TIR, or its kernel's optimized LLVM IR or assembly",                        \
-    "For llvm and asm, @f is a prim function (`:set opt` picks the optimization level).")          \
-  X(time, "time", "EXPR [-n N]", EXPR,                                                             \
-    "time an expression: first call, then min/median/max of N runs",                               \
-    "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                  \
-    "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).\n"              \
+#define REPL_COMMANDS(X)                                                                          \
+  X(help, "help", "[COMMAND]", COMMAND, "list the commands, or explain one", NULL)                \
+  X(quit, "quit", "", NONE, "leave rly (Ctrl-D on an empty line does too)", NULL)                 \
+  X(type, "type", "EXPR", EXPR, "show the type of an expression",                                 \
+    "The expression is type-checked, not evaluated; session variables may be used.")              \
+  X(load, "load", "FILE", FILE, "run a script; if any part of it fails, nothing of it is kept",   \
+    "Definitions, expressions (their values are printed), lets and `:` commands,\n"               \
+    "in order.  An error anywhere rolls the session back to before the :load.")                   \
+  X(reload, "reload", "", NONE, "load the last :load-ed file again",                              \
+    "Definitions from the file replace the session's by name; the session is\n"                   \
+    "unchanged if the file no longer loads.")                                                     \
+  X(print, "print", "[@f | TYPE | prelude]", DEF,                                                 \
+    "print the session's definitions, or one of them",                                            \
+    "With `:set types on`, expressions are annotated with their types.")                          \
+  X(browse, "browse", "[prelude | TEXT]", DEF, "list definitions with their types",               \
+    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                     \
+    "definition whose name contains TEXT.")                                                       \
+  X(reset, "reset", "", NONE, "forget all definitions and session variables (the prelude stays)", \
+    NULL)                                                                                         \
+  X(passes, "passes", "", NONE, "list the passes", NULL)                                          \
+  X(pass, "pass", "NAME [NAME ...] [@f]", PASS,                                                   \
+    "run passes on the session's module, show the diff, keep the result",                         \
+    "Names are separated by spaces or commas.  `:undo` restores the module "                      \
+    "before.\n" PASS_SCOPE_HELP)                                                                  \
+  X(step, "step", "NAME [NAME ...] [@f]", PASS, "run passes one rewrite at a time",               \
+    "Each rewrite shows its rule, function, location and before/after; Enter for\n"               \
+    "the next, `c` to run to the end, `q` to stop without applying anything.\n" PASS_SCOPE_HELP)  \
+  X(undo, "undo", "", NONE, "restore the module from before the last :pass", NULL)                \
+  X(seed, "seed", "N", NONE, "set @prng_state to random.key(N)", NULL)                            \
+  X(set, "set", "[NAME [VALUE]]", SETTING, "change a setting; alone, show the settings", NULL)    \
+  X(bind, "bind", "@f FILE", DATA,                                                                \
+    "BindParams: @f's parameters named in a tensor file become constants",                        \
+    "FILE is .npz, .safetensors (or .npy); key `w` or `%w` binds parameter %w.\n"                 \
+    "Every key must name a parameter of a fitting type.  `:undo` restores the module.")           \
+  X(save, "save", "%x [%y ...] FILE", DATA,                                                       \
+    "write session tensors to FILE (.npy, .npz or .safetensors)",                                 \
+    "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                      \
+  X(load_tensor, "load-tensor", "%x FILE [KEY]", DATA, "bind %x to a tensor read from FILE",      \
+    "KEY picks the entry of an .npz or .safetensors file with several.")                          \
+  X(extern, "extern", "NAME LIB.so SYMBOL", DATA,                                                 \
+    "register an external function for call_tir(\"NAME\", ...)",                                  \
+    "SYMBOL is `int f(DLTensor *args, int n, void *ctx, char *err, size_t errn)`:\n"              \
+    "inputs then outputs (destination passing), see interp/extern.h.")                            \
+  X(kernels, "kernels", "", NONE,                                                                 \
+    "list the JIT-compiled kernels: signature, compile time, calls, time",                        \
+    "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                 \
+    "($XDG_CACHE_HOME/rly).")                                                                     \
+  X(dump, "dump", "tir|llvm|asm @f", DUMP,                                                        \
+    "show a function's TIR, or its kernel's optimized LLVM IR or assembly",                       \
+    "For llvm and asm, @f is a prim function (`:set opt` picks the optimization level).")         \
+  X(time, "time", "EXPR [-n N]", EXPR,                                                            \
+    "time an expression: first call, then min/median/max of N runs",                              \
+    "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                 \
+    "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).\n"             \
     "Values of earlier runs are collected between runs, outside the timing.")
 
-#define X(id, name, args, complete, help, more)                                                    \
+#define X(id, name, args, complete, help, more) \
   static RunStatus cmd_##id(Session *s, const char *args_, Span where);
 REPL_COMMANDS(X)
 #undef X
@@ -99,7 +98,7 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-#define X(id, name, args, complete, help, more)                                                    \
+#define X(id, name, args, complete, help, more) \
   {name, args, help, more, cmd_##id, COMPLETE_##complete},
     REPL_COMMANDS(X)
 #undef X
@@ -110,7 +109,7 @@ static const char *const command_names[] = {
 #define X(id, name, args, complete, help, more) name,
     REPL_COMMANDS(X)
 #undef X
-    NULL};
+        NULL};
 
 const char *const *cmd_names(void) { return command_names; }
 
@@ -174,8 +173,10 @@ bool cmd_wants_file(const char *name) {
 static void unknown_command(Session *s, const char *word, Span sp) {
   const char *near = repl_nearest(command_names, word);
   char hint[128];
-  if (near) snprintf(hint, sizeof hint, "did you mean `:%s`?", near);
-  else snprintf(hint, sizeof hint, "`:help` lists the commands");
+  if (near)
+    snprintf(hint, sizeof hint, "did you mean `:%s`?", near);
+  else
+    snprintf(hint, sizeof hint, "`:help` lists the commands");
   session_error(s, sp, hint, "unknown command `:%s`", word);
 }
 
@@ -311,10 +312,14 @@ static bool user_def(const Session *s, const Def *d) {
 
 static const char *def_name(const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: return d->u.func->name;
-  case DEF_GLOBAL: return d->u.global->name;
-  case DEF_PRIM: return d->u.prim->name;
-  case DEF_ADT: return d->u.adt->name;
+    case DEF_FUNC:
+      return d->u.func->name;
+    case DEF_GLOBAL:
+      return d->u.global->name;
+    case DEF_PRIM:
+      return d->u.prim->name;
+    case DEF_ADT:
+      return d->u.adt->name;
   }
   return "";
 }
@@ -359,11 +364,12 @@ static RunStatus cmd_print(Session *s, const char *args, Span where) {
   for (int i = 0; !*args || prelude ? i < s->m->ndefs : 0; i++) {
     const Def *d = &s->m->defs[i];
     bool mine = user_def(s, d);
-    if ((prelude && !mine && !builtin(d)) || (!prelude && mine))
-      vec_push(&v, (void *)d);
+    if ((prelude && !mine && !builtin(d)) || (!prelude && mine)) vec_push(&v, (void *)d);
   }
-  if (v.len) print_defs(s, (const Def *const *)v.items, (int)v.len);
-  else puts("(no definitions)");
+  if (v.len)
+    print_defs(s, (const Def *const *)v.items, (int)v.len);
+  else
+    puts("(no definitions)");
   vec_free(&v);
   return RUN_OK;
 }
@@ -391,16 +397,20 @@ static void browse_adt(const AdtDef *t) {
 static void browse_def(const Def *d) {
   char *ty = NULL;
   switch (d->kind) {
-  case DEF_ADT: browse_adt(d->u.adt); return;
-  case DEF_FUNC:
-    ty = d->u.func->ty ? print_type(d->u.func->ty) : NULL;
-    printf("@%s : %s\n", d->u.func->name, ty ? ty : "?");
-    break;
-  case DEF_GLOBAL:
-    ty = print_type(d->u.global->type);
-    printf("global @%s : %s\n", d->u.global->name, ty);
-    break;
-  case DEF_PRIM: printf("prim @%s\n", d->u.prim->name); break;
+    case DEF_ADT:
+      browse_adt(d->u.adt);
+      return;
+    case DEF_FUNC:
+      ty = d->u.func->ty ? print_type(d->u.func->ty) : NULL;
+      printf("@%s : %s\n", d->u.func->name, ty ? ty : "?");
+      break;
+    case DEF_GLOBAL:
+      ty = print_type(d->u.global->type);
+      printf("global @%s : %s\n", d->u.global->name, ty);
+      break;
+    case DEF_PRIM:
+      printf("prim @%s\n", d->u.prim->name);
+      break;
   }
   free(ty);
 }
@@ -416,8 +426,10 @@ static RunStatus cmd_browse(Session *s, const char *args, Span where) {
       browse_def(d);
       shown++;
     }
-  if (!shown && filter) printf("(no definition name contains `%s`)\n", args);
-  else if (!shown) puts("(no definitions yet; `:browse prelude` lists the standard library)");
+  if (!shown && filter)
+    printf("(no definition name contains `%s`)\n", args);
+  else if (!shown)
+    puts("(no definitions yet; `:browse prelude` lists the standard library)");
   return RUN_OK;
 }
 

@@ -17,9 +17,9 @@
 #include "repl/settings.h"
 
 static const char *const keywords[] = {
-    "let",  "fn",     "def",      "if",     "else",   "type",      "match",     "match?",
-    "extern", "free_var", "ref",  "ref_read", "ref_write", "prim", "global", "dataflow",
-    "Tensor", "RandState", "Ref", "True",   "False",  NULL};
+    "let",    "fn",        "def", "if",       "else",      "type", "match",  "match?",
+    "extern", "free_var",  "ref", "ref_read", "ref_write", "prim", "global", "dataflow",
+    "Tensor", "RandState", "Ref", "True",     "False",     NULL};
 
 typedef struct Cands {
   const char *word;
@@ -65,8 +65,9 @@ static void offer_types(const Session *s, Cands *c, bool ctors) {
 }
 
 static void offer_dtypes(Cands *c) {
-  static const char *const dtypes[] = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                                       "uint32", "uint64", "float16", "float32", "float64", NULL};
+  static const char *const dtypes[] = {"bool",    "int8",    "int16",  "int32",  "int64",
+                                       "uint8",   "uint16",  "uint32", "uint64", "float16",
+                                       "float32", "float64", NULL};
   offer_list(c, "", dtypes, "");
 }
 
@@ -74,8 +75,10 @@ static void offer_dtypes(Cands *c) {
 static const OpDef *enclosing_op(const char *line, int start) {
   int depth = 0;
   for (int i = start - 1; i >= 0; i--) {
-    if (line[i] == ')') depth++;
-    else if (line[i] == '(' && depth) depth--;
+    if (line[i] == ')')
+      depth++;
+    else if (line[i] == '(' && depth)
+      depth--;
     else if (line[i] == '(') {
       int e = i;
       while (e > 0 && line[e - 1] == ' ') e--;
@@ -166,8 +169,10 @@ static void offer_defs(const Session *s, Cands *c) {
 
 static void offer_dump(const Session *s, Cands *c) {
   static const char *const what[] = {"tir", "llvm", "asm", NULL};
-  if (c->w == 1) offer_list(c, "", what, "");
-  else offer_globals(s, c);
+  if (c->w == 1)
+    offer_list(c, "", what, "");
+  else
+    offer_globals(s, c);
 }
 
 /* @globals and %variables; any other word is a file name (true). */
@@ -181,15 +186,30 @@ static bool offer_data(const Session *s, Cands *c) {
 static bool offer_command_args(const Session *s, Cands *c, const char *line, int start) {
   const char *cmd = line_command(line);
   switch (cmd ? cmd_completion(cmd) : COMPLETE_NONE) {
-  case COMPLETE_NONE: return false;
-  case COMPLETE_FILE: return true;
-  case COMPLETE_COMMAND: if (c->w == 1) offer_list(c, "", cmd_names(), ""); return false;
-  case COMPLETE_SETTING: offer_setting(c, line); return false;
-  case COMPLETE_PASS: offer_passes(s, c); return false;
-  case COMPLETE_DEF: if (c->w == 1) offer_defs(s, c); return false;
-  case COMPLETE_EXPR: offer_expression(s, c, line, start); return false;
-  case COMPLETE_DUMP: offer_dump(s, c); return false;
-  case COMPLETE_DATA: return offer_data(s, c);
+    case COMPLETE_NONE:
+      return false;
+    case COMPLETE_FILE:
+      return true;
+    case COMPLETE_COMMAND:
+      if (c->w == 1) offer_list(c, "", cmd_names(), "");
+      return false;
+    case COMPLETE_SETTING:
+      offer_setting(c, line);
+      return false;
+    case COMPLETE_PASS:
+      offer_passes(s, c);
+      return false;
+    case COMPLETE_DEF:
+      if (c->w == 1) offer_defs(s, c);
+      return false;
+    case COMPLETE_EXPR:
+      offer_expression(s, c, line, start);
+      return false;
+    case COMPLETE_DUMP:
+      offer_dump(s, c);
+      return false;
+    case COMPLETE_DATA:
+      return offer_data(s, c);
   }
   return false;
 }

@@ -43,11 +43,11 @@ bool repl_eval(Evaluator *ev, Module *m, Expr *e, Var *bind, char **text) {
 }
 
 /* Changes one option through a copy, so the engine applies it everywhere. */
-#define SET_OPTION(ev, field, value)                   \
-  do {                                                 \
-    EngineOptions o_ = *engine_options((ev)->e);       \
-    o_.field = (value);                                \
-    engine_set_options((ev)->e, &o_);                  \
+#define SET_OPTION(ev, field, value)             \
+  do {                                           \
+    EngineOptions o_ = *engine_options((ev)->e); \
+    o_.field = (value);                          \
+    engine_set_options((ev)->e, &o_);            \
   } while (0)
 
 void repl_eval_unbind(Evaluator *ev, Var *v) { engine_unbind(ev->e, v); }

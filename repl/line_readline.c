@@ -36,8 +36,10 @@ static char *done_line;
 static bool done;
 
 static void on_sigint(int sig) {
-  if (repl_in_eval) repl_eval_interrupt(), repl_interrupted = 1;
-  else got_sigint = 1;
+  if (repl_in_eval)
+    repl_eval_interrupt(), repl_interrupted = 1;
+  else
+    got_sigint = 1;
 }
 
 static void on_sigwinch(int sig) { got_winch = 1; }

@@ -50,7 +50,8 @@ static void cpu_info(char *model, size_t mn, char *notable, size_t nn) {
     if (!have_model && strncmp(line, "model name", 10) == 0) {
       snprintf(model, mn, "%.*s", (int)strcspn(v, "\n"), v);
       have_model = true;
-    } else if (!have_flags && (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0)) {
+    } else if (!have_flags &&
+               (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0)) {
       notable_features(v, notable, nn);
       have_flags = true;
     }

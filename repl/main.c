@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ir/diag.h"
 #include "ir/ir.h"
 #include "ir/tir.h"
-#include "ir/diag.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
 #include "passes/passes.h"
@@ -41,12 +41,12 @@ typedef struct Cli {
 } Cli;
 
 /* X(flag, field, help) */
-#define CLI_FLAGS(X)                                                          \
-  X("--print", print, "parse, type-check and print the canonical text")      \
-  X("--types", types, "with --print: annotate expressions with /* ty=... */") \
-  X("--check", check, "parse and type-check only (exit 1 on errors)")        \
-  X("--help", help, "show this help")                                        \
-  X("--version", version, "show the version")                                \
+#define CLI_FLAGS(X)                                                                          \
+  X("--print", print, "parse, type-check and print the canonical text")                       \
+  X("--types", types, "with --print: annotate expressions with /* ty=... */")                 \
+  X("--check", check, "parse and type-check only (exit 1 on errors)")                         \
+  X("--help", help, "show this help")                                                         \
+  X("--version", version, "show the version")                                                 \
   X("-i", interactive, "run the REPL (after any FILE / -e), even if stdin is not a terminal") \
   X("--no-prelude", no_prelude, "do not load the standard library (lib/prelude.rly)")
 
@@ -90,8 +90,10 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
       continue;
     }
     if (strcmp(a, "--pass") == 0 || strncmp(a, "--pass=", 7) == 0) {
-      if (a[6] == '=') cli->passes = a + 7;
-      else if (i + 1 < argc) cli->passes = argv[++i];
+      if (a[6] == '=')
+        cli->passes = a + 7;
+      else if (i + 1 < argc)
+        cli->passes = argv[++i];
       if (!cli->passes || !*cli->passes) {
         fputs("rly: --pass needs pass names (see :passes in the REPL)\n", stderr);
         return false;
@@ -99,8 +101,10 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
       continue;
     }
     if (strcmp(a, "--params") == 0 || strncmp(a, "--params=", 9) == 0) {
-      if (a[8] == '=') cli->params = a + 9;
-      else if (i + 1 < argc) cli->params = argv[++i];
+      if (a[8] == '=')
+        cli->params = a + 9;
+      else if (i + 1 < argc)
+        cli->params = argv[++i];
       if (!cli->params || !*cli->params) {
         fputs("rly: --params needs a tensor file (.npz, .safetensors)\n", stderr);
         return false;
@@ -162,8 +166,10 @@ static void print_items(const ParseResult *r, bool types) {
     }
     if (it->kind != ITEM_EXPR && it->kind != ITEM_LET) continue;
     text = print_expr(it->expr, opt);
-    if (it->kind == ITEM_LET) printf("let %%%s = %s;\n", it->var->name, text);
-    else printf("%s\n", text);
+    if (it->kind == ITEM_LET)
+      printf("let %%%s = %s;\n", it->var->name, text);
+    else
+      printf("%s\n", text);
     free(text);
   }
 }
@@ -177,8 +183,7 @@ static bool check_module(Engine *e, const Cli *cli, Arena *arena, Module **m, ui
   module_free(base);
   if (!*m) return false;
   if (cli->params) {
-    Module *bound = repl_bind_file(*m, arena, engine_diag(e), "main", cli->params,
-                                   (Span){0, 0, 0});
+    Module *bound = repl_bind_file(*m, arena, engine_diag(e), "main", cli->params, (Span){0, 0, 0});
     if (!bound) return false;
     module_free(*m), *m = bound;
   }
@@ -252,8 +257,7 @@ static int run_session(Cli *cli) {
   bool tty = isatty(0);
   bool repl = cli->interactive || (cli->nactions == 0 && tty);
   if (cli->nactions == 0 && !repl) add_action(cli, 'f', "-");
-  SessionOptions so = {.color = use_color(), .prelude = !cli->no_prelude,
-                       .engine = cli->engine};
+  SessionOptions so = {.color = use_color(), .prelude = !cli->no_prelude, .engine = cli->engine};
   Session *s = session_new(so);
   bool quit = false;
   int status = run_actions(s, cli, &quit);

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/tir.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
-#include "ir/tir.h"
 #include "repl/repl.h"
 
 extern const char rly_prelude_text[];
@@ -25,10 +25,17 @@ extern const size_t rly_prelude_len;
 
 const char *prelude_key(const Def *d, char *buf, size_t n) {
   switch (d->kind) {
-  case DEF_FUNC: snprintf(buf, n, "@%s", d->u.func->name); return buf;
-  case DEF_GLOBAL: snprintf(buf, n, "@%s", d->u.global->name); return buf;
-  case DEF_PRIM: snprintf(buf, n, "@%s", d->u.prim->name); return buf;
-  case DEF_ADT: return d->u.adt->name;
+    case DEF_FUNC:
+      snprintf(buf, n, "@%s", d->u.func->name);
+      return buf;
+    case DEF_GLOBAL:
+      snprintf(buf, n, "@%s", d->u.global->name);
+      return buf;
+    case DEF_PRIM:
+      snprintf(buf, n, "@%s", d->u.prim->name);
+      return buf;
+    case DEF_ADT:
+      return d->u.adt->name;
   }
   return "";
 }
@@ -37,20 +44,28 @@ const char *prelude_key(const Def *d, char *buf, size_t n) {
  * StateGlobal is copied (session.c copies them before whole-module checks). */
 const void *prelude_def_ptr(const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: return d->u.func->fn;
-  case DEF_GLOBAL: return d->u.global->init;
-  case DEF_PRIM: return d->u.prim;
-  case DEF_ADT: return d->u.adt;
+    case DEF_FUNC:
+      return d->u.func->fn;
+    case DEF_GLOBAL:
+      return d->u.global->init;
+    case DEF_PRIM:
+      return d->u.prim;
+    case DEF_ADT:
+      return d->u.adt;
   }
   return NULL;
 }
 
 static Span def_span(const Def *d) {
   switch (d->kind) {
-  case DEF_FUNC: return d->u.func->span;
-  case DEF_GLOBAL: return d->u.global->span;
-  case DEF_PRIM: return d->u.prim->span;
-  case DEF_ADT: return d->u.adt->span;
+    case DEF_FUNC:
+      return d->u.func->span;
+    case DEF_GLOBAL:
+      return d->u.global->span;
+    case DEF_PRIM:
+      return d->u.prim->span;
+    case DEF_ADT:
+      return d->u.adt->span;
   }
   Span none = {0, 0, 0};
   return none;
@@ -89,7 +104,10 @@ static PtrVec *mentions(Session *s, const Def *d) {
   const SourceFile *f = diag_source(&s->diag, sp.file);
   const char *t = f->text + sp.off, *end = t + sp.len;
   while (t < end) {
-    if (!isalpha((unsigned char)*t) && *t != '_') { t++; continue; }
+    if (!isalpha((unsigned char)*t) && *t != '_') {
+      t++;
+      continue;
+    }
     const char *w = t;
     while (t < end && (isalnum((unsigned char)*t) || *t == '_')) t++;
     char sigil = w > f->text ? w[-1] : 0;

@@ -28,8 +28,8 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
-#include "ir/ir.h"
 #include "ir/diag.h"
+#include "ir/ir.h"
 #include "parser/parser.h"
 
 #define RLY_VERSION "0.1"
@@ -42,8 +42,8 @@ typedef enum RunStatus {
 } RunStatus;
 
 typedef struct SessionOptions {
-  bool color;       /* ANSI colours (a terminal and no NO_COLOR) */
-  bool prelude;     /* load lib/prelude.rly at start */
+  bool color;           /* ANSI colours (a terminal and no NO_COLOR) */
+  bool prelude;         /* load lib/prelude.rly at start */
   EngineOptions engine; /* exec mode, JIT, limits (engine/engine.h) */
 } SessionOptions;
 
@@ -71,7 +71,7 @@ void repl_eval_set_prng_original(Evaluator *ev, bool original);
 bool repl_eval_prng_original(Evaluator *ev);
 void repl_eval_set_exec_jit(Evaluator *ev, bool jit); /* :set exec jit|interp */
 bool repl_eval_exec_jit(Evaluator *ev);
-void repl_eval_interrupt(void);               /* async-signal-safe */
+void repl_eval_interrupt(void);                   /* async-signal-safe */
 void repl_eval_seed(Evaluator *ev, int64_t seed); /* @prng_state = random.key(seed) */
 /* The jit mode's view of m: definitions fused and lowered to prim functions
  * (cached per definition) plus those prim functions; *e (may be NULL) is
@@ -82,8 +82,8 @@ Module *repl_eval_lowered(Evaluator *ev, Module *m, Expr **e);
 /* ── the session ── */
 
 typedef struct Txn {
-  Module *module;   /* to restore on failure */
-  Var **vars;       /* copy of the session variables (malloc) */
+  Module *module; /* to restore on failure */
+  Var **vars;     /* copy of the session variables (malloc) */
   int nvars;
   size_t dead_from; /* index into Session.dead at the start */
 } Txn;
@@ -93,8 +93,8 @@ enum { REPL_UNDO_DEPTH = 32 };
 typedef struct Session {
   SessionOptions opt;
   DiagCtx diag;
-  Module *m;         /* the current module */
-  Module *base;      /* the module after the prelude (:reset returns to it) */
+  Module *m;    /* the current module */
+  Module *base; /* the module after the prelude (:reset returns to it) */
   Evaluator *ev;
   Arena inputs;      /* the inputs' IR (see above) */
   uint64_t kept_gen; /* counts inputs whose memory was kept */
@@ -102,16 +102,16 @@ typedef struct Session {
   Var **vars;        /* session variables, latest binding per name */
   Var *last;         /* %_ (one Var for the session; its annot follows the value) */
   int nvars, capvars;
-  int ninputs;       /* N of the last <repl:N> */
-  PtrVec dead;       /* replaced modules whose tables wait for txn end */
+  int ninputs; /* N of the last <repl:N> */
+  PtrVec dead; /* replaced modules whose tables wait for txn end */
   Txn txns[16];
   int ntxns;
-  bool loading;      /* inside :load: summarize definitions instead of listing */
-  PtrVec loaded;     /* names defined by the current :load (const char *) */
-  char *last_load;   /* for :reload */
+  bool loading;    /* inside :load: summarize definitions instead of listing */
+  PtrVec loaded;   /* names defined by the current :load (const char *) */
+  char *last_load; /* for :reload */
   bool show_types;
-  bool verify;       /* :set verify on: type-check and verify after every pass */
-  bool show_prelude; /* :set show-prelude on: :pass and :step include the prelude */
+  bool verify;                   /* :set verify on: type-check and verify after every pass */
+  bool show_prelude;             /* :set show-prelude on: :pass and :step include the prelude */
   Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */
   int nundo;
   /* The prelude: what it defined, to tell "defined" from "redefined" and to
@@ -152,7 +152,7 @@ bool session_is_prelude(const Session *s, const char *name, const void *def);
  * line) against *view, a view of the current module allocating in a;
  * prints errors and returns NULL on failure. */
 Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view);
-void session_render(Session *s);  /* prints and clears collected diagnostics */
+void session_render(Session *s); /* prints and clears collected diagnostics */
 /* The pass commands (cmd_pass.c). */
 RunStatus repl_cmd_passes(Session *s);
 RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step);

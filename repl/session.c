@@ -45,8 +45,10 @@ static void set_module(Session *s, Module *m) {
   Module *old = s->m;
   s->m = m;
   if (!old || old == m || old == s->base) return;
-  if (s->ntxns) vec_push(&s->dead, old);
-  else drop_tables(old);
+  if (s->ntxns)
+    vec_push(&s->dead, old);
+  else
+    drop_tables(old);
 }
 
 bool session_txn_begin(Session *s) {
@@ -81,8 +83,10 @@ static void txn_release(Session *s, const Txn *t) {
 
 void session_txn_end(Session *s, bool ok) {
   Txn *t = &s->txns[--s->ntxns];
-  if (!ok) txn_rollback(s, t);
-  else if (!s->ntxns) txn_release(s, t);
+  if (!ok)
+    txn_rollback(s, t);
+  else if (!s->ntxns)
+    txn_release(s, t);
   free(t->vars);
   if (s->ntxns) return;
   for (size_t i = 0; i < s->dead.len; i++)
@@ -189,8 +193,10 @@ static void scan_name(Scanner *z, const Token *t, bool global) {
 /* Tracks `type T[..] { C(..), D }` to find constructor names. */
 static void scan_type(Scanner *z, const Token *t) {
   if (z->st == SC_TNAME && z->depth == z->base) {
-    if (t->kind == T_LBRACE) z->st = SC_CTORS;
-    else if (t->kind != T_RBRACKET && t->kind != T_IDENT) z->st = SC_NONE;
+    if (t->kind == T_LBRACE)
+      z->st = SC_CTORS;
+    else if (t->kind != T_RBRACKET && t->kind != T_IDENT)
+      z->st = SC_NONE;
   } else if (z->st == SC_CTORS && t->kind == T_IDENT && z->depth == z->base + 1 &&
              (z->prev == T_LBRACE || z->prev == T_COMMA)) {
     scan_name(z, t, false);
@@ -204,9 +210,10 @@ static void scan_token(Scanner *z, const Token *t) {
   bool opener = t->kind == T_LPAREN || t->kind == T_LBRACKET || t->kind == T_LBRACE;
   bool closer = t->kind == T_RPAREN || t->kind == T_RBRACKET || t->kind == T_RBRACE;
   if (closer) z->depth--;
-  if (t->kind == T_COMMAND) scan_push_cmd(z->out, lex_span(&z->lx, t));
-  else if (t->kind == T_GLOBAL && (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL ||
-                                    z->prev == T_KW_PRIM))
+  if (t->kind == T_COMMAND)
+    scan_push_cmd(z->out, lex_span(&z->lx, t));
+  else if (t->kind == T_GLOBAL &&
+           (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL || z->prev == T_KW_PRIM))
     scan_name(z, t, true);
   else if (t->kind == T_IDENT && z->prev == T_KW_TYPE) {
     scan_name(z, t, false);
@@ -242,10 +249,10 @@ static void scan_free(Scan *sc) {
 /* ───────────────────────── one part: parse, check, commit ───────────────────────── */
 
 typedef struct Input {
-  Arena *arena;    /* s->inputs, from `mark` on */
+  Arena *arena; /* s->inputs, from `mark` on */
   ArenaMark mark;
-  uint64_t gen;    /* s->kept_gen at the start */
-  Module *m;       /* the copy the part is parsed into */
+  uint64_t gen; /* s->kept_gen at the start */
+  Module *m;    /* the copy the part is parsed into */
   ParseResult r;
   int ndefs;
   Type *last_type; /* %_'s type before the input */
@@ -467,8 +474,10 @@ static void report_def(Session *s, const Input *in, const ScriptItem *it) {
   if (it->def_kind == DEF_ADT) {
     AdtDef *t = item_adt(in->m, it);
     if (!t) return;
-    if (s->loading) vec_push(&s->loaded, arena_printf(&s->fixed, "t%s", t->name));
-    else printf("%s type %s\n", verb, t->name);
+    if (s->loading)
+      vec_push(&s->loaded, arena_printf(&s->fixed, "t%s", t->name));
+    else
+      printf("%s type %s\n", verb, t->name);
     return;
   }
   if (s->loading) {
@@ -479,8 +488,10 @@ static void report_def(Session *s, const Input *in, const ScriptItem *it) {
   FuncDef *f = module_func(s->m, it->def_name);
   StateGlobal *g = module_state_global(s->m, it->def_name);
   char *ty = f && f->ty ? print_type(f->ty) : g ? print_type(g->type) : NULL;
-  if (ty) printf("%s @%s : %s\n", verb, it->def_name, ty);
-  else printf("%s @%s\n", verb, it->def_name);
+  if (ty)
+    printf("%s @%s : %s\n", verb, it->def_name, ty);
+  else
+    printf("%s @%s\n", verb, it->def_name);
   free(ty);
 }
 
@@ -498,9 +509,12 @@ static bool evaluate(Session *s, Expr *e, Var *bind, char **text) {
 
 static void print_value(Session *s, const char *text, const Type *t) {
   char *ty = t ? print_type(t) : NULL;
-  if (!text) printf("- : %s\n", ty ? ty : "?");
-  else if (s->show_types && ty) printf("%s : %s\n", text, ty);
-  else printf("%s\n", text);
+  if (!text)
+    printf("- : %s\n", ty ? ty : "?");
+  else if (s->show_types && ty)
+    printf("%s : %s\n", text, ty);
+  else
+    printf("%s\n", text);
   free(ty);
 }
 
@@ -531,10 +545,14 @@ static RunStatus run_items(Session *s, const Input *in) {
     ScriptItem *it = &in->r.items[i];
     bool ok = true;
     RunStatus st = RUN_OK;
-    if (it->kind == ITEM_DEF) report_def(s, in, it);
-    else if (it->kind == ITEM_EXPR && it->expr) ok = run_expr(s, it);
-    else if (it->kind == ITEM_LET && it->expr) ok = run_let(s, it);
-    else if (it->kind == ITEM_COMMAND) st = cmd_run(s, it->command, it->span);
+    if (it->kind == ITEM_DEF)
+      report_def(s, in, it);
+    else if (it->kind == ITEM_EXPR && it->expr)
+      ok = run_expr(s, it);
+    else if (it->kind == ITEM_LET && it->expr)
+      ok = run_let(s, it);
+    else if (it->kind == ITEM_COMMAND)
+      st = cmd_run(s, it->command, it->span);
     if (!ok) session_render(s);
     if (!ok || st != RUN_OK) return ok ? st : RUN_ERROR;
   }
@@ -548,13 +566,15 @@ static RunStatus run_items(Session *s, const Input *in) {
 static RunStatus run_part(Session *s, uint32_t file, const Scan *sc, bool may_continue) {
   Input in = input_begin(s);
   in.m = s->prelude_names.len ? prelude_input_module(s, &sc->names, in.arena)
-                               : module_copy(s->m, in.arena);
+                              : module_copy(s->m, in.arena);
   ParseOptions po = parse_options(s);
   in.r = parse_script(in.m, &s->diag, file, &po);
   if (!in.r.ok || !check_items(s, &in)) {
     bool more = may_continue && !in.r.ok && in.r.incomplete;
-    if (more) diag_clear(&s->diag);
-    else session_render(s);
+    if (more)
+      diag_clear(&s->diag);
+    else
+      session_render(s);
     input_end(s, &in, false);
     return more ? RUN_INCOMPLETE : RUN_ERROR;
   }
@@ -604,8 +624,10 @@ RunStatus session_run(Session *s, const char *name, const char *text, size_t len
   Scan sc = {0};
   scan_input(name, text, len, &sc);
   RunStatus st;
-  if (sc.ncmds) st = run_split(s, name, text, len, &sc);
-  else st = run_part(s, diag_add_source(&s->diag, name, text, len), &sc, may_continue);
+  if (sc.ncmds)
+    st = run_split(s, name, text, len, &sc);
+  else
+    st = run_part(s, diag_add_source(&s->diag, name, text, len), &sc, may_continue);
   scan_free(&sc);
   return st;
 }
@@ -627,9 +649,13 @@ RunStatus session_run_file(Session *s, const char *path) {
 
 /* The :load summary, grouped by kind: "loaded 2 functions: @f @g; 1 type: T". */
 static void print_loaded(const PtrVec *loaded, const char *path) {
-  static const struct { char k; const char *one, *many, *sigil; } kinds[] = {
-      {'f', "function", "functions", "@"}, {'t', "type", "types", ""},
-      {'g', "global", "globals", "@"},     {'p', "prim function", "prim functions", "@"}};
+  static const struct {
+    char k;
+    const char *one, *many, *sigil;
+  } kinds[] = {{'f', "function", "functions", "@"},
+               {'t', "type", "types", ""},
+               {'g', "global", "globals", "@"},
+               {'p', "prim function", "prim functions", "@"}};
   bool any = false;
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     int n = 0;
@@ -642,8 +668,10 @@ static void print_loaded(const PtrVec *loaded, const char *path) {
     }
     any = true;
   }
-  if (any) putchar('\n');
-  else printf("loaded %s (no definitions)\n", path);
+  if (any)
+    putchar('\n');
+  else
+    printf("loaded %s (no definitions)\n", path);
 }
 
 /* `:load FILE` as one transaction: any error leaves the session as it
@@ -666,8 +694,10 @@ RunStatus session_load(Session *s, const char *path, Span where) {
   memset(&s->loaded, 0, sizeof s->loaded);
   RunStatus st = session_run(s, path, text, len, false);
   session_txn_end(s, st != RUN_ERROR);
-  if (st != RUN_ERROR) print_loaded(&s->loaded, path);
-  else printf("%s: not loaded; the session is unchanged\n", path);
+  if (st != RUN_ERROR)
+    print_loaded(&s->loaded, path);
+  else
+    printf("%s: not loaded; the session is unchanged\n", path);
   vec_free(&s->loaded);
   s->loaded = outer, s->loading = was_loading;
   free(text);

@@ -6,12 +6,12 @@
  * of the session's own settings.  The accessors are small functions on the
  * Session; the engine's settings go through the evaluator, which hands
  * them to the engine (engine_set_options). */
+#include "repl/settings.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#include "repl/settings.h"
 
 static const char *const on_off[] = {"on", "off", NULL};
 
@@ -109,9 +109,12 @@ static bool parse_enum(const Setting *st, const char *text, int64_t *v) {
 
 static bool setting_parse(const Setting *st, const char *text, int64_t *v) {
   switch (st->kind) {
-  case SETTING_BOOL: return parse_bool(text, v);
-  case SETTING_INT: return parse_int(st, text, v);
-  case SETTING_ENUM: return parse_enum(st, text, v);
+    case SETTING_BOOL:
+      return parse_bool(text, v);
+    case SETTING_INT:
+      return parse_int(st, text, v);
+    case SETTING_ENUM:
+      return parse_enum(st, text, v);
   }
   return false;
 }
@@ -119,9 +122,13 @@ static bool setting_parse(const Setting *st, const char *text, int64_t *v) {
 const char *setting_value_text(const Setting *st, const Session *s, char *buf, size_t n) {
   int64_t v = st->get(s);
   switch (st->kind) {
-  case SETTING_BOOL: return v ? "on" : "off";
-  case SETTING_ENUM: return st->values[v];
-  case SETTING_INT: snprintf(buf, n, "%lld", (long long)v); return buf;
+    case SETTING_BOOL:
+      return v ? "on" : "off";
+    case SETTING_ENUM:
+      return st->values[v];
+    case SETTING_INT:
+      snprintf(buf, n, "%lld", (long long)v);
+      return buf;
   }
   return "";
 }
@@ -130,8 +137,10 @@ const char *setting_value_text(const Setting *st, const Session *s, char *buf, s
  * "a positive integer", "an integer from 1 to 64". */
 static void describe(const Setting *st, StrBuf *b) {
   if (st->kind == SETTING_INT) {
-    if (st->min == 1 && st->max == INT64_MAX) sb_puts(b, "a positive integer");
-    else sb_printf(b, "an integer from %lld to %lld", (long long)st->min, (long long)st->max);
+    if (st->min == 1 && st->max == INT64_MAX)
+      sb_puts(b, "a positive integer");
+    else
+      sb_printf(b, "an integer from %lld to %lld", (long long)st->min, (long long)st->max);
     return;
   }
   int n = 0;
@@ -164,8 +173,10 @@ static void show_one(const Session *s, const Setting *st) {
   const char *v = setting_value_text(st, s, buf, sizeof buf);
   int64_t cur = st->get(s), def;
   bool is_default = setting_parse(st, st->def, &def) && def == cur;
-  if (is_default) printf("%s %s\n", st->name, v);
-  else printf("%s %s  (default %s)\n", st->name, v, st->def);
+  if (is_default)
+    printf("%s %s\n", st->name, v);
+  else
+    printf("%s %s  (default %s)\n", st->name, v, st->def);
 }
 
 static char *head(const Setting *st) {

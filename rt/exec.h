@@ -21,8 +21,8 @@
  * in the prim function, and the parameter concerned (or -1). */
 typedef struct TirError {
   char msg[RT_ERR_LEN];
-  Span span;  /* where in the prim function (a statement, a load, a parameter) */
-  int param;  /* the parameter whose tensor did not fit, or -1 */
+  Span span; /* where in the prim function (a statement, a load, a parameter) */
+  int param; /* the parameter whose tensor did not fit, or -1 */
 } TirError;
 
 /* A compiled executor.  `prepare` returns its compiled form of f (cached

@@ -161,8 +161,8 @@ static void buffer_release(RtBuffer *b) {
   if (sp ? !pool_put(sp, b) : !cache_put(b)) free(b);
 }
 
-static RtTensor *header_new(DType dt, int ndim, const int64_t *shape, int64_t numel,
-                            char *err, size_t errn) {
+static RtTensor *header_new(DType dt, int ndim, const int64_t *shape, int64_t numel, char *err,
+                            size_t errn) {
   RtTensor *t = pool_take(&header_pool);
   if (!t) t = malloc(sizeof *t);
   if (!t) {
@@ -187,8 +187,8 @@ static bool check_shape(int ndim, const int64_t *shape, int64_t numel, char *err
       set_err(err, errn, "negative dimension in shape %s", rt_shape_str(s, sizeof s, ndim, shape));
       return false;
     }
-  set_err(err, errn, "cannot allocate a %s tensor of shape %s: its size overflows",
-          dtype_name(dt), rt_shape_str(s, sizeof s, ndim, shape));
+  set_err(err, errn, "cannot allocate a %s tensor of shape %s: its size overflows", dtype_name(dt),
+          rt_shape_str(s, sizeof s, ndim, shape));
   return false;
 }
 
@@ -224,12 +224,14 @@ void rt_tensor_release(RtTensor *t) {
 }
 
 RtTensor *rt_tensor_view(RtTensor *base, int ndim, const int64_t *shape, char *err, size_t errn) {
-  int64_t numel = ndim >= 0 && ndim <= TENSOR_MAX_RANK ? checked_numel(base->dtype, ndim, shape) : 0;
+  int64_t numel =
+      ndim >= 0 && ndim <= TENSOR_MAX_RANK ? checked_numel(base->dtype, ndim, shape) : 0;
   if (!check_shape(ndim, shape, numel, err, errn, base->dtype)) return NULL;
   if (numel != base->numel) {
     char a[256], b[256];
     set_err(err, errn, "cannot view a tensor of shape %s as shape %s",
-            rt_shape_str(a, sizeof a, base->ndim, base->shape), rt_shape_str(b, sizeof b, ndim, shape));
+            rt_shape_str(a, sizeof a, base->ndim, base->shape),
+            rt_shape_str(b, sizeof b, ndim, shape));
     return NULL;
   }
   RtTensor *t = header_new(base->dtype, ndim, shape, numel, err, errn);
@@ -241,7 +243,9 @@ RtTensor *rt_tensor_view(RtTensor *base, int ndim, const int64_t *shape, char *e
 
 bool rt_tensor_shares_buffer(const RtTensor *a, const RtTensor *b) { return a->buf == b->buf; }
 
-size_t rt_tensor_nbytes(const RtTensor *t) { return (size_t)t->numel * (size_t)dtype_bytes(t->dtype); }
+size_t rt_tensor_nbytes(const RtTensor *t) {
+  return (size_t)t->numel * (size_t)dtype_bytes(t->dtype);
+}
 
 RtTensor *rt_tensor_from_ir(const Tensor *t, char *err, size_t errn) {
   RtTensor *r = rt_tensor_new(t->dtype, t->ndim, t->shape, err, errn);

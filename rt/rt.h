@@ -25,8 +25,8 @@
 #include "ir/tensor.h"
 
 enum {
-  RT_ALIGN = 64,      /* data alignment of every buffer */
-  RT_ERR_LEN = 512,   /* size of error message buffers */
+  RT_ALIGN = 64,    /* data alignment of every buffer */
+  RT_ERR_LEN = 512, /* size of error message buffers */
 };
 
 /* Default limit on one tensor's size: 256 GiB.  Larger requests fail with a

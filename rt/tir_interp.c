@@ -15,12 +15,12 @@
  * dtype.  The first error is kept (Frame.failed); later work checks the
  * flag and stops, so failing nodes return 0 instead of unwinding.
  * Sequences execute with a loop: recursion is on nesting only. */
+#include "rt/tir_interp.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "rt/tir_interp.h"
 
 typedef union Val {
   int64_t i;
@@ -51,20 +51,20 @@ struct SNode {
   ExecFn fn;
   const Stmt *src;
   int n;
-  SNode **items;       /* seq */
-  int slot;            /* for: the variable's register (first value at slot + 1); let */
-  ENode *lo, *hi;      /* for (lo NULL: 0) */
+  SNode **items;  /* seq */
+  int slot;       /* for: the variable's register (first value at slot + 1); let */
+  ENode *lo, *hi; /* for (lo NULL: 0) */
   SNode *body, *init, *else_;
-  ENode *value;        /* store, let; if: the condition */
-  int niters;          /* block: bindings that need a register of their own */
+  ENode *value; /* store, let; if: the condition */
+  int niters;   /* block: bindings that need a register of their own */
   int *iter_slots;
   ENode **iter_vals;
-  int nchecks;         /* block: loop registers that must be at their first value for init */
+  int nchecks; /* block: loop registers that must be at their first value for init */
   int *checks;
-  int buf;             /* store, alloc */
+  int buf; /* store, alloc */
   int nidx;
   ENode **idx;
-  int *dim_slots;      /* alloc: register of a size-variable dim, or -1 */
+  int *dim_slots; /* alloc: register of a size-variable dim, or -1 */
 };
 
 typedef struct BufState {
@@ -140,38 +140,88 @@ static Class class_of(DType t) {
 static Val read_elem(const char *data, DType dt, int64_t o) {
   Val r = {0};
   switch (dt) {
-  case DT_BOOL: r.i = ((const uint8_t *)data)[o] != 0; break;
-  case DT_INT8: r.i = ((const int8_t *)data)[o]; break;
-  case DT_INT16: r.i = ((const int16_t *)data)[o]; break;
-  case DT_INT32: r.i = ((const int32_t *)data)[o]; break;
-  case DT_INT64: r.i = ((const int64_t *)data)[o]; break;
-  case DT_UINT8: r.i = ((const uint8_t *)data)[o]; break;
-  case DT_UINT16: r.i = ((const uint16_t *)data)[o]; break;
-  case DT_UINT32: r.i = ((const uint32_t *)data)[o]; break;
-  case DT_UINT64: r.i = (int64_t)((const uint64_t *)data)[o]; break;
-  case DT_FLOAT16: r.f = half_to_float(((const uint16_t *)data)[o]); break;
-  case DT_FLOAT32: r.f = ((const float *)data)[o]; break;
-  case DT_FLOAT64: r.f = ((const double *)data)[o]; break;
-  default: RLY_UNREACHABLE();
+    case DT_BOOL:
+      r.i = ((const uint8_t *)data)[o] != 0;
+      break;
+    case DT_INT8:
+      r.i = ((const int8_t *)data)[o];
+      break;
+    case DT_INT16:
+      r.i = ((const int16_t *)data)[o];
+      break;
+    case DT_INT32:
+      r.i = ((const int32_t *)data)[o];
+      break;
+    case DT_INT64:
+      r.i = ((const int64_t *)data)[o];
+      break;
+    case DT_UINT8:
+      r.i = ((const uint8_t *)data)[o];
+      break;
+    case DT_UINT16:
+      r.i = ((const uint16_t *)data)[o];
+      break;
+    case DT_UINT32:
+      r.i = ((const uint32_t *)data)[o];
+      break;
+    case DT_UINT64:
+      r.i = (int64_t)((const uint64_t *)data)[o];
+      break;
+    case DT_FLOAT16:
+      r.f = half_to_float(((const uint16_t *)data)[o]);
+      break;
+    case DT_FLOAT32:
+      r.f = ((const float *)data)[o];
+      break;
+    case DT_FLOAT64:
+      r.f = ((const double *)data)[o];
+      break;
+    default:
+      RLY_UNREACHABLE();
   }
   return r;
 }
 
 static void write_elem(char *data, DType dt, int64_t o, Val v) {
   switch (dt) {
-  case DT_BOOL: ((uint8_t *)data)[o] = v.i != 0; break;
-  case DT_INT8: ((int8_t *)data)[o] = (int8_t)v.i; break;
-  case DT_INT16: ((int16_t *)data)[o] = (int16_t)v.i; break;
-  case DT_INT32: ((int32_t *)data)[o] = (int32_t)v.i; break;
-  case DT_INT64: ((int64_t *)data)[o] = v.i; break;
-  case DT_UINT8: ((uint8_t *)data)[o] = (uint8_t)v.i; break;
-  case DT_UINT16: ((uint16_t *)data)[o] = (uint16_t)v.i; break;
-  case DT_UINT32: ((uint32_t *)data)[o] = (uint32_t)v.i; break;
-  case DT_UINT64: ((uint64_t *)data)[o] = (uint64_t)v.i; break;
-  case DT_FLOAT16: ((uint16_t *)data)[o] = rt_double_to_half(v.f); break;
-  case DT_FLOAT32: ((float *)data)[o] = (float)v.f; break;
-  case DT_FLOAT64: ((double *)data)[o] = v.f; break;
-  default: RLY_UNREACHABLE();
+    case DT_BOOL:
+      ((uint8_t *)data)[o] = v.i != 0;
+      break;
+    case DT_INT8:
+      ((int8_t *)data)[o] = (int8_t)v.i;
+      break;
+    case DT_INT16:
+      ((int16_t *)data)[o] = (int16_t)v.i;
+      break;
+    case DT_INT32:
+      ((int32_t *)data)[o] = (int32_t)v.i;
+      break;
+    case DT_INT64:
+      ((int64_t *)data)[o] = v.i;
+      break;
+    case DT_UINT8:
+      ((uint8_t *)data)[o] = (uint8_t)v.i;
+      break;
+    case DT_UINT16:
+      ((uint16_t *)data)[o] = (uint16_t)v.i;
+      break;
+    case DT_UINT32:
+      ((uint32_t *)data)[o] = (uint32_t)v.i;
+      break;
+    case DT_UINT64:
+      ((uint64_t *)data)[o] = (uint64_t)v.i;
+      break;
+    case DT_FLOAT16:
+      ((uint16_t *)data)[o] = rt_double_to_half(v.f);
+      break;
+    case DT_FLOAT32:
+      ((float *)data)[o] = (float)v.f;
+      break;
+    case DT_FLOAT64:
+      ((double *)data)[o] = v.f;
+      break;
+    default:
+      RLY_UNREACHABLE();
   }
 }
 
@@ -224,11 +274,11 @@ static Val ev_load_f32(const ENode *n, Frame *f) {
 
 /* ─────────────────────── expressions: operators ─────────────────────── */
 
-#define ARITH_I(name, op)                                              \
-  static Val name(const ENode *n, Frame *f) {                          \
-    Val x = EV(n->a, f), y = EV(n->b, f);                              \
-    x.i = norm(n->dt, (int64_t)((uint64_t)x.i op (uint64_t)y.i));      \
-    return x;                                                          \
+#define ARITH_I(name, op)                                         \
+  static Val name(const ENode *n, Frame *f) {                     \
+    Val x = EV(n->a, f), y = EV(n->b, f);                         \
+    x.i = norm(n->dt, (int64_t)((uint64_t)x.i op(uint64_t) y.i)); \
+    return x;                                                     \
   }
 ARITH_I(add_i, +)
 ARITH_I(sub_i, -)
@@ -300,21 +350,21 @@ static Val mod_u(const ENode *n, Frame *f) {
 }
 
 #define CMP_OPS(X) X(lt, <) X(le, <=) X(gt, >) X(ge, >=) X(eq, ==) X(ne, !=)
-#define CMP(name, op)                          \
+#define CMP(name, op)                             \
   static Val name##_i(const ENode *n, Frame *f) { \
-    Val x = EV(n->a, f), y = EV(n->b, f), r;   \
-    r.i = x.i op y.i;                          \
-    return r;                                  \
-  }                                            \
+    Val x = EV(n->a, f), y = EV(n->b, f), r;      \
+    r.i = x.i op y.i;                             \
+    return r;                                     \
+  }                                               \
   static Val name##_u(const ENode *n, Frame *f) { \
-    Val x = EV(n->a, f), y = EV(n->b, f), r;   \
-    r.i = (uint64_t)x.i op (uint64_t)y.i;      \
-    return r;                                  \
-  }                                            \
+    Val x = EV(n->a, f), y = EV(n->b, f), r;      \
+    r.i = (uint64_t)x.i op(uint64_t) y.i;         \
+    return r;                                     \
+  }                                               \
   static Val name##_f(const ENode *n, Frame *f) { \
-    Val x = EV(n->a, f), y = EV(n->b, f), r;   \
-    r.i = x.f op y.f;                          \
-    return r;                                  \
+    Val x = EV(n->a, f), y = EV(n->b, f), r;      \
+    r.i = x.f op y.f;                             \
+    return r;                                     \
   }
 CMP_OPS(CMP)
 #undef CMP
@@ -342,8 +392,8 @@ static const EvalFn bin_table[][CL_COUNT] = {
     [PB_OR] = {or_b, or_b, or_b},
 };
 
-static const EvalFn f32_table[] = {[PB_ADD] = add_f32, [PB_SUB] = sub_f32, [PB_MUL] = mul_f32,
-                                   [PB_DIV] = div_f32};
+static const EvalFn f32_table[] = {
+    [PB_ADD] = add_f32, [PB_SUB] = sub_f32, [PB_MUL] = mul_f32, [PB_DIV] = div_f32};
 
 static Val not_b(const ENode *n, Frame *f) {
   Val x = EV(n->a, f);
@@ -438,14 +488,22 @@ typedef struct MathFns {
 
 static MathFns math_fns(PrimIntrinsic fn) {
   switch (fn) {
-  case PI_EXP: return (MathFns){expf, exp};
-  case PI_LOG: return (MathFns){logf, log};
-  case PI_SQRT: return (MathFns){sqrtf, sqrt};
-  case PI_TANH: return (MathFns){tanhf, tanh};
-  case PI_SIGMOID: return (MathFns){sigmoidf_, sigmoid_};
-  case PI_FLOOR: return (MathFns){floorf, floor};
-  case PI_CEIL: return (MathFns){ceilf, ceil};
-  default: return (MathFns){NULL, NULL};
+    case PI_EXP:
+      return (MathFns){expf, exp};
+    case PI_LOG:
+      return (MathFns){logf, log};
+    case PI_SQRT:
+      return (MathFns){sqrtf, sqrt};
+    case PI_TANH:
+      return (MathFns){tanhf, tanh};
+    case PI_SIGMOID:
+      return (MathFns){sigmoidf_, sigmoid_};
+    case PI_FLOOR:
+      return (MathFns){floorf, floor};
+    case PI_CEIL:
+      return (MathFns){ceilf, ceil};
+    default:
+      return (MathFns){NULL, NULL};
   }
 }
 
@@ -490,8 +548,10 @@ static Val cast_f2f(const ENode *n, Frame *f) {
 static Val cast_i2f(const ENode *n, Frame *f) {
   Val x = EV(n->a, f), r;
   bool u = n->from == DT_UINT64;
-  if (n->dt == DT_FLOAT32) r.f = u ? (double)(float)(uint64_t)x.i : (double)(float)x.i;
-  else r.f = fround(n->dt, u ? (double)(uint64_t)x.i : (double)x.i);
+  if (n->dt == DT_FLOAT32)
+    r.f = u ? (double)(float)(uint64_t)x.i : (double)(float)x.i;
+  else
+    r.f = fround(n->dt, u ? (double)(uint64_t)x.i : (double)x.i);
   return r;
 }
 
@@ -683,8 +743,10 @@ static ENode *c_const(Compiler *c, const PrimExpr *e) {
   if (is_int && !dtype_is_int(dt) && dt != DT_BOOL) dt = DT_INT32;
   if (!is_int && !dtype_is_float(dt)) dt = DT_FLOAT32;
   ENode *n = enode(c, ev_const, dt, e);
-  if (is_int) n->k.i = norm(dt, e->u.i);
-  else n->k.f = fround(dt, e->u.f);
+  if (is_int)
+    n->k.i = norm(dt, e->u.i);
+  else
+    n->k.f = fround(dt, e->u.f);
   return n;
 }
 
@@ -747,7 +809,10 @@ static ENode *c_unary(Compiler *c, const PrimExpr *e) {
   ENode *a = cexpr(c, e->u.operand);
   if (!a) return NULL;
   bool neg = e->kind == PE_NEG;
-  ENode *n = enode(c, !neg ? not_b : class_of(a->dt) == CL_F ? neg_f : neg_i,
+  ENode *n = enode(c,
+                   !neg                      ? not_b
+                   : class_of(a->dt) == CL_F ? neg_f
+                                             : neg_i,
                    neg ? a->dt : DT_BOOL, e);
   n->a = a;
   return n;
@@ -799,15 +864,22 @@ static ENode *c_call(Compiler *c, const PrimExpr *e) {
 static ENode *cexpr(Compiler *c, const PrimExpr *e) {
   if (c->failed) return NULL;
   switch (e->kind) {
-  case PE_INT:
-  case PE_FLOAT: return c_const(c, e);
-  case PE_VAR: return c_var(c, e);
-  case PE_LOAD: return c_load(c, e);
-  case PE_BIN: return c_bin(c, e);
-  case PE_NOT:
-  case PE_NEG: return c_unary(c, e);
-  case PE_CALL: return c_call(c, e);
-  case PE_CAST: return convert(c, cexpr(c, e->u.cast.value), e->u.cast.to);
+    case PE_INT:
+    case PE_FLOAT:
+      return c_const(c, e);
+    case PE_VAR:
+      return c_var(c, e);
+    case PE_LOAD:
+      return c_load(c, e);
+    case PE_BIN:
+      return c_bin(c, e);
+    case PE_NOT:
+    case PE_NEG:
+      return c_unary(c, e);
+    case PE_CALL:
+      return c_call(c, e);
+    case PE_CAST:
+      return convert(c, cexpr(c, e->u.cast.value), e->u.cast.to);
   }
   RLY_UNREACHABLE();
 }
@@ -862,22 +934,29 @@ static SNode *c_for(Compiler *c, const Stmt *s) {
  * when all of them are at their loop's first value. */
 static void collect_checks(Compiler *c, const PrimExpr *e, PtrVec *out) {
   switch (e->kind) {
-  case PE_VAR: {
-    const VarSlot *vs = find_var(c, e->u.var);
-    if (!vs || !vs->loop) return;
-    for (size_t i = 0; i < out->len; i++)
-      if (out->items[i] == vs) return;
-    vec_push(out, (void *)vs);
-    return;
-  }
-  case PE_BIN: collect_checks(c, e->u.bin.a, out), collect_checks(c, e->u.bin.b, out); return;
-  case PE_NOT:
-  case PE_NEG: collect_checks(c, e->u.operand, out); return;
-  case PE_CALL:
-    for (int i = 0; i < e->u.call.n; i++) collect_checks(c, e->u.call.args[i], out);
-    return;
-  case PE_CAST: collect_checks(c, e->u.cast.value, out); return;
-  default: return;
+    case PE_VAR: {
+      const VarSlot *vs = find_var(c, e->u.var);
+      if (!vs || !vs->loop) return;
+      for (size_t i = 0; i < out->len; i++)
+        if (out->items[i] == vs) return;
+      vec_push(out, (void *)vs);
+      return;
+    }
+    case PE_BIN:
+      collect_checks(c, e->u.bin.a, out), collect_checks(c, e->u.bin.b, out);
+      return;
+    case PE_NOT:
+    case PE_NEG:
+      collect_checks(c, e->u.operand, out);
+      return;
+    case PE_CALL:
+      for (int i = 0; i < e->u.call.n; i++) collect_checks(c, e->u.call.args[i], out);
+      return;
+    case PE_CAST:
+      collect_checks(c, e->u.cast.value, out);
+      return;
+    default:
+      return;
   }
 }
 
@@ -979,13 +1058,20 @@ static SNode *c_if(Compiler *c, const Stmt *s) {
 static SNode *cstmt(Compiler *c, const Stmt *s) {
   if (c->failed) return NULL;
   switch (s->kind) {
-  case ST_SEQ: return c_seq(c, s);
-  case ST_FOR: return c_for(c, s);
-  case ST_BLOCK: return c_block(c, s);
-  case ST_STORE: return c_store(c, s);
-  case ST_ALLOC: return c_alloc(c, s);
-  case ST_LET: return c_let(c, s);
-  case ST_IF: return c_if(c, s);
+    case ST_SEQ:
+      return c_seq(c, s);
+    case ST_FOR:
+      return c_for(c, s);
+    case ST_BLOCK:
+      return c_block(c, s);
+    case ST_STORE:
+      return c_store(c, s);
+    case ST_ALLOC:
+      return c_alloc(c, s);
+    case ST_LET:
+      return c_let(c, s);
+    case ST_IF:
+      return c_if(c, s);
   }
   RLY_UNREACHABLE();
 }

@@ -42,9 +42,9 @@
 
 #include <stdbool.h>
 
+#include "ir/tir.h"
 #include "rt/exec.h"
 #include "rt/rt.h"
-#include "ir/tir.h"
 
 typedef struct TirProgram TirProgram; /* a compiled prim function */
 typedef struct TirCache TirCache;     /* compiled programs by PrimFunc pointer */

@@ -28,8 +28,8 @@ enum { MAX_IO = 64 };
 
 /* npy descr ↔ dtype. */
 static const char *const npy_descr[DT_COUNT] = {
-    [DT_BOOL] = "|b1", [DT_INT8] = "|i1",   [DT_INT16] = "<i2",   [DT_INT32] = "<i4",
-    [DT_INT64] = "<i8", [DT_UINT8] = "|u1",  [DT_UINT16] = "<u2",  [DT_UINT32] = "<u4",
+    [DT_BOOL] = "|b1",   [DT_INT8] = "|i1",    [DT_INT16] = "<i2",   [DT_INT32] = "<i4",
+    [DT_INT64] = "<i8",  [DT_UINT8] = "|u1",   [DT_UINT16] = "<u2",  [DT_UINT32] = "<u4",
     [DT_UINT64] = "<u8", [DT_FLOAT16] = "<f2", [DT_FLOAT32] = "<f4", [DT_FLOAT64] = "<f8",
 };
 
@@ -42,7 +42,8 @@ static DType descr_dtype(const char *d) {
 /* Parses a .npy image into a tensor; NULL with a message in err. */
 static RtTensor *npy_read(const unsigned char *p, size_t n, char *err, size_t errn) {
   if (n < 10 || memcmp(p, "\x93NUMPY", 6) != 0) return snprintf(err, errn, "not an npy file"), NULL;
-  size_t hl = p[6] == 1 ? (size_t)(p[8] | p[9] << 8) : (size_t)(p[8] | p[9] << 8 | p[10] << 16 | (size_t)p[11] << 24);
+  size_t hl = p[6] == 1 ? (size_t)(p[8] | p[9] << 8)
+                        : (size_t)(p[8] | p[9] << 8 | p[10] << 16 | (size_t)p[11] << 24);
   size_t hs = p[6] == 1 ? 10 : 12;
   if (hs + hl > n) return snprintf(err, errn, "truncated npy header"), NULL;
   char *h = malloc(hl + 1);
@@ -60,8 +61,10 @@ static RtTensor *npy_read(const unsigned char *p, size_t n, char *err, size_t er
   for (const char *q = s + 10; *q && *q != ')';) {
     char *end;
     long long v = strtoll(q, &end, 10);
-    if (end == q) q++;
-    else if (nd < TENSOR_MAX_RANK) shape[nd++] = v, q = end;
+    if (end == q)
+      q++;
+    else if (nd < TENSOR_MAX_RANK)
+      shape[nd++] = v, q = end;
   }
   free(h);
   RtTensor *t = rt_tensor_new(dt, nd, shape, err, errn);
@@ -76,8 +79,11 @@ static RtTensor *npy_read(const unsigned char *p, size_t n, char *err, size_t er
 
 static void npy_write(FILE *f, const RtTensor *t) {
   char h[512];
-  int k = snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (", npy_descr[t->dtype]);
-  for (int i = 0; i < t->ndim; i++) k += snprintf(h + k, sizeof h - (size_t)k, "%lld,%s", (long long)t->shape[i], i + 1 < t->ndim ? " " : "");
+  int k = snprintf(h, sizeof h, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                   npy_descr[t->dtype]);
+  for (int i = 0; i < t->ndim; i++)
+    k += snprintf(h + k, sizeof h - (size_t)k, "%lld,%s", (long long)t->shape[i],
+                  i + 1 < t->ndim ? " " : "");
   k += snprintf(h + k, sizeof h - (size_t)k, "), }");
   int total = 10 + k + 1, pad = (64 - total % 64) % 64;
   int hl = k + pad + 1;
@@ -136,7 +142,8 @@ static void run_case(KernelCtx *kx, Module *m, DiagCtx *d, const char *op, const
   ArenaMark mark = arena_mark(m->arena);
   char err[RT_ERR_LEN];
   int k = ops_lookup(op); /* the case names its op; the kernel is found by its index */
-  const Attrs *at = parse_attrs(m, d, op, nin, ops_has_flag(k, OP_TUPLE_ARG), attrs, err, sizeof err);
+  const Attrs *at =
+      parse_attrs(m, d, op, nin, ops_has_flag(k, OP_TUPLE_ARG), attrs, err, sizeof err);
   RtTensor *out[MAX_IO];
   int nout = 0;
   if (!at && attrs[0]) {

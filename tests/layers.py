@@ -2,8 +2,9 @@
 """layers.py ROOT: checks the include graph of the library's folders against
 the layering the README describes: each folder includes only the folders
 listed for it (so interp/ and jit/ never include each other and nothing
-below parser/ includes it), and repl/ never calls fusion or lowering (it
-goes through engine/).  Prints one line per violation and a summary."""
+below parser/ includes it), repl/ never calls fusion or lowering (it
+goes through engine/), and nothing outside ops/ compares or looks up an op
+by a literal name.  Prints one line per violation and a summary."""
 import os
 import re
 import sys
@@ -23,6 +24,9 @@ ALLOWED = {
 # what repl/ must not name: fusion and lowering belong to the engine
 REPL_FORBIDDEN = re.compile(r'#include "passes/lower\.h"|\b(fuse_function|fuse_expr|lower_function|lower_expr|lower_new)\s*\(')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# outside ops/, code asks an op's registry row (flags, cost, compute rule) or
+# uses its index, never its name: no op name compared or looked up literally
+OP_BY_NAME = re.compile(r'strcmp\([^;]*u\.op\.name|ops_lookup\("|"call_tir"')
 
 
 def main():
@@ -38,6 +42,10 @@ def main():
                 checked += 1
                 if target != folder and target not in allowed:
                     print(f"{folder}/{name}: includes {inc} ({folder}/ may include {sorted(allowed)})")
+                    bad += 1
+            if folder != "ops":
+                for m in OP_BY_NAME.finditer(text):
+                    print(f"{folder}/{name}: {m.group(0)} (ask the op's registry row instead)")
                     bad += 1
             if folder == "repl":
                 for m in REPL_FORBIDDEN.finditer(text):

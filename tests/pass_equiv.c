@@ -54,10 +54,18 @@ static void expr(Gen *g, const char *x, int depth);
 
 static void gen_pure(Gen *g, const char *x) {
   switch (pick(g, 4)) {
-  case 0: sb_printf(&g->b, "tanh(%%%s)", x); break;
-  case 1: sb_printf(&g->b, "multiply(%%%s, 0.5f)", x); break;
-  case 2: sb_printf(&g->b, "nn.relu(%%%s)", x); break;
-  default: sb_printf(&g->b, "add(%%%s, %%%s)", x, x); break;
+    case 0:
+      sb_printf(&g->b, "tanh(%%%s)", x);
+      break;
+    case 1:
+      sb_printf(&g->b, "multiply(%%%s, 0.5f)", x);
+      break;
+    case 2:
+      sb_printf(&g->b, "nn.relu(%%%s)", x);
+      break;
+    default:
+      sb_printf(&g->b, "add(%%%s, %%%s)", x, x);
+      break;
   }
 }
 
@@ -79,14 +87,15 @@ static void gen_uniform(Gen *g, const char *x) {
 
 static void gen_counter(Gen *g, const char *x) {
   int k = g->id++;
-  sb_printf(&g->b, "(let %%c%d = ref(@counter); %%c%d := add(%%c%d^, 1f); add(%%%s, %%c%d^))", k, k, k,
-            x, k);
+  sb_printf(&g->b, "(let %%c%d = ref(@counter); %%c%d := add(%%c%d^, 1f); add(%%%s, %%c%d^))", k, k,
+            k, x, k);
 }
 
 static void gen_call(Gen *g, const char *x, bool guarded) {
   int j = guarded ? pick(g, g->ndefs) : g->cur + 1 + pick(g, g->ndefs - g->cur - 1);
   if (guarded)
-    sb_printf(&g->b, "if (greater(%%n, 0)) { @f%d(%%%s, subtract(%%n, 1)) } else { %%%s }", j, x, x);
+    sb_printf(&g->b, "if (greater(%%n, 0)) { @f%d(%%%s, subtract(%%n, 1)) } else { %%%s }", j, x,
+              x);
   else
     sb_printf(&g->b, "@f%d(%%%s, subtract(%%n, 1))", j, x);
 }
@@ -105,8 +114,10 @@ static void gen_closure(Gen *g, const char *x, int depth) {
   snprintf(y, sizeof y, "y%d", k);
   sb_printf(&g->b, "(let %%fn%d = fn (%%%s: %s) { ", k, y, T4);
   expr(g, y, depth - 1);
-  if (pick(g, 2)) sb_printf(&g->b, " }; %%fn%d(%%fn%d(%%%s)))", k, k, x);
-  else sb_printf(&g->b, " }; @apply(%%fn%d, %%%s))", k, x);
+  if (pick(g, 2))
+    sb_printf(&g->b, " }; %%fn%d(%%fn%d(%%%s)))", k, k, x);
+  else
+    sb_printf(&g->b, " }; @apply(%%fn%d, %%%s))", k, x);
 }
 
 /* A recursive closure: applies a body %i times. */
@@ -114,17 +125,20 @@ static void gen_rec_closure(Gen *g, const char *x, int depth) {
   int k = g->id++;
   char v[32];
   snprintf(v, sizeof v, "w%d", k);
-  sb_printf(&g->b, "(let %%rf%d = fn (%%%s: %s, %%i%d: int32) -> %s { if (greater(%%i%d, 0)) { %%rf%d(", k, v,
-            T4, k, T4, k, k);
+  sb_printf(&g->b,
+            "(let %%rf%d = fn (%%%s: %s, %%i%d: int32) -> %s { if (greater(%%i%d, 0)) { %%rf%d(", k,
+            v, T4, k, T4, k, k);
   expr(g, v, depth - 1);
-  sb_printf(&g->b, ", subtract(%%i%d, 1)) } else { %%%s } }; %%rf%d(%%%s, %d))", k, v, k, x, 1 + pick(g, 2));
+  sb_printf(&g->b, ", subtract(%%i%d, 1)) } else { %%%s } }; %%rf%d(%%%s, %d))", k, v, k, x,
+            1 + pick(g, 2));
 }
 
 static void gen_match(Gen *g, const char *x, int depth) {
   int k = g->id++;
   char z[32];
   snprintf(z, sizeof z, "z%d", k);
-  sb_printf(&g->b, "match (if (greater(sum(%%%s), 0f)) { SelA } else { SelB(%%%s) }) { SelA => ", x, x);
+  sb_printf(&g->b, "match (if (greater(sum(%%%s), 0f)) { SelA } else { SelB(%%%s) }) { SelA => ", x,
+            x);
   expr(g, x, depth - 1);
   sb_printf(&g->b, ", SelB(%%%s) => ", z);
   expr(g, z, depth - 1);
@@ -149,35 +163,65 @@ static void gen_nested(Gen *g, const char *x, int depth) {
 static void expr(Gen *g, const char *x, int depth) {
   int n = depth <= 0 ? 6 : 18;
   switch (pick(g, n)) {
-  case 0:
-  case 1: gen_pure(g, x); return;
-  case 2: gen_dropout(g, x); return;
-  case 3: gen_uniform(g, x); return;
-  case 4: gen_counter(g, x); return;
-  case 5: sb_printf(&g->b, "add(%%%s, random.normal(@prng_state, shape=[4], dtype=\"float32\"))", x); return;
-  case 6: gen_call(g, x, true); return;
-  case 7:
-    if (g->cur + 1 < g->ndefs) gen_call(g, x, false);
-    else gen_call(g, x, true);
-    return;
-  case 8: gen_if(g, x, depth); return;
-  case 9: gen_closure(g, x, depth); return;
-  case 10: gen_match(g, x, depth); return;
-  case 11: gen_tuple(g, x, depth); return;
-  case 12: gen_nested(g, x, depth); return;
-  case 13: sb_printf(&g->b, "@apply(@g%d, %%%s)", pick(g, 2), x); return;
-  case 15: /* two effects as operands: evaluation order matters */
-    sb_puts(&g->b, "add(");
-    expr(g, x, depth - 1);
-    sb_puts(&g->b, ", ");
-    expr(g, x, depth - 1);
-    sb_puts(&g->b, ")");
-    return;
-  case 14:
-    if (pick(g, 2)) gen_rec_closure(g, x, depth);
-    else sb_printf(&g->b, "@scale(%s)(%%%s)", pick(g, 2) ? "0.5f" : "2f", x);
-    return;
-  default: gen_pure(g, x); return;
+    case 0:
+    case 1:
+      gen_pure(g, x);
+      return;
+    case 2:
+      gen_dropout(g, x);
+      return;
+    case 3:
+      gen_uniform(g, x);
+      return;
+    case 4:
+      gen_counter(g, x);
+      return;
+    case 5:
+      sb_printf(&g->b, "add(%%%s, random.normal(@prng_state, shape=[4], dtype=\"float32\"))", x);
+      return;
+    case 6:
+      gen_call(g, x, true);
+      return;
+    case 7:
+      if (g->cur + 1 < g->ndefs)
+        gen_call(g, x, false);
+      else
+        gen_call(g, x, true);
+      return;
+    case 8:
+      gen_if(g, x, depth);
+      return;
+    case 9:
+      gen_closure(g, x, depth);
+      return;
+    case 10:
+      gen_match(g, x, depth);
+      return;
+    case 11:
+      gen_tuple(g, x, depth);
+      return;
+    case 12:
+      gen_nested(g, x, depth);
+      return;
+    case 13:
+      sb_printf(&g->b, "@apply(@g%d, %%%s)", pick(g, 2), x);
+      return;
+    case 15: /* two effects as operands: evaluation order matters */
+      sb_puts(&g->b, "add(");
+      expr(g, x, depth - 1);
+      sb_puts(&g->b, ", ");
+      expr(g, x, depth - 1);
+      sb_puts(&g->b, ")");
+      return;
+    case 14:
+      if (pick(g, 2))
+        gen_rec_closure(g, x, depth);
+      else
+        sb_printf(&g->b, "@scale(%s)(%%%s)", pick(g, 2) ? "0.5f" : "2f", x);
+      return;
+    default:
+      gen_pure(g, x);
+      return;
   }
 }
 
@@ -199,7 +243,8 @@ static void gen_def(Gen *g, int i) {
 static const char *prologue =
     "global @counter: float32 = 1f;\n"
     "type Sel { SelA, SelB(Tensor[(4), float32]) }\n"
-    "def @apply(%f: fn (Tensor[(4), float32]) -> Tensor[(4), float32], %x: Tensor[(4), float32]) {\n"
+    "def @apply(%f: fn (Tensor[(4), float32]) -> Tensor[(4), float32], %x: Tensor[(4), float32]) "
+    "{\n"
     "  %f(%x)\n}\n"
     "def @g0(%x: Tensor[(4), float32]) -> Tensor[(4), float32] {\n"
     "  %0 = ref(@prng_state);\n  %1 = nn.dropout_train(%x, %0^, rate=0.25f);\n"
@@ -271,8 +316,10 @@ static bool run_threaded(Module *m, DiagCtx *d, uint64_t seed, Outcome *o) {
   for (int i = 1; i < fn->nparams; i++) {
     bool key = fn->params[i]->annot && fn->params[i]->annot->kind == TY_RANDSTATE;
     which[key ? 0 : 1] = i;
-    if (key) sb_printf(&call, ", random.key(%" PRIu64 "i64)", seed);
-    else sb_puts(&call, ", 1f");
+    if (key)
+      sb_printf(&call, ", random.key(%" PRIu64 "i64)", seed);
+    else
+      sb_puts(&call, ", 1f");
   }
   sb_puts(&call, ")");
   Value *v = eval_text(in, m, d, call.data);
@@ -282,7 +329,8 @@ static bool run_threaded(Module *m, DiagCtx *d, uint64_t seed, Outcome *o) {
   if (ok) {
     char buf[64];
     o->value = interp_format(in, tuple ? v->u.tuple.fields[0] : v);
-    snprintf(buf, sizeof buf, "random.wrap_key([%uu32, %uu32])", (unsigned)(seed >> 32), (unsigned)seed);
+    snprintf(buf, sizeof buf, "random.wrap_key([%uu32, %uu32])", (unsigned)(seed >> 32),
+             (unsigned)seed);
     o->key = which[0] > 0 ? interp_format(in, v->u.tuple.fields[which[0]]) : strdup(buf);
     o->counter = which[1] > 0 ? interp_format(in, v->u.tuple.fields[which[1]]) : strdup("1f");
   }
@@ -354,8 +402,10 @@ static bool check_seed(Module *m, Module **out, DiagCtx *d, const char *prog, ui
     size_t mark = d->n;
     bool ran = variants[v].threaded ? run_threaded(out[v], d, seed, &got)
                                     : run_global(out[v], d, seed, &got);
-    if (ran && same(&want, &got) && d->n == mark) npassed++;
-    else report_failure("different result", prog, &variants[v], seed, &want, &got, d);
+    if (ran && same(&want, &got) && d->n == mark)
+      npassed++;
+    else
+      report_failure("different result", prog, &variants[v], seed, &want, &got, d);
     outcome_free(&got);
   }
   outcome_free(&want);
@@ -376,7 +426,8 @@ static void check_program(uint64_t pseed, int nseeds) {
   bool ok = parse_module(m, &d, f) && ty_check_module(m, &d);
   if (!ok) report_failure("generated program rejected", prog, NULL, pseed, NULL, NULL, &d);
   ok = ok && make_variants(m, &a, &d, prog, pseed, out);
-  for (int s = 0; s < nseeds && ok; s++) ok = check_seed(m, out, &d, prog, pseed * 1000 + (uint64_t)s);
+  for (int s = 0; s < nseeds && ok; s++)
+    ok = check_seed(m, out, &d, prog, pseed * 1000 + (uint64_t)s);
   for (int v = 0; v < NVARIANTS; v++) module_free(out[v]);
   module_free(m);
   arena_free(&a);

@@ -37,14 +37,22 @@ typedef struct Flags {
 static bool parse_flags(int argc, char **argv, Flags *f) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (strcmp(a, "--verify") == 0) f->verify = true;
-    else if (strcmp(a, "--types") == 0) f->types = true;
-    else if (strcmp(a, "--diff") == 0) f->diff = true;
-    else if (strcmp(a, "--step") == 0) f->step = true;
-    else if (strcmp(a, "--warn-keys") == 0) f->warn_keys = true;
-    else if (!f->passes) f->passes = a;
-    else if (!f->file) f->file = a;
-    else return false;
+    if (strcmp(a, "--verify") == 0)
+      f->verify = true;
+    else if (strcmp(a, "--types") == 0)
+      f->types = true;
+    else if (strcmp(a, "--diff") == 0)
+      f->diff = true;
+    else if (strcmp(a, "--step") == 0)
+      f->step = true;
+    else if (strcmp(a, "--warn-keys") == 0)
+      f->warn_keys = true;
+    else if (!f->passes)
+      f->passes = a;
+    else if (!f->file)
+      f->file = a;
+    else
+      return false;
   }
   return f->passes && f->file;
 }
@@ -89,7 +97,8 @@ static int run(const Flags *fl, DiagCtx *d, Arena *a) {
 int main(int argc, char **argv) {
   Flags fl = {0};
   if (!parse_flags(argc, argv, &fl)) {
-    fprintf(stderr, "usage: pass_tool [--verify] [--types] [--diff] [--step] [--warn-keys] PASSES FILE\n");
+    fprintf(stderr,
+            "usage: pass_tool [--verify] [--types] [--diff] [--step] [--warn-keys] PASSES FILE\n");
     return 2;
   }
   DiagCtx d;

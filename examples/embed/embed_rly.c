@@ -25,8 +25,11 @@ static const char program[] =
 enum { ROWS = 3, COLS = 8 };
 
 static DLTensor tensor_f32(float *data, int ndim, int64_t *shape) {
-  return (DLTensor){.data = data, .device = {kDLCPU, 0}, .ndim = ndim,
-                    .dtype = {kDLFloat, 32, 1}, .shape = shape};
+  return (DLTensor){.data = data,
+                    .device = {kDLCPU, 0},
+                    .ndim = ndim,
+                    .dtype = {kDLFloat, 32, 1},
+                    .shape = shape};
 }
 
 static int failures;
@@ -76,7 +79,8 @@ static void call_and_check(rly_session *s, const char *mode, float *out_copy) {
   const DLTensor *g = &res[0]->dl_tensor, *r = &res[1]->dl_tensor;
   check(g->ndim == 2 && g->shape[0] == ROWS && g->shape[1] == COLS, "  result 0 has shape (3, 8)");
   check(close_to(g, gelu, ROWS * COLS), "  result 0 equals C's gelu(x + b)");
-  check(r->ndim == 1 && r->shape[0] == ROWS && close_to(r, rows, ROWS), "  result 1 equals C's row sums");
+  check(r->ndim == 1 && r->shape[0] == ROWS && close_to(r, rows, ROWS),
+        "  result 1 equals C's row sums");
   if (out_copy) memcpy(out_copy, g->data, sizeof(float) * ROWS * COLS);
   res[0]->deleter(res[0]);
   res[1]->deleter(res[1]);
@@ -101,7 +105,8 @@ int main(void) {
   call_and_check(s, "interp", interp);
   check(rly_kernel_count() == kernels, "interp mode compiled no kernel");
   int agree = 1;
-  for (int i = 0; i < ROWS * COLS; i++) agree &= fabsf(jit[i] - interp[i]) <= 1e-6f * (1 + fabsf(jit[i]));
+  for (int i = 0; i < ROWS * COLS; i++)
+    agree &= fabsf(jit[i] - interp[i]) <= 1e-6f * (1 + fabsf(jit[i]));
   check(agree, "jit and interp agree");
   rc = rly_run_passes(s, "ToANormalForm");
   check(rc == 0, "rly_run_passes ToANormalForm");
@@ -109,13 +114,15 @@ int main(void) {
   call_and_check(s, "jit after ToANormalForm", NULL);
   rc = rly_load_text(s, "<bad>", "def @h(%x: float32) {\n  add(%x, %nope)\n}\n");
   const char *err = rly_error(s);
-  check(rc != 0 && strstr(err, "<bad>:2:") && strstr(err, "^"), "a bad definition gives file:line:col and a caret");
+  check(rc != 0 && strstr(err, "<bad>:2:") && strstr(err, "^"),
+        "a bad definition gives file:line:col and a caret");
   char *text = NULL;
   rc = rly_eval(s, "sum(ones(shape=[4], dtype=\"float32\"))", &text);
   check(rc == 0 && text && strstr(text, "4f"), "rly_eval after an error: the session goes on");
   free(text);
-  check(rly_call(s, "missing", NULL, 0, NULL, 0, &(int){0}) != 0 && strstr(rly_error(s), "@missing"),
-        "calling an unknown function is an error naming it");
+  check(
+      rly_call(s, "missing", NULL, 0, NULL, 0, &(int){0}) != 0 && strstr(rly_error(s), "@missing"),
+      "calling an unknown function is an error naming it");
   rly_close(s);
   printf("embed: %s\n", failures ? "FAILED" : "ok");
   return failures ? 1 : 0;

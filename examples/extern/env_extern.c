@@ -30,7 +30,8 @@ static int64_t numel(const DLTensor *t) {
 int env_linear(DLTensor *a, int nargs, void *ctx, char *err, size_t errn) {
   (void)ctx;
   if (nargs != 4 || a[0].ndim != 2 || a[1].ndim != 2 || a[2].ndim != 1 || a[3].ndim != 2)
-    return snprintf(err, errn, "env.linear wants x (n, k), w (m, k), b (m) and an output (n, m)"), 1;
+    return snprintf(err, errn, "env.linear wants x (n, k), w (m, k), b (m) and an output (n, m)"),
+           1;
   for (int i = 0; i < 4; i++)
     if (!is_f32(&a[i])) return snprintf(err, errn, "env.linear: argument %d is not float32", i), 1;
   int64_t n = a[0].shape[0], k = a[0].shape[1], m = a[1].shape[0];

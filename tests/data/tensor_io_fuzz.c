@@ -37,8 +37,10 @@ static uint8_t *slurp(const char *path, size_t *n) {
 }
 
 static void put_field(uint8_t *p, size_t n, size_t at, int width) {
-  static const uint64_t values[] = {0, 1, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0xffffffff,
-                                    0x100000000ULL, 0x7fffffffffffffffULL, ~0ULL};
+  static const uint64_t values[] = {
+      0,      1,          0x7f,       0x80,           0xff,
+      0xffff, 0x7fffffff, 0xffffffff, 0x100000000ULL, 0x7fffffffffffffffULL,
+      ~0ULL};
   uint64_t v = values[next() % (sizeof values / sizeof values[0])];
   if (next() % 4 == 0) v = next() % (2 * n + 16);
   for (int i = 0; i < width && at + (size_t)i < n; i++) p[at + i] = (uint8_t)(v >> (8 * i));
@@ -50,15 +52,25 @@ static size_t mutate(uint8_t *p, size_t n) {
   for (int r = 0; r < rounds && n; r++) {
     size_t at = (size_t)(next() % n);
     switch (next() % 6) {
-    case 0: p[at] ^= (uint8_t)(1u << (next() % 8)); break;
-    case 1: p[at] = (uint8_t[]){0, 0xff, 0x7f, 0x80, '9', ','}[next() % 6]; break;
-    case 2: n = (size_t)(next() % n); break;
-    case 3:
-      for (int k = 0, m = (int)(next() % 64); k < m; k++) p[n++] = (uint8_t)next();
-      rounds = r + 1; /* room for one append only */
-      break;
-    case 4: put_field(p, n, at, 1 << (1 + next() % 3)); break;
-    default: put_field(p, n, at, 4); break;
+      case 0:
+        p[at] ^= (uint8_t)(1u << (next() % 8));
+        break;
+      case 1:
+        p[at] = (uint8_t[]){0, 0xff, 0x7f, 0x80, '9', ','}[next() % 6];
+        break;
+      case 2:
+        n = (size_t)(next() % n);
+        break;
+      case 3:
+        for (int k = 0, m = (int)(next() % 64); k < m; k++) p[n++] = (uint8_t)next();
+        rounds = r + 1; /* room for one append only */
+        break;
+      case 4:
+        put_field(p, n, at, 1 << (1 + next() % 3));
+        break;
+      default:
+        put_field(p, n, at, 4);
+        break;
     }
   }
   return n;
@@ -78,7 +90,8 @@ int main(int argc, char **argv) {
   uint8_t **files = calloc((size_t)nfiles, sizeof *files);
   size_t *sizes = calloc((size_t)nfiles, sizeof *sizes);
   for (int i = 0; i < nfiles; i++)
-    if (!(files[i] = slurp(argv[3 + i], &sizes[i]))) return fprintf(stderr, "cannot read %s\n", argv[3 + i]), 2;
+    if (!(files[i] = slurp(argv[3 + i], &sizes[i])))
+      return fprintf(stderr, "cannot read %s\n", argv[3 + i]), 2;
   long ok = 0, rejected = 0;
   for (long it = 0; it < iters; it++) {
     int k = (int)(next() % (uint64_t)nfiles);
@@ -89,11 +102,13 @@ int main(int argc, char **argv) {
     char err[RT_ERR_LEN] = "";
     uint8_t *exact = malloc(n ? n : 1); /* exact size, so ASan sees any overread */
     memcpy(exact, buf, n);
-    if (tio_load_mem("fuzz.bin", exact, n, &f, err, sizeof err)) ok++, tio_file_free(&f);
+    if (tio_load_mem("fuzz.bin", exact, n, &f, err, sizeof err))
+      ok++, tio_file_free(&f);
     else if (strncmp(err, "fuzz.bin: ", 10) != 0) {
       fprintf(stderr, "iteration %ld: message without the file name: %s\n", it, err);
       return 1;
-    } else rejected++;
+    } else
+      rejected++;
     free(exact);
     free(buf);
   }

@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   int status = 0;
-  if (strcmp(argv[1], "list") == 0) status = list(&f);
+  if (strcmp(argv[1], "list") == 0)
+    status = list(&f);
   else if (!tio_save(argv[3], tio_format_of_path(argv[3]), &f, err, sizeof err))
     fprintf(stderr, "error: %s\n", err), status = 1;
   tio_file_free(&f);

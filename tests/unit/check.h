@@ -9,25 +9,26 @@
 
 static int check_passed, check_failed;
 
-#define CHECK(c)                                                           \
-  do {                                                                     \
-    if (c) check_passed++;                                                 \
-    else {                                                                 \
-      check_failed++;                                                      \
+#define CHECK(c)                                                            \
+  do {                                                                      \
+    if (c)                                                                  \
+      check_passed++;                                                       \
+    else {                                                                  \
+      check_failed++;                                                       \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-    }                                                                      \
+    }                                                                       \
   } while (0)
 
-#define CHECK_STREQ(a, b)                                                        \
-  do {                                                                           \
-    const char *check_a_ = (a), *check_b_ = (b);                                 \
-    if (check_a_ && check_b_ && strcmp(check_a_, check_b_) == 0) check_passed++; \
-    else {                                                                       \
-      check_failed++;                                                            \
-      fprintf(stderr, "%s:%d: CHECK_STREQ failed:\n  got:      %s\n  expected: %s\n", \
-              __FILE__, __LINE__, check_a_ ? check_a_ : "(null)",                \
-              check_b_ ? check_b_ : "(null)");                                   \
-    }                                                                            \
+#define CHECK_STREQ(a, b)                                                                       \
+  do {                                                                                          \
+    const char *check_a_ = (a), *check_b_ = (b);                                                \
+    if (check_a_ && check_b_ && strcmp(check_a_, check_b_) == 0)                                \
+      check_passed++;                                                                           \
+    else {                                                                                      \
+      check_failed++;                                                                           \
+      fprintf(stderr, "%s:%d: CHECK_STREQ failed:\n  got:      %s\n  expected: %s\n", __FILE__, \
+              __LINE__, check_a_ ? check_a_ : "(null)", check_b_ ? check_b_ : "(null)");        \
+    }                                                                                           \
   } while (0)
 
 static inline int check_report(const char *suite) {

@@ -58,9 +58,10 @@ static void test_basics(EvalEnv *e) {
 
 static void test_recursion(EvalEnv *e) {
   eval_env_expect(e, "@count(1000000i64, 0i64)", "1000000i64"); /* tail calls: constant space */
-  eval_env_expect(e, "@len(@build(90000, N))", "90000");          /* non-tail, deep */
+  eval_env_expect(e, "@len(@build(90000, N))", "90000");        /* non-tail, deep */
   interp_options(e->in)->max_depth = 1000;
-  eval_env_expect(e, "@deep(5000i64)", "recursion limit 1000 reached in @deep (set it with :set max-depth N)");
+  eval_env_expect(e, "@deep(5000i64)",
+                  "recursion limit 1000 reached in @deep (set it with :set max-depth N)");
   interp_options(e->in)->max_depth = 100000;
   eval_env_expect(e, "@deep(5000i64)", "5000i64");
 }

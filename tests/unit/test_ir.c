@@ -86,11 +86,11 @@ static Expr *ctor(AdtDef *adt, int i) {
     free(s_);                          \
   } while (0)
 
-#define CHECK_TYPE(t, expected)   \
-  do {                            \
-    char *s_ = print_type(t);     \
-    CHECK_STREQ(s_, (expected));  \
-    free(s_);                     \
+#define CHECK_TYPE(t, expected)  \
+  do {                           \
+    char *s_ = print_type(t);    \
+    CHECK_STREQ(s_, (expected)); \
+    free(s_);                    \
   } while (0)
 
 /* ───────────────────────────── types ───────────────────────────── */
@@ -167,7 +167,7 @@ static void test_literals(void) {
   check_scalar(scalar_f(DT_FLOAT16, -65504), "-65504f16");
   check_scalar(scalar_f(DT_FLOAT16, 0x1p-14), "6.104e-05f16"); /* smallest normal */
   check_scalar(scalar_f(DT_FLOAT16, 0x1p-24), "6e-08f16");     /* smallest subnormal */
-  check_scalar(scalar_f(DT_FLOAT16, 0x1p-6), "0.01563f16"); /* 0.01562 is the half below */
+  check_scalar(scalar_f(DT_FLOAT16, 0x1p-6), "0.01563f16");    /* 0.01562 is the half below */
   check_scalar(scalar_f(DT_FLOAT64, DBL_MAX), "1.7976931348623157e+308f64");
   check_scalar(scalar_f(DT_FLOAT64, 0x1p-1074), "5e-324f64");
   check_scalar(scalar_f(DT_FLOAT16, INFINITY), "inff16");
@@ -246,7 +246,8 @@ static void test_attr_values(void) {
   sym->kind = AV_SYM, sym->u.s = "n";
   AttrValue *none = ARENA_NEW(&A, AttrValue);
   none->kind = AV_NONE;
-  AttrValue *outer_items[5] = {inner, sym, none, attr_float(&A, 1e-5, DT_FLOAT32), attr_bool(&A, true)};
+  AttrValue *outer_items[5] = {inner, sym, none, attr_float(&A, 1e-5, DT_FLOAT32),
+                               attr_bool(&A, true)};
   AttrValue *outer = ARENA_NEW(&A, AttrValue);
   outer->kind = AV_LIST, outer->u.list.n = 5, outer->u.list.items = outer_items;
   print_attr_value_to(&b, outer);
@@ -276,7 +277,8 @@ static void test_calls(void) {
   Attrs *at = attrs_new(&A, 2);
   at->keys[0] = "units", at->vals[0] = attr_int(&A, 128, DT_INT32);
   at->keys[1] = "out_dtype", at->vals[1] = attr_str(&A, "float32");
-  CHECK_PRINT(call("nn.dense", 2, ev(x), ev(x), at), PLAIN, "nn.dense(%x, %x, units=128, out_dtype=\"float32\")");
+  CHECK_PRINT(call("nn.dense", 2, ev(x), ev(x), at), PLAIN,
+              "nn.dense(%x, %x, units=128, out_dtype=\"float32\")");
   Attrs *at1 = attrs_new(&A, 1);
   at1->keys[0] = "axis", at1->vals[0] = attr_int(&A, -1, DT_INT32);
   CHECK_PRINT(call("nn.softmax", 1, ev(x), NULL, at1), PLAIN, "nn.softmax(%x, axis=-1)");
@@ -311,7 +313,8 @@ static void test_calls(void) {
   CHECK_PRINT(expr_call(&A, gx, 1, (Expr *[]){f32(2)}, NULL, S0), PLAIN, "@f(%x)(2f)");
   Var *y = mkvar("y");
   Expr *clo = expr_fn(&A, mkfn(1, &y, ev(y)), S0);
-  CHECK_PRINT(expr_call(&A, clo, 1, (Expr *[]){f32(2)}, NULL, S0), PLAIN, "(fn (%y) {\n  %y\n})(2f)");
+  CHECK_PRINT(expr_call(&A, clo, 1, (Expr *[]){f32(2)}, NULL, S0), PLAIN,
+              "(fn (%y) {\n  %y\n})(2f)");
   Attrs *noargs = attrs_new(&A, 1);
   noargs->keys[0] = "n", noargs->vals[0] = attr_int(&A, 5, DT_INT32);
   CHECK_PRINT(call("zeros", 0, NULL, NULL, noargs), PLAIN, "zeros(n=5)");
@@ -362,7 +365,8 @@ static void test_lets(void) {
   /* Graph temporaries are renumbered from 0 in text order. */
   Var *a = mkvar("a"), *g5 = mkvar("5"), *g9 = mkvar("9");
   g5->is_graph = g9->is_graph = true;
-  Expr *g = let(g5, call2("add", ev(a), f32(1)), let(g9, call2("multiply", ev(g5), f32(2)), ev(g9)));
+  Expr *g =
+      let(g5, call2("add", ev(a), f32(1)), let(g9, call2("multiply", ev(g5), f32(2)), ev(g9)));
   CHECK_PRINT(g, PLAIN, "%0 = add(%a, 1f);\n%1 = multiply(%0, 2f);\n%1");
 
   /* A let whose value is a let: a parenthesized block. */
@@ -371,8 +375,10 @@ static void test_lets(void) {
   CHECK_PRINT(nested, PLAIN, "let %p = (\n  let %q = 1f;\n  %q\n);\n%p");
   Var *g0 = mkvar("0");
   g0->is_graph = true;
-  CHECK_PRINT(let(g0, let(q, f32(1), ev(q)), ev(g0)), PLAIN, "%0 = (\n  let %q = 1f;\n  %q\n);\n%0");
-  CHECK_PRINT(call2("add", let(q, f32(1), ev(q)), f32(2)), PLAIN, "add((\n  let %q = 1f;\n  %q\n), 2f)");
+  CHECK_PRINT(let(g0, let(q, f32(1), ev(q)), ev(g0)), PLAIN,
+              "%0 = (\n  let %q = 1f;\n  %q\n);\n%0");
+  CHECK_PRINT(call2("add", let(q, f32(1), ev(q)), f32(2)), PLAIN,
+              "add((\n  let %q = 1f;\n  %q\n), 2f)");
 
   /* Annotations, free_var. */
   Var *t = mkvar("t");
@@ -389,14 +395,18 @@ static void test_lets(void) {
 static void test_names(void) {
   /* An anonymous var that is used gets %v; the free %v keeps its name. */
   Var *anon = mkvar(NULL), *v = mkvar("v");
-  CHECK_PRINT(let(anon, f32(1), call2("add", ev(anon), ev(v))), PLAIN, "let %v1 = 1f;\nadd(%v1, %v)");
+  CHECK_PRINT(let(anon, f32(1), call2("add", ev(anon), ev(v))), PLAIN,
+              "let %v1 = 1f;\nadd(%v1, %v)");
   Var *anon2 = mkvar(NULL), *anon3 = mkvar(NULL);
   CHECK_PRINT(let(anon2, f32(1), let(anon3, f32(2), call2("add", ev(anon2), ev(anon3)))), PLAIN,
               "let %v = 1f;\nlet %v1 = 2f;\nadd(%v, %v1)");
   /* Invalid names become valid unique ones. */
-  Var *bad = mkvar("dense.bias"), *bad2 = mkvar("input:0"), *digit = mkvar("1x"), *empty = mkvar("");
+  Var *bad = mkvar("dense.bias"), *bad2 = mkvar("input:0"), *digit = mkvar("1x"),
+      *empty = mkvar("");
   Expr *four[4] = {ev(bad), ev(bad2), ev(digit), ev(empty)};
-  Expr *e = let(bad, f32(1), let(bad2, f32(2), let(digit, f32(3), let(empty, f32(4), expr_tuple(&A, 4, four, S0)))));
+  Expr *e =
+      let(bad, f32(1),
+          let(bad2, f32(2), let(digit, f32(3), let(empty, f32(4), expr_tuple(&A, 4, four, S0)))));
   CHECK_PRINT(e, PLAIN,
               "let %dense_bias = 1f;\nlet %input_0 = 2f;\nlet %v1x = 3f;\nlet %v = 4f;\n"
               "(%dense_bias, %input_0, %v1x, %v)");
@@ -413,7 +423,8 @@ static void test_names(void) {
               "let %x = 1f;\nlet %x1 = 2f;\nadd(%x, %x1)");
   /* A free variable captured by a binder of the same name. */
   Var *free_y = mkvar("y"), *y2 = mkvar("y");
-  CHECK_PRINT(let(y2, f32(1), call2("add", ev(free_y), ev(y2))), PLAIN, "let %y1 = 1f;\nadd(%y, %y1)");
+  CHECK_PRINT(let(y2, f32(1), call2("add", ev(free_y), ev(y2))), PLAIN,
+              "let %y1 = 1f;\nadd(%y, %y1)");
 }
 
 /* if, match (total and partial, as a let value and an operand) and dataflow print right. */
@@ -425,7 +436,8 @@ static void test_control(void) {
   AdtDef *list = list_adt();
   Var *l = mkvar("l"), *h = mkvar("h"), *t = mkvar("t");
   Pattern *ph = ARENA_NEW(&A, Pattern), *pt = ARENA_NEW(&A, Pattern), *pc = ARENA_NEW(&A, Pattern);
-  Pattern *pn = ARENA_NEW(&A, Pattern), *pw = ARENA_NEW(&A, Pattern), *ptup = ARENA_NEW(&A, Pattern);
+  Pattern *pn = ARENA_NEW(&A, Pattern), *pw = ARENA_NEW(&A, Pattern),
+          *ptup = ARENA_NEW(&A, Pattern);
   ph->kind = PAT_VAR, ph->u.var = h;
   pt->kind = PAT_VAR, pt->u.var = t;
   pc->kind = PAT_CTOR, pc->u.ctor.adt = list, pc->u.ctor.index = 0, pc->u.ctor.n = 2;
@@ -442,16 +454,19 @@ static void test_control(void) {
   m->u.match.clauses[0] = (MatchClause){pc, ev(h)};
   m->u.match.clauses[1] = (MatchClause){pn, f32(0)};
   m->u.match.clauses[2] = (MatchClause){ptup, f32(1)};
-  const char *mtext = "match (%l) {\n  Cons(%h, %t) => {\n    %h\n  },\n  Nil => {\n    0f\n  },\n"
-                      "  (_,) => {\n    1f\n  },\n}";
+  const char *mtext =
+      "match (%l) {\n  Cons(%h, %t) => {\n    %h\n  },\n  Nil => {\n    0f\n  },\n"
+      "  (_,) => {\n    1f\n  },\n}";
   CHECK_PRINT(m, PLAIN, mtext);
   m->u.match.partial = true;
   Var *r = mkvar("r");
-  CHECK_PRINT(let(r, m, ev(r)), PLAIN,
-              "let %r = match? (%l) {\n  Cons(%h, %t) => {\n    %h\n  },\n  Nil => {\n    0f\n  },\n"
-              "  (_,) => {\n    1f\n  },\n};\n%r");
+  CHECK_PRINT(
+      let(r, m, ev(r)), PLAIN,
+      "let %r = match? (%l) {\n  Cons(%h, %t) => {\n    %h\n  },\n  Nil => {\n    0f\n  },\n"
+      "  (_,) => {\n    1f\n  },\n};\n%r");
   m->u.match.n = 1;
-  CHECK_PRINT(call1("negative", m), PLAIN, "negative((match? (%l) {\n  Cons(%h, %t) => {\n    %h\n  },\n}))");
+  CHECK_PRINT(call1("negative", m), PLAIN,
+              "negative((match? (%l) {\n  Cons(%h, %t) => {\n    %h\n  },\n}))");
 
   Expr *df = expr_new(&A, EX_DATAFLOW, S0);
   df->u.dataflow.body = call2("add", ev(x), ev(x));
@@ -473,7 +488,8 @@ static void test_functions(void) {
   f->body->u.call.args[1]->ty = ft;
   PrintOptions typed = {.types = true};
   CHECK_PRINT(fe, typed,
-              "fn (%x: float32 /* ty=float32 */) -> float32 {\n  add(%x, 1f /* ty=float32 */) /* ty=float32 */\n}"
+              "fn (%x: float32 /* ty=float32 */) -> float32 {\n  add(%x, 1f /* ty=float32 */) /* "
+              "ty=float32 */\n}"
               " /* ty=fn (float32) -> float32 */");
   /* Type parameters and attributes. */
   Var *a = mkvar("a");
@@ -491,8 +507,9 @@ static void test_functions(void) {
   d.ty = fe->ty;
   StrBuf b = {0};
   print_func_def_to(&b, NULL, &d, typed);
-  CHECK_STREQ(b.data, "def @main(%x: float32 /* ty=float32 */) -> float32 {\n"
-                      "  add(%x, 1f /* ty=float32 */) /* ty=float32 */\n}\n");
+  CHECK_STREQ(b.data,
+              "def @main(%x: float32 /* ty=float32 */) -> float32 {\n"
+              "  add(%x, 1f /* ty=float32 */) /* ty=float32 */\n}\n");
   sb_free(&b);
   Function *h = mkfn(0, NULL, expr_tuple(&A, 0, NULL, S0));
   FuncDef d2 = {.name = "unit", .fn = h};
@@ -510,18 +527,19 @@ static char *print_def(Function *f) {
   return sb_take(&b);
 }
 
-#define CHECK_DEF(f, expected)    \
-  do {                            \
-    char *s_ = print_def(f);      \
-    CHECK_STREQ(s_, (expected));  \
-    free(s_);                     \
+#define CHECK_DEF(f, expected)   \
+  do {                           \
+    char *s_ = print_def(f);     \
+    CHECK_STREQ(s_, (expected)); \
+    free(s_);                    \
   } while (0)
 
 /* Shared subexpressions are hoisted once as `%N =` at the right scope, in dependency order. */
 static void test_dag(void) {
   Var *x = mkvar("x"), *c = mkvar("c");
   Expr *s = call2("add", ev(x), f32(1));
-  CHECK_DEF(mkfn(1, &x, call2("multiply", s, s)), "def @f(%x) {\n  %0 = add(%x, 1f);\n  multiply(%0, %0)\n}\n");
+  CHECK_DEF(mkfn(1, &x, call2("multiply", s, s)),
+            "def @f(%x) {\n  %0 = add(%x, 1f);\n  multiply(%0, %0)\n}\n");
   /* Nested sharing: dependencies first, one counter. */
   Expr *t = call2("multiply", s, s);
   CHECK_DEF(mkfn(1, &x, call2("add", t, t)),
@@ -530,25 +548,30 @@ static void test_dag(void) {
   Var *cx[2] = {c, x};
   Expr *iff = expr_if(&A, ev(c), s, call1("negative", s), S0);
   CHECK_DEF(mkfn(2, cx, iff),
-            "def @f(%c, %x) {\n  %0 = add(%x, 1f);\n  if (%c) {\n    %0\n  } else {\n    negative(%0)\n  }\n}\n");
+            "def @f(%c, %x) {\n  %0 = add(%x, 1f);\n  if (%c) {\n    %0\n  } else {\n    "
+            "negative(%0)\n  }\n}\n");
   /* Uses inside one branch only: hoisted inside it. */
   Expr *iff2 = expr_if(&A, ev(c), call2("multiply", s, s), ev(x), S0);
-  CHECK_DEF(mkfn(2, cx, iff2),
-            "def @f(%c, %x) {\n  if (%c) {\n    %0 = add(%x, 1f);\n    multiply(%0, %0)\n  } else {\n"
-            "    %x\n  }\n}\n");
+  CHECK_DEF(
+      mkfn(2, cx, iff2),
+      "def @f(%c, %x) {\n  if (%c) {\n    %0 = add(%x, 1f);\n    multiply(%0, %0)\n  } else {\n"
+      "    %x\n  }\n}\n");
   /* A shared node after some bindings: placed before its first use. */
   Var *y = mkvar("y"), *z = mkvar("z");
   Expr *sy = call1("exp", ev(y));
   Expr *body = let(y, f32(2), let(z, call2("add", sy, f32(1)), call2("multiply", ev(z), sy)));
   CHECK_DEF(mkfn(1, &x, body),
-            "def @f(%x) {\n  let %y = 2f;\n  %0 = exp(%y);\n  let %z = add(%0, 1f);\n  multiply(%z, %0)\n}\n");
+            "def @f(%x) {\n  let %y = 2f;\n  %0 = exp(%y);\n  let %z = add(%0, 1f);\n  "
+            "multiply(%z, %0)\n}\n");
   /* Graph temporaries and hoisted nodes share the counter. */
   Var *g = mkvar("7");
   g->is_graph = true;
-  Expr *body2 = let(g, call1("exp", ev(x)), call2("add", call2("multiply", ev(g), ev(g)), call2("multiply", ev(g), ev(g))));
+  Expr *body2 = let(g, call1("exp", ev(x)),
+                    call2("add", call2("multiply", ev(g), ev(g)), call2("multiply", ev(g), ev(g))));
   Expr *m = call2("multiply", ev(g), ev(g));
   body2 = let(g, call1("exp", ev(x)), call2("add", m, m));
-  CHECK_DEF(mkfn(1, &x, body2), "def @f(%x) {\n  %0 = exp(%x);\n  %1 = multiply(%0, %0);\n  add(%1, %1)\n}\n");
+  CHECK_DEF(mkfn(1, &x, body2),
+            "def @f(%x) {\n  %0 = exp(%x);\n  %1 = multiply(%0, %0);\n  add(%1, %1)\n}\n");
   /* A shared let block and a shared closure. */
   Var *q = mkvar("q");
   Expr *blk = let(q, f32(1), ev(q));
@@ -556,8 +579,10 @@ static void test_dag(void) {
             "def @f(%x) {\n  %0 = (\n    let %q = 1f;\n    %q\n  );\n  add(%0, %0)\n}\n");
   Var *p = mkvar("p");
   Expr *clo = expr_fn(&A, mkfn(1, &p, call2("add", ev(p), ev(x))), S0);
-  Expr *twice = expr_call(&A, clo, 1, (Expr *[]){expr_call(&A, clo, 1, (Expr *[]){ev(x)}, NULL, S0)}, NULL, S0);
-  CHECK_DEF(mkfn(1, &x, twice), "def @f(%x) {\n  %0 = fn (%p) {\n    add(%p, %x)\n  };\n  %0(%0(%x))\n}\n");
+  Expr *twice = expr_call(&A, clo, 1,
+                          (Expr *[]){expr_call(&A, clo, 1, (Expr *[]){ev(x)}, NULL, S0)}, NULL, S0);
+  CHECK_DEF(mkfn(1, &x, twice),
+            "def @f(%x) {\n  %0 = fn (%p) {\n    add(%p, %x)\n  };\n  %0(%0(%x))\n}\n");
 }
 
 /* ─────────────────── a million bindings, 1 MiB stack ─────────────────── */
@@ -744,7 +769,8 @@ static Stmt *st_new(StmtKind k) {
 static Stmt *store(Buffer *b, PrimExpr *i, PrimExpr *j, PrimExpr *v) {
   Stmt *s = st_new(ST_STORE);
   PrimExpr *l = pload(b, i, j);
-  s->u.store.buf = b, s->u.store.n = l->u.load.n, s->u.store.idx = l->u.load.idx, s->u.store.value = v;
+  s->u.store.buf = b, s->u.store.n = l->u.load.n, s->u.store.idx = l->u.load.idx,
+  s->u.store.value = v;
   return s;
 }
 
@@ -765,13 +791,12 @@ static Stmt *grid(int n, TirVar **vars, const int64_t *ext, Stmt *body) {
   return s;
 }
 
-static Stmt *block(const char *name, int n, TirVar **iv, TirVar **loopv, const bool *reduce, Stmt *init,
-                   Stmt *body) {
+static Stmt *block(const char *name, int n, TirVar **iv, TirVar **loopv, const bool *reduce,
+                   Stmt *init, Stmt *body) {
   Stmt *s = st_new(ST_BLOCK);
   s->u.block.name = name, s->u.block.niters = n, s->u.block.init = init, s->u.block.body = body;
   s->u.block.iters = ARENA_ARRAY(&A, IterVar, n);
-  for (int i = 0; i < n; i++)
-    s->u.block.iters[i] = (IterVar){reduce[i], iv[i], pvar(loopv[i])};
+  for (int i = 0; i < n; i++) s->u.block.iters[i] = (IterVar){reduce[i], iv[i], pvar(loopv[i])};
   return s;
 }
 
@@ -799,7 +824,8 @@ static PrimFunc *linear0(void) {
   Stmt *loop1 = grid(3, lvs, e3, block("Y", 3, ivs, lvs, red, init, upd));
   TirVar *i2 = tv("i"), *j2 = tv("j"), *vi2 = tv("vi"), *vj2 = tv("vj");
   TirVar *ivs2[2] = {vi2, vj2}, *lvs2[2] = {i2, j2};
-  Stmt *zst = store(Z, pvar(vi2), pvar(vj2), pbin(PB_ADD, pload(Y, pvar(vi2), pvar(vj2)), pload(B, pvar(vj2), NULL)));
+  Stmt *zst = store(Z, pvar(vi2), pvar(vj2),
+                    pbin(PB_ADD, pload(Y, pvar(vi2), pvar(vj2)), pload(B, pvar(vj2), NULL)));
   Stmt *loop2 = grid(2, lvs2, e2, block("Z", 2, ivs2, lvs2, red, NULL, zst));
   PrimFunc *f = ARENA_NEW(&A, PrimFunc);
   f->name = "linear0", f->nparams = 4;
@@ -882,7 +908,8 @@ static void test_tir(void) {
   CHECK_PE(pbin(PB_ADD, pvar(a), pbin(PB_MUL, pvar(b), pvar(c))), "%a + %b * %c");
   CHECK_PE(pbin(PB_SUB, pbin(PB_SUB, pvar(a), pvar(b)), pvar(c)), "%a - %b - %c");
   CHECK_PE(pbin(PB_SUB, pvar(a), pbin(PB_SUB, pvar(b), pvar(c))), "%a - (%b - %c)");
-  CHECK_PE(pbin(PB_AND, pbin(PB_LT, pvar(a), pvar(b)), pbin(PB_OR, pvar(b), pvar(c))), "%a < %b && (%b || %c)");
+  CHECK_PE(pbin(PB_AND, pbin(PB_LT, pvar(a), pvar(b)), pbin(PB_OR, pvar(b), pvar(c))),
+           "%a < %b && (%b || %c)");
   CHECK_PE(pbin(PB_SUB, pvar(a), pint(-3)), "%a - -3");
   PrimExpr *neg = pe_new(PE_NEG, DT_INT32), *not = pe_new(PE_NOT, DT_BOOL);
   neg->u.operand = pint(3);
@@ -927,7 +954,8 @@ static void test_tir(void) {
   range->u.for_.body = seq(2, (Stmt *[]){letst, ifst});
   Stmt *par = grid(1, &vi, s4, seq(1, (Stmt *[]){store(o, pvar(vi), NULL, pf32(0))}));
   par->u.for_.loop = LOOP_PARALLEL;
-  Stmt *init2 = seq(2, (Stmt *[]){store(o, pint(0), NULL, pf32(0)), store(o, pint(1), NULL, pf32(0))});
+  Stmt *init2 =
+      seq(2, (Stmt *[]){store(o, pint(0), NULL, pf32(0)), store(o, pint(1), NULL, pf32(0))});
   TirVar *bi = tv("bi");
   bool sp[1] = {false};
   Stmt *blk = block("B", 1, &bi, &vi, sp, init2, store(o, pvar(bi), NULL, pf32(3)));
@@ -937,28 +965,29 @@ static void test_tir(void) {
   f.body = seq(3, (Stmt *[]){range, par, grid(1, &vi, s4, blk)});
   StrBuf sb = {0};
   print_prim_func_to(&sb, &f);
-  CHECK_STREQ(sb.data, "prim @misc(%O: Buffer[(n), float32], tir.noalias=True) {\n"
-                       "  for %i in range(0, 4) {\n"
-                       "    let %t = %i * 2;\n"
-                       "    if (%t < 5) {\n"
-                       "      %O[%i] = 1f;\n"
-                       "    } else {\n"
-                       "      %O[%i] = 2f;\n"
-                       "    }\n"
-                       "  }\n"
-                       "  for %vi in parallel(4) {\n"
-                       "    %O[%vi] = 0f;\n"
-                       "  }\n"
-                       "  for %vi in grid(4) {\n"
-                       "    block \"B\" (spatial %bi = %vi) {\n"
-                       "      init {\n"
-                       "        %O[0] = 0f;\n"
-                       "        %O[1] = 0f;\n"
-                       "      }\n"
-                       "      %O[%bi] = 3f;\n"
-                       "    }\n"
-                       "  }\n"
-                       "}\n");
+  CHECK_STREQ(sb.data,
+              "prim @misc(%O: Buffer[(n), float32], tir.noalias=True) {\n"
+              "  for %i in range(0, 4) {\n"
+              "    let %t = %i * 2;\n"
+              "    if (%t < 5) {\n"
+              "      %O[%i] = 1f;\n"
+              "    } else {\n"
+              "      %O[%i] = 2f;\n"
+              "    }\n"
+              "  }\n"
+              "  for %vi in parallel(4) {\n"
+              "    %O[%vi] = 0f;\n"
+              "  }\n"
+              "  for %vi in grid(4) {\n"
+              "    block \"B\" (spatial %bi = %vi) {\n"
+              "      init {\n"
+              "        %O[0] = 0f;\n"
+              "        %O[1] = 0f;\n"
+              "      }\n"
+              "      %O[%bi] = 3f;\n"
+              "    }\n"
+              "  }\n"
+              "}\n");
   sb_free(&sb);
 
   /* Tables. */
@@ -1064,7 +1093,8 @@ static void test_match_equality(void) {
   for (int k = 0; k < 2; k++) {
     AdtDef *list = k ? l2 : l1;
     Var *s = mkvar("s"), *h = mkvar(k ? "hh" : "h");
-    Pattern *ph = ARENA_NEW(&A, Pattern), *pw = ARENA_NEW(&A, Pattern), *pc = ARENA_NEW(&A, Pattern);
+    Pattern *ph = ARENA_NEW(&A, Pattern), *pw = ARENA_NEW(&A, Pattern),
+            *pc = ARENA_NEW(&A, Pattern);
     ph->kind = PAT_VAR, ph->u.var = h;
     pw->kind = PAT_WILD;
     pc->kind = PAT_CTOR, pc->u.ctor.adt = list, pc->u.ctor.index = 0, pc->u.ctor.n = 2;
@@ -1094,7 +1124,8 @@ static bool walk_kinds(void *ctx, Expr *e) {
 static void test_walk_relay(void) {
   Var *x = mkvar("x"), *y = mkvar("y"), *h = mkvar("h");
   Expr *c = call2("add", ev(x), f32(1));
-  CHECK(expr_nchildren(c) == 3 && expr_child(c, 0)->kind == EX_OP && expr_child(c, 2)->kind == EX_CONST);
+  CHECK(expr_nchildren(c) == 3 && expr_child(c, 0)->kind == EX_OP &&
+        expr_child(c, 2)->kind == EX_CONST);
   CHECK(expr_child_role(c, 1) == EXPR_OPERAND && !expr_attrs(c) && !expr_rest(c));
   /* Rebuilding shares an unchanged node and copies the argument array. */
   Expr *kids[3] = {expr_child(c, 0), expr_child(c, 1), expr_child(c, 2)};
@@ -1115,7 +1146,8 @@ static void test_walk_relay(void) {
   Expr *m = expr_new(&A, EX_MATCH, S0);
   m->u.match.scrut = ev(x), m->u.match.n = 2;
   m->u.match.clauses = ARENA_ARRAY(&A, MatchClause, 2);
-  m->u.match.clauses[0] = (MatchClause){pv, ev(h)}, m->u.match.clauses[1] = (MatchClause){pw, f32(0)};
+  m->u.match.clauses[0] = (MatchClause){pv, ev(h)},
+  m->u.match.clauses[1] = (MatchClause){pw, f32(0)};
   CHECK(expr_nchildren(m) == 3 && expr_child(m, 2) == m->u.match.clauses[1].body);
   CHECK(expr_child_role(m, 0) == EXPR_OPERAND && expr_child_role(m, 1) == EXPR_BLOCK);
   CHECK(expr_child_slot(m, 1) == &m->u.match.clauses[0].body);

@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rt/tir_interp.h"
 #include "jit/jit.h"
 #include "parser/parser.h"
+#include "rt/tir_interp.h"
 #include "tests/unit/check.h"
 
 static const char own_prims[] =
@@ -35,7 +35,8 @@ static const char own_prims[] =
     "    }\n"
     "  }\n"
     "}\n"
-    "prim @matmul(%A: Buffer[(n, k), float32], %B: Buffer[(k, m), float32], %C: Buffer[(n, m), float32]) {\n"
+    "prim @matmul(%A: Buffer[(n, k), float32], %B: Buffer[(k, m), float32], %C: Buffer[(n, m), "
+    "float32]) {\n"
     "  for %i in parallel(n) {\n"
     "    for %j, %r in grid(m, k) {\n"
     "      block \"C\" (spatial %vi = %i, spatial %vj = %j, reduce %vr = %r) {\n"
@@ -139,8 +140,10 @@ static const char own_prims[] =
     "prim @math(%A: Buffer[(n), float32], %B: Buffer[(n), float64], %C: Buffer[(n), float32],\n"
     "           %D: Buffer[(n), float64]) {\n"
     "  for %i in range(0, n) {\n"
-    "    %C[%i] = tanh(%A[%i]) + sigmoid(%A[%i]) + log(abs(%A[%i]) + 1f) + pow(abs(%A[%i]), 1.5f);\n"
-    "    %D[%i] = tanh(%B[%i]) + sigmoid(%B[%i]) + exp(%B[%i]) + pow(abs(%B[%i]), 0.5f64) % 0.7f64;\n"
+    "    %C[%i] = tanh(%A[%i]) + sigmoid(%A[%i]) + log(abs(%A[%i]) + 1f) + pow(abs(%A[%i]), "
+    "1.5f);\n"
+    "    %D[%i] = tanh(%B[%i]) + sigmoid(%B[%i]) + exp(%B[%i]) + pow(abs(%B[%i]), 0.5f64) % "
+    "0.7f64;\n"
     "  }\n"
     "}\n";
 
@@ -153,7 +156,8 @@ static const char begin_prims[] =
     "    %B[%i] = %A[%i] * 2f + float32(%i);\n"
     "  }\n"
     "}\n"
-    "prim @par_sizes(%A: Buffer[(n), float32], %C: Buffer[(m), float32], %B: Buffer[(n), float32]) {\n"
+    "prim @par_sizes(%A: Buffer[(n), float32], %C: Buffer[(m), float32], %B: Buffer[(n), float32]) "
+    "{\n"
     "  for %i in parallel(m - 1, n - 1) {\n"
     "    %B[%i + 1] = %A[%i] + %C[0] * float32(%i);\n"
     "  }\n"
@@ -168,7 +172,8 @@ static const char begin_prims[] =
     "  for %i in parallel(n, 3) { %B[%i] = %B[%i] + 7f; }\n"
     "}\n"
     /* init runs once, at the loop's begin, not at each thread's chunk */
-    "prim @par_init(%A: Buffer[(n), float32], %S: Buffer[(1), float32], %B: Buffer[(n), float32]) {\n"
+    "prim @par_init(%A: Buffer[(n), float32], %S: Buffer[(1), float32], %B: Buffer[(n), float32]) "
+    "{\n"
     "  for %k in parallel(2, n) {\n"
     "    block \"B\" (reduce %vk = %k) {\n"
     "      init { %S[0] = %S[0] + 1f; }\n"
@@ -242,20 +247,25 @@ static double uniform(double lo, double hi) {
 static double random_value(DType dt) {
   uint64_t r = next_rand() % 100;
   switch (dt) {
-  case DT_BOOL: return (double)(r & 1);
-  case DT_INT8: return (double)((int)(next_rand() % 256) - 128);
-  case DT_UINT8: return (double)(next_rand() % 256);
-  case DT_INT16:
-  case DT_INT32:
-  case DT_INT64: return (double)((int)(next_rand() % 9) - 3);
-  case DT_UINT16:
-  case DT_UINT32:
-  case DT_UINT64: return (double)(next_rand() % 40);
-  default:
-    if (r < 4) return 0.0;
-    if (r < 6) return -0.0;
-    if (r < 8 && dt != DT_FLOAT16) return NAN;
-    return uniform(-3, 3);
+    case DT_BOOL:
+      return (double)(r & 1);
+    case DT_INT8:
+      return (double)((int)(next_rand() % 256) - 128);
+    case DT_UINT8:
+      return (double)(next_rand() % 256);
+    case DT_INT16:
+    case DT_INT32:
+    case DT_INT64:
+      return (double)((int)(next_rand() % 9) - 3);
+    case DT_UINT16:
+    case DT_UINT32:
+    case DT_UINT64:
+      return (double)(next_rand() % 40);
+    default:
+      if (r < 4) return 0.0;
+      if (r < 6) return -0.0;
+      if (r < 8 && dt != DT_FLOAT16) return NAN;
+      return uniform(-3, 3);
   }
 }
 
@@ -283,7 +293,8 @@ static RtTensor *copy_of(const RtTensor *t) {
 static bool same_elem(const RtTensor *a, const RtTensor *b, int64_t i, double tol) {
   if (!dtype_is_float(a->dtype)) {
     size_t w = (size_t)dtype_bytes(a->dtype);
-    return memcmp((const char *)a->data + i * (int64_t)w, (const char *)b->data + i * (int64_t)w, w) == 0;
+    return memcmp((const char *)a->data + i * (int64_t)w, (const char *)b->data + i * (int64_t)w,
+                  w) == 0;
   }
   double x = rt_get_f64(a, i), y = rt_get_f64(b, i);
   if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
@@ -302,7 +313,8 @@ static int compared, errors_compared, full_outputs;
 static bool compare_run(const PrimFunc *f, double tol, int trial) {
   int n = f->nparams;
   int64_t sizes[16];
-  for (int i = 0; i < f->nsizevars && i < 16; i++) sizes[i] = 1 + (int64_t)(next_rand() % (trial ? 37 : 5));
+  for (int i = 0; i < f->nsizevars && i < 16; i++)
+    sizes[i] = 1 + (int64_t)(next_rand() % (trial ? 37 : 5));
   RtTensor **a = calloc((size_t)n + 1, sizeof *a), **b = calloc((size_t)n + 1, sizeof *b);
   for (int i = 0; i < n; i++) {
     a[i] = fill(f->params[i], sizes, f, i == n - 1);
@@ -314,7 +326,8 @@ static bool compare_run(const PrimFunc *f, double tol, int trial) {
   bool ok = k != NULL || !oka; /* the interpreter may reject it too (an unverified prim) */
   if (!k && oka) fprintf(stderr, "@%s: JIT failed: %s\n", f->name, eb.msg);
   for (int i = 0; k && i < n; i++) /* "written in full": garbage there must not show */
-    if (jit_writes_all_of_param(k, i)) memset(b[i]->data, 0xa5, rt_tensor_nbytes(b[i])), full_outputs++;
+    if (jit_writes_all_of_param(k, i))
+      memset(b[i]->data, 0xa5, rt_tensor_nbytes(b[i])), full_outputs++;
   bool okb = k && jit_run(k, b, n, &eb);
   if (k && oka != okb) {
     fprintf(stderr, "@%s: interp %s, jit %s (%s | %s)\n", f->name, oka ? "ok" : "failed",
@@ -480,8 +493,10 @@ static void rm_tree(const char *dir) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) rm_tree(path);
-    else unlink(path);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+      rm_tree(path);
+    else
+      unlink(path);
   }
   closedir(d);
   rmdir(dir);

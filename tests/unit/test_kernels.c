@@ -121,7 +121,9 @@ static void test_alloc_failure(void) {
   CHECK(starts_with(err, "cannot allocate 1e+12 bytes"));
   int64_t over[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 4};
   CHECK(!rt_tensor_new(DT_FLOAT64, 3, over, err, sizeof err));
-  CHECK_STREQ(err, "cannot allocate a float64 tensor of shape (1099511627776, 1099511627776, 4): its size overflows");
+  CHECK_STREQ(err,
+              "cannot allocate a float64 tensor of shape (1099511627776, 1099511627776, 4): its "
+              "size overflows");
   int64_t neg[2] = {3, -1};
   CHECK(!rt_tensor_new(DT_INT8, 2, neg, err, sizeof err));
   CHECK_STREQ(err, "negative dimension in shape (3, -1)");
@@ -231,7 +233,8 @@ static void test_view_ops(void) {
   int64_t six[1] = {6};
   RtTensor *own = rt_tensor_zeros(DT_FLOAT32, 1, six, NULL, 0);
   RtTensor *outs[1] = {own};
-  CHECK(kernels_run(&kx, ops_lookup("reshape"), 1, &x, attrs1("newshape", int_list(1, six)), 1, outs));
+  CHECK(kernels_run(&kx, ops_lookup("reshape"), 1, &x, attrs1("newshape", int_list(1, six)), 1,
+                    outs));
   CHECK(((float *)own->data)[4] == 5 && !rt_tensor_shares_buffer(own, x));
   rt_tensor_release(x); /* views outlive their base */
   CHECK(((float *)d->data)[5] == 6);
@@ -287,7 +290,8 @@ static void test_errors(void) {
   Attrs *sec = attrs1("indices_or_sections", attr_int(&A, 5, DT_INT32));
   CHECK(!kernels_infer_and_run(&kx, ops_lookup("split"), 1, &tk[0], sec, 2, &n, outs));
   CHECK(n == 0 && strstr(kx.err, "outputs") != NULL);
-  CHECK(kernels_infer_and_run(&kx, ops_lookup("nn.dropout"), 1, &tk[0], NULL, 2, &n, outs) && n == 2);
+  CHECK(kernels_infer_and_run(&kx, ops_lookup("nn.dropout"), 1, &tk[0], NULL, 2, &n, outs) &&
+        n == 2);
   CHECK(((float *)outs[0]->data)[3] == 3 && ((float *)outs[1]->data)[3] == 1);
   rt_tensor_release(outs[0]), rt_tensor_release(outs[1]);
 
@@ -303,7 +307,8 @@ static void test_no_ub(void) {
   int64_t four[1] = {4};
   int32_t a[4] = {INT32_MIN, INT32_MIN, INT32_MAX, -7}, b[4] = {-1, 40, 2, -1};
   RtTensor *in[2] = {tensor_i32(1, four, a), tensor_i32(1, four, b)};
-  const char *ops[] = {"divide", "floor_divide", "mod", "multiply", "add", "subtract", "power", "negative", "abs"};
+  const char *ops[] = {"divide",   "floor_divide", "mod",      "multiply", "add",
+                       "subtract", "power",        "negative", "abs"};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     RtTensor *r = run1(&kx, ops[i], i < 7 ? 2 : 1, in, NULL);
     CHECK(r != NULL);
@@ -313,7 +318,8 @@ static void test_no_ub(void) {
   }
   float f[4] = {NAN, 1e30f, -1e30f, INFINITY};
   RtTensor *x = tensor_f32(1, four, f);
-  static const char *const targets[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "bool", "float16"};
+  static const char *const targets[] = {"int8",  "uint8",  "int32", "uint32",
+                                        "int64", "uint64", "bool",  "float16"};
   for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
     RtTensor *r = run1(&kx, "cast", 1, &x, attrs1("dtype", attr_str(&A, targets[i])));
     CHECK(r != NULL);

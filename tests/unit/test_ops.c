@@ -292,7 +292,8 @@ static void check_defaults(const OpDef *d) {
   }
 }
 
-/* Every expected op is registered once with a relation, docs and attributes; patterns; suggestions. */
+/* Every expected op is registered once with a relation, docs and attributes; patterns; suggestions.
+ */
 static void test_registry(void) {
   int n = (int)(sizeof expected_ops / sizeof expected_ops[0]);
   CHECK(ops_count() == n);
@@ -865,6 +866,46 @@ static void test_call_tir(void) {
   strmap_free(&m->globals), strmap_free(&m->types), strmap_free(&m->ctors);
 }
 
+/* ───────────────────────── rows: flags and defaults ───────────────────────── */
+
+static Expr *op_call(const char *name, Attrs *at) {
+  Expr *x = expr_global(&A, "x", S0);
+  return expr_call(&A, ops_expr(&A, ops_lookup(name), S0), 1, &x, at, S0);
+}
+
+/* Facts other layers ask the rows for, and attributes read with the row's
+ * defaults (so a rule and a kernel cannot disagree on an omitted one). */
+static void test_rows(void) {
+  int tir = ops_find_flag(OP_CALL_TIR);
+  CHECK(tir >= 0 && ops_expr(&A, tir, S0)->u.op.call_tir);
+  CHECK(!ops_expr(&A, ops_lookup("add"), S0)->u.op.call_tir);
+  CHECK(ops_has_flag(ops_lookup("reshape"), OP_VIEW) &&
+        !ops_has_flag(ops_lookup("transpose"), OP_VIEW));
+  CHECK(ops_has_flag(ops_lookup("concatenate"), OP_TUPLE_ARG));
+  CHECK(ops_has_flag(ops_lookup("random.fold_in"), OP_KEEPS_KEY));
+  CHECK(!ops_has_flag(ops_lookup("random.split"), OP_KEEPS_KEY) && !ops_has_flag(-1, 0));
+  CHECK(ops_get(ops_lookup("nn.dense"))->cost == OPCOST_MATMUL);
+  CHECK(ops_get(ops_lookup("nn.conv2d"))->cost == OPCOST_CONV2D);
+  CHECK(ops_get(ops_lookup("exp"))->cost == OPCOST_ELEMWISE);
+  CHECK(ops_get(ops_lookup("equal"))->cost == OPCOST_NONE);
+  CHECK(ops_get(ops_lookup("add"))->compute && !ops_get(ops_lookup("erf"))->compute);
+
+  CHECK(op_attr_float(op_call("nn.leaky_relu", NULL), "alpha") == 0.25);
+  CHECK(op_attr_float(op_call("nn.leaky_relu", attrs("alpha", af(0.5), NULL)), "alpha") == 0.5);
+  CHECK(op_attr_int(op_call("nn.softmax", NULL), "axis") == -1);
+  CHECK(op_attr_int(op_call("nn.bias_add", attrs("axis", ai(2), NULL)), "axis") == 2);
+  CHECK(!op_attr_bool(op_call("sum", NULL), "keepdims"));
+  CHECK_STREQ(op_attr_str(&A, op_call("nn.conv2d", NULL), "kernel_layout"), "OIHW");
+  CHECK_STREQ(op_attr_str(&A, op_call("take", attrs("mode", as("wrap"), NULL)), "mode"), "wrap");
+  int64_t v[4];
+  CHECK(op_attr_ints(op_call("nn.conv2d", NULL), "strides", v, 4) == 2 && v[0] == 1 && v[1] == 1);
+  CHECK(op_attr_ints(op_call("sum", NULL), "axis", v, 4) == -1);
+  CHECK(op_attr_ints(op_call("sum", attrs("axis", anone(), NULL)), "axis", v, 4) == -1);
+  CHECK(op_attr_ints(op_call("sum", attrs("axis", ai(1), NULL)), "axis", v, 4) == 1 && v[0] == 1);
+  CHECK(op_attr_is_none(op_call("take", NULL), "axis"));
+  CHECK(!op_attr_is_none(op_call("take", attrs("axis", ai(0), NULL)), "axis"));
+}
+
 /* Runs the tests on one arena; the exit status is the failure report. */
 int main(void) {
   arena_init(&A);
@@ -884,6 +925,7 @@ int main(void) {
   test_dyn();
   test_random();
   test_call_tir();
+  test_rows();
   arena_free(&A);
   return check_report("test_ops");
 }

@@ -412,12 +412,14 @@ static void test_recovery(void) {
   free(r);
   /* A `;` missing at the end of a line: one error, right after the binding,
    * which still counts (no "unbound variable" below). */
-  parse_module(M, &D, src("def @d(%x) {\n  let %y = add(%x, 1f)\n  let %z = %y;\n  %0 = %z\n"
-                          "  add(%z, %0)\n}\n"));
+  parse_module(M, &D,
+               src("def @d(%x) {\n  let %y = add(%x, 1f)\n  let %z = %y;\n  %0 = %z\n"
+                   "  add(%z, %0)\n}\n"));
   CHECK(D.nerrors == 2);
   r = rendered();
-  CHECK_HAS(r, "t.rly:2:23: error: expected `;` after this binding\n    let %y = add(%x, 1f)\n"
-               "                        ^\n");
+  CHECK_HAS(r,
+            "t.rly:2:23: error: expected `;` after this binding\n    let %y = add(%x, 1f)\n"
+            "                        ^\n");
   CHECK_HAS(r, "t.rly:4:10: error: expected `;` after this binding");
   CHECK(!contains(r, "unbound"));
   free(r);
@@ -442,7 +444,7 @@ static void test_incomplete(void) {
   CHECK(incomplete("/* comment"));
   CHECK(incomplete("type T {\n  A,"));
   CHECK(incomplete("(1, 2"));
-  CHECK(incomplete("def @f(%x: float32) {\n  let %y = add(%x, 1f)")); /* `;` may come next */
+  CHECK(incomplete("def @f(%x: float32) {\n  let %y = add(%x, 1f)"));        /* `;` may come next */
   CHECK(!incomplete("def @f(%x: float32) {\n  let %y = add(%x, 1f)\n  %y")); /* it did not */
   CHECK(!incomplete("%nope + ")); /* first error: unbound variable */
   CHECK(!incomplete("def @f() { 1 } }"));
@@ -756,14 +758,17 @@ static void test_tir_loop_forms(void) {
   CHECK(l[2]->u.for_.lo == NULL && l[2]->u.for_.loop == LOOP_UNROLLED);
   CHECK(tir_for_lo(l[3], 0) && l[3]->u.for_.vars[0]->dtype == DT_INT64); /* the wider bound */
   CHECK(l[4]->u.for_.nvars == 2 && l[4]->u.for_.lo == NULL && l[4]->u.for_.hi[1]->u.i == 1);
-  r = module_errors("prim @q(%X: Buffer[(4), float32]) {\n"
-                    "  for %i in grid(1, 4) { %X[%i] = 0f; }\n"
-                    "  for %i in parallel(0, 1, 4) { %X[%i] = 0f; }\n"
-                    "  for %i, %j in range(4, 4) { %X[%i] = 0f; }\n"
-                    "  for %i, %j in unrolled(0, 2, 2) { %X[%i] = 0f; }\n"
-                    "}\n");
+  r = module_errors(
+      "prim @q(%X: Buffer[(4), float32]) {\n"
+      "  for %i in grid(1, 4) { %X[%i] = 0f; }\n"
+      "  for %i in parallel(0, 1, 4) { %X[%i] = 0f; }\n"
+      "  for %i, %j in range(4, 4) { %X[%i] = 0f; }\n"
+      "  for %i, %j in unrolled(0, 2, 2) { %X[%i] = 0f; }\n"
+      "}\n");
   CHECK_HAS(r, "t.rly:2:3: error: 1 loop variable but 2 extents");
-  CHECK_HAS(r, "`grid` takes one extent per variable; for a loop from a begin, write `range(begin, end)`");
+  CHECK_HAS(
+      r,
+      "`grid` takes one extent per variable; for a loop from a begin, write `range(begin, end)`");
   CHECK_HAS(r, "t.rly:3:3: error: `parallel` takes (end) or (begin, end), got 3 bounds");
   CHECK_HAS(r, "t.rly:4:3: error: `range` takes one variable and (begin, end) or (end)");
   CHECK_HAS(r, "t.rly:5:3: error: 2 loop variables but 3 extents");

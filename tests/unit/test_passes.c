@@ -72,7 +72,9 @@ static const char *def_text(Module *m, const char *name) {
 }
 
 /* "line:col: message" of the i-th diagnostic of a level (static buffer). */
-static const char *diag_at(Run *r, DiagLevel level, int i) { return diag_at_level(&r->d, level, i); }
+static const char *diag_at(Run *r, DiagLevel level, int i) {
+  return diag_at_level(&r->d, level, i);
+}
 
 /* print → parse → print is a fixed point for the pass output. */
 static bool round_trips(Module *m) {
@@ -161,7 +163,8 @@ static const char *seed001_expected =
     "  %6 = nn.dropout_train(%4, %3, rate=0.1f);\n"
     "  (%6.0, %6.1)\n"
     "}\n"
-    "def @func2(%c: bool, %x: Tensor[(4), float32], %y: Tensor[(4), float32], %state: RandState) {\n"
+    "def @func2(%c: bool, %x: Tensor[(4), float32], %y: Tensor[(4), float32], %state: RandState) "
+    "{\n"
     "  if (%c) {\n"
     "    (add(%x, %y), %state)\n"
     "  } else {\n"
@@ -213,17 +216,18 @@ static void test_seed001(void) {
 
 /* A stateful closure takes and returns the state; a pure def is shared unchanged. */
 static void test_effect_closures(void) {
-  Run *r = run("def @pure(%x: float32) { add(%x, 1f) }\n"
-               "def @f(%x: Tensor[(4), float32]) {\n"
-               "  let %g = fn (%y: Tensor[(4), float32]) {\n"
-               "    let %r = ref(@prng_state);\n"
-               "    let %s = random.split(%r^);\n"
-               "    %r := %s.0;\n"
-               "    add(%y, random.uniform(%s.1, shape=[4], dtype=\"float32\"))\n"
-               "  };\n"
-               "  %g(%g(%x))\n"
-               "}\n",
-               "EffectToState");
+  Run *r =
+      run("def @pure(%x: float32) { add(%x, 1f) }\n"
+          "def @f(%x: Tensor[(4), float32]) {\n"
+          "  let %g = fn (%y: Tensor[(4), float32]) {\n"
+          "    let %r = ref(@prng_state);\n"
+          "    let %s = random.split(%r^);\n"
+          "    %r := %s.0;\n"
+          "    add(%y, random.uniform(%s.1, shape=[4], dtype=\"float32\"))\n"
+          "  };\n"
+          "  %g(%g(%x))\n"
+          "}\n",
+          "EffectToState");
   CHECK(r->ok);
   CHECK_STREQ(def_text(r->out, "f"),
               "def @f(%x: Tensor[(4), float32], %state: RandState) {\n"
@@ -240,16 +244,17 @@ static void test_effect_closures(void) {
 
 /* Mutually recursive defs both thread the state, and tail calls stay tail calls. */
 static void test_effect_recursion(void) {
-  Run *r = run("def @even(%x: Tensor[(4), float32], %n: int32) -> Tensor[(4), float32] {\n"
-               "  if (greater(%n, 0)) { @odd(%x, subtract(%n, 1)) } else { %x }\n"
-               "}\n"
-               "def @odd(%x: Tensor[(4), float32], %n: int32) -> Tensor[(4), float32] {\n"
-               "  let %r = ref(@prng_state);\n"
-               "  let %d = nn.dropout_train(%x, %r^, rate=0.5f);\n"
-               "  %r := %d.1;\n"
-               "  @even(%d.0, %n)\n"
-               "}\n",
-               "EffectToState");
+  Run *r =
+      run("def @even(%x: Tensor[(4), float32], %n: int32) -> Tensor[(4), float32] {\n"
+          "  if (greater(%n, 0)) { @odd(%x, subtract(%n, 1)) } else { %x }\n"
+          "}\n"
+          "def @odd(%x: Tensor[(4), float32], %n: int32) -> Tensor[(4), float32] {\n"
+          "  let %r = ref(@prng_state);\n"
+          "  let %d = nn.dropout_train(%x, %r^, rate=0.5f);\n"
+          "  %r := %d.1;\n"
+          "  @even(%d.0, %n)\n"
+          "}\n",
+          "EffectToState");
   CHECK(r->ok);
   CHECK_STREQ(def_text(r->out, "even"),
               "def @even(%x: Tensor[(4), float32], %n: int32, %state: RandState) -> "
@@ -271,17 +276,18 @@ static void test_effect_recursion(void) {
 
 /* A user state global is threaded through match clauses and sequential calls. */
 static void test_effect_match_and_globals(void) {
-  Run *r = run("global @count: int32 = 0;\n"
-               "type T { A, B(int32) }\n"
-               "def @bump(%t: T) -> int32 {\n"
-               "  let %c = ref(@count);\n"
-               "  match (%t) {\n"
-               "    A => 0,\n"
-               "    B(%k) => { %c := add(%c^, %k); %c^ },\n"
-               "  }\n"
-               "}\n"
-               "def @main() { (@bump(A), @bump(B(2)), @count) }\n",
-               "EffectToState");
+  Run *r =
+      run("global @count: int32 = 0;\n"
+          "type T { A, B(int32) }\n"
+          "def @bump(%t: T) -> int32 {\n"
+          "  let %c = ref(@count);\n"
+          "  match (%t) {\n"
+          "    A => 0,\n"
+          "    B(%k) => { %c := add(%c^, %k); %c^ },\n"
+          "  }\n"
+          "}\n"
+          "def @main() { (@bump(A), @bump(B(2)), @count) }\n",
+          "EffectToState");
   CHECK(r->ok);
   CHECK_STREQ(def_text(r->out, "bump"),
               "def @bump(%t: T, %count: int32) -> (int32, int32) {\n"
@@ -307,44 +313,49 @@ static void test_effect_match_and_globals(void) {
 
 /* A state reference passed as a value and a stateful closure in a tuple are errors. */
 static void test_effect_errors(void) {
-  Run *r = run("def @g(%r: Ref[RandState]) { %r^ }\n"
-               "def @f() { let %r = ref(@prng_state); @g(%r) }\n",
-               "EffectToState");
+  Run *r =
+      run("def @g(%r: Ref[RandState]) { %r^ }\n"
+          "def @f() { let %r = ref(@prng_state); @g(%r) }\n",
+          "EffectToState");
   CHECK(!r->ok);
   CHECK_STREQ(diag_at(r, DIAG_ERROR, 0),
               "2:42: EffectToState: %r is a reference to @prng_state; it can only be read (%r^), "
               "written (%r := v) or captured here, not passed on as a value");
   done(r);
-  r = run("def @f(%x: Tensor[(4), float32]) {\n"
+  r =
+      run("def @f(%x: Tensor[(4), float32]) {\n"
           "  let %g = fn (%y: Tensor[(4), float32]) { nn.dropout(%y, @prng_state, rate=0.5f) };\n"
           "  let %t = (%g, 1);\n"
           "  %t.0(%x)\n"
           "}\n",
           "EffectToState");
   CHECK(!r->ok);
-  CHECK_STREQ(diag_at(r, DIAG_ERROR, 0),
-              "3:13: EffectToState: a function value that uses @prng_state is stored in a tuple here");
+  CHECK_STREQ(
+      diag_at(r, DIAG_ERROR, 0),
+      "3:13: EffectToState: a function value that uses @prng_state is stored in a tuple here");
   done(r);
 }
 
 /* A def used as a value where stateful closures flow gets a wrapper. */
 static void test_effect_wrap(void) {
-  Run *r = run("def @apply(%f: fn (float32) -> float32, %x: float32) { %f(%x) }\n"
-               "def @inc(%x: float32) { add(%x, 1f) }\n"
-               "def @main(%x: float32) {\n"
-               "  let %g = fn (%y: float32) { let %k = @prng_state; %y };\n"
-               "  (@apply(%g, %x), @apply(@inc, %x))\n"
-               "}\n",
-               "EffectToState");
+  Run *r =
+      run("def @apply(%f: fn (float32) -> float32, %x: float32) { %f(%x) }\n"
+          "def @inc(%x: float32) { add(%x, 1f) }\n"
+          "def @main(%x: float32) {\n"
+          "  let %g = fn (%y: float32) { let %k = @prng_state; %y };\n"
+          "  (@apply(%g, %x), @apply(@inc, %x))\n"
+          "}\n",
+          "EffectToState");
   CHECK(r->ok);
   CHECK_STREQ(def_text(r->out, "apply"),
               "def @apply(%f: fn (float32, RandState) -> (float32, RandState), %x: float32, "
               "%state: RandState) {\n"
               "  %f(%x, %state)\n"
               "}");
-  CHECK(strstr(def_text(r->out, "main"), "@apply(fn (%x, %state: RandState) {\n"
-                                          "    (@inc(%x), %state)\n"
-                                          "  }, %x, %0.1)") != NULL);
+  CHECK(strstr(def_text(r->out, "main"),
+               "@apply(fn (%x, %state: RandState) {\n"
+               "    (@inc(%x), %state)\n"
+               "  }, %x, %0.1)") != NULL);
   CHECK(module_func(r->out, "inc") == module_func(r->m, "inc"));
   done(r);
 }
@@ -380,7 +391,8 @@ static void test_anf(void) {
   CHECK(round_trips(r->out));
   done(r);
   /* Reading a state global is not an atom; ref(@g) keeps its operand. */
-  r = run("def @f(%x: Tensor[(4), float32]) {\n"
+  r =
+      run("def @f(%x: Tensor[(4), float32]) {\n"
           "  %0 = ref(@prng_state);\n"
           "  nn.dropout_train(%x, @prng_state, rate=0.5f).0\n"
           "}\n",
@@ -399,13 +411,14 @@ static void test_anf(void) {
 
 /* ToBasicBlockNormalForm binds only what must keep its order; flat code is shared. */
 static void test_bbnf(void) {
-  Run *r = run("def @g(%x: float32) { negative(%x) }\n"
-               "def @f(%c: bool, %x: float32, %y: float32) {\n"
-               "  let %a = add(multiply(%x, %y), if (%c) { %x } else { let %t = negative(%y); %t });\n"
-               "  let %b = (let %u = add(@g(%a), if (%c) { %y } else { %x }); multiply(%u, %u));\n"
-               "  (%a, %b)\n"
-               "}\n",
-               "ToBasicBlockNormalForm");
+  Run *r =
+      run("def @g(%x: float32) { negative(%x) }\n"
+          "def @f(%c: bool, %x: float32, %y: float32) {\n"
+          "  let %a = add(multiply(%x, %y), if (%c) { %x } else { let %t = negative(%y); %t });\n"
+          "  let %b = (let %u = add(@g(%a), if (%c) { %y } else { %x }); multiply(%u, %u));\n"
+          "  (%a, %b)\n"
+          "}\n",
+          "ToBasicBlockNormalForm");
   CHECK(r->ok);
   /* multiply is pure and stays nested; the call of @g must still run
    * before the if, so it is bound first. */
@@ -430,7 +443,8 @@ static void test_bbnf(void) {
               "}");
   done(r);
   /* Already flat: nothing changes, and the def is shared. */
-  r = run("def @g(%x: float32) { let %y = nn.relu(negative(%x)); add(%y, %y) }\n", "ToBasicBlockNormalForm");
+  r = run("def @g(%x: float32) { let %y = nn.relu(negative(%x)); add(%y, %y) }\n",
+          "ToBasicBlockNormalForm");
   CHECK(r->ok);
   CHECK_STREQ(r->diff, "no change\n");
   CHECK(module_func(r->out, "g") == module_func(r->m, "g"));
@@ -443,7 +457,8 @@ static const char *keys =
     "def @eat(%k: RandState) { random.uniform(%k, shape=[2], dtype=\"float32\") }\n"
     "def @ok(%c: bool, %k: RandState) {\n"
     "  let %s = random.split(%k);\n"
-    "  let %a = if (%c) { @eat(%s.0) } else { random.normal(%s.0, shape=[2], dtype=\"float32\") };\n"
+    "  let %a = if (%c) { @eat(%s.0) } else { random.normal(%s.0, shape=[2], dtype=\"float32\") "
+    "};\n"
     "  (%a, random.fold_in(%s.1, 1), random.fold_in(%s.1, 2), @eat(%s.1))\n"
     "}\n";
 
@@ -453,7 +468,8 @@ static void test_linearity(void) {
   CHECK(r->ok);
   CHECK_STREQ(r->diff, "no change\n");
   done(r);
-  r = run("def @eat(%k: RandState) { random.uniform(%k, shape=[2], dtype=\"float32\") }\n"
+  r =
+      run("def @eat(%k: RandState) { random.uniform(%k, shape=[2], dtype=\"float32\") }\n"
           "def @bad(%k: RandState) {\n"
           "  let %t = (%k, %k);\n"
           "  let %a = @eat(%t.0);\n"
@@ -461,11 +477,13 @@ static void test_linearity(void) {
           "}\n",
           "CheckKeyLinearity");
   CHECK(!r->ok);
-  CHECK_STREQ(diag_at(r, DIAG_ERROR, 0), "5:21: %k is used twice: a RandState key may be used once");
+  CHECK_STREQ(diag_at(r, DIAG_ERROR, 0),
+              "5:21: %k is used twice: a RandState key may be used once");
   CHECK_STREQ(diag_at(r, DIAG_NOTE, 0), "4:17: first used here");
   done(r);
   /* As a warning (the type checker's use). */
-  r = run("def @f(%x: Tensor[(4), float32]) {\n"
+  r =
+      run("def @f(%x: Tensor[(4), float32]) {\n"
           "  %0 = ref(@prng_state);\n"
           "  %1 = nn.dropout_train(%x, %0^, rate=0.5f);\n"
           "  nn.dropout_train(%1.0, %0^, rate=0.5f)\n"
@@ -505,9 +523,10 @@ static void test_manager(void) {
   done(r);
 
   r = run(seed001, "EffectToState");
-  CHECK(r->ok && strstr(r->diff, "--- @func1\n+++ @func1\n@@ -1,8 +1,4 @@\n"
-                                 "-def @func1(%x: Tensor[(4), float32]) {\n"
-                                 "-  %0 = ref(@prng_state);\n") != NULL);
+  CHECK(r->ok && strstr(r->diff,
+                        "--- @func1\n+++ @func1\n@@ -1,8 +1,4 @@\n"
+                        "-def @func1(%x: Tensor[(4), float32]) {\n"
+                        "-  %0 = ref(@prng_state);\n") != NULL);
   done(r);
 
   /* The hook sees every rewrite in order; stopping yields NULL. */
@@ -517,7 +536,8 @@ static void test_manager(void) {
   const PassDef *p = pass_lookup("EffectToState");
   Module *out = pass_run(p, r->m, &r->arena, &r->d, &hook);
   CHECK(out != NULL);
-  CHECK(strncmp(s.rules.data, "state-param drop-ref read-state write-state return-state state-param", 68) == 0);
+  CHECK(strncmp(s.rules.data,
+                "state-param drop-ref read-state write-state return-state state-param", 68) == 0);
   module_free(out);
   sb_free(&s.rules);
   Seen s2 = {.stop_after = 2};
@@ -557,8 +577,10 @@ static PassResult scoped(Run *r, const char *names, const char *only, StrBuf *he
  * rewrites what it must but reports and diffs only the scope. */
 static void test_scope(void) {
   CHECK(pass_lookup("FuseOps")->local && !pass_lookup("EffectToState")->local);
-  Run *r = run("def @a(%x: float32) { exp(add(%x, 1f)) }\n"
-               "def @b(%x: float32) { exp(add(%x, 2f)) }\n", NULL);
+  Run *r =
+      run("def @a(%x: float32) { exp(add(%x, 1f)) }\n"
+          "def @b(%x: float32) { exp(add(%x, 2f)) }\n",
+          NULL);
   StrBuf heard = {0};
   PassResult pr = scoped(r, "FuseOps", "b", &heard);
   CHECK_STREQ(heard.data, "@b");
@@ -625,11 +647,12 @@ enum { DEEP = 1000000 };
 
 /* def @deep(%x) { %0 = @inc(%x); %1 = @inc(%0); ... } with a stateful @inc. */
 static Module *deep_module(Arena *a, DiagCtx *d) {
-  const char *src = "def @inc(%y: float32) {\n"
-                    "  let %r = ref(@prng_state);\n"
-                    "  %r := random.split(%r^).0;\n"
-                    "  add(%y, 1f)\n"
-                    "}\n";
+  const char *src =
+      "def @inc(%y: float32) {\n"
+      "  let %r = ref(@prng_state);\n"
+      "  %r := random.split(%r^).0;\n"
+      "  add(%y, 1f)\n"
+      "}\n";
   Module *m = module_new(a);
   if (!parse_module(m, d, diag_add_source(d, "deep", src, strlen(src)))) return m;
   Span sp = {0, 0, 0};
@@ -666,8 +689,10 @@ static void *deep_thread(void *arg) {
   *ok = d.nerrors == 0;
   for (int i = 0; i < 3; i++) {
     Module *out = pass_run(pass_lookup(names[i]), m, &a, &d, NULL);
-    if (!out) *ok = 0;
-    else module_free(out);
+    if (!out)
+      *ok = 0;
+    else
+      module_free(out);
   }
   module_free(m);
   diag_free(&d);

@@ -10,12 +10,11 @@
 
 #include "interp/extern.h"
 #include "interp/interp.h"
-#include "rt/tir_interp.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
+#include "rt/tir_interp.h"
 #include "tests/unit/check.h"
 #include "tests/unit/harness.h"
-
 
 /* ───────────────────────────── tensors ───────────────────────────── */
 
@@ -82,7 +81,8 @@ static const char *const prims[] = {
     "  for %i in range(5, 3) { %A[0] = 998; }\n"
     "}\n",
     /* every kind from a begin: (begin, end) with one variable */
-    "prim @loops_begin(%A: Buffer[(12), int32], %X: Buffer[(6), float32], %Y: Buffer[(2), float32]) {\n"
+    "prim @loops_begin(%A: Buffer[(12), int32], %X: Buffer[(6), float32], %Y: Buffer[(2), "
+    "float32]) {\n"
     "  for %i in parallel(2, 4) { %A[%i] = %i * 10; }\n"
     "  for %i in vectorized(4, 6) { %A[%i] = %i + 100; }\n"
     "  for %i in unrolled(-1, 1) { %A[6 + %i] = 60 + %i; }\n"
@@ -292,9 +292,18 @@ static void test_intrinsics(EvalEnv *e) {
   double want[48];
   for (int i = 0; i < 4; i++) {
     float v = x[i], a = fabsf(v);
-    float r[12] = {v > 0.5f ? v : 0.5f, v < 0.5f ? v : 0.5f, a, expf(v), logf(a + 1.0f), sqrtf(a),
-                   tanhf(v), 1.0f / (1.0f + expf(-v)), powf(a, 1.5f), v > 0 ? v : 0.0f - v,
-                   floorf(v), ceilf(v)};
+    float r[12] = {v > 0.5f ? v : 0.5f,
+                   v < 0.5f ? v : 0.5f,
+                   a,
+                   expf(v),
+                   logf(a + 1.0f),
+                   sqrtf(a),
+                   tanhf(v),
+                   1.0f / (1.0f + expf(-v)),
+                   powf(a, 1.5f),
+                   v > 0 ? v : 0.0f - v,
+                   floorf(v),
+                   ceilf(v)};
     for (int k = 0; k < 12; k++) want[k * 4 + i] = r[k];
   }
   CHECK(same(t[1], want));
@@ -309,10 +318,30 @@ static void test_ints_and_casts(EvalEnv *e) {
                     vec(DT_FLOAT32, 4, (double[]){-2.7, 3e10, NAN, -3e10}),
                     mat(DT_INT32, 4, 6, NULL)};
   CHECK(run_ok(e, "ints", t, 4, &err));
-  CHECK(same(t[3], (double[]){-3, -1, -2, -7, -3, 9,                /* truncating / and % */
-                              -3, 1, 2147483647, 7, 3, 9,           /* saturating cast */
-                              42, 6, 0, 44, 150, 293,               /* NaN → 0, int8 wraps */
-                              -2147483648.0, 0, -2147483648.0, 0, -1073741824, 2147483647}));
+  CHECK(same(t[3], (double[]){-3,
+                              -1,
+                              -2,
+                              -7,
+                              -3,
+                              9, /* truncating / and % */
+                              -3,
+                              1,
+                              2147483647,
+                              7,
+                              3,
+                              9, /* saturating cast */
+                              42,
+                              6,
+                              0,
+                              44,
+                              150,
+                              293, /* NaN → 0, int8 wraps */
+                              -2147483648.0,
+                              0,
+                              -2147483648.0,
+                              0,
+                              -1073741824,
+                              2147483647}));
   /* division by zero is an error at the division */
   Tensor y = rt_tensor_as_ir(t[1]);
   tensor_set_f64(&y, 2, 0);
@@ -445,20 +474,22 @@ static void test_long_seq(void) {
 
 /* ───────────────────────────── call_tir ───────────────────────────── */
 
-
 static void test_call_tir(EvalEnv *e) {
-  eval_env_expect(e, "call_tir(@rowsum, ([[1f, 2f], [3f, 4f]],), shape=[2], dtype=\"float32\")", "[3f, 7f]");
-  eval_env_expect(e, "call_tir(@two, ([1.5f, 2f],), shape=[[2], [2]], dtype=[\"float32\", \"int32\"])",
-         "([2.5f, 3f], [2, 4])");
+  eval_env_expect(e, "call_tir(@rowsum, ([[1f, 2f], [3f, 4f]],), shape=[2], dtype=\"float32\")",
+                  "[3f, 7f]");
+  eval_env_expect(e,
+                  "call_tir(@two, ([1.5f, 2f],), shape=[[2], [2]], dtype=[\"float32\", \"int32\"])",
+                  "([2.5f, 3f], [2, 4])");
   /* the prim writes its input: call_tir copies it, %a is unchanged */
   eval_env_expect(e, "let %a = [1f, 2f]; let %b = call_tir(@inplace, (%a,), shape=[2]); (%a, %b)",
-         "([1f, 2f], [5f, 2f])");
-  eval_env_expect(e, "call_tir(@partial_write, (), shape=[3])", "[0f, 2f, 0f]"); /* outputs start at zero */
+                  "([1f, 2f], [5f, 2f])");
+  eval_env_expect(e, "call_tir(@partial_write, (), shape=[3])",
+                  "[0f, 2f, 0f]"); /* outputs start at zero */
   eval_env_expect(e, "@h([1f, 2f, 3f])", "[6f]");
   eval_env_expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1], dtype=\"float32\")",
-         "call_tir: external function env.linear is not registered");
+                  "call_tir: external function env.linear is not registered");
   eval_env_expect(e, "@g([1f], [2f, 3f])",
-         "call_tir: size variable j is not determined by the inputs of this call");
+                  "call_tir: size variable j is not determined by the inputs of this call");
 }
 
 /* call_tir errors carry two locations: argument and parameter, `shape`, or inside the prim. */
@@ -512,15 +543,15 @@ static int env_linear(DLTensor *a, int n, void *ctx, char *err, size_t errn) {
 
 static void test_extern(EvalEnv *e) {
   rly_register_extern("env.linear", env_linear, NULL);
-  eval_env_expect(e,
-         "call_tir(\"env.linear\", ([[1f, 2f]], [[1f, 1f], [0f, 3f]], [0.5f, 0f]), shape=[1, 2])",
-         "[[3.5f, 6f]]");
+  eval_env_expect(
+      e, "call_tir(\"env.linear\", ([[1f, 2f]], [[1f, 1f], [0f, 3f]], [0.5f, 0f]), shape=[1, 2])",
+      "[[3.5f, 6f]]");
   eval_env_expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1])",
-         "call_tir: env.linear failed: env.linear wants (x, w, b) and an output");
+                  "call_tir: env.linear failed: env.linear wants (x, w, b) and an output");
   rly_register_extern("env.linear", NULL, NULL);
   CHECK(rly_extern_lookup("env.linear", NULL) == NULL);
   eval_env_expect(e, "call_tir(\"env.linear\", ([1f],), shape=[1])",
-         "call_tir: external function env.linear is not registered");
+                  "call_tir: external function env.linear is not registered");
   rly_extern_clear();
 }
 

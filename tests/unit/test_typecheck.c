@@ -59,7 +59,9 @@ static const char *def_ty(Run *r, const char *name) {
 }
 
 /* "line:col: message" of the i-th diagnostic of a level (static buffer). */
-static const char *diag_at(Run *r, DiagLevel level, int i) { return diag_at_level(&r->d, level, i); }
+static const char *diag_at(Run *r, DiagLevel level, int i) {
+  return diag_at_level(&r->d, level, i);
+}
 
 static const char *err(Run *r) { return diag_at(r, DIAG_ERROR, 0); }
 static const char *warn(Run *r) { return diag_at(r, DIAG_WARNING, 0); }
@@ -355,10 +357,11 @@ static void test_prim_unallocated(void) {
 /* A begin parses only in kind(begin, end) with one variable; a pass that
  * gives one to a grid (which cannot print it) is caught by the verifier. */
 static void test_prim_loop_begin(void) {
-  Run *r = run("prim @p(%X: Buffer[(4, 4), float32]) {\n"
-               "  for %i, %j in grid(4, 4) { %X[%i, %j] = 0f; }\n"
-               "  for %k in vectorized(1, 4) { %X[0, %k] = 1f; }\n"
-               "}\n");
+  Run *r =
+      run("prim @p(%X: Buffer[(4, 4), float32]) {\n"
+          "  for %i, %j in grid(4, 4) { %X[%i, %j] = 0f; }\n"
+          "  for %k in vectorized(1, 4) { %X[0, %k] = 1f; }\n"
+          "}\n");
   CHECK(r->ok);
   PrimFunc *f = r->ok ? module_prim(r->m, "p") : NULL;
   if (f) {
