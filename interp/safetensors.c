@@ -22,12 +22,14 @@ enum {
 };
 
 /* X(code, rly dtype, bytes in the file) — BF16 is widened to float32. */
-#define ST_DTYPES(X)                                                                             \
-  X("BOOL", DT_BOOL, 1)                                                                          \
-  X("U8", DT_UINT8, 1)                                                                           \
-  X("I8", DT_INT8, 1) X("U16", DT_UINT16, 2) X("I16", DT_INT16, 2) X("U32", DT_UINT32, 4)        \
-      X("I32", DT_INT32, 4) X("U64", DT_UINT64, 8) X("I64", DT_INT64, 8) X("F16", DT_FLOAT16, 2) \
-          X("F32", DT_FLOAT32, 4) X("F64", DT_FLOAT64, 8) X("BF16", DT_FLOAT32, 2)
+// clang-format off
+#define ST_DTYPES(X)                                                              \
+  X("BOOL", DT_BOOL, 1)   X("U8", DT_UINT8, 1)     X("I8", DT_INT8, 1)            \
+  X("U16", DT_UINT16, 2)  X("I16", DT_INT16, 2)    X("U32", DT_UINT32, 4)         \
+  X("I32", DT_INT32, 4)   X("U64", DT_UINT64, 8)   X("I64", DT_INT64, 8)          \
+  X("F16", DT_FLOAT16, 2) X("F32", DT_FLOAT32, 4)  X("F64", DT_FLOAT64, 8)        \
+  X("BF16", DT_FLOAT32, 2)
+// clang-format on
 
 typedef struct StEntry {
   char name[ST_MAX_NAME];
