@@ -35,12 +35,14 @@ struct Buffer {
   Span span;
 };
 
+// clang-format off
 #define PRIM_BINOPS(X)                                                                          \
   X(PB_ADD, "+", 10)                                                                            \
   X(PB_SUB, "-", 10)                                                                            \
   X(PB_MUL, "*", 12) X(PB_DIV, "/", 12) X(PB_MOD, "%", 12) X(PB_LT, "<", 8) X(PB_LE, "<=", 8)   \
       X(PB_GT, ">", 8) X(PB_GE, ">=", 8) X(PB_EQ, "==", 7) X(PB_NE, "!=", 7) X(PB_AND, "&&", 5) \
           X(PB_OR, "||", 4)
+// clang-format on
 
 typedef enum PrimBinOp {
 #define X(e, s, p) e,
@@ -49,12 +51,14 @@ typedef enum PrimBinOp {
 } PrimBinOp;
 
 /* Intrinsics: name, arity. */
+// clang-format off
 #define PRIM_INTRINSICS(X)                                                          \
   X(PI_MAX, "max", 2)                                                               \
   X(PI_MIN, "min", 2)                                                               \
   X(PI_ABS, "abs", 1) X(PI_EXP, "exp", 1) X(PI_LOG, "log", 1) X(PI_SQRT, "sqrt", 1) \
       X(PI_TANH, "tanh", 1) X(PI_SIGMOID, "sigmoid", 1) X(PI_POW, "pow", 2)         \
           X(PI_SELECT, "select", 3) X(PI_FLOOR, "floor", 1) X(PI_CEIL, "ceil", 1)
+// clang-format on
 
 typedef enum PrimIntrinsic {
 #define X(e, s, n) e,

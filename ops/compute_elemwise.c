@@ -16,6 +16,7 @@
 #include "ops/families.h"
 
 /* X(kind, rule): the rule compute_<rule> (ops/families.h) lowers the kind. */
+// clang-format off
 #define BIN_KINDS(X)                                                                  \
   X(B_ADD, add)                                                                       \
   X(B_SUB, subtract)                                                                  \
@@ -23,6 +24,7 @@
       X(B_MIN, minimum) X(B_AND, logical_and) X(B_OR, logical_or) X(B_EQ, equal)      \
           X(B_NE, not_equal) X(B_LT, less) X(B_LE, less_equal) X(B_GT, greater)       \
               X(B_GE, greater_equal)
+// clang-format on
 
 typedef enum BinKind {
 #define X(e, r) e,
@@ -30,6 +32,7 @@ typedef enum BinKind {
 #undef X
 } BinKind;
 
+// clang-format off
 #define UN_KINDS(X)                                                                    \
   X(U_NEG, negative)                                                                   \
   X(U_ABS, abs)                                                                        \
@@ -37,6 +40,7 @@ typedef enum BinKind {
       X(U_SIGMOID, sigmoid) X(U_FLOOR, floor) X(U_CEIL, ceil) X(U_SIGN, sign)          \
           X(U_NOT, logical_not) X(U_RELU, relu) X(U_LEAKY, leaky_relu) X(U_CLIP, clip) \
               X(U_CAST, cast)
+// clang-format on
 
 typedef enum UnKind {
 #define X(e, r) e,
