@@ -1247,6 +1247,21 @@ def compare_values(c, k, g, e):
     return None
 
 
+# ───────────────────────────── case files ─────────────────────────────
+# More generators live in tests/kernels/<family>.py, one file per op family,
+# so each family's cases are kept with each other.  They are run in this
+# module's namespace: they use Case, the data generators, the tolerances and
+# @gen from above as if written here.
+
+def load_case_files():
+    import glob
+    import os
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+    for path in sorted(glob.glob(os.path.join(here, "*.py"))):
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), globals())
+
+
 def describe(c):
     ins = ", ".join("%s%s" % (a.dtype, a.shape) for a in c.inputs)
     return "%s(%s%s%s)" % (c.op, ins, ", " if c.attrs and ins else "", c.attrs)
@@ -1265,6 +1280,7 @@ def main():
         print(__doc__)
         return 2
     driver = args[0]
+    load_case_files()
     ops = subprocess.run([driver, "--ops"], capture_output=True, text=True, check=True).stdout.split("\n")
     with_kernel = [l.split()[0] for l in ops if l.endswith(" 1")]
     cases, passed, failed = [], 0, 0

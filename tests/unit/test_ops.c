@@ -255,6 +255,14 @@ static const char *const expected_ops[] = {
     "random.key_data",
     "random.wrap_key",
     "call_tir",
+    /* elementwise and reductions added with the op set */
+    /* end elementwise and reductions */
+    /* nn added with the op set */
+    /* end nn */
+    /* transforms added with the op set */
+    /* end transforms */
+    /* image, vision and dyn added with the op set */
+    /* end image, vision and dyn */
 };
 
 /* Every default text must read back through the accessor of its kind. */
