@@ -4,13 +4,19 @@ BUILD ?= build
 SAN_BUILD ?= build-san
 MESON_SETUP = meson setup --native-file scripts/llvm19.ini
 
-.PHONY: all deps run test test-san bench clean format format-check
+# Needed by the tests only (tests/onnx_torch.py exports models with PyTorch).
+TEST_PKGS = python3-torch python3-torchvision python3-onnx
+
+.PHONY: all deps test-deps run test test-san bench clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 deps:
 	@scripts/install-deps
+
+test-deps:
+	@scripts/install-deps $(TEST_PKGS)
 
 $(BUILD)/build.ninja: | deps
 	$(MESON_SETUP) $(BUILD)
@@ -21,10 +27,10 @@ $(SAN_BUILD)/build.ninja: | deps
 run: deps all
 	$(BUILD)/rly examples/tour.rly
 
-test: deps all
+test: deps test-deps all
 	@scripts/run-tests $(BUILD)
 
-test-san: deps $(SAN_BUILD)/build.ninja
+test-san: deps test-deps $(SAN_BUILD)/build.ninja
 	ninja -C $(SAN_BUILD)
 	@scripts/run-tests $(SAN_BUILD)
 

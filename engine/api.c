@@ -1,12 +1,17 @@
 /* api.c — the public C API (include/rly.h) over the engine.
  *
- * A session holds one DiagCtx, one Engine and the current Module.  Loading
- * parses into a copy of the module and replaces it only on success, so a
- * failed load leaves the session as it was.  Definitions and the values of
- * loaded expressions live in the session's arena for its lifetime; a call
- * (rly_call) builds its expression in a scratch arena freed on return (it
- * holds no function literal, so no value can point into it), and copies
- * its results out, so any number of calls runs in bounded memory. */
+ * A session holds one DiagCtx and one Engine, which keeps the program (the
+ * current module, session variables, the prelude: engine.h).  A load is
+ * one engine transaction, as the REPL's :load: the text is parsed into a
+ * copy of the module (leaving out prelude definitions it replaces), and
+ * its expressions are evaluated after the copy became current; any error,
+ * in checking or at run time, rolls the module and the session variables
+ * back, so a failed load leaves the session as it was.  Definitions and
+ * the values of loaded expressions live in the session's arena for its
+ * lifetime; a call (rly_call) builds its expression in a scratch arena
+ * freed on return (it holds no function literal, so no value can point
+ * into it), and copies its results out, so any number of calls runs in
+ * bounded memory. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +23,10 @@
 #include "jit/jit.h"
 #include "passes/passes.h"
 
-extern const char rly_prelude_text[];
-extern const size_t rly_prelude_len;
-
 struct rly_session {
   DiagCtx diag;
   Engine *engine;
   Arena arena; /* definitions and loaded expressions */
-  Module *m;
   char *error; /* rendered diagnostics of the last failure */
 };
 
@@ -71,8 +72,7 @@ rly_session *rly_open(int flags) {
   EngineOptions o = engine_options_default();
   if (flags & RLY_OPEN_ENV) engine_options_from_env(&o);
   s->engine = engine_new(&o, &s->diag);
-  s->m = module_new(&s->arena);
-  if (!(flags & RLY_OPEN_NO_PRELUDE) && rly_load_text(s, "<prelude>", rly_prelude_text) != 0) {
+  if (!(flags & RLY_OPEN_NO_PRELUDE) && !engine_load_prelude(s->engine)) {
     rly_close(s); /* the built-in prelude always checks */
     return NULL;
   }
@@ -82,7 +82,6 @@ rly_session *rly_open(int flags) {
 void rly_close(rly_session *s) {
   if (!s) return;
   engine_free(s->engine);
-  module_free(s->m);
   arena_free(&s->arena);
   diag_free(&s->diag);
   free(s->error);
@@ -99,35 +98,52 @@ int rly_set_exec(rly_session *s, rly_exec mode) {
   return 0;
 }
 
-static void replace_module(rly_session *s, Module *m) {
-  if (m == s->m) return;
-  module_free(s->m);
-  s->m = m;
+/* A `:` line anywhere in the text is an error (before anything runs). */
+static bool no_commands(rly_session *s, const ParseResult *r) {
+  for (int i = 0; i < r->nitems; i++)
+    if (r->items[i].kind == ITEM_COMMAND) {
+      diag_error(&s->diag, r->items[i].span, "`:` commands are for the REPL, not rly_load_text");
+      return false;
+    }
+  return true;
 }
 
-/* Evaluates the script's expressions in order (a `let` binds its value). */
+/* Evaluates the input's expressions in order; a `let` binds a session
+ * variable. */
 static bool run_items(rly_session *s, const ParseResult *r) {
   for (int i = 0; i < r->nitems; i++) {
     const ScriptItem *it = &r->items[i];
-    if (it->kind == ITEM_COMMAND) {
-      diag_error(&s->diag, it->span, "`:` commands are for the REPL, not rly_load_text");
+    bool let = it->kind == ITEM_LET;
+    if ((it->kind != ITEM_EXPR && !let) || !it->expr) continue;
+    if (!engine_eval(s->engine, engine_module(s->engine), it->expr, let ? it->var : NULL))
       return false;
-    }
-    if ((it->kind == ITEM_EXPR || it->kind == ITEM_LET) &&
-        !engine_eval(s->engine, s->m, it->expr, it->kind == ITEM_LET ? it->var : NULL))
-      return false;
+    if (let) engine_var_set(s->engine, it->var);
   }
   return true;
 }
 
+/* One transaction: check, commit, evaluate; any failure rolls it back. */
 int rly_load_text(rly_session *s, const char *name, const char *text) {
   clear_error(s);
-  uint32_t file = diag_add_source(&s->diag, name ? name : "<text>", text, strlen(text));
-  ParseResult r = {0};
-  Module *m = engine_parse(s->engine, s->m, &s->arena, file, 0, NULL, &r);
-  if (!m) return failed(s);
-  replace_module(s, m);
-  return run_items(s, &r) ? 0 : failed(s);
+  name = name ? name : "<text>";
+  size_t len = strlen(text);
+  if (!engine_txn_begin(s->engine)) return fail_msg(s, "%s", "loads are nested too deeply");
+  EngineScan sc = {0};
+  engine_scan(name, text, len, &sc);
+  uint32_t file = diag_add_source(&s->diag, name, text, len);
+  EngineInput in;
+  bool ok = engine_input_check(s->engine, &in, &s->arena, file, &sc, NULL);
+  if (ok && !no_commands(s, &in.r)) {
+    module_free(in.m); /* checked, not committed */
+    ok = false;
+  }
+  if (ok) {
+    engine_input_commit(s->engine, &in);
+    ok = run_items(s, &in.r);
+  }
+  engine_txn_end(s->engine, ok);
+  engine_scan_free(&sc);
+  return ok ? 0 : failed(s);
 }
 
 int rly_load_file(rly_session *s, const char *path) {
@@ -144,24 +160,27 @@ int rly_load_file(rly_session *s, const char *path) {
 
 int rly_run_passes(rly_session *s, const char *names) {
   clear_error(s);
-  Module *m = engine_passes(s->engine, s->m, &s->arena, names);
+  Module *m = engine_passes(s->engine, engine_module(s->engine), &s->arena, names);
   if (!m) return failed(s);
-  replace_module(s, m);
+  if (m != engine_module(s->engine)) engine_set_module(s->engine, m);
   return 0;
 }
 
 char *rly_print(rly_session *s) {
   PrintOptions opt = {.header = true};
-  return print_module(s->m, opt);
+  return print_module(engine_module(s->engine), opt);
 }
 
 int rly_eval(rly_session *s, const char *expr, char **text) {
   clear_error(s);
   *text = NULL;
   uint32_t file = diag_add_source(&s->diag, "<eval>", expr, strlen(expr));
-  Expr *e = parse_expr(s->m, &s->diag, file, NULL);
-  if (!e || !ty_check_expr(s->m, e, &s->diag)) return failed(s);
-  Value *v = engine_eval(s->engine, s->m, e, NULL);
+  Module *m = engine_module(s->engine);
+  ParseOptions po = {0};
+  po.session = (Var **)engine_vars(s->engine, &po.nsession);
+  Expr *e = parse_expr(m, &s->diag, file, &po);
+  if (!e || !ty_check_expr(m, e, &s->diag)) return failed(s);
+  Value *v = engine_eval(s->engine, m, e, NULL);
   if (!v) return failed(s);
   *text = engine_format(s->engine, v);
   return 0;
@@ -253,7 +272,8 @@ int rly_call(rly_session *s, const char *func, const DLTensor *args, int nargs,
              DLManagedTensor **results, int max_results, int *nresults) {
   clear_error(s);
   *nresults = 0;
-  if (!module_func(s->m, func)) return fail_msg(s, "no function @%s in the session", func);
+  Module *m = engine_module(s->engine);
+  if (!module_func(m, func)) return fail_msg(s, "no function @%s in the session", func);
   RtTensor **ts = calloc((size_t)nargs + 1, sizeof *ts);
   Var **vars = calloc((size_t)nargs + 1, sizeof *vars);
   if (!ts || !vars) rly_oom();
@@ -263,9 +283,9 @@ int rly_call(rly_session *s, const char *func, const DLTensor *args, int nargs,
   Arena scratch;
   arena_init(&scratch);
   if (rc == 0) {
-    Module *view = module_copy(s->m, &scratch); /* types of the call go to scratch */
+    Module *view = module_copy(m, &scratch); /* types of the call go to scratch */
     Expr *e = call_expr(s, &scratch, func, ts, nargs, vars);
-    Value *v = ty_check_expr(view, e, &s->diag) ? engine_eval(s->engine, s->m, e, NULL) : NULL;
+    Value *v = ty_check_expr(view, e, &s->diag) ? engine_eval(s->engine, m, e, NULL) : NULL;
     rc = v ? results_out(s, v, results, max_results, nresults) : failed(s);
     module_free(view);
   }

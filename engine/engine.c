@@ -6,12 +6,15 @@
  * pure op calls become call_tir of prim functions, which call_tir runs on
  * the registered compiled executor (the JIT, rt/exec.h) or the TIR
  * interpreter.  The lowered program is evaluated against a copy of the
- * module holding the lowered definitions and the prim functions. */
+ * module holding the lowered definitions and the prim functions.  The
+ * program the engine keeps for a session (module, session variables,
+ * transactions, the prelude) is in program.c, input.c and prelude.c. */
 #include "engine/engine.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine_int.h"
 #include "ir/walk.h"
 #include "jit/jit.h"
 #include "ops/ops.h"
@@ -36,6 +39,7 @@ struct Engine {
   Def *view_defs; /* view_src's definitions when the view was built */
   int view_ndefs;
   int jit_state; /* 0: not asked yet, 1: the JIT loads, 2: it does not */
+  Program prog;  /* the module, session variables, transactions (program.c) */
 };
 
 static const char *const exec_names[] = {
@@ -116,6 +120,7 @@ void engine_set_options(Engine *e, const EngineOptions *o) {
 }
 
 const EngineOptions *engine_options(const Engine *e) { return &e->opt; }
+Program *engine_program(const Engine *e) { return (Program *)&e->prog; }
 Interp *engine_interp(Engine *e) { return e->in; }
 DiagCtx *engine_diag(Engine *e) { return e->diag; }
 
@@ -135,11 +140,13 @@ Engine *engine_new(const EngineOptions *o, DiagCtx *d) {
   e->low = lower_new(&e->arena, name_taken, e);
   jit_register_executor();
   engine_set_options(e, o);
+  program_init(&e->prog);
   return e;
 }
 
 void engine_free(Engine *e) {
   if (!e) return;
+  program_free(&e->prog);
   interp_free(e->in);
   if (e->view) module_free(e->view);
   free(e->view_defs);
@@ -183,6 +190,33 @@ Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names) {
   PassResult r = {0};
   Module *out = pass_pipeline(names, m, a, e->diag, &po, &r) ? r.module : NULL;
   pass_result_free(&r);
+  return out;
+}
+
+/* ───────────────────────────── importing ───────────────────────────── */
+
+Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *path,
+                           const char *func, bool bind, Span where, OnnxWeights *w) {
+  OnnxWeights local;
+  if (!w) w = &local;
+  Module *m = module_copy(base, a);
+  OnnxImportOptions o = {.func = func, .where = where};
+  if (!onnx_import(path, m, &o, e->diag, w)) {
+    module_free(m);
+    return NULL;
+  }
+  Module *out = m;
+  if (bind && w->n) {
+    BindParamsSpec spec = {func, w->n, w->names, w->values, path, where};
+    out = pass_bind(&spec, m, a, e->diag, NULL);
+    module_free(m);
+    if (!out) return NULL;
+  }
+  if (!ty_check_module(out, e->diag)) {
+    diag_note(e->diag, where, "the function imported from %s does not type-check", path);
+    module_free(out);
+    return NULL;
+  }
   return out;
 }
 
@@ -327,7 +361,6 @@ Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind) {
 
 char *engine_format(Engine *e, const Value *v) { return interp_format(e->in, v); }
 void engine_unbind(Engine *e, Var *v) { interp_bind(e->in, v, NULL); }
-void engine_reset(Engine *e) { interp_reset(e->in); }
 void engine_collect(Engine *e) { interp_gc(e->in); }
 void engine_seed(Engine *e, int64_t seed) { interp_seed(e->in, seed); }
 void engine_interrupt(void) { rt_interrupt(); }

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frontend/onnx.h"
 #include "interp/interp.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
@@ -88,6 +89,15 @@ Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int
  * new module, or NULL after diagnostics. */
 Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names);
 
+/* Imports the ONNX model at path into a copy of base (in a) as @func
+ * (frontend/onnx.h): its parameters are the graph's inputs and its
+ * weights.  bind: the weights become constants (BindParams), and *w (may
+ * be NULL) gets them anyway; otherwise they stay parameters.  The
+ * type-checked copy, or NULL after diagnostics (base is untouched).
+ * where: the command that asked, for notes (or {0}). */
+Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *path,
+                           const char *func, bool bind, Span where, OnnxWeights *w);
+
 /* The jit mode's view of m: definitions fused and lowered to prim
  * functions plus those prim functions; *ex (may be NULL) is lowered too.
  * NULL when lowering is not possible (then run m as is).  The view
@@ -102,9 +112,93 @@ Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind);
 char *engine_format(Engine *e, const Value *v);
 
 void engine_unbind(Engine *e, Var *v);     /* release a replaced variable's value */
-void engine_reset(Engine *e);              /* forget variables and state */
 void engine_collect(Engine *e);            /* collect unreachable values now (:time) */
 void engine_seed(Engine *e, int64_t seed); /* @prng_state = random.key(seed) */
 void engine_interrupt(void);               /* async-signal-safe */
+
+/* ── the program: module, prelude, session variables, transactions ──
+ *
+ * An engine keeps the program a session builds up (program.c, input.c,
+ * prelude.c): the current module, the base module it starts from (the
+ * prelude's definitions, or none), the session variables (`let %x = e;`)
+ * and a stack of transactions.  The current module is never edited in
+ * place: text is parsed into a copy that replaces it only when everything
+ * checked, and a transaction makes several steps (inputs, their
+ * evaluation, passes) one that either all happens or leaves the program as
+ * it was.  The REPL (:load) and the C API (rly_load_text) both work so. */
+
+/* Parses the built-in prelude into the base module (before any input) and
+ * starts the current module from it; false, with diagnostics, when it does
+ * not check (then the base module stays empty). */
+bool engine_load_prelude(Engine *e);
+Module *engine_module(const Engine *e);
+const Module *engine_base(const Engine *e);
+/* Makes m current and returns the module it replaces for the caller to
+ * keep (an undo step) or free (module_free); NULL when the engine keeps it
+ * (the base, or a module an open transaction may roll back to). */
+Module *engine_replace_module(Engine *e, Module *m);
+/* The same, freeing the replaced module. */
+void engine_set_module(Engine *e, Module *m);
+/* Forgets definitions (the current module becomes a copy of the base, in a
+ * or, when NULL, the engine's memory), session variables and run-time
+ * state. */
+void engine_reset(Engine *e, Arena *a);
+/* Is d, by its identity, still the prelude's definition of its name? */
+bool engine_is_prelude_def(const Engine *e, const Def *d);
+
+/* Session variables: the latest binding per name, visible to the
+ * expressions of later inputs.  engine_var_set binds v's name to v; the
+ * value of the variable it replaces is released unless a transaction may
+ * bring that variable back. */
+Var *const *engine_vars(const Engine *e, int *n);
+Var *engine_var(const Engine *e, const char *name); /* NULL if none */
+void engine_var_set(Engine *e, Var *v);
+
+/* Transactions nest (up to 16; begin returns false beyond).  end(ok):
+ * keep what happened since the matching begin, or roll the module and the
+ * session variables back to what they were there. */
+bool engine_txn_begin(Engine *e);
+void engine_txn_end(Engine *e, bool ok);
+int engine_txn_depth(const Engine *e);
+
+/* What a quick lexical pass over a text finds before parsing: its `:`
+ * command lines (where a shell splits it) and the names it defines ("@f",
+ * "T", constructor names), so that prelude definitions it replaces can be
+ * left out first. */
+typedef struct EngineScan {
+  Span *cmds; /* in a throwaway source: only off and len are meaningful */
+  int ncmds, capcmds;
+  PtrVec names; /* malloc'd */
+} EngineScan;
+void engine_scan(const char *name, const char *text, size_t len, EngineScan *out);
+void engine_scan_free(EngineScan *sc);
+
+/* One input (a script, or a part of one between `:` lines): the copy of
+ * the module it was parsed into and its items. */
+typedef struct EngineInput {
+  Module *m;
+  ParseResult r;
+  int ndefs; /* definitions among the items */
+} EngineInput;
+
+/* Parses `file` (registered in the engine's DiagCtx) into a copy of the
+ * current module allocated in a, without the prelude definitions the text
+ * replaces (scan: its engine_scan, or NULL) and those that depend on them;
+ * session variables are visible.  Then type-checks its definitions (a
+ * brand-new function, global or prim alone; anything that replaces a
+ * definition or defines a type or several things with the whole module),
+ * then its expressions and lets in order.  last (%_, may be NULL) has each
+ * expression's type for the items after it, and its own back at the end.
+ * False after diagnostics (in->r.incomplete: the first error is at the end
+ * of the text); the current module is untouched either way. */
+bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, const EngineScan *scan,
+                        Var *last);
+/* Makes a checked input's module current when it defines anything, and
+ * marks the definitions that replace the prelude's as new (not
+ * `replaced`).  The caller then evaluates its expressions and lets
+ * (engine_eval against engine_module, engine_var_set for a let). */
+void engine_input_commit(Engine *e, EngineInput *in);
+/* The type an ITEM_DEF of a type defined, in the input's module m. */
+AdtDef *engine_item_adt(const Module *m, const ScriptItem *it);
 
 #endif

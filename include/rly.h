@@ -45,8 +45,13 @@ void rly_close(rly_session *s);
 int rly_set_exec(rly_session *s, rly_exec mode);
 
 /* Adds the definitions of `text` (named `name` in messages) to the
- * session's module; top-level expressions in it are evaluated in order.
- * On failure the module is as before. */
+ * session's module; top-level expressions in it are evaluated in order,
+ * and `let %x = e;` binds a session variable that later loads and
+ * rly_eval see.  A load is all or nothing: when any part of it fails (a
+ * parse or type error, or an error while evaluating), the module and the
+ * session variables are as before.  Definitions may replace the standard
+ * library's (a program's own `type Option`): what depends on the replaced
+ * ones is left out. */
 int rly_load_text(rly_session *s, const char *name, const char *text);
 int rly_load_file(rly_session *s, const char *path);
 
@@ -62,7 +67,8 @@ int rly_run_passes(rly_session *s, const char *names);
 int rly_call(rly_session *s, const char *func, const DLTensor *args, int nargs,
              DLManagedTensor **results, int max_results, int *nresults);
 
-/* Evaluates an expression; *text gets its printed value (free it). */
+/* Evaluates an expression (session variables visible); *text gets its
+ * printed value (free it). */
 int rly_eval(rly_session *s, const char *expr, char **text);
 
 /* The module as canonical text (free it). */

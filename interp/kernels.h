@@ -55,9 +55,8 @@ typedef struct KernelDef {
   KernelFn fn;
 } KernelDef;
 
-/* The kernel of the op at registry index `op`, or NULL.  Some kernels exist
- * ahead of their registry entries (floor_mod, bitwise ops, shifts, trunc,
- * log2, isnan, all, any, logsumexp, ...): they are not registered. */
+/* The kernel of the op at registry index `op`, or NULL.  A kernel listed
+ * ahead of its registry entry (a name the registry lacks) is not registered. */
 const KernelDef *kernels_get(int op);
 /* Calls the kernel of the op at registry index `op` on outputs the caller
  * allocated.  Fails with "no op with registry index N" for an invalid index
@@ -75,7 +74,20 @@ bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, 
 /* ── shared by the family files (kernels_*.c) ── */
 
 /* The per-family tables, each ending with a NULL name. */
-#define KERNEL_FAMILIES(X) X(elemwise) X(reduce) X(nn) X(transform) X(dyn)
+#define KERNEL_FAMILIES(X) \
+  X(elemwise)              \
+  X(reduce)                \
+  X(nn)                    \
+  X(transform)             \
+  X(transform_shape)       \
+  X(transform_index)       \
+  X(algorithm)             \
+  X(dyn)                   \
+  X(image)                 \
+  X(vision)                \
+  X(nn_conv)               \
+  X(nn_pool)               \
+  X(nn_layout)
 #define X(f) extern const KernelDef kernels_family_##f[];
 KERNEL_FAMILIES(X)
 #undef X

@@ -1,6 +1,6 @@
 /* kernels_elemwise.c — reference kernels of the elementwise family: unary
- * math, binary arithmetic and comparisons with numpy broadcasting, where,
- * cast, clip.
+ * math, binary arithmetic, bitwise ops and comparisons with numpy
+ * broadcasting, where, cast, clip.
  *
  * Every op works a row of the broadcast iteration at a time, in blocks of
  * BLK elements converted to the dtype's compute lane (kernels.h): float16
@@ -14,6 +14,7 @@
  *   with the sign of x (C %, TVM's truncmod, numpy's fmod); `floor_mod` has
  *   the sign of y (numpy's remainder).  On floats: divide is IEEE division,
  *   mod is fmod, floor_divide/floor_mod are numpy's divmod (same rounding).
+ *   trunc_divide is divide, then trunc on floats; trunc_mod is mod.
  * - Integer division or remainder by zero is an error
  *   ("floor_divide: integer division by zero"); the minimum integer divided
  *   by -1 wraps (to the minimum), its remainder is 0, as numpy gives.
@@ -29,7 +30,8 @@
  *   whatever the CPU does.)  Integer → narrower integer wraps; anything →
  *   bool is "nonzero" (NaN is true); float64 → float16 rounds once.
  * - Float-only functions (exp, log, ...) on integer tensors compute in
- *   double and convert back with the cast rules. */
+ *   double and convert back with the cast rules.  fast_exp, fast_tanh and
+ *   fast_erf (TVM's approximations) compute exp, tanh and erf. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,28 @@ DEF_DIVMOD(double, )
 
 #define FOR for (int64_t i = 0; i < n; i++)
 
+/* The comparisons of every lane type: 0/1 into the uint64 array `c` (a, b
+ * and FOR in scope); the operators compare as the lane type does. */
+#define COMPARE_CASES(c)     \
+  case B_EQ:                 \
+    FOR c[i] = a[i] == b[i]; \
+    break;                   \
+  case B_NE:                 \
+    FOR c[i] = a[i] != b[i]; \
+    break;                   \
+  case B_LT:                 \
+    FOR c[i] = a[i] < b[i];  \
+    break;                   \
+  case B_LE:                 \
+    FOR c[i] = a[i] <= b[i]; \
+    break;                   \
+  case B_GT:                 \
+    FOR c[i] = a[i] > b[i];  \
+    break;                   \
+  case B_GE:                 \
+    FOR c[i] = a[i] >= b[i]; \
+    break;
+
 /* Float lanes.  maximum/minimum: see kernel_fmax (NaN propagates, -0 < +0). */
 #define DEF_BIN_FLOAT(T, SFX)                                                                \
   static bool bin_##T(KernelCtx *kx, BinOp op, const T *a, const T *b, void *o, int64_t n) { \
@@ -128,24 +152,7 @@ DEF_DIVMOD(double, )
       case B_LXOR:                                                                           \
         FOR r[i] = (a[i] != 0) != (b[i] != 0);                                               \
         break;                                                                               \
-      case B_EQ:                                                                             \
-        FOR c[i] = a[i] == b[i];                                                             \
-        break;                                                                               \
-      case B_NE:                                                                             \
-        FOR c[i] = a[i] != b[i];                                                             \
-        break;                                                                               \
-      case B_LT:                                                                             \
-        FOR c[i] = a[i] < b[i];                                                              \
-        break;                                                                               \
-      case B_LE:                                                                             \
-        FOR c[i] = a[i] <= b[i];                                                             \
-        break;                                                                               \
-      case B_GT:                                                                             \
-        FOR c[i] = a[i] > b[i];                                                              \
-        break;                                                                               \
-      case B_GE:                                                                             \
-        FOR c[i] = a[i] >= b[i];                                                             \
-        break;                                                                               \
+        COMPARE_CASES(c)                                                                     \
       default:                                                                               \
         return kernel_fail(kx, "%s: not defined for floating-point tensors", kx->op);        \
     }                                                                                        \
@@ -274,24 +281,7 @@ static bool bin_int(KernelCtx *kx, BinOp op, const int64_t *a, const int64_t *b,
     case B_SHR:
       FOR r[i] = ishr(a[i], b[i], bits);
       break;
-    case B_EQ:
-      FOR c[i] = a[i] == b[i];
-      break;
-    case B_NE:
-      FOR c[i] = a[i] != b[i];
-      break;
-    case B_LT:
-      FOR c[i] = a[i] < b[i];
-      break;
-    case B_LE:
-      FOR c[i] = a[i] <= b[i];
-      break;
-    case B_GT:
-      FOR c[i] = a[i] > b[i];
-      break;
-    case B_GE:
-      FOR c[i] = a[i] >= b[i];
-      break;
+      COMPARE_CASES(c)
   }
   if (bad) return kernel_fail(kx, "%s: 0 raised to a negative integer power", kx->op);
   return true;
@@ -330,24 +320,7 @@ static bool bin_uint(KernelCtx *kx, BinOp op, const uint64_t *a, const uint64_t 
     case B_SHR:
       FOR r[i] = b[i] >= (uint64_t)bits ? 0 : a[i] >> b[i];
       break;
-    case B_EQ:
-      FOR r[i] = a[i] == b[i];
-      break;
-    case B_NE:
-      FOR r[i] = a[i] != b[i];
-      break;
-    case B_LT:
-      FOR r[i] = a[i] < b[i];
-      break;
-    case B_LE:
-      FOR r[i] = a[i] <= b[i];
-      break;
-    case B_GT:
-      FOR r[i] = a[i] > b[i];
-      break;
-    case B_GE:
-      FOR r[i] = a[i] >= b[i];
-      break;
+      COMPARE_CASES(r)
   }
   return true;
 }
@@ -404,33 +377,43 @@ BINARY_OPS(X)
 
 /* X(enum, name, kind): kind 'f' float-only math (integers compute in
  * double), 'a' any dtype, 'p' predicate with a bool result. */
-#define UNARY_OPS(X)            \
-  X(U_NEG, "negative", 'a')     \
-  X(U_ABS, "abs", 'a')          \
-  X(U_SIGN, "sign", 'a')        \
-  X(U_FLOOR, "floor", 'a')      \
-  X(U_CEIL, "ceil", 'a')        \
-  X(U_ROUND, "round", 'a')      \
-  X(U_TRUNC, "trunc", 'a')      \
-  X(U_COPY, "copy", 'a')        \
-  X(U_LNOT, "logical_not", 'a') \
-  X(U_BNOT, "bitwise_not", 'a') \
-  X(U_EXP, "exp", 'f')          \
-  X(U_LOG, "log", 'f')          \
-  X(U_LOG2, "log2", 'f')        \
-  X(U_LOG10, "log10", 'f')      \
-  X(U_SQRT, "sqrt", 'f')        \
-  X(U_RSQRT, "rsqrt", 'f')      \
-  X(U_TANH, "tanh", 'f')        \
-  X(U_SIGMOID, "sigmoid", 'f')  \
-  X(U_ERF, "erf", 'f')          \
-  X(U_SIN, "sin", 'f')          \
-  X(U_COS, "cos", 'f')          \
-  X(U_TAN, "tan", 'f')          \
-  X(U_ATAN, "atan", 'f')        \
-  X(U_ISNAN, "isnan", 'p')      \
-  X(U_ISINF, "isinf", 'p')      \
-  X(U_ISFINITE, "isfinite", 'p')
+#define UNARY_OPS(X)             \
+  X(U_NEG, "negative", 'a')      \
+  X(U_ABS, "abs", 'a')           \
+  X(U_SIGN, "sign", 'a')         \
+  X(U_FLOOR, "floor", 'a')       \
+  X(U_CEIL, "ceil", 'a')         \
+  X(U_ROUND, "round", 'a')       \
+  X(U_TRUNC, "trunc", 'a')       \
+  X(U_COPY, "copy", 'a')         \
+  X(U_LNOT, "logical_not", 'a')  \
+  X(U_BNOT, "bitwise_not", 'a')  \
+  X(U_EXP, "exp", 'f')           \
+  X(U_LOG, "log", 'f')           \
+  X(U_LOG2, "log2", 'f')         \
+  X(U_LOG10, "log10", 'f')       \
+  X(U_SQRT, "sqrt", 'f')         \
+  X(U_RSQRT, "rsqrt", 'f')       \
+  X(U_TANH, "tanh", 'f')         \
+  X(U_SIGMOID, "sigmoid", 'f')   \
+  X(U_ERF, "erf", 'f')           \
+  X(U_SIN, "sin", 'f')           \
+  X(U_COS, "cos", 'f')           \
+  X(U_TAN, "tan", 'f')           \
+  X(U_ATAN, "atan", 'f')         \
+  X(U_ISNAN, "isnan", 'p')       \
+  X(U_ISINF, "isinf", 'p')       \
+  X(U_ISFINITE, "isfinite", 'p') \
+  X(U_ASIN, "asin", 'f')         \
+  X(U_ACOS, "acos", 'f')         \
+  X(U_SINH, "sinh", 'f')         \
+  X(U_COSH, "cosh", 'f')         \
+  X(U_ASINH, "asinh", 'f')       \
+  X(U_ACOSH, "acosh", 'f')       \
+  X(U_ATANH, "atanh", 'f')       \
+  X(U_FEXP, "fast_exp", 'f')     \
+  X(U_FTANH, "fast_tanh", 'f')   \
+  X(U_FERF, "fast_erf", 'f')
 
 typedef enum UnOp {
 #define X(e, n, k) e,
@@ -474,6 +457,7 @@ static const char un_kind[] = {
         FOR x[i] = x[i] == 0;                                                         \
         break;                                                                        \
       case U_EXP:                                                                     \
+      case U_FEXP:                                                                    \
         FOR x[i] = exp##SFX(x[i]);                                                    \
         break;                                                                        \
       case U_LOG:                                                                     \
@@ -492,12 +476,14 @@ static const char un_kind[] = {
         FOR x[i] = 1 / sqrt##SFX(x[i]);                                               \
         break;                                                                        \
       case U_TANH:                                                                    \
+      case U_FTANH:                                                                   \
         FOR x[i] = tanh##SFX(x[i]);                                                   \
         break;                                                                        \
       case U_SIGMOID:                                                                 \
         FOR x[i] = 1 / (1 + exp##SFX(-x[i]));                                         \
         break;                                                                        \
       case U_ERF:                                                                     \
+      case U_FERF:                                                                    \
         FOR x[i] = erf##SFX(x[i]);                                                    \
         break;                                                                        \
       case U_SIN:                                                                     \
@@ -511,6 +497,27 @@ static const char un_kind[] = {
         break;                                                                        \
       case U_ATAN:                                                                    \
         FOR x[i] = atan##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_ASIN:                                                                    \
+        FOR x[i] = asin##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_ACOS:                                                                    \
+        FOR x[i] = acos##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_SINH:                                                                    \
+        FOR x[i] = sinh##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_COSH:                                                                    \
+        FOR x[i] = cosh##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_ASINH:                                                                   \
+        FOR x[i] = asinh##SFX(x[i]);                                                  \
+        break;                                                                        \
+      case U_ACOSH:                                                                   \
+        FOR x[i] = acosh##SFX(x[i]);                                                  \
+        break;                                                                        \
+      case U_ATANH:                                                                   \
+        FOR x[i] = atanh##SFX(x[i]);                                                  \
         break;                                                                        \
       case U_ISNAN:                                                                   \
         FOR p[i] = isnan(x[i]) != 0;                                                  \
@@ -739,6 +746,15 @@ static bool k_clip(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *att
   return true;
 }
 
+/* trunc_divide: divide (which truncates integers), then trunc on floats,
+ * so the quotient is rounded to the dtype first, as numpy's
+ * trunc(true_divide(x, y)).  trunc_mod is `mod` (C's %, fmod). */
+static bool k_trunc_divide(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                           int nout, RtTensor *const *out) {
+  if (!run_binary(kx, B_DIV, in, out[0])) return false;
+  return !dtype_is_float(out[0]->dtype) || run_unary(kx, U_TRUNC, out[0], out[0]);
+}
+
 const KernelDef kernels_family_elemwise[] = {
 #define X(e, n, c) {n, k_##e},
     BINARY_OPS(X)
@@ -749,6 +765,8 @@ const KernelDef kernels_family_elemwise[] = {
             {"where", k_where},
     {"cast", k_cast},
     {"clip", k_clip},
+    {"trunc_divide", k_trunc_divide},
+    {"trunc_mod", k_B_MOD},
     {NULL, NULL},
 };
 

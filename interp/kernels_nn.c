@@ -1,24 +1,23 @@
 /* kernels_nn.c — reference kernels of the nn family: dense, matmul,
- * batch_matmul, bias_add, relu, leaky_relu, softmax, log_softmax,
- * layer_norm, batch_flatten (a view), dropout (inference), conv2d
- * (NCHW/OIHW, padding, strides, dilation, groups), max/avg pooling.
+ * batch_matmul, bias_add, relu, leaky_relu, prelu, softmax (and
+ * fast_softmax, computed exactly), log_softmax, layer_norm, batch_norm,
+ * instance_norm, group_norm, l2_normalize, lrn, batch_flatten (a view),
+ * dropout (inference), cross_entropy(_with_logits) and nll_loss.
+ * Convolutions are in kernels_nn_conv.c, pools in kernels_nn_pool.c, pads
+ * and layout moves in kernels_nn_layout.c.
  *
- * Products and windows accumulate in double for float outputs (so results
- * are at least as accurate as a float32 BLAS; they agree with numpy within
- * a tolerance, not bit for bit) and in wrapping 64-bit integers for integer
- * outputs (exact, narrowed to out_dtype).  Matrix products first lay both
- * operands out as rows of K contiguous values, then take row · row dot
- * products, which walks memory sequentially.
+ * Products accumulate in double for float outputs (so results are at least
+ * as accurate as a float32 BLAS; they agree with numpy within a tolerance,
+ * not bit for bit) and in wrapping 64-bit integers for integer outputs
+ * (exact, narrowed to out_dtype).  Matrix products first lay both operands
+ * out as rows of K contiguous values, then take row · row dot products,
+ * which walks memory sequentially.  Normalizations and losses compute in
+ * double and round once.
  *
  * relu(x) is x > 0 ? x : 0 except that NaN stays NaN (numpy's maximum);
- * relu(-0) is +0;
- * leaky_relu is x > 0 ? x : alpha * x in the tensor's lane.  Pool windows
- * follow TVM: padding is never a value (max ignores it; a window with no
- * input element gives the dtype's lowest finite value, TVM's pad value), avg divides by the
- * window's positions inside the input, or with count_include_pad inside the padded input (positions
- * past the bottom/right padding, made by ceil_mode, are never counted).  Integer averages truncate.
- */
-#include <float.h>
+ * relu(-0) is +0; leaky_relu is x > 0 ? x : alpha * x and prelu
+ * x > 0 ? x : x * alpha[c] in the tensor's lane.  Normalizations use the
+ * biased variance, as TVM does. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,221 +366,327 @@ static bool k_dropout(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *
   return true;
 }
 
-/* ───────────────────────────── windows ───────────────────────────── */
+/* ─────────────────────── normalizations ─────────────────────── */
 
-typedef struct Win {
-  int64_t k[2], s[2], d[2], pad[4]; /* pad: top, left, bottom, right */
-} Win;
+/* The channel (index along `axis`) of each element, walking x in order:
+ * elements come in runs of `inner` with the same channel. */
+typedef struct Chan {
+  int64_t ch, inner;
+} Chan;
 
-static bool pair(KernelCtx *kx, const Attrs *attrs, const char *key, int64_t out[2]) {
-  int64_t v[8];
-  int n = kattr_ints(kx, attrs, key, v, 8);
-  if (!kernel_attrs_ok(kx)) return false;
-  if (n != 1 && n != 2) return kernel_fail(kx, "%s: `%s` must have 1 or 2 values", kx->op, key);
-  out[0] = v[0], out[1] = v[n - 1];
-  return true;
+static Chan chan_of(const RtTensor *x, int axis) {
+  Chan c = {x->shape[axis], 1};
+  for (int i = axis + 1; i < x->ndim; i++) c.inner *= x->shape[i];
+  return c;
 }
 
-static bool window(KernelCtx *kx, const Attrs *attrs, Win *w) {
-  int64_t v[8];
-  if (!pair(kx, attrs, "strides", w->s) || !pair(kx, attrs, "dilation", w->d)) return false;
-  int n = kattr_ints(kx, attrs, "padding", v, 8);
-  if (!kernel_attrs_ok(kx)) return false;
-  if (n != 1 && n != 2 && n != 4)
-    return kernel_fail(kx, "%s: padding must have 1, 2 or 4 values, got %d", kx->op, n);
-  for (int i = 0; i < 4; i++) w->pad[i] = n == 4 ? v[i] : n == 2 ? v[i % 2] : v[0];
-  return true;
-}
+static int64_t chan_at(Chan c, int64_t i) { return c.ch ? i / c.inner % c.ch : 0; }
 
-static bool check_layout(KernelCtx *kx, const Attrs *attrs, const char *key, const char *want) {
-  const char *l = kattr_str(kx, attrs, key);
-  if (!kernel_attrs_ok(kx)) return false;
-  if (!l[0] || strcmp(l, want) == 0) return true;
-  return kernel_fail(kx, "%s: layout %s is not supported by the reference kernel", kx->op, l);
-}
-
-/* The outputs o in [*lo, *hi) (within [0, n)) whose input position
- * o * s + off lies in [0, size). */
-static void valid_range(int64_t off, int64_t s, int64_t size, int64_t n, int64_t *lo, int64_t *hi) {
-  *lo = off >= 0 ? 0 : (-off + s - 1) / s;
-  *hi = size - 1 - off < 0 ? 0 : (size - 1 - off) / s + 1;
-  if (*hi > n) *hi = n;
-  if (*lo > *hi) *lo = *hi;
-}
-
-/* conv2d: for each image and output channel, accumulate weight-scaled
- * shifted input planes into an output plane (rows stay sequential). */
-#define CONV_PLANE(T)                                                                     \
-  {                                                                                       \
-    const T *xv = xl, *wv = wl;                                                           \
-    T *acc = accbuf;                                                                      \
-    for (int64_t i = 0; i < OH * OW; i++) acc[i] = 0;                                     \
-    for (int64_t ci = 0; ci < cg; ci++) {                                                 \
-      const T *xp = xv + (n * C + g * cg + ci) * H * W;                                   \
-      for (int64_t a = 0; a < KH; a++)                                                    \
-        for (int64_t b = 0; b < KW; b++) {                                                \
-          T wt = wv[((oc * cg + ci) * KH + a) * KW + b];                                  \
-          int64_t off = b * w.d[1] - w.pad[1], lo, hi;                                    \
-          valid_range(off, w.s[1], W, OW, &lo, &hi);                                      \
-          for (int64_t oh = 0; oh < OH; oh++) {                                           \
-            int64_t h = oh * w.s[0] - w.pad[0] + a * w.d[0];                              \
-            if (h < 0 || h >= H) continue;                                                \
-            int64_t base = h * W + off; /* may be negative: index, not pointer */         \
-            T *arow = acc + oh * OW;                                                      \
-            for (int64_t ow = lo; ow < hi; ow++) arow[ow] += wt * xp[base + ow * w.s[1]]; \
-          }                                                                               \
-        }                                                                                 \
-    }                                                                                     \
-  }
-
-static bool k_conv2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
-                     RtTensor *const *out) {
-  Win w;
-  int64_t groups = kattr_int(kx, attrs, "groups");
-  if (!window(kx, attrs, &w) || !check_layout(kx, attrs, "data_layout", "NCHW") ||
-      !check_layout(kx, attrs, "kernel_layout", "OIHW") ||
-      !check_layout(kx, attrs, "out_layout", "NCHW"))
-    return false;
-  const RtTensor *X = in[0], *K = in[1];
-  RtTensor *Y = out[0];
-  int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
-  int64_t O = K->shape[0], KH = K->shape[2], KW = K->shape[3], OH = Y->shape[2], OW = Y->shape[3];
-  int64_t cg = C / groups, og = O / groups;
-  Lane l = acc_lane(Y->dtype);
-  void *xl = lane_array(kx, X, l), *wl = xl ? lane_array(kx, K, l) : NULL;
-  void *accbuf = wl ? kernel_alloc(kx, (size_t)(OH * OW != 0 ? OH * OW : 1) * 8) : NULL;
-  if (!accbuf) return free(xl), free(wl), false;
-  for (int64_t n = 0; n < N; n++)
-    for (int64_t oc = 0; oc < O; oc++) {
-      int64_t g = oc / og;
-      if (l == LANE_F64)
-        CONV_PLANE(double)
-      else
-        CONV_PLANE(uint64_t)
-      lane_store(l, Y->dtype, accbuf, Y->data, (n * O + oc) * OH * OW, OH * OW);
+/* Loads the given 1-D parameters as doubles (NULL entries stay NULL). */
+static bool load_params(KernelCtx *kx, RtTensor *const *in, int first, int n, double **out) {
+  for (int i = 0; i < n; i++) out[i] = NULL;
+  for (int i = 0; i < n; i++)
+    if (!(out[i] = lane_array(kx, in[first + i], LANE_F64))) {
+      for (int j = 0; j < i; j++) free(out[j]);
+      return false;
     }
-  free(xl), free(wl), free(accbuf);
   return true;
 }
 
-/* Valid window taps along one dim: [lo, hi) of tap indices whose position
- * is inside the input; *span counts taps inside the padded input. */
-static void taps(int64_t o, int64_t k, int64_t s, int64_t d, int64_t pad_lo, int64_t pad_hi,
-                 int64_t size, int64_t *lo, int64_t *hi, int64_t *span) {
-  int64_t start = o * s - pad_lo;
-  *lo = 0, *hi = 0, *span = 0;
-  bool first = true;
-  for (int64_t t = 0; t < k; t++) {
-    int64_t p = start + t * d;
-    if (p < size + pad_hi) ++*span;
-    if (p < 0 || p >= size) continue;
-    if (first) *lo = t, first = false;
-    *hi = t + 1;
+/* Inference batch_norm: (x - mean) / sqrt(var + eps) * gamma + beta per
+ * channel; the moving statistics are returned unchanged. */
+static bool k_batch_norm(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
+  const RtTensor *x = in[0];
+  int axis = kernel_axis(kx, kattr_int(kx, attrs, "axis"), x->ndim);
+  double eps = kattr_float(kx, attrs, "epsilon");
+  bool center = kattr_bool(kx, attrs, "center"), scale = kattr_bool(kx, attrs, "scale");
+  double *p[4]; /* gamma, beta, mean, var */
+  if (axis < 0 || !kernel_attrs_ok(kx) || !load_params(kx, in, 1, 4, p)) return false;
+  double *v = lane_array(kx, x, LANE_F64);
+  if (v) {
+    Chan c = chan_of(x, axis);
+    for (int64_t i = 0; i < x->numel; i++) {
+      int64_t k = chan_at(c, i);
+      double y = (v[i] - p[2][k]) / sqrt(p[3][k] + eps);
+      v[i] = (scale ? y * p[0][k] : y) + (center ? p[1][k] : 0);
+    }
+    lane_store(LANE_F64, out[0]->dtype, v, out[0]->data, 0, x->numel);
+    for (int j = 1; j <= 2; j++)
+      if (in[2 + j]->numel) memcpy(out[j]->data, in[2 + j]->data, rt_tensor_nbytes(in[2 + j]));
   }
+  for (int i = 0; i < 4; i++) free(p[i]);
+  free(v);
+  return v != NULL;
 }
 
-typedef struct PoolArgs {
-  Win w;
-  bool is_max, include_pad;
-} PoolArgs;
+/* Normalizes the elements of x by groups: key(i) names the group of
+ * element i (nkeys of them); each group gets its own mean and (biased)
+ * variance, then y = (x - mean) / sqrt(var + eps), scaled by gamma and
+ * shifted by beta of the element's channel when set. */
+typedef int64_t (*KeyFn)(const int64_t *idx, const void *user);
 
-#define POOL_PLANE(T, LOWEST, MAX)                                                             \
-  {                                                                                            \
-    const T *xp = (const T *)xl + plane * H * W;                                               \
-    T *op = (T *)ol;                                                                           \
-    for (int64_t oh = 0; oh < OH; oh++) {                                                      \
-      int64_t h0, h1, hs, w0, w1, ws;                                                          \
-      taps(oh, p->w.k[0], p->w.s[0], p->w.d[0], p->w.pad[0], p->w.pad[2], H, &h0, &h1, &hs);   \
-      for (int64_t ow = 0; ow < OW; ow++) {                                                    \
-        taps(ow, p->w.k[1], p->w.s[1], p->w.d[1], p->w.pad[1], p->w.pad[3], W, &w0, &w1, &ws); \
-        T acc = 0;                                                                             \
-        int64_t cnt = 0;                                                                       \
-        for (int64_t a = h0; a < h1; a++) {                                                    \
-          int64_t h = oh * p->w.s[0] - p->w.pad[0] + a * p->w.d[0];                            \
-          if (h < 0 || h >= H) continue;                                                       \
-          for (int64_t b = w0; b < w1; b++) {                                                  \
-            int64_t x = ow * p->w.s[1] - p->w.pad[1] + b * p->w.d[1];                          \
-            if (x < 0 || x >= W) continue;                                                     \
-            T v = xp[h * W + x];                                                               \
-            cnt++;                                                                             \
-            if (!p->is_max)                                                                    \
-              acc += v;                                                                        \
-            else                                                                               \
-              acc = cnt == 1 ? v : MAX(acc, v);                                                \
-          }                                                                                    \
-        }                                                                                      \
-        if (p->is_max && cnt == 0) acc = LOWEST;                                               \
-        if (!p->is_max) {                                                                      \
-          int64_t div = p->include_pad ? hs * ws : cnt;                                        \
-          acc = div ? (T)(acc / (T)div) : 0;                                                   \
-        }                                                                                      \
-        op[oh * OW + ow] = acc;                                                                \
-      }                                                                                        \
-    }                                                                                          \
+typedef struct GroupNorm {
+  KeyFn key;
+  const void *user;
+  int64_t nkeys;
+  int axis;
+  double eps;
+  const double *gamma, *beta;
+} GroupNorm;
+
+/* The three passes: group sums and counts, means and squared deviations,
+ * then the normalized, scaled and shifted values. */
+static bool group_normalize(KernelCtx *kx, const RtTensor *x, RtTensor *y, const GroupNorm *g) {
+  double *v = lane_array(kx, x, LANE_F64);
+  double *st = v ? kernel_alloc(kx, (size_t)(g->nkeys ? g->nkeys : 1) * 3 * sizeof(double)) : NULL;
+  int64_t *key = st ? kernel_alloc(kx, (size_t)(x->numel ? x->numel : 1) * sizeof(int64_t)) : NULL;
+  if (!key) return free(v), free(st), false;
+  double *sum = st, *sq = st + g->nkeys, *cnt = st + 2 * g->nkeys;
+  memset(st, 0, (size_t)g->nkeys * 3 * sizeof(double));
+  int64_t idx[TENSOR_MAX_RANK] = {0};
+  for (int64_t i = 0; i < x->numel; i++) {
+    key[i] = g->key(idx, g->user);
+    sum[key[i]] += v[i], cnt[key[i]] += 1;
+    for (int d = x->ndim - 1; d >= 0 && ++idx[d] == x->shape[d]; d--) idx[d] = 0;
   }
-
-#define FMAX(a, b) kernel_fmax(a, b)
-#define IMAX(a, b) ((b) > (a) ? (b) : (a))
-
-/* The dtype's lowest finite value (TVM's padding of max pools) in lane l. */
-static LaneVal lowest_of(DType dt, Lane l) {
-  LaneVal v;
-  int bits = dtype_bytes(dt) * 8;
-  if (l == LANE_I64)
-    v.i = bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
-  else if (l == LANE_U64)
-    v.u = 0;
-  else if (l == LANE_F32)
-    v.f = dt == DT_FLOAT16 ? -65504.0f : -FLT_MAX;
-  else
-    v.d = -DBL_MAX;
-  return v;
+  for (int64_t k = 0; k < g->nkeys; k++) sum[k] = cnt[k] ? sum[k] / cnt[k] : 0;
+  for (int64_t i = 0; i < x->numel; i++) sq[key[i]] += (v[i] - sum[key[i]]) * (v[i] - sum[key[i]]);
+  Chan c = chan_of(x, g->axis);
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t k = key[i], ch = chan_at(c, i);
+    double r = (v[i] - sum[k]) / sqrt(sq[k] / cnt[k] + g->eps);
+    v[i] = (g->gamma ? r * g->gamma[ch] : r) + (g->beta ? g->beta[ch] : 0);
+  }
+  lane_store(LANE_F64, y->dtype, v, y->data, 0, x->numel);
+  free(v), free(st), free(key);
+  return true;
 }
 
-/* 2-D max or average pooling, one (batch, channel) plane at a time; an
- * average sums in a wide lane (double or int64) whatever the dtype. */
-static bool pool(KernelCtx *kx, const RtTensor *X, RtTensor *Y, const PoolArgs *p) {
-  int64_t H = X->shape[2], W = X->shape[3], OH = Y->shape[2], OW = Y->shape[3];
-  int64_t planes = X->shape[0] * X->shape[1];
-  Lane l = kernel_lane(X->dtype);
-  if (!p->is_max) l = dtype_is_float(X->dtype) ? LANE_F64 : LANE_I64;
-  LaneVal lowest = lowest_of(X->dtype, l);
-  void *xl = lane_array(kx, X, l);
-  void *ol = xl ? kernel_alloc(kx, (size_t)(OH * OW != 0 ? OH * OW : 1) * 8) : NULL;
-  if (!ol) return free(xl), false;
-  for (int64_t plane = 0; plane < planes; plane++) {
+typedef struct NormKey {
+  const RtTensor *x;
+  int axis;
+  int64_t per_group; /* group_norm: channels per group */
+  int64_t groups;
+} NormKey;
+
+/* instance_norm: one group per (batch index, channel). */
+static int64_t instance_key(const int64_t *idx, const void *user) {
+  const NormKey *k = user;
+  return k->axis == 0 ? idx[0] : idx[0] * k->x->shape[k->axis] + idx[k->axis];
+}
+
+/* group_norm: one group per (index over the axes before `axis`, channel group). */
+static int64_t group_key(const int64_t *idx, const void *user) {
+  const NormKey *k = user;
+  int64_t outer = 0;
+  for (int d = 0; d < k->axis; d++) outer = outer * k->x->shape[d] + idx[d];
+  return outer * k->groups + idx[k->axis] / k->per_group;
+}
+
+/* instance_norm and group_norm: the attributes, gamma and beta, the keys. */
+static bool norm_by_key(KernelCtx *kx, RtTensor *const *in, const Attrs *attrs, RtTensor *out,
+                        bool groups) {
+  const RtTensor *x = in[0];
+  int axis = kernel_axis(kx, kattr_int(kx, attrs, "axis"), x->ndim);
+  NormKey nk = {x, axis, 1, 1};
+  GroupNorm g = {.axis = axis, .eps = kattr_float(kx, attrs, "epsilon"), .user = &nk};
+  bool center = kattr_bool(kx, attrs, "center"), scale = kattr_bool(kx, attrs, "scale");
+  if (groups) nk.groups = kattr_int(kx, attrs, "num_groups");
+  double *p[2];
+  if (axis < 0 || !kernel_attrs_ok(kx) || !load_params(kx, in, 1, 2, p)) return false;
+  int64_t outer = 1;
+  for (int d = 0; d < axis; d++) outer *= x->shape[d];
+  if (groups) {
+    nk.per_group = x->shape[axis] / nk.groups, g.key = group_key, g.nkeys = outer * nk.groups;
+  } else {
+    g.key = instance_key, g.nkeys = axis == 0 ? x->shape[0] : x->shape[0] * x->shape[axis];
+  }
+  g.gamma = scale ? p[0] : NULL, g.beta = center ? p[1] : NULL;
+  bool ok = nk.per_group > 0 ? group_normalize(kx, x, out, &g) : true;
+  free(p[0]), free(p[1]);
+  return ok;
+}
+
+static bool k_instance_norm(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                            int nout, RtTensor *const *out) {
+  return norm_by_key(kx, in, attrs, out[0], false);
+}
+
+static bool k_group_norm(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
+  return norm_by_key(kx, in, attrs, out[0], true);
+}
+
+/* l2_normalize: x / sqrt(max(sum of x * x over the axes, eps)); the sums
+ * are keyed by the index over the other axes. */
+static bool k_l2_normalize(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                           int nout, RtTensor *const *out) {
+  const RtTensor *x = in[0];
+  int64_t ax[TENSOR_MAX_RANK], st[TENSOR_MAX_RANK], kst[TENSOR_MAX_RANK];
+  int n = kattr_ints(kx, attrs, "axis", ax, TENSOR_MAX_RANK);
+  double eps = kattr_float(kx, attrs, "eps");
+  bool reduced[TENSOR_MAX_RANK] = {0};
+  if (!kernel_attrs_ok(kx)) return false;
+  for (int i = 0; i < n; i++) {
+    int a = kernel_axis(kx, ax[i], x->ndim);
+    if (a < 0) return false;
+    reduced[a] = true;
+  }
+  int64_t keep[TENSOR_MAX_RANK], nkeys = 1;
+  for (int d = 0; d < x->ndim; d++) keep[d] = reduced[d] ? 1 : x->shape[d], nkeys *= keep[d];
+  kernel_strides(x->ndim, keep, kst);
+  for (int d = 0; d < x->ndim; d++) st[d] = reduced[d] ? 0 : kst[d];
+  double *v = lane_array(kx, x, LANE_F64);
+  double *sum = v ? kernel_alloc(kx, (size_t)(nkeys ? nkeys : 1) * sizeof(double)) : NULL;
+  if (!sum) return free(v), false;
+  memset(sum, 0, (size_t)nkeys * sizeof(double));
+  for (int pass = 0; pass < 2; pass++) {
+    int64_t idx[TENSOR_MAX_RANK] = {0};
+    for (int64_t i = 0; i < x->numel; i++) {
+      int64_t k = 0;
+      for (int d = 0; d < x->ndim; d++) k += idx[d] * st[d];
+      if (pass == 0)
+        sum[k] += v[i] * v[i];
+      else
+        v[i] /= sqrt(sum[k] > eps ? sum[k] : eps);
+      for (int d = x->ndim - 1; d >= 0 && ++idx[d] == x->shape[d]; d--) idx[d] = 0;
+    }
+  }
+  lane_store(LANE_F64, out[0]->dtype, v, out[0]->data, 0, x->numel);
+  free(v), free(sum);
+  return true;
+}
+
+/* lrn: x / (bias + alpha * s / size)^beta, s the sum of squares over the
+ * `size` channels centered at the element's (zero outside). */
+static bool k_lrn(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                  RtTensor *const *out) {
+  const RtTensor *x = in[0];
+  int axis = kernel_axis(kx, kattr_int(kx, attrs, "axis"), x->ndim);
+  int64_t size = kattr_int(kx, attrs, "size");
+  double bias = kattr_float(kx, attrs, "bias"), alpha = kattr_float(kx, attrs, "alpha");
+  double beta = kattr_float(kx, attrs, "beta");
+  if (axis < 0 || !kernel_attrs_ok(kx)) return false;
+  double *v = lane_array(kx, x, LANE_F64);
+  double *o = v ? kernel_alloc(kx, (size_t)(x->numel ? x->numel : 1) * sizeof(double)) : NULL;
+  if (!o) return free(v), false;
+  Chan c = chan_of(x, axis);
+  for (int64_t i = 0; i < x->numel; i++) {
+    int64_t ch = chan_at(c, i), base = i - ch * c.inner;
+    double s = 0;
+    for (int64_t k = ch - size / 2; k < ch - size / 2 + size; k++)
+      if (k >= 0 && k < c.ch) s += v[base + k * c.inner] * v[base + k * c.inner];
+    o[i] = v[i] / pow(bias + alpha * s / (double)size, beta);
+  }
+  lane_store(LANE_F64, out[0]->dtype, o, out[0]->data, 0, x->numel);
+  free(v), free(o);
+  return true;
+}
+
+/* prelu: x > 0 ? x : x * alpha[c] in the dtype's lane (NaN stays NaN;
+ * integer products wrap). */
+#define PRELU_LOOP(T, M, MUL)                                \
+  {                                                          \
+    const T *a = al;                                         \
+    for (int64_t i = 0; i < m; i++) {                        \
+      T v = buf.M[i];                                        \
+      if (!(v > 0)) buf.M[i] = MUL(v, a[chan_at(c, j + i)]); \
+    }                                                        \
+  }                                                          \
+  break;
+#define FMUL(a, b) ((a) * (b))
+#define WRAP_MUL(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
+static bool k_prelu(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                    RtTensor *const *out) {
+  const RtTensor *x = in[0];
+  int axis = kernel_axis(kx, kattr_int(kx, attrs, "axis"), x->ndim);
+  if (axis < 0 || !kernel_attrs_ok(kx)) return false;
+  Lane l = kernel_lane(x->dtype);
+  void *al = lane_array(kx, in[1], l);
+  if (!al) return false;
+  Chan c = chan_of(x, axis);
+  LaneBlock buf;
+  for (int64_t j = 0; j < x->numel; j += BLK) {
+    int64_t m = x->numel - j < BLK ? x->numel - j : BLK;
+    lane_load(l, x->dtype, x->data, j, 1, m, &buf);
     switch (l) {
       case LANE_F32:
-        POOL_PLANE(float, lowest.f, FMAX) break;
+        PRELU_LOOP(float, f, FMUL)
       case LANE_F64:
-        POOL_PLANE(double, lowest.d, FMAX) break;
+        PRELU_LOOP(double, d, FMUL)
       case LANE_I64:
-        POOL_PLANE(int64_t, lowest.i, IMAX) break;
+        PRELU_LOOP(int64_t, i, WRAP_MUL)
       case LANE_U64:
-        POOL_PLANE(uint64_t, lowest.u, IMAX) break;
+        PRELU_LOOP(uint64_t, u, FMUL)
     }
-    lane_store(l, Y->dtype, ol, Y->data, plane * OH * OW, OH * OW);
+    lane_store(l, x->dtype, &buf, out[0]->data, j, m);
   }
-  free(xl), free(ol);
+  free(al);
   return true;
 }
 
-static bool pool_attrs(KernelCtx *kx, const Attrs *attrs, PoolArgs *p) {
-  return pair(kx, attrs, "pool_size", p->w.k) && window(kx, attrs, &p->w) &&
-         check_layout(kx, attrs, "layout", "NCHW") && check_layout(kx, attrs, "out_layout", "NCHW");
+/* ───────────────────────────── losses ───────────────────────────── */
+
+/* -sum(f(x) * y) / batch, f = log or the identity, summed in double. */
+static bool cross_entropy(KernelCtx *kx, RtTensor *const *in, RtTensor *out, bool logits) {
+  double *x = lane_array(kx, in[0], LANE_F64), *y = x ? lane_array(kx, in[1], LANE_F64) : NULL;
+  if (!y) return free(x), false;
+  double s = 0;
+  for (int64_t i = 0; i < in[0]->numel; i++) s += (logits ? x[i] : log(x[i])) * y[i];
+  double r = -s / (double)in[0]->shape[0];
+  lane_store(LANE_F64, out->dtype, &r, out->data, 0, 1);
+  free(x), free(y);
+  return true;
 }
 
-static bool k_max_pool2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
-                         RtTensor *const *out) {
-  PoolArgs p = {.is_max = true};
-  return pool_attrs(kx, attrs, &p) && pool(kx, in[0], out[0], &p);
+static bool k_cross_entropy(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                            int nout, RtTensor *const *out) {
+  return cross_entropy(kx, in, out[0], false);
 }
 
-static bool k_avg_pool2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
-                         RtTensor *const *out) {
-  PoolArgs p = {.is_max = false};
-  p.include_pad = kattr_bool(kx, attrs, "count_include_pad");
-  return pool_attrs(kx, attrs, &p) && pool(kx, in[0], out[0], &p);
+static bool k_cross_entropy_with_logits(KernelCtx *kx, int nin, RtTensor *const *in,
+                                        const Attrs *attrs, int nout, RtTensor *const *out) {
+  return cross_entropy(kx, in, out[0], true);
+}
+
+/* nll_loss: -pred[n, t, d...] * w[t] per target t (0 where t is
+ * ignore_index), then none / sum / mean (the sum over the sum of the
+ * weights used).  A target outside the classes is an error. */
+static bool k_nll_loss(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                       RtTensor *const *out) {
+  const RtTensor *p = in[0], *t = in[1];
+  const char *red = kattr_str(kx, attrs, "reduction");
+  int64_t ignore = kattr_int(kx, attrs, "ignore_index");
+  if (!kernel_attrs_ok(kx)) return false;
+  int64_t C = p->shape[1], inner = 1;
+  for (int d = 2; d < p->ndim; d++) inner *= p->shape[d];
+  double *pv = lane_array(kx, p, LANE_F64), *w = pv ? lane_array(kx, in[2], LANE_F64) : NULL;
+  int64_t *tv = w ? lane_array(kx, t, LANE_I64) : NULL;
+  double *o = tv ? kernel_alloc(kx, (size_t)(t->numel ? t->numel : 1) * sizeof(double)) : NULL;
+  bool ok = o != NULL;
+  double sum = 0, wsum = 0;
+  for (int64_t i = 0; ok && i < t->numel; i++) {
+    int64_t c = tv[i], n = i / (inner ? inner : 1), r = i - n * inner;
+    o[i] = 0;
+    if (c == ignore) continue;
+    if (c < 0 || c >= C) {
+      ok = kernel_fail(kx, "nn.nll_loss: target %lld is out of range for %lld classes",
+                       (long long)c, (long long)C);
+      break;
+    }
+    o[i] = -pv[(n * C + c) * inner + r] * w[c];
+    sum += o[i], wsum += w[c];
+  }
+  if (ok && strcmp(red, "none") == 0) {
+    lane_store(LANE_F64, out[0]->dtype, o, out[0]->data, 0, t->numel);
+  } else if (ok) {
+    double r = strcmp(red, "sum") == 0 ? sum : sum / wsum;
+    lane_store(LANE_F64, out[0]->dtype, &r, out[0]->data, 0, 1);
+  }
+  free(pv), free(w), free(tv), free(o);
+  return ok;
 }
 
 const KernelDef kernels_family_nn[] = {
@@ -596,8 +701,15 @@ const KernelDef kernels_family_nn[] = {
     {"nn.layer_norm", k_layer_norm},
     {"nn.batch_flatten", kernel_copy_view},
     {"nn.dropout", k_dropout},
-    {"nn.conv2d", k_conv2d},
-    {"nn.max_pool2d", k_max_pool2d},
-    {"nn.avg_pool2d", k_avg_pool2d},
+    {"nn.batch_norm", k_batch_norm},
+    {"nn.instance_norm", k_instance_norm},
+    {"nn.group_norm", k_group_norm},
+    {"nn.l2_normalize", k_l2_normalize},
+    {"nn.lrn", k_lrn},
+    {"nn.prelu", k_prelu},
+    {"nn.fast_softmax", k_softmax},
+    {"nn.cross_entropy", k_cross_entropy},
+    {"nn.cross_entropy_with_logits", k_cross_entropy_with_logits},
+    {"nn.nll_loss", k_nll_loss},
     {NULL, NULL},
 };

@@ -588,20 +588,6 @@ static bool def_eq(const Def *a, const Def *b) {
   return ok;
 }
 
-static const char *def_name(const Def *d) {
-  switch (d->kind) {
-    case DEF_FUNC:
-      return d->u.func->name;
-    case DEF_ADT:
-      return d->u.adt->name;
-    case DEF_GLOBAL:
-      return d->u.global->name;
-    case DEF_PRIM:
-      return d->u.prim->name;
-  }
-  RLY_UNREACHABLE();
-}
-
 /* b's definition with the name of a's, as a Def (ADTs have their own table). */
 static bool module_find_def(const Module *m, const Def *like, Def *out) {
   const char *name = def_name(like);

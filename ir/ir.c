@@ -228,7 +228,7 @@ AttrValue *attr_bool(Arena *a, bool b) {
 
 /* ── modules ── */
 
-static const char *def_name(const Def *d) {
+const char *def_name(const Def *d) {
   switch (d->kind) {
     case DEF_FUNC:
       return d->u.func->name;
@@ -238,6 +238,20 @@ static const char *def_name(const Def *d) {
       return d->u.global->name;
     case DEF_PRIM:
       return d->u.prim->name;
+  }
+  RLY_UNREACHABLE();
+}
+
+Span def_span(const Def *d) {
+  switch (d->kind) {
+    case DEF_FUNC:
+      return d->u.func->span;
+    case DEF_ADT:
+      return d->u.adt->span;
+    case DEF_GLOBAL:
+      return d->u.global->span;
+    case DEF_PRIM:
+      return d->u.prim->span;
   }
   RLY_UNREACHABLE();
 }

@@ -376,6 +376,10 @@ typedef struct Def {
   } u;
 } Def;
 
+/* A definition's name (a global's without its `@`) and where it was given. */
+const char *def_name(const Def *d);
+Span def_span(const Def *d);
+
 /* A module: definitions in the order they were given (the printer sorts).
  * Names of functions, state globals and prim functions share one namespace
  * (`@name`); ADT names and constructor names have their own. */
@@ -457,7 +461,14 @@ typedef struct PrintOptions {
   bool types;  /* add `ty=T` comment annotations (needs a type-checked program) */
   bool header; /* `#[version = "0.0.5"]` first line (modules) */
   int indent;  /* initial indentation (spaces) */
+  /* Constants with more elements print as `meta[relay.Constant][i]` (i
+   * numbered in print order, per call), as TVM shows them; 0: in full.
+   * For display (imported weights); the text does not parse back alone. */
+  int64_t meta_limit;
 } PrintOptions;
+
+/* The meta_limit of what the REPL shows (:print, :pass diffs, :step), as :bind's. */
+enum { PRINT_DISPLAY_META_LIMIT = 16 };
 
 /* Canonical text, TVM style: header, ADTs sorted by name, then state
  * globals, prim functions and defs sorted by name; 2-space indent.

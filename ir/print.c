@@ -335,6 +335,8 @@ typedef struct Printer {
   StrMap top;    /* name → innermost live binding (index + 1) */
   bool conflict; /* a use was captured: rename and print again */
   char rootkey;  /* its address keys the root block */
+  PtrMap meta;   /* Tensor* → meta index + 1 (opt.meta_limit), kept across roots */
+  int64_t nmeta;
 } Printer;
 
 static void printer_init(Printer *P, StrBuf *b, PrintOptions opt) {
@@ -365,6 +367,7 @@ static void attempt_reset(Printer *P) {
 }
 
 static void printer_free(Printer *P) {
+  pm_free(&P->meta);
   root_reset(P);
   attempt_reset(P);
   free(P->nodes);
@@ -1008,7 +1011,13 @@ static void print_node(Printer *P, const Expr *e, int ind) {
   StrBuf *b = P->b;
   switch (e->kind) {
     case EX_CONST:
-      print_tensor_literal_to(b, e->u.konst.value);
+      if (P->opt.meta_limit && e->u.konst.value->numel > P->opt.meta_limit) {
+        uint64_t *i = pm_slot(&P->meta, e->u.konst.value);
+        if (!*i) *i = (uint64_t)++P->nmeta;
+        sb_printf(b, "meta[relay.Constant][%" PRIu64 "]", *i - 1);
+      } else {
+        print_tensor_literal_to(b, e->u.konst.value);
+      }
       ann(P, e->ty);
       break;
     case EX_VAR:
@@ -1268,20 +1277,6 @@ static void print_adt(StrBuf *b, const AdtDef *a) {
     sb_puts(b, ",\n");
   }
   sb_puts(b, "}\n");
-}
-
-static const char *def_name(const Def *d) {
-  switch (d->kind) {
-    case DEF_FUNC:
-      return d->u.func->name;
-    case DEF_ADT:
-      return d->u.adt->name;
-    case DEF_GLOBAL:
-      return d->u.global->name;
-    case DEF_PRIM:
-      return d->u.prim->name;
-  }
-  RLY_UNREACHABLE();
 }
 
 /* Printed order: ADTs, state globals, then functions and prim functions together. */

@@ -11,23 +11,17 @@
 
 typedef struct DTypeInfo {
   const char *name;
-  int bytes;
-  char cls;
   const char *suffix;
 } DTypeInfo;
 
 static const DTypeInfo dtype_table[] = {
-#define X(e, n, b, c, s) {n, b, c, s},
+#define X(e, n, b, c, s) {n, s},
     DTYPE_LIST(X)
 #undef X
 };
 
 const char *dtype_name(DType t) { return t >= 0 && t < DT_COUNT ? dtype_table[t].name : "?"; }
-int dtype_bytes(DType t) { return dtype_table[t].bytes; }
-char dtype_class(DType t) { return dtype_table[t].cls; }
 const char *dtype_suffix(DType t) { return dtype_table[t].suffix; }
-bool dtype_is_float(DType t) { return dtype_table[t].cls == 'f'; }
-bool dtype_is_int(DType t) { return dtype_table[t].cls == 'i' || dtype_table[t].cls == 'u'; }
 
 DType dtype_from_name(const char *s, size_t n) {
   for (int i = 0; i < DT_COUNT; i++)

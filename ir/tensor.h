@@ -37,11 +37,30 @@ typedef enum DType {
 } DType;
 
 const char *dtype_name(DType t);
-int dtype_bytes(DType t);
-char dtype_class(DType t); /* 'b' 'i' 'u' 'f' */
 const char *dtype_suffix(DType t);
 DType dtype_from_name(const char *s, size_t n); /* DT_INVALID if unknown */
-bool dtype_is_float(DType t);
+
+/* Size and class ('b' bool, 'i' signed, 'u' unsigned, 'f' float; 0 and
+ * size 0 for DT_INVALID).  Inline: the JIT module uses them too. */
+static inline int dtype_bytes(DType t) {
+  static const signed char bytes[] = {
+#define X(e, n, b, c, s) b,
+      DTYPE_LIST(X)
+#undef X
+  };
+  return t >= 0 && t < DT_COUNT ? bytes[t] : 0;
+}
+static inline char dtype_class(DType t) {
+  static const char cls[] = {
+#define X(e, n, b, c, s) c,
+      DTYPE_LIST(X)
+#undef X
+  };
+  return t >= 0 && t < DT_COUNT ? cls[t] : 0;
+}
+static inline bool dtype_is_float(DType t) { return dtype_class(t) == 'f'; }
+/* A signed or unsigned integer, not bool. */
+static inline bool dtype_is_int(DType t) { return dtype_class(t) == 'i' || dtype_class(t) == 'u'; }
 
 /* v as an integer of dtype t holds it: narrowed to t's width (two's
  * complement wrap, zero extension for unsigned), bool as 0 or 1; 64-bit
@@ -66,7 +85,6 @@ static inline int64_t dtype_wrap_int(DType t, int64_t v) {
       return v;
   }
 }
-bool dtype_is_int(DType t); /* signed or unsigned integer, not bool */
 
 /* Half-precision conversion (IEEE binary16), used for float16 constants;
  * both directions round once, to nearest even. */

@@ -2,7 +2,8 @@
  * names and arities, loop and statement kind names.  Every table is
  * generated from the X-macros in ir/tir.h, so adding an operator or an
  * intrinsic there is the only edit needed here.  (The TIR printer lives
- * with the other printers in ir/print.c, equality in ir/equal.c.) */
+ * with the other printers in ir/print.c, equality in ir/equal.c.)  Only
+ * libc: the JIT's code generator module is built with this file too. */
 #include "ir/tir.h"
 
 #include <string.h>
@@ -20,7 +21,7 @@ static const struct {
   const char *name;
   int arity;
 } intrinsics[] = {
-#define X(e, s, n) {s, n},
+#define X(e, s, n, k) {s, n},
     PRIM_INTRINSICS(X)
 #undef X
 };

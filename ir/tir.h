@@ -50,18 +50,53 @@ typedef enum PrimBinOp {
 #undef X
 } PrimBinOp;
 
-/* Intrinsics: name, arity. */
+/* Intrinsics: enum, name, arity, operand kind: 'a' any dtype (max, min,
+ * abs), 'f' floats only, 'i' integers or bool (the bitwise ops), 'n'
+ * integers only (shifts), 's' select (a bool condition, then any).
+ *
+ * Semantics beyond C's (the TIR interpreter and the JIT implement them
+ * alike): max/min propagate NaN; shift_left by a count outside [0, bits)
+ * gives 0, shift_right gives the sign fill (0 for unsigned); bitwise_not of
+ * a bool is logical not; trunc rounds toward zero. */
 // clang-format off
-#define PRIM_INTRINSICS(X)                                                          \
-  X(PI_MAX, "max", 2)                                                               \
-  X(PI_MIN, "min", 2)                                                               \
-  X(PI_ABS, "abs", 1) X(PI_EXP, "exp", 1) X(PI_LOG, "log", 1) X(PI_SQRT, "sqrt", 1) \
-      X(PI_TANH, "tanh", 1) X(PI_SIGMOID, "sigmoid", 1) X(PI_POW, "pow", 2)         \
-          X(PI_SELECT, "select", 3) X(PI_FLOOR, "floor", 1) X(PI_CEIL, "ceil", 1)
+#define PRIM_INTRINSICS(X)                                                            \
+  X(PI_MAX, "max", 2, 'a')                                                            \
+  X(PI_MIN, "min", 2, 'a')                                                            \
+  X(PI_ABS, "abs", 1, 'a')                                                            \
+  X(PI_EXP, "exp", 1, 'f')                                                            \
+  X(PI_LOG, "log", 1, 'f')                                                            \
+  X(PI_SQRT, "sqrt", 1, 'f')                                                          \
+  X(PI_TANH, "tanh", 1, 'f')                                                          \
+  X(PI_SIGMOID, "sigmoid", 1, 'f')                                                    \
+  X(PI_POW, "pow", 2, 'f')                                                            \
+  X(PI_SELECT, "select", 3, 's')                                                      \
+  X(PI_FLOOR, "floor", 1, 'f')                                                        \
+  X(PI_CEIL, "ceil", 1, 'f')                                                          \
+  X(PI_TRUNC, "trunc", 1, 'f')                                                        \
+  X(PI_LOG2, "log2", 1, 'f')                                                          \
+  X(PI_LOG10, "log10", 1, 'f')                                                        \
+  X(PI_ERF, "erf", 1, 'f')                                                            \
+  X(PI_SIN, "sin", 1, 'f')                                                            \
+  X(PI_COS, "cos", 1, 'f')                                                            \
+  X(PI_TAN, "tan", 1, 'f')                                                            \
+  X(PI_ASIN, "asin", 1, 'f')                                                          \
+  X(PI_ACOS, "acos", 1, 'f')                                                          \
+  X(PI_ATAN, "atan", 1, 'f')                                                          \
+  X(PI_SINH, "sinh", 1, 'f')                                                          \
+  X(PI_COSH, "cosh", 1, 'f')                                                          \
+  X(PI_ASINH, "asinh", 1, 'f')                                                        \
+  X(PI_ACOSH, "acosh", 1, 'f')                                                        \
+  X(PI_ATANH, "atanh", 1, 'f')                                                        \
+  X(PI_BITAND, "bitwise_and", 2, 'i')                                                 \
+  X(PI_BITOR, "bitwise_or", 2, 'i')                                                   \
+  X(PI_BITXOR, "bitwise_xor", 2, 'i')                                                 \
+  X(PI_BITNOT, "bitwise_not", 1, 'i')                                                 \
+  X(PI_SHL, "shift_left", 2, 'n')                                                     \
+  X(PI_SHR, "shift_right", 2, 'n')
 // clang-format on
 
 typedef enum PrimIntrinsic {
-#define X(e, s, n) e,
+#define X(e, s, n, k) e,
   PRIM_INTRINSICS(X)
 #undef X
       PI_COUNT
@@ -213,6 +248,16 @@ const char *prim_binop_text(PrimBinOp op);
 int prim_binop_prec(PrimBinOp op);
 const char *prim_intrinsic_name(PrimIntrinsic fn);
 int prim_intrinsic_arity(PrimIntrinsic fn);
+/* The operand kind of PRIM_INTRINSICS ('a', 'f', 'i', 'n' or 's').  Inline:
+ * rly-jit.so uses it and links nothing of librly. */
+static inline char prim_intrinsic_kind(PrimIntrinsic fn) {
+  static const char kinds[] = {
+#define X(e, s, n, k) k,
+      PRIM_INTRINSICS(X)
+#undef X
+  };
+  return kinds[fn];
+}
 int prim_intrinsic_lookup(const char *name); /* -1 if unknown */
 const char *loop_kind_name(LoopKind k);
 const char *stmt_kind_name(StmtKind k);

@@ -1,5 +1,6 @@
-/* walk.c — children, roles, binders and walks of Relay and TIR nodes
- * (ir/walk.h).
+/* walk.c — children, roles, binders and walks of Relay nodes, and the
+ * list form of a TIR statement's children (ir/walk.h; the rest of the TIR
+ * side is in tir_walk.c).
  *
  * Every Relay kind's children are described once, by layout(): up to three
  * fixed slots, then a run of slots `stride` bytes apart (call arguments,
@@ -244,111 +245,19 @@ void expr_binders(const Expr *e, int child, VarFn f, void *ctx) {
 
 /* ──────────────────────────────── TIR ──────────────────────────────── */
 
-PrimExpr *const *prim_expr_children(const PrimExpr *e, PrimExpr *tmp[2], int *n) {
-  *n = 0;
-  switch (e->kind) {
-    case PE_INT:
-    case PE_FLOAT:
-    case PE_VAR:
-      return tmp;
-    case PE_LOAD:
-      *n = e->u.load.n;
-      return e->u.load.idx;
-    case PE_BIN:
-      tmp[0] = e->u.bin.a, tmp[1] = e->u.bin.b, *n = 2;
-      return tmp;
-    case PE_NOT:
-    case PE_NEG:
-      tmp[0] = e->u.operand, *n = 1;
-      return tmp;
-    case PE_CALL:
-      *n = e->u.call.n;
-      return e->u.call.args;
-    case PE_CAST:
-      tmp[0] = e->u.cast.value, *n = 1;
-      return tmp;
-  }
-  RLY_UNREACHABLE();
-}
-
-static void put(PtrVec *v, const void *p) {
+static void push_kid(PtrVec *v, const void *p) {
   if (v) vec_push(v, (void *)p);
 }
 
-static void for_children(const Stmt *s, PtrVec *exprs, PtrVec *stmts) {
-  int n = s->u.for_.nvars;
-  for (int i = 0; i < n; i++) put(exprs, tir_for_lo(s, i));
-  for (int i = 0; i < n; i++) put(exprs, s->u.for_.hi[i]);
-  put(stmts, s->u.for_.body);
-}
+typedef struct Lists {
+  PtrVec *exprs, *stmts;
+} Lists;
 
-static void block_children(const Stmt *s, PtrVec *exprs, PtrVec *stmts) {
-  for (int i = 0; i < s->u.block.niters; i++) put(exprs, s->u.block.iters[i].binding);
-  put(stmts, s->u.block.init);
-  put(stmts, s->u.block.body);
-}
+static void list_expr(void *ctx, PrimExpr *e) { push_kid(((Lists *)ctx)->exprs, e); }
+static void list_stmt(void *ctx, Stmt *s) { push_kid(((Lists *)ctx)->stmts, s); }
 
-/* A TIR statement's direct children, expressions and statements apart, in
- * source order; the one place passes learn a statement's structure. */
 void stmt_children(const Stmt *s, PtrVec *exprs, PtrVec *stmts) {
-  switch (s->kind) {
-    case ST_SEQ:
-      for (int i = 0; i < s->u.seq.n; i++) put(stmts, s->u.seq.items[i]);
-      return;
-    case ST_FOR:
-      for_children(s, exprs, stmts);
-      return;
-    case ST_BLOCK:
-      block_children(s, exprs, stmts);
-      return;
-    case ST_STORE:
-      for (int i = 0; i < s->u.store.n; i++) put(exprs, s->u.store.idx[i]);
-      put(exprs, s->u.store.value);
-      return;
-    case ST_ALLOC:
-      return;
-    case ST_LET:
-      put(exprs, s->u.let.value);
-      return;
-    case ST_IF:
-      put(exprs, s->u.if_.cond);
-      put(stmts, s->u.if_.then_);
-      put(stmts, s->u.if_.else_);
-      return;
-  }
-  RLY_UNREACHABLE();
-}
-
-void stmt_binders(const Stmt *s, TirVarFn f, void *ctx) {
-  switch (s->kind) {
-    case ST_FOR:
-      for (int i = 0; i < s->u.for_.nvars; i++) f(ctx, s->u.for_.vars[i]);
-      return;
-    case ST_BLOCK:
-      for (int i = 0; i < s->u.block.niters; i++) f(ctx, s->u.block.iters[i].var);
-      return;
-    case ST_LET:
-      f(ctx, s->u.let.var);
-      return;
-    default:
-      return;
-  }
-}
-
-void tir_walk_expr(const PrimExpr *e, const TirVisitor *v) {
-  if (!e || (v->expr && !v->expr(v->ctx, e))) return;
-  PrimExpr *tmp[2];
-  int n;
-  PrimExpr *const *kids = prim_expr_children(e, tmp, &n);
-  for (int i = 0; i < n; i++) tir_walk_expr(kids[i], v);
-}
-
-void tir_walk(const Stmt *s, const TirVisitor *v) {
-  if (!s || (v->stmt && !v->stmt(v->ctx, s))) return;
-  PtrVec exprs = {0}, stmts = {0};
-  stmt_children(s, &exprs, &stmts);
-  for (size_t i = 0; i < exprs.len; i++) tir_walk_expr(exprs.items[i], v);
-  for (size_t i = 0; i < stmts.len; i++) tir_walk(stmts.items[i], v);
-  vec_free(&exprs);
-  vec_free(&stmts);
+  Lists l = {exprs, stmts};
+  TirChildFns f = {list_expr, list_stmt, &l};
+  stmt_each_child(s, &f);
 }

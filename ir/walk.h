@@ -13,7 +13,10 @@
  * Patterns, attributes and binders are not children.
  *
  * Nothing here recurses on the length of a let chain: expr_walk keeps its
- * own stack.  TIR nesting is shallow; tir_walk recurses.
+ * own stack.  TIR nesting is shallow; tir_walk recurses.  The TIR functions
+ * but stmt_children are in tir_walk.c, which needs only libc: the JIT's
+ * code generator module (rly-jit.so, no librly) is built with it, so the
+ * JIT, the TIR interpreter, the verifier and equality share one walker.
  *
  * Adding an Expr kind now touches 8 files (it touched 13, and the printer's
  * analyses silently skipped the children of a kind they did not know):
@@ -87,12 +90,20 @@ void expr_binders(const Expr *e, int child, VarFn f, void *ctx);
  * arguments, or tmp filled with the operands of the other kinds. */
 PrimExpr *const *prim_expr_children(const PrimExpr *e, PrimExpr *tmp[2], int *n);
 
-/* Appends s's scalar expressions (exprs) and sub-statements (stmts), each
- * in source order; either may be NULL.  Optional parts are NULL entries, so
- * positions depend only on the kind and counts: a loop's begins, one per
- * variable as tir_for_lo gives them (NULL for 0, written or not), then its
- * ends; a block's iteration bindings, then its init and body; an if's
- * else. */
+/* Calls expr on each of s's scalar expressions, then stmt on each of its
+ * sub-statements, in source order (either callback may be NULL).  Optional
+ * parts are NULL entries, so positions depend only on the kind and counts:
+ * a loop's begins, one per variable as tir_for_lo gives them (NULL for 0,
+ * written or not), then its ends; a block's iteration bindings, then its
+ * init and body; an if's else.  Allocates nothing. */
+typedef struct TirChildFns {
+  void (*expr)(void *ctx, PrimExpr *e);
+  void (*stmt)(void *ctx, Stmt *s);
+  void *ctx;
+} TirChildFns;
+void stmt_each_child(const Stmt *s, const TirChildFns *f);
+
+/* The same children appended to exprs and stmts (either may be NULL). */
 void stmt_children(const Stmt *s, PtrVec *exprs, PtrVec *stmts);
 
 /* The scalar variables s binds: loop variables, block iteration variables,
@@ -102,8 +113,9 @@ typedef void (*TirVarFn)(void *ctx, TirVar *v);
 void stmt_binders(const Stmt *s, TirVarFn f, void *ctx);
 
 /* Pre-order: a statement, then its expressions (each in pre-order), then
- * its sub-statements.  A callback returns whether to descend; either may be
- * NULL (descend, no action).  Recursive: TIR nesting is shallow. */
+ * its sub-statements, NULL children skipped.  A callback returns whether to
+ * descend; either may be NULL (descend, no action).  A search stops early
+ * by returning false from then on.  Recursive: TIR nesting is shallow. */
 typedef struct TirVisitor {
   bool (*stmt)(void *ctx, const Stmt *s);
   bool (*expr)(void *ctx, const PrimExpr *e);

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/walk.h"
+
 enum { STACK_ALLOC_MAX = 16384 };
 
 /* ─────────────────────────── basics ─────────────────────────── */
@@ -389,22 +391,18 @@ static LLVMValueRef open_inner(Cg *c, const char *name, int nextra, FnState *fs,
 
 static void cstmt(Cg *c, const Stmt *s);
 
+static bool find_loop(void *ctx, const Stmt *s) {
+  if (s->kind == ST_FOR) *(bool *)ctx = true;
+  return !*(bool *)ctx;
+}
+
+static bool no_expr(void *ctx, const PrimExpr *e) { return false; } /* loops hold none */
+
 static bool has_loop(const Stmt *s) {
-  if (!s) return false;
-  switch (s->kind) {
-    case ST_FOR:
-      return true;
-    case ST_SEQ:
-      for (int i = 0; i < s->u.seq.n; i++)
-        if (has_loop(s->u.seq.items[i])) return true;
-      return false;
-    case ST_BLOCK:
-      return has_loop(s->u.block.init) || has_loop(s->u.block.body);
-    case ST_IF:
-      return has_loop(s->u.if_.then_) || has_loop(s->u.if_.else_);
-    default:
-      return false;
-  }
+  bool found = false;
+  TirVisitor v = {find_loop, no_expr, &found};
+  tir_walk(s, &v);
+  return found;
 }
 
 static void c_seq(Cg *c, const Stmt *s) {
@@ -607,49 +605,38 @@ static void c_for(Cg *c, const Stmt *s) {
 }
 
 /* Collects, once each, the loop variables used by e whose "first value"
- * flag exists; a block's init is due when all of them are at their first. */
-static void collect_checks(Cg *c, const PrimExpr *e, int *out, int *n) {
-  switch (e->kind) {
-    case PE_VAR: {
-      const VarB *v = cg_find_var(c, e->u.var);
-      if (!v || !v->first) return;
-      int idx = (int)(v - c->vars);
-      for (int i = 0; i < *n; i++)
-        if (out[i] == idx) return;
-      out[(*n)++] = idx;
-      return;
-    }
-    case PE_BIN:
-      collect_checks(c, e->u.bin.a, out, n), collect_checks(c, e->u.bin.b, out, n);
-      return;
-    case PE_NOT:
-    case PE_NEG:
-      collect_checks(c, e->u.operand, out, n);
-      return;
-    case PE_CALL:
-      for (int i = 0; i < e->u.call.n; i++) collect_checks(c, e->u.call.args[i], out, n);
-      return;
-    case PE_CAST:
-      collect_checks(c, e->u.cast.value, out, n);
-      return;
-    default:
-      return;
-  }
+ * flag exists; a block's init is due when all of them are at their first.
+ * Load indices are not looked into (a binding has no load: the verifier). */
+typedef struct Checks {
+  Cg *c;
+  int *out, n;
+} Checks;
+
+static bool check_var(void *ctx, const PrimExpr *e) {
+  Checks *k = ctx;
+  if (e->kind != PE_VAR) return e->kind != PE_LOAD;
+  const VarB *v = cg_find_var(k->c, e->u.var);
+  if (!v || !v->first) return false;
+  int idx = (int)(v - k->c->vars);
+  for (int i = 0; i < k->n; i++)
+    if (k->out[i] == idx) return false;
+  k->out[k->n++] = idx;
+  return false;
 }
 
 /* init runs when every loop variable of the reduce bindings is at its first value. */
 static LLVMValueRef init_due(Cg *c, const Stmt *s) {
-  int *idx = malloc(sizeof(int) * ((size_t)c->nvars + 1)), n = 0;
-  if (!idx) abort();
+  Checks k = {c, malloc(sizeof(int) * ((size_t)c->nvars + 1)), 0};
+  if (!k.out) abort();
+  TirVisitor v = {NULL, check_var, &k};
   for (int i = 0; i < s->u.block.niters; i++)
-    if (s->u.block.iters[i].reduce && s->u.block.iters[i].binding)
-      collect_checks(c, s->u.block.iters[i].binding, idx, &n);
+    if (s->u.block.iters[i].reduce) tir_walk_expr(s->u.block.iters[i].binding, &v);
   LLVMValueRef due = LLVMConstInt(c->i1, 1, 0);
-  for (int i = 0; i < n; i++) {
-    const VarB *v = &c->vars[idx[i]];
-    due = LLVMBuildAnd(c->B, due, LLVMBuildICmp(c->B, LLVMIntEQ, v->v, v->first, ""), "");
+  for (int i = 0; i < k.n; i++) {
+    const VarB *x = &c->vars[k.out[i]];
+    due = LLVMBuildAnd(c->B, due, LLVMBuildICmp(c->B, LLVMIntEQ, x->v, x->first, ""), "");
   }
-  free(idx);
+  free(k.out);
   return due;
 }
 

@@ -1,9 +1,10 @@
 /* codegen_expr.c — TIR scalar expressions → LLVM IR, and the symbolic
  * ranges that let accesses skip their bounds checks (codegen.h).
  *
- * Types follow tir_interp.c exactly: operands of a binary operator unify
- * (equal, or the wider integer; a tie keeps the left type), comparisons and
- * logic give bool, `&&`, `||` and `select` are lazy (branches) unless the
+ * Types and conversions follow ir/tir_rules.h, as tir_interp.c does:
+ * operands of a binary operator unify (equal, or the wider integer; a tie
+ * keeps the left type), comparisons and logic give bool, `&&`, `||` and
+ * `select` are lazy (branches) unless the
  * side not always taken can be evaluated speculatively without any error
  * (no unchecked load, no division by a non-constant), in which case they
  * become plain and/or/select instructions that vectorize. */
@@ -12,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/tir_rules.h"
+#include "ir/walk.h"
 #include "jit/codegen.h"
 
 static const CVal NONE = {NULL, DT_INVALID};
@@ -20,26 +23,11 @@ static const CVal NONE = {NULL, DT_INVALID};
 
 static int64_t norm(DType t, int64_t v) { return dtype_wrap_int(t, v); }
 
-static DType unify(DType a, DType b) {
-  if (a == b) return a;
-  if (cg_is_int(a) && cg_is_int(b)) return cg_dtype_bits(a) >= cg_dtype_bits(b) ? a : b;
-  return DT_INVALID;
-}
-
 static DType unify_or_fail(Cg *c, const PrimExpr *e, DType a, DType b, const char *what) {
-  DType t = unify(a, b);
+  DType t = tir_unify(a, b);
   if (t == DT_INVALID && a != DT_INVALID && b != DT_INVALID)
     cg_fail(c, "@%s: operands of %s have different types", c->f->name, what);
   return t;
-}
-
-static const char *binop_text(PrimBinOp op) {
-  static const char *const t[] = {
-#define X(e, s, p) s,
-      PRIM_BINOPS(X)
-#undef X
-  };
-  return t[op];
 }
 
 /* An expression's dtype by the interpreter's rules, without emitting code
@@ -47,9 +35,8 @@ static const char *binop_text(PrimBinOp op) {
 DType cg_expr_type(Cg *c, const PrimExpr *e) {
   switch (e->kind) {
     case PE_INT:
-      return cg_is_int(e->dtype) || e->dtype == DT_BOOL ? e->dtype : DT_INT32;
     case PE_FLOAT:
-      return cg_is_float(e->dtype) ? e->dtype : DT_FLOAT32;
+      return tir_literal_dtype(e);
     case PE_VAR: {
       const VarB *v = cg_find_var(c, e->u.var);
       return v ? v->dt : DT_INVALID;
@@ -58,9 +45,11 @@ DType cg_expr_type(Cg *c, const PrimExpr *e) {
       const BufB *b = cg_find_buf(c, e->u.load.buf);
       return b ? b->b->dtype : DT_INVALID;
     }
-    case PE_BIN:
-      if (e->u.bin.op >= PB_LT) return DT_BOOL;
-      return unify(cg_expr_type(c, e->u.bin.a), cg_expr_type(c, e->u.bin.b));
+    case PE_BIN: {
+      PrimBinOp op = e->u.bin.op;
+      DType a = cg_expr_type(c, e->u.bin.a), b = cg_expr_type(c, e->u.bin.b);
+      return tir_binop_result_dtype(op, tir_binop_operand_dtype(op, a, b));
+    }
     case PE_NOT:
       return DT_BOOL;
     case PE_NEG:
@@ -69,7 +58,7 @@ DType cg_expr_type(Cg *c, const PrimExpr *e) {
       int first = e->u.call.fn == PI_SELECT ? 1 : 0;
       if (e->u.call.n <= first) return DT_INVALID;
       DType t = cg_expr_type(c, e->u.call.args[first]);
-      if (e->u.call.n - first == 2) t = unify(t, cg_expr_type(c, e->u.call.args[first + 1]));
+      if (e->u.call.n - first == 2) t = tir_unify(t, cg_expr_type(c, e->u.call.args[first + 1]));
       return t;
     }
     case PE_CAST:
@@ -249,39 +238,36 @@ bool cg_in_bounds(Cg *c, const Buffer *b, int d, const PrimExpr *idx) {
 
 /* Can e be evaluated when the program would not, with no possible error?
  * Loads must be provably in bounds, integer division needs a nonzero
- * constant divisor. */
+ * constant divisor; every node is asked once (the walk stops at the first
+ * that cannot). */
+typedef struct Spec {
+  Cg *c;
+  bool ok;
+} Spec;
+
+static bool load_safe(Cg *c, const PrimExpr *e) {
+  const BufB *b = cg_find_buf(c, e->u.load.buf);
+  if (!b || e->u.load.n != b->b->ndim) return false;
+  for (int i = 0; i < e->u.load.n; i++)
+    if (!cg_in_bounds(c, b->b, i, e->u.load.idx[i])) return false;
+  return true;
+}
+
+static bool spec_node(void *ctx, const PrimExpr *e) {
+  Spec *s = ctx;
+  if (!s->ok) return false;
+  if (e->kind == PE_LOAD) s->ok = load_safe(s->c, e);
+  if (e->kind == PE_BIN && (e->u.bin.op == PB_DIV || e->u.bin.op == PB_MOD))
+    s->ok =
+        cg_is_float(cg_expr_type(s->c, e)) || (e->u.bin.b->kind == PE_INT && e->u.bin.b->u.i != 0);
+  return s->ok;
+}
+
 bool cg_can_speculate(Cg *c, const PrimExpr *e) {
-  switch (e->kind) {
-    case PE_INT:
-    case PE_FLOAT:
-    case PE_VAR:
-      return true;
-    case PE_LOAD: {
-      const BufB *b = cg_find_buf(c, e->u.load.buf);
-      if (!b || e->u.load.n != b->b->ndim) return false;
-      for (int i = 0; i < e->u.load.n; i++)
-        if (!cg_can_speculate(c, e->u.load.idx[i]) || !cg_in_bounds(c, b->b, i, e->u.load.idx[i]))
-          return false;
-      return true;
-    }
-    case PE_BIN: {
-      PrimBinOp op = e->u.bin.op;
-      if ((op == PB_DIV || op == PB_MOD) && !cg_is_float(cg_expr_type(c, e)) &&
-          !(e->u.bin.b->kind == PE_INT && e->u.bin.b->u.i != 0))
-        return false;
-      return cg_can_speculate(c, e->u.bin.a) && cg_can_speculate(c, e->u.bin.b);
-    }
-    case PE_NOT:
-    case PE_NEG:
-      return cg_can_speculate(c, e->u.operand);
-    case PE_CALL:
-      for (int i = 0; i < e->u.call.n; i++)
-        if (!cg_can_speculate(c, e->u.call.args[i])) return false;
-      return true;
-    case PE_CAST:
-      return cg_can_speculate(c, e->u.cast.value);
-  }
-  return false;
+  Spec s = {c, true};
+  TirVisitor v = {NULL, spec_node, &s};
+  tir_walk_expr(e, &v);
+  return s.ok;
 }
 
 /* ─────────────────────────── helpers ─────────────────────────── */
@@ -340,8 +326,6 @@ static void contract(Cg *c, LLVMValueRef inst, DType t) {
 /* ─────────────────────────── conversions ─────────────────────────── */
 
 static LLVMValueRef f2i(Cg *c, LLVMValueRef v, DType to) {
-  if (to == DT_BOOL)
-    return LLVMBuildFCmp(c->B, LLVMRealONE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
   LLVMTypeRef ts[2] = {cg_lty(c, to), LLVMTypeOf(v)};
   return cg_intrinsic(c, cg_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ts, 2, &v, 1);
 }
@@ -363,8 +347,6 @@ static LLVMValueRef f2f(Cg *c, LLVMValueRef v, DType from, DType to) {
 }
 
 static LLVMValueRef i2i(Cg *c, LLVMValueRef v, DType from, DType to) {
-  if (to == DT_BOOL)
-    return LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
   int fb = from == DT_BOOL ? 1 : cg_dtype_bits(from), tb = cg_dtype_bits(to);
   LLVMTypeRef t = cg_lty(c, to);
   if (tb == fb) return v;
@@ -372,13 +354,34 @@ static LLVMValueRef i2i(Cg *c, LLVMValueRef v, DType from, DType to) {
   return cg_is_signed(from) ? LLVMBuildSExt(c->B, v, t, "") : LLVMBuildZExt(c->B, v, t, "");
 }
 
+/* x as a value of dtype `to`, by the rule tir_conv picks. */
 CVal cg_convert(Cg *c, CVal x, DType to) {
   if (!x.v || x.dt == to) return x;
-  bool ff = cg_is_float(x.dt), tf = cg_is_float(to);
-  LLVMValueRef v = ff && tf ? f2f(c, x.v, x.dt, to)
-                   : ff     ? f2i(c, x.v, to)
-                   : tf     ? i2f(c, x.v, x.dt, to)
-                            : i2i(c, x.v, x.dt, to);
+  LLVMValueRef v = x.v, zero;
+  switch (tir_conv(x.dt, to)) {
+    case CONV_SAME:
+      break;
+    case CONV_INT_RESIZE:
+      v = i2i(c, v, x.dt, to);
+      break;
+    case CONV_INT_BOOL:
+      zero = LLVMConstInt(LLVMTypeOf(v), 0, 0);
+      v = LLVMBuildICmp(c->B, LLVMIntNE, v, zero, "");
+      break;
+    case CONV_FLOAT_BOOL:
+      zero = LLVMConstReal(LLVMTypeOf(v), 0);
+      v = LLVMBuildFCmp(c->B, LLVMRealONE, v, zero, "");
+      break;
+    case CONV_FLOAT_INT:
+      v = f2i(c, v, to);
+      break;
+    case CONV_INT_FLOAT:
+      v = i2f(c, v, x.dt, to);
+      break;
+    case CONV_FLOAT_RESIZE:
+      v = f2f(c, v, x.dt, to);
+      break;
+  }
   return (CVal){v, to};
 }
 
@@ -421,27 +424,20 @@ static CVal c_cmp(Cg *c, PrimBinOp op, CVal a, CVal b) {
   return (CVal){v, DT_BOOL};
 }
 
+/* The instruction of each arithmetic operator, on floats and on integers
+ * (integer / and %: idivmod). */
+typedef LLVMValueRef (*BuildBin)(LLVMBuilderRef b, LLVMValueRef x, LLVMValueRef y, const char *n);
+static const BuildBin float_arith[] = {[PB_ADD] = LLVMBuildFAdd,
+                                       [PB_SUB] = LLVMBuildFSub,
+                                       [PB_MUL] = LLVMBuildFMul,
+                                       [PB_DIV] = LLVMBuildFDiv,
+                                       [PB_MOD] = LLVMBuildFRem};
+static const BuildBin int_arith[] = {
+    [PB_ADD] = LLVMBuildAdd, [PB_SUB] = LLVMBuildSub, [PB_MUL] = LLVMBuildMul};
+
 static CVal c_farith(Cg *c, PrimBinOp op, CVal a, CVal b) {
-  LLVMValueRef v = NULL;
-  switch (op) {
-    case PB_ADD:
-      v = LLVMBuildFAdd(c->B, a.v, b.v, "");
-      break;
-    case PB_SUB:
-      v = LLVMBuildFSub(c->B, a.v, b.v, "");
-      break;
-    case PB_MUL:
-      v = LLVMBuildFMul(c->B, a.v, b.v, "");
-      break;
-    case PB_DIV:
-      v = LLVMBuildFDiv(c->B, a.v, b.v, "");
-      break;
-    case PB_MOD:
-      v = LLVMBuildFRem(c->B, a.v, b.v, "");
-      break;
-    default:
-      abort();
-  }
+  if (op > PB_MOD) abort();
+  LLVMValueRef v = float_arith[op](c->B, a.v, b.v, "");
   if (op != PB_DIV && op != PB_MOD) contract(c, v, a.dt);
   if (a.dt == DT_FLOAT16) v = cg_round_half(c, v);
   return (CVal){v, a.dt};
@@ -469,21 +465,8 @@ static CVal c_iarith(Cg *c, const PrimExpr *e, PrimBinOp op, CVal a, CVal b) {
   DType t = a.dt;
   bool is_bool = t == DT_BOOL;
   if (is_bool) a = cg_convert(c, a, DT_INT64), b = cg_convert(c, b, DT_INT64);
-  LLVMValueRef v;
-  switch (op) {
-    case PB_ADD:
-      v = LLVMBuildAdd(c->B, a.v, b.v, "");
-      break;
-    case PB_SUB:
-      v = LLVMBuildSub(c->B, a.v, b.v, "");
-      break;
-    case PB_MUL:
-      v = LLVMBuildMul(c->B, a.v, b.v, "");
-      break;
-    default:
-      v = idivmod(c, e, op, a.v, b.v, cg_is_signed(t));
-      break;
-  }
+  LLVMValueRef v = op <= PB_MUL ? int_arith[op](c->B, a.v, b.v, "")
+                                : idivmod(c, e, op, a.v, b.v, cg_is_signed(t));
   if (op <= PB_MUL && !is_bool && cg_range(c, e).ok) LLVMSetNSW(v, 1);
   if (is_bool) v = LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(c->i64, 0, 0), "");
   return (CVal){v, t};
@@ -523,7 +506,7 @@ static CVal c_bin(Cg *c, const PrimExpr *e) {
   CVal a = cg_expr(c, e->u.bin.a);
   CVal b = a.v ? cg_expr(c, e->u.bin.b) : NONE;
   if (!b.v) return NONE;
-  DType t = unify_or_fail(c, e, a.dt, b.dt, binop_text(op));
+  DType t = unify_or_fail(c, e, a.dt, b.dt, prim_binop_text(op));
   if (t == DT_INVALID) return NONE;
   a = cg_convert(c, a, t), b = cg_convert(c, b, t);
   if (op >= PB_LT) return c_cmp(c, op, a, b);
@@ -573,41 +556,80 @@ static LLVMValueRef absval(Cg *c, CVal x) {
   return LLVMBuildSelect(c->B, neg, LLVMBuildSub(c->B, zero, x.v, ""), x.v, "");
 }
 
+/* The libm function of a one-argument float intrinsic computed by a call
+ * (the TIR interpreter calls the same functions), or NULL. */
+static const char *libm_name(PrimIntrinsic fn, bool d) {
+  switch (fn) {
+    case PI_EXP:
+      return d ? "exp" : "expf";
+    case PI_LOG:
+      return d ? "log" : "logf";
+    case PI_TANH:
+      return d ? "tanh" : "tanhf";
+    case PI_LOG2:
+      return d ? "log2" : "log2f";
+    case PI_LOG10:
+      return d ? "log10" : "log10f";
+    case PI_ERF:
+      return d ? "erf" : "erff";
+    case PI_SIN:
+      return d ? "sin" : "sinf";
+    case PI_COS:
+      return d ? "cos" : "cosf";
+    case PI_TAN:
+      return d ? "tan" : "tanf";
+    case PI_ASIN:
+      return d ? "asin" : "asinf";
+    case PI_ACOS:
+      return d ? "acos" : "acosf";
+    case PI_ATAN:
+      return d ? "atan" : "atanf";
+    case PI_SINH:
+      return d ? "sinh" : "sinhf";
+    case PI_COSH:
+      return d ? "cosh" : "coshf";
+    case PI_ASINH:
+      return d ? "asinh" : "asinhf";
+    case PI_ACOSH:
+      return d ? "acosh" : "acoshf";
+    case PI_ATANH:
+      return d ? "atanh" : "atanhf";
+    default:
+      return NULL;
+  }
+}
+
+/* The one-argument float intrinsics LLVM computes itself (exactly, as the
+ * TIR interpreter's libm calls do), and sigmoid as 1 / (1 + exp(-v)). */
+static LLVMValueRef math1_inline(Cg *c, PrimIntrinsic fn, LLVMTypeRef t, LLVMValueRef v, bool d) {
+  switch (fn) {
+    case PI_TRUNC:
+      return cg_intrinsic(c, "llvm.trunc", &t, 1, &v, 1);
+    case PI_SQRT:
+      return cg_intrinsic(c, "llvm.sqrt", &t, 1, &v, 1);
+    case PI_FLOOR:
+      return cg_intrinsic(c, "llvm.floor", &t, 1, &v, 1);
+    case PI_CEIL:
+      return cg_intrinsic(c, "llvm.ceil", &t, 1, &v, 1);
+    case PI_SIGMOID: {
+      LLVMValueRef n = LLVMBuildFNeg(c->B, v, "");
+      LLVMValueRef ex = libm(c, d ? "exp" : "expf", t, &n, 1);
+      LLVMValueRef one = LLVMConstReal(t, 1.0);
+      return LLVMBuildFDiv(c->B, one, LLVMBuildFAdd(c->B, one, ex, ""), "");
+    }
+    default:
+      abort();
+  }
+}
+
 /* One-argument float functions: in float for float32 and float16 (then
  * rounded to half), in double for float64. */
 static LLVMValueRef math1(Cg *c, PrimIntrinsic fn, CVal x) {
   bool d = x.dt == DT_FLOAT64;
   LLVMTypeRef t = d ? c->f64 : c->f32;
-  LLVMValueRef v = x.dt == DT_FLOAT16 ? LLVMBuildFPTrunc(c->B, x.v, c->f32, "") : x.v, r;
-  switch (fn) {
-    case PI_EXP:
-      r = libm(c, d ? "exp" : "expf", t, &v, 1);
-      break;
-    case PI_LOG:
-      r = libm(c, d ? "log" : "logf", t, &v, 1);
-      break;
-    case PI_TANH:
-      r = libm(c, d ? "tanh" : "tanhf", t, &v, 1);
-      break;
-    case PI_SQRT:
-      r = cg_intrinsic(c, "llvm.sqrt", &t, 1, &v, 1);
-      break;
-    case PI_FLOOR:
-      r = cg_intrinsic(c, "llvm.floor", &t, 1, &v, 1);
-      break;
-    case PI_CEIL:
-      r = cg_intrinsic(c, "llvm.ceil", &t, 1, &v, 1);
-      break;
-    case PI_SIGMOID: {
-      LLVMValueRef n = LLVMBuildFNeg(c->B, v, "");
-      LLVMValueRef ex = libm(c, d ? "exp" : "expf", t, &n, 1);
-      LLVMValueRef one = LLVMConstReal(t, 1.0);
-      r = LLVMBuildFDiv(c->B, one, LLVMBuildFAdd(c->B, one, ex, ""), "");
-      break;
-    }
-    default:
-      abort();
-  }
+  LLVMValueRef v = x.dt == DT_FLOAT16 ? LLVMBuildFPTrunc(c->B, x.v, c->f32, "") : x.v;
+  const char *lib = libm_name(fn, d);
+  LLVMValueRef r = lib ? libm(c, lib, t, &v, 1) : math1_inline(c, fn, t, v, d);
   if (x.dt == DT_FLOAT16) r = cg_round_half(c, LLVMBuildFPExt(c->B, r, c->f64, ""));
   return r;
 }
@@ -622,6 +644,47 @@ static LLVMValueRef powv(Cg *c, CVal x, CVal y) {
     a[0] = LLVMBuildFPTrunc(c->B, x.v, c->f32, ""), a[1] = LLVMBuildFPTrunc(c->B, y.v, c->f32, "");
   LLVMValueRef r = libm(c, "powf", c->f32, a, 2);
   return x.dt == DT_FLOAT16 ? cg_round_half(c, LLVMBuildFPExt(c->B, r, c->f64, "")) : r;
+}
+
+/* The bitwise intrinsics on integers (bool: i1).  A shift count outside
+ * [0, bits) gives 0, or the sign fill for a signed shift_right, as in the
+ * TIR interpreter; the count is masked so LLVM never sees an oversized one. */
+static LLVMValueRef bits(Cg *c, PrimIntrinsic fn, CVal x, CVal y) {
+  switch (fn) {
+    case PI_BITAND:
+      return LLVMBuildAnd(c->B, x.v, y.v, "");
+    case PI_BITOR:
+      return LLVMBuildOr(c->B, x.v, y.v, "");
+    case PI_BITXOR:
+      return LLVMBuildXor(c->B, x.v, y.v, "");
+    case PI_BITNOT:
+      return LLVMBuildNot(c->B, x.v, "");
+    default:
+      break;
+  }
+  LLVMTypeRef t = LLVMTypeOf(x.v);
+  unsigned w = LLVMGetIntTypeWidth(t);
+  LLVMValueRef zero = LLVMConstInt(t, 0, 0), top = LLVMConstInt(t, w - 1, 0);
+  LLVMValueRef in = LLVMBuildICmp(c->B, LLVMIntULT, y.v, LLVMConstInt(t, w, 0), "");
+  if (fn == PI_SHR && cg_is_signed(x.dt))
+    return LLVMBuildAShr(c->B, x.v, LLVMBuildSelect(c->B, in, y.v, top, ""), "");
+  LLVMValueRef s = LLVMBuildAnd(c->B, y.v, top, "");
+  LLVMValueRef r = fn == PI_SHL ? LLVMBuildShl(c->B, x.v, s, "") : LLVMBuildLShr(c->B, x.v, s, "");
+  return LLVMBuildSelect(c->B, in, r, zero, "");
+}
+
+/* Whether t suits intrinsic fn's operand kind (ir/tir.h). */
+static bool operand_ok(PrimIntrinsic fn, DType t) {
+  switch (prim_intrinsic_kind(fn)) {
+    case 'f':
+      return cg_is_float(t);
+    case 'i':
+      return cg_is_int(t) || t == DT_BOOL;
+    case 'n':
+      return cg_is_int(t);
+    default:
+      return true;
+  }
 }
 
 /* select: a select instruction when both sides can be speculated (it
@@ -655,21 +718,12 @@ static CVal c_select(Cg *c, const PrimExpr *e, DType t) {
   return (CVal){phi, t};
 }
 
-static int arity(PrimIntrinsic fn) {
-  static const int n[] = {
-#define X(e, s, k) k,
-      PRIM_INTRINSICS(X)
-#undef X
-  };
-  return n[fn];
-}
-
 /* An intrinsic call; operand types unify as in the interpreter, and only
  * max, min and abs (and select) accept integers. */
 static CVal c_call(Cg *c, const PrimExpr *e) {
   PrimIntrinsic fn = e->u.call.fn;
   int n = e->u.call.n;
-  if (n != arity(fn))
+  if (n != prim_intrinsic_arity(fn))
     return cg_fail(c, "@%s: wrong number of intrinsic arguments", c->f->name), NONE;
   int first = fn == PI_SELECT ? 1 : 0;
   DType t = cg_expr_type(c, e->u.call.args[first]);
@@ -677,8 +731,8 @@ static CVal c_call(Cg *c, const PrimExpr *e) {
     t = unify_or_fail(c, e, t, cg_expr_type(c, e->u.call.args[first + 1]), "an intrinsic");
   if (t == DT_INVALID) return cg_fail(c, "@%s: bad intrinsic operands", c->f->name), NONE;
   if (fn == PI_SELECT) return c_select(c, e, t);
-  if (fn != PI_MAX && fn != PI_MIN && fn != PI_ABS && !cg_is_float(t))
-    return cg_fail(c, "@%s: a float intrinsic got %s", c->f->name, "an integer"), NONE;
+  if (!operand_ok(fn, t))
+    return cg_fail(c, "@%s: an intrinsic got an operand of the wrong kind", c->f->name), NONE;
   CVal a = cg_convert(c, cg_expr(c, e->u.call.args[0]), t);
   CVal b = n == 2 && a.v ? cg_convert(c, cg_expr(c, e->u.call.args[1]), t) : a;
   if (!a.v || !b.v) return NONE;
@@ -690,6 +744,13 @@ static CVal c_call(Cg *c, const PrimExpr *e) {
       return (CVal){absval(c, a), t};
     case PI_POW:
       return (CVal){powv(c, a, b), t};
+    case PI_BITAND:
+    case PI_BITOR:
+    case PI_BITXOR:
+    case PI_BITNOT:
+    case PI_SHL:
+    case PI_SHR:
+      return (CVal){bits(c, fn, a, b), t};
     default:
       return (CVal){math1(c, fn, a), t};
   }

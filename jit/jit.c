@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ir/walk.h"
 #include "jit/jit_abi.h"
 #include "jit/jit_config.h"
 #include "jit/pool.h"
@@ -371,36 +372,35 @@ static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1,
 
 /* Parameters f stores into (by Buffer pointer, else by name as the
  * interpreter resolves them). */
-static void mark_writes(const Stmt *s, const PrimFunc *f, bool *w) {
-  if (!s) return;
-  switch (s->kind) {
-    case ST_SEQ:
-      for (int i = 0; i < s->u.seq.n; i++) mark_writes(s->u.seq.items[i], f, w);
+typedef struct Writes {
+  const PrimFunc *f;
+  bool *w;
+} Writes;
+
+static void mark_write(const Writes *x, const Buffer *b) {
+  for (int i = 0; i < x->f->nparams; i++)
+    if (x->f->params[i] == b) {
+      x->w[i] = true;
       return;
-    case ST_FOR:
-      mark_writes(s->u.for_.body, f, w);
+    }
+  for (int i = x->f->nparams; i-- > 0;)
+    if (strcmp(x->f->params[i]->name, b->name) == 0) {
+      x->w[i] = true;
       return;
-    case ST_BLOCK:
-      mark_writes(s->u.block.init, f, w), mark_writes(s->u.block.body, f, w);
-      return;
-    case ST_IF:
-      mark_writes(s->u.if_.then_, f, w), mark_writes(s->u.if_.else_, f, w);
-      return;
-    case ST_STORE:
-      for (int i = 0; i < f->nparams; i++)
-        if (f->params[i] == s->u.store.buf) {
-          w[i] = true;
-          return;
-        }
-      for (int i = f->nparams; i-- > 0;)
-        if (strcmp(f->params[i]->name, s->u.store.buf->name) == 0) {
-          w[i] = true;
-          return;
-        }
-      return;
-    default:
-      return;
-  }
+    }
+}
+
+static bool write_stmt(void *ctx, const Stmt *s) {
+  if (s->kind == ST_STORE) mark_write(ctx, s->u.store.buf);
+  return true;
+}
+
+static bool no_expr(void *ctx, const PrimExpr *e) { return false; } /* stores hold none */
+
+static void mark_writes(const PrimFunc *f, bool *w) {
+  Writes x = {f, w};
+  TirVisitor v = {write_stmt, no_expr, &x};
+  tir_walk(f->body, &v);
 }
 
 static void buf_sig(StrBuf *b, const Buffer *p) {
@@ -443,62 +443,26 @@ static bool same_buf(const Buffer *a, const Buffer *b) {
   return a == b || strcmp(a->name, b->name) == 0;
 }
 
-/* Does e load from buffer b (anywhere, indices included)? */
-static bool loads_buf(const PrimExpr *e, const Buffer *b) {
-  if (!e) return false;
-  switch (e->kind) {
-    case PE_LOAD:
-      if (same_buf(e->u.load.buf, b)) return true;
-      for (int i = 0; i < e->u.load.n; i++)
-        if (loads_buf(e->u.load.idx[i], b)) return true;
-      return false;
-    case PE_BIN:
-      return loads_buf(e->u.bin.a, b) || loads_buf(e->u.bin.b, b);
-    case PE_NOT:
-    case PE_NEG:
-      return loads_buf(e->u.operand, b);
-    case PE_CALL:
-      for (int i = 0; i < e->u.call.n; i++)
-        if (loads_buf(e->u.call.args[i], b)) return true;
-      return false;
-    case PE_CAST:
-      return loads_buf(e->u.cast.value, b);
-    default:
-      return false;
-  }
-}
-
 /* Does any expression under s load from b?  An output that is never read
  * back may skip its zero fill when the kernel writes all of it. */
+typedef struct Loads {
+  const Buffer *b;
+  bool found;
+} Loads;
+
+static bool load_expr(void *ctx, const PrimExpr *e) {
+  Loads *l = ctx;
+  if (e->kind == PE_LOAD && same_buf(e->u.load.buf, l->b)) l->found = true;
+  return !l->found;
+}
+
+static bool load_stmt(void *ctx, const Stmt *s) { return !((Loads *)ctx)->found; }
+
 static bool stmt_loads(const Stmt *s, const Buffer *b) {
-  if (!s) return false;
-  switch (s->kind) {
-    case ST_SEQ:
-      for (int i = 0; i < s->u.seq.n; i++)
-        if (stmt_loads(s->u.seq.items[i], b)) return true;
-      return false;
-    case ST_FOR: {
-      for (int i = 0; i < s->u.for_.nvars; i++)
-        if (loads_buf(s->u.for_.hi[i], b) || (tir_for_lo(s, i) && loads_buf(tir_for_lo(s, i), b)))
-          return true;
-      return stmt_loads(s->u.for_.body, b);
-    }
-    case ST_BLOCK:
-      for (int i = 0; i < s->u.block.niters; i++)
-        if (loads_buf(s->u.block.iters[i].binding, b)) return true;
-      return stmt_loads(s->u.block.init, b) || stmt_loads(s->u.block.body, b);
-    case ST_STORE:
-      for (int i = 0; i < s->u.store.n; i++)
-        if (loads_buf(s->u.store.idx[i], b)) return true;
-      return loads_buf(s->u.store.value, b);
-    case ST_LET:
-      return loads_buf(s->u.let.value, b);
-    case ST_IF:
-      return loads_buf(s->u.if_.cond, b) || stmt_loads(s->u.if_.then_, b) ||
-             stmt_loads(s->u.if_.else_, b);
-    default:
-      return false;
-  }
+  Loads l = {b, false};
+  TirVisitor v = {load_stmt, load_expr, &l};
+  tir_walk(s, &v);
+  return l.found;
 }
 
 /* Loop variables in scope with their extents (loops from 0). */
@@ -573,7 +537,7 @@ static JitKernel *new_kernel(const PrimFunc *f, Code *c) {
   k->sites = jit_sites(f, &k->nsites);
   k->writes = calloc((size_t)f->nparams + 1, sizeof *k->writes);
   if (!k->writes) rly_oom();
-  mark_writes(f->body, f, k->writes);
+  mark_writes(f, k->writes);
   k->covers = calloc((size_t)f->nparams + 1, sizeof *k->covers);
   if (!k->covers) rly_oom();
   for (int i = 0; i < f->nparams; i++) {

@@ -1,30 +1,52 @@
 /* compute_elemwise.c — compute rules (ops/compute.h) of the elementwise
- * and broadcast ops: arithmetic, comparisons, unary math, where, cast,
- * clip, and nn.relu / nn.leaky_relu / nn.bias_add.
+ * and broadcast ops: arithmetic, bitwise ops, comparisons, unary math,
+ * predicates, where, cast, clip, and nn.relu / nn.leaky_relu / nn.bias_add.
  *
  * Every rule is inline: the element at an index of the result is an
  * expression of the operands' elements (broadcast by numpy's rules).  The
  * expressions follow the reference kernels (interp/kernels_elemwise.c,
  * kernels_nn.c) so results agree bit for bit: relu keeps NaN, sign of NaN
  * is NaN, clip leaves NaN alone, rsqrt is 1 / sqrt(x), sigmoid is
- * 1 / (1 + exp(-x)).  Cases the TIR intrinsics cannot express exactly
- * (integer division, float floor_divide, round, erf, float16) are refused,
- * so those calls stay with the reference kernels. */
+ * 1 / (1 + exp(-x)), floor_mod is numpy's remainder (fmod, moved to y's
+ * sign), trunc_divide is trunc(x / y), trunc_mod is fmod; the float
+ * functions call the same libm functions as the kernels (the fast_ ones
+ * are exp, tanh, erf).  Cases the TIR cannot express exactly (integer
+ * division and remainders, whose zero divisors the kernels report, float
+ * floor_divide, round, float math on integers, float16) are refused, so
+ * those calls stay with the reference kernels. */
+#include <math.h>
 #include <string.h>
 
 #include "ops/compute.h"
 #include "ops/families.h"
 
 /* X(kind, rule): the rule compute_<rule> (ops/families.h) lowers the kind. */
-// clang-format off
-#define BIN_KINDS(X)                                                                  \
-  X(B_ADD, add)                                                                       \
-  X(B_SUB, subtract)                                                                  \
-  X(B_MUL, multiply) X(B_DIV, divide) X(B_MOD, mod) X(B_POW, power) X(B_MAX, maximum) \
-      X(B_MIN, minimum) X(B_AND, logical_and) X(B_OR, logical_or) X(B_EQ, equal)      \
-          X(B_NE, not_equal) X(B_LT, less) X(B_LE, less_equal) X(B_GT, greater)       \
-              X(B_GE, greater_equal)
-// clang-format on
+#define BIN_KINDS(X)       \
+  X(B_ADD, add)            \
+  X(B_SUB, subtract)       \
+  X(B_MUL, multiply)       \
+  X(B_DIV, divide)         \
+  X(B_MOD, mod)            \
+  X(B_POW, power)          \
+  X(B_MAX, maximum)        \
+  X(B_MIN, minimum)        \
+  X(B_AND, logical_and)    \
+  X(B_OR, logical_or)      \
+  X(B_XOR, logical_xor)    \
+  X(B_EQ, equal)           \
+  X(B_NE, not_equal)       \
+  X(B_LT, less)            \
+  X(B_LE, less_equal)      \
+  X(B_GT, greater)         \
+  X(B_GE, greater_equal)   \
+  X(B_FLOORMOD, floor_mod) \
+  X(B_TDIV, trunc_divide)  \
+  X(B_TMOD, trunc_mod)     \
+  X(B_BAND, bitwise_and)   \
+  X(B_BOR, bitwise_or)     \
+  X(B_BXOR, bitwise_xor)   \
+  X(B_SHL, left_shift)     \
+  X(B_SHR, right_shift)
 
 typedef enum BinKind {
 #define X(e, r) e,
@@ -32,21 +54,60 @@ typedef enum BinKind {
 #undef X
 } BinKind;
 
-// clang-format off
-#define UN_KINDS(X)                                                                    \
-  X(U_NEG, negative)                                                                   \
-  X(U_ABS, abs)                                                                        \
-  X(U_EXP, exp) X(U_LOG, log) X(U_SQRT, sqrt) X(U_RSQRT, rsqrt) X(U_TANH, tanh)        \
-      X(U_SIGMOID, sigmoid) X(U_FLOOR, floor) X(U_CEIL, ceil) X(U_SIGN, sign)          \
-          X(U_NOT, logical_not) X(U_RELU, relu) X(U_LEAKY, leaky_relu) X(U_CLIP, clip) \
-              X(U_CAST, cast)
-// clang-format on
+/* X(kind, rule, TIR intrinsic of a float function or -1) */
+#define UN_KINDS(X)                 \
+  X(U_NEG, negative, -1)            \
+  X(U_ABS, abs, -1)                 \
+  X(U_EXP, exp, PI_EXP)             \
+  X(U_LOG, log, PI_LOG)             \
+  X(U_SQRT, sqrt, PI_SQRT)          \
+  X(U_RSQRT, rsqrt, -1)             \
+  X(U_TANH, tanh, PI_TANH)          \
+  X(U_SIGMOID, sigmoid, PI_SIGMOID) \
+  X(U_FLOOR, floor, -1)             \
+  X(U_CEIL, ceil, -1)               \
+  X(U_SIGN, sign, -1)               \
+  X(U_NOT, logical_not, -1)         \
+  X(U_RELU, relu, -1)               \
+  X(U_LEAKY, leaky_relu, -1)        \
+  X(U_CLIP, clip, -1)               \
+  X(U_CAST, cast, -1)               \
+  X(U_TRUNC, trunc, -1)             \
+  X(U_COPY, copy, -1)               \
+  X(U_BNOT, bitwise_not, -1)        \
+  X(U_ISNAN, isnan, -1)             \
+  X(U_ISINF, isinf, -1)             \
+  X(U_ISFINITE, isfinite, -1)       \
+  X(U_LOG2, log2, PI_LOG2)          \
+  X(U_LOG10, log10, PI_LOG10)       \
+  X(U_ERF, erf, PI_ERF)             \
+  X(U_SIN, sin, PI_SIN)             \
+  X(U_COS, cos, PI_COS)             \
+  X(U_TAN, tan, PI_TAN)             \
+  X(U_ASIN, asin, PI_ASIN)          \
+  X(U_ACOS, acos, PI_ACOS)          \
+  X(U_ATAN, atan, PI_ATAN)          \
+  X(U_SINH, sinh, PI_SINH)          \
+  X(U_COSH, cosh, PI_COSH)          \
+  X(U_ASINH, asinh, PI_ASINH)       \
+  X(U_ACOSH, acosh, PI_ACOSH)       \
+  X(U_ATANH, atanh, PI_ATANH)       \
+  X(U_FEXP, fast_exp, PI_EXP)       \
+  X(U_FTANH, fast_tanh, PI_TANH)    \
+  X(U_FERF, fast_erf, PI_ERF)
 
 typedef enum UnKind {
-#define X(e, r) e,
+#define X(e, r, f) e,
   UN_KINDS(X)
 #undef X
 } UnKind;
+
+/* The intrinsic computing a float function kind, or -1. */
+static const int un_intrinsic[] = {
+#define X(e, r, f) f,
+    UN_KINDS(X)
+#undef X
+};
 
 static DType result_dtype(const Expr *call) { return lc_result_type(call)->u.tensor.dtype; }
 
@@ -59,10 +120,55 @@ static bool operands_ok(LowerCx *L, const Expr *call, LTensor **in, int nin) {
           false);
 }
 
+static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
+  return lc_call(L, PI_SELECT, c, a, b);
+}
+
 /* ───────────────────────────── binary ───────────────────────────── */
 
-static const PrimBinOp bin_ops[] = {PB_ADD, PB_SUB, PB_MUL, PB_DIV, PB_MOD, PB_ADD, PB_ADD, PB_ADD,
-                                    PB_AND, PB_OR,  PB_EQ,  PB_NE,  PB_LT,  PB_LE,  PB_GT,  PB_GE};
+/* numpy's remainder of floats, as the kernel computes it: m = fmod(a, b),
+ * moved by b when the signs differ; a zero result takes b's sign. */
+static PrimExpr *floor_mod_of(LowerCx *L, PrimExpr *a, PrimExpr *b, DType dt) {
+  PrimExpr *zero = lc_lit(L, dt, 0), *m = lc_bin(L, PB_MOD, a, b);
+  PrimExpr *b_neg = lc_bin(L, PB_LT, b, zero);
+  PrimExpr *moved =
+      sel(L, lc_bin(L, PB_NE, b_neg, lc_bin(L, PB_LT, m, zero)), lc_bin(L, PB_ADD, m, b), m);
+  return sel(L, lc_bin(L, PB_NE, m, zero), moved, sel(L, b_neg, lc_lit(L, dt, -0.0), zero));
+}
+
+/* The TIR operator of the kinds that are one. */
+static PrimBinOp tir_binop(BinKind k) {
+  switch (k) {
+    case B_ADD:
+      return PB_ADD;
+    case B_SUB:
+      return PB_SUB;
+    case B_MUL:
+      return PB_MUL;
+    case B_DIV:
+      return PB_DIV;
+    case B_MOD:
+    case B_TMOD:
+      return PB_MOD;
+    case B_AND:
+      return PB_AND;
+    case B_OR:
+      return PB_OR;
+    case B_EQ:
+      return PB_EQ;
+    case B_NE:
+    case B_XOR:
+      return PB_NE;
+    case B_LT:
+      return PB_LT;
+    case B_LE:
+      return PB_LE;
+    case B_GT:
+      return PB_GT;
+    default:
+      return PB_GE;
+  }
+}
 
 static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *a = lc_bcast_at(L, t->in[0], t->ndim, (PrimExpr **)t->shape, idx);
@@ -74,18 +180,57 @@ static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
       return lc_call(L, PI_MAX, a, b, NULL);
     case B_MIN:
       return lc_call(L, PI_MIN, a, b, NULL);
+    case B_FLOORMOD:
+      return floor_mod_of(L, a, b, t->in[0]->dtype);
+    case B_TDIV:
+      return lc_call(L, PI_TRUNC, lc_bin(L, PB_DIV, a, b), NULL, NULL);
+    case B_BAND:
+      return lc_call(L, PI_BITAND, a, b, NULL);
+    case B_BOR:
+      return lc_call(L, PI_BITOR, a, b, NULL);
+    case B_BXOR:
+      return lc_call(L, PI_BITXOR, a, b, NULL);
+    case B_SHL:
+      return lc_call(L, PI_SHL, a, b, NULL);
+    case B_SHR:
+      return lc_call(L, PI_SHR, a, b, NULL);
     default:
-      return lc_bin(L, bin_ops[t->aux[0]], a, b);
+      return lc_bin(L, tir_binop((BinKind)t->aux[0]), a, b);
   }
 }
 
+/* Whether a binary op can be lowered for dt (refusing leaves the op to its
+ * kernel): division-like ops on floats only, logical ops on bool, bitwise
+ * ops on integers or bool, shifts on integers. */
 static bool binary_ok(LowerCx *L, BinKind k, DType dt) {
   bool fl = dtype_is_float(dt);
-  if ((k == B_DIV || k == B_MOD || k == B_POW) && !fl)
-    return lc_fail(L, "integer division and power stay with the reference kernels"), false;
-  if ((k == B_AND || k == B_OR) && dt != DT_BOOL)
-    return lc_fail(L, "logical ops on non-bool tensors"), false;
-  return true;
+  switch (k) {
+    case B_DIV:
+    case B_MOD:
+    case B_POW:
+    case B_FLOORMOD:
+    case B_TDIV:
+    case B_TMOD:
+      if (!fl)
+        return lc_fail(L, "integer division and power stay with the reference kernels"), false;
+      return true;
+    case B_AND:
+    case B_OR:
+    case B_XOR:
+      if (dt != DT_BOOL) return lc_fail(L, "logical ops on non-bool tensors"), false;
+      return true;
+    case B_BAND:
+    case B_BOR:
+    case B_BXOR:
+      if (fl) return lc_fail(L, "bitwise ops on floats"), false;
+      return true;
+    case B_SHL:
+    case B_SHR:
+      if (!dtype_is_int(dt)) return lc_fail(L, "shifts of non-integers"), false;
+      return true;
+    default:
+      return true;
+  }
 }
 
 static LTensor *binary(LowerCx *L, const Expr *call, LTensor **in, int nin, BinKind k) {
@@ -107,10 +252,6 @@ BIN_KINDS(X)
 
 /* ───────────────────────────── unary ───────────────────────────── */
 
-static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
-  return lc_call(L, PI_SELECT, c, a, b);
-}
-
 static PrimExpr *sign_of(LowerCx *L, PrimExpr *x, DType dt) {
   PrimExpr *zero = lc_lit(L, dt, 0);
   PrimExpr *inner = dtype_is_float(dt) ? sel(L, lc_bin(L, PB_EQ, x, zero), zero, x) : zero;
@@ -130,37 +271,48 @@ static PrimExpr *clip_of(LowerCx *L, const LTensor *t, PrimExpr *x, DType dt) {
   return sel(L, lc_bin(L, PB_LT, x, lo), lo, sel(L, lc_bin(L, PB_GT, x, hi), hi, x));
 }
 
+/* isnan, isinf, isfinite: x != x, |x| == inf, |x| < inf on floats (NaN
+ * fails both comparisons); constants on integers. */
+static PrimExpr *predicate_of(LowerCx *L, UnKind k, PrimExpr *x, DType dt) {
+  if (!dtype_is_float(dt)) return lc_lit(L, DT_BOOL, k == U_ISFINITE);
+  if (k == U_ISNAN) return lc_bin(L, PB_NE, x, x);
+  PrimExpr *ax = lc_call(L, PI_ABS, x, NULL, NULL), *inf = lc_lit(L, dt, INFINITY);
+  return lc_bin(L, k == U_ISINF ? PB_EQ : PB_LT, ax, inf);
+}
+
 /* The element of a unary op at idx, written so the TIR computes what the
- * reference kernel does (rsqrt as 1/sqrt, floor and ceil of integers as
- * identity, logical not of a number as x == 0). */
+ * reference kernel does (rsqrt as 1/sqrt, floor, ceil and trunc of
+ * integers as identity, logical not of a number as x == 0). */
 static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *x = lc_at(L, t->in[0], idx);
   DType dt = t->in[0]->dtype;
-  switch ((UnKind)t->aux[0]) {
+  UnKind k = (UnKind)t->aux[0];
+  if (un_intrinsic[k] >= 0) return lc_call(L, (PrimIntrinsic)un_intrinsic[k], x, NULL, NULL);
+  switch (k) {
     case U_NEG:
       return lc_neg(L, x);
     case U_ABS:
       return lc_call(L, PI_ABS, x, NULL, NULL);
-    case U_EXP:
-      return lc_call(L, PI_EXP, x, NULL, NULL);
-    case U_LOG:
-      return lc_call(L, PI_LOG, x, NULL, NULL);
-    case U_SQRT:
-      return lc_call(L, PI_SQRT, x, NULL, NULL);
     case U_RSQRT:
       return lc_bin(L, PB_DIV, lc_lit(L, dt, 1), lc_call(L, PI_SQRT, x, NULL, NULL));
-    case U_TANH:
-      return lc_call(L, PI_TANH, x, NULL, NULL);
-    case U_SIGMOID:
-      return lc_call(L, PI_SIGMOID, x, NULL, NULL);
     case U_FLOOR:
       return dtype_is_float(dt) ? lc_call(L, PI_FLOOR, x, NULL, NULL) : x;
     case U_CEIL:
       return dtype_is_float(dt) ? lc_call(L, PI_CEIL, x, NULL, NULL) : x;
+    case U_TRUNC:
+      return dtype_is_float(dt) ? lc_call(L, PI_TRUNC, x, NULL, NULL) : x;
+    case U_COPY:
+      return x;
     case U_SIGN:
       return sign_of(L, x, dt);
     case U_NOT:
       return dt == DT_BOOL ? lc_not(L, x) : lc_cast(L, dt, lc_bin(L, PB_EQ, x, lc_lit(L, dt, 0)));
+    case U_BNOT:
+      return dt == DT_BOOL ? lc_not(L, x) : lc_call(L, PI_BITNOT, x, NULL, NULL);
+    case U_ISNAN:
+    case U_ISINF:
+    case U_ISFINITE:
+      return predicate_of(L, k, x, dt);
     case U_RELU:
       return relu_of(L, x, dt);
     case U_LEAKY: {
@@ -171,28 +323,28 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
       return clip_of(L, t, x, dt);
     case U_CAST:
       return lc_cast(L, t->dtype, x);
+    default:
+      RLY_UNREACHABLE();
   }
-  RLY_UNREACHABLE();
 }
 
-/* Whether a unary op can be lowered for dt: float math needs a float dtype
- * and arithmetic refuses bool; refusing leaves the op to the interpreter. */
+/* Whether a unary op can be lowered for dt: float math needs a float dtype,
+ * arithmetic refuses bool, bitwise_not refuses floats; refusing leaves
+ * the op to the interpreter. */
 static bool unary_ok(LowerCx *L, UnKind k, DType dt) {
   bool fl = dtype_is_float(dt);
+  if (un_intrinsic[k] >= 0 || k == U_RSQRT || k == U_LEAKY) {
+    if (!fl) return lc_fail(L, "float math on %s", dtype_name(dt)), false;
+    return true;
+  }
   switch (k) {
-    case U_EXP:
-    case U_LOG:
-    case U_SQRT:
-    case U_RSQRT:
-    case U_TANH:
-    case U_SIGMOID:
-    case U_LEAKY:
-      if (!fl) return lc_fail(L, "float math on %s", dtype_name(dt)), false;
-      return true;
     case U_NEG:
     case U_ABS:
     case U_SIGN:
       if (dt == DT_BOOL) return lc_fail(L, "arithmetic on bool"), false;
+      return true;
+    case U_BNOT:
+      if (fl) return lc_fail(L, "bitwise_not of floats"), false;
       return true;
     default:
       return true;
@@ -206,7 +358,7 @@ static LTensor *unary(LowerCx *L, const Expr *call, LTensor **in, int nin, UnKin
   return t;
 }
 
-#define X(e, r)                                                               \
+#define X(e, r, f)                                                            \
   LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
     return unary(L, call, in, nin, e);                                        \
   }

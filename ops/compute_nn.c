@@ -26,6 +26,7 @@
 
 #include "ops/compute.h"
 #include "ops/families.h"
+#include "ops/nn_int.h"
 
 enum { LANES = 16, MR = 6, FEW_ROWS = 4 };
 
@@ -441,23 +442,22 @@ LTensor *compute_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
 
 typedef struct Conv {
   const LTensor *x, *w;
-  int64_t s[2], p[2], d[2];
+  int64_t s[2], p[2], d[2]; /* p: the padding before (top, left); the rest sizes the output */
   PrimExpr *H, *W, *C, *KH, *KW, *OH, *OW;
+  PrimExpr *cg, *og; /* channels per group: input (the weight's I), output */
+  int64_t groups;
 } Conv;
 
-/* The conv2d attributes the rule supports: symmetric padding, groups 1
- * and NCHW / OIHW layouts; anything else is left to the interpreter. */
+/* The conv2d attributes through the relation's readers (ops/nn_int.h):
+ * strides, dilation, the padding before each dim, and the layouts, which
+ * the relation allows only as NCHW / OIHW. */
 static bool conv_attrs(LowerCx *L, const Expr *call, Conv *c) {
-  int64_t v[4];
-  int n = op_attr_ints(call, "strides", v, 4);
-  c->s[0] = n >= 1 ? v[0] : 1, c->s[1] = n >= 2 ? v[1] : c->s[0];
-  n = op_attr_ints(call, "dilation", v, 4);
-  c->d[0] = n >= 1 ? v[0] : 1, c->d[1] = n >= 2 ? v[1] : c->d[0];
-  n = op_attr_ints(call, "padding", v, 4);
-  c->p[0] = n >= 1 ? v[0] : 0, c->p[1] = n >= 2 ? v[1] : c->p[0];
-  if (n == 4 && (v[2] != v[0] || v[3] != v[1]))
-    return lc_fail(L, "nn.conv2d: asymmetric padding"), false;
-  if (op_attr_int(call, "groups") != 1) return lc_fail(L, "nn.conv2d: groups"), false;
+  RelCtx cx;
+  nn_call_ctx(&cx, lc_arena(L), call);
+  NnWindow w = {.S = 2};
+  if (!nn_window_attrs(&cx, call->u.call.attrs, &w))
+    return lc_fail(L, "nn.conv2d: %s", cx.err), false;
+  for (int i = 0; i < 2; i++) c->s[i] = w.stride[i], c->d[i] = w.dil[i], c->p[i] = w.lo[i];
   const char *dl = op_attr_str(lc_arena(L), call, "data_layout");
   const char *kl = op_attr_str(lc_arena(L), call, "kernel_layout");
   const char *ol = op_attr_str(lc_arena(L), call, "out_layout");
@@ -480,12 +480,14 @@ static PrimExpr *inside(LowerCx *L, PrimExpr *p, PrimExpr *size) {
  * columns outside), the reference's order for each output pixel. */
 static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimExpr *o,
                      PrimExpr *oh) {
-  TirVar *ci = lc_tvar(L, "c", c->C), *a = lc_tvar(L, "a", c->KH), *b = lc_tvar(L, "b", c->KW),
+  TirVar *ci = lc_tvar(L, "c", c->cg), *a = lc_tvar(L, "a", c->KH), *b = lc_tvar(L, "b", c->KW),
          *ow = lc_tvar(L, "ow", c->OW);
   PrimExpr *h = conv_pos(L, c, 0, oh, V(L, a)), *wp = conv_pos(L, c, 1, V(L, ow), V(L, b));
   PrimExpr *wc = lc_call(L, PI_MAX, lc_int(L, 0),
                          lc_call(L, PI_MIN, wp, lc_bin(L, PB_SUB, c->W, lc_int(L, 1)), NULL), NULL);
-  PrimExpr *xi[4] = {n, V(L, ci), h, wc}, *wi[4] = {o, V(L, ci), V(L, a), V(L, b)};
+  /* the input channel: the group's first (o / og * cg) plus ci */
+  PrimExpr *first = c->groups == 1 ? lc_int(L, 0) : mul(L, lc_bin(L, PB_DIV, o, c->og), c->cg);
+  PrimExpr *xi[4] = {n, add(L, first, V(L, ci)), h, wc}, *wi[4] = {o, V(L, ci), V(L, a), V(L, b)};
   PrimExpr *ai = V(L, ow), *cur = lc_load(L, acc, 1, &ai);
   PrimExpr *prod = mul(L, lc_cast(L, DT_FLOAT64, lc_at(L, c->w, wi)),
                        lc_cast(L, DT_FLOAT64, lc_at(L, c->x, xi)));
@@ -495,7 +497,7 @@ static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimEx
   lc_for(L, LOOP_RANGE, b, c->KW, lc_close(L));
   lc_if(L, inside(L, h, c->H), lc_close(L));
   lc_for(L, LOOP_RANGE, a, c->KH, lc_close(L));
-  lc_for(L, LOOP_RANGE, ci, c->C, lc_close(L));
+  lc_for(L, LOOP_RANGE, ci, c->cg, lc_close(L));
 }
 
 /* nn.conv2d: for each output row a float64 accumulator row is built by
@@ -512,6 +514,9 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
     return lc_fail(L, "nn.conv2d: output size known only at run time");
   c.C = in[0]->shape[1], c.H = in[0]->shape[2], c.W = in[0]->shape[3];
   c.KH = in[1]->shape[2], c.KW = in[1]->shape[3];
+  c.groups = op_attr_int(call, "groups");
+  c.cg = in[1]->shape[1];
+  c.og = lc_bin(L, PB_DIV, in[1]->shape[0], lc_int(L, c.groups));
   c.OH = lc_int(L, ty->u.tensor.dims[2].value), c.OW = lc_int(L, ty->u.tensor.dims[3].value);
   PrimExpr *N = in[0]->shape[0], *O = in[1]->shape[0];
   PrimExpr *shape[4] = {N, O, c.OH, c.OW};
@@ -530,4 +535,31 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   lc_for(L, LOOP_PARALLEL, o, O, lc_close(L));
   lc_for(L, LOOP_RANGE, n, N, lc_close(L));
   return lc_from_buffer(L, call, out);
+}
+
+/* ───────────────────────── fast_softmax, prelu ───────────────────────── */
+
+/* nn.fast_softmax: the softmax rule (the reference kernel computes an exact
+ * softmax too). */
+LTensor *compute_fast_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return softmax(L, c, in, n, false);
+}
+
+/* x > 0 ? x : x * alpha[c], c the index along the axis (NaN stays NaN). */
+static PrimExpr *at_prelu(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  PrimExpr *x = lc_at(L, t->in[0], idx), *j = idx[t->aux[0]];
+  PrimExpr *pos = lc_bin(L, PB_GT, x, lc_lit(L, x->dtype, 0));
+  return lc_call(L, PI_SELECT, pos, x, mul(L, x, lc_at(L, t->in[1], &j)));
+}
+
+LTensor *compute_prelu(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  if (nin != 2 || in[0]->dtype != in[1]->dtype || !lc_dtype_ok(in[0]->dtype) ||
+      in[0]->dtype == DT_BOOL || in[1]->ndim != 1)
+    return lc_fail(L, "nn.prelu on these operands");
+  int64_t axis = op_attr_int(call, "axis");
+  if (axis < 0) axis += in[0]->ndim;
+  if (axis < 0 || axis >= in[0]->ndim) return lc_fail(L, "nn.prelu: axis out of range");
+  LTensor *t = lc_tensor(L, call, in[0]->dtype, in[0]->ndim, in[0]->shape);
+  t->in = in, t->nin = nin, t->at = at_prelu, t->aux[0] = axis;
+  return t;
 }

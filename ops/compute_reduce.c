@@ -1,5 +1,6 @@
 /* compute_reduce.c — compute rules (ops/compute.h) of sum, mean, prod,
- * max, min, argmax, argmin (axis / keepdims / exclude as the type relation
+ * max, min, all, any, argmax, argmin, logsumexp, variance, std and the
+ * scans cumsum, cumprod (axis / keepdims / exclude as the type relation
  * reads them; argmax/argmin scan in order exactly as the reference does).
  *
  * Materialized: loops over the kept axes (the outermost parallel), an
@@ -8,8 +9,13 @@
  * split into LANES-wide vectorized chunks (partial sums, combined at the
  * end) plus a scalar tail, so the reduction vectorizes.  Float sums,
  * means and products accumulate in float64 (like the reference kernels;
- * the order differs, so results agree within rounding); max and min are
- * exact; integer sums wrap in the dtype as the reference's do. */
+ * the order differs, so results agree within rounding); max, min, all and
+ * any are exact; integer sums wrap in the dtype as the reference's do.
+ * logsumexp, variance and std make passes over the reduced axes in order
+ * (max then the sum of exp(x - max); mean then the sum of squares of
+ * x - mean), in float64 and in the reference kernels' order.  The scans
+ * run along their axis in order, accumulating in the result dtype as the
+ * kernels do. */
 #include <math.h>
 #include <stdint.h>
 
@@ -18,7 +24,7 @@
 
 enum { LANES = 8 };
 
-typedef enum RedKind { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN } RedKind;
+typedef enum RedKind { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ALL, R_ANY } RedKind;
 
 typedef struct Red {
   RedKind k;
@@ -47,6 +53,9 @@ static PrimExpr *init_value(LowerCx *L, const Red *R) {
       return fl ? lc_lit(L, R->acc, -INFINITY) : int_lit(L, R->acc, i32 ? INT32_MIN : INT64_MIN);
     case R_MIN:
       return fl ? lc_lit(L, R->acc, INFINITY) : int_lit(L, R->acc, i32 ? INT32_MAX : INT64_MAX);
+    case R_ALL:
+    case R_ANY:
+      return lc_lit(L, DT_BOOL, R->k == R_ALL);
   }
   RLY_UNREACHABLE();
 }
@@ -62,8 +71,19 @@ static PrimExpr *combine(LowerCx *L, const Red *R, PrimExpr *a, PrimExpr *b) {
       return lc_call(L, PI_MAX, a, b, NULL);
     case R_MIN:
       return lc_call(L, PI_MIN, a, b, NULL);
+    case R_ALL:
+      return lc_bin(L, PB_AND, a, b);
+    case R_ANY:
+      return lc_bin(L, PB_OR, a, b);
   }
   RLY_UNREACHABLE();
+}
+
+/* An element as the accumulator takes it: all/any test x != 0 (NaN is
+ * nonzero), the others convert to the accumulator's dtype. */
+static PrimExpr *acc_input(LowerCx *L, const Red *R, PrimExpr *x) {
+  if (R->k != R_ALL && R->k != R_ANY) return lc_cast(L, R->acc, x);
+  return x->dtype == DT_BOOL ? x : lc_bin(L, PB_NE, x, lc_lit(L, x->dtype, 0));
 }
 
 /* acc[lane] = acc[lane] (op) x[index with the last axis = last]. */
@@ -72,7 +92,7 @@ static void accumulate(LowerCx *L, const Red *R, Buffer *acc, PrimExpr *lane, Pr
   int n = R->x->ndim;
   for (int d = 0; d < n; d++) idx[d] = lc_var(L, R->v[d]);
   if (last) idx[n - 1] = last;
-  PrimExpr *x = lc_cast(L, R->acc, lc_at(L, R->x, idx));
+  PrimExpr *x = acc_input(L, R, lc_at(L, R->x, idx));
   lc_store(L, acc, 1, &lane, combine(L, R, lc_load(L, acc, 1, &lane), x));
 }
 
@@ -156,7 +176,9 @@ static void reduce_body(LowerCx *L, const Red *R, Buffer *out, bool keep) {
   lc_store(L, out, no, oidx, lc_cast(L, R->dt, finish(L, R, acc, vec)));
 }
 
-static bool reduced_axes(LowerCx *L, const Expr *call, int n, bool *red) {
+/* The reduced axes of a rank-n input; `exclude`: whether the op has that
+ * attribute (logsumexp has not). */
+static bool reduced_axes(LowerCx *L, const Expr *call, int n, bool *red, bool exclude) {
   int64_t ax[TENSOR_MAX_RANK];
   int na = op_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
   for (int d = 0; d < n; d++) red[d] = na < 0;
@@ -165,21 +187,23 @@ static bool reduced_axes(LowerCx *L, const Expr *call, int n, bool *red) {
     if (a < 0 || a >= n) return lc_fail(L, "reduce: axis out of range"), false;
     red[a] = true;
   }
-  if (na >= 0 && op_attr_bool(call, "exclude"))
+  if (na >= 0 && exclude && op_attr_bool(call, "exclude"))
     for (int d = 0; d < n; d++) red[d] = !red[d];
   return true;
 }
 
-/* The rule of sum, mean, prod, max, min: loops over the kept axes around
- * reduce_body.  max/min of an empty axis is refused, since the reference
- * reports it as an error at run time. */
+/* The rule of sum, mean, prod, max, min, all, any: loops over the kept
+ * axes around reduce_body.  max/min of an empty axis is refused, since the
+ * reference reports it as an error at run time. */
 static LTensor *reduce(LowerCx *L, const Expr *call, LTensor **in, int nin, RedKind k) {
   Red R = {.k = k, .x = in[0], .dt = in[0]->dtype};
-  if (nin != 1 || !lc_dtype_ok(R.dt) || R.dt == DT_BOOL) return lc_fail(L, "reduce of this dtype");
+  bool logical = k == R_ALL || k == R_ANY;
+  if (nin != 1 || !lc_dtype_ok(R.dt) || (R.dt == DT_BOOL && !logical))
+    return lc_fail(L, "reduce of this dtype");
   if (k == R_MEAN && !dtype_is_float(R.dt)) return lc_fail(L, "integer mean");
-  R.acc = dtype_is_float(R.dt) && k != R_MAX && k != R_MIN ? DT_FLOAT64 : R.dt;
+  R.acc = logical ? DT_BOOL : dtype_is_float(R.dt) && k != R_MAX && k != R_MIN ? DT_FLOAT64 : R.dt;
   int n = in[0]->ndim;
-  if (!reduced_axes(L, call, n, R.red)) return NULL;
+  if (!reduced_axes(L, call, n, R.red, true)) return NULL;
   bool keep = op_attr_bool(call, "keepdims");
   PrimExpr *oshape[TENSOR_MAX_RANK];
   int no = 0, kept[TENSOR_MAX_RANK], nk = 0;
@@ -256,7 +280,7 @@ static LTensor *argreduce(LowerCx *L, const Expr *call, LTensor **in, int nin, b
   Red R = {.x = in[0], .dt = in[0]->dtype};
   if (nin != 1 || !lc_dtype_ok(R.dt) || R.dt == DT_BOOL) return lc_fail(L, "argmax of this dtype");
   int n = in[0]->ndim;
-  if (!reduced_axes(L, call, n, R.red)) return NULL;
+  if (!reduced_axes(L, call, n, R.red, true)) return NULL;
   bool keep = op_attr_bool(call, "keepdims");
   bool last = op_attr_bool(call, "select_last_index");
   PrimExpr *oshape[TENSOR_MAX_RANK];
@@ -302,4 +326,284 @@ LTensor *compute_max(LowerCx *L, const Expr *c, LTensor **in, int n) {
 }
 LTensor *compute_min(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return reduce(L, c, in, n, R_MIN);
+}
+LTensor *compute_all(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return reduce(L, c, in, n, R_ALL);
+}
+LTensor *compute_any(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return reduce(L, c, in, n, R_ANY);
+}
+
+/* ───────────────────── logsumexp, variance, std ───────────────────── */
+
+/* A pass over the reduced axes in order: fresh loop variables for them,
+ * the kept axes at R->v; body(idx) emits the work at the input index idx. */
+typedef void PassBody(LowerCx *L, const Red *R, PrimExpr **idx, void *u);
+
+static void reduced_pass(LowerCx *L, const Red *R, PassBody *body, void *u) {
+  int n = R->x->ndim;
+  TirVar *v[TENSOR_MAX_RANK];
+  PrimExpr *idx[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++) {
+    v[d] = R->red[d] ? lc_tvar(L, "k", R->x->shape[d]) : R->v[d];
+    idx[d] = lc_var(L, v[d]);
+    if (R->red[d]) lc_open(L);
+  }
+  body(L, R, idx, u);
+  for (int d = n; d-- > 0;)
+    if (R->red[d]) lc_for(L, LOOP_RANGE, v[d], R->x->shape[d], lc_close(L));
+}
+
+/* A one-element accumulator buffer, initialized to init. */
+static Buffer *acc1(LowerCx *L, DType dt, PrimExpr *init) {
+  PrimExpr *one = lc_int(L, 1), *zero = lc_int(L, 0);
+  Buffer *b = lc_alloc(L, "acc", dt, 1, &one);
+  lc_store(L, b, 1, &zero, init);
+  return b;
+}
+
+static PrimExpr *acc_get(LowerCx *L, Buffer *b) {
+  PrimExpr *zero = lc_int(L, 0);
+  return lc_load(L, b, 1, &zero);
+}
+
+static void acc_set(LowerCx *L, Buffer *b, PrimExpr *v) {
+  PrimExpr *zero = lc_int(L, 0);
+  lc_store(L, b, 1, &zero, v);
+}
+
+/* The product of the reduced dims less `minus`, at least 0, as int64
+ * (folded when the dims are constants). */
+static PrimExpr *reduced_count(LowerCx *L, const Red *R, int64_t minus) {
+  PrimExpr *count = lc_int(L, 1);
+  for (int d = 0; d < R->x->ndim; d++)
+    if (R->red[d]) count = lc_mul(L, count, R->x->shape[d]);
+  int64_t k = lc_const(count);
+  if (k >= 0) return lc_lit(L, DT_INT64, (double)(k > minus ? k - minus : 0));
+  count = lc_bin(L, PB_SUB, lc_cast(L, DT_INT64, count), lc_lit(L, DT_INT64, (double)minus));
+  return lc_call(L, PI_MAX, count, lc_lit(L, DT_INT64, 0), NULL);
+}
+
+/* The accumulators and values the passes of the statistics share. */
+typedef struct Stats {
+  Buffer *acc;
+  PrimExpr *center; /* max (logsumexp) or mean (variance), float64; NULL in the first pass */
+  const LTensor *mean;
+  PrimExpr **data_shape; /* what the mean broadcasts to */
+} Stats;
+
+static PrimExpr *x64(LowerCx *L, const Red *R, PrimExpr **idx) {
+  return lc_cast(L, DT_FLOAT64, lc_at(L, R->x, idx));
+}
+
+/* logsumexp's passes: max in the dtype (NaN wins), then sum of exp. */
+static void lse_max(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
+  Stats *S = u;
+  acc_set(L, S->acc, lc_call(L, PI_MAX, acc_get(L, S->acc), lc_at(L, R->x, idx), NULL));
+}
+
+static void lse_sum(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
+  Stats *S = u;
+  PrimExpr *e = lc_call(L, PI_EXP, lc_bin(L, PB_SUB, x64(L, R, idx), S->center), NULL, NULL);
+  acc_set(L, S->acc, lc_bin(L, PB_ADD, acc_get(L, S->acc), e));
+}
+
+/* variance's passes: the sum of x (when no mean is given), then the sum
+ * of (x - mean)^2. */
+static void var_sum(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
+  Stats *S = u;
+  acc_set(L, S->acc, lc_bin(L, PB_ADD, acc_get(L, S->acc), x64(L, R, idx)));
+}
+
+static void var_squares(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
+  Stats *S = u;
+  PrimExpr *m = S->center;
+  if (S->mean) m = lc_cast(L, DT_FLOAT64, lc_bcast_at(L, S->mean, R->x->ndim, S->data_shape, idx));
+  PrimExpr *d = lc_bin(L, PB_SUB, x64(L, R, idx), m);
+  acc_set(L, S->acc, lc_bin(L, PB_ADD, acc_get(L, S->acc), lc_bin(L, PB_MUL, d, d)));
+}
+
+typedef enum StatKind { S_LSE, S_VAR, S_STD } StatKind;
+
+/* Whether the mean's dims are each the constant 1 or the data's dim (a
+ * `?` that is 1 only at run time cannot be lowered to fixed indexing). */
+static bool mean_fits(const LTensor *m, const LTensor *x) {
+  if (m->ndim != x->ndim) return false;
+  for (int d = 0; d < x->ndim; d++)
+    if (lc_const(m->shape[d]) != 1 && !lc_same_dim(m->shape[d], x->shape[d])) return false;
+  return true;
+}
+
+/* logsumexp of the reduced elements at the kept index: m = max (NaN and
+ * infinities are the result), else log(sum(exp(x - m))) + m in float64. */
+static PrimExpr *lse_value(LowerCx *L, const Red *R) {
+  Stats S = {.acc = acc1(L, R->dt, lc_lit(L, R->dt, -INFINITY))};
+  reduced_pass(L, R, lse_max, &S);
+  PrimExpr *m = acc_get(L, S.acc);
+  S.center = lc_cast(L, DT_FLOAT64, m);
+  S.acc = acc1(L, DT_FLOAT64, lc_lit(L, DT_FLOAT64, 0));
+  reduced_pass(L, R, lse_sum, &S);
+  PrimExpr *r = lc_bin(L, PB_ADD, lc_call(L, PI_LOG, acc_get(L, S.acc), NULL, NULL), S.center);
+  PrimExpr *finite = lc_bin(L, PB_LT, lc_call(L, PI_ABS, m, NULL, NULL),
+                            lc_lit(L, R->dt, INFINITY)); /* false for NaN */
+  return lc_call(L, PI_SELECT, finite, lc_cast(L, R->dt, r), m);
+}
+
+/* variance (or std) at the kept index: sum of squares of x - mean over
+ * max(n - unbiased, 0), in float64. */
+static PrimExpr *var_value(LowerCx *L, const Red *R, const Expr *call, const LTensor *mean,
+                           bool std) {
+  PrimExpr *n = reduced_count(L, R, 0), *zero = lc_lit(L, DT_FLOAT64, 0);
+  Stats S = {.mean = mean, .data_shape = (PrimExpr **)R->x->shape};
+  if (!mean) {
+    S.acc = acc1(L, DT_FLOAT64, zero);
+    reduced_pass(L, R, var_sum, &S);
+    S.center = lc_bin(L, PB_DIV, acc_get(L, S.acc), lc_cast(L, DT_FLOAT64, n));
+  }
+  S.acc = acc1(L, DT_FLOAT64, zero);
+  reduced_pass(L, R, var_squares, &S);
+  PrimExpr *dof = reduced_count(L, R, op_attr_bool(call, "unbiased"));
+  PrimExpr *v = lc_bin(L, PB_DIV, acc_get(L, S.acc), lc_cast(L, DT_FLOAT64, dof));
+  return lc_cast(L, R->dt, std ? lc_call(L, PI_SQRT, v, NULL, NULL) : v);
+}
+
+/* The rule of logsumexp, variance and std: loops over the kept axes, the
+ * passes inside, one store.  Floats only (the kernels compute integer
+ * variances in the dtype and integer logsumexp through float64). */
+static LTensor *stats(LowerCx *L, const Expr *call, LTensor **in, int nin, StatKind k) {
+  Red R = {.x = in[0], .dt = in[0]->dtype};
+  if (nin < 1 || !lc_dtype_ok(R.dt) || !dtype_is_float(R.dt))
+    return lc_fail(L, "statistics of non-float tensors");
+  if (nin == 2 && !mean_fits(in[1], in[0]))
+    return lc_fail(L, "variance: a mean not known to broadcast");
+  int n = in[0]->ndim;
+  if (!reduced_axes(L, call, n, R.red, k != S_LSE)) return NULL;
+  bool keep = op_attr_bool(call, "keepdims");
+  PrimExpr *oshape[TENSOR_MAX_RANK], *oidx[TENSOR_MAX_RANK];
+  int no = 0, kept[TENSOR_MAX_RANK], nk = 0;
+  for (int d = 0; d < n; d++) {
+    R.v[d] = lc_tvar(L, "r", in[0]->shape[d]);
+    if (!R.red[d])
+      oidx[no] = lc_var(L, R.v[d]), oshape[no++] = in[0]->shape[d], kept[nk++] = d;
+    else if (keep)
+      oidx[no] = lc_int(L, 0), oshape[no++] = lc_int(L, 1);
+  }
+  Buffer *out = lc_result_buffer(L, call, R.dt, no, oshape);
+  if (!out) return NULL;
+  for (int i = 0; i < nk; i++) lc_open(L);
+  PrimExpr *v =
+      k == S_LSE ? lse_value(L, &R) : var_value(L, &R, call, nin == 2 ? in[1] : NULL, k == S_STD);
+  lc_store(L, out, no, oidx, v);
+  for (int i = nk; i-- > 0;)
+    lc_for(L, i == 0 ? LOOP_PARALLEL : LOOP_GRID, R.v[kept[i]], in[0]->shape[kept[i]], lc_close(L));
+  return lc_from_buffer(L, call, out);
+}
+
+LTensor *compute_logsumexp(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return stats(L, c, in, n, S_LSE);
+}
+LTensor *compute_variance(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return stats(L, c, in, n, S_VAR);
+}
+LTensor *compute_std(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return stats(L, c, in, n, S_STD);
+}
+
+/* ───────────────────────────── cumsum, cumprod ───────────────────────────── */
+
+/* One step of a scan at input index idx, writing output index oidx:
+ * inclusive: acc = acc op x, out = acc; exclusive: out = acc, then
+ * acc = acc op x.  x is converted to the result dtype first. */
+static void scan_step(LowerCx *L, Buffer *acc, bool prod, bool exclusive, const LTensor *x,
+                      PrimExpr **idx, Buffer *out, int no, PrimExpr **oidx) {
+  PrimExpr *v = lc_cast(L, out->dtype, lc_at(L, x, idx));
+  PrimExpr *next = lc_bin(L, prod ? PB_MUL : PB_ADD, acc_get(L, acc), v);
+  if (exclusive) lc_store(L, out, no, oidx, acc_get(L, acc));
+  acc_set(L, acc, next);
+  if (!exclusive) lc_store(L, out, no, oidx, acc_get(L, acc));
+}
+
+/* Along an axis: the other axes in loops (the outermost parallel), an
+ * accumulator inside them, the axis innermost in order. */
+static void scan_axis(LowerCx *L, const LTensor *x, int axis, bool prod, bool exclusive,
+                      Buffer *out) {
+  int n = x->ndim, nl = 0;
+  TirVar *v[TENSOR_MAX_RANK] = {0};
+  PrimExpr *idx[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++) {
+    v[d] = lc_tvar(L, d == axis ? "k" : "i", x->shape[d]);
+    idx[d] = lc_var(L, v[d]);
+    if (d != axis) lc_open(L), nl++;
+  }
+  Buffer *acc = acc1(L, out->dtype, lc_lit(L, out->dtype, prod));
+  lc_open(L);
+  scan_step(L, acc, prod, exclusive, x, idx, out, n, idx);
+  lc_for(L, LOOP_RANGE, v[axis], x->shape[axis], lc_close(L));
+  for (int d = n; d-- > 0;)
+    if (d != axis) lc_for(L, --nl == 0 ? LOOP_PARALLEL : LOOP_GRID, v[d], x->shape[d], lc_close(L));
+}
+
+/* Over the flattened data: every axis in order, the output index their
+ * row-major position. */
+static void scan_flat(LowerCx *L, const LTensor *x, bool prod, bool exclusive, Buffer *out) {
+  int n = x->ndim;
+  TirVar *v[TENSOR_MAX_RANK];
+  PrimExpr *idx[TENSOR_MAX_RANK], *lin = lc_int(L, 0);
+  Buffer *acc = acc1(L, out->dtype, lc_lit(L, out->dtype, prod));
+  for (int d = 0; d < n; d++) {
+    v[d] = lc_tvar(L, "k", x->shape[d]);
+    idx[d] = lc_var(L, v[d]);
+    lin = d == 0 ? idx[0] : lc_bin(L, PB_ADD, lc_bin(L, PB_MUL, lin, x->shape[d]), idx[d]);
+    lc_open(L);
+  }
+  scan_step(L, acc, prod, exclusive, x, idx, out, 1, &lin);
+  for (int d = n; d-- > 0;) lc_for(L, LOOP_RANGE, v[d], x->shape[d], lc_close(L));
+}
+
+/* The flattened length when one dim is symbolic and the others are 1 (as
+ * the type relation gives it), else NULL. */
+static PrimExpr *flat_len(const LTensor *x) {
+  PrimExpr *len = NULL;
+  for (int d = 0; d < x->ndim; d++)
+    if (lc_const(x->shape[d]) != 1) {
+      if (len) return NULL;
+      len = x->shape[d];
+    }
+  return len;
+}
+
+/* The rule of cumsum and cumprod.  Refused: bool results (the kernels'
+ * running or/and), and a flattened scan whose length is not a constant
+ * (a buffer's dims are constants or size variables). */
+static LTensor *scan(LowerCx *L, const Expr *call, LTensor **in, int nin, bool prod) {
+  const Type *rt = lc_result_type(call);
+  DType dt = rt->u.tensor.dtype;
+  if (nin != 1 || !lc_dtype_ok(in[0]->dtype) || !lc_dtype_ok(dt) || dt == DT_BOOL)
+    return lc_fail(L, "scan of this dtype");
+  bool exclusive = op_attr_bool(call, "exclusive");
+  const LTensor *x = in[0];
+  if (op_attr_is_none(call, "axis")) {
+    PrimExpr *len = lc_int(L, 1);
+    for (int d = 0; d < x->ndim; d++) len = lc_mul(L, len, x->shape[d]);
+    if (lc_const(len) < 0) len = flat_len(x);
+    if (!len) return lc_fail(L, "flattened scan of a computed length");
+    Buffer *out = lc_result_buffer(L, call, dt, 1, &len);
+    if (!out) return NULL;
+    scan_flat(L, x, prod, exclusive, out);
+    return lc_from_buffer(L, call, out);
+  }
+  int64_t axis = op_attr_int(call, "axis");
+  if (axis < 0) axis += x->ndim;
+  if (axis < 0 || axis >= x->ndim) return lc_fail(L, "scan: axis out of range");
+  Buffer *out = lc_result_buffer(L, call, dt, x->ndim, (PrimExpr **)x->shape);
+  if (!out) return NULL;
+  scan_axis(L, x, (int)axis, prod, exclusive, out);
+  return lc_from_buffer(L, call, out);
+}
+
+LTensor *compute_cumsum(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return scan(L, c, in, n, false);
+}
+LTensor *compute_cumprod(LowerCx *L, const Expr *c, LTensor **in, int n) {
+  return scan(L, c, in, n, true);
 }

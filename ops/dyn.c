@@ -1,15 +1,24 @@
-/* dyn.c — op family "dyn": reshape, strided_slice, full and broadcast_to
- * whose shape arguments are tensors (TVM's dyn.* ops).
+/* dyn.c — op family "dyn": TVM's dyn.* ops, whose shape-giving
+ * arguments are tensors: dyn.reshape, dyn.strided_slice, dyn.full,
+ * dyn.broadcast_to, dyn.tile, dyn.topk, dyn.one_hot, dyn.zeros, dyn.ones,
+ * dyn.squeeze, dyn.nn.pad and dyn.image.resize2d.
  *
  * Each relation has two regimes.  When the shape argument's VALUE is known
  * (always at run time; at compile time for a constant), it rebuilds the
  * static op's attributes from that value and calls the static op's relation,
  * so both ops share one shape rule and the result has real dims.  Otherwise
- * the rank comes from the shape argument's (static) length and the dims are
- * `?`.  A shape argument must be a 1-D integer tensor of known length. */
+ * the rank comes from the shape argument's (static) length and the dims it
+ * decides are `?`.  A shape argument must be a 1-D integer tensor of known
+ * length (dyn.nn.pad: (rank, 2); dyn.topk's k and dyn.one_hot's depth:
+ * integer scalars).  The kernels (interp/kernels_dyn.c) likewise run the
+ * static ops' kernels with the rebuilt attributes. */
+#include "ops/dyn.h"
+
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/families.h"
+#include "ops/image.h"
 
 static const Span no_span;
 
@@ -58,12 +67,20 @@ static Attrs *with_attrs(RelCtx *cx, const Attrs *base, int n, const char **keys
   return a;
 }
 
-/* Calls the static op's relation under this op's name (messages name it). */
+/* Calls the static op's relation under this op's name: messages that the
+ * static relation begins with its own name ("tile: ...") are renamed. */
 static Type *static_rel(RelCtx *cx, const char *op, int nargs, Type **args, const Tensor **values,
                         const Attrs *attrs) {
   const OpDef *d = ops_get(ops_lookup(op));
   RLY_ASSERT(d);
-  return d->rel(cx, nargs, args, values, attrs);
+  Type *t = d->rel(cx, nargs, args, values, attrs);
+  size_t n = strlen(op);
+  if (!t && strncmp(cx->err, op, n) == 0 && cx->err[n] == ':') {
+    char rest[sizeof cx->err];
+    snprintf(rest, sizeof rest, "%s", cx->err + n);
+    snprintf(cx->err, sizeof cx->err, "%s%s", cx->op_name, rest);
+  }
+  return t;
 }
 
 static Type *all_any(RelCtx *cx, DType dt, int n) {
@@ -146,12 +163,212 @@ static Type *rel_dyn_broadcast_to(RelCtx *cx, int nargs, Type **args, const Tens
   return static_rel(cx, "broadcast_to", 1, args, values, with_attrs(cx, attrs, 1, &key, &val));
 }
 
+/* A copy of tensor type t with dim `axis` made `?`. */
+static Type *any_at(RelCtx *cx, const Type *t, int axis) {
+  Dim dims[TENSOR_MAX_RANK];
+  memcpy(dims, t->u.tensor.dims, sizeof(Dim) * (size_t)t->u.tensor.ndim);
+  dims[axis] = dim_any();
+  return tensor_of(cx, t->u.tensor.dtype, t->u.tensor.ndim, dims);
+}
+
+/* The same for every tensor of a relation's result (a tensor or a tuple). */
+static Type *any_at_all(RelCtx *cx, Type *t, int axis) {
+  if (!t || t->kind == TY_TENSOR) return t ? any_at(cx, t, axis) : NULL;
+  Type **f = ARENA_ARRAY(cx->arena, Type *, t->u.tuple.n ? t->u.tuple.n : 1);
+  for (int i = 0; i < t->u.tuple.n; i++) f[i] = any_at(cx, t->u.tuple.fields[i], axis);
+  return type_tuple(cx->arena, t->u.tuple.n, f, no_span);
+}
+
+/* An integer scalar argument (rank 0, or dyn.topk's shape (1,)). */
+static bool int_scalar_arg(RelCtx *cx, Type **args, int i, const char *what, bool one_ok) {
+  const Type *t = rel_tensor(cx, args, i);
+  if (!t) return false;
+  bool one =
+      one_ok && t->u.tensor.ndim == 1 && rel_unify_dim(cx, t->u.tensor.dims[0], dim_const(1));
+  if (dtype_is_int(t->u.tensor.dtype) && (t->u.tensor.ndim == 0 || one)) return true;
+  rel_fail(cx, "%s: %s must be an integer scalar%s, got %s", cx->op_name, what,
+           one_ok ? " (or a tensor of one integer)" : "", rel_type_str(cx, t));
+  return false;
+}
+
+static Attrs *with_int(RelCtx *cx, const Attrs *attrs, const char *key, int64_t v) {
+  AttrValue *val = attr_int(cx->arena, v, DT_INT64);
+  return with_attrs(cx, attrs, 1, &key, &val);
+}
+
+static Type *rel_dyn_tile(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                          const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  int n = x ? shape_arg_len(cx, args, 1, "reps") : -1;
+  if (n < 0) return NULL;
+  const Tensor *v = value_of(values, 1);
+  if (!v) return all_any(cx, x->u.tensor.dtype, n > x->u.tensor.ndim ? n : x->u.tensor.ndim);
+  const char *key = "reps";
+  AttrValue *val = list_of(cx, v);
+  return static_rel(cx, "tile", 1, args, values, with_attrs(cx, attrs, 1, &key, &val));
+}
+
+/* dyn.topk(x, k): k < 1 takes the whole axis, as topk's k. */
+static Type *rel_dyn_topk(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                          const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  if (!x || !int_scalar_arg(cx, args, 1, "k", true)) return NULL;
+  const Tensor *v = value_of(values, 1);
+  if (v && v->numel != 1)
+    return rel_fail(cx, "dyn.topk: k must hold one integer, got %lld", (long long)v->numel);
+  Type *t = static_rel(cx, "topk", 1, args, values,
+                       with_int(cx, attrs, "k", v ? tensor_get_i64(v, 0) : 0));
+  int a = t ? rel_axis(cx, rel_attr_int(cx, attrs, "axis"), x->u.tensor.ndim) : -1;
+  return a < 0 ? NULL : v ? t : any_at_all(cx, t, a);
+}
+
+/* dyn.one_hot(indices, on_value, off_value, depth). */
+static Type *rel_dyn_one_hot(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                             const Attrs *attrs) {
+  if (!int_scalar_arg(cx, args, 3, "depth", false)) return NULL;
+  const Tensor *v = value_of(values, 3);
+  Type *t = static_rel(cx, "one_hot", 3, args, values,
+                       with_int(cx, attrs, "depth", v ? tensor_get_i64(v, 0) : 0));
+  if (!t || v) return t;
+  int64_t axis = rel_attr_int(cx, attrs, "axis");
+  return any_at(cx, t, axis < 0 ? t->u.tensor.ndim - 1 : (int)axis);
+}
+
+/* dyn.zeros(shape) and dyn.ones(shape). */
+static Type *rel_dyn_init(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                          const Attrs *attrs) {
+  int n = shape_arg_len(cx, args, 0, "shape");
+  if (n < 0) return NULL;
+  const Tensor *v = value_of(values, 0);
+  if (!v) {
+    DType dt = rel_attr_dtype(cx, attrs, "dtype", DT_FLOAT32);
+    return cx->err[0] ? NULL : all_any(cx, dt, n);
+  }
+  for (int i = 0; i < n; i++)
+    if (tensor_get_i64(v, i) < 0)
+      return rel_fail(cx, "%s: shape has a negative entry %lld", cx->op_name,
+                      (long long)tensor_get_i64(v, i));
+  const char *key = "shape";
+  AttrValue *val = list_of(cx, v);
+  return static_rel(cx, "zeros", 0, args, values, with_attrs(cx, attrs, 1, &key, &val));
+}
+
+/* dyn.squeeze(x, axes): the listed axes (distinct, of size 1) removed. */
+static Type *rel_dyn_squeeze(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                             const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  int n = x ? shape_arg_len(cx, args, 1, "axes") : -1, rank = x ? x->u.tensor.ndim : 0;
+  if (n < 0) return NULL;
+  if (n > rank) return rel_fail(cx, "dyn.squeeze: %d axes to remove from rank %d", n, rank);
+  const Tensor *v = value_of(values, 1);
+  if (!v) return all_any(cx, x->u.tensor.dtype, rank - n);
+  bool seen[TENSOR_MAX_RANK] = {0};
+  for (int i = 0; i < n; i++) {
+    int a = rel_axis(cx, tensor_get_i64(v, i), rank);
+    if (a < 0) return NULL;
+    if (seen[a]) return rel_fail(cx, "dyn.squeeze: axis %d is listed twice", a);
+    seen[a] = true;
+  }
+  const char *key = "axis";
+  AttrValue *val = list_of(cx, v);
+  return static_rel(cx, "squeeze", 1, args, values, with_attrs(cx, attrs, 1, &key, &val));
+}
+
+/* pad_width's value as nn.pad's attribute: [[before, after], ...]. */
+static AttrValue *pairs_of(RelCtx *cx, const Tensor *t) {
+  AttrValue *v = list_of(cx, t);
+  int n = (int)(t->numel / 2);
+  AttrValue **rows = ARENA_ARRAY(cx->arena, AttrValue *, n ? n : 1);
+  for (int i = 0; i < n; i++) {
+    AttrValue *r = ARENA_NEW(cx->arena, AttrValue);
+    r->kind = AV_LIST, r->u.list.n = 2, r->u.list.items = v->u.list.items + 2 * i;
+    rows[i] = r;
+  }
+  v->u.list.n = n, v->u.list.items = rows;
+  return v;
+}
+
+/* dyn.nn.pad(x, pad_width (rank, 2), pad_value). */
+static Type *rel_dyn_pad(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                         const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0), *pw = x ? rel_tensor(cx, args, 1) : NULL;
+  const Type *pv = pw ? rel_tensor(cx, args, 2) : NULL;
+  if (!pv) return NULL;
+  int rank = x->u.tensor.ndim;
+  if (!dtype_is_int(pw->u.tensor.dtype) || pw->u.tensor.ndim != 2 ||
+      !rel_unify_dim(cx, pw->u.tensor.dims[0], dim_const(rank)) ||
+      !rel_unify_dim(cx, pw->u.tensor.dims[1], dim_const(2)))
+    return rel_fail(cx,
+                    "dyn.nn.pad: pad_width must be integers of shape (%d, 2) for data %s, got %s",
+                    rank, rel_shape_str(cx, rank, x->u.tensor.dims), rel_type_str(cx, pw));
+  Type *sargs[2] = {args[0], args[2]};
+  const Tensor *svals[2] = {value_of(values, 0), value_of(values, 2)};
+  const Tensor *v = value_of(values, 1);
+  if (v) {
+    const char *key = "pad_width";
+    AttrValue *val = pairs_of(cx, v);
+    return static_rel(cx, "nn.pad", 2, sargs, svals, with_attrs(cx, attrs, 1, &key, &val));
+  }
+  const char *mode = rel_attr_str(cx, attrs, "pad_mode");
+  if (cx->err[0]) return NULL;
+  if (strcmp(mode, "constant") && strcmp(mode, "edge") && strcmp(mode, "reflect"))
+    return rel_fail(
+        cx, "dyn.nn.pad: pad_mode must be \"constant\", \"edge\" or \"reflect\", got \"%s\"", mode);
+  if (pv->u.tensor.ndim != 0)
+    return rel_fail(cx, "dyn.nn.pad: the pad value must be a scalar, got %s", rel_type_str(cx, pv));
+  return all_any(cx, x->u.tensor.dtype, rank);
+}
+
+/* dyn.image.resize2d(x, size (2), roi (4)): image.resize2d's type with the
+ * sizes from the tensor (`?` when not known). */
+static Type *rel_dyn_resize2d(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                              const Attrs *attrs) {
+  int n = shape_arg_len(cx, args, 1, "size");
+  const Type *roi = n >= 0 ? rel_tensor(cx, args, 2) : NULL;
+  if (!roi) return NULL;
+  if (n != 2) return rel_fail(cx, "dyn.image.resize2d: size must have 2 entries (H, W), got %d", n);
+  if (!dtype_is_float(roi->u.tensor.dtype) || roi->u.tensor.ndim != 1 ||
+      !rel_unify_dim(cx, roi->u.tensor.dims[0], dim_const(4)))
+    return rel_fail(cx, "dyn.image.resize2d: roi must be 4 floats, got %s", rel_type_str(cx, roi));
+  Dim size[2] = {dim_any(), dim_any()};
+  const Tensor *v = value_of(values, 1);
+  for (int i = 0; v && i < 2; i++) {
+    int64_t k = tensor_get_i64(v, i);
+    if (k < 0)
+      return rel_fail(cx, "dyn.image.resize2d: size has a negative entry %lld", (long long)k);
+    size[i] = dim_const(k);
+  }
+  return image_resize_type(cx, args, attrs, 2, size);
+}
+
+/* The static op each dyn op's kernel reuses (its relation names it too). */
+static const char *const static_ops[][2] = {
+    {"dyn.tile", "tile"},     {"dyn.topk", "topk"}, {"dyn.one_hot", "one_hot"},
+    {"dyn.zeros", "zeros"},   {"dyn.ones", "ones"}, {"dyn.squeeze", "squeeze"},
+    {"dyn.nn.pad", "nn.pad"},
+};
+
+int dyn_static_op(const OpDef *row) {
+  for (size_t i = 0; row && i < sizeof static_ops / sizeof static_ops[0]; i++)
+    if (strcmp(row->name, static_ops[i][0]) == 0) return ops_lookup(static_ops[i][1]);
+  return -1;
+}
+
 static const OpAttrSpec reshape_attrs[] = {
     {"allowzero", AV_BOOL, "False"}, {"newshape", AV_LIST, "None"}, {0}};
 static const OpAttrSpec slice_attrs[] = {
     {"begin", AV_LIST, "None"},        {"end", AV_LIST, "None"},  {"strides", AV_LIST, "None"},
     {"slice_mode", AV_STR, "\"end\""}, {"axes", AV_LIST, "None"}, {0}};
 static const OpAttrSpec init_attrs[] = {{"shape", AV_LIST, "None"}, {"dtype", AV_STR, "\"\""}, {0}};
+static const OpAttrSpec tile_attrs[] = {{"reps", AV_LIST, "None"}, {0}};
+static const OpAttrSpec topk_attrs[] = {
+    {"k", AV_NONE, "None"},          {"axis", AV_INT, "-1"},    {"ret_type", AV_STR, "\"both\""},
+    {"is_ascend", AV_BOOL, "False"}, {"dtype", AV_STR, "\"\""}, {0}};
+static const OpAttrSpec one_hot_attrs[] = {
+    {"depth", AV_INT, "1"}, {"axis", AV_INT, "-1"}, {"dtype", AV_STR, "\"\""}, {0}};
+static const OpAttrSpec squeeze_attrs[] = {{"axis", AV_LIST, "None"}, {0}};
+static const OpAttrSpec pad_attrs[] = {
+    {"pad_width", AV_LIST, "None"}, {"pad_mode", AV_STR, "\"constant\""}, {0}};
 
 const OpDef ops_family_dyn[] = {
     {"dyn.reshape", 2, 2, OPAT_INJECTIVE, reshape_attrs, rel_dyn_reshape,
@@ -162,5 +379,26 @@ const OpDef ops_family_dyn[] = {
      "dyn.full(fill_value, shape): a tensor of a run-time shape", false, .compute = NULL},
     {"dyn.broadcast_to", 2, 2, OPAT_BROADCAST, init_attrs, rel_dyn_broadcast_to,
      "dyn.broadcast_to(x, shape): broadcast to a run-time shape", false, .compute = NULL},
+    {"dyn.tile", 2, 2, OPAT_INJECTIVE, tile_attrs, rel_dyn_tile,
+     "dyn.tile(x, reps): tile by repetition counts given as a tensor", false, .compute = NULL},
+    {"dyn.topk", 2, 2, OPAT_OPAQUE, topk_attrs, rel_dyn_topk,
+     "dyn.topk(x, k, axis=-1, ret_type=\"both\"): the top k along an axis, k a tensor", false,
+     .compute = NULL},
+    {"dyn.one_hot", 4, 4, OPAT_OUT_EWISE_FUSABLE, one_hot_attrs, rel_dyn_one_hot,
+     "dyn.one_hot(indices, on, off, depth, axis=-1): one-hot with a run-time depth", false,
+     .compute = NULL},
+    {"dyn.zeros", 1, 1, OPAT_ELEMWISE, init_attrs, rel_dyn_init,
+     "dyn.zeros(shape, dtype=): zeros of a run-time shape", false, .compute = NULL},
+    {"dyn.ones", 1, 1, OPAT_ELEMWISE, init_attrs, rel_dyn_init,
+     "dyn.ones(shape, dtype=): ones of a run-time shape", false, .compute = NULL},
+    {"dyn.squeeze", 2, 2, OPAT_INJECTIVE, squeeze_attrs, rel_dyn_squeeze,
+     "dyn.squeeze(x, axes): remove the size-1 axes listed in a tensor", false, .flags = OP_VIEW,
+     .compute = NULL},
+    {"dyn.nn.pad", 3, 3, OPAT_INJECTIVE, pad_attrs, rel_dyn_pad,
+     "dyn.nn.pad(x, pad_width, pad_value, pad_mode=\"constant\"): pad by widths given as a tensor",
+     false, .compute = NULL},
+    {"dyn.image.resize2d", 3, 3, OPAT_INJECTIVE, image_resize2d_attrs, rel_dyn_resize2d,
+     "dyn.image.resize2d(x, size, roi, method=, ...): resize H, W to sizes given as a tensor",
+     false, .compute = NULL},
     {0},
 };

@@ -1,11 +1,15 @@
-/* elemwise.c — op family "elemwise": unary math, binary arithmetic and
- * comparisons with numpy broadcasting, where, cast, clip.
+/* elemwise.c — op family "elemwise": unary math, binary arithmetic,
+ * bitwise ops and comparisons with numpy broadcasting, where, cast, clip.
  *
  * Type rules (as TVM's): binary ops need equal dtypes and broadcast their
- * shapes; comparisons give bool; unary ops keep the argument's type; where
- * broadcasts all three arguments (x and y share a dtype).  The rows name
- * their compute rules (compute_elemwise.c); the reference kernels are in
- * interp/kernels_elemwise.c. */
+ * shapes; comparisons give bool; unary ops keep the argument's type, the
+ * predicates isnan/isinf/isfinite give bool; where broadcasts all three
+ * arguments (x and y share a dtype).  Beyond TVM's relations (which leave
+ * it to the compute), the bitwise ops take integers or bool and the shifts
+ * integers only, as a type error.  fast_exp, fast_tanh and fast_erf are
+ * TVM's approximations by name; rly computes them as exp, tanh and erf.
+ * The rows name their compute rules (compute_elemwise.c); the reference
+ * kernels are in interp/kernels_elemwise.c. */
 #include "ops/families.h"
 
 static const Span no_span;
@@ -50,6 +54,45 @@ static Type *rel_unary(RelCtx *cx, int nargs, Type **args, const Tensor **values
   return rel_tensor(cx, args, 0) ? args[0] : NULL;
 }
 
+static Type *rel_predicate(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                           const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  return x ? tensor_of(cx, DT_BOOL, x->u.tensor.ndim, x->u.tensor.dims) : NULL;
+}
+
+/* Argument i's dtype is an integer (or bool, when allowed); false after rel_fail. */
+static bool bits_dtype(RelCtx *cx, const Type *t, int i, bool allow_bool) {
+  DType dt = t->u.tensor.dtype;
+  if (dtype_is_int(dt) || (allow_bool && dt == DT_BOOL)) return true;
+  rel_fail(cx, "%s: argument %d must be an integer%s tensor, got %s", cx->op_name, i + 1,
+           allow_bool ? " or bool" : "", dtype_name(dt));
+  return false;
+}
+
+/* bitwise_and/or/xor and the shifts: broadcast as arithmetic, on integers
+ * (bitwise ops also on bool). */
+static Type *bits_binary(RelCtx *cx, Type **args, bool allow_bool) {
+  const Type *a = rel_tensor(cx, args, 0), *b = a ? rel_tensor(cx, args, 1) : NULL;
+  if (!b || !bits_dtype(cx, a, 0, allow_bool) || !bits_dtype(cx, b, 1, allow_bool)) return NULL;
+  return binary(cx, args, DT_INVALID);
+}
+
+static Type *rel_bitwise(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                         const Attrs *attrs) {
+  return bits_binary(cx, args, true);
+}
+
+static Type *rel_shift(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                       const Attrs *attrs) {
+  return bits_binary(cx, args, false);
+}
+
+static Type *rel_bitwise_not(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                             const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  return x && bits_dtype(cx, x, 0, true) ? args[0] : NULL;
+}
+
 static Type *rel_where(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                        const Attrs *attrs) {
   const Type *c = rel_tensor(cx, args, 0);
@@ -88,18 +131,32 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
 
 /* X(name, compute rule, cost for :time, doc); NULL: no TIR rule (the op
  * runs on its reference kernel in both execution modes). */
-#define ARITH_OPS(X)                                                                         \
-  X("add", compute_add, OPCOST_ELEMWISE, "x + y with numpy broadcasting")                    \
-  X("subtract", compute_subtract, OPCOST_ELEMWISE, "x - y with numpy broadcasting")          \
-  X("multiply", compute_multiply, OPCOST_ELEMWISE, "x * y with numpy broadcasting")          \
-  X("divide", compute_divide, OPCOST_ELEMWISE, "x / y with numpy broadcasting")              \
-  X("floor_divide", NULL, OPCOST_NONE, "floor(x / y) with numpy broadcasting")               \
-  X("mod", compute_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")         \
-  X("power", compute_power, OPCOST_ELEMWISE, "x raised to y, broadcasting")                  \
-  X("maximum", compute_maximum, OPCOST_ELEMWISE, "elementwise max(x, y), broadcasting")      \
-  X("minimum", compute_minimum, OPCOST_ELEMWISE, "elementwise min(x, y), broadcasting")      \
-  X("logical_and", compute_logical_and, OPCOST_NONE, "x and y (bool tensors), broadcasting") \
-  X("logical_or", compute_logical_or, OPCOST_NONE, "x or y (bool tensors), broadcasting")
+#define ARITH_OPS(X)                                                                               \
+  X("add", compute_add, OPCOST_ELEMWISE, "x + y with numpy broadcasting")                          \
+  X("subtract", compute_subtract, OPCOST_ELEMWISE, "x - y with numpy broadcasting")                \
+  X("multiply", compute_multiply, OPCOST_ELEMWISE, "x * y with numpy broadcasting")                \
+  X("divide", compute_divide, OPCOST_ELEMWISE, "x / y with numpy broadcasting")                    \
+  X("floor_divide", NULL, OPCOST_NONE, "floor(x / y) with numpy broadcasting")                     \
+  X("mod", compute_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")               \
+  X("power", compute_power, OPCOST_ELEMWISE, "x raised to y, broadcasting")                        \
+  X("maximum", compute_maximum, OPCOST_ELEMWISE, "elementwise max(x, y), broadcasting")            \
+  X("minimum", compute_minimum, OPCOST_ELEMWISE, "elementwise min(x, y), broadcasting")            \
+  X("logical_and", compute_logical_and, OPCOST_NONE, "x and y (bool tensors), broadcasting")       \
+  X("logical_or", compute_logical_or, OPCOST_NONE, "x or y (bool tensors), broadcasting")          \
+  X("logical_xor", compute_logical_xor, OPCOST_NONE, "x xor y (bool tensors), broadcasting")       \
+  X("floor_mod", compute_floor_mod, OPCOST_NONE, "remainder of x / y (sign of y), broadcasting")   \
+  X("trunc_divide", compute_trunc_divide, OPCOST_ELEMWISE, "x / y rounded toward 0, broadcasting") \
+  X("trunc_mod", compute_trunc_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")
+
+/* X(name, relation, compute rule, doc) */
+#define BITS_OPS(X)                                                                            \
+  X("bitwise_and", rel_bitwise, compute_bitwise_and, "x & y (integers or bool), broadcasting") \
+  X("bitwise_or", rel_bitwise, compute_bitwise_or, "x | y (integers or bool), broadcasting")   \
+  X("bitwise_xor", rel_bitwise, compute_bitwise_xor, "x ^ y (integers or bool), broadcasting") \
+  X("left_shift", rel_shift, compute_left_shift,                                               \
+    "x << y on integers, broadcasting (counts past the width give 0)")                         \
+  X("right_shift", rel_shift, compute_right_shift,                                             \
+    "x >> y on integers, broadcasting (arithmetic for signed x)")
 
 #define COMPARE_OPS(X)                                                                      \
   X("equal", compute_equal, OPCOST_NONE, "x == y as a bool tensor, broadcasting")           \
@@ -109,21 +166,45 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("greater", compute_greater, OPCOST_NONE, "x > y as a bool tensor, broadcasting")        \
   X("greater_equal", compute_greater_equal, OPCOST_NONE, "x >= y as a bool tensor, broadcasting")
 
-#define UNARY_OPS(X)                                                           \
-  X("negative", compute_negative, OPCOST_ELEMWISE, "-x elementwise")           \
-  X("abs", compute_abs, OPCOST_ELEMWISE, "|x| elementwise")                    \
-  X("exp", compute_exp, OPCOST_ELEMWISE, "e^x elementwise")                    \
-  X("log", compute_log, OPCOST_ELEMWISE, "natural logarithm elementwise")      \
-  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, "square root elementwise")          \
-  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")        \
-  X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")   \
-  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise") \
-  X("erf", NULL, OPCOST_ELEMWISE, "Gauss error function elementwise")          \
-  X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")  \
-  X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")    \
-  X("round", NULL, OPCOST_NONE, "round half away from zero elementwise")       \
-  X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")          \
-  X("logical_not", compute_logical_not, OPCOST_NONE, "not x (bool tensor)")
+#define UNARY_OPS(X)                                                            \
+  X("negative", compute_negative, OPCOST_ELEMWISE, "-x elementwise")            \
+  X("abs", compute_abs, OPCOST_ELEMWISE, "|x| elementwise")                     \
+  X("exp", compute_exp, OPCOST_ELEMWISE, "e^x elementwise")                     \
+  X("log", compute_log, OPCOST_ELEMWISE, "natural logarithm elementwise")       \
+  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, "square root elementwise")           \
+  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")         \
+  X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")    \
+  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise")  \
+  X("erf", NULL, OPCOST_ELEMWISE, "Gauss error function elementwise")           \
+  X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")   \
+  X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")     \
+  X("round", NULL, OPCOST_NONE, "round half away from zero elementwise")        \
+  X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")           \
+  X("logical_not", compute_logical_not, OPCOST_NONE, "not x (bool tensor)")     \
+  X("trunc", compute_trunc, OPCOST_ELEMWISE, "round toward 0 elementwise")      \
+  X("copy", compute_copy, OPCOST_NONE, "a copy of x")                           \
+  X("log2", compute_log2, OPCOST_ELEMWISE, "base-2 logarithm elementwise")      \
+  X("log10", compute_log10, OPCOST_ELEMWISE, "base-10 logarithm elementwise")   \
+  X("sin", compute_sin, OPCOST_ELEMWISE, "sine elementwise")                    \
+  X("cos", compute_cos, OPCOST_ELEMWISE, "cosine elementwise")                  \
+  X("tan", compute_tan, OPCOST_ELEMWISE, "tangent elementwise")                 \
+  X("asin", compute_asin, OPCOST_ELEMWISE, "arcsine elementwise")               \
+  X("acos", compute_acos, OPCOST_ELEMWISE, "arccosine elementwise")             \
+  X("atan", compute_atan, OPCOST_ELEMWISE, "arctangent elementwise")            \
+  X("sinh", compute_sinh, OPCOST_ELEMWISE, "hyperbolic sine elementwise")       \
+  X("cosh", compute_cosh, OPCOST_ELEMWISE, "hyperbolic cosine elementwise")     \
+  X("asinh", compute_asinh, OPCOST_ELEMWISE, "inverse hyperbolic sine")         \
+  X("acosh", compute_acosh, OPCOST_ELEMWISE, "inverse hyperbolic cosine")       \
+  X("atanh", compute_atanh, OPCOST_ELEMWISE, "inverse hyperbolic tangent")      \
+  X("fast_exp", compute_fast_exp, OPCOST_ELEMWISE, "e^x (computed as exp)")     \
+  X("fast_tanh", compute_fast_tanh, OPCOST_ELEMWISE, "tanh (computed as tanh)") \
+  X("fast_erf", compute_fast_erf, OPCOST_ELEMWISE, "erf (computed as erf)")
+
+/* The predicates: bool results. */
+#define PREDICATE_OPS(X)                                                         \
+  X("isnan", compute_isnan, OPCOST_NONE, "whether x is NaN, as a bool tensor")   \
+  X("isinf", compute_isinf, OPCOST_NONE, "whether x is +-inf, as a bool tensor") \
+  X("isfinite", compute_isfinite, OPCOST_NONE, "whether x is finite, as a bool tensor")
 
 #define ARITH_ENTRY(n, c, k, d) \
   {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_arith, d, false, .cost = k, .compute = c},
@@ -131,12 +212,19 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_compare, d, false, .cost = k, .compute = c},
 #define UNARY_ENTRY(n, c, k, d) \
   {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_unary, d, false, .cost = k, .compute = c},
+#define PREDICATE_ENTRY(n, c, k, d) \
+  {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_predicate, d, false, .cost = k, .compute = c},
+#define BITS_ENTRY(n, r, c, d) {n, 2, 2, OPAT_BROADCAST, no_attrs, r, d, false, .compute = c},
 
 /* clang-format off */
 const OpDef ops_family_elemwise[] = {
     ARITH_OPS(ARITH_ENTRY)
     COMPARE_OPS(COMPARE_ENTRY)
     UNARY_OPS(UNARY_ENTRY)
+    PREDICATE_OPS(PREDICATE_ENTRY)
+    BITS_OPS(BITS_ENTRY)
+    {"bitwise_not", 1, 1, OPAT_ELEMWISE, no_attrs, rel_bitwise_not,
+     "~x (integers; not x for bool)", false, .compute = compute_bitwise_not},
     {"where", 3, 3, OPAT_BROADCAST, no_attrs, rel_where,
      "where(cond, x, y): x where cond is true, else y; all three broadcast", false,
      .cost = OPCOST_ELEMWISE, .compute = compute_where},

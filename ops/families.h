@@ -10,8 +10,16 @@
   X(elemwise)          \
   X(reduce)            \
   X(nn)                \
+  X(nn_conv)           \
+  X(nn_pool)           \
+  X(nn_layout)         \
   X(transform)         \
+  X(transform_shape)   \
+  X(transform_index)   \
+  X(algorithm)         \
   X(dyn)               \
+  X(image)             \
+  X(vision)            \
   X(random)            \
   X(tir_call)
 
@@ -29,15 +37,41 @@ OpComputeFn compute_add, compute_subtract, compute_multiply, compute_divide, com
 OpComputeFn compute_negative, compute_abs, compute_exp, compute_log, compute_sqrt, compute_rsqrt,
     compute_tanh, compute_sigmoid, compute_floor, compute_ceil, compute_sign, compute_logical_not,
     compute_relu, compute_leaky_relu, compute_clip, compute_cast, compute_where, compute_bias_add;
+OpComputeFn compute_logical_xor, compute_floor_mod, compute_trunc_divide, compute_trunc_mod,
+    compute_bitwise_and, compute_bitwise_or, compute_bitwise_xor, compute_left_shift,
+    compute_right_shift, compute_bitwise_not, compute_trunc, compute_copy, compute_log2,
+    compute_log10, compute_erf, compute_sin, compute_cos, compute_tan, compute_asin, compute_acos,
+    compute_atan, compute_sinh, compute_cosh, compute_asinh, compute_acosh, compute_atanh,
+    compute_fast_exp, compute_fast_tanh, compute_fast_erf, compute_isnan, compute_isinf,
+    compute_isfinite;
 /* compute_nn.c */
 OpComputeFn compute_dense, compute_matmul, compute_batch_matmul, compute_softmax,
     compute_log_softmax, compute_conv2d;
+OpComputeFn compute_fast_softmax, compute_prelu;
+/* compute_nn_pool.c */
+OpComputeFn compute_max_pool1d, compute_avg_pool1d, compute_max_pool2d, compute_avg_pool2d,
+    compute_max_pool3d, compute_avg_pool3d, compute_global_max_pool2d, compute_global_avg_pool2d;
+/* compute_nn_layout.c */
+OpComputeFn compute_pad, compute_mirror_pad, compute_upsampling, compute_upsampling3d,
+    compute_depth_to_space, compute_space_to_depth, compute_space_to_batch_nd,
+    compute_batch_to_space_nd, compute_dilate;
 /* compute_reduce.c */
 OpComputeFn compute_sum, compute_mean, compute_prod, compute_max, compute_min, compute_argmax,
     compute_argmin;
+OpComputeFn compute_all, compute_any, compute_logsumexp, compute_variance, compute_std,
+    compute_cumsum, compute_cumprod;
 /* compute_transform.c */
 OpComputeFn compute_reshape, compute_batch_flatten, compute_expand_dims, compute_squeeze,
     compute_transpose, compute_broadcast_to, compute_strided_slice, compute_take, compute_zeros,
     compute_ones, compute_full, compute_zeros_like, compute_ones_like;
+/* compute_transform_shape.c, compute_transform_index.c */
+OpComputeFn compute_full_like, compute_cast_like, compute_slice_like, compute_layout_transform,
+    compute_tile, compute_repeat, compute_reverse, compute_reverse_sequence, compute_sequence_mask,
+    compute_trilu, compute_gather, compute_gather_nd, compute_unravel_index,
+    compute_collapse_sum_like;
+
+/* compute_image.c */
+OpComputeFn compute_resize1d, compute_resize2d, compute_resize3d, compute_grid_sample,
+    compute_affine_grid;
 
 #endif

@@ -1,16 +1,21 @@
-/* nn.c — op family "nn": dense/matmul/batch_matmul, bias_add, activations,
- * softmax, batch_flatten, dropout, conv2d, pools, layer_norm.
+/* nn.c — op family "nn": dense/matmul/batch_matmul, bias_add, activations
+ * (relu, leaky_relu, prelu), softmax (also fast_softmax), batch_flatten,
+ * dropout, the normalizations (batch_norm, layer_norm, instance_norm,
+ * group_norm, l2_normalize, lrn) and the losses (cross_entropy,
+ * cross_entropy_with_logits, nll_loss).  Convolutions are in nn_conv.c,
+ * pools in nn_pool.c, padding and layout moves in nn_layout.c.
  *
  * Attributes and defaults are TVM's (relay/attrs/nn.h, the struct defaults
  * that TVM's parser fills in for omitted fields): notably batch_matmul's
  * transpose_b defaults to False there (Python's wrapper passes True, so
- * TVM prints `transpose_b=True` explicitly).  Only NCHW / OIHW layouts are
- * implemented; others fail "layout NHWC is not supported yet".
+ * TVM prints `transpose_b=True` explicitly); l2_normalize's eps and axis and
+ * nll_loss's ignore_index have no default.  Fusion patterns are TVM's: the
+ * normalizations other than batch_norm and the cross entropies are opaque
+ * (TVM sets no pattern, or kOpaque, for them).
  *
- * Window arithmetic (conv and pools), per spatial dim:
- *   out = (in + pad_before + pad_after - (dilation * (k - 1) + 1)) / stride + 1
- * with the division rounded up instead when ceil_mode is set.  A dim that is
- * not a constant gives `?` (except a 1x1, stride 1, unpadded window).
+ * nn.batch_norm(x, gamma, beta, moving_mean, moving_var) is TVM's inference
+ * form: a 3-tuple of the normalized x and the moving mean and variance
+ * (unchanged), so `%1 = nn.batch_norm(...); %1.0` type-checks.
  *
  * nn.dropout: with one argument it is TVM's (type (x, mask), both x's type,
  * so `%1 = nn.dropout(%x); %1.0` type-checks); with a RandState key as the
@@ -241,193 +246,171 @@ static Type *rel_dropout_train(RelCtx *cx, int nargs, Type **args, const Tensor 
   return type_tuple(cx->arena, 2, pair, no_span);
 }
 
+/* Per-channel parameters of a normalization: args[first..first+n) must be
+ * 1-D tensors of x's dtype whose length is x's dim at `axis`. */
+static bool channel_params(RelCtx *cx, Type **args, const Type *x, int axis, int first, int n,
+                           const char *const *names) {
+  Dim want = x->u.tensor.dims[axis];
+  for (int i = 0; i < n; i++) {
+    const Type *p = rel_tensor(cx, args, first + i);
+    if (!p || !same_dtype(cx, x, p)) return false;
+    if (p->u.tensor.ndim != 1 || !rel_unify_dim(cx, p->u.tensor.dims[0], want))
+      return rel_fail(cx, "%s: %s has shape %s but data %s has %s at axis %d", cx->op_name,
+                      names[i], shape_of(cx, p), shape_of(cx, x), dstr(cx, want), axis),
+             false;
+  }
+  return true;
+}
+
+/* x, and the axis attribute normalized; -1 after rel_fail. */
+static int data_axis(RelCtx *cx, Type **args, const Attrs *attrs, const Type **x) {
+  *x = rel_tensor(cx, args, 0);
+  if (!*x) return -1;
+  return rel_axis(cx, rel_attr_int(cx, attrs, "axis"), (*x)->u.tensor.ndim);
+}
+
+static const char *const gamma_beta[] = {"gamma", "beta"};
+
+/* layer_norm, instance_norm: (x, gamma, beta) -> x's type. */
 static Type *rel_layer_norm(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                             const Attrs *attrs) {
-  const Type *x = rel_tensor(cx, args, 0);
-  if (!x) return NULL;
-  int axis = rel_axis(cx, rel_attr_int(cx, attrs, "axis"), x->u.tensor.ndim);
-  if (axis < 0) return NULL;
-  Dim want = x->u.tensor.dims[axis];
-  static const char *const names[] = {"gamma", "beta"};
-  for (int i = 1; i <= 2; i++) {
-    const Type *p = rel_tensor(cx, args, i);
-    if (!p || !same_dtype(cx, x, p)) return NULL;
-    if (p->u.tensor.ndim != 1 || !rel_unify_dim(cx, p->u.tensor.dims[0], want))
-      return rel_fail(cx, "nn.layer_norm: %s has shape %s but data %s has %s at axis %d",
-                      names[i - 1], shape_of(cx, p), shape_of(cx, x), dstr(cx, want), axis);
-  }
+  const Type *x;
+  int axis = data_axis(cx, args, attrs, &x);
+  if (axis < 0 || !channel_params(cx, args, x, axis, 1, 2, gamma_beta)) return NULL;
+  rel_attr_float(cx, attrs, "epsilon");
+  return cx->err[0] ? NULL : args[0];
+}
+
+static Type *rel_group_norm(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                            const Attrs *attrs) {
+  const Type *x;
+  int axis = data_axis(cx, args, attrs, &x);
+  if (axis < 0 || !channel_params(cx, args, x, axis, 1, 2, gamma_beta)) return NULL;
+  int64_t g = rel_attr_int(cx, attrs, "num_groups");
+  Dim c = x->u.tensor.dims[axis];
+  if (cx->err[0]) return NULL;
+  if (g < 1)
+    return rel_fail(cx, "nn.group_norm: num_groups must be positive, got %lld", (long long)g);
+  if (c.kind == DIM_CONST && c.value % g != 0)
+    return rel_fail(cx,
+                    "nn.group_norm: %lld channels (axis %d of %s) are not divisible by "
+                    "num_groups=%lld",
+                    (long long)c.value, axis, shape_of(cx, x), (long long)g);
   return args[0];
 }
 
-/* ───────────────────────────── windows ───────────────────────────── */
-
-typedef struct Window {
-  int64_t k[2], stride[2], dil[2], pad[4]; /* pad: top, left, bottom, right */
-  bool ceil_mode;
-} Window;
-
-/* An attribute of 1 or 2 positive ints (one value applies to H and W). */
-static bool pair_attr(RelCtx *cx, const Attrs *attrs, const char *key, int64_t out[2]) {
-  int64_t v[8];
-  int n = rel_attr_ints(cx, attrs, key, v, 8);
-  if (n < 0) return false;
-  if (n != 1 && n != 2) {
-    rel_fail(cx, "%s: `%s` must have 1 or 2 values, got %d", cx->op_name, key, n);
-    return false;
-  }
-  out[0] = v[0], out[1] = v[n - 1];
-  if (out[0] >= 1 && out[1] >= 1) return true;
-  rel_fail(cx, "%s: `%s` values must be positive, got [%lld, %lld]", cx->op_name, key,
-           (long long)out[0], (long long)out[1]);
-  return false;
+/* (x, gamma, beta, moving_mean, moving_var) -> (x, mean, var) types. */
+static Type *rel_batch_norm(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                            const Attrs *attrs) {
+  static const char *const names[] = {"gamma", "beta", "moving_mean", "moving_var"};
+  const Type *x;
+  int axis = data_axis(cx, args, attrs, &x);
+  if (axis < 0 || !channel_params(cx, args, x, axis, 1, 4, names)) return NULL;
+  rel_attr_float(cx, attrs, "epsilon");
+  if (cx->err[0]) return NULL;
+  Dim c = x->u.tensor.dims[axis];
+  Type *vec = tensor_of(cx, x->u.tensor.dtype, 1, &c);
+  Type *fields[3] = {args[0], vec, vec};
+  return type_tuple(cx->arena, 3, fields, no_span);
 }
 
-/* padding: 1 value (all sides), 2 (top/bottom, left/right) or 4 (top, left, bottom, right). */
-static bool pad_attr(RelCtx *cx, const Attrs *attrs, int64_t p[4]) {
-  int64_t v[8];
-  int n = rel_attr_ints(cx, attrs, "padding", v, 8);
-  if (n < 0) return false;
-  if (n != 1 && n != 2 && n != 4) {
-    rel_fail(cx, "%s: padding must have 1, 2 or 4 values, got %d", cx->op_name, n);
-    return false;
-  }
-  for (int i = 0; i < 4; i++) {
-    p[i] = n == 4 ? v[i] : n == 2 ? v[i % 2] : v[0];
-    if (p[i] < 0) {
-      rel_fail(cx, "%s: padding must not be negative, got %lld", cx->op_name, (long long)p[i]);
-      return false;
-    }
-  }
-  return true;
-}
-
-static bool window_attrs(RelCtx *cx, const Attrs *attrs, Window *w) {
-  return pair_attr(cx, attrs, "strides", w->stride) && pair_attr(cx, attrs, "dilation", w->dil) &&
-         pad_attr(cx, attrs, w->pad);
-}
-
-/* Output size of spatial dim i (0 = H, 1 = W). */
-static bool window_dim(RelCtx *cx, const Window *w, int i, Dim in, Dim *out) {
-  int64_t pad = w->pad[i] + w->pad[i + 2], k = w->k[i], s = w->stride[i], eff, num;
-  if (in.kind != DIM_CONST) {
-    *out = k == 1 && s == 1 && pad == 0 ? in : dim_any();
-    return true;
-  }
-  if (__builtin_mul_overflow(w->dil[i], k - 1, &eff) || __builtin_add_overflow(eff, 1, &eff) ||
-      __builtin_add_overflow(in.value, pad, &num) || __builtin_sub_overflow(num, eff, &num) ||
-      (w->ceil_mode && __builtin_add_overflow(num, s - 1, &num))) {
-    rel_fail(cx, "%s: window sizes overflow", cx->op_name);
-    return false;
-  }
-  if (num < 0) {
-    rel_fail(cx,
-             "%s: the %s window (size %lld, dilation %lld) is larger than the padded input (%lld)",
-             cx->op_name, i ? "width" : "height", (long long)k, (long long)w->dil[i],
-             (long long)(in.value + pad));
-    return false;
-  }
-  *out = dim_const(num / s + 1);
-  return true;
-}
-
-static bool layout_ok(RelCtx *cx, const Attrs *attrs, const char *key, const char *want,
-                      const char *what) {
-  const char *l = rel_attr_str(cx, attrs, key);
-  if (cx->err[0]) return false;
-  if (strcmp(l, want) == 0 || (!l[0] && strcmp(key, "out_layout") == 0)) return true;
-  rel_fail(cx, "%s: %s %s is not supported yet", cx->op_name, what, l);
-  return false;
-}
-
-/* ───────────────────────────── conv2d ───────────────────────────── */
-
-/* conv2d's channel rule: input channels = weight in-channels * groups, and
- * output channels divisible by groups; symbolic channels unify only when
- * groups is 1 (otherwise the product is not a dim). */
-static bool conv_channels(RelCtx *cx, const Type *x, const Type *w, int64_t groups) {
-  Dim c = x->u.tensor.dims[1], i = w->u.tensor.dims[1], o = w->u.tensor.dims[0];
-  int64_t want;
-  if (c.kind == DIM_CONST && i.kind == DIM_CONST) {
-    if (__builtin_mul_overflow(i.value, groups, &want) || c.value != want)
-      return rel_fail(cx,
-                      "nn.conv2d: input has %lld channels but weight %s expects %lld (groups=%lld)",
-                      (long long)c.value, shape_of(cx, w), (long long)want, (long long)groups),
-             false;
-  } else if (groups == 1 && !rel_unify_dim(cx, c, i)) {
-    return rel_fail(cx, "nn.conv2d: input has %s channels but weight %s expects %s", dstr(cx, c),
-                    shape_of(cx, w), dstr(cx, i)),
-           false;
-  }
-  if (o.kind == DIM_CONST && o.value % groups != 0)
-    return rel_fail(cx,
-                    "nn.conv2d: weight %s has %lld output channels, not divisible by groups=%lld",
-                    shape_of(cx, w), (long long)o.value, (long long)groups),
-           false;
-  return true;
-}
-
-/* `channels` and `kernel_size`, when given, must agree with the weight. */
-static bool conv_hints(RelCtx *cx, const Attrs *attrs, const Type *w) {
-  const Dim *wd = w->u.tensor.dims;
-  if (!rel_attr_is_none(cx, attrs, "channels")) {
-    int64_t ch = rel_attr_int(cx, attrs, "channels");
-    if (!cx->err[0] && !rel_unify_dim(cx, dim_const(ch), wd[0]))
-      rel_fail(cx, "nn.conv2d: channels=%lld but weight has shape %s", (long long)ch,
-               shape_of(cx, w));
-  }
-  if (!cx->err[0] && !rel_attr_is_none(cx, attrs, "kernel_size")) {
-    int64_t ks[2];
-    if (pair_attr(cx, attrs, "kernel_size", ks) && (!rel_unify_dim(cx, dim_const(ks[0]), wd[2]) ||
-                                                    !rel_unify_dim(cx, dim_const(ks[1]), wd[3])))
-      rel_fail(cx, "nn.conv2d: kernel_size=[%lld, %lld] but weight has shape %s", (long long)ks[0],
-               (long long)ks[1], shape_of(cx, w));
-  }
-  return !cx->err[0];
-}
-
-static Type *rel_conv2d(RelCtx *cx, int nargs, Type **args, const Tensor **values,
-                        const Attrs *attrs) {
-  const Type *x, *w;
-  if (!two_tensors(cx, args, &x, &w) || !layout_ok(cx, attrs, "data_layout", "NCHW", "layout") ||
-      !layout_ok(cx, attrs, "kernel_layout", "OIHW", "kernel layout") ||
-      !layout_ok(cx, attrs, "out_layout", "NCHW", "out_layout") ||
-      !rank_is(cx, x, 4, "data", "NCHW") || !rank_is(cx, w, 4, "weight", "OIHW"))
-    return NULL;
-  int64_t groups = rel_attr_int(cx, attrs, "groups");
-  if (!cx->err[0] && groups < 1)
-    rel_fail(cx, "nn.conv2d: groups must be positive, got %lld", (long long)groups);
-  Window win = {0};
-  if (cx->err[0] || !conv_channels(cx, x, w, groups) || !conv_hints(cx, attrs, w) ||
-      !window_attrs(cx, attrs, &win))
-    return NULL;
-  const Dim *xd = x->u.tensor.dims, *wd = w->u.tensor.dims;
-  Dim out[4] = {xd[0], wd[0], dim_any(), dim_any()};
-  for (int i = 0; i < 2; i++) {
-    if (wd[2 + i].kind != DIM_CONST) continue;
-    win.k[i] = wd[2 + i].value;
-    if (!window_dim(cx, &win, i, xd[2 + i], &out[2 + i])) return NULL;
-  }
-  DType dt = out_dtype(cx, attrs, x);
-  return cx->err[0] ? NULL : tensor_of(cx, dt, 4, out);
-}
-
-/* ───────────────────────────── pools ───────────────────────────── */
-
-static Type *rel_pool2d(RelCtx *cx, int nargs, Type **args, const Tensor **values,
-                        const Attrs *attrs) {
+static Type *rel_l2_normalize(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                              const Attrs *attrs) {
   const Type *x = rel_tensor(cx, args, 0);
-  Window win = {0};
-  if (!x || !layout_ok(cx, attrs, "layout", "NCHW", "layout") ||
-      !layout_ok(cx, attrs, "out_layout", "NCHW", "out_layout") ||
-      !rank_is(cx, x, 4, "data", "NCHW") || !pair_attr(cx, attrs, "pool_size", win.k) ||
-      !window_attrs(cx, attrs, &win))
+  int64_t ax[TENSOR_MAX_RANK];
+  bool seen[TENSOR_MAX_RANK] = {0};
+  int n = x ? rel_attr_ints(cx, attrs, "axis", ax, TENSOR_MAX_RANK) : -1;
+  if (n < 0 || (rel_attr_float(cx, attrs, "eps"), cx->err[0])) return NULL;
+  for (int i = 0; i < n; i++) {
+    int a = rel_axis(cx, ax[i], x->u.tensor.ndim);
+    if (a < 0) return NULL;
+    if (seen[a]) return rel_fail(cx, "nn.l2_normalize: axis %d is repeated", a);
+    seen[a] = true;
+  }
+  if (!dtype_is_float(x->u.tensor.dtype))
+    return rel_fail(cx, "nn.l2_normalize: data must be a float tensor, got %s",
+                    rel_type_str(cx, x));
+  return args[0];
+}
+
+static Type *rel_lrn(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                     const Attrs *attrs) {
+  const Type *x;
+  int axis = data_axis(cx, args, attrs, &x);
+  if (axis < 0) return NULL;
+  int64_t size = rel_attr_int(cx, attrs, "size");
+  rel_attr_float(cx, attrs, "alpha");
+  rel_attr_float(cx, attrs, "beta");
+  rel_attr_float(cx, attrs, "bias");
+  if (cx->err[0]) return NULL;
+  if (size < 1) return rel_fail(cx, "nn.lrn: size must be positive, got %lld", (long long)size);
+  if (!dtype_is_float(x->u.tensor.dtype))
+    return rel_fail(cx, "nn.lrn: data must be a float tensor, got %s", rel_type_str(cx, x));
+  return args[0];
+}
+
+static Type *rel_prelu(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                       const Attrs *attrs) {
+  static const char *const names[] = {"alpha"};
+  const Type *x;
+  int axis = data_axis(cx, args, attrs, &x);
+  if (axis < 0 || !channel_params(cx, args, x, axis, 1, 1, names)) return NULL;
+  return args[0];
+}
+
+/* cross_entropy(_with_logits)(x, y): both (batch, classes) -> a scalar. */
+static Type *rel_cross_entropy(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                               const Attrs *attrs) {
+  const Type *x, *y;
+  if (!two_tensors(cx, args, &x, &y) || !rank_is(cx, x, 2, "predictions", "batch, classes") ||
+      !rank_is(cx, y, 2, "targets", "batch, classes"))
     return NULL;
-  win.ceil_mode = rel_attr_bool(cx, attrs, "ceil_mode");
-  const Dim *xd = x->u.tensor.dims;
-  Dim out[4] = {xd[0], xd[1]};
-  for (int i = 0; i < 2; i++)
-    if (!window_dim(cx, &win, i, xd[2 + i], &out[2 + i])) return NULL;
-  return cx->err[0] ? NULL : tensor_of(cx, x->u.tensor.dtype, 4, out);
+  const Dim *a = x->u.tensor.dims, *b = y->u.tensor.dims;
+  if (!rel_unify_dim(cx, a[0], b[0]) || !rel_unify_dim(cx, a[1], b[1]))
+    return rel_fail(cx, "%s: predictions %s and targets %s differ in shape", cx->op_name,
+                    shape_of(cx, x), shape_of(cx, y));
+  if (!dtype_is_float(x->u.tensor.dtype))
+    return rel_fail(cx, "%s: predictions must be a float tensor, got %s", cx->op_name,
+                    rel_type_str(cx, x));
+  return tensor_of(cx, x->u.tensor.dtype, 0, NULL);
+}
+
+/* nll_loss(predictions (N, C, d...), targets (N, d...), weights (C)). */
+static Type *rel_nll_loss(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                          const Attrs *attrs) {
+  const Type *p = rel_tensor(cx, args, 0), *t = p ? rel_tensor(cx, args, 1) : NULL;
+  const Type *w = t ? rel_tensor(cx, args, 2) : NULL;
+  if (!w) return NULL;
+  const char *red = rel_attr_str(cx, attrs, "reduction");
+  rel_attr_int(cx, attrs, "ignore_index");
+  if (cx->err[0]) return NULL;
+  if (strcmp(red, "mean") && strcmp(red, "sum") && strcmp(red, "none"))
+    return rel_fail(cx, "nn.nll_loss: reduction must be \"mean\", \"sum\" or \"none\", got \"%s\"",
+                    red);
+  int np = p->u.tensor.ndim, nt = t->u.tensor.ndim;
+  if (np < 2 || nt != np - 1)
+    return rel_fail(cx, "nn.nll_loss: predictions %s must be (N, C, d...) and targets %s (N, d...)",
+                    shape_of(cx, p), shape_of(cx, t));
+  if (!rank_is(cx, w, 1, "weights", "classes")) return NULL;
+  if (!dtype_is_float(p->u.tensor.dtype) || !same_dtype(cx, p, w))
+    return rel_fail(cx,
+                    "nn.nll_loss: predictions and weights must be of one float dtype, got %s "
+                    "and %s",
+                    dtype_name(p->u.tensor.dtype), dtype_name(w->u.tensor.dtype));
+  if (!dtype_is_int(t->u.tensor.dtype))
+    return rel_fail(cx, "nn.nll_loss: targets must be integers, got %s", rel_type_str(cx, t));
+  const Dim *pd = p->u.tensor.dims, *td = t->u.tensor.dims;
+  if (!rel_unify_dim(cx, pd[1], w->u.tensor.dims[0]))
+    return rel_fail(cx, "nn.nll_loss: predictions %s have %s classes but weights have shape %s",
+                    shape_of(cx, p), dstr(cx, pd[1]), shape_of(cx, w));
+  for (int i = 0; i < nt; i++)
+    if (!rel_unify_dim(cx, pd[i == 0 ? 0 : i + 1], td[i]))
+      return rel_fail(cx,
+                      "nn.nll_loss: targets %s do not match predictions %s without their "
+                      "class axis",
+                      shape_of(cx, t), shape_of(cx, p));
+  if (strcmp(red, "none") == 0) return tensor_of(cx, p->u.tensor.dtype, nt, td);
+  return tensor_of(cx, p->u.tensor.dtype, 0, NULL);
 }
 
 /* ───────────────────────────── table ───────────────────────────── */
@@ -447,32 +430,29 @@ static const OpAttrSpec bias_add_attrs[] = {{"axis", AV_INT, "1"}, {0}};
 static const OpAttrSpec leaky_relu_attrs[] = {{"alpha", AV_FLOAT, "0.25f"}, {0}};
 static const OpAttrSpec softmax_attrs[] = {{"axis", AV_INT, "-1"}, {0}};
 static const OpAttrSpec dropout_attrs[] = {{"rate", AV_FLOAT, "0.5f"}, {0}};
-static const OpAttrSpec conv2d_attrs[] = {{"strides", AV_LIST, "[1, 1]"},
-                                          {"padding", AV_LIST, "[0, 0]"},
-                                          {"dilation", AV_LIST, "[1, 1]"},
-                                          {"groups", AV_INT, "1"},
-                                          {"channels", AV_NONE, "None"},
-                                          {"kernel_size", AV_LIST, "None"},
-                                          {"data_layout", AV_STR, "\"NCHW\""},
-                                          {"kernel_layout", AV_STR, "\"OIHW\""},
-                                          {"out_layout", AV_STR, "\"\""},
-                                          {"out_dtype", AV_STR, "\"\""},
-                                          {0}};
-/* clang-format off */
-#define POOL2D_ATTRS                                                          \
-  {"pool_size", AV_LIST, NULL}, {"strides", AV_LIST, "[1, 1]"},               \
-  {"dilation", AV_LIST, "[1, 1]"}, {"padding", AV_LIST, "[0, 0]"},            \
-  {"layout", AV_STR, "\"NCHW\""}, {"out_layout", AV_STR, "\"\""},             \
-  {"ceil_mode", AV_BOOL, "False"}
-static const OpAttrSpec max_pool2d_attrs[] = {POOL2D_ATTRS, {0}};
-static const OpAttrSpec avg_pool2d_attrs[] = {
-    POOL2D_ATTRS, {"count_include_pad", AV_BOOL, "False"}, {0}};
-/* clang-format on */
 static const OpAttrSpec layer_norm_attrs[] = {{"axis", AV_INT, "-1"},
                                               {"epsilon", AV_FLOAT, "1e-05f"},
                                               {"center", AV_BOOL, "True"},
                                               {"scale", AV_BOOL, "True"},
                                               {0}};
+
+/* clang-format off */
+#define NORM_ATTRS(axis)                                                      \
+  {"axis", AV_INT, axis}, {"epsilon", AV_FLOAT, "1e-05f"},                    \
+  {"center", AV_BOOL, "True"}, {"scale", AV_BOOL, "True"}
+static const OpAttrSpec batch_norm_attrs[] = {NORM_ATTRS("1"), {0}};
+static const OpAttrSpec instance_norm_attrs[] = {NORM_ATTRS("1"), {0}};
+static const OpAttrSpec group_norm_attrs[] = {
+    {"num_groups", AV_INT, "0"}, NORM_ATTRS("1"), {0}};
+/* clang-format on */
+static const OpAttrSpec l2_normalize_attrs[] = {
+    {"eps", AV_FLOAT, NULL}, {"axis", AV_LIST, NULL}, {0}};
+static const OpAttrSpec lrn_attrs[] = {{"size", AV_INT, "5"},       {"axis", AV_INT, "1"},
+                                       {"bias", AV_FLOAT, "2f"},    {"alpha", AV_FLOAT, "0.0001f"},
+                                       {"beta", AV_FLOAT, "0.75f"}, {0}};
+static const OpAttrSpec prelu_attrs[] = {{"axis", AV_INT, "1"}, {0}};
+static const OpAttrSpec nll_loss_attrs[] = {
+    {"reduction", AV_STR, "\"mean\""}, {"ignore_index", AV_INT, NULL}, {0}};
 
 const OpDef ops_family_nn[] = {
     {"nn.dense", 2, 2, OPAT_OUT_EWISE_FUSABLE, dense_attrs, rel_dense,
@@ -502,14 +482,34 @@ const OpDef ops_family_nn[] = {
      .compute = NULL},
     {"nn.dropout_train", 2, 2, OPAT_OPAQUE, dropout_attrs, rel_dropout_train,
      "nn.dropout_train(x, state, rate=): (y, new_state)", false, .compute = NULL},
-    {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_attrs, rel_conv2d,
-     "2-D convolution, NCHW data and OIHW weight", false, .cost = OPCOST_CONV2D,
-     .compute = compute_conv2d},
-    {"nn.max_pool2d", 1, 1, OPAT_OUT_EWISE_FUSABLE, max_pool2d_attrs, rel_pool2d,
-     "2-D max pooling (NCHW)", false, .compute = NULL},
-    {"nn.avg_pool2d", 1, 1, OPAT_OUT_EWISE_FUSABLE, avg_pool2d_attrs, rel_pool2d,
-     "2-D average pooling (NCHW)", false, .compute = NULL},
     {"nn.layer_norm", 3, 3, OPAT_OPAQUE, layer_norm_attrs, rel_layer_norm,
      "nn.layer_norm(x, gamma, beta, axis=-1): normalize along an axis", false, .compute = NULL},
+    {"nn.batch_norm", 5, 5, OPAT_OUT_EWISE_FUSABLE, batch_norm_attrs, rel_batch_norm,
+     "nn.batch_norm(x, gamma, beta, mean, var, axis=1): inference form, (y, mean, var)", false,
+     .compute = NULL},
+    {"nn.instance_norm", 3, 3, OPAT_OPAQUE, instance_norm_attrs, rel_layer_norm,
+     "nn.instance_norm(x, gamma, beta, axis=1): normalize each instance and channel", false,
+     .compute = NULL},
+    {"nn.group_norm", 3, 3, OPAT_OPAQUE, group_norm_attrs, rel_group_norm,
+     "nn.group_norm(x, gamma, beta, num_groups=): normalize groups of channels", false,
+     .compute = NULL},
+    {"nn.l2_normalize", 1, 1, OPAT_OPAQUE, l2_normalize_attrs, rel_l2_normalize,
+     "x / sqrt(max(sum(x * x, axis), eps))", false, .compute = NULL},
+    {"nn.lrn", 1, 1, OPAT_OPAQUE, lrn_attrs, rel_lrn,
+     "local response normalization across `size` neighbours along an axis", false, .compute = NULL},
+    {"nn.prelu", 2, 2, OPAT_BROADCAST, prelu_attrs, rel_prelu,
+     "nn.prelu(x, alpha, axis=1): x if x > 0 else alpha[c] * x", false, .cost = OPCOST_ELEMWISE,
+     .compute = compute_prelu},
+    {"nn.fast_softmax", 1, 1, OPAT_OUT_EWISE_FUSABLE, softmax_attrs, rel_softmax,
+     "softmax along an axis (TVM approximates exp; computed exactly here)", false,
+     .compute = compute_fast_softmax},
+    {"nn.cross_entropy", 2, 2, OPAT_OPAQUE, no_attrs, rel_cross_entropy,
+     "-sum(log(x) * y) / batch for (batch, classes) predictions x and targets y", false,
+     .compute = NULL},
+    {"nn.cross_entropy_with_logits", 2, 2, OPAT_OPAQUE, no_attrs, rel_cross_entropy,
+     "-sum(x * y) / batch for (batch, classes) log-predictions x and targets y", false,
+     .compute = NULL},
+    {"nn.nll_loss", 3, 3, OPAT_OUT_EWISE_FUSABLE, nll_loss_attrs, rel_nll_loss,
+     "nn.nll_loss(pred, target, weights, reduction=, ignore_index=)", false, .compute = NULL},
     {0},
 };

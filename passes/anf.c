@@ -115,8 +115,9 @@ static void operands(Norm *N, RwBlock *b, int n, Expr **in, Expr **out) {
 
 /* ───────────────────────────── values ───────────────────────────── */
 
-/* A let chain inside a value: its bindings join the current block. */
-static Expr *norm_chain(Norm *N, RwBlock *b, Expr *e) {
+/* Binds a let chain's bindings (values normalized) in block b; returns
+ * the chain's result.  A loop: chains may be a million bindings long. */
+static Expr *bind_chain(Norm *N, RwBlock *b, Expr *e) {
   while (e->kind == EX_LET || e->kind == EX_FREE_VAR) {
     if (e->kind == EX_FREE_VAR) {
       rw_block_free_var(b, e->u.free_var.var, e->span);
@@ -127,7 +128,12 @@ static Expr *norm_chain(Norm *N, RwBlock *b, Expr *e) {
     rw_block_bind(b, e->u.let.var, v, e->span);
     e = e->u.let.body;
   }
-  return norm_value(N, b, e);
+  return e;
+}
+
+/* A let chain inside a value: its bindings join the current block. */
+static Expr *norm_chain(Norm *N, RwBlock *b, Expr *e) {
+  return norm_value(N, b, bind_chain(N, b, e));
 }
 
 /* The operands through `operands` (in evaluation order), then each block
@@ -162,16 +168,7 @@ static Expr *norm_value(Norm *N, RwBlock *b, Expr *e) {
 
 /* The block's own let chain, then its result (an atom in ANF). */
 static Expr *block_tail(Norm *N, RwBlock *b, Expr *e) {
-  while (e->kind == EX_LET || e->kind == EX_FREE_VAR) {
-    if (e->kind == EX_FREE_VAR) {
-      rw_block_free_var(b, e->u.free_var.var, e->span);
-      e = e->u.free_var.body;
-      continue;
-    }
-    Expr *v = norm_value(N, b, e->u.let.value);
-    rw_block_bind(b, e->u.let.var, v, e->span);
-    e = e->u.let.body;
-  }
+  e = bind_chain(N, b, e);
   if (N->mode == NORM_ANF) return operand(N, b, e);
   return norm_value(N, b, e);
 }

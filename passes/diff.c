@@ -75,7 +75,7 @@ static Section *sections(Arena *a, const Module *m, int *n) {
 
 /* One definition's canonical text (malloc'd). */
 static char *def_text(const Module *m, const Def *d) {
-  PrintOptions opt = {0};
+  PrintOptions opt = {.meta_limit = PRINT_DISPLAY_META_LIMIT};
   if (d->kind == DEF_FUNC) {
     StrBuf b = {0};
     print_func_def_to(&b, m, d->u.func, opt);

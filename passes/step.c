@@ -100,7 +100,7 @@ static char *unwrap(char *text) {
 }
 
 static char *snippet(const Expr *e, const Function *context) {
-  PrintOptions opt = {0};
+  PrintOptions opt = {.meta_limit = PRINT_DISPLAY_META_LIMIT};
   if (!context) return print_expr(e, opt);
   Numbering nb = {0};
   numbering(&nb, context);

@@ -15,6 +15,8 @@
  * message. */
 #include <string.h>
 
+#include "ir/tir_rules.h"
+#include "ir/walk.h"
 #include "passes/passes.h"
 
 typedef struct TV {
@@ -72,8 +74,8 @@ static void check_indices(TV *v, const Buffer *b, int n, PrimExpr **idx, Span sp
 /* Result of mixing two operand types, or DT_INVALID after an error. */
 static DType unify_operands(TV *v, const PrimExpr *e, DType a, DType b, const char *op) {
   if (a == DT_INVALID || b == DT_INVALID) return DT_INVALID;
-  if (a == b) return a;
-  if (dtype_is_int(a) && dtype_is_int(b)) return dtype_bytes(a) >= dtype_bytes(b) ? a : b;
+  DType t = tir_unify(a, b);
+  if (t != DT_INVALID) return t;
   diag_error(v->d, e->span, "operands of %s have different types: %s and %s", op, dtype_name(a),
              dtype_name(b));
   return DT_INVALID;
@@ -85,7 +87,7 @@ static DType pbin(TV *v, const PrimExpr *e) {
   PrimBinOp op = e->u.bin.op;
   const char *name = prim_binop_text(op);
   DType a = pexpr(v, e->u.bin.a), b = pexpr(v, e->u.bin.b);
-  if (op == PB_AND || op == PB_OR) {
+  if (tir_binop_is_logic(op)) {
     if ((a != DT_INVALID && a != DT_BOOL) || (b != DT_INVALID && b != DT_BOOL)) {
       diag_error(v->d, e->span, "operands of %s must be bool, got %s and %s", name,
                  a == DT_INVALID ? "?" : dtype_name(a), b == DT_INVALID ? "?" : dtype_name(b));
@@ -95,7 +97,7 @@ static DType pbin(TV *v, const PrimExpr *e) {
   }
   DType t = unify_operands(v, e, a, b, name);
   if (t == DT_INVALID) return t;
-  if (op >= PB_LT && op <= PB_NE) return DT_BOOL;
+  if (tir_binop_is_compare(op)) return DT_BOOL;
   if (t == DT_BOOL) {
     diag_error(v->d, e->span, "operands of %s must be numbers, got bool", name);
     return DT_INVALID;
@@ -103,13 +105,27 @@ static DType pbin(TV *v, const PrimExpr *e) {
   return t;
 }
 
-static bool float_only(PrimIntrinsic fn) {
-  return fn == PI_EXP || fn == PI_LOG || fn == PI_SQRT || fn == PI_TANH || fn == PI_SIGMOID ||
-         fn == PI_POW || fn == PI_FLOOR || fn == PI_CEIL;
+/* Whether t suits the operand kind of intrinsic fn (ir/tir.h); *want
+ * names what it takes. */
+static bool kind_ok(PrimIntrinsic fn, DType t, const char **want) {
+  *want = "";
+  switch (prim_intrinsic_kind(fn)) {
+    case 'f':
+      *want = "a float";
+      return dtype_is_float(t);
+    case 'i':
+      *want = "an integer or bool";
+      return dtype_is_int(t) || t == DT_BOOL;
+    case 'n':
+      *want = "an integer";
+      return dtype_is_int(t);
+    default:
+      return true;
+  }
 }
 
 /* Type of an intrinsic call: arity, select's bool condition and equal
- * branch types, float-only intrinsics.  Arguments are checked first so
+ * branch types, the operand kind (floats, integers).  Arguments are checked first so
  * their own errors come out even when the arity is wrong. */
 static DType pcall(TV *v, const PrimExpr *e) {
   PrimIntrinsic fn = e->u.call.fn;
@@ -132,8 +148,9 @@ static DType pcall(TV *v, const PrimExpr *e) {
     return unify_operands(v, e, ts[1], ts[2], name);
   }
   DType t = n == 2 ? unify_operands(v, e, ts[0], ts[1], name) : ts[0];
-  if (t != DT_INVALID && float_only(fn) && !dtype_is_float(t)) {
-    diag_error(v->d, e->span, "%s expects a float argument, got %s", name, dtype_name(t));
+  const char *kind;
+  if (t != DT_INVALID && !kind_ok(fn, t, &kind)) {
+    diag_error(v->d, e->span, "%s expects %s argument, got %s", name, kind, dtype_name(t));
     return DT_INVALID;
   }
   return t;
@@ -157,9 +174,8 @@ static DType pexpr(TV *v, const PrimExpr *e) {
   DType t;
   switch (e->kind) {
     case PE_INT: /* True/False are PE_INT with dtype bool */
-      return dtype_is_int(e->dtype) || e->dtype == DT_BOOL ? e->dtype : DT_INT32;
     case PE_FLOAT:
-      return dtype_is_float(e->dtype) ? e->dtype : DT_FLOAT32;
+      return tir_literal_dtype(e);
     case PE_VAR:
       return pvar(v, e);
     case PE_LOAD:
@@ -218,19 +234,9 @@ static void verify_for_bounds(TV *v, const Stmt *s) {
   }
 }
 
-static void verify_for(TV *v, const Stmt *s) {
-  verify_for_bounds(v, s);
-  size_t nv = v->vars.len, nl = v->loopvars.len;
-  for (int i = 0; i < s->u.for_.nvars; i++) {
-    vec_push(&v->vars, s->u.for_.vars[i]);
-    vec_push(&v->loopvars, s->u.for_.vars[i]);
-  }
-  stmt(v, s->u.for_.body);
-  v->vars.len = nv, v->loopvars.len = nl;
-}
-
-static void verify_block(TV *v, const Stmt *s) {
-  size_t nv = v->vars.len;
+/* Block bindings see the enclosing scope only, and only its loop and size
+ * variables. */
+static void verify_bindings(TV *v, const Stmt *s) {
   for (int i = 0; i < s->u.block.niters; i++) {
     const IterVar *it = &s->u.block.iters[i];
     v->binding = true;
@@ -241,10 +247,6 @@ static void verify_block(TV *v, const Stmt *s) {
                  "block iteration variable %%%s must be bound to an integer, got %s", it->var->name,
                  dtype_name(t));
   }
-  for (int i = 0; i < s->u.block.niters; i++) vec_push(&v->vars, s->u.block.iters[i].var);
-  if (s->u.block.init) stmt(v, s->u.block.init);
-  stmt(v, s->u.block.body);
-  v->vars.len = nv;
 }
 
 static void verify_store(TV *v, const Stmt *s) {
@@ -265,26 +267,18 @@ static void verify_let(TV *v, const Stmt *s) {
   vec_push(&v->vars, (void *)x);
 }
 
-/* Allocations and lets scope over the rest of their statement list. */
-static void verify_seq(TV *v, const Stmt *s) {
-  size_t nb = v->bufs.len, nv = v->vars.len;
-  for (int i = 0; i < s->u.seq.n; i++) stmt(v, s->u.seq.items[i]);
-  v->bufs.len = nb, v->vars.len = nv;
-}
-
-/* Verifies one statement; an `alloc` makes its buffer visible to the rest
- * of the enclosing statement list (verify_seq restores the scope). */
-static void stmt(TV *v, const Stmt *s) {
-  if (!s) return;
+/* A statement's own rule: its expressions, and what it declares for the
+ * rest of the enclosing statement list (an alloc's buffer, a let's
+ * variable). */
+static void verify_own(TV *v, const Stmt *s) {
   switch (s->kind) {
     case ST_SEQ:
-      verify_seq(v, s);
       return;
     case ST_FOR:
-      verify_for(v, s);
+      verify_for_bounds(v, s);
       return;
     case ST_BLOCK:
-      verify_block(v, s);
+      verify_bindings(v, s);
       return;
     case ST_STORE:
       verify_store(v, s);
@@ -297,10 +291,37 @@ static void stmt(TV *v, const Stmt *s) {
       return;
     case ST_IF:
       expect_dtype(v, s->u.if_.cond, true, "if condition");
-      stmt(v, s->u.if_.then_);
-      stmt(v, s->u.if_.else_);
       return;
   }
+}
+
+static void push_scoped(void *ctx, TirVar *x) {
+  TV *v = ctx;
+  vec_push(&v->vars, x);
+}
+
+static void push_loop_var(void *ctx, TirVar *x) {
+  TV *v = ctx;
+  vec_push(&v->vars, x);
+  vec_push(&v->loopvars, x);
+}
+
+static void sub_stmt(void *ctx, Stmt *s) { stmt(ctx, s); }
+
+/* Verifies one statement, then its sub-statements (ir/walk.h).  A
+ * statement list, a loop and a block are scopes: loop and block variables
+ * are visible in their bodies, allocs and lets in the rest of their list,
+ * and none of them after the scope. */
+static void stmt(TV *v, const Stmt *s) {
+  if (!s) return;
+  verify_own(v, s);
+  size_t nb = v->bufs.len, nv = v->vars.len, nl = v->loopvars.len;
+  if (s->kind == ST_FOR) stmt_binders(s, push_loop_var, v);
+  if (s->kind == ST_BLOCK) stmt_binders(s, push_scoped, v);
+  TirChildFns f = {NULL, sub_stmt, v};
+  stmt_each_child(s, &f);
+  if (s->kind == ST_SEQ || s->kind == ST_FOR || s->kind == ST_BLOCK)
+    v->bufs.len = nb, v->vars.len = nv, v->loopvars.len = nl;
 }
 
 bool tir_verify(const Module *m, const PrimFunc *f, DiagCtx *d) {

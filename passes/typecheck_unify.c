@@ -209,12 +209,16 @@ bool ty_unify(TyCtx *c, Type *a, Type *b) {
   return unify_same_kind(c, a, b);
 }
 
-/* ── zonking ── */
+/* ── mapping over a type's parts ── */
 
-static Type **zonk_list(TyCtx *c, int n, Type **ts, bool final, bool *changed) {
+typedef Type *(*TypeMapFn)(TyCtx *c, void *ctx, Type *t);
+
+/* ts with f applied to each: ts itself when nothing changed, else a copy
+ * (and *changed set). */
+static Type **map_list(TyCtx *c, int n, Type **ts, TypeMapFn f, void *ctx, bool *changed) {
   Type **out = NULL;
   for (int i = 0; i < n; i++) {
-    Type *z = ty_zonk(c, ts[i], final);
+    Type *z = f(c, ctx, ts[i]);
     if (z != ts[i] && !out) {
       out = ARENA_ARRAY(c->a, Type *, n);
       memcpy(out, ts, sizeof(Type *) * (size_t)n);
@@ -224,6 +228,38 @@ static Type **zonk_list(TyCtx *c, int n, Type **ts, bool final, bool *changed) {
   if (out) *changed = true;
   return out ? out : ts;
 }
+
+/* t with f applied to its component types, in order (tuple fields; a
+ * function's parameters, then its result; ADT arguments; a ref's inner
+ * type), t itself when none changes; a type of any other kind is t. */
+static Type *map_parts(TyCtx *c, Type *t, TypeMapFn f, void *ctx) {
+  bool ch = false;
+  switch (t->kind) {
+    case TY_TUPLE: {
+      Type **fs = map_list(c, t->u.tuple.n, t->u.tuple.fields, f, ctx, &ch);
+      return ch ? type_tuple(c->a, t->u.tuple.n, fs, t->span) : t;
+    }
+    case TY_FUNC: {
+      Type **p = map_list(c, t->u.func.nparams, t->u.func.params, f, ctx, &ch);
+      Type *r = f(c, ctx, t->u.func.ret);
+      if (!ch && r == t->u.func.ret) return t;
+      return type_func(c->a, t->u.func.nparams, p, r, t->u.func.ntparams, t->u.func.tparams,
+                       t->span);
+    }
+    case TY_ADT: {
+      Type **as = map_list(c, t->u.adt.nargs, t->u.adt.args, f, ctx, &ch);
+      return ch ? type_adt(c->a, t->u.adt.name, t->u.adt.nargs, as, t->span) : t;
+    }
+    case TY_REF: {
+      Type *in = f(c, ctx, t->u.ref.inner);
+      return in != t->u.ref.inner ? type_ref(c->a, in, t->span) : t;
+    }
+    default:
+      return t;
+  }
+}
+
+/* ── zonking ── */
 
 static Type *zonk_tensor(TyCtx *c, Type *t, bool final) {
   Dim *dims = NULL;
@@ -241,35 +277,13 @@ static Type *zonk_tensor(TyCtx *c, Type *t, bool final) {
 
 /* Substitutes bound metavariables throughout t, sharing every part that
  * does not change (see typecheck_int.h for final). */
+static Type *zonk_part(TyCtx *c, void *final, Type *t) { return ty_zonk(c, t, *(bool *) final); }
+
 Type *ty_zonk(TyCtx *c, Type *t, bool final) {
   if (!t) return t;
   t = ty_resolve(c, t);
-  bool ch = false;
-  switch (t->kind) {
-    case TY_TENSOR:
-      return zonk_tensor(c, t, final);
-    case TY_TUPLE: {
-      Type **f = zonk_list(c, t->u.tuple.n, t->u.tuple.fields, final, &ch);
-      return ch ? type_tuple(c->a, t->u.tuple.n, f, t->span) : t;
-    }
-    case TY_FUNC: {
-      Type **p = zonk_list(c, t->u.func.nparams, t->u.func.params, final, &ch);
-      Type *r = ty_zonk(c, t->u.func.ret, final);
-      if (!ch && r == t->u.func.ret) return t;
-      return type_func(c->a, t->u.func.nparams, p, r, t->u.func.ntparams, t->u.func.tparams,
-                       t->span);
-    }
-    case TY_ADT: {
-      Type **as = zonk_list(c, t->u.adt.nargs, t->u.adt.args, final, &ch);
-      return ch ? type_adt(c->a, t->u.adt.name, t->u.adt.nargs, as, t->span) : t;
-    }
-    case TY_REF: {
-      Type *in = ty_zonk(c, t->u.ref.inner, final);
-      return in != t->u.ref.inner ? type_ref(c->a, in, t->span) : t;
-    }
-    default:
-      return t;
-  }
+  if (t->kind == TY_TENSOR) return zonk_tensor(c, t, final);
+  return map_parts(c, t, zonk_part, &final);
 }
 
 const char *ty_show(TyCtx *c, Type *t) {
@@ -352,20 +366,6 @@ static Type *inst_tensor(TyCtx *c, Inst *in, Type *t) {
   return dims ? type_tensor(c->a, t->u.tensor.dtype, t->u.tensor.ndim, dims, t->span) : t;
 }
 
-static Type **inst_list(TyCtx *c, Inst *in, int n, Type **ts, bool *changed) {
-  Type **out = NULL;
-  for (int i = 0; i < n; i++) {
-    Type *z = inst_type(c, in, ts[i]);
-    if (z != ts[i] && !out) {
-      out = ARENA_ARRAY(c->a, Type *, n);
-      memcpy(out, ts, sizeof(Type *) * (size_t)n);
-    }
-    if (out) out[i] = z;
-  }
-  if (out) *changed = true;
-  return out ? out : ts;
-}
-
 static void check_adt_ref(TyCtx *c, Type *t) {
   AdtDef *adt = module_adt(c->m, t->u.adt.name);
   if (!adt) {
@@ -388,8 +388,9 @@ static Type *fill_adt_args(TyCtx *c, Type *t) {
 /* Instantiation and import of a type (see Inst): type parameters and size
  * variables become metavariables, and on import `_` and stale metavariables
  * become fresh ones; unchanged parts are shared. */
+static Type *inst_part(TyCtx *c, void *in, Type *t) { return inst_type(c, in, t); }
+
 static Type *inst_type(TyCtx *c, Inst *in, Type *t) {
-  bool ch = false;
   if (!in->import) t = ty_resolve(c, t);
   switch (t->kind) {
     case TY_TENSOR:
@@ -400,27 +401,15 @@ static Type *inst_type(TyCtx *c, Inst *in, Type *t) {
       return in->import ? inst_stale(c, in, t) : t;
     case TY_RANDSTATE:
       return t;
-    case TY_TUPLE: {
-      Type **f = inst_list(c, in, t->u.tuple.n, t->u.tuple.fields, &ch);
-      return ch ? type_tuple(c->a, t->u.tuple.n, f, t->span) : t;
-    }
-    case TY_FUNC: {
-      Type **p = inst_list(c, in, t->u.func.nparams, t->u.func.params, &ch);
-      Type *r = inst_type(c, in, t->u.func.ret);
-      if (!ch && r == t->u.func.ret) return t;
-      return type_func(c->a, t->u.func.nparams, p, r, t->u.func.ntparams, t->u.func.tparams,
-                       t->span);
-    }
     case TY_ADT: {
       if (in->import) check_adt_ref(c, t);
-      Type **as = inst_list(c, in, t->u.adt.nargs, t->u.adt.args, &ch);
-      Type *r = ch ? type_adt(c->a, t->u.adt.name, t->u.adt.nargs, as, t->span) : t;
+      Type *r = map_parts(c, t, inst_part, in);
       return in->import ? fill_adt_args(c, r) : r;
     }
-    case TY_REF: {
-      Type *i2 = inst_type(c, in, t->u.ref.inner);
-      return i2 != t->u.ref.inner ? type_ref(c->a, i2, t->span) : t;
-    }
+    case TY_TUPLE:
+    case TY_FUNC:
+    case TY_REF:
+      return map_parts(c, t, inst_part, in);
   }
   RLY_UNREACHABLE();
 }

@@ -63,12 +63,6 @@ static void free_words(Words *w) {
   w->n = 0;
 }
 
-static Var *session_var(Session *s, const char *name) {
-  for (int i = 0; i < s->nvars; i++)
-    if (strcmp(s->vars[i]->name, name) == 0) return s->vars[i];
-  return NULL;
-}
-
 /* ───────────────────────── binding a file ───────────────────────── */
 
 typedef struct Bound {
@@ -201,15 +195,71 @@ RunStatus repl_cmd_bind(Session *s, const char *args, Span where) {
   if (w.n != 2 || w.w[0][0] != '@' || !w.w[0][1]) return free_words(&w), bind_usage(s, where);
   const char *fn = w.w[0] + 1, *path = w.w[1];
   Bound b = {0};
-  Module *out = bind_file(s->m, &s->inputs, &s->diag, fn, path, where, w.sp[0], w.sp[1], &b);
+  Module *out =
+      bind_file(session_module(s), &s->inputs, &s->diag, fn, path, where, w.sp[0], w.sp[1], &b);
   session_render(s);
   if (!out) return free_words(&w), RUN_ERROR;
-  int before = module_func(s->m, fn)->fn->nparams, after = module_func(out, fn)->fn->nparams;
+  int before = module_func(session_module(s), fn)->fn->nparams,
+      after = module_func(out, fn)->fn->nparams;
   print_with_meta(out, fn, &b, path);
-  if (!s->ntxns) repl_undo_push(s, s->m);
-  s->m = out;
+  session_keep_module(s, out);
   printf("bound %d parameter%s of @%s from %s; kept (undo with :undo)\n", before - after,
          before - after == 1 ? "" : "s", fn, path);
+  free_words(&w);
+  return RUN_OK;
+}
+
+/* ───────────────────────── :import ───────────────────────── */
+
+static bool valid_global(const char *w) {
+  if (w[0] != '@' || !(isalpha((unsigned char)w[1]) || w[1] == '_')) return false;
+  for (const char *p = w + 2; *p; p++)
+    if (!isalnum((unsigned char)*p) && *p != '_') return false;
+  return true;
+}
+
+/* "imported m.onnx as @main: 3 inputs, 62 weights (11689512 values) bound
+ * as constants" and the function's type. */
+static void import_summary(const Module *m, const char *fn, const char *path,
+                           const OnnxWeights *w) {
+  FuncDef *f = module_func(m, fn);
+  int64_t values = 0;
+  for (int i = 0; i < w->n; i++) values += w->values[i]->numel;
+  printf("imported %s as @%s: %d input%s, %d weight%s (%lld values) bound as constants\n", path, fn,
+         f->fn->nparams, f->fn->nparams == 1 ? "" : "s", w->n, w->n == 1 ? "" : "s",
+         (long long)values);
+  char *ty = f->ty ? print_type(f->ty) : NULL;
+  if (ty) printf("@%s : %s\n", fn, ty);
+  free(ty);
+}
+
+/* `:import FILE.onnx [as @name]`: the model's function, its weights bound
+ * as constants, replaces the session's module (one undo step).  A failed
+ * import leaves the session as it was and releases what it built. */
+RunStatus repl_cmd_import(Session *s, const char *args, Span where) {
+  Words w;
+  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if (w.n != 1 && !(w.n == 3 && strcmp(w.w[1], "as") == 0 && valid_global(w.w[2]))) {
+    free_words(&w);
+    session_error(s, where, "usage: :import FILE.onnx [as @name]",
+                  ":import needs a model file, and optionally `as @name`");
+    return RUN_ERROR;
+  }
+  const char *fn = w.n == 3 ? w.w[2] + 1 : "main";
+  ArenaMark mark = arena_mark(&s->inputs);
+  uint64_t gen = s->kept_gen;
+  OnnxWeights wts;
+  Module *out = engine_import_onnx(repl_engine(s->ev), session_module(s), &s->inputs, w.w[0], fn,
+                                   true, w.sp[0], &wts);
+  session_render(s);
+  if (!out) {
+    if (s->kept_gen == gen) arena_release(&s->inputs, mark);
+    free_words(&w);
+    return RUN_ERROR;
+  }
+  import_summary(out, fn, w.w[0], &wts);
+  session_keep_module(s, out);
+  s->kept_gen++;
   free_words(&w);
   return RUN_OK;
 }
@@ -252,12 +302,13 @@ static bool bind_tensor(Session *s, const char *name, const RtTensor *t, Span sp
   Var *v = var_new(&s->inputs, arena_strdup(&s->inputs, name), ty, sp);
   Expr *e = expr_const(&s->inputs, c, sp);
   char *text = NULL;
-  if (!ty_check_expr(s->m, e, &s->diag) || !repl_eval(s->ev, s->m, e, v, &text)) {
+  if (!ty_check_expr(session_module(s), e, &s->diag) ||
+      !repl_eval(s->ev, session_module(s), e, v, &text)) {
     session_render(s);
     return false;
   }
   free(text);
-  session_var_set(s, v);
+  engine_var_set(session_engine(s), v);
   return true;
 }
 
@@ -343,7 +394,7 @@ static bool add_operand(Session *s, SaveList *l, const char *text, const char *n
 
 /* %x (a tensor: entry "x") or a tuple of tensors (entries "x_0", "x_1", ...). */
 static bool add_var(Session *s, SaveList *l, const char *word, Span sp) {
-  Var *v = word[0] == '%' ? session_var(s, word + 1) : NULL;
+  Var *v = word[0] == '%' ? engine_var(session_engine(s), word + 1) : NULL;
   if (!v || !v->annot) {
     session_error(s, sp, "`:save %x [%y ...] FILE` saves session variables",
                   "`%s` is not a session variable", word);
@@ -380,7 +431,7 @@ static bool capture(Session *s, SaveList *l, TioFile *file, Span where) {
   Expr *e = session_parse_expr(s, sp, &s->inputs, &view);
   char *text = NULL;
   rly_register_extern("rly.capture", capture_fn, &c);
-  bool ok = e && repl_eval(s->ev, s->m, e, NULL, &text) && c.ok;
+  bool ok = e && repl_eval(s->ev, session_module(s), e, NULL, &text) && c.ok;
   rly_register_extern("rly.capture", NULL, NULL);
   free(text);
   if (!ok) {

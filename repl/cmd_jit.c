@@ -31,7 +31,8 @@ static double now_ms(void) {
  * load time, calls, total run time), or why there are none. */
 RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
   (void)args, (void)where;
-  if (!repl_eval_exec_jit(s->ev)) puts("(exec interp: call_tir runs on the TIR interpreter)");
+  if (engine_options(session_engine(s))->exec != EXEC_JIT)
+    puts("(exec interp: call_tir runs on the TIR interpreter)");
   int n = jit_kernel_count();
   if (n == 0 && !jit_available()) {
     printf("JIT unavailable: %s; call_tir runs on the TIR interpreter\n", jit_unavailable_reason());
@@ -78,7 +79,7 @@ RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
                   "`:dump` needs tir, llvm or asm");
     return RUN_ERROR;
   }
-  const PrimFunc *p = rest[0] == '@' ? module_prim(s->m, rest + 1) : NULL;
+  const PrimFunc *p = rest[0] == '@' ? module_prim(session_module(s), rest + 1) : NULL;
   if (!p) {
     session_error(s, rest_sp.len ? rest_sp : where,
                   "`:dump tir @f` shows the TIR of a Relay function",

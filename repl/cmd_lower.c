@@ -57,7 +57,7 @@ RunStatus repl_dump_tir(Session *s, const char *args, Span where) {
     session_error(s, where, "write `:dump tir @f`", "expected a function or prim name");
     return RUN_ERROR;
   }
-  const Def *d = module_lookup(s->m, name);
+  const Def *d = module_lookup(session_module(s), name);
   if (!d || (d->kind != DEF_FUNC && d->kind != DEF_PRIM)) {
     session_error(s, where, NULL, "@%s is not a function or prim function", name);
     return RUN_ERROR;
@@ -66,7 +66,7 @@ RunStatus repl_dump_tir(Session *s, const char *args, Span where) {
     print_prim(d->u.prim);
     return RUN_OK;
   }
-  Module *lm = repl_eval_lowered(s->ev, s->m, NULL);
+  Module *lm = repl_eval_lowered(s->ev, session_module(s), NULL);
   FuncDef *f = lm ? module_func(lm, name) : NULL;
   Collect c = {lm, {0}};
   if (f) expr_walk(f->fn->body, collect_visit, &c);

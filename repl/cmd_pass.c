@@ -41,7 +41,7 @@ void repl_pass_help(void) {
 
 void repl_undo_push(Session *s, Module *m) {
   if (s->nundo == REPL_UNDO_DEPTH) {
-    if (s->undo[0] != s->base) module_free(s->undo[0]);
+    if (s->undo[0] != engine_base(session_engine(s))) module_free(s->undo[0]);
     memmove(s->undo, s->undo + 1, sizeof(Module *) * (REPL_UNDO_DEPTH - 1));
     s->nundo--;
   }
@@ -50,7 +50,8 @@ void repl_undo_push(Session *s, Module *m) {
 
 void repl_undo_clear(Session *s) {
   for (int i = 0; i < s->nundo; i++)
-    if (s->undo[i] != s->base && s->undo[i] != s->m) module_free(s->undo[i]);
+    if (s->undo[i] != engine_base(session_engine(s)) && s->undo[i] != session_module(s))
+      module_free(s->undo[i]);
   s->nundo = 0;
 }
 
@@ -88,14 +89,13 @@ typedef struct Scope {
 static bool scope_has(void *user, const Def *d) {
   const Scope *sc = user;
   if (sc->only) return d->kind == DEF_FUNC && strcmp(d->u.func->name, sc->only) == 0;
-  char buf[256];
-  return !session_is_prelude(sc->s, prelude_key(d, buf, sizeof buf), prelude_def_ptr(d));
+  return !session_is_prelude(sc->s, d);
 }
 
 /* The function names of the module (NULL-terminated, malloc'd), for "did
  * you mean": the user's first, so they win ties with the prelude's. */
 static const char **function_names(const Session *s) {
-  const Module *m = s->m;
+  const Module *m = session_module(s);
   const char **v = calloc((size_t)m->ndefs + 1, sizeof *v);
   if (!v) rly_oom();
   int n = 0;
@@ -109,12 +109,12 @@ static const char **function_names(const Session *s) {
 }
 
 static bool check_function(Session *s, const char *name, Span sp) {
-  if (module_func(s->m, name)) return true;
+  if (module_func(session_module(s), name)) return true;
   const char **names = function_names(s);
   const char *near = repl_nearest(names, name);
   char hint[160] = "`:browse` lists your functions";
   if (near) snprintf(hint, sizeof hint, "did you mean `@%s`?", near);
-  if (module_lookup(s->m, name))
+  if (module_lookup(session_module(s), name))
     session_error(s, sp, NULL, "`@%s` is not a function", name);
   else
     session_error(s, sp, hint, "no function `@%s`", name);
@@ -161,10 +161,8 @@ static void report_outside(const PassResult *r, const char *only) {
 static void keep_result(Session *s, PassResult *r, const char *names, const char *only, int n) {
   if (strcmp(r->diff, "no change\n") != 0 || !r->outside) fputs(r->diff, stdout);
   report_outside(r, only);
-  if (!r->changed || r->module == s->m) return;
-  /* Inside :load the transaction owns the old module (it may roll back). */
-  if (!s->ntxns) repl_undo_push(s, s->m);
-  s->m = r->module;
+  if (!r->changed || r->module == session_module(s)) return;
+  session_keep_module(s, r->module);
   printf("%s%s%s: %d rewrite%s; kept (undo with :undo)\n", names, only ? " @" : "",
          only ? only : "", n, n == 1 ? "" : "s");
 }
@@ -181,7 +179,7 @@ static RunStatus run_pipeline(Session *s, const char *names, const char *only, S
   opt.hook = &hook;
   opt.scope = only || !s->show_prelude ? &scope : NULL;
   PassResult r = {0};
-  bool ok = pass_pipeline(names, s->m, &s->inputs, &s->diag, &opt, &r);
+  bool ok = pass_pipeline(names, session_module(s), &s->inputs, &s->diag, &opt, &r);
   session_render(s);
   if (!ok || r.stopped || !r.module) {
     bool stopped = r.stopped;
@@ -221,9 +219,7 @@ RunStatus repl_cmd_undo(Session *s, Span where) {
     session_error(s, where, NULL, "nothing to undo: no :pass since the last :reset");
     return RUN_ERROR;
   }
-  Module *cur = s->m;
-  s->m = s->undo[--s->nundo];
-  if (cur != s->base) module_free(cur);
+  module_free(engine_replace_module(session_engine(s), s->undo[--s->nundo]));
   puts("restored the module from before the last :pass");
   return RUN_OK;
 }

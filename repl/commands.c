@@ -64,6 +64,12 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "BindParams: @f's parameters named in a tensor file become constants",                        \
     "FILE is .npz, .safetensors (or .npy); key `w` or `%w` binds parameter %w.\n"                 \
     "Every key must name a parameter of a fitting type.  `:undo` restores the module.")           \
+  X(import, "import", "FILE.onnx [as @name]", FILE,                                               \
+    "import an ONNX model as a function (@main), its weights bound as constants",                 \
+    "The graph's inputs become the parameters; its initializers become\n"                         \
+    "constants (BindParams).  The function is ready to call, :print and :pass;\n"                 \
+    "`:undo` restores the module.  `rly --import FILE.onnx -o OUT.rly` writes it\n"               \
+    "as text with the weights in OUT.npz instead.")                                               \
   X(save, "save", "%x [%y ...] FILE", DATA,                                                       \
     "write session tensors to FILE (.npy, .npz or .safetensors)",                                 \
     "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                      \
@@ -274,7 +280,7 @@ static RunStatus cmd_reload(Session *s, const char *args, Span where) {
 }
 
 static RunStatus cmd_reset(Session *s, const char *args, Span where) {
-  if (s->ntxns) {
+  if (engine_txn_depth(session_engine(s))) {
     session_error(s, where, NULL, "`:reset` cannot be used in a file being loaded");
     return RUN_ERROR;
   }
@@ -292,7 +298,7 @@ static RunStatus cmd_type(Session *s, const char *args, Span where) {
   Module view;
   Expr *e = session_parse_expr(s, where, &a, &view);
   if (e) {
-    FuncDef *f = e->kind == EX_GLOBAL ? module_func(s->m, e->u.global.name) : NULL;
+    FuncDef *f = e->kind == EX_GLOBAL ? module_func(session_module(s), e->u.global.name) : NULL;
     char *ty = print_type(f && f->ty ? f->ty : e->ty);
     puts(ty);
     free(ty);
@@ -306,22 +312,7 @@ static RunStatus cmd_type(Session *s, const char *args, Span where) {
 static bool builtin(const Def *d) { return d->kind == DEF_GLOBAL && d->u.global->builtin; }
 
 static bool user_def(const Session *s, const Def *d) {
-  char buf[256];
-  return !builtin(d) && !session_is_prelude(s, prelude_key(d, buf, sizeof buf), prelude_def_ptr(d));
-}
-
-static const char *def_name(const Def *d) {
-  switch (d->kind) {
-    case DEF_FUNC:
-      return d->u.func->name;
-    case DEF_GLOBAL:
-      return d->u.global->name;
-    case DEF_PRIM:
-      return d->u.prim->name;
-    case DEF_ADT:
-      return d->u.adt->name;
-  }
-  return "";
+  return !builtin(d) && !session_is_prelude(s, d);
 }
 
 /* The definition `@f`, `f` or `T` names, or NULL. */
@@ -340,7 +331,7 @@ static void print_defs(Session *s, const Def *const *defs, int n) {
   Module *t = ARENA_NEW(&a, Module);
   t->arena = &a;
   for (int i = 0; i < n; i++) module_add(t, *defs[i]);
-  PrintOptions opt = {.types = s->show_types};
+  PrintOptions opt = {.types = s->show_types, .meta_limit = PRINT_DISPLAY_META_LIMIT};
   char *text = print_module(t, opt);
   fputs(text, stdout);
   free(text);
@@ -354,15 +345,15 @@ static RunStatus cmd_print(Session *s, const char *args, Span where) {
   bool prelude = strcmp(args, "prelude") == 0;
   PtrVec v = {0};
   if (*args && !prelude) {
-    const Def *d = find_def(s->m, args);
+    const Def *d = find_def(session_module(s), args);
     if (!d) {
       session_error(s, where, "`:browse` lists the definitions", "no definition named `%s`", args);
       return RUN_ERROR;
     }
     vec_push(&v, (void *)d);
   }
-  for (int i = 0; !*args || prelude ? i < s->m->ndefs : 0; i++) {
-    const Def *d = &s->m->defs[i];
+  for (int i = 0; !*args || prelude ? i < session_module(s)->ndefs : 0; i++) {
+    const Def *d = &session_module(s)->defs[i];
     bool mine = user_def(s, d);
     if ((prelude && !mine && !builtin(d)) || (!prelude && mine)) vec_push(&v, (void *)d);
   }
@@ -419,8 +410,8 @@ static RunStatus cmd_browse(Session *s, const char *args, Span where) {
   bool prelude = strcmp(args, "prelude") == 0, filter = *args && !prelude;
   int shown = 0;
   for (int pass = 0; pass < 2; pass++) /* types first, then the rest */
-    for (int i = 0; i < s->m->ndefs; i++) {
-      const Def *d = &s->m->defs[i];
+    for (int i = 0; i < session_module(s)->ndefs; i++) {
+      const Def *d = &session_module(s)->defs[i];
       if ((d->kind == DEF_ADT) != (pass == 0) || builtin(d)) continue;
       if (filter ? !strstr(def_name(d), args) : prelude == user_def(s, d)) continue;
       browse_def(d);
@@ -475,6 +466,9 @@ static RunStatus cmd_seed(Session *s, const char *args, Span where) {
 
 static RunStatus cmd_bind(Session *s, const char *args, Span where) {
   return repl_cmd_bind(s, args, where);
+}
+static RunStatus cmd_import(Session *s, const char *args, Span where) {
+  return repl_cmd_import(s, args, where);
 }
 static RunStatus cmd_save(Session *s, const char *args, Span where) {
   return repl_cmd_save(s, args, where);

@@ -47,8 +47,8 @@ static void offer_list(Cands *c, const char *prefix, const char *const *names, c
 }
 
 static void offer_globals(const Session *s, Cands *c) {
-  for (int i = 0; i < s->m->ndefs; i++) {
-    const Def *d = &s->m->defs[i];
+  for (int i = 0; i < session_module(s)->ndefs; i++) {
+    const Def *d = &session_module(s)->defs[i];
     if (d->kind == DEF_FUNC) offer(c, "@", d->u.func->name, "");
     if (d->kind == DEF_GLOBAL) offer(c, "@", d->u.global->name, "");
     if (d->kind == DEF_PRIM) offer(c, "@", d->u.prim->name, "");
@@ -56,8 +56,9 @@ static void offer_globals(const Session *s, Cands *c) {
 }
 
 static void offer_types(const Session *s, Cands *c, bool ctors) {
-  for (int i = 0; i < s->m->ndefs; i++) {
-    const AdtDef *t = s->m->defs[i].kind == DEF_ADT ? s->m->defs[i].u.adt : NULL;
+  for (int i = 0; i < session_module(s)->ndefs; i++) {
+    const AdtDef *t =
+        session_module(s)->defs[i].kind == DEF_ADT ? session_module(s)->defs[i].u.adt : NULL;
     if (!t) continue;
     offer(c, "", t->name, "");
     for (int k = 0; ctors && k < t->nctors; k++) offer(c, "", t->ctors[k].name, "");
@@ -94,10 +95,16 @@ static const OpDef *enclosing_op(const char *line, int start) {
   return NULL;
 }
 
+static void offer_vars(const Session *s, Cands *c) {
+  int n;
+  Var *const *v = engine_vars(session_engine(s), &n);
+  for (int i = 0; i < n; i++) offer(c, "%", v[i]->name, "");
+}
+
 static void offer_expression(const Session *s, Cands *c, const char *line, int start) {
   if (c->word[0] == '@' || c->word[0] == '%') {
     if (c->word[0] == '@') offer_globals(s, c);
-    for (int i = 0; c->word[0] == '%' && i < s->nvars; i++) offer(c, "%", s->vars[i]->name, "");
+    if (c->word[0] == '%') offer_vars(s, c);
     return;
   }
   const OpDef *op = enclosing_op(line, start);
@@ -131,12 +138,10 @@ static int word_index(const char *line, int start) {
 static void offer_functions(const Session *s, Cands *c) {
   size_t before = c->out->len;
   for (int round = s->show_prelude; round < 2 && c->out->len == before; round++)
-    for (int i = 0; i < s->m->ndefs; i++) {
-      const Def *d = &s->m->defs[i];
-      char buf[256];
+    for (int i = 0; i < session_module(s)->ndefs; i++) {
+      const Def *d = &session_module(s)->defs[i];
       if (d->kind != DEF_FUNC) continue;
-      if (!round && session_is_prelude(s, prelude_key(d, buf, sizeof buf), prelude_def_ptr(d)))
-        continue;
+      if (!round && session_is_prelude(s, d)) continue;
       offer(c, "@", d->u.func->name, "");
     }
 }
@@ -178,7 +183,7 @@ static void offer_dump(const Session *s, Cands *c) {
 /* @globals and %variables; any other word is a file name (true). */
 static bool offer_data(const Session *s, Cands *c) {
   if (c->word[0] == '@') offer_globals(s, c);
-  for (int i = 0; c->word[0] == '%' && i < s->nvars; i++) offer(c, "%", s->vars[i]->name, "");
+  if (c->word[0] == '%') offer_vars(s, c);
   return c->word[0] != '@' && c->word[0] != '%';
 }
 

@@ -5,6 +5,7 @@
  *   rly FILE.rly … [-e TEXT] …     run scripts (repl/session.c), in order
  *   rly                            the REPL on a terminal; else stdin is a script
  *   rly -i [FILE …]                the REPL after the scripts, even without a terminal
+ *   rly --import M.onnx [-o OUT.rly]  the model as text; its weights in OUT.npz
  *
  * User errors are diagnostics on stderr and exit status 1 (batch mode stops
  * at the first); bad usage is 2.  The option table below is the single
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interp/tensor_io.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "ir/tir.h"
@@ -33,6 +35,8 @@ typedef struct Cli {
   bool print, types, check, help, version, interactive, no_prelude;
   const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
   const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
+  const char *import; /* --import FILE.onnx: print the model's module */
+  const char *output; /* -o FILE: where --import writes (weights beside it) */
   int nfiles;
   const char **files;
   int nactions;
@@ -60,6 +64,10 @@ static void usage(FILE *f) {
           "run the passes on FILE and print the resulting module (like mlir-opt)");
   fprintf(f, "  %-10s %s\n", "--params FILE",
           "bind @main's parameters named in FILE (.npz/.safetensors) as constants");
+  fprintf(f, "  %-10s %s\n", "--import M.onnx",
+          "print an ONNX model as a module (@main; weights stay parameters)");
+  fprintf(f, "  %-10s %s\n", "-o OUT.rly",
+          "with --import: write the text to OUT.rly and the weights to OUT.npz");
   fprintf(f, "  %-10s %s\n", "--exec M",
           "jit (default: fused kernels, compiled) or interp (reference kernels); as RLY_EXEC");
   fputs("\nWith no option, each FILE is run as a script.\n", f);
@@ -109,6 +117,14 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
         fputs("rly: --params needs a tensor file (.npz, .safetensors)\n", stderr);
         return false;
       }
+      continue;
+    }
+    if (strcmp(a, "--import") == 0 || strcmp(a, "-o") == 0) {
+      if (i + 1 == argc || !*argv[i + 1]) {
+        fprintf(stderr, "rly: %s needs a file\n", a);
+        return false;
+      }
+      *(a[1] == 'o' ? &cli->output : &cli->import) = argv[++i];
       continue;
     }
     if (strcmp(a, "--exec") == 0 || strncmp(a, "--exec=", 7) == 0) {
@@ -224,13 +240,82 @@ static int check_file(const Cli *cli, const char *path) {
   return ok ? 0 : 1;
 }
 
+/* OUT.rly → OUT.npz (else OUT + ".npz"); malloc'd. */
+static char *weights_path(const char *out) {
+  size_t n = strlen(out);
+  bool rly = n > 4 && strcmp(out + n - 4, ".rly") == 0;
+  char *p = malloc(n + 5);
+  if (!p) rly_oom();
+  snprintf(p, n + 5, "%.*s.npz", (int)(rly ? n - 4 : n), out);
+  return p;
+}
+
+/* The imported weights as an .npz file (keys: the parameter names). */
+static bool write_weights(const OnnxWeights *w, const char *path) {
+  TioFile f = {0};
+  char err[RT_ERR_LEN];
+  bool ok = true;
+  for (int i = 0; i < w->n && ok; i++) {
+    RtTensor *t = rt_tensor_from_ir(w->values[i], err, sizeof err);
+    ok = t && tio_add(&f, w->names[i], t, err, sizeof err);
+    rt_tensor_release(t);
+  }
+  ok = ok && tio_save(path, TIO_NPZ, &f, err, sizeof err);
+  if (!ok) fprintf(stderr, "rly: %s\n", err);
+  tio_file_free(&f);
+  return ok;
+}
+
+static bool write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  bool ok = f && fputs(text, f) >= 0;
+  if (f && fclose(f) != 0) ok = false;
+  if (!ok) fprintf(stderr, "rly: cannot write '%s'\n", path);
+  return ok;
+}
+
+/* --import FILE.onnx [--pass P] [-o OUT.rly]: the model's @main as text
+ * (its weights parameters, TVM style), on stdout or in OUT.rly with the
+ * weights in OUT.npz. */
+static int import_model(const Cli *cli) {
+  Arena arena;
+  arena_init(&arena);
+  DiagCtx d;
+  diag_init(&d);
+  Engine *e = engine_new(&cli->engine, &d);
+  Module *base = module_new(&arena);
+  OnnxWeights w;
+  Module *m = engine_import_onnx(e, base, &arena, cli->import, "main", false, (Span){0}, &w);
+  if (m && cli->passes) {
+    Module *out = engine_passes(e, m, &arena, cli->passes);
+    if (out != m) module_free(m);
+    m = out;
+  }
+  diag_render(&d, stderr, 0, use_color());
+  bool ok = m != NULL;
+  if (ok) {
+    char *text = print_module(m, (PrintOptions){.header = true});
+    char *npz = cli->output ? weights_path(cli->output) : NULL;
+    ok = cli->output ? write_text(cli->output, text) && write_weights(&w, npz)
+                     : fputs(text, stdout) >= 0;
+    free(npz);
+    free(text);
+  }
+  if (m) module_free(m);
+  module_free(base);
+  engine_free(e);
+  diag_free(&d);
+  arena_free(&arena);
+  return ok ? 0 : 1;
+}
+
 /* Runs the files and -e texts in order; the first error stops (exit 1). */
 /* --params: @main's parameters become constants once @main is defined. */
 static bool bind_params(Session *s, const char **params) {
-  Module *b = repl_bind_file(s->m, &s->inputs, &s->diag, "main", *params, (Span){0, 0, 0});
+  Module *b =
+      repl_bind_file(session_module(s), &s->inputs, &s->diag, "main", *params, (Span){0, 0, 0});
   session_render(s);
-  if (b && s->m != s->base) module_free(s->m); /* no transaction is open here */
-  if (b) s->m = b;
+  if (b) engine_set_module(session_engine(s), b);
   *params = NULL;
   return b != NULL;
 }
@@ -244,7 +329,7 @@ static int run_actions(Session *s, const Cli *cli, bool *quit) {
     fflush(stdout);
     if (st == RUN_ERROR) return 1;
     if (st == RUN_QUIT) return *quit = true, 0;
-    if (*params && module_func(s->m, "main") && !bind_params(s, params)) return 1;
+    if (*params && module_func(session_module(s), "main") && !bind_params(s, params)) return 1;
   }
   if (*params) {
     fprintf(stderr, "rly: --params %s: no @main to bind\n", *params);
@@ -279,6 +364,10 @@ int main(int argc, char **argv) {
     usage(stdout);
   } else if (cli.version) {
     printf("rly %s\n", RLY_VERSION);
+  } else if (cli.import) {
+    status = import_model(&cli);
+  } else if (cli.output) {
+    fputs("rly: -o goes with --import\n", stderr), usage(stderr), status = 2;
   } else if (cli.print || cli.check || cli.passes) {
     if (cli.nfiles == 0) usage(stderr), status = 2;
     for (int i = 0; i < cli.nfiles && status == 0; i++) status = check_file(&cli, cli.files[i]);

@@ -2,24 +2,23 @@
  * (internal to repl/).
  *
  * A Session owns one DiagCtx (every input is a registered source named
- * `<repl:N>`, a path, `<stdin>` or `<-e>`), the current Module, the session
- * variables (`let %x = e;` and `%_`) and the evaluator.
+ * `<repl:N>`, a path, `<stdin>` or `<-e>`) and the evaluator, whose engine
+ * keeps the program: the current module, the session variables (`let %x =
+ * e;` and `%_`), the prelude and the transactions (engine/engine.h).
  *
  * Invariants:
  * - The current module is never edited in place.  An input is parsed and
- *   checked in a copy (module_copy) and the copy replaces the module only
- *   when everything succeeded; `:load` of a file with several parts is one
- *   transaction (session_txn_begin / _end): its parts between `:` lines
- *   commit one by one and roll back together.
+ *   checked in a copy and the copy replaces the module only when
+ *   everything succeeded; `:load` of a file with several parts is one
+ *   engine transaction: its parts between `:` lines commit one by one and
+ *   roll back together.
  * - Inputs allocate in one arena (`inputs`) from a mark.  A rejected input
  *   (parse or type error, or a REPL line that needs more lines) is released,
  *   and so is an input that defines and binds nothing and whose value cannot
  *   point into it (no `fn`; constants only as direct arguments of ops that
  *   are not views).  Other inputs are kept, because run-time values share
  *   their memory (tensor constants are borrowed, closures point at their
- *   code).  Every input's source text is kept (diagnostics may point at it).
- * - Module tables (StrMap, malloc'd) of replaced modules are freed when no
- *   open transaction can roll back to them. */
+ *   code).  Every input's source text is kept (diagnostics may point at it). */
 #ifndef RLY_REPL_H
 #define RLY_REPL_H
 
@@ -53,24 +52,13 @@ typedef struct Evaluator Evaluator;
 
 Evaluator *repl_eval_new(DiagCtx *d, const EngineOptions *o);
 Engine *repl_engine(Evaluator *ev);
-void repl_eval_set_opt_level(Evaluator *ev, int level); /* 0..3 (:set opt) */
-int repl_eval_opt_level(Evaluator *ev);
 void repl_eval_free(Evaluator *ev);
 /* Evaluates e (type-checked) against m and binds the value to `bind` (a
  * session variable, may be NULL).  *text: the printed value (malloc'd);
  * text NULL: the value is not formatted (:time).
  * False after a diagnostic. */
 bool repl_eval(Evaluator *ev, Module *m, Expr *e, Var *bind, char **text);
-void repl_eval_unbind(Evaluator *ev, Var *v); /* release a replaced variable's value */
-void repl_eval_reset(Evaluator *ev);          /* forget variables and state */
-void repl_eval_collect(Evaluator *ev);        /* collect unreachable values now (:time) */
-void repl_eval_set_print_limit(Evaluator *ev, int64_t n);
-void repl_eval_set_max_depth(Evaluator *ev, int64_t n);
-int64_t repl_eval_max_depth(Evaluator *ev);
-void repl_eval_set_prng_original(Evaluator *ev, bool original);
-bool repl_eval_prng_original(Evaluator *ev);
-void repl_eval_set_exec_jit(Evaluator *ev, bool jit); /* :set exec jit|interp */
-bool repl_eval_exec_jit(Evaluator *ev);
+void repl_eval_collect(Evaluator *ev);            /* collect unreachable values now (:time) */
 void repl_eval_interrupt(void);                   /* async-signal-safe */
 void repl_eval_seed(Evaluator *ev, int64_t seed); /* @prng_state = random.key(seed) */
 /* The jit mode's view of m: definitions fused and lowered to prim functions
@@ -81,44 +69,25 @@ Module *repl_eval_lowered(Evaluator *ev, Module *m, Expr **e);
 
 /* ── the session ── */
 
-typedef struct Txn {
-  Module *module; /* to restore on failure */
-  Var **vars;     /* copy of the session variables (malloc) */
-  int nvars;
-  size_t dead_from; /* index into Session.dead at the start */
-} Txn;
-
 enum { REPL_UNDO_DEPTH = 32 };
 
 typedef struct Session {
   SessionOptions opt;
   DiagCtx diag;
-  Module *m;    /* the current module */
-  Module *base; /* the module after the prelude (:reset returns to it) */
   Evaluator *ev;
   Arena inputs;      /* the inputs' IR (see above) */
   uint64_t kept_gen; /* counts inputs whose memory was kept */
   Arena fixed;       /* session-lifetime small things: %_, copied types, names */
-  Var **vars;        /* session variables, latest binding per name */
   Var *last;         /* %_ (one Var for the session; its annot follows the value) */
-  int nvars, capvars;
-  int ninputs; /* N of the last <repl:N> */
-  PtrVec dead; /* replaced modules whose tables wait for txn end */
-  Txn txns[16];
-  int ntxns;
-  bool loading;    /* inside :load: summarize definitions instead of listing */
-  PtrVec loaded;   /* names defined by the current :load (const char *) */
-  char *last_load; /* for :reload */
+  int ninputs;       /* N of the last <repl:N> */
+  bool loading;      /* inside :load: summarize definitions instead of listing */
+  PtrVec loaded;     /* names defined by the current :load (const char *) */
+  char *last_load;   /* for :reload */
   bool show_types;
   bool verify;                   /* :set verify on: type-check and verify after every pass */
   bool show_prelude;             /* :set show-prelude on: :pass and :step include the prelude */
   Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */
   int nundo;
-  /* The prelude: what it defined, to tell "defined" from "redefined" and to
-   * drop prelude definitions that depend on a name a program replaces. */
-  StrMap prelude_defs; /* name ("@f" or "List") → the FuncDef/AdtDef/... pointer */
-  StrMap prelude_deps; /* name → PtrVec * of names its text mentions */
-  PtrVec prelude_names;
 } Session;
 
 Session *session_new(SessionOptions opt);
@@ -139,15 +108,16 @@ void session_banner(FILE *f);
  * sets repl_interrupted) instead of clearing the line. */
 extern volatile sig_atomic_t repl_in_eval, repl_interrupted;
 
-/* Used by the commands. */
-bool session_txn_begin(Session *s);
-/* Binds v's name to v (the latest binding per name); the value of the
- * variable it replaces is released unless a transaction may bring it back. */
-void session_var_set(Session *s, Var *v);
-void session_txn_end(Session *s, bool ok);
+/* Used by the commands.  The program is the engine's (engine/engine.h). */
+Engine *session_engine(const Session *s);
+Module *session_module(const Session *s);
+/* Makes m (a :pass, :bind or :import result) the current module; the one
+ * before is kept for :undo. */
+void session_keep_module(Session *s, Module *m);
 RunStatus session_load(Session *s, const char *path, Span where);
 void session_reset(Session *s);
-bool session_is_prelude(const Session *s, const char *name, const void *def);
+/* Is d still the prelude's definition of its name? */
+bool session_is_prelude(const Session *s, const Def *d);
 /* Parses and type-checks the expression at `where` (part of a command
  * line) against *view, a view of the current module allocating in a;
  * prints errors and returns NULL on failure. */
@@ -168,6 +138,8 @@ void repl_undo_push(Session *s, Module *m);
 /* The data commands (cmd_data.c): tensor files, BindParams, externals. */
 RunStatus repl_cmd_bind(Session *s, const char *args, Span where);
 RunStatus repl_cmd_save(Session *s, const char *args, Span where);
+/* :import FILE.onnx [as @name] (engine_import_onnx, weights bound). */
+RunStatus repl_cmd_import(Session *s, const char *args, Span where);
 RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where);
 RunStatus repl_cmd_extern(Session *s, const char *args, Span where);
 /* BindParams of @fn from the tensor file at path (rly --params, :bind):
@@ -181,17 +153,6 @@ void session_error(Session *s, Span where, const char *hint, const char *fmt, ..
 RunStatus repl_cmd_kernels(Session *s, const char *args, Span where);
 RunStatus repl_cmd_dump(Session *s, const char *args, Span where);
 RunStatus repl_cmd_time(Session *s, const char *args, Span where);
-
-/* ── the prelude (prelude.c) ── */
-
-bool prelude_load(Session *s);
-const void *prelude_def_ptr(const Def *d);
-/* "@f" for a global (written into buf), the name for a type. */
-const char *prelude_key(const Def *d, char *buf, size_t n);
-void prelude_free(Session *s);
-/* A copy of s->m in a for an input defining `names` ("@f", "T", "Ctor"):
- * without the prelude definitions those replace or that depend on them. */
-Module *prelude_input_module(Session *s, const PtrVec *names, Arena *a);
 
 /* ── commands (commands.c) ── */
 

@@ -1,20 +1,20 @@
-/* session.c — running inputs in a session: parse, check, commit, evaluate.
+/* session.c — running inputs in a session: the REPL's side of parse,
+ * check, commit, evaluate.  The program itself (module, session variables,
+ * transactions, the prelude) is the engine's (engine/engine.h); this file
+ * splits inputs, prints, and manages the inputs' memory.
  *
  * One input (a REPL entry, a script file, an -e argument) is split at its
- * `:` command lines into parts; each part of rly text is one transaction:
- *
- *   1. parse it into a copy of the current module (in the input's arena);
- *   2. type-check its definitions (the module must check as a whole when a
- *      definition replaces another), then its expressions and lets in order;
- *   3. on any error: print diagnostics, drop the copy, keep nothing;
- *   4. otherwise make the copy current, then report definitions and
- *      evaluate expressions and lets in order (the first run-time error
- *      stops the input).
+ * `:` command lines (engine_scan) into parts; each part of rly text is
+ * parsed and checked into a copy of the current module (engine_input_check:
+ * on any error, diagnostics and nothing kept), then the copy becomes
+ * current (engine_input_commit) and its definitions are reported and its
+ * expressions and lets evaluated in order (the first run-time error stops
+ * the input).  `:load` makes a whole file one engine transaction.
  *
  * A part is given its own registered source: the input's text with
  * everything outside the part blanked (newlines kept), so line:col of a
- * diagnostic is the line:col in the input.  See repl.h for the memory and
- * transaction invariants. */
+ * diagnostic is the line:col in the input.  See repl.h for the memory
+ * invariants. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -22,101 +22,25 @@
 
 #include "interp/kernels.h"
 #include "ir/walk.h"
-#include "parser/lexer.h"
 #include "passes/passes.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
 
 volatile sig_atomic_t repl_in_eval, repl_interrupted;
 
-/* ───────────────────────── arenas, modules, transactions ───────────────────────── */
+/* ───────────────────────── the program ───────────────────────── */
 
-static void drop_tables(Module *m) {
-  strmap_free(&m->globals);
-  strmap_free(&m->types);
-  strmap_free(&m->ctors);
+Engine *session_engine(const Session *s) { return repl_engine(s->ev); }
+Module *session_module(const Session *s) { return engine_module(session_engine(s)); }
+bool session_is_prelude(const Session *s, const Def *d) {
+  return engine_is_prelude_def(session_engine(s), d);
 }
 
-static bool var_listed(Var *const *vars, int n, const Var *v);
-
-/* Makes m current.  The old module's tables are freed unless a transaction
- * may roll back to it. */
-static void set_module(Session *s, Module *m) {
-  Module *old = s->m;
-  s->m = m;
-  if (!old || old == m || old == s->base) return;
-  if (s->ntxns)
-    vec_push(&s->dead, old);
-  else
-    drop_tables(old);
-}
-
-bool session_txn_begin(Session *s) {
-  if (s->ntxns == (int)(sizeof s->txns / sizeof s->txns[0])) return false;
-  Txn *t = &s->txns[s->ntxns++];
-  t->module = s->m;
-  t->dead_from = s->dead.len;
-  t->nvars = s->nvars;
-  t->vars = s->nvars ? malloc(sizeof(Var *) * (size_t)s->nvars) : NULL;
-  if (s->nvars && !t->vars) rly_oom();
-  if (s->nvars) memcpy(t->vars, s->vars, sizeof(Var *) * (size_t)s->nvars);
-  return true;
-}
-
-static void txn_rollback(Session *s, Txn *t) {
-  for (size_t i = t->dead_from; i < s->dead.len; i++)
-    if (s->dead.items[i] != t->module && s->dead.items[i] != s->base) drop_tables(s->dead.items[i]);
-  if (s->m != t->module && s->m != s->base) drop_tables(s->m);
-  s->dead.len = t->dead_from;
-  s->m = t->module;
-  for (int i = 0; i < s->nvars; i++)
-    if (!var_listed(t->vars, t->nvars, s->vars[i])) repl_eval_unbind(s->ev, s->vars[i]);
-  s->nvars = t->nvars;
-  if (t->nvars) memcpy(s->vars, t->vars, sizeof(Var *) * (size_t)t->nvars);
-}
-
-/* After the outermost transaction: release variables it replaced. */
-static void txn_release(Session *s, const Txn *t) {
-  for (int i = 0; i < t->nvars; i++)
-    if (!var_listed(s->vars, s->nvars, t->vars[i])) repl_eval_unbind(s->ev, t->vars[i]);
-}
-
-void session_txn_end(Session *s, bool ok) {
-  Txn *t = &s->txns[--s->ntxns];
-  if (!ok)
-    txn_rollback(s, t);
-  else if (!s->ntxns)
-    txn_release(s, t);
-  free(t->vars);
-  if (s->ntxns) return;
-  for (size_t i = 0; i < s->dead.len; i++)
-    if (s->dead.items[i] != s->m && s->dead.items[i] != s->base) drop_tables(s->dead.items[i]);
-  s->dead.len = 0;
-}
-
-/* ───────────────────────── session variables ───────────────────────── */
-
-static bool var_listed(Var *const *vars, int n, const Var *v) {
-  for (int i = 0; i < n; i++)
-    if (vars[i] == v) return true;
-  return false;
-}
-
-/* Binds v's name to v.  The value of the variable it replaces is released
- * unless a transaction may bring that variable back. */
-void session_var_set(Session *s, Var *v) {
-  for (int i = 0; i < s->nvars; i++)
-    if (strcmp(s->vars[i]->name, v->name) == 0) {
-      if (!s->ntxns && s->vars[i] != v) repl_eval_unbind(s->ev, s->vars[i]);
-      s->vars[i] = v;
-      return;
-    }
-  if (s->nvars == s->capvars) {
-    s->capvars = s->capvars ? s->capvars * 2 : 16;
-    s->vars = realloc(s->vars, sizeof(Var *) * (size_t)s->capvars);
-    if (!s->vars) rly_oom();
-  }
-  s->vars[s->nvars++] = v;
+/* The module before stays for :undo, unless a :load in progress owns it
+ * (its transaction may roll back to it). */
+void session_keep_module(Session *s, Module *m) {
+  Module *old = engine_replace_module(session_engine(s), m);
+  if (old) repl_undo_push(s, old);
 }
 
 /* ───────────────────────── diagnostics ───────────────────────── */
@@ -153,204 +77,13 @@ static uint32_t add_part_source(Session *s, const char *name, const char *text, 
   return id;
 }
 
-/* ───────────────────────── scanning an input ───────────────────────── */
-
-/* What a quick lexical pass finds before parsing: the `:` command lines
- * (where the input is split) and the names it defines (keys as in
- * prelude.c), so prelude definitions it replaces can be left out first. */
-typedef struct Scan {
-  Span *cmds;
-  int ncmds, capcmds;
-  PtrVec names; /* malloc'd */
-} Scan;
-
-typedef enum ScanState { SC_NONE, SC_TNAME, SC_CTORS } ScanState;
-
-typedef struct Scanner {
-  Lexer lx;
-  Scan *out;
-  ScanState st;
-  int depth, base;
-  TokKind prev, prev2;
-} Scanner;
-
-static void scan_push_cmd(Scan *sc, Span sp) {
-  if (sc->ncmds == sc->capcmds) {
-    sc->capcmds = sc->capcmds ? sc->capcmds * 2 : 8;
-    sc->cmds = realloc(sc->cmds, sizeof(Span) * (size_t)sc->capcmds);
-    if (!sc->cmds) rly_oom();
-  }
-  sc->cmds[sc->ncmds++] = sp;
-}
-
-static void scan_name(Scanner *z, const Token *t, bool global) {
-  StrBuf b = {0};
-  if (global) sb_putc(&b, '@');
-  sb_putn(&b, z->lx.src + t->off + (global ? 1 : 0), t->len - (global ? 1 : 0));
-  vec_push(&z->out->names, sb_take(&b));
-}
-
-/* Tracks `type T[..] { C(..), D }` to find constructor names. */
-static void scan_type(Scanner *z, const Token *t) {
-  if (z->st == SC_TNAME && z->depth == z->base) {
-    if (t->kind == T_LBRACE)
-      z->st = SC_CTORS;
-    else if (t->kind != T_RBRACKET && t->kind != T_IDENT)
-      z->st = SC_NONE;
-  } else if (z->st == SC_CTORS && t->kind == T_IDENT && z->depth == z->base + 1 &&
-             (z->prev == T_LBRACE || z->prev == T_COMMA)) {
-    scan_name(z, t, false);
-  }
-}
-
-/* One token of the quick scan: records command lines and the names that
- * `def`, `global`, `prim` and `type` introduce (constructor names through
- * scan_type), tracking bracket depth to know where a type's body ends. */
-static void scan_token(Scanner *z, const Token *t) {
-  bool opener = t->kind == T_LPAREN || t->kind == T_LBRACKET || t->kind == T_LBRACE;
-  bool closer = t->kind == T_RPAREN || t->kind == T_RBRACKET || t->kind == T_RBRACE;
-  if (closer) z->depth--;
-  if (t->kind == T_COMMAND)
-    scan_push_cmd(z->out, lex_span(&z->lx, t));
-  else if (t->kind == T_GLOBAL &&
-           (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL || z->prev == T_KW_PRIM))
-    scan_name(z, t, true);
-  else if (t->kind == T_IDENT && z->prev == T_KW_TYPE) {
-    scan_name(z, t, false);
-    z->st = SC_TNAME, z->base = z->depth;
-  } else if (z->st != SC_NONE) {
-    scan_type(z, t);
-  }
-  if (z->st == SC_CTORS && t->kind == T_RBRACE && z->depth == z->base) z->st = SC_NONE;
-  if (opener) z->depth++;
-  z->prev = t->kind;
-}
-
-static void scan_input(const char *name, const char *text, size_t len, Scan *out) {
-  DiagCtx d;
-  diag_init(&d);
-  uint32_t f = diag_add_source(&d, name, text, len);
-  Scanner z = {.out = out};
-  lex_init(&z.lx, &d, f, true);
-  for (;;) {
-    Token t = lex_next(&z.lx);
-    if (t.kind == T_EOF || t.kind == T_METADATA) break;
-    scan_token(&z, &t);
-  }
-  diag_free(&d);
-}
-
-static void scan_free(Scan *sc) {
-  for (size_t i = 0; i < sc->names.len; i++) free(sc->names.items[i]);
-  vec_free(&sc->names);
-  free(sc->cmds);
-}
-
 /* ───────────────────────── one part: parse, check, commit ───────────────────────── */
 
 typedef struct Input {
-  Arena *arena; /* s->inputs, from `mark` on */
-  ArenaMark mark;
-  uint64_t gen; /* s->kept_gen at the start */
-  Module *m;    /* the copy the part is parsed into */
-  ParseResult r;
-  int ndefs;
-  Type *last_type; /* %_'s type before the input */
+  ArenaMark mark; /* s->inputs before the input */
+  uint64_t gen;   /* s->kept_gen at the start */
+  EngineInput in;
 } Input;
-
-static ParseOptions parse_options(const Session *s) {
-  ParseOptions po = {.nsession = s->nvars, .session = s->vars};
-  return po;
-}
-
-static AdtDef *item_adt(const Module *m, const ScriptItem *it) {
-  for (int i = 0; i < m->ndefs; i++) {
-    AdtDef *t = m->defs[i].kind == DEF_ADT ? m->defs[i].u.adt : NULL;
-    if (t && t->span.file == it->span.file && t->span.off == it->span.off) return t;
-  }
-  return NULL;
-}
-
-/* Old function and global definitions get private copies in the input's
- * module before a whole-module check, which rewrites FuncDef.ty: the
- * current module (and any transaction's) must not see the rewrite. */
-static void isolate_old_defs(Session *s, Module *m) {
-  for (int i = 0; i < m->ndefs; i++) {
-    Def *d = &m->defs[i];
-    if (d->kind == DEF_FUNC && module_func(s->m, d->u.func->name) == d->u.func)
-      d->u.func = arena_memdup(m->arena, d->u.func, sizeof(FuncDef));
-    else if (d->kind == DEF_GLOBAL && module_state_global(s->m, d->u.global->name) == d->u.global)
-      d->u.global = arena_memdup(m->arena, d->u.global, sizeof(StateGlobal));
-  }
-}
-
-/* A brand-new function, global or prim is checked alone; anything that
- * replaces a definition or defines several or a type re-checks the module,
- * so the module always checks as a whole. */
-static bool check_defs(Session *s, Input *in) {
-  const ScriptItem *single = NULL;
-  bool whole = false;
-  for (int i = 0; i < in->r.nitems; i++) {
-    const ScriptItem *it = &in->r.items[i];
-    if (it->kind != ITEM_DEF) continue;
-    in->ndefs++;
-    if (it->def_kind == DEF_ADT || it->replaced || single) whole = true;
-    single = it;
-  }
-  if (!in->ndefs) return true;
-  if (!whole) return ty_check_def(in->m, single->def_name, &s->diag);
-  isolate_old_defs(s, in->m);
-  return ty_check_module(in->m, &s->diag);
-}
-
-static bool check_let(Session *s, ScriptItem *it, Type *t) {
-  if (!it->var->annot) {
-    it->var->annot = t;
-    return true;
-  }
-  if (type_equal(it->var->annot, t)) return true;
-  char *want = print_type(it->var->annot), *got = print_type(t);
-  diag_error(&s->diag, it->expr->span, "the value of %%%s has type %s but %%%s is declared %s",
-             it->var->name, got, it->var->name, want);
-  free(want), free(got);
-  return false;
-}
-
-/* Expressions and lets are checked in order before anything runs; %_ takes
- * each expression's type for the items after it, as it will at run time. */
-static bool check_exprs(Session *s, Input *in) {
-  for (int i = 0; i < in->r.nitems; i++) {
-    ScriptItem *it = &in->r.items[i];
-    if ((it->kind != ITEM_EXPR && it->kind != ITEM_LET) || !it->expr) continue;
-    Type *t = ty_check_expr(in->m, it->expr, &s->diag);
-    if (!t) return false;
-    if (it->kind == ITEM_LET && !check_let(s, it, t)) return false;
-    if (it->kind == ITEM_EXPR) s->last->annot = t;
-  }
-  return true;
-}
-
-static bool check_items(Session *s, Input *in) {
-  if (!check_defs(s, in)) return false;
-  in->last_type = s->last->annot;
-  if (check_exprs(s, in)) return true;
-  s->last->annot = in->last_type;
-  return false;
-}
-
-/* A definition that replaces the prelude's is new to the user. */
-static void unmark_prelude_replacements(Session *s, Input *in) {
-  for (int i = 0; i < in->r.nitems; i++) {
-    ScriptItem *it = &in->r.items[i];
-    if (it->kind != ITEM_DEF || !it->replaced) continue;
-    AdtDef *t = it->def_kind == DEF_ADT ? item_adt(in->m, it) : NULL;
-    const char *name = it->def_name ? it->def_name : "";
-    const char *key = t ? t->name : arena_printf(in->arena, "@%s", name);
-    const Def *old = t ? NULL : module_lookup(s->m, key + 1);
-    const void *p = t ? (const void *)module_adt(s->m, key) : old ? prelude_def_ptr(old) : NULL;
-    if (p && session_is_prelude(s, key, p)) it->replaced = false;
-  }
-}
 
 /* ── releasing an input that only evaluated expressions ──
  *
@@ -435,9 +168,9 @@ static Type *shared_type(Session *s, const Type *t) {
 /* Whether the input that just ran can be released (see above); on yes,
  * %_'s type no longer points into it. */
 static bool input_releasable(Session *s, const Input *in) {
-  if (in->ndefs || s->kept_gen != in->gen) return false;
-  for (int i = 0; i < in->r.nitems; i++) {
-    const ScriptItem *it = &in->r.items[i];
+  if (in->in.ndefs || s->kept_gen != in->gen) return false;
+  for (int i = 0; i < in->in.r.nitems; i++) {
+    const ScriptItem *it = &in->in.r.items[i];
     if (it->kind != ITEM_EXPR || (it->expr && !expr_safe(it->expr))) return false;
   }
   Type *t = s->last->annot ? shared_type(s, s->last->annot) : NULL;
@@ -447,7 +180,7 @@ static bool input_releasable(Session *s, const Input *in) {
 }
 
 static Input input_begin(Session *s) {
-  Input in = {.arena = &s->inputs, .mark = arena_mark(&s->inputs), .gen = s->kept_gen};
+  Input in = {.mark = arena_mark(&s->inputs), .gen = s->kept_gen};
   return in;
 }
 
@@ -456,7 +189,6 @@ static Input input_begin(Session *s) {
  * may share its memory (tensor constants are borrowed, closures point at
  * their code). */
 static void input_end(Session *s, Input *in, bool committed) {
-  if (!committed || !in->ndefs) drop_tables(in->m);
   if (committed && input_releasable(s, in)) committed = false;
   if (committed || s->kept_gen != in->gen) {
     s->kept_gen++;
@@ -472,7 +204,7 @@ static void input_end(Session *s, Input *in, bool committed) {
 static void report_def(Session *s, const Input *in, const ScriptItem *it) {
   const char *verb = it->replaced ? "redefined" : "defined";
   if (it->def_kind == DEF_ADT) {
-    AdtDef *t = item_adt(in->m, it);
+    AdtDef *t = engine_item_adt(in->in.m, it);
     if (!t) return;
     if (s->loading)
       vec_push(&s->loaded, arena_printf(&s->fixed, "t%s", t->name));
@@ -485,8 +217,8 @@ static void report_def(Session *s, const Input *in, const ScriptItem *it) {
     vec_push(&s->loaded, arena_printf(&s->fixed, "%c%s", k, it->def_name));
     return;
   }
-  FuncDef *f = module_func(s->m, it->def_name);
-  StateGlobal *g = module_state_global(s->m, it->def_name);
+  FuncDef *f = module_func(session_module(s), it->def_name);
+  StateGlobal *g = module_state_global(session_module(s), it->def_name);
   char *ty = f && f->ty ? print_type(f->ty) : g ? print_type(g->type) : NULL;
   if (ty)
     printf("%s @%s : %s\n", verb, it->def_name, ty);
@@ -501,7 +233,7 @@ static bool evaluate(Session *s, Expr *e, Var *bind, char **text) {
   fflush(stdout);
   repl_interrupted = 0;
   repl_in_eval = 1;
-  bool ok = repl_eval(s->ev, s->m, e, bind, text);
+  bool ok = repl_eval(s->ev, session_module(s), e, bind, text);
   repl_in_eval = 0;
   if (!ok && repl_interrupted) putchar('\n');
   return ok;
@@ -530,7 +262,7 @@ static bool run_expr(Session *s, ScriptItem *it) {
 static bool run_let(Session *s, ScriptItem *it) {
   char *text = NULL;
   if (!evaluate(s, it->expr, it->var, &text)) return false;
-  session_var_set(s, it->var);
+  engine_var_set(session_engine(s), it->var);
   if (s->show_types) {
     char *ty = print_type(it->var->annot);
     printf("%%%s : %s\n", it->var->name, ty);
@@ -541,8 +273,8 @@ static bool run_let(Session *s, ScriptItem *it) {
 }
 
 static RunStatus run_items(Session *s, const Input *in) {
-  for (int i = 0; i < in->r.nitems; i++) {
-    ScriptItem *it = &in->r.items[i];
+  for (int i = 0; i < in->in.r.nitems; i++) {
+    ScriptItem *it = &in->in.r.items[i];
     bool ok = true;
     RunStatus st = RUN_OK;
     if (it->kind == ITEM_DEF)
@@ -560,17 +292,13 @@ static RunStatus run_items(Session *s, const Input *in) {
   return RUN_OK;
 }
 
-/* One transaction (steps 1 to 4 above).  A parse error at the end of the
+/* One part: checked, committed, run.  A parse error at the end of the
  * input, when more may follow, is RUN_INCOMPLETE with its diagnostics
  * dropped, so the REPL asks for another line. */
-static RunStatus run_part(Session *s, uint32_t file, const Scan *sc, bool may_continue) {
+static RunStatus run_part(Session *s, uint32_t file, const EngineScan *sc, bool may_continue) {
   Input in = input_begin(s);
-  in.m = s->prelude_names.len ? prelude_input_module(s, &sc->names, in.arena)
-                              : module_copy(s->m, in.arena);
-  ParseOptions po = parse_options(s);
-  in.r = parse_script(in.m, &s->diag, file, &po);
-  if (!in.r.ok || !check_items(s, &in)) {
-    bool more = may_continue && !in.r.ok && in.r.incomplete;
+  if (!engine_input_check(session_engine(s), &in.in, &s->inputs, file, sc, s->last)) {
+    bool more = may_continue && !in.in.r.ok && in.in.r.incomplete;
     if (more)
       diag_clear(&s->diag);
     else
@@ -579,9 +307,7 @@ static RunStatus run_part(Session *s, uint32_t file, const Scan *sc, bool may_co
     return more ? RUN_INCOMPLETE : RUN_ERROR;
   }
   session_render(s); /* warnings */
-  unmark_prelude_replacements(s, &in);
-  s->last->annot = in.last_type; /* each value sets it as it comes */
-  if (in.ndefs) set_module(s, in.m);
+  engine_input_commit(session_engine(s), &in.in);
   RunStatus st = run_items(s, &in);
   input_end(s, &in, true);
   return st;
@@ -598,7 +324,7 @@ static bool blank(const char *t, size_t from, size_t to) {
 /* Runs the parts of an input split at its command lines, in order; stops
  * at the first error or :quit. */
 static RunStatus run_split(Session *s, const char *name, const char *text, size_t len,
-                           const Scan *sc) {
+                           const EngineScan *sc) {
   uint32_t whole = diag_add_source(&s->diag, name, text, len);
   size_t from = 0;
   for (int i = 0; i <= sc->ncmds; i++) {
@@ -621,14 +347,14 @@ static RunStatus run_split(Session *s, const char *name, const char *text, size_
 
 RunStatus session_run(Session *s, const char *name, const char *text, size_t len,
                       bool may_continue) {
-  Scan sc = {0};
-  scan_input(name, text, len, &sc);
+  EngineScan sc = {0};
+  engine_scan(name, text, len, &sc);
   RunStatus st;
   if (sc.ncmds)
     st = run_split(s, name, text, len, &sc);
   else
     st = run_part(s, diag_add_source(&s->diag, name, text, len), &sc, may_continue);
-  scan_free(&sc);
+  engine_scan_free(&sc);
   return st;
 }
 
@@ -683,7 +409,7 @@ RunStatus session_load(Session *s, const char *path, Span where) {
     session_error(s, where, NULL, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
     return RUN_ERROR;
   }
-  if (!session_txn_begin(s)) {
+  if (!engine_txn_begin(session_engine(s))) {
     free(text);
     session_error(s, where, NULL, ":load is nested too deeply");
     return RUN_ERROR;
@@ -693,7 +419,7 @@ RunStatus session_load(Session *s, const char *path, Span where) {
   s->loading = true;
   memset(&s->loaded, 0, sizeof s->loaded);
   RunStatus st = session_run(s, path, text, len, false);
-  session_txn_end(s, st != RUN_ERROR);
+  engine_txn_end(session_engine(s), st != RUN_ERROR);
   if (st != RUN_ERROR)
     print_loaded(&s->loaded, path);
   else
@@ -711,18 +437,17 @@ static void bind_last(Session *s) {
   s->last = var_new(&s->fixed, "_", type_unit(&s->fixed), none);
   Expr *unit = expr_tuple(&s->fixed, 0, NULL, none);
   char *text = NULL;
-  if (ty_check_expr(s->m, unit, &s->diag)) repl_eval(s->ev, s->m, unit, s->last, &text);
+  if (ty_check_expr(session_module(s), unit, &s->diag))
+    repl_eval(s->ev, session_module(s), unit, s->last, &text);
   free(text);
   diag_clear(&s->diag);
-  session_var_set(s, s->last);
+  engine_var_set(session_engine(s), s->last);
 }
 
 void session_reset(Session *s) {
   s->kept_gen++;
   repl_undo_clear(s);
-  set_module(s, module_copy(s->base, &s->inputs));
-  s->nvars = 0;
-  repl_eval_reset(s->ev);
+  engine_reset(session_engine(s), &s->inputs);
   bind_last(s);
 }
 
@@ -733,9 +458,10 @@ Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view) {
   const SourceFile *src = diag_source(&s->diag, where.file);
   uint32_t end = where.off + where.len;
   uint32_t file = add_part_source(s, src->name, src->text, src->len, where.off, end);
-  *view = *s->m;
+  *view = *session_module(s);
   view->arena = a;
-  ParseOptions po = parse_options(s);
+  ParseOptions po = {0};
+  po.session = (Var **)engine_vars(session_engine(s), &po.nsession);
   Expr *e = parse_expr(view, &s->diag, file, &po);
   if (e && !ty_check_expr(view, e, &s->diag)) e = NULL;
   session_render(s);
@@ -744,6 +470,7 @@ Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view) {
 
 /* ───────────────────────── the session ───────────────────────── */
 
+/* The engine first: it holds the prelude and the module. */
 Session *session_new(SessionOptions opt) {
   Session *s = calloc(1, sizeof *s);
   if (!s) rly_oom();
@@ -751,26 +478,20 @@ Session *session_new(SessionOptions opt) {
   diag_init(&s->diag);
   arena_init(&s->fixed);
   arena_init(&s->inputs);
-  s->m = module_new(&s->inputs);
-  if (opt.prelude) prelude_load(s);
-  s->base = s->m;
-  s->m = module_copy(s->base, &s->inputs);
   s->ev = repl_eval_new(&s->diag, &opt.engine);
+  if (opt.prelude && !engine_load_prelude(session_engine(s))) {
+    fputs("rly: internal error: the prelude does not check; continuing without it\n", stderr);
+    session_render(s);
+  }
   settings_init(s);
   bind_last(s);
   return s;
 }
 
 void session_free(Session *s) {
-  repl_eval_free(s->ev);
-  while (s->ntxns) session_txn_end(s, true);
   repl_undo_clear(s);
-  if (s->m != s->base) drop_tables(s->m);
-  drop_tables(s->base);
-  prelude_free(s);
+  repl_eval_free(s->ev);
   arena_free(&s->inputs);
-  vec_free(&s->dead);
-  free(s->vars);
   free(s->last_load);
   shared_types_drop(s);
   arena_free(&s->fixed);

@@ -3,9 +3,10 @@
  * The rows are the single source of truth: `:set` lists them, parses and
  * validates a value by the row's kind, `:help set` prints their help, Tab
  * completes their names and values, and session_new applies the defaults
- * of the session's own settings.  The accessors are small functions on the
- * Session; the engine's settings go through the evaluator, which hands
- * them to the engine (engine_set_options). */
+ * of the session's own settings.  The accessors are small functions: on
+ * the Session for its own settings; for the engine's, ENGINE_ACCESSORS over
+ * one EngineOptions field, which the engine applies where it matters
+ * (engine_set_options). */
 #include "repl/settings.h"
 
 #include <errno.h>
@@ -17,35 +18,34 @@ static const char *const on_off[] = {"on", "off", NULL};
 
 /* ───────────────────────── accessors ───────────────────────── */
 
-static const EngineOptions *engine_opts(const Session *s) {
-  return engine_options(repl_engine(s->ev));
-}
+/* get_F and set_F for the EngineOptions field F: a value is the field's
+ * (0/1 for a bool, the ExecMode or the index of a list of words that
+ * follows the field's order); a change goes through a copy of the
+ * options, so the engine applies it everywhere. */
+#define ENGINE_ACCESSORS(field)                               \
+  static int64_t get_##field(const Session *s) {              \
+    return (int64_t)engine_options(session_engine(s))->field; \
+  }                                                           \
+  static void set_##field(Session *s, int64_t v) {            \
+    EngineOptions o = *engine_options(session_engine(s));     \
+    o.field = v;                                              \
+    engine_set_options(session_engine(s), &o);                \
+  }
 
-static int64_t get_print_limit(const Session *s) { return engine_opts(s)->print_limit; }
-static void set_print_limit(Session *s, int64_t v) { repl_eval_set_print_limit(s->ev, v); }
+ENGINE_ACCESSORS(print_limit)
+ENGINE_ACCESSORS(max_depth)
+ENGINE_ACCESSORS(prng_original) /* prng's values: partitionable (0), original (1) */
+ENGINE_ACCESSORS(exec)          /* exec's values are EXEC_MODES' names, in ExecMode order */
+ENGINE_ACCESSORS(opt_level)     /* opt's values are O0..O3: the index is the level */
 
 static int64_t get_types(const Session *s) { return s->show_types; }
 static void set_types(Session *s, int64_t v) { s->show_types = v; }
-
-static int64_t get_max_depth(const Session *s) { return repl_eval_max_depth(s->ev); }
-static void set_max_depth(Session *s, int64_t v) { repl_eval_set_max_depth(s->ev, v); }
-
-static int64_t get_prng(const Session *s) { return repl_eval_prng_original(s->ev); }
-static void set_prng(Session *s, int64_t v) { repl_eval_set_prng_original(s->ev, v == 1); }
 
 static int64_t get_verify(const Session *s) { return s->verify; }
 static void set_verify(Session *s, int64_t v) { s->verify = v; }
 
 static int64_t get_show_prelude(const Session *s) { return s->show_prelude; }
 static void set_show_prelude(Session *s, int64_t v) { s->show_prelude = v; }
-
-/* exec's values are EXEC_MODES' names, in ExecMode order. */
-static int64_t get_exec(const Session *s) { return engine_opts(s)->exec; }
-static void set_exec(Session *s, int64_t v) { repl_eval_set_exec_jit(s->ev, v == EXEC_JIT); }
-
-/* opt's values are O0..O3: the index is the level. */
-static int64_t get_opt(const Session *s) { return repl_eval_opt_level(s->ev); }
-static void set_opt(Session *s, int64_t v) { repl_eval_set_opt_level(s->ev, (int)v); }
 
 /* ───────────────────────── the table ───────────────────────── */
 
@@ -60,7 +60,8 @@ static const Setting settings[] = {
     {"max-depth", SETTING_INT, NULL, 1, INT64_MAX, "100000", true, NULL,
      "limit on non-tail call depth (deep recursion)", get_max_depth, set_max_depth},
     {"prng", SETTING_ENUM, (const char *const[]){"partitionable", "original", NULL}, 0, 0,
-     "partitionable", true, NULL, "JAX's PRNG mode for random ops", get_prng, set_prng},
+     "partitionable", true, NULL, "JAX's PRNG mode for random ops", get_prng_original,
+     set_prng_original},
     {"verify", SETTING_BOOL, on_off, 0, 0, "off", false, NULL,
      "type-check and verify after every pass of :pass and :step", get_verify, set_verify},
     {"show-prelude", SETTING_BOOL, on_off, 0, 0, "off", false, NULL,
@@ -70,7 +71,7 @@ static const Setting settings[] = {
      "RLY_EXEC", "jit: fused, compiled kernels; interp: reference kernels only", get_exec,
      set_exec},
     {"opt", SETTING_ENUM, (const char *const[]){"O0", "O1", "O2", "O3", NULL}, 0, 0, "O2", true,
-     NULL, "LLVM optimization level of kernels compiled from now on", get_opt, set_opt},
+     NULL, "LLVM optimization level of kernels compiled from now on", get_opt_level, set_opt_level},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 

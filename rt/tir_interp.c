@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/tir_rules.h"
+#include "ir/walk.h"
+
 typedef union Val {
   int64_t i;
   double f;
@@ -478,6 +481,47 @@ static Val select_v(const ENode *n, Frame *f) {
   return c.i ? EV(n->b, f) : EV(n->c, f);
 }
 
+/* The bitwise intrinsics on normalized integers (bool: 0 or 1).  Shift
+ * counts outside [0, bits) give 0, or the sign fill for shift_right. */
+static Val bitand_i(const ENode *n, Frame *f) {
+  Val x = EV(n->a, f), y = EV(n->b, f);
+  x.i &= y.i;
+  return x;
+}
+static Val bitor_i(const ENode *n, Frame *f) {
+  Val x = EV(n->a, f), y = EV(n->b, f);
+  x.i |= y.i;
+  return x;
+}
+static Val bitxor_i(const ENode *n, Frame *f) {
+  Val x = EV(n->a, f), y = EV(n->b, f);
+  x.i ^= y.i;
+  return x;
+}
+static Val bitnot_i(const ENode *n, Frame *f) {
+  Val x = EV(n->a, f);
+  x.i = n->dt == DT_BOOL ? !x.i : norm(n->dt, ~x.i);
+  return x;
+}
+static bool count_ok(const ENode *n, int64_t s) {
+  return n->dt == DT_UINT64 ? (uint64_t)s < 64 : s >= 0 && s < dtype_bytes(n->dt) * 8;
+}
+static Val shl_i(const ENode *n, Frame *f) {
+  Val x = EV(n->a, f), y = EV(n->b, f);
+  x.i = count_ok(n, y.i) ? norm(n->dt, (int64_t)((uint64_t)x.i << y.i)) : 0;
+  return x;
+}
+static Val shr_i(const ENode *n, Frame *f) { /* sign-extended, or a nonnegative narrow unsigned */
+  Val x = EV(n->a, f), y = EV(n->b, f);
+  x.i = count_ok(n, y.i) ? x.i >> y.i : x.i < 0 ? -1 : 0;
+  return x;
+}
+static Val shr_u(const ENode *n, Frame *f) {
+  Val x = EV(n->a, f), y = EV(n->b, f);
+  x.i = count_ok(n, y.i) ? (int64_t)((uint64_t)x.i >> y.i) : 0;
+  return x;
+}
+
 static float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
 static double sigmoid_(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -502,6 +546,36 @@ static MathFns math_fns(PrimIntrinsic fn) {
       return (MathFns){floorf, floor};
     case PI_CEIL:
       return (MathFns){ceilf, ceil};
+    case PI_TRUNC:
+      return (MathFns){truncf, trunc};
+    case PI_LOG2:
+      return (MathFns){log2f, log2};
+    case PI_LOG10:
+      return (MathFns){log10f, log10};
+    case PI_ERF:
+      return (MathFns){erff, erf};
+    case PI_SIN:
+      return (MathFns){sinf, sin};
+    case PI_COS:
+      return (MathFns){cosf, cos};
+    case PI_TAN:
+      return (MathFns){tanf, tan};
+    case PI_ASIN:
+      return (MathFns){asinf, asin};
+    case PI_ACOS:
+      return (MathFns){acosf, acos};
+    case PI_ATAN:
+      return (MathFns){atanf, atan};
+    case PI_SINH:
+      return (MathFns){sinhf, sinh};
+    case PI_COSH:
+      return (MathFns){coshf, cosh};
+    case PI_ASINH:
+      return (MathFns){asinhf, asinh};
+    case PI_ACOSH:
+      return (MathFns){acoshf, acosh};
+    case PI_ATANH:
+      return (MathFns){atanhf, atanh};
     default:
       return (MathFns){NULL, NULL};
   }
@@ -509,10 +583,11 @@ static MathFns math_fns(PrimIntrinsic fn) {
 
 /* ─────────────────────── expressions: casts ─────────────────────── */
 
+/* The conversions of ir/tir_rules.h (tir_conv picks one). */
+
 /* Saturating float → integer (NaN → 0), truncating toward zero. */
 static int64_t float_to_int(DType to, double v) {
   if (isnan(v)) return 0;
-  if (to == DT_BOOL) return v != 0;
   if (to == DT_UINT64) {
     if (v <= 0) return 0;
     return v >= 0x1p64 ? (int64_t)UINT64_MAX : (int64_t)(uint64_t)v;
@@ -526,10 +601,17 @@ static int64_t float_to_int(DType to, double v) {
   return x < lo ? lo : x > hi ? hi : x;
 }
 
+/* Integer resizing wraps, to bool is != 0: both are what norm does. */
 static Val cast_i2i(const ENode *n, Frame *f) {
   Val x = EV(n->a, f);
   x.i = norm(n->dt, x.i);
   return x;
+}
+
+static Val cast_f2b(const ENode *n, Frame *f) {
+  Val x = EV(n->a, f), r;
+  r.i = !isnan(x.f) && x.f != 0;
+  return r;
 }
 
 static Val cast_f2i(const ENode *n, Frame *f) {
@@ -556,11 +638,21 @@ static Val cast_i2f(const ENode *n, Frame *f) {
 }
 
 static EvalFn cast_fn(DType from, DType to) {
-  bool ff = dtype_is_float(from), tf = dtype_is_float(to);
-  if (ff && tf) return cast_f2f;
-  if (ff) return cast_f2i;
-  if (tf) return cast_i2f;
-  return cast_i2i;
+  switch (tir_conv(from, to)) {
+    case CONV_SAME:
+    case CONV_INT_RESIZE:
+    case CONV_INT_BOOL:
+      return cast_i2i;
+    case CONV_FLOAT_BOOL:
+      return cast_f2b;
+    case CONV_FLOAT_INT:
+      return cast_f2i;
+    case CONV_INT_FLOAT:
+      return cast_i2f;
+    case CONV_FLOAT_RESIZE:
+      return cast_f2f;
+  }
+  RLY_UNREACHABLE();
 }
 
 /* ───────────────────────────── statements ───────────────────────────── */
@@ -730,8 +822,8 @@ static ENode *convert(Compiler *c, ENode *x, DType to) {
 }
 
 static DType unify(Compiler *c, const PrimExpr *e, DType a, DType b, const char *what) {
-  if (a == b) return a;
-  if (dtype_is_int(a) && dtype_is_int(b)) return dtype_bytes(a) >= dtype_bytes(b) ? a : b;
+  DType t = tir_unify(a, b);
+  if (t != DT_INVALID) return t;
   cfail(c, e->span, "@%s: operands of %s have different types: %s and %s", c->p->f->name, what,
         dtype_name(a), dtype_name(b));
   return DT_INVALID;
@@ -739,9 +831,7 @@ static DType unify(Compiler *c, const PrimExpr *e, DType a, DType b, const char 
 
 static ENode *c_const(Compiler *c, const PrimExpr *e) {
   bool is_int = e->kind == PE_INT;
-  DType dt = e->dtype;
-  if (is_int && !dtype_is_int(dt) && dt != DT_BOOL) dt = DT_INT32;
-  if (!is_int && !dtype_is_float(dt)) dt = DT_FLOAT32;
+  DType dt = tir_literal_dtype(e);
   ENode *n = enode(c, ev_const, dt, e);
   if (is_int)
     n->k.i = norm(dt, e->u.i);
@@ -794,13 +884,11 @@ static ENode *c_bin(Compiler *c, const PrimExpr *e) {
   PrimBinOp op = e->u.bin.op;
   ENode *a = cexpr(c, e->u.bin.a), *b = a ? cexpr(c, e->u.bin.b) : NULL;
   if (!b) return NULL;
-  bool logical = op == PB_AND || op == PB_OR;
-  DType t = logical ? DT_BOOL : unify(c, e, a->dt, b->dt, prim_binop_text(op));
+  DType t = tir_binop_is_logic(op) ? DT_BOOL : unify(c, e, a->dt, b->dt, prim_binop_text(op));
   if (t == DT_INVALID) return NULL;
-  bool cmp = op >= PB_LT && op <= PB_NE;
   EvalFn fn = bin_table[op][class_of(t)];
   if (t == DT_FLOAT32 && op <= PB_DIV) fn = f32_table[op];
-  ENode *n = enode(c, fn, cmp || logical ? DT_BOOL : t, e);
+  ENode *n = enode(c, fn, tir_binop_result_dtype(op, t), e);
   n->a = convert(c, a, t), n->b = convert(c, b, t);
   return n;
 }
@@ -821,11 +909,31 @@ static ENode *c_unary(Compiler *c, const PrimExpr *e) {
 static const EvalFn minmax_abs_table[3][CL_COUNT] = {
     {max_i, max_u, max_f}, {min_i, min_u, min_f}, {abs_i, abs_u, abs_f}};
 
+/* The node of a bitwise intrinsic over operands of type t. */
+static ENode *c_bits_node(Compiler *c, const PrimExpr *e, DType t) {
+  PrimIntrinsic fn = e->u.call.fn;
+  bool shift = prim_intrinsic_kind(fn) == 'n';
+  if (!dtype_is_int(t) && (shift || t != DT_BOOL))
+    return cfail(c, e->span, "@%s: %s expects %s argument, got %s", c->p->f->name,
+                 prim_intrinsic_name(fn), shift ? "an integer" : "an integer or bool",
+                 dtype_name(t)),
+           NULL;
+  EvalFn ev = fn == PI_BITAND   ? bitand_i
+              : fn == PI_BITOR  ? bitor_i
+              : fn == PI_BITXOR ? bitxor_i
+              : fn == PI_BITNOT ? bitnot_i
+              : fn == PI_SHL    ? shl_i
+              : t == DT_UINT64  ? shr_u
+                                : shr_i;
+  return enode(c, ev, t, e);
+}
+
 /* The node of intrinsic fn over operands already converted to type t. */
 static ENode *c_intrinsic_node(Compiler *c, const PrimExpr *e, DType t) {
   PrimIntrinsic fn = e->u.call.fn;
   if (fn == PI_MAX || fn == PI_MIN || fn == PI_ABS)
     return enode(c, minmax_abs_table[fn == PI_MAX ? 0 : fn == PI_MIN ? 1 : 2][class_of(t)], t, e);
+  if (prim_intrinsic_kind(fn) == 'i' || prim_intrinsic_kind(fn) == 'n') return c_bits_node(c, e, t);
   if (!dtype_is_float(t))
     return cfail(c, e->span, "@%s: %s expects a float argument, got %s", c->p->f->name,
                  prim_intrinsic_name(fn), dtype_name(t)),
@@ -931,44 +1039,33 @@ static SNode *c_for(Compiler *c, const Stmt *s) {
 }
 
 /* Registers of the loop variables used by the reduce bindings: init runs
- * when all of them are at their loop's first value. */
-static void collect_checks(Compiler *c, const PrimExpr *e, PtrVec *out) {
-  switch (e->kind) {
-    case PE_VAR: {
-      const VarSlot *vs = find_var(c, e->u.var);
-      if (!vs || !vs->loop) return;
-      for (size_t i = 0; i < out->len; i++)
-        if (out->items[i] == vs) return;
-      vec_push(out, (void *)vs);
-      return;
-    }
-    case PE_BIN:
-      collect_checks(c, e->u.bin.a, out), collect_checks(c, e->u.bin.b, out);
-      return;
-    case PE_NOT:
-    case PE_NEG:
-      collect_checks(c, e->u.operand, out);
-      return;
-    case PE_CALL:
-      for (int i = 0; i < e->u.call.n; i++) collect_checks(c, e->u.call.args[i], out);
-      return;
-    case PE_CAST:
-      collect_checks(c, e->u.cast.value, out);
-      return;
-    default:
-      return;
-  }
+ * when all of them are at their loop's first value.  Load indices are not
+ * looked into (a binding has no load: the verifier). */
+typedef struct Checks {
+  Compiler *c;
+  PtrVec slots; /* const VarSlot *, once each */
+} Checks;
+
+static bool check_var(void *ctx, const PrimExpr *e) {
+  Checks *k = ctx;
+  if (e->kind != PE_VAR) return e->kind != PE_LOAD;
+  const VarSlot *vs = find_var(k->c, e->u.var);
+  if (!vs || !vs->loop) return false;
+  for (size_t i = 0; i < k->slots.len; i++)
+    if (k->slots.items[i] == vs) return false;
+  vec_push(&k->slots, (void *)vs);
+  return false;
 }
 
 static void c_block_checks(Compiler *c, const Stmt *s, SNode *n) {
-  PtrVec vs = {0};
+  Checks k = {c, {0}};
+  TirVisitor v = {NULL, check_var, &k};
   for (int i = 0; i < s->u.block.niters; i++)
-    if (s->u.block.iters[i].reduce && s->u.block.iters[i].binding)
-      collect_checks(c, s->u.block.iters[i].binding, &vs);
-  n->nchecks = (int)vs.len;
-  n->checks = ARENA_ARRAY(c->a, int, vs.len + 1);
-  for (size_t i = 0; i < vs.len; i++) n->checks[i] = ((const VarSlot *)vs.items[i])->slot;
-  vec_free(&vs);
+    if (s->u.block.iters[i].reduce) tir_walk_expr(s->u.block.iters[i].binding, &v);
+  n->nchecks = (int)k.slots.len;
+  n->checks = ARENA_ARRAY(c->a, int, k.slots.len + 1);
+  for (size_t i = 0; i < k.slots.len; i++) n->checks[i] = ((const VarSlot *)k.slots.items[i])->slot;
+  vec_free(&k.slots);
 }
 
 /* Iteration variables bound to a plain variable share its register. */

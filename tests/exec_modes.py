@@ -38,6 +38,8 @@ def close(a, b):
         return a == b
     if x != x or y != y:
         return x != x and y != y
+    if x == y:  # also equal infinities, whose difference is NaN
+        return True
     return abs(x - y) <= ATOL + RTOL * max(abs(x), abs(y))
 
 

@@ -2,8 +2,10 @@
  * (include/rly.h): it defines a function in Relay text, calls it in jit
  * mode with DLPack tensors, checks every element against the same math in
  * C, calls it again in interp mode and checks the two modes agree, runs a
- * pass, and shows that a bad definition yields a located error while the
- * session goes on.
+ * pass, shows that a bad definition yields a located error while the
+ * session goes on, and that a load is all or nothing (a load that fails,
+ * even at run time, leaves the earlier definitions and variables intact)
+ * and may replace the prelude's definitions.
  *
  *   build/examples/embed/embed_rly      (built by meson; run by `make test`)
  *
@@ -86,9 +88,48 @@ static void call_and_check(rly_session *s, const char *mode, float *out_copy) {
   res[1]->deleter(res[1]);
 }
 
+/* Evaluates expr and checks its printed value contains want (want NULL:
+ * the evaluation must fail). */
+static void eval_check(rly_session *s, const char *expr, const char *want, const char *what) {
+  char *text = NULL;
+  int rc = rly_eval(s, expr, &text);
+  check(want ? rc == 0 && text && strstr(text, want) : rc != 0, what);
+  free(text);
+}
+
+/* A load is one transaction: its definitions and session variables stay
+ * only if all of it checks and runs; earlier ones are never touched. */
+static void check_all_or_nothing(rly_session *s) {
+  int rc = rly_load_text(s, "<let>", "let %k = add(2, 3);\n");
+  check(rc == 0, "a load binds a session variable");
+  eval_check(s, "multiply(%k, 2)", "10", "  later evaluations see it");
+  rc = rly_load_text(s, "<fails>",
+                     "def @twice(%x: int32) { multiply(%x, 2) }\n"
+                     "let %k = @twice(21);\n"
+                     "divide(1, 0)\n");
+  check(rc != 0 && strstr(rly_error(s), "<fails>:3:"), "a run-time error fails the load, located");
+  eval_check(s, "@twice(1)", NULL, "  its definitions are gone");
+  eval_check(s, "%k", "5", "  and its variables: %k is the earlier one");
+  rc = rly_load_text(s, "<redef>",
+                     "def @gelu_bias(%x: Tensor[(n, 8), float32], %b: Tensor[(8), float32]) {\n"
+                     "  add(%x, True)\n"
+                     "}\n");
+  check(rc != 0, "a redefinition that does not check fails");
+  call_and_check(s, "jit (after failed loads)", NULL);
+  rc = rly_load_text(s, "<option>",
+                     "type Option[A] { Nothing, Just(A) }\n"
+                     "def @get(%o: Option[int32]) -> int32 {\n"
+                     "  match (%o) { Just(%v) => %v, Nothing => 0 }\n"
+                     "}\n");
+  if (rc != 0) fprintf(stderr, "%s", rly_error(s));
+  check(rc == 0, "a program replaces the prelude's type Option");
+  eval_check(s, "@get(Just(7))", "7", "  and uses its own");
+  eval_check(s, "@length(Cons(1, Nil))", "1", "  the rest of the prelude stays");
+}
+
 /* The checks in order: jit and interp results against C and each other, a
- * pass then jit again, a located error for a bad definition, and that the
- * session keeps working after errors. */
+ * pass then jit again, a located error for a bad definition, that the
+ * session keeps working after errors, and that loads are all or nothing. */
 int main(void) {
   rly_session *s = rly_open(0);
   check(s != NULL, "rly_open");
@@ -123,6 +164,7 @@ int main(void) {
   check(
       rly_call(s, "missing", NULL, 0, NULL, 0, &(int){0}) != 0 && strstr(rly_error(s), "@missing"),
       "calling an unknown function is an error naming it");
+  check_all_or_nothing(s);
   rly_close(s);
   printf("embed: %s\n", failures ? "FAILED" : "ok");
   return failures ? 1 : 0;

@@ -1,7 +1,8 @@
 /* test_jit.c — the LLVM JIT (jit/jit.h) against the TIR reference
  * interpreter: every prim function of tests/lit/ and examples/ (.rly files)
  * plus the prims below (reductions with init, size variables, float16,
- * int8 wrap, parallel, vectorized, lazy select/&&, casts, heap allocs,
+ * int8 wrap, parallel, vectorized, lazy select/&&, casts (and every rule
+ * of ir/tir_rules.h: saturation, NaN, to and from bool and float16), heap allocs,
  * bounds errors, division by zero, loops of every kind from a begin) run
  * on random inputs through both, and the outputs, the success and the
  * error message and span must agree.
@@ -144,6 +145,24 @@ static const char own_prims[] =
     "1.5f);\n"
     "    %D[%i] = tanh(%B[%i]) + sigmoid(%B[%i]) + exp(%B[%i]) + pow(abs(%B[%i]), 0.5f64) % "
     "0.7f64;\n"
+    "  }\n"
+    "}\n";
+
+/* Every conversion rule of ir/tir_rules.h. */
+static const char conv_prims[] =
+    "prim @convs(%A: Buffer[(n), float32], %I: Buffer[(n), int8], %U: Buffer[(n), uint16],\n"
+    "            %B: Buffer[(n), bool], %C: Buffer[(n), bool], %H: Buffer[(n), float16],\n"
+    "            %W: Buffer[(n), uint64], %S: Buffer[(n), int16], %G: Buffer[(n), float32]) {\n"
+    "  for %i in range(0, n) {\n"
+    "    let %z = %A[%i] - %A[%i];\n" /* NaN, inf, -inf, then the input */
+    "    let %v = select(%i % 4 == 0, %z / %z, select(%i % 4 == 1, 1f / %z,\n"
+    "                    select(%i % 4 == 2, -1f / %z, %A[%i] * 1000f)));\n"
+    "    %B[%i] = bool(%v);\n"
+    "    %C[%i] = bool(%I[%i]) && !bool(%U[%i]);\n"
+    "    %H[%i] = float16(%I[%i]) * float16(%v);\n"
+    "    %W[%i] = uint64(%v * 10000000000000000f) + uint64(%I[%i]);\n"
+    "    %S[%i] = int16(%U[%i] * 2000u16) + int16(%v * 20f);\n"
+    "    %G[%i] = float32(int64(%v * 1000000000f)) + float32(%W[%i]) + float32(%B[%i]);\n"
     "  }\n"
     "}\n";
 
@@ -520,7 +539,9 @@ int main(int argc, char **argv) {
   CHECK(own >= 17);
   int begins = compare_text("<begin>", begin_prims);
   CHECK(begins == 7); /* all parse */
-  own += begins;
+  int convs = compare_text("<convs>", conv_prims);
+  CHECK(convs == 1);
+  own += begins + convs;
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/tests/lit", root);
   int lit = compare_dir(dir);

@@ -1,0 +1,217 @@
+/* input.c — one input of a session (engine.h): a quick scan of its text,
+ * then parse, check and commit.
+ *
+ *   1. engine_scan finds the `:` command lines (a shell splits the text
+ *      there) and the names the text defines;
+ *   2. engine_input_check parses the text into a copy of the current
+ *      module, leaving out the prelude definitions it replaces (prelude.c),
+ *      and type-checks its definitions (the module must check as a whole
+ *      when a definition replaces another), then its expressions and lets
+ *      in order;
+ *   3. engine_input_commit makes the copy current.
+ * Nothing changes the current module before step 3, so a rejected input
+ * leaves the program as it was. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+#include "parser/lexer.h"
+#include "passes/passes.h"
+
+/* ───────────────────────── scanning ───────────────────────── */
+
+typedef enum ScanState { SC_NONE, SC_TNAME, SC_CTORS } ScanState;
+
+typedef struct Scanner {
+  Lexer lx;
+  EngineScan *out;
+  ScanState st;
+  int depth, base;
+  TokKind prev;
+} Scanner;
+
+static void scan_push_cmd(EngineScan *sc, Span sp) {
+  if (sc->ncmds == sc->capcmds) {
+    sc->capcmds = sc->capcmds ? sc->capcmds * 2 : 8;
+    sc->cmds = realloc(sc->cmds, sizeof(Span) * (size_t)sc->capcmds);
+    if (!sc->cmds) rly_oom();
+  }
+  sc->cmds[sc->ncmds++] = sp;
+}
+
+static void scan_name(Scanner *z, const Token *t, bool global) {
+  StrBuf b = {0};
+  if (global) sb_putc(&b, '@');
+  sb_putn(&b, z->lx.src + t->off + (global ? 1 : 0), t->len - (global ? 1 : 0));
+  vec_push(&z->out->names, sb_take(&b));
+}
+
+/* Tracks `type T[..] { C(..), D }` to find constructor names. */
+static void scan_type(Scanner *z, const Token *t) {
+  if (z->st == SC_TNAME && z->depth == z->base) {
+    if (t->kind == T_LBRACE)
+      z->st = SC_CTORS;
+    else if (t->kind != T_RBRACKET && t->kind != T_IDENT)
+      z->st = SC_NONE;
+  } else if (z->st == SC_CTORS && t->kind == T_IDENT && z->depth == z->base + 1 &&
+             (z->prev == T_LBRACE || z->prev == T_COMMA)) {
+    scan_name(z, t, false);
+  }
+}
+
+/* One token of the quick scan: records command lines and the names that
+ * `def`, `global`, `prim` and `type` introduce (constructor names through
+ * scan_type), tracking bracket depth to know where a type's body ends. */
+static void scan_token(Scanner *z, const Token *t) {
+  bool opener = t->kind == T_LPAREN || t->kind == T_LBRACKET || t->kind == T_LBRACE;
+  bool closer = t->kind == T_RPAREN || t->kind == T_RBRACKET || t->kind == T_RBRACE;
+  if (closer) z->depth--;
+  if (t->kind == T_COMMAND)
+    scan_push_cmd(z->out, lex_span(&z->lx, t));
+  else if (t->kind == T_GLOBAL &&
+           (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL || z->prev == T_KW_PRIM))
+    scan_name(z, t, true);
+  else if (t->kind == T_IDENT && z->prev == T_KW_TYPE) {
+    scan_name(z, t, false);
+    z->st = SC_TNAME, z->base = z->depth;
+  } else if (z->st != SC_NONE) {
+    scan_type(z, t);
+  }
+  if (z->st == SC_CTORS && t->kind == T_RBRACE && z->depth == z->base) z->st = SC_NONE;
+  if (opener) z->depth++;
+  z->prev = t->kind;
+}
+
+void engine_scan(const char *name, const char *text, size_t len, EngineScan *out) {
+  DiagCtx d;
+  diag_init(&d);
+  uint32_t f = diag_add_source(&d, name, text, len);
+  Scanner z = {.out = out};
+  lex_init(&z.lx, &d, f, true);
+  for (;;) {
+    Token t = lex_next(&z.lx);
+    if (t.kind == T_EOF || t.kind == T_METADATA) break;
+    scan_token(&z, &t);
+  }
+  diag_free(&d);
+}
+
+void engine_scan_free(EngineScan *sc) {
+  for (size_t i = 0; i < sc->names.len; i++) free(sc->names.items[i]);
+  vec_free(&sc->names);
+  free(sc->cmds);
+  memset(sc, 0, sizeof *sc);
+}
+
+/* ───────────────────────── checking ───────────────────────── */
+
+AdtDef *engine_item_adt(const Module *m, const ScriptItem *it) {
+  for (int i = 0; i < m->ndefs; i++) {
+    AdtDef *t = m->defs[i].kind == DEF_ADT ? m->defs[i].u.adt : NULL;
+    if (t && t->span.file == it->span.file && t->span.off == it->span.off) return t;
+  }
+  return NULL;
+}
+
+/* Old function and global definitions get private copies in the input's
+ * module before a whole-module check, which rewrites FuncDef.ty: the
+ * current module (and any transaction's) must not see the rewrite. */
+static void isolate_old_defs(const Module *cur, Module *m) {
+  for (int i = 0; i < m->ndefs; i++) {
+    Def *d = &m->defs[i];
+    if (d->kind == DEF_FUNC && module_func(cur, d->u.func->name) == d->u.func)
+      d->u.func = arena_memdup(m->arena, d->u.func, sizeof(FuncDef));
+    else if (d->kind == DEF_GLOBAL && module_state_global(cur, d->u.global->name) == d->u.global)
+      d->u.global = arena_memdup(m->arena, d->u.global, sizeof(StateGlobal));
+  }
+}
+
+/* A brand-new function, global or prim is checked alone; anything that
+ * replaces a definition or defines several or a type re-checks the module,
+ * so the module always checks as a whole. */
+static bool check_defs(Engine *e, EngineInput *in) {
+  const ScriptItem *single = NULL;
+  bool whole = false;
+  for (int i = 0; i < in->r.nitems; i++) {
+    const ScriptItem *it = &in->r.items[i];
+    if (it->kind != ITEM_DEF) continue;
+    in->ndefs++;
+    if (it->def_kind == DEF_ADT || it->replaced || single) whole = true;
+    single = it;
+  }
+  if (!in->ndefs) return true;
+  if (!whole) return ty_check_def(in->m, single->def_name, engine_diag(e));
+  isolate_old_defs(engine_module(e), in->m);
+  return ty_check_module(in->m, engine_diag(e));
+}
+
+/* A session let takes its value's type, or must have the declared one. */
+static bool check_let(Engine *e, ScriptItem *it, Type *t) {
+  if (!it->var->annot) {
+    it->var->annot = t;
+    return true;
+  }
+  if (type_equal(it->var->annot, t)) return true;
+  char *want = print_type(it->var->annot), *got = print_type(t);
+  diag_error(engine_diag(e), it->expr->span,
+             "the value of %%%s has type %s but %%%s is declared %s", it->var->name, got,
+             it->var->name, want);
+  free(want), free(got);
+  return false;
+}
+
+/* Expressions and lets are checked in order before anything runs; `last`
+ * (%_) takes each expression's type for the items after it, as it will at
+ * run time, and gets its own back afterwards. */
+static bool check_exprs(Engine *e, EngineInput *in, Var *last) {
+  Type *before = last ? last->annot : NULL;
+  bool ok = true;
+  for (int i = 0; i < in->r.nitems && ok; i++) {
+    ScriptItem *it = &in->r.items[i];
+    if ((it->kind != ITEM_EXPR && it->kind != ITEM_LET) || !it->expr) continue;
+    Type *t = ty_check_expr(in->m, it->expr, engine_diag(e));
+    ok = t && (it->kind != ITEM_LET || check_let(e, it, t));
+    if (ok && last && it->kind == ITEM_EXPR) last->annot = t;
+  }
+  if (last) last->annot = before;
+  return ok;
+}
+
+bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, const EngineScan *scan,
+                        Var *last) {
+  Program *p = engine_program(e);
+  *in = (EngineInput){0};
+  in->m = scan && p->prelude_names.len ? prelude_input_module(e, &scan->names, a)
+                                       : module_copy(p->m, a);
+  ParseOptions po = {.nsession = p->nvars, .session = p->vars};
+  in->r = parse_script(in->m, engine_diag(e), file, &po);
+  if (in->r.ok && check_defs(e, in) && check_exprs(e, in, last)) return true;
+  module_free(in->m);
+  return false;
+}
+
+/* ───────────────────────── committing ───────────────────────── */
+
+/* A definition that replaces the prelude's is new to the user. */
+static void unmark_prelude_replacements(Engine *e, EngineInput *in) {
+  const Program *p = engine_program(e);
+  char buf[256];
+  for (int i = 0; i < in->r.nitems; i++) {
+    ScriptItem *it = &in->r.items[i];
+    if (it->kind != ITEM_DEF || !it->replaced) continue;
+    AdtDef *t = it->def_kind == DEF_ADT ? engine_item_adt(in->m, it) : NULL;
+    const char *name = it->def_name ? it->def_name : "";
+    const char *key = t ? t->name : (snprintf(buf, sizeof buf, "@%s", name), buf);
+    const Def *old = t ? NULL : module_lookup(p->m, key + 1);
+    const void *id = t ? (const void *)module_adt(p->m, key) : old ? prelude_def_id(old) : NULL;
+    if (id && prelude_has(p, key, id)) it->replaced = false;
+  }
+}
+
+void engine_input_commit(Engine *e, EngineInput *in) {
+  unmark_prelude_replacements(e, in);
+  if (in->ndefs)
+    engine_set_module(e, in->m);
+  else
+    module_free(in->m);
+}

@@ -1,0 +1,177 @@
+/* onnx_int.h — the importer's insides, shared by the graph reader
+ * (onnx.c), the builder (onnx_build.c), the op table (onnx_ops.c) and the
+ * converter families (onnx_math.c, onnx_nn.c, onnx_shape.c).
+ *
+ * A converter turns one ONNX node into Relay op calls through the builder:
+ * fe_op names a Relay op of the registry, types the call with the op's own
+ * relation (so converters can read the shapes of what they built, as TVM's
+ * converters call infer_type), evaluates it at once when every argument is
+ * a constant (constant subgraphs fold at import time), and otherwise binds
+ * it to a fresh graph variable of the body's let chain.  Every value a
+ * converter handles is an FeVal: an atom (variable or constant), its type,
+ * and its value when it is known at import time (a constant, or an
+ * initializer's data: converters read Reshape's shape or Slice's starts
+ * from there).
+ *
+ * Each row of the op table names the Relay ops its converter may emit;
+ * fe_op refuses any other (a converter bug), and the import checks before
+ * converting anything that every op the model needs is in the registry,
+ * so a missing Relay op is reported for the whole model at once. */
+#ifndef RLY_FRONTEND_ONNX_INT_H
+#define RLY_FRONTEND_ONNX_INT_H
+
+#include "frontend/onnx.h"
+#include "interp/kernels.h"
+#include "onnx.pb-c.h"
+#include "ops/ops.h"
+
+enum {
+  ONNX_MIN_OPSET = 9,  /* the default domain's opsets the converters know */
+  ONNX_MAX_OPSET = 18, /* (TVM's from_onnx covers 1 to 18; models of 11 to 17 are tested) */
+  FE_MAX_ATTRS = 16,   /* attributes of one Relay call */
+};
+
+typedef struct FeVal {
+  Expr *expr;            /* an atom: a variable (parameter or graph temporary) or a constant */
+  Type *ty;              /* a tensor type; a tuple type for multi-output ops before fe_get */
+  const Tensor *value;   /* known at import time (constants, initializers), else NULL */
+  struct FeVal **fields; /* a folded multi-output op: its constant outputs (expr is NULL) */
+} FeVal;
+
+typedef struct OnnxOpDef OnnxOpDef;
+
+typedef struct OnnxCx {
+  Arena *a; /* the module's arena: IR, types, constants */
+  DiagCtx *d;
+  const char *file; /* the model's path, for messages */
+  int64_t opset;    /* the default domain's opset */
+  StrMap vals;      /* ONNX value name → FeVal * */
+  PtrVec let_vars;  /* the body's bindings, in order (Var *, Expr *) */
+  PtrVec let_vals;
+  KernelCtx kx; /* folding constant calls */
+  bool failed;
+  /* the node being converted */
+  const Onnx__NodeProto *node;
+  int node_index;
+  const OnnxOpDef *row;
+  int nin;
+  FeVal **in; /* NULL for an omitted optional input */
+  int nout;
+  FeVal **out; /* the converter sets out[i] for every output the node names */
+} OnnxCx;
+
+typedef bool OnnxConvertFn(OnnxCx *cx);
+
+/* A row of the op table (onnx_ops.c): an ONNX op of a domain ("" is the
+ * default ai.onnx domain), the inputs it takes, its converter, and the
+ * Relay ops the converter may emit (space-separated). */
+struct OnnxOpDef {
+  const char *domain, *op_type;
+  int min_in, max_in; /* max_in -1: variadic */
+  OnnxConvertFn *convert;
+  const char *relay_ops;
+};
+
+const OnnxOpDef *onnx_op_find(const char *domain, const char *op_type);
+int onnx_op_count(void);
+const OnnxOpDef *onnx_op_get(int i);
+/* Whether the row's op list names op (a word of relay_ops). */
+bool onnx_row_allows(const OnnxOpDef *row, const char *op);
+
+/* ── errors ── */
+
+/* "FILE: node #i 'name' (Op): message" as an error; sets cx->failed and
+ * returns false (NULL through FE_FAIL_NULL). */
+bool fe_fail(OnnxCx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define FE_FAIL_NULL(cx, ...) (fe_fail((cx), __VA_ARGS__), (FeVal *)NULL)
+/* "node #i 'name' (Op)" of the current node (arena string). */
+const char *fe_node_text(OnnxCx *cx);
+
+/* ── the node's attributes (absent: the default; a wrong kind fails) ── */
+
+const Onnx__AttributeProto *oa_get(OnnxCx *cx, const char *name);
+int64_t oa_int(OnnxCx *cx, const char *name, int64_t dflt);
+double oa_float(OnnxCx *cx, const char *name, double dflt);
+const char *oa_str(OnnxCx *cx, const char *name, const char *dflt);
+/* An int list into out (at most max); its length, or -1 when absent. */
+int oa_ints(OnnxCx *cx, const char *name, int64_t *out, int max);
+int oa_floats(OnnxCx *cx, const char *name, double *out, int max);
+
+/* ── tensors ── */
+
+/* An ONNX data type as a dtype, or DT_INVALID (*name: its ONNX name). */
+DType onnx_dtype(int32_t data_type, const char **name);
+/* An ONNX tensor (raw or typed data, or external data beside the model)
+ * as a Tensor in cx->a; NULL after fe_fail-like diagnostics naming what. */
+Tensor *onnx_tensor(OnnxCx *cx, const Onnx__TensorProto *t, const char *what);
+
+/* ── building (onnx_build.c) ── */
+
+/* A call of the Relay op `op` (one of the row's relay_ops) on args with
+ * attrs (may be NULL): typed, folded when every argument is a constant,
+ * else bound to a graph variable.  An op whose row is flagged OP_TUPLE_ARG
+ * (concatenate) takes the args as its one tuple argument.  NULL after an
+ * error (an ill-typed call names the op and the relation's message). */
+FeVal *fe_op(OnnxCx *cx, const char *op, int n, FeVal *const *args, Attrs *attrs);
+#define FE_NARGS(...) ((int)(sizeof((FeVal *[]){__VA_ARGS__}) / sizeof(FeVal *)))
+#define FE_OP(cx, op, attrs, ...) \
+  fe_op((cx), (op), FE_NARGS(__VA_ARGS__), (FeVal *[]){__VA_ARGS__}, (attrs))
+/* Field i of a multi-output op's tuple. */
+FeVal *fe_get(OnnxCx *cx, FeVal *tuple, int i);
+FeVal *fe_const(OnnxCx *cx, Tensor *t);
+/* A rank-0 constant of dtype dt. */
+FeVal *fe_scalar(OnnxCx *cx, DType dt, double v);
+/* A 1-D constant of dtype dt. */
+FeVal *fe_ints(OnnxCx *cx, DType dt, int n, const int64_t *v);
+
+/* Attributes of a Relay call, built in order. */
+typedef struct AttrB {
+  Arena *a;
+  int n;
+  const char *keys[FE_MAX_ATTRS];
+  AttrValue *vals[FE_MAX_ATTRS];
+} AttrB;
+
+AttrB ab_new(OnnxCx *cx);
+void ab_int(AttrB *b, const char *key, int64_t v);
+void ab_ints(AttrB *b, const char *key, int n, const int64_t *v);
+void ab_float(AttrB *b, const char *key, double v);
+void ab_bool(AttrB *b, const char *key, bool v);
+void ab_str(AttrB *b, const char *key, const char *v);
+Attrs *ab_done(AttrB *b);
+
+/* ── reading values ── */
+
+const Type *fe_tensor_type(const FeVal *v);
+int fe_rank(const FeVal *v);
+DType fe_dtype(const FeVal *v);
+Dim fe_dim(const FeVal *v, int i);
+/* Every dim constant: the shape into out (rank entries), true. */
+bool fe_static_shape(const FeVal *v, int64_t *out);
+/* The known integer values of v (a constant or an initializer) into out
+ * (at most max); their count, or -1 after fe_fail naming `what` when v is
+ * computed at run time or not an integer tensor. */
+int fe_need_ints(OnnxCx *cx, const FeVal *v, const char *what, int64_t *out, int max);
+/* The known value of v as a double (its first element), or fails. */
+bool fe_need_scalar(OnnxCx *cx, const FeVal *v, const char *what, double *out);
+/* v converted to dtype dt (v itself when it has it). */
+FeVal *fe_cast(OnnxCx *cx, FeVal *v, DType dt);
+/* A possibly negative axis normalized into [0, rank), or -1 after fe_fail. */
+int fe_axis(OnnxCx *cx, int64_t axis, int rank, const char *what);
+
+/* ── the converter families (onnx_math.c, onnx_nn.c, onnx_shape.c) ── */
+
+#define ONNX_CONVERTERS(X)                                                                         \
+  X(binary)                                                                                        \
+  X(unary) X(round) X(reciprocal) X(variadic) X(mean) X(relu) X(leaky_relu) X(prelu) X(clip)       \
+      X(hard_sigmoid) X(hard_swish) X(elu) X(softplus) X(compare) X(not) X(logic) X(where) X(cast) \
+          X(identity) X(dropout) X(constant) X(pow) X(reduce) X(argreduce) X(softmax) X(conv)      \
+              X(conv_transpose) X(gemm) X(matmul) X(batch_norm) X(instance_norm) X(layer_norm)     \
+                  X(pool) X(global_pool) X(flatten) X(reshape) X(transpose) X(squeeze)             \
+                      X(unsqueeze) X(concat) X(split) X(slice) X(gather) X(expand) X(tile) X(pad)  \
+                          X(shape) X(size) X(constant_of_shape) X(range)
+#define X(name) OnnxConvertFn onnx_convert_##name;
+ONNX_CONVERTERS(X)
+#undef X
+
+#endif

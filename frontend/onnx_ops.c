@@ -1,0 +1,141 @@
+/* onnx_ops.c — the ONNX ops the importer supports: one row per op, the
+ * single source of truth.  A row gives the domain ("" is ai.onnx), the op,
+ * how many inputs it takes, its converter (onnx_math.c, onnx_nn.c,
+ * onnx_shape.c), and every Relay op that converter may emit (TVM's names);
+ * the importer checks those against the registry before converting a
+ * model, and the builder refuses any op a row does not list.  Converters
+ * read the opset (cx->opset) where an op's meaning changed (Softmax at 13,
+ * axes as inputs at 13 and 18, Clip's bounds at 11, ...). */
+#include <stdio.h>
+#include <string.h>
+
+#include "frontend/onnx_int.h"
+
+#define BINARY "add subtract multiply divide power maximum minimum cast"
+#define COMPARE "equal less greater less_equal greater_equal not_equal cast"
+#define REDUCE "mean sum max min prod"
+
+/* clang-format off */
+static const OnnxOpDef table[] = {
+    /* elementwise arithmetic (onnx_math.c) */
+    {"", "Add", 2, 2, onnx_convert_binary, BINARY},
+    {"", "Sub", 2, 2, onnx_convert_binary, BINARY},
+    {"", "Mul", 2, 2, onnx_convert_binary, BINARY},
+    {"", "Div", 2, 2, onnx_convert_binary, BINARY},
+    {"", "Pow", 2, 2, onnx_convert_pow, "power cast"},
+    {"", "Max", 1, -1, onnx_convert_variadic, "maximum cast"},
+    {"", "Min", 1, -1, onnx_convert_variadic, "minimum cast"},
+    {"", "Sum", 1, -1, onnx_convert_variadic, "add cast"},
+    {"", "Mean", 1, -1, onnx_convert_mean, "add divide"},
+    {"", "Sqrt", 1, 1, onnx_convert_unary, "sqrt"},
+    {"", "Exp", 1, 1, onnx_convert_unary, "exp"},
+    {"", "Log", 1, 1, onnx_convert_unary, "log"},
+    {"", "Erf", 1, 1, onnx_convert_unary, "erf"},
+    {"", "Tanh", 1, 1, onnx_convert_unary, "tanh"},
+    {"", "Sigmoid", 1, 1, onnx_convert_unary, "sigmoid"},
+    {"", "Sin", 1, 1, onnx_convert_unary, "sin"},
+    {"", "Cos", 1, 1, onnx_convert_unary, "cos"},
+    {"", "Neg", 1, 1, onnx_convert_unary, "negative"},
+    {"", "Abs", 1, 1, onnx_convert_unary, "abs"},
+    {"", "Floor", 1, 1, onnx_convert_unary, "floor"},
+    {"", "Ceil", 1, 1, onnx_convert_unary, "ceil"},
+    {"", "Sign", 1, 1, onnx_convert_unary, "sign"},
+    {"", "Round", 1, 1, onnx_convert_round,
+     "floor subtract mod not_equal equal greater logical_and logical_or add where"},
+    {"", "Reciprocal", 1, 1, onnx_convert_reciprocal, "divide"},
+    /* activations */
+    {"", "Relu", 1, 1, onnx_convert_relu, "nn.relu"},
+    {"", "LeakyRelu", 1, 1, onnx_convert_leaky_relu, "nn.leaky_relu"},
+    {"", "PRelu", 2, 2, onnx_convert_prelu, "nn.prelu reshape"},
+    {"", "Clip", 1, 3, onnx_convert_clip, "clip maximum minimum cast"},
+    {"", "HardSigmoid", 1, 1, onnx_convert_hard_sigmoid, "multiply add clip"},
+    {"", "HardSwish", 1, 1, onnx_convert_hard_swish, "multiply add clip"},
+    {"", "Elu", 1, 1, onnx_convert_elu, "exp subtract multiply greater where"},
+    {"", "Softplus", 1, 1, onnx_convert_softplus, "exp add log"},
+    /* comparisons and logic */
+    {"", "Equal", 2, 2, onnx_convert_compare, COMPARE},
+    {"", "Less", 2, 2, onnx_convert_compare, COMPARE},
+    {"", "Greater", 2, 2, onnx_convert_compare, COMPARE},
+    {"", "LessOrEqual", 2, 2, onnx_convert_compare, COMPARE},
+    {"", "GreaterOrEqual", 2, 2, onnx_convert_compare, COMPARE},
+    {"", "Not", 1, 1, onnx_convert_not, "logical_not"},
+    {"", "And", 2, 2, onnx_convert_logic, "logical_and logical_or"},
+    {"", "Or", 2, 2, onnx_convert_logic, "logical_and logical_or"},
+    {"", "Where", 3, 3, onnx_convert_where, "where cast"},
+    /* dtype, identity, constants */
+    {"", "Cast", 1, 1, onnx_convert_cast, "cast"},
+    {"", "Identity", 1, 1, onnx_convert_identity, ""},
+    {"", "Dropout", 1, 3, onnx_convert_dropout, "ones_like cast"},
+    {"", "Constant", 0, 0, onnx_convert_constant, ""},
+    /* reductions and softmax */
+    {"", "ReduceMean", 1, 2, onnx_convert_reduce, REDUCE},
+    {"", "ReduceSum", 1, 2, onnx_convert_reduce, REDUCE},
+    {"", "ReduceMax", 1, 2, onnx_convert_reduce, REDUCE},
+    {"", "ReduceMin", 1, 2, onnx_convert_reduce, REDUCE},
+    {"", "ReduceProd", 1, 2, onnx_convert_reduce, REDUCE},
+    {"", "ArgMax", 1, 1, onnx_convert_argreduce, "argmax cast"},
+    {"", "ArgMin", 1, 1, onnx_convert_argreduce, "argmin cast"},
+    {"", "Softmax", 1, 1, onnx_convert_softmax, "nn.softmax reshape"},
+    {"", "LogSoftmax", 1, 1, onnx_convert_softmax, "nn.log_softmax reshape"},
+    /* neural network layers (onnx_nn.c) */
+    {"", "Conv", 2, 3, onnx_convert_conv, "nn.conv1d nn.conv2d nn.conv3d nn.bias_add"},
+    {"", "ConvTranspose", 2, 3, onnx_convert_conv_transpose, "nn.conv1d_transpose nn.conv2d_transpose nn.bias_add"},
+    {"", "Gemm", 2, 3, onnx_convert_gemm, "nn.dense transpose multiply add"},
+    {"", "MatMul", 2, 2, onnx_convert_matmul,
+     "nn.matmul nn.batch_matmul reshape broadcast_to"},
+    {"", "BatchNormalization", 5, 5, onnx_convert_batch_norm, "nn.batch_norm"},
+    {"", "InstanceNormalization", 3, 3, onnx_convert_instance_norm, "nn.instance_norm"},
+    {"", "LayerNormalization", 2, 3, onnx_convert_layer_norm,
+     "nn.layer_norm mean subtract multiply add divide sqrt zeros_like"},
+    {"", "MaxPool", 1, 1, onnx_convert_pool, "nn.max_pool1d nn.max_pool2d nn.max_pool3d"},
+    {"", "AveragePool", 1, 1, onnx_convert_pool, "nn.avg_pool1d nn.avg_pool2d nn.avg_pool3d"},
+    {"", "GlobalAveragePool", 1, 1, onnx_convert_global_pool, "nn.global_avg_pool2d mean"},
+    {"", "GlobalMaxPool", 1, 1, onnx_convert_global_pool, "nn.global_max_pool2d max"},
+    /* shapes and data movement (onnx_shape.c) */
+    {"", "Flatten", 1, 1, onnx_convert_flatten, "nn.batch_flatten reshape"},
+    {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape"},
+    {"", "Transpose", 1, 1, onnx_convert_transpose, "transpose"},
+    {"", "Squeeze", 1, 2, onnx_convert_squeeze, "squeeze"},
+    {"", "Unsqueeze", 1, 2, onnx_convert_unsqueeze, "expand_dims"},
+    {"", "Concat", 1, -1, onnx_convert_concat, "concatenate"},
+    {"", "Split", 1, 2, onnx_convert_split, "split"},
+    {"", "Slice", 1, 5, onnx_convert_slice, "strided_slice"},
+    {"", "Gather", 2, 2, onnx_convert_gather, "take"},
+    {"", "Expand", 2, 2, onnx_convert_expand, "broadcast_to"},
+    {"", "Tile", 2, 2, onnx_convert_tile, "tile"},
+    {"", "Pad", 1, 4, onnx_convert_pad, "nn.pad"},
+    {"", "Shape", 1, 1, onnx_convert_shape, "shape_of strided_slice"},
+    {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
+    {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full"},
+    {"", "Range", 3, 3, onnx_convert_range, "arange"},
+};
+/* clang-format on */
+
+enum { NTABLE = sizeof table / sizeof table[0] };
+
+int onnx_op_count(void) { return NTABLE; }
+const OnnxOpDef *onnx_op_get(int i) { return i >= 0 && i < NTABLE ? &table[i] : NULL; }
+
+const OnnxOpDef *onnx_op_find(const char *domain, const char *op_type) {
+  for (int i = 0; i < NTABLE; i++)
+    if (strcmp(table[i].domain, domain) == 0 && strcmp(table[i].op_type, op_type) == 0)
+      return &table[i];
+  return NULL;
+}
+
+bool onnx_row_allows(const OnnxOpDef *row, const char *op) {
+  size_t n = strlen(op);
+  for (const char *p = row->relay_ops; (p = strstr(p, op)); p += n)
+    if ((p == row->relay_ops || p[-1] == ' ') && (p[n] == ' ' || !p[n])) return true;
+  return false;
+}
+
+const char *onnx_supported_ops(void) {
+  static char buf[4096];
+  if (buf[0]) return buf;
+  size_t k = 0;
+  for (int i = 0; i < NTABLE && k + 64 < sizeof buf; i++)
+    k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s%s%s", i ? " " : "", table[i].domain,
+                          *table[i].domain ? "." : "", table[i].op_type);
+  return buf;
+}

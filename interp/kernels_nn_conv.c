@@ -1,0 +1,188 @@
+/* kernels_nn_conv.c — reference kernels of ops/nn_conv.c: nn.conv1d,
+ * nn.conv2d, nn.conv3d, nn.conv1d_transpose, nn.conv2d_transpose.
+ *
+ * Every convolution runs as a 3-D one: data (N, C, D, H, W), weight
+ * (O, C / groups, KD, KH, KW), a 1-D or 2-D one with leading spatial dims
+ * of size 1.  Products accumulate in double for float outputs and in
+ * wrapping 64-bit integers for integer outputs (exact, narrowed to
+ * out_dtype); each output element sums its terms in the order input
+ * channel, then taps (depth, height, width), as the compute rule of conv2d
+ * does (ops/compute_nn.c), so float32 results agree with it bit for bit.
+ *
+ * A transposed convolution scatters: input element (c, i) adds
+ * x * w(c, o, t) to output position i * stride - pad_before + t * dilation
+ * of every output channel o of c's group.  Which weight axis holds the
+ * input channels follows the relation (ops/nn_conv.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/kernels.h"
+#include "ops/nn_int.h"
+
+/* Compute lane of a product: double or wrapping uint64. */
+static Lane acc_lane(DType out) { return dtype_is_float(out) ? LANE_F64 : LANE_U64; }
+
+typedef struct ConvK {
+  int S;
+  bool transpose;
+  int64_t N, C, O, groups, cg, og; /* cg, og: input / output channels per group */
+  int64_t in[3], k[3], out[3];     /* D, H, W (1 for missing dims) */
+  NnWindow w;                      /* spatial attributes, 3 dims */
+  int64_t wst_in, wst_out;         /* weight strides of the two channel axes */
+} ConvK;
+
+/* Lifts the S spatial dims into the last of 3 (the others size 1). */
+static void lift(int S, const int64_t *src, int64_t *dst, int64_t fill) {
+  for (int i = 0; i < 3; i++) dst[i] = i < 3 - S ? fill : src[i - (3 - S)];
+}
+
+/* The window attributes (read as the relation reads them) lifted to 3-D,
+ * and the weight's channel axes. */
+static bool conv_setup(KernelCtx *kx, const Attrs *attrs, const RtTensor *x, const RtTensor *wt,
+                       const RtTensor *y, ConvK *c) {
+  NnWindow w = {.S = c->S};
+  c->groups = kattr_int(kx, attrs, "groups");
+  const char *kl = kattr_str(kx, attrs, "kernel_layout");
+  if (!kernel_attrs_ok(kx) || !nn_window_attrs(&kx->rel, attrs, &w) ||
+      (c->transpose && !nn_spatial_ints(&kx->rel, attrs, "output_padding", c->S, 0, w.out_pad)) ||
+      !kernel_attrs_ok(kx))
+    return false;
+  int S = c->S;
+  c->w.S = 3;
+  lift(S, w.stride, c->w.stride, 1), lift(S, w.dil, c->w.dil, 1), lift(S, w.lo, c->w.lo, 0);
+  lift(S, x->shape + 2, c->in, 1), lift(S, wt->shape + 2, c->k, 1),
+      lift(S, y->shape + 2, c->out, 1);
+  c->N = x->shape[0], c->C = x->shape[1], c->O = y->shape[1];
+  int64_t ks = c->k[0] * c->k[1] * c->k[2];
+  /* the weight axis of the input channels (see ops/nn_conv.c) */
+  bool io = kl[0] == 'I', in_first = c->transpose && (S == 1 ? !io : io);
+  c->wst_in = in_first ? wt->shape[1] * ks : ks;
+  c->wst_out = in_first ? ks : wt->shape[1] * ks;
+  c->cg = c->C / c->groups, c->og = c->O / c->groups;
+  return true;
+}
+
+/* One output plane (n, oc) of a convolution into acc (OD x OH x OW):
+ * rows of the output are sequential in memory. */
+#define CONV_PLANE(T)                                                                          \
+  {                                                                                            \
+    const T *xv = xl, *wv = wl;                                                                \
+    T *acc = accbuf;                                                                           \
+    for (int64_t i = 0; i < plane; i++) acc[i] = 0;                                            \
+    for (int64_t ci = 0; ci < c->cg; ci++) {                                                   \
+      const T *xp = xv + (n * c->C + g * c->cg + ci) * isz;                                    \
+      const T *wp = wv + oc * c->wst_out + ci * c->wst_in;                                     \
+      for (int64_t a = 0; a < c->k[0]; a++)                                                    \
+        for (int64_t b = 0; b < c->k[1]; b++)                                                  \
+          for (int64_t e = 0; e < c->k[2]; e++) {                                              \
+            T wt = wp[(a * c->k[1] + b) * c->k[2] + e];                                        \
+            int64_t off = e * w->dil[2] - w->lo[2], lo, hi;                                    \
+            valid_range(off, w->stride[2], c->in[2], c->out[2], &lo, &hi);                     \
+            for (int64_t od = 0; od < c->out[0]; od++) {                                       \
+              int64_t z = od * w->stride[0] - w->lo[0] + a * w->dil[0];                        \
+              if (z < 0 || z >= c->in[0]) continue;                                            \
+              for (int64_t oh = 0; oh < c->out[1]; oh++) {                                     \
+                int64_t h = oh * w->stride[1] - w->lo[1] + b * w->dil[1];                      \
+                if (h < 0 || h >= c->in[1]) continue;                                          \
+                int64_t base = (z * c->in[1] + h) * c->in[2] + off; /* an index: may be < 0 */ \
+                T *arow = acc + (od * c->out[1] + oh) * c->out[2];                             \
+                for (int64_t ow = lo; ow < hi; ow++)                                           \
+                  arow[ow] += wt * xp[base + ow * w->stride[2]];                               \
+              }                                                                                \
+            }                                                                                  \
+          }                                                                                    \
+    }                                                                                          \
+  }
+
+/* The outputs o in [*lo, *hi) (within [0, n)) whose input position
+ * o * s + off lies in [0, size). */
+static void valid_range(int64_t off, int64_t s, int64_t size, int64_t n, int64_t *lo, int64_t *hi) {
+  *lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  *hi = size - 1 - off < 0 ? 0 : (size - 1 - off) / s + 1;
+  if (*hi > n) *hi = n;
+  if (*lo > *hi) *lo = *hi;
+}
+
+/* One output plane (n, oc) of a transposed convolution: every input
+ * element of the group's channels scatters through every tap. */
+#define TRANSPOSED_PLANE(T)                                                        \
+  {                                                                                \
+    const T *xv = xl, *wv = wl;                                                    \
+    T *acc = accbuf;                                                               \
+    for (int64_t i = 0; i < plane; i++) acc[i] = 0;                                \
+    for (int64_t ci = 0; ci < c->cg; ci++) {                                       \
+      const T *xp = xv + (n * c->C + g * c->cg + ci) * isz;                        \
+      const T *wp = wv + (g * c->cg + ci) * c->wst_in + (oc % c->og) * c->wst_out; \
+      for (int64_t a = 0; a < c->k[0]; a++)                                        \
+        for (int64_t b = 0; b < c->k[1]; b++)                                      \
+          for (int64_t e = 0; e < c->k[2]; e++) {                                  \
+            T wt = wp[(a * c->k[1] + b) * c->k[2] + e];                            \
+            for (int64_t iz = 0; iz < c->in[0]; iz++) {                            \
+              int64_t z = iz * w->stride[0] - w->lo[0] + a * w->dil[0];            \
+              if (z < 0 || z >= c->out[0]) continue;                               \
+              for (int64_t ih = 0; ih < c->in[1]; ih++) {                          \
+                int64_t h = ih * w->stride[1] - w->lo[1] + b * w->dil[1];          \
+                if (h < 0 || h >= c->out[1]) continue;                             \
+                const T *xrow = xp + (iz * c->in[1] + ih) * c->in[2];              \
+                T *arow = acc + (z * c->out[1] + h) * c->out[2];                   \
+                for (int64_t iw = 0; iw < c->in[2]; iw++) {                        \
+                  int64_t x = iw * w->stride[2] - w->lo[2] + e * w->dil[2];        \
+                  if (x >= 0 && x < c->out[2]) arow[x] += wt * xrow[iw];           \
+                }                                                                  \
+              }                                                                    \
+            }                                                                      \
+          }                                                                        \
+    }                                                                              \
+  }
+
+/* Runs a convolution plane by plane, in double or wrapping uint64. */
+static bool conv_run(KernelCtx *kx, const RtTensor *X, const RtTensor *K, RtTensor *Y,
+                     const ConvK *c) {
+  const NnWindow *w = &c->w;
+  int64_t plane = c->out[0] * c->out[1] * c->out[2], isz = c->in[0] * c->in[1] * c->in[2];
+  Lane l = acc_lane(Y->dtype);
+  void *xl = lane_array(kx, X, l), *wl = xl ? lane_array(kx, K, l) : NULL;
+  void *accbuf = wl ? kernel_alloc(kx, (size_t)(plane ? plane : 1) * 8) : NULL;
+  if (!accbuf) return free(xl), free(wl), false;
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t oc = 0; oc < c->O; oc++) {
+      int64_t g = oc / c->og;
+      if (c->transpose && l == LANE_F64)
+        TRANSPOSED_PLANE(double)
+      else if (c->transpose)
+        TRANSPOSED_PLANE(uint64_t)
+      else if (l == LANE_F64)
+        CONV_PLANE(double)
+      else
+        CONV_PLANE(uint64_t)
+      lane_store(l, Y->dtype, accbuf, Y->data, (n * c->O + oc) * plane, plane);
+    }
+  free(xl), free(wl), free(accbuf);
+  return true;
+}
+
+static bool conv(KernelCtx *kx, RtTensor *const *in, const Attrs *attrs, RtTensor *out, int S,
+                 bool transpose) {
+  ConvK c = {.S = S, .transpose = transpose};
+  return conv_setup(kx, attrs, in[0], in[1], out, &c) && conv_run(kx, in[0], in[1], out, &c);
+}
+
+#define CONV_KERNEL(name, S, transpose)                                                       \
+  static bool name(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout, \
+                   RtTensor *const *out) {                                                    \
+    return conv(kx, in, attrs, out[0], S, transpose);                                         \
+  }
+CONV_KERNEL(k_conv1d, 1, false)
+CONV_KERNEL(k_conv2d, 2, false)
+CONV_KERNEL(k_conv3d, 3, false)
+CONV_KERNEL(k_conv1d_transpose, 1, true)
+CONV_KERNEL(k_conv2d_transpose, 2, true)
+
+const KernelDef kernels_family_nn_conv[] = {
+    {"nn.conv1d", k_conv1d},
+    {"nn.conv2d", k_conv2d},
+    {"nn.conv3d", k_conv3d},
+    {"nn.conv1d_transpose", k_conv1d_transpose},
+    {"nn.conv2d_transpose", k_conv2d_transpose},
+    {NULL, NULL},
+};

@@ -1,0 +1,110 @@
+/* kernels_vision_real.h — roi_align and the IoU of non_max_suppression in
+ * one float type, included twice by kernels_vision.c: with REAL float
+ * (float16 and float32 data) and double (float64), REAL_MAX its largest
+ * finite value, RFN(name) naming each copy.  No include guard, on purpose.
+ *
+ * The operation order is TOPI's (topi/vision/rcnn/roi_align.py,
+ * topi/vision/nms.py); min and max are TVM's selects (max(a, b) = a > b ?
+ * a : b). */
+
+static REAL RFN(vmax)(REAL a, REAL b) { return a > b ? a : b; }
+static REAL RFN(vmin)(REAL a, REAL b) { return a < b ? a : b; }
+
+/* The IoU of boxes a and b (4 corner coordinates each, in either order). */
+static REAL RFN(iou)(const double *a, const double *b) {
+  REAL a0 = (REAL)a[0], a1 = (REAL)a[1], a2 = (REAL)a[2], a3 = (REAL)a[3];
+  REAL b0 = (REAL)b[0], b1 = (REAL)b[1], b2 = (REAL)b[2], b3 = (REAL)b[3];
+  REAL al = RFN(vmin)(a0, a2), at = RFN(vmin)(a1, a3), ar = RFN(vmax)(a0, a2),
+       ab = RFN(vmax)(a1, a3);
+  REAL bl = RFN(vmin)(b0, b2), bt = RFN(vmin)(b1, b3), br = RFN(vmax)(b0, b2),
+       bb = RFN(vmax)(b1, b3);
+  REAL w = RFN(vmax)(0, RFN(vmin)(ar, br) - RFN(vmax)(al, bl));
+  REAL h = RFN(vmax)(0, RFN(vmin)(ab, bb) - RFN(vmax)(at, bt));
+  REAL area = h * w;
+  REAL u = (ar - al) * (ab - at) + (br - bl) * (bb - bt) - area;
+  return u <= 0 ? 0 : area / u;
+}
+
+/* One ROI's sampling: its start, bin sizes and sampling grid. */
+typedef struct RFN(Roi) {
+  REAL start_h, start_w, bin_h, bin_w;
+  int64_t grid_h, grid_w;
+} RFN(Roi);
+
+static RFN(Roi) RFN(roi_of)(const REAL *r, REAL scale, int64_t ph, int64_t pw, int64_t ratio) {
+  RFN(Roi) o;
+  REAL sw = r[1] * scale, sh = r[2] * scale, ew = r[3] * scale, eh = r[4] * scale;
+  REAL rh = RFN(vmax)(eh - sh, (REAL)1.0), rw = RFN(vmax)(ew - sw, (REAL)1.0);
+  o.start_h = sh, o.start_w = sw, o.bin_h = rh / (REAL)ph, o.bin_w = rw / (REAL)pw;
+  o.grid_h = ratio > 0 ? ratio : sat_i32(ceil((double)(rh / (REAL)ph)));
+  o.grid_w = ratio > 0 ? ratio : sat_i32(ceil((double)(rw / (REAL)pw)));
+  return o;
+}
+
+/* A plane of an image: element (y, x) at p[y * sy + x * sx]. */
+typedef struct RFN(Plane) {
+  const REAL *p;
+  int64_t h, w, sy, sx;
+} RFN(Plane);
+
+/* TOPI's _bilinear with bilinear_sample_nchw (0 outside [-1, size]). */
+static REAL RFN(roi_sample)(const RFN(Plane) * pl, REAL y, REAL x) {
+  if (y < (REAL)-1.0 || x < (REAL)-1.0 || y > (REAL)pl->h || x > (REAL)pl->w) return 0;
+  y = RFN(vmin)(RFN(vmax)(y, (REAL)0.0), (REAL)(pl->h - 1));
+  x = RFN(vmin)(RFN(vmax)(x, (REAL)0.0), (REAL)(pl->w - 1));
+  int64_t y0 = sat_i32(floor((double)y)), x0 = sat_i32(floor((double)x));
+  REAL wyh = y - (REAL)y0, wxh = x - (REAL)x0, wyl = 1 - wyh, wxl = 1 - wxh, val = 0;
+  REAL wx[2] = {wxl, wxh}, wy[2] = {wyl, wyh};
+  bool first = true;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) {
+      int64_t yp = y0 + j, xp = x0 + i;
+      REAL t = 0;
+      if (yp >= 0 && yp <= pl->h - 1 && xp >= 0 && xp <= pl->w - 1)
+        t = wx[i] * wy[j] * pl->p[yp * pl->sy + xp * pl->sx];
+      val = first ? t : val + t;
+      first = false;
+    }
+  return val;
+}
+
+/* One output bin (py, px) of a ROI: the average or maximum of its samples. */
+static REAL RFN(roi_bin)(const RFN(Plane) * pl, const RFN(Roi) * r, int64_t py, int64_t px,
+                         bool avg) {
+  REAL sh = r->start_h + (REAL)py * r->bin_h, sw = r->start_w + (REAL)px * r->bin_w;
+  REAL count = (REAL)(r->grid_h * r->grid_w), acc = avg ? 0 : -REAL_MAX;
+  for (int64_t iy = 0; iy < r->grid_h; iy++)
+    for (int64_t ix = 0; ix < r->grid_w; ix++) {
+      REAL y = sh + ((REAL)iy + (REAL)0.5) * r->bin_h / (REAL)r->grid_h;
+      REAL x = sw + ((REAL)ix + (REAL)0.5) * r->bin_w / (REAL)r->grid_w;
+      REAL v = RFN(roi_sample)(pl, y, x);
+      acc = avg ? acc + v / count : RFN(vmax)(acc, v);
+    }
+  return acc;
+}
+
+/* roi_align of x (xd, as REAL) at rois (nr, 5) into dst; false after
+ * kernel_fail (a batch index out of range, a huge sampling grid). */
+static bool RFN(roi_align)(KernelCtx *kx, const RoiAlign *a, const RtTensor *x, const REAL *xd,
+                           const REAL *rois, int64_t nr, REAL *dst) {
+  int64_t n = x->shape[0], c = a->nchw ? x->shape[1] : x->shape[3];
+  int64_t h = a->nchw ? x->shape[2] : x->shape[1], w = a->nchw ? x->shape[3] : x->shape[2];
+  for (int64_t r = 0; r < nr; r++) {
+    const REAL *ro = rois + r * 5;
+    int64_t bi = roi_batch(kx, (double)ro[0], r, n);
+    RFN(Roi) g = RFN(roi_of)(ro, (REAL)a->scale, a->ph, a->pw, a->ratio);
+    if (bi < 0 || !grid_ok(kx, g.grid_h, g.grid_w, r)) return false;
+    for (int64_t ch = 0; ch < c; ch++) {
+      RFN(Plane)
+      pl = {xd + bi * c * h * w + (a->nchw ? ch * h * w : ch), h, w, a->nchw ? w : w * c,
+            a->nchw ? 1 : c};
+      for (int64_t py = 0; py < a->ph; py++)
+        for (int64_t px = 0; px < a->pw; px++) {
+          int64_t o = a->nchw ? ((r * c + ch) * a->ph + py) * a->pw + px
+                              : ((r * a->ph + py) * a->pw + px) * c + ch;
+          dst[o] = RFN(roi_bin)(&pl, &g, py, px, a->avg);
+        }
+    }
+  }
+  return true;
+}

@@ -1,0 +1,461 @@
+/* compute_image.c — compute rules (ops/compute.h) of the injective image
+ * ops: image.resize1d/2d/3d, image.grid_sample and image.affine_grid, all
+ * inline (an output element is an expression of a few input elements).
+ *
+ * They build the expressions of the reference kernels
+ * (interp/kernels_image.c), operation for operation, so the TIR
+ * interpreter and the JIT without contraction agree with the kernels bit
+ * for bit: resize in float32 with the compile-time parts (W / T, roi
+ * products) as float32 literals folded in double, rounding half to even
+ * through floor (exact for every float), min and max as TVM's selects.
+ * Under the JIT's default contraction a product and a sum may fuse, so a
+ * coordinate can differ in its last bit.
+ *
+ * The rules need constant, non-empty spatial dims (the coordinate
+ * constants depend on them, and a select reads both of its sides, so every
+ * load index is clamped into the image) and dtypes the lowering handles
+ * (lc_dtype_ok); otherwise they fail and the call runs on its kernel.
+ * crop_and_resize has no rule: its batch index comes from the data and the
+ * kernel checks it. */
+#include <string.h>
+
+#include "ops/compute.h"
+#include "ops/families.h"
+#include "ops/image.h"
+
+/* ───────────────────────────── expression helpers ───────────────────────────── */
+
+static PrimExpr *lit(LowerCx *L, DType dt, double v) { return lc_lit(L, dt, v); }
+static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
+static PrimExpr *sub(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_SUB, a, b); }
+static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
+static PrimExpr *dvd(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_DIV, a, b); }
+static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
+  return lc_call(L, PI_SELECT, c, a, b);
+}
+static PrimExpr *lt(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_LT, a, b); }
+static PrimExpr *gt(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_GT, a, b); }
+static PrimExpr *or_(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_OR, a, b); }
+static PrimExpr *flr(LowerCx *L, PrimExpr *a) { return lc_call(L, PI_FLOOR, a, NULL, NULL); }
+static PrimExpr *cel(LowerCx *L, PrimExpr *a) { return lc_call(L, PI_CEIL, a, NULL, NULL); }
+static PrimExpr *i32(LowerCx *L, PrimExpr *a) { return lc_cast(L, DT_INT32, a); }
+
+/* TVM's max / min: a > b ? a : b (a NaN operand a gives b). */
+static PrimExpr *tmax(LowerCx *L, PrimExpr *a, PrimExpr *b) { return sel(L, gt(L, a, b), a, b); }
+static PrimExpr *tmin(LowerCx *L, PrimExpr *a, PrimExpr *b) { return sel(L, lt(L, a, b), a, b); }
+
+/* An int32 index clamped into [0, n). */
+static PrimExpr *clampi(LowerCx *L, PrimExpr *i, int64_t n) {
+  PrimExpr *lo = sel(L, lt(L, i, lc_int(L, 0)), lc_int(L, 0), i);
+  return sel(L, gt(L, lo, lc_int(L, n - 1)), lc_int(L, n - 1), lo);
+}
+
+/* floor(x) rounded to even on ties: r = floor(x), +1 when x - r > 0.5 or
+ * (x - r == 0.5 and r is odd); x - r is exact, and floats this large are
+ * even integers, so this is nearbyint. */
+static PrimExpr *round_even(LowerCx *L, DType dt, PrimExpr *x) {
+  PrimExpr *r = flr(L, x), *d = sub(L, x, r), *half = lit(L, dt, 0.5);
+  PrimExpr *odd =
+      lc_bin(L, PB_NE, sub(L, r, mul(L, lit(L, dt, 2), flr(L, mul(L, r, half)))), lit(L, dt, 0));
+  PrimExpr *up = or_(L, gt(L, d, half), lc_bin(L, PB_AND, lc_bin(L, PB_EQ, d, half), odd));
+  return sel(L, up, add(L, r, lit(L, dt, 1)), r);
+}
+
+/* The resolved spec of an image call (validated when it was type checked). */
+static bool resize_spec(LowerCx *L, const Expr *call, int nsp, ResizeSpec *s) {
+  RelCtx cx;
+  memset(&cx, 0, sizeof cx);
+  cx.arena = lc_arena(L), cx.op = ops_get(call->u.call.fn->u.op.index), cx.op_name = cx.op->name;
+  return image_resize_spec(&cx, call->u.call.attrs, nsp, s);
+}
+
+/* The result shape from the type: constants only. */
+static bool const_shape(LowerCx *L, const Expr *call, PrimExpr **shape) {
+  const Type *ty = lc_result_type(call);
+  for (int d = 0; d < ty->u.tensor.ndim; d++) {
+    if (ty->u.tensor.dims[d].kind != DIM_CONST)
+      return lc_fail(L, "%s: a result dim known only at run time", call->u.call.fn->u.op.name),
+             false;
+    shape[d] = lc_int(L, ty->u.tensor.dims[d].value);
+  }
+  return true;
+}
+
+/* ───────────────────────────── resize ───────────────────────────── */
+
+/* The taps of one axis at one output coordinate, as expressions. */
+typedef struct ETaps {
+  int n;
+  PrimExpr *idx[4], *w[4], *outside;
+} ETaps;
+
+/* TOPI's get_inx at output index x (an integer expression). */
+static PrimExpr *coord(LowerCx *L, const ResizeSpec *s, int axis, PrimExpr *x, int64_t in,
+                       int64_t out) {
+  PrimExpr *fx = lc_cast(L, DT_FLOAT32, x), *scale = lit(L, DT_FLOAT32, (double)in / (double)out);
+  PrimExpr *half = lit(L, DT_FLOAT32, 0.5);
+  double st = s->roi[axis], en = s->roi[s->nsp + axis];
+  switch (s->coord) {
+    case COORD_PYTORCH_HALF_PIXEL:
+      if (out <= 1) return lit(L, DT_FLOAT32, 0);
+      /* fall through */
+    case COORD_HALF_PIXEL:
+      return sub(L, mul(L, add(L, fx, half), scale), half);
+    case COORD_ALIGN_CORNERS:
+      if (out <= 1) return lit(L, DT_FLOAT32, 0);
+      return mul(L, lit(L, DT_FLOAT32, (double)(in - 1) / (double)(out - 1)), fx);
+    case COORD_ASYMMETRIC:
+      return mul(L, scale, fx);
+    case COORD_TF_HALF_PIXEL_FOR_NN:
+      return mul(L, add(L, fx, half), scale);
+    case COORD_TF_CROP_AND_RESIZE:
+      break;
+  }
+  if (out <= 1) return lit(L, DT_FLOAT32, 0.5 * (st + en) * (double)(in - 1));
+  PrimExpr *span =
+      mul(L, mul(L, fx, lit(L, DT_FLOAT32, en - st)), lit(L, DT_FLOAT32, (double)(in - 1)));
+  return add(L, lit(L, DT_FLOAT32, st * (double)(in - 1)),
+             dvd(L, span, lit(L, DT_FLOAT32, (double)(out - 1))));
+}
+
+static PrimExpr *closest(LowerCx *L, PrimExpr *c, Rounding r) {
+  PrimExpr *eps = lit(L, DT_FLOAT32, 1e-5), *half = lit(L, DT_FLOAT32, 0.5);
+  switch (r) {
+    case ROUNDING_PREFER_FLOOR:
+      return i32(L, cel(L, sub(L, c, half)));
+    case ROUNDING_PREFER_CEIL:
+      return i32(L, flr(L, add(L, c, half)));
+    case ROUNDING_FLOOR:
+      return i32(L, flr(L, add(L, c, eps)));
+    case ROUNDING_CEIL:
+      return i32(L, cel(L, sub(L, c, eps)));
+    default:
+      return i32(L, round_even(L, DT_FLOAT32, c));
+  }
+}
+
+/* TOPI's cubic spline weights of t, the alpha sums folded in double. */
+static void cubic_weights(LowerCx *L, double alpha, PrimExpr *t, PrimExpr **w) {
+  PrimExpr *a = lit(L, DT_FLOAT32, alpha), *t2 = mul(L, t, t), *t3 = mul(L, mul(L, t, t), t);
+  w[0] = mul(L, a, add(L, sub(L, t3, mul(L, lit(L, DT_FLOAT32, 2), t2)), t));
+  w[1] = add(
+      L,
+      sub(L, mul(L, lit(L, DT_FLOAT32, alpha + 2), t3), mul(L, lit(L, DT_FLOAT32, 3 + alpha), t2)),
+      lit(L, DT_FLOAT32, 1));
+  w[2] = sub(L,
+             add(L, mul(L, lit(L, DT_FLOAT32, -(alpha + 2)), t3),
+                 mul(L, lit(L, DT_FLOAT32, 3 + 2 * alpha), t2)),
+             mul(L, a, t));
+  w[3] = add(L, mul(L, lit(L, DT_FLOAT32, -alpha), t3), mul(L, a, t2));
+}
+
+/* cubic_exclude: weights of taps outside the image zeroed, the rest renormalized. */
+static void exclude(LowerCx *L, PrimExpr *i0, int64_t in, PrimExpr **w) {
+  for (int k = 0; k < 4; k++) {
+    PrimExpr *lo = lt(L, add(L, i0, lc_int(L, k - 1)), lc_int(L, 0));
+    PrimExpr *hi = gt(L, add(L, i0, lc_int(L, k)), lc_int(L, in));
+    w[k] = sel(L, or_(L, lo, hi), lit(L, DT_FLOAT32, 0), w[k]);
+  }
+  PrimExpr *sum = add(L, add(L, add(L, w[0], w[1]), w[2]), w[3]);
+  for (int k = 0; k < 4; k++) w[k] = dvd(L, w[k], sum);
+}
+
+/* The taps of coordinate c on an axis of `in` pixels (taps_at in the kernel). */
+static ETaps taps(LowerCx *L, const ResizeSpec *s, PrimExpr *c, int64_t in) {
+  ETaps t = {0};
+  t.outside =
+      s->coord == COORD_TF_CROP_AND_RESIZE
+          ? or_(L, lt(L, c, lit(L, DT_FLOAT32, 0)), gt(L, c, lit(L, DT_FLOAT32, (double)(in - 1))))
+          : NULL;
+  if (s->method == RESIZE_NEAREST) {
+    t.n = 1, t.idx[0] = clampi(L, closest(L, c, s->rounding), in);
+    return t;
+  }
+  PrimExpr *i0 = i32(L, flr(L, c));
+  if (s->method == RESIZE_LINEAR) {
+    PrimExpr *l = sub(L, c, lc_cast(L, DT_FLOAT32, i0));
+    t.n = 2, t.w[0] = sub(L, lit(L, DT_FLOAT32, 1), l), t.w[1] = l;
+    for (int k = 0; k < 2; k++) t.idx[k] = clampi(L, add(L, i0, lc_int(L, k)), in);
+    return t;
+  }
+  t.n = 4;
+  cubic_weights(L, s->cubic_alpha, sub(L, c, flr(L, c)), t.w);
+  if (s->cubic_exclude) exclude(L, i0, in, t.w);
+  for (int k = 0; k < 4; k++) t.idx[k] = clampi(L, add(L, i0, lc_int(L, k - 1)), in);
+  return t;
+}
+
+/* The value sampled over spatial axes level.. at input index sub. */
+static PrimExpr *resample(LowerCx *L, const LTensor *x, const ResizeSpec *s, const ETaps *t,
+                          int level, PrimExpr **sub) {
+  if (level == s->nsp) return lc_cast(L, DT_FLOAT32, lc_at(L, x, sub));
+  const ETaps *a = &t[level];
+  PrimExpr *v[4], *idx[TENSOR_MAX_RANK];
+  for (int k = 0; k < a->n; k++) {
+    memcpy(idx, sub, sizeof(PrimExpr *) * (size_t)x->ndim);
+    idx[s->sp_axis[level]] = a->idx[k];
+    v[k] = resample(L, x, s, t, level + 1, idx);
+  }
+  if (a->n == 1) return v[0];
+  PrimExpr *acc = mul(L, v[0], a->w[0]);
+  for (int k = 1; k < a->n; k++) acc = add(L, acc, mul(L, v[k], a->w[k]));
+  return acc;
+}
+
+/* aux[0]: the number of spatial dims. */
+static PrimExpr *at_resize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  const LTensor *x = t->in[0];
+  ResizeSpec s;
+  resize_spec(L, t->call, (int)t->aux[0], &s);
+  ETaps tp[IMAGE_MAX_SPATIAL];
+  PrimExpr *outside = NULL;
+  for (int i = 0; i < s.nsp; i++) {
+    int ax = s.sp_axis[i];
+    int64_t in = lc_const(x->shape[ax]), out = lc_const(t->shape[ax]);
+    tp[i] = taps(L, &s, coord(L, &s, i, idx[ax], in, out), in);
+    if (s.nsp == 2 && s.method == RESIZE_NEAREST && s.coord == COORD_ASYMMETRIC && t->aux[1] &&
+        image_resize_int_div(in, out))
+      tp[i].idx[0] = clampi(L, dvd(L, i32(L, idx[ax]), lc_int(L, out / in)), in);
+    if (tp[i].outside) outside = outside ? or_(L, outside, tp[i].outside) : tp[i].outside;
+  }
+  PrimExpr *v = resample(L, x, &s, tp, 0, idx);
+  if (outside) v = sel(L, outside, lit(L, DT_FLOAT32, s.extrapolation), v);
+  return lc_cast(L, t->dtype, v);
+}
+
+/* The rule of resize{nsp}d: constant, non-empty spatial dims and dtypes
+ * the lowering handles. */
+static LTensor *resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int nsp) {
+  ResizeSpec s;
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  const Type *ty = lc_result_type(call);
+  if (!resize_spec(L, call, nsp, &s))
+    return lc_fail(L, "%s: bad attributes", call->u.call.fn->u.op.name);
+  if (!const_shape(L, call, shape)) return NULL;
+  if (!lc_dtype_ok(in[0]->dtype) || !lc_dtype_ok(ty->u.tensor.dtype) || in[0]->dtype == DT_BOOL)
+    return lc_fail(L, "%s of %s", call->u.call.fn->u.op.name, dtype_name(in[0]->dtype));
+  for (int i = 0; i < nsp; i++)
+    if (lc_const(in[0]->shape[s.sp_axis[i]]) <= 0)
+      return lc_fail(L, "%s of a dynamic or empty image size", call->u.call.fn->u.op.name);
+  LTensor *t = lc_tensor(L, call, ty->u.tensor.dtype, ty->u.tensor.ndim, shape);
+  t->in = in, t->nin = nin, t->at = at_resize;
+  t->aux[0] = nsp, t->aux[1] = nsp == 2; /* the static 2-D op's integer-division form */
+  return t;
+}
+
+LTensor *compute_resize1d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  return resize_rule(L, call, in, nin, 1);
+}
+
+LTensor *compute_resize2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  return resize_rule(L, call, in, nin, 2);
+}
+
+LTensor *compute_resize3d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  return resize_rule(L, call, in, nin, 3);
+}
+
+/* ───────────────────────────── grid_sample ───────────────────────────── */
+
+/* One grid_sample element: the type the kernel computes in, the data's
+ * spatial dims and the output index's batch and channel. */
+typedef struct GridAt {
+  LowerCx *L;
+  const LTensor *x;
+  const GridSpec *s;
+  DType dt;
+  int64_t dims[3]; /* (D,) H, W */
+  PrimExpr *n, *c;
+} GridAt;
+
+static PrimExpr *g_lit(const GridAt *g, double v) { return lit(g->L, g->dt, v); }
+
+static PrimExpr *g_clip(const GridAt *g, PrimExpr *x, int64_t size) {
+  return tmin(g->L, tmax(g->L, x, g_lit(g, 0)), g_lit(g, (double)(size - 1)));
+}
+
+/* Reflection into [corner, size + corner] (TOPI's __refelection). */
+static PrimExpr *g_reflect(const GridAt *g, PrimExpr *x, int64_t size, double corner) {
+  LowerCx *L = g->L;
+  PrimExpr *cr = g_lit(g, corner), *fs = g_lit(g, (double)size);
+  PrimExpr *in = lc_bin(L, PB_AND, lc_bin(L, PB_GE, x, cr), lc_bin(L, PB_LE, x, add(L, fs, cr)));
+  if (size == 0) return sel(L, in, x, cr);
+  PrimExpr *iac = lc_call(L, PI_ABS, sub(L, cr, x), NULL, NULL);
+  PrimExpr *times = dvd(L, i32(L, iac), lc_int(L, size));
+  PrimExpr *extra = sub(L, iac, lc_cast(L, g->dt, mul(L, times, lc_int(L, size))));
+  PrimExpr *even = lc_bin(L, PB_EQ, lc_bin(L, PB_MOD, times, lc_int(L, 2)), lc_int(L, 0));
+  return sel(L, in, x, sel(L, even, add(L, extra, cr), add(L, sub(L, fs, extra), cr)));
+}
+
+static PrimExpr *g_reflect_axis(const GridAt *g, PrimExpr *x, int64_t size) {
+  return g->s->align_corners ? g_reflect(g, x, size - 1, 0) : g_reflect(g, x, size, -0.5);
+}
+
+static PrimExpr *g_unnormalize(const GridAt *g, PrimExpr *v, int64_t size) {
+  LowerCx *L = g->L;
+  PrimExpr *p1 = add(L, v, g_lit(g, 1)), *two = g_lit(g, 2);
+  if (g->s->align_corners) return dvd(L, mul(L, p1, g_lit(g, (double)(size - 1))), two);
+  return add(L, g_lit(g, -0.5), dvd(L, mul(L, p1, g_lit(g, (double)size)), two));
+}
+
+static PrimExpr *g_source(const GridAt *g, PrimExpr *v, int64_t size) {
+  PrimExpr *x = g_unnormalize(g, v, size);
+  if (g->s->padding == GRID_REFLECTION) return g_clip(g, g_reflect_axis(g, x, size), size);
+  if (g->s->padding == GRID_BORDER) return g_clip(g, x, size);
+  return x;
+}
+
+/* The data at int32 spatial indices p (one per spatial dim), 0 outside. */
+static PrimExpr *g_px(const GridAt *g, PrimExpr *const *p) {
+  LowerCx *L = g->L;
+  int nsp = g->s->nsp;
+  PrimExpr *idx[5] = {g->n, g->c}, *ok = NULL;
+  for (int i = 0; i < nsp; i++) {
+    PrimExpr *in =
+        lc_bin(L, PB_AND, lc_bin(L, PB_GE, p[i], lc_int(L, 0)), lt(L, p[i], lc_int(L, g->dims[i])));
+    ok = ok ? lc_bin(L, PB_AND, ok, in) : in;
+    idx[2 + i] = clampi(L, p[i], g->dims[i]);
+  }
+  return sel(L, ok, lc_cast(L, g->dt, lc_at(L, g->x, idx)), g_lit(g, 0));
+}
+
+/* Bilinear (2-D) or trilinear (3-D) sampling at source coordinates src. */
+static PrimExpr *g_linear(const GridAt *g, PrimExpr *const *src) {
+  LowerCx *L = g->L;
+  int nsp = g->s->nsp;
+  PrimExpr *lo[3], *d[3], *e[3];
+  for (int i = 0; i < nsp; i++) {
+    lo[i] = i32(L, flr(L, src[i]));
+    d[i] = sub(L, src[i], lc_cast(L, g->dt, lo[i]));
+    e[i] = sub(L, g_lit(g, 1), d[i]);
+  }
+  /* the corners in TOPI's order: (y, x) offsets for 2-D, (z, y, x) for 3-D */
+  static const int c2[4][2] = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
+  static const int c3[8][3] = {{0, 0, 0}, {0, 0, 1}, {1, 1, 0}, {1, 1, 1},
+                               {0, 1, 0}, {1, 0, 1}, {1, 0, 0}, {0, 1, 1}};
+  PrimExpr *acc = NULL;
+  for (int k = 0; k < (nsp == 2 ? 4 : 8); k++) {
+    const int *o = nsp == 2 ? c2[k] : c3[k];
+    PrimExpr *p[3], *term;
+    for (int i = 0; i < nsp; i++) p[i] = add(L, lo[i], lc_int(L, o[i]));
+    term = g_px(g, p);
+    for (int j = 0; j < nsp; j++) { /* 2-D: y then x; 3-D: x, y, z (TOPI's orders) */
+      int i = nsp == 2 ? j : nsp - 1 - j;
+      term = mul(L, term, o[i] ? d[i] : e[i]);
+    }
+    acc = acc ? add(L, acc, term) : term;
+  }
+  return acc;
+}
+
+static PrimExpr *g_cubic_w1(const GridAt *g, PrimExpr *f) {
+  LowerCx *L = g->L;
+  PrimExpr *t = sub(L, mul(L, g_lit(g, -0.75 + 2), f), g_lit(g, -0.75 + 3));
+  return add(L, mul(L, mul(L, t, f), f), g_lit(g, 1));
+}
+
+static PrimExpr *g_cubic_w2(const GridAt *g, PrimExpr *f) {
+  LowerCx *L = g->L;
+  PrimExpr *t = sub(L, mul(L, g_lit(g, -0.75), f), g_lit(g, 5 * -0.75));
+  return sub(L, mul(L, add(L, mul(L, t, f), g_lit(g, 8 * -0.75)), f), g_lit(g, 4 * -0.75));
+}
+
+static PrimExpr *g_cubic_1d(const GridAt *g, PrimExpr *const *p, PrimExpr *f) {
+  LowerCx *L = g->L;
+  PrimExpr *one = g_lit(g, 1), *two = g_lit(g, 2);
+  PrimExpr *acc = mul(L, p[0], g_cubic_w2(g, add(L, f, one)));
+  acc = add(L, acc, mul(L, p[1], g_cubic_w1(g, f)));
+  acc = add(L, acc, mul(L, p[2], g_cubic_w1(g, sub(L, one, f))));
+  return add(L, acc, mul(L, p[3], g_cubic_w2(g, sub(L, two, f))));
+}
+
+/* A bicubic tap with the padding mode applied to the integer index. */
+static PrimExpr *g_tap(const GridAt *g, PrimExpr *i, int64_t size) {
+  if (g->s->padding == GRID_BORDER) return clampi(g->L, i, size);
+  if (g->s->padding == GRID_REFLECTION)
+    return i32(g->L, g_clip(g, g_reflect_axis(g, lc_cast(g->L, g->dt, i), size), size));
+  return i;
+}
+
+/* TOPI's _bicubic_sample: 4 x 4 taps, the padding mode applied to each
+ * integer tap, rows interpolated along x, then the rows along y. */
+static PrimExpr *g_bicubic(const GridAt *g, PrimExpr *gx, PrimExpr *gy) {
+  LowerCx *L = g->L;
+  PrimExpr *y = g_unnormalize(g, gy, g->dims[0]), *x = g_unnormalize(g, gx, g->dims[1]);
+  PrimExpr *yf = i32(L, flr(L, y)), *xf = i32(L, flr(L, x));
+  PrimExpr *fy = sub(L, y, lc_cast(L, g->dt, yf)), *fx = sub(L, x, lc_cast(L, g->dt, xf));
+  PrimExpr *rows[4], *p[4];
+  for (int i = 0; i < 4; i++) {
+    PrimExpr *q[2];
+    q[0] = g_tap(g, add(L, yf, lc_int(L, i - 1)), g->dims[0]);
+    for (int j = 0; j < 4; j++) {
+      q[1] = g_tap(g, add(L, xf, lc_int(L, j - 1)), g->dims[1]);
+      p[j] = g_px(g, q);
+    }
+    rows[i] = g_cubic_1d(g, p, fx);
+  }
+  return g_cubic_1d(g, rows, fy);
+}
+
+/* aux[0]: the number of spatial dims. */
+static PrimExpr *at_grid_sample(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  const LTensor *x = t->in[0], *grid = t->in[1];
+  GridSpec s;
+  RelCtx cx;
+  memset(&cx, 0, sizeof cx);
+  cx.arena = lc_arena(L), cx.op = ops_get(t->call->u.call.fn->u.op.index), cx.op_name = cx.op->name;
+  image_grid_spec(&cx, t->call->u.call.attrs, x->ndim, &s);
+  GridAt g = {L, x, &s, x->dtype, {0}, idx[0], idx[1]};
+  for (int i = 0; i < s.nsp; i++) g.dims[i] = lc_const(x->shape[2 + i]);
+  PrimExpr *gi[5] = {idx[0], NULL, idx[2], idx[3], s.nsp == 3 ? idx[4] : NULL}, *gv[3], *src[3];
+  for (int k = 0; k < s.nsp; k++) gi[1] = lc_int(L, k), gv[k] = lc_at(L, grid, gi); /* x, y[, z] */
+  if (s.method == GRID_BICUBIC) return g_bicubic(&g, gv[0], gv[1]);
+  for (int i = 0; i < s.nsp; i++) src[i] = g_source(&g, gv[s.nsp - 1 - i], g.dims[i]);
+  if (s.method == GRID_BILINEAR) return g_linear(&g, src);
+  PrimExpr *p[3];
+  for (int i = 0; i < s.nsp; i++) p[i] = i32(L, round_even(L, g.dt, src[i]));
+  return g_px(&g, p);
+}
+
+LTensor *compute_grid_sample(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  if (!const_shape(L, call, shape)) return NULL;
+  DType dt = in[0]->dtype;
+  if ((dt != DT_FLOAT32 && dt != DT_FLOAT64) || in[1]->dtype != dt)
+    return lc_fail(L, "image.grid_sample of %s at a %s grid", dtype_name(dt),
+                   dtype_name(in[1]->dtype));
+  for (int i = 2; i < in[0]->ndim; i++)
+    if (lc_const(in[0]->shape[i]) <= 0)
+      return lc_fail(L, "image.grid_sample of a dynamic or empty image");
+  LTensor *t = lc_tensor(L, call, dt, in[0]->ndim, shape);
+  t->in = in, t->nin = nin, t->at = at_grid_sample;
+  return t;
+}
+
+/* ───────────────────────────── affine_grid ───────────────────────────── */
+
+static PrimExpr *at_affine_grid(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  const LTensor *th = t->in[0];
+  DType dt = t->dtype;
+  int64_t h = lc_const(t->shape[2]), w = lc_const(t->shape[3]);
+  PrimExpr *ys = lit(L, dt, (2.0 - 1e-7) / (double)(h - 1)),
+           *xs = lit(L, dt, (2.0 - 1e-7) / (double)(w - 1));
+  PrimExpr *y = add(L, lit(L, dt, -1), mul(L, lc_cast(L, dt, idx[2]), ys));
+  PrimExpr *x = add(L, lit(L, dt, -1), mul(L, lc_cast(L, dt, idx[3]), xs));
+  PrimExpr *e[3];
+  for (int k = 0; k < 3; k++) {
+    PrimExpr *ti[3] = {idx[0], idx[1], lc_int(L, k)};
+    e[k] = lc_at(L, th, ti);
+  }
+  return add(L, add(L, mul(L, e[0], x), mul(L, e[1], y)), e[2]);
+}
+
+LTensor *compute_affine_grid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  if (!const_shape(L, call, shape)) return NULL;
+  if (in[0]->dtype != DT_FLOAT32 && in[0]->dtype != DT_FLOAT64)
+    return lc_fail(L, "image.affine_grid of %s", dtype_name(in[0]->dtype));
+  LTensor *t = lc_tensor(L, call, in[0]->dtype, 4, shape);
+  t->in = in, t->nin = nin, t->at = at_affine_grid;
+  return t;
+}

@@ -1,0 +1,223 @@
+/* compute_nn_pool.c — compute rules (ops/compute.h) of the pools:
+ * nn.max_pool1d/2d/3d, nn.avg_pool1d/2d/3d, nn.global_max_pool2d and
+ * nn.global_avg_pool2d, all materialized: a loop nest over the output, and
+ * per element a loop over the window's taps (or the whole plane) into a
+ * small accumulator.  A tap is read only when it lies inside the input.
+ *
+ * Results equal the reference kernels' (interp/kernels_nn_pool.c) bit for
+ * bit: max starts from -inf and keeps NaN and +0 over -0 (a window with no
+ * element gives the dtype's lowest finite value); averages add the window's
+ * elements in row order in float64 (int64 for integers, which truncate)
+ * starting from +0 and divide by the count TVM uses. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/compute.h"
+#include "ops/families.h"
+#include "ops/nn_int.h"
+
+static PrimExpr *I(LowerCx *L, int64_t v) { return lc_int(L, v); }
+static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
+static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
+  return lc_call(L, PI_SELECT, c, a, b);
+}
+static PrimExpr *and_(LowerCx *L, PrimExpr *a, PrimExpr *b) {
+  return a ? lc_bin(L, PB_AND, a, b) : b;
+}
+
+/* The dtype's lowest finite value (an empty max window). */
+static PrimExpr *lowest(LowerCx *L, DType dt) {
+  if (dt == DT_FLOAT32) return lc_lit(L, dt, -3.4028234663852886e38);
+  if (dt == DT_FLOAT64) return lc_lit(L, dt, -1.7976931348623157e308);
+  PrimExpr *e = lc_lit(L, dt, 0);
+  e->u.i = dt == DT_INT32 ? INT32_MIN : INT64_MIN;
+  return e;
+}
+
+/* max as the kernels define it: NaN wins, +0 over -0. */
+static PrimExpr *fmax_(LowerCx *L, PrimExpr *a, PrimExpr *b) {
+  PrimExpr *m = lc_call(L, PI_MAX, a, b, NULL);
+  if (!dtype_is_float(a->dtype)) return m;
+  PrimExpr *zero = lc_bin(L, PB_EQ, a, lc_lit(L, a->dtype, 0));
+  return sel(L, lc_bin(L, PB_EQ, a, b), sel(L, zero, add(L, a, b), a), m);
+}
+
+typedef struct PoolRule {
+  int S;
+  int pos[NN_MAX_SPATIAL]; /* the pooled axes */
+  NnWindow w;
+  bool is_max, include_pad;
+  DType at;          /* the accumulator's dtype */
+  Buffer *acc, *cnt; /* [value, tap]; [taps inside, taps inside the padding] */
+} PoolRule;
+
+/* The accumulation of one tap at input position ix (valid: inside the
+ * input; padded: inside the padded input). */
+static void tap(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr **ix, PrimExpr *valid,
+                PrimExpr *padded) {
+  PrimExpr *i0 = I(L, 0), *i1 = I(L, 1);
+  PrimExpr *val = lc_load(L, p->acc, 1, &i0), *v = lc_load(L, p->acc, 1, &i1);
+  PrimExpr *n0 = lc_load(L, p->cnt, 1, &i0), *n1 = lc_load(L, p->cnt, 1, &i1);
+  lc_open(L);
+  lc_store(L, p->acc, 1, &i1, lc_cast(L, p->at, lc_at(L, x, ix)));
+  lc_store(L, p->acc, 1, &i0, p->is_max ? fmax_(L, val, v) : add(L, val, v));
+  lc_store(L, p->cnt, 1, &i0, add(L, n0, lc_lit(L, DT_INT64, 1)));
+  lc_if(L, valid, lc_close(L));
+  if (!p->include_pad) return;
+  lc_open(L);
+  lc_store(L, p->cnt, 1, &i1, add(L, n1, lc_lit(L, DT_INT64, 1)));
+  lc_if(L, padded, lc_close(L));
+}
+
+/* One output element at idx: init, a loop per pooled dim over its taps,
+ * then the result (max, lowest for an empty window, or the average). */
+static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx) {
+  PrimExpr *two = I(L, 2), *i0 = I(L, 0), *i1 = I(L, 1);
+  p->acc = lc_alloc(L, "acc", p->at, 1, &two), p->cnt = lc_alloc(L, "cnt", DT_INT64, 1, &two);
+  PrimExpr *init = p->is_max
+                       ? (dtype_is_float(p->at) ? lc_lit(L, p->at, -INFINITY) : lowest(L, p->at))
+                       : lc_lit(L, p->at, 0);
+  lc_store(L, p->acc, 1, &i0, init);
+  lc_store(L, p->cnt, 1, &i0, lc_lit(L, DT_INT64, 0));
+  lc_store(L, p->cnt, 1, &i1, lc_lit(L, DT_INT64, 0));
+  PrimExpr *ix[TENSOR_MAX_RANK], *valid = NULL, *padded = NULL;
+  for (int d = 0; d < x->ndim; d++) ix[d] = idx[d];
+  TirVar *t[NN_MAX_SPATIAL];
+  for (int i = 0; i < p->S; i++) {
+    int a = p->pos[i];
+    PrimExpr *k = I(L, p->w.k[i]), *n = x->shape[a];
+    t[i] = lc_tvar(L, "t", k);
+    PrimExpr *q = add(L, lc_bin(L, PB_MUL, idx[a], I(L, p->w.stride[i])),
+                      lc_bin(L, PB_MUL, lc_var(L, t[i]), I(L, p->w.dil[i])));
+    q = lc_bin(L, PB_SUB, q, I(L, p->w.lo[i]));
+    valid = and_(L, valid, lc_bin(L, PB_AND, lc_bin(L, PB_GE, q, I(L, 0)), lc_bin(L, PB_LT, q, n)));
+    padded = and_(L, padded, lc_bin(L, PB_LT, q, add(L, n, I(L, p->w.hi[i]))));
+    ix[a] = q;
+    lc_open(L);
+  }
+  tap(L, x, p, ix, valid, padded);
+  for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], I(L, p->w.k[i]), lc_close(L));
+  PrimExpr *val = lc_load(L, p->acc, 1, &i0), *n0 = lc_load(L, p->cnt, 1, &i0);
+  PrimExpr *div = p->include_pad ? lc_load(L, p->cnt, 1, &i1) : n0, *r;
+  PrimExpr *some = lc_bin(L, PB_GT, p->is_max ? n0 : div, lc_lit(L, DT_INT64, 0));
+  if (p->is_max)
+    r = sel(L, some, val, lowest(L, x->dtype));
+  else
+    r = sel(L, some,
+            lc_bin(L, PB_DIV, val,
+                   lc_cast(L, p->at, lc_call(L, PI_MAX, div, lc_lit(L, DT_INT64, 1), NULL))),
+            lc_lit(L, p->at, 0));
+  lc_store(L, out, x->ndim, idx, lc_cast(L, x->dtype, r));
+}
+
+/* The windowed pools, materialized: a loop nest over the output (the
+ * outermost dim that is not 1 parallel), pool_element inside.  Attributes
+ * through the relation's readers; the result's shape must be static or
+ * size variables. */
+static LTensor *pool_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int S, bool is_max) {
+  RelCtx cx;
+  PoolRule p = {.S = S, .is_max = is_max, .w = {.S = S}};
+  nn_call_ctx(&cx, lc_arena(L), call);
+  const LTensor *x = in[0];
+  if (nin != 1 || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL)
+    return lc_fail(L, "%s on %s", cx.op_name, dtype_name(x->dtype));
+  if (nn_layout_attr(&cx, call->u.call.attrs, "layout", "DHW" + (NN_MAX_SPATIAL - S), p.pos) < 0 ||
+      !nn_spatial_ints(&cx, call->u.call.attrs, "pool_size", S, 1, p.w.k) ||
+      !nn_window_attrs(&cx, call->u.call.attrs, &p.w))
+    return lc_fail(L, "%s: %s", cx.op_name, cx.err);
+  if (!is_max) p.include_pad = op_attr_bool(call, "count_include_pad");
+  p.at = is_max ? x->dtype : dtype_is_float(x->dtype) ? DT_FLOAT64 : DT_INT64;
+  const Type *ty = lc_result_type(call);
+  int n = x->ndim;
+  PrimExpr *shape[TENSOR_MAX_RANK], *idx[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++) {
+    Dim dm = ty->u.tensor.dims[d];
+    if (dm.kind != DIM_CONST && dm.kind != DIM_VAR) return lc_fail(L, "%s: a `?` dim", cx.op_name);
+    shape[d] = dm.kind == DIM_CONST ? I(L, dm.value) : x->shape[d];
+  }
+  Buffer *out = lc_result_buffer(L, call, x->dtype, n, shape);
+  if (!out) return NULL;
+  TirVar *v[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++)
+    v[d] = lc_tvar(L, "i", shape[d]), idx[d] = lc_var(L, v[d]), lc_open(L);
+  pool_element(L, x, &p, out, idx);
+  int par = 0;
+  while (par < n - 1 && lc_const(shape[par]) == 1) par++;
+  for (int d = n; d-- > 0;)
+    lc_for(L, d == par ? LOOP_PARALLEL : LOOP_RANGE, v[d], shape[d], lc_close(L));
+  return lc_from_buffer(L, call, out);
+}
+
+#define POOL_RULE(name, S, is_max)                                     \
+  LTensor *name(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
+    return pool_rule(L, call, in, nin, S, is_max);                     \
+  }
+POOL_RULE(compute_max_pool1d, 1, true)
+POOL_RULE(compute_avg_pool1d, 1, false)
+POOL_RULE(compute_max_pool2d, 2, true)
+POOL_RULE(compute_avg_pool2d, 2, false)
+POOL_RULE(compute_max_pool3d, 3, true)
+POOL_RULE(compute_avg_pool3d, 3, false)
+
+/* ───────────────────────────── global pools ───────────────────────────── */
+
+/* for each element of the other axes: acc = reduce over H, W; out = acc
+ * (max, or lowest for an empty plane) or acc / (H * W). */
+static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin, bool is_max) {
+  RelCtx cx;
+  int pos[2];
+  nn_call_ctx(&cx, lc_arena(L), call);
+  const LTensor *x = in[0];
+  int n = x->ndim;
+  if (nin != 1 || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL ||
+      nn_layout_attr(&cx, call->u.call.attrs, "layout", "HW", pos) != n)
+    return lc_fail(L, "%s on these operands", cx.op_name);
+  PrimExpr *oshape[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++) oshape[d] = d == pos[0] || d == pos[1] ? I(L, 1) : x->shape[d];
+  Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
+  if (!out) return NULL;
+  DType at = is_max ? x->dtype : dtype_is_float(x->dtype) ? DT_FLOAT64 : DT_INT64;
+  TirVar *v[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++)
+    v[d] = lc_tvar(L, "i", d == pos[0] || d == pos[1] ? x->shape[d] : oshape[d]);
+  int outer = 0;
+  for (int d = 0; d < n; d++)
+    if (d != pos[0] && d != pos[1]) lc_open(L), outer++;
+  PrimExpr *two = I(L, 2), *i0 = I(L, 0), *i1 = I(L, 1);
+  Buffer *acc = lc_alloc(L, "acc", at, 1, &two); /* [value, any] */
+  PrimExpr *val = lc_load(L, acc, 1, &i0);
+  lc_store(
+      L, acc, 1, &i0,
+      is_max ? (dtype_is_float(at) ? lc_lit(L, at, -INFINITY) : lowest(L, at)) : lc_lit(L, at, 0));
+  lc_store(L, acc, 1, &i1, lc_lit(L, at, 0));
+  PrimExpr *idx[TENSOR_MAX_RANK], *oidx[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++) {
+    idx[d] = lc_var(L, v[d]);
+    oidx[d] = d == pos[0] || d == pos[1] ? I(L, 0) : idx[d];
+  }
+  lc_open(L);
+  lc_open(L);
+  PrimExpr *xv = lc_cast(L, at, lc_at(L, x, idx));
+  lc_store(L, acc, 1, &i0, is_max ? fmax_(L, val, xv) : add(L, val, xv));
+  lc_store(L, acc, 1, &i1, lc_lit(L, at, 1));
+  lc_for(L, LOOP_RANGE, v[pos[1]], x->shape[pos[1]], lc_close(L));
+  lc_for(L, LOOP_RANGE, v[pos[0]], x->shape[pos[0]], lc_close(L));
+  PrimExpr *any = lc_bin(L, PB_NE, lc_load(L, acc, 1, &i1), lc_lit(L, at, 0));
+  PrimExpr *cnt = lc_cast(L, at, lc_mul(L, x->shape[pos[0]], x->shape[pos[1]]));
+  PrimExpr *r = is_max ? sel(L, any, val, lowest(L, x->dtype))
+                       : sel(L, any, lc_bin(L, PB_DIV, val, cnt), lc_lit(L, at, 0));
+  lc_store(L, out, n, oidx, lc_cast(L, x->dtype, r));
+  for (int d = n; d-- > 0;) {
+    if (d == pos[0] || d == pos[1]) continue;
+    lc_for(L, --outer == 0 ? LOOP_PARALLEL : LOOP_RANGE, v[d], oshape[d], lc_close(L));
+  }
+  return lc_from_buffer(L, call, out);
+}
+
+LTensor *compute_global_max_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  return global_pool(L, call, in, nin, true);
+}
+
+LTensor *compute_global_avg_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  return global_pool(L, call, in, nin, false);
+}

@@ -1,0 +1,275 @@
+/* nn_conv.c — op family "nn_conv": nn.conv1d, nn.conv2d, nn.conv3d and the
+ * transposed nn.conv1d_transpose, nn.conv2d_transpose.
+ *
+ * Attributes and defaults are TVM v0.10's (Conv1DAttrs ... in
+ * relay/attrs/nn.h); the window arithmetic is in ops/nn_win.c.  Layouts:
+ * data NCW / NCHW / NCDHW, weights OIW / OIHW / OIDHW, and for the
+ * transposed ops also IOW / IOHW (what TVM's Python API writes); others fail
+ * "layout NHWC is not supported yet".
+ *
+ * Channels: a convolution's weight is (O, C / groups, k...) and O must be
+ * divisible by groups (depthwise: groups = C, weight (C * m, 1, k...)).  A
+ * transposed convolution's weight has the input channels C and O / groups
+ * output channels per group; the output has O = (O / groups) * groups
+ * channels.  Which weight axis holds which follows TVM's relations: for
+ * conv2d_transpose the letter I marks the input channels (IOHW: (C, O/g,
+ * kh, kw)), while conv1d_transpose reads its default OIW as (C, O/g, kw),
+ * the letter O marking the input channels.  TVM's relations ignore groups in
+ * places (the output then has O / groups channels); here the output always
+ * has all O, as the computation gives. */
+#include <string.h>
+
+#include "ops/families.h"
+#include "ops/nn_int.h"
+
+static const Span no_span;
+
+static const char *shape_of(RelCtx *cx, const Type *t) {
+  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
+}
+
+/* A single dim as text ("4", "n", "?"). */
+static const char *dim_text(RelCtx *cx, Dim d) {
+  const char *s = rel_shape_str(cx, 1, &d);
+  return arena_strndup(cx->arena, s + 1, strlen(s) - 2);
+}
+
+static bool rank_is(RelCtx *cx, const Type *t, int rank, const char *what, const char *layout) {
+  if (t->u.tensor.ndim == rank) return true;
+  rel_fail(cx, "%s: %s must be %d-D (%s), got %s", cx->op_name, what, rank, layout,
+           rel_type_str(cx, t));
+  return false;
+}
+
+/* The spatial letters of S dims: "W", "HW", "DHW". */
+static const char *spatial(int S) { return "DHW" + (NN_MAX_SPATIAL - S); }
+
+/* A layout attribute that must be `prefix` followed by the spatial letters
+ * (or alt, when given); *alt_used tells which. */
+static bool fixed_layout(RelCtx *cx, const Attrs *attrs, const char *key, const char *prefix,
+                         const char *alt, int S, const char *what, bool *alt_used) {
+  const char *l = rel_attr_str(cx, attrs, key);
+  if (cx->err[0]) return false;
+  if (!l[0] && strcmp(key, "out_layout") == 0) return true;
+  size_t np = strlen(prefix);
+  bool sp_ok = strlen(l) == np + (size_t)S && strcmp(l + np, spatial(S)) == 0;
+  if (sp_ok && strncmp(l, prefix, np) == 0) return true;
+  if (sp_ok && alt && strncmp(l, alt, np) == 0) return *alt_used = true;
+  rel_fail(cx, "%s: %s %s is not supported yet", cx->op_name, what, l);
+  return false;
+}
+
+typedef struct Conv {
+  int S;
+  bool transpose;
+  const Type *x, *w;
+  int64_t groups;
+  int w_in, w_out; /* weight axes of the input channels and the output channels (per group) */
+  NnWindow win;
+} Conv;
+
+/* The layouts (data NC..., weight OI... or, transposed, IO...; out_layout
+ * empty or the data's) and the ranks; sets which weight axes hold the
+ * input and the output channels. */
+static bool conv_layouts(RelCtx *cx, const Attrs *attrs, Conv *c) {
+  int S = c->S;
+  bool io = false, unused = false;
+  const char *dl = S == 1 ? "NCW" : S == 2 ? "NCHW" : "NCDHW";
+  if (!fixed_layout(cx, attrs, "data_layout", "NC", NULL, S, "layout", &unused) ||
+      !fixed_layout(cx, attrs, "kernel_layout", "OI", c->transpose ? "IO" : NULL, S,
+                    "kernel layout", &io) ||
+      !fixed_layout(cx, attrs, "out_layout", "NC", NULL, S, "out_layout", &unused) ||
+      !rank_is(cx, c->x, 2 + S, "data", dl) ||
+      !rank_is(cx, c->w, 2 + S, "weight",
+               arena_printf(cx->arena, "%s%s", io ? "IO" : "OI", spatial(S))))
+    return false;
+  /* which axis is which: see the comment at the top */
+  bool o_first = !io; /* the letter O comes first */
+  bool o_is_input = c->transpose && S == 1;
+  int o_axis = o_first ? 0 : 1, i_axis = 1 - o_axis;
+  if (!c->transpose) {
+    c->w_out = o_axis, c->w_in = i_axis;
+  } else {
+    c->w_in = o_is_input ? o_axis : i_axis;
+    c->w_out = 1 - c->w_in;
+  }
+  return true;
+}
+
+/* A convolution's channel rule: C = weight in-channels * groups and O
+ * divisible by groups; symbolic channels unify only when groups is 1
+ * (otherwise the product is not a dim). */
+static bool conv_channels(RelCtx *cx, const Conv *c) {
+  Dim ch = c->x->u.tensor.dims[1], in = c->w->u.tensor.dims[c->w_in];
+  Dim o = c->w->u.tensor.dims[c->w_out];
+  int64_t want, g = c->groups;
+  if (ch.kind == DIM_CONST && in.kind == DIM_CONST) {
+    if (__builtin_mul_overflow(in.value, g, &want) || ch.value != want)
+      return rel_fail(cx, "%s: input has %lld channels but weight %s expects %lld (groups=%lld)",
+                      cx->op_name, (long long)ch.value, shape_of(cx, c->w), (long long)want,
+                      (long long)g),
+             false;
+  } else if (g == 1 && !rel_unify_dim(cx, ch, in)) {
+    return rel_fail(cx, "%s: input has %s channels but weight %s expects %s", cx->op_name,
+                    dim_text(cx, ch), shape_of(cx, c->w), dim_text(cx, in)),
+           false;
+  }
+  if (o.kind == DIM_CONST && o.value % g != 0)
+    return rel_fail(cx, "%s: weight %s has %lld output channels, not divisible by groups=%lld",
+                    cx->op_name, shape_of(cx, c->w), (long long)o.value, (long long)g),
+           false;
+  return true;
+}
+
+/* A transposed convolution's: C = weight in-channels, divisible by groups. */
+static bool transposed_channels(RelCtx *cx, const Conv *c) {
+  Dim ch = c->x->u.tensor.dims[1], in = c->w->u.tensor.dims[c->w_in];
+  if (!rel_unify_dim(cx, ch, in))
+    return rel_fail(cx, "%s: input has %s channels but weight %s has %s input channels (axis %d)",
+                    cx->op_name, dim_text(cx, ch), shape_of(cx, c->w), dim_text(cx, in), c->w_in),
+           false;
+  if (ch.kind == DIM_CONST && ch.value % c->groups != 0)
+    return rel_fail(cx, "%s: %lld input channels are not divisible by groups=%lld", cx->op_name,
+                    (long long)ch.value, (long long)c->groups),
+           false;
+  return true;
+}
+
+/* The output channels: O (convolution) or O/groups * groups (transposed). */
+static Dim out_channels(RelCtx *cx, const Conv *c) {
+  Dim o = c->w->u.tensor.dims[c->w_out];
+  if (!c->transpose || c->groups == 1) return o;
+  int64_t v;
+  if (o.kind != DIM_CONST || __builtin_mul_overflow(o.value, c->groups, &v)) return dim_any();
+  return dim_const(v);
+}
+
+/* `channels` and `kernel_size`, when given, must agree with the weight. */
+static bool conv_hints(RelCtx *cx, const Attrs *attrs, const Conv *c) {
+  const Dim *wd = c->w->u.tensor.dims;
+  if (!rel_attr_is_none(cx, attrs, "channels")) {
+    int64_t ch = rel_attr_int(cx, attrs, "channels");
+    Dim o = out_channels(cx, c);
+    if (!cx->err[0] && !rel_unify_dim(cx, dim_const(ch), o))
+      rel_fail(cx, "%s: channels=%lld but the weight %s gives %s output channels%s", cx->op_name,
+               (long long)ch, shape_of(cx, c->w), dim_text(cx, o),
+               c->transpose ? arena_printf(cx->arena, " (groups=%lld)", (long long)c->groups) : "");
+  }
+  if (!cx->err[0] && !rel_attr_is_none(cx, attrs, "kernel_size")) {
+    int64_t ks[NN_MAX_SPATIAL];
+    if (!nn_spatial_ints(cx, attrs, "kernel_size", c->S, 1, ks)) return false;
+    bool ok = true;
+    for (int i = 0; i < c->S; i++) ok &= rel_unify_dim(cx, dim_const(ks[i]), wd[2 + i]);
+    if (!ok) {
+      StrBuf b = {0};
+      for (int i = 0; i < c->S; i++) sb_printf(&b, "%s%lld", i ? ", " : "", (long long)ks[i]);
+      rel_fail(cx, "%s: kernel_size=[%s] but weight has shape %s", cx->op_name, b.data,
+               shape_of(cx, c->w));
+      sb_free(&b);
+    }
+  }
+  return !cx->err[0];
+}
+
+/* output_padding (transposed): each value below its stride or dilation. */
+static bool output_padding(RelCtx *cx, const Attrs *attrs, NnWindow *w) {
+  if (!nn_spatial_ints(cx, attrs, "output_padding", w->S, 0, w->out_pad)) return false;
+  for (int i = 0; i < w->S; i++)
+    if (w->out_pad[i] >= w->stride[i] && w->out_pad[i] >= w->dil[i])
+      return rel_fail(cx,
+                      "%s: output_padding %lld must be smaller than the stride (%lld) or the "
+                      "dilation (%lld)",
+                      cx->op_name, (long long)w->out_pad[i], (long long)w->stride[i],
+                      (long long)w->dil[i]),
+             false;
+  return true;
+}
+
+/* The relation of every convolution: layouts, channels, hints, window. */
+static Type *conv_rel(RelCtx *cx, Type **args, const Attrs *attrs, int S, bool transpose) {
+  Conv c = {.S = S, .transpose = transpose, .win = {.S = S}};
+  c.x = rel_tensor(cx, args, 0);
+  c.w = c.x ? rel_tensor(cx, args, 1) : NULL;
+  if (!c.w) return NULL;
+  if (c.x->u.tensor.dtype != c.w->u.tensor.dtype)
+    return rel_fail(cx, "%s: dtypes %s and %s differ", cx->op_name, dtype_name(c.x->u.tensor.dtype),
+                    dtype_name(c.w->u.tensor.dtype));
+  if (!conv_layouts(cx, attrs, &c)) return NULL;
+  c.groups = rel_attr_int(cx, attrs, "groups");
+  if (!cx->err[0] && c.groups < 1)
+    rel_fail(cx, "%s: groups must be positive, got %lld", cx->op_name, (long long)c.groups);
+  if (cx->err[0] || !(transpose ? transposed_channels(cx, &c) : conv_channels(cx, &c)) ||
+      !conv_hints(cx, attrs, &c) || !nn_window_attrs(cx, attrs, &c.win) ||
+      (transpose && !output_padding(cx, attrs, &c.win)))
+    return NULL;
+  const Dim *xd = c.x->u.tensor.dims, *wd = c.w->u.tensor.dims;
+  Dim out[2 + NN_MAX_SPATIAL] = {xd[0], out_channels(cx, &c)};
+  for (int i = 0; i < S; i++) {
+    out[2 + i] = dim_any();
+    if (wd[2 + i].kind != DIM_CONST) continue;
+    c.win.k[i] = wd[2 + i].value;
+    bool ok = transpose ? nn_window_out_transposed(cx, &c.win, i, xd[2 + i], &out[2 + i])
+                        : nn_window_out(cx, &c.win, i, xd[2 + i], &out[2 + i]);
+    if (!ok) return NULL;
+  }
+  DType dt = rel_attr_dtype(cx, attrs, "out_dtype", c.x->u.tensor.dtype);
+  return cx->err[0] ? NULL : type_tensor(cx->arena, dt, 2 + S, out, no_span);
+}
+
+#define CONV_REL(name, S, transpose)                                           \
+  static Type *name(RelCtx *cx, int nargs, Type **args, const Tensor **values, \
+                    const Attrs *attrs) {                                      \
+    return conv_rel(cx, args, attrs, S, transpose);                            \
+  }
+CONV_REL(rel_conv1d, 1, false)
+CONV_REL(rel_conv2d, 2, false)
+CONV_REL(rel_conv3d, 3, false)
+CONV_REL(rel_conv1d_transpose, 1, true)
+CONV_REL(rel_conv2d_transpose, 2, true)
+
+/* ───────────────────────────── table ───────────────────────────── */
+
+/* clang-format off */
+#define CONV_TAIL(dl, kl)                                                     \
+  {"groups", AV_INT, "1"}, {"channels", AV_NONE, "None"},                     \
+  {"kernel_size", AV_LIST, "None"}, {"data_layout", AV_STR, dl},              \
+  {"kernel_layout", AV_STR, kl}, {"out_layout", AV_STR, "\"\""},              \
+  {"out_dtype", AV_STR, "\"\""}
+static const OpAttrSpec conv1d_attrs[] = {
+    {"strides", AV_LIST, "[1]"}, {"padding", AV_LIST, "[0, 0]"}, {"dilation", AV_LIST, "[1]"},
+    CONV_TAIL("\"NCW\"", "\"OIW\""), {0}};
+static const OpAttrSpec conv2d_attrs[] = {
+    {"strides", AV_LIST, "[1, 1]"}, {"padding", AV_LIST, "[0, 0]"},
+    {"dilation", AV_LIST, "[1, 1]"}, CONV_TAIL("\"NCHW\"", "\"OIHW\""), {0}};
+static const OpAttrSpec conv3d_attrs[] = {
+    {"strides", AV_LIST, "[1, 1, 1]"}, {"padding", AV_LIST, "[0, 0, 0]"},
+    {"dilation", AV_LIST, "[1, 1, 1]"}, CONV_TAIL("\"NCDHW\"", "\"OIDHW\""), {0}};
+#define TRANSPOSE_ATTRS(one, zero, dl, kl)                                    \
+  {"channels", AV_NONE, "None"}, {"kernel_size", AV_LIST, "None"},            \
+  {"strides", AV_LIST, one}, {"output_padding", AV_LIST, zero},               \
+  {"padding", AV_LIST, zero}, {"dilation", AV_LIST, one},                     \
+  {"groups", AV_INT, "1"}, {"data_layout", AV_STR, dl},                       \
+  {"kernel_layout", AV_STR, kl}, {"out_layout", AV_STR, "\"\""},              \
+  {"out_dtype", AV_STR, "\"\""}
+static const OpAttrSpec conv1d_transpose_attrs[] = {
+    TRANSPOSE_ATTRS("[1]", "[0]", "\"NCW\"", "\"OIW\""), {0}};
+static const OpAttrSpec conv2d_transpose_attrs[] = {
+    TRANSPOSE_ATTRS("[1, 1]", "[0, 0]", "\"NCHW\"", "\"OIHW\""), {0}};
+/* clang-format on */
+
+const OpDef ops_family_nn_conv[] = {
+    {"nn.conv1d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_attrs, rel_conv1d,
+     "1-D convolution, NCW data and OIW weight", false, .compute = NULL},
+    {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_attrs, rel_conv2d,
+     "2-D convolution, NCHW data and OIHW weight (groups, dilation, padding)", false,
+     .cost = OPCOST_CONV2D, .compute = compute_conv2d},
+    {"nn.conv3d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv3d_attrs, rel_conv3d,
+     "3-D convolution, NCDHW data and OIDHW weight", false, .compute = NULL},
+    {"nn.conv1d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_transpose_attrs,
+     rel_conv1d_transpose, "1-D transposed convolution, NCW data, weight (C, O/groups, k)", false,
+     .compute = NULL},
+    {"nn.conv2d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_transpose_attrs,
+     rel_conv2d_transpose, "2-D transposed convolution, NCHW data, IOHW or OIHW weight", false,
+     .compute = NULL},
+    {0},
+};

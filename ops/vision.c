@@ -1,0 +1,222 @@
+/* vision.c — op family "vision": vision.get_valid_counts,
+ * vision.non_max_suppression, vision.roi_align and vision.multibox_prior
+ * (TVM's relay/op/vision).
+ *
+ * Attributes, defaults and fusion patterns are TVM 0.10's: the detection ops
+ * are opaque, roi_align fuses with elementwise consumers.  Boxes are rows of
+ * a (batch, num_anchors, K) tensor whose columns the attributes name
+ * (score_index, id_index, coord_start); the relations check those columns
+ * against K when K is known (always at run time), so a kernel never reads
+ * past a row.  multibox_prior's sizes, ratios, steps and offsets are lists
+ * of numbers (ops/image.h: image_attr_floats). */
+#include <string.h>
+
+#include "ops/families.h"
+#include "ops/image.h"
+
+static const Span no_span;
+
+static Type *tensor_of(RelCtx *cx, DType dt, int n, const Dim *dims) {
+  return type_tensor(cx->arena, dt, n, dims, no_span);
+}
+
+static const char *shape_of(RelCtx *cx, const Type *t) {
+  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
+}
+
+/* Argument i as a tensor of the given rank and dtype class ('f' float,
+ * 'i' integer), or fails naming it. */
+static const Type *arg_of(RelCtx *cx, Type **args, int i, const char *what, int rank, char cls) {
+  const Type *t = rel_tensor(cx, args, i);
+  if (!t) return NULL;
+  DType dt = t->u.tensor.dtype;
+  if (cls == 'f' ? !dtype_is_float(dt) : !dtype_is_int(dt))
+    return rel_fail(cx, "%s: %s must have %s dtype, got %s", cx->op_name, what,
+                    cls == 'f' ? "a float" : "an integer", rel_type_str(cx, t));
+  if (t->u.tensor.ndim != rank)
+    return rel_fail(cx, "%s: %s must %s, got %s", cx->op_name, what,
+                    rank == 0   ? "be a scalar"
+                    : rank == 1 ? "be 1-D"
+                    : rank == 2 ? "be 2-D"
+                                : "be 3-D",
+                    rel_type_str(cx, t));
+  return t;
+}
+
+/* a's dim i equals b's dim j, or fails naming both shapes. */
+static bool same_dim(RelCtx *cx, const Type *a, int i, const char *an, const Type *b, int j,
+                     const char *bn) {
+  if (rel_unify_dim(cx, a->u.tensor.dims[i], b->u.tensor.dims[j])) return true;
+  if (i == j)
+    rel_fail(cx, "%s: %s %s and %s %s disagree in dim %d", cx->op_name, an, shape_of(cx, a), bn,
+             shape_of(cx, b), i);
+  else
+    rel_fail(cx, "%s: %s %s and %s %s disagree (dim %d vs dim %d)", cx->op_name, an,
+             shape_of(cx, a), bn, shape_of(cx, b), i, j);
+  return false;
+}
+
+/* The column attribute `key` must lie in [lo, K - span] of rows of K
+ * values (checked when K is known); lo -1 allows a negative "none". */
+static bool column_ok(RelCtx *cx, const Attrs *attrs, const char *key, Dim k, int64_t span,
+                      bool none_ok) {
+  int64_t c = rel_attr_int(cx, attrs, key);
+  if (cx->err[0]) return false;
+  if (none_ok && c < 0) return true;
+  if (c >= 0 && (k.kind != DIM_CONST || c + span <= k.value)) return true;
+  if (k.kind == DIM_CONST)
+    rel_fail(cx, "%s: %s %lld is out of range for boxes of %lld values", cx->op_name, key,
+             (long long)c, (long long)k.value);
+  else
+    rel_fail(cx, "%s: %s must not be negative, got %lld", cx->op_name, key, (long long)c);
+  return false;
+}
+
+/* get_valid_counts(data (B, N, K), score_threshold) →
+ * (valid_count (B) int32, data moved (B, N, K), indices (B, N) int32). */
+static Type *rel_get_valid_counts(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                                  const Attrs *attrs) {
+  const Type *x = arg_of(cx, args, 0, "data", 3, 'f');
+  if (!x || !arg_of(cx, args, 1, "score_threshold", 0, 'f')) return NULL;
+  const Dim *d = x->u.tensor.dims;
+  if (!column_ok(cx, attrs, "score_index", d[2], 1, false) ||
+      !column_ok(cx, attrs, "id_index", d[2], 1, true))
+    return NULL;
+  Type *f[3];
+  f[0] = tensor_of(cx, DT_INT32, 1, d);
+  f[1] = (Type *)x;
+  f[2] = tensor_of(cx, DT_INT32, 2, d);
+  return type_tuple(cx->arena, 3, f, no_span);
+}
+
+/* non_max_suppression(data (B, N, K), valid_count (B), indices (B, N),
+ * max_output_size, iou_threshold): the boxes kept, or with return_indices
+ * (their indices (B, N), their count (B, 1)). */
+static Type *rel_nms(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                     const Attrs *attrs) {
+  const Type *x = arg_of(cx, args, 0, "data", 3, 'f');
+  const Type *vc = x ? arg_of(cx, args, 1, "valid_count", 1, 'i') : NULL;
+  const Type *ix = vc ? arg_of(cx, args, 2, "indices", 2, 'i') : NULL;
+  if (!ix || !arg_of(cx, args, 3, "max_output_size", 0, 'i') ||
+      !arg_of(cx, args, 4, "iou_threshold", 0, 'f') ||
+      !same_dim(cx, x, 0, "data", vc, 0, "valid_count") ||
+      !same_dim(cx, x, 0, "data", ix, 0, "indices") ||
+      !same_dim(cx, x, 1, "data", ix, 1, "indices"))
+    return NULL;
+  const Dim *d = x->u.tensor.dims;
+  if (!column_ok(cx, attrs, "coord_start", d[2], 4, false) ||
+      !column_ok(cx, attrs, "score_index", d[2], 1, false) ||
+      !column_ok(cx, attrs, "id_index", d[2], 1, true))
+    return NULL;
+  bool ret_ix = rel_attr_bool(cx, attrs, "return_indices");
+  rel_attr_bool(cx, attrs, "force_suppress"), rel_attr_bool(cx, attrs, "invalid_to_bottom");
+  rel_attr_int(cx, attrs, "top_k");
+  if (cx->err[0]) return NULL;
+  if (!ret_ix) return (Type *)x;
+  Dim count[2] = {d[0], dim_const(1)};
+  Type *f[2] = {tensor_of(cx, DT_INT32, 2, d), tensor_of(cx, DT_INT32, 2, count)};
+  return type_tuple(cx->arena, 2, f, no_span);
+}
+
+/* roi_align(data, rois (R, 5)): (R, C, ph, pw) for NCHW, (R, ph, pw, C) for NHWC. */
+static Type *rel_roi_align(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                           const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  const Type *r = x ? arg_of(cx, args, 1, "rois", 2, 'f') : NULL;
+  if (!r) return NULL;
+  const char *layout = rel_attr_str(cx, attrs, "layout"), *mode = rel_attr_str(cx, attrs, "mode");
+  Dim ps[3];
+  int n = rel_attr_dims(cx, attrs, "pooled_size", ps, 3);
+  rel_attr_float(cx, attrs, "spatial_scale"), rel_attr_int(cx, attrs, "sample_ratio");
+  if (cx->err[0]) return NULL;
+  bool nchw = strcmp(layout, "NCHW") == 0;
+  if (!nchw && strcmp(layout, "NHWC") != 0)
+    return rel_fail(cx, "vision.roi_align: unknown layout \"%s\" (expected \"NCHW\" or \"NHWC\")",
+                    layout);
+  if (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0)
+    return rel_fail(cx, "vision.roi_align: unknown mode \"%s\" (expected \"avg\" or \"max\")",
+                    mode);
+  if (n != 2)
+    return rel_fail(cx, "vision.roi_align: attribute `pooled_size` must list 2 sizes (H, W)");
+  if (!dtype_is_float(x->u.tensor.dtype) || x->u.tensor.ndim != 4)
+    return rel_fail(cx, "vision.roi_align: data must be a 4-D float tensor (%s), got %s", layout,
+                    rel_type_str(cx, x));
+  if (!rel_unify_dim(cx, r->u.tensor.dims[1], dim_const(5)))
+    return rel_fail(cx, "vision.roi_align: rois must have shape (num_rois, 5), got %s",
+                    shape_of(cx, r));
+  const Dim *d = x->u.tensor.dims;
+  Dim out[4] = {r->u.tensor.dims[0], d[1], ps[0], ps[1]};
+  if (!nchw) out[1] = ps[0], out[2] = ps[1], out[3] = d[3];
+  return tensor_of(cx, x->u.tensor.dtype, 4, out);
+}
+
+enum { MB_MAX = 64 }; /* entries of multibox_prior's sizes and ratios */
+
+/* multibox_prior(data (N, C, H, W)) → (1, H * W * (sizes + ratios - 1), 4). */
+static Type *rel_multibox_prior(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                                const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  if (!x) return NULL;
+  if (!dtype_is_float(x->u.tensor.dtype) || x->u.tensor.ndim != 4)
+    return rel_fail(cx, "vision.multibox_prior: data must be a 4-D float tensor (NCHW), got %s",
+                    rel_type_str(cx, x));
+  double buf[MB_MAX];
+  static const char *const keys[] = {"sizes", "ratios", "steps", "offsets"};
+  int n[4];
+  for (int i = 0; i < 4; i++)
+    if ((n[i] = image_attr_floats(cx, attrs, keys[i], buf, MB_MAX)) < 0) return NULL;
+  rel_attr_bool(cx, attrs, "clip");
+  if (cx->err[0]) return NULL;
+  for (int i = 0; i < 2; i++)
+    if (n[i] < 1) return rel_fail(cx, "vision.multibox_prior: %s must not be empty", keys[i]);
+  for (int i = 2; i < 4; i++)
+    if (n[i] != 2)
+      return rel_fail(cx, "vision.multibox_prior: %s must have 2 entries (y, x), got %d", keys[i],
+                      n[i]);
+  Dim h = x->u.tensor.dims[2], w = x->u.tensor.dims[3], boxes = dim_any();
+  int64_t p;
+  if (h.kind == DIM_CONST && w.kind == DIM_CONST &&
+      !__builtin_mul_overflow(h.value * w.value, (int64_t)(n[0] + n[1] - 1), &p))
+    boxes = dim_const(p);
+  Dim out[3] = {dim_const(1), boxes, dim_const(4)};
+  return tensor_of(cx, x->u.tensor.dtype, 3, out);
+}
+
+/* ───────────────────────────── table ───────────────────────────── */
+
+static const OpAttrSpec valid_counts_attrs[] = {{"score_threshold", AV_EXPR, "None"},
+                                                {"id_index", AV_INT, "0"},
+                                                {"score_index", AV_INT, "1"},
+                                                {0}};
+static const OpAttrSpec nms_attrs[] = {{"force_suppress", AV_BOOL, "False"},
+                                       {"top_k", AV_INT, "-1"},
+                                       {"coord_start", AV_INT, "2"},
+                                       {"score_index", AV_INT, "1"},
+                                       {"id_index", AV_INT, "0"},
+                                       {"return_indices", AV_BOOL, "True"},
+                                       {"invalid_to_bottom", AV_BOOL, "False"},
+                                       {0}};
+static const OpAttrSpec roi_align_attrs[] = {
+    {"pooled_size", AV_LIST, NULL}, {"spatial_scale", AV_FLOAT, NULL},
+    {"sample_ratio", AV_INT, "-1"}, {"layout", AV_STR, "\"NCHW\""},
+    {"mode", AV_STR, "\"avg\""},    {0}};
+static const OpAttrSpec multibox_prior_attrs[] = {
+    {"sizes", AV_EXPR, "[1f]"},       {"ratios", AV_EXPR, "[1f]"},
+    {"steps", AV_EXPR, "[-1f, -1f]"}, {"offsets", AV_EXPR, "[0.5f, 0.5f]"},
+    {"clip", AV_BOOL, "False"},       {0}};
+
+const OpDef ops_family_vision[] = {
+    {"vision.get_valid_counts", 2, 2, OPAT_OPAQUE, valid_counts_attrs, rel_get_valid_counts,
+     "vision.get_valid_counts(boxes, score_threshold): count and move boxes above a score", false,
+     .compute = NULL},
+    {"vision.non_max_suppression", 5, 5, OPAT_OPAQUE, nms_attrs, rel_nms,
+     "vision.non_max_suppression(boxes, valid_count, indices, max_output_size, iou_threshold)",
+     false, .compute = NULL},
+    {"vision.roi_align", 2, 2, OPAT_OUT_EWISE_FUSABLE, roi_align_attrs, rel_roi_align,
+     "vision.roi_align(x, rois, pooled_size=[h, w], spatial_scale=): bilinear pooling of regions",
+     false, .compute = NULL},
+    {"vision.multibox_prior", 1, 1, OPAT_OPAQUE, multibox_prior_attrs, rel_multibox_prior,
+     "vision.multibox_prior(x, sizes=, ratios=, steps=, offsets=): SSD anchor boxes", false,
+     .compute = NULL},
+    {0},
+};

@@ -1,0 +1,123 @@
+# dyn.py — numpy cases for the dyn ops whose shape-giving argument is a
+# tensor: dyn.tile, dyn.topk, dyn.one_hot, dyn.zeros, dyn.ones, dyn.squeeze,
+# dyn.nn.pad (dyn.reshape, dyn.strided_slice, dyn.full and dyn.broadcast_to
+# are with their static ops in kernels_numpy.py; dyn.image.resize2d is in
+# image.py).  Run in kernels_numpy.py's namespace (Case, gen, RNG, ...).
+
+
+@gen("dyn.tile")
+def g_dyn_tile(op):
+    for dt in (np.float32, np.int8, np.bool_, np.float16):
+        for _ in range(3):
+            x = rand_of(rand_shape(rank=int(RNG.integers(0, 4)), maxdim=3), dt)
+            reps = [int(RNG.integers(1, 4)) for _ in range(int(RNG.integers(0, 5)))]
+            rdt = RNG.choice([np.int32, np.int64])
+            yield Case(op, "", [x, np.array(reps, rdt).reshape(-1)], [np.tile(x, reps)])
+    x = rand_float((2, 3), np.float32)
+    yield Case(op, "", [x, np.array([2, 0], np.int64)], "reps must be positive")
+    yield Case(op, "", [x, np.array([[2]], np.int64)], "reps must be a 1-D integer tensor")
+    yield Case(op, "", [x, np.array([2.0], np.float32)], "reps must be a 1-D integer tensor")
+
+
+def topk_ref(x, k, axis, asc, ret, idt=np.int32):
+    """Stable order: ties keep their positions (ascending), or reversed positions
+    from the end (descending), as argsort on the flipped array."""
+    n = x.shape[axis]
+    if asc:
+        idx = np.argsort(x, axis=axis, kind="stable")
+    else:
+        idx = np.flip(n - 1 - np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+    if k >= 1:
+        idx = np.take(idx, np.arange(k), axis=axis)
+    vals = np.take_along_axis(x, idx, axis)
+    return {"both": [vals, idx.astype(idt)], "values": [vals], "indices": [idx.astype(idt)]}[ret]
+
+
+@gen("dyn.topk")
+def g_dyn_topk(op):
+    for dt in (np.float32, np.int32, np.float64, np.uint8):
+        for ret in ("both", "values", "indices"):
+            x = rand_of(rand_shape(rank=int(RNG.integers(1, 4)), maxdim=5, allow_empty=False), dt, lo=-3, hi=3)
+            axis = int(RNG.integers(-x.ndim, x.ndim))
+            k = int(RNG.integers(0, x.shape[axis] + 1))
+            asc = bool(RNG.random() < 0.3)
+            kt = np.array(k, np.int64) if RNG.random() < 0.5 else np.array([k], np.int32)
+            kw = dict(axis=axis, ret_type=ret, is_ascend=asc)
+            idt = np.int32
+            if RNG.random() < 0.3:
+                kw["dtype"], idt = "int64", np.int64
+            yield Case(op, attrs_text(**kw), [x, kt], topk_ref(x, k, axis, asc, ret, idt))
+    x = rand_float((2, 3), np.float32)
+    yield Case(op, "", [x, np.array(4, np.int32)], "k 4 is larger than axis 1")
+    yield Case(op, "", [x, np.array([1, 2], np.int32)], "k must be an integer scalar")
+    yield Case(op, "", [x, np.array(1.0, np.float32)], "k must be an integer scalar")
+    yield Case(op, 'ret_type="all"', [x, np.array(1, np.int32)], 'ret_type must be "both"')
+
+
+@gen("dyn.one_hot")
+def g_dyn_one_hot(op):
+    for dt in (np.float32, np.int32, np.int8):
+        for _ in range(3):
+            ix = RNG.integers(-1, 5, rand_shape(rank=int(RNG.integers(0, 3)), maxdim=3)).astype(np.int32)
+            depth, axis = int(RNG.integers(0, 6)), int(RNG.integers(-1, ix.ndim + 1))
+            on, off = np.array(3, dt), np.array(-1, dt)
+            at = ix.ndim if axis == -1 else axis
+            hot = np.expand_dims(ix, at) == np.arange(depth).reshape([-1] + [1] * (ix.ndim - at))
+            yield Case(op, attrs_text(axis=axis), [ix, on, off, np.array(depth, np.int64)],
+                       [np.where(hot, on, off).astype(dt)])
+    ix, on, off = np.array([0, 2], np.int32), np.array(1.0, np.float32), np.array(0.0, np.float32)
+    yield Case(op, "", [ix, on, off, np.array(-1, np.int32)], "depth must not be negative")
+    yield Case(op, "", [ix, on, off, np.array([3], np.int32)], "depth must be an integer scalar")
+    yield Case(op, "axis=3", [ix, on, off, np.array(3, np.int32)], "axis 3 is out of range")
+
+
+@gen("dyn.zeros", "dyn.ones")
+def g_dyn_init(op):
+    f = np.zeros if op == "dyn.zeros" else np.ones
+    for dt in (np.float32, np.int8, np.bool_, np.float16, np.uint64):
+        shape = rand_shape()
+        yield Case(op, attrs_text(dtype=dname(dt)), [np.array(shape, np.int64).reshape(-1)], [f(shape, dt)])
+    yield Case(op, "", [np.array([2, 3], np.int32)], [f((2, 3), np.float32)])
+    yield Case(op, "", [np.array([2, -3], np.int32)], "negative")
+    yield Case(op, "", [np.array([[2]], np.int32)], "shape must be a 1-D integer tensor")
+
+
+@gen("dyn.squeeze")
+def g_dyn_squeeze(op):
+    for shape in [(1, 3, 1), (1,), (2, 1, 1, 4), (1, 1)]:
+        x = rand_of(shape, np.int16)
+        ones = [i for i, d in enumerate(shape) if d == 1]
+        for k in range(1, len(ones) + 1):
+            axes = list(RNG.choice(ones, k, replace=False))
+            axes = [a - len(shape) if RNG.random() < 0.4 else a for a in axes]
+            yield Case(op, "", [x, np.array(axes, np.int64)], [np.squeeze(x, axis=tuple(axes))])
+        yield Case(op, "", [x, np.zeros(0, np.int32)], [x])
+    x = rand_float((1, 3, 1), np.float32)
+    yield Case(op, "", [x, np.array([1], np.int32)], "axis 1 of (1, 3, 1) has size 3, not 1")
+    yield Case(op, "", [x, np.array([0, -3], np.int32)], "axis 0 is listed twice")
+    yield Case(op, "", [x, np.array([3], np.int32)], "axis 3 is out of range")
+    yield Case(op, "", [x, np.zeros(4, np.int32)], "4 axes to remove from rank 3")
+
+
+@gen("dyn.nn.pad")
+def g_dyn_pad(op):
+    for dt in (np.float32, np.int8, np.float16, np.int64):
+        for mode in ("constant", "edge", "reflect"):
+            x = rand_of(rand_shape(rank=int(RNG.integers(1, 4)), maxdim=4, allow_empty=False), dt)
+            pw = [(int(RNG.integers(0, n if mode == "reflect" else 3)),
+                   int(RNG.integers(0, n if mode == "reflect" else 3))) for n in x.shape]
+            v = np.array(2.7, np.float32) if RNG.random() < 0.5 else np.array(-2, np.int32)
+            fill = np.array(v).astype(np.float64)
+            fill = fill.astype(dt) if dt in FLOATS else np.trunc(fill).astype(dt)
+            ref = np.pad(x, pw, mode="constant", constant_values=fill) if mode == "constant" else np.pad(x, pw, mode=mode)
+            yield Case(op, attrs_text(pad_mode=mode), [x, np.array(pw, RNG.choice([np.int32, np.int64])), v], [ref])
+    x = rand_float((3, 4), np.float32)
+    yield Case(op, "", [x, np.array([[-1, 2], [1, -2]], np.int64), np.array(0, np.float32)],
+               [np.pad(x, [(0, 2), (1, 0)])[1:, :-2]])
+    yield Case(op, "", [x, np.array([[0, 0]], np.int64), np.array(0, np.float32)], "pad_width must be integers of shape (2, 2)")
+    yield Case(op, "", [x, np.array([[0, 0], [0, 0]], np.float32), np.array(0, np.float32)], "pad_width must be integers")
+    yield Case(op, 'pad_mode="reflect"', [x, np.array([[0, 0], [4, 0]], np.int32), np.array(0, np.float32)],
+               "reflect")
+    yield Case(op, 'pad_mode="wrap"', [x, np.array([[0, 0], [1, 0]], np.int32), np.array(0, np.float32)],
+               "pad_mode must be")
+    yield Case(op, "", [x, np.array([[0, 0], [1, 0]], np.int32), np.zeros(2, np.float32)], "must be a scalar")

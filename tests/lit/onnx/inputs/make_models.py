@@ -1,0 +1,121 @@
+"""Writes the small ONNX models of the tests in this directory into argv[1].
+
+The files are encoded here with a few lines of protobuf (no onnx package
+needed): a good model, and one bad model per error the importer reports."""
+import os
+import struct
+import sys
+
+import numpy as np
+
+
+def varint(n):
+    n &= (1 << 64) - 1
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def field(num, value):
+    """One field: int → varint, float → fixed32, bytes/str → length-delimited."""
+    if isinstance(value, bool) or isinstance(value, int):
+        return varint(num << 3) + varint(value)
+    if isinstance(value, float):
+        return varint(num << 3 | 5) + struct.pack("<f", value)
+    if isinstance(value, str):
+        value = value.encode()
+    return varint(num << 3 | 2) + varint(len(value)) + value
+
+
+def msg(*fields):
+    return b"".join(fields)
+
+
+FLOAT, INT64 = 1, 7
+
+
+def tensor(name, array, external=None):
+    a = np.asarray(array)
+    dt = INT64 if a.dtype == np.int64 else FLOAT
+    parts = [field(1, d) for d in a.shape] + [field(2, dt), field(8, name)]
+    if external:
+        parts += [field(13, msg(field(1, "location"), field(2, external))), field(14, 1)]
+    else:
+        parts.append(field(9, a.tobytes()))
+    return msg(*parts)
+
+
+def value_info(name, shape):
+    dims = b"".join(field(1, msg(field(1, d) if isinstance(d, int) else field(2, d))) for d in shape)
+    return msg(field(1, name), field(2, msg(field(1, msg(field(1, FLOAT), field(2, dims))))))
+
+
+def attr(name, value):
+    if isinstance(value, float):
+        return msg(field(1, name), field(2, value), field(20, 1))
+    if isinstance(value, int):
+        return msg(field(1, name), field(3, value), field(20, 2))
+    if isinstance(value, str):
+        return msg(field(1, name), field(4, value), field(20, 3))
+    return msg(field(1, name), *[field(8, v) for v in value], field(20, 7))
+
+
+def node(op, inputs, outputs, name="", domain="", **attrs):
+    parts = [field(1, i) for i in inputs] + [field(2, o) for o in outputs]
+    parts += [field(3, name), field(4, op)] + [field(5, attr(k, v)) for k, v in attrs.items()]
+    if domain:
+        parts.append(field(7, domain))
+    return msg(*parts)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13):
+    graph = msg(*[field(1, n) for n in nodes], field(2, "g"), *[field(5, t) for t in inits],
+                *[field(11, value_info(n, s)) for n, s in inputs],
+                *[field(12, value_info(n, [])) for n in outputs])
+    return msg(field(1, 8), field(2, "make_models.py"), field(7, graph),
+               field(8, msg(field(1, ""), field(2, opset))))
+
+
+def write(d, name, data):
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    d = sys.argv[1]
+    os.makedirs(d, exist_ok=True)
+    c = np.array([1.0, -2.0, 3.0, -4.0], np.float32)
+    good = model([node("Add", ["x", "c"], ["s"], "add0"), node("Relu", ["s"], ["y"], "relu0")],
+                 [("x", [1, 4])], ["y"], [tensor("c", c)])
+    write(d, "good.onnx", good)
+    write(d, "truncated.onnx", good[: len(good) // 2])
+    write(d, "text.onnx", b"this is not a model\n")
+    write(d, "no_graph.onnx", msg(field(1, 8), field(8, msg(field(2, 13)))))
+    write(d, "old_opset.onnx", model([node("Relu", ["x"], ["y"])], [("x", [4])], ["y"], opset=5))
+    unknown = [node("Relu", ["x"], ["a"], "r"), node("Foo", ["a"], ["b"], "foo1", "com.example"),
+               node("Bar", ["b"], ["c"], "bar1"), node("Foo", ["c"], ["d"], "foo2", "com.example"),
+               node("FancyOp", ["d"], ["y"])]
+    write(d, "unknown_ops.onnx", model(unknown, [("x", [4])], ["y"]))
+    w = tensor("w", np.ones((2, 1, 3, 3), np.float32))
+    write(d, "bad_auto_pad.onnx", model([node("Conv", ["x", "w"], ["y"], "conv0", auto_pad="MIDDLE")],
+                                        [("x", [1, 1, 4, 4])], ["y"], [w]))
+    pads = tensor("pads", np.array([0, 1, 0, 1], np.int64))
+    write(d, "bad_pad_mode.onnx", model([node("Relu", ["x"], ["r"]), node("Pad", ["r", "pads"], ["y"], mode="wrap")],
+                                        [("x", [2, 3])], ["y"], [pads]))
+    write(d, "external_missing.onnx", model([node("Add", ["x", "w"], ["y"], "add0")], [("x", [4])], ["y"],
+                                            [tensor("w", c, external="weights.bin")]))
+    write(d, "external.onnx", model([node("Add", ["x", "w"], ["y"], "add0")], [("x", [4])], ["y"],
+                                    [tensor("w", c, external="external.bin")]))
+    write(d, "external.bin", c.tobytes())
+    write(d, "undefined_input.onnx", model([node("Add", ["x", "zz"], ["y"], "add0")], [("x", [4])], ["y"]))
+    write(d, "runtime_shape.onnx", model([node("Reshape", ["x", "s"], ["y"], "reshape0")],
+                                         [("x", [2, 3]), ("s", [2])], ["y"]))
+    write(d, "ill_typed.onnx", model([node("Add", ["x", "z"], ["y"], "add0")], [("x", [2, 3]), ("z", [4])], ["y"]))
+    write(d, "size_vars.onnx", model([node("Relu", ["x"], ["y"])], [("x", ["batch", 4])], ["y"]))
+
+
+main()

@@ -1,0 +1,366 @@
+#!/usr/bin/python3
+"""onnx_torch.py — the ONNX importer against PyTorch.
+
+Usage: /usr/bin/python3 tests/onnx_torch.py PATH/TO/rly [-v] [-k NAME]
+
+Small modules of each op family (random weights, fixed seeds) are exported
+with torch.onnx.export to a temporary folder, plus a few graphs built with
+onnx.helper for attributes PyTorch does not emit (auto_pad, Dropout's mask,
+opset-10 Clip, ...), and torchvision's resnet18 and mobilenet_v2 (random
+weights, weights=None: nothing is downloaded).  Each model is imported with
+`:import`, run on its inputs in both execution modes (`--exec jit` and
+`--exec interp`) and its outputs saved with `:save`; they must match
+PyTorch's (or numpy's, for the hand-built graphs) within the case's
+tolerance: |rly - ref| <= atol + rtol * |ref| elementwise.  resnet18 also
+goes through `rly --import -o` and `rly --params`.  Prints the max errors
+and "onnx_torch: N passed, N failed"; exits non-zero on any failure and
+with 77 (skipped) when torch or onnx is not installed."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+try:
+    import onnx
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from onnx import TensorProto, helper
+except ImportError as e:  # test-only dependencies (scripts/install-deps, make test)
+    print(f"onnx_torch: skipped ({e}; install python3-torch python3-torchvision python3-onnx)")
+    sys.exit(77)
+
+torch.set_grad_enabled(False)
+warnings.filterwarnings("ignore")  # the exporter's notes on tracing
+MODES = ("jit", "interp")
+
+
+class Case:
+    """A model file, its inputs and its reference outputs."""
+
+    def __init__(self, name, atol=1e-5, rtol=1e-5):
+        self.name, self.atol, self.rtol = name, atol, rtol
+        self.inputs, self.expected = [], []
+
+
+def rand(*shape, seed=0, scale=1.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+# ───────────────────────────── PyTorch modules ─────────────────────────────
+
+class Fn(nn.Module):
+    """A module from a function of its inputs (and of its own parameters)."""
+
+    def __init__(self, f, **params):
+        super().__init__()
+        self.f = f
+        for k, v in params.items():
+            setattr(self, k, v)
+
+    def forward(self, *xs):
+        return self.f(self, *xs)
+
+
+def torch_cases():
+    """(name, module, inputs, opset, atol, rtol): one per op family."""
+    torch.manual_seed(0)
+    x4 = rand(2, 4, 9, 9, seed=1)
+    x3 = rand(2, 5, 7, seed=2)
+    m, c = [], []
+
+    def add(name, mod, inputs, opset=13, atol=1e-5, rtol=1e-5):
+        m.append((name, mod.eval(), inputs, opset, atol, rtol))
+
+    # convolutions
+    add("conv_groups_dilation", nn.Conv2d(4, 8, 3, stride=2, padding=(2, 1), dilation=2, groups=2), [x4], atol=1e-4)
+    add("conv_depthwise_nobias", nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False), [x4], atol=1e-4)
+    add("conv1d", nn.Conv1d(5, 6, 3, stride=2, padding=1), [x3], atol=1e-4)
+    add("conv_transpose", nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1), [x4], atol=1e-4)
+    add("conv_transpose_groups", nn.ConvTranspose2d(4, 4, 2, stride=2, groups=2), [x4], atol=1e-4)
+    # Gemm, MatMul
+    add("linear", nn.Linear(9, 5), [rand(3, 9, seed=3)], atol=1e-4)
+    add("gemm_alpha_beta", Fn(lambda s, a, b, c: torch.addmm(c, a, b, beta=0.5, alpha=2.0)),
+        [rand(3, 4, seed=4), rand(4, 5, seed=5), rand(3, 5, seed=6)], atol=1e-4)
+    add("matmul_2d", Fn(lambda s, a, b: a @ b), [rand(3, 4, seed=7), rand(4, 6, seed=8)], atol=1e-4)
+    add("matmul_batched_2d", Fn(lambda s, a, b: a @ b), [rand(2, 3, 4, 5, seed=9), rand(5, 6, seed=10)], atol=1e-4)
+    add("matmul_broadcast", Fn(lambda s, a, b: a @ b), [rand(2, 1, 4, 5, seed=11), rand(3, 5, 6, seed=12)], atol=1e-4)
+    add("matmul_vector", Fn(lambda s, a, b: (a @ b, b.transpose(-1, -2) @ a)),
+        [rand(5, seed=13), rand(2, 5, 3, seed=14)], atol=1e-4)
+    # elementwise arithmetic and math, with broadcasting
+    a, b = rand(2, 3, 4, seed=15), rand(3, 1, seed=16)
+    pos = np.abs(rand(2, 3, 4, seed=17)) + np.float32(0.5)
+    add("arith", Fn(lambda s, a, b: (a + b, a - b, a * b, a / (b * b + 1))), [a, b])
+    add("math", Fn(lambda s, p, a: (torch.sqrt(p), torch.exp(a), torch.log(p), torch.erf(a), torch.tanh(a),
+                                    torch.sigmoid(a), torch.sin(a), torch.cos(a), -a, torch.abs(a),
+                                    torch.reciprocal(p), torch.pow(p, 1.5), p ** a, torch.floor(a), torch.ceil(a))),
+        [pos, a], atol=2e-5, rtol=2e-5)
+    add("max_min_sum", Fn(lambda s, a, b: (torch.maximum(a, b), torch.minimum(a, b))), [a, b])
+    # activations
+    add("activations", Fn(lambda s, a: (F.relu(a), F.leaky_relu(a, 0.1), F.hardtanh(a, -0.5, 0.7), F.relu6(a * 4),
+                                        F.hardsigmoid(a * 3), F.hardswish(a * 3), F.elu(a, 0.7), F.softplus(a),
+                                        F.gelu(a), torch.clamp(a, min=0.2))), [a], atol=2e-5, rtol=2e-5)
+    add("prelu", nn.PReLU(4, 0.2), [x4])
+    # normalizations
+    bn = nn.BatchNorm2d(4)
+    bn.running_mean.copy_(torch.from_numpy(rand(4, seed=18)))
+    bn.running_var.copy_(torch.from_numpy(np.abs(rand(4, seed=19)) + 0.5))
+    bn.weight.data = torch.from_numpy(rand(4, seed=20))
+    bn.bias.data = torch.from_numpy(rand(4, seed=21))
+    add("batch_norm", bn, [x4], atol=1e-4)
+    inorm = nn.InstanceNorm2d(4, affine=True)
+    inorm.weight.data = torch.from_numpy(rand(4, seed=22))
+    add("instance_norm", inorm, [x4], atol=1e-4)
+    ln = nn.LayerNorm(7)
+    ln.weight.data, ln.bias.data = torch.from_numpy(rand(7, seed=23)), torch.from_numpy(rand(7, seed=24))
+    add("layer_norm_17", ln, [x3], opset=17, atol=1e-4)
+    add("layer_norm_pattern_13", ln, [x3], opset=13, atol=1e-4)
+    add("layer_norm_2axes_17", nn.LayerNorm([5, 7]), [x3], opset=17, atol=1e-4)
+    # pools
+    add("max_pool", nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True), [x4])
+    add("max_pool_dilated", nn.MaxPool2d(2, stride=1, dilation=2), [x4])
+    add("avg_pool", nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False, ceil_mode=True), [x4])
+    add("avg_pool_include_pad", nn.AvgPool2d(2, stride=2, padding=1), [x4])
+    add("global_avg_pool", nn.AdaptiveAvgPool2d(1), [x4])
+    add("max_pool1d", nn.MaxPool1d(2, stride=2), [x3])
+    # shapes and data movement
+    add("flatten_reshape", Fn(lambda s, x: (torch.flatten(x, 1), x.view(x.size(0), -1, 3), x.reshape(-1),
+                                            torch.flatten(x, 2))), [x4])
+    add("transpose_squeeze", Fn(lambda s, x: (x.permute(0, 2, 3, 1), x[:, :1].squeeze(1), x.unsqueeze(-1).unsqueeze(0),
+                                              x.transpose(1, 2))), [x4])
+    add("squeeze_unsqueeze_11", Fn(lambda s, x: (x[:, :1].squeeze(1), x.unsqueeze(2))), [x4], opset=11)
+    add("concat_split", Fn(lambda s, x, y: (torch.cat([x, y, x], 1),) + torch.split(x, [1, 3], 1) + torch.chunk(y, 2, 2)),
+        [x4, rand(2, 3, 9, 9, seed=25)])
+    add("split_11", Fn(lambda s, x: torch.split(x, [2, 2], 1)), [x4], opset=11)
+    add("slice", Fn(lambda s, x: (x[:, 1:3, ::2], x[..., -1], x[:, :, 2:-1, 1:], x[:, -3:], torch.flip(x, [2]))), [x4])
+    add("gather", Fn(lambda s, x: (x[:, 2], x[:, :, torch.tensor([0, 4, -1])], torch.index_select(x, 3, torch.tensor([3, 1])))), [x4])
+    add("expand_tile", Fn(lambda s, x: (x[:, :1].expand(2, 3, 9, 9), x.repeat(1, 2, 1, 1), x[0, 0].expand(2, 9, 9))), [x4])
+    add("pad", Fn(lambda s, x: (F.pad(x, (1, 2, 0, 1), value=0.5), F.pad(x, (2, 1, 1, 2), mode="reflect"),
+                                F.pad(x, (1, 1, 2, 0), mode="replicate"))), [x4])
+    add("shape_arith", Fn(lambda s, x: (torch.zeros(x.shape[1:]) + x[0], torch.arange(x.shape[2]) * 2 + x[0, 0, 0],
+                                        x.new_ones(x.size(0), x.size(3)) * x.size(1) + x[:, 0, 0])), [x4])
+    add("round", Fn(lambda s, a: (torch.round(a * 2), torch.round(torch.arange(-6, 6) / 2.0 + a[0, 0, 0] * 0))), [a])
+    add("where_compare", Fn(lambda s, a, b: (torch.where(a > b, a, b), (a == a.round()).float(), (a < b) & (a > 0),
+                                             ~(a >= b), torch.where(a <= 0, 1.0, a))), [a, b])
+    add("cast", Fn(lambda s, a: ((a * 3).to(torch.int32), (a * 3).long().float(), (a > 0).to(torch.float32))), [a])
+    # reductions and softmax
+    add("reduce", Fn(lambda s, x: (x.mean((2, 3)), x.sum(1, keepdim=True), x.amax(-1), x.amin((1, 2)), x.mean(),
+                                   torch.argmax(x, 1), torch.argmin(x, -1, keepdim=True))), [x4], atol=1e-4)
+    add("reduce_11", Fn(lambda s, x: (x.mean((2, 3)), x.sum(1, keepdim=True))), [x4], opset=11, atol=1e-4)
+    add("softmax", Fn(lambda s, x: (F.softmax(x, 1), F.log_softmax(x, -1), F.softmax(x, 2))), [x3])
+    add("softmax_11", Fn(lambda s, x: (F.softmax(x, 1), F.log_softmax(x, -1), F.softmax(x, 2))), [x3], opset=11)
+    add("dropout_identity", nn.Sequential(nn.Dropout(0.5), nn.Identity()), [x3])
+    return m
+
+
+def export_torch(name, mod, inputs, opset, folder):
+    path = os.path.join(folder, name + ".onnx")
+    xs = tuple(torch.from_numpy(x) for x in inputs)
+    torch.onnx.export(mod, xs, path, opset_version=opset,
+                      input_names=[f"in{i}" for i in range(len(xs))])
+    out = mod(*xs)
+    outs = out if isinstance(out, tuple) else (out,)
+    return path, [o.numpy() for o in outs]
+
+
+# ───────────────────────────── graphs built by hand ─────────────────────────────
+
+def make_model(name, nodes, inputs, outputs, opset, inits=()):
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, x.shape) for n, x in inputs],
+        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in outputs],
+        list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def np_conv_same(x, w, upper):
+    """Conv with stride 2 and auto_pad SAME_*: pad then torch's conv."""
+    k, s, n = w.shape[-1], 2, x.shape[-1]
+    out = -(-n // s)
+    total = max(0, (out - 1) * s + k - n)
+    lo = total // 2 if upper else total - total // 2
+    xp = np.pad(x, ((0, 0), (0, 0), (lo, total - lo), (lo, total - lo)))
+    return F.conv2d(torch.from_numpy(xp), torch.from_numpy(w), stride=s).numpy()
+
+
+def hand_cases():
+    """(name, model, inputs, expected outputs, atol, rtol)."""
+    out = []
+    x = rand(1, 2, 8, 8, seed=30)
+    w = rand(3, 2, 3, 3, seed=31)
+    winit = helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.flatten())
+    for mode in ("SAME_UPPER", "SAME_LOWER"):
+        node = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad=mode, strides=[2, 2])
+        out.append((f"conv_{mode.lower()}", make_model("g", [node], [("x", x)], ["y"], 13, [winit]), [x],
+                    [np_conv_same(x, w, mode == "SAME_UPPER")], 1e-4, 1e-5))
+    a = rand(3, 4, seed=32)
+    nodes = [helper.make_node("Dropout", ["x"], ["y", "mask"]),
+             helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT)]
+    out.append(("dropout_mask", make_model("g", nodes, [("x", a)], ["y", "m"], 13), [a], [a, np.ones_like(a)], 0, 0))
+    out.append(("clip_10_attrs", make_model("g", [helper.make_node("Clip", ["x"], ["y"], min=-0.5, max=0.25)],
+                                            [("x", a)], ["y"], 10), [a], [np.clip(a, -0.5, 0.25)], 0, 0))
+    lo = helper.make_tensor("lo", TensorProto.FLOAT, [], [0.1])
+    out.append(("clip_min_only", make_model("g", [helper.make_node("Clip", ["x", "lo"], ["y"])],
+                                            [("x", a)], ["y"], 13, [lo]), [a], [np.maximum(a, np.float32(0.1))], 0, 0))
+    ax = helper.make_tensor("ax", TensorProto.INT64, [2], [-1, 0])
+    out.append(("unsqueeze_negative", make_model("g", [helper.make_node("Unsqueeze", ["x", "ax"], ["y"])],
+                                                 [("x", a)], ["y"], 13, [ax]), [a], [a[None, :, :, None]], 0, 0))
+    ix = helper.make_tensor("ix", TensorProto.INT64, [2, 2], [-1, 0, 2, -3])
+    out.append(("gather_negative", make_model("g", [helper.make_node("Gather", ["x", "ix"], ["y"], axis=1)],
+                                              [("x", a)], ["y"], 13, [ix]), [a],
+                [np.take(a, np.array([[-1, 0], [2, -3]]) % 4, axis=1)], 0, 0))
+    x3 = rand(2, 3, 4, seed=33)
+    e = np.exp(x3.reshape(2, 12) - x3.reshape(2, 12).max(1, keepdims=True))
+    out.append(("softmax_11_flatten", make_model("g", [helper.make_node("Softmax", ["x"], ["y"], axis=1)],
+                                                 [("x", x3)], ["y"], 11), [x3],
+                [(e / e.sum(1, keepdims=True)).reshape(2, 3, 4)], 1e-6, 1e-5))
+    sp = helper.make_tensor("sp", TensorProto.INT64, [3], [1, 2, 1])
+    out.append(("split_input", make_model("g", [helper.make_node("Split", ["x", "sp"], ["y0", "y1", "y2"], axis=2)],
+                                          [("x", x3)], ["y0", "y1", "y2"], 13, [sp]), [x3],
+                [x3[:, :, :1], x3[:, :, 1:3], x3[:, :, 3:]], 0, 0))
+    c = helper.make_node("Constant", [], ["c"], value_ints=[4, 3])
+    r = helper.make_node("Reshape", ["x", "c"], ["y"])
+    out.append(("constant_ints", make_model("g", [c, r], [("x", a)], ["y"], 13), [a], [a.reshape(4, 3)], 0, 0))
+    return out
+
+
+# ───────────────────────────── whole networks ─────────────────────────────
+
+def vision_model(name):
+    """A torchvision network with random weights; batch norm statistics and
+    the classifier are drawn so the outputs are of order 1."""
+    import torchvision
+    torch.manual_seed(1)
+    mod = getattr(torchvision.models, name)(weights=None).eval()
+    g = torch.Generator().manual_seed(2)
+    for sub in mod.modules():
+        if isinstance(sub, nn.BatchNorm2d):
+            n = sub.num_features
+            sub.running_mean.copy_(torch.randn(n, generator=g) * 0.1)
+            sub.running_var.copy_(torch.rand(n, generator=g) + 0.5)
+            sub.weight.data = torch.rand(n, generator=g) + 0.5
+            sub.bias.data = torch.randn(n, generator=g) * 0.1
+        if isinstance(sub, nn.Linear):
+            sub.weight.data = torch.randn(sub.weight.shape, generator=g) * 0.05
+    return mod
+
+
+# ───────────────────────────── running rly ─────────────────────────────
+
+def run_rly(rly, case, path, folder, mode, extra=()):
+    """Imports the model, runs it on the case's inputs, returns the outputs
+    (or raises with rly's message)."""
+    np.savez(os.path.join(folder, case.name + "_in.npz"),
+             **{f"in{i}": x for i, x in enumerate(case.inputs)})
+    outp = os.path.join(folder, f"{case.name}_{mode}_out.npz")
+    args = ", ".join(f"%in{i}" for i in range(len(case.inputs)))
+    lines = [] if extra else [f":import {path}"]
+    lines += [f":load-tensor %in{i} {folder}/{case.name}_in.npz in{i}" for i in range(len(case.inputs))]
+    lines += [f"let %y = @main({args});", f":save %y {outp}"]
+    script = os.path.join(folder, f"{case.name}_{mode}.rly")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    r = subprocess.run([rly, "--exec", mode, *extra, script], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip() or r.stdout.strip())
+    got = np.load(outp)
+    if len(case.expected) == 1:
+        return [got["y"]]
+    return [got[f"y_{i}"] for i in range(len(case.expected))]
+
+
+def compare(case, outs):
+    """Max abs error (and relative to max |ref|); a message when off."""
+    worst, rel = 0.0, 0.0
+    for i, (g, e) in enumerate(zip(outs, case.expected)):
+        e = np.asarray(e)
+        if g.shape != e.shape:
+            return None, None, f"output {i}: shape {g.shape}, expected {e.shape}"
+        if e.dtype == np.bool_ or np.issubdtype(e.dtype, np.integer):
+            if not np.array_equal(g.astype(e.dtype), e):
+                return None, None, f"output {i}: integer values differ"
+            continue
+        err = np.abs(g.astype(np.float64) - e.astype(np.float64))
+        worst = max(worst, float(err.max(initial=0)))
+        rel = max(rel, float(err.max(initial=0)) / max(float(np.abs(e).max(initial=0)), 1e-30))
+        bad = err > case.atol + case.rtol * np.abs(e)
+        if bad.any():
+            k = np.unravel_index(np.argmax(err), err.shape)
+            return worst, rel, f"output {i}: max error {err[k]:.3g} at {k} (got {g[k]}, expected {e[k]})"
+    return worst, rel, None
+
+
+def main():
+    args = [a for a in sys.argv[1:]]
+    verbose = "-v" in args
+    only = args[args.index("-k") + 1] if "-k" in args else None
+    rly = [a for a in args if not a.startswith("-") and a != only][0]
+    start = time.time()
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="onnx_torch_") as folder:
+        cases = []
+        for name, mod, inputs, opset, atol, rtol in torch_cases():
+            if only and only not in name:
+                continue
+            c = Case(name, atol, rtol)
+            c.inputs = inputs
+            c.path, c.expected = export_torch(name, mod, inputs, opset, folder)
+            cases.append(c)
+        for name, model, inputs, expected, atol, rtol in hand_cases():
+            if only and only not in name:
+                continue
+            c = Case(name, atol, rtol)
+            c.inputs, c.expected = inputs, expected
+            c.path = os.path.join(folder, name + ".onnx")
+            onnx.save(model, c.path)
+            cases.append(c)
+        for name in ("resnet18", "mobilenet_v2"):
+            if only and only not in name:
+                continue
+            c = Case(name, atol=1e-4, rtol=1e-4)
+            c.inputs = [rand(1, 3, 224, 224, seed=40)]
+            c.path, c.expected = export_torch(name, vision_model(name), c.inputs, 13, folder)
+            cases.append(c)
+        print(f"exported {len(cases)} models in {time.time() - start:.1f}s")
+        for c in cases:
+            for mode in MODES:
+                try:
+                    worst, rel, msg = compare(c, run_rly(rly, c, c.path, folder, mode))
+                except (RuntimeError, subprocess.TimeoutExpired, KeyError, OSError) as e:
+                    worst, rel, msg = None, None, f"rly failed: {e}"
+                if msg:
+                    failed += 1
+                    print(f"FAIL {c.name} [{mode}]: {msg}")
+                else:
+                    passed += 1
+                    print(f"ok   {c.name} [{mode}]: max error {worst:.3g} ({rel:.3g} of max |ref|)")
+            if c.name == "resnet18":  # the text and the weights file, run again
+                rly_text = os.path.join(folder, "resnet18.rly")
+                r = subprocess.run([rly, "--import", c.path, "-o", rly_text], capture_output=True, text=True)
+                ok = r.returncode == 0 and open(rly_text).read().startswith('#[version = "0.0.5"]\ndef @main(%in0: ')
+                if ok:
+                    try:
+                        worst, rel, msg = compare(c, run_rly(rly, c, c.path, folder, "jit",
+                                                             ("--params", rly_text[:-4] + ".npz", rly_text)))
+                    except RuntimeError as e:
+                        msg = str(e)
+                else:
+                    msg = f"--import -o failed: {r.stderr.strip()}"
+                if msg:
+                    failed += 1
+                    print(f"FAIL resnet18 [--import -o, --params]: {msg}")
+                else:
+                    passed += 1
+                    print(f"ok   resnet18 [--import -o, --params]: max error {worst:.3g}")
+    print(f"time: {time.time() - start:.1f}s")
+    print(f"onnx_torch: {passed} passed, {failed} failed")
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
