@@ -139,6 +139,7 @@ Engine *engine_new(const EngineOptions *o, DiagCtx *d) {
   arena_init(&e->arena);
   e->low = lower_new(&e->arena, name_taken, e);
   jit_register_executor();
+  engine_install_evaluator();
   engine_set_options(e, o);
   program_init(&e->prog);
   return e;

@@ -115,6 +115,9 @@ void engine_unbind(Engine *e, Var *v);     /* release a replaced variable's valu
 void engine_collect(Engine *e);            /* collect unreachable values now (:time) */
 void engine_seed(Engine *e, int64_t seed); /* @prng_state = random.key(seed) */
 void engine_interrupt(void);               /* async-signal-safe */
+/* Installs FoldConstant's evaluator (the reference kernels, const_eval.c);
+ * engine_new does; a program running passes without an engine calls it. */
+void engine_install_evaluator(void);
 
 /* ── the program: module, prelude, session variables, transactions ──
  *

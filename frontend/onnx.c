@@ -231,6 +231,9 @@ static bool external_data(OnnxCx *cx, const Onnx__TensorProto *t, Tensor *out, c
   return true;
 }
 
+/* The tensor from wherever ONNX keeps its data: a file beside the model,
+ * raw little-endian bytes, or the typed field of its data type; every size
+ * is checked against the shape first. */
 Tensor *onnx_tensor(OnnxCx *cx, const Onnx__TensorProto *t, const char *what) {
   const char *tn;
   DType dt = onnx_dtype(t->data_type, &tn);
@@ -284,6 +287,9 @@ typedef struct Import {
   PtrVec wvalues;   /* their Tensor * */
 } Import;
 
+/* The file as a ModelProto: unreadable, unparsable (truncated, not
+ * protobuf) and graph-less files are errors; a file that parses is only
+ * taken for ONNX with a graph and an IR version. */
 static Onnx__ModelProto *read_model(OnnxCx *cx, const char *path) {
   size_t len = 0;
   errno = 0;

@@ -232,6 +232,10 @@ static Attrs *drop_defaults(OnnxCx *cx, const OpDef *def, Attrs *attrs) {
   return out;
 }
 
+/* See onnx_int.h.  The call is checked as the type checker would check it
+ * (attributes against the row, the relation on the argument types), so a
+ * converter learns its result shape at once and a bad model fails here,
+ * at its node, rather than later in the type checker. */
 FeVal *fe_op(OnnxCx *cx, const char *op, int n, FeVal *const *args, Attrs *attrs) {
   if (cx->failed) return NULL;
   for (int i = 0; i < n; i++)

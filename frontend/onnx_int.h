@@ -161,15 +161,17 @@ int fe_axis(OnnxCx *cx, int64_t axis, int rank, const char *what);
 
 /* ── the converter families (onnx_math.c, onnx_nn.c, onnx_shape.c) ── */
 
-#define ONNX_CONVERTERS(X)                                                                         \
-  X(binary)                                                                                        \
-  X(unary) X(round) X(reciprocal) X(variadic) X(mean) X(relu) X(leaky_relu) X(prelu) X(clip)       \
-      X(hard_sigmoid) X(hard_swish) X(elu) X(softplus) X(compare) X(not) X(logic) X(where) X(cast) \
-          X(identity) X(dropout) X(constant) X(pow) X(reduce) X(argreduce) X(softmax) X(conv)      \
-              X(conv_transpose) X(gemm) X(matmul) X(batch_norm) X(instance_norm) X(layer_norm)     \
-                  X(pool) X(global_pool) X(flatten) X(reshape) X(transpose) X(squeeze)             \
-                      X(unsqueeze) X(concat) X(split) X(slice) X(gather) X(expand) X(tile) X(pad)  \
-                          X(shape) X(size) X(constant_of_shape) X(range)
+/* clang-format off */
+#define ONNX_CONVERTERS(X)                                                                  \
+  X(binary) X(unary) X(round) X(reciprocal) X(variadic) X(mean) X(pow)                      \
+  X(relu) X(leaky_relu) X(prelu) X(clip) X(hard_sigmoid) X(hard_swish) X(elu) X(softplus)   \
+  X(compare) X(not) X(logic) X(where) X(cast) X(identity) X(dropout) X(constant)            \
+  X(reduce) X(argreduce) X(softmax)                                                         \
+  X(conv) X(conv_transpose) X(gemm) X(matmul) X(batch_norm) X(instance_norm) X(layer_norm)  \
+  X(pool) X(global_pool)                                                                    \
+  X(flatten) X(reshape) X(transpose) X(squeeze) X(unsqueeze) X(concat) X(split) X(slice)    \
+  X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)
+/* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONVERTERS(X)
 #undef X

@@ -6,9 +6,10 @@
  * are [begin..., end...] in both, so they pass through; auto_pad SAME_*
  * is resolved at import time from the static spatial dims, as TVM does
  * for static shapes.  The spatial rank picks the op (nn.conv1d, 2d, 3d).
- * MatMul follows numpy: 2-D × 2-D is nn.matmul; a 2-D right operand is a
- * dense over the flattened batch; otherwise the batch dims broadcast and
- * nn.batch_matmul runs on 3-D reshapes, as TVM's converter builds it. */
+ * MatMul follows numpy: with a 2-D right operand it is nn.matmul (any
+ * leading dims of the left one, static or not); otherwise the batch dims
+ * broadcast and nn.batch_matmul runs on 3-D reshapes, as TVM's converter
+ * builds it. */
 #include <string.h>
 
 #include "frontend/onnx_int.h"
@@ -246,35 +247,43 @@ static FeVal *batched_matmul(OnnxCx *cx, FeVal *a, FeVal *b, const int64_t *sa, 
   return reshape_to(cx, r, nb + 2, full);
 }
 
+/* Batched products of rank 3 or 4 with dims known only at run time (a
+ * sequence length): nn.batch_matmul directly on rank 3; rank 4 merges the
+ * two batch dims (reshape -3), and splits them back (-4) by the one that
+ * is static. */
+static FeVal *dynamic_matmul(OnnxCx *cx, FeVal *a, FeVal *b) {
+  AttrB bm = ab_new(cx);
+  ab_bool(&bm, "transpose_b", false);
+  if (fe_rank(a) == 3) return FE_OP(cx, "nn.batch_matmul", ab_done(&bm), a, b);
+  Dim d0 = fe_dim(a, 0), d1 = fe_dim(a, 1);
+  if (d0.kind != DIM_CONST && d1.kind != DIM_CONST)
+    return FE_FAIL_NULL(cx, "a rank-4 MatMul needs one of its batch dims static");
+  int64_t merge[3] = {-3, 0, 0}, split[5] = {-4, d0.kind == DIM_CONST ? d0.value : -1,
+                                             d0.kind == DIM_CONST ? -1 : d1.value, 0, 0};
+  FeVal *y = FE_OP(cx, "nn.batch_matmul", ab_done(&bm), reshape_to(cx, a, 3, merge),
+                   reshape_to(cx, b, 3, merge));
+  return reshape_to(cx, y, 5, split);
+}
+
 /* numpy's matmul: a rank-1 A is a row (its dim dropped after), a rank-1
- * B a column; 2-D × 2-D is nn.matmul; N-D × 2-D a dense over the
- * flattened leading dims; otherwise batched. */
+ * B a column; N-D × 2-D is nn.matmul (which keeps A's leading dims);
+ * otherwise batched. */
 bool onnx_convert_matmul(OnnxCx *cx) {
   FeVal *a = cx->in[0], *b = cx->in[1];
   int ra = fe_rank(a), rb = fe_rank(b);
   int64_t sa[TENSOR_MAX_RANK + 1], sb[TENSOR_MAX_RANK + 1];
   if (ra < 1 || rb < 1) return fe_fail(cx, "MatMul needs operands of rank >= 1");
   bool row = ra == 1, col = rb == 1;
-  if (ra == 2 && rb == 2) return set_out(cx, FE_OP(cx, "nn.matmul", NULL, a, b));
+  if (ra >= 2 && rb == 2) /* nn.matmul takes any leading dims, static or not */
+    return set_out(cx, FE_OP(cx, "nn.matmul", NULL, a, b));
+  if (ra == rb && (ra == 3 || ra == 4) && (!fe_static_shape(a, sa) || !fe_static_shape(b, sb)))
+    return set_out(cx, dynamic_matmul(cx, a, b));
   if (!fe_static_shape(a, sa) || !fe_static_shape(b, sb))
     return fe_fail(cx, "MatMul of rank %d by rank %d needs static shapes", ra, rb);
   if (row) sa[1] = sa[0], sa[0] = 1, ra = 2, a = reshape_to(cx, a, 2, sa);
   if (col) sb[1] = 1, rb = 2, b = reshape_to(cx, b, 2, sb);
-  FeVal *y;
-  int64_t out[TENSOR_MAX_RANK + 2];
-  int nout = 0;
-  if (rb == 2) {
-    int64_t rows = 1, two[2];
-    for (int i = 0; i < ra - 1; i++) rows *= sa[i], out[nout++] = sa[i];
-    two[0] = rows, two[1] = sa[ra - 1];
-    y = FE_OP(cx, "nn.matmul", NULL, reshape_to(cx, a, 2, two), b);
-    out[nout++] = sb[1];
-    y = ra > 2 ? reshape_to(cx, y, nout, out) : y;
-  } else {
-    y = batched_matmul(cx, a, b, sa, ra, sb, rb);
-    int nb = (ra > rb ? ra : rb);
-    for (int i = 0; y && i < nb; i++) out[nout++] = fe_dim(y, i).value;
-  }
+  FeVal *y =
+      rb == 2 ? FE_OP(cx, "nn.matmul", NULL, a, b) : batched_matmul(cx, a, b, sa, ra, sb, rb);
   if (y && (row || col)) { /* drop the dims the rank-1 operands added */
     int64_t dropped[TENSOR_MAX_RANK + 2];
     int nd = 0;

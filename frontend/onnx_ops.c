@@ -93,20 +93,20 @@ static const OnnxOpDef table[] = {
     {"", "GlobalMaxPool", 1, 1, onnx_convert_global_pool, "nn.global_max_pool2d max"},
     /* shapes and data movement (onnx_shape.c) */
     {"", "Flatten", 1, 1, onnx_convert_flatten, "nn.batch_flatten reshape"},
-    {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape"},
+    {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape dyn.reshape"},
     {"", "Transpose", 1, 1, onnx_convert_transpose, "transpose"},
     {"", "Squeeze", 1, 2, onnx_convert_squeeze, "squeeze"},
     {"", "Unsqueeze", 1, 2, onnx_convert_unsqueeze, "expand_dims"},
     {"", "Concat", 1, -1, onnx_convert_concat, "concatenate"},
     {"", "Split", 1, 2, onnx_convert_split, "split"},
-    {"", "Slice", 1, 5, onnx_convert_slice, "strided_slice"},
+    {"", "Slice", 1, 5, onnx_convert_slice, "strided_slice dyn.strided_slice cast"},
     {"", "Gather", 2, 2, onnx_convert_gather, "take"},
     {"", "Expand", 2, 2, onnx_convert_expand, "broadcast_to"},
     {"", "Tile", 2, 2, onnx_convert_tile, "tile"},
     {"", "Pad", 1, 4, onnx_convert_pad, "nn.pad"},
     {"", "Shape", 1, 1, onnx_convert_shape, "shape_of strided_slice"},
     {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
-    {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full"},
+    {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full"},
     {"", "Range", 3, 3, onnx_convert_range, "arange"},
 };
 /* clang-format on */

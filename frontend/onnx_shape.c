@@ -54,13 +54,19 @@ bool onnx_convert_flatten(OnnxCx *cx) {
 
 /* Reshape: with a static input the target shape is resolved here (0
  * copies the input's dim unless allowzero, one -1 is inferred); otherwise
- * 0 and -1 pass to reshape, which means the same. */
+ * 0 and -1 pass to reshape, which means the same; a shape known only at
+ * run time gives dyn.reshape (TVM's way). */
 bool onnx_convert_reshape(OnnxCx *cx) {
   FeVal *x = cx->in[0];
   int64_t ns[TENSOR_MAX_RANK], xs[TENSOR_MAX_RANK];
+  bool allowzero = cx->opset >= 14 && oa_int(cx, "allowzero", 0);
+  if (!cx->in[1]->value) { /* computed at run time (Shape → Gather → Concat): dyn.reshape */
+    AttrB b = ab_new(cx);
+    if (allowzero) ab_bool(&b, "allowzero", true);
+    return set_out(cx, FE_OP(cx, "dyn.reshape", ab_done(&b), x, cx->in[1]));
+  }
   int n = fe_need_ints(cx, cx->in[1], "input 'shape'", ns, TENSOR_MAX_RANK);
   if (n < 0) return false;
-  bool allowzero = cx->opset >= 14 && oa_int(cx, "allowzero", 0);
   if (!fe_static_shape(x, xs)) {
     AttrB b = ab_new(cx);
     ab_ints(&b, "newshape", n, ns);
@@ -186,6 +192,31 @@ static int64_t clamp_bound(int64_t v, Dim d) {
   return v > hi ? hi : v < lo ? lo : v;
 }
 
+/* Slice with starts or ends computed at run time: dyn.strided_slice over
+ * the leading axes, so the axes (if given) must be 0, 1, ... in order and
+ * the steps known. */
+static bool dynamic_slice(OnnxCx *cx) {
+  int64_t ax[TENSOR_MAX_RANK];
+  int na = cx->nin > 3 && cx->in[3]
+               ? fe_need_ints(cx, cx->in[3], "input 'axes'", ax, TENSOR_MAX_RANK)
+               : -1;
+  for (int i = 0; i < na; i++)
+    if (ax[i] != i)
+      return fe_fail(
+          cx, "starts or ends computed at run time need axes 0, 1, ... (got axis %lld at %d)",
+          (long long)ax[i], i);
+  if (cx->failed) return false;
+  DType it = fe_dtype(cx->in[1]);
+  FeVal *b = cx->in[1], *e = fe_cast(cx, cx->in[2], it);
+  if (cx->nin > 4 && cx->in[4])
+    return set_out(
+        cx, FE_OP(cx, "dyn.strided_slice", NULL, cx->in[0], b, e, fe_cast(cx, cx->in[4], it)));
+  return set_out(cx, e ? FE_OP(cx, "dyn.strided_slice", NULL, cx->in[0], b, e) : NULL);
+}
+
+/* Slice: starts, ends (and axes, steps) as attributes before opset 10,
+ * inputs after; known values become strided_slice's attributes, with
+ * ONNX's out-of-range values clamped (numpy's rules on both sides). */
 bool onnx_convert_slice(OnnxCx *cx) {
   FeVal *x = cx->in[0];
   int r = fe_rank(x);
@@ -196,6 +227,7 @@ bool onnx_convert_slice(OnnxCx *cx) {
     na = oa_ints(cx, "axes", ax, TENSOR_MAX_RANK);
   } else {
     if (cx->nin < 3) return fe_fail(cx, "takes starts and ends as inputs 1 and 2");
+    if (!cx->in[1]->value || !cx->in[2]->value) return dynamic_slice(cx);
     ns = fe_need_ints(cx, cx->in[1], "input 'starts'", st, TENSOR_MAX_RANK);
     ne = ns < 0 ? -1 : fe_need_ints(cx, cx->in[2], "input 'ends'", en, TENSOR_MAX_RANK);
     if (cx->nin > 3 && cx->in[3])
@@ -384,12 +416,11 @@ bool onnx_convert_size(OnnxCx *cx) {
   return set_out(cx, FE_OP(cx, "ndarray_size", ab_done(&b), cx->in[0]));
 }
 
-/* ConstantOfShape: full(value, shape=...) (folded to a constant, as the
- * value and the shape are known); value defaults to a float32 zero. */
+/* ConstantOfShape: full(value, shape=...) (folded to a constant when the
+ * shape is known), dyn.full with a shape computed at run time; the value
+ * defaults to a float32 zero. */
 bool onnx_convert_constant_of_shape(OnnxCx *cx) {
   int64_t shape[TENSOR_MAX_RANK];
-  int n = fe_need_ints(cx, cx->in[0], "input 'shape'", shape, TENSOR_MAX_RANK);
-  if (n < 0) return false;
   const Onnx__AttributeProto *at = oa_get(cx, "value");
   FeVal *v;
   if (at && at->t) {
@@ -403,6 +434,12 @@ bool onnx_convert_constant_of_shape(OnnxCx *cx) {
     v = fe_scalar(cx, DT_FLOAT32, 0);
   }
   AttrB b = ab_new(cx);
+  if (!cx->in[0]->value) { /* a shape computed at run time */
+    ab_str(&b, "dtype", dtype_name(fe_dtype(v)));
+    return set_out(cx, FE_OP(cx, "dyn.full", ab_done(&b), v, cx->in[0]));
+  }
+  int n = fe_need_ints(cx, cx->in[0], "input 'shape'", shape, TENSOR_MAX_RANK);
+  if (n < 0) return false;
   ab_ints(&b, "shape", n, shape);
   ab_str(&b, "dtype", dtype_name(fe_dtype(v)));
   return set_out(cx, FE_OP(cx, "full", ab_done(&b), v));

@@ -19,7 +19,8 @@
  * Literal formats (agreed with parser/lexer.c): int32 bare, other widths
  * with their suffix (3i64, 3u8); floats `1f`, `0.1f16`, `2.5f64`; infinities
  * and NaN as `inf`/`-inf`/`nan` plus the float suffix (`inff`, `-inff`,
- * `nanf`, `inff16`, `nanf64`); strings with the escapes \" \\ \n \t \r and
+ * `nanf`, `inff16`, `nanf64`; float_to_text writes the body), as TVM
+ * prints them; strings with the escapes \" \\ \n \t \r and
  * every other byte raw. */
 #include <ctype.h>
 #include <float.h>
@@ -69,14 +70,6 @@ static bool exact_in(double v, DType dt) {
 static void put_float(StrBuf *b, double v, DType dt) {
   if (!dtype_is_float(dt)) dt = DT_FLOAT32;
   const char *suf = dtype_suffix(dt);
-  if (isnan(v)) {
-    sb_printf(b, "nan%s", suf);
-    return;
-  }
-  if (isinf(v)) {
-    sb_printf(b, "%sinf%s", v < 0 ? "-" : "", suf);
-    return;
-  }
   char buf[64];
   float_to_text(buf, sizeof buf, v, exact_in(v, dt) ? dt : DT_FLOAT64);
   if (v == trunc(v) && fabs(v) < 1e17) { /* 65504 reads better than 6.55e+04 */

@@ -128,6 +128,10 @@ static void decimal_away_from_zero(char *buf, size_t n, int prec, double v) {
 }
 
 void float_to_text(char *buf, size_t n, double v, DType dt) {
+  if (!isfinite(v)) { /* the sign of a NaN is not kept: numpy prints nan too */
+    snprintf(buf, n, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+    return;
+  }
   int max_digits = dt == DT_FLOAT16 ? 5 : dt == DT_FLOAT32 ? 9 : 17;
   int exp;
   bool pow2 = fabs(frexp(v, &exp)) == 0.5;

@@ -96,8 +96,10 @@ uint16_t double_to_half(double d);
  * syntax, no suffix) rounded ONCE, to nearest even, to the float dtype dt,
  * into *out (exactly representable in dt); false when that rounds to an
  * infinity, i.e. the literal is out of dt's range.  float_to_text writes
- * the shortest %g text that float_from_text reads back to v's bits (v must
- * be a finite value of dt). */
+ * the shortest %g text that float_from_text reads back to v's bits (v a
+ * value of dt), and `inf`, `-inf` or `nan` for the others, which the
+ * lexer reads with the float suffix after them (`inff16`, `-inff`,
+ * `nanf64`). */
 bool float_from_text(const char *s, DType dt, double *out);
 void float_to_text(char *buf, size_t n, double v, DType dt);
 

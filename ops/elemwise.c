@@ -175,7 +175,7 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")         \
   X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")    \
   X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise")  \
-  X("erf", NULL, OPCOST_ELEMWISE, "Gauss error function elementwise")           \
+  X("erf", compute_erf, OPCOST_ELEMWISE, "Gauss error function elementwise")    \
   X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")   \
   X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")     \
   X("round", NULL, OPCOST_NONE, "round half away from zero elementwise")        \

@@ -108,6 +108,8 @@ typedef struct OpDef {
 int ops_count(void);
 const OpDef *ops_get(int index);
 int ops_lookup(const char *name); /* -1 if unknown */
+/* The family whose table holds the op at index (`nn_conv`: ops/nn_conv.c), or NULL. */
+const char *ops_family(int index);
 /* Whether the op at index has every flag in `flags` (false for an invalid index). */
 bool ops_has_flag(int index, unsigned flags);
 /* The index of the first op with `flags` (OP_CALL_TIR: call_tir), or -1. */

@@ -8,6 +8,7 @@
 #include "ops/families.h"
 
 static const OpDef **all_ops;
+static unsigned char *family_of; /* each op's index in families[] */
 static int nops;
 static StrMap by_name;
 
@@ -16,6 +17,13 @@ static const OpDef *const families[] = {
     OP_FAMILIES(X)
 #undef X
 };
+
+static const char *const family_names[] = {
+#define X(f) #f,
+    OP_FAMILIES(X)
+#undef X
+};
+_Static_assert(sizeof families / sizeof families[0] <= 256, "family_of holds a byte");
 
 static const char *const pattern_names[] = {
 #define X(e, n) n,
@@ -33,12 +41,14 @@ static void ops_init(void) {
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
     for (const OpDef *d = families[f]; d->name; d++) n++;
   const OpDef **list = malloc(sizeof(OpDef *) * (size_t)(n ? n : 1));
-  if (!list) rly_oom();
+  family_of = malloc((size_t)(n ? n : 1));
+  if (!list || !family_of) rly_oom();
   n = 0;
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
     for (const OpDef *d = families[f]; d->name; d++) {
       RLY_ASSERT(!strmap_get(&by_name, d->name)); /* one entry per op */
       list[n] = d;
+      family_of[n] = (unsigned char)f;
       strmap_put(&by_name, d->name, (void *)(intptr_t)(n + 1));
       n++;
     }
@@ -54,6 +64,11 @@ int ops_count(void) {
 const OpDef *ops_get(int index) {
   ops_init();
   return index >= 0 && index < nops ? all_ops[index] : NULL;
+}
+
+const char *ops_family(int index) {
+  ops_init();
+  return index >= 0 && index < nops ? family_names[family_of[index]] : NULL;
 }
 
 int ops_lookup(const char *name) {

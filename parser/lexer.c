@@ -8,7 +8,8 @@
  *   exponent, so `1+1` is three tokens; right after a `.` only digits are
  *   read, so `%t.0.1` is two projections;
  * - `1.5` / `1e3` without a suffix are errors ("write 1.5f"), `u8`..`u64`
- *   and `i8` suffixes exist, `nanf` is a literal;
+ *   and `i8` suffixes exist, `nanf` (any float width: `nanf16`, `-inff64`)
+ *   is a literal;
  * - strings understand `\" \\ \n \t \r`;
  * - identifiers joined by dots (`nn.dense`, `relay.reshape_only`) are one
  *   token, and so are locals with frontend names (`%fc1.weight`,
@@ -432,7 +433,37 @@ static Token lex_meta(Lexer *lx, uint32_t start) {
   return t;
 }
 
-/* word := META | 'match?' | 'inff' | 'nanf' | keyword | IDENT   (IDENT := dotted name)
+/* nonfinite := '-'? ( 'inf' | 'nan' ) 'f' DIGIT*
+ * Infinities and NaN as TVM prints them: `inf`/`nan` and the float
+ * suffix (`inff`, `-inff16`, `nanf64`; glibc writes a NaN whose sign bit
+ * is set as `-nan`).  The length of the literal at i (after any `-`), or
+ * 0 when the name there is something else (`inffoo`, `nanf.x`). */
+static uint32_t nonfinite_len(const Lexer *lx, uint32_t i) {
+  if (!starts_with(lx, i, "inff") && !starts_with(lx, i, "nanf")) return 0;
+  uint32_t n = name_len(lx, i, true);
+  return scan_digits(lx, i + 4) == i + n ? n : 0;
+}
+
+/* The token of a nonfinite literal of len bytes at start (its `-`
+ * included); a width other than 16, 32 or 64 is an error. */
+static Token lex_nonfinite(Lexer *lx, uint32_t start, uint32_t len) {
+  Token t = make(lx, T_FLOAT, start, len);
+  lx->pos = start + len;
+  bool neg = lx->src[start] == '-';
+  uint32_t digits = start + neg + 4, nd = start + len - digits;
+  int w = nd == 0 ? 32 : nd == 2 ? atoi(lx->src + digits) : 0;
+  t.dtype = w == 16 ? DT_FLOAT16 : w == 64 ? DT_FLOAT64 : DT_FLOAT32;
+  double v = lx->src[start + neg] == 'i' ? (double)INFINITY : (double)NAN;
+  t.v.f = neg ? -v : v;
+  if (w != 16 && w != 32 && w != 64) {
+    lex_error(lx, lex_span(lx, &t), false, "invalid float width `f%.*s` (use f16, f32 or f64)",
+              (int)nd, lx->src + digits);
+    t.bad = true;
+  }
+  return t;
+}
+
+/* word := META | 'match?' | nonfinite | keyword | IDENT   (IDENT := dotted name)
  * Keywords are matched after the whole dotted name is read, so `let.x`
  * or `lets` are identifiers, not a keyword and more. */
 static Token lex_word(Lexer *lx) {
@@ -440,15 +471,11 @@ static Token lex_word(Lexer *lx) {
   uint32_t n = name_len(lx, start, true);
   if (n == 4 && starts_with(lx, start, "meta") && at(lx, start + 4) == '[')
     return lex_meta(lx, start);
+  if (nonfinite_len(lx, start) == n) return lex_nonfinite(lx, start, n);
   lx->pos += n;
   Token t = make(lx, T_IDENT, start, n);
   if (n == 5 && starts_with(lx, start, "match") && at(lx, lx->pos) == '?') {
     lx->pos++, t.len++, t.kind = T_KW_MATCH_PARTIAL;
-    return t;
-  }
-  if (n == 4 && (starts_with(lx, start, "inff") || starts_with(lx, start, "nanf"))) {
-    t.kind = T_FLOAT, t.dtype = DT_FLOAT32;
-    t.v.f = lx->src[start] == 'i' ? (double)INFINITY : (double)NAN;
     return t;
   }
   if (n > 9 || !islower((unsigned char)lx->src[start]))
@@ -651,7 +678,7 @@ static Token lex_bad_char(Lexer *lx) {
   return t;
 }
 
-/* token := COMMAND | NUMBER | '-inff' | word | LOCAL | GRAPH | GLOBAL | STRING | VERSION | punct
+/* token := COMMAND | NUMBER | nonfinite | word | LOCAL | GRAPH | GLOBAL | STRING | VERSION | punct
  * Dispatches on the first character.  A `-` joins a following number only
  * when the previous token cannot end an operand (`axis=-1`, but `%x-1`). */
 static Token scan_one(Lexer *lx) {
@@ -660,13 +687,10 @@ static Token scan_one(Lexer *lx) {
   Token t;
   if (lx->script && col1 && c == ':' && c1 != '=') return lex_command(lx);
   if (isdigit(c)) return lex_number(lx, lx->prev == T_DOT);
-  if (c == '-' && !ends_operand(lx->prev) &&
-      (isdigit(c1) || starts_with(lx, lx->pos + 1, "inff"))) {
+  if (c == '-' && !ends_operand(lx->prev)) {
     if (isdigit(c1)) return lex_number(lx, false);
-    t = make(lx, T_FLOAT, lx->pos, 5);
-    t.dtype = DT_FLOAT32, t.v.f = -(double)INFINITY;
-    lx->pos += 5;
-    return t;
+    uint32_t n = nonfinite_len(lx, lx->pos + 1);
+    if (n) return lex_nonfinite(lx, lx->pos, n + 1);
   }
   if (is_ident_start(c)) return lex_word(lx);
   if (c == '%') return lex_percent(lx);

@@ -292,6 +292,10 @@ static int op_distance(const char *want, const char *have) {
  * one edit, which is the commonest typo. */
 PARSE_NOINLINE static void unknown_op(Parser *p, const char *name, Span sp) {
   parse_sem_err(p, sp, "unknown operator `%s`", name);
+  if (strcmp(name, "inf") == 0 || strcmp(name, "nan") == 0) {
+    parse_hint(p, "write %sf (float32), %sf16 or %sf64", name, name, name);
+    return;
+  }
   const char *sugg[8] = {0};
   int n = ops_suggest(name, sugg, 8), best = -1, best_d = 1 << 30;
   for (int i = 0; i < n; i++) {

@@ -12,6 +12,10 @@
  *   CheckKeyLinearity      linearity.c  a RandState key used twice is an error
  *   FuseOps                fuse_ops.c   pure op calls grouped into Primitive functions
  *   BindParams             bind_params.c  parameters named in a tensor file become constants
+ *   FoldConstant           fold_constant.c  calls on constants evaluated (reference kernels)
+ *   SimplifyInference      simplify_inference.c  normalizations and dropout as arithmetic
+ *   FoldScaleAxis          fold_scale_axis.c  per-channel scales folded into conv/dense weights
+ * (the last three share the dataflow rewriter of graph.c)
  *
  * A run may have a scope (PassScope: `:pass FuseOps @f`, or the user's
  * definitions without the prelude): a function-local pass (PassDef.local)
@@ -79,7 +83,14 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
   X("FuseOps", pass_fuse_ops, true, true, true,                                         \
     "group pure op calls into Primitive functions (TVM's FuseOps rules)")               \
   X("BindParams", pass_bind_params, true, false, false,                                 \
-    "parameters named in a tensor file become constants (:bind @f FILE, rly --params)")
+    "parameters named in a tensor file become constants (:bind @f FILE, rly --params)") \
+  X("FoldConstant", pass_fold_constant, true, true, true,                               \
+    "evaluate op calls on constants at compile time (TVM's FoldConstant)")              \
+  X("SimplifyInference", pass_simplify_inference, true, true, true,                     \
+    "batch_norm, layer/instance/group_norm, l2_normalize and dropout as inference "     \
+    "arithmetic")                                                                       \
+  X("FoldScaleAxis", pass_fold_scale_axis, true, true, true,                            \
+    "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")
 
 #define X(n, f, t, ty, l, d) Module *f(PassCtx *pc, Module *in);
 PASS_LIST(X)
@@ -178,6 +189,20 @@ typedef struct BindParamsSpec {
 
 void pass_bind_params_set(const BindParamsSpec *s);
 Module *pass_bind(const BindParamsSpec *s, Module *in, Arena *a, DiagCtx *d, const PassHook *hook);
+
+/* FoldConstant's evaluator: runs the op at registry index `op` on constant
+ * tensors (an OP_TUPLE_ARG op: the tuple's tensors) and writes its results
+ * (one, or a tuple's fields) as tensors allocated in a to out[0..*nout),
+ * exactly as the interpreter's reference kernels compute them; false, with
+ * a message in err, when it cannot (no kernel, a run-time error such as an
+ * integer division by zero: the call then stays).  The kernels live above
+ * passes/, so the engine installs the evaluator (engine_new); without one,
+ * FoldConstant folds only what needs no kernel (shape_of of a static shape,
+ * projections of tuples). */
+typedef bool (*PassEvalFn)(int op, int nin, Tensor *const *in, const Attrs *attrs, Arena *a,
+                           int maxout, int *nout, Tensor **out, char *err, size_t errn);
+void pass_set_evaluator(PassEvalFn fn);
+PassEvalFn pass_evaluator(void);
 
 /* Key linearity (seed 000): reports every RandState key consumed twice —
  * passed to two random ops / calls that consume it, split twice, written to

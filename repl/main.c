@@ -6,6 +6,7 @@
  *   rly                            the REPL on a terminal; else stdin is a script
  *   rly -i [FILE …]                the REPL after the scripts, even without a terminal
  *   rly --import M.onnx [-o OUT.rly]  the model as text; its weights in OUT.npz
+ *   rly --list-ops[=markdown]      the op registry as a table (op_table.c)
  *
  * User errors are diagnostics on stderr and exit status 1 (batch mode stops
  * at the first); bad usage is 2.  The option table below is the single
@@ -37,6 +38,7 @@ typedef struct Cli {
   const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
   const char *import; /* --import FILE.onnx: print the model's module */
   const char *output; /* -o FILE: where --import writes (weights beside it) */
+  const char *ops;    /* --list-ops[=FORMAT]: print the op table (op_table.c) */
   int nfiles;
   const char **files;
   int nactions;
@@ -68,6 +70,8 @@ static void usage(FILE *f) {
           "print an ONNX model as a module (@main; weights stay parameters)");
   fprintf(f, "  %-10s %s\n", "-o OUT.rly",
           "with --import: write the text to OUT.rly and the weights to OUT.npz");
+  fprintf(f, "  %-10s %s\n", "--list-ops[=F]",
+          "list every op: family, pattern, kernel, compute rule (F: text, markdown)");
   fprintf(f, "  %-10s %s\n", "--exec M",
           "jit (default: fused kernels, compiled) or interp (reference kernels); as RLY_EXEC");
   fputs("\nWith no option, each FILE is run as a script.\n", f);
@@ -125,6 +129,10 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
         return false;
       }
       *(a[1] == 'o' ? &cli->output : &cli->import) = argv[++i];
+      continue;
+    }
+    if (strcmp(a, "--list-ops") == 0 || strncmp(a, "--list-ops=", 11) == 0) {
+      cli->ops = a[10] == '=' ? a + 11 : "text";
       continue;
     }
     if (strcmp(a, "--exec") == 0 || strncmp(a, "--exec=", 7) == 0) {
@@ -364,6 +372,8 @@ int main(int argc, char **argv) {
     usage(stdout);
   } else if (cli.version) {
     printf("rly %s\n", RLY_VERSION);
+  } else if (cli.ops) {
+    status = repl_list_ops(cli.ops);
   } else if (cli.import) {
     status = import_model(&cli);
   } else if (cli.output) {

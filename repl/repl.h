@@ -132,6 +132,9 @@ void repl_pass_help(void); /* which passes are function-local (:help pass) */
  * text after `tir`. */
 RunStatus repl_dump_tir(Session *s, const char *args, Span where);
 void repl_undo_clear(Session *s);
+/* `rly --list-ops=FORMAT` (op_table.c): the op registry as a table on
+ * stdout, FORMAT `text` or `markdown` (the README's); 2 for another. */
+int repl_list_ops(const char *format);
 /* Keeps m (the module before a change) for :undo; the oldest of
  * REPL_UNDO_DEPTH is dropped. */
 void repl_undo_push(Session *s, Module *m);

@@ -6,7 +6,9 @@ Usage: /usr/bin/python3 tests/float_literals_numpy.py [PATH/TO/rly] [-v]
        (default: $RLY, else `rly` on PATH)
 
 Values: every finite float16; float32 and float64 edge values (max, -max,
-smallest normal and subnormal, 0.1, 16777217, ...) and random bit patterns.
+smallest normal and subnormal, 0.1, 16777217, ...) and random bit patterns;
+inf, -inf, nan (and -nan, as glibc and so TVM print a negative NaN) in each
+dtype.
 Each is written as numpy prints it (`str(np.float32(x))`: 3.4028235e+38,
 65500.0 for float16's 65504) with the dtype's suffix.  Also texts at,
 just above and just below the halfway points between neighbouring values,
@@ -214,6 +216,26 @@ def check_print(tally, dt, vals, tmp):
         print("%s: %d values printed, e.g. %s" % (dt, len(out), ", ".join(out[:8])))
 
 
+NONFINITE = ["inf", "-inf", "nan", "-nan"]  # -nan: how glibc (and so TVM) writes a negative NaN
+
+
+def check_nonfinite(tally, dt):
+    """Infinities and NaN: `inf`, `-inf`, `nan`, `-nan` with the dtype's
+    suffix read as numpy's values, and print back as numpy spells them
+    (str(np.float16(np.inf)) is inf) with the suffix, at a fixed point."""
+    suffix = FORMATS[dt][0]
+    with tempfile.TemporaryDirectory() as tmp:
+        got = read_bits(NONFINITE, dt, tmp).view(dt)
+        want = np.array([np.inf, -np.inf, np.nan, -np.nan], dtype=dt)
+        same = [bool(np.isnan(w) and np.isnan(g)) or g == w for g, w in zip(got, want)]
+        tally.check(len(got) == len(want) and all(same), "%s: %s read as %s" % (dt, NONFINITE, got))
+        out, fixed = printed(NONFINITE, dt, tmp)
+        tally.check(fixed, "%s: printing inf/nan is not a fixed point" % dt)
+        np_texts = [str(v) for v in want]  # numpy drops a NaN's sign too
+        tally.check(out == np_texts,
+                    "%s: inf/nan print as %s, numpy as %s (suffix %s)" % (dt, out, np_texts, suffix))
+
+
 def main():
     global RLY, VERBOSE
     args = [a for a in sys.argv[1:] if a != "-v"]
@@ -230,6 +252,10 @@ def main():
                     check(tally, dt, arg, tmp)
                 except RuntimeError as e:  # rly rejected a literal or crashed
                     tally.check(False, "%s: %s" % (dt, e))
+            try:
+                check_nonfinite(tally, dt)
+            except RuntimeError as e:
+                tally.check(False, "%s: %s" % (dt, e))
     print("float literals: %d passed, %d failed" % (tally.passed, tally.failed))
     return 1 if tally.failed else 0
 

@@ -73,8 +73,8 @@ def torch_cases():
     x3 = rand(2, 5, 7, seed=2)
     m, c = [], []
 
-    def add(name, mod, inputs, opset=13, atol=1e-5, rtol=1e-5):
-        m.append((name, mod.eval(), inputs, opset, atol, rtol))
+    def add(name, mod, inputs, opset=13, atol=1e-5, rtol=1e-5, dynamic=None):
+        m.append((name, mod.eval(), inputs, opset, atol, rtol, dynamic))
 
     # convolutions
     add("conv_groups_dilation", nn.Conv2d(4, 8, 3, stride=2, padding=(2, 1), dilation=2, groups=2), [x4], atol=1e-4)
@@ -154,13 +154,30 @@ def torch_cases():
     add("softmax", Fn(lambda s, x: (F.softmax(x, 1), F.log_softmax(x, -1), F.softmax(x, 2))), [x3])
     add("softmax_11", Fn(lambda s, x: (F.softmax(x, 1), F.log_softmax(x, -1), F.softmax(x, 2))), [x3], opset=11)
     add("dropout_identity", nn.Sequential(nn.Dropout(0.5), nn.Identity()), [x3])
+    # a dynamic batch (dim_param): size variables through conv and pooling, the flattening
+    # Shape -> Gather -> Concat -> Reshape through shape_of and dyn.reshape; run at another batch
+    cnn = nn.Sequential(nn.Conv2d(4, 6, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 5, 3))
+    add("dynamic_batch_cnn", Fn(lambda s, x: F.softmax(s.fc(s.cnn(x).view(x.size(0), -1)), -1),
+                                cnn=cnn, fc=nn.Linear(5 * 2 * 2, 7)),
+        [rand(3, 4, 9, 9, seed=26)], atol=1e-5, dynamic={"in0": {0: "batch"}})
+    add("dynamic_seq_matmul", Fn(lambda s, x: (s.lin(x) @ x.transpose(1, 2), (x.unsqueeze(1) @ x.unsqueeze(1).transpose(2, 3))),
+                                 lin=nn.Linear(6, 6)), [rand(2, 5, 6, seed=27)], atol=1e-4, dynamic={"in0": {1: "seq"}})
     return m
 
 
-def export_torch(name, mod, inputs, opset, folder):
+def export_torch(name, mod, inputs, opset, folder, dynamic=None):
+    """Exports with the inputs; a model with dynamic axes is exported with
+    inputs one shorter on each dynamic axis, so the run differs."""
     path = os.path.join(folder, name + ".onnx")
     xs = tuple(torch.from_numpy(x) for x in inputs)
-    torch.onnx.export(mod, xs, path, opset_version=opset,
+
+    def shorter(i, x):
+        for ax in (dynamic or {}).get(f"in{i}", {}):
+            x = x.narrow(ax, 0, x.shape[ax] - 1)
+        return x
+
+    ex = tuple(shorter(i, x) for i, x in enumerate(xs))
+    torch.onnx.export(mod, ex, path, opset_version=opset, dynamic_axes=dynamic,
                       input_names=[f"in{i}" for i in range(len(xs))])
     out = mod(*xs)
     outs = out if isinstance(out, tuple) else (out,)
@@ -295,21 +312,40 @@ def compare(case, outs):
     return worst, rel, None
 
 
+def walk_through(rly, folder):
+    """examples/README.md's session: export_resnet18.py, :import, :pass
+    FuseOps, run, :save; the logits must match PyTorch's."""
+    d = os.path.join(folder, "walk")
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "examples", "onnx", "export_resnet18.py")
+    r = subprocess.run([sys.executable, script, d], capture_output=True, text=True)
+    if r.returncode != 0:
+        return False, "export_resnet18.py failed: " + r.stderr.strip()[-500:]
+    session = ":import resnet18.onnx\n:pass FuseOps\n:load-tensor %x x.npy\nlet %y = @main(%x);\n:save %y y.npy\n"
+    r = subprocess.run([rly], input=session, capture_output=True, text=True, cwd=d, timeout=600)
+    if r.returncode != 0 or "FuseOps: 24 rewrites" not in r.stdout:
+        return False, f"the session failed: {r.stderr.strip()[-500:]}"
+    y, e = np.load(os.path.join(d, "y.npy")), np.load(os.path.join(d, "expected.npy"))
+    err = float(np.abs(y - e).max())
+    ok = err <= 1e-4 * float(np.abs(e).max()) and y.argmax() == e.argmax()
+    return ok, f"max error {err:.3g}"
+
+
 def main():
     args = [a for a in sys.argv[1:]]
     verbose = "-v" in args
     only = args[args.index("-k") + 1] if "-k" in args else None
-    rly = [a for a in args if not a.startswith("-") and a != only][0]
+    rly = os.path.abspath([a for a in args if not a.startswith("-") and a != only][0])
     start = time.time()
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="onnx_torch_") as folder:
         cases = []
-        for name, mod, inputs, opset, atol, rtol in torch_cases():
+        for name, mod, inputs, opset, atol, rtol, dynamic in torch_cases():
             if only and only not in name:
                 continue
             c = Case(name, atol, rtol)
             c.inputs = inputs
-            c.path, c.expected = export_torch(name, mod, inputs, opset, folder)
+            c.path, c.expected = export_torch(name, mod, inputs, opset, folder, dynamic)
             cases.append(c)
         for name, model, inputs, expected, atol, rtol in hand_cases():
             if only and only not in name:
@@ -357,6 +393,10 @@ def main():
                 else:
                     passed += 1
                     print(f"ok   resnet18 [--import -o, --params]: max error {worst:.3g}")
+        if not only or only in "walk-through":
+            ok, msg = walk_through(rly, folder)
+            passed, failed = passed + ok, failed + (not ok)
+            print(("ok   " if ok else "FAIL ") + "examples/README.md walk-through: " + msg)
     print(f"time: {time.time() - start:.1f}s")
     print(f"onnx_torch: {passed} passed, {failed} failed")
     return 1 if failed or not passed else 0

@@ -19,14 +19,22 @@
  * shortest-round-trip, so equal text is equal bits).  Every pass result must
  * also pass pass_verify.
  *
- *   pass_equiv [NPROGRAMS [NSEEDS [FIRST]]]   (defaults 200 4 1)
+ * A second generator writes CNN-shaped programs for the inference passes
+ * (cnn_* below): conv2d → batch_norm → relu blocks, dense, and the values of
+ * @main before and after each pipeline of SimplifyInference, FoldConstant
+ * and FoldScaleAxis, in both execution modes, within stated tolerances.
+ *
+ *   pass_equiv [NPROGRAMS [NSEEDS [FIRST [NCNN]]]]   (defaults 200 4 1 24)
  * prints "pass_equiv: N passed, N failed"; with -v the failing program. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "interp/interp.h"
+#include "jit/jit.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
 #include "passes/passes.h"
@@ -435,19 +443,311 @@ static void check_program(uint64_t pseed, int nseeds) {
   free(prog);
 }
 
+/* ───────────────────────────── CNN programs ───────────────────────────── */
+
+/* Random float32 literals in [lo, hi), as exact text ("%.9g" reads back to
+ * the same float). */
+static double uniform(Gen *g, double lo, double hi) {
+  return lo + (hi - lo) * (double)(next(g) >> 11) / 9007199254740992.0;
+}
+
+static void put_float(Gen *g, double v) { sb_printf(&g->b, "%.9gf", (double)(float)v); }
+
+/* A tensor literal of the given shape with elements in [lo, hi). */
+static void put_tensor(Gen *g, int ndim, const int *shape, double lo, double hi) {
+  if (ndim == 0) {
+    put_float(g, uniform(g, lo, hi));
+    return;
+  }
+  sb_putc(&g->b, '[');
+  for (int i = 0; i < shape[0]; i++) {
+    if (i) sb_puts(&g->b, ", ");
+    put_tensor(g, ndim - 1, shape + 1, lo, hi);
+  }
+  sb_putc(&g->b, ']');
+}
+
+static void put_vector(Gen *g, int n, double lo, double hi) { put_tensor(g, 1, &n, lo, hi); }
+
+typedef struct Cnn {
+  Gen g;
+  int n, c, h, w; /* the current activation's shape (NCHW) */
+  int id;
+  bool scaled_input; /* the activation is the input's scale (used once, so it folds) */
+} Cnn;
+
+/* `%K = nn.batch_norm(x, ...);` with random statistics; the result is
+ * %K.0 (written to out). */
+static void cnn_batch_norm(Cnn *c, const char *x, int channels, int axis, char *out) {
+  Gen *g = &c->g;
+  int k = c->id++;
+  sb_printf(&g->b, "  %%%d = nn.batch_norm(%s, ", k, x);
+  put_vector(g, channels, 0.5, 1.5); /* gamma */
+  sb_puts(&g->b, ", ");
+  put_vector(g, channels, -1, 1); /* beta */
+  sb_puts(&g->b, ", ");
+  put_vector(g, channels, -1, 1); /* moving mean */
+  sb_puts(&g->b, ", ");
+  put_vector(g, channels, 0.5, 2); /* moving var */
+  sb_printf(&g->b, ", axis=%d", axis);
+  if (pick(g, 2)) sb_puts(&g->b, ", epsilon=0.001f");
+  if (!pick(g, 4)) sb_puts(&g->b, ", center=False");
+  if (!pick(g, 4)) sb_puts(&g->b, ", scale=False");
+  sb_puts(&g->b, ");\n");
+  sprintf(out, "%%%d.0", k);
+}
+
+/* One block on the activation `x`: conv2d (1x1 or 3x3, stride 1 or 2,
+ * maybe depthwise, maybe with a bias), batch_norm, relu, maybe a dropout
+ * and a residual add.  The block's result is written to x. */
+static void cnn_block(Cnn *c, char *x) {
+  Gen *g = &c->g;
+  int k3 = pick(g, 2), stride = 1 + (c->h > 3 && !pick(g, 3)), pad = k3;
+  bool depthwise = c->c > 1 && !pick(g, 4);
+  int co = depthwise ? c->c : 1 + pick(g, 4), ks = k3 ? 3 : 1;
+  int wshape[4] = {co, depthwise ? 1 : c->c, ks, ks};
+  int k = c->id++;
+  sb_printf(&g->b, "  %%%d = nn.conv2d(%s, ", k, x);
+  put_tensor(g, 4, wshape, -1, 1);
+  sb_printf(&g->b, ", strides=[%d, %d], padding=[%d, %d, %d, %d]", stride, stride, pad, pad, pad,
+            pad);
+  if (depthwise) sb_printf(&g->b, ", groups=%d", co);
+  sb_printf(&g->b, ", channels=%d, kernel_size=[%d, %d]);\n", co, ks, ks);
+  char y[64];
+  sprintf(y, "%%%d", k);
+  if (!pick(g, 3)) {
+    int b = c->id++;
+    sb_printf(&g->b, "  %%%d = nn.bias_add(%s, ", b, y);
+    put_vector(g, co, -1, 1);
+    sb_puts(&g->b, ");\n");
+    sprintf(y, "%%%d", b);
+  }
+  char bn[64];
+  cnn_batch_norm(c, y, co, 1, bn);
+  bool residual = co == c->c && stride == 1 && !c->scaled_input && !pick(g, 2);
+  int r = c->id++;
+  sb_printf(&g->b, "  %%%d = nn.relu(%s);\n", r, bn);
+  if (residual) {
+    int a = c->id++;
+    sb_printf(&g->b, "  %%%d = nn.relu(add(%%%d, %s));\n", a, r, x), r = a;
+  }
+  if (!pick(g, 4)) {
+    int d = c->id++;
+    sb_printf(&g->b, "  %%%d = nn.dropout(%%%d);\n", d, r);
+    sprintf(x, "%%%d.0", d);
+  } else {
+    sprintf(x, "%%%d", r);
+  }
+  c->c = co, c->h = (c->h + 2 * pad - ks) / stride + 1, c->w = (c->w + 2 * pad - ks) / stride + 1;
+  c->scaled_input = false;
+}
+
+/* @main(%x): an input scale, 1 to 3 blocks, global pooling, dense, a 1-D
+ * batch_norm and a relu.  *call gets a call of @main on random data. */
+static char *cnn_generate(uint64_t seed, char **call) {
+  Cnn c = {.g = {.s = seed * 0x9e3779b97f4a7c15ull + 11}};
+  Gen *g = &c.g;
+  c.n = 1 + pick(g, 2), c.c = 1 + pick(g, 3), c.h = 3 + pick(g, 4), c.w = 3 + pick(g, 4);
+  int xshape[4] = {c.n, c.c, c.h, c.w};
+  sb_printf(&g->b, "def @main(%%x: Tensor[(%d, %d, %d, %d), float32]) {\n", c.n, c.c, c.h, c.w);
+  char x[64] = "%x";
+  if (pick(g, 2)) { /* a positive per-channel input scale (FoldScaleAxis forward) */
+    sb_printf(&g->b, "  %%%d = multiply(%%x, ", c.id);
+    int sshape[3] = {c.c, 1, 1};
+    put_tensor(g, 3, sshape, 0.5, 2);
+    sb_puts(&g->b, ");\n");
+    sprintf(x, "%%%d", c.id++);
+    c.scaled_input = true;
+  }
+  for (int nb = 1 + pick(g, 3); nb > 0; nb--) cnn_block(&c, x);
+  int units = 2 + pick(g, 4), wshape[2] = {units, c.c}, k = c.id++;
+  sb_printf(&g->b, "  %%%d = nn.batch_flatten(nn.global_avg_pool2d(%s));\n", k, x);
+  sb_printf(&g->b, "  %%%d = nn.dense(%%%d, ", k + 1, k);
+  c.id++;
+  put_tensor(g, 2, wshape, -1, 1);
+  sb_puts(&g->b, ");\n");
+  char d[64], bn[64];
+  sprintf(d, "%%%d", k + 1);
+  cnn_batch_norm(&c, d, units, 1, bn);
+  sb_printf(&g->b, "  nn.relu(%s)\n}\n", bn);
+  char *prog = sb_take(&g->b); /* then the input's values, from the same stream */
+  sb_puts(&g->b, "@main(");
+  put_tensor(g, 4, xshape, -2, 2);
+  sb_puts(&g->b, ")");
+  *call = sb_take(&g->b);
+  return prog;
+}
+
+/* The pipelines checked, and whether all their multiplies and
+ * normalizations are gone at the end (every scale in these programs can
+ * be folded). */
+typedef struct CnnVariant {
+  const char *passes;
+  bool folded;
+} CnnVariant;
+
+static const CnnVariant cnn_variants[] = {
+    {"SimplifyInference", false},
+    {"FoldConstant", false},
+    {"SimplifyInference,FoldConstant", false},
+    {"SimplifyInference,FoldConstant,FoldScaleAxis", false},
+    {"SimplifyInference,FoldConstant,FoldScaleAxis,FoldConstant", true},
+    {"SimplifyInference,FoldScaleAxis,FoldConstant", true},
+};
+enum { NCNN_VARIANTS = sizeof cnn_variants / sizeof cnn_variants[0] };
+
+/* Tolerances: each element within CNN_RTOL of the reference (interp mode,
+ * the program as written: batch_norm's kernel computes in float64) plus
+ * CNN_ATOL times the largest magnitude of the output (folding reorders the
+ * float32 roundings of scale and shift, and jit mode fuses and contracts).
+ * Over 200 programs the largest error seen was about a tenth of this. */
+#define CNN_RTOL 2e-5
+#define CNN_ATOL 2e-6
+
+enum { CNN_MAXV = 64 };
+
+/* @main's values (a tensor), evaluated by engine e in its mode; the count
+ * or -1 after diagnostics. */
+static int cnn_eval(Engine *e, Module *m, DiagCtx *d, const char *call, double *out) {
+  uint32_t f = diag_add_source(d, "<cnn call>", call, strlen(call));
+  Expr *x = parse_expr(m, d, f, NULL);
+  Value *v = x && ty_check_expr(m, x, d) ? engine_eval(e, m, x, NULL) : NULL;
+  if (!v || v->kind != V_TENSOR || v->u.tensor->numel > CNN_MAXV) return -1;
+  for (int64_t i = 0; i < v->u.tensor->numel; i++) out[i] = rt_get_f64(v->u.tensor, i);
+  return (int)v->u.tensor->numel;
+}
+
+static bool cnn_close(const double *want, const double *got, int n, double *worst) {
+  double scale = 0;
+  for (int i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+  bool ok = true;
+  for (int i = 0; i < n; i++) {
+    double err = fabs(want[i] - got[i]), tol = CNN_RTOL * fabs(want[i]) + CNN_ATOL * scale;
+    *worst = fmax(*worst, err / (tol > 0 ? tol : 1));
+    ok &= err <= tol;
+  }
+  return ok;
+}
+
+static bool has_text(const Module *m, const char *needle) {
+  char *t = print_module(m, (PrintOptions){0});
+  bool has = strstr(t, needle) != NULL;
+  free(t);
+  return has;
+}
+
+static double cnn_worst; /* the largest error seen, in units of the tolerance */
+
+/* One variant of one program in both modes against the reference. */
+static void cnn_check_variant(Module *m, Arena *a, DiagCtx *d, Engine **eng, const char *prog,
+                              const char *call, const double *want, int n, int v) {
+  PassOptions opt = pass_options_default();
+  opt.verify = true;
+  PassResult r;
+  bool ok = pass_pipeline(cnn_variants[v].passes, m, a, d, &opt, &r);
+  Module *out = r.module;
+  pass_result_free(&r);
+  if (ok && cnn_variants[v].folded && (has_text(out, "batch_norm") || has_text(out, "multiply")))
+    ok = false,
+    fprintf(stderr, "pass_equiv: cnn [%s]: not everything folded\n", cnn_variants[v].passes);
+  for (int mode = 0; ok && mode < 2; mode++) {
+    double got[CNN_MAXV];
+    int k = cnn_eval(eng[mode], out, d, call, got);
+    if (k == n && cnn_close(want, got, n, &cnn_worst)) {
+      npassed++;
+      continue;
+    }
+    fprintf(stderr, "pass_equiv: cnn [%s] %s mode: different values\n", cnn_variants[v].passes,
+            mode ? "jit" : "interp");
+    for (int i = 0; i < n && i < k; i++) fprintf(stderr, "  %.9g vs %.9g\n", want[i], got[i]);
+    ok = false;
+  }
+  if (!ok) {
+    nfailed++;
+    diag_render(d, stderr, 0, false);
+    if (verbose) fprintf(stderr, "%s\n", prog);
+  }
+  if (out && out != m) module_free(out);
+  diag_clear(d);
+}
+
+/* Engines for interp and jit mode (no disk cache, one thread), shared by
+ * the programs (an engine and the JIT cache what they ran by node address,
+ * so every program's IR lives until the engines go). */
+static void cnn_engines(Engine **eng, DiagCtx *d, bool make) {
+  for (int mode = 0; mode < 2; mode++) {
+    if (!make) {
+      engine_free(eng[mode]);
+      continue;
+    }
+    EngineOptions o = engine_options_default();
+    o.exec = mode ? EXEC_JIT : EXEC_INTERP;
+    o.disk_cache = false;
+    o.threads = 1;
+    eng[mode] = engine_new(&o, d);
+  }
+}
+
+/* One CNN program (its IR in a, diagnostics in d): the reference, then
+ * every variant in both modes. */
+static void cnn_check_program(uint64_t seed, Engine **eng, Arena *a, DiagCtx *d) {
+  char *call;
+  char *prog = cnn_generate(seed, &call);
+  Module *m = module_new(a);
+  double want[CNN_MAXV];
+  uint32_t f = diag_add_source(d, "<cnn>", prog, strlen(prog));
+  bool ok = parse_module(m, d, f) && ty_check_module(m, d);
+  int n = ok ? cnn_eval(eng[0], m, d, call, want) : -1;
+  if (n <= 0) {
+    nfailed++;
+    fprintf(stderr, "pass_equiv: cnn program %" PRIu64 " did not run\n", seed);
+    diag_render(d, stderr, 0, false);
+    if (verbose) fprintf(stderr, "%s\n", prog);
+  }
+  for (int v = 0; n > 0 && v < NCNN_VARIANTS; v++)
+    cnn_check_variant(m, a, d, eng, prog, call, want, n, v);
+  module_free(m);
+  free(prog);
+  free(call);
+}
+
+static void cnn_check(uint64_t first, int count) {
+  DiagCtx d;
+  diag_init(&d);
+  Arena a;
+  arena_init(&a);
+  Engine *eng[2];
+  cnn_engines(eng, &d, true);
+  for (int i = 0; i < count; i++) cnn_check_program(first + (uint64_t)i, eng, &a, &d);
+  if (count && jit_module_found() && jit_kernel_count() == 0) {
+    nfailed++;
+    fprintf(stderr, "pass_equiv: cnn: jit mode compiled no kernel\n");
+  }
+  cnn_engines(eng, &d, false);
+  arena_free(&a);
+  diag_free(&d);
+  printf("pass_equiv: cnn: %d programs, largest error %.3g of the tolerance\n", count, cnn_worst);
+}
+
 int main(int argc, char **argv) {
   int argi = 1;
   if (argi < argc && strcmp(argv[argi], "-v") == 0) verbose = 1, argi++;
   int nprog = argi < argc ? atoi(argv[argi++]) : 200;
   int nseeds = argi < argc ? atoi(argv[argi++]) : 4;
   uint64_t first = argi < argc ? strtoull(argv[argi++], NULL, 10) : 1;
+  int ncnn = argi < argc ? atoi(argv[argi++]) : 24;
   if (getenv("PASS_EQUIV_PRINT")) {
-    char *p = generate(first);
+    char *call = NULL;
+    char *p = strcmp(getenv("PASS_EQUIV_PRINT"), "cnn") == 0 ? cnn_generate(first, &call)
+                                                             : generate(first);
     fputs(p, stdout);
+    if (call) printf("%s\n", call);
     free(p);
+    free(call);
     return 0;
   }
   for (int i = 0; i < nprog; i++) check_program(first + (uint64_t)i, nseeds);
+  cnn_check(first, ncnn);
   printf("pass_equiv: %d passed, %d failed\n", npassed, nfailed);
   return nfailed != 0;
 }

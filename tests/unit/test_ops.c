@@ -1016,7 +1016,10 @@ static void test_rows(void) {
   CHECK(ops_get(ops_lookup("nn.conv2d"))->cost == OPCOST_CONV2D);
   CHECK(ops_get(ops_lookup("exp"))->cost == OPCOST_ELEMWISE);
   CHECK(ops_get(ops_lookup("equal"))->cost == OPCOST_NONE);
-  CHECK(ops_get(ops_lookup("add"))->compute && !ops_get(ops_lookup("erf"))->compute);
+  CHECK(ops_get(ops_lookup("add"))->compute && !ops_get(ops_lookup("sort"))->compute);
+  CHECK_STREQ(ops_family(ops_lookup("nn.conv2d")), "nn_conv");
+  CHECK_STREQ(ops_family(ops_lookup("add")), "elemwise");
+  CHECK(!ops_family(-1) && !ops_family(ops_count()));
 
   CHECK(op_attr_float(op_call("nn.leaky_relu", NULL), "alpha") == 0.25);
   CHECK(op_attr_float(op_call("nn.leaky_relu", attrs("alpha", af(0.5), NULL)), "alpha") == 0.5);

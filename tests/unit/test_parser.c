@@ -248,6 +248,17 @@ static void test_lexer_numbers(void) {
   CHECK(t.kind == T_FLOAT && isinf(t.v.f) && t.v.f < 0);
   t = lex_one("nanf");
   CHECK(t.kind == T_FLOAT && isnan(t.v.f));
+  /* every float width, as TVM prints them; glibc writes a negative NaN `-nan` */
+  t = lex_one("inff16");
+  CHECK(t.kind == T_FLOAT && t.dtype == DT_FLOAT16 && isinf(t.v.f) && t.v.f > 0 && !t.bad);
+  t = lex_one("-inff64");
+  CHECK(t.kind == T_FLOAT && t.dtype == DT_FLOAT64 && isinf(t.v.f) && t.v.f < 0 && !t.bad);
+  t = lex_one("nanf32");
+  CHECK(t.kind == T_FLOAT && t.dtype == DT_FLOAT32 && isnan(t.v.f) && !t.bad);
+  t = lex_one("-nanf16");
+  CHECK(t.kind == T_FLOAT && t.dtype == DT_FLOAT16 && isnan(t.v.f) && !t.bad);
+  t = lex_one("inffinity");
+  CHECK(t.kind == T_IDENT);
   /* in range when the text rounds to a finite value, as numpy writes them */
   t = lex_one("3.4028235e+38f");
   CHECK(!t.bad && t.v.f == FLT_MAX);
@@ -278,6 +289,8 @@ static void test_lexer_numbers(void) {
       {"1.5", "a float literal needs a suffix"},
       {"1e3", "hint: write 1e3f"},
       {"1f8", "invalid float width"},
+      {"inff8", "invalid float width `f8` (use f16, f32 or f64)"},
+      {"-nanf128", "invalid float width `f128`"},
       {"1i7", "invalid integer suffix"},
       {"12abc", "invalid numeric literal `12abc`"},
   };

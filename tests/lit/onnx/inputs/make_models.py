@@ -49,9 +49,9 @@ def tensor(name, array, external=None):
     return msg(*parts)
 
 
-def value_info(name, shape):
+def value_info(name, shape, elem=FLOAT):
     dims = b"".join(field(1, msg(field(1, d) if isinstance(d, int) else field(2, d))) for d in shape)
-    return msg(field(1, name), field(2, msg(field(1, msg(field(1, FLOAT), field(2, dims))))))
+    return msg(field(1, name), field(2, msg(field(1, msg(field(1, elem), field(2, dims))))))
 
 
 def attr(name, value):
@@ -74,7 +74,7 @@ def node(op, inputs, outputs, name="", domain="", **attrs):
 
 def model(nodes, inputs, outputs, inits=(), opset=13):
     graph = msg(*[field(1, n) for n in nodes], field(2, "g"), *[field(5, t) for t in inits],
-                *[field(11, value_info(n, s)) for n, s in inputs],
+                *[field(11, value_info(*i)) for i in inputs],
                 *[field(12, value_info(n, [])) for n in outputs])
     return msg(field(1, 8), field(2, "make_models.py"), field(7, graph),
                field(8, msg(field(1, ""), field(2, opset))))
@@ -113,7 +113,9 @@ def main():
     write(d, "external.bin", c.tobytes())
     write(d, "undefined_input.onnx", model([node("Add", ["x", "zz"], ["y"], "add0")], [("x", [4])], ["y"]))
     write(d, "runtime_shape.onnx", model([node("Reshape", ["x", "s"], ["y"], "reshape0")],
-                                         [("x", [2, 3]), ("s", [2])], ["y"]))
+                                         [("x", [2, 3]), ("s", [2], INT64)], ["y"]))
+    write(d, "runtime_repeats.onnx", model([node("Tile", ["x", "r"], ["y"], "tile0")],
+                                           [("x", [2, 3]), ("r", [2], INT64)], ["y"]))
     write(d, "ill_typed.onnx", model([node("Add", ["x", "z"], ["y"], "add0")], [("x", [2, 3]), ("z", [4])], ["y"]))
     write(d, "size_vars.onnx", model([node("Relu", ["x"], ["y"])], [("x", ["batch", 4])], ["y"]))
 
