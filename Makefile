@@ -7,7 +7,7 @@ MESON_SETUP = meson setup --native-file scripts/llvm19.ini
 # Needed by the tests only (tests/onnx_torch.py exports models with PyTorch).
 TEST_PKGS = python3-torch python3-torchvision python3-onnx
 
-.PHONY: all deps test-deps run test test-san bench clean format format-check
+.PHONY: all deps test-deps run test test-san bench bench-cnn clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -37,9 +37,15 @@ test-san: deps test-deps $(SAN_BUILD)/build.ninja
 bench: deps all
 	$(BUILD)/bench/parse
 	$(BUILD)/bench/prng
+	$(BUILD)/bench/pool
 	/usr/bin/python3 bench/interp.py $(BUILD)/rly
 	/usr/bin/python3 bench/jit.py $(BUILD)/rly
 	/usr/bin/python3 bench/models.py $(BUILD)/rly
+
+# CNNs (resnet18, mobilenet_v2, ResNet-18's convs) against PyTorch and ONNX
+# Runtime at 1 and 2 threads; needs python3-torch(vision) and node/npm.
+bench-cnn: deps test-deps all
+	/usr/bin/python3 bench/cnn.py $(BUILD)/rly
 
 # The tree is formatted by clang-format-19 with .clang-format; CI checks it.
 SOURCES = $(shell git ls-files '*.c' '*.h')

@@ -22,6 +22,7 @@
 #include "passes/pass.h"
 #include "passes/passes.h"
 #include "passes/rewrite.h"
+#include "rt/exec.h"
 
 struct Engine {
   EngineOptions opt;
@@ -147,6 +148,8 @@ Engine *engine_new(const EngineOptions *o, DiagCtx *d) {
 
 void engine_free(Engine *e) {
   if (!e) return;
+  const RtExecutor *x = rt_executor(); /* its kernels point into this engine's IR */
+  if (x && x->forget) x->forget();
   program_free(&e->prog);
   interp_free(e->in);
   if (e->view) module_free(e->view);
@@ -255,17 +258,46 @@ static bool prims_clash(Engine *e, const Module *m) {
   return false;
 }
 
+/* The passes the jit mode runs before fusion on a module with a 2-D
+ * convolution: batch norms become arithmetic folded into the weights, and
+ * convolutions move to blocked layouts with their weights packed once. */
+static const char *const conv_passes[] = {"SimplifyInference", "FoldConstant", "FoldScaleAxis",
+                                          "AlterOpLayout", "FoldConstant"};
+
+/* m after conv_passes (fast math only: they change rounding), or m itself
+ * when it has no convolution or a pass fails (its messages are dropped:
+ * the program then runs as written). */
+static Module *jit_prepared(Engine *e, Module *m) {
+  if (!e->opt.fast_math || !alter_op_layout_applies(m)) return m;
+  DiagCtx d;
+  diag_init(&d);
+  Module *cur = m;
+  for (size_t i = 0; i < sizeof conv_passes / sizeof *conv_passes && cur; i++) {
+    Module *next = pass_run(pass_lookup(conv_passes[i]), cur, &e->arena, &d, NULL);
+    if (cur != m && cur != next) module_free(cur);
+    cur = next;
+  }
+  if (cur && !ty_recheck_module(cur, &d)) {
+    if (cur != m) module_free(cur);
+    cur = NULL;
+  }
+  diag_free(&d);
+  return cur ? cur : m;
+}
+
 /* The module with lowered definitions and the prim functions they call;
  * NULL when our prim names clash with the user's (then: interp mode). */
 static Module *lowered_module(Engine *e, Module *m) {
   e->cur = m;
   if (prims_clash(e, m)) return NULL;
-  Module *lm = module_copy(m, &e->arena);
-  for (int i = 0; i < m->ndefs; i++) {
-    if (m->defs[i].kind != DEF_FUNC) continue;
-    FuncDef *fd = m->defs[i].u.func, *l = lower_def(e, m, fd);
+  Module *src = jit_prepared(e, m);
+  Module *lm = module_copy(src, &e->arena);
+  for (int i = 0; i < src->ndefs; i++) {
+    if (src->defs[i].kind != DEF_FUNC) continue;
+    FuncDef *fd = src->defs[i].u.func, *l = lower_def(e, src, fd);
     if (l != fd) module_add(lm, (Def){.kind = DEF_FUNC, .u.func = l});
   }
+  if (src != m) module_free(src);
   return lm;
 }
 

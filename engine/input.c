@@ -169,7 +169,8 @@ static bool check_exprs(Engine *e, EngineInput *in, Var *last) {
   for (int i = 0; i < in->r.nitems && ok; i++) {
     ScriptItem *it = &in->r.items[i];
     if ((it->kind != ITEM_EXPR && it->kind != ITEM_LET) || !it->expr) continue;
-    Type *t = ty_check_expr(in->m, it->expr, engine_diag(e));
+    Type *want = it->kind == ITEM_LET ? it->var->annot : NULL;
+    Type *t = ty_check_expr_as(in->m, it->expr, want, engine_diag(e));
     ok = t && (it->kind != ITEM_LET || check_let(e, it, t));
     if (ok && last && it->kind == ITEM_EXPR) last->annot = t;
   }

@@ -11,7 +11,9 @@
  * converter handles is an FeVal: an atom (variable or constant), its type,
  * and its value when it is known at import time (a constant, or an
  * initializer's data: converters read Reshape's shape or Slice's starts
- * from there).
+ * from there), or, for shape arithmetic computed at run time, what its
+ * elements are known to be (sym: constants and size variables, followed
+ * through Shape → Gather → Concat → Reshape by onnx_shape.c).
  *
  * Each row of the op table names the Relay ops its converter may emit;
  * fe_op refuses any other (a converter bug), and the import checks before
@@ -36,6 +38,9 @@ typedef struct FeVal {
   Type *ty;              /* a tensor type; a tuple type for multi-output ops before fe_get */
   const Tensor *value;   /* known at import time (constants, initializers), else NULL */
   struct FeVal **fields; /* a folded multi-output op: its constant outputs (expr is NULL) */
+  const Dim *sym;        /* a 0-D or 1-D integer value computed at run time from shapes
+                            (Shape -> Gather -> Concat ...): what each element is known to
+                            be (a constant, a size variable, or `?`); else NULL */
 } FeVal;
 
 typedef struct OnnxOpDef OnnxOpDef;
@@ -159,7 +164,16 @@ FeVal *fe_cast(OnnxCx *cx, FeVal *v, DType dt);
 /* A possibly negative axis normalized into [0, rank), or -1 after fe_fail. */
 int fe_axis(OnnxCx *cx, int64_t axis, int rank, const char *what);
 
-/* ── the converter families (onnx_math.c, onnx_nn.c, onnx_shape.c) ── */
+/* ── shape arithmetic followed symbolically (onnx_shape.c) ── */
+
+/* The elements of a 0-D or 1-D integer value as dims: its known values
+ * (DIM_CONST) or its sym; their count, or -1 when v is neither. */
+int fe_sym_get(const FeVal *v, Dim *out, int max);
+/* v with sym attached (n elements); a constant instead when every element
+ * is one (so shape arithmetic on static dims folds); NULL for NULL. */
+FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
+
+/* ── the converter families (onnx_math.c, onnx_nn.c, onnx_shape.c, onnx_rnn.c) ── */
 
 /* clang-format off */
 #define ONNX_CONVERTERS(X)                                                                  \
@@ -170,7 +184,8 @@ int fe_axis(OnnxCx *cx, int64_t axis, int rank, const char *what);
   X(conv) X(conv_transpose) X(gemm) X(matmul) X(batch_norm) X(instance_norm) X(layer_norm)  \
   X(pool) X(global_pool)                                                                    \
   X(flatten) X(reshape) X(transpose) X(squeeze) X(unsqueeze) X(concat) X(split) X(slice)    \
-  X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)
+  X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)         \
+  X(lstm) X(gru)
 /* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONVERTERS(X)

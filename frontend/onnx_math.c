@@ -42,10 +42,52 @@ static FeVal *binary_op(OnnxCx *cx, const char *op, FeVal *a, FeVal *b) {
 
 /* ───────────────────────── arithmetic ───────────────────────── */
 
+enum { MAXSYM = TENSOR_MAX_RANK * 8 };
+
+/* One element of a binary op on shape values followed symbolically
+ * (onnx_int.h): constants fold as the integer kernels would (division
+ * truncates); x * 1, x / 1, x + 0, x - 0 keep a size variable; `=`
+ * (Equal, 1 or 0) knows that a size variable is itself and is never
+ * negative; anything else is `?`. */
+static Dim sym_arith(char op, Dim a, Dim b) {
+  bool ca = a.kind == DIM_CONST, cb = b.kind == DIM_CONST;
+  int64_t r;
+  if (op == '=') {
+    if (ca && cb) return dim_const(a.value == b.value);
+    if (a.kind == DIM_VAR && b.kind == DIM_VAR && strcmp(a.name, b.name) == 0) return dim_const(1);
+    if ((a.kind == DIM_VAR && cb && b.value < 0) || (b.kind == DIM_VAR && ca && a.value < 0))
+      return dim_const(0);
+    return dim_any();
+  }
+  if (ca && cb) {
+    bool ovf = op == '+'   ? __builtin_add_overflow(a.value, b.value, &r)
+               : op == '-' ? __builtin_sub_overflow(a.value, b.value, &r)
+               : op == '*' ? __builtin_mul_overflow(a.value, b.value, &r)
+                           : b.value == 0 || (r = a.value / b.value, false);
+    return ovf ? dim_any() : dim_const(r);
+  }
+  if (cb && b.value == (op == '*' || op == '/' ? 1 : 0)) return a;
+  if (ca && a.value == (op == '*' ? 1 : 0) && (op == '*' || op == '+')) return b;
+  return dim_any();
+}
+
+/* y = a op b with the elements of shape values a and b followed. */
+static FeVal *sym_binary(OnnxCx *cx, char op, FeVal *y, const FeVal *a, const FeVal *b) {
+  Dim sa[MAXSYM], sb[MAXSYM], out[MAXSYM];
+  int na = fe_sym_get(a, sa, MAXSYM), nb = fe_sym_get(b, sb, MAXSYM);
+  if (!y || y->value || na < 0 || nb < 0 || (na != nb && na != 1 && nb != 1)) return y;
+  int n = na > nb ? na : nb;
+  for (int i = 0; i < n; i++) out[i] = sym_arith(op, sa[na == 1 ? 0 : i], sb[nb == 1 ? 0 : i]);
+  return fe_sym_set(cx, y, n, out);
+}
+
 bool onnx_convert_binary(OnnxCx *cx) {
   static const char *const map[][2] = {
       {"Add", "add"}, {"Sub", "subtract"}, {"Mul", "multiply"}, {"Div", "divide"}, {NULL, NULL}};
-  return set_out(cx, binary_op(cx, relay_of(cx, map), cx->in[0], cx->in[1]));
+  const char *op = relay_of(cx, map);
+  FeVal *y = binary_op(cx, op, cx->in[0], cx->in[1]);
+  char sym_op = op[0] == 'a' ? '+' : op[0] == 's' ? '-' : op[0] == 'm' ? '*' : '/';
+  return set_out(cx, sym_binary(cx, sym_op, y, cx->in[0], cx->in[1]));
 }
 
 bool onnx_convert_pow(OnnxCx *cx) {
@@ -113,8 +155,9 @@ bool onnx_convert_leaky_relu(OnnxCx *cx) {
 }
 
 /* nn.prelu takes one slope per channel (axis 1): a slope of shape (C) or
- * (C, 1, ..., 1) is reshaped to (C); any other broadcastable slope is an
- * error naming its shape. */
+ * (C, 1, ..., 1) is reshaped to (C); any other slope that broadcasts to
+ * the input (a scalar, one per last-axis element, a full tensor) gives
+ * where(x < 0, x * slope, x). */
 bool onnx_convert_prelu(OnnxCx *cx) {
   FeVal *x = cx->in[0], *slope = cx->in[1];
   int r = fe_rank(x), rs = fe_rank(slope);
@@ -122,10 +165,14 @@ bool onnx_convert_prelu(OnnxCx *cx) {
   bool per_channel = r >= 2 && rs >= 1 && fe_static_shape(slope, sshape) && rs <= r - 1 &&
                      fe_dim(x, 1).kind == DIM_CONST && sshape[0] == fe_dim(x, 1).value;
   for (int i = 1; per_channel && i < rs; i++) per_channel = sshape[i] == 1 && rs == r - 1;
-  if (!per_channel)
-    return fe_fail(cx,
-                   "the slope must have one value per channel (shape (C) or (C, 1, ...)); "
-                   "other broadcasts are not supported");
+  if (!per_channel) {
+    if (rs > r)
+      return fe_fail(
+          cx, "the slope has rank %d, more than the input's %d (it must broadcast to it)", rs, r);
+    FeVal *neg = FE_OP(cx, "less", NULL, x, fe_scalar(cx, fe_dtype(x), 0));
+    FeVal *scaled = neg ? FE_OP(cx, "multiply", NULL, x, slope) : NULL;
+    return set_out(cx, scaled ? FE_OP(cx, "where", NULL, neg, scaled, x) : NULL);
+  }
   if (rs > 1) {
     AttrB b = ab_new(cx);
     ab_ints(&b, "newshape", 1, &sshape[0]);
@@ -218,7 +265,9 @@ bool onnx_convert_compare(OnnxCx *cx) {
                                        {"LessOrEqual", "less_equal"},
                                        {"GreaterOrEqual", "greater_equal"},
                                        {NULL, NULL}};
-  return set_out(cx, binary_op(cx, relay_of(cx, map), cx->in[0], cx->in[1]));
+  const char *op = relay_of(cx, map);
+  FeVal *y = binary_op(cx, op, cx->in[0], cx->in[1]);
+  return set_out(cx, strcmp(op, "equal") == 0 ? sym_binary(cx, '=', y, cx->in[0], cx->in[1]) : y);
 }
 
 bool onnx_convert_not(OnnxCx *cx) { return set_out(cx, FE_OP(cx, "logical_not", NULL, cx->in[0])); }
@@ -228,10 +277,35 @@ bool onnx_convert_logic(OnnxCx *cx) {
   return set_out(cx, FE_OP(cx, relay_of(cx, map), NULL, cx->in[0], cx->in[1]));
 }
 
+/* Where on shape values followed symbolically (exporters write
+ * where(shape == -1, 1, shape) before Expand): a known condition picks. */
+static FeVal *sym_where(OnnxCx *cx, FeVal *r, const FeVal *c, const FeVal *x, const FeVal *y) {
+  Dim sc[MAXSYM], sx[MAXSYM], sy[MAXSYM], out[MAXSYM];
+  int nc = fe_sym_get(c, sc, MAXSYM), nx = fe_sym_get(x, sx, MAXSYM),
+      ny = fe_sym_get(y, sy, MAXSYM);
+  int n = nc > nx ? (nc > ny ? nc : ny) : (nx > ny ? nx : ny);
+  if (!r || r->value || nc < 0 || nx < 0 || ny < 0 || (nc != n && nc != 1) ||
+      (nx != n && nx != 1) || (ny != n && ny != 1))
+    return r;
+  for (int i = 0; i < n; i++) {
+    Dim k = sc[nc == 1 ? 0 : i];
+    out[i] = k.kind != DIM_CONST ? dim_any() : k.value ? sx[nx == 1 ? 0 : i] : sy[ny == 1 ? 0 : i];
+  }
+  return fe_sym_set(cx, r, n, out);
+}
+
+/* Where: a known condition that is all true or all false picks a branch
+ * of the result's type outright. */
 bool onnx_convert_where(OnnxCx *cx) {
   FeVal *x = cx->in[1], *y = cx->in[2];
   match_dtypes(cx, &x, &y);
-  return set_out(cx, FE_OP(cx, "where", NULL, cx->in[0], x, y));
+  FeVal *r = FE_OP(cx, "where", NULL, cx->in[0], x, y);
+  const Tensor *c = cx->in[0]->value;
+  int64_t ntrue = 0;
+  for (int64_t i = 0; r && c && i < c->numel; i++) ntrue += tensor_get_i64(c, i) != 0;
+  FeVal *pick = !r || !c ? NULL : ntrue == c->numel ? x : ntrue == 0 ? y : NULL;
+  if (pick && type_equal(pick->ty, r->ty)) return set_out(cx, pick);
+  return set_out(cx, sym_where(cx, r, cx->in[0], cx->in[1], cx->in[2]));
 }
 
 /* ───────────────────────── dtypes, identity, constants ───────────────────────── */
@@ -242,7 +316,10 @@ bool onnx_convert_cast(OnnxCx *cx) {
   const char *tn;
   DType dt = onnx_dtype((int32_t)oa_int(cx, "to", 0), &tn);
   if (dt == DT_INVALID) return fe_fail(cx, "casting to %s is not supported", tn);
-  return set_out(cx, fe_cast(cx, cx->in[0], dt));
+  FeVal *y = fe_cast(cx, cx->in[0], dt);
+  Dim s[MAXSYM]; /* a shape value cast between integer types keeps its elements */
+  int n = y && y != cx->in[0] && dtype_is_int(dt) ? fe_sym_get(cx->in[0], s, MAXSYM) : -1;
+  return set_out(cx, n >= 0 ? fe_sym_set(cx, y, n, s) : y);
 }
 
 bool onnx_convert_identity(OnnxCx *cx) { return set_out(cx, cx->in[0]); }

@@ -1,11 +1,11 @@
 /* onnx_ops.c — the ONNX ops the importer supports: one row per op, the
  * single source of truth.  A row gives the domain ("" is ai.onnx), the op,
  * how many inputs it takes, its converter (onnx_math.c, onnx_nn.c,
- * onnx_shape.c), and every Relay op that converter may emit (TVM's names);
- * the importer checks those against the registry before converting a
- * model, and the builder refuses any op a row does not list.  Converters
- * read the opset (cx->opset) where an op's meaning changed (Softmax at 13,
- * axes as inputs at 13 and 18, Clip's bounds at 11, ...). */
+ * onnx_shape.c, onnx_rnn.c), and every Relay op that converter may emit
+ * (TVM's names); the importer checks those against the registry before
+ * converting a model, and the builder refuses any op a row does not list.
+ * Converters read the opset (cx->opset) where an op's meaning changed
+ * (Softmax at 13, axes as inputs at 13 and 18, Clip's bounds at 11, ...). */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +14,9 @@
 #define BINARY "add subtract multiply divide power maximum minimum cast"
 #define COMPARE "equal less greater less_equal greater_equal not_equal cast"
 #define REDUCE "mean sum max min prod"
+#define RNN                                                                             \
+  "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
+  "concatenate reshape transpose shape_of equal zeros zeros_like"
 
 /* clang-format off */
 static const OnnxOpDef table[] = {
@@ -46,7 +49,7 @@ static const OnnxOpDef table[] = {
     /* activations */
     {"", "Relu", 1, 1, onnx_convert_relu, "nn.relu"},
     {"", "LeakyRelu", 1, 1, onnx_convert_leaky_relu, "nn.leaky_relu"},
-    {"", "PRelu", 2, 2, onnx_convert_prelu, "nn.prelu reshape"},
+    {"", "PRelu", 2, 2, onnx_convert_prelu, "nn.prelu reshape less multiply where"},
     {"", "Clip", 1, 3, onnx_convert_clip, "clip maximum minimum cast"},
     {"", "HardSigmoid", 1, 1, onnx_convert_hard_sigmoid, "multiply add clip"},
     {"", "HardSwish", 1, 1, onnx_convert_hard_swish, "multiply add clip"},
@@ -91,6 +94,9 @@ static const OnnxOpDef table[] = {
     {"", "AveragePool", 1, 1, onnx_convert_pool, "nn.avg_pool1d nn.avg_pool2d nn.avg_pool3d"},
     {"", "GlobalAveragePool", 1, 1, onnx_convert_global_pool, "nn.global_avg_pool2d mean"},
     {"", "GlobalMaxPool", 1, 1, onnx_convert_global_pool, "nn.global_max_pool2d max"},
+    /* recurrent layers, a loop over time of any length (onnx_rnn.c) */
+    {"", "LSTM", 3, 8, onnx_convert_lstm, RNN},
+    {"", "GRU", 3, 6, onnx_convert_gru, RNN},
     /* shapes and data movement (onnx_shape.c) */
     {"", "Flatten", 1, 1, onnx_convert_flatten, "nn.batch_flatten reshape"},
     {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape dyn.reshape"},
@@ -99,11 +105,13 @@ static const OnnxOpDef table[] = {
     {"", "Unsqueeze", 1, 2, onnx_convert_unsqueeze, "expand_dims"},
     {"", "Concat", 1, -1, onnx_convert_concat, "concatenate"},
     {"", "Split", 1, 2, onnx_convert_split, "split"},
-    {"", "Slice", 1, 5, onnx_convert_slice, "strided_slice dyn.strided_slice cast"},
+    {"", "Slice", 1, 5, onnx_convert_slice,
+     "strided_slice dyn.strided_slice cast shape_of concatenate"},
     {"", "Gather", 2, 2, onnx_convert_gather, "take"},
-    {"", "Expand", 2, 2, onnx_convert_expand, "broadcast_to"},
-    {"", "Tile", 2, 2, onnx_convert_tile, "tile"},
-    {"", "Pad", 1, 4, onnx_convert_pad, "nn.pad"},
+    {"", "Expand", 2, 2, onnx_convert_expand,
+     "broadcast_to dyn.broadcast_to shape_of concatenate maximum cast"},
+    {"", "Tile", 2, 2, onnx_convert_tile, "tile dyn.tile cast"},
+    {"", "Pad", 1, 4, onnx_convert_pad, "nn.pad dyn.nn.pad reshape transpose cast"},
     {"", "Shape", 1, 1, onnx_convert_shape, "shape_of strided_slice"},
     {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
     {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full"},

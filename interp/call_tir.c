@@ -162,6 +162,34 @@ static bool outputs(Interp *in, const SizeEnv *env, Outs *o) {
   return true;
 }
 
+/* call_lowered's outputs: @p's parameters after the inputs, their size
+ * variables bound by the inputs. */
+static bool prim_outputs(Interp *in, const SizeEnv *env, int nin, Outs *o) {
+  const PrimFunc *p = env->prim;
+  o->n = p->nparams - nin, o->tuple = o->n > 1;
+  if (o->n < 1 || o->n > MAX_OUTS)
+    return fail(in, env->call->span, "call_lowered: @%s takes %d buffers, but %d inputs were given",
+                p->name, p->nparams, nin),
+           false;
+  for (int k = 0; k < o->n; k++) {
+    const Buffer *b = p->params[nin + k];
+    o->dt[k] = b->dtype, o->ndim[k] = b->ndim;
+    for (int d = 0; d < b->ndim; d++) {
+      Dim dim = b->dims[d];
+      if (dim.kind == DIM_CONST) {
+        o->shape[k][d] = dim.value;
+      } else if (dim.kind != DIM_VAR || !size_of(env, dim.name, &o->shape[k][d])) {
+        fail(in, env->call->span,
+             "call_lowered: the size of @%s's output %%%s is not determined "
+             "by the inputs",
+             p->name, b->name);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /* ───────────────────────────── errors ───────────────────────────── */
 
 /* The span of input i in the call (the tuple's field when written out). */
@@ -207,11 +235,12 @@ static const char *extern_name(const Expr *call) {
 }
 
 static const PrimFunc *callee(Interp *in, const Expr *call) {
-  const Expr *g = call->u.call.nargs == 2 ? call->u.call.args[0] : NULL;
+  const char *op = ops_get(call->u.call.fn->u.op.index)->name;
+  const Expr *g = call->u.call.nargs >= 2 ? call->u.call.args[0] : NULL;
   if (!g || g->kind != EX_GLOBAL)
-    return fail(in, call->span, "call_tir: the callee must be a prim function @name"), NULL;
+    return fail(in, call->span, "%s: the callee must be a prim function @name", op), NULL;
   const PrimFunc *p = module_prim(in->mod, g->u.global.name);
-  if (!p) return fail(in, g->span, "call_tir: @%s is not a prim function", g->u.global.name), NULL;
+  if (!p) return fail(in, g->span, "%s: @%s is not a prim function", op, g->u.global.name), NULL;
   return p;
 }
 
@@ -348,7 +377,9 @@ static bool plan(Interp *in, const Expr *call, const PrimFunc *p, const Value *i
   if (ok && !(ok = tir_interp_bind_sizes(p, ts, nin, vals, known, &e)))
     param_error(in, call, p, nin, &e);
   SizeEnv env = {call, inputs, p, vals, known};
-  ok = ok && outputs(in, &env, o);
+  ok = ok &&
+       (ops_has_flag(call->u.call.fn->u.op.index, OP_CALL_LOWERED) ? prim_outputs(in, &env, nin, o)
+                                                                   : outputs(in, &env, o));
   if (ok && p->nparams != nin + o->n) {
     fail(in, call->span,
          "call_tir: @%s takes %d buffers, but the call gives %d inputs and %d output%s", p->name,
@@ -405,6 +436,45 @@ Value *call_tir_run(Interp *in, const Expr *call, Value **args, int n) {
              : plan(in, call, p, inputs, o) ? run_prim(in, call, p, inputs, o)
                                             : NULL;
   free(o);
+  return r;
+}
+
+/* vm.invoke_tvm_op(@p, (ins), (outs)): @p runs on the given tensors, so
+ * the outputs (fresh from memory.alloc_tensor) are written in place. */
+Value *call_tir_invoke(Interp *in, const Expr *call, Value **args, int n) {
+  in->note[0] = 0;
+  const PrimFunc *p = n == 3 ? callee(in, call) : NULL;
+  if (!p) return NULL;
+  const Value *ins = args[1], *outs = args[2];
+  int nin = ins->u.tuple.n, total = nin + outs->u.tuple.n;
+  if (total != p->nparams)
+    return fail(in, call->span, "vm.invoke_tvm_op: @%s takes %d buffers, but %d were given",
+                p->name, p->nparams, total);
+  RtTensor **ts = calloc((size_t)total + 1, sizeof *ts);
+  int64_t *vals = calloc((size_t)p->nsizevars + 1, sizeof *vals);
+  bool *known = calloc((size_t)p->nsizevars + 1, sizeof *known);
+  if (!ts || !vals || !known) rly_oom();
+  for (int i = 0; i < total; i++) {
+    const Value *v = i < nin ? ins->u.tuple.fields[i] : outs->u.tuple.fields[i - nin];
+    ts[i] = v->kind == V_TENSOR ? v->u.tensor : NULL;
+  }
+  Runner run;
+  TirError e;
+  Value *r = NULL;
+  int bad = 0;
+  for (int i = total; i > 0; i--)
+    if (!ts[i - 1]) bad = i;
+  if (bad) {
+    fail(in, call->span, "vm.invoke_tvm_op: buffer %d is not a tensor", bad);
+  } else if (!tir_interp_bind_sizes(p, ts, total, vals, known, &e)) {
+    param_error(in, call, p, nin, &e);
+  } else if (get_runner(in, call, p, &run)) {
+    if (runner_run(&run, ts, total, &e))
+      r = value_unit(in);
+    else
+      run_error(in, call, p, nin, &e);
+  }
+  free(ts), free(vals), free(known);
   return r;
 }
 

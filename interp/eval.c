@@ -295,16 +295,17 @@ static int op_inputs(Interp *in, const char *op, Value **args, int n, RtTensor *
 
 /* Which runner an op needs: kernels, call_tir, or the key-taking random
  * ops (which also depend on the argument count: nn.dropout with a key). */
-typedef enum OpRunner { RUN_KERNEL = 1, RUN_CALL_TIR, RUN_RANDOM } OpRunner;
+typedef enum OpRunner { RUN_KERNEL = 1, RUN_CALL_TIR, RUN_RANDOM, RUN_OWN } OpRunner;
 
 static OpRunner op_runner(const OpDef *def, int opindex, int n) {
   enum { MAX_OPS = 1024, MAX_N = 4 };
   static unsigned char cache[MAX_OPS][MAX_N];
   unsigned char *c = opindex < MAX_OPS && n < MAX_N ? &cache[opindex][n] : NULL;
   if (c && *c) return (OpRunner)*c;
-  OpRunner r = def->flags & OP_CALL_TIR     ? RUN_CALL_TIR
-               : random_handles(opindex, n) ? RUN_RANDOM
-                                            : RUN_KERNEL;
+  OpRunner r = def->flags & OP_CALL_TIR                     ? RUN_CALL_TIR
+               : def->flags & (OP_IDENTITY | OP_OWN_RUNNER) ? RUN_OWN
+               : random_handles(opindex, n)                 ? RUN_RANDOM
+                                                            : RUN_KERNEL;
   if (c) *c = (unsigned char)r;
   return r;
 }
@@ -360,6 +361,7 @@ static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, in
     if (done) return v;
   }
   if (runner == RUN_CALL_TIR) return call_tir_run(in, call, args, n);
+  if (runner == RUN_OWN) return vm_ops_run(in, call, opindex, args, n);
   if (runner == RUN_RANDOM) {
     Value *v = random_run(in, call, opindex, args, n, in->opt.prng_original);
     if (!v) in->err_span = call->span;
@@ -501,6 +503,11 @@ static bool enter(Machine *M, Value *clo, Value **args, int n, Span sp) {
   return true;
 }
 
+static bool lowered_closure(const Expr *fn, Value **args, int n) {
+  return n == 2 && ops_has_flag(fn->u.op.index, OP_CALL_LOWERED) && args[0]->kind == V_CLOSURE &&
+         args[1]->kind == V_TUPLE;
+}
+
 /* All arguments of a call are collected at vals[k->vbase ...]. */
 static bool apply(Machine *M, const Expr *call, size_t vbase, bool callee_value) {
   Interp *in = M->in;
@@ -509,7 +516,13 @@ static bool apply(Machine *M, const Expr *call, size_t vbase, bool callee_value)
   Value **args = vals + (callee_value ? 1 : 0);
   const Expr *fn = call->u.call.fn;
   Value *r = NULL;
-  if (!callee_value && fn->kind == EX_OP) {
+  if (!callee_value && fn->kind == EX_OP && lowered_closure(fn, args, n)) {
+    /* call_lowered(f, (a, b)) of a function value is f(a, b) */
+    Value *f = args[0], *t = args[1];
+    bool ok = enter(M, f, t->u.tuple.fields, t->u.tuple.n, call->span);
+    in->nvals = vbase;
+    return ok;
+  } else if (!callee_value && fn->kind == EX_OP) {
     r = run_op(in, call, fn->u.op.index, args, n);
   } else if (!callee_value && fn->kind == EX_CTOR) {
     r = make_adt(in, fn->u.ctor.adt, fn->u.ctor.index, args, n, call->span);
@@ -685,7 +698,12 @@ static bool step_match(Machine *M, Kont *k) {
       return true;
     }
   char *s = interp_format(in, M->v);
-  bool r = fail(in, e->span, "match: no clause matches %.200s", s);
+  size_t f = next_return(in, in->nkonts, 0);
+  const char *fn = f ? in->konts[f - 1].callee : NULL;
+  bool r = fail(in, e->span, "%s%s%s: no clause matches %.200s", fn ? "@" : "", fn ? fn : "",
+                fn ? (e->u.match.partial ? " (match?)" : " (match)")
+                   : (e->u.match.partial ? "match?" : "match"),
+                s);
   free(s);
   return r;
 }

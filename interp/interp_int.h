@@ -151,7 +151,14 @@ Value *random_run(Interp *in, const Expr *call, int op, Value **args, int n, int
  * in->err (and possibly in->note) set on failure.  call_tir_free frees the
  * compiled prim functions. */
 Value *call_tir_run(Interp *in, const Expr *call, Value **args, int n);
+/* vm.invoke_tvm_op(@p, (ins), (outs)): runs @p writing into the given
+ * output tensors; returns (). */
+Value *call_tir_invoke(Interp *in, const Expr *call, Value **args, int n);
 void call_tir_free(Interp *in);
+
+/* on_device, device_copy, memory.*, vm.*, call_lowered of a prim
+ * (vm_ops.c): the ops flagged OP_IDENTITY or OP_OWN_RUNNER. */
+Value *vm_ops_run(Interp *in, const Expr *call, int opindex, Value **args, int n);
 
 /* ── the scalar fast path (fast.c) ── */
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const Span no_span;
 
@@ -119,13 +120,26 @@ static const OpDef *begin(KernelCtx *kx, int op) {
   return def;
 }
 
+static KernelRunHook run_hook;
+static void *run_hook_user;
+
+void kernels_set_run_hook(KernelRunHook hook, void *user) { run_hook = hook, run_hook_user = user; }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                  RtTensor *const *out) {
   if (!begin(kx, op)) return false;
   const KernelDef *d = kernels_get(op);
   if (!d) return kernel_fail(kx, "no kernel for op `%s`", kx->op);
   ArenaMark m = arena_mark(&kx->arena);
+  double t0 = run_hook ? now_ms() : 0;
   bool ok = d->fn(kx, nin, in, attrs, nout, out) && kernel_attrs_ok(kx);
+  if (run_hook) run_hook(run_hook_user, op, nin, in, nout, out, now_ms() - t0);
   arena_release(&kx->arena, m);
   if (!ok && !kx->err[0]) kernel_fail(kx, "%s: kernel failed", kx->op);
   return ok;

@@ -63,6 +63,12 @@ const KernelDef *kernels_get(int op);
  * and "no kernel for op `x`" for an op without a kernel. */
 bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                  RtTensor *const *out);
+/* A function called after every kernels_run (NULL: none, the default)
+ * with the op's registry index, the operands and the run's wall time: the
+ * profiler's counters (engine/profile.h).  One hook at a time. */
+typedef void (*KernelRunHook)(void *user, int op, int nin, RtTensor *const *in, int nout,
+                              RtTensor *const *out, double ms);
+void kernels_set_run_hook(KernelRunHook hook, void *user);
 /* Runs the op's type relation on the inputs' actual shapes and values,
  * allocates the outputs (a tuple type gives several), and runs the kernel.
  * On success out[0..*nout) hold new references (views for OP_VIEW ops); on

@@ -30,14 +30,17 @@
  *   whatever the CPU does.)  Integer → narrower integer wraps; anything →
  *   bool is "nonzero" (NaN is true); float64 → float16 rounds once.
  * - Float-only functions (exp, log, ...) on integer tensors compute in
- *   double and convert back with the cast rules.  fast_exp, fast_tanh and
- *   fast_erf (TVM's approximations) compute exp, tanh and erf. */
+ *   double and convert back with the cast rules.
+ * - fast_exp, fast_tanh and fast_erf are TVM's float32 approximations
+ *   (ops/fast_math.h) on float32 and float16 (computed in float, rounded);
+ *   on float64 they are exp, tanh and erf, as in TVM. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interp/kernels.h"
 #include "interp/scalar_ops.h"
+#include "ops/fast_math.h"
 
 enum { BLK = KBLK };
 
@@ -427,6 +430,14 @@ static const char un_kind[] = {
 #undef X
 };
 
+/* The fast_ functions per compute lane: TVM's approximations in float, exact in double. */
+static float fast_exp_float(float x) { return fast_expf(x); }
+static float fast_tanh_float(float x) { return fast_tanhf(x); }
+static float fast_erf_float(float x) { return fast_erff(x); }
+static double fast_exp_double(double x) { return exp(x); }
+static double fast_tanh_double(double x) { return tanh(x); }
+static double fast_erf_double(double x) { return erf(x); }
+
 #define DEF_UN_FLOAT(T, SFX)                                                          \
   static bool un_##T(KernelCtx *kx, UnOp op, T *x, uint64_t *p, int64_t n) {          \
     switch (op) {                                                                     \
@@ -457,8 +468,10 @@ static const char un_kind[] = {
         FOR x[i] = x[i] == 0;                                                         \
         break;                                                                        \
       case U_EXP:                                                                     \
-      case U_FEXP:                                                                    \
         FOR x[i] = exp##SFX(x[i]);                                                    \
+        break;                                                                        \
+      case U_FEXP:                                                                    \
+        FOR x[i] = fast_exp_##T(x[i]);                                                \
         break;                                                                        \
       case U_LOG:                                                                     \
         FOR x[i] = log##SFX(x[i]);                                                    \
@@ -476,15 +489,19 @@ static const char un_kind[] = {
         FOR x[i] = 1 / sqrt##SFX(x[i]);                                               \
         break;                                                                        \
       case U_TANH:                                                                    \
-      case U_FTANH:                                                                   \
         FOR x[i] = tanh##SFX(x[i]);                                                   \
+        break;                                                                        \
+      case U_FTANH:                                                                   \
+        FOR x[i] = fast_tanh_##T(x[i]);                                               \
         break;                                                                        \
       case U_SIGMOID:                                                                 \
         FOR x[i] = 1 / (1 + exp##SFX(-x[i]));                                         \
         break;                                                                        \
       case U_ERF:                                                                     \
-      case U_FERF:                                                                    \
         FOR x[i] = erf##SFX(x[i]);                                                    \
+        break;                                                                        \
+      case U_FERF:                                                                    \
+        FOR x[i] = fast_erf_##T(x[i]);                                                \
         break;                                                                        \
       case U_SIN:                                                                     \
         FOR x[i] = sin##SFX(x[i]);                                                    \

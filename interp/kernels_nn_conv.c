@@ -7,12 +7,15 @@
  * wrapping 64-bit integers for integer outputs (exact, narrowed to
  * out_dtype); each output element sums its terms in the order input
  * channel, then taps (depth, height, width), as the compute rule of conv2d
- * does (ops/compute_nn.c), so float32 results agree with it bit for bit.
+ * does (ops/compute_conv.c), so float32 results agree with it bit for bit.
  *
  * A transposed convolution scatters: input element (c, i) adds
  * x * w(c, o, t) to output position i * stride - pad_before + t * dilation
  * of every output channel o of c's group.  Which weight axis holds the
- * input channels follows the relation (ops/nn_conv.c). */
+ * input channels follows the relation (ops/nn_conv.c).
+ *
+ * nn.contrib_conv2d_NCHWc unblocks its operands, runs the NCHW kernel and
+ * blocks the result (a reference, not a fast path). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,11 +181,68 @@ CONV_KERNEL(k_conv3d, 3, false)
 CONV_KERNEL(k_conv1d_transpose, 1, true)
 CONV_KERNEL(k_conv2d_transpose, 2, true)
 
+/* ───────────────────────── blocked layouts ───────────────────────── */
+
+/* Copies between a plain tensor (N, C, H, W) or (O, I, H, W) and its
+ * blocked form (N, C/c, H, W, c) or (O/o, I/i, H, W, i, o): to_plain
+ * unblocks.  Elements are copied as bytes (same dtype). */
+static void reblock(const RtTensor *plain, const RtTensor *blocked, int64_t ib, int64_t ob,
+                    bool weight, bool to_plain) {
+  size_t es = (size_t)dtype_bytes(plain->dtype);
+  const int64_t *p = plain->shape;
+  int64_t hw = p[2] * p[3];
+  char *pd = plain->data, *bd = blocked->data;
+  for (int64_t a = 0; a < p[0]; a++)
+    for (int64_t c = 0; c < p[1]; c++)
+      for (int64_t s = 0; s < hw; s++) {
+        int64_t pi = (a * p[1] + c) * hw + s, bi;
+        if (weight) /* [a/ob, c/ib, s, c%ib, a%ob] */
+          bi = (((a / ob) * (p[1] / ib) + c / ib) * hw + s) * ib * ob + (c % ib) * ob + a % ob;
+        else /* [a, c/ib, s, c%ib] */
+          bi = ((a * (p[1] / ib) + c / ib) * hw + s) * ib + c % ib;
+        if (to_plain)
+          memcpy(pd + (size_t)pi * es, bd + (size_t)bi * es, es);
+        else
+          memcpy(bd + (size_t)bi * es, pd + (size_t)pi * es, es);
+      }
+}
+
+/* nn.contrib_conv2d_NCHWc: the operands unblocked, the NCHW convolution
+ * above, the result blocked again (the relation checked the layouts). */
+static bool k_conv2d_nchwc(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                           int nout, RtTensor *const *out) {
+  int64_t cb, ib, ob;
+  if (!nn_layout_nchwc(kattr_str(kx, attrs, "data_layout"), &cb) ||
+      !nn_layout_oihwio(kattr_str(kx, attrs, "kernel_layout"), &ib, &ob))
+    return kernel_attrs_ok(kx) && kernel_fail(kx, "nn.contrib_conv2d_NCHWc: layouts");
+  const int64_t *xs = in[0]->shape, *ws = in[1]->shape, *ys = out[0]->shape;
+  int64_t xshape[4] = {xs[0], xs[1] * cb, xs[2], xs[3]};
+  int64_t wshape[4] = {ws[0] * ob, ws[1] * ws[4], ws[2], ws[3]};
+  int64_t yshape[4] = {ys[0], ys[1] * ob, ys[2], ys[3]};
+  char err[128];
+  RtTensor *x = rt_tensor_new(in[0]->dtype, 4, xshape, err, sizeof err);
+  RtTensor *w = rt_tensor_new(in[1]->dtype, 4, wshape, err, sizeof err);
+  RtTensor *y = rt_tensor_new(out[0]->dtype, 4, yshape, err, sizeof err);
+  bool ok = x && w && y;
+  if (ok) {
+    reblock(x, in[0], cb, 0, false, true);
+    reblock(w, in[1], ws[4], ob, true, true);
+    ConvK c = {.S = 2};
+    ok = conv_setup(kx, attrs, x, w, y, &c) && conv_run(kx, x, w, y, &c);
+    if (ok) reblock(y, out[0], ob, 0, false, false);
+  } else {
+    kernel_fail(kx, "nn.contrib_conv2d_NCHWc: %s", err);
+  }
+  rt_tensor_release(x), rt_tensor_release(w), rt_tensor_release(y);
+  return ok;
+}
+
 const KernelDef kernels_family_nn_conv[] = {
     {"nn.conv1d", k_conv1d},
     {"nn.conv2d", k_conv2d},
     {"nn.conv3d", k_conv3d},
     {"nn.conv1d_transpose", k_conv1d_transpose},
     {"nn.conv2d_transpose", k_conv2d_transpose},
+    {"nn.contrib_conv2d_NCHWc", k_conv2d_nchwc},
     {NULL, NULL},
 };

@@ -105,6 +105,11 @@ static void push(DiagCtx *d, DiagLevel level, Span sp, char *msg) {
 /* Adds a diagnostic unless the error cap has been passed; the first error
  * past the cap becomes the "too many errors" entry. */
 static void add(DiagCtx *d, DiagLevel level, Span sp, const char *fmt, va_list ap) {
+  if ((level == DIAG_WARNING && d->mute_warnings) || (level == DIAG_NOTE && d->muted_last)) {
+    d->muted_last = true;
+    return;
+  }
+  d->muted_last = false;
   if (level == DIAG_ERROR) {
     d->nerrors++;
     if (d->nerrors == max_errors(d) + 1) {
@@ -141,7 +146,7 @@ void diag_note(DiagCtx *d, Span sp, const char *fmt, ...) {
 }
 
 void diag_hint(DiagCtx *d, const char *fmt, ...) {
-  if (!d->n || diag_too_many(d)) return;
+  if (!d->n || diag_too_many(d) || d->muted_last) return;
   Diag *g = &d->items[d->n - 1];
   va_list ap;
   va_start(ap, fmt);

@@ -36,6 +36,10 @@ typedef struct DiagCtx {
   size_t n, cap;
   size_t nerrors, nwarnings;
   size_t max_errors; /* stop collecting errors past this (0 = 20) */
+  /* Warnings (and their notes and hints) are dropped: a re-check of code
+   * whose warnings were shown when it was entered. */
+  bool mute_warnings;
+  bool muted_last; /* the last diagnostic was a dropped warning */
 } DiagCtx;
 
 void diag_init(DiagCtx *d);

@@ -438,7 +438,7 @@ static bool pe_shallow_eq(const Eq *q, const PrimExpr *a, const PrimExpr *b) {
     case PE_CALL:
       return a->u.call.fn == b->u.call.fn && a->u.call.n == b->u.call.n;
     case PE_CAST:
-      return a->u.cast.to == b->u.cast.to;
+      return a->u.cast.to == b->u.cast.to && a->u.cast.bits == b->u.cast.bits;
     default:
       return true;
   }
@@ -909,7 +909,7 @@ static uint64_t pe_shallow_hash(const Hs *h, const PrimExpr *e) {
     case PE_CALL:
       return hash_mix((uint64_t)e->u.call.fn, (uint64_t)e->u.call.n);
     case PE_CAST:
-      return (uint64_t)e->u.cast.to;
+      return hash_mix((uint64_t)e->u.cast.to, (uint64_t)e->u.cast.bits);
     default:
       return 0;
   }

@@ -84,6 +84,8 @@ Type *type_ref(Arena *a, Type *inner, Span sp) {
 
 Type *type_randstate(Arena *a, Span sp) { return type_new(a, TY_RANDSTATE, sp); }
 
+bool type_name_builtin(const char *name) { return strcmp(name, "Storage") == 0; }
+
 Type *type_incomplete(Arena *a, int64_t id, Span sp) {
   Type *t = type_new(a, TY_INCOMPLETE, sp);
   t->u.incomplete.id = id;

@@ -417,6 +417,9 @@ Type *type_var(Arena *a, const char *name, Span sp);
 Type *type_adt(Arena *a, const char *name, int nargs, Type **args, Span sp);
 Type *type_ref(Arena *a, Type *inner, Span sp);
 Type *type_randstate(Arena *a, Span sp);
+/* A type name known without a definition: `Storage` (TVM's `extern type
+ * Storage`, the result of memory.alloc_storage). */
+bool type_name_builtin(const char *name);
 Type *type_incomplete(Arena *a, int64_t id, Span sp);
 Type *type_unit(Arena *a); /* () */
 
@@ -463,8 +466,12 @@ typedef struct PrintOptions {
   int indent;  /* initial indentation (spaces) */
   /* Constants with more elements print as `meta[relay.Constant][i]` (i
    * numbered in print order, per call), as TVM shows them; 0: in full.
-   * For display (imported weights); the text does not parse back alone. */
+   * For display (imported weights); without meta_section the text does
+   * not parse back alone. */
   int64_t meta_limit;
+  /* Modules: append TVM's `#[metadata]` section holding those constants,
+   * so the text parses back on its own. */
+  bool meta_section;
 } PrintOptions;
 
 /* The meta_limit of what the REPL shows (:print, :pass diffs, :step), as :bind's. */
@@ -475,8 +482,15 @@ enum { PRINT_DISPLAY_META_LIMIT = 16 };
  * print → parse → print is a fixed point.  All return malloc'd strings,
  * or append to a StrBuf. */
 char *print_module(const Module *m, PrintOptions opt);
+/* As print_module; *nmeta gets how many constants it showed as meta[...]. */
+char *print_module_meta(const Module *m, PrintOptions opt, int64_t *nmeta);
+/* TVM's `#[metadata]` JSON for consts[0..n) (ir/print_meta.c). */
+void print_metadata_to(StrBuf *b, const Tensor *const *consts, int64_t n);
 char *print_expr(const Expr *e, PrintOptions opt);
 char *print_type(const Type *t);
+/* t in at most about `width` columns (function types shortened: `fn (A, B,
+ * … 171 more) -> (… 13 results)`); display only, not parseable. */
+char *print_type_short(const Type *t, size_t width);
 void print_type_to(StrBuf *b, const Type *t);
 void print_dims_to(StrBuf *b, int ndim, const Dim *dims); /* "(2, 3)" "(4)" "()" */
 void print_func_def_to(StrBuf *b, const Module *m, const FuncDef *f, PrintOptions opt);

@@ -261,6 +261,54 @@ void print_type_to(StrBuf *b, const Type *t) {
   }
 }
 
+/* Display columns of UTF-8 text (continuation bytes take none). */
+static size_t text_cols(const char *s, size_t n) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return c;
+}
+
+/* A function type within `width` columns: as many parameters as fit, then
+ * `… N more`; a result over half the width becomes `(… N results)` (tuples)
+ * or `…`.  Other types are returned whole. */
+char *print_type_short(const Type *t, size_t width) {
+  char *full = print_type(t);
+  if (text_cols(full, strlen(full)) <= width || !t || t->kind != TY_FUNC) return full;
+  free(full);
+  const Type *r = t->u.func.ret;
+  char *ret = print_type(r);
+  if (text_cols(ret, strlen(ret)) > width / 2) {
+    free(ret);
+    StrBuf rb = {0};
+    if (r && r->kind == TY_TUPLE)
+      sb_printf(&rb, "(\u2026 %d results)", r->u.tuple.n);
+    else
+      sb_puts(&rb, "\u2026");
+    ret = sb_take(&rb);
+  }
+  StrBuf b = {0};
+  sb_puts(&b, "fn ");
+  put_tparams(&b, t->u.func.ntparams, t->u.func.tparams);
+  sb_putc(&b, '(');
+  int n = t->u.func.nparams, shown = 0;
+  size_t tail_fixed = sizeof ") -> " - 1 + text_cols(ret, strlen(ret));
+  for (; shown < n; shown++) {
+    size_t mark = b.len;
+    if (shown) sb_puts(&b, ", ");
+    print_type_to(&b, t->u.func.params[shown]);
+    char more[48] = "";
+    if (shown + 1 < n) snprintf(more, sizeof more, ", \u2026 %d more", n - shown - 1);
+    if (text_cols(b.data, b.len) + text_cols(more, strlen(more)) + tail_fixed > width) {
+      b.len = mark, b.data[mark] = 0;
+      break;
+    }
+  }
+  if (shown < n) sb_printf(&b, "%s\u2026 %d more", shown ? ", " : "", n - shown);
+  sb_printf(&b, ") -> %s", ret);
+  free(ret);
+  return sb_take(&b);
+}
+
 char *print_type(const Type *t) {
   StrBuf b = {0};
   print_type_to(&b, t);
@@ -330,6 +378,8 @@ typedef struct Printer {
   char rootkey;  /* its address keys the root block */
   PtrMap meta;   /* Tensor* → meta index + 1 (opt.meta_limit), kept across roots */
   int64_t nmeta;
+  const Tensor **metas; /* [index]: the constants shown as meta[...], in order */
+  int64_t capmetas;
 } Printer;
 
 static void printer_init(Printer *P, StrBuf *b, PrintOptions opt) {
@@ -361,6 +411,7 @@ static void attempt_reset(Printer *P) {
 
 static void printer_free(Printer *P) {
   pm_free(&P->meta);
+  free(P->metas);
   root_reset(P);
   attempt_reset(P);
   free(P->nodes);
@@ -999,6 +1050,17 @@ static void print_paren_block(Printer *P, const Expr *e, int ind) {
   sb_putc(P->b, ')');
 }
 
+/* Records t as the next meta[relay.Constant] entry; its index + 1. */
+static int64_t meta_push(Printer *P, const Tensor *t) {
+  if (P->nmeta == P->capmetas) {
+    P->capmetas = P->capmetas ? 2 * P->capmetas : 16;
+    P->metas = realloc(P->metas, sizeof *P->metas * (size_t)P->capmetas);
+    if (!P->metas) rly_oom();
+  }
+  P->metas[P->nmeta++] = t;
+  return P->nmeta;
+}
+
 /* e's own text in an expression position (never its %N). */
 static void print_node(Printer *P, const Expr *e, int ind) {
   StrBuf *b = P->b;
@@ -1006,7 +1068,7 @@ static void print_node(Printer *P, const Expr *e, int ind) {
     case EX_CONST:
       if (P->opt.meta_limit && e->u.konst.value->numel > P->opt.meta_limit) {
         uint64_t *i = pm_slot(&P->meta, e->u.konst.value);
-        if (!*i) *i = (uint64_t)++P->nmeta;
+        if (!*i) *i = (uint64_t)meta_push(P, e->u.konst.value);
         sb_printf(b, "meta[relay.Constant][%" PRIu64 "]", *i - 1);
       } else {
         print_tensor_literal_to(b, e->u.konst.value);
@@ -1302,6 +1364,11 @@ static void print_def(Printer *P, const Def *d) {
  * name) so the output does not depend on definition order; the builtin
  * @prng_state is left out since every module has it. */
 char *print_module(const Module *m, PrintOptions opt) {
+  int64_t nmeta;
+  return print_module_meta(m, opt, &nmeta);
+}
+
+char *print_module_meta(const Module *m, PrintOptions opt, int64_t *nmeta) {
   StrBuf b = {0};
   Printer P;
   printer_init(&P, &b, opt);
@@ -1317,6 +1384,8 @@ char *print_module(const Module *m, PrintOptions opt) {
     print_def(&P, defs[i]);
   }
   free(defs);
+  *nmeta = P.nmeta;
+  if (opt.meta_section && P.nmeta) print_metadata_to(&b, (const Tensor *const *)P.metas, P.nmeta);
   printer_free(&P);
   return sb_take(&b);
 }
@@ -1386,7 +1455,7 @@ static void tir_expr(StrBuf *b, const PrimExpr *e, int prec) {
       sb_putc(b, ')');
       break;
     case PE_CAST:
-      sb_printf(b, "%s(", dtype_name(e->u.cast.to));
+      sb_printf(b, e->u.cast.bits ? "reinterpret[%s](" : "%s(", dtype_name(e->u.cast.to));
       tir_expr(b, e->u.cast.value, 0);
       sb_putc(b, ')');
       break;

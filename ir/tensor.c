@@ -23,9 +23,18 @@ static const DTypeInfo dtype_table[] = {
 const char *dtype_name(DType t) { return t >= 0 && t < DT_COUNT ? dtype_table[t].name : "?"; }
 const char *dtype_suffix(DType t) { return dtype_table[t].suffix; }
 
+/* TVM's String2DLDataType reads a bare class name with its default width. */
+static const struct {
+  const char *name;
+  DType dt;
+} dtype_aliases[] = {{"int", DT_INT32}, {"uint", DT_UINT32}, {"float", DT_FLOAT32}};
+
 DType dtype_from_name(const char *s, size_t n) {
   for (int i = 0; i < DT_COUNT; i++)
     if (strlen(dtype_table[i].name) == n && memcmp(dtype_table[i].name, s, n) == 0) return (DType)i;
+  for (size_t i = 0; i < sizeof dtype_aliases / sizeof dtype_aliases[0]; i++)
+    if (strlen(dtype_aliases[i].name) == n && memcmp(dtype_aliases[i].name, s, n) == 0)
+      return dtype_aliases[i].dt;
   return DT_INVALID;
 }
 

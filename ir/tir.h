@@ -111,7 +111,7 @@ typedef enum PrimIntrinsic {
   X(PE_NOT, "not") /* !e */                      \
   X(PE_NEG, "neg") /* -e */                      \
   X(PE_CALL, "intrinsic")                        \
-  X(PE_CAST, "cast") /* float32(e) */
+  X(PE_CAST, "cast") /* float32(e), reinterpret[float32](e) */
 
 typedef enum PrimExprKind {
 #define X(e, n) e,
@@ -145,6 +145,7 @@ struct PrimExpr {
     struct {
       DType to;
       PrimExpr *value;
+      bool bits; /* reinterpret: value's bits read as `to` (tir_bitcast_ok) */
     } cast;
   } u;
 };

@@ -60,6 +60,13 @@ typedef enum TirConv {
   CONV_FLOAT_RESIZE, /* float → float: rounded once to the target */
 } TirConv;
 
+/* Whether reinterpret[to](e) applies to an e of dtype from: the bits of
+ * one number read as another of the same size; bool has no bit pattern of
+ * its own, so it takes no part. */
+static inline bool tir_bitcast_ok(DType from, DType to) {
+  return from != DT_BOOL && to != DT_BOOL && dtype_bytes(from) == dtype_bytes(to);
+}
+
 static inline TirConv tir_conv(DType from, DType to) {
   bool ff = dtype_is_float(from), tf = dtype_is_float(to);
   if (from == to) return CONV_SAME;

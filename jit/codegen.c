@@ -27,7 +27,7 @@
 
 #include "ir/walk.h"
 
-enum { STACK_ALLOC_MAX = 16384 };
+enum { STACK_ALLOC_MAX = 32768 };
 
 /* ─────────────────────────── basics ─────────────────────────── */
 
@@ -405,6 +405,19 @@ static bool has_loop(const Stmt *s) {
   return found;
 }
 
+static bool find_unrolled(void *ctx, const Stmt *s) {
+  if (s->kind == ST_FOR && s->u.for_.loop == LOOP_UNROLLED) *(bool *)ctx = true;
+  return !*(bool *)ctx;
+}
+
+/* Does s hold an `unrolled` loop (a register tile)? */
+static bool has_unrolled(const Stmt *s) {
+  bool found = false;
+  TirVisitor v = {find_unrolled, no_expr, &found};
+  tir_walk(s, &v);
+  return found;
+}
+
 static void c_seq(Cg *c, const Stmt *s) {
   int nv = c->nvars, nb = c->nbufs;
   for (int i = 0; i < s->u.seq.n && !c->failed; i++) cstmt(c, s->u.seq.items[i]);
@@ -419,9 +432,15 @@ static LLVMMetadataRef md_prop(Cg *c, const char *name, int value, bool has_valu
 
 /* Attaches llvm.loop hints for the TIR loop kind to the latch branch: the
  * self-referencing node is built through a temporary, as LLVM requires. */
-static void loop_metadata(Cg *c, LLVMValueRef br, LoopKind kind, bool innermost, bool const_trip) {
+static void loop_metadata(Cg *c, LLVMValueRef br, LoopKind kind, bool innermost, bool const_trip,
+                          bool tile) {
   LLVMMetadataRef props[3];
   int n = 0;
+  /* A plain loop around a register tile (a reduction loop, the tile's
+   * lanes already vectorized; every such loop, as LLVM may unroll the inner
+   * ones): vectorizing it instead would turn the tile's accumulators into
+   * reductions across iterations, with gathers. */
+  if (kind == LOOP_RANGE && tile) props[n++] = md_prop(c, "llvm.loop.vectorize.enable", 0, true);
   /* A short vectorized loop would be fully unrolled before the loop
    * vectorizer runs, leaving scalar code for SLP to pair up badly: keep it a
    * loop until it is vectorized.  Inside an `unrolled` loop (a register
@@ -496,7 +515,8 @@ static void counted_loop(Cg *c, const LoopPlan *p, LLVMValueRef lo, LLVMValueRef
   LLVMValueRef br =
       LLVMBuildCondBr(c->B, LLVMBuildICmp(c->B, LLVMIntSLT, next, hi, ""), body, done);
   bool innermost = p->level + 1 == p->s->u.for_.nvars;
-  loop_metadata(c, br, p->s->u.for_.loop, innermost, p->const_trip);
+  loop_metadata(c, br, p->s->u.for_.loop, innermost, p->const_trip,
+                innermost && p->s->u.for_.loop == LOOP_RANGE && has_unrolled(p->s->u.for_.body));
   LLVMValueRef in[] = {lo, next};
   LLVMBasicBlockRef from[] = {pre, LLVMGetInsertBlock(c->B)};
   LLVMAddIncoming(iv, in, from, 2);

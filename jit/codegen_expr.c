@@ -187,7 +187,7 @@ Range cg_range(Cg *c, const PrimExpr *e) {
       return v ? fit(t, v->r) : bad;
     }
     case PE_CAST:
-      return fit(t, cg_range(c, e->u.cast.value));
+      return e->u.cast.bits ? bad : fit(t, cg_range(c, e->u.cast.value));
     case PE_NEG: {
       Range a = cg_range(c, e->u.operand);
       return a.ok ? fit(t, r_add(point(0), a, true)) : bad;
@@ -386,6 +386,20 @@ CVal cg_convert(Cg *c, CVal x, DType to) {
 }
 
 /* ─────────────────────────── operators ─────────────────────────── */
+
+/* reinterpret[to](e): the same bits as another number type of its size. */
+static CVal c_bitcast(Cg *c, const PrimExpr *e) {
+  CVal x = cg_expr(c, e->u.cast.value);
+  if (!x.v) return NONE;
+  if (!tir_bitcast_ok(x.dt, e->u.cast.to))
+    return cg_fail(c, "@%s: reinterpret between types of different sizes", c->f->name), NONE;
+  DType to = e->u.cast.to;
+  /* float16 lives in a double in registers: its bits come from rly_rt_d2h */
+  if (x.dt == DT_FLOAT16)
+    return (CVal){LLVMBuildTrunc(c->B, d2h_call(c, x.v), cg_lty(c, to), ""), to};
+  if (to == DT_FLOAT16) return (CVal){h2d_call(c, LLVMBuildZExt(c->B, x.v, c->i32, "")), to};
+  return (CVal){LLVMBuildBitCast(c->B, x.v, cg_lty(c, to), ""), to};
+}
 
 static CVal c_const(Cg *c, const PrimExpr *e) {
   DType t = cg_expr_type(c, e);
@@ -774,7 +788,8 @@ CVal cg_expr(Cg *c, const PrimExpr *e) {
     case PE_CALL:
       return c_call(c, e);
     case PE_CAST:
-      return cg_convert(c, cg_expr(c, e->u.cast.value), e->u.cast.to);
+      return e->u.cast.bits ? c_bitcast(c, e)
+                            : cg_convert(c, cg_expr(c, e->u.cast.value), e->u.cast.to);
   }
   return NONE;
 }

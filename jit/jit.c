@@ -43,7 +43,8 @@ typedef struct Code {
 } Code;
 
 struct JitKernel {
-  const PrimFunc *f;
+  const PrimFunc *f; /* NULL once forgotten (jit_forget_funcs) until jit_get hands a new copy */
+  char *name;        /* f's name, kept when f is forgotten */
   Code *code;
   JitSite *sites;
   int nsites;
@@ -69,6 +70,8 @@ static struct {
   int ncodes, capcodes;
   JitKernel **kernels;
   int nkernels, capkernels;
+  JitRunHook hook; /* jit_set_run_hook */
+  void *hook_user;
 } J = {.opt_level = 2};
 
 static double now_ms(void) {
@@ -534,6 +537,8 @@ static JitKernel *new_kernel(const PrimFunc *f, Code *c) {
   JitKernel *k = calloc(1, sizeof *k);
   if (!k) rly_oom();
   k->f = f, k->code = c;
+  k->name = strdup(f->name);
+  if (!k->name) rly_oom();
   k->sites = jit_sites(f, &k->nsites);
   k->writes = calloc((size_t)f->nparams + 1, sizeof *k->writes);
   if (!k->writes) rly_oom();
@@ -566,7 +571,7 @@ const JitKernel *jit_get(const PrimFunc *f, TirError *err) {
   Code *c = find_code(k1, k2);
   for (int i = 0; c && i < J.nkernels; i++) { /* a re-lowered copy of a known kernel */
     JitKernel *k = J.kernels[i];
-    if (k->code != c || strcmp(k->f->name, f->name) != 0) continue;
+    if (k->code != c || strcmp(k->name, f->name) != 0) continue;
     free(k->sites);
     k->f = f, k->sites = jit_sites(f, &k->nsites), k->opts = o;
     return k;
@@ -589,7 +594,7 @@ bool jit_writes_all_of_param(const JitKernel *k, int i) {
 
 /* The interpreter's message for a kernel's error. */
 static void kernel_error(const JitKernel *k, int32_t rc, const RlyJitCtx *ctx, TirError *err) {
-  const char *name = k->f->name;
+  const char *name = k->name;
   const JitSite *s = ctx->site >= 0 && ctx->site < k->nsites ? &k->sites[ctx->site] : NULL;
   Span sp = s ? s->span : k->f->span;
   switch (rc) {
@@ -648,7 +653,9 @@ bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err) {
     double t0 = now_ms();
     int32_t rc = k->code->fn(bufs, sizes, &ctx);
     JitKernel *mk = (JitKernel *)k;
-    mk->calls++, mk->total_ms += now_ms() - t0;
+    double ms = now_ms() - t0;
+    mk->calls++, mk->total_ms += ms;
+    if (J.hook) J.hook(J.hook_user, f, k->name, sizes, args, n, ms);
     if (rc) kernel_error(k, rc, &ctx, err), ok = false;
   }
   free(sizes), free(known), free(bufs);
@@ -674,20 +681,34 @@ bool jit_dump(const PrimFunc *f, const char *what, StrBuf *b, TirError *err) {
 
 int jit_kernel_count(void) { return J.nkernels; }
 
+void jit_set_run_hook(JitRunHook hook, void *user) { J.hook = hook, J.hook_user = user; }
+
 bool jit_kernel_info(int i, JitKernelInfo *out) {
   if (i < 0 || i >= J.nkernels) return false;
   const JitKernel *k = J.kernels[i];
-  *out = (JitKernelInfo){k->f->name,       k->signature, k->code->compile_ms, k->code->from_disk,
+  *out = (JitKernelInfo){k->name,          k->signature, k->code->compile_ms, k->code->from_disk,
                          k->code->load_ms, k->calls,     k->total_ms};
   return true;
 }
 
 const char *jit_cpu_name(void) { return load_module() ? J.mod->cpu : NULL; }
 
+/* The prim functions handed to jit_get so far may be freed: drop the
+ * pointers to them, keep the compiled code.  A later jit_get of a copy
+ * finds its code by key and takes the entry over. */
+void jit_forget_funcs(void) {
+  for (int i = 0; i < J.nkernels; i++) {
+    JitKernel *k = J.kernels[i];
+    k->f = NULL;
+    free(k->sites);
+    k->sites = NULL, k->nsites = 0;
+  }
+}
+
 void jit_reset(void) {
   for (int i = 0; i < J.nkernels; i++) {
     free(J.kernels[i]->sites), free(J.kernels[i]->writes), free(J.kernels[i]->signature);
-    free(J.kernels[i]->covers);
+    free(J.kernels[i]->covers), free(J.kernels[i]->name);
     free(J.kernels[i]);
   }
   for (int i = 0; i < J.ncodes; i++) free(J.codes[i]);
@@ -705,6 +726,7 @@ static bool exec_run(const void *k, RtTensor **args, int n, TirError *err) {
 }
 static bool exec_writes(const void *k, int i) { return jit_writes_param(k, i); }
 static bool exec_writes_all(const void *k, int i) { return jit_writes_all_of_param(k, i); }
+static void exec_forget(void) { jit_forget_funcs(); }
 
 static const RtExecutor jit_executor = {
     .name = "jit",
@@ -712,6 +734,7 @@ static const RtExecutor jit_executor = {
     .run = exec_run,
     .writes_param = exec_writes,
     .writes_all_of_param = exec_writes_all,
+    .forget = exec_forget,
 };
 
 void jit_register_executor(void) { rt_executor_register(&jit_executor); }

@@ -95,7 +95,18 @@ void jit_set_cache_dir(const char *dir);
  * Cheap: LLVM is loaded on the first compile, not here. */
 void jit_register_executor(void);
 
+/* A function called after every kernel run (NULL: none, the default) with
+ * the prim function (NULL if forgotten), its name, the size variables'
+ * values, the arguments and the run's wall time: the profiler's counters
+ * (engine/profile.h).  One hook at a time. */
+typedef void (*JitRunHook)(void *user, const PrimFunc *f, const char *name, const int64_t *sizes,
+                           RtTensor *const *args, int n, double ms);
+void jit_set_run_hook(JitRunHook hook, void *user);
+
 /* Forgets the in-memory cache and statistics (the disk cache stays). */
 void jit_reset(void);
+/* Drops the kernels' pointers to their prim functions (which their owner
+ * is about to free) and keeps the compiled code for later copies. */
+void jit_forget_funcs(void);
 
 #endif

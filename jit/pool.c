@@ -1,16 +1,19 @@
 /* pool.c — the thread pool of pool.h.
  *
- * One job at a time: the caller publishes it (generation counter under a
- * mutex), workers and the caller claim chunks with an atomic counter, and
- * the caller waits until every worker has left the job.  A failing chunk
- * records its error if it comes before any failure recorded so far, so the
- * reported error is the one a sequential loop would hit first.
+ * One job at a time: the caller publishes it (a pointer and a generation
+ * counter), workers and the caller claim chunks with an atomic counter,
+ * and the caller waits until every worker has left the job.  A failing
+ * chunk records its error if it comes before any failure recorded so far,
+ * so the reported error is the one a sequential loop would hit first.
  *
  * The caller does not wait for workers that have not woken yet: it clears
  * the job once every chunk is claimed, and waits only for workers running
- * a chunk.  Loops whose work is too small to pay for waking threads run
- * inline: each loop body (its function) remembers its measured time per
- * iteration, and a loop expected to take under INLINE_NS runs sequentially. */
+ * a chunk, spinning (a chunk is short; sleeping on a condition variable
+ * and being woken again costs tens of microseconds).  Workers watch for
+ * the next job for SPIN_NS after each one, then sleep.  Loops whose work
+ * is too small to pay for waking threads run inline: each loop body (its
+ * function) remembers its measured time per iteration, and a loop
+ * expected to take under INLINE_NS runs sequentially. */
 #include "jit/pool.h"
 
 #include <pthread.h>
@@ -25,18 +28,25 @@ typedef struct Job {
   void *closure;
   int64_t lo, n, nchunks;
   atomic_llong next;
-  atomic_llong work_ns; /* time spent in the body, all threads */
-  int64_t err_chunk;    /* lowest failed chunk, under mu */
+  atomic_llong work_ns;   /* time spent in the body, all threads */
+  atomic_llong err_chunk; /* lowest failed chunk (INT64_MAX: none); its error under mu */
   int32_t rc;
   RlyJitCtx err;
 } Job;
 
+/* mu guards sleeping workers (with `work`) and a failed chunk's error;
+ * the job itself is handed over through atomics: workers that see a new
+ * generation count themselves in `active` before reading `job`, and the
+ * caller clears `job` before waiting for `active` to reach zero, so a
+ * worker either is waited for or sees no job (sequentially consistent
+ * operations on both). */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t busy = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
-static pthread_cond_t work = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
-static atomic_ullong generation; /* written under mu; read without it while spinning */
-static int active;               /* workers inside the current job */
-static Job *job;
+static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
+static atomic_ullong generation; /* bumped for each job */
+static atomic_int active;        /* workers inside the current job */
+static _Atomic(Job *) job;
+static int sleeping; /* workers waiting on `work`, under mu */
 static int nthreads, started;
 static _Thread_local bool in_pool;
 
@@ -48,6 +58,12 @@ static struct {
   RlyJitBodyFn body;
   double ns_per_iter;
 } cost[COST_SLOTS];
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 static double now_ns(void) {
   struct timespec ts;
@@ -95,54 +111,58 @@ static void run_chunks(Job *j) {
   for (;;) {
     int64_t c = atomic_fetch_add(&j->next, 1);
     if (c >= j->nchunks) return;
-    pthread_mutex_lock(&mu);
-    bool skip = c > j->err_chunk; /* a sequential run would have stopped before */
-    pthread_mutex_unlock(&mu);
-    if (skip) continue;
+    if (c > atomic_load_explicit(&j->err_chunk, memory_order_relaxed)) continue;
     int64_t a = j->lo + j->n * c / j->nchunks, b = j->lo + j->n * (c + 1) / j->nchunks;
     RlyJitCtx ctx = {0};
     double t0 = now_ns();
     int32_t rc = j->body(j->closure, a, b, &ctx);
-    atomic_fetch_add(&j->work_ns, (long long)(now_ns() - t0));
+    atomic_fetch_add_explicit(&j->work_ns, (long long)(now_ns() - t0), memory_order_relaxed);
     if (!rc) continue;
     pthread_mutex_lock(&mu);
-    if (c < j->err_chunk) j->err_chunk = c, j->rc = rc, j->err = ctx;
+    if (c < atomic_load(&j->err_chunk)) atomic_store(&j->err_chunk, c), j->rc = rc, j->err = ctx;
     pthread_mutex_unlock(&mu);
   }
 }
 
 /* A kernel often runs several parallel loops in a row: a worker that just
  * finished watches for the next job for a while before sleeping, so the
- * next loop does not pay for waking it. */
-static void spin_for_job(uint64_t seen) {
+ * next loop does not pay for waking it.  True when a new job came. */
+static bool spin_for_job(uint64_t seen) {
   double until = now_ns() + SPIN_NS;
-  while (atomic_load_explicit(&generation, memory_order_relaxed) == seen && now_ns() < until)
-    sched_yield();
+  for (int i = 0;; i++) {
+    if (atomic_load_explicit(&generation, memory_order_acquire) != seen) return true;
+    if ((i & 63) == 63 && now_ns() > until) return false;
+    if (i & 7)
+      cpu_relax();
+    else
+      sched_yield();
+  }
 }
 
-/* A worker: spins briefly, then sleeps until a new generation is
- * published; `active` counts workers inside a job so the caller knows when
- * the job may be released. */
+/* Joins the job of the generation just seen, if it is still running. */
+static void join_job(void) {
+  atomic_fetch_add(&active, 1);
+  Job *j = atomic_load(&job);
+  if (j) run_chunks(j);
+  atomic_fetch_sub(&active, 1);
+}
+
+/* A worker: spins a while after each job, then sleeps until a new
+ * generation is published. */
 static void *worker(void *arg) {
   (void)arg;
   in_pool = true;
-  uint64_t seen = 0;
+  uint64_t seen = atomic_load(&generation);
   for (;;) {
-    spin_for_job(seen);
-    pthread_mutex_lock(&mu);
-    while (generation == seen) pthread_cond_wait(&work, &mu);
-    seen = generation;
-    Job *j = job;
-    if (!j) { /* woke after the caller finished the job */
+    if (!spin_for_job(seen)) {
+      pthread_mutex_lock(&mu);
+      sleeping++;
+      while (atomic_load(&generation) == seen) pthread_cond_wait(&work, &mu);
+      sleeping--;
       pthread_mutex_unlock(&mu);
-      continue;
     }
-    active++;
-    pthread_mutex_unlock(&mu);
-    run_chunks(j);
-    pthread_mutex_lock(&mu);
-    if (--active == 0) pthread_cond_signal(&done);
-    pthread_mutex_unlock(&mu);
+    seen = atomic_load(&generation);
+    join_job();
   }
   return NULL;
 }
@@ -159,6 +179,9 @@ static void start_workers(void) {
   }
 }
 
+/* The caller publishes the job, runs chunks itself, then clears the job
+ * and waits (spinning: the last chunks are about to end) for the workers
+ * that joined. */
 int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi,
                               RlyJitCtx *ctx) {
   if (hi <= lo) return 0;
@@ -168,21 +191,24 @@ int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int6
   start_workers();
   Job j = {.body = body, .closure = closure, .lo = lo, .n = hi - lo};
   j.nchunks = j.n < 4 * (int64_t)nthreads ? j.n : 4 * (int64_t)nthreads;
-  j.err_chunk = INT64_MAX;
+  atomic_init(&j.err_chunk, INT64_MAX);
   atomic_init(&j.next, 0);
   atomic_init(&j.work_ns, 0);
+  atomic_store(&job, &j);
   pthread_mutex_lock(&mu);
-  job = &j;
-  generation++;
-  pthread_cond_broadcast(&work);
+  atomic_fetch_add(&generation, 1);
+  if (sleeping) pthread_cond_broadcast(&work);
   pthread_mutex_unlock(&mu);
   in_pool = true;
   run_chunks(&j);
   in_pool = false;
-  pthread_mutex_lock(&mu);
-  job = NULL; /* every chunk is claimed: late wakers skip the job */
-  while (active > 0) pthread_cond_wait(&done, &mu);
-  pthread_mutex_unlock(&mu);
+  atomic_store(&job, NULL); /* every chunk is claimed: late joiners find no job */
+  for (int i = 0; atomic_load(&active) > 0; i++) {
+    if (i & 7)
+      cpu_relax();
+    else
+      sched_yield();
+  }
   pthread_mutex_unlock(&busy);
   record_cost(body, j.n, (double)atomic_load(&j.work_ns), 1);
   if (j.rc) *ctx = j.err;

@@ -51,6 +51,9 @@ LowerCx *lc_new(Arena *a);
  * for bit as the reference kernels (EngineOptions.fast_math). */
 void lc_set_fast_math(LowerCx *L, bool on);
 bool lc_fast_math(const LowerCx *L);
+/* The host's vector register width in bytes (AVX-512: 64, AVX2: 32, else
+ * 16): the one place kernels' register blocks are sized from. */
+int lc_vector_bytes(void);
 void lc_free(LowerCx *L);
 Arena *lc_arena(LowerCx *L);
 /* NULL; records why (the first reason wins). */
@@ -74,7 +77,11 @@ PrimExpr *lc_lit(LowerCx *L, DType dt, double v); /* a literal of dt (bool: 0/1)
 PrimExpr *lc_var(LowerCx *L, TirVar *v);
 PrimExpr *lc_bin(LowerCx *L, PrimBinOp op, PrimExpr *a, PrimExpr *b);
 PrimExpr *lc_call(LowerCx *L, PrimIntrinsic fn, PrimExpr *a, PrimExpr *b, PrimExpr *c);
-PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *e); /* e itself when already `to` */
+/* e converted as the kernels convert (numpy's rules: a float is true when != 0, NaN too); e
+ * itself when already `to`. */
+PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *e);
+/* reinterpret[to](e): e's bits as a number of the same size. */
+PrimExpr *lc_bitcast(LowerCx *L, DType to, PrimExpr *e);
 PrimExpr *lc_neg(LowerCx *L, PrimExpr *e);
 PrimExpr *lc_not(LowerCx *L, PrimExpr *e);
 PrimExpr *lc_load(LowerCx *L, Buffer *b, int n, PrimExpr **idx);

@@ -32,6 +32,15 @@ struct LowerCx {
 void lc_set_fast_math(LowerCx *L, bool on) { L->exact = !on; }
 bool lc_fast_math(const LowerCx *L) { return !L->exact; }
 
+int lc_vector_bytes(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 64;
+  if (__builtin_cpu_supports("avx2")) return 32;
+#endif
+  return 16;
+}
+
 LowerCx *lc_new(Arena *a) {
   LowerCx *L = calloc(1, sizeof *L);
   if (!L) rly_oom();
@@ -168,9 +177,17 @@ PrimExpr *lc_call(LowerCx *L, PrimIntrinsic fn, PrimExpr *a, PrimExpr *b, PrimEx
 PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *x) {
   if (x->dtype == to) return x;
   if (x->kind == PE_INT && dtype_is_int(x->dtype) && dtype_is_float(to))
-    return lc_lit(L, to, (double)x->u.i); /* a count becomes a float literal */
+    return lc_lit(L, to, (double)x->u.i);        /* a count becomes a float literal */
+  if (to == DT_BOOL && dtype_is_float(x->dtype)) /* numpy's: NaN is true (TIR's cast: false) */
+    return lc_bin(L, PB_NE, x, lc_lit(L, x->dtype, 0));
   PrimExpr *e = pe(L, PE_CAST, to);
   e->u.cast.to = to, e->u.cast.value = x;
+  return e;
+}
+
+PrimExpr *lc_bitcast(LowerCx *L, DType to, PrimExpr *x) {
+  PrimExpr *e = pe(L, PE_CAST, to);
+  e->u.cast.to = to, e->u.cast.value = x, e->u.cast.bits = true;
   return e;
 }
 

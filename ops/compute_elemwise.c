@@ -9,8 +9,10 @@
  * is NaN, clip leaves NaN alone, rsqrt is 1 / sqrt(x), sigmoid is
  * 1 / (1 + exp(-x)), floor_mod is numpy's remainder (fmod, moved to y's
  * sign), trunc_divide is trunc(x / y), trunc_mod is fmod; the float
- * functions call the same libm functions as the kernels (the fast_ ones
- * are exp, tanh, erf).  Cases the TIR cannot express exactly (integer
+ * functions call the same libm functions as the kernels; the fast_ ones
+ * are TVM's float32 approximations (ops/fast_math.h: the same float32
+ * operations in the same order as the kernels), exp, tanh and erf on
+ * float64.  Cases the TIR cannot express exactly (integer
  * division and remainders, whose zero divisors the kernels report, float
  * floor_divide, round, float math on integers, float16) are refused, so
  * those calls stay with the reference kernels. */
@@ -19,6 +21,7 @@
 
 #include "ops/compute.h"
 #include "ops/families.h"
+#include "ops/fast_math.h"
 
 /* X(kind, rule): the rule compute_<rule> (ops/families.h) lowers the kind. */
 #define BIN_KINDS(X)       \
@@ -92,9 +95,9 @@ typedef enum BinKind {
   X(U_ASINH, asinh, PI_ASINH)       \
   X(U_ACOSH, acosh, PI_ACOSH)       \
   X(U_ATANH, atanh, PI_ATANH)       \
-  X(U_FEXP, fast_exp, PI_EXP)       \
-  X(U_FTANH, fast_tanh, PI_TANH)    \
-  X(U_FERF, fast_erf, PI_ERF)
+  X(U_FEXP, fast_exp, -1)           \
+  X(U_FTANH, fast_tanh, -1)         \
+  X(U_FERF, fast_erf, -1)
 
 typedef enum UnKind {
 #define X(e, r, f) e,
@@ -280,6 +283,54 @@ static PrimExpr *predicate_of(LowerCx *L, UnKind k, PrimExpr *x, DType dt) {
   return lc_bin(L, k == U_ISINF ? PB_EQ : PB_LT, ax, inf);
 }
 
+/* ───────────────────── fast_exp, fast_tanh, fast_erf ───────────────────── */
+
+static PrimExpr *flit(LowerCx *L, float v) { return lc_lit(L, DT_FLOAT32, v); }
+static PrimExpr *pmul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
+static PrimExpr *padd(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
+
+static PrimExpr *clamp_of(LowerCx *L, PrimExpr *x, float lo, float hi) {
+  return lc_call(L, PI_MAX, lc_call(L, PI_MIN, x, flit(L, hi), NULL), flit(L, lo), NULL);
+}
+
+/* fast_expf (ops/fast_math.h) as TIR on float32: 2^n from its exponent
+ * bits (reinterpret), e^f by the polynomial, max with x. */
+static PrimExpr *fast_exp_of(LowerCx *L, PrimExpr *x) {
+  PrimExpr *c = clamp_of(L, x, FAST_EXP_LO, FAST_EXP_HI);
+  PrimExpr *n =
+      lc_call(L, PI_FLOOR, padd(L, pmul(L, c, flit(L, FAST_LOG2E)), flit(L, 0.5f)), NULL, NULL);
+  PrimExpr *f = lc_bin(L, PB_SUB, c, pmul(L, n, flit(L, FAST_LN2)));
+  PrimExpr *y = flit(L, fast_exp_p[0]);
+  for (int i = 1; i < FAST_EXP_NP; i++) y = padd(L, pmul(L, y, f), flit(L, fast_exp_p[i]));
+  y = padd(L, padd(L, pmul(L, pmul(L, y, f), f), f), flit(L, 1.0f));
+  PrimExpr *e = lc_cast(L, DT_INT32, padd(L, n, flit(L, 127.0f)));
+  PrimExpr *two_n = lc_bitcast(L, DT_FLOAT32, lc_call(L, PI_SHL, e, lc_int(L, 23), NULL));
+  return lc_call(L, PI_MAX, pmul(L, two_n, y), x, NULL);
+}
+
+/* fast_rationalf (ops/fast_math.h) as TIR on float32. */
+static PrimExpr *fast_rational_of(LowerCx *L, PrimExpr *x, float clamp, const float *p, int np,
+                                  const float *q, int nq) {
+  x = clamp_of(L, x, -clamp, clamp);
+  PrimExpr *x2 = pmul(L, x, x);
+  PrimExpr *num = padd(L, pmul(L, x2, flit(L, p[0])), flit(L, p[1]));
+  PrimExpr *den = padd(L, pmul(L, x2, flit(L, q[0])), flit(L, q[1]));
+  for (int i = 2; i < np; i++) num = padd(L, pmul(L, x2, num), flit(L, p[i]));
+  for (int i = 2; i < nq; i++) den = padd(L, pmul(L, x2, den), flit(L, q[i]));
+  return lc_bin(L, PB_DIV, pmul(L, x, num), den);
+}
+
+/* A fast_ function: the approximation on float32, the exact function on float64. */
+static PrimExpr *fast_fn_of(LowerCx *L, UnKind k, PrimExpr *x, DType dt) {
+  if (dt != DT_FLOAT32)
+    return lc_call(L, k == U_FEXP ? PI_EXP : k == U_FTANH ? PI_TANH : PI_ERF, x, NULL, NULL);
+  if (k == U_FEXP) return fast_exp_of(L, x);
+  if (k == U_FTANH)
+    return fast_rational_of(L, x, FAST_TANH_CLAMP, fast_tanh_p, FAST_TANH_NP, fast_tanh_q,
+                            FAST_TANH_NQ);
+  return fast_rational_of(L, x, FAST_ERF_CLAMP, fast_erf_p, FAST_ERF_NP, fast_erf_q, FAST_ERF_NQ);
+}
+
 /* The element of a unary op at idx, written so the TIR computes what the
  * reference kernel does (rsqrt as 1/sqrt, floor, ceil and trunc of
  * integers as identity, logical not of a number as x == 0). */
@@ -323,6 +374,10 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
       return clip_of(L, t, x, dt);
     case U_CAST:
       return lc_cast(L, t->dtype, x);
+    case U_FEXP:
+    case U_FTANH:
+    case U_FERF:
+      return fast_fn_of(L, k, x, dt);
     default:
       RLY_UNREACHABLE();
   }
@@ -333,7 +388,8 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
  * the op to the interpreter. */
 static bool unary_ok(LowerCx *L, UnKind k, DType dt) {
   bool fl = dtype_is_float(dt);
-  if (un_intrinsic[k] >= 0 || k == U_RSQRT || k == U_LEAKY) {
+  if (un_intrinsic[k] >= 0 || k == U_RSQRT || k == U_LEAKY || k == U_FEXP || k == U_FTANH ||
+      k == U_FERF) {
     if (!fl) return lc_fail(L, "float math on %s", dtype_name(dt)), false;
     return true;
   }

@@ -28,17 +28,15 @@
 #include "ops/families.h"
 #include "ops/nn_int.h"
 
-enum { LANES = 16, MR = 6, FEW_ROWS = 4 };
+/* PANELS_PARALLEL: column panels enough to split among the threads (the
+ * parallel loop of the blocked product is over panels from this many on). */
+/* ABLK_MAX_BYTES: the largest copy of a block's rows of A (see
+ * copy_block); the JIT keeps allocations up to this size on the stack, a
+ * larger one on the heap would be slower than reading A in place. */
+enum { LANES = 16, MR = 6, FEW_ROWS = 4, PANELS_PARALLEL = 4, ABLK_MAX_BYTES = 32768 };
 
 /* The host's vector register width in bytes (AVX-512: 64, AVX2: 32). */
-static int vector_bytes(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return 64;
-  if (__builtin_cpu_supports("avx2")) return 32;
-#endif
-  return 16;
-}
+static int vector_bytes(void) { return lc_vector_bytes(); }
 
 typedef struct Mm {
   const LTensor *a, *b;
@@ -181,34 +179,54 @@ static void few_rows_exact(LowerCx *L, const Mm *m, Buffer *out) {
 
 /* ───────────────────────── packed, register-tiled ───────────────────────── */
 
-/* WP[bw, jo, k, ji] = B(bw, jo * nr + ji, k), zero beyond N. */
-static Buffer *pack_b(LowerCx *L, const Mm *m, PrimExpr *nb) {
-  PrimExpr *nr = lc_int(L, m->nr), *bw = m->b_bcast || !m->batched ? lc_int(L, 1) : m->B;
-  PrimExpr *shape[4] = {bw, nb, m->K, nr};
-  Buffer *wp = lc_alloc(L, "WP", m->acc, 4, shape);
-  if (!wp) return NULL;
-  TirVar *b = lc_tvar(L, "b", bw), *jo = lc_tvar(L, "jo", nb), *ji = lc_tvar(L, "ji", nr),
-         *k = lc_tvar(L, "k", m->K);
-  PrimExpr *j = add(L, mul(L, V(L, jo), nr), V(L, ji));
-  for (int i = 0; i < 5; i++) lc_open(L); /* b, jo, ji, if, k */
-  PrimExpr *idx[4] = {V(L, b), V(L, jo), V(L, k), V(L, ji)};
-  lc_store(L, wp, 4, idx, lc_cast(L, m->acc, b_at(L, m, V(L, b), j, V(L, k))));
-  lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
-  lc_if(L, lc_bin(L, PB_LT, j, m->N), lc_close(L));
+/* The packed panels' buffer WP[bw, jo, k, ji] (bw: 1 when B is shared by
+ * every batch). */
+static Buffer *alloc_wp(LowerCx *L, const Mm *m, PrimExpr *nb) {
+  PrimExpr *bw = m->b_bcast || !m->batched ? lc_int(L, 1) : m->B;
+  PrimExpr *shape[4] = {bw, nb, m->K, lc_int(L, m->nr)};
+  return lc_alloc(L, "WP", m->acc, 4, shape);
+}
+
+/* Emits the packing of column panel jo of batch b (B's batch index) into
+ * WP[wb, jo, :, :] = B(b, jo * nr + ji, k), zero beyond N.  k is the outer
+ * loop: the writes are contiguous and the nr rows of B being read stay in
+ * cache while k walks along them. */
+static void pack_panel(LowerCx *L, const Mm *m, Buffer *wp, PrimExpr *b, PrimExpr *wb,
+                       PrimExpr *jo) {
+  PrimExpr *nr = lc_int(L, m->nr);
+  TirVar *k = lc_tvar(L, "k", m->K), *ji = lc_tvar(L, "ji", nr);
+  PrimExpr *j = add(L, mul(L, jo, nr), V(L, ji));
+  bool exact = lc_const(m->N) >= 0 && lc_const(m->N) % m->nr == 0;
+  lc_open(L); /* k */
+  lc_open(L); /* ji */
+  PrimExpr *idx[4] = {wb, jo, V(L, k), V(L, ji)};
+  lc_store(L, wp, 4, idx, lc_cast(L, m->acc, b_at(L, m, b, j, V(L, k))));
+  if (!exact) {
+    Stmt *st = lc_close(L);
+    lc_open(L);
+    lc_if(L, lc_bin(L, PB_LT, j, m->N), st);
+  }
   lc_for(L, LOOP_RANGE, ji, nr, lc_close(L));
-  lc_for(L, LOOP_PARALLEL, jo, nb, lc_close(L));
-  lc_for(L, LOOP_RANGE, b, bw, lc_close(L));
-  return wp;
+  lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
 }
 
 typedef struct Tile {
   const Mm *m;
   Buffer *wp, *out, *acc;
   PrimExpr *b, *i0, *jo; /* batch, first row, column panel */
-  int rows;              /* MR or 1 */
+  int rows;              /* MR */
+  Buffer *ablk;          /* the block's rows of A as ablk[k, ii], or NULL: read A */
 } Tile;
 
-/* for ii, ji: acc[ii, ji] = 0; for k: acc += A * WP; for ii, ji: out = acc */
+/* The row of A a tile row reads: rows past M (the last block's) read row
+ * M - 1 instead, so the block runs at the full tile's speed; their
+ * results are not stored. */
+static PrimExpr *tile_row(LowerCx *L, const Tile *T, PrimExpr *ii) {
+  PrimExpr *last = lc_bin(L, PB_SUB, T->m->M, lc_int(L, 1));
+  return lc_call(L, PI_MIN, add(L, T->i0, ii), last, NULL);
+}
+
+/* for ii, ji: acc[ii, ji] = 0; for k: acc += A * WP; for ii < M - i0, ji: out = acc */
 static void tile_body(LowerCx *L, const Tile *T) {
   const Mm *m = T->m;
   PrimExpr *nr = lc_int(L, m->nr), *rows = lc_int(L, T->rows);
@@ -226,7 +244,9 @@ static void tile_body(LowerCx *L, const Tile *T) {
   lc_open(L);
   lc_open(L);
   lc_open(L);
-  PrimExpr *av = lc_cast(L, m->acc, a_at(L, m, T->b, add(L, T->i0, V(L, ii2)), V(L, k)));
+  PrimExpr *ak[2] = {V(L, k), V(L, ii2)};
+  PrimExpr *av = T->ablk ? lc_load(L, T->ablk, 2, ak)
+                         : lc_cast(L, m->acc, a_at(L, m, T->b, tile_row(L, T, V(L, ii2)), V(L, k)));
   PrimExpr *prod = mul(L, av, lc_load(L, T->wp, 4, wi));
   lc_store(L, T->acc, 2, a2, add(L, lc_load(L, T->acc, 2, a2), prod));
   lc_for(L, LOOP_VECTORIZED, ji2, nr, lc_close(L));
@@ -234,55 +254,108 @@ static void tile_body(LowerCx *L, const Tile *T) {
   lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
   TirVar *ii3 = lc_tvar(L, "ii", rows), *ji3 = lc_tvar(L, "ji", nr);
   PrimExpr *a3[2] = {V(L, ii3), V(L, ji3)};
-  PrimExpr *j = add(L, mul(L, T->jo, nr), V(L, ji3));
+  PrimExpr *j = add(L, mul(L, T->jo, nr), V(L, ji3)), *i = add(L, T->i0, V(L, ii3));
+  lc_open(L);
   lc_open(L);
   lc_open(L);
   /* The last panel may be partial: a shorter loop, not a branch per lane. */
   bool exact = lc_const(m->N) >= 0 && lc_const(m->N) % m->nr == 0;
   PrimExpr *width =
       exact ? nr : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, T->jo, nr)), NULL);
-  store_out(L, m, T->out, T->b, add(L, T->i0, V(L, ii3)), j, lc_load(L, T->acc, 2, a3));
+  store_out(L, m, T->out, T->b, i, j, lc_load(L, T->acc, 2, a3));
   lc_for(L, LOOP_VECTORIZED, ji3, width, lc_close(L));
+  lc_if(L, lc_bin(L, PB_LT, i, m->M), lc_close(L));
   lc_for(L, LOOP_UNROLLED, ii3, rows, lc_close(L));
 }
 
-/* The blocked product: B packed into column panels, MR x NR register
- * tiles over parallel row blocks, then the rows left over (M mod MR) with
- * 1 x NR tiles and the column panels in parallel. */
-static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
-  int NR = m->nr;
-  PrimExpr *nb = lc_bin(L, PB_DIV, add(L, m->N, lc_int(L, NR - 1)), lc_int(L, NR));
-  if (lc_const(m->N) >= 0) nb = lc_int(L, (lc_const(m->N) + NR - 1) / NR);
-  Buffer *wp = pack_b(L, m, nb);
-  if (!wp) {
-    lc_fail(L, "nn.dense: no buffer for the packed weights");
-    return;
-  }
-  PrimExpr *mr = lc_int(L, MR), *nr = lc_int(L, NR);
-  PrimExpr *blocks = lc_bin(L, PB_DIV, m->M, mr), *done = mul(L, blocks, mr);
+/* Copies the tile's rows of A (clamped, converted) to T->ablk[k, ii]: with
+ * a row count known only at run time the JIT cannot prove the rows of A in
+ * bounds and would check every load of the product's inner loop; the
+ * copy's loads are checked once per block instead. */
+static void copy_block(LowerCx *L, Tile *T) {
+  const Mm *m = T->m;
+  PrimExpr *rows = lc_int(L, T->rows), *shape[2] = {m->K, rows};
+  T->ablk = lc_alloc(L, "A", m->acc, 2, shape);
+  if (!T->ablk) return;
+  TirVar *k = lc_tvar(L, "k", m->K), *ii = lc_tvar(L, "ii", rows);
+  PrimExpr *idx[2] = {V(L, k), V(L, ii)};
+  lc_open(L);
+  lc_open(L);
+  lc_store(L, T->ablk, 2, idx,
+           lc_cast(L, m->acc, a_at(L, m, T->b, tile_row(L, T, V(L, ii)), V(L, k))));
+  lc_for(L, LOOP_UNROLLED, ii, rows, lc_close(L));
+  lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
+}
+
+/* Panels in parallel: each task packs its column panel of B, then runs
+ * every row block against it while the panel is in cache.  One parallel
+ * loop per product (packing included), all rows at the register tile's
+ * speed; balanced when the panels divide among the threads. */
+static void by_panels(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr *nb) {
+  PrimExpr *mr = lc_int(L, MR), *nr = lc_int(L, m->nr);
+  PrimExpr *blocks = lc_bin(L, PB_DIV, add(L, m->M, lc_int(L, MR - 1)), mr);
+  TirVar *bv = lc_tvar(L, "b", m->B), *jo = lc_tvar(L, "jo", nb), *io = lc_tvar(L, "io", blocks);
+  PrimExpr *wb = m->b_bcast || !m->batched ? lc_int(L, 0) : V(L, bv);
+  lc_open(L); /* batch */
+  lc_open(L); /* jo */
+  pack_panel(L, m, wp, V(L, bv), wb, V(L, jo));
+  PrimExpr *tshape[2] = {mr, nr};
+  Tile T = {
+      m,        wp, out, lc_alloc(L, "acc", m->acc, 2, tshape), V(L, bv), mul(L, V(L, io), mr),
+      V(L, jo), MR, NULL};
+  lc_open(L);
+  tile_body(L, &T);
+  lc_for(L, LOOP_RANGE, io, blocks, lc_close(L));
+  lc_for(L, LOOP_PARALLEL, jo, nb, lc_close(L));
+  batch_loop(L, bv, m->B);
+}
+
+/* Row blocks in parallel (few panels): B packed first (its panels in
+ * parallel), then each task runs one block of MR rows against every panel. */
+static void by_rows(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr *nb) {
+  PrimExpr *bw = m->b_bcast || !m->batched ? lc_int(L, 1) : m->B;
+  TirVar *pb = lc_tvar(L, "b", bw), *pj = lc_tvar(L, "jo", nb);
+  lc_open(L); /* b */
+  lc_open(L); /* jo */
+  pack_panel(L, m, wp, V(L, pb), V(L, pb), V(L, pj));
+  lc_for(L, LOOP_PARALLEL, pj, nb, lc_close(L));
+  lc_for(L, LOOP_RANGE, pb, bw, lc_close(L));
+  PrimExpr *mr = lc_int(L, MR), *nr = lc_int(L, m->nr);
+  PrimExpr *blocks = lc_bin(L, PB_DIV, add(L, m->M, lc_int(L, MR - 1)), mr);
   TirVar *bv = lc_tvar(L, "b", m->B), *io = lc_tvar(L, "io", blocks), *jo = lc_tvar(L, "jo", nb);
   lc_open(L); /* batch */
   lc_open(L); /* io */
   PrimExpr *tshape[2] = {mr, nr};
   Tile T = {
       m,        wp, out, lc_alloc(L, "acc", m->acc, 2, tshape), V(L, bv), mul(L, V(L, io), mr),
-      V(L, jo), MR};
+      V(L, jo), MR, NULL};
+  int64_t kc = lc_const(m->K), blk = kc * MR * dtype_bytes(m->acc);
+  if (lc_const(m->M) < 0 && kc >= 0 && blk <= ABLK_MAX_BYTES) copy_block(L, &T);
   lc_open(L);
   tile_body(L, &T);
   lc_for(L, LOOP_RANGE, jo, nb, lc_close(L));
   lc_for(L, LOOP_PARALLEL, io, blocks, lc_close(L));
-  /* leftover rows: column panels in parallel */
-  TirVar *jo2 = lc_tvar(L, "jo", nb), *r = lc_tvar(L, "r", m->M);
-  lc_open(L);
-  PrimExpr *one[2] = {lc_int(L, 1), nr};
-  Tile T1 = {
-      m,         wp, out, lc_alloc(L, "acc", m->acc, 2, one), V(L, bv), add(L, done, V(L, r)),
-      V(L, jo2), 1};
-  lc_open(L);
-  tile_body(L, &T1);
-  lc_for(L, LOOP_RANGE, r, lc_bin(L, PB_SUB, m->M, done), lc_close(L));
-  lc_for(L, LOOP_PARALLEL, jo2, nb, lc_close(L));
   batch_loop(L, bv, m->B);
+}
+
+/* The blocked product: B packed into NR-wide column panels, MR x NR
+ * register tiles (the last row block clamped).  With PANELS_PARALLEL
+ * panels or more and a known row count, the panels are the parallel tasks
+ * (packing fused in); otherwise the row blocks are (each copying its rows
+ * of A first when their count is known only at run time). */
+static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
+  int NR = m->nr;
+  PrimExpr *nb = lc_bin(L, PB_DIV, add(L, m->N, lc_int(L, NR - 1)), lc_int(L, NR));
+  if (lc_const(m->N) >= 0) nb = lc_int(L, (lc_const(m->N) + NR - 1) / NR);
+  Buffer *wp = alloc_wp(L, m, nb);
+  if (!wp) {
+    lc_fail(L, "nn.dense: no buffer for the packed weights");
+    return;
+  }
+  if (lc_const(nb) >= PANELS_PARALLEL && lc_const(m->M) >= 0)
+    by_panels(L, m, out, wp, nb);
+  else
+    by_rows(L, m, out, wp, nb);
 }
 
 /* ───────────────────────────── the rules ───────────────────────────── */
@@ -436,105 +509,6 @@ LTensor *compute_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
 }
 LTensor *compute_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return softmax(L, c, in, n, true);
-}
-
-/* ───────────────────────────── conv2d ───────────────────────────── */
-
-typedef struct Conv {
-  const LTensor *x, *w;
-  int64_t s[2], p[2], d[2]; /* p: the padding before (top, left); the rest sizes the output */
-  PrimExpr *H, *W, *C, *KH, *KW, *OH, *OW;
-  PrimExpr *cg, *og; /* channels per group: input (the weight's I), output */
-  int64_t groups;
-} Conv;
-
-/* The conv2d attributes through the relation's readers (ops/nn_int.h):
- * strides, dilation, the padding before each dim, and the layouts, which
- * the relation allows only as NCHW / OIHW. */
-static bool conv_attrs(LowerCx *L, const Expr *call, Conv *c) {
-  RelCtx cx;
-  nn_call_ctx(&cx, lc_arena(L), call);
-  NnWindow w = {.S = 2};
-  if (!nn_window_attrs(&cx, call->u.call.attrs, &w))
-    return lc_fail(L, "nn.conv2d: %s", cx.err), false;
-  for (int i = 0; i < 2; i++) c->s[i] = w.stride[i], c->d[i] = w.dil[i], c->p[i] = w.lo[i];
-  const char *dl = op_attr_str(lc_arena(L), call, "data_layout");
-  const char *kl = op_attr_str(lc_arena(L), call, "kernel_layout");
-  const char *ol = op_attr_str(lc_arena(L), call, "out_layout");
-  if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || (ol[0] && strcmp(ol, "NCHW")))
-    return lc_fail(L, "nn.conv2d: layout"), false;
-  return true;
-}
-
-/* Input position of output o and tap t along one dim. */
-static PrimExpr *conv_pos(LowerCx *L, const Conv *c, int dim, PrimExpr *o, PrimExpr *t) {
-  PrimExpr *p = lc_bin(L, PB_SUB, mul(L, o, lc_int(L, c->s[dim])), lc_int(L, c->p[dim]));
-  return add(L, p, mul(L, t, lc_int(L, c->d[dim])));
-}
-
-static PrimExpr *inside(LowerCx *L, PrimExpr *p, PrimExpr *size) {
-  return lc_bin(L, PB_AND, lc_bin(L, PB_GE, p, lc_int(L, 0)), lc_bin(L, PB_LT, p, size));
-}
-
-/* for ci, a (if the row is inside), b, ow: acc[ow] += w * x (skipping
- * columns outside), the reference's order for each output pixel. */
-static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimExpr *o,
-                     PrimExpr *oh) {
-  TirVar *ci = lc_tvar(L, "c", c->cg), *a = lc_tvar(L, "a", c->KH), *b = lc_tvar(L, "b", c->KW),
-         *ow = lc_tvar(L, "ow", c->OW);
-  PrimExpr *h = conv_pos(L, c, 0, oh, V(L, a)), *wp = conv_pos(L, c, 1, V(L, ow), V(L, b));
-  PrimExpr *wc = lc_call(L, PI_MAX, lc_int(L, 0),
-                         lc_call(L, PI_MIN, wp, lc_bin(L, PB_SUB, c->W, lc_int(L, 1)), NULL), NULL);
-  /* the input channel: the group's first (o / og * cg) plus ci */
-  PrimExpr *first = c->groups == 1 ? lc_int(L, 0) : mul(L, lc_bin(L, PB_DIV, o, c->og), c->cg);
-  PrimExpr *xi[4] = {n, add(L, first, V(L, ci)), h, wc}, *wi[4] = {o, V(L, ci), V(L, a), V(L, b)};
-  PrimExpr *ai = V(L, ow), *cur = lc_load(L, acc, 1, &ai);
-  PrimExpr *prod = mul(L, lc_cast(L, DT_FLOAT64, lc_at(L, c->w, wi)),
-                       lc_cast(L, DT_FLOAT64, lc_at(L, c->x, xi)));
-  for (int i = 0; i < 5; i++) lc_open(L); /* ci, a, if, b, ow */
-  lc_store(L, acc, 1, &ai, lc_call(L, PI_SELECT, inside(L, wp, c->W), add(L, cur, prod), cur));
-  lc_for(L, LOOP_VECTORIZED, ow, c->OW, lc_close(L));
-  lc_for(L, LOOP_RANGE, b, c->KW, lc_close(L));
-  lc_if(L, inside(L, h, c->H), lc_close(L));
-  lc_for(L, LOOP_RANGE, a, c->KH, lc_close(L));
-  lc_for(L, LOOP_RANGE, ci, c->cg, lc_close(L));
-}
-
-/* nn.conv2d: for each output row a float64 accumulator row is built by
- * conv_row, then stored vectorized; output channels run in parallel.  The
- * output size must be static (it sizes the accumulator). */
-LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  Conv c = {.x = in[0], .w = in[1]};
-  if (nin != 2 || in[0]->ndim != 4 || in[1]->ndim != 4 || !conv_attrs(L, call, &c)) return NULL;
-  DType dt = in[0]->dtype;
-  if (!dtype_is_float(dt) || !lc_dtype_ok(dt) || in[1]->dtype != dt)
-    return lc_fail(L, "nn.conv2d on %s", dtype_name(dt));
-  const Type *ty = lc_result_type(call);
-  if (ty->u.tensor.dims[2].kind != DIM_CONST || ty->u.tensor.dims[3].kind != DIM_CONST)
-    return lc_fail(L, "nn.conv2d: output size known only at run time");
-  c.C = in[0]->shape[1], c.H = in[0]->shape[2], c.W = in[0]->shape[3];
-  c.KH = in[1]->shape[2], c.KW = in[1]->shape[3];
-  c.groups = op_attr_int(call, "groups");
-  c.cg = in[1]->shape[1];
-  c.og = lc_bin(L, PB_DIV, in[1]->shape[0], lc_int(L, c.groups));
-  c.OH = lc_int(L, ty->u.tensor.dims[2].value), c.OW = lc_int(L, ty->u.tensor.dims[3].value);
-  PrimExpr *N = in[0]->shape[0], *O = in[1]->shape[0];
-  PrimExpr *shape[4] = {N, O, c.OH, c.OW};
-  Buffer *out = lc_result_buffer(L, call, dt, 4, shape);
-  if (!out) return NULL;
-  TirVar *n = lc_tvar(L, "n", N), *o = lc_tvar(L, "o", O), *oh = lc_tvar(L, "oh", c.OH),
-         *ow = lc_tvar(L, "ow", c.OW);
-  for (int i = 0; i < 3; i++) lc_open(L); /* n, o, oh */
-  Buffer *acc = lc_alloc(L, "acc", DT_FLOAT64, 1, &c.OW);
-  conv_row(L, &c, acc, V(L, n), V(L, o), V(L, oh));
-  lc_open(L);
-  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)}, *ai = V(L, ow);
-  lc_store(L, out, 4, oi, lc_load(L, acc, 1, &ai));
-  lc_for(L, LOOP_VECTORIZED, ow, c.OW, lc_close(L));
-  lc_for(L, LOOP_RANGE, oh, c.OH, lc_close(L));
-  lc_for(L, LOOP_PARALLEL, o, O, lc_close(L));
-  lc_for(L, LOOP_RANGE, n, N, lc_close(L));
-  return lc_from_buffer(L, call, out);
 }
 
 /* ───────────────────────── fast_softmax, prelu ───────────────────────── */

@@ -1,6 +1,6 @@
 /* compute_nn_pool.c — compute rules (ops/compute.h) of the pools:
- * nn.max_pool1d/2d/3d, nn.avg_pool1d/2d/3d, nn.global_max_pool2d and
- * nn.global_avg_pool2d, all materialized: a loop nest over the output, and
+ * nn.max_pool1d/2d/3d, nn.avg_pool1d/2d/3d, nn.global_max_pool2d,
+ * nn.global_avg_pool2d and the adaptive pools, all materialized: a loop nest over the output, and
  * per element a loop over the window's taps (or the whole plane) into a
  * small accumulator.  A tap is read only when it lies inside the input.
  *
@@ -220,4 +220,80 @@ LTensor *compute_global_max_pool2d(LowerCx *L, const Expr *call, LTensor **in, i
 
 LTensor *compute_global_avg_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return global_pool(L, call, in, nin, false);
+}
+
+/* ───────────────────────────── adaptive pools ───────────────────────────── */
+
+/* Output o of m along an input dim of n: the window [o n / m, ceil((o + 1) n / m)). */
+static void adaptive_window(LowerCx *L, PrimExpr *o, PrimExpr *n, PrimExpr *m, PrimExpr **start,
+                            PrimExpr **len) {
+  *start = lc_bin(L, PB_DIV, lc_bin(L, PB_MUL, o, n), m);
+  PrimExpr *end = lc_bin(L, PB_MUL, add(L, o, I(L, 1)), n);
+  end = lc_bin(L, PB_DIV, add(L, end, lc_bin(L, PB_SUB, m, I(L, 1))), m);
+  *len = lc_bin(L, PB_SUB, end, *start);
+}
+
+/* The adaptive pools: per output element a loop over its window (whose
+ * bounds depend on the output index) into an accumulator, as the kernel:
+ * max from -inf (lowest for an empty window), the average summed in
+ * float64 (int64 for integers, truncating) divided by the window's size. */
+static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int nin, bool is_max) {
+  RelCtx cx;
+  int pos[2];
+  nn_call_ctx(&cx, lc_arena(L), call);
+  const LTensor *x = in[0];
+  int n = x->ndim;
+  if (nin != 1 || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL ||
+      nn_layout_attr(&cx, call->u.call.attrs, "layout", "HW", pos) != n)
+    return lc_fail(L, "%s on these operands", cx.op_name);
+  const Type *ty = lc_result_type(call);
+  PrimExpr *oshape[TENSOR_MAX_RANK], *idx[TENSOR_MAX_RANK], *ix[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++) {
+    Dim dm = ty->u.tensor.dims[d];
+    bool pooled = d == pos[0] || d == pos[1];
+    if (pooled && dm.kind != DIM_CONST) return lc_fail(L, "%s: a computed output size", cx.op_name);
+    oshape[d] = pooled ? I(L, dm.value) : x->shape[d];
+  }
+  Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
+  if (!out) return NULL;
+  DType at = is_max ? x->dtype : dtype_is_float(x->dtype) ? DT_FLOAT64 : DT_INT64;
+  TirVar *v[TENSOR_MAX_RANK], *t[2];
+  for (int d = 0; d < n; d++) v[d] = lc_tvar(L, "i", oshape[d]), idx[d] = ix[d] = lc_var(L, v[d]);
+  for (int d = 0; d < n; d++) lc_open(L);
+  PrimExpr *two = I(L, 2), *i0 = I(L, 0), *i1 = I(L, 1), *start[2], *len[2];
+  Buffer *acc = lc_alloc(L, "acc", at, 1, &two); /* [value, any] */
+  PrimExpr *val = lc_load(L, acc, 1, &i0);
+  lc_store(
+      L, acc, 1, &i0,
+      is_max ? (dtype_is_float(at) ? lc_lit(L, at, -INFINITY) : lowest(L, at)) : lc_lit(L, at, 0));
+  lc_store(L, acc, 1, &i1, lc_lit(L, at, 0));
+  for (int k = 0; k < 2; k++) {
+    int a = pos[k];
+    adaptive_window(L, idx[a], x->shape[a], oshape[a], &start[k], &len[k]);
+    t[k] = lc_tvar(L, "t", len[k]);
+    ix[a] = add(L, start[k], lc_var(L, t[k]));
+    lc_open(L);
+  }
+  PrimExpr *xv = lc_cast(L, at, lc_at(L, x, ix));
+  lc_store(L, acc, 1, &i0, is_max ? fmax_(L, val, xv) : add(L, val, xv));
+  lc_store(L, acc, 1, &i1, lc_lit(L, at, 1));
+  for (int k = 2; k-- > 0;) lc_for(L, LOOP_RANGE, t[k], len[k], lc_close(L));
+  PrimExpr *any = lc_bin(L, PB_NE, lc_load(L, acc, 1, &i1), lc_lit(L, at, 0));
+  PrimExpr *cnt = lc_cast(L, at, lc_call(L, PI_MAX, lc_mul(L, len[0], len[1]), I(L, 1), NULL));
+  PrimExpr *r = is_max ? sel(L, any, val, lowest(L, x->dtype))
+                       : sel(L, any, lc_bin(L, PB_DIV, val, cnt), lc_lit(L, at, 0));
+  lc_store(L, out, n, idx, lc_cast(L, x->dtype, r));
+  int par = 0;
+  while (par < n - 1 && lc_const(oshape[par]) == 1) par++;
+  for (int d = n; d-- > 0;)
+    lc_for(L, d == par ? LOOP_PARALLEL : LOOP_RANGE, v[d], oshape[d], lc_close(L));
+  return lc_from_buffer(L, call, out);
+}
+
+LTensor *compute_adaptive_max_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  return adaptive_pool(L, call, in, nin, true);
+}
+
+LTensor *compute_adaptive_avg_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  return adaptive_pool(L, call, in, nin, false);
 }

@@ -15,7 +15,9 @@
  * (max then the sum of exp(x - max); mean then the sum of squares of
  * x - mean), in float64 and in the reference kernels' order.  The scans
  * run along their axis in order, accumulating in the result dtype as the
- * kernels do. */
+ * kernels do.  The normalizations (layer_norm, instance_norm, group_norm,
+ * l2_normalize) loop over their groups and make the kernels' passes per
+ * group in float64, in the kernels' order. */
 #include <math.h>
 #include <stdint.h>
 
@@ -606,4 +608,221 @@ LTensor *compute_cumsum(LowerCx *L, const Expr *c, LTensor **in, int n) {
 }
 LTensor *compute_cumprod(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return scan(L, c, in, n, true);
+}
+
+/* ───────────── layer_norm, instance_norm, group_norm, l2_normalize ───────────── */
+
+/* A normalization over groups of x's elements: loops over the key dims
+ * (one group each) and, per group, passes over the reduced dims.  x's dim
+ * d is indexed by key variable kv[ksrc[d]] times kmul[d] (when ksrc[d] >=
+ * 0) plus reduced variable rv[rsrc[d]] (when rsrc[d] >= 0): group_norm's
+ * channel is group * channels_per_group + channel within the group. */
+typedef enum NormKind { N_LAYER, N_GROUPED, N_L2 } NormKind;
+
+typedef struct Norm {
+  NormKind k;
+  const LTensor *x, *gamma, *beta; /* gamma, beta NULL when off */
+  int axis;                        /* the channel axis of gamma and beta */
+  double eps;
+  int nk, nr;
+  PrimExpr *kext[TENSOR_MAX_RANK + 1], *rext[TENSOR_MAX_RANK + 1];
+  int ksrc[TENSOR_MAX_RANK], rsrc[TENSOR_MAX_RANK];
+  int64_t kmul[TENSOR_MAX_RANK];
+  PrimExpr *kv[TENSOR_MAX_RANK + 1];
+} Norm;
+
+typedef void NormBody(LowerCx *L, const Norm *N, PrimExpr **xi, void *u);
+
+/* One pass over the reduced dims in order, body at each element's index. */
+static void norm_pass(LowerCx *L, const Norm *N, NormBody *body, void *u) {
+  TirVar *rv[TENSOR_MAX_RANK + 1];
+  PrimExpr *xi[TENSOR_MAX_RANK];
+  for (int r = 0; r < N->nr; r++) rv[r] = lc_tvar(L, "r", N->rext[r]), lc_open(L);
+  for (int d = 0; d < N->x->ndim; d++) {
+    PrimExpr *k = N->ksrc[d] < 0    ? NULL
+                  : N->kmul[d] == 1 ? N->kv[N->ksrc[d]]
+                                    : lc_bin(L, PB_MUL, N->kv[N->ksrc[d]], lc_int(L, N->kmul[d]));
+    PrimExpr *r = N->rsrc[d] < 0 ? NULL : lc_var(L, rv[N->rsrc[d]]);
+    xi[d] = k && r ? lc_bin(L, PB_ADD, k, r) : k ? k : r ? r : lc_int(L, 0);
+  }
+  body(L, N, xi, u);
+  for (int r = N->nr; r-- > 0;) lc_for(L, LOOP_RANGE, rv[r], N->rext[r], lc_close(L));
+}
+
+typedef struct NormCx {
+  Buffer *acc;          /* [sum, squares] in float64 */
+  PrimExpr *mean, *den; /* layer: 1 / sqrt(var + eps); grouped: sqrt(var + eps); l2: the divisor */
+  Buffer *out;
+} NormCx;
+
+static PrimExpr *f64(LowerCx *L, double v) { return lc_lit(L, DT_FLOAT64, v); }
+static PrimExpr *acc_at(LowerCx *L, Buffer *b, int i) {
+  PrimExpr *k = lc_int(L, i);
+  return lc_load(L, b, 1, &k);
+}
+static void acc_put(LowerCx *L, Buffer *b, int i, PrimExpr *v) {
+  PrimExpr *k = lc_int(L, i);
+  lc_store(L, b, 1, &k, v);
+}
+
+static PrimExpr *norm_x(LowerCx *L, const Norm *N, PrimExpr **xi) {
+  return lc_cast(L, DT_FLOAT64, lc_at(L, N->x, xi));
+}
+
+static void norm_sum(LowerCx *L, const Norm *N, PrimExpr **xi, void *u) {
+  NormCx *c = u;
+  PrimExpr *v = norm_x(L, N, xi);
+  acc_put(L, c->acc, 0,
+          lc_bin(L, PB_ADD, acc_at(L, c->acc, 0), N->k == N_L2 ? lc_bin(L, PB_MUL, v, v) : v));
+}
+
+static void norm_squares(LowerCx *L, const Norm *N, PrimExpr **xi, void *u) {
+  NormCx *c = u;
+  PrimExpr *d = lc_bin(L, PB_SUB, norm_x(L, N, xi), c->mean);
+  acc_put(L, c->acc, 1, lc_bin(L, PB_ADD, acc_at(L, c->acc, 1), lc_bin(L, PB_MUL, d, d)));
+}
+
+/* The normalized element, in the kernels' order: layer_norm (x - mean) * r
+ * then * gamma, + beta; instance/group norm (x - mean) / s, * gamma, + beta
+ * (or + 0); l2 x / divisor. */
+static void norm_write(LowerCx *L, const Norm *N, PrimExpr **xi, void *u) {
+  NormCx *c = u;
+  PrimExpr *v = norm_x(L, N, xi), *ch = xi[N->axis];
+  if (N->k == N_L2) {
+    v = lc_bin(L, PB_DIV, v, c->den);
+  } else {
+    PrimExpr *g = N->gamma ? lc_cast(L, DT_FLOAT64, lc_at(L, N->gamma, &ch)) : NULL;
+    PrimExpr *b = N->beta ? lc_cast(L, DT_FLOAT64, lc_at(L, N->beta, &ch)) : NULL;
+    v = lc_bin(L, N->k == N_LAYER ? PB_MUL : PB_DIV, lc_bin(L, PB_SUB, v, c->mean), c->den);
+    if (g) v = lc_bin(L, PB_MUL, v, g);
+    if (b || N->k == N_GROUPED) v = lc_bin(L, PB_ADD, v, b ? b : f64(L, 0));
+  }
+  lc_store(L, c->out, N->x->ndim, xi, lc_cast(L, N->x->dtype, v));
+}
+
+/* The statistics of one group and its normalized elements. */
+static void norm_group(LowerCx *L, const Norm *N, Buffer *out) {
+  PrimExpr *two = lc_int(L, 2), *cnt = f64(L, 1);
+  NormCx c = {.acc = lc_alloc(L, "acc", DT_FLOAT64, 1, &two), .out = out};
+  for (int r = 0; r < N->nr; r++) cnt = lc_bin(L, PB_MUL, cnt, lc_cast(L, DT_FLOAT64, N->rext[r]));
+  acc_put(L, c.acc, 0, f64(L, 0));
+  acc_put(L, c.acc, 1, f64(L, 0));
+  norm_pass(L, N, norm_sum, &c);
+  PrimExpr *s = acc_at(L, c.acc, 0), *eps = f64(L, N->eps);
+  if (N->k == N_L2) {
+    c.den =
+        lc_call(L, PI_SQRT, lc_call(L, PI_SELECT, lc_bin(L, PB_GT, s, eps), s, eps), NULL, NULL);
+  } else {
+    c.mean = lc_bin(L, PB_DIV, s, cnt);
+    if (N->k == N_GROUPED) /* an empty group: mean 0 */
+      c.mean = lc_call(L, PI_SELECT, lc_bin(L, PB_NE, cnt, f64(L, 0)), c.mean, f64(L, 0));
+    norm_pass(L, N, norm_squares, &c);
+    PrimExpr *sd =
+        lc_call(L, PI_SQRT, lc_bin(L, PB_ADD, lc_bin(L, PB_DIV, acc_at(L, c.acc, 1), cnt), eps),
+                NULL, NULL);
+    c.den = N->k == N_LAYER ? lc_bin(L, PB_DIV, f64(L, 1), sd) : sd;
+  }
+  norm_pass(L, N, norm_write, &c);
+}
+
+/* Emits the loops over the groups (the outermost parallel) around norm_group. */
+static LTensor *norm_emit(LowerCx *L, const Expr *call, Norm *N) {
+  const LTensor *x = N->x;
+  if (!dtype_is_float(x->dtype) || !lc_dtype_ok(x->dtype))
+    return lc_fail(L, "%s of %s", call->u.call.fn->u.op.name, dtype_name(x->dtype));
+  Buffer *out = lc_result_buffer(L, call, x->dtype, x->ndim, (PrimExpr **)x->shape);
+  if (!out) return NULL;
+  TirVar *kv[TENSOR_MAX_RANK + 1];
+  for (int k = 0; k < N->nk; k++) kv[k] = lc_tvar(L, "i", N->kext[k]), N->kv[k] = lc_var(L, kv[k]);
+  for (int k = 0; k < N->nk; k++) lc_open(L);
+  norm_group(L, N, out);
+  for (int k = N->nk; k-- > 0;)
+    lc_for(L, k == 0 ? LOOP_PARALLEL : LOOP_RANGE, kv[k], N->kext[k], lc_close(L));
+  return lc_from_buffer(L, call, out);
+}
+
+/* Plan: every dim a key dim of its own, except the reduced ones. */
+static void norm_plan(Norm *N, const bool *red) {
+  const LTensor *x = N->x;
+  N->nk = N->nr = 0;
+  for (int d = 0; d < x->ndim; d++) {
+    N->kmul[d] = 1, N->ksrc[d] = N->rsrc[d] = -1;
+    if (red[d])
+      N->rsrc[d] = N->nr, N->rext[N->nr++] = x->shape[d];
+    else
+      N->ksrc[d] = N->nk, N->kext[N->nk++] = x->shape[d];
+  }
+}
+
+static int norm_axis(LowerCx *L, const Expr *call, int n) {
+  int64_t a = op_attr_int(call, "axis");
+  if (a < 0) a += n;
+  if (a < 0 || a >= n) return lc_fail(L, "%s: axis out of range", call->u.call.fn->u.op.name), -1;
+  return (int)a;
+}
+
+static void norm_params(Norm *N, const Expr *call, LTensor **in) {
+  N->gamma = op_attr_bool(call, "scale") ? in[1] : NULL;
+  N->beta = op_attr_bool(call, "center") ? in[2] : NULL;
+  N->eps = op_attr_float(call, "epsilon");
+}
+
+/* layer_norm: one group per line along the axis. */
+LTensor *compute_layer_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  Norm N = {.k = N_LAYER, .x = in[0]};
+  bool red[TENSOR_MAX_RANK] = {0};
+  if (nin != 3 || (N.axis = norm_axis(L, call, in[0]->ndim)) < 0) return NULL;
+  red[N.axis] = true;
+  norm_plan(&N, red);
+  norm_params(&N, call, in);
+  return norm_emit(L, call, &N);
+}
+
+/* instance_norm: one group per (batch index, channel): every other dim reduced. */
+LTensor *compute_instance_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  Norm N = {.k = N_GROUPED, .x = in[0]};
+  bool red[TENSOR_MAX_RANK] = {0};
+  if (nin != 3 || (N.axis = norm_axis(L, call, in[0]->ndim)) < 0) return NULL;
+  for (int d = 1; d < in[0]->ndim; d++) red[d] = d != N.axis;
+  norm_plan(&N, red);
+  norm_params(&N, call, in);
+  return norm_emit(L, call, &N);
+}
+
+/* group_norm: one group per (index over the dims before the axis, channel
+ * group); the channel splits into the group (a key) and the channel
+ * within it (reduced, first), the dims after the axis are reduced. */
+LTensor *compute_group_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  Norm N = {.k = N_GROUPED, .x = in[0]};
+  const LTensor *x = in[0];
+  if (nin != 3 || (N.axis = norm_axis(L, call, x->ndim)) < 0) return NULL;
+  int64_t groups = op_attr_int(call, "num_groups"), ch = lc_const(x->shape[N.axis]);
+  if (groups <= 0 || ch <= 0 || ch % groups)
+    return lc_fail(L, "nn.group_norm: channels not known or not divisible by num_groups");
+  for (int d = 0; d < x->ndim; d++) {
+    N.kmul[d] = 1, N.ksrc[d] = N.rsrc[d] = -1;
+    if (d < N.axis) N.ksrc[d] = N.nk, N.kext[N.nk++] = x->shape[d];
+  }
+  N.ksrc[N.axis] = N.nk, N.kmul[N.axis] = ch / groups, N.kext[N.nk++] = lc_int(L, groups);
+  N.rsrc[N.axis] = N.nr, N.rext[N.nr++] = lc_int(L, ch / groups);
+  for (int d = N.axis + 1; d < x->ndim; d++) N.rsrc[d] = N.nr, N.rext[N.nr++] = x->shape[d];
+  norm_params(&N, call, in);
+  return norm_emit(L, call, &N);
+}
+
+/* l2_normalize: the sum of squares over the axes, x / sqrt(max(sum, eps)). */
+LTensor *compute_l2_normalize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  Norm N = {.k = N_L2, .x = in[0]};
+  bool red[TENSOR_MAX_RANK] = {0};
+  int64_t ax[TENSOR_MAX_RANK];
+  int n = op_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
+  if (nin != 1 || n < 0) return lc_fail(L, "nn.l2_normalize: axes");
+  for (int i = 0; i < n; i++) {
+    int64_t a = ax[i] < 0 ? ax[i] + in[0]->ndim : ax[i];
+    if (a < 0 || a >= in[0]->ndim) return lc_fail(L, "nn.l2_normalize: axis out of range");
+    red[a] = true;
+  }
+  norm_plan(&N, red);
+  N.eps = op_attr_float(call, "eps");
+  return norm_emit(L, call, &N);
 }

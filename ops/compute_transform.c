@@ -1,7 +1,9 @@
 /* compute_transform.c — compute rules (ops/compute.h) of injective ops:
  * reshape, nn.batch_flatten, expand_dims, squeeze, transpose,
  * broadcast_to, strided_slice, take (modes clip and wrap), and of the fills zeros, ones, full,
- * zeros_like, ones_like.  All inline: an output index maps to one input index (reshape through the
+ * zeros_like, ones_like; concatenate and stack (their tuple's tensors are separate operands) write
+ * each operand into its part of the result.  The others are inline: an output index maps to one
+ * input index (reshape through the
  * row-major linear position).  Shapes are computed from the operand's shape when the op determines
  * them (batch_flatten, expand_dims, squeeze, transpose) and taken from the result type otherwise
  * (reshape, broadcast_to), where a `?` dim is refused. */
@@ -310,4 +312,78 @@ LTensor *compute_zeros_like(LowerCx *L, const Expr *c, LTensor **in, int n) {
 }
 LTensor *compute_ones_like(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return fill(L, c, in, n, 1, false, true);
+}
+
+/* ───────────────────────── concatenate, stack ───────────────────────── */
+
+/* Writes operand x into dst, x's index idx going to dst's idx with axis
+ * `axis` moved by `off` (concatenate) or a new axis `axis` at position
+ * `off` inserted (stack); the outer loop parallel, the inner vectorized. */
+static void store_part(LowerCx *L, const LTensor *x, Buffer *dst, int axis, PrimExpr *off,
+                       bool insert) {
+  int n = x->ndim;
+  TirVar *v[TENSOR_MAX_RANK];
+  PrimExpr *idx[TENSOR_MAX_RANK], *out[TENSOR_MAX_RANK + 1];
+  for (int d = 0; d < n; d++) v[d] = lc_tvar(L, "i", x->shape[d]), idx[d] = lc_var(L, v[d]);
+  for (int d = 0, o = 0; d <= n; d++) {
+    if (insert && d == axis) out[o++] = off;
+    if (d < n) out[o++] = !insert && d == axis ? lc_bin(L, PB_ADD, idx[d], off) : idx[d];
+  }
+  for (int d = 0; d < n; d++) lc_open(L);
+  lc_store(L, dst, n + insert, out, lc_at(L, x, idx));
+  for (int d = n; d-- > 0;)
+    lc_for(L,
+           d == n - 1 ? LOOP_VECTORIZED
+           : d == 0   ? LOOP_PARALLEL
+                      : LOOP_GRID,
+           v[d], x->shape[d], lc_close(L));
+}
+
+/* The operands of a join: same dtype, supported, and the axis normalized
+ * for a result of rank `rank`; false after lc_fail. */
+static bool join_ok(LowerCx *L, const Expr *call, LTensor **in, int nin, int rank, int64_t *axis) {
+  const char *name = call->u.call.fn->u.op.name;
+  if (nin < 1) return lc_fail(L, "%s of no tensors", name), false;
+  for (int i = 0; i < nin; i++)
+    if (!lc_dtype_ok(in[i]->dtype) || in[i]->dtype != in[0]->dtype)
+      return lc_fail(L, "%s of %s", name, dtype_name(in[i]->dtype)), false;
+  *axis = op_attr_int(call, "axis");
+  if (*axis < 0) *axis += rank;
+  if (*axis < 0 || *axis >= rank) return lc_fail(L, "%s: axis out of range", name), false;
+  return true;
+}
+
+/* concatenate: each operand written into its slice of the result along
+ * the axis (materialized: no select between operands, so no load outside
+ * an operand, and empty operands write nothing). */
+LTensor *compute_concatenate(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  int64_t axis;
+  if (!join_ok(L, call, in, nin, in[0]->ndim, &axis)) return NULL;
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  for (int d = 0; d < in[0]->ndim; d++) shape[d] = in[0]->shape[d];
+  for (int i = 1; i < nin; i++) shape[axis] = lc_bin(L, PB_ADD, shape[axis], in[i]->shape[axis]);
+  Buffer *dst = lc_result_buffer(L, call, in[0]->dtype, in[0]->ndim, shape);
+  if (!dst) return NULL;
+  PrimExpr *off = lc_int(L, 0);
+  for (int i = 0; i < nin; i++) {
+    if (lc_const(in[i]->shape[axis]) != 0) store_part(L, in[i], dst, (int)axis, off, false);
+    off = lc_bin(L, PB_ADD, off, in[i]->shape[axis]);
+  }
+  return lc_from_buffer(L, call, dst);
+}
+
+/* stack: operand i written at index i of the new axis. */
+LTensor *compute_stack(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  int64_t axis;
+  int n = in[0]->ndim;
+  if (n + 1 > TENSOR_MAX_RANK || !join_ok(L, call, in, nin, n + 1, &axis)) return NULL;
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  for (int d = 0, o = 0; d <= n; d++) {
+    if (d == axis) shape[o++] = lc_int(L, nin);
+    if (d < n) shape[o++] = in[0]->shape[d];
+  }
+  Buffer *dst = lc_result_buffer(L, call, in[0]->dtype, n + 1, shape);
+  if (!dst) return NULL;
+  for (int i = 0; i < nin; i++) store_part(L, in[i], dst, (int)axis, lc_int(L, i), true);
+  return lc_from_buffer(L, call, dst);
 }

@@ -66,6 +66,18 @@ LTensor *compute_cast_like(LowerCx *L, const Expr *call, LTensor **in, int nin) 
   return inline_t(L, call, in[1]->dtype, in[0]->ndim, in[0]->shape, in, nin, at_cast_like);
 }
 
+static PrimExpr *at_reinterpret(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  return lc_bitcast(L, t->dtype, lc_at(L, t->in[0], idx));
+}
+
+/* reinterpret: a bit cast per element (the relation checked the widths). */
+LTensor *compute_reinterpret(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  DType to = lc_result_type(call)->u.tensor.dtype;
+  if (!lc_dtype_ok(to) || !lc_dtype_ok(in[0]->dtype))
+    return lc_fail(L, "reinterpret of %s as %s", dtype_name(in[0]->dtype), dtype_name(to));
+  return inline_t(L, call, to, in[0]->ndim, in[0]->shape, in, nin, at_reinterpret);
+}
+
 static PrimExpr *at_identity(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_at(L, t->in[0], idx);
 }

@@ -21,7 +21,9 @@
   X(image)             \
   X(vision)            \
   X(random)            \
-  X(tir_call)
+  X(tir_call)          \
+  X(device)            \
+  X(vm)
 
 #define X(f) extern const OpDef ops_family_##f[];
 OP_FAMILIES(X)
@@ -46,11 +48,12 @@ OpComputeFn compute_logical_xor, compute_floor_mod, compute_trunc_divide, comput
     compute_isfinite;
 /* compute_nn.c */
 OpComputeFn compute_dense, compute_matmul, compute_batch_matmul, compute_softmax,
-    compute_log_softmax, compute_conv2d;
+    compute_log_softmax, compute_conv2d, compute_conv2d_nchwc;
 OpComputeFn compute_fast_softmax, compute_prelu;
 /* compute_nn_pool.c */
 OpComputeFn compute_max_pool1d, compute_avg_pool1d, compute_max_pool2d, compute_avg_pool2d,
-    compute_max_pool3d, compute_avg_pool3d, compute_global_max_pool2d, compute_global_avg_pool2d;
+    compute_max_pool3d, compute_avg_pool3d, compute_global_max_pool2d, compute_global_avg_pool2d,
+    compute_adaptive_max_pool2d, compute_adaptive_avg_pool2d;
 /* compute_nn_layout.c */
 OpComputeFn compute_pad, compute_mirror_pad, compute_upsampling, compute_upsampling3d,
     compute_depth_to_space, compute_space_to_depth, compute_space_to_batch_nd,
@@ -59,16 +62,18 @@ OpComputeFn compute_pad, compute_mirror_pad, compute_upsampling, compute_upsampl
 OpComputeFn compute_sum, compute_mean, compute_prod, compute_max, compute_min, compute_argmax,
     compute_argmin;
 OpComputeFn compute_all, compute_any, compute_logsumexp, compute_variance, compute_std,
+    compute_layer_norm, compute_instance_norm, compute_group_norm, compute_l2_normalize,
     compute_cumsum, compute_cumprod;
 /* compute_transform.c */
 OpComputeFn compute_reshape, compute_batch_flatten, compute_expand_dims, compute_squeeze,
-    compute_transpose, compute_broadcast_to, compute_strided_slice, compute_take, compute_zeros,
-    compute_ones, compute_full, compute_zeros_like, compute_ones_like;
+    compute_concatenate, compute_stack, compute_transpose, compute_broadcast_to,
+    compute_strided_slice, compute_take, compute_zeros, compute_ones, compute_full,
+    compute_zeros_like, compute_ones_like;
 /* compute_transform_shape.c, compute_transform_index.c */
-OpComputeFn compute_full_like, compute_cast_like, compute_slice_like, compute_layout_transform,
-    compute_tile, compute_repeat, compute_reverse, compute_reverse_sequence, compute_sequence_mask,
-    compute_trilu, compute_gather, compute_gather_nd, compute_unravel_index,
-    compute_collapse_sum_like;
+OpComputeFn compute_full_like, compute_cast_like, compute_reinterpret, compute_slice_like,
+    compute_layout_transform, compute_tile, compute_repeat, compute_reverse,
+    compute_reverse_sequence, compute_sequence_mask, compute_trilu, compute_gather,
+    compute_gather_nd, compute_unravel_index, compute_collapse_sum_like;
 
 /* compute_image.c */
 OpComputeFn compute_resize1d, compute_resize2d, compute_resize3d, compute_grid_sample,

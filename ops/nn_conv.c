@@ -227,6 +227,128 @@ CONV_REL(rel_conv3d, 3, false)
 CONV_REL(rel_conv1d_transpose, 1, true)
 CONV_REL(rel_conv2d_transpose, 2, true)
 
+/* ───────────────────────── blocked layouts ───────────────────────── */
+
+/* Digits then `letter` at *s: the number (> 0), *s moved past the letter;
+ * 0 when s is not of that form. */
+static int64_t block_factor(const char **s, char letter) {
+  int64_t v = 0;
+  const char *p = *s;
+  while (*p >= '0' && *p <= '9' && v < (1 << 20)) v = v * 10 + (*p++ - '0');
+  if (p == *s || *p != letter || v == 0) return 0;
+  *s = p + 1;
+  return v;
+}
+
+bool nn_layout_nchwc(const char *l, int64_t *c) {
+  if (strncmp(l, "NCHW", 4) != 0) return false;
+  l += 4;
+  *c = block_factor(&l, 'c');
+  return *c > 0 && !*l;
+}
+
+bool nn_layout_oihwio(const char *l, int64_t *i, int64_t *o) {
+  if (strncmp(l, "OIHW", 4) != 0) return false;
+  l += 4;
+  *i = block_factor(&l, 'i');
+  *o = *i ? block_factor(&l, 'o') : 0;
+  return *o > 0 && !*l;
+}
+
+/* A blocked dim: its size must be the layout's factor. */
+static bool block_dim(RelCtx *cx, Dim d, int64_t f, const char *what, const Type *t) {
+  if (rel_unify_dim(cx, d, dim_const(f))) return true;
+  rel_fail(cx, "%s: the %s block of %s must be %lld (the layout's)", cx->op_name, what,
+           shape_of(cx, t), (long long)f);
+  return false;
+}
+
+typedef struct Nchwc {
+  const Type *x, *w;
+  int64_t cb, ib, ob, groups; /* data block, kernel input and output blocks */
+} Nchwc;
+
+/* Layouts and ranks of nn.contrib_conv2d_NCHWc: data NCHW{c}c, kernel
+ * OIHW{i}i{o}o, out_layout empty or NCHW{o}c. */
+static bool nchwc_layouts(RelCtx *cx, const Attrs *attrs, Nchwc *c) {
+  const char *dl = rel_attr_str(cx, attrs, "data_layout");
+  const char *kl = cx->err[0] ? "" : rel_attr_str(cx, attrs, "kernel_layout");
+  const char *ol = cx->err[0] ? "" : rel_attr_str(cx, attrs, "out_layout");
+  int64_t oc = 0;
+  if (cx->err[0]) return false;
+  if (!nn_layout_nchwc(dl, &c->cb))
+    return rel_fail(cx, "%s: data_layout %s is not NCHW<n>c", cx->op_name, dl), false;
+  if (!nn_layout_oihwio(kl, &c->ib, &c->ob))
+    return rel_fail(cx, "%s: kernel_layout %s is not OIHW<n>i<m>o", cx->op_name, kl), false;
+  if (ol[0] && (!nn_layout_nchwc(ol, &oc) || oc != c->ob))
+    return rel_fail(cx, "%s: out_layout %s is not NCHW%lldc (the kernel's output block)",
+                    cx->op_name, ol, (long long)c->ob),
+           false;
+  return rank_is(cx, c->x, 5, "data", dl) && rank_is(cx, c->w, 6, "weight", kl);
+}
+
+/* Channels: groups 1 (the weight's input blocks times ib = the data's
+ * channels) or depthwise (groups = the data's channels, weight (C/ob, 1,
+ * kh, kw, 1, ob) with ob the data's block). */
+static bool nchwc_channels(RelCtx *cx, const Nchwc *c) {
+  const Dim *xd = c->x->u.tensor.dims, *wd = c->w->u.tensor.dims;
+  if (!block_dim(cx, xd[4], c->cb, "channel", c->x) ||
+      !block_dim(cx, wd[4], c->ib, "input channel", c->w) ||
+      !block_dim(cx, wd[5], c->ob, "output channel", c->w))
+    return false;
+  int64_t C = xd[1].kind == DIM_CONST ? xd[1].value * c->cb : -1;
+  if (c->groups == 1) {
+    if (C < 0 || wd[1].kind != DIM_CONST || wd[1].value * c->ib == C) return true;
+    return rel_fail(cx, "%s: data %s has %lld channels but weight %s expects %lld", cx->op_name,
+                    shape_of(cx, c->x), (long long)C, shape_of(cx, c->w),
+                    (long long)(wd[1].value * c->ib)),
+           false;
+  }
+  if (C >= 0 && c->groups == C && c->ib == 1 && c->ob == c->cb &&
+      rel_unify_dim(cx, wd[1], dim_const(1)) && rel_unify_dim(cx, wd[0], xd[1]))
+    return true;
+  return rel_fail(cx,
+                  "%s: groups=%lld is supported only as a depthwise convolution (groups = the "
+                  "data's %lld channels, weight (C/%lld, 1, kh, kw, 1, %lld)), got data %s and "
+                  "weight %s",
+                  cx->op_name, (long long)c->groups, (long long)C, (long long)c->cb,
+                  (long long)c->cb, shape_of(cx, c->x), shape_of(cx, c->w)),
+         false;
+}
+
+/* nn.contrib_conv2d_NCHWc: data (N, C/c, H, W, c), weight (O/o, C/i, kh,
+ * kw, i, o) → (N, O/o, OH, OW, o). */
+static Type *rel_conv2d_nchwc(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                              const Attrs *attrs) {
+  Nchwc c = {0};
+  c.x = rel_tensor(cx, args, 0);
+  c.w = c.x ? rel_tensor(cx, args, 1) : NULL;
+  if (!c.w) return NULL;
+  if (c.x->u.tensor.dtype != c.w->u.tensor.dtype)
+    return rel_fail(cx, "%s: dtypes %s and %s differ", cx->op_name, dtype_name(c.x->u.tensor.dtype),
+                    dtype_name(c.w->u.tensor.dtype));
+  c.groups = rel_attr_int(cx, attrs, "groups");
+  if (cx->err[0] || !nchwc_layouts(cx, attrs, &c) || !nchwc_channels(cx, &c)) return NULL;
+  const Dim *xd = c.x->u.tensor.dims, *wd = c.w->u.tensor.dims;
+  if (!rel_attr_is_none(cx, attrs, "channels")) {
+    int64_t ch = rel_attr_int(cx, attrs, "channels");
+    if (!cx->err[0] && wd[0].kind == DIM_CONST && wd[0].value * c.ob != ch)
+      return rel_fail(cx, "%s: channels=%lld but the weight %s gives %lld output channels",
+                      cx->op_name, (long long)ch, shape_of(cx, c.w),
+                      (long long)(wd[0].value * c.ob));
+  }
+  NnWindow win = {.S = 2};
+  if (!nn_window_attrs(cx, attrs, &win)) return NULL;
+  Dim out[5] = {xd[0], wd[0], dim_any(), dim_any(), dim_const(c.ob)};
+  for (int i = 0; i < 2; i++) {
+    if (wd[2 + i].kind != DIM_CONST) continue;
+    win.k[i] = wd[2 + i].value;
+    if (!nn_window_out(cx, &win, i, xd[2 + i], &out[2 + i])) return NULL;
+  }
+  DType dt = rel_attr_dtype(cx, attrs, "out_dtype", c.x->u.tensor.dtype);
+  return cx->err[0] ? NULL : type_tensor(cx->arena, dt, 5, out, no_span);
+}
+
 /* ───────────────────────────── table ───────────────────────────── */
 
 /* clang-format off */
@@ -255,6 +377,9 @@ static const OpAttrSpec conv1d_transpose_attrs[] = {
     TRANSPOSE_ATTRS("[1]", "[0]", "\"NCW\"", "\"OIW\""), {0}};
 static const OpAttrSpec conv2d_transpose_attrs[] = {
     TRANSPOSE_ATTRS("[1, 1]", "[0, 0]", "\"NCHW\"", "\"OIHW\""), {0}};
+static const OpAttrSpec conv2d_nchwc_attrs[] = {
+    {"strides", AV_LIST, "[1, 1]"}, {"padding", AV_LIST, "[0, 0]"},
+    {"dilation", AV_LIST, "[1, 1]"}, CONV_TAIL("\"NCHW16c\"", "\"OIHW16i16o\""), {0}};
 /* clang-format on */
 
 const OpDef ops_family_nn_conv[] = {
@@ -271,5 +396,9 @@ const OpDef ops_family_nn_conv[] = {
     {"nn.conv2d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_transpose_attrs,
      rel_conv2d_transpose, "2-D transposed convolution, NCHW data, IOHW or OIHW weight", false,
      .compute = NULL},
+    {"nn.contrib_conv2d_NCHWc", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_nchwc_attrs, rel_conv2d_nchwc,
+     "2-D convolution in blocked layouts: data NCHW<c>c, weight OIHW<i>i<o>o, result NCHW<o>c "
+     "(groups 1 or depthwise)",
+     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d_nchwc},
     {0},
 };

@@ -27,6 +27,11 @@ typedef struct NnWindow {
   bool ceil_mode;
 } NnWindow;
 
+/* Blocked layouts of nn.contrib_conv2d_NCHWc: "NCHW16c" (*c = 16) and
+ * "OIHW16i16o" (*i = *o = 16); false when l is not of that form. */
+bool nn_layout_nchwc(const char *l, int64_t *c);
+bool nn_layout_oihwio(const char *l, int64_t *i, int64_t *o);
+
 /* A RelCtx for reading the attributes of a typed op call (compute rules). */
 void nn_call_ctx(RelCtx *cx, Arena *a, const Expr *call);
 /* "depth", "height" or "width": spatial dim i of S. */
@@ -48,8 +53,9 @@ int64_t nn_window_size(const NnWindow *w, int i, int64_t in);
 int64_t nn_window_size_transposed(const NnWindow *w, int i, int64_t in);
 
 /* A layout that must be a permutation of distinct capital letters holding
- * every letter of `need` (e.g. "HW"); pos[j] = the position of need[j].
- * Returns the layout's rank, or -1 after rel_fail naming `key`. */
+ * every letter of `need` (e.g. "HW"), possibly with blocks of other axes
+ * ("NCHW16c": an axis of 16 channels); pos[j] = the axis of need[j].
+ * Returns the layout's rank (axes), or -1 after rel_fail naming `key`. */
 int nn_layout_letters(RelCtx *cx, const char *layout, const char *key, const char *need, int *pos);
 /* The attribute `key` (a layout string) read and checked as above. */
 int nn_layout_attr(RelCtx *cx, const Attrs *attrs, const char *key, const char *need, int *pos);

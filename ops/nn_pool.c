@@ -138,8 +138,10 @@ const OpDef ops_family_nn_pool[] = {
              "mean over the whole height and width (NCHW): (N, C, 1, 1)",
              compute_global_avg_pool2d),
     POOL_ROW("nn.adaptive_max_pool2d", adaptive_pool2d_attrs, rel_adaptive_pool2d,
-             "max pooling to an output_size, windows spread evenly (NCHW)", NULL),
+             "max pooling to an output_size, windows spread evenly (NCHW)",
+             compute_adaptive_max_pool2d),
     POOL_ROW("nn.adaptive_avg_pool2d", adaptive_pool2d_attrs, rel_adaptive_pool2d,
-             "average pooling to an output_size, windows spread evenly (NCHW)", NULL),
+             "average pooling to an output_size, windows spread evenly (NCHW)",
+             compute_adaptive_avg_pool2d),
     {0},
 };

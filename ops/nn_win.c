@@ -150,22 +150,41 @@ bool nn_window_out_transposed(RelCtx *cx, const NnWindow *w, int i, Dim in, Dim 
 
 /* ───────────────────────────── layouts ───────────────────────────── */
 
-/* Every letter distinct and a capital, and every letter of `need` present. */
+/* One axis of a layout at *s: a capital letter, or a block of one
+ * ("16c": digits then the lowercase of a capital elsewhere in the layout,
+ * not one of `need`); 0 when there is none.  *s moves past it. */
+static char layout_axis(const char *layout, const char **s, const char *need) {
+  const char *p = *s;
+  if (*p >= 'A' && *p <= 'Z') return *s = p + 1, *p;
+  while (*p >= '0' && *p <= '9') p++;
+  if (p == *s || *p < 'a' || *p > 'z' || !strchr(layout, *p - 'a' + 'A') ||
+      strchr(need, *p - 'a' + 'A'))
+    return 0;
+  *s = p + 1;
+  return *p;
+}
+
+/* Every axis distinct, and every letter of `need` present. */
 int nn_layout_letters(RelCtx *cx, const char *layout, const char *key, const char *need, int *pos) {
-  int n = (int)strlen(layout);
-  bool ok = n > 0 && n <= TENSOR_MAX_RANK;
-  for (int i = 0; ok && i < n; i++) {
-    ok = layout[i] >= 'A' && layout[i] <= 'Z' && !strchr(layout + i + 1, layout[i]);
+  char axes[TENSOR_MAX_RANK + 1] = {0};
+  int n = 0;
+  bool ok = layout[0] != 0;
+  for (const char *s = layout; ok && *s; n++) {
+    char a = n < TENSOR_MAX_RANK ? layout_axis(layout, &s, need) : 0;
+    ok = a && !strchr(axes, a);
+    if (ok) axes[n] = a;
   }
   for (int j = 0; ok && need[j]; j++) {
-    const char *p = strchr(layout, need[j]);
+    const char *p = strchr(axes, need[j]);
     ok = p != NULL;
-    if (p) pos[j] = (int)(p - layout);
+    if (p) pos[j] = (int)(p - axes);
   }
   if (ok) return n;
   StrBuf b = {0};
   for (int j = 0; need[j]; j++) sb_printf(&b, "%s%c", j ? ", " : "", need[j]);
-  rel_fail(cx, "%s: %s %s is not supported: it must be distinct capital letters including %s",
+  rel_fail(cx,
+           "%s: %s %s is not supported: it must be distinct capital letters including %s (and "
+           "channel-like blocks such as 16c)",
            cx->op_name, key, layout[0] ? layout : "\"\"", b.data);
   sb_free(&b);
   return -1;

@@ -70,11 +70,15 @@ typedef struct OpAttrSpec {
 /* Facts about an op that code outside ops/ asks the row for, instead of
  * comparing op names. */
 enum {
-  OP_CALL_TIR = 1 << 0,  /* call_tir: runs a prim function or an extern; its callee may be
-                            written as a string first argument (attribute `callee`) */
-  OP_VIEW = 1 << 1,      /* output 0 may share input 0's buffer (reshape, squeeze, ...) */
-  OP_TUPLE_ARG = 1 << 2, /* the one argument is a tuple of all the tensor inputs (concatenate) */
-  OP_KEEPS_KEY = 1 << 3, /* reads its key argument without consuming it (random.fold_in) */
+  OP_CALL_TIR = 1 << 0,     /* call_tir: runs a prim function or an extern; its callee may be
+                               written as a string first argument (attribute `callee`) */
+  OP_VIEW = 1 << 1,         /* output 0 may share input 0's buffer (reshape, squeeze, ...) */
+  OP_TUPLE_ARG = 1 << 2,    /* the one argument is a tuple of all the tensor inputs (concatenate) */
+  OP_KEEPS_KEY = 1 << 3,    /* reads its key argument without consuming it (random.fold_in) */
+  OP_IDENTITY = 1 << 4,     /* the result is argument 0 itself (on_device, device_copy) */
+  OP_OWN_RUNNER = 1 << 5,   /* runs in the evaluator's own code, not a kernel (memory.*, vm.*);
+                               argument 0 may be a prim function @name */
+  OP_CALL_LOWERED = 1 << 6, /* call_lowered: calls argument 0 on the fields of argument 1 */
 };
 
 /* The work of one call, for :time's GFLOP/s (repl/cmd_jit.c). */

@@ -136,7 +136,8 @@ static bool rs_special(RelCtx *cx, Reshape *r, int m, const Dim *ns, int *j, int
 }
 
 /* The -1 dim: input elements / other output elements, cancelling dims
- * copied from the input and equal size variables. */
+ * copied from the input and equal size variables; one size variable left
+ * over when the constants cancel is the answer. */
 static Dim rs_infer(RelCtx *cx, Reshape *r, int m, const Dim *ns) {
   const Dim *in = r->x->u.tensor.dims;
   int nin = r->x->u.tensor.ndim, nleft = 0;
@@ -164,6 +165,7 @@ static Dim rs_infer(RelCtx *cx, Reshape *r, int m, const Dim *ns) {
     if (k == nleft) return dim_any();
     left[k] = left[--nleft];
   }
+  if (nleft == 1 && num == den) return left[0]; /* (n * c) / c: the size variable itself */
   if (nleft) return dim_any();
   if (den == 0 || num % den != 0)
     return rel_fail(cx,
@@ -756,9 +758,11 @@ const OpDef ops_family_transform[] = {
      "remove size-1 axes (all, or those listed in axis)", false, .flags = OP_VIEW,
      .compute = compute_squeeze},
     {"concatenate", 1, 1, OPAT_INJECTIVE, axis0_attrs, rel_concatenate,
-     "concatenate((a, b, ...), axis=0): join tensors along an axis", false, .flags = OP_TUPLE_ARG},
+     "concatenate((a, b, ...), axis=0): join tensors along an axis", false, .flags = OP_TUPLE_ARG,
+     .compute = compute_concatenate},
     {"stack", 1, 1, OPAT_INJECTIVE, axis0_attrs, rel_stack,
-     "stack((a, b, ...), axis=0): join along a new axis", false, .flags = OP_TUPLE_ARG},
+     "stack((a, b, ...), axis=0): join along a new axis", false, .flags = OP_TUPLE_ARG,
+     .compute = compute_stack},
     {"split", 1, 1, OPAT_INJECTIVE, split_attrs, rel_split,
      "split into a tuple: n equal sections or at the given indices", false, .compute = NULL},
     {"strided_slice", 1, 1, OPAT_INJECTIVE, strided_slice_attrs, rel_strided_slice,

@@ -518,6 +518,6 @@ const OpDef ops_family_transform_shape[] = {
      .compute = compute_cast_like},
     {"reinterpret", 1, 1, OPAT_ELEMWISE, reinterpret_attrs, rel_reinterpret,
      "reinterpret(x, dtype=): the bits of x read as another dtype of the same width", false,
-     .compute = NULL},
+     .compute = compute_reinterpret},
     {0},
 };

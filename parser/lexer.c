@@ -172,6 +172,7 @@ static Token make(const Lexer *lx, TokKind k, uint32_t off, uint32_t len) {
 /* A number's pieces: [-] digits [.digits] [e[+-]digits] [suffix]. */
 typedef struct NumParts {
   uint32_t start, body_end, end; /* end: after the suffix */
+  uint32_t digits;               /* the body after the run of `-` */
   bool neg, is_float_body;
   char suffix;     /* 0, 'f', 'i', 'u' */
   int width;       /* digits after the suffix letter; 0 = none */
@@ -183,13 +184,15 @@ static uint32_t scan_digits(const Lexer *lx, uint32_t i) {
   return i;
 }
 
-/* number := '-'? DIGIT+ ( '.' DIGIT+ )? ( [eE] [+-]? DIGIT+ )? ( [fiu] DIGIT* )?
- * Only splits the text; the caller checks and converts.  digits_only is
+/* number := '-'* DIGIT+ ( '.' DIGIT+ )? ( [eE] [+-]? DIGIT+ )? ( [fiu] DIGIT* )?
+ * An odd run of `-` makes the literal negative (`--10` is 10, `---10` is
+ * -10, as TVM reads them).  Only splits the text; the caller checks and converts.  digits_only is
  * set right after a `.`, so `%t.0.1` is two projections, not a float.
  * Name characters glued to the end mark a bad suffix (`1x`, `2f7q`). */
 static NumParts scan_number(const Lexer *lx, uint32_t i, bool digits_only) {
   NumParts n = {.start = i};
-  if (at(lx, i) == '-') n.neg = true, i++;
+  while (at(lx, i) == '-') n.neg = !n.neg, i++;
+  n.digits = i;
   i = scan_digits(lx, i);
   if (!digits_only) {
     if (at(lx, i) == '.' && isdigit(at(lx, i + 1)))
@@ -223,7 +226,7 @@ static NumParts scan_number(const Lexer *lx, uint32_t i, bool digits_only) {
  * it). */
 static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
   char buf[128];
-  uint32_t blen = n->body_end - n->start;
+  uint32_t blen = n->body_end - n->digits + n->neg;
   Span sp = lex_span(lx, t);
   int w = n->width ? n->width : 32;
   t->kind = T_FLOAT;
@@ -238,7 +241,8 @@ static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
     t->bad = true;
     return;
   }
-  memcpy(buf, lx->src + n->start, blen);
+  buf[0] = '-';
+  memcpy(buf + n->neg, lx->src + n->digits, blen - n->neg);
   buf[blen] = 0;
   if (!float_from_text(buf, t->dtype, &t->v.f)) {
     lex_error(lx, sp, false, "float literal `%.*s` is out of range for %s", (int)t->len,
@@ -306,7 +310,7 @@ static void lex_int(Lexer *lx, Token *t, const NumParts *n) {
   t->kind = T_INT;
   uint64_t mag = 0;
   bool overflow = false;
-  for (uint32_t i = n->start + n->neg; i < n->body_end; i++) {
+  for (uint32_t i = n->digits; i < n->body_end; i++) {
     unsigned d = (unsigned)(lx->src[i] - '0');
     if (mag > (UINT64_MAX - d) / 10)
       overflow = true;
@@ -688,7 +692,9 @@ static Token scan_one(Lexer *lx) {
   if (lx->script && col1 && c == ':' && c1 != '=') return lex_command(lx);
   if (isdigit(c)) return lex_number(lx, lx->prev == T_DOT);
   if (c == '-' && !ends_operand(lx->prev)) {
-    if (isdigit(c1)) return lex_number(lx, false);
+    uint32_t dashes = 1;
+    while (at(lx, lx->pos + dashes) == '-') dashes++;
+    if (isdigit(c1) || isdigit(at(lx, lx->pos + dashes))) return lex_number(lx, false);
     uint32_t n = nonfinite_len(lx, lx->pos + 1);
     if (n) return lex_nonfinite(lx, lx->pos, n + 1);
   }

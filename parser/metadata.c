@@ -432,11 +432,40 @@ static bool decode_constant(Graph *g, const JVal *node, MetaEntry *e) {
   return e->tensor ? true : gfail(g, s, err);
 }
 
+/* An integer attribute written as a decimal string ("-1"), else dflt. */
+static int json_attr_int(const JVal *attrs, const char *key, int dflt) {
+  const JVal *v = jget(attrs, key);
+  if (v && v->kind == J_NUM) return (int)v->num;
+  if (!v || v->kind != J_STR || !v->str[0]) return dflt;
+  char *end;
+  long x = strtol(v->str, &end, 10);
+  return *end || x < -1 || x > 1 << 20 ? dflt : (int)x;
+}
+
+/* VirtualDevice: device_type_int and virtual_device_id are values; the
+ * memory scope is a node (a runtime.String with repr_str), 0 for none. */
+static bool decode_virtual_device(Graph *g, const JVal *node, MetaEntry *e) {
+  const JVal *attrs = jget(node, "attrs");
+  e->device_type = json_attr_int(attrs, "device_type_int", -1);
+  e->device_id = json_attr_int(attrs, "virtual_device_id", -1);
+  e->memory_scope = "";
+  int64_t i;
+  const JVal *scope = jget(attrs, "memory_scope");
+  if (scope && as_index(scope, &i) && i > 0) {
+    const JVal *s = node_at(g, scope);
+    const JVal *r = s ? jget(s, "repr_str") : NULL;
+    if (!s) return false;
+    if (r && r->kind == J_STR) e->memory_scope = r->str;
+  }
+  return true;
+}
+
 static bool decode_entry(Graph *g, const JVal *ref, MetaEntry *e) {
   const JVal *node = node_at(g, ref);
   if (!node) return false;
   e->type_key = arena_strdup(g->a, type_key(node));
   if (strcmp(e->type_key, "relay.Constant") == 0) return decode_constant(g, node, e);
+  if (strcmp(e->type_key, "VirtualDevice") == 0) return decode_virtual_device(g, node, e);
   const JVal *name = jget(jget(node, "attrs"), "name");
   if (name && name->kind == J_STR) e->name = name->str;
   return true;

@@ -19,6 +19,10 @@ typedef struct MetaEntry {
   const char *type_key; /* "relay.Constant", "tir.SizeVar", ... */
   Tensor *tensor;       /* relay.Constant: the decoded data */
   const char *name;     /* tir.Var / tir.SizeVar: the name hint */
+  /* VirtualDevice: DLPack device type (-1 unconstrained, 1 CPU, 2 CUDA, ...),
+   * virtual device id (-1 any), memory scope ("" none). */
+  int device_type, device_id;
+  const char *memory_scope;
 } MetaEntry;
 
 typedef struct MetaArray {

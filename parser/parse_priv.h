@@ -70,8 +70,10 @@ typedef struct Parser {
   bool has_meta, meta_broken;
   PtrVec global_refs, type_refs; /* NameRef* */
   StrMap failed;                 /* names of definitions that failed to parse */
+  StrMap defined;                /* "@name" / "type name" → Span* of its definition here */
   StrBuf scratch;
-  PtrVec sizevars; /* TirVar* of the prim function being parsed */
+  PtrVec sizevars;  /* TirVar* of the prim function being parsed */
+  bool paren_types; /* `#[version = "0.0.4"]`: `(T)` is T, not a 1-tuple */
 } Parser;
 
 /* ── tokens ── */

@@ -153,7 +153,21 @@ static PrimExpr *pe_call(Parser *p, const Token *t) {
   return e;
 }
 
-/* ident_expr := 'True' | 'False' | intrinsic_call | IDENT   (a size variable) */
+/* reinterpret := 'reinterpret' '[' DTYPE ']' '(' prim_expr ')'   (after the word):
+ * the operand's bits read as DTYPE (the verifier checks the sizes). */
+static PrimExpr *pe_reinterpret(Parser *p, const Token *t) {
+  DType to = DT_INVALID;
+  if (!parse_expect(p, T_LBRACKET, "`[`") || !parse_dtype(p, &to) ||
+      !parse_expect(p, T_RBRACKET, "`]`") || !parse_expect(p, T_LPAREN, "`(`"))
+    return NULL;
+  PrimExpr *v = pe_expr(p);
+  if (!v || !parse_expect(p, T_RPAREN, "`)`")) return NULL;
+  PrimExpr *e = pe_new(p, PE_CAST, to, t->off);
+  e->u.cast.to = to, e->u.cast.value = v, e->u.cast.bits = true;
+  return e;
+}
+
+/* ident_expr := 'True' | 'False' | reinterpret | intrinsic_call | IDENT   (a size variable) */
 static PrimExpr *pe_ident(Parser *p) {
   Token t = parse_next(p);
   if (parse_is_word(p, &t, "True") || parse_is_word(p, &t, "False")) {
@@ -161,6 +175,7 @@ static PrimExpr *pe_ident(Parser *p) {
     e->u.i = tok_text(p, &t)[0] == 'T';
     return e;
   }
+  if (parse_is_word(p, &t, "reinterpret") && at_kind(p, T_LBRACKET)) return pe_reinterpret(p, &t);
   if (at_kind(p, T_LPAREN)) return pe_call(p, &t);
   TirVar *v = find_sizevar(p, tok_text(p, &t), t.len);
   if (!v) {

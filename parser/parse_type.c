@@ -199,17 +199,24 @@ static Type *ty_named(Parser *p) {
 }
 
 /* tuple_type := '(' ( type ( ',' type )* ','? )? ')'
- * `()`, `(A)`, `(A,)`, `(A, B)`. */
-static Type *ty_tuple(Parser *p) {
+ * `()`, `(A)`, `(A,)`, `(A, B)`.  paren: `(A)` is A itself (a program
+ * headed `#[version = "0.0.4"]`, whose grammar had parenthesized types). */
+static Type *ty_tuple(Parser *p, bool paren) {
   uint32_t start = parse_next(p).off;
   PtrVec fields = {0};
+  bool comma = false;
   while (!at_kind(p, T_RPAREN)) {
     Type *t = parse_ty(p);
     if (!t) return vec_free(&fields), NULL;
     vec_push(&fields, t);
-    if (!parse_accept(p, T_COMMA)) break;
+    if (!(comma = parse_accept(p, T_COMMA))) break;
   }
   if (!parse_expect(p, T_RPAREN, "`,` or `)`")) return vec_free(&fields), NULL;
+  if (paren && fields.len == 1 && !comma) {
+    Type *inner = fields.items[0];
+    vec_free(&fields);
+    return inner;
+  }
   Type *t = type_tuple(p->a, (int)fields.len, (Type **)fields.items, parse_span_from(p, start));
   vec_free(&fields);
   return t;
@@ -224,7 +231,7 @@ static Type *ty_fn(Parser *p) {
   const char **tps = NULL;
   Type *t = NULL;
   if (!at_kind(p, T_LBRACKET) || parse_tparams(p, &ntp, &tps)) {
-    Type *params = at_kind(p, T_LPAREN) ? ty_tuple(p) : (parse_expected(p, "`(`"), NULL);
+    Type *params = at_kind(p, T_LPAREN) ? ty_tuple(p, false) : (parse_expected(p, "`(`"), NULL);
     Type *ret = params && parse_expect(p, T_ARROW, "`->` and the result type") ? parse_ty(p) : NULL;
     if (ret)
       t = type_func(p->a, params->u.tuple.n, params->u.tuple.fields, ret, ntp, tps,
@@ -253,7 +260,7 @@ Type *parse_ty(Parser *p) {
   Type *t = NULL;
   switch (peek(p)->kind) {
     case T_LPAREN:
-      t = ty_tuple(p);
+      t = ty_tuple(p, p->paren_types);
       break;
     case T_KW_FN:
       t = ty_fn(p);
@@ -313,6 +320,17 @@ static AttrValue *av_number(Parser *p) {
   return v;
 }
 
+/* A meta reference as an attribute value (`virtual_device=meta[VirtualDevice][0]`)
+ * is kept as written, so it prints back unchanged; with a metadata section
+ * it must name one of its entries.  Without one it is accepted (it only
+ * says where TVM would run the code; rly has one device). */
+static void av_meta_check(Parser *p, const Token *t) {
+  const char *key = tok_text(p, t) + 5;
+  if (!p->has_meta || p->meta_broken || meta_get(&p->meta, key, strcspn(key, "]"), t->v.i)) return;
+  parse_sem_err(p, tok_span(p, t), "no entry `%.*s` in the metadata section", (int)t->len,
+                tok_text(p, t));
+}
+
 /* attr_word := 'True' | 'False' | 'None' | 'nullptr' | IDENT | META */
 static AttrValue *av_word(Parser *p) {
   Token t = parse_next(p);
@@ -326,6 +344,7 @@ static AttrValue *av_word(Parser *p) {
     return av_new(p, AV_NONE, start);
   AttrValue *v = av_new(p, AV_SYM, start);
   v->u.s = t.kind == T_META ? arena_strndup(p->a, tok_text(p, &t), t.len) : parse_name(p, &t);
+  if (t.kind == T_META && !t.bad) av_meta_check(p, &t);
   return v;
 }
 

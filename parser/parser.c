@@ -557,8 +557,7 @@ PARSE_NOINLINE static Expr *ptensor_literal(Parser *p) {
 /* ── functions ── */
 
 /* param_attrs := '{' ( attr ( ',' attr )* ','? )? '}'
- * `{virtual_device=...}` after a parameter: kept unless it is a meta
- * reference (which only means something inside TVM). */
+ * `{virtual_device=...}` after a parameter: kept (printed back as written). */
 static bool pparam_attrs(Parser *p, Var *v) {
   parse_next(p);
   PtrVec keys = {0}, vals = {0};
@@ -568,9 +567,7 @@ static bool pparam_attrs(Parser *p, Var *v) {
   }
   for (size_t i = 0; i < keys.len; i++) {
     AttrValue *av = vals.items[i];
-    if (strcmp(keys.items[i], "virtual_device") == 0 &&
-        !(av->kind == AV_SYM && strncmp(av->u.s, "meta[", 5) == 0))
-      v->virtual_device = av;
+    if (strcmp(keys.items[i], "virtual_device") == 0) v->virtual_device = av;
   }
   vec_free(&keys), vec_free(&vals);
   return parse_expect(p, T_RBRACE, "`}`");
@@ -598,18 +595,10 @@ static void bind_param(Parser *p, PtrVec *params, Var *v) {
   parse_bind(p, v->name, BIND_VAR, v);
 }
 
-/* Drops attributes that only make sense inside TVM (meta references). */
+/* A function's attributes (`Primitive=1`, `virtual_device=meta[...]`),
+ * kept as written. */
 static Attrs *fn_attrs(Parser *p, PtrVec *keys, PtrVec *vals) {
-  size_t k = 0;
-  for (size_t i = 0; i < keys->len; i++) {
-    AttrValue *av = vals->items[i];
-    if (av->kind == AV_SYM && strncmp(av->u.s, "meta[", 5) == 0 &&
-        strcmp(keys->items[i], "virtual_device") == 0)
-      continue;
-    keys->items[k] = keys->items[i], vals->items[k] = av, k++;
-  }
-  keys->len = vals->len = k;
-  return k ? parse_make_attrs(p, keys, vals) : NULL;
+  return keys->len ? parse_make_attrs(p, keys, vals) : NULL;
 }
 
 /* params := '(' ( ( param | attr ) ( ',' ( param | attr ) )* ','? )? ')'   (params before attrs)
@@ -903,16 +892,6 @@ static void call_tir_callee(Parser *p, Expr *fn, PtrVec *keys, PtrVec *vals) {
   parse_accept(p, T_COMMA);
 }
 
-/* TVM writes `attrs_type_key="..."` on calls of non-operators to name
- * the C++ class of their attributes; it means nothing here. */
-static void drop_attrs_type_key(PtrVec *keys, PtrVec *vals) {
-  size_t k = 0;
-  for (size_t i = 0; i < keys->len; i++)
-    if (strcmp(keys->items[i], "attrs_type_key") != 0)
-      keys->items[k] = keys->items[i], vals->items[k++] = vals->items[i];
-  keys->len = vals->len = k;
-}
-
 /* call_args := '(' call_tir_callee? ( ( chain | attr ) ( ',' ( chain | attr ) )* ','? )? ')'
  * Arguments come before attributes; the one exception is call_tir's string
  * callee, which has already become the attribute `callee`. */
@@ -936,7 +915,6 @@ PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
   ok = ok && parse_expect(p, T_RPAREN, "`,` or `)`");
   Expr *e = NULL;
   if (ok) {
-    if (fn->kind != EX_OP) drop_attrs_type_key(&keys, &vals);
     Attrs *attrs = keys.len ? parse_make_attrs(p, &keys, &vals) : NULL;
     e = expr_call(p->a, fn, (int)args.len, (Expr **)args.items, attrs,
                   parse_span_from(p, fn->span.off));
@@ -1241,7 +1219,51 @@ static void mark_failed(Parser *p, const char *name) {
   if (name) strmap_put(&p->failed, name, (void *)1);
 }
 
+/* Records key as defined at sp in this parse; a second definition is an
+ * error there with a note at the first (TVM rejects duplicates in one
+ * module; across REPL inputs a definition replaces the session's). */
+static bool define_once(Parser *p, const char *key, Span sp, const char *what) {
+  const Span *first = strmap_get(&p->defined, key);
+  if (first) {
+    parse_sem_err(p, sp, "%s is defined twice", what);
+    diag_note(p->d, *first, "first defined here");
+    return false;
+  }
+  Span *at = ARENA_NEW(p->a, Span);
+  *at = sp;
+  strmap_put(&p->defined, key, at);
+  return true;
+}
+
+/* A constructor and a type may not share a name (TVM's parser keeps them
+ * in one namespace): checked both ways, against the module and this parse. */
+static bool ctor_names_ok(Parser *p, const AdtDef *adt) {
+  bool ok = true;
+  for (int i = 0; i < adt->nctors; i++) {
+    const CtorDef *c = &adt->ctors[i];
+    const AdtDef *t = module_adt(p->m, c->name);
+    if (!t && strcmp(c->name, adt->name) != 0) continue;
+    parse_sem_err(p, c->span, "constructor `%s` has the name of a type", c->name);
+    diag_note(p->d, t ? t->span : adt->span, "type `%s` is defined here", c->name);
+    ok = false;
+  }
+  int index;
+  const AdtDef *owner = module_ctor_adt(p->m, adt->name, &index);
+  if (owner) {
+    parse_sem_err(p, adt->span, "type `%s` has the name of a constructor", adt->name);
+    diag_note(p->d, owner->ctors[index].span, "constructor `%s` of type `%s` is defined here",
+              adt->name, owner->name);
+    ok = false;
+  }
+  return ok;
+}
+
 static bool add_def(Parser *p, Def d, ScriptItem *it) {
+  const char *name = d.kind == DEF_ADT ? d.u.adt->name : it->def_name;
+  char *key = arena_printf(p->a, "%s%s", d.kind == DEF_ADT ? "type " : "@", name ? name : "");
+  char *what = arena_printf(p->a, d.kind == DEF_ADT ? "type `%s`" : "`@%s`", name ? name : "");
+  if (name && !define_once(p, key, def_span(&d), what)) return false;
+  if (d.kind == DEF_ADT && !ctor_names_ok(p, d.u.adt)) return false;
   int old = module_add(p->m, d);
   it->def_kind = d.kind;
   it->replaced = old >= 0;
@@ -1304,8 +1326,10 @@ static bool pctor_defs(Parser *p, AdtDef *adt) {
     CtorDef *c = &adt->ctors[adt->nctors];
     if (!pctor_def(p, adt, c)) return false;
     for (int i = 0; i < adt->nctors; i++)
-      if (strcmp(adt->ctors[i].name, c->name) == 0)
+      if (strcmp(adt->ctors[i].name, c->name) == 0) {
         parse_sem_err(p, c->span, "constructor `%s` is defined twice", c->name);
+        diag_note(p->d, adt->ctors[i].span, "first defined here");
+      }
     adt->nctors++;
     if (!parse_accept(p, T_COMMA)) break;
   }
@@ -1446,12 +1470,14 @@ static void pscript_expr(Parser *p, Items *items) {
   free(fs.items);
 }
 
-/* version := VERSION   (one token: '#[version = "0.0.5"]') */
+/* version := VERSION   (one token: '#[version = "0.0.5"]', or "0.0.4") */
 static void pversion(Parser *p, bool first) {
   Token t = parse_next(p);
   if (t.bad) return;
   if (!first)
     parse_sem_err(p, tok_span(p, &t), "`#[version]` must come first");
+  else if (memmem(tok_text(p, &t), t.len, "\"0.0.4\"", 7))
+    p->paren_types = true; /* the older grammar: the rest reads as 0.0.5 */
   else if (!memmem(tok_text(p, &t), t.len, "\"0.0.5\"", 7)) {
     diag_warning(p->d, tok_span(p, &t), "unknown version `%.*s`; reading it as 0.0.5", (int)t.len,
                  tok_text(p, &t));
@@ -1529,6 +1555,7 @@ static void check_refs(Parser *p) {
   for (size_t i = 0; i < p->type_refs.len; i++) {
     NameRef *r = p->type_refs.items[i];
     if (module_adt(p->m, r->name) || strmap_get(&p->failed, r->name)) continue;
+    if (type_name_builtin(r->name)) continue;
     parse_sem_err(p, r->span, "unknown type `%s`", r->name);
   }
 }
@@ -1564,6 +1591,7 @@ static void parser_free(Parser *p) {
   vec_free(&p->type_refs);
   vec_free(&p->sizevars);
   strmap_free(&p->failed);
+  strmap_free(&p->defined);
   sb_free(&p->scratch);
 }
 

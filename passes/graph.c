@@ -385,12 +385,16 @@ static Type *infer(Graph *g, const Expr *call) {
   return def->rel(&rc, n, tys, vals, call->u.call.attrs);
 }
 
-Expr *graph_call(Graph *g, GraphOp k, int n, Expr **args, Attrs *attrs, Span sp) {
+Expr *graph_call_index(Graph *g, int op, int n, Expr **args, Attrs *attrs, Span sp) {
   Expr **copy = ARENA_ARRAY(g->a, Expr *, n ? n : 1);
   memcpy(copy, args, sizeof(Expr *) * (size_t)n);
-  Expr *c = expr_call(g->a, ops_expr(g->a, graph_op(k), sp), n, copy, attrs, sp);
+  Expr *c = expr_call(g->a, ops_expr(g->a, op, sp), n, copy, attrs, sp);
   c->ty = infer(g, c);
   return c;
+}
+
+Expr *graph_call(Graph *g, GraphOp k, int n, Expr **args, Attrs *attrs, Span sp) {
+  return graph_call_index(g, graph_op(k), n, args, attrs, sp);
 }
 
 Expr *graph_call1(Graph *g, GraphOp k, Expr *x, Attrs *attrs, Span sp) {

@@ -1,5 +1,5 @@
 /* graph_int.h — private to the graph passes (FoldConstant,
- * SimplifyInference, FoldScaleAxis): a function's let-bound temporaries
+ * SimplifyInference, FoldScaleAxis, AlterOpLayout): a function's let-bound temporaries
  * seen as dataflow edges, the rewriter that walks them, and builders of
  * typed op calls.
  *
@@ -36,32 +36,38 @@
 #include "passes/pass_int.h"
 
 /* X(enum, registry name): the ops the graph passes match or build. */
-#define GRAPH_OPS(X)                       \
-  X(GOP_ADD, "add")                        \
-  X(GOP_SUBTRACT, "subtract")              \
-  X(GOP_MULTIPLY, "multiply")              \
-  X(GOP_DIVIDE, "divide")                  \
-  X(GOP_NEGATIVE, "negative")              \
-  X(GOP_SQRT, "sqrt")                      \
-  X(GOP_MAXIMUM, "maximum")                \
-  X(GOP_EXPAND_DIMS, "expand_dims")        \
-  X(GOP_RESHAPE, "reshape")                \
-  X(GOP_SUM, "sum")                        \
-  X(GOP_MEAN, "mean")                      \
-  X(GOP_VARIANCE, "variance")              \
-  X(GOP_SHAPE_OF, "shape_of")              \
-  X(GOP_NDARRAY_SIZE, "ndarray_size")      \
-  X(GOP_BATCH_NORM, "nn.batch_norm")       \
-  X(GOP_LAYER_NORM, "nn.layer_norm")       \
-  X(GOP_INSTANCE_NORM, "nn.instance_norm") \
-  X(GOP_GROUP_NORM, "nn.group_norm")       \
-  X(GOP_L2_NORMALIZE, "nn.l2_normalize")   \
-  X(GOP_DROPOUT, "nn.dropout")             \
-  X(GOP_CONV2D, "nn.conv2d")               \
-  X(GOP_DENSE, "nn.dense")                 \
-  X(GOP_BIAS_ADD, "nn.bias_add")           \
-  X(GOP_RELU, "nn.relu")                   \
-  X(GOP_LEAKY_RELU, "nn.leaky_relu")
+#define GRAPH_OPS(X)                               \
+  X(GOP_ADD, "add")                                \
+  X(GOP_SUBTRACT, "subtract")                      \
+  X(GOP_MULTIPLY, "multiply")                      \
+  X(GOP_DIVIDE, "divide")                          \
+  X(GOP_NEGATIVE, "negative")                      \
+  X(GOP_SQRT, "sqrt")                              \
+  X(GOP_MAXIMUM, "maximum")                        \
+  X(GOP_EXPAND_DIMS, "expand_dims")                \
+  X(GOP_RESHAPE, "reshape")                        \
+  X(GOP_SUM, "sum")                                \
+  X(GOP_MEAN, "mean")                              \
+  X(GOP_VARIANCE, "variance")                      \
+  X(GOP_SHAPE_OF, "shape_of")                      \
+  X(GOP_NDARRAY_SIZE, "ndarray_size")              \
+  X(GOP_BATCH_NORM, "nn.batch_norm")               \
+  X(GOP_LAYER_NORM, "nn.layer_norm")               \
+  X(GOP_INSTANCE_NORM, "nn.instance_norm")         \
+  X(GOP_GROUP_NORM, "nn.group_norm")               \
+  X(GOP_L2_NORMALIZE, "nn.l2_normalize")           \
+  X(GOP_DROPOUT, "nn.dropout")                     \
+  X(GOP_CONV2D, "nn.conv2d")                       \
+  X(GOP_DENSE, "nn.dense")                         \
+  X(GOP_BIAS_ADD, "nn.bias_add")                   \
+  X(GOP_RELU, "nn.relu")                           \
+  X(GOP_LEAKY_RELU, "nn.leaky_relu")               \
+  X(GOP_LAYOUT_TRANSFORM, "layout_transform")      \
+  X(GOP_CONV2D_NCHWC, "nn.contrib_conv2d_NCHWc")   \
+  X(GOP_MAX_POOL2D, "nn.max_pool2d")               \
+  X(GOP_AVG_POOL2D, "nn.avg_pool2d")               \
+  X(GOP_GLOBAL_MAX_POOL2D, "nn.global_max_pool2d") \
+  X(GOP_GLOBAL_AVG_POOL2D, "nn.global_avg_pool2d")
 
 typedef enum GraphOp {
 #define X(e, n) e,
@@ -142,6 +148,8 @@ bool graph_report(Graph *g, const char *rule, const Expr *before, const Expr *af
  * types (left untyped when an argument is: the result is type-checked by
  * the manager anyway). */
 Expr *graph_call(Graph *g, GraphOp k, int n, Expr **args, Attrs *attrs, Span sp);
+/* The same for the op at registry index op. */
+Expr *graph_call_index(Graph *g, int op, int n, Expr **args, Attrs *attrs, Span sp);
 Expr *graph_call1(Graph *g, GraphOp k, Expr *x, Attrs *attrs, Span sp);
 Expr *graph_call2(Graph *g, GraphOp k, Expr *x, Expr *y, Span sp);
 /* A constant node (typed) for t; a scalar of dtype dt. */

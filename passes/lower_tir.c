@@ -7,6 +7,11 @@
  * call_tir finds it in the caller's types), each op's compute rule
  * (ops/compute.h) turns its operands into its result, and the root's
  * result is written to the output parameter `%out` (destination passing).
+ * A parameter that is a tuple of tensors (FuseOps gives concatenate's
+ * operand tuple one parameter) becomes one buffer per field, and a tuple
+ * operand (such a parameter, a tuple literal of the chain's values) hands
+ * its fields to the rule as separate operands; call_tir passes the fields
+ * in that order (a tuple literal's, or projections of a tuple value).
  *
  * Calls: `%f = fn (...) {...}; ... %f(args)` (and a fn called directly)
  * become call_tir(@fused_<ops>, (args), shape=[...], dtype="..."); the
@@ -67,9 +72,15 @@ PrimFunc *lower_prim(const Lowerer *L, int i) { return L->prims.items[i]; }
 
 /* ───────────────────────────── one function ───────────────────────────── */
 
+typedef struct LTuple {
+  int n;
+  LTensor **fields;
+} LTuple;
+
 typedef struct Build {
   LowerCx *C;
-  RwMap vals; /* Var* → LTensor* */
+  RwMap vals;   /* Var* → LTensor* */
+  RwMap tuples; /* Var* (a tuple parameter) → LTuple* */
   int nany;
 } Build;
 
@@ -81,15 +92,46 @@ static PrimExpr *param_dim(Build *B, Dim d) {
   return lc_var(B->C, lc_size_var(B->C, name));
 }
 
-static Buffer *param_buffer(Build *B, const Var *p) {
-  const Type *t = p->annot;
+static Buffer *tensor_buffer(Build *B, const char *name, const Type *t) {
   if (!t || t->kind != TY_TENSOR || !lc_dtype_ok(t->u.tensor.dtype)) return NULL;
   PrimExpr *shape[TENSOR_MAX_RANK];
   for (int d = 0; d < t->u.tensor.ndim; d++) {
     if (t->u.tensor.dims[d].kind == DIM_META) return NULL;
     shape[d] = param_dim(B, t->u.tensor.dims[d]);
   }
-  return lc_buffer(B->C, p->name, t->u.tensor.dtype, t->u.tensor.ndim, shape);
+  return lc_buffer(B->C, name, t->u.tensor.dtype, t->u.tensor.ndim, shape);
+}
+
+/* How many buffers parameter p becomes: one for a tensor, one per field
+ * for a tuple of tensors (0: neither). */
+static int param_width(const Var *p) {
+  const Type *t = p->annot;
+  if (t && t->kind == TY_TENSOR) return 1;
+  if (!t || t->kind != TY_TUPLE || t->u.tuple.n == 0) return 0;
+  for (int i = 0; i < t->u.tuple.n; i++)
+    if (t->u.tuple.fields[i]->kind != TY_TENSOR) return 0;
+  return t->u.tuple.n;
+}
+
+/* p's buffers into out (param_width(p) of them), its value into B->vals
+ * or B->tuples; false when a dtype or dim is not supported. */
+static bool param_buffers(Build *B, const Var *p, Buffer **out) {
+  const Type *t = p->annot;
+  if (t->kind == TY_TENSOR) {
+    if (!(out[0] = tensor_buffer(B, p->name, t))) return false;
+    rw_map_put(&B->vals, p, lc_from_buffer(B->C, NULL, out[0]));
+    return true;
+  }
+  Arena *a = lc_arena(B->C);
+  LTuple *tu = ARENA_NEW(a, LTuple);
+  tu->n = t->u.tuple.n, tu->fields = ARENA_ARRAY(a, LTensor *, tu->n);
+  for (int i = 0; i < tu->n; i++) {
+    out[i] = tensor_buffer(B, arena_printf(a, "%s_%d", p->name, i), t->u.tuple.fields[i]);
+    if (!out[i]) return false;
+    tu->fields[i] = lc_from_buffer(B->C, NULL, out[i]);
+  }
+  rw_map_put(&B->tuples, p, tu);
+  return true;
 }
 
 static LTensor *operand(Build *B, const Expr *a) {
@@ -106,16 +148,54 @@ static LTensor *operand(Build *B, const Expr *a) {
   return r;
 }
 
+/* The fields of a tuple operand (a tuple parameter or a tuple literal of
+ * the chain's values) into in[*n...]; false if a is no such tuple. */
+static bool tuple_operands(Build *B, const Expr *a, LTensor **in, int *n, int max) {
+  if (a->kind == EX_VAR) {
+    LTuple *tu = rw_map_get(&B->tuples, a->u.var);
+    if (!tu || *n + tu->n > max) return false;
+    for (int i = 0; i < tu->n; i++) in[(*n)++] = tu->fields[i];
+    return true;
+  }
+  if (a->kind != EX_TUPLE || *n + a->u.tuple.n > max) return false;
+  for (int i = 0; i < a->u.tuple.n; i++)
+    if (!(in[(*n)++] = operand(B, a->u.tuple.fields[i]))) return false;
+  return true;
+}
+
+/* A field of a tuple parameter (`%p0.1`). */
+static LTensor *projection(Build *B, const Expr *a) {
+  const Expr *t = a->u.proj.tuple;
+  LTuple *tu = t->kind == EX_VAR ? rw_map_get(&B->tuples, t->u.var) : NULL;
+  return tu && a->u.proj.index >= 0 && a->u.proj.index < tu->n ? tu->fields[a->u.proj.index] : NULL;
+}
+
+/* The operands of call c as the rule sees them: an op taking a tuple
+ * (OP_TUPLE_ARG) gets the tuple's fields, then its other arguments. */
 static LTensor *lower_call(Build *B, const Expr *c) {
   if (c->kind != EX_CALL || c->u.call.fn->kind != EX_OP) return lc_fail(B->C, "not an op call");
   const OpDef *op = ops_get(c->u.call.fn->u.op.index);
   OpComputeFn *rule = op ? op->compute : NULL;
   if (!rule) return lc_fail(B->C, "%s has no compute rule", c->u.call.fn->u.op.name);
   if (!c->ty || c->ty->kind != TY_TENSOR) return lc_fail(B->C, "untyped call");
-  int n = c->u.call.nargs;
-  LTensor **in = ARENA_ARRAY(lc_arena(B->C), LTensor *, n + 1);
-  for (int i = 0; i < n; i++)
-    if (!(in[i] = operand(B, c->u.call.args[i]))) return lc_fail(B->C, "unexpected operand");
+  int n = 0, max = c->u.call.nargs;
+  bool tuple_arg = ops_has_flag(c->u.call.fn->u.op.index, OP_TUPLE_ARG);
+  for (int i = 0; tuple_arg && i < c->u.call.nargs; i++) {
+    const Expr *a = c->u.call.args[i];
+    if (a->kind == EX_TUPLE) max += a->u.tuple.n;
+    if (a->kind == EX_VAR && rw_map_get(&B->tuples, a->u.var))
+      max += ((LTuple *)rw_map_get(&B->tuples, a->u.var))->n;
+  }
+  LTensor **in = ARENA_ARRAY(lc_arena(B->C), LTensor *, max + 1);
+  for (int i = 0; i < c->u.call.nargs; i++) {
+    const Expr *a = c->u.call.args[i];
+    if (tuple_arg && i == 0) {
+      if (!tuple_operands(B, a, in, &n, max)) return lc_fail(B->C, "unexpected tuple operand");
+      continue;
+    }
+    if (!(in[n++] = a->kind == EX_PROJ ? projection(B, a) : operand(B, a)))
+      return lc_fail(B->C, "unexpected operand");
+  }
   return rule(B->C, c, in, n);
 }
 
@@ -123,17 +203,15 @@ static LTensor *lower_call(Build *B, const Expr *c) {
  * op call is lowered by its compute rule, and the result is written to an
  * extra last parameter (destination passing).  NULL with *why on failure. */
 static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char **why) {
-  Build B = {lc_new(a), {0}, 0};
+  Build B = {lc_new(a), {0}, {0}, 0};
   lc_set_fast_math(B.C, fast_math);
   PrimFunc *pf = NULL;
-  Buffer **params = ARENA_ARRAY(a, Buffer *, f->nparams + 2);
-  for (int i = 0; i < f->nparams && !lc_failed(B.C); i++) {
-    params[i] = param_buffer(&B, f->params[i]);
-    if (!params[i])
+  int nbuf = 0;
+  for (int i = 0; i < f->nparams; i++) nbuf += param_width(f->params[i]);
+  Buffer **params = ARENA_ARRAY(a, Buffer *, nbuf + 2);
+  for (int i = 0, k = 0; i < f->nparams && !lc_failed(B.C); k += param_width(f->params[i++]))
+    if (!param_width(f->params[i]) || !param_buffers(&B, f->params[i], params + k))
       lc_fail(B.C, "parameter %%%s has an unsupported type", f->params[i]->name);
-    else
-      rw_map_put(&B.vals, f->params[i], lc_from_buffer(B.C, NULL, params[i]));
-  }
   const Expr *e = f->body;
   while (e->kind == EX_LET) e = e->u.let.body;
   lc_set_root(B.C, e);
@@ -148,10 +226,10 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
   if (out && t->buf != out) lc_materialize(B.C, t, out);
   Stmt *body = lc_close(B.C);
   if (out && !lc_failed(B.C)) {
-    params[f->nparams] = out;
+    params[nbuf] = out;
     pf = ARENA_NEW(a, PrimFunc);
     memset(pf, 0, sizeof *pf);
-    pf->nparams = f->nparams + 1, pf->params = params, pf->body = body, pf->span = f->span;
+    pf->nparams = nbuf + 1, pf->params = params, pf->body = body, pf->span = f->span;
     pf->nsizevars = lc_nsize_vars(B.C);
     pf->sizevars = ARENA_ARRAY(a, TirVar *, pf->nsizevars + 1);
     for (int i = 0; i < pf->nsizevars; i++) pf->sizevars[i] = lc_size_vars(B.C)[i];
@@ -159,6 +237,7 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
     *why = arena_strdup(a, lc_failed(B.C) ? lc_why(B.C) : "no result");
   }
   rw_map_free(&B.vals);
+  rw_map_free(&B.tuples);
   lc_free(B.C);
   return pf;
 }
@@ -250,12 +329,25 @@ static Attrs *call_tir_attrs(Arena *a, const PrimFunc *pf) {
   return at;
 }
 
+/* call_tir's operands: the call's arguments, a tuple argument's fields in
+ * their place (the prim function has a buffer per field). */
 static Expr *make_call_tir(Arena *a, const PrimFunc *pf, const Expr *call) {
-  int n = call->u.call.nargs;
+  int n = pf->nparams - 1, k = 0;
   Expr *op = ops_expr(a, ops_find_flag(OP_CALL_TIR), call->span);
   Expr **fields = ARENA_ARRAY(a, Expr *, n + 1);
   Type **tys = ARENA_ARRAY(a, Type *, n + 1);
-  for (int i = 0; i < n; i++) fields[i] = call->u.call.args[i], tys[i] = fields[i]->ty;
+  for (int i = 0; i < call->u.call.nargs; i++) {
+    Expr *arg = call->u.call.args[i];
+    if (!arg->ty || arg->ty->kind != TY_TUPLE) {
+      fields[k] = arg, tys[k++] = arg->ty;
+      continue;
+    }
+    for (int j = 0; j < arg->ty->u.tuple.n; j++) {
+      Expr *fj = arg->kind == EX_TUPLE ? arg->u.tuple.fields[j] : expr_proj(a, arg, j, call->span);
+      fj->ty = arg->ty->u.tuple.fields[j];
+      fields[k] = fj, tys[k++] = fj->ty;
+    }
+  }
   Expr *tup = expr_tuple(a, n, fields, call->span);
   tup->ty = type_tuple(a, n, tys, call->span);
   Expr **args = ARENA_ARRAY(a, Expr *, 2);

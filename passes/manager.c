@@ -82,7 +82,7 @@ Module *pass_run(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassH
 Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                         const PassScope *scope) {
   size_t errors = d->nerrors;
-  if (p->needs_types && !ty_check_module(in, d)) {
+  if (p->needs_types && !ty_recheck_module(in, d)) {
     diag_error(d, (Span){0, 0, 0}, "%s needs a module that type-checks", p->name);
     return NULL;
   }
@@ -162,7 +162,7 @@ bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const Pa
     }
     cur = next;
   }
-  if (opt->typecheck && !opt->verify && !ty_check_module(cur, d)) {
+  if (opt->typecheck && !opt->verify && !ty_recheck_module(cur, d)) {
     diag_note(d, (Span){0, 0, 0}, "the module produced by %s does not type-check",
               list[n - 1]->name);
     r->failed = list[n - 1];

@@ -15,7 +15,8 @@
  *   FoldConstant           fold_constant.c  calls on constants evaluated (reference kernels)
  *   SimplifyInference      simplify_inference.c  normalizations and dropout as arithmetic
  *   FoldScaleAxis          fold_scale_axis.c  per-channel scales folded into conv/dense weights
- * (the last three share the dataflow rewriter of graph.c)
+ *   AlterOpLayout          alter_layout.c  conv2d in blocked layouts (NCHW16c), the ops after it
+ * too (the last four share the dataflow rewriter of graph.c)
  *
  * A run may have a scope (PassScope: `:pass FuseOps @f`, or the user's
  * definitions without the prelude): a function-local pass (PassDef.local)
@@ -90,11 +91,16 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
     "batch_norm, layer/instance/group_norm, l2_normalize and dropout as inference "     \
     "arithmetic")                                                                       \
   X("FoldScaleAxis", pass_fold_scale_axis, true, true, true,                            \
-    "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")
+    "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")      \
+  X("AlterOpLayout", pass_alter_op_layout, true, true, true,                            \
+    "conv2d to the blocked nn.contrib_conv2d_NCHWc; elementwise ops and pools follow")
 
 #define X(n, f, t, ty, l, d) Module *f(PassCtx *pc, Module *in);
 PASS_LIST(X)
 #undef X
+
+/* Does m call nn.conv2d anywhere (so AlterOpLayout has work to do)? */
+bool alter_op_layout_applies(const Module *m);
 
 typedef struct PassDef {
   const char *name;

@@ -18,11 +18,17 @@ typedef struct TypeCheckOptions {
 
 /* Checks every definition of m.  Returns false if there were errors. */
 bool ty_check_module(Module *m, DiagCtx *d);
+/* ty_check_module of a module already checked once (after a pass): its
+ * warnings were shown then and are not repeated. */
+bool ty_recheck_module(Module *m, DiagCtx *d);
 
 /* Checks one expression in the context of m (e.g. a REPL input).
  * Session variables must carry their type in Var.annot.  Returns its type
  * or NULL on error. */
 Type *ty_check_expr(Module *m, Expr *e, DiagCtx *d);
+/* The same with the type the expression should have (NULL: none), so a
+ * polymorphic value such as `@id` is instantiated at it. */
+Type *ty_check_expr_as(Module *m, Expr *e, Type *expected, DiagCtx *d);
 
 /* Checks one definition (e.g. just typed at the REPL) against m. */
 bool ty_check_def(Module *m, const char *name, DiagCtx *d);

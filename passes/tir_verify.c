@@ -203,7 +203,12 @@ static DType pexpr(TV *v, const PrimExpr *e) {
     case PE_CALL:
       return pcall(v, e);
     case PE_CAST:
-      pexpr(v, e->u.cast.value);
+      t = pexpr(v, e->u.cast.value);
+      if (e->u.cast.bits && t != DT_INVALID && !tir_bitcast_ok(t, e->u.cast.to)) {
+        diag_error(v->d, e->span, "reinterpret[%s] needs a %d-bit number, got %s",
+                   dtype_name(e->u.cast.to), 8 * dtype_bytes(e->u.cast.to), dtype_name(t));
+        return DT_INVALID;
+      }
       return e->u.cast.to;
   }
   RLY_UNREACHABLE();

@@ -47,6 +47,14 @@ static void finish_global(TyCtx *c, StateGlobal *g) {
 /* The whole module at once: signatures first (so defs may call each other
  * in any order), then bodies, then the queued relations, then the final
  * substitution; key linearity is checked only when there are no errors. */
+bool ty_recheck_module(Module *m, DiagCtx *d) {
+  bool was = d->mute_warnings;
+  d->mute_warnings = true;
+  bool ok = ty_check_module(m, d);
+  d->mute_warnings = was, d->muted_last = false;
+  return ok;
+}
+
 bool ty_check_module(Module *m, DiagCtx *d) {
   TyCtx c;
   ty_ctx_init(&c, m, d);
@@ -76,11 +84,15 @@ bool ty_check_module(Module *m, DiagCtx *d) {
   return d->nerrors == errors;
 }
 
-Type *ty_check_expr(Module *m, Expr *e, DiagCtx *d) {
+Type *ty_check_expr(Module *m, Expr *e, DiagCtx *d) { return ty_check_expr_as(m, e, NULL, d); }
+
+/* A mismatch with `expected` is left to the caller, which words it. */
+Type *ty_check_expr_as(Module *m, Expr *e, Type *expected, DiagCtx *d) {
   TyCtx c;
   ty_ctx_init(&c, m, d);
   size_t errors = d->nerrors;
   Type *t = ty_check(&c, e);
+  if (expected) ty_unify(&c, ty_import(&c, expected), t);
   ty_solve(&c);
   ty_finalize_expr(&c, e);
   t = ty_zonk(&c, t, true);

@@ -243,16 +243,15 @@ static Type *call_fn_type(TyCtx *c, Expr *e, Type *ft) {
   return f;
 }
 
-/* A call of a function value: attributes are refused, a polymorphic callee
- * is instantiated, and a size variable bound two ways by the arguments is
- * reported by itself instead of as a less clear unification failure. */
+/* A call of a function value: a polymorphic callee is instantiated, and a
+ * size variable bound two ways by the arguments is reported by itself
+ * instead of as a less clear unification failure.  Attributes are kept
+ * and do not take part (TVM prints `%2(%p0, name="...")` after lowering). */
 static Type *check_fn_call(TyCtx *c, Expr *e) {
   Expr *fn = e->u.call.fn;
   const char *who = callee_name(c, fn);
   Type *ft = ty_check(c, fn);
   check_args(c, e);
-  if (e->u.call.attrs && e->u.call.attrs->n)
-    diag_error(c->d, e->span, "%s: attributes are only allowed in operator calls", who);
   if (ty_is_error(c, ft)) return c->err;
   ft = call_fn_type(c, e, ft);
   if (ft->kind != TY_FUNC) {
@@ -354,7 +353,7 @@ static void queue(TyCtx *c, Expr *e, Type *result) {
 static void check_op_args(TyCtx *c, Expr *e, const OpDef *op) {
   for (int i = 0; i < e->u.call.nargs; i++) {
     Expr *a = e->u.call.args[i];
-    if (i == 0 && a->kind == EX_GLOBAL && op && (op->flags & OP_CALL_TIR))
+    if (i == 0 && a->kind == EX_GLOBAL && op && (op->flags & (OP_CALL_TIR | OP_OWN_RUNNER)))
       check_global(c, a, true);
     else
       ty_check(c, a);
@@ -366,6 +365,28 @@ static void unknown_op(TyCtx *c, Expr *fn) {
   const char *sug[3];
   int k = ops_suggest(fn->u.op.name, sug, 3);
   if (k) diag_hint(c->d, "did you mean %s?", sug[0]);
+}
+
+/* call_lowered(f, (a, b)) of a function value (a def, possibly
+ * polymorphic): typed as f(a, b).  NULL when f is a prim function (the
+ * op's relation types that call). */
+static Type *check_call_lowered(TyCtx *c, Expr *e) {
+  Expr *f = e->u.call.args[0], *tup = e->u.call.args[1];
+  if (f->kind == EX_GLOBAL && module_prim(c->m, f->u.global.name)) return NULL;
+  Type *ft = ty_resolve(c, f->ty), *tt = ty_resolve(c, tup->ty);
+  if (ty_is_error(c, ft) || ty_is_error(c, tt)) return c->err;
+  if (ft->kind != TY_FUNC || tt->kind != TY_TUPLE || ft->u.func.nparams != tt->u.tuple.n) {
+    diag_error(c->d, e->span, "call_lowered: cannot call %s on %s", ty_show(c, ft), ty_show(c, tt));
+    return c->err;
+  }
+  for (int i = 0; i < tt->u.tuple.n; i++)
+    if (!ty_unify(c, ft->u.func.params[i], tt->u.tuple.fields[i])) {
+      Expr *a = tup->kind == EX_TUPLE ? tup->u.tuple.fields[i] : tup;
+      diag_error(c->d, a->span, "call_lowered: argument %d has type %s but %s is expected", i + 1,
+                 ty_show(c, tt->u.tuple.fields[i]), ty_show(c, ft->u.func.params[i]));
+      return c->err;
+    }
+  return ft->u.func.ret;
 }
 
 /* An op call: attributes are checked against the op's schema, then its type
@@ -382,6 +403,8 @@ static Type *check_op_call(TyCtx *c, Expr *e) {
   const char *msg = ops_check_attrs(c->a, op, e->u.call.attrs, &where);
   if (msg) diag_error(c->d, where.file ? where : e->span, "%s", msg);
   if (!check_arity(c, e, op->name, op->min_args, op->max_args) || msg) return c->err;
+  Type *lowered = op->flags & OP_CALL_LOWERED ? check_call_lowered(c, e) : NULL;
+  if (lowered) return lowered;
   if (!op->rel) return ty_fresh(c, e->span);
   Type *r = run_relation(c, e, op);
   if (r) return r;

@@ -368,6 +368,7 @@ static Type *inst_tensor(TyCtx *c, Inst *in, Type *t) {
 
 static void check_adt_ref(TyCtx *c, Type *t) {
   AdtDef *adt = module_adt(c->m, t->u.adt.name);
+  if (!adt && type_name_builtin(t->u.adt.name) && t->u.adt.nargs == 0) return;
   if (!adt) {
     diag_error(c->d, t->span, "unknown type %s", t->u.adt.name);
   } else if (t->u.adt.nargs != adt->ntparams && t->u.adt.nargs != 0) {

@@ -125,7 +125,7 @@ static void verify_def(Verifier *V, const FuncDef *f) {
 }
 
 bool pass_verify(Module *m, DiagCtx *d) {
-  bool typed = ty_check_module(m, d);
+  bool typed = ty_recheck_module(m, d);
   Verifier V = {.m = m, .d = d, .ok = true};
   for (int i = 0; i < m->ndefs; i++)
     if (m->defs[i].kind == DEF_FUNC) verify_def(&V, m->defs[i].u.func);

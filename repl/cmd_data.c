@@ -228,9 +228,9 @@ static void import_summary(const Module *m, const char *fn, const char *path,
   printf("imported %s as @%s: %d input%s, %d weight%s (%lld values) bound as constants\n", path, fn,
          f->fn->nparams, f->fn->nparams == 1 ? "" : "s", w->n, w->n == 1 ? "" : "s",
          (long long)values);
-  char *ty = f->ty ? print_type(f->ty) : NULL;
-  if (ty) printf("@%s : %s\n", fn, ty);
-  free(ty);
+  char *line = f->ty ? session_def_line("", fn, f->ty) : NULL;
+  if (line) puts(line);
+  free(line);
 }
 
 /* `:import FILE.onnx [as @name]`: the model's function, its weights bound

@@ -276,3 +276,47 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   free(t);
   return ok ? RUN_OK : RUN_ERROR;
 }
+
+/* ───────────────────────── :profile ───────────────────────── */
+
+/* The table of one evaluation, headed by where it came from (rly
+ * --profile) or by the expression's text (:profile). */
+void repl_print_profile(Session *s, Profile *p, Span where) {
+  if (!p) return;
+  const SourceFile *src = diag_source(&s->diag, where.file);
+  uint32_t line = 0, col = 0;
+  diag_line_col(&s->diag, where.file, where.off, &line, &col);
+  printf("profile of %s:%u:%u:\n", src ? src->name : "?", line, col);
+  profile_print(p, stdout);
+  profile_free(p);
+}
+
+/* `:profile EXPR`: one evaluation (values of earlier runs collected first,
+ * untimed, as :time does), counted kernel by kernel. */
+RunStatus repl_cmd_profile(Session *s, const char *args, Span where) {
+  if (!*args) {
+    session_error(s, where, "e.g. `:profile @main(%x)`", "`:profile` needs an expression");
+    return RUN_ERROR;
+  }
+  Module view;
+  Expr *e = session_parse_expr(s, where, &s->inputs, &view);
+  if (!e) return RUN_ERROR;
+  repl_eval_collect(s->ev);
+  Profile *p = profile_start();
+  if (!p) {
+    session_error(s, where, NULL, "a profile is already running");
+    return RUN_ERROR;
+  }
+  repl_in_eval = 1;
+  bool ok = repl_eval(s->ev, &view, e, NULL, NULL);
+  repl_in_eval = 0;
+  profile_stop(p);
+  if (!ok) {
+    profile_free(p);
+    session_render(s);
+    return RUN_ERROR;
+  }
+  profile_print(p, stdout);
+  profile_free(p);
+  return RUN_OK;
+}

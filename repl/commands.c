@@ -9,6 +9,7 @@
  * `:set` are rows of their own table (settings.c). */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,9 +42,11 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
   X(reload, "reload", "", NONE, "load the last :load-ed file again",                              \
     "Definitions from the file replace the session's by name; the session is\n"                   \
     "unchanged if the file no longer loads.")                                                     \
-  X(print, "print", "[@f | TYPE | prelude]", DEF,                                                 \
+  X(print, "print", "[@f | TYPE | prelude] [meta]", DEF,                                          \
     "print the session's definitions, or one of them",                                            \
-    "With `:set types on`, expressions are annotated with their types.")                          \
+    "With `:set types on`, expressions are annotated with their types.  Constants\n"              \
+    "over 16 elements show as meta[relay.Constant][i]; `meta` adds TVM's\n"                       \
+    "#[metadata] section holding them, so the text parses back on its own.")                      \
   X(browse, "browse", "[prelude | TEXT]", DEF, "list definitions with their types",               \
     "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                     \
     "definition whose name contains TEXT.")                                                       \
@@ -90,7 +93,13 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "time an expression: first call, then min/median/max of N runs",                              \
     "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                 \
     "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).\n"             \
-    "Values of earlier runs are collected between runs, outside the timing.")
+    "Values of earlier runs are collected between runs, outside the timing.")                     \
+  X(profile, "profile", "EXPR", EXPR, "run an expression once and show where its time went",      \
+    "One row per kernel (JIT kernels by prim function, reference kernels by op):\n"               \
+    "calls, time, share of the call, GFLOP/s and GB/s; then compiling, the time\n"                \
+    "outside kernels (evaluator, dispatch) and the total.  A first call includes\n"               \
+    "compiling its kernels; run it again for the steady state.  `rly --profile\n"                 \
+    "FILE` profiles every expression and let the scripts evaluate.")
 
 #define X(id, name, args, complete, help, more) \
   static RunStatus cmd_##id(Session *s, const char *args_, Span where);
@@ -325,23 +334,49 @@ static const Def *find_def(const Module *m, const char *name) {
   return NULL;
 }
 
-static void print_defs(Session *s, const Def *const *defs, int n) {
+/* Prints defs as a module; constants over PRINT_DISPLAY_META_LIMIT elements
+ * show as meta[relay.Constant][i], with the #[metadata] section (`meta`)
+ * or a line saying how to get it. */
+static void print_defs(Session *s, const Def *const *defs, int n, bool meta) {
   Arena a;
   arena_init(&a);
   Module *t = ARENA_NEW(&a, Module);
   t->arena = &a;
   for (int i = 0; i < n; i++) module_add(t, *defs[i]);
-  PrintOptions opt = {.types = s->show_types, .meta_limit = PRINT_DISPLAY_META_LIMIT};
-  char *text = print_module(t, opt);
+  PrintOptions opt = {.types = s->show_types,
+                      .meta_limit = PRINT_DISPLAY_META_LIMIT,
+                      .header = meta,
+                      .meta_section = meta};
+  int64_t nmeta = 0;
+  char *text = print_module_meta(t, opt, &nmeta);
   fputs(text, stdout);
   free(text);
+  if (nmeta && !meta)
+    printf("// metadata omitted (%" PRId64
+           " constant%s): `:print ... meta` adds the #[metadata] "
+           "section\n",
+           nmeta, nmeta == 1 ? "" : "s");
   strmap_free(&t->globals), strmap_free(&t->types), strmap_free(&t->ctors);
   arena_free(&a);
 }
 
+/* Whether args is `word` or ends in ` word`; buf gets the rest, trimmed. */
+static bool take_last_word(const char *args, const char *word, char *buf, size_t cap) {
+  size_t n = strlen(args), w = strlen(word);
+  if (n < w || strcmp(args + n - w, word) != 0 || (n > w && args[n - w - 1] != ' ')) return false;
+  size_t k = n - w;
+  while (k && args[k - 1] == ' ') k--;
+  if (k >= cap) return false;
+  memcpy(buf, args, k), buf[k] = 0;
+  return true;
+}
+
 /* Prints one definition, the user's definitions, or with `prelude` the
- * prelude's (builtins left out). */
+ * prelude's (builtins left out); a last word `meta` adds the metadata. */
 static RunStatus cmd_print(Session *s, const char *args, Span where) {
+  char buf[256];
+  bool meta = take_last_word(args, "meta", buf, sizeof buf);
+  if (meta) args = buf;
   bool prelude = strcmp(args, "prelude") == 0;
   PtrVec v = {0};
   if (*args && !prelude) {
@@ -358,7 +393,7 @@ static RunStatus cmd_print(Session *s, const char *args, Span where) {
     if ((prelude && !mine && !builtin(d)) || (!prelude && mine)) vec_push(&v, (void *)d);
   }
   if (v.len)
-    print_defs(s, (const Def *const *)v.items, (int)v.len);
+    print_defs(s, (const Def *const *)v.items, (int)v.len, meta);
   else
     puts("(no definitions)");
   vec_free(&v);
@@ -392,8 +427,11 @@ static void browse_def(const Def *d) {
       browse_adt(d->u.adt);
       return;
     case DEF_FUNC:
-      ty = d->u.func->ty ? print_type(d->u.func->ty) : NULL;
-      printf("@%s : %s\n", d->u.func->name, ty ? ty : "?");
+      ty = d->u.func->ty ? session_def_line("", d->u.func->name, d->u.func->ty) : NULL;
+      if (ty)
+        puts(ty);
+      else
+        printf("@%s : ?\n", d->u.func->name);
       break;
     case DEF_GLOBAL:
       ty = print_type(d->u.global->type);
@@ -490,4 +528,7 @@ static RunStatus cmd_dump(Session *s, const char *args, Span where) {
 }
 static RunStatus cmd_time(Session *s, const char *args, Span where) {
   return repl_cmd_time(s, args, where);
+}
+static RunStatus cmd_profile(Session *s, const char *args, Span where) {
+  return repl_cmd_profile(s, args, where);
 }

@@ -33,7 +33,7 @@ typedef struct Action {
 } Action;
 
 typedef struct Cli {
-  bool print, types, check, help, version, interactive, no_prelude;
+  bool print, types, check, help, version, interactive, no_prelude, profile;
   const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
   const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
   const char *import; /* --import FILE.onnx: print the model's module */
@@ -54,7 +54,8 @@ typedef struct Cli {
   X("--help", help, "show this help")                                                         \
   X("--version", version, "show the version")                                                 \
   X("-i", interactive, "run the REPL (after any FILE / -e), even if stdin is not a terminal") \
-  X("--no-prelude", no_prelude, "do not load the standard library (lib/prelude.rly)")
+  X("--no-prelude", no_prelude, "do not load the standard library (lib/prelude.rly)")         \
+  X("--profile", profile, "print a per-kernel profile of every expression and let scripts run")
 
 static void usage(FILE *f) {
   fputs("usage: rly [options] [FILE.rly | -] …\n\noptions:\n", f);
@@ -352,6 +353,7 @@ static int run_session(Cli *cli) {
   if (cli->nactions == 0 && !repl) add_action(cli, 'f', "-");
   SessionOptions so = {.color = use_color(), .prelude = !cli->no_prelude, .engine = cli->engine};
   Session *s = session_new(so);
+  s->profile = cli->profile;
   bool quit = false;
   int status = run_actions(s, cli, &quit);
   if (repl && !quit) session_repl(s, tty && isatty(1));

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
+#include "engine/profile.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "parser/parser.h"
@@ -86,11 +87,15 @@ typedef struct Session {
   bool show_types;
   bool verify;                   /* :set verify on: type-check and verify after every pass */
   bool show_prelude;             /* :set show-prelude on: :pass and :step include the prelude */
+  bool profile;                  /* rly --profile: a per-kernel profile of each evaluation */
   Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */
   int nundo;
 } Session;
 
 Session *session_new(SessionOptions opt);
+/* "<verb>@name : T" as a summary line: the type shortened past the
+ * terminal's width (80 columns when stdout is not a terminal); malloc'd. */
+char *session_def_line(const char *verb, const char *name, const Type *ty);
 void session_free(Session *s);
 
 /* Runs one input: definitions, expressions, session lets and `:` command
@@ -156,6 +161,10 @@ void session_error(Session *s, Span where, const char *hint, const char *fmt, ..
 RunStatus repl_cmd_kernels(Session *s, const char *args, Span where);
 RunStatus repl_cmd_dump(Session *s, const char *args, Span where);
 RunStatus repl_cmd_time(Session *s, const char *args, Span where);
+/* :profile EXPR: one evaluation, then its per-kernel table (engine/profile.h). */
+RunStatus repl_cmd_profile(Session *s, const char *args, Span where);
+/* rly --profile: the table of an evaluation of a script's item at `where`. */
+void repl_print_profile(Session *s, Profile *p, Span where);
 
 /* ── commands (commands.c) ── */
 

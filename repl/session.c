@@ -19,6 +19,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "interp/kernels.h"
 #include "ir/walk.h"
@@ -199,6 +201,23 @@ static void input_end(Session *s, Input *in, bool committed) {
 
 /* ───────────────────────── one part: run ───────────────────────── */
 
+/* The columns of stdout: the terminal's, or 80. */
+static size_t output_width(void) {
+  struct winsize ws;
+  if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  return 80;
+}
+
+char *session_def_line(const char *verb, const char *name, const Type *ty) {
+  size_t head = strlen(verb) + strlen(name) + 4, w = output_width();
+  char *t = print_type_short(ty, w > head + 20 ? w - head : 20);
+  char *line = malloc(head + strlen(t) + 1);
+  if (!line) rly_oom();
+  sprintf(line, "%s@%s : %s", verb, name, t);
+  free(t);
+  return line;
+}
+
 /* "defined @f : T" (or "redefined") for a committed definition; during
  * :load the name is collected instead, for one summary line. */
 static void report_def(Session *s, const Input *in, const ScriptItem *it) {
@@ -219,12 +238,14 @@ static void report_def(Session *s, const Input *in, const ScriptItem *it) {
   }
   FuncDef *f = module_func(session_module(s), it->def_name);
   StateGlobal *g = module_state_global(session_module(s), it->def_name);
-  char *ty = f && f->ty ? print_type(f->ty) : g ? print_type(g->type) : NULL;
-  if (ty)
-    printf("%s @%s : %s\n", verb, it->def_name, ty);
-  else
+  const Type *ty = f && f->ty ? f->ty : g ? g->type : NULL;
+  if (ty) {
+    char *line = session_def_line(it->replaced ? "redefined " : "defined ", it->def_name, ty);
+    puts(line);
+    free(line);
+  } else {
     printf("%s @%s\n", verb, it->def_name);
-  free(ty);
+  }
 }
 
 /* The one place where evaluation happens (through the Evaluator).  After
@@ -250,24 +271,46 @@ static void print_value(Session *s, const char *text, const Type *t) {
   free(ty);
 }
 
+/* rly --profile: a profile around each evaluation (NULL otherwise), its
+ * table printed after the value. */
+static Profile *profile_begin(Session *s) {
+  if (!s->profile) return NULL;
+  repl_eval_collect(s->ev); /* earlier values' garbage is not this call's */
+  return profile_start();
+}
+
 static bool run_expr(Session *s, ScriptItem *it) {
   char *text = NULL;
-  if (!evaluate(s, it->expr, s->last, &text)) return false;
-  s->last->annot = it->expr->ty;
-  print_value(s, text, it->expr->ty);
+  Profile *p = profile_begin(s);
+  bool ok = evaluate(s, it->expr, s->last, &text);
+  profile_stop(p);
+  if (ok) {
+    s->last->annot = it->expr->ty;
+    print_value(s, text, it->expr->ty);
+    repl_print_profile(s, p, it->span);
+  } else {
+    profile_free(p);
+  }
   free(text);
-  return true;
+  return ok;
 }
 
 static bool run_let(Session *s, ScriptItem *it) {
   char *text = NULL;
-  if (!evaluate(s, it->expr, it->var, &text)) return false;
+  Profile *p = profile_begin(s);
+  bool ok = evaluate(s, it->expr, it->var, &text);
+  profile_stop(p);
+  if (!ok) {
+    profile_free(p);
+    return false;
+  }
   engine_var_set(session_engine(s), it->var);
   if (s->show_types) {
     char *ty = print_type(it->var->annot);
     printf("%%%s : %s\n", it->var->name, ty);
     free(ty);
   }
+  repl_print_profile(s, p, it->span);
   free(text);
   return true;
 }

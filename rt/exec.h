@@ -38,6 +38,9 @@ typedef struct RtExecutor {
   /* Whether it stores every element of parameter i and never loads it, so
    * a fresh output need not be zero-filled. */
   bool (*writes_all_of_param)(const void *kernel, int i);
+  /* The prim functions prepared so far may be freed (an engine closes):
+   * drop every reference to them; compiled code may be kept for copies. */
+  void (*forget)(void);
 } RtExecutor;
 
 /* Installs x as the compiled executor (NULL removes it). */

@@ -655,6 +655,42 @@ static EvalFn cast_fn(DType from, DType to) {
   RLY_UNREACHABLE();
 }
 
+/* The bits of a value of dtype t (floats: their IEEE encoding). */
+static uint64_t val_bits(DType t, Val x) {
+  if (t == DT_FLOAT64) {
+    uint64_t u;
+    memcpy(&u, &x.f, 8);
+    return u;
+  }
+  if (t == DT_FLOAT32) {
+    float g = (float)x.f;
+    uint32_t u;
+    memcpy(&u, &g, 4);
+    return u;
+  }
+  if (t == DT_FLOAT16) return rt_double_to_half(x.f);
+  return (uint64_t)x.i;
+}
+
+/* reinterpret[to](x): x's bits read as a value of dtype `to` (same size). */
+static Val cast_bits(const ENode *n, Frame *f) {
+  uint64_t u = val_bits(n->from, EV(n->a, f));
+  Val r;
+  if (n->dt == DT_FLOAT64) {
+    memcpy(&r.f, &u, 8);
+  } else if (n->dt == DT_FLOAT32) {
+    uint32_t w = (uint32_t)u;
+    float g;
+    memcpy(&g, &w, 4);
+    r.f = g;
+  } else if (n->dt == DT_FLOAT16) {
+    r.f = half_to_float((uint16_t)u);
+  } else {
+    r.i = norm(n->dt, (int64_t)u);
+  }
+  return r;
+}
+
 /* ───────────────────────────── statements ───────────────────────────── */
 
 static void ex_seq(const SNode *s, Frame *f) {
@@ -969,6 +1005,18 @@ static ENode *c_call(Compiler *c, const PrimExpr *e) {
   return r;
 }
 
+static ENode *c_bitcast(Compiler *c, const PrimExpr *e) {
+  ENode *x = cexpr(c, e->u.cast.value);
+  if (!x) return NULL;
+  if (!tir_bitcast_ok(x->dt, e->u.cast.to))
+    return cfail(c, e->span, "@%s: reinterpret[%s] of a %s", c->p->f->name,
+                 dtype_name(e->u.cast.to), dtype_name(x->dt)),
+           NULL;
+  ENode *n = enode(c, cast_bits, e->u.cast.to, e);
+  n->a = x, n->from = x->dt;
+  return n;
+}
+
 static ENode *cexpr(Compiler *c, const PrimExpr *e) {
   if (c->failed) return NULL;
   switch (e->kind) {
@@ -987,7 +1035,7 @@ static ENode *cexpr(Compiler *c, const PrimExpr *e) {
     case PE_CALL:
       return c_call(c, e);
     case PE_CAST:
-      return convert(c, cexpr(c, e->u.cast.value), e->u.cast.to);
+      return e->u.cast.bits ? c_bitcast(c, e) : convert(c, cexpr(c, e->u.cast.value), e->u.cast.to);
   }
   RLY_UNREACHABLE();
 }

@@ -109,7 +109,7 @@ def main():
                 bad = np.abs(got[mode] - want) > 1e-5 * np.abs(want) + 1e-7
                 if got[mode].shape != want.shape or bad.any():
                     msg = "rly %r\n  numpy %r" % (got[mode].tolist(), want.tolist())
-                elif mode == "jit" and not all(re.search(r"^@fused_nn_%s\S* " % k, out, re.M)
+                elif mode == "jit" and not all(re.search(r"^@fused_nn_(contrib_)?%s\S* " % k, out, re.M)
                                                for k in ("conv2d", "max_pool2d", "global_avg_pool2d")):
                     msg = "the convolution or a pool was not compiled:\n" + out[-2000:]
             if msg:

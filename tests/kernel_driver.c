@@ -14,15 +14,27 @@
  * take one), then the op runs through kernels_infer_and_run: the type
  * relation computes the output shapes, the kernel the values.
  *
+ * `--exec jit` runs each case compiled instead: the text
+ * `def @k(%a0: Tensor[shape, dtype], ...) { op(...) }` goes through the
+ * engine in its jit mode (FuseOps, lowering by the op's TIR compute rule,
+ * the LLVM JIT; contraction off, as the reference kernels round each
+ * step).  A case whose call does not lower (a dtype or attribute the rule
+ * declines) is answered `NOLOWER <why>\n` instead of running on its kernel, so
+ * an OK reply always comes from compiled code.
+ *
  * The .npy support is minimal: version 1/2 headers, little-endian or
  * byte-sized dtypes, C order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "interp/kernels.h"
 #include "ir/diag.h"
+#include "ir/walk.h"
 #include "parser/parser.h"
+#include "passes/lower.h"
+#include "passes/passes.h"
 
 enum { MAX_IO = 64 };
 
@@ -160,6 +172,150 @@ static void run_case(KernelCtx *kx, Module *m, DiagCtx *d, const char *op, const
   arena_release(m->arena, mark);
 }
 
+/* ───────────────────────────── jit mode ───────────────────────────── */
+
+typedef struct JitRun {
+  Engine *e;
+  DiagCtx *d;
+  Arena arena; /* every case's module: the engine caches lowered definitions by
+                  pointer, so nothing it saw is freed before the end */
+  Module *base;
+} JitRun;
+
+static void jit_run_init(JitRun *j, DiagCtx *d) {
+  EngineOptions o = engine_options_default();
+  o.exec = EXEC_JIT;
+  o.fp_contract = false;
+  o.disk_cache = getenv("XDG_CACHE_HOME") != NULL; /* the tests' own cache dir only */
+  if (o.disk_cache) snprintf(o.cache_dir, sizeof o.cache_dir, "%s/rly", getenv("XDG_CACHE_HOME"));
+  j->d = d;
+  j->e = engine_new(&o, d);
+  arena_init(&j->arena);
+  j->base = module_new(&j->arena);
+}
+
+static void jit_run_free(JitRun *j) {
+  engine_free(j->e);
+  module_free(j->base);
+  arena_free(&j->arena);
+}
+
+/* `def @k(%a0: T0, ...) { op(%a0, ..., attrs) }` with each input's type. */
+static void case_text(StrBuf *b, const char *op, bool tuple, const char *attrs, int nin,
+                      RtTensor **in) {
+  sb_puts(b, "def @k(");
+  for (int i = 0; i < nin; i++) {
+    sb_printf(b, "%s%%a%d: Tensor[(", i ? ", " : "", i);
+    for (int d = 0; d < in[i]->ndim; d++)
+      sb_printf(b, "%s%lld", d ? ", " : "", (long long)in[i]->shape[d]);
+    sb_printf(b, "%s), %s]", in[i]->ndim == 1 ? "," : "", dtype_name(in[i]->dtype));
+  }
+  sb_printf(b, ") { %s(%s", op, tuple ? "(" : "");
+  for (int i = 0; i < nin; i++) sb_printf(b, "%s%%a%d", i ? ", " : "", i);
+  if (tuple) sb_puts(b, nin == 1 ? ",)" : ")");
+  if (attrs[0]) sb_printf(b, "%s%s", nin ? ", " : "", attrs);
+  sb_puts(b, ") }");
+}
+
+static bool find_call_tir(void *ctx, Expr *e) {
+  if (e->kind == EX_OP && ops_has_flag(e->u.op.index, OP_CALL_TIR)) *(bool *)ctx = true;
+  return !*(bool *)ctx;
+}
+
+/* Does @k run compiled: does its lowered body call a prim function? */
+static bool lowered(JitRun *j, Module *m) {
+  Module *lm = engine_lowered(j->e, m, NULL);
+  FuncDef *f = lm ? module_func(lm, "k") : NULL;
+  bool found = false;
+  if (f) expr_walk(f->fn->body, find_call_tir, &found);
+  return found;
+}
+
+static bool find_fn(void *ctx, Expr *e) {
+  if (e->kind == EX_FN && !*(Expr **)ctx) *(Expr **)ctx = e;
+  return !*(Expr **)ctx;
+}
+
+/* Why @k does not lower: its fused function handed to the lowering alone
+ * (the engine keeps the reason to itself). */
+static const char *why_not_lowered(JitRun *j, Module *m) {
+  FuseOptions o = fuse_options_default();
+  o.need_compute = true;
+  Function *f = fuse_function(&j->arena, m, module_func(m, "k")->fn, &o, NULL);
+  Expr *prim = NULL;
+  expr_walk(f->body, find_fn, &prim);
+  if (!prim) return "not fused (no compute rule)";
+  Lowerer *lw = lower_new(&j->arena, NULL, NULL);
+  const char *why = "lowered alone";
+  if (!lower_primitive(lw, prim->u.fn, &why) && !why) why = "no reason given";
+  why = arena_strdup(&j->arena, why);
+  lower_free(lw);
+  return why;
+}
+
+/* `@k(%arg0, ...)` with each variable bound to its input. */
+static Expr *bound_call(JitRun *j, int nin, RtTensor **in, Var **vars) {
+  Arena *a = &j->arena;
+  Span none = {0, 0, 0};
+  Expr **args = ARENA_ARRAY(a, Expr *, nin + 1);
+  for (int i = 0; i < nin; i++) {
+    Dim dims[TENSOR_MAX_RANK];
+    for (int d = 0; d < in[i]->ndim; d++)
+      dims[d] = (Dim){.kind = DIM_CONST, .value = in[i]->shape[d]};
+    vars[i] = var_new(a, "arg", type_tensor(a, in[i]->dtype, in[i]->ndim, dims, none), none);
+    args[i] = expr_var(a, vars[i], none);
+    Interp *ip = engine_interp(j->e);
+    interp_bind(ip, vars[i], interp_value_tensor(ip, rt_tensor_retain(in[i])));
+  }
+  return expr_call(a, expr_global(a, "k", none), nin, args, NULL, none);
+}
+
+/* Writes the value's tensors as an OK reply; false when it is not made of tensors. */
+static bool reply_value(const Value *v) {
+  int n = v->kind == V_TENSOR ? 1 : v->kind == V_TUPLE ? v->u.tuple.n : -1;
+  for (int i = 0; v->kind == V_TUPLE && i < n; i++)
+    if (v->u.tuple.fields[i]->kind != V_TENSOR) n = -1;
+  if (n < 0) return false;
+  printf("OK %d\n", n);
+  for (int i = 0; i < n; i++)
+    npy_write(stdout, (v->kind == V_TENSOR ? v : v->u.tuple.fields[i])->u.tensor);
+  return true;
+}
+
+static void reply_diag(DiagCtx *d, const char *what) {
+  printf("ERR %s\n", d->n ? d->items[0].msg : what);
+}
+
+/* One case through the engine's jit mode (see the top of the file). */
+static void run_case_jit(JitRun *j, const char *op, const char *attrs, int nin, RtTensor **in) {
+  int k = ops_lookup(op);
+  if (k < 0) {
+    printf("ERR unknown op `%s`\n", op);
+    return;
+  }
+  StrBuf b = {0};
+  case_text(&b, op, ops_has_flag(k, OP_TUPLE_ARG), attrs, nin, in);
+  uint32_t file = diag_add_source(j->d, "<case>", b.data, b.len);
+  sb_free(&b);
+  ParseResult items;
+  Module *m = engine_parse(j->e, j->base, &j->arena, file, 0, NULL, &items);
+  if (!m) {
+    reply_diag(j->d, "the case does not check");
+  } else if (!lowered(j, m)) {
+    printf("NOLOWER %s\n", why_not_lowered(j, m));
+  } else {
+    Var *vars[MAX_IO];
+    Expr *call = bound_call(j, nin, in, vars);
+    Value *v = ty_check_expr(m, call, j->d) ? engine_eval(j->e, m, call, NULL) : NULL;
+    if (!v)
+      reply_diag(j->d, "the call failed");
+    else if (!reply_value(v))
+      printf("ERR the result is not made of tensors\n");
+    for (int i = 0; i < nin; i++) engine_unbind(j->e, vars[i]);
+  }
+  diag_clear(j->d);
+}
+
 /* Reads one case's inputs; false at a malformed case. */
 static bool read_inputs(int nin, RtTensor **in, char *err, size_t errn) {
   for (int i = 0; i < nin; i++) {
@@ -176,20 +332,22 @@ static bool read_inputs(int nin, RtTensor **in, char *err, size_t errn) {
   return true;
 }
 
-/* `--ops`: one line per registered op: its name and whether it has a kernel. */
+/* `--ops`: one line per registered op: its name, whether it has a kernel
+ * and whether it has a TIR compute rule. */
 static int list_ops(void) {
   for (int i = 0; i < ops_count(); i++) {
     const OpDef *d = ops_get(i);
-    printf("%s %d\n", d->name, kernels_get(i) != NULL);
+    printf("%s %d %d\n", d->name, kernels_get(i) != NULL, d->compute != NULL);
   }
   return 0;
 }
 
-/* Reads and runs cases until end of input (`--ops` lists the ops instead);
- * a malformed case ends the driver with status 2, an op's error is an ERR
- * reply and the driver goes on. */
+/* Reads and runs cases until end of input (`--ops` lists the ops instead,
+ * `--exec jit` compiles them); a malformed case ends the driver with status
+ * 2, an op's error is an ERR reply and the driver goes on. */
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--ops") == 0) return list_ops();
+  bool jit = argc > 2 && strcmp(argv[1], "--exec") == 0 && strcmp(argv[2], "jit") == 0;
   KernelCtx kx;
   kernel_ctx_init(&kx);
   Arena arena;
@@ -197,6 +355,8 @@ int main(int argc, char **argv) {
   Module *m = module_new(&arena);
   DiagCtx d;
   diag_init(&d);
+  JitRun j = {0};
+  if (jit) jit_run_init(&j, &d);
   char *op;
   while (read_line("CASE", &op)) {
     char *attrs, *nins, err[RT_ERR_LEN] = "";
@@ -206,11 +366,15 @@ int main(int argc, char **argv) {
     RtTensor *in[MAX_IO] = {0};
     if (nin < 0 || nin > MAX_IO || !read_inputs(nin, in, err, sizeof err))
       return fprintf(stderr, "kernel_driver: bad case %s: %s\n", op, err), 2;
-    run_case(&kx, m, &d, op, attrs, nin, in);
+    if (jit)
+      run_case_jit(&j, op, attrs, nin, in);
+    else
+      run_case(&kx, m, &d, op, attrs, nin, in);
     for (int i = 0; i < nin; i++) rt_tensor_release(in[i]);
     free(op), free(attrs), free(nins);
     fflush(stdout);
   }
+  if (jit) jit_run_free(&j);
   kernel_ctx_free(&kx);
   rt_cache_trim();
   diag_free(&d);

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """kernels_numpy.py — differential test of the reference kernels against numpy.
 
-Usage: /usr/bin/python3 tests/kernels_numpy.py PATH/TO/kernel_driver [-v] [--seed N]
+Usage: /usr/bin/python3 tests/kernels_numpy.py PATH/TO/kernel_driver [-v] [--seed N] [--exec jit]
 
 Generates cases for every op that has a kernel (random shapes with
 broadcasting, empty dims, edge values: NaN, +-inf, -0, subnormals, integer
@@ -21,6 +21,12 @@ the kernel), and compares with numpy:
 
 Transcendental references are computed in float64 and rounded to the dtype.
 Prints "kernels: N passed, N failed" and exits non-zero on any failure.
+
+With --exec jit the same cases of every op with a TIR compute rule run
+compiled instead (the driver lowers `op(...)` alone through the engine's jit
+mode) and are held to the same expectations.  A case the rule declines (a
+dtype it does not handle) is counted as not lowered; an op with a rule none
+of whose cases lowers is a failure, so every rule is checked.
 """
 import io
 import math
@@ -915,8 +921,9 @@ def g_expand_dims(op):
 
 @gen("squeeze")
 def g_squeeze(op):
-    for shape in [(1, 3, 1), (1,), (2, 1, 1, 4), (3,)]:
-        x = rand_of(shape, np.int16)
+    for shape, dt in [((1, 3, 1), np.int16), ((1,), np.float32), ((2, 1, 1, 4), np.int64), ((3,), np.bool_),
+                      ((1, 2, 1), np.float32)]:
+        x = rand_of(shape, dt)
         yield Case(op, "", [x], [np.squeeze(x)])
         ones = [i for i, d in enumerate(shape) if d == 1]
         if ones:
@@ -925,7 +932,7 @@ def g_squeeze(op):
 
 @gen("concatenate", "stack")
 def g_join(op):
-    for dt in (np.float32, np.int8, np.float16, np.uint64):
+    for dt in (np.float32, np.int8, np.float16, np.uint64, np.int64, np.float64, np.bool_):
         for _ in range(2):
             base = rand_shape(rank=int(RNG.integers(1, 4)), maxdim=4)
             n = int(RNG.integers(1, 4))
@@ -1161,9 +1168,10 @@ def encode(c):
     return b"".join(out)
 
 
-def run_driver(driver, cases):
-    """Runs the cases; a result per case: ("ok", [arrays]) or ("err", msg)."""
-    p = subprocess.run([driver], input=b"".join(encode(c) for c in cases), capture_output=True)
+def run_driver(driver, cases, exec_args=()):
+    """Runs the cases; a result per case: ("ok", [arrays]), ("err", msg) or
+    ("nolower", None) (jit mode: the op call did not lower)."""
+    p = subprocess.run([driver, *exec_args], input=b"".join(encode(c) for c in cases), capture_output=True)
     f = io.BytesIO(p.stdout)
     res = []
     while True:
@@ -1172,6 +1180,9 @@ def run_driver(driver, cases):
             break
         if line.startswith(b"ERR "):
             res.append(("err", line[4:].decode().strip()))
+            continue
+        if line.startswith(b"NOLOWER"):
+            res.append(("nolower", line[8:].decode().strip()))
             continue
         n = int(line.split()[1])
         arrs = []
@@ -1274,6 +1285,12 @@ def main():
         i = argv.index("--seed")
         RNG = np.random.default_rng(int(argv[i + 1]))
         del argv[i:i + 2]
+    exec_args = ()
+    if "--exec" in argv:
+        i = argv.index("--exec")
+        exec_args = ("--exec", argv[i + 1])
+        del argv[i:i + 2]
+    jit = exec_args == ("--exec", "jit")
     args = [a for a in argv if not a.startswith("-")]
     verbose = "-v" in argv
     if not args:
@@ -1281,8 +1298,10 @@ def main():
         return 2
     driver = args[0]
     load_case_files()
-    ops = subprocess.run([driver, "--ops"], capture_output=True, text=True, check=True).stdout.split("\n")
-    with_kernel = [l.split()[0] for l in ops if l.endswith(" 1")]
+    ops = [l.split() for l in subprocess.run([driver, "--ops"], capture_output=True, text=True,
+                                             check=True).stdout.split("\n") if l]
+    with_kernel = [o[0] for o in ops if o[1] == "1"]
+    with_rule = {o[0] for o in ops if o[2] == "1"}
     cases, passed, failed = [], 0, 0
     for op in with_kernel:
         if op not in GENERATORS:
@@ -1292,20 +1311,32 @@ def main():
         f, name = GENERATORS[op]
         cases.extend(f(name))
     cases.extend(g_large("large"))
+    if jit:
+        cases = [c for c in cases if c.op in with_rule]
     for op in GENERATORS:
         if op not in with_kernel and op != "large" and verbose:
             print("kernels: skipping %s (not registered)" % op)
+    lowered, not_lowered = {}, {}
     for lo in range(0, len(cases), 400):
         batch = cases[lo:lo + 400]
-        res, rc = run_driver(driver, batch)
+        res, rc = run_driver(driver, batch, exec_args)
         if rc != 0:
             print("FAIL driver exited with status %d on cases %d..%d" % (rc, lo, lo + len(batch) - 1))
             failed += 1
         for i, c in enumerate(batch):
+            if i < len(res) and res[i][0] == "nolower":
+                not_lowered[c.op] = not_lowered.get(c.op, 0) + 1
+                if verbose:
+                    print("--   %s: not lowered: %s" % (describe(c), res[i][1]))
+                continue
+            if jit and i < len(res) and res[i][0] == "ok":
+                lowered[c.op] = lowered.get(c.op, 0) + 1
             if i >= len(res):
                 msg = "driver crashed (exit %d) before this case" % rc
             elif res[i][0] == "err":
-                msg = None if isinstance(c.expect, str) and c.expect in res[i][1] else "error: " + res[i][1]
+                # compiled code reports run-time errors (bounds, zero divisors) in its own words
+                ok = isinstance(c.expect, str) and (c.expect in res[i][1] or jit and res[i][1].startswith("@fused_"))
+                msg = None if ok else "error: " + res[i][1]
             else:
                 msg = compare(c, res[i][1])
             if msg:
@@ -1316,6 +1347,16 @@ def main():
                 passed += 1
                 if verbose:
                     print("ok   %s" % describe(c))
+    if jit:
+        for op in sorted(with_rule & set(with_kernel)):
+            if not lowered.get(op):
+                print("FAIL %s has a compute rule but none of its %d cases ran compiled" %
+                      (op, not_lowered.get(op, 0)))
+                failed += 1
+        print("kernels (jit): %d ops with a compute rule and a kernel, %d of them checked compiled; "
+              "%d cases ran compiled, %d not lowered" %
+              (len(with_rule & set(with_kernel)), len(lowered), sum(lowered.values()),
+               sum(not_lowered.values())))
     print("kernels: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -7,7 +7,12 @@ Small modules of each op family (random weights, fixed seeds) are exported
 with torch.onnx.export to a temporary folder, plus a few graphs built with
 onnx.helper for attributes PyTorch does not emit (auto_pad, Dropout's mask,
 opset-10 Clip, ...), and torchvision's resnet18 and mobilenet_v2 (random
-weights, weights=None: nothing is downloaded).  Each model is imported with
+weights, weights=None: nothing is downloaded).  Models with dynamic axes
+(named size variables) are exported at one length and run at another; a
+case may also name the type `:type @main` must show (size variables kept
+through shape arithmetic).  A TransformerEncoderLayer with a dynamic
+sequence axis is imported once and run at several lengths, in the jit mode
+with the same kernels for all of them.  Each model is imported with
 `:import`, run on its inputs in both execution modes (`--exec jit` and
 `--exec interp`) and its outputs saved with `:save`; they must match
 PyTorch's (or numpy's, for the hand-built graphs) within the case's
@@ -42,9 +47,10 @@ MODES = ("jit", "interp")
 class Case:
     """A model file, its inputs and its reference outputs."""
 
-    def __init__(self, name, atol=1e-5, rtol=1e-5):
+    def __init__(self, name, atol=1e-5, rtol=1e-5, types=None):
         self.name, self.atol, self.rtol = name, atol, rtol
         self.inputs, self.expected = [], []
+        self.types = types  # text `:type @main` must show after the import
 
 
 def rand(*shape, seed=0, scale=1.0):
@@ -67,14 +73,15 @@ class Fn(nn.Module):
 
 
 def torch_cases():
-    """(name, module, inputs, opset, atol, rtol): one per op family."""
+    """(name, module, inputs, opset, atol, rtol, dynamic axes, expected result types): one per
+    op family."""
     torch.manual_seed(0)
     x4 = rand(2, 4, 9, 9, seed=1)
     x3 = rand(2, 5, 7, seed=2)
     m, c = [], []
 
-    def add(name, mod, inputs, opset=13, atol=1e-5, rtol=1e-5, dynamic=None):
-        m.append((name, mod.eval(), inputs, opset, atol, rtol, dynamic))
+    def add(name, mod, inputs, opset=13, atol=1e-5, rtol=1e-5, dynamic=None, types=None):
+        m.append((name, mod.eval(), inputs, opset, atol, rtol, dynamic, types))
 
     # convolutions
     add("conv_groups_dilation", nn.Conv2d(4, 8, 3, stride=2, padding=(2, 1), dilation=2, groups=2), [x4], atol=1e-4)
@@ -162,6 +169,33 @@ def torch_cases():
         [rand(3, 4, 9, 9, seed=26)], atol=1e-5, dynamic={"in0": {0: "batch"}})
     add("dynamic_seq_matmul", Fn(lambda s, x: (s.lin(x) @ x.transpose(1, 2), (x.unsqueeze(1) @ x.unsqueeze(1).transpose(2, 3))),
                                  lin=nn.Linear(6, 6)), [rand(2, 5, 6, seed=27)], atol=1e-4, dynamic={"in0": {1: "seq"}})
+    # the dynamic-shape phase: a named sequence axis through shape arithmetic and the ops
+    # that take shapes, repeats, pads and indices as run-time tensors
+    xs = rand(1, 6, 64, seed=28)
+    add("dyn_reshape_sizevar", Fn(lambda s, x: (x.view(x.size(0), x.size(1), 4, 16) * 2,
+                                                x.reshape(x.size(1), 64) + 1, x.view(x.size(0), -1, 16))),
+        [xs], dynamic={"in0": {1: "seq"}},
+        types="-> (Tensor[(1, seq, 4, 16), float32], Tensor[(seq, 64), float32], Tensor[(1, ?, 16), float32])")
+    add("dyn_reshape_two_vars", Fn(lambda s, x: (x.reshape(x.size(1), x.size(0), 8) + 1, x.reshape(x.size(0), 2, -1, 4),
+                                                 x.reshape(x.size(0) * x.size(1), 8))),
+        [rand(3, 6, 8, seed=33)], dynamic={"in0": {0: "b", 1: "seq"}},
+        types="-> (Tensor[(?, ?, ?), float32], Tensor[(b, 2, seq, 4), float32], Tensor[(?, 8), float32])")
+    small, seq = rand(1, 1, 8, seed=29), rand(1, 5, 8, seed=30)
+    add("dyn_expand_tile", Fn(lambda s, a, y: (a.expand(y.shape) + y, a.expand_as(y), a.repeat(1, y.size(1), 2),
+                                               a.expand(y.size(0), -1, -1))),
+        [small, seq], dynamic={"in1": {1: "seq"}}, types="-> (Tensor[(?, seq, 8), float32]")
+    add("dyn_pad", Fn(lambda s, y: (F.pad(y, (0, 0, y.size(1) - 2, 1), value=0.25),
+                                    F.pad(y, (1, y.size(1) - 3), mode="replicate"))),
+        [seq], dynamic={"in0": {1: "seq"}})
+    add("dyn_slice", Fn(lambda s, y: (y[:, : y.size(1) - 1] * 2, y[:, y.size(1) // 2:, 2:7:2], y[:, 1:][:, :, : y.size(1)])),
+        [seq], dynamic={"in0": {1: "seq"}})
+    add("dyn_full_range", Fn(lambda s, y: (torch.zeros(y.shape) + y, y.new_ones(y.size(1), 3) * 2,
+                                           torch.arange(y.size(1)) * 3, torch.arange(1, y.size(1) * 2, 2).float())),
+        [seq], dynamic={"in0": {1: "seq"}})
+    add("gather_runtime_indices", Fn(lambda s, x, i, j: (x[i], torch.index_select(x, 1, j), x[:, i[1]], x[i[2:]] * 2, x[:, j])),
+        [rand(6, 5, seed=31), np.array([4, -1, 0, 2], dtype=np.int64), np.array([3, 1, 4], dtype=np.int64)])
+    add("prelu_broadcast", Fn(lambda s, x: (s.p1(x), F.prelu(x[0, 0], s.w)), p1=nn.PReLU(1, 0.3),
+                              w=nn.Parameter(torch.from_numpy(rand(9, seed=32)))), [x4])
     return m
 
 
@@ -240,6 +274,13 @@ def hand_cases():
     out.append(("split_input", make_model("g", [helper.make_node("Split", ["x", "sp"], ["y0", "y1", "y2"], axis=2)],
                                           [("x", x3)], ["y0", "y1", "y2"], 13, [sp]), [x3],
                 [x3[:, :, :1], x3[:, :, 1:3], x3[:, :, 3:]], 0, 0))
+    s1, s2 = rand(9, seed=34), rand(4, 1, 9, seed=35)  # slopes along the last axis, not per channel
+    nodes = [helper.make_node("PRelu", ["x", "s1"], ["y1"]), helper.make_node("PRelu", ["x", "s2"], ["y2"])]
+    inits = [helper.make_tensor("s1", TensorProto.FLOAT, s1.shape, s1.flatten()),
+             helper.make_tensor("s2", TensorProto.FLOAT, s2.shape, s2.flatten())]
+    x4 = rand(2, 4, 9, 9, seed=36)
+    out.append(("prelu_broadcast_slopes", make_model("g", nodes, [("x", x4)], ["y1", "y2"], 13, inits), [x4],
+                [np.where(x4 < 0, x4 * s1, x4), np.where(x4 < 0, x4 * s2, x4)], 0, 0))
     c = helper.make_node("Constant", [], ["c"], value_ints=[4, 3])
     r = helper.make_node("Reshape", ["x", "c"], ["y"])
     out.append(("constant_ints", make_model("g", [c, r], [("x", a)], ["y"], 13), [a], [a.reshape(4, 3)], 0, 0))
@@ -276,7 +317,7 @@ def run_rly(rly, case, path, folder, mode, extra=()):
              **{f"in{i}": x for i, x in enumerate(case.inputs)})
     outp = os.path.join(folder, f"{case.name}_{mode}_out.npz")
     args = ", ".join(f"%in{i}" for i in range(len(case.inputs)))
-    lines = [] if extra else [f":import {path}"]
+    lines = [] if extra else [f":import {path}"] + ([":type @main"] if case.types else [])
     lines += [f":load-tensor %in{i} {folder}/{case.name}_in.npz in{i}" for i in range(len(case.inputs))]
     lines += [f"let %y = @main({args});", f":save %y {outp}"]
     script = os.path.join(folder, f"{case.name}_{mode}.rly")
@@ -285,6 +326,9 @@ def run_rly(rly, case, path, folder, mode, extra=()):
     r = subprocess.run([rly, "--exec", mode, *extra, script], capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip() or r.stdout.strip())
+    if case.types and case.types not in r.stdout:
+        sig = [ln for ln in r.stdout.splitlines() if ln.startswith("fn (")]
+        raise RuntimeError(f"@main's type should contain {case.types!r}, got {sig}")
     got = np.load(outp)
     if len(case.expected) == 1:
         return [got["y"]]
@@ -331,6 +375,70 @@ def walk_through(rly, folder):
     return ok, f"max error {err:.3g}"
 
 
+TRANSFORMER_LENGTHS = (1, 5, 17, 64)
+TRANSFORMER_ATOL = 2e-5  # absolute, on outputs of order 1 (layer-normed)
+
+
+def kernel_listings(stdout):
+    """The kernels each `:kernels` listing in stdout names, one list per listing."""
+    listings = []
+    for line in stdout.splitlines():
+        if line.startswith("kernel ") and "signature" in line:
+            listings.append([])
+        elif listings and line.startswith("@"):
+            listings[-1].append(line.split()[0])
+    return listings
+
+
+def transformer(rly, folder):
+    """torch.nn.TransformerEncoderLayer (d_model 32, 4 heads, feed-forward 64, batch_first,
+    dropout 0, eval mode, random weights) exported once with a dynamic sequence axis, imported
+    once per execution mode and run on sequences of TRANSFORMER_LENGTHS: every output must match
+    PyTorch's within TRANSFORMER_ATOL, @main's type must keep the size variable `seq`, and in the
+    jit mode the kernels compiled for the first length must serve every other one (`:kernels`
+    lists the same kernels after each length).  Yields (ok, message) per mode."""
+    torch.manual_seed(3)
+    mod = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True).eval()
+    path = os.path.join(folder, "transformer.onnx")
+    # PyTorch's fused inference kernel (which has no ONNX form) is used only without autograd
+    with torch.enable_grad():
+        torch.onnx.export(mod, (torch.from_numpy(rand(1, 3, 32, seed=50)),), path, opset_version=13,
+                          input_names=["in0"], dynamic_axes={"in0": {1: "seq"}})
+    xs = {f"x{n}": rand(1, n, 32, seed=50 + n) for n in TRANSFORMER_LENGTHS}
+    inputs = os.path.join(folder, "transformer_in.npz")
+    np.savez(inputs, **xs)
+    for mode in MODES:
+        lines = [f":import {path}", ":type @main"]
+        for n in TRANSFORMER_LENGTHS:
+            lines += [f":load-tensor %x{n} {inputs} x{n}", f"let %y{n} = @main(%x{n});",
+                      f":save %y{n} {folder}/transformer_{mode}_{n}.npy", ":kernels"]
+        script = os.path.join(folder, f"transformer_{mode}.rly")
+        with open(script, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = subprocess.run([rly, "--exec", mode, script], capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            yield False, f"[{mode}] rly failed: {(r.stderr.strip() or r.stdout.strip())[-800:]}"
+            continue
+        want = "fn (Tensor[(1, seq, 32), float32]) -> Tensor[(1, seq, 32), float32]"
+        if want not in r.stdout:
+            yield False, f"[{mode}] @main's type is not {want}"
+            continue
+        errs = []
+        for n in TRANSFORMER_LENGTHS:
+            ref = mod(torch.from_numpy(xs[f"x{n}"])).numpy()
+            got = np.load(os.path.join(folder, f"transformer_{mode}_{n}.npy"))
+            errs.append(float(np.abs(got - ref).max()) if got.shape == ref.shape else float("inf"))
+        msg = f"[{mode}] lengths {TRANSFORMER_LENGTHS}: max errors " + ", ".join(f"{e:.3g}" for e in errs)
+        ok = max(errs) <= TRANSFORMER_ATOL
+        if mode == "jit":
+            kl = kernel_listings(r.stdout)
+            same = len(kl) == len(TRANSFORMER_LENGTHS) and kl[0] and all(k == kl[0] for k in kl)
+            msg += f"; {len(kl[0]) if kl else 0} kernels for every length" if same else \
+                f"; the kernels changed with the length: {[len(k) for k in kl]}"
+            ok = ok and bool(same)
+        yield ok, msg
+
+
 def main():
     args = [a for a in sys.argv[1:]]
     verbose = "-v" in args
@@ -340,10 +448,10 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="onnx_torch_") as folder:
         cases = []
-        for name, mod, inputs, opset, atol, rtol, dynamic in torch_cases():
+        for name, mod, inputs, opset, atol, rtol, dynamic, types in torch_cases():
             if only and only not in name:
                 continue
-            c = Case(name, atol, rtol)
+            c = Case(name, atol, rtol, types)
             c.inputs = inputs
             c.path, c.expected = export_torch(name, mod, inputs, opset, folder, dynamic)
             cases.append(c)
@@ -393,6 +501,10 @@ def main():
                 else:
                     passed += 1
                     print(f"ok   resnet18 [--import -o, --params]: max error {worst:.3g}")
+        if not only or only in "transformer_dynamic_seq":
+            for ok, msg in transformer(rly, folder):
+                passed, failed = passed + ok, failed + (not ok)
+                print(("ok   " if ok else "FAIL ") + "transformer_dynamic_seq " + msg)
         if not only or only in "walk-through":
             ok, msg = walk_through(rly, folder)
             passed, failed = passed + ok, failed + (not ok)

@@ -19,7 +19,7 @@ runs with `rly`, and the printed value is compared:
 Cases: the seed 002 lecture's linear0, relu0 and linear1 at full size, the
 whole MLP, matmul and transpose with size variables, a softmax with alloc
 buffers and reductions, a padded 1-D convolution (select), integer
-division and casts, float64 intrinsics, several outputs, loops from a
+division and casts, reinterpret (bit casts), float64 intrinsics, several outputs, loops from a
 begin (a stencil over the interior, a reduction over the second half).
 Every case runs in three modes: `interp` (RLY_EXEC=interp, the TIR
 interpreter), `jit` (the LLVM JIT with contraction off, RLY_JIT_CONTRACT=0:
@@ -207,6 +207,17 @@ INTS = """prim @ints(%A: Buffer[(n), int32], %B: Buffer[(n), int32], %F: Buffer[
 }
 """
 
+BITS = """prim @bits(%F: Buffer[(n), float32], %D: Buffer[(n), float64], %Q: Buffer[(3, n), int32],
+           %R: Buffer[(n), float32]) {
+  for %i in grid(n) {
+    %Q[0, %i] = reinterpret[int32](%F[%i]);
+    %Q[1, %i] = int32(shift_right(reinterpret[int64](%D[%i]), 32i64));
+    %Q[2, %i] = int32(shift_right(reinterpret[uint32](%F[%i]), 23u32));
+    %R[%i] = reinterpret[float32](%Q[0, %i] + 1);
+  }
+}
+"""
+
 F64 = """prim @f64(%X: Buffer[(n), float64], %Y: Buffer[(5, n), float64]) {
   for %i in unrolled(n) {
     %Y[0, %i] = sigmoid(%X[%i]);
@@ -338,6 +349,12 @@ def cases(rng):
     q = np.stack([trunc_div(a, b), (a - trunc_div(a, b) * b).astype(np.int32),
                   np.trunc(fl).astype(np.int32), (a.astype(np.uint8).astype(np.int32) + np.abs(b))])
     out.append(Case("ints", INTS, [a, b, fl], [(4, 12)], ["int32"], [q]))
+    fb = np.concatenate([f32(rng.standard_normal(6) * 100), f32([0.0, -0.0, 1e38, -1e-38, 1e-40, -2.5])])
+    db = np.concatenate([rng.standard_normal(6) * 1e10, [0.0, -0.0, np.inf, -1.0, 5e-324, 2.0]])
+    qb = np.stack([fb.view(np.int32), (db.view(np.int64) >> 32).astype(np.int32),
+                   (fb.view(np.uint32) >> 23).astype(np.int32)])
+    out.append(Case("reinterpret", BITS, [fb, db], [(3, 12), (12,)], ["int32", "float32"],
+                    [qb, (fb.view(np.int32) + 1).view(np.float32)], callee="bits"))
     xd = rng.standard_normal(8)
     yd = np.stack([1 / (1 + np.exp(-xd)), np.tanh(xd), np.sqrt(np.abs(xd)), np.abs(xd) ** 0.75,
                    xd.astype(np.float32).astype(np.float64)])

@@ -130,6 +130,34 @@ static void check_all_or_nothing(rly_session *s) {
 /* The checks in order: jit and interp results against C and each other, a
  * pass then jit again, a located error for a bad definition, that the
  * session keeps working after errors, and that loads are all or nothing. */
+/* Sessions one after another: the kernels the first compiled must not be
+ * taken for the second's (its IR may reuse the freed memory), and the
+ * second still runs its own definitions compiled. */
+static void check_sessions_in_turn(void) {
+  static const char *const defs[] = {
+      "def @k(%x: Tensor[(4), float32]) { add(%x, 1f) }\n",
+      "def @k(%x: Tensor[(4), float32]) { multiply(%x, 3f) }\n",
+      "def @k(%x: Tensor[(4), float32]) { add(%x, 1f) }\n",
+  };
+  static const float want[][4] = {{2, 3, 4, 5}, {3, 6, 9, 12}, {2, 3, 4, 5}};
+  for (int i = 0; i < 3; i++) {
+    rly_session *t = rly_open(0);
+    float x[4] = {1, 2, 3, 4};
+    int64_t shape[1] = {4};
+    DLTensor in = tensor_f32(x, 1, shape);
+    DLManagedTensor *res = NULL;
+    int n = 0, ok = t && rly_load_text(t, "<k>", defs[i]) == 0 &&
+                    rly_set_exec(t, RLY_EXEC_JIT) == 0 &&
+                    rly_call(t, "k", &in, 1, &res, 1, &n) == 0;
+    ok = ok && n == 1;
+    for (int j = 0; ok && j < 4; j++) ok = ((const float *)res->dl_tensor.data)[j] == want[i][j];
+    if (res) res->deleter(res);
+    check(ok, i == 1 ? "a second session runs its own @k compiled"
+                     : "a session after a closed one runs its own @k compiled");
+    rly_close(t);
+  }
+}
+
 int main(void) {
   rly_session *s = rly_open(0);
   check(s != NULL, "rly_open");
@@ -166,6 +194,7 @@ int main(void) {
       "calling an unknown function is an error naming it");
   check_all_or_nothing(s);
   rly_close(s);
+  check_sessions_in_turn();
   printf("embed: %s\n", failures ? "FAILED" : "ok");
   return failures ? 1 : 0;
 }

@@ -3,7 +3,9 @@ tests/kernels_numpy.py's namespace: Case, @gen, rand_float/rand_int/rand_of,
 ULP_ and RTOL_ tables, trunc_div, ref64, erf64 come from there).
 
 New generators: the inverse and hyperbolic trig functions, the fast_
-functions (computed as exp, tanh, erf), trunc_divide and trunc_mod.  Ops
+functions (TVM's float32 approximations, emulated step by step in numpy
+float32, and their accuracy against the exact functions), trunc_divide and
+trunc_mod.  Ops
 whose generators live in kernels_numpy.py (bitwise ops, shifts, floor_mod,
 logical_xor, isnan/isinf/isfinite, trunc, copy, sin, cos, tan, atan, log2,
 log10) get more cases here through extend(): the dtypes those leave out
@@ -56,8 +58,7 @@ def edge_floats(dt):
 DOMAIN_UNARY = {
     "asin": (np.arcsin, 1.2), "acos": (np.arccos, 1.2), "atanh": (np.arctanh, 1.2),
     "sinh": (np.sinh, 4.0), "cosh": (np.cosh, 4.0), "asinh": (np.arcsinh, 50.0),
-    "acosh": (np.arccosh, 5.0), "fast_exp": (np.exp, 4.0), "fast_tanh": (np.tanh, 4.0),
-    "fast_erf": (erf64, 3.0),
+    "acosh": (np.arccosh, 5.0),
 }
 
 
@@ -77,6 +78,96 @@ def g_domain_unary(op):
         x = rand_int((3, 4), dt, lo=-5 if dt in SIGNED else 0, hi=5, edges=False)
         with np.errstate(all="ignore"):
             yield Case(op, "", [x], [cast_ref(f(x.astype(np.float64)), dt)])
+
+
+# ── fast_exp, fast_tanh, fast_erf: TVM's float32 approximations ──
+# The constants of ops/fast_math.h; the same float32 operations in the same
+# order, so on float32 (and float16, computed in float32 and rounded) the
+# emulation is the expected result bit for bit.  float64 computes the exact
+# functions.
+
+FAST_EXP_P = [1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1,
+              5.0000001201E-1]
+FAST_TANH = (9.0, [-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                   5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03],
+             [1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03])
+FAST_ERF = (4.0, [-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+                  -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02],
+            [-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
+             -1.42647390514189e-02])
+
+
+def fast_exp32(x):
+    """Clamp, n = floor(x log2 e + 1/2), f = x - n ln 2, 1 + f + f^2 P(f), times 2^n from its
+    exponent bits, max with x."""
+    F = np.float32
+    x = np.asarray(x, F)
+    with np.errstate(all="ignore"):
+        c = np.maximum(np.minimum(x, F(88.3762626647950)), F(-88.3762626647949))
+        n = np.floor(c * F(1.44269504088896341) + F(0.5))
+        f = c - n * F(0.6931471805599453)
+        y = F(FAST_EXP_P[0])
+        for p in FAST_EXP_P[1:]:
+            y = y * f + F(p)
+        y = y * f * f + f + F(1)
+        two_n = (np.nan_to_num(n + F(127)).astype(np.int32) << 23).view(F)
+        return np.maximum(two_n * y, x)
+
+
+def fast_rational32(x, clamp, P, Q):
+    """x P(x^2) / Q(x^2) on x clamped to [-clamp, clamp], Horner from the highest degree."""
+    F = np.float32
+    x = np.asarray(x, F)
+    with np.errstate(all="ignore"):
+        x = np.maximum(np.minimum(x, F(clamp)), F(-clamp))
+        x2 = x * x
+        num, den = x2 * F(P[0]) + F(P[1]), x2 * F(Q[0]) + F(Q[1])
+        for p in P[2:]:
+            num = x2 * num + F(p)
+        for q in Q[2:]:
+            den = x2 * den + F(q)
+        return x * num / den
+
+
+# op: (the float32 approximation, the exact function, the valid range, the stated accuracy:
+# relative error <= rtol * (1 + slope |x|), beyond the rounding of the exact result).
+# fast_exp reduces its argument in float32 (n ln 2 is rounded), so its error grows with |x|:
+# 1e-7 + 7e-8 |x| (1.7e-7 for |x| <= 1, 8e-7 at |x| = 10, 6.3e-6 at the ends); below -87.3 results leave
+# float32's normal range (they flush to 0 from about -88), above 88.3 they overflow.
+# fast_tanh and fast_erf stay within 5e-7 everywhere (their clamps are where float32 reaches +-1).
+FAST = {
+    "fast_exp": (fast_exp32, np.exp, (-87.3, 88.3), 1e-7, 0.7),
+    "fast_tanh": (lambda x: fast_rational32(x, *FAST_TANH), np.tanh, (-12.0, 12.0), 5e-7, 0.0),
+    "fast_erf": (lambda x: fast_rational32(x, *FAST_ERF), erf64, (-6.0, 6.0), 5e-7, 0.0),
+}
+
+
+@gen(*FAST)
+def g_fast(op):
+    approx, exact, (lo, hi), rtol, slope = FAST[op]
+    for dt in FLOATS:
+        for scale in (1.0, 4.0, 30.0):
+            x = rand_float(rand_shape(maxdim=6), dt, scale=scale)
+            if dt == np.float64:
+                yield Case(op, "", [x], [ref64(exact, x, dt=dt)], "ulp", n=ULP_TRANSCENDENTAL[dt])
+            else:
+                yield Case(op, "", [x], [approx(x.astype(np.float32)).astype(dt)])
+        x = edge_floats(dt)
+        yield Case(op, "", [x], [ref64(exact, x, dt=dt)] if dt == np.float64 else
+                   [approx(x.astype(np.float32)).astype(dt)], "ulp" if dt == np.float64 else "exact",
+                   n=ULP_TRANSCENDENTAL[dt])
+        yield Case(op, "", [np.zeros((2, 0, 3), dt)], [np.zeros((2, 0, 3), dt)])
+    # The accuracy over the valid range, against the exact function in float64.
+    x = np.concatenate([np.linspace(lo, hi, 4001), RNG.uniform(lo, hi, 2000), RNG.uniform(-1, 1, 1000),
+                        [0.0, -0.0, 1e-30, -1e-30, 1e-40]]).astype(np.float32)
+    e = ref64(exact, x, dt=np.float64)
+    yield Case(op, "", [x], [e.astype(np.float32)], "tol", rtol=rtol,
+               scale=[np.abs(e) * (1 + slope * np.abs(x.astype(np.float64)))],
+               atol=float(np.finfo(np.float32).tiny))
+    for dt in ALL_INT:  # computed in double, converted back with the cast rules
+        x = rand_int((3, 4), dt, lo=-5 if dt in SIGNED else 0, hi=5, edges=False)
+        with np.errstate(all="ignore"):
+            yield Case(op, "", [x], [cast_ref(exact(x.astype(np.float64)), dt)])
 
 
 def g_float_math_ints(op):

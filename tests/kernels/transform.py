@@ -37,7 +37,7 @@ def factor_shape(total, rank):
 
 @gen("reshape_like")
 def g_reshape_like(op):
-    for dt in ALL:
+    for i, dt in enumerate(ALL):
         s = list(rand_shape(rank=int(RNG.integers(1, 4)), maxdim=4))
         n = len(s)
         lb = int(RNG.integers(0, n + 1))
@@ -45,7 +45,7 @@ def g_reshape_like(op):
         part = int(np.prod(s[lb:le]))
         mid = factor_shape(part, int(RNG.integers(1, 3))) if part else [0]
         pre, post = [int(v) for v in RNG.integers(1, 4, int(RNG.integers(0, 2)))], [2]
-        like = np.zeros(pre + mid + post, np.int8)
+        like = np.zeros(pre + mid + post, np.int8 if i % 2 else np.int32)
         x = rand_of(tuple(s), dt)
         out = tuple(s[:lb]) + tuple(mid) + tuple(s[le:])
         kw = dict(lhs_begin=lb - n if lb < n and RNG.random() < .3 else lb, rhs_begin=len(pre),
@@ -129,21 +129,21 @@ def g_reinterpret(op):
 @gen("slice_like")
 def g_slice_like(op):
     for dt in ALL:
-        for _ in range(2):
+        for ldt in (np.int8, np.float32):
             shape = rand_shape(rank=int(RNG.integers(1, 4)))
             like = tuple(int(RNG.integers(0, d + 1)) for d in shape)[:int(RNG.integers(1, len(shape) + 1))]
             x = rand_of(shape, dt)
             if RNG.random() < .5:
                 idx = tuple(slice(0, d) for d in like)
                 extra = (1,) * int(RNG.integers(0, 2)) if len(like) == len(shape) else ()  # ignored dims
-                yield Case(op, "", [x, np.zeros(like + extra, np.int8)], [x[idx]])
+                yield Case(op, "", [x, np.zeros(like + extra, ldt)], [x[idx]])
             else:
                 axes = sorted(RNG.choice(len(like), int(RNG.integers(1, len(like) + 1)), replace=False).tolist())
                 idx = [slice(None)] * len(shape)
                 for a in axes:
                     idx[a] = slice(0, like[a])
                 axes = [a - len(shape) if RNG.random() < .3 else a for a in axes]
-                yield Case(op, attrs_text(axes=axes), [x, np.zeros(like, np.int8)], [x[tuple(idx)]])
+                yield Case(op, attrs_text(axes=axes), [x, np.zeros(like, ldt)], [x[tuple(idx)]])
     x = np.zeros((2, 3), np.float32)
     yield Case(op, "", [x, np.zeros((2, 4))], "larger than the data's")
     yield Case(op, "axes=[1]", [x, np.zeros((2,))], "axis 1 is past the rank 1")

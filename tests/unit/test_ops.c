@@ -313,6 +313,7 @@ static const char *const expected_ops[] = {
     "nn.conv3d",
     "nn.conv1d_transpose",
     "nn.conv2d_transpose",
+    "nn.contrib_conv2d_NCHWc",
     "nn.max_pool1d",
     "nn.avg_pool1d",
     "nn.max_pool3d",
@@ -382,6 +383,15 @@ static const char *const expected_ops[] = {
     "dyn.nn.pad",
     "dyn.image.resize2d",
     /* end image, vision and dyn */
+    "on_device",
+    "device_copy",
+    "call_lowered",
+    "memory.alloc_storage",
+    "memory.alloc_tensor",
+    "memory.kill",
+    "vm.shape_of",
+    "vm.reshape_tensor",
+    "vm.invoke_tvm_op",
 };
 // clang-format on
 

@@ -519,11 +519,13 @@ static void test_binding_rules(void) {
   char *r = rendered();
   CHECK_HAS(r, "a variable is bound with `let`");
   free(r);
-  /* attrs_type_key on a non-operator call is TVM bookkeeping: dropped */
+  /* attributes on a non-operator call (TVM's attrs_type_key) are kept */
   e = parse_expr(M, &D,
                  src("let %f = fn (%x: float32) { %x }; %f(1f, attrs_type_key=\"relay.attrs.X\")"),
                  NULL);
-  CHECK(e && e->u.let.body->kind == EX_CALL && !e->u.let.body->u.call.attrs);
+  CHECK(e && e->u.let.body->kind == EX_CALL && e->u.let.body->u.call.attrs &&
+        e->u.let.body->u.call.attrs->n == 1 &&
+        strcmp(e->u.let.body->u.call.attrs->keys[0], "attrs_type_key") == 0);
   /* free_var lines at column 1 in a script belong to the expression after them */
   ParseResult pr =
       parse_script(M, &D, src("free_var %a: float32;\nfree_var %b: float32;\nadd(%a, %b)\n"), NULL);

@@ -116,6 +116,15 @@ def main():
                                          [("x", [2, 3]), ("s", [2], INT64)], ["y"]))
     write(d, "runtime_repeats.onnx", model([node("Tile", ["x", "r"], ["y"], "tile0")],
                                            [("x", [2, 3]), ("r", [2], INT64)], ["y"]))
+    write(d, "runtime_repeats_rank.onnx", model([node("Tile", ["x", "r"], ["y"], "tile0")],
+                                                [("x", [2, 3]), ("r", [3], INT64)], ["y"]))
+    write(d, "runtime_expand.onnx", model([node("Expand", ["x", "s"], ["y"], "expand0")],
+                                          [("x", [1, 3]), ("s", [2], INT64)], ["y"]))
+    write(d, "runtime_expand_rank.onnx", model([node("Expand", ["x", "s"], ["y"], "expand0")],
+                                               [("x", [1, 3]), ("s", ["n"], INT64)], ["y"]))
+    write(d, "runtime_pads_axes.onnx", model([node("Pad", ["x", "p", "", "a"], ["y"], "pad0")],
+                                             [("x", [2, 3]), ("p", [2], INT64), ("a", [1], INT64)], ["y"],
+                                             opset=18))
     write(d, "ill_typed.onnx", model([node("Add", ["x", "z"], ["y"], "add0")], [("x", [2, 3]), ("z", [4])], ["y"]))
     write(d, "size_vars.onnx", model([node("Relu", ["x"], ["y"])], [("x", ["batch", 4])], ["y"]))
 

@@ -1,0 +1,82 @@
+// ort_run.js — times one ONNX model on ONNX Runtime's CPU provider, for
+// bench/cnn.py.
+//
+// usage: node ort_run.js MODULES_DIR MODEL.onnx INPUT.npy THREADS RUNS OUT.bin
+//
+// MODULES_DIR holds node_modules/onnxruntime-node.  The input is a float32
+// .npy file fed to the model's first input; intra- and inter-op threads are
+// both THREADS.  Three warm-up runs, then RUNS timed runs; prints one JSON
+// object: {threads, runs, median_ms, min_ms, output_shape}, and writes the
+// first output's float32 data to OUT.bin (for the comparison with PyTorch).
+"use strict";
+const fs = require("fs");
+const path = require("path");
+
+// A float32 little-endian C-order .npy file: {shape, data}.
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  if (buf.toString("latin1", 1, 6) !== "NUMPY") throw new Error(`${file}: not a .npy file`);
+  const major = buf[6];
+  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = (major === 1 ? 10 : 12) + hlen;
+  const header = buf.toString("latin1", major === 1 ? 10 : 12, start);
+  if (!/'descr':\s*'<f4'/.test(header) || /'fortran_order':\s*True/.test(header))
+    throw new Error(`${file}: expected float32 in C order, got ${header.trim()}`);
+  const shape = header
+    .match(/'shape':\s*\(([^)]*)\)/)[1]
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length)
+    .map(Number);
+  const bytes = buf.subarray(start);
+  const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+  return { shape, data };
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+async function main() {
+  const [modules, model, input, threadsArg, runsArg, out] = process.argv.slice(2);
+  if (!out) {
+    console.error("usage: node ort_run.js MODULES_DIR MODEL.onnx INPUT.npy THREADS RUNS OUT.bin");
+    process.exit(2);
+  }
+  const ort = require(path.join(path.resolve(modules), "node_modules", "onnxruntime-node"));
+  const threads = Number(threadsArg), runs = Number(runsArg);
+  const session = await ort.InferenceSession.create(model, {
+    executionProviders: ["cpu"],
+    intraOpNumThreads: threads,
+    interOpNumThreads: threads,
+    graphOptimizationLevel: "all",
+  });
+  const x = readNpy(input);
+  const feeds = { [session.inputNames[0]]: new ort.Tensor("float32", x.data, x.shape) };
+  let result;
+  for (let i = 0; i < 3; i++) result = await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    result = await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  const y = result[session.outputNames[0]];
+  fs.writeFileSync(out, Buffer.from(y.data.buffer, y.data.byteOffset, y.data.byteLength));
+  console.log(
+    JSON.stringify({
+      threads,
+      runs,
+      median_ms: median(times),
+      min_ms: Math.min(...times),
+      output_shape: y.dims,
+    }),
+  );
+}
+
+main().catch((e) => {
+  console.error(String(e && e.stack ? e.stack : e));
+  process.exit(1);
+});

@@ -1,0 +1,426 @@
+/* compute_conv.c — compute rules (ops/compute.h) of nn.conv2d (materialized).
+ *
+ * The fast schedule (fast math on, float32/float64, static shapes, groups 1
+ * or depthwise) is a blocked direct convolution: the output channels are
+ * cut into blocks of OB = one vector register of lanes (16 float32 lanes
+ * with AVX-512, 8 with AVX2: lc_vector_bytes), and a register tile of T
+ * output columns x OB channels (T accumulators) sums, over input channels
+ * and kernel taps, a broadcast input element times a vector of OB weights.
+ * The operands are packed per call: the input into a zero-padded
+ * XP[n, cb, hp, wp, ci] (padding becomes zeros, so the inner loops have no
+ * tests), the weights into WP[ob, cb, kh, kw, ci, oi] (the OB output
+ * channels of a block contiguous); depthwise convolutions (groups =
+ * channels = outputs) pack channels into blocks of OB lanes and multiply
+ * lanes by lanes.  Accumulators are in the operands' dtype (as dense's),
+ * so results agree with the reference kernel (float64 sums) within
+ * rounding.
+ *
+ * Everything else (grouped convolutions, sizes known at run time, fast
+ * math off) uses the general rule: a float64 accumulator row per output
+ * row, vectorized over the row, summing in the reference kernel's order,
+ * so it agrees with it bit for bit. */
+#include <string.h>
+
+#include "ops/compute.h"
+#include "ops/families.h"
+#include "ops/nn_int.h"
+
+/* Register tile widths (output columns) by vector width: AVX-512 has 32
+ * vector registers, AVX2 16. */
+enum { TILE_WIDE = 14, TILE_NARROW = 12, TILE_MIN = 4 };
+
+typedef struct Conv {
+  const LTensor *x, *w;
+  int64_t s[2], p[2], d[2]; /* p: the padding before (top, left); the rest sizes the output */
+  PrimExpr *H, *W, *C, *KH, *KW, *OH, *OW;
+  PrimExpr *cg, *og; /* channels per group: input (the weight's I), output */
+  int64_t groups;
+} Conv;
+
+static PrimExpr *V(LowerCx *L, TirVar *v) { return lc_var(L, v); }
+static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
+static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
+static PrimExpr *I(LowerCx *L, int64_t v) { return lc_int(L, v); }
+
+/* The conv2d attributes through the relation's readers (ops/nn_int.h):
+ * strides, dilation, the padding before each dim, and the layouts, which
+ * the relation allows only as NCHW / OIHW. */
+static bool conv_attrs(LowerCx *L, const Expr *call, Conv *c) {
+  RelCtx cx;
+  nn_call_ctx(&cx, lc_arena(L), call);
+  NnWindow w = {.S = 2};
+  if (!nn_window_attrs(&cx, call->u.call.attrs, &w))
+    return lc_fail(L, "nn.conv2d: %s", cx.err), false;
+  for (int i = 0; i < 2; i++) c->s[i] = w.stride[i], c->d[i] = w.dil[i], c->p[i] = w.lo[i];
+  const char *dl = op_attr_str(lc_arena(L), call, "data_layout");
+  const char *kl = op_attr_str(lc_arena(L), call, "kernel_layout");
+  const char *ol = op_attr_str(lc_arena(L), call, "out_layout");
+  if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || (ol[0] && strcmp(ol, "NCHW")))
+    return lc_fail(L, "nn.conv2d: layout"), false;
+  return true;
+}
+
+/* ───────────────────────── the blocked schedule ───────────────────────── */
+
+typedef struct Blocked Blocked;
+/* Writes one result element: output channel block ob, lane l (the channel
+ * ob * OB + l), row oh, column ow. */
+typedef void (*StoreFn)(LowerCx *L, const Blocked *k, PrimExpr *n, PrimExpr *ob, PrimExpr *l,
+                        PrimExpr *oh, PrimExpr *ow, PrimExpr *v);
+
+struct Blocked {
+  const LTensor *x, *w;
+  int64_t xblock; /* x is NCHW (0) or NCHW<xblock>c */
+  bool wblocked;  /* w is OIHW<cb>i<lanes>o (else OIHW) */
+  DType dt;
+  PrimExpr *N;
+  int64_t C, H, W, O, KH, KW, OH, OW, s[2], d[2], p[2];
+  int lanes;        /* output channels per block (vector lanes) */
+  int cb;           /* input channels per block of XP */
+  int64_t nob, ncb; /* output and input channel blocks */
+  int tile;         /* output columns per register tile */
+  bool depthwise;   /* lanes x lanes products; XP's blocks are the output's */
+  Buffer *xp, *wp;
+  StoreFn store;
+  Buffer *out;
+};
+
+/* The widest tile up to the register budget that divides OW (no leftover
+ * tile), else the budget itself. */
+static int pick_tile(int64_t ow) {
+  int max = lc_vector_bytes() >= 64 ? TILE_WIDE : TILE_NARROW;
+  for (int t = max; t >= TILE_MIN; t--)
+    if (ow % t == 0) return t;
+  return ow < max ? (int)ow : max;
+}
+
+/* acc[t, l] += XP(...) * WP(...) over the input channel ci of block icb at
+ * tap (a, b), for the T columns of the tile starting at ow0. */
+static void tile_step(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
+                      PrimExpr *oh, PrimExpr *ow0, PrimExpr *icb, PrimExpr *ci, PrimExpr *a,
+                      PrimExpr *b) {
+  TirVar *t = lc_tvar(L, "t", I(L, T)), *l = lc_tvar(L, "l", I(L, k->lanes));
+  PrimExpr *h = add(L, mul(L, oh, I(L, k->s[0])), mul(L, a, I(L, k->d[0])));
+  PrimExpr *w = add(L, mul(L, add(L, ow0, V(L, t)), I(L, k->s[1])), mul(L, b, I(L, k->d[1])));
+  PrimExpr *xi[5] = {n, icb, h, w, k->depthwise ? V(L, l) : ci};
+  PrimExpr *wi[6] = {ob, icb, a, b, ci, V(L, l)};
+  if (k->depthwise) wi[1] = wi[4] = I(L, 0);
+  PrimExpr *ai[2] = {V(L, t), V(L, l)};
+  lc_open(L);
+  lc_open(L);
+  PrimExpr *prod = mul(L, lc_load(L, k->xp, 5, xi), lc_load(L, k->wp, 6, wi));
+  lc_store(L, acc, 2, ai, add(L, lc_load(L, acc, 2, ai), prod));
+  lc_for(L, LOOP_VECTORIZED, l, I(L, k->lanes), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, t, I(L, T), lc_close(L));
+}
+
+/* One register tile: zero T x lanes accumulators, sum over the input
+ * channels and taps, hand each sum to the store function. */
+static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
+                      PrimExpr *oh, PrimExpr *ow0) {
+  PrimExpr *lanes = I(L, k->lanes);
+  TirVar *t = lc_tvar(L, "t", I(L, T)), *l = lc_tvar(L, "l", lanes);
+  PrimExpr *ai[2] = {V(L, t), V(L, l)};
+  lc_open(L);
+  lc_open(L);
+  lc_store(L, acc, 2, ai, lc_lit(L, k->dt, 0));
+  lc_for(L, LOOP_VECTORIZED, l, lanes, lc_close(L));
+  lc_for(L, LOOP_UNROLLED, t, I(L, T), lc_close(L));
+  TirVar *icb = lc_tvar(L, "cb", I(L, k->ncb)), *a = lc_tvar(L, "a", I(L, k->KH)),
+         *b = lc_tvar(L, "b", I(L, k->KW)), *ci = lc_tvar(L, "ci", I(L, k->cb));
+  bool dw = k->depthwise;
+  for (int i = 0; i < (dw ? 2 : 4); i++) lc_open(L);
+  tile_step(L, k, acc, T, n, ob, oh, ow0, dw ? ob : V(L, icb), dw ? NULL : V(L, ci), V(L, a),
+            V(L, b));
+  if (!dw) lc_for(L, LOOP_RANGE, ci, I(L, k->cb), lc_close(L));
+  lc_for(L, LOOP_RANGE, b, I(L, k->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, I(L, k->KH), lc_close(L));
+  if (!dw) lc_for(L, LOOP_RANGE, icb, I(L, k->ncb), lc_close(L));
+  /* the last channel block may be partial: a shorter lane loop */
+  PrimExpr *width = lanes;
+  if (k->O % k->lanes)
+    width = lc_call(L, PI_MIN, lanes, lc_bin(L, PB_SUB, I(L, k->O), mul(L, ob, lanes)), NULL);
+  TirVar *t2 = lc_tvar(L, "t", I(L, T)), *l2 = lc_tvar(L, "l", lanes);
+  PrimExpr *a2[2] = {V(L, t2), V(L, l2)};
+  lc_open(L);
+  lc_open(L);
+  k->store(L, k, n, ob, V(L, l2), oh, add(L, ow0, V(L, t2)), lc_load(L, acc, 2, a2));
+  lc_for(L, LOOP_VECTORIZED, l2, width, lc_close(L));
+  lc_for(L, LOOP_UNROLLED, t2, I(L, T), lc_close(L));
+}
+
+/* The loops over the output: batch, channel blocks (parallel), rows, then
+ * whole tiles along the row and one shorter tile for what is left. */
+static void blocked_loops(LowerCx *L, const Blocked *k) {
+  int T = k->tile;
+  int64_t full = k->OW / T, rest = k->OW % T;
+  TirVar *n = lc_tvar(L, "n", k->N), *ob = lc_tvar(L, "ob", I(L, k->nob)),
+         *oh = lc_tvar(L, "oh", I(L, k->OH)), *tw = lc_tvar(L, "tw", I(L, full));
+  lc_open(L); /* n */
+  lc_open(L); /* ob */
+  PrimExpr *tshape[2] = {I(L, T), I(L, k->lanes)};
+  Buffer *acc = lc_alloc(L, "acc", k->dt, 2, tshape);
+  lc_open(L); /* oh */
+  lc_open(L); /* tw */
+  tile_body(L, k, acc, T, V(L, n), V(L, ob), V(L, oh), mul(L, V(L, tw), I(L, T)));
+  lc_for(L, LOOP_RANGE, tw, I(L, full), lc_close(L));
+  if (rest) tile_body(L, k, acc, (int)rest, V(L, n), V(L, ob), V(L, oh), I(L, full * T));
+  lc_for(L, LOOP_RANGE, oh, I(L, k->OH), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, ob, I(L, k->nob), lc_close(L));
+  lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
+}
+
+/* The input element (n, c, h, w) of x, NCHW or (xblock > 0) NCHW<xblock>c. */
+static PrimExpr *x_at(LowerCx *L, const Blocked *k, PrimExpr *n, PrimExpr *c, PrimExpr *h,
+                      PrimExpr *w) {
+  PrimExpr *xi[5] = {n, c, h, w};
+  if (k->xblock) {
+    PrimExpr *f = I(L, k->xblock);
+    xi[1] = lc_bin(L, PB_DIV, c, f), xi[4] = lc_bin(L, PB_MOD, c, f);
+  }
+  return lc_at(L, k->x, xi);
+}
+
+/* XP[n, c / cb, h + p0, w + p1, c % cb] = x(n, c, h, w); the rest of XP
+ * (padding, channels past C) keeps the alloc's zeros. */
+static Buffer *pack_input(LowerCx *L, const Blocked *k) {
+  int64_t hp = (k->OH - 1) * k->s[0] + (k->KH - 1) * k->d[0] + 1;
+  int64_t wp = (k->OW - 1) * k->s[1] + (k->KW - 1) * k->d[1] + 1;
+  if (hp < k->H + k->p[0]) hp = k->H + k->p[0];
+  if (wp < k->W + k->p[1]) wp = k->W + k->p[1];
+  /* already in place: blocked by cb, a buffer, no padding needed */
+  if (k->x->buf && k->xblock == k->cb && !k->p[0] && !k->p[1] && hp == k->H && wp == k->W)
+    return k->x->buf;
+  PrimExpr *shape[5] = {k->N, I(L, k->ncb), I(L, hp), I(L, wp), I(L, k->cb)};
+  Buffer *xp = lc_alloc(L, "XP", k->dt, 5, shape);
+  TirVar *n = lc_tvar(L, "n", k->N), *h = lc_tvar(L, "h", I(L, k->H)),
+         *ch = lc_tvar(L, "c", I(L, k->C)), *w = lc_tvar(L, "w", I(L, k->W));
+  for (int i = 0; i < 4; i++) lc_open(L);
+  PrimExpr *cb = I(L, k->cb);
+  PrimExpr *pi[5] = {V(L, n), lc_bin(L, PB_DIV, V(L, ch), cb), add(L, V(L, h), I(L, k->p[0])),
+                     add(L, V(L, w), I(L, k->p[1])), lc_bin(L, PB_MOD, V(L, ch), cb)};
+  lc_store(L, xp, 5, pi, x_at(L, k, V(L, n), V(L, ch), V(L, h), V(L, w)));
+  lc_for(L, LOOP_RANGE, w, I(L, k->W), lc_close(L));
+  lc_for(L, LOOP_RANGE, ch, I(L, k->C), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, h, I(L, k->H), lc_close(L));
+  lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
+  return xp;
+}
+
+/* WP[ob, cb, a, b, ci, l] = w[ob * lanes + l, cb * CB + ci, a, b] (zero
+ * past O); depthwise: WP[ob, 0, a, b, 0, l] = w[ob * lanes + l, 0, a, b].
+ * An OIHW weight is packed; a blocked one is used as it is. */
+static Buffer *pack_weights(LowerCx *L, const Blocked *k) {
+  if (k->wblocked && k->w->buf) return k->w->buf;
+  PrimExpr *lanes = I(L, k->lanes);
+  int64_t ncb = k->depthwise ? 1 : k->ncb, cb = k->depthwise ? 1 : k->cb;
+  PrimExpr *shape[6] = {I(L, k->nob), I(L, ncb), I(L, k->KH), I(L, k->KW), I(L, cb), lanes};
+  Buffer *wp = lc_alloc(L, "WP", k->dt, 6, shape);
+  TirVar *ob = lc_tvar(L, "ob", I(L, k->nob)), *l = lc_tvar(L, "l", lanes),
+         *vb = lc_tvar(L, "cb", I(L, ncb)), *ci = lc_tvar(L, "ci", I(L, cb)),
+         *a = lc_tvar(L, "a", I(L, k->KH)), *b = lc_tvar(L, "b", I(L, k->KW));
+  PrimExpr *o = add(L, mul(L, V(L, ob), lanes), V(L, l));
+  PrimExpr *pi[6] = {V(L, ob), V(L, vb), V(L, a), V(L, b), V(L, ci), V(L, l)};
+  PrimExpr *wi[6] = {o, add(L, mul(L, V(L, vb), I(L, cb)), V(L, ci)), V(L, a), V(L, b)};
+  if (k->wblocked) memcpy(wi, pi, sizeof wi); /* an inline blocked weight, copied */
+  for (int i = 0; i < 7; i++) lc_open(L);     /* ob, cb, a, b, ci, l, if */
+  lc_store(L, wp, 6, pi, lc_at(L, k->w, wi));
+  lc_if(L, lc_bin(L, PB_LT, o, I(L, k->O)), lc_close(L));
+  lc_for(L, LOOP_RANGE, l, lanes, lc_close(L));
+  lc_for(L, LOOP_RANGE, ci, I(L, cb), lc_close(L));
+  lc_for(L, LOOP_RANGE, b, I(L, k->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, I(L, k->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, vb, I(L, ncb), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, ob, I(L, k->nob), lc_close(L));
+  return wp;
+}
+
+/* out[n, ob, oh, ow, l] = v (a blocked result: the tile's stores are
+ * contiguous along the lanes, which keeps LLVM's SLP vectorizer on the
+ * lane axis). */
+static void store_blocked(LowerCx *L, const Blocked *k, PrimExpr *n, PrimExpr *ob, PrimExpr *l,
+                          PrimExpr *oh, PrimExpr *ow, PrimExpr *v) {
+  PrimExpr *oi[5] = {n, ob, oh, ow, l};
+  lc_store(L, k->out, 5, oi, v);
+}
+
+/* out[n, o, oh, ow] = yb[n, o / lanes, oh, ow, o % lanes]: the blocked
+ * result back to NCHW, rows in parallel. */
+static void unpack_output(LowerCx *L, const Blocked *k, Buffer *yb, Buffer *out) {
+  TirVar *n = lc_tvar(L, "n", k->N), *o = lc_tvar(L, "o", I(L, k->O)),
+         *oh = lc_tvar(L, "oh", I(L, k->OH)), *ow = lc_tvar(L, "ow", I(L, k->OW));
+  for (int i = 0; i < 4; i++) lc_open(L);
+  PrimExpr *lanes = I(L, k->lanes);
+  PrimExpr *yi[5] = {V(L, n), lc_bin(L, PB_DIV, V(L, o), lanes), V(L, oh), V(L, ow),
+                     lc_bin(L, PB_MOD, V(L, o), lanes)};
+  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)};
+  lc_store(L, out, 4, oi, lc_load(L, yb, 5, yi));
+  lc_for(L, LOOP_VECTORIZED, ow, I(L, k->OW), lc_close(L));
+  lc_for(L, LOOP_RANGE, oh, I(L, k->OH), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, o, I(L, k->O), lc_close(L));
+  lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
+}
+
+/* The sizes and attributes shared by both ops' blocked schedules. */
+static void blocked_init(LowerCx *L, Blocked *k, const Conv *c, DType dt) {
+  k->x = c->x, k->w = c->w, k->dt = dt, k->N = c->x->shape[0];
+  k->KH = lc_const(c->KH), k->KW = lc_const(c->KW);
+  k->OH = lc_const(c->OH), k->OW = lc_const(c->OW);
+  for (int i = 0; i < 2; i++) k->s[i] = c->s[i], k->d[i] = c->d[i], k->p[i] = c->p[i];
+  k->tile = pick_tile(k->OW);
+  (void)L;
+}
+
+/* Emits the packing, the tiles and (NCHW results) the unpacking. */
+static bool blocked_emit(LowerCx *L, Blocked *k, Buffer *out, bool nchw_out) {
+  k->xp = pack_input(L, k);
+  k->wp = pack_weights(L, k);
+  Buffer *yb = out;
+  if (nchw_out) {
+    PrimExpr *yshape[5] = {k->N, I(L, k->nob), I(L, k->OH), I(L, k->OW), I(L, k->lanes)};
+    yb = lc_alloc(L, "YB", k->dt, 5, yshape);
+  }
+  if (!k->xp || !k->wp || !yb) return false;
+  k->store = store_blocked, k->out = yb;
+  blocked_loops(L, k);
+  if (nchw_out) unpack_output(L, k, yb, out);
+  return true;
+}
+
+/* The blocked schedule of an NCHW / OIHW convolution with static sizes:
+ * false (nothing emitted) when it does not apply. */
+static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
+  int64_t C = lc_const(c->C), H = lc_const(c->H), W = lc_const(c->W), O = lc_const(c->og);
+  int64_t KH = lc_const(c->KH), KW = lc_const(c->KW), cg = lc_const(c->cg);
+  if (!lc_fast_math(L) || C < 0 || H < 0 || W < 0 || O < 0 || KH < 0 || KW < 0 || cg < 0)
+    return false;
+  bool dw = c->groups > 1 && cg == 1 && c->groups == C && O == 1;
+  if (c->groups != 1 && !dw) return false;
+  Blocked k = {.C = C, .H = H, .W = W, .O = O * c->groups, .depthwise = dw};
+  blocked_init(L, &k, c, dt);
+  k.lanes = lc_vector_bytes() / dtype_bytes(dt);
+  k.nob = (k.O + k.lanes - 1) / k.lanes;
+  k.cb = dw ? k.lanes : (int)C, k.ncb = dw ? k.nob : 1;
+  return blocked_emit(L, &k, out, true);
+}
+
+/* ───────────────────────── the general rule ───────────────────────── */
+
+/* Input position of output o and tap t along one dim. */
+static PrimExpr *conv_pos(LowerCx *L, const Conv *c, int dim, PrimExpr *o, PrimExpr *t) {
+  PrimExpr *p = lc_bin(L, PB_SUB, mul(L, o, lc_int(L, c->s[dim])), lc_int(L, c->p[dim]));
+  return add(L, p, mul(L, t, lc_int(L, c->d[dim])));
+}
+
+static PrimExpr *inside(LowerCx *L, PrimExpr *p, PrimExpr *size) {
+  return lc_bin(L, PB_AND, lc_bin(L, PB_GE, p, lc_int(L, 0)), lc_bin(L, PB_LT, p, size));
+}
+
+/* for ci, a (if the row is inside), b, ow: acc[ow] += w * x (skipping
+ * columns outside), the reference's order for each output pixel. */
+static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimExpr *o,
+                     PrimExpr *oh) {
+  TirVar *ci = lc_tvar(L, "c", c->cg), *a = lc_tvar(L, "a", c->KH), *b = lc_tvar(L, "b", c->KW),
+         *ow = lc_tvar(L, "ow", c->OW);
+  PrimExpr *h = conv_pos(L, c, 0, oh, V(L, a)), *wp = conv_pos(L, c, 1, V(L, ow), V(L, b));
+  PrimExpr *wc = lc_call(L, PI_MAX, lc_int(L, 0),
+                         lc_call(L, PI_MIN, wp, lc_bin(L, PB_SUB, c->W, lc_int(L, 1)), NULL), NULL);
+  /* the input channel: the group's first (o / og * cg) plus ci */
+  PrimExpr *first = c->groups == 1 ? lc_int(L, 0) : mul(L, lc_bin(L, PB_DIV, o, c->og), c->cg);
+  PrimExpr *xi[4] = {n, add(L, first, V(L, ci)), h, wc}, *wi[4] = {o, V(L, ci), V(L, a), V(L, b)};
+  PrimExpr *ai = V(L, ow), *cur = lc_load(L, acc, 1, &ai);
+  PrimExpr *prod = mul(L, lc_cast(L, DT_FLOAT64, lc_at(L, c->w, wi)),
+                       lc_cast(L, DT_FLOAT64, lc_at(L, c->x, xi)));
+  for (int i = 0; i < 5; i++) lc_open(L); /* ci, a, if, b, ow */
+  lc_store(L, acc, 1, &ai, lc_call(L, PI_SELECT, inside(L, wp, c->W), add(L, cur, prod), cur));
+  lc_for(L, LOOP_VECTORIZED, ow, c->OW, lc_close(L));
+  lc_for(L, LOOP_RANGE, b, c->KW, lc_close(L));
+  lc_if(L, inside(L, h, c->H), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, c->KH, lc_close(L));
+  lc_for(L, LOOP_RANGE, ci, c->cg, lc_close(L));
+}
+
+/* The general schedule: for each output row a float64 accumulator row is
+ * built by conv_row, then stored vectorized; output channels in parallel. */
+static void conv2d_general(LowerCx *L, const Conv *c, Buffer *out) {
+  PrimExpr *N = c->x->shape[0], *O = c->w->shape[0];
+  TirVar *n = lc_tvar(L, "n", N), *o = lc_tvar(L, "o", O), *oh = lc_tvar(L, "oh", c->OH),
+         *ow = lc_tvar(L, "ow", c->OW);
+  for (int i = 0; i < 3; i++) lc_open(L); /* n, o, oh */
+  PrimExpr *row = c->OW;
+  Buffer *acc = lc_alloc(L, "acc", DT_FLOAT64, 1, &row);
+  conv_row(L, c, acc, V(L, n), V(L, o), V(L, oh));
+  lc_open(L);
+  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)}, *ai = V(L, ow);
+  lc_store(L, out, 4, oi, lc_load(L, acc, 1, &ai));
+  lc_for(L, LOOP_VECTORIZED, ow, c->OW, lc_close(L));
+  lc_for(L, LOOP_RANGE, oh, c->OH, lc_close(L));
+  lc_for(L, LOOP_PARALLEL, o, O, lc_close(L));
+  lc_for(L, LOOP_RANGE, n, N, lc_close(L));
+}
+
+/* nn.conv2d: the blocked schedule when it applies, else the general one.
+ * The output size must be static (it sizes the accumulators). */
+LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  Conv c = {.x = in[0], .w = in[1]};
+  if (nin != 2 || in[0]->ndim != 4 || in[1]->ndim != 4 || !conv_attrs(L, call, &c)) return NULL;
+  DType dt = in[0]->dtype;
+  if (!dtype_is_float(dt) || !lc_dtype_ok(dt) || in[1]->dtype != dt)
+    return lc_fail(L, "nn.conv2d on %s", dtype_name(dt));
+  const Type *ty = lc_result_type(call);
+  if (ty->u.tensor.dims[2].kind != DIM_CONST || ty->u.tensor.dims[3].kind != DIM_CONST)
+    return lc_fail(L, "nn.conv2d: output size known only at run time");
+  c.C = in[0]->shape[1], c.H = in[0]->shape[2], c.W = in[0]->shape[3];
+  c.KH = in[1]->shape[2], c.KW = in[1]->shape[3];
+  c.groups = op_attr_int(call, "groups");
+  c.cg = in[1]->shape[1];
+  c.og = lc_bin(L, PB_DIV, in[1]->shape[0], lc_int(L, c.groups));
+  if (lc_const(in[1]->shape[0]) >= 0) c.og = lc_int(L, lc_const(in[1]->shape[0]) / c.groups);
+  c.OH = lc_int(L, ty->u.tensor.dims[2].value), c.OW = lc_int(L, ty->u.tensor.dims[3].value);
+  PrimExpr *shape[4] = {in[0]->shape[0], in[1]->shape[0], c.OH, c.OW};
+  Buffer *out = lc_result_buffer(L, call, dt, 4, shape);
+  if (!out) return NULL;
+  if (!conv2d_blocked(L, &c, dt, out)) conv2d_general(L, &c, out);
+  return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
+}
+
+/* nn.contrib_conv2d_NCHWc: the blocked schedule on blocked operands (the
+ * data repacked only when it needs padding or another channel block, the
+ * weight used as it is).  Fast math off or sizes known only at run time:
+ * no rule (the op runs on its reference kernel). */
+LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  if (nin != 2 || in[0]->ndim != 5 || in[1]->ndim != 6)
+    return lc_fail(L, "nn.contrib_conv2d_NCHWc of this rank");
+  DType dt = in[0]->dtype;
+  if (!dtype_is_float(dt) || !lc_dtype_ok(dt) || in[1]->dtype != dt || !lc_fast_math(L))
+    return lc_fail(L, "nn.contrib_conv2d_NCHWc on %s (or exact math)", dtype_name(dt));
+  RelCtx cx;
+  nn_call_ctx(&cx, lc_arena(L), call);
+  NnWindow win = {.S = 2};
+  int64_t cb, ib, ob;
+  if (!nn_window_attrs(&cx, call->u.call.attrs, &win) ||
+      !nn_layout_nchwc(op_attr_str(lc_arena(L), call, "data_layout"), &cb) ||
+      !nn_layout_oihwio(op_attr_str(lc_arena(L), call, "kernel_layout"), &ib, &ob))
+    return lc_fail(L, "nn.contrib_conv2d_NCHWc: attributes");
+  const Type *ty = lc_result_type(call);
+  int64_t d[9] = {lc_const(in[0]->shape[1]), lc_const(in[0]->shape[2]), lc_const(in[0]->shape[3]),
+                  lc_const(in[1]->shape[0]), lc_const(in[1]->shape[1]), lc_const(in[1]->shape[2]),
+                  lc_const(in[1]->shape[3])};
+  for (int i = 0; i < 7; i++)
+    if (d[i] < 0) return lc_fail(L, "nn.contrib_conv2d_NCHWc: sizes known only at run time");
+  if (ty->u.tensor.dims[2].kind != DIM_CONST || ty->u.tensor.dims[3].kind != DIM_CONST)
+    return lc_fail(L, "nn.contrib_conv2d_NCHWc: sizes known only at run time");
+  int64_t groups = op_attr_int(call, "groups");
+  Conv c = {.x = in[0], .w = in[1], .KH = in[1]->shape[2], .KW = in[1]->shape[3]};
+  for (int i = 0; i < 2; i++) c.s[i] = win.stride[i], c.d[i] = win.dil[i], c.p[i] = win.lo[i];
+  c.OH = lc_int(L, ty->u.tensor.dims[2].value), c.OW = lc_int(L, ty->u.tensor.dims[3].value);
+  Blocked k = {.C = d[0] * cb, .H = d[1], .W = d[2], .O = d[3] * ob, .depthwise = groups > 1};
+  blocked_init(L, &k, &c, dt);
+  k.xblock = cb, k.wblocked = true, k.lanes = (int)ob, k.nob = d[3];
+  k.cb = (int)(k.depthwise ? ob : ib), k.ncb = k.depthwise ? d[3] : d[4];
+  PrimExpr *shape[5] = {in[0]->shape[0], in[1]->shape[0], c.OH, c.OW, lc_int(L, ob)};
+  Buffer *out = lc_result_buffer(L, call, dt, 5, shape);
+  if (!out || !blocked_emit(L, &k, out, false))
+    return lc_failed(L) ? NULL : lc_fail(L, "no buffer");
+  return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
+}

@@ -1,0 +1,38 @@
+/* device.c — op family "device": the annotations TVM's device planning
+ * (PlanDevices) leaves in a program.
+ *
+ *   on_device(%x, virtual_device=meta[VirtualDevice][0], constrain_result=True)
+ *   device_copy(%x, src_virtual_device=meta[VirtualDevice][0],
+ *               dst_virtual_device=meta[VirtualDevice][1])
+ *
+ * rly has one device (the host CPU), so both are the identity on a value of
+ * any type: the type of the result is the argument's, and the evaluator
+ * returns the argument itself (OP_IDENTITY).  The device attributes are
+ * kept as written (a meta reference into the `#[metadata]` section, which
+ * the parser checks, or None) so the program prints back unchanged. */
+#include "ops/families.h"
+
+static Type *rel_identity(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                          const Attrs *attrs) {
+  (void)cx, (void)nargs, (void)values, (void)attrs;
+  return args[0];
+}
+
+static const OpAttrSpec on_device_attrs[] = {{"virtual_device", AV_EXPR, "None"},
+                                             {"constrain_result", AV_BOOL, "False"},
+                                             {"constrain_body", AV_BOOL, "True"},
+                                             {0}};
+
+static const OpAttrSpec device_copy_attrs[] = {
+    {"src_virtual_device", AV_EXPR, "None"}, {"dst_virtual_device", AV_EXPR, "None"}, {0}};
+
+const OpDef ops_family_device[] = {
+    {"on_device", 1, 1, OPAT_OPAQUE, on_device_attrs, rel_identity,
+     "on_device(x, virtual_device=, constrain_result=): x, placed on a device (identity)", false,
+     .flags = OP_IDENTITY},
+    {"device_copy", 1, 1, OPAT_OPAQUE, device_copy_attrs, rel_identity,
+     "device_copy(x, src_virtual_device=, dst_virtual_device=): x copied between devices "
+     "(identity)",
+     false, .flags = OP_IDENTITY},
+    {0},
+};

@@ -1,0 +1,288 @@
+/* alter_layout.c — AlterOpLayout (after TVM's, for x86): convolutions move
+ * to the blocked layouts of nn.contrib_conv2d_NCHWc, and the elementwise
+ * ops and pools after them follow, so the layout changes between them
+ * cancel.
+ *
+ * Rules (x NCHW, float, static shapes; lanes = the host's vector width in
+ * elements, ops/compute.h's lc_vector_bytes):
+ *   conv2d       nn.conv2d(x, w) (NCHW / OIHW, groups 1 or depthwise) →
+ *                layout_transform(%y, "NCHW<o>c", "NCHW") with
+ *                %y = nn.contrib_conv2d_NCHWc(xb, layout_transform(w, "OIHW",
+ *                "OIHW<i>i<o>o")); xb is the blocked form of x when it has
+ *                one (below), else layout_transform(x, "NCHW", "NCHW<i>c").
+ *                o: lanes when it divides the output channels, else the
+ *                largest divisor up to lanes; i: x's block when it has one,
+ *                else chosen the same way (depthwise: i = o = x's block, and
+ *                the weight is OIHW1i<o>o)
+ *   pointwise    op(x1, ...) for an elementwise op (the elemwise family,
+ *                nn.relu, nn.leaky_relu) of one or two operands, when one is
+ *                blocked: the op on the blocked forms (the other operand a
+ *                scalar, a per-channel tensor reshaped to (1, C/c, 1, 1,
+ *                c), or an NCHW tensor of x's shape transformed) →
+ *                layout_transform(%y, "NCHW<c>c", "NCHW")
+ *   bias_add     nn.bias_add(x, b) of a blocked x: add with b reshaped
+ *   pool         nn.max_pool2d, nn.avg_pool2d, nn.global_max_pool2d,
+ *                nn.global_avg_pool2d with layout NCHW of a blocked x: the
+ *                same with layout NCHW<c>c
+ *   cancel       layout_transform(layout_transform(x, A, B), B, A) → x
+ * "x has a blocked form" means x is a variable bound to
+ * layout_transform(%t, "NCHW<c>c", "NCHW") with %t a variable: the graph
+ * form TVM's text and the ONNX importer use (`%3 = nn.conv2d(...);`).
+ * A transform back to NCHW that nothing uses any more goes with the dead
+ * bindings; the weights' transforms are calls on constants, which
+ * FoldConstant evaluates once (the weights are then stored blocked). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/walk.h"
+#include "ops/compute.h"
+#include "ops/nn_int.h"
+#include "passes/graph_int.h"
+
+typedef struct Blk {
+  Expr *inner; /* the blocked value (a variable, copied for each use) */
+  int64_t c;   /* its channel block */
+} Blk;
+
+static const char *nchwc(Graph *g, int64_t c) {
+  return arena_printf(g->a, "NCHW%lldc", (long long)c);
+}
+
+/* The attributes of a call with some keys set to strings (added if
+ * missing). */
+static Attrs *attrs_with(Graph *g, const Attrs *in, int n, const char **keys, const char **vals) {
+  int have = in ? in->n : 0, extra = 0;
+  for (int k = 0; k < n; k++) extra += !attrs_get(in, keys[k]);
+  Attrs *at = attrs_new(g->a, have + extra);
+  for (int i = 0; i < have; i++) at->keys[i] = in->keys[i], at->vals[i] = in->vals[i];
+  int next = have;
+  for (int k = 0; k < n; k++) {
+    int slot = next;
+    for (int i = 0; i < have; i++)
+      if (strcmp(in->keys[i], keys[k]) == 0) slot = i;
+    if (slot == next) next++;
+    at->keys[slot] = keys[k], at->vals[slot] = attr_str(g->a, vals[k]);
+  }
+  return at;
+}
+
+static Expr *transform(Graph *g, Expr *x, const char *src, const char *dst, Span sp) {
+  const char *keys[2] = {"src_layout", "dst_layout"}, *vals[2] = {src, dst};
+  return graph_call1(g, GOP_LAYOUT_TRANSFORM, x, attrs_with(g, NULL, 2, keys, vals), sp);
+}
+
+/* The blocked form of a rewritten argument (see the top). */
+static bool blocked_arg(Graph *g, Expr *arg, Blk *b) {
+  if (arg->kind != EX_VAR) return false;
+  Expr *v = graph_value(g, arg);
+  if (!graph_is_call(v, GOP_LAYOUT_TRANSFORM)) return false;
+  const char *src = op_attr_str(g->a, v, "src_layout"), *dst = op_attr_str(g->a, v, "dst_layout");
+  Expr *in = v->u.call.args[0];
+  if (strcmp(dst, "NCHW") != 0 || !nn_layout_nchwc(src, &b->c) || in->kind != EX_VAR) return false;
+  b->inner = graph_copy(g, in);
+  return true;
+}
+
+/* The channel block for n channels: the vector width when it divides n,
+ * else the largest divisor of n below it. */
+static int64_t pick_block(int64_t n, DType dt) {
+  int64_t lanes = lc_vector_bytes() / dtype_bytes(dt);
+  for (int64_t b = lanes; b > 1; b--)
+    if (n % b == 0) return b;
+  return 1;
+}
+
+/* `let %y = value; layout_transform(%y, "NCHW<c>c", "NCHW")`, reported. */
+static Expr *back_to_nchw(Graph *g, const char *rule, Expr *e, RwBlock *blk, Expr *value,
+                          int64_t c) {
+  if (!value->ty) {
+    rw_block_free(blk);
+    return NULL;
+  }
+  Expr *y = graph_bind(g, blk, value, e->span);
+  Expr *out = transform(g, y, nchwc(g, c), "NCHW", e->span);
+  Type *ty = out->ty;
+  out = rw_block_finish(g->a, blk, out);
+  out->ty = ty;
+  graph_report(g, rule, e, out);
+  return out;
+}
+
+static const char *str_attr(Graph *g, const Expr *call, const char *key) {
+  return op_attr_str(g->a, call, key);
+}
+
+/* A float NCHW tensor type with static dims. */
+static bool nchw_static(const Type *t) {
+  return t && t->kind == TY_TENSOR && t->u.tensor.ndim == 4 && graph_static(t) &&
+         dtype_is_float(t->u.tensor.dtype);
+}
+
+/* ───────────────────────────── conv2d ───────────────────────────── */
+
+static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
+  Expr *x = r->u.call.args[0], *w = r->u.call.args[1];
+  const Type *xt = graph_tensor_of(x), *wt = graph_tensor_of(w), *yt = graph_tensor_of(r);
+  const char *ol = str_attr(g, r, "out_layout"), *od = str_attr(g, r, "out_dtype");
+  if (!nchw_static(xt) || !nchw_static(wt) || !nchw_static(yt) ||
+      wt->u.tensor.dtype != xt->u.tensor.dtype || strcmp(str_attr(g, r, "data_layout"), "NCHW") ||
+      strcmp(str_attr(g, r, "kernel_layout"), "OIHW") || (ol[0] && strcmp(ol, "NCHW")) ||
+      (od[0] && strcmp(od, dtype_name(xt->u.tensor.dtype))))
+    return r;
+  DType dt = xt->u.tensor.dtype;
+  int64_t C = xt->u.tensor.dims[1].value, O = wt->u.tensor.dims[0].value;
+  int64_t cg = wt->u.tensor.dims[1].value, groups = op_attr_int(r, "groups");
+  bool dw = groups > 1 && groups == C && cg == 1 && O == C;
+  if (groups != 1 && !dw) return r;
+  Blk b;
+  bool have = blocked_arg(g, x, &b) && C % b.c == 0;
+  int64_t cb = have ? b.c : pick_block(C, dt);
+  int64_t ob = dw ? cb : pick_block(O, dt);
+  RwBlock blk = {0};
+  Expr *xb = have ? b.inner : transform(g, x, "NCHW", nchwc(g, cb), e->span);
+  const char *kl = arena_printf(g->a, "OIHW%lldi%lldo", (long long)(dw ? 1 : cb), (long long)ob);
+  Expr *args[2] = {xb, transform(g, w, "OIHW", kl, e->span)};
+  const char *keys[3] = {"data_layout", "kernel_layout", "out_layout"};
+  const char *vals[3] = {nchwc(g, cb), kl, nchwc(g, ob)};
+  Expr *conv = graph_call(g, GOP_CONV2D_NCHWC, 2, args,
+                          attrs_with(g, r->u.call.attrs, 3, keys, vals), e->span);
+  Expr *out = back_to_nchw(g, "conv2d", e, &blk, conv, ob);
+  return out ? out : r;
+}
+
+/* ───────────────────────────── pointwise ───────────────────────────── */
+
+static bool pointwise_op(const Expr *r) {
+  if (r->kind != EX_CALL || r->u.call.fn->kind != EX_OP) return false;
+  int op = r->u.call.fn->u.op.index, n = r->u.call.nargs;
+  if (graph_is_call(r, GOP_RELU) || graph_is_call(r, GOP_LEAKY_RELU)) return true;
+  const OpDef *d = ops_get(op);
+  const char *fam = ops_family(op);
+  return d && fam && strcmp(fam, "elemwise") == 0 && n >= 1 && n <= 2 &&
+         (d->pattern == OPAT_ELEMWISE || d->pattern == OPAT_BROADCAST);
+}
+
+static bool same_shape(const Type *a, const Type *b) {
+  if (!graph_static(a) || !graph_static(b) || a->u.tensor.ndim != b->u.tensor.ndim) return false;
+  for (int i = 0; i < a->u.tensor.ndim; i++)
+    if (a->u.tensor.dims[i].value != b->u.tensor.dims[i].value) return false;
+  return true;
+}
+
+/* The other operand of a pointwise op with a blocked one (x: its NCHW
+ * type, c: the block) in the blocked layout, or NULL. */
+static Expr *other_blocked(Graph *g, Expr *o, const Type *x, int64_t c, Span sp) {
+  Blk b;
+  if (blocked_arg(g, o, &b)) return b.c == c ? b.inner : NULL;
+  const Type *t = graph_tensor_of(o);
+  int64_t cc;
+  if (!graph_static(t)) return NULL;
+  if (t->u.tensor.ndim == 0) return o;
+  if (same_shape(t, x)) return transform(g, o, "NCHW", nchwc(g, c), sp);
+  if (!graph_along_axis(t, x, 1, &cc)) return NULL;
+  int64_t C = x->u.tensor.dims[1].value;
+  int64_t shape[5] = {1, cc == 1 ? 1 : C / c, 1, 1, cc == 1 ? 1 : c};
+  Attrs *at = graph_attrs(g, 1);
+  graph_attr_ints(g, at, 0, "newshape", 5, shape);
+  return graph_call1(g, GOP_RESHAPE, o, at, sp);
+}
+
+static Expr *alter_pointwise(Graph *g, Expr *e, Expr *r) {
+  int n = r->u.call.nargs, k = -1;
+  Blk b[2];
+  for (int i = 0; i < n && k < 0; i++)
+    if (blocked_arg(g, r->u.call.args[i], &b[i])) k = i;
+  const Type *yt = graph_tensor_of(r);
+  if (k < 0 || !nchw_static(yt)) return r;
+  Expr *args[2];
+  for (int i = 0; i < n; i++) {
+    args[i] = i == k ? b[k].inner : other_blocked(g, r->u.call.args[i], yt, b[k].c, e->span);
+    if (!args[i]) return r;
+  }
+  /* the result must have the blocked operand's shape (no broadcast past it) */
+  if (!same_shape(graph_tensor_of(r->u.call.args[k]), yt)) return r;
+  Expr *call = graph_call_index(g, r->u.call.fn->u.op.index, n, args, r->u.call.attrs, e->span);
+  RwBlock blk = {0};
+  Expr *out = back_to_nchw(g, "pointwise", e, &blk, call, b[k].c);
+  return out ? out : r;
+}
+
+static Expr *alter_bias_add(Graph *g, Expr *e, Expr *r) {
+  Blk b;
+  const Type *yt = graph_tensor_of(r), *bt = graph_tensor_of(r->u.call.args[1]);
+  int64_t axis = op_attr_int(r, "axis");
+  if (!nchw_static(yt) || (axis != 1 && axis != -3) || !blocked_arg(g, r->u.call.args[0], &b) ||
+      !graph_static(bt) || bt->u.tensor.ndim != 1)
+    return r;
+  int64_t shape[5] = {1, yt->u.tensor.dims[1].value / b.c, 1, 1, b.c};
+  Attrs *at = graph_attrs(g, 1);
+  graph_attr_ints(g, at, 0, "newshape", 5, shape);
+  Expr *bias = graph_call1(g, GOP_RESHAPE, r->u.call.args[1], at, e->span);
+  RwBlock blk = {0};
+  Expr *out =
+      back_to_nchw(g, "bias_add", e, &blk, graph_call2(g, GOP_ADD, b.inner, bias, e->span), b.c);
+  return out ? out : r;
+}
+
+static Expr *alter_pool(Graph *g, Expr *e, Expr *r) {
+  Blk b;
+  const char *ol = str_attr(g, r, "out_layout");
+  if (strcmp(str_attr(g, r, "layout"), "NCHW") || (ol[0] && strcmp(ol, "NCHW")) ||
+      !blocked_arg(g, r->u.call.args[0], &b))
+    return r;
+  const char *keys[2] = {"layout", "out_layout"}, *vals[2] = {nchwc(g, b.c), nchwc(g, b.c)};
+  Attrs *at = attrs_with(g, r->u.call.attrs, ol[0] ? 2 : 1, keys, vals);
+  Expr *call = graph_call_index(g, r->u.call.fn->u.op.index, 1, &b.inner, at, e->span);
+  RwBlock blk = {0};
+  Expr *out = back_to_nchw(g, "pool", e, &blk, call, b.c);
+  return out ? out : r;
+}
+
+/* layout_transform(%v, B, A) with %v bound to layout_transform(x, A, B):
+ * x (a variable; the binding is then replaced by it). */
+static Expr *cancel(Graph *g, Expr *e, Expr *r) {
+  Expr *arg = r->u.call.args[0];
+  Expr *v = arg->kind == EX_VAR ? graph_value(g, arg) : NULL;
+  if (!graph_is_call(v, GOP_LAYOUT_TRANSFORM) || v->u.call.args[0]->kind != EX_VAR ||
+      strcmp(str_attr(g, v, "src_layout"), str_attr(g, r, "dst_layout")) ||
+      strcmp(str_attr(g, v, "dst_layout"), str_attr(g, r, "src_layout")))
+    return r;
+  Expr *x = graph_copy(g, v->u.call.args[0]);
+  graph_report(g, "cancel", e, x);
+  return x;
+}
+
+static Expr *rule(Graph *g, Expr *e, Expr *r) {
+  if (r->kind != EX_CALL || r->u.call.fn->kind != EX_OP) return r;
+  if (graph_is_call(r, GOP_CONV2D)) return alter_conv(g, e, r);
+  if (graph_is_call(r, GOP_BIAS_ADD)) return alter_bias_add(g, e, r);
+  if (graph_is_call(r, GOP_LAYOUT_TRANSFORM)) return cancel(g, e, r);
+  if (graph_is_call(r, GOP_MAX_POOL2D) || graph_is_call(r, GOP_AVG_POOL2D) ||
+      graph_is_call(r, GOP_GLOBAL_MAX_POOL2D) || graph_is_call(r, GOP_GLOBAL_AVG_POOL2D))
+    return alter_pool(g, e, r);
+  if (pointwise_op(r)) return alter_pointwise(g, e, r);
+  return r;
+}
+
+/* A binding the cancel rule turned into a variable: uses of it become
+ * that variable. */
+static Expr *subst(Graph *g, GraphLink *l) {
+  (void)g;
+  return l->value->kind == EX_VAR && l->value != l->orig->u.let.value ? l->value : NULL;
+}
+
+static const GraphHooks hooks = {.rule = rule, .subst = subst};
+
+Module *pass_alter_op_layout(PassCtx *pc, Module *in) { return graph_pass(pc, in, &hooks, NULL); }
+
+static bool conv_visit(void *ctx, Expr *e) {
+  if (e->kind == EX_OP && e->u.op.index == graph_op(GOP_CONV2D)) *(bool *)ctx = true;
+  return !*(bool *)ctx;
+}
+
+bool alter_op_layout_applies(const Module *m) {
+  bool found = false;
+  for (int i = 0; i < m->ndefs && !found; i++)
+    if (m->defs[i].kind == DEF_FUNC) expr_walk(m->defs[i].u.func->fn->body, conv_visit, &found);
+  return found;
+}

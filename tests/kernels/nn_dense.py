@@ -1,0 +1,37 @@
+"""More cases of nn.dense, nn.matmul and nn.batch_matmul for the compiled
+blocked schedule (ops/compute_nn.c; run in tests/kernels_numpy.py's
+namespace after nn.py: nn_extend, mm_case, rand_float, attrs_text come from
+there): row counts that leave a partial last block of register-tile rows
+(clamped), column counts that leave a partial last panel, enough panels for
+the panel-parallel partition (and few for the row-parallel one), batches
+with and without a broadcast operand.  References are numpy products in
+float64 with mm_case's tolerance."""
+
+
+def nn_dense_extra(op):
+    for dt in (np.float32, np.float64):
+        for m, k, n in ((13, 40, 130), (7, 33, 200), (64, 50, 128), (17, 20, 40), (5, 9, 300)):
+            x = rand_float((m, k), dt, specials=False)
+            w = rand_float((n, k), dt, specials=False)
+            yield mm_case(op, "", [x, w], x, w.T, dt)
+
+
+def nn_matmul_extra(op):
+    for ta, tb in ((False, False), (True, True)):
+        a = rand_float((16, 11) if ta else (11, 16), np.float32, specials=False)
+        b = rand_float((140, 16) if tb else (16, 140), np.float32, specials=False)
+        at, bt = (a.T if ta else a), (b.T if tb else b)
+        yield mm_case(op, attrs_text(transpose_a=ta, transpose_b=tb), [a, b], at, bt, np.float32)
+
+
+def nn_batch_matmul_extra(op):
+    for bb in (3, 1):
+        x = rand_float((3, 9, 12), np.float32, specials=False)
+        y = rand_float((bb, 150, 12), np.float32, specials=False)
+        yield mm_case(op, attrs_text(transpose_a=False, transpose_b=True), [x, y], x,
+                      np.swapaxes(y, 1, 2), np.float32)
+
+
+nn_extend("nn.dense", nn_dense_extra)
+nn_extend("nn.matmul", nn_matmul_extra)
+nn_extend("nn.batch_matmul", nn_batch_matmul_extra)
