@@ -57,7 +57,8 @@ typedef enum PrimBinOp {
  * Semantics beyond C's (the TIR interpreter and the JIT implement them
  * alike): max/min propagate NaN; shift_left by a count outside [0, bits)
  * gives 0, shift_right gives the sign fill (0 for unsigned); bitwise_not of
- * a bool is logical not; trunc rounds toward zero. */
+ * a bool is logical not; trunc rounds toward zero; nearbyint rounds to the
+ * nearest integer, ties to even. */
 // clang-format off
 #define PRIM_INTRINSICS(X)                                                            \
   X(PI_MAX, "max", 2, 'a')                                                            \
@@ -73,6 +74,7 @@ typedef enum PrimBinOp {
   X(PI_FLOOR, "floor", 1, 'f')                                                        \
   X(PI_CEIL, "ceil", 1, 'f')                                                          \
   X(PI_TRUNC, "trunc", 1, 'f')                                                        \
+  X(PI_NEARBYINT, "nearbyint", 1, 'f')                                                \
   X(PI_LOG2, "log2", 1, 'f')                                                          \
   X(PI_LOG10, "log10", 1, 'f')                                                        \
   X(PI_ERF, "erf", 1, 'f')                                                            \

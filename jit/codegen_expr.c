@@ -619,6 +619,8 @@ static LLVMValueRef math1_inline(Cg *c, PrimIntrinsic fn, LLVMTypeRef t, LLVMVal
   switch (fn) {
     case PI_TRUNC:
       return cg_intrinsic(c, "llvm.trunc", &t, 1, &v, 1);
+    case PI_NEARBYINT: /* ties to even, as nearbyint in the default rounding mode */
+      return cg_intrinsic(c, "llvm.roundeven", &t, 1, &v, 1);
     case PI_SQRT:
       return cg_intrinsic(c, "llvm.sqrt", &t, 1, &v, 1);
     case PI_FLOOR:

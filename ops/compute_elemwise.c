@@ -12,9 +12,10 @@
  * functions call the same libm functions as the kernels; the fast_ ones
  * are TVM's float32 approximations (ops/fast_math.h: the same float32
  * operations in the same order as the kernels), exp, tanh and erf on
- * float64.  Cases the TIR cannot express exactly (integer
- * division and remainders, whose zero divisors the kernels report, float
- * floor_divide, round, float math on integers, float16) are refused, so
+ * float64; floor_divide is numpy's divmod quotient and round is nearbyint
+ * (ties to even), as the kernels compute them.  Cases the TIR cannot
+ * express exactly (integer division and remainders, whose zero divisors
+ * the kernels report, float math on integers, float16) are refused, so
  * those calls stay with the reference kernels. */
 #include <math.h>
 #include <string.h>
@@ -24,31 +25,32 @@
 #include "ops/fast_math.h"
 
 /* X(kind, rule): the rule compute_<rule> (ops/families.h) lowers the kind. */
-#define BIN_KINDS(X)       \
-  X(B_ADD, add)            \
-  X(B_SUB, subtract)       \
-  X(B_MUL, multiply)       \
-  X(B_DIV, divide)         \
-  X(B_MOD, mod)            \
-  X(B_POW, power)          \
-  X(B_MAX, maximum)        \
-  X(B_MIN, minimum)        \
-  X(B_AND, logical_and)    \
-  X(B_OR, logical_or)      \
-  X(B_XOR, logical_xor)    \
-  X(B_EQ, equal)           \
-  X(B_NE, not_equal)       \
-  X(B_LT, less)            \
-  X(B_LE, less_equal)      \
-  X(B_GT, greater)         \
-  X(B_GE, greater_equal)   \
-  X(B_FLOORMOD, floor_mod) \
-  X(B_TDIV, trunc_divide)  \
-  X(B_TMOD, trunc_mod)     \
-  X(B_BAND, bitwise_and)   \
-  X(B_BOR, bitwise_or)     \
-  X(B_BXOR, bitwise_xor)   \
-  X(B_SHL, left_shift)     \
+#define BIN_KINDS(X)          \
+  X(B_ADD, add)               \
+  X(B_SUB, subtract)          \
+  X(B_MUL, multiply)          \
+  X(B_DIV, divide)            \
+  X(B_MOD, mod)               \
+  X(B_POW, power)             \
+  X(B_MAX, maximum)           \
+  X(B_MIN, minimum)           \
+  X(B_AND, logical_and)       \
+  X(B_OR, logical_or)         \
+  X(B_XOR, logical_xor)       \
+  X(B_EQ, equal)              \
+  X(B_NE, not_equal)          \
+  X(B_LT, less)               \
+  X(B_LE, less_equal)         \
+  X(B_GT, greater)            \
+  X(B_GE, greater_equal)      \
+  X(B_FLOORMOD, floor_mod)    \
+  X(B_FLOORDIV, floor_divide) \
+  X(B_TDIV, trunc_divide)     \
+  X(B_TMOD, trunc_mod)        \
+  X(B_BAND, bitwise_and)      \
+  X(B_BOR, bitwise_or)        \
+  X(B_BXOR, bitwise_xor)      \
+  X(B_SHL, left_shift)        \
   X(B_SHR, right_shift)
 
 typedef enum BinKind {
@@ -76,6 +78,7 @@ typedef enum BinKind {
   X(U_CLIP, clip, -1)               \
   X(U_CAST, cast, -1)               \
   X(U_TRUNC, trunc, -1)             \
+  X(U_ROUND, round, -1)             \
   X(U_COPY, copy, -1)               \
   X(U_BNOT, bitwise_not, -1)        \
   X(U_ISNAN, isnan, -1)             \
@@ -139,6 +142,25 @@ static PrimExpr *floor_mod_of(LowerCx *L, PrimExpr *a, PrimExpr *b, DType dt) {
   return sel(L, lc_bin(L, PB_NE, m, zero), moved, sel(L, b_neg, lc_lit(L, dt, -0.0), zero));
 }
 
+/* numpy's floor division of floats, as the kernel computes it (divmod):
+ * m = fmod(a, b) moved by b when the signs differ, the quotient (a - m) / b
+ * (less one when m moved) snapped to the nearest integer; a zero quotient
+ * takes the sign of a / b; division by zero gives a / b. */
+static PrimExpr *floor_div_of(LowerCx *L, PrimExpr *a, PrimExpr *b, DType dt) {
+  PrimExpr *zero = lc_lit(L, dt, 0), *one = lc_lit(L, dt, 1), *q = lc_bin(L, PB_DIV, a, b);
+  PrimExpr *m = lc_bin(L, PB_MOD, a, b), *div = lc_bin(L, PB_DIV, lc_bin(L, PB_SUB, a, m), b);
+  PrimExpr *moves = lc_bin(L, PB_AND, lc_bin(L, PB_NE, m, zero),
+                           lc_bin(L, PB_NE, lc_bin(L, PB_LT, b, zero), lc_bin(L, PB_LT, m, zero)));
+  div = sel(L, moves, lc_bin(L, PB_SUB, div, one), div);
+  PrimExpr *fl = lc_call(L, PI_FLOOR, div, NULL, NULL);
+  fl = sel(L, lc_bin(L, PB_GT, lc_bin(L, PB_SUB, div, fl), lc_lit(L, dt, 0.5)),
+           lc_bin(L, PB_ADD, fl, one), fl);
+  PrimExpr *signed_zero = sel(L, lc_bin(L, PB_LT, q, zero), lc_lit(L, dt, -0.0),
+                              sel(L, lc_bin(L, PB_GT, q, zero), zero, q));
+  PrimExpr *r = sel(L, lc_bin(L, PB_NE, div, zero), fl, signed_zero);
+  return sel(L, lc_bin(L, PB_EQ, b, zero), q, r);
+}
+
 /* The TIR operator of the kinds that are one. */
 static PrimBinOp tir_binop(BinKind k) {
   switch (k) {
@@ -185,6 +207,8 @@ static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
       return lc_call(L, PI_MIN, a, b, NULL);
     case B_FLOORMOD:
       return floor_mod_of(L, a, b, t->in[0]->dtype);
+    case B_FLOORDIV:
+      return floor_div_of(L, a, b, t->in[0]->dtype);
     case B_TDIV:
       return lc_call(L, PI_TRUNC, lc_bin(L, PB_DIV, a, b), NULL, NULL);
     case B_BAND:
@@ -212,6 +236,7 @@ static bool binary_ok(LowerCx *L, BinKind k, DType dt) {
     case B_MOD:
     case B_POW:
     case B_FLOORMOD:
+    case B_FLOORDIV:
     case B_TDIV:
     case B_TMOD:
       if (!fl)
@@ -352,6 +377,8 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
       return dtype_is_float(dt) ? lc_call(L, PI_CEIL, x, NULL, NULL) : x;
     case U_TRUNC:
       return dtype_is_float(dt) ? lc_call(L, PI_TRUNC, x, NULL, NULL) : x;
+    case U_ROUND:
+      return dtype_is_float(dt) ? lc_call(L, PI_NEARBYINT, x, NULL, NULL) : x;
     case U_COPY:
       return x;
     case U_SIGN:

@@ -136,7 +136,7 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("subtract", compute_subtract, OPCOST_ELEMWISE, "x - y with numpy broadcasting")                \
   X("multiply", compute_multiply, OPCOST_ELEMWISE, "x * y with numpy broadcasting")                \
   X("divide", compute_divide, OPCOST_ELEMWISE, "x / y with numpy broadcasting")                    \
-  X("floor_divide", NULL, OPCOST_NONE, "floor(x / y) with numpy broadcasting")                     \
+  X("floor_divide", compute_floor_divide, OPCOST_ELEMWISE, "floor(x / y) with numpy broadcasting") \
   X("mod", compute_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")               \
   X("power", compute_power, OPCOST_ELEMWISE, "x raised to y, broadcasting")                        \
   X("maximum", compute_maximum, OPCOST_ELEMWISE, "elementwise max(x, y), broadcasting")            \
@@ -178,7 +178,8 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("erf", compute_erf, OPCOST_ELEMWISE, "Gauss error function elementwise")    \
   X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")   \
   X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")     \
-  X("round", NULL, OPCOST_NONE, "round half away from zero elementwise")        \
+  X("round", compute_round, OPCOST_ELEMWISE,                                    \
+    "round to the nearest integer (ties to even) elementwise")                  \
   X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")           \
   X("logical_not", compute_logical_not, OPCOST_NONE, "not x (bool tensor)")     \
   X("trunc", compute_trunc, OPCOST_ELEMWISE, "round toward 0 elementwise")      \

@@ -39,13 +39,13 @@ OpComputeFn compute_add, compute_subtract, compute_multiply, compute_divide, com
 OpComputeFn compute_negative, compute_abs, compute_exp, compute_log, compute_sqrt, compute_rsqrt,
     compute_tanh, compute_sigmoid, compute_floor, compute_ceil, compute_sign, compute_logical_not,
     compute_relu, compute_leaky_relu, compute_clip, compute_cast, compute_where, compute_bias_add;
-OpComputeFn compute_logical_xor, compute_floor_mod, compute_trunc_divide, compute_trunc_mod,
-    compute_bitwise_and, compute_bitwise_or, compute_bitwise_xor, compute_left_shift,
-    compute_right_shift, compute_bitwise_not, compute_trunc, compute_copy, compute_log2,
-    compute_log10, compute_erf, compute_sin, compute_cos, compute_tan, compute_asin, compute_acos,
-    compute_atan, compute_sinh, compute_cosh, compute_asinh, compute_acosh, compute_atanh,
-    compute_fast_exp, compute_fast_tanh, compute_fast_erf, compute_isnan, compute_isinf,
-    compute_isfinite;
+OpComputeFn compute_logical_xor, compute_floor_mod, compute_floor_divide, compute_trunc_divide,
+    compute_trunc_mod, compute_bitwise_and, compute_bitwise_or, compute_bitwise_xor,
+    compute_left_shift, compute_right_shift, compute_bitwise_not, compute_trunc, compute_round,
+    compute_copy, compute_log2, compute_log10, compute_erf, compute_sin, compute_cos, compute_tan,
+    compute_asin, compute_acos, compute_atan, compute_sinh, compute_cosh, compute_asinh,
+    compute_acosh, compute_atanh, compute_fast_exp, compute_fast_tanh, compute_fast_erf,
+    compute_isnan, compute_isinf, compute_isfinite;
 /* compute_nn.c */
 OpComputeFn compute_dense, compute_matmul, compute_batch_matmul, compute_softmax,
     compute_log_softmax, compute_conv2d, compute_conv2d_nchwc;

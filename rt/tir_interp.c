@@ -548,6 +548,8 @@ static MathFns math_fns(PrimIntrinsic fn) {
       return (MathFns){ceilf, ceil};
     case PI_TRUNC:
       return (MathFns){truncf, trunc};
+    case PI_NEARBYINT:
+      return (MathFns){nearbyintf, nearbyint};
     case PI_LOG2:
       return (MathFns){log2f, log2};
     case PI_LOG10:
