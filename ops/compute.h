@@ -106,6 +106,11 @@ void lc_if_else(LowerCx *L, PrimExpr *cond, Stmt *then_, Stmt *else_);
 Buffer *lc_buffer(LowerCx *L, const char *name, DType dt, int ndim, PrimExpr **shape);
 /* `alloc` in the current list. */
 Buffer *lc_alloc(LowerCx *L, const char *prefix, DType dt, int ndim, PrimExpr **shape);
+/* A rule says that its one store into b writes every element of b (an
+ * elementwise epilogue may then be fused into that store:
+ * passes/lower_epilogue.c); lc_is_total asks (ctx: the LowerCx). */
+void lc_mark_total(LowerCx *L, const Buffer *b);
+bool lc_is_total(void *ctx, const Buffer *b);
 /* Where a materializing rule writes `call`'s result: the output buffer when
  * call is the root, else a new alloc. */
 Buffer *lc_result_buffer(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **shape);

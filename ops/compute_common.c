@@ -26,7 +26,8 @@ struct LowerCx {
   PtrVec size_list;
   PtrVec lists; /* open statement lists (PtrVec *) */
   int counter;
-  bool exact; /* !fast_math */
+  bool exact;    /* !fast_math */
+  PtrVec totals; /* buffers written whole by one store (lc_mark_total) */
 };
 
 void lc_set_fast_math(LowerCx *L, bool on) { L->exact = !on; }
@@ -52,6 +53,7 @@ void lc_free(LowerCx *L) {
   if (!L) return;
   strmap_free(&L->sizes);
   free(L->size_list.items);
+  free(L->totals.items);
   for (size_t i = 0; i < L->lists.len; i++) {
     PtrVec *v = L->lists.items[i];
     free(v->items);
@@ -331,6 +333,15 @@ Buffer *lc_output(LowerCx *L, DType dt, int ndim, PrimExpr **shape) {
   if (L->out) return L->out;
   if (!simple_shape(ndim, shape)) return lc_fail(L, "the result has a computed shape"), NULL;
   return L->out = lc_buffer(L, "out", dt, ndim, shape);
+}
+
+void lc_mark_total(LowerCx *L, const Buffer *b) { vec_push(&L->totals, (void *)b); }
+
+bool lc_is_total(void *ctx, const Buffer *b) {
+  LowerCx *L = ctx;
+  for (size_t i = 0; i < L->totals.len; i++)
+    if (L->totals.items[i] == b) return true;
+  return false;
 }
 
 Buffer *lc_result_buffer(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **shape) {

@@ -182,7 +182,9 @@ static PrimExpr *x_at(LowerCx *L, const Blocked *k, PrimExpr *n, PrimExpr *c, Pr
 }
 
 /* XP[n, c / cb, h + p0, w + p1, c % cb] = x(n, c, h, w); the rest of XP
- * (padding, channels past C) keeps the alloc's zeros. */
+ * (padding, channels past C) keeps the alloc's zeros.  The channels of a
+ * block are the innermost loop, so the stores (and the loads of an input
+ * already blocked by cb) are contiguous vectors. */
 static Buffer *pack_input(LowerCx *L, const Blocked *k) {
   int64_t hp = (k->OH - 1) * k->s[0] + (k->KH - 1) * k->d[0] + 1;
   int64_t wp = (k->OW - 1) * k->s[1] + (k->KW - 1) * k->d[1] + 1;
@@ -194,14 +196,20 @@ static Buffer *pack_input(LowerCx *L, const Blocked *k) {
   PrimExpr *shape[5] = {k->N, I(L, k->ncb), I(L, hp), I(L, wp), I(L, k->cb)};
   Buffer *xp = lc_alloc(L, "XP", k->dt, 5, shape);
   TirVar *n = lc_tvar(L, "n", k->N), *h = lc_tvar(L, "h", I(L, k->H)),
-         *ch = lc_tvar(L, "c", I(L, k->C)), *w = lc_tvar(L, "w", I(L, k->W));
-  for (int i = 0; i < 4; i++) lc_open(L);
-  PrimExpr *cb = I(L, k->cb);
-  PrimExpr *pi[5] = {V(L, n), lc_bin(L, PB_DIV, V(L, ch), cb), add(L, V(L, h), I(L, k->p[0])),
-                     add(L, V(L, w), I(L, k->p[1])), lc_bin(L, PB_MOD, V(L, ch), cb)};
-  lc_store(L, xp, 5, pi, x_at(L, k, V(L, n), V(L, ch), V(L, h), V(L, w)));
+         *vb = lc_tvar(L, "cb", I(L, k->ncb)), *w = lc_tvar(L, "w", I(L, k->W)),
+         *ci = lc_tvar(L, "ci", I(L, k->cb));
+  bool partial = k->C % k->cb != 0;
+  for (int i = 0; i < (partial ? 6 : 5); i++) lc_open(L); /* n, h, cb, w, ci, if */
+  PrimExpr *pi[5] = {V(L, n), V(L, vb), add(L, V(L, h), I(L, k->p[0])),
+                     add(L, V(L, w), I(L, k->p[1])), V(L, ci)};
+  PrimExpr *c = add(L, mul(L, V(L, vb), I(L, k->cb)), V(L, ci));
+  PrimExpr *xi[5] = {V(L, n), V(L, vb), V(L, h), V(L, w), V(L, ci)};
+  PrimExpr *v = k->xblock == k->cb ? lc_at(L, k->x, xi) : x_at(L, k, V(L, n), c, V(L, h), V(L, w));
+  lc_store(L, xp, 5, pi, v);
+  if (partial) lc_if(L, lc_bin(L, PB_LT, c, I(L, k->C)), lc_close(L));
+  lc_for(L, LOOP_VECTORIZED, ci, I(L, k->cb), lc_close(L));
   lc_for(L, LOOP_RANGE, w, I(L, k->W), lc_close(L));
-  lc_for(L, LOOP_RANGE, ch, I(L, k->C), lc_close(L));
+  lc_for(L, LOOP_RANGE, vb, I(L, k->ncb), lc_close(L));
   lc_for(L, LOOP_PARALLEL, h, I(L, k->H), lc_close(L));
   lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
   return xp;
@@ -422,5 +430,6 @@ LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in, int ni
   Buffer *out = lc_result_buffer(L, call, dt, 5, shape);
   if (!out || !blocked_emit(L, &k, out, false))
     return lc_failed(L) ? NULL : lc_fail(L, "no buffer");
+  lc_mark_total(L, out); /* O = nob x lanes: every tile stores all its lanes */
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }

@@ -66,4 +66,10 @@ PrimFunc *lower_prim(const Lowerer *L, int i);
  * gets a reason on failure. */
 PrimFunc *lower_primitive(Lowerer *L, const Function *f, const char **why);
 
+/* Fuses the elementwise nest that ends a lowered body into the one store of
+ * the intermediate buffer it reads, when total(ctx, that buffer) says its
+ * rule writes it whole (passes/lower_epilogue.c). */
+void lower_fuse_epilogue(Arena *a, Stmt *body, bool (*total)(void *ctx, const Buffer *b),
+                         void *ctx);
+
 #endif

@@ -225,6 +225,7 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
   Buffer *out = t ? lc_output(B.C, t->dtype, t->ndim, t->shape) : NULL;
   if (out && t->buf != out) lc_materialize(B.C, t, out);
   Stmt *body = lc_close(B.C);
+  if (out && !lc_failed(B.C)) lower_fuse_epilogue(a, body, lc_is_total, B.C);
   if (out && !lc_failed(B.C)) {
     params[nbuf] = out;
     pf = ARENA_NEW(a, PrimFunc);
