@@ -29,12 +29,12 @@
 typedef struct Epi {
   Arena *a;
   Buffer *t, *out;
-  int n;          /* rank of %T and %out */
-  TirVar **vars;  /* the epilogue nest's variables, in index order */
-  PrimExpr **at;  /* what each stands for at the producer's store */
-  TirVar *e;      /* the let holding the produced value */
-  int stores;     /* stores into %T outside the epilogue */
-  bool bad;       /* %T or %out read or written where it must not be */
+  int n;         /* rank of %T and %out */
+  TirVar **vars; /* the epilogue nest's variables, in index order */
+  PrimExpr **at; /* what each stands for at the producer's store */
+  TirVar *e;     /* the let holding the produced value */
+  int stores;    /* stores into %T outside the epilogue */
+  bool bad;      /* %T or %out read or written where it must not be */
 } Epi;
 
 /* A single-statement sequence's statement, else s. */
@@ -147,7 +147,8 @@ static void rewrite_store(Epi *x, Stmt *s, const Stmt *epi) {
   if (s->kind == ST_STORE && s->u.store.buf == x->t) {
     x->at = s->u.store.idx;
     x->e = ARENA_NEW(x->a, TirVar);
-    *x->e = (TirVar){.name = arena_printf(x->a, "v%s", x->t->name), .dtype = x->t->dtype, .id = ir_fresh_id()};
+    *x->e = (TirVar){
+        .name = arena_printf(x->a, "v%s", x->t->name), .dtype = x->t->dtype, .id = ir_fresh_id()};
     Stmt *let = ARENA_NEW(x->a, Stmt), *store = ARENA_NEW(x->a, Stmt);
     *let = (Stmt){.kind = ST_LET, .span = s->span};
     let->u.let.var = x->e, let->u.let.value = s->u.store.value;
