@@ -268,9 +268,9 @@ static size_t text_cols(const char *s, size_t n) {
   return c;
 }
 
-/* A function type within `width` columns: as many parameters as fit, then
- * `… N more`; a result over half the width becomes `(… N results)` (tuples)
- * or `…`.  Other types are returned whole. */
+/* A function type within `width` columns: the first parameter and as many
+ * more as fit, then `… N more`; a result over half the width becomes
+ * `(… N results)` (tuples) or `…`.  Other types are returned whole. */
 char *print_type_short(const Type *t, size_t width) {
   char *full = print_type(t);
   if (text_cols(full, strlen(full)) <= width || !t || t->kind != TY_FUNC) return full;
@@ -298,7 +298,8 @@ char *print_type_short(const Type *t, size_t width) {
     print_type_to(&b, t->u.func.params[shown]);
     char more[48] = "";
     if (shown + 1 < n) snprintf(more, sizeof more, ", \u2026 %d more", n - shown - 1);
-    if (text_cols(b.data, b.len) + text_cols(more, strlen(more)) + tail_fixed > width) {
+    /* the first parameter is always shown (a model's data input) */
+    if (shown && text_cols(b.data, b.len) + text_cols(more, strlen(more)) + tail_fixed > width) {
       b.len = mark, b.data[mark] = 0;
       break;
     }
