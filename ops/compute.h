@@ -106,7 +106,8 @@ void lc_if_else(LowerCx *L, PrimExpr *cond, Stmt *then_, Stmt *else_);
 Buffer *lc_buffer(LowerCx *L, const char *name, DType dt, int ndim, PrimExpr **shape);
 /* `alloc` in the current list. */
 Buffer *lc_alloc(LowerCx *L, const char *prefix, DType dt, int ndim, PrimExpr **shape);
-/* A rule says that its one store into b writes every element of b (an
+/* A rule says that its stores into b write every element of b, never
+ * reading b back (an
  * elementwise epilogue may then be fused into that store:
  * passes/lower_epilogue.c); lc_is_total asks (ctx: the LowerCx). */
 void lc_mark_total(LowerCx *L, const Buffer *b);

@@ -377,6 +377,7 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   shape[n++] = m->M, shape[n++] = m->N;
   Buffer *out = lc_result_buffer(L, call, m->dt, n, shape);
   if (!out) return NULL;
+  lc_mark_total(L, out); /* every schedule stores each element once */
   if (!m->batched) m->B = lc_int(L, 1);
   int64_t rows = lc_const(m->M);
   /* The packed panel buffer needs a known column count. */

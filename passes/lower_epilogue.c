@@ -7,12 +7,13 @@
  * norm arithmetic, relu/clip, a residual add), lowers to
  *
  *   alloc %T: Buffer[S];
- *   ... %T[J] = v; ...                       (the rule's one store into %T)
+ *   ... %T[J] = v; ...                       (the rule's stores into %T)
  *   for %i0, ..., %ik in grid(S) { %out[%i0, ..., %ik] = E; }
  *
  * where E reads %T only at [%i0, ..., %ik].  When the rule marked %T as
- * written whole (lc_mark_total: every element stored, by that one store),
- * the last nest goes and the store becomes
+ * written whole (lc_mark_total: every element stored, its final value
+ * last) and nothing before the nest reads %T, the last nest goes and each
+ * store becomes
  *
  *   let %e = v; %out[J] = E[%i := J, %T[...] := %e];
  *
@@ -140,7 +141,7 @@ static PrimExpr *subst(Epi *x, const PrimExpr *e) {
   return c;
 }
 
-/* Rewrites the one store into %T under s (in place) into the let and the
+/* Rewrites each store into %T under s (in place) into the let and the
  * epilogue's store. */
 static void rewrite_store(Epi *x, Stmt *s, const Stmt *epi) {
   if (!s) return;
@@ -156,7 +157,8 @@ static void rewrite_store(Epi *x, Stmt *s, const Stmt *epi) {
     store->u.store.idx = x->at, store->u.store.value = subst(x, epi->u.store.value);
     Stmt **items = arena_alloc(x->a, sizeof(Stmt *) * 2);
     items[0] = let, items[1] = store;
-    s->kind = ST_SEQ, s->u.seq.n = 2, s->u.seq.items = items;
+    *s = (Stmt){.kind = ST_SEQ, .span = s->span};
+    s->u.seq.n = 2, s->u.seq.items = items;
     return;
   }
   PtrVec kids = {0};
@@ -180,7 +182,7 @@ static bool fuse_one(Arena *a, Stmt *body, int ai, bool (*total)(void *, const B
   TirVisitor pv = {prod_stmt, prod_expr, &x};
   for (int i = 0; i < last && !x.bad; i++)
     if (i != ai) tir_walk(items[i], &pv);
-  if (x.bad || x.stores != 1) return false;
+  if (x.bad || x.stores < 1) return false;
   for (int i = ai + 1; i < last; i++) rewrite_store(&x, items[i], epi);
   memmove(items + ai, items + ai + 1, sizeof *items * (size_t)(last - ai - 1));
   body->u.seq.n -= 2;
