@@ -61,6 +61,7 @@ EngineOptions engine_options_default(void) {
       .disk_cache = true,
       .fp_contract = true,
       .fast_math = true,
+      .approx_math = true,
       .fuse_max_depth = 256,
       .fast_path = true,
       .print_limit = 1000,
@@ -95,6 +96,7 @@ void engine_options_from_env(EngineOptions *o) {
   const char *d = getenv("RLY_FUSE_MAX_DEPTH");
   if (d && atoi(d) > 0) o->fuse_max_depth = atoi(d);
   if (env_is("RLY_FAST_MATH", "0")) o->fast_math = false;
+  if (env_is("RLY_APPROX_MATH", "0")) o->approx_math = false;
   if (env_is("RLY_JIT_CONTRACT", "0")) o->fp_contract = false;
   if (env_is("RLY_FAST", "0")) o->fast_path = false;
   if (env_is("RLY_FAST", "trace")) o->fast_trace = true;
@@ -103,6 +105,8 @@ void engine_options_from_env(EngineOptions *o) {
 }
 
 void engine_set_options(Engine *e, const EngineOptions *o) {
+  if (o->approx_math != e->opt.approx_math || o->fast_math != e->opt.fast_math)
+    e->view_src = NULL; /* the jit mode's passes change: lower again */
   e->opt = *o;
   InterpOptions *io = interp_options(e->in);
   io->exec_jit = o->exec == EXEC_JIT;
@@ -260,23 +264,34 @@ static bool prims_clash(Engine *e, const Module *m) {
 
 /* The passes the jit mode runs before fusion on a module with a 2-D
  * convolution: batch norms become arithmetic folded into the weights, and
- * convolutions move to blocked layouts with their weights packed once. */
+ * convolutions move to blocked layouts with their weights packed once; and
+ * on a module with transcendental ops, FastMath. */
 static const char *const conv_passes[] = {"SimplifyInference", "FoldConstant", "FoldScaleAxis",
-                                          "AlterOpLayout", "FoldConstant"};
+                                          "AlterOpLayout",     "FoldConstant", NULL};
+static const char *const fast_passes[] = {"FastMath", NULL};
 
-/* m after conv_passes (fast math only: they change rounding), or m itself
- * when it has no convolution or a pass fails (its messages are dropped:
- * the program then runs as written). */
-static Module *jit_prepared(Engine *e, Module *m) {
-  if (!e->opt.fast_math || !alter_op_layout_applies(m)) return m;
-  DiagCtx d;
-  diag_init(&d);
-  Module *cur = m;
-  for (size_t i = 0; i < sizeof conv_passes / sizeof *conv_passes && cur; i++) {
-    Module *next = pass_run(pass_lookup(conv_passes[i]), cur, &e->arena, &d, NULL);
+/* cur after the passes of names (freeing the intermediate modules that are
+ * not m), or NULL when one failed. */
+static Module *run_passes(Engine *e, Module *m, Module *cur, const char *const *names, DiagCtx *d) {
+  for (size_t i = 0; names[i] && cur; i++) {
+    Module *next = pass_run(pass_lookup(names[i]), cur, &e->arena, d, NULL);
     if (cur != m && cur != next) module_free(cur);
     cur = next;
   }
+  return cur;
+}
+
+/* m after conv_passes and fast_passes where they apply (fast math only:
+ * they change rounding), or m itself when none applies or a pass fails
+ * (its messages are dropped: the program then runs as written). */
+static Module *jit_prepared(Engine *e, Module *m) {
+  bool conv = alter_op_layout_applies(m), fast = e->opt.approx_math && fast_math_applies(m);
+  if (!e->opt.fast_math || (!conv && !fast)) return m;
+  DiagCtx d;
+  diag_init(&d);
+  Module *cur = m;
+  if (conv) cur = run_passes(e, m, cur, conv_passes, &d);
+  if (fast) cur = run_passes(e, m, cur, fast_passes, &d);
   if (cur && !ty_recheck_module(cur, &d)) {
     if (cur != m) module_free(cur);
     cur = NULL;

@@ -51,6 +51,7 @@ typedef struct EngineOptions {
   char jit_module[512]; /* rly-jit.so to load (RLY_JIT_MODULE); "": beside the executable */
   bool fp_contract;     /* a*b+c may become fma in kernels (RLY_JIT_CONTRACT=0: off) */
   bool fast_math;       /* dense accumulates in its dtype (RLY_FAST_MATH=0: float64, exact) */
+  bool approx_math;     /* with fast_math, FastMath before fusion (RLY_APPROX_MATH=0: off) */
   int fuse_max_depth;   /* ops per fused group (RLY_FUSE_MAX_DEPTH; TVM's 256) */
   bool fast_path;       /* the scalar fast path (RLY_FAST=0: off) */
   bool fast_trace;      /* RLY_FAST=trace: report on stderr what runs on it */

@@ -723,6 +723,7 @@ static void c_alloc(Cg *c, const Stmt *s) {
   if (constant && cbytes <= STACK_ALLOC_MAX) {
     p = LLVMBuildArrayAlloca(c->fn->alloca_b, c->i8, i64c(c, cbytes ? cbytes : 1), b->name);
     LLVMSetAlignment(p, 64);
+    LLVMBuildMemSet(c->B, p, LLVMConstInt(c->i8, 0, 0), bytes, 64);
   } else {
     FnState *fs = c->fn;
     LLVMValueRef slot = LLVMBuildAlloca(fs->alloca_b, c->ptr, "heap");
@@ -734,10 +735,15 @@ static void c_alloc(Cg *c, const Stmt *s) {
     }
     fs->heap[fs->nheap++] = slot;
     LLVMValueRef cur = LLVMBuildLoad2(c->B, c->ptr, slot, "");
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(c->B);
     LLVMBasicBlockRef fresh = LLVMAppendBasicBlockInContext(c->C, fs->fn, "alloc");
+    LLVMBasicBlockRef reuse = LLVMAppendBasicBlockInContext(c->C, fs->fn, "alloc.reuse");
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(c->C, fs->fn, "alloc.end");
-    LLVMBuildCondBr(c->B, LLVMBuildIsNull(c->B, cur, ""), fresh, join);
+    LLVMBuildCondBr(c->B, LLVMBuildIsNull(c->B, cur, ""), fresh, reuse);
+    /* a buffer used again (an alloc inside a loop) is zeroed again; a new
+     * one comes zeroed from the host */
+    LLVMPositionBuilderAtEnd(c->B, reuse);
+    LLVMBuildMemSet(c->B, cur, LLVMConstInt(c->i8, 0, 0), bytes, 64);
+    LLVMBuildBr(c->B, join);
     LLVMPositionBuilderAtEnd(c->B, fresh);
     LLVMValueRef q = cg_call_rt(c, "rly_rt_alloc", c->ptr, &c->i64, 1, &bytes);
     cg_check(c, LLVMBuildIsNull(c->B, q, ""), JIT_E_ALLOC, cg_site(c, s), bytes, NULL, NULL);
@@ -747,10 +753,9 @@ static void c_alloc(Cg *c, const Stmt *s) {
     LLVMPositionBuilderAtEnd(c->B, join);
     p = LLVMBuildPhi(c->B, c->ptr, "");
     LLVMValueRef in[] = {cur, q};
-    LLVMBasicBlockRef bbs[] = {from, fresh_end};
+    LLVMBasicBlockRef bbs[] = {reuse, fresh_end};
     LLVMAddIncoming(p, in, bbs, 2);
   }
-  LLVMBuildMemSet(c->B, p, LLVMConstInt(c->i8, 0, 0), bytes, 64);
   push_buf(c, b, p);
 }
 

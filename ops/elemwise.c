@@ -166,40 +166,41 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("greater", compute_greater, OPCOST_NONE, "x > y as a bool tensor, broadcasting")        \
   X("greater_equal", compute_greater_equal, OPCOST_NONE, "x >= y as a bool tensor, broadcasting")
 
-#define UNARY_OPS(X)                                                            \
-  X("negative", compute_negative, OPCOST_ELEMWISE, "-x elementwise")            \
-  X("abs", compute_abs, OPCOST_ELEMWISE, "|x| elementwise")                     \
-  X("exp", compute_exp, OPCOST_ELEMWISE, "e^x elementwise")                     \
-  X("log", compute_log, OPCOST_ELEMWISE, "natural logarithm elementwise")       \
-  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, "square root elementwise")           \
-  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")         \
-  X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")    \
-  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise")  \
-  X("erf", compute_erf, OPCOST_ELEMWISE, "Gauss error function elementwise")    \
-  X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")   \
-  X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")     \
-  X("round", compute_round, OPCOST_ELEMWISE,                                    \
-    "round to the nearest integer (ties to even) elementwise")                  \
-  X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")           \
-  X("logical_not", compute_logical_not, OPCOST_NONE, "not x (bool tensor)")     \
-  X("trunc", compute_trunc, OPCOST_ELEMWISE, "round toward 0 elementwise")      \
-  X("copy", compute_copy, OPCOST_NONE, "a copy of x")                           \
-  X("log2", compute_log2, OPCOST_ELEMWISE, "base-2 logarithm elementwise")      \
-  X("log10", compute_log10, OPCOST_ELEMWISE, "base-10 logarithm elementwise")   \
-  X("sin", compute_sin, OPCOST_ELEMWISE, "sine elementwise")                    \
-  X("cos", compute_cos, OPCOST_ELEMWISE, "cosine elementwise")                  \
-  X("tan", compute_tan, OPCOST_ELEMWISE, "tangent elementwise")                 \
-  X("asin", compute_asin, OPCOST_ELEMWISE, "arcsine elementwise")               \
-  X("acos", compute_acos, OPCOST_ELEMWISE, "arccosine elementwise")             \
-  X("atan", compute_atan, OPCOST_ELEMWISE, "arctangent elementwise")            \
-  X("sinh", compute_sinh, OPCOST_ELEMWISE, "hyperbolic sine elementwise")       \
-  X("cosh", compute_cosh, OPCOST_ELEMWISE, "hyperbolic cosine elementwise")     \
-  X("asinh", compute_asinh, OPCOST_ELEMWISE, "inverse hyperbolic sine")         \
-  X("acosh", compute_acosh, OPCOST_ELEMWISE, "inverse hyperbolic cosine")       \
-  X("atanh", compute_atanh, OPCOST_ELEMWISE, "inverse hyperbolic tangent")      \
-  X("fast_exp", compute_fast_exp, OPCOST_ELEMWISE, "e^x (computed as exp)")     \
-  X("fast_tanh", compute_fast_tanh, OPCOST_ELEMWISE, "tanh (computed as tanh)") \
-  X("fast_erf", compute_fast_erf, OPCOST_ELEMWISE, "erf (computed as erf)")
+#define UNARY_OPS(X)                                                                        \
+  X("negative", compute_negative, OPCOST_ELEMWISE, "-x elementwise")                        \
+  X("abs", compute_abs, OPCOST_ELEMWISE, "|x| elementwise")                                 \
+  X("exp", compute_exp, OPCOST_ELEMWISE, "e^x elementwise")                                 \
+  X("log", compute_log, OPCOST_ELEMWISE, "natural logarithm elementwise")                   \
+  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, "square root elementwise")                       \
+  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")                     \
+  X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")                \
+  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise")              \
+  X("erf", compute_erf, OPCOST_ELEMWISE, "Gauss error function elementwise")                \
+  X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")               \
+  X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")                 \
+  X("round", compute_round, OPCOST_ELEMWISE,                                                \
+    "round to the nearest integer (ties to even) elementwise")                              \
+  X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")                       \
+  X("logical_not", compute_logical_not, OPCOST_NONE, "not x (bool tensor)")                 \
+  X("trunc", compute_trunc, OPCOST_ELEMWISE, "round toward 0 elementwise")                  \
+  X("copy", compute_copy, OPCOST_NONE, "a copy of x")                                       \
+  X("log2", compute_log2, OPCOST_ELEMWISE, "base-2 logarithm elementwise")                  \
+  X("log10", compute_log10, OPCOST_ELEMWISE, "base-10 logarithm elementwise")               \
+  X("sin", compute_sin, OPCOST_ELEMWISE, "sine elementwise")                                \
+  X("cos", compute_cos, OPCOST_ELEMWISE, "cosine elementwise")                              \
+  X("tan", compute_tan, OPCOST_ELEMWISE, "tangent elementwise")                             \
+  X("asin", compute_asin, OPCOST_ELEMWISE, "arcsine elementwise")                           \
+  X("acos", compute_acos, OPCOST_ELEMWISE, "arccosine elementwise")                         \
+  X("atan", compute_atan, OPCOST_ELEMWISE, "arctangent elementwise")                        \
+  X("sinh", compute_sinh, OPCOST_ELEMWISE, "hyperbolic sine elementwise")                   \
+  X("cosh", compute_cosh, OPCOST_ELEMWISE, "hyperbolic cosine elementwise")                 \
+  X("asinh", compute_asinh, OPCOST_ELEMWISE, "inverse hyperbolic sine")                     \
+  X("acosh", compute_acosh, OPCOST_ELEMWISE, "inverse hyperbolic cosine")                   \
+  X("atanh", compute_atanh, OPCOST_ELEMWISE, "inverse hyperbolic tangent")                  \
+  X("fast_exp", compute_fast_exp, OPCOST_ELEMWISE,                                          \
+    "e^x by TVM's float32 approximation (ops/fast_math.h)")                                 \
+  X("fast_tanh", compute_fast_tanh, OPCOST_ELEMWISE, "tanh by TVM's float32 approximation") \
+  X("fast_erf", compute_fast_erf, OPCOST_ELEMWISE, "erf by TVM's float32 approximation")
 
 /* The predicates: bool results. */
 #define PREDICATE_OPS(X)                                                         \

@@ -1,5 +1,5 @@
 /* graph_int.h — private to the graph passes (FoldConstant,
- * SimplifyInference, FoldScaleAxis, AlterOpLayout): a function's let-bound temporaries
+ * SimplifyInference, FoldScaleAxis, AlterOpLayout, FastMath): a function's let-bound temporaries
  * seen as dataflow edges, the rewriter that walks them, and builders of
  * typed op calls.
  *
@@ -67,7 +67,16 @@
   X(GOP_MAX_POOL2D, "nn.max_pool2d")               \
   X(GOP_AVG_POOL2D, "nn.avg_pool2d")               \
   X(GOP_GLOBAL_MAX_POOL2D, "nn.global_max_pool2d") \
-  X(GOP_GLOBAL_AVG_POOL2D, "nn.global_avg_pool2d")
+  X(GOP_GLOBAL_AVG_POOL2D, "nn.global_avg_pool2d") \
+  X(GOP_EXP, "exp")                                \
+  X(GOP_TANH, "tanh")                              \
+  X(GOP_ERF, "erf")                                \
+  X(GOP_POWER, "power")                            \
+  X(GOP_SOFTMAX, "nn.softmax")                     \
+  X(GOP_FAST_EXP, "fast_exp")                      \
+  X(GOP_FAST_TANH, "fast_tanh")                    \
+  X(GOP_FAST_ERF, "fast_erf")                      \
+  X(GOP_FAST_SOFTMAX, "nn.fast_softmax")
 
 typedef enum GraphOp {
 #define X(e, n) e,

@@ -16,7 +16,8 @@
  *   SimplifyInference      simplify_inference.c  normalizations and dropout as arithmetic
  *   FoldScaleAxis          fold_scale_axis.c  per-channel scales folded into conv/dense weights
  *   AlterOpLayout          alter_layout.c  conv2d in blocked layouts (NCHW16c), the ops after it
- * too (the last four share the dataflow rewriter of graph.c)
+ *   FastMath               fast_math.c  float32 exp/tanh/erf/softmax to TVM's fast_* forms
+ * too (the last six share the dataflow rewriter of graph.c)
  *
  * A run may have a scope (PassScope: `:pass FuseOps @f`, or the user's
  * definitions without the prelude): a function-local pass (PassDef.local)
@@ -93,7 +94,9 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
   X("FoldScaleAxis", pass_fold_scale_axis, true, true, true,                            \
     "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")      \
   X("AlterOpLayout", pass_alter_op_layout, true, true, true,                            \
-    "conv2d to the blocked nn.contrib_conv2d_NCHWc; elementwise ops and pools follow")
+    "conv2d to the blocked nn.contrib_conv2d_NCHWc; elementwise ops and pools follow")  \
+  X("FastMath", pass_fast_math, true, true, true,                                       \
+    "float32 exp/tanh/erf/softmax to TVM's fast_* approximations; power(x, 2|3) to products")
 
 #define X(n, f, t, ty, l, d) Module *f(PassCtx *pc, Module *in);
 PASS_LIST(X)
@@ -101,6 +104,8 @@ PASS_LIST(X)
 
 /* Does m call nn.conv2d anywhere (so AlterOpLayout has work to do)? */
 bool alter_op_layout_applies(const Module *m);
+/* Does m call an op FastMath rewrites (exp, tanh, erf, nn.softmax, power)? */
+bool fast_math_applies(const Module *m);
 
 typedef struct PassDef {
   const char *name;

@@ -37,6 +37,7 @@ ENGINE_ACCESSORS(max_depth)
 ENGINE_ACCESSORS(prng_original) /* prng's values: partitionable (0), original (1) */
 ENGINE_ACCESSORS(exec)          /* exec's values are EXEC_MODES' names, in ExecMode order */
 ENGINE_ACCESSORS(opt_level)     /* opt's values are O0..O3: the index is the level */
+ENGINE_ACCESSORS(approx_math)
 
 static int64_t get_types(const Session *s) { return s->show_types; }
 static void set_types(Session *s, int64_t v) { s->show_types = v; }
@@ -72,6 +73,9 @@ static const Setting settings[] = {
      set_exec},
     {"opt", SETTING_ENUM, (const char *const[]){"O0", "O1", "O2", "O3", NULL}, 0, 0, "O2", true,
      NULL, "LLVM optimization level of kernels compiled from now on", get_opt_level, set_opt_level},
+    {"approx-math", SETTING_BOOL, on_off, 0, 0, "on", true, "RLY_APPROX_MATH",
+     "jit: float32 exp/tanh/erf/softmax as TVM's fast_* approximations (FastMath)", get_approx_math,
+     set_approx_math},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
