@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ir/walk.h"
 #include "ops/compute.h"
 #include "ops/nn_int.h"
 #include "passes/graph_int.h"
@@ -275,14 +274,7 @@ static const GraphHooks hooks = {.rule = rule, .subst = subst};
 
 Module *pass_alter_op_layout(PassCtx *pc, Module *in) { return graph_pass(pc, in, &hooks, NULL); }
 
-static bool conv_visit(void *ctx, Expr *e) {
-  if (e->kind == EX_OP && e->u.op.index == graph_op(GOP_CONV2D)) *(bool *)ctx = true;
-  return !*(bool *)ctx;
-}
-
 bool alter_op_layout_applies(const Module *m) {
-  bool found = false;
-  for (int i = 0; i < m->ndefs && !found; i++)
-    if (m->defs[i].kind == DEF_FUNC) expr_walk(m->defs[i].u.func->fn->body, conv_visit, &found);
-  return found;
+  static const GraphOp conv[] = {GOP_CONV2D};
+  return graph_module_calls(m, conv, 1);
 }

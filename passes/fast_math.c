@@ -10,14 +10,13 @@
  * dtypes are left alone.  The jit mode runs it before fusion when fast
  * math is on (EngineOptions.fast_math); the interpreter never does, so it
  * stays the reference. */
-#include "ir/walk.h"
 #include "passes/graph_int.h"
 
 /* X(from, to, rule name): the op pairs of the rule. */
-#define FAST_PAIRS(X)                             \
-  X(GOP_EXP, GOP_FAST_EXP, "fast_exp")            \
-  X(GOP_TANH, GOP_FAST_TANH, "fast_tanh")         \
-  X(GOP_ERF, GOP_FAST_ERF, "fast_erf")            \
+#define FAST_PAIRS(X)                     \
+  X(GOP_EXP, GOP_FAST_EXP, "fast_exp")    \
+  X(GOP_TANH, GOP_FAST_TANH, "fast_tanh") \
+  X(GOP_ERF, GOP_FAST_ERF, "fast_erf")    \
   X(GOP_SOFTMAX, GOP_FAST_SOFTMAX, "fast_softmax")
 
 static bool float32_result(const Expr *r) {
@@ -27,8 +26,8 @@ static bool float32_result(const Expr *r) {
 
 /* The call with its op replaced by `to` (same arguments and attributes). */
 static Expr *swap_op(Graph *g, Expr *e, Expr *r, GraphOp to, const char *rule) {
-  Expr *out = graph_call_index(g, graph_op(to), r->u.call.nargs, r->u.call.args, r->u.call.attrs,
-                               r->span);
+  Expr *out =
+      graph_call_index(g, graph_op(to), r->u.call.nargs, r->u.call.args, r->u.call.attrs, r->span);
   graph_report(g, rule, e, out);
   return out;
 }
@@ -69,21 +68,11 @@ static const GraphHooks hooks = {.rule = rule};
 
 Module *pass_fast_math(PassCtx *pc, Module *in) { return graph_pass(pc, in, &hooks, NULL); }
 
-static bool fast_visit(void *ctx, Expr *e) {
-  if (e->kind == EX_OP) {
-    int i = e->u.op.index;
-#define X(from, to, name) \
-  if (i == graph_op(from)) *(bool *)ctx = true;
-    FAST_PAIRS(X)
-#undef X
-    if (i == graph_op(GOP_POWER)) *(bool *)ctx = true;
-  }
-  return !*(bool *)ctx;
-}
-
 bool fast_math_applies(const Module *m) {
-  bool found = false;
-  for (int i = 0; i < m->ndefs && !found; i++)
-    if (m->defs[i].kind == DEF_FUNC) expr_walk(m->defs[i].u.func->fn->body, fast_visit, &found);
-  return found;
+  static const GraphOp ops[] = {
+#define X(from, to, name) from,
+      FAST_PAIRS(X)
+#undef X
+          GOP_POWER};
+  return graph_module_calls(m, ops, (int)(sizeof ops / sizeof *ops));
 }

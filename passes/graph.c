@@ -8,6 +8,7 @@
  * types rebuilt nodes and runs the pass's rule. */
 #include <string.h>
 
+#include "ir/walk.h"
 #include "passes/graph_int.h"
 
 /* ───────────────────────────── ops ───────────────────────────── */
@@ -34,6 +35,26 @@ int graph_op(GraphOp k) {
 bool graph_is_call(const Expr *e, GraphOp k) {
   return e && e->kind == EX_CALL && e->u.call.fn->kind == EX_OP &&
          e->u.call.fn->u.op.index == graph_op(k);
+}
+
+typedef struct Calls {
+  const GraphOp *ks;
+  int n;
+  bool found;
+} Calls;
+
+static bool calls_visit(void *ctx, Expr *e) {
+  Calls *c = ctx;
+  for (int i = 0; i < c->n && e->kind == EX_OP; i++)
+    if (e->u.op.index == graph_op(c->ks[i])) c->found = true;
+  return !c->found;
+}
+
+bool graph_module_calls(const Module *m, const GraphOp *ks, int n) {
+  Calls c = {ks, n, false};
+  for (int i = 0; i < m->ndefs && !c.found; i++)
+    if (m->defs[i].kind == DEF_FUNC) expr_walk(m->defs[i].u.func->fn->body, calls_visit, &c);
+  return c.found;
 }
 
 /* ───────────────────────────── reports ───────────────────────────── */

@@ -89,6 +89,9 @@ typedef enum GraphOp {
 int graph_op(GraphOp k);
 /* Whether e is a call of op k. */
 bool graph_is_call(const Expr *e, GraphOp k);
+/* Whether a definition of m names one of the n ops ks (a pass's cheap
+ * "anything to do?" before it runs). */
+bool graph_module_calls(const Module *m, const GraphOp *ks, int n);
 
 /* A binding seen by the rewriter. */
 typedef struct GraphLink {
