@@ -1,6 +1,7 @@
 /* nn_win.c — the attribute readers of ops/nn_int.h: spatial attributes and
  * window sizes of convolutions and pools, layouts as letter positions, and
  * lists of int pairs.  Messages name the op, the attribute and the values. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/nn_int.h"
@@ -203,6 +204,36 @@ bool nn_same_out_layout(RelCtx *cx, const Attrs *attrs, const char *key) {
   rel_fail(cx, "%s: out_layout %s differs from %s %s (a layout change is not supported)",
            cx->op_name, o, key, l);
   return false;
+}
+
+/* One plain layout of a convolution: exactly the letters of `need`, in
+ * any order; pos[] as nn_layout_letters gives it. */
+static bool conv_layout(RelCtx *cx, const Attrs *attrs, const char *key, const char *need,
+                        int *pos) {
+  const char *l = rel_attr_str(cx, attrs, key);
+  if (cx->err[0]) return false;
+  RelCtx probe = *cx;
+  int n = nn_layout_letters(&probe, l, key, need, pos);
+  if (n == (int)strlen(need)) return true;
+  rel_fail(cx, "%s: %s %s is not supported: it must be the letters %s in some order", cx->op_name,
+           key, l[0] ? l : "\"\"", need);
+  return false;
+}
+
+bool nn_conv_axes(RelCtx *cx, const Attrs *attrs, int S, NnConvAxes *ax) {
+  const char *sp = "DHW" + (NN_MAX_SPATIAL - S);
+  char xneed[8], wneed[8];
+  snprintf(xneed, sizeof xneed, "NC%s", sp);
+  snprintf(wneed, sizeof wneed, "OI%s", sp);
+  return conv_layout(cx, attrs, "data_layout", xneed, ax->x) &&
+         conv_layout(cx, attrs, "kernel_layout", wneed, ax->w) &&
+         nn_same_out_layout(cx, attrs, "data_layout");
+}
+
+bool nn_conv_axes_plain(const NnConvAxes *ax, int S) {
+  for (int i = 0; i < 2 + S; i++)
+    if (ax->x[i] != i || ax->w[i] != i) return false;
+  return true;
 }
 
 /* ───────────────────────────── int pairs ───────────────────────────── */
