@@ -208,11 +208,7 @@ static Type *conv_rel(RelCtx *cx, Type **args, const Attrs *attrs, int S, bool t
   Conv c = {.S = S, .transpose = transpose, .win = {.S = S}};
   c.x = rel_tensor(cx, args, 0);
   c.w = c.x ? rel_tensor(cx, args, 1) : NULL;
-  if (!c.w) return NULL;
-  if (c.x->u.tensor.dtype != c.w->u.tensor.dtype)
-    return rel_fail(cx, "%s: dtypes %s and %s differ", cx->op_name, dtype_name(c.x->u.tensor.dtype),
-                    dtype_name(c.w->u.tensor.dtype));
-  if (!conv_layouts(cx, attrs, &c)) return NULL;
+  if (!c.w || !nn_operand_dtypes(cx, attrs, c.x, c.w) || !conv_layouts(cx, attrs, &c)) return NULL;
   c.groups = rel_attr_int(cx, attrs, "groups");
   if (!cx->err[0] && c.groups < 1)
     rel_fail(cx, "%s: groups must be positive, got %lld", cx->op_name, (long long)c.groups);
@@ -381,7 +377,7 @@ static Type *rel_conv2d_nchwc(RelCtx *cx, int nargs, Type **args, const Tensor *
 static const OpAttrSpec conv1d_attrs[] = {
     {"strides", AV_LIST, "[1]"}, {"padding", AV_LIST, "[0, 0]"}, {"dilation", AV_LIST, "[1]"},
     CONV_TAIL("\"NCW\"", "\"OIW\""), {0}};
-static const OpAttrSpec conv2d_attrs[] = {
+const OpAttrSpec nn_conv2d_attrs[] = {
     {"strides", AV_LIST, "[1, 1]"}, {"padding", AV_LIST, "[0, 0]"},
     {"dilation", AV_LIST, "[1, 1]"}, CONV_TAIL("\"NCHW\"", "\"OIHW\""), {0}};
 static const OpAttrSpec conv3d_attrs[] = {
@@ -406,7 +402,7 @@ static const OpAttrSpec conv2d_nchwc_attrs[] = {
 const OpDef ops_family_nn_conv[] = {
     {"nn.conv1d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_attrs, rel_conv1d,
      "1-D convolution, NCW data and OIW weight", false, .compute = NULL},
-    {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_attrs, rel_conv2d,
+    {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, nn_conv2d_attrs, rel_conv2d,
      "2-D convolution, NCHW data and OIHW weight or NHWC and HWIO / OHWI / HWOI (groups, "
      "dilation, padding)",
      false, .cost = OPCOST_CONV2D, .compute = compute_conv2d},

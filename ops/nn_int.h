@@ -75,6 +75,14 @@ bool nn_conv_axes(RelCtx *cx, const Attrs *attrs, int S, NnConvAxes *ax);
 /* Whether the axes are the plain order (NCHW data, OIHW weight). */
 bool nn_conv_axes_plain(const NnConvAxes *ax, int S);
 
+/* The operands of a product (convolution, dense, matmul): one dtype, or
+ * two integer dtypes (int8 data with uint8 weights, as quantized models
+ * have) when out_dtype names the result's; false after rel_fail. */
+bool nn_operand_dtypes(RelCtx *cx, const Attrs *attrs, const Type *a, const Type *b);
+
+/* nn.conv2d's attributes (TVM's Conv2DAttrs), which qnn.conv2d shares. */
+extern const OpAttrSpec nn_conv2d_attrs[];
+
 /* A list of int pairs (pad_width=[[0, 0], [1, 2]]); returns the count, or
  * -1 after rel_fail (missing, not pairs of ints, more than max). */
 int nn_attr_pairs(RelCtx *cx, const Attrs *attrs, const char *key, int64_t (*out)[2], int max);

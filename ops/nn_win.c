@@ -236,6 +236,20 @@ bool nn_conv_axes_plain(const NnConvAxes *ax, int S) {
   return true;
 }
 
+/* ───────────────────────────── dtypes ───────────────────────────── */
+
+bool nn_operand_dtypes(RelCtx *cx, const Attrs *attrs, const Type *a, const Type *b) {
+  DType da = a->u.tensor.dtype, db = b->u.tensor.dtype;
+  if (da == db) return true;
+  bool ints = dtype_is_int(da) && dtype_is_int(db);
+  const char *od = ints ? rel_attr_str(cx, attrs, "out_dtype") : "";
+  if (cx->err[0]) return false;
+  if (ints && od[0]) return true;
+  rel_fail(cx, "%s: dtypes %s and %s differ%s", cx->op_name, dtype_name(da), dtype_name(db),
+           ints ? " (integer operands of two dtypes need out_dtype, e.g. \"int32\")" : "");
+  return false;
+}
+
 /* ───────────────────────────── int pairs ───────────────────────────── */
 
 static int pairs_fail(RelCtx *cx, const char *key, const char *why) {
