@@ -93,7 +93,8 @@ bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, 
   X(vision)                \
   X(nn_conv)               \
   X(nn_pool)               \
-  X(nn_layout)
+  X(nn_layout)             \
+  X(qnn)
 #define X(f) extern const KernelDef kernels_family_##f[];
 KERNEL_FAMILIES(X)
 #undef X

@@ -15,7 +15,8 @@
  * input channels follows the relation (ops/nn_conv.c).
  *
  * nn.contrib_conv2d_NCHWc unblocks its operands, runs the NCHW kernel and
- * blocks the result (a reference, not a fast path). */
+ * blocks the result (a reference, not a fast path); a convolution in other
+ * layouts (NHWC, HWIO, ...) does the same with its axes' order. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,9 +165,50 @@ static bool conv_run(KernelCtx *kx, const RtTensor *X, const RtTensor *K, RtTens
   return true;
 }
 
+/* A copy of t with its axes in the order axes[] (axis j of the copy is
+ * axis axes[j] of t): an operand in the plain order. */
+static RtTensor *to_plain(KernelCtx *kx, const RtTensor *t, const int *axes) {
+  int64_t shape[TENSOR_MAX_RANK], st[TENSOR_MAX_RANK], istr[TENSOR_MAX_RANK];
+  for (int j = 0; j < t->ndim; j++) shape[j] = t->shape[axes[j]];
+  RtTensor *p = rt_tensor_new(t->dtype, t->ndim, shape, kx->err, sizeof kx->err);
+  if (!p) return NULL;
+  kernel_strides(t->ndim, t->shape, st);
+  for (int j = 0; j < t->ndim; j++) istr[j] = st[axes[j]];
+  kernel_view_copy(t, 0, istr, p);
+  return p;
+}
+
+/* The plain-order result p copied into y, whose axis axes[j] is p's j. */
+static void from_plain(const RtTensor *p, const int *axes, RtTensor *y) {
+  int64_t st[TENSOR_MAX_RANK], istr[TENSOR_MAX_RANK];
+  kernel_strides(p->ndim, p->shape, st);
+  for (int j = 0; j < p->ndim; j++) istr[axes[j]] = st[j];
+  kernel_view_copy(p, 0, istr, y);
+}
+
+/* A convolution in other layouts (NHWC data, HWIO weight, ...): the
+ * operands copied into the plain order, the plain kernel, the result
+ * copied back (a reference, not a fast path). */
+static bool conv_permuted(KernelCtx *kx, RtTensor *const *in, const Attrs *attrs, RtTensor *out,
+                          const NnConvAxes *ax, ConvK *c) {
+  int64_t shape[TENSOR_MAX_RANK];
+  for (int j = 0; j < out->ndim; j++) shape[j] = out->shape[ax->x[j]];
+  RtTensor *x = to_plain(kx, in[0], ax->x), *w = x ? to_plain(kx, in[1], ax->w) : NULL;
+  RtTensor *y = w ? rt_tensor_new(out->dtype, out->ndim, shape, kx->err, sizeof kx->err) : NULL;
+  bool ok = y && conv_setup(kx, attrs, x, w, y, c) && conv_run(kx, x, w, y, c);
+  if (ok) from_plain(y, ax->x, out);
+  rt_tensor_release(x), rt_tensor_release(w), rt_tensor_release(y);
+  return ok;
+}
+
 static bool conv(KernelCtx *kx, RtTensor *const *in, const Attrs *attrs, RtTensor *out, int S,
                  bool transpose) {
   ConvK c = {.S = S, .transpose = transpose};
+  NnConvAxes ax;
+  if (!transpose) {
+    if (!nn_conv_axes(&kx->rel, attrs, S, &ax)) return kernel_attrs_ok(kx);
+    if (!nn_conv_axes_plain(&ax, S)) return conv_permuted(kx, in, attrs, out, &ax, &c);
+  }
   return conv_setup(kx, attrs, in[0], in[1], out, &c) && conv_run(kx, in[0], in[1], out, &c);
 }
 

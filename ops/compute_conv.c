@@ -18,7 +18,12 @@
  * Everything else (grouped convolutions, sizes known at run time, fast
  * math off) uses the general rule: a float64 accumulator row per output
  * row, vectorized over the row, summing in the reference kernel's order,
- * so it agrees with it bit for bit. */
+ * so it agrees with it bit for bit.
+ *
+ * Layouts other than NCHW / OIHW (NHWC data, HWIO / OHWI / HWOI weights)
+ * change only which axis each index goes to (NnConvAxes): the loads of the
+ * data and the weight, and the stores of the result, which has the data's
+ * layout. */
 #include <string.h>
 
 #include "ops/compute.h"
@@ -35,6 +40,7 @@ typedef struct Conv {
   PrimExpr *H, *W, *C, *KH, *KW, *OH, *OW;
   PrimExpr *cg, *og; /* channels per group: input (the weight's I), output */
   int64_t groups;
+  NnConvAxes ax; /* the data's N, C, H, W axes and the weight's O, I, H, W axes */
 } Conv;
 
 static PrimExpr *V(LowerCx *L, TirVar *v) { return lc_var(L, v); }
@@ -42,9 +48,19 @@ static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB
 static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
 static PrimExpr *I(LowerCx *L, int64_t v) { return lc_int(L, v); }
 
+/* The 4 indices idx (in the plain order N, C, H, W or O, I, H, W) put on
+ * the axes of a layout: out[axes[j]] = idx[j]. */
+static PrimExpr **placed(PrimExpr **out, const int *axes, PrimExpr *const *idx) {
+  for (int j = 0; j < 4; j++) out[axes[j]] = idx[j];
+  return out;
+}
+
+static void plain_axes(NnConvAxes *ax) {
+  for (int j = 0; j < 4; j++) ax->x[j] = ax->w[j] = j;
+}
+
 /* The conv2d attributes through the relation's readers (ops/nn_int.h):
- * strides, dilation, the padding before each dim, and the layouts, which
- * the relation allows only as NCHW / OIHW. */
+ * strides, dilation, the padding before each dim, and the layouts' axes. */
 static bool conv_attrs(LowerCx *L, const Expr *call, Conv *c) {
   RelCtx cx;
   nn_call_ctx(&cx, lc_arena(L), call);
@@ -52,11 +68,8 @@ static bool conv_attrs(LowerCx *L, const Expr *call, Conv *c) {
   if (!nn_window_attrs(&cx, call->u.call.attrs, &w))
     return lc_fail(L, "nn.conv2d: %s", cx.err), false;
   for (int i = 0; i < 2; i++) c->s[i] = w.stride[i], c->d[i] = w.dil[i], c->p[i] = w.lo[i];
-  const char *dl = op_attr_str(lc_arena(L), call, "data_layout");
-  const char *kl = op_attr_str(lc_arena(L), call, "kernel_layout");
-  const char *ol = op_attr_str(lc_arena(L), call, "out_layout");
-  if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || (ol[0] && strcmp(ol, "NCHW")))
-    return lc_fail(L, "nn.conv2d: layout"), false;
+  if (!nn_conv_axes(&cx, call->u.call.attrs, 2, &c->ax))
+    return lc_fail(L, "nn.conv2d: %s", cx.err), false;
   return true;
 }
 
@@ -80,6 +93,7 @@ struct Blocked {
   int64_t nob, ncb; /* output and input channel blocks */
   int tile;         /* output columns per register tile */
   bool depthwise;   /* lanes x lanes products; XP's blocks are the output's */
+  NnConvAxes ax;    /* the layouts' axes of a plain x, w and the result */
   Buffer *xp, *wp;
   StoreFn store;
   Buffer *out;
@@ -177,8 +191,10 @@ static PrimExpr *x_at(LowerCx *L, const Blocked *k, PrimExpr *n, PrimExpr *c, Pr
   if (k->xblock) {
     PrimExpr *f = I(L, k->xblock);
     xi[1] = lc_bin(L, PB_DIV, c, f), xi[4] = lc_bin(L, PB_MOD, c, f);
+    return lc_at(L, k->x, xi);
   }
-  return lc_at(L, k->x, xi);
+  PrimExpr *at[4];
+  return lc_at(L, k->x, placed(at, k->ax.x, xi));
 }
 
 /* XP[n, c / cb, h + p0, w + p1, c % cb] = x(n, c, h, w); the rest of XP
@@ -230,9 +246,10 @@ static Buffer *pack_weights(LowerCx *L, const Blocked *k) {
   PrimExpr *o = add(L, mul(L, V(L, ob), lanes), V(L, l));
   PrimExpr *pi[6] = {V(L, ob), V(L, vb), V(L, a), V(L, b), V(L, ci), V(L, l)};
   PrimExpr *wi[6] = {o, add(L, mul(L, V(L, vb), I(L, cb)), V(L, ci)), V(L, a), V(L, b)};
+  PrimExpr *at[4];
   if (k->wblocked) memcpy(wi, pi, sizeof wi); /* an inline blocked weight, copied */
   for (int i = 0; i < 7; i++) lc_open(L);     /* ob, cb, a, b, ci, l, if */
-  lc_store(L, wp, 6, pi, lc_at(L, k->w, wi));
+  lc_store(L, wp, 6, pi, lc_at(L, k->w, k->wblocked ? wi : placed(at, k->ax.w, wi)));
   lc_if(L, lc_bin(L, PB_LT, o, I(L, k->O)), lc_close(L));
   lc_for(L, LOOP_RANGE, l, lanes, lc_close(L));
   lc_for(L, LOOP_RANGE, ci, I(L, cb), lc_close(L));
@@ -261,8 +278,8 @@ static void unpack_output(LowerCx *L, const Blocked *k, Buffer *yb, Buffer *out)
   PrimExpr *lanes = I(L, k->lanes);
   PrimExpr *yi[5] = {V(L, n), lc_bin(L, PB_DIV, V(L, o), lanes), V(L, oh), V(L, ow),
                      lc_bin(L, PB_MOD, V(L, o), lanes)};
-  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)};
-  lc_store(L, out, 4, oi, lc_load(L, yb, 5, yi));
+  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)}, *at[4];
+  lc_store(L, out, 4, placed(at, k->ax.x, oi), lc_load(L, yb, 5, yi));
   lc_for(L, LOOP_VECTORIZED, ow, I(L, k->OW), lc_close(L));
   lc_for(L, LOOP_RANGE, oh, I(L, k->OH), lc_close(L));
   lc_for(L, LOOP_PARALLEL, o, I(L, k->O), lc_close(L));
@@ -271,11 +288,12 @@ static void unpack_output(LowerCx *L, const Blocked *k, Buffer *yb, Buffer *out)
 
 /* The sizes and attributes shared by both ops' blocked schedules. */
 static void blocked_init(LowerCx *L, Blocked *k, const Conv *c, DType dt) {
-  k->x = c->x, k->w = c->w, k->dt = dt, k->N = c->x->shape[0];
+  k->x = c->x, k->w = c->w, k->dt = dt, k->N = c->x->shape[c->ax.x[0]];
   k->KH = lc_const(c->KH), k->KW = lc_const(c->KW);
   k->OH = lc_const(c->OH), k->OW = lc_const(c->OW);
   for (int i = 0; i < 2; i++) k->s[i] = c->s[i], k->d[i] = c->d[i], k->p[i] = c->p[i];
   k->tile = pick_tile(k->OW);
+  k->ax = c->ax;
   (void)L;
 }
 
@@ -336,9 +354,9 @@ static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimEx
   /* the input channel: the group's first (o / og * cg) plus ci */
   PrimExpr *first = c->groups == 1 ? lc_int(L, 0) : mul(L, lc_bin(L, PB_DIV, o, c->og), c->cg);
   PrimExpr *xi[4] = {n, add(L, first, V(L, ci)), h, wc}, *wi[4] = {o, V(L, ci), V(L, a), V(L, b)};
-  PrimExpr *ai = V(L, ow), *cur = lc_load(L, acc, 1, &ai);
-  PrimExpr *prod = mul(L, lc_cast(L, DT_FLOAT64, lc_at(L, c->w, wi)),
-                       lc_cast(L, DT_FLOAT64, lc_at(L, c->x, xi)));
+  PrimExpr *ai = V(L, ow), *cur = lc_load(L, acc, 1, &ai), *xat[4], *wat[4];
+  PrimExpr *prod = mul(L, lc_cast(L, DT_FLOAT64, lc_at(L, c->w, placed(wat, c->ax.w, wi))),
+                       lc_cast(L, DT_FLOAT64, lc_at(L, c->x, placed(xat, c->ax.x, xi))));
   for (int i = 0; i < 5; i++) lc_open(L); /* ci, a, if, b, ow */
   lc_store(L, acc, 1, &ai, lc_call(L, PI_SELECT, inside(L, wp, c->W), add(L, cur, prod), cur));
   lc_for(L, LOOP_VECTORIZED, ow, c->OW, lc_close(L));
@@ -351,7 +369,7 @@ static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimEx
 /* The general schedule: for each output row a float64 accumulator row is
  * built by conv_row, then stored vectorized; output channels in parallel. */
 static void conv2d_general(LowerCx *L, const Conv *c, Buffer *out) {
-  PrimExpr *N = c->x->shape[0], *O = c->w->shape[0];
+  PrimExpr *N = c->x->shape[c->ax.x[0]], *O = c->w->shape[c->ax.w[0]];
   TirVar *n = lc_tvar(L, "n", N), *o = lc_tvar(L, "o", O), *oh = lc_tvar(L, "oh", c->OH),
          *ow = lc_tvar(L, "ow", c->OW);
   for (int i = 0; i < 3; i++) lc_open(L); /* n, o, oh */
@@ -359,8 +377,8 @@ static void conv2d_general(LowerCx *L, const Conv *c, Buffer *out) {
   Buffer *acc = lc_alloc(L, "acc", DT_FLOAT64, 1, &row);
   conv_row(L, c, acc, V(L, n), V(L, o), V(L, oh));
   lc_open(L);
-  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)}, *ai = V(L, ow);
-  lc_store(L, out, 4, oi, lc_load(L, acc, 1, &ai));
+  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)}, *ai = V(L, ow), *at[4];
+  lc_store(L, out, 4, placed(at, c->ax.x, oi), lc_load(L, acc, 1, &ai));
   lc_for(L, LOOP_VECTORIZED, ow, c->OW, lc_close(L));
   lc_for(L, LOOP_RANGE, oh, c->OH, lc_close(L));
   lc_for(L, LOOP_PARALLEL, o, O, lc_close(L));
@@ -376,17 +394,20 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (!dtype_is_float(dt) || !lc_dtype_ok(dt) || in[1]->dtype != dt)
     return lc_fail(L, "nn.conv2d on %s", dtype_name(dt));
   const Type *ty = lc_result_type(call);
-  if (ty->u.tensor.dims[2].kind != DIM_CONST || ty->u.tensor.dims[3].kind != DIM_CONST)
+  const int *xa = c.ax.x, *wa = c.ax.w;
+  const Dim *od = ty->u.tensor.dims;
+  if (od[xa[2]].kind != DIM_CONST || od[xa[3]].kind != DIM_CONST)
     return lc_fail(L, "nn.conv2d: output size known only at run time");
-  c.C = in[0]->shape[1], c.H = in[0]->shape[2], c.W = in[0]->shape[3];
-  c.KH = in[1]->shape[2], c.KW = in[1]->shape[3];
+  c.C = in[0]->shape[xa[1]], c.H = in[0]->shape[xa[2]], c.W = in[0]->shape[xa[3]];
+  c.KH = in[1]->shape[wa[2]], c.KW = in[1]->shape[wa[3]];
   c.groups = op_attr_int(call, "groups");
-  c.cg = in[1]->shape[1];
-  c.og = lc_bin(L, PB_DIV, in[1]->shape[0], lc_int(L, c.groups));
-  if (lc_const(in[1]->shape[0]) >= 0) c.og = lc_int(L, lc_const(in[1]->shape[0]) / c.groups);
-  c.OH = lc_int(L, ty->u.tensor.dims[2].value), c.OW = lc_int(L, ty->u.tensor.dims[3].value);
-  PrimExpr *shape[4] = {in[0]->shape[0], in[1]->shape[0], c.OH, c.OW};
-  Buffer *out = lc_result_buffer(L, call, dt, 4, shape);
+  c.cg = in[1]->shape[wa[1]];
+  PrimExpr *O = in[1]->shape[wa[0]];
+  c.og = lc_bin(L, PB_DIV, O, lc_int(L, c.groups));
+  if (lc_const(O) >= 0) c.og = lc_int(L, lc_const(O) / c.groups);
+  c.OH = lc_int(L, od[xa[2]].value), c.OW = lc_int(L, od[xa[3]].value);
+  PrimExpr *plain[4] = {in[0]->shape[xa[0]], O, c.OH, c.OW}, *shape[4];
+  Buffer *out = lc_result_buffer(L, call, dt, 4, placed(shape, xa, plain));
   if (!out) return NULL;
   if (!conv2d_blocked(L, &c, dt, out)) conv2d_general(L, &c, out);
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
@@ -420,6 +441,7 @@ LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in, int ni
     return lc_fail(L, "nn.contrib_conv2d_NCHWc: sizes known only at run time");
   int64_t groups = op_attr_int(call, "groups");
   Conv c = {.x = in[0], .w = in[1], .KH = in[1]->shape[2], .KW = in[1]->shape[3]};
+  plain_axes(&c.ax);
   for (int i = 0; i < 2; i++) c.s[i] = win.stride[i], c.d[i] = win.dil[i], c.p[i] = win.lo[i];
   c.OH = lc_int(L, ty->u.tensor.dims[2].value), c.OW = lc_int(L, ty->u.tensor.dims[3].value);
   Blocked k = {.C = d[0] * cb, .H = d[1], .W = d[2], .O = d[3] * ob, .depthwise = groups > 1};

@@ -20,6 +20,7 @@
   X(dyn)               \
   X(image)             \
   X(vision)            \
+  X(qnn)               \
   X(random)            \
   X(tir_call)          \
   X(device)            \
@@ -74,6 +75,9 @@ OpComputeFn compute_full_like, compute_cast_like, compute_reinterpret, compute_s
     compute_layout_transform, compute_tile, compute_repeat, compute_reverse,
     compute_reverse_sequence, compute_sequence_mask, compute_trilu, compute_gather,
     compute_gather_nd, compute_unravel_index, compute_collapse_sum_like;
+
+/* compute_qnn.c */
+OpComputeFn compute_fixed_point_multiply;
 
 /* compute_image.c */
 OpComputeFn compute_resize1d, compute_resize2d, compute_resize3d, compute_grid_sample,

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "ops/families.h"
+#include "ops/nn_int.h"
 
 static const Span no_span;
 static const OpAttrSpec no_attrs[] = {{0}};
@@ -86,10 +87,19 @@ static bool check_units(RelCtx *cx, const Attrs *attrs, const Type *w, Dim n, Di
 
 /* ───────────────────────────── dense family ───────────────────────────── */
 
+/* The two operands of a product: tensors of one dtype, or of two integer
+ * dtypes with out_dtype set (nn_operand_dtypes). */
+static bool two_operands(RelCtx *cx, Type **args, const Attrs *attrs, const Type **a,
+                         const Type **b) {
+  *a = rel_tensor(cx, args, 0);
+  *b = *a ? rel_tensor(cx, args, 1) : NULL;
+  return *b && nn_operand_dtypes(cx, attrs, *a, *b);
+}
+
 static Type *rel_dense(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                        const Attrs *attrs) {
   const Type *x, *w;
-  if (!two_tensors(cx, args, &x, &w)) return NULL;
+  if (!two_operands(cx, args, attrs, &x, &w)) return NULL;
   int nx = x->u.tensor.ndim;
   if (nx < 1)
     return rel_fail(cx, "nn.dense: data must have rank >= 1, got %s", rel_type_str(cx, x));
@@ -108,7 +118,7 @@ static Type *rel_dense(RelCtx *cx, int nargs, Type **args, const Tensor **values
 static Type *rel_matmul(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                         const Attrs *attrs) {
   const Type *a, *b;
-  if (!two_tensors(cx, args, &a, &b)) return NULL;
+  if (!two_operands(cx, args, attrs, &a, &b)) return NULL;
   bool ta = rel_attr_bool(cx, attrs, "transpose_a"), tb = rel_attr_bool(cx, attrs, "transpose_b");
   int na = a->u.tensor.ndim;
   if (na < (ta ? 2 : 1))
@@ -148,7 +158,7 @@ static bool batch_dim(RelCtx *cx, const Type *x, const Type *y, Dim *out) {
 static Type *rel_batch_matmul(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                               const Attrs *attrs) {
   const Type *x, *y;
-  if (!two_tensors(cx, args, &x, &y)) return NULL;
+  if (!two_operands(cx, args, attrs, &x, &y)) return NULL;
   bool ta = rel_attr_bool(cx, attrs, "transpose_a"), tb = rel_attr_bool(cx, attrs, "transpose_b");
   if (!rank_is(cx, x, 3, "x", ta ? "batch, K, M" : "batch, M, K") ||
       !rank_is(cx, y, 3, "y", tb ? "batch, N, K" : "batch, K, N"))

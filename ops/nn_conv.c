@@ -3,9 +3,12 @@
  *
  * Attributes and defaults are TVM v0.10's (Conv1DAttrs ... in
  * relay/attrs/nn.h); the window arithmetic is in ops/nn_win.c.  Layouts:
- * data NCW / NCHW / NCDHW, weights OIW / OIHW / OIDHW, and for the
- * transposed ops also IOW / IOHW (what TVM's Python API writes); others fail
- * "layout NHWC is not supported yet".
+ * a convolution takes any order of its letters (ops/nn_int.h,
+ * nn_conv_axes): NCHW data with OIHW weights, NHWC data with HWIO, OHWI or
+ * HWOI weights as TensorFlow and TFLite models print them, and the 1-D and
+ * 3-D analogues; the result has the data's layout.  The transposed ops take
+ * data NCW / NCHW and weights OIW / OIHW or IOW / IOHW (what TVM's Python
+ * API writes); others fail "layout NHWC is not supported yet".
  *
  * Channels: a convolution's weight is (O, C / groups, k...) and O must be
  * divisible by groups (depthwise: groups = C, weight (C * m, 1, k...)).  A
@@ -65,15 +68,30 @@ typedef struct Conv {
   const Type *x, *w;
   int64_t groups;
   int w_in, w_out; /* weight axes of the input channels and the output channels (per group) */
+  NnConvAxes ax;   /* the data's N, C, spatial axes; the weight's O, I, spatial axes */
   NnWindow win;
 } Conv;
 
-/* The layouts (data NC..., weight OI... or, transposed, IO...; out_layout
+/* A convolution's layouts: any order of the letters (nn_conv_axes), and
+ * the ranks they give. */
+static bool plain_conv_layouts(RelCtx *cx, const Attrs *attrs, Conv *c) {
+  int S = c->S;
+  if (!nn_conv_axes(cx, attrs, S, &c->ax) ||
+      !rank_is(cx, c->x, 2 + S, "data", rel_attr_str(cx, attrs, "data_layout")) ||
+      !rank_is(cx, c->w, 2 + S, "weight", rel_attr_str(cx, attrs, "kernel_layout")))
+    return false;
+  c->w_out = c->ax.w[0], c->w_in = c->ax.w[1];
+  return true;
+}
+
+/* The transposed ones' layouts (data NC..., weight OI... or IO...; out_layout
  * empty or the data's) and the ranks; sets which weight axes hold the
  * input and the output channels. */
 static bool conv_layouts(RelCtx *cx, const Attrs *attrs, Conv *c) {
   int S = c->S;
   bool io = false, unused = false;
+  for (int i = 0; i < 2 + S; i++) c->ax.x[i] = c->ax.w[i] = i;
+  if (!c->transpose) return plain_conv_layouts(cx, attrs, c);
   const char *dl = S == 1 ? "NCW" : S == 2 ? "NCHW" : "NCDHW";
   if (!fixed_layout(cx, attrs, "data_layout", "NC", NULL, S, "layout", &unused) ||
       !fixed_layout(cx, attrs, "kernel_layout", "OI", c->transpose ? "IO" : NULL, S,
@@ -100,7 +118,7 @@ static bool conv_layouts(RelCtx *cx, const Attrs *attrs, Conv *c) {
  * divisible by groups; symbolic channels unify only when groups is 1
  * (otherwise the product is not a dim). */
 static bool conv_channels(RelCtx *cx, const Conv *c) {
-  Dim ch = c->x->u.tensor.dims[1], in = c->w->u.tensor.dims[c->w_in];
+  Dim ch = c->x->u.tensor.dims[c->ax.x[1]], in = c->w->u.tensor.dims[c->w_in];
   Dim o = c->w->u.tensor.dims[c->w_out];
   int64_t want, g = c->groups;
   if (ch.kind == DIM_CONST && in.kind == DIM_CONST) {
@@ -159,7 +177,7 @@ static bool conv_hints(RelCtx *cx, const Attrs *attrs, const Conv *c) {
     int64_t ks[NN_MAX_SPATIAL];
     if (!nn_spatial_ints(cx, attrs, "kernel_size", c->S, 1, ks)) return false;
     bool ok = true;
-    for (int i = 0; i < c->S; i++) ok &= rel_unify_dim(cx, dim_const(ks[i]), wd[2 + i]);
+    for (int i = 0; i < c->S; i++) ok &= rel_unify_dim(cx, dim_const(ks[i]), wd[c->ax.w[2 + i]]);
     if (!ok) {
       StrBuf b = {0};
       for (int i = 0; i < c->S; i++) sb_printf(&b, "%s%lld", i ? ", " : "", (long long)ks[i]);
@@ -190,11 +208,7 @@ static Type *conv_rel(RelCtx *cx, Type **args, const Attrs *attrs, int S, bool t
   Conv c = {.S = S, .transpose = transpose, .win = {.S = S}};
   c.x = rel_tensor(cx, args, 0);
   c.w = c.x ? rel_tensor(cx, args, 1) : NULL;
-  if (!c.w) return NULL;
-  if (c.x->u.tensor.dtype != c.w->u.tensor.dtype)
-    return rel_fail(cx, "%s: dtypes %s and %s differ", cx->op_name, dtype_name(c.x->u.tensor.dtype),
-                    dtype_name(c.w->u.tensor.dtype));
-  if (!conv_layouts(cx, attrs, &c)) return NULL;
+  if (!c.w || !nn_operand_dtypes(cx, attrs, c.x, c.w) || !conv_layouts(cx, attrs, &c)) return NULL;
   c.groups = rel_attr_int(cx, attrs, "groups");
   if (!cx->err[0] && c.groups < 1)
     rel_fail(cx, "%s: groups must be positive, got %lld", cx->op_name, (long long)c.groups);
@@ -203,13 +217,16 @@ static Type *conv_rel(RelCtx *cx, Type **args, const Attrs *attrs, int S, bool t
       (transpose && !output_padding(cx, attrs, &c.win)))
     return NULL;
   const Dim *xd = c.x->u.tensor.dims, *wd = c.w->u.tensor.dims;
-  Dim out[2 + NN_MAX_SPATIAL] = {xd[0], out_channels(cx, &c)};
+  const int *xa = c.ax.x, *wa = c.ax.w;
+  Dim out[2 + NN_MAX_SPATIAL];
+  out[xa[0]] = xd[xa[0]], out[xa[1]] = out_channels(cx, &c);
   for (int i = 0; i < S; i++) {
-    out[2 + i] = dim_any();
-    if (wd[2 + i].kind != DIM_CONST) continue;
-    c.win.k[i] = wd[2 + i].value;
-    bool ok = transpose ? nn_window_out_transposed(cx, &c.win, i, xd[2 + i], &out[2 + i])
-                        : nn_window_out(cx, &c.win, i, xd[2 + i], &out[2 + i]);
+    Dim *o = &out[xa[2 + i]];
+    *o = dim_any();
+    if (wd[wa[2 + i]].kind != DIM_CONST) continue;
+    c.win.k[i] = wd[wa[2 + i]].value;
+    bool ok = transpose ? nn_window_out_transposed(cx, &c.win, i, xd[xa[2 + i]], o)
+                        : nn_window_out(cx, &c.win, i, xd[xa[2 + i]], o);
     if (!ok) return NULL;
   }
   DType dt = rel_attr_dtype(cx, attrs, "out_dtype", c.x->u.tensor.dtype);
@@ -360,7 +377,7 @@ static Type *rel_conv2d_nchwc(RelCtx *cx, int nargs, Type **args, const Tensor *
 static const OpAttrSpec conv1d_attrs[] = {
     {"strides", AV_LIST, "[1]"}, {"padding", AV_LIST, "[0, 0]"}, {"dilation", AV_LIST, "[1]"},
     CONV_TAIL("\"NCW\"", "\"OIW\""), {0}};
-static const OpAttrSpec conv2d_attrs[] = {
+const OpAttrSpec nn_conv2d_attrs[] = {
     {"strides", AV_LIST, "[1, 1]"}, {"padding", AV_LIST, "[0, 0]"},
     {"dilation", AV_LIST, "[1, 1]"}, CONV_TAIL("\"NCHW\"", "\"OIHW\""), {0}};
 static const OpAttrSpec conv3d_attrs[] = {
@@ -385,9 +402,10 @@ static const OpAttrSpec conv2d_nchwc_attrs[] = {
 const OpDef ops_family_nn_conv[] = {
     {"nn.conv1d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_attrs, rel_conv1d,
      "1-D convolution, NCW data and OIW weight", false, .compute = NULL},
-    {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_attrs, rel_conv2d,
-     "2-D convolution, NCHW data and OIHW weight (groups, dilation, padding)", false,
-     .cost = OPCOST_CONV2D, .compute = compute_conv2d},
+    {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, nn_conv2d_attrs, rel_conv2d,
+     "2-D convolution, NCHW data and OIHW weight or NHWC and HWIO / OHWI / HWOI (groups, "
+     "dilation, padding)",
+     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d},
     {"nn.conv3d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv3d_attrs, rel_conv3d,
      "3-D convolution, NCDHW data and OIDHW weight", false, .compute = NULL},
     {"nn.conv1d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_transpose_attrs,

@@ -62,6 +62,27 @@ int nn_layout_attr(RelCtx *cx, const Attrs *attrs, const char *key, const char *
 /* out_layout: empty or equal to the layout `key` names. */
 bool nn_same_out_layout(RelCtx *cx, const Attrs *attrs, const char *key);
 
+/* The axes of a (not transposed) convolution's operands in their layouts:
+ * x[] = the data's N, C, then spatial axes (D, H, W from the left), w[] =
+ * the weight's O, I, then spatial axes.  data_layout is any order of N, C
+ * and the S spatial letters (NCHW, NHWC), kernel_layout any order of O, I
+ * and them (OIHW, HWIO, OHWI, HWOI), out_layout empty or the data's.
+ * False after rel_fail ("layout NCHW16c is not supported ..."). */
+typedef struct NnConvAxes {
+  int x[2 + NN_MAX_SPATIAL], w[2 + NN_MAX_SPATIAL];
+} NnConvAxes;
+bool nn_conv_axes(RelCtx *cx, const Attrs *attrs, int S, NnConvAxes *ax);
+/* Whether the axes are the plain order (NCHW data, OIHW weight). */
+bool nn_conv_axes_plain(const NnConvAxes *ax, int S);
+
+/* The operands of a product (convolution, dense, matmul): one dtype, or
+ * two integer dtypes (int8 data with uint8 weights, as quantized models
+ * have) when out_dtype names the result's; false after rel_fail. */
+bool nn_operand_dtypes(RelCtx *cx, const Attrs *attrs, const Type *a, const Type *b);
+
+/* nn.conv2d's attributes (TVM's Conv2DAttrs), which qnn.conv2d shares. */
+extern const OpAttrSpec nn_conv2d_attrs[];
+
 /* A list of int pairs (pad_width=[[0, 0], [1, 2]]); returns the count, or
  * -1 after rel_fail (missing, not pairs of ints, more than max). */
 int nn_attr_pairs(RelCtx *cx, const Attrs *attrs, const char *key, int64_t (*out)[2], int max);

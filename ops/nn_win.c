@@ -1,6 +1,7 @@
 /* nn_win.c — the attribute readers of ops/nn_int.h: spatial attributes and
  * window sizes of convolutions and pools, layouts as letter positions, and
  * lists of int pairs.  Messages name the op, the attribute and the values. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/nn_int.h"
@@ -202,6 +203,50 @@ bool nn_same_out_layout(RelCtx *cx, const Attrs *attrs, const char *key) {
   if (!o[0] || strcmp(o, l) == 0) return true;
   rel_fail(cx, "%s: out_layout %s differs from %s %s (a layout change is not supported)",
            cx->op_name, o, key, l);
+  return false;
+}
+
+/* One plain layout of a convolution: exactly the letters of `need`, in
+ * any order; pos[] as nn_layout_letters gives it. */
+static bool conv_layout(RelCtx *cx, const Attrs *attrs, const char *key, const char *need,
+                        int *pos) {
+  const char *l = rel_attr_str(cx, attrs, key);
+  if (cx->err[0]) return false;
+  RelCtx probe = *cx;
+  int n = nn_layout_letters(&probe, l, key, need, pos);
+  if (n == (int)strlen(need)) return true;
+  rel_fail(cx, "%s: %s %s is not supported: it must be the letters %s in some order", cx->op_name,
+           key, l[0] ? l : "\"\"", need);
+  return false;
+}
+
+bool nn_conv_axes(RelCtx *cx, const Attrs *attrs, int S, NnConvAxes *ax) {
+  const char *sp = "DHW" + (NN_MAX_SPATIAL - S);
+  char xneed[8], wneed[8];
+  snprintf(xneed, sizeof xneed, "NC%s", sp);
+  snprintf(wneed, sizeof wneed, "OI%s", sp);
+  return conv_layout(cx, attrs, "data_layout", xneed, ax->x) &&
+         conv_layout(cx, attrs, "kernel_layout", wneed, ax->w) &&
+         nn_same_out_layout(cx, attrs, "data_layout");
+}
+
+bool nn_conv_axes_plain(const NnConvAxes *ax, int S) {
+  for (int i = 0; i < 2 + S; i++)
+    if (ax->x[i] != i || ax->w[i] != i) return false;
+  return true;
+}
+
+/* ───────────────────────────── dtypes ───────────────────────────── */
+
+bool nn_operand_dtypes(RelCtx *cx, const Attrs *attrs, const Type *a, const Type *b) {
+  DType da = a->u.tensor.dtype, db = b->u.tensor.dtype;
+  if (da == db) return true;
+  bool ints = dtype_is_int(da) && dtype_is_int(db);
+  const char *od = ints ? rel_attr_str(cx, attrs, "out_dtype") : "";
+  if (cx->err[0]) return false;
+  if (ints && od[0]) return true;
+  rel_fail(cx, "%s: dtypes %s and %s differ%s", cx->op_name, dtype_name(da), dtype_name(db),
+           ints ? " (integer operands of two dtypes need out_dtype, e.g. \"int32\")" : "");
   return false;
 }
 

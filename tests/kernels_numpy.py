@@ -2,6 +2,7 @@
 """kernels_numpy.py — differential test of the reference kernels against numpy.
 
 Usage: /usr/bin/python3 tests/kernels_numpy.py PATH/TO/kernel_driver [-v] [--seed N] [--exec jit]
+       [--only OP,OP...]
 
 Generates cases for every op that has a kernel (random shapes with
 broadcasting, empty dims, edge values: NaN, +-inf, -0, subnormals, integer
@@ -1291,6 +1292,11 @@ def main():
         exec_args = ("--exec", argv[i + 1])
         del argv[i:i + 2]
     jit = exec_args == ("--exec", "jit")
+    only = None
+    if "--only" in argv:  # a comma-separated list of ops: their cases alone
+        i = argv.index("--only")
+        only = set(argv[i + 1].split(","))
+        del argv[i:i + 2]
     args = [a for a in argv if not a.startswith("-")]
     verbose = "-v" in argv
     if not args:
@@ -1303,6 +1309,8 @@ def main():
     with_kernel = [o[0] for o in ops if o[1] == "1"]
     with_rule = {o[0] for o in ops if o[2] == "1"}
     cases, passed, failed = [], 0, 0
+    if only is not None:
+        with_kernel = [op for op in with_kernel if op in only]
     for op in with_kernel:
         if op not in GENERATORS:
             print("kernels: no numpy cases for op %s" % op)
@@ -1310,7 +1318,8 @@ def main():
             continue
         f, name = GENERATORS[op]
         cases.extend(f(name))
-    cases.extend(g_large("large"))
+    if only is None:
+        cases.extend(g_large("large"))
     if jit:
         cases = [c for c in cases if c.op in with_rule]
     for op in GENERATORS:

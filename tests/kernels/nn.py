@@ -116,7 +116,7 @@ def gnn_convnd(op):
 
 def nn_conv2d_more(op):
     """Depthwise (groups = C, multiplier 2), asymmetric padding, 1x1, an
-    unsupported layout and a too-large window."""
+    unsupported (blocked) layout and a too-large window."""
     for dt in (np.float32, np.float64):
         x = rand_float((2, 4, 7, 6), dt, specials=False)
         w = rand_float((8, 1, 3, 3), dt, specials=False)
@@ -132,7 +132,7 @@ def nn_conv2d_more(op):
                            [1, 1], 1)
         yield nn_tol_case(op, "", [x, w1], ref, dt, bound, k=4)
     x = rand_float((1, 3, 4, 4), np.float32)
-    yield Case(op, 'data_layout="NHWC"', [x, rand_float((3, 3, 3, 3), np.float32)], "not supported")
+    yield Case(op, 'data_layout="NCHW16c"', [x, rand_float((3, 3, 3, 3), np.float32)], "not supported")
     yield Case(op, "", [x, rand_float((2, 3, 5, 5), np.float32)], "larger than the padded input")
 
 

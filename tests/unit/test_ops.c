@@ -374,6 +374,14 @@ static const char *const expected_ops[] = {
     "vision.non_max_suppression",
     "vision.roi_align",
     "vision.multibox_prior",
+    "fixed_point_multiply",
+    "qnn.quantize",
+    "qnn.dequantize",
+    "qnn.requantize",
+    "qnn.conv2d",
+    "qnn.dense",
+    "qnn.add",
+    "qnn.mul",
     "dyn.tile",
     "dyn.topk",
     "dyn.one_hot",
@@ -650,9 +658,28 @@ static void test_conv_pool(void) {
   CHECK_STREQ(
       R("nn.conv2d", NULL, F32("1, 3, 8, 8"), F32("8, 4, 3, 3")),
       "error: nn.conv2d: input has 3 channels but weight (8, 4, 3, 3) expects 4 (groups=1)");
+  /* TensorFlow's layouts: the result in the data's (NHWC) */
   CHECK_STREQ(R("nn.conv2d", attrs("data_layout", as("NHWC"), "kernel_layout", as("HWIO"), NULL),
-                F32("1, 8, 8, 3"), F32("3, 3, 3, 8")),
-              "error: nn.conv2d: layout NHWC is not supported yet");
+                F32("1, 8, 7, 3"), F32("3, 3, 3, 16")),
+              "Tensor[(1, 6, 5, 16), float32]");
+  CHECK_STREQ(R("nn.conv2d",
+                attrs("data_layout", as("NHWC"), "kernel_layout", as("OHWI"), "strides",
+                      ints(2, 2, 2), NULL),
+                F32("n, 8, 8, 3"), F32("16, 3, 3, 3")),
+              "Tensor[(n, 3, 3, 16), float32]");
+  CHECK_STREQ(
+      R("nn.conv2d",
+        attrs("data_layout", as("NHWC"), "kernel_layout", as("HWOI"), "groups", ai(8), NULL),
+        F32("1, 8, 8, 8"), F32("3, 3, 8, 1")),
+      "Tensor[(1, 6, 6, 8), float32]");
+  CHECK_STREQ(
+      R("nn.conv2d", attrs("data_layout", as("NHWC"), "kernel_layout", as("HWIO"), NULL),
+        F32("1, 8, 8, 3"), F32("3, 3, 4, 8")),
+      "error: nn.conv2d: input has 3 channels but weight (3, 3, 4, 8) expects 4 (groups=1)");
+  CHECK_STREQ(R("nn.conv2d", attrs("data_layout", as("NCHW16c"), NULL), F32("1, 1, 8, 8, 16"),
+                F32("3, 3, 3, 8")),
+              "error: nn.conv2d: data_layout NCHW16c is not supported: it must be the letters NCHW "
+              "in some order");
   CHECK_STREQ(R("nn.conv2d", attrs("kernel_size", ints(2, 5, 5), NULL), F32("1, 3, 8, 8"),
                 F32("8, 3, 3, 3")),
               "error: nn.conv2d: kernel_size=[5, 5] but weight has shape (8, 3, 3, 3)");
