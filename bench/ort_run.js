@@ -2,6 +2,7 @@
 // bench/cnn.py.
 //
 // usage: node ort_run.js MODULES_DIR MODEL.onnx INPUT.npy THREADS RUNS OUT.bin
+// (bench/transformer.py uses it too, with int64 token ids as the input)
 //
 // MODULES_DIR holds node_modules/onnxruntime-node.  The input is a float32
 // .npy file fed to the model's first input; intra- and inter-op threads are
@@ -12,7 +13,7 @@
 const fs = require("fs");
 const path = require("path");
 
-// A float32 little-endian C-order .npy file: {shape, data}.
+// A float32 or int64 little-endian C-order .npy file: {type, shape, data}.
 function readNpy(file) {
   const buf = fs.readFileSync(file);
   if (buf.toString("latin1", 1, 6) !== "NUMPY") throw new Error(`${file}: not a .npy file`);
@@ -20,8 +21,9 @@ function readNpy(file) {
   const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
   const start = (major === 1 ? 10 : 12) + hlen;
   const header = buf.toString("latin1", major === 1 ? 10 : 12, start);
-  if (!/'descr':\s*'<f4'/.test(header) || /'fortran_order':\s*True/.test(header))
-    throw new Error(`${file}: expected float32 in C order, got ${header.trim()}`);
+  const type = /'descr':\s*'<f4'/.test(header) ? "float32" : /'descr':\s*'<i8'/.test(header) ? "int64" : null;
+  if (!type || /'fortran_order':\s*True/.test(header))
+    throw new Error(`${file}: expected float32 or int64 in C order, got ${header.trim()}`);
   const shape = header
     .match(/'shape':\s*\(([^)]*)\)/)[1]
     .split(",")
@@ -29,8 +31,9 @@ function readNpy(file) {
     .filter((s) => s.length)
     .map(Number);
   const bytes = buf.subarray(start);
-  const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-  return { shape, data };
+  const raw = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+  const data = type === "float32" ? new Float32Array(raw) : new BigInt64Array(raw);
+  return { type, shape, data };
 }
 
 function median(xs) {
@@ -54,7 +57,7 @@ async function main() {
     graphOptimizationLevel: "all",
   });
   const x = readNpy(input);
-  const feeds = { [session.inputNames[0]]: new ort.Tensor("float32", x.data, x.shape) };
+  const feeds = { [session.inputNames[0]]: new ort.Tensor(x.type, x.data, x.shape) };
   let result;
   for (let i = 0; i < 3; i++) result = await session.run(feeds);
   const times = [];

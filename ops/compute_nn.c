@@ -46,15 +46,31 @@ typedef struct Mm {
   int nr;                  /* panel width: two vector registers of acc */
   PrimExpr *M, *N, *K, *B; /* B: batch count (1 when not batched) */
   bool a_bcast, b_bcast;   /* batch dim of size 1 broadcast */
+  int lead;                /* nn.matmul of an N-d a: its leading dims are the rows */
+  PrimExpr *lead_dims[TENSOR_MAX_RANK];
 } Mm;
 
 static PrimExpr *V(LowerCx *L, TirVar *v) { return lc_var(L, v); }
 static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
 static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
 
+/* Row i of the product as the indices of the leading dims (last fastest). */
+static int lead_index(LowerCx *L, const Mm *m, PrimExpr *i, PrimExpr **idx) {
+  for (int d = m->lead - 1; d >= 0; d--) {
+    idx[d] = d ? lc_bin(L, PB_MOD, i, m->lead_dims[d]) : i;
+    if (d) i = lc_bin(L, PB_DIV, i, m->lead_dims[d]);
+  }
+  return m->lead;
+}
+
 static PrimExpr *a_at(LowerCx *L, const Mm *m, PrimExpr *b, PrimExpr *i, PrimExpr *k) {
-  PrimExpr *idx[3];
+  PrimExpr *idx[TENSOR_MAX_RANK];
   int n = 0;
+  if (m->lead) {
+    n = lead_index(L, m, i, idx);
+    idx[n++] = k;
+    return lc_at(L, m->a, idx);
+  }
   if (m->batched) idx[n++] = m->a_bcast ? lc_int(L, 0) : b;
   idx[n++] = m->ta ? k : i;
   idx[n++] = m->ta ? i : k;
@@ -72,8 +88,14 @@ static PrimExpr *b_at(LowerCx *L, const Mm *m, PrimExpr *b, PrimExpr *j, PrimExp
 
 static void store_out(LowerCx *L, const Mm *m, Buffer *out, PrimExpr *b, PrimExpr *i, PrimExpr *j,
                       PrimExpr *v) {
-  PrimExpr *idx[3];
+  PrimExpr *idx[TENSOR_MAX_RANK];
   int n = 0;
+  if (m->lead) {
+    n = lead_index(L, m, i, idx);
+    idx[n++] = j;
+    lc_store(L, out, n, idx, v);
+    return;
+  }
   if (m->batched) idx[n++] = b;
   idx[n++] = i, idx[n++] = j;
   lc_store(L, out, n, idx, v);
@@ -371,10 +393,12 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   m->dt = m->a->dtype;
   m->acc = lc_fast_math(L) ? m->dt : DT_FLOAT64;
   m->nr = 2 * vector_bytes() / dtype_bytes(m->acc);
-  PrimExpr *shape[3];
+  PrimExpr *shape[TENSOR_MAX_RANK];
   int n = 0;
   if (m->batched) shape[n++] = m->B;
-  shape[n++] = m->M, shape[n++] = m->N;
+  for (int d = 0; d < m->lead; d++) shape[n++] = m->lead_dims[d];
+  if (!m->lead) shape[n++] = m->M;
+  shape[n++] = m->N;
   Buffer *out = lc_result_buffer(L, call, m->dt, n, shape);
   if (!out) return NULL;
   lc_mark_total(L, out); /* every schedule stores each element once */
@@ -413,9 +437,18 @@ LTensor *compute_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return product(L, call, &m);
 }
 
+/* nn.matmul: 2-d operands, or an N-d a (not transposed) whose leading dims
+ * are the product's rows (a (B, S, K) activation times a (K, N) weight). */
 LTensor *compute_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  if (nin != 2 || in[0]->ndim != 2 || in[1]->ndim != 2) return lc_fail(L, "nn.matmul of rank != 2");
   bool ta = op_attr_bool(call, "transpose_a"), tb = op_attr_bool(call, "transpose_b");
+  if (nin == 2 && in[0]->ndim > 2 && in[1]->ndim == 2 && !ta) {
+    Mm m = {.a = in[0], .b = in[1], .tb = tb, .N = in[1]->shape[tb ? 0 : 1]};
+    m.lead = in[0]->ndim - 1, m.K = in[0]->shape[m.lead], m.M = lc_int(L, 1);
+    for (int d = 0; d < m.lead; d++)
+      m.lead_dims[d] = in[0]->shape[d], m.M = lc_mul(L, m.M, in[0]->shape[d]);
+    return product(L, call, &m);
+  }
+  if (nin != 2 || in[0]->ndim != 2 || in[1]->ndim != 2) return lc_fail(L, "nn.matmul of rank != 2");
   Mm m = {.a = in[0],
           .b = in[1],
           .ta = ta,
