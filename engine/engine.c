@@ -263,9 +263,10 @@ static bool prims_clash(Engine *e, const Module *m) {
 }
 
 /* The passes the jit mode runs before fusion on a module with a 2-D
- * convolution: batch norms become arithmetic folded into the weights, and
- * convolutions move to blocked layouts with their weights packed once; and
- * on a module with transcendental ops, FastMath. */
+ * convolution or a product: batch norms become arithmetic folded into the
+ * weights, convolutions move to blocked layouts and products with constant
+ * weights to nn.contrib_dense_pack, their weights packed once; and on a
+ * module with transcendental ops, FastMath. */
 static const char *const conv_passes[] = {"SimplifyInference", "FoldConstant", "FoldScaleAxis",
                                           "AlterOpLayout",     "FoldConstant", NULL};
 static const char *const fast_passes[] = {"FastMath", NULL};

@@ -125,6 +125,30 @@ static bool k_dense(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *at
   return matmul_core(kx, &x2, w, false, true, 1, 1, out[0]);
 }
 
+/* nn.contrib_dense_pack: the panels (NB, K, n) unpacked to a (units, K)
+ * weight, then nn.dense's own product (the same sums in the same order). */
+static bool k_dense_pack(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
+  const RtTensor *x = in[0], *w = in[1];
+  int64_t k = w->shape[1], n = w->shape[2], units = out[0]->shape[out[0]->ndim - 1];
+  size_t eb = (size_t)dtype_bytes(w->dtype);
+  int64_t shape[2] = {units, k};
+  RtTensor *wt = rt_tensor_new(w->dtype, 2, shape, kx->err, sizeof kx->err);
+  if (!wt) return false;
+  const char *src = w->data;
+  char *dst = wt->data;
+  for (int64_t j = 0; j < units; j++)
+    for (int64_t q = 0; q < k; q++)
+      memcpy(dst + (size_t)(j * k + q) * eb, src + (size_t)(((j / n) * k + q) * n + j % n) * eb,
+             eb);
+  int64_t m = k ? x->numel / k : out[0]->numel / (units ? units : 1);
+  RtTensor x2 = *x; /* x as (m x k) */
+  x2.ndim = 2, x2.shape[0] = m, x2.shape[1] = k;
+  bool ok = matmul_core(kx, &x2, wt, false, true, 1, 1, out[0]);
+  rt_tensor_release(wt);
+  return ok;
+}
+
 static bool k_matmul(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                      RtTensor *const *out) {
   bool ta = kattr_bool(kx, attrs, "transpose_a"), tb = kattr_bool(kx, attrs, "transpose_b");
@@ -691,6 +715,7 @@ static bool k_nll_loss(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs 
 
 const KernelDef kernels_family_nn[] = {
     {"nn.dense", k_dense},
+    {"nn.contrib_dense_pack", k_dense_pack},
     {"nn.matmul", k_matmul},
     {"nn.batch_matmul", k_batch_matmul},
     {"nn.bias_add", k_bias_add},

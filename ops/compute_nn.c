@@ -46,7 +46,8 @@ typedef struct Mm {
   int nr;                  /* panel width: two vector registers of acc */
   PrimExpr *M, *N, *K, *B; /* B: batch count (1 when not batched) */
   bool a_bcast, b_bcast;   /* batch dim of size 1 broadcast */
-  int lead;                /* nn.matmul of an N-d a: its leading dims are the rows */
+  bool packed;             /* b is already in panels (NB, K, nr): nn.contrib_dense_pack */
+  int lead;                /* an N-d a (matmul, dense): its leading dims are the rows */
   PrimExpr *lead_dims[TENSOR_MAX_RANK];
 } Mm;
 
@@ -80,6 +81,11 @@ static PrimExpr *a_at(LowerCx *L, const Mm *m, PrimExpr *b, PrimExpr *i, PrimExp
 static PrimExpr *b_at(LowerCx *L, const Mm *m, PrimExpr *b, PrimExpr *j, PrimExpr *k) {
   PrimExpr *idx[3];
   int n = 0;
+  if (m->packed) {
+    PrimExpr *nr = lc_int(L, m->nr);
+    idx[0] = lc_bin(L, PB_DIV, j, nr), idx[1] = k, idx[2] = lc_bin(L, PB_MOD, j, nr);
+    return lc_at(L, m->b, idx);
+  }
   if (m->batched) idx[n++] = m->b_bcast ? lc_int(L, 0) : b;
   idx[n++] = m->tb ? j : k;
   idx[n++] = m->tb ? k : j;
@@ -184,8 +190,10 @@ static void few_rows_exact(LowerCx *L, const Mm *m, Buffer *out) {
   PrimExpr *j = add(L, mul(L, V(L, jo), nr), V(L, ji)), *lane = V(L, ji);
   lc_open(L);
   lc_open(L);
+  PrimExpr *wi[3] = {V(L, jo), V(L, k), V(L, ji)}; /* a prepacked weight: its panel */
+  PrimExpr *bv_at = m->packed ? lc_at(L, m->b, wi) : b_at(L, m, V(L, bv), j, V(L, k));
   PrimExpr *prod = mul(L, lc_cast(L, m->acc, a_at(L, m, V(L, bv), V(L, iv), V(L, k))),
-                       lc_cast(L, m->acc, b_at(L, m, V(L, bv), j, V(L, k))));
+                       lc_cast(L, m->acc, bv_at));
   lc_store(L, acc, 1, &lane, add(L, lc_load(L, acc, 1, &lane), prod));
   lc_for(L, LOOP_VECTORIZED, ji, width, lc_close(L));
   lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
@@ -197,6 +205,61 @@ static void few_rows_exact(LowerCx *L, const Mm *m, Buffer *out) {
   lc_for(L, LOOP_RANGE, iv, m->M, lc_close(L));
   lc_for(L, LOOP_PARALLEL, jo, nb, lc_close(L));
   batch_loop(L, bv, m->B);
+}
+
+/* Few rows of a prepacked weight, fast math: each row against each panel
+ * (panels in parallel) with KU independent accumulator vectors over
+ * interleaved k (a chain of K dependent multiply-adds would wait on each
+ * one's latency), summed at the end. */
+enum { KU = 4 };
+static void few_rows_packed(LowerCx *L, const Mm *m, Buffer *out) {
+  PrimExpr *nr = lc_int(L, m->nr), *ku = lc_int(L, KU);
+  int64_t K = lc_const(m->K), N = lc_const(m->N), nbc = (N + m->nr - 1) / m->nr;
+  TirVar *jo = lc_tvar(L, "jo", lc_int(L, nbc)), *iv = lc_tvar(L, "i", m->M),
+         *ko = lc_tvar(L, "k", lc_int(L, K / KU)), *u = lc_tvar(L, "u", ku),
+         *ji = lc_tvar(L, "ji", nr), *kr = lc_tvar(L, "k", lc_int(L, KU)),
+         *js = lc_tvar(L, "ji", nr), *z = lc_tvar(L, "u", ku), *jz = lc_tvar(L, "ji", nr);
+  PrimExpr *width =
+      N % m->nr == 0 ? nr
+                     : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, V(L, jo), nr)), NULL);
+  PrimExpr *ashape[2] = {ku, nr};
+  lc_open(L); /* jo */
+  lc_open(L); /* i */
+  Buffer *acc = lc_alloc(L, "acc", m->acc, 2, ashape);
+  PrimExpr *zi[2] = {V(L, z), V(L, jz)};
+  for (int i = 0; i < 2; i++) lc_open(L);
+  lc_store(L, acc, 2, zi, lc_lit(L, m->acc, 0));
+  lc_for(L, LOOP_VECTORIZED, jz, nr, lc_close(L));
+  lc_for(L, LOOP_UNROLLED, z, ku, lc_close(L));
+  /* acc[u, ji] += A(i, k) * W[jo, k, ji] over k = ko * KU + u, then the rest */
+  PrimExpr *k = add(L, mul(L, V(L, ko), ku), V(L, u)), *ai[2] = {V(L, u), V(L, ji)};
+  for (int i = 0; i < 3; i++) lc_open(L);
+  PrimExpr *wi[3] = {V(L, jo), k, V(L, ji)};
+  PrimExpr *prod = mul(L, a_at(L, m, lc_int(L, 0), V(L, iv), k), lc_at(L, m->b, wi));
+  lc_store(L, acc, 2, ai, add(L, lc_load(L, acc, 2, ai), prod));
+  lc_for(L, LOOP_VECTORIZED, ji, nr, lc_close(L));
+  lc_for(L, LOOP_UNROLLED, u, ku, lc_close(L));
+  lc_for(L, LOOP_RANGE, ko, lc_int(L, K / KU), lc_close(L));
+  PrimExpr *k2 = add(L, lc_int(L, K / KU * KU), V(L, kr));
+  TirVar *ji2 = lc_tvar(L, "ji", nr);
+  PrimExpr *a0b[2] = {lc_int(L, 0), V(L, ji2)}, *wi2[3] = {V(L, jo), k2, V(L, ji2)};
+  for (int i = 0; i < 2; i++) lc_open(L);
+  PrimExpr *prod2 = mul(L, a_at(L, m, lc_int(L, 0), V(L, iv), k2), lc_at(L, m->b, wi2));
+  lc_store(L, acc, 2, a0b, add(L, lc_load(L, acc, 2, a0b), prod2));
+  lc_for(L, LOOP_VECTORIZED, ji2, nr, lc_close(L));
+  lc_for(L, LOOP_RANGE, kr, lc_int(L, K % KU), lc_close(L));
+  /* out = (acc[0] + acc[1]) + (acc[2] + acc[3]) */
+  lc_open(L);
+  PrimExpr *s[KU];
+  for (int q = 0; q < KU; q++) {
+    PrimExpr *qi[2] = {lc_int(L, q), V(L, js)};
+    s[q] = lc_load(L, acc, 2, qi);
+  }
+  store_out(L, m, out, lc_int(L, 0), V(L, iv), add(L, mul(L, V(L, jo), nr), V(L, js)),
+            add(L, add(L, s[0], s[1]), add(L, s[2], s[3])));
+  lc_for(L, LOOP_VECTORIZED, js, width, lc_close(L));
+  lc_for(L, LOOP_RANGE, iv, m->M, lc_close(L));
+  lc_for(L, LOOP_PARALLEL, jo, lc_int(L, nbc), lc_close(L));
 }
 
 /* ───────────────────────── packed, register-tiled ───────────────────────── */
@@ -269,7 +332,8 @@ static void tile_body(LowerCx *L, const Tile *T) {
   PrimExpr *ak[2] = {V(L, k), V(L, ii2)};
   PrimExpr *av = T->ablk ? lc_load(L, T->ablk, 2, ak)
                          : lc_cast(L, m->acc, a_at(L, m, T->b, tile_row(L, T, V(L, ii2)), V(L, k)));
-  PrimExpr *prod = mul(L, av, lc_load(L, T->wp, 4, wi));
+  /* a prepacked weight is WP itself without the batch index */
+  PrimExpr *prod = mul(L, av, m->packed ? lc_load(L, T->wp, 3, wi + 1) : lc_load(L, T->wp, 4, wi));
   lc_store(L, T->acc, 2, a2, add(L, lc_load(L, T->acc, 2, a2), prod));
   lc_for(L, LOOP_VECTORIZED, ji2, nr, lc_close(L));
   lc_for(L, LOOP_UNROLLED, ii2, rows, lc_close(L));
@@ -320,7 +384,7 @@ static void by_panels(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr
   PrimExpr *wb = m->b_bcast || !m->batched ? lc_int(L, 0) : V(L, bv);
   lc_open(L); /* batch */
   lc_open(L); /* jo */
-  pack_panel(L, m, wp, V(L, bv), wb, V(L, jo));
+  if (!m->packed) pack_panel(L, m, wp, V(L, bv), wb, V(L, jo));
   PrimExpr *tshape[2] = {mr, nr};
   Tile T = {
       m,        wp, out, lc_alloc(L, "acc", m->acc, 2, tshape), V(L, bv), mul(L, V(L, io), mr),
@@ -337,11 +401,13 @@ static void by_panels(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr
 static void by_rows(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr *nb) {
   PrimExpr *bw = m->b_bcast || !m->batched ? lc_int(L, 1) : m->B;
   TirVar *pb = lc_tvar(L, "b", bw), *pj = lc_tvar(L, "jo", nb);
-  lc_open(L); /* b */
-  lc_open(L); /* jo */
-  pack_panel(L, m, wp, V(L, pb), V(L, pb), V(L, pj));
-  lc_for(L, LOOP_PARALLEL, pj, nb, lc_close(L));
-  lc_for(L, LOOP_RANGE, pb, bw, lc_close(L));
+  if (!m->packed) {
+    lc_open(L); /* b */
+    lc_open(L); /* jo */
+    pack_panel(L, m, wp, V(L, pb), V(L, pb), V(L, pj));
+    lc_for(L, LOOP_PARALLEL, pj, nb, lc_close(L));
+    lc_for(L, LOOP_RANGE, pb, bw, lc_close(L));
+  }
   PrimExpr *mr = lc_int(L, MR), *nr = lc_int(L, m->nr);
   PrimExpr *blocks = lc_bin(L, PB_DIV, add(L, m->M, lc_int(L, MR - 1)), mr);
   TirVar *bv = lc_tvar(L, "b", m->B), *io = lc_tvar(L, "io", blocks), *jo = lc_tvar(L, "jo", nb);
@@ -369,7 +435,7 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
   int NR = m->nr;
   PrimExpr *nb = lc_bin(L, PB_DIV, add(L, m->N, lc_int(L, NR - 1)), lc_int(L, NR));
   if (lc_const(m->N) >= 0) nb = lc_int(L, (lc_const(m->N) + NR - 1) / NR);
-  Buffer *wp = alloc_wp(L, m, nb);
+  Buffer *wp = m->packed ? m->b->buf : alloc_wp(L, m, nb);
   if (!wp) {
     lc_fail(L, "nn.dense: no buffer for the packed weights");
     return;
@@ -406,13 +472,19 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   int64_t rows = lc_const(m->M);
   /* The packed panel buffer needs a known column count. */
   bool few = (rows >= 0 && rows <= FEW_ROWS) || lc_const(m->N) < 0;
-  if (few && lc_fast_math(L)) {
+  /* a prepacked weight is read by panels: the panel schedule for few rows */
+  bool dots = lc_fast_math(L) && !m->packed;
+  if (few && m->packed && lc_fast_math(L) && lc_const(m->K) >= 0 && lc_const(m->N) >= 0) {
+    few_rows_packed(L, m, out);
+  } else if (few && dots) {
     few_rows(L, m, out);
   } else if (few) {
     few_rows_exact(L, m, out);
   } else if (rows < 0) { /* rows known at run time: both schedules */
     lc_open(L);
-    if (lc_fast_math(L))
+    if (m->packed && lc_fast_math(L) && lc_const(m->K) >= 0 && lc_const(m->N) >= 0)
+      few_rows_packed(L, m, out);
+    else if (dots)
       few_rows(L, m, out);
     else
       few_rows_exact(L, m, out);
@@ -426,14 +498,42 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
 
+/* The product's rows: a's one row dim, or (an N-d a) its leading dims
+ * flattened (m->lead of them). */
+static void set_rows(LowerCx *L, Mm *m, const LTensor *a) {
+  m->M = a->shape[0];
+  if (a->ndim <= 2) return;
+  m->lead = a->ndim - 1, m->M = lc_int(L, 1);
+  for (int d = 0; d < m->lead; d++)
+    m->lead_dims[d] = a->shape[d], m->M = lc_mul(L, m->M, a->shape[d]);
+}
+
+/* nn.dense: x (..., K) times w (N, K) transposed. */
 LTensor *compute_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  if (nin != 2 || in[0]->ndim != 2 || in[1]->ndim != 2) return lc_fail(L, "nn.dense of rank != 2");
-  Mm m = {.a = in[0],
-          .b = in[1],
-          .tb = true,
-          .M = in[0]->shape[0],
-          .N = in[1]->shape[0],
-          .K = in[0]->shape[1]};
+  if (nin != 2 || in[0]->ndim < 2 || in[1]->ndim != 2) return lc_fail(L, "nn.dense of this rank");
+  Mm m = {.a = in[0], .b = in[1], .tb = true, .N = in[1]->shape[0]};
+  m.K = in[0]->shape[in[0]->ndim - 1];
+  set_rows(L, &m, in[0]);
+  return product(L, call, &m);
+}
+
+/* nn.contrib_dense_pack: nn.dense on a weight already in the tiles'
+ * panels (passes/alter_layout.c packs constant weights once), so the
+ * product reads it in place instead of packing it on every call.  The
+ * panel width must be the schedule's (two vector registers), and the
+ * weight a buffer. */
+LTensor *compute_dense_pack(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  if (nin != 2 || in[0]->ndim < 1 || in[1]->ndim != 3)
+    return lc_fail(L, "nn.contrib_dense_pack of this rank");
+  const LTensor *x = in[0], *w = in[1];
+  Mm m = {.a = x, .b = w, .tb = true, .packed = true, .K = w->shape[1]};
+  m.N = lc_result_type(call)->u.tensor.dims[x->ndim - 1].kind == DIM_CONST
+            ? lc_int(L, lc_result_type(call)->u.tensor.dims[x->ndim - 1].value)
+            : NULL;
+  int64_t lanes = lc_const(w->shape[2]);
+  if (!m.N || !w->buf || lanes != 2 * vector_bytes() / dtype_bytes(w->dtype) || !lc_fast_math(L))
+    return lc_fail(L, "nn.contrib_dense_pack: panels of another width, or not a buffer");
+  set_rows(L, &m, x);
   return product(L, call, &m);
 }
 
@@ -443,9 +543,8 @@ LTensor *compute_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   bool ta = op_attr_bool(call, "transpose_a"), tb = op_attr_bool(call, "transpose_b");
   if (nin == 2 && in[0]->ndim > 2 && in[1]->ndim == 2 && !ta) {
     Mm m = {.a = in[0], .b = in[1], .tb = tb, .N = in[1]->shape[tb ? 0 : 1]};
-    m.lead = in[0]->ndim - 1, m.K = in[0]->shape[m.lead], m.M = lc_int(L, 1);
-    for (int d = 0; d < m.lead; d++)
-      m.lead_dims[d] = in[0]->shape[d], m.M = lc_mul(L, m.M, in[0]->shape[d]);
+    m.K = in[0]->shape[in[0]->ndim - 1];
+    set_rows(L, &m, in[0]);
     return product(L, call, &m);
   }
   if (nin != 2 || in[0]->ndim != 2 || in[1]->ndim != 2) return lc_fail(L, "nn.matmul of rank != 2");

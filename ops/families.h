@@ -48,8 +48,8 @@ OpComputeFn compute_logical_xor, compute_floor_mod, compute_floor_divide, comput
     compute_acosh, compute_atanh, compute_fast_exp, compute_fast_tanh, compute_fast_erf,
     compute_isnan, compute_isinf, compute_isfinite;
 /* compute_nn.c */
-OpComputeFn compute_dense, compute_matmul, compute_batch_matmul, compute_softmax,
-    compute_log_softmax, compute_conv2d, compute_conv2d_nchwc;
+OpComputeFn compute_dense, compute_dense_pack, compute_matmul, compute_batch_matmul,
+    compute_softmax, compute_log_softmax, compute_conv2d, compute_conv2d_nchwc;
 OpComputeFn compute_fast_softmax, compute_prelu;
 /* compute_nn_pool.c */
 OpComputeFn compute_max_pool1d, compute_avg_pool1d, compute_max_pool2d, compute_avg_pool2d,

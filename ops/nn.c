@@ -115,6 +115,38 @@ static Type *rel_dense(RelCtx *cx, int nargs, Type **args, const Tensor **values
   return cx->err[0] ? NULL : tensor_of(cx, dt, nx, dims);
 }
 
+/* nn.contrib_dense_pack(x, w): w holds the weight in panels (NB, K, n):
+ * output column j is w[j / n, :, j % n]; `units` (default NB * n) says how
+ * many columns are real (the last panel may be zero-padded). */
+static Type *rel_dense_pack(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                            const Attrs *attrs) {
+  const Type *x, *w;
+  if (!two_operands(cx, args, attrs, &x, &w)) return NULL;
+  int nx = x->u.tensor.ndim;
+  if (nx < 1)
+    return rel_fail(cx, "%s: data must have rank >= 1, got %s", cx->op_name, rel_type_str(cx, x));
+  if (!rank_is(cx, w, 3, "weight", "panels, features, lanes")) return NULL;
+  const Dim *xd = x->u.tensor.dims, *wd = w->u.tensor.dims;
+  if (!rel_unify_dim(cx, xd[nx - 1], wd[1]))
+    return rel_fail(cx, "%s: input has %s features but weight has shape %s", cx->op_name,
+                    dstr(cx, xd[nx - 1]), shape_of(cx, w));
+  Dim dims[TENSOR_MAX_RANK];
+  memcpy(dims, xd, sizeof(Dim) * (size_t)(nx - 1));
+  bool known = wd[0].kind == DIM_CONST && wd[2].kind == DIM_CONST;
+  int64_t cols = known ? wd[0].value * wd[2].value : -1;
+  dims[nx - 1] = known ? dim_const(cols) : dim_any();
+  if (!rel_attr_is_none(cx, attrs, "units")) {
+    int64_t u = rel_attr_int(cx, attrs, "units");
+    if (cx->err[0]) return NULL;
+    if (known && (u <= cols - wd[2].value || u > cols))
+      return rel_fail(cx, "%s: units=%lld does not fit weight panels of shape %s", cx->op_name,
+                      (long long)u, shape_of(cx, w));
+    dims[nx - 1] = dim_const(u);
+  }
+  DType dt = out_dtype(cx, attrs, x);
+  return cx->err[0] ? NULL : tensor_of(cx, dt, nx, dims);
+}
+
 static Type *rel_matmul(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                         const Attrs *attrs) {
   const Type *a, *b;
@@ -427,6 +459,10 @@ static Type *rel_nll_loss(RelCtx *cx, int nargs, Type **args, const Tensor **val
 
 static const OpAttrSpec dense_attrs[] = {
     {"units", AV_NONE, "None"}, {"out_dtype", AV_STR, "\"\""}, {0}};
+static const OpAttrSpec dense_pack_attrs[] = {{"units", AV_NONE, "None"},
+                                              {"out_dtype", AV_STR, "\"\""},
+                                              {"weight_layout", AV_STR, "\"NC\""},
+                                              {0}};
 static const OpAttrSpec matmul_attrs[] = {{"units", AV_NONE, "None"},
                                           {"out_dtype", AV_STR, "\"\""},
                                           {"transpose_a", AV_BOOL, "False"},
@@ -468,6 +504,9 @@ const OpDef ops_family_nn[] = {
     {"nn.dense", 2, 2, OPAT_OUT_EWISE_FUSABLE, dense_attrs, rel_dense,
      "nn.dense(x, w): x (..., K) times w (units, K) transposed -> (..., units)", false,
      .cost = OPCOST_MATMUL, .compute = compute_dense},
+    {"nn.contrib_dense_pack", 2, 2, OPAT_OUT_EWISE_FUSABLE, dense_pack_attrs, rel_dense_pack,
+     "nn.contrib_dense_pack(x, w): nn.dense, w packed in panels of n columns (NB, K, n)", false,
+     .cost = OPCOST_MATMUL, .compute = compute_dense_pack},
     {"nn.matmul", 2, 2, OPAT_OUT_EWISE_FUSABLE, matmul_attrs, rel_matmul,
      "nn.matmul(a, b): a (..., M, K) times b (K, N), with optional transposes", false,
      .cost = OPCOST_MATMUL, .compute = compute_matmul},

@@ -149,6 +149,52 @@ static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
   return out ? out : r;
 }
 
+/* ───────────────────────────── products ───────────────────────────── */
+
+/* The panels (NB, K, nr) of a constant weight: column j of the product is
+ * w[j, :] (dense's (N, K) weight) or w[:, j] (kn: matmul's (K, N)), zero
+ * past N.  Packed here, once, instead of by every call of the kernel. */
+static Tensor *pack_weight(Graph *g, const Tensor *w, bool kn, int64_t nr) {
+  int64_t N = w->shape[kn ? 1 : 0], K = w->shape[kn ? 0 : 1];
+  int64_t shape[3] = {(N + nr - 1) / nr, K, nr};
+  Tensor *p = tensor_new(g->a, w->dtype, 3, shape);
+  size_t eb = (size_t)dtype_bytes(w->dtype);
+  char *dst = p->data;
+  const char *src = w->data;
+  memset(dst, 0, tensor_nbytes(p));
+  for (int64_t a = 0; a < (kn ? K : N); a++) /* along the source's rows */
+    for (int64_t b = 0; b < (kn ? N : K); b++) {
+      int64_t j = kn ? b : a, k = kn ? a : b;
+      memcpy(dst + (size_t)(((j / nr) * K + k) * nr + j % nr) * eb,
+             src + (size_t)(a * (kn ? N : K) + b) * eb, eb);
+    }
+  return p;
+}
+
+/* nn.dense(x, W) and nn.matmul(x, W) (x not transposed) with a constant
+ * float W → nn.contrib_dense_pack(x, panels of W), the panels two vector
+ * registers wide as the product's schedule reads them (ops/compute_nn.c). */
+static Expr *alter_product(Graph *g, Expr *e, Expr *r, bool matmul) {
+  Expr *x = r->u.call.args[0], *wv = graph_value(g, r->u.call.args[1]);
+  const Type *xt = graph_tensor_of(x), *yt = graph_tensor_of(r);
+  if (!wv || wv->kind != EX_CONST || !xt || !yt || xt->u.tensor.ndim < 2) return r;
+  const Tensor *w = wv->u.konst.value;
+  DType dt = xt->u.tensor.dtype;
+  if (w->ndim != 2 || w->dtype != dt || yt->u.tensor.dtype != dt || !dtype_is_float(dt) ||
+      dt == DT_FLOAT16 || (matmul && op_attr_bool(r, "transpose_a")))
+    return r;
+  bool kn = matmul && !op_attr_bool(r, "transpose_b");
+  int64_t nr = 2 * lc_vector_bytes() / dtype_bytes(dt), N = w->shape[kn ? 1 : 0];
+  Expr *args[2] = {x, graph_const(g, pack_weight(g, w, kn, nr), wv->span)};
+  Attrs *at = graph_attrs(g, 1);
+  graph_attr_int(g, at, 0, "units", N);
+  const char *keys[1] = {"weight_layout"},
+             *vals[1] = {arena_printf(g->a, "NC%lldn", (long long)nr)};
+  Expr *out = graph_call(g, GOP_DENSE_PACK, 2, args, attrs_with(g, at, 1, keys, vals), e->span);
+  graph_report(g, "dense_pack", e, out);
+  return out;
+}
+
 /* ───────────────────────────── pointwise ───────────────────────────── */
 
 static bool pointwise_op(const Expr *r) {
@@ -254,6 +300,8 @@ static Expr *cancel(Graph *g, Expr *e, Expr *r) {
 static Expr *rule(Graph *g, Expr *e, Expr *r) {
   if (r->kind != EX_CALL || r->u.call.fn->kind != EX_OP) return r;
   if (graph_is_call(r, GOP_CONV2D)) return alter_conv(g, e, r);
+  if (graph_is_call(r, GOP_DENSE)) return alter_product(g, e, r, false);
+  if (graph_is_call(r, GOP_MATMUL)) return alter_product(g, e, r, true);
   if (graph_is_call(r, GOP_BIAS_ADD)) return alter_bias_add(g, e, r);
   if (graph_is_call(r, GOP_LAYOUT_TRANSFORM)) return cancel(g, e, r);
   if (graph_is_call(r, GOP_MAX_POOL2D) || graph_is_call(r, GOP_AVG_POOL2D) ||
@@ -275,6 +323,6 @@ static const GraphHooks hooks = {.rule = rule, .subst = subst};
 Module *pass_alter_op_layout(PassCtx *pc, Module *in) { return graph_pass(pc, in, &hooks, NULL); }
 
 bool alter_op_layout_applies(const Module *m) {
-  static const GraphOp conv[] = {GOP_CONV2D};
-  return graph_module_calls(m, conv, 1);
+  static const GraphOp ops[] = {GOP_CONV2D, GOP_DENSE, GOP_MATMUL};
+  return graph_module_calls(m, ops, 3);
 }

@@ -102,7 +102,8 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
 PASS_LIST(X)
 #undef X
 
-/* Does m call nn.conv2d anywhere (so AlterOpLayout has work to do)? */
+/* Does m call nn.conv2d, nn.dense or nn.matmul (so AlterOpLayout may have
+ * work to do)? */
 bool alter_op_layout_applies(const Module *m);
 /* Does m call an op FastMath rewrites (exp, tanh, erf, nn.softmax, power)? */
 bool fast_math_applies(const Module *m);

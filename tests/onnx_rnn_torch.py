@@ -293,8 +293,8 @@ def kernel_tables(stdout):
 
 
 def check_kernels(stdout, steps, gates):
-    """No kernel added after the first length; a fused nn.dense (the step's
-    h R^T) and, when `gates`, a fused group of the gates' slices and
+    """No kernel added after the first length; a fused product (the step's
+    h R^T: nn.dense, or nn.contrib_dense_pack once its weight is packed) and, when `gates`, a fused group of the gates' slices and
     elementwise math each called at least once per time step."""
     tables = kernel_tables(stdout)
     if len(tables) != 2:
@@ -303,8 +303,8 @@ def check_kernels(stdout, steps, gates):
     new = sorted(set(last) - set(first))
     if new:
         return f"kernels compiled for the new lengths: {', '.join(new)}"
-    for op in ("nn_dense", "strided_slice") if gates else ("nn_dense",):
-        step = [(k, c) for k, (sig, c) in last.items() if op in k]
+    for op in ("nn_(contrib_)?dense", "strided_slice") if gates else ("nn_(contrib_)?dense",):
+        step = [(k, c) for k, (sig, c) in last.items() if re.search(op, k)]
         if not step or max(c for _, c in step) < steps:
             return f"no {op} kernel ran {steps} times (have {step})"
     return None

@@ -35,3 +35,35 @@ def nn_batch_matmul_extra(op):
 nn_extend("nn.dense", nn_dense_extra)
 nn_extend("nn.matmul", nn_matmul_extra)
 nn_extend("nn.batch_matmul", nn_batch_matmul_extra)
+
+
+def pack_panels(w, n):
+    """w (N, K) as nn.contrib_dense_pack's panels (ceil(N / n), K, n), zero past N."""
+    big, k = w.shape
+    nb = (big + n - 1) // n
+    p = np.zeros((nb * n, k), w.dtype)
+    p[:big] = w
+    return np.ascontiguousarray(p.reshape(nb, n, k).transpose(0, 2, 1))
+
+
+@gen("nn.contrib_dense_pack")
+def g_dense_pack(op):
+    """Panels of the widths the compiled rule takes on AVX-512 and AVX2 (two
+    vector registers: 32 and 16 float32, 16 and 8 float64) and others (the
+    reference kernel), partial last panels, few rows and many, N-d data."""
+    for dt, widths in ((np.float32, (32, 16, 4)), (np.float64, (16, 8))):
+        for n in widths:
+            for m, k, big in ((1, 40, 70), (3, 33, 64), (13, 50, 130), (40, 7, 33)):
+                x = rand_float((m, k), dt, specials=False)
+                w = rand_float((big, k), dt, specials=False)
+                yield mm_case(op, attrs_text(units=big, weight_layout=f"NC{n}n"),
+                              [x, pack_panels(w, n)], x, w.T, dt)
+    x = rand_float((2, 5, 24), np.float32, specials=False)
+    w = rand_float((40, 24), np.float32, specials=False)
+    a = x.reshape(10, 24)
+    ref = matmul_ref(a, w.T, np.float32)
+    kw = mm_tol(a, w.T, ref, np.float32, np.float32)
+    kw["scale"] = [kw["scale"][0].reshape(2, 5, 40)]
+    mode = kw.pop("mode", "exact")
+    yield Case(op, attrs_text(units=40), [x, pack_panels(w, 32)], [ref.reshape(2, 5, 40)], mode,
+               **kw)

@@ -210,6 +210,7 @@ static const char *const expected_ops[] = {
     "argmax",
     "argmin",
     "nn.dense",
+    "nn.contrib_dense_pack",
     "nn.matmul",
     "nn.batch_matmul",
     "nn.bias_add",
