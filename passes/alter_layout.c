@@ -31,6 +31,7 @@
  * A transform back to NCHW that nothing uses any more goes with the dead
  * bindings; the weights' transforms are calls on constants, which
  * FoldConstant evaluates once (the weights are then stored blocked). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,16 +159,24 @@ static Tensor *pack_weight(Graph *g, const Tensor *w, bool kn, int64_t nr) {
   int64_t N = w->shape[kn ? 1 : 0], K = w->shape[kn ? 0 : 1];
   int64_t shape[3] = {(N + nr - 1) / nr, K, nr};
   Tensor *p = tensor_new(g->a, w->dtype, 3, shape);
-  size_t eb = (size_t)dtype_bytes(w->dtype);
-  char *dst = p->data;
-  const char *src = w->data;
-  memset(dst, 0, tensor_nbytes(p));
-  for (int64_t a = 0; a < (kn ? K : N); a++) /* along the source's rows */
-    for (int64_t b = 0; b < (kn ? N : K); b++) {
-      int64_t j = kn ? b : a, k = kn ? a : b;
-      memcpy(dst + (size_t)(((j / nr) * K + k) * nr + j % nr) * eb,
-             src + (size_t)(a * (kn ? N : K) + b) * eb, eb);
-    }
+  /* along the source's rows (contiguous reads), typed so that each of a
+   * model's hundreds of millions of weights is one move */
+#define PACK(T)                                                            \
+  {                                                                        \
+    T *dst = p->data;                                                      \
+    const T *src = w->data;                                                \
+    for (int64_t a = 0; a < (kn ? K : N); a++)                             \
+      for (int64_t b = 0; b < (kn ? N : K); b++) {                         \
+        int64_t j = kn ? b : a, k = kn ? a : b;                            \
+        dst[((j / nr) * K + k) * nr + j % nr] = src[a * (kn ? N : K) + b]; \
+      }                                                                    \
+  }
+  memset(p->data, 0, tensor_nbytes(p));
+  if (dtype_bytes(w->dtype) == 4)
+    PACK(uint32_t)
+  else
+    PACK(uint64_t)
+#undef PACK
   return p;
 }
 
