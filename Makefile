@@ -7,7 +7,7 @@ MESON_SETUP = meson setup --native-file scripts/llvm19.ini
 # Needed by the tests only (tests/onnx_torch.py exports models with PyTorch).
 TEST_PKGS = python3-torch python3-torchvision python3-onnx
 
-.PHONY: all deps test-deps run test test-san bench bench-cnn clean format format-check
+.PHONY: all deps test-deps run test test-san bench bench-cnn bench-transformer clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -46,6 +46,10 @@ bench: deps all
 # Runtime at 1 and 2 threads; needs python3-torch(vision) and node/npm.
 bench-cnn: deps test-deps all
 	/usr/bin/python3 bench/cnn.py $(BUILD)/rly
+
+# A GPT-2-structured decoder against ONNX Runtime and PyTorch (bench/transformer.py).
+bench-transformer: deps test-deps all
+	/usr/bin/python3 bench/transformer.py $(BUILD)/rly
 
 # The tree is formatted by clang-format-19 with .clang-format; CI checks it.
 SOURCES = $(shell git ls-files '*.c' '*.h')
