@@ -324,8 +324,12 @@ static void add_prims(Engine *e, Module *lm) {
   }
 }
 
+/* Whether the view was built from m's definitions: the same ones (a new
+ * module object per input holds the same definitions until one changes),
+ * so the jit mode's preparation (constant folding, weight packing) and
+ * lowering are not redone for every expression a script evaluates. */
 static bool view_current(const Engine *e, const Module *m) {
-  return e->view && e->view_src == m && e->view_ndefs == m->ndefs &&
+  return e->view && e->view_src && e->view_ndefs == m->ndefs &&
          (!m->ndefs || memcmp(e->view_defs, m->defs, sizeof(Def) * (size_t)m->ndefs) == 0);
 }
 
