@@ -21,8 +21,11 @@
  * exponent.  That is exact for every finite ratio a float32 quotient can
  * give (none is subnormal); the kernel's result is undefined (a float to
  * integer conversion out of range, a shift of 64 or more) for a ratio that
- * is infinite or NaN (a zero output scale) or of 2^63 or more, so no
- * rule can mirror it there, and those stay undefined compiled. */
+ * is infinite or NaN (a zero output scale) or of 2^63 or more, which no
+ * rule can mirror: when the scales are scalar constants (as in imported
+ * models) the rules refuse such a ratio (lc_fail: the op stays on its
+ * kernel); scales known only at run time are taken as they come. */
+#include <math.h>
 #include <string.h>
 
 #include "ops/compute.h"
@@ -114,6 +117,22 @@ static PrimExpr *param_at(LowerCx *L, const LTensor *p, int n, PrimExpr **idx, i
   return lc_at(L, p, &c);
 }
 
+/* A constant scale's value (a float32 scalar), or NAN when it is known
+ * only at run time. */
+static double const_scale(const LTensor *p) { return p->value ? p->value->u.f : NAN; }
+
+/* Whether the ratio in_s / out_s (scales times `also`, a further factor
+ * of in_s) is one the kernel defines: finite, under 2^62 (the shift stays
+ * below 64); true when a scale is known only at run time, unless the
+ * output scale is a constant 0. */
+static bool ratio_ok(const LTensor *in_s, const LTensor *also, const LTensor *out_s) {
+  double a = const_scale(in_s) * (also ? const_scale(also) : 1), o = const_scale(out_s);
+  if (o == 0 || isinf(o)) return false;
+  if (isnan(a) || isnan(o)) return true;
+  double r = (double)(float)a / o;
+  return isfinite(r) && fabs(r) < 0x1p62;
+}
+
 /* Whether the operands suit a rule: the data a buffer dtype, each
  * parameter from `first` on a scalar or a 1-D tensor of float32 scales and
  * int32 zero points alternating as `kinds` says ('f', 'i'). */
@@ -203,6 +222,8 @@ static PrimExpr *at_requantize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 LTensor *compute_requantize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (!operands_ok(in, nin, 5, 1, "fifi") || !dtype_is_int(in[0]->dtype))
     return lc_fail(L, "qnn.requantize of these operands");
+  if (!ratio_ok(in[RQ_IN_S], NULL, in[RQ_OUT_S]))
+    return lc_fail(L, "qnn.requantize: a scale ratio the kernel leaves undefined");
   LTensor *t = elementwise(L, call, in, nin, at_requantize);
   if (t) t->aux[1] = strcmp(op_attr_str(lc_arena(L), call, "rounding"), "TONEAREST") == 0;
   return t;
@@ -241,6 +262,11 @@ static LTensor *binary(LowerCx *L, const Expr *call, LTensor **in, int nin, bool
   for (int i = 2; i < nin; i++)
     if (in[i]->ndim)
       return lc_fail(L, "%s: parameters that are not scalars", call->u.call.fn->u.op.name);
+  bool defined = mul ? ratio_ok(in[BIN_A_S], in[BIN_B_S], in[BIN_OUT_S])
+                     : ratio_ok(in[BIN_A_S], NULL, in[BIN_OUT_S]) &&
+                           ratio_ok(in[BIN_B_S], NULL, in[BIN_OUT_S]);
+  if (!defined)
+    return lc_fail(L, "%s: a scale ratio the kernel leaves undefined", call->u.call.fn->u.op.name);
   int n;
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (!lc_broadcast(L, in, 2, &n, shape)) return NULL;
