@@ -129,6 +129,11 @@ bool lc_broadcast(LowerCx *L, LTensor **in, int nin, int *ndim, PrimExpr **shape
 void lc_materialize(LowerCx *L, const LTensor *t, Buffer *dst);
 /* The dtypes the rules handle (float32/64, int32/64, bool). */
 bool lc_dtype_ok(DType dt);
+/* The dtypes a prim function's buffers may have: lc_dtype_ok's and the
+ * quantized int8, uint8 and int16, which the integer products and the qnn
+ * rules read and write (other rules still refuse them through
+ * lc_dtype_ok). */
+bool lc_buffer_dtype_ok(DType dt);
 /* The call's result type (a tensor type). */
 const Type *lc_result_type(const Expr *call);
 

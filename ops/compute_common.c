@@ -466,4 +466,8 @@ bool lc_dtype_ok(DType dt) {
   return dt == DT_FLOAT32 || dt == DT_FLOAT64 || dt == DT_INT32 || dt == DT_INT64 || dt == DT_BOOL;
 }
 
+bool lc_buffer_dtype_ok(DType dt) {
+  return lc_dtype_ok(dt) || dt == DT_INT8 || dt == DT_UINT8 || dt == DT_INT16;
+}
+
 const Type *lc_result_type(const Expr *call) { return call->ty; }

@@ -16,9 +16,12 @@
  * rounding.
  *
  * Everything else (grouped convolutions, sizes known at run time, fast
- * math off) uses the general rule: a float64 accumulator row per output
- * row, vectorized over the row, summing in the reference kernel's order,
- * so it agrees with it bit for bit.
+ * math off, integers) uses the general rule: an accumulator row per output
+ * row, vectorized over the row, output channels in parallel, summing in
+ * the reference kernel's order, so it agrees with it bit for bit: in
+ * float64 for floats; for integer operands (int8 and uint8 with an int32
+ * out_dtype, the quantized convolutions) in the integer result's dtype,
+ * wrapping, which equals the kernel's wrapping 64-bit sum narrowed to it.
  *
  * Layouts other than NCHW / OIHW (NHWC data, HWIO / OHWI / HWOI weights)
  * change only which axis each index goes to (NnConvAxes): the loads of the
@@ -36,6 +39,7 @@ enum { TILE_WIDE = 14, TILE_NARROW = 12, TILE_MIN = 4 };
 
 typedef struct Conv {
   const LTensor *x, *w;
+  DType acc;                /* the accumulators' dtype: float64, or an integer result's own */
   int64_t s[2], p[2], d[2]; /* p: the padding before (top, left); the rest sizes the output */
   PrimExpr *H, *W, *C, *KH, *KW, *OH, *OW;
   PrimExpr *cg, *og; /* channels per group: input (the weight's I), output */
@@ -318,7 +322,8 @@ static bool blocked_emit(LowerCx *L, Blocked *k, Buffer *out, bool nchw_out) {
 static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
   int64_t C = lc_const(c->C), H = lc_const(c->H), W = lc_const(c->W), O = lc_const(c->og);
   int64_t KH = lc_const(c->KH), KW = lc_const(c->KW), cg = lc_const(c->cg);
-  if (!lc_fast_math(L) || C < 0 || H < 0 || W < 0 || O < 0 || KH < 0 || KW < 0 || cg < 0)
+  if (!lc_fast_math(L) || !dtype_is_float(dt) || C < 0 || H < 0 || W < 0 || O < 0 || KH < 0 ||
+      KW < 0 || cg < 0)
     return false;
   bool dw = c->groups > 1 && cg == 1 && c->groups == C && O == 1;
   if (c->groups != 1 && !dw) return false;
@@ -343,7 +348,8 @@ static PrimExpr *inside(LowerCx *L, PrimExpr *p, PrimExpr *size) {
 }
 
 /* for ci, a (if the row is inside), b, ow: acc[ow] += w * x (skipping
- * columns outside), the reference's order for each output pixel. */
+ * columns outside), the reference's order for each output pixel; the
+ * operands converted to the accumulator's dtype first. */
 static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimExpr *o,
                      PrimExpr *oh) {
   TirVar *ci = lc_tvar(L, "c", c->cg), *a = lc_tvar(L, "a", c->KH), *b = lc_tvar(L, "b", c->KW),
@@ -355,8 +361,8 @@ static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimEx
   PrimExpr *first = c->groups == 1 ? lc_int(L, 0) : mul(L, lc_bin(L, PB_DIV, o, c->og), c->cg);
   PrimExpr *xi[4] = {n, add(L, first, V(L, ci)), h, wc}, *wi[4] = {o, V(L, ci), V(L, a), V(L, b)};
   PrimExpr *ai = V(L, ow), *cur = lc_load(L, acc, 1, &ai), *xat[4], *wat[4];
-  PrimExpr *prod = mul(L, lc_cast(L, DT_FLOAT64, lc_at(L, c->w, placed(wat, c->ax.w, wi))),
-                       lc_cast(L, DT_FLOAT64, lc_at(L, c->x, placed(xat, c->ax.x, xi))));
+  PrimExpr *prod = mul(L, lc_cast(L, c->acc, lc_at(L, c->w, placed(wat, c->ax.w, wi))),
+                       lc_cast(L, c->acc, lc_at(L, c->x, placed(xat, c->ax.x, xi))));
   for (int i = 0; i < 5; i++) lc_open(L); /* ci, a, if, b, ow */
   lc_store(L, acc, 1, &ai, lc_call(L, PI_SELECT, inside(L, wp, c->W), add(L, cur, prod), cur));
   lc_for(L, LOOP_VECTORIZED, ow, c->OW, lc_close(L));
@@ -366,15 +372,16 @@ static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimEx
   lc_for(L, LOOP_RANGE, ci, c->cg, lc_close(L));
 }
 
-/* The general schedule: for each output row a float64 accumulator row is
- * built by conv_row, then stored vectorized; output channels in parallel. */
+/* The general schedule: for each output row an accumulator row (float64,
+ * or the integer result's dtype) is built by conv_row, then stored
+ * vectorized; output channels in parallel. */
 static void conv2d_general(LowerCx *L, const Conv *c, Buffer *out) {
   PrimExpr *N = c->x->shape[c->ax.x[0]], *O = c->w->shape[c->ax.w[0]];
   TirVar *n = lc_tvar(L, "n", N), *o = lc_tvar(L, "o", O), *oh = lc_tvar(L, "oh", c->OH),
          *ow = lc_tvar(L, "ow", c->OW);
   for (int i = 0; i < 3; i++) lc_open(L); /* n, o, oh */
   PrimExpr *row = c->OW;
-  Buffer *acc = lc_alloc(L, "acc", DT_FLOAT64, 1, &row);
+  Buffer *acc = lc_alloc(L, "acc", c->acc, 1, &row);
   conv_row(L, c, acc, V(L, n), V(L, o), V(L, oh));
   lc_open(L);
   PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)}, *ai = V(L, ow), *at[4];
@@ -385,15 +392,31 @@ static void conv2d_general(LowerCx *L, const Conv *c, Buffer *out) {
   lc_for(L, LOOP_RANGE, n, N, lc_close(L));
 }
 
-/* nn.conv2d: the blocked schedule when it applies, else the general one.
- * The output size must be static (it sizes the accumulators). */
+/* The result's dtype and the accumulators': a float convolution of one
+ * dtype accumulates in float64; integer operands (of two dtypes, e.g.
+ * uint8 data and int8 weights) with an integer out_dtype accumulate in the
+ * result's dtype, wrapping, which is bit for bit the reference kernel's
+ * wrapping 64-bit sum narrowed to out_dtype.  DT_INVALID: neither. */
+static DType conv_dtypes(const LTensor *x, const LTensor *w, const Type *ty, DType *acc) {
+  DType dt = x->dtype, out = ty->u.tensor.dtype;
+  if (dtype_is_int(dt) && dtype_is_int(w->dtype) && dtype_is_int(out) && lc_buffer_dtype_ok(out))
+    return *acc = out;
+  if (!dtype_is_float(dt) || !lc_dtype_ok(dt) || w->dtype != dt) return DT_INVALID;
+  *acc = DT_FLOAT64;
+  return dt;
+}
+
+/* nn.conv2d: the blocked schedule when it applies (floats), else the
+ * general one.  The output size must be static (it sizes the
+ * accumulators).  qnn.conv2d's rule (compute_qnn.c) calls this one with
+ * its operands less their zero points. */
 LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Conv c = {.x = in[0], .w = in[1]};
   if (nin != 2 || in[0]->ndim != 4 || in[1]->ndim != 4 || !conv_attrs(L, call, &c)) return NULL;
-  DType dt = in[0]->dtype;
-  if (!dtype_is_float(dt) || !lc_dtype_ok(dt) || in[1]->dtype != dt)
-    return lc_fail(L, "nn.conv2d on %s", dtype_name(dt));
   const Type *ty = lc_result_type(call);
+  DType dt = conv_dtypes(in[0], in[1], ty, &c.acc);
+  if (dt == DT_INVALID)
+    return lc_fail(L, "nn.conv2d of %s and %s", dtype_name(in[0]->dtype), dtype_name(in[1]->dtype));
   const int *xa = c.ax.x, *wa = c.ax.w;
   const Dim *od = ty->u.tensor.dims;
   if (od[xa[2]].kind != DIM_CONST || od[xa[3]].kind != DIM_CONST)

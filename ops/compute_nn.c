@@ -15,7 +15,10 @@
  * rounding.  With fast math off (EngineOptions.fast_math, RLY_FAST_MATH=0) the accumulators are
  * float64 and k is summed in order, exactly as the reference kernels do, so float32 results agree
  * bit for bit, at about half the speed; a column count known only at run time is lowered in the
- * fast mode only.
+ * fast mode only.  Integer operands (int8 and uint8 with an integer out_dtype, two dtypes allowed)
+ * accumulate in the result's dtype with the same schedules (the exact ones for few rows), wrapping
+ * as the reference kernels' 64-bit sums narrowed to out_dtype do, so they agree exactly in any
+ * order.
  *
  * Softmax works per line along the axis in float64, in the reference's
  * order (max, then the sum of exp(x - max), then exp(x - max) / sum, or
@@ -42,7 +45,7 @@ typedef struct Mm {
   const LTensor *a, *b;
   bool ta, tb; /* a is (K, M); b is (N, K) (dense: always) */
   bool batched;
-  DType dt, acc;           /* the operands' dtype; the accumulator's */
+  DType dt, acc;           /* the result's dtype (the operands' when float); the accumulator's */
   int nr;                  /* panel width: two vector registers of acc */
   PrimExpr *M, *N, *K, *B; /* B: batch count (1 when not batched) */
   bool a_bcast, b_bcast;   /* batch dim of size 1 broadcast */
@@ -448,16 +451,35 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
 
 /* ───────────────────────────── the rules ───────────────────────────── */
 
+/* The result's and the accumulators' dtypes (m->dt, m->acc): floats of
+ * one dtype and out_dtype accumulate in it (fast math) or in float64;
+ * integer operands (of two dtypes, e.g. uint8 by int8) with an integer
+ * out_dtype accumulate in the result's dtype, wrapping, which is bit for
+ * bit the reference kernels' wrapping 64-bit sum narrowed to out_dtype,
+ * in any order. */
+static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
+  DType a = m->a->dtype, out = lc_result_type(call)->u.tensor.dtype;
+  if (dtype_is_int(a) && dtype_is_int(m->b->dtype) && dtype_is_int(out) &&
+      lc_buffer_dtype_ok(out)) {
+    m->dt = m->acc = out;
+    return true;
+  }
+  const char *od = op_attr_str(lc_arena(L), call, "out_dtype");
+  if (a != m->b->dtype || !dtype_is_float(a) || !lc_dtype_ok(a) ||
+      (od[0] && strcmp(od, dtype_name(a)) != 0))
+    return false;
+  m->dt = a;
+  m->acc = lc_fast_math(L) ? a : DT_FLOAT64;
+  return true;
+}
+
 /* Shared by the product ops: picks the accumulator (float64 unless fast
  * math) and the schedule by row count; with rows known only at run time
  * both schedules are emitted under an `if`. */
 static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
-  if (m->a->dtype != m->b->dtype || !dtype_is_float(m->a->dtype) || !lc_dtype_ok(m->a->dtype))
-    return lc_fail(L, "%s on %s", call->u.call.fn->u.op.name, dtype_name(m->a->dtype));
-  const char *od = op_attr_str(lc_arena(L), call, "out_dtype");
-  if (od[0] && strcmp(od, dtype_name(m->a->dtype)) != 0) return lc_fail(L, "out_dtype differs");
-  m->dt = m->a->dtype;
-  m->acc = lc_fast_math(L) ? m->dt : DT_FLOAT64;
+  if (!product_dtypes(L, call, m))
+    return lc_fail(L, "%s of %s and %s", call->u.call.fn->u.op.name, dtype_name(m->a->dtype),
+                   dtype_name(m->b->dtype));
   m->nr = 2 * vector_bytes() / dtype_bytes(m->acc);
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n = 0;
@@ -472,9 +494,11 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   int64_t rows = lc_const(m->M);
   /* The packed panel buffer needs a known column count. */
   bool few = (rows >= 0 && rows <= FEW_ROWS) || lc_const(m->N) < 0;
-  /* a prepacked weight is read by panels: the panel schedule for few rows */
-  bool dots = lc_fast_math(L) && !m->packed;
-  if (few && m->packed && lc_fast_math(L) && lc_const(m->K) >= 0 && lc_const(m->N) >= 0) {
+  /* few_rows sums in the operands' dtype: floats with fast math only; a
+   * prepacked weight is read by panels: the panel schedule for few rows */
+  bool fast = lc_fast_math(L) && dtype_is_float(m->dt), dots = fast && !m->packed;
+  bool panels = fast && m->packed && lc_const(m->K) >= 0 && lc_const(m->N) >= 0;
+  if (few && panels) {
     few_rows_packed(L, m, out);
   } else if (few && dots) {
     few_rows(L, m, out);
@@ -482,7 +506,7 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
     few_rows_exact(L, m, out);
   } else if (rows < 0) { /* rows known at run time: both schedules */
     lc_open(L);
-    if (m->packed && lc_fast_math(L) && lc_const(m->K) >= 0 && lc_const(m->N) >= 0)
+    if (panels)
       few_rows_packed(L, m, out);
     else if (dots)
       few_rows(L, m, out);

@@ -77,7 +77,8 @@ OpComputeFn compute_full_like, compute_cast_like, compute_reinterpret, compute_s
     compute_gather_nd, compute_unravel_index, compute_collapse_sum_like;
 
 /* compute_qnn.c */
-OpComputeFn compute_fixed_point_multiply;
+OpComputeFn compute_fixed_point_multiply, compute_quantize, compute_dequantize, compute_requantize,
+    compute_qnn_conv2d, compute_qnn_dense, compute_qnn_add, compute_qnn_mul;
 
 /* compute_image.c */
 OpComputeFn compute_resize1d, compute_resize2d, compute_resize3d, compute_grid_sample,

@@ -93,7 +93,7 @@ static PrimExpr *param_dim(Build *B, Dim d) {
 }
 
 static Buffer *tensor_buffer(Build *B, const char *name, const Type *t) {
-  if (!t || t->kind != TY_TENSOR || !lc_dtype_ok(t->u.tensor.dtype)) return NULL;
+  if (!t || t->kind != TY_TENSOR || !lc_buffer_dtype_ok(t->u.tensor.dtype)) return NULL;
   PrimExpr *shape[TENSOR_MAX_RANK];
   for (int d = 0; d < t->u.tensor.ndim; d++) {
     if (t->u.tensor.dims[d].kind == DIM_META) return NULL;

@@ -27,7 +27,10 @@ With --exec jit the same cases of every op with a TIR compute rule run
 compiled instead (the driver lowers `op(...)` alone through the engine's jit
 mode) and are held to the same expectations.  A case the rule declines (a
 dtype it does not handle) is counted as not lowered; an op with a rule none
-of whose cases lowers is a failure, so every rule is checked.
+of whose cases lowers is a failure, so every rule is checked, and so is a
+case made with compiled=True that does not lower (the quantized products
+and the qnn ops: their rules must take every dtype and parameter form the
+cases use).
 """
 import io
 import math
@@ -55,10 +58,11 @@ RTOL_PRODUCT = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-13}
 
 
 class Case:
-    def __init__(self, op, attrs, inputs, expect, mode="exact", **kw):
+    def __init__(self, op, attrs, inputs, expect, mode="exact", compiled=False, **kw):
         self.op, self.attrs, self.inputs = op, attrs, [np.asarray(x) for x in inputs]
         self.expect = expect  # list of arrays, or an error substring
         self.mode, self.kw = mode, kw
+        self.compiled = compiled  # --exec jit: the case must lower (not lowered is a failure)
 
 
 # ───────────────────────────── data generation ─────────────────────────────
@@ -1325,7 +1329,7 @@ def main():
     for op in GENERATORS:
         if op not in with_kernel and op != "large" and verbose:
             print("kernels: skipping %s (not registered)" % op)
-    lowered, not_lowered = {}, {}
+    lowered, not_lowered, required = {}, {}, 0
     for lo in range(0, len(cases), 400):
         batch = cases[lo:lo + 400]
         res, rc = run_driver(driver, batch, exec_args)
@@ -1335,11 +1339,15 @@ def main():
         for i, c in enumerate(batch):
             if i < len(res) and res[i][0] == "nolower":
                 not_lowered[c.op] = not_lowered.get(c.op, 0) + 1
-                if verbose:
+                if c.compiled:
+                    failed += 1
+                    print("FAIL %s must run compiled; not lowered: %s" % (describe(c), res[i][1]))
+                elif verbose:
                     print("--   %s: not lowered: %s" % (describe(c), res[i][1]))
                 continue
             if jit and i < len(res) and res[i][0] == "ok":
                 lowered[c.op] = lowered.get(c.op, 0) + 1
+                required += c.compiled
             if i >= len(res):
                 msg = "driver crashed (exit %d) before this case" % rc
             elif res[i][0] == "err":
@@ -1363,8 +1371,8 @@ def main():
                       (op, not_lowered.get(op, 0)))
                 failed += 1
         print("kernels (jit): %d ops with a compute rule and a kernel, %d of them checked compiled; "
-              "%d cases ran compiled, %d not lowered" %
-              (len(with_rule & set(with_kernel)), len(lowered), sum(lowered.values()),
+              "%d cases ran compiled (%d of them required to), %d not lowered" %
+              (len(with_rule & set(with_kernel)), len(lowered), sum(lowered.values()), required,
                sum(not_lowered.values())))
     print("kernels: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

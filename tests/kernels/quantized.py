@@ -7,8 +7,14 @@ arithmetic: a fixed-point product x * m * 2^(s - 31) adds 2^(r - 1) (and,
 rounding TONEAREST, one less for negative products) before an arithmetic
 shift right by r = 31 + max(-s, 0); a scale ratio becomes m, s through
 frexp with the significand rounded half away from zero; quantize rounds
-half to even (np.rint) and clips.  All cases are exact.
+half to even (np.rint) and clips.  All cases are exact, and with --exec jit
+every one must run compiled (QCase): the integer products and the qnn ops
+have compute rules for all of them.
 """
+
+
+def QCase(*args, **kw):
+    return Case(*args, compiled=True, **kw)
 
 
 def q_fpm(x, m, s, nearest=False):
@@ -50,8 +56,8 @@ def g_fixed_point_multiply(op):
     x[0, :4] = [-6, -2, 2, 6]  # ties
     for m, s in [(1 << 30, -1), (1 << 30, -2), (1518500250, 0), (1518500250, 3), (2147483647, -9),
                  (1073741824, 1), (-1073741824, -1)]:
-        yield Case(op, attrs_text(multiplier=m, shift=s), [x], [q_fpm(x, m, s)])
-    yield Case(op, attrs_text(multiplier=1, shift=0), [x.astype(np.int8)], "must be int32")
+        yield QCase(op, attrs_text(multiplier=m, shift=s), [x], [q_fpm(x, m, s)])
+    yield QCase(op, attrs_text(multiplier=1, shift=0), [x.astype(np.int8)], "must be int32")
 
 
 @gen("qnn.quantize")
@@ -60,12 +66,12 @@ def g_quantize(op):
     x[0] = [-1.25, -0.75, 0.25, 0.75, 2.5]  # ties at scale 0.5: half to even
     for dt, scale, zp in [(np.int8, 0.5, 3), (np.uint8, 0.25, 128), (np.int32, 0.1, -7)]:
         ref = np.clip(np.rint(x / np.float32(scale)).astype(np.int64) + zp, *q_range(dt)).astype(dt)
-        yield Case(op, attrs_text(out_dtype=np.dtype(dt).name), [x] + q_scalars(scale, zp), [ref])
+        yield QCase(op, attrs_text(out_dtype=np.dtype(dt).name), [x] + q_scalars(scale, zp), [ref])
     sc, zs = np.array([0.5, 1.0, 0.25, 2.0, 0.125], np.float32), np.array([0, 1, -2, 3, 4], np.int32)
     ref = np.clip(np.rint(x / sc).astype(np.int64) + zs, -128, 127).astype(np.int8)
-    yield Case(op, attrs_text(axis=1), [x, sc, zs], [ref])
-    yield Case(op, attrs_text(out_dtype="float32"), [x] + q_scalars(0.5, 0), "out_dtype must be")
-    yield Case(op, "", [x, np.array(0.5, np.float64), np.array(0, np.int32)], "output_scale must be")
+    yield QCase(op, attrs_text(axis=1), [x, sc, zs], [ref])
+    yield QCase(op, attrs_text(out_dtype="float32"), [x] + q_scalars(0.5, 0), "out_dtype must be")
+    yield QCase(op, "", [x, np.array(0.5, np.float64), np.array(0, np.int32)], "output_scale must be")
 
 
 @gen("qnn.dequantize")
@@ -74,11 +80,11 @@ def g_dequantize(op):
         lo, hi = q_range(dt) if dt != np.int32 else (-1000, 1000)
         x = RNG.integers(lo, hi + 1, (3, 4)).astype(dt)
         ref = (x.astype(np.int32) - np.int32(5)).astype(np.float32) * np.float32(0.37)
-        yield Case(op, "", [x] + q_scalars(0.37, 5), [ref])
+        yield QCase(op, "", [x] + q_scalars(0.37, 5), [ref])
     x = RNG.integers(-128, 128, (2, 3)).astype(np.int8)
     sc, zs = np.array([0.5, 0.1, 2.0], np.float32), np.array([1, 0, -1], np.int32)
-    yield Case(op, attrs_text(axis=-1), [x, sc, zs], [(x.astype(np.int32) - zs).astype(np.float32) * sc])
-    yield Case(op, "", [x.astype(np.float32)] + q_scalars(0.5, 0), "data must be")
+    yield QCase(op, attrs_text(axis=-1), [x, sc, zs], [(x.astype(np.int32) - zs).astype(np.float32) * sc])
+    yield QCase(op, "", [x.astype(np.float32)] + q_scalars(0.5, 0), "data must be")
 
 
 @gen("qnn.requantize")
@@ -94,14 +100,14 @@ def g_requantize(op):
         if rnd:
             kw["rounding"] = rnd
         ref = q_requantize(x, in_s, in_z, out_s, out_z, dt, rnd == "TONEAREST")
-        yield Case(op, attrs_text(**kw), [x] + q_scalars(in_s, in_z, out_s, out_z), [ref])
+        yield QCase(op, attrs_text(**kw), [x] + q_scalars(in_s, in_z, out_s, out_z), [ref])
     x8 = RNG.integers(-128, 128, (3, 4)).astype(np.int8)
     ref = q_requantize(x8, 0.1, 1, 0.05, 128, np.uint8)
-    yield Case(op, attrs_text(out_dtype="uint8"), [x8] + q_scalars(0.1, 1, 0.05, 128), [ref])
+    yield QCase(op, attrs_text(out_dtype="uint8"), [x8] + q_scalars(0.1, 1, 0.05, 128), [ref])
     ins = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
     ref = np.stack([q_requantize(x8[:, c], ins[c], 1, 0.05, 0, np.int8) for c in range(4)], axis=1)
-    yield Case(op, attrs_text(axis=1), [x8, ins, np.array(1, np.int32)] + q_scalars(0.05, 0), [ref])
-    yield Case(op, attrs_text(rounding="DOWN"), [x] + q_scalars(0.25, 0, 1.0, 2), "rounding must be")
+    yield QCase(op, attrs_text(axis=1), [x8, ins, np.array(1, np.int32)] + q_scalars(0.05, 0), [ref])
+    yield QCase(op, attrs_text(rounding="DOWN"), [x] + q_scalars(0.25, 0, 1.0, 2), "rounding must be")
 
 
 def q_conv_cases(op):
@@ -109,9 +115,9 @@ def q_conv_cases(op):
         x = rand_of((1, 3, 6, 5), xd)
         w = rand_of((4, 3, 3, 3), wd)
         ref = conv_ref(x.astype(np.float64), w.astype(np.float64), [1, 1], [1, 1, 1, 1], [1, 1], 1)
-        yield Case(op, attrs_text(padding=[1, 1, 1, 1], out_dtype="int32"), [x, w], [ref.astype(np.int32)])
+        yield QCase(op, attrs_text(padding=[1, 1, 1, 1], out_dtype="int32"), [x, w], [ref.astype(np.int32)])
     x, w = rand_of((1, 3, 6, 5), np.uint8), rand_of((4, 3, 3, 3), np.int8)
-    yield Case(op, "", [x, w], "dtypes uint8 and int8 differ")
+    yield QCase(op, "", [x, w], "dtypes uint8 and int8 differ")
 
 
 def q_products(op):
@@ -126,8 +132,8 @@ def q_products(op):
         else:
             ref = a.astype(np.int64) @ b.T.astype(np.int64)
         kw = dict(transpose_b=True) if op == "nn.batch_matmul" else {}
-        yield Case(op, attrs_text(out_dtype="int32", **kw), [a, b], [ref.astype(np.int32)])
-    yield Case(op, attrs_text(**kw), [a, b], "need out_dtype")
+        yield QCase(op, attrs_text(out_dtype="int32", **kw), [a, b], [ref.astype(np.int32)])
+    yield QCase(op, attrs_text(**kw), [a, b], "need out_dtype")
 
 
 for _op, _extra in [("nn.conv2d", q_conv_cases), ("nn.dense", q_products), ("nn.matmul", q_products),
@@ -145,15 +151,15 @@ def g_qnn_conv2d(op):
             ref = conv_ref(xs, ws, [2, 1], [1, 1, 1, 1], [1, 1], 1).astype(np.int32)
             ins = [x, w, np.array(xz, np.int32), wzs, np.array(0.5, np.float32),
                    np.full(wzs.shape, 0.25, np.float32)]
-            yield Case(op, attrs_text(strides=[2, 1], padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3],
+            yield QCase(op, attrs_text(strides=[2, 1], padding=[1, 1, 1, 1], channels=4, kernel_size=[3, 3],
                                       out_dtype="int32"), ins, [ref])
     # NHWC / HWIO, as TFLite models print it
     ref = conv_ref(x.astype(np.float64) - 7, w.astype(np.float64) - 120, [1, 1], [0, 0, 0, 0], [1, 1], 1)
     ins = [np.ascontiguousarray(x.transpose(0, 2, 3, 1)), np.ascontiguousarray(w.transpose(2, 3, 1, 0))] + \
         q_scalars(7, 120, 0.5, 0.25)
-    yield Case(op, attrs_text(data_layout="NHWC", kernel_layout="HWIO", out_dtype="int32"), ins,
+    yield QCase(op, attrs_text(data_layout="NHWC", kernel_layout="HWIO", out_dtype="int32"), ins,
                [np.ascontiguousarray(ref.transpose(0, 2, 3, 1)).astype(np.int32)])
-    yield Case(op, attrs_text(out_dtype="int32"), [x.astype(np.float32), w] + q_scalars(0, 0, 0.5, 0.25),
+    yield QCase(op, attrs_text(out_dtype="int32"), [x.astype(np.float32), w] + q_scalars(0, 0, 0.5, 0.25),
                "data must be")
 
 
@@ -163,8 +169,8 @@ def g_qnn_dense(op):
     for wz in (np.array(1, np.int32), np.arange(5, dtype=np.int32) - 2):
         ref = (x.astype(np.int64) - 128) @ (w.astype(np.int64) - wz.reshape(-1, 1)).T
         ins = [x, w, np.array(128, np.int32), wz, np.array(0.5, np.float32), np.full(wz.shape, 0.1, np.float32)]
-        yield Case(op, attrs_text(units=5, out_dtype="int32"), ins, [ref.astype(np.int32)])
-    yield Case(op, attrs_text(units=5), [x, w] + q_scalars(0, 0, 0.5, 0.1) [:2] + [np.array([1, 2], np.int32),
+        yield QCase(op, attrs_text(units=5, out_dtype="int32"), ins, [ref.astype(np.int32)])
+    yield QCase(op, attrs_text(units=5), [x, w] + q_scalars(0, 0, 0.5, 0.1) [:2] + [np.array([1, 2], np.int32),
                np.array(0.1, np.float32)], "input_scale must be")
 
 
@@ -187,5 +193,5 @@ def g_qnn_binary(op):
                           (np.uint8, ((3, 1), (1, 5)), (0.02, 100, 0.03, 110, 0.5, 128)),
                           (np.int8, ((4,), (4,)), (0.1, 0, 0.1, 0, 0.1, 0))]:
         a, b = rand_of(shapes[0], dt), rand_of(shapes[1], dt)
-        yield Case(op, "", [a, b] + q_scalars(*p), [q_binary_ref(a, b, p, mul)])
-    yield Case(op, "", [a, b.astype(np.uint8)] + q_scalars(*p), "dtypes int8 and uint8 differ")
+        yield QCase(op, "", [a, b] + q_scalars(*p), [q_binary_ref(a, b, p, mul)])
+    yield QCase(op, "", [a, b.astype(np.uint8)] + q_scalars(*p), "dtypes int8 and uint8 differ")
