@@ -2,7 +2,7 @@
  * float32 transcendental ops become TVM's approximations, which are
  * polynomials the JIT vectorizes instead of a libm call per element:
  *   exp → fast_exp, tanh → fast_tanh, erf → fast_erf,
- *   nn.softmax → nn.fast_softmax
+ *   nn.softmax → nn.fast_softmax, sigmoid(x) → 1 / (1 + fast_exp(-x))
  * (their errors are stated in ops/fast_math.h and checked against numpy in
  * tests/kernels/elemwise.py), and a power with a constant exponent of 2 or
  * 3 of a variable becomes products (power(%x, 3f) → %x * %x * %x: two
@@ -54,6 +54,18 @@ static Expr *rule_power(Graph *g, Expr *e, Expr *r) {
   return out;
 }
 
+/* sigmoid(x) → 1 / (1 + fast_exp(-x)): the sigmoid the kernels compute,
+ * with fast_exp's error (LSTM and GRU gates are sigmoids). */
+static Expr *rule_sigmoid(Graph *g, Expr *e, Expr *r) {
+  Span sp = r->span;
+  Expr *x = graph_call1(g, GOP_NEGATIVE, r->u.call.args[0], NULL, sp);
+  Expr *d = graph_call2(g, GOP_ADD, graph_scalar(g, DT_FLOAT32, 1, sp),
+                        graph_call1(g, GOP_FAST_EXP, x, NULL, sp), sp);
+  Expr *out = graph_call2(g, GOP_DIVIDE, graph_scalar(g, DT_FLOAT32, 1, sp), d, sp);
+  graph_report(g, "fast_sigmoid", e, out);
+  return out;
+}
+
 static Expr *rule(Graph *g, Expr *e, Expr *r) {
   if (r->kind != EX_CALL || r->u.call.fn->kind != EX_OP || !float32_result(r)) return r;
 #define X(from, to, name) \
@@ -61,6 +73,7 @@ static Expr *rule(Graph *g, Expr *e, Expr *r) {
   FAST_PAIRS(X)
 #undef X
   if (graph_is_call(r, GOP_POWER) && r->u.call.nargs == 2) return rule_power(g, e, r);
+  if (graph_is_call(r, GOP_SIGMOID) && r->u.call.nargs == 1) return rule_sigmoid(g, e, r);
   return r;
 }
 
@@ -73,6 +86,7 @@ bool fast_math_applies(const Module *m) {
 #define X(from, to, name) from,
       FAST_PAIRS(X)
 #undef X
-          GOP_POWER};
+          GOP_POWER,
+      GOP_SIGMOID};
   return graph_module_calls(m, ops, (int)(sizeof ops / sizeof *ops));
 }

@@ -71,6 +71,7 @@
   X(GOP_MATMUL, "nn.matmul")                       \
   X(GOP_DENSE_PACK, "nn.contrib_dense_pack")       \
   X(GOP_EXP, "exp")                                \
+  X(GOP_SIGMOID, "sigmoid")                        \
   X(GOP_TANH, "tanh")                              \
   X(GOP_ERF, "erf")                                \
   X(GOP_POWER, "power")                            \

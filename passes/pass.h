@@ -73,30 +73,31 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
 
 /* X(name, function, result must type-check, needs a type-checked input,
  *   function-local (each definition rewritten on its own), description) */
-#define PASS_LIST(X)                                                                    \
-  X("ToANormalForm", pass_to_anf, true, false, true,                                    \
-    "bind every non-atomic subexpression to a variable (A-normal form, TVM's)")         \
-  X("ToBasicBlockNormalForm", pass_to_bbnf, true, false, true,                          \
-    "flatten each block into one let chain; if/match only as a binding or a result")    \
-  X("EffectToState", pass_effect_to_state, true, false, false,                          \
-    "thread state globals (@prng_state) through functions as a parameter and a result") \
-  X("CheckKeyLinearity", pass_check_key_linearity, true, true, false,                   \
-    "error when a RandState key is used twice (seed 000: keys are linear)")             \
-  X("FuseOps", pass_fuse_ops, true, true, true,                                         \
-    "group pure op calls into Primitive functions (TVM's FuseOps rules)")               \
-  X("BindParams", pass_bind_params, true, false, false,                                 \
-    "parameters named in a tensor file become constants (:bind @f FILE, rly --params)") \
-  X("FoldConstant", pass_fold_constant, true, true, true,                               \
-    "evaluate op calls on constants at compile time (TVM's FoldConstant)")              \
-  X("SimplifyInference", pass_simplify_inference, true, true, true,                     \
-    "batch_norm, layer/instance/group_norm, l2_normalize and dropout as inference "     \
-    "arithmetic")                                                                       \
-  X("FoldScaleAxis", pass_fold_scale_axis, true, true, true,                            \
-    "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")      \
-  X("AlterOpLayout", pass_alter_op_layout, true, true, true,                            \
-    "conv2d to the blocked nn.contrib_conv2d_NCHWc; elementwise ops and pools follow")  \
-  X("FastMath", pass_fast_math, true, true, true,                                       \
-    "float32 exp/tanh/erf/softmax to TVM's fast_* approximations; power(x, 2|3) to products")
+#define PASS_LIST(X)                                                                         \
+  X("ToANormalForm", pass_to_anf, true, false, true,                                         \
+    "bind every non-atomic subexpression to a variable (A-normal form, TVM's)")              \
+  X("ToBasicBlockNormalForm", pass_to_bbnf, true, false, true,                               \
+    "flatten each block into one let chain; if/match only as a binding or a result")         \
+  X("EffectToState", pass_effect_to_state, true, false, false,                               \
+    "thread state globals (@prng_state) through functions as a parameter and a result")      \
+  X("CheckKeyLinearity", pass_check_key_linearity, true, true, false,                        \
+    "error when a RandState key is used twice (seed 000: keys are linear)")                  \
+  X("FuseOps", pass_fuse_ops, true, true, true,                                              \
+    "group pure op calls into Primitive functions (TVM's FuseOps rules)")                    \
+  X("BindParams", pass_bind_params, true, false, false,                                      \
+    "parameters named in a tensor file become constants (:bind @f FILE, rly --params)")      \
+  X("FoldConstant", pass_fold_constant, true, true, true,                                    \
+    "evaluate op calls on constants at compile time (TVM's FoldConstant)")                   \
+  X("SimplifyInference", pass_simplify_inference, true, true, true,                          \
+    "batch_norm, layer/instance/group_norm, l2_normalize and dropout as inference "          \
+    "arithmetic")                                                                            \
+  X("FoldScaleAxis", pass_fold_scale_axis, true, true, true,                                 \
+    "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")           \
+  X("AlterOpLayout", pass_alter_op_layout, true, true, true,                                 \
+    "conv2d to the blocked nn.contrib_conv2d_NCHWc; elementwise ops and pools follow")       \
+  X("FastMath", pass_fast_math, true, true, true,                                            \
+    "float32 exp/tanh/erf/softmax/sigmoid to TVM's fast_* approximations; power(x, 2|3) to " \
+    "products")
 
 #define X(n, f, t, ty, l, d) Module *f(PassCtx *pc, Module *in);
 PASS_LIST(X)
