@@ -32,15 +32,15 @@ struct Engine {
   Lowerer *low;
   RwMap lowered; /* FuncDef* (the session's) → FuncDef* (lowered, or the same) */
   const Module *cur;
-  /* The lowered view of the session's module, rebuilt only when the module
-   * changed (another pointer, or other definitions: a released module's
-   * memory may be reused). */
+  /* The lowered view of the session's module, rebuilt only when its
+   * definitions changed (view_current), or the options (view_src = NULL). */
   Module *view;
   const Module *view_src;
   Def *view_defs; /* view_src's definitions when the view was built */
   int view_ndefs;
-  int jit_state; /* 0: not asked yet, 1: the JIT loads, 2: it does not */
-  Program prog;  /* the module, session variables, transactions (program.c) */
+  int jit_state;   /* 0: not asked yet, 1: the JIT loads, 2: it does not */
+  int precompiled; /* lowered prims handed to jit_precompile so far */
+  Program prog;    /* the module, session variables, transactions (program.c) */
 };
 
 static const char *const exec_names[] = {
@@ -392,6 +392,19 @@ static bool reaches_kernel(const Module *lm, Expr *e) {
 
 /* ───────────────────────────── evaluation ───────────────────────────── */
 
+/* The prim functions lowered since the last call compile at once, on the
+ * pool's threads (their first calls then only load them). */
+static void precompile(Engine *e) {
+  int n = lower_prim_count(e->low);
+  if (n - e->precompiled < 2) return;
+  PrimFunc **fs = malloc(sizeof *fs * (size_t)(n - e->precompiled));
+  if (!fs) rly_oom();
+  for (int i = e->precompiled; i < n; i++) fs[i - e->precompiled] = lower_prim(e->low, i);
+  jit_precompile(fs, n - e->precompiled);
+  free(fs);
+  e->precompiled = n;
+}
+
 /* The module and expression to run: the lowered ones in jit mode when
  * they can reach a kernel and the JIT loads, else m and ex as written. */
 static Module *runnable(Engine *e, Module *m, Expr **ex) {
@@ -401,6 +414,7 @@ static Module *runnable(Engine *e, Module *m, Expr **ex) {
   if (lm && e->jit_state == 0 && lower_prim_count(e->low) > 0 && reaches_kernel(lm, le))
     e->jit_state = jit_available() ? 1 : 2;
   if (!lm || e->jit_state == 2) return m;
+  if (e->jit_state == 1) precompile(e);
   *ex = le;
   return lm;
 }

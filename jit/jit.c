@@ -21,7 +21,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +74,17 @@ static struct {
   int nkernels, capkernels;
   JitRunHook hook; /* jit_set_run_hook */
   void *hook_user;
+  struct Ready **ready; /* object code compiled ahead (jit_precompile), not loaded yet */
+  int nready, capready;
 } J = {.opt_level = 2};
+
+/* Object code of a key compiled ahead of its first call. */
+typedef struct Ready {
+  uint64_t k1, k2;
+  void *obj;
+  size_t len;
+  double compile_ms;
+} Ready;
 
 static double now_ms(void) {
   struct timespec ts;
@@ -350,14 +362,30 @@ static void push(void ***items, int *n, int *cap, void *x) {
   (*items)[(*n)++] = x;
 }
 
+/* The object code compiled ahead for a key (removed from the list), or NULL. */
+static void *take_ready(uint64_t k1, uint64_t k2, size_t *len, double *ms) {
+  for (int i = 0; i < J.nready; i++) {
+    Ready *r = J.ready[i];
+    if (r->k1 != k1 || r->k2 != k2) continue;
+    void *obj = r->obj;
+    *len = r->len, *ms = r->compile_ms;
+    J.ready[i] = J.ready[--J.nready];
+    free(r);
+    return obj;
+  }
+  return NULL;
+}
+
 static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1, uint64_t k2,
                         TirError *err) {
   char sym[64];
   sym_name(sym, sizeof sym, k1, k2);
   double t0 = now_ms();
   size_t len = 0;
-  void *obj = cache_read(k1, k2, &len);
-  bool from_disk = obj != NULL;
+  double ahead_ms = -1;
+  void *obj = take_ready(k1, k2, &len, &ahead_ms);
+  if (!obj) obj = cache_read(k1, k2, &len);
+  bool from_disk = obj != NULL && ahead_ms < 0;
   if (!obj && !J.mod->compile(f, sym, o, &obj, &len, err->msg, sizeof err->msg)) return NULL;
   double t1 = now_ms();
   void *fn = J.mod->load(obj, len, sym, err->msg, sizeof err->msg);
@@ -367,7 +395,7 @@ static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1,
   Code *c = calloc(1, sizeof *c);
   if (!c) rly_oom();
   c->k1 = k1, c->k2 = k2, c->fn = (RlyJitKernelFn)(uintptr_t)fn, c->from_disk = from_disk;
-  c->compile_ms = from_disk ? 0 : now_ms() - t0;
+  c->compile_ms = from_disk ? 0 : ahead_ms >= 0 ? ahead_ms : now_ms() - t0;
   c->load_ms = from_disk ? now_ms() - t0 : now_ms() - t1;
   push((void ***)&J.codes, &J.ncodes, &J.capcodes, c);
   return c;
@@ -705,6 +733,79 @@ void jit_forget_funcs(void) {
   }
 }
 
+/* ─────────────────────────── compiling ahead ─────────────────────────── */
+
+typedef struct Ahead {
+  const PrimFunc *f;
+  JitCompileOpts o;
+  uint64_t k1, k2;
+  void *obj;
+  size_t len;
+  double ms;
+} Ahead;
+
+typedef struct AheadJobs {
+  Ahead *jobs;
+  int n;
+  atomic_int next;
+} AheadJobs;
+
+/* A worker: compiles jobs until none is left (a failure leaves obj NULL:
+ * the first call compiles again and reports the error). */
+static void *ahead_worker(void *arg) {
+  AheadJobs *w = arg;
+  char err[RT_ERR_LEN], sym[64];
+  for (int i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
+    Ahead *a = &w->jobs[i];
+    sym_name(sym, sizeof sym, a->k1, a->k2);
+    double t0 = now_ms();
+    if (!J.mod->compile(a->f, sym, &a->o, &a->obj, &a->len, err, sizeof err)) a->obj = NULL;
+    a->ms = now_ms() - t0;
+  }
+  return NULL;
+}
+
+/* Whether a key is compiled, compiled ahead, or in the disk cache. */
+static bool known_key(uint64_t k1, uint64_t k2) {
+  char path[PATH_MAX + 64];
+  for (int i = 0; i < J.nready; i++)
+    if (J.ready[i]->k1 == k1 && J.ready[i]->k2 == k2) return true;
+  return find_code(k1, k2) || (cache_path(path, sizeof path, k1, k2) && access(path, R_OK) == 0);
+}
+
+void jit_precompile(PrimFunc *const *fs, int n) {
+  if (n < 2 || !load_module()) return;
+  Ahead *jobs = calloc((size_t)n, sizeof *jobs);
+  if (!jobs) rly_oom();
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    Ahead *a = &jobs[m];
+    a->f = fs[i], a->o = opts_for(fs[i]);
+    key_of(fs[i], &a->o, &a->k1, &a->k2);
+    bool dup = false;
+    for (int j = 0; j < m && !dup; j++) dup = jobs[j].k1 == a->k1 && jobs[j].k2 == a->k2;
+    if (!dup && !known_key(a->k1, a->k2)) m++;
+  }
+  int nt = rly_pool_threads();
+  if (nt > m) nt = m;
+  AheadJobs w = {.jobs = jobs, .n = m};
+  atomic_init(&w.next, 0);
+  pthread_t th[16];
+  int started = 0;
+  for (; nt > 1 && started < nt - 1 && started < 16; started++)
+    if (pthread_create(&th[started], NULL, ahead_worker, &w) != 0) break;
+  ahead_worker(&w); /* this thread works too */
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < m; i++) {
+    if (!jobs[i].obj) continue;
+    Ready *r = malloc(sizeof *r);
+    if (!r) rly_oom();
+    *r = (Ready){jobs[i].k1, jobs[i].k2, jobs[i].obj, jobs[i].len, jobs[i].ms};
+    push((void ***)&J.ready, &J.nready, &J.capready, r);
+  }
+  free(jobs);
+}
+
 void jit_reset(void) {
   for (int i = 0; i < J.nkernels; i++) {
     free(J.kernels[i]->sites), free(J.kernels[i]->writes), free(J.kernels[i]->signature);
@@ -712,6 +813,8 @@ void jit_reset(void) {
     free(J.kernels[i]);
   }
   for (int i = 0; i < J.ncodes; i++) free(J.codes[i]);
+  for (int i = 0; i < J.nready; i++) free(J.ready[i]->obj), free(J.ready[i]);
+  free(J.ready), J.ready = NULL, J.nready = J.capready = 0;
   free(J.kernels), free(J.codes);
   J.kernels = NULL, J.codes = NULL;
   J.nkernels = J.capkernels = J.ncodes = J.capcodes = 0;

@@ -32,6 +32,11 @@ typedef struct JitKernel JitKernel;
  * a structurally equal prim function shares the kernel).  NULL with err
  * filled when the JIT is unavailable or f cannot be compiled. */
 const JitKernel *jit_get(const PrimFunc *f, TirError *err);
+/* Compiles the object code of those of fs not compiled yet (in memory or
+ * the disk cache) on the pool's threads at once, for jit_get to load: the
+ * kernels of a newly lowered model compile in parallel instead of one by
+ * one at their first calls.  Failures are left to jit_get to report. */
+void jit_precompile(PrimFunc *const *fs, int n);
 
 /* Runs k on args[0..n): inputs then outputs, like tir_interp_run, with
  * the same binding checks and errors (bounds errors inside the kernel are

@@ -23,7 +23,10 @@
 static const RlyJitHost *host;
 static RlyJitModule self;
 static char *triple, *cpu, *features;
-static LLVMTargetMachineRef tms[4];
+/* One target machine per opt level and thread: code generation through a
+ * target machine is not thread-safe, and jit_precompile compiles on
+ * several threads. */
+static _Thread_local LLVMTargetMachineRef tms[4];
 static LLVMOrcLLJITRef jit;
 
 static bool take_error(LLVMErrorRef e, char *err, size_t n, const char *what) {
