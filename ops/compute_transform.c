@@ -426,3 +426,18 @@ LTensor *compute_split(LowerCx *L, const Expr *call, LTensor **in, int nin) {
     return lc_fail(L, "split: the pieces do not cover the axis");
   return r;
 }
+
+/* ───────────────────────────── ndarray_size ───────────────────────────── */
+
+/* The product of the operand's dims (size variables too), in int64 and
+ * converted to the result dtype as the kernel stores it. */
+LTensor *compute_ndarray_size(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  const Type *ty = lc_result_type(call);
+  DType dt = ty->u.tensor.dtype;
+  if (!lc_dtype_ok(dt)) return lc_fail(L, "ndarray_size to %s", dtype_name(dt));
+  PrimExpr *n = lc_int(L, 1);
+  for (int d = 0; d < in[0]->ndim; d++) n = lc_mul(L, n, in[0]->shape[d]);
+  LTensor *t = lc_tensor(L, call, dt, 0, NULL);
+  t->value = lc_cast(L, dt, n);
+  return t;
+}
