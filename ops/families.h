@@ -77,6 +77,10 @@ OpComputeFn compute_full_like, compute_cast_like, compute_reinterpret, compute_s
     compute_gather_nd, compute_unravel_index, compute_collapse_sum_like, compute_meshgrid,
     compute_adv_index;
 
+/* compute_dyn.c */
+OpComputeFn compute_dyn_reshape, compute_dyn_broadcast_to, compute_dyn_full, compute_dyn_zeros,
+    compute_dyn_ones;
+
 /* compute_qnn.c */
 OpComputeFn compute_fixed_point_multiply, compute_quantize, compute_dequantize, compute_requantize,
     compute_qnn_conv2d, compute_qnn_dense, compute_qnn_add, compute_qnn_mul;
