@@ -12,6 +12,11 @@
  * handle the case (dtype, attribute, dynamic shape); the Primitive function
  * then stays unlowered.
  *
+ * An op whose result is a tuple (split, meshgrid) returns a tuple LTensor
+ * (lc_tuple): its fields are tensors of their own, which the function's
+ * projections (`%t.0`) read; a prim function has one output, so a tuple is
+ * never its result.
+ *
  * Numerics: rules compute what the reference kernels (interp/kernels*.c)
  * compute, with the same operation order for elementwise ops, so results
  * agree exactly; dense/matmul and reductions accumulate in the tensor's
@@ -41,6 +46,8 @@ struct LTensor {
   int nin;
   PrimExpr *value;                  /* a scalar constant */
   int64_t aux[TENSOR_MAX_RANK + 2]; /* rule data (axes, flags) */
+  LTensor **fields;                 /* an op with a tuple result: one tensor per field */
+  int nfields;
 };
 
 /* ── the lowering context (compute_common.c) ── */
@@ -118,6 +125,8 @@ Buffer *lc_result_buffer(LowerCx *L, const Expr *call, DType dt, int ndim, PrimE
 
 /* Tensors. */
 LTensor *lc_tensor(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **shape);
+/* A tuple of n fields (set by the rule). */
+LTensor *lc_tuple(LowerCx *L, const Expr *call, int n);
 LTensor *lc_from_buffer(LowerCx *L, const Expr *call, Buffer *b);
 PrimExpr *lc_at(LowerCx *L, const LTensor *t, PrimExpr **idx);
 /* t's element at output index idx of an n-dim broadcast result. */

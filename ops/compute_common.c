@@ -361,6 +361,12 @@ LTensor *lc_tensor(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **
   return t;
 }
 
+LTensor *lc_tuple(LowerCx *L, const Expr *call, int n) {
+  LTensor *t = lc_tensor(L, call, DT_FLOAT32, 0, NULL);
+  t->nfields = n, t->fields = ARENA_ARRAY(L->a, LTensor *, n + 1);
+  return t;
+}
+
 LTensor *lc_from_buffer(LowerCx *L, const Expr *call, Buffer *b) {
   PrimExpr *shape[TENSOR_MAX_RANK];
   for (int i = 0; i < b->ndim; i++)

@@ -387,3 +387,57 @@ LTensor *compute_stack(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   for (int i = 0; i < nin; i++) store_part(L, in[i], dst, (int)axis, lc_int(L, i), true);
   return lc_from_buffer(L, call, dst);
 }
+
+/* ───────────────────────────── split ───────────────────────────── */
+
+/* A field of split: the input read at an offset along the axis (aux[0]
+ * the axis, aux[1] the offset). */
+static PrimExpr *at_split(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  PrimExpr *sub[TENSOR_MAX_RANK];
+  int a = (int)t->aux[0];
+  for (int d = 0; d < t->ndim; d++) sub[d] = idx[d];
+  if (t->aux[1]) sub[a] = lc_bin(L, PB_ADD, idx[a], lc_int(L, t->aux[1]));
+  return lc_at(L, t->in[0], sub);
+}
+
+/* split as a tuple of views: field i reads the input from the sum of the
+ * sizes before it; the sizes come from the result type, so the split axis
+ * must be static (a `?` piece is refused: the kernel checks at run time
+ * that the pieces cover the axis). */
+LTensor *compute_split(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  const Type *ty = call->ty;
+  int n = in[0]->ndim;
+  int64_t axis = op_attr_int(call, "axis");
+  if (axis < 0) axis += n;
+  if (!ty || ty->kind != TY_TUPLE || axis < 0 || axis >= n) return lc_fail(L, "split: axis");
+  if (lc_const(in[0]->shape[axis]) < 0) return lc_fail(L, "split of a dynamic axis");
+  LTensor *r = lc_tuple(L, call, ty->u.tuple.n);
+  int64_t off = 0;
+  for (int i = 0; i < ty->u.tuple.n; i++) {
+    Dim d = ty->u.tuple.fields[i]->u.tensor.dims[axis];
+    if (d.kind != DIM_CONST) return lc_fail(L, "split: a piece of unknown size");
+    PrimExpr *shape[TENSOR_MAX_RANK];
+    for (int k = 0; k < n; k++) shape[k] = k == axis ? lc_int(L, d.value) : in[0]->shape[k];
+    LTensor *f = inline_like(L, call, in, nin, n, shape, at_split);
+    f->aux[0] = axis, f->aux[1] = off;
+    r->fields[i] = f, off += d.value;
+  }
+  if (off != lc_const(in[0]->shape[axis]))
+    return lc_fail(L, "split: the pieces do not cover the axis");
+  return r;
+}
+
+/* ───────────────────────────── ndarray_size ───────────────────────────── */
+
+/* The product of the operand's dims (size variables too), in int64 and
+ * converted to the result dtype as the kernel stores it. */
+LTensor *compute_ndarray_size(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  const Type *ty = lc_result_type(call);
+  DType dt = ty->u.tensor.dtype;
+  if (!lc_dtype_ok(dt)) return lc_fail(L, "ndarray_size to %s", dtype_name(dt));
+  PrimExpr *n = lc_int(L, 1);
+  for (int d = 0; d < in[0]->ndim; d++) n = lc_mul(L, n, in[0]->shape[d]);
+  LTensor *t = lc_tensor(L, call, dt, 0, NULL);
+  t->value = lc_cast(L, dt, n);
+  return t;
+}

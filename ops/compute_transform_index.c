@@ -1,6 +1,6 @@
 /* compute_transform_index.c — compute rules (ops/compute.h) of the
  * injective ops of transform_index.c that read by index: gather, gather_nd,
- * unravel_index.
+ * unravel_index, adv_index.
  *
  * Inline, as the reference kernels (interp/kernels_transform_index.c)
  * compute: an index k along an axis of size n reads k + n when negative;
@@ -121,5 +121,38 @@ LTensor *compute_unravel_index(LowerCx *L, const Expr *call, LTensor **in, int n
   PrimExpr *shape[2] = {in[1]->shape[0], in[0]->ndim ? in[0]->shape[0] : NULL};
   LTensor *t = index_op(L, call, in[0]->dtype, 1 + in[0]->ndim, shape, in, nin, at_unravel);
   if (t) t->aux[0] = nd;
+  return t;
+}
+
+/* ───────────────────────────── adv_index ───────────────────────────── */
+
+/* aux[0] = the indices' broadcast rank, aux[1] = how many indices. */
+static PrimExpr *at_adv_index(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  int nb = (int)t->aux[0], ni = (int)t->aux[1];
+  const LTensor *x = t->in[0];
+  PrimExpr *sub[TENSOR_MAX_RANK];
+  for (int i = 0; i < ni; i++)
+    sub[i] =
+        wrap_negative(L, lc_bcast_at(L, t->in[i + 1], nb, (PrimExpr **)t->shape, idx), x->shape[i]);
+  for (int d = ni; d < x->ndim; d++) sub[d] = idx[nb + d - ni];
+  return lc_at(L, x, sub);
+}
+
+/* adv_index inline: the indices' broadcast shape, then the data dims they
+ * do not index; each output element reads the data at the indices there. */
+LTensor *compute_adv_index(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  int ni = nin - 1, nb = 0;
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  if (ni < 1 || ni > in[0]->ndim) return lc_fail(L, "adv_index: %d indices", ni);
+  for (int i = 1; i < nin; i++)
+    if (!dtype_is_int(in[i]->dtype)) return lc_fail(L, "adv_index: dtypes");
+  if (!lc_broadcast(L, in + 1, ni, &nb, shape)) return NULL;
+  if (nb + in[0]->ndim - ni > TENSOR_MAX_RANK) return lc_fail(L, "adv_index: rank");
+  for (int d = ni; d < in[0]->ndim; d++) shape[nb + d - ni] = in[0]->shape[d];
+  if (!lc_buffer_dtype_ok(in[0]->dtype)) /* a copy: the quantized dtypes too */
+    return lc_fail(L, "adv_index of %s", dtype_name(in[0]->dtype));
+  LTensor *t = lc_tensor(L, call, in[0]->dtype, nb + in[0]->ndim - ni, shape);
+  t->in = in, t->nin = nin, t->at = at_adv_index;
+  t->aux[0] = nb, t->aux[1] = ni;
   return t;
 }

@@ -356,3 +356,33 @@ LTensor *compute_collapse_sum_like(LowerCx *L, const Expr *call, LTensor **in, i
     if (!red[d]) lc_for(L, --nk == 0 ? LOOP_PARALLEL : LOOP_GRID, v[d], x->shape[d], lc_close(L));
   return lc_from_buffer(L, call, out);
 }
+
+/* ───────────────────────────── meshgrid ───────────────────────────── */
+
+/* Field i of meshgrid: its input read at the output axis aux[0] (a scalar
+ * input at nothing). */
+static PrimExpr *at_meshgrid(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  PrimExpr *sub[1] = {idx[t->aux[0]]};
+  return lc_at(L, t->in[0], sub);
+}
+
+/* meshgrid as a tuple of inline grids, one per operand, each of the shape
+ * of the operands' lengths ("xy": the first two swapped), as the kernel. */
+LTensor *compute_meshgrid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  bool xy = strcmp(op_attr_str(lc_arena(L), call, "indexing"), "xy") == 0;
+  PrimExpr *shape[TENSOR_MAX_RANK];
+  if (nin < 1 || nin > TENSOR_MAX_RANK) return lc_fail(L, "meshgrid of %d tensors", nin);
+  for (int i = 0; i < nin; i++) {
+    int pos = xy && nin >= 2 && i < 2 ? 1 - i : i;
+    shape[pos] = in[i]->ndim ? in[i]->shape[0] : lc_int(L, 1);
+  }
+  LTensor *r = lc_tuple(L, call, nin);
+  for (int i = 0; i < nin; i++) {
+    if (!lc_buffer_dtype_ok(in[i]->dtype)) /* a copy: the quantized dtypes too */
+      return lc_fail(L, "meshgrid of %s", dtype_name(in[i]->dtype));
+    r->fields[i] = lc_tensor(L, call, in[i]->dtype, nin, shape);
+    r->fields[i]->in = in + i, r->fields[i]->nin = 1, r->fields[i]->at = at_meshgrid;
+    r->fields[i]->aux[0] = xy && nin >= 2 && i < 2 ? 1 - i : i;
+  }
+  return r;
+}

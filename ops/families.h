@@ -69,12 +69,17 @@ OpComputeFn compute_all, compute_any, compute_logsumexp, compute_variance, compu
 OpComputeFn compute_reshape, compute_batch_flatten, compute_expand_dims, compute_squeeze,
     compute_concatenate, compute_stack, compute_transpose, compute_broadcast_to,
     compute_strided_slice, compute_take, compute_zeros, compute_ones, compute_full,
-    compute_zeros_like, compute_ones_like;
+    compute_zeros_like, compute_ones_like, compute_split, compute_ndarray_size;
 /* compute_transform_shape.c, compute_transform_index.c */
 OpComputeFn compute_full_like, compute_cast_like, compute_reinterpret, compute_slice_like,
     compute_layout_transform, compute_tile, compute_repeat, compute_reverse,
     compute_reverse_sequence, compute_sequence_mask, compute_trilu, compute_gather,
-    compute_gather_nd, compute_unravel_index, compute_collapse_sum_like;
+    compute_gather_nd, compute_unravel_index, compute_collapse_sum_like, compute_meshgrid,
+    compute_adv_index;
+
+/* compute_dyn.c */
+OpComputeFn compute_dyn_reshape, compute_dyn_broadcast_to, compute_dyn_full, compute_dyn_zeros,
+    compute_dyn_ones;
 
 /* compute_qnn.c */
 OpComputeFn compute_fixed_point_multiply, compute_quantize, compute_dequantize, compute_requantize,

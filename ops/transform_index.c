@@ -281,6 +281,6 @@ const OpDef ops_family_transform_index[] = {
      .compute = compute_unravel_index},
     {"adv_index", 1, 1, OPAT_INJECTIVE, no_attrs, rel_adv_index,
      "adv_index((x, i0, i1, ...)): numpy advanced indexing x[i0, i1, ...]", false,
-     .flags = OP_TUPLE_ARG},
+     .flags = OP_TUPLE_ARG, .compute = compute_adv_index},
     {0},
 };

@@ -509,7 +509,7 @@ const OpDef ops_family_transform_shape[] = {
      .compute = compute_sequence_mask},
     {"meshgrid", 1, 1, OPAT_INJECTIVE, meshgrid_attrs, rel_meshgrid,
      "meshgrid((a, b, ...), indexing=\"ij\"): coordinate grids of 1-D tensors", false,
-     .flags = OP_TUPLE_ARG},
+     .flags = OP_TUPLE_ARG, .compute = compute_meshgrid},
     {"trilu", 2, 2, OPAT_ELEMWISE, trilu_attrs, rel_trilu,
      "trilu(x, k, upper=True): the upper (lower) triangle from diagonal k, zeros elsewhere", false,
      .compute = compute_trilu},

@@ -24,6 +24,14 @@
  *     identity), ordered as they were evaluated; scalar constants stay in
  *     the body.
  *
+ * An op with a tuple result (split, meshgrid) is one node per field: the
+ * field `%t.i` is an injective function of the op's operands, so each
+ * field fuses with its own consumers, and a group holding a field computes
+ * the op in its body and projects it (`%0 = split(%p0); %0.1`).  The op's
+ * binding goes away; a whole use of the tuple becomes the tuple of its
+ * fields' values, unless a nested block uses it (then the binding stays,
+ * run on its own, and the fields are still fused where projected).
+ *
  * Invariants: the input is never modified; nodes built here carry types
  * (copied from the type-checked input).  No recursion on the length of a
  * let chain: blocks are flattened into arrays, and the graph algorithms use
@@ -62,6 +70,9 @@ typedef struct Graph {
   RwMap expr_node; /* Expr* → index + 1 */
   RwMap var_node;  /* Var* → index + 1 */
   RwMap ext_seq;   /* external operand Expr* → scan order + 1 */
+  RwMap fields;    /* tuple op call Expr* → its first field node + 1 */
+  RwMap tuple_var; /* Var* let-bound to such a call → the call */
+  RwMap pinned;    /* such a Var* used in a nested block: its binding stays */
   int seq;
   int *stamp, stampv; /* visited marks for the path walks */
 } Graph;
@@ -107,6 +118,19 @@ static bool candidate(const Fuse *F, const Expr *e) {
   return !F->o.need_compute || op->compute != NULL;
 }
 
+/* A pure, fusible op call whose result is a tuple of tensors (split,
+ * meshgrid): it becomes one node per field. */
+static bool candidate_tuple(const Fuse *F, const Expr *e) {
+  const OpDef *op = call_op(e);
+  if (!op || op->effectful || op->pattern >= OPAT_TUPLE) return false;
+  if (!e->ty || e->ty->kind != TY_TUPLE || e->ty->u.tuple.n == 0) return false;
+  for (int i = 0; i < e->ty->u.tuple.n; i++)
+    if (e->ty->u.tuple.fields[i]->kind != TY_TENSOR) return false;
+  for (int i = 0; i < e->u.call.nargs; i++)
+    if (!e->u.call.args[i]->ty) return false;
+  return !F->o.need_compute || op->compute != NULL;
+}
+
 static bool scalar_const(const Expr *e) {
   return e->kind == EX_CONST && e->u.konst.value->ndim == 0;
 }
@@ -118,8 +142,19 @@ static bool is_primitive(const Function *f) {
 
 /* ─────────────────────────────── graph ─────────────────────────────── */
 
+/* The tuple op call a projection's tuple names (the call itself or a
+ * variable bound to it), or NULL. */
+static const Expr *field_call(const Graph *G, const Expr *t) {
+  if (t->kind == EX_VAR) return rw_map_get(&G->tuple_var, t->u.var);
+  return rw_map_has(&G->fields, t) ? t : NULL;
+}
+
 static int node_of_expr(const Graph *G, const Expr *e) {
-  return (int)(intptr_t)rw_map_get(&G->expr_node, e) - 1;
+  int n = (int)(intptr_t)rw_map_get(&G->expr_node, e) - 1;
+  if (n >= 0 || e->kind != EX_PROJ) return n;
+  const Expr *c = field_call(G, e->u.proj.tuple);
+  if (!c || e->u.proj.index < 0 || e->u.proj.index >= c->ty->u.tuple.n) return -1;
+  return (int)(intptr_t)rw_map_get(&G->fields, c) - 1 + e->u.proj.index;
 }
 
 static int node_of_var(const Graph *G, const Var *v) {
@@ -161,6 +196,9 @@ static void graph_free(Graph *G) {
   rw_map_free(&G->expr_node);
   rw_map_free(&G->var_node);
   rw_map_free(&G->ext_seq);
+  rw_map_free(&G->fields);
+  rw_map_free(&G->tuple_var);
+  rw_map_free(&G->pinned);
 }
 
 /* The pattern of the edge from operand `arg` into `call`. */
@@ -177,9 +215,12 @@ typedef struct Scan {
 static void scan_boundary(Scan *S, Expr *x);
 
 static int scan_call(Scan *S, Expr *e);
+static int scan_field(Scan *S, Expr *x);
 
 static int scan_operand(Scan *S, Expr *x) {
   if (candidate(S->F, x)) return scan_call(S, x);
+  int f = scan_field(S, x);
+  if (f >= 0) return f;
   if (x->kind == EX_VAR) {
     int v = node_of_var(S->G, x->u.var);
     if (v >= 0) return v;
@@ -205,8 +246,47 @@ static int scan_call(Scan *S, Expr *e) {
   return id;
 }
 
+/* A tuple op call's field nodes (made once, consecutive): field i is
+ * `call.i`, with an edge from each of the call's producers. */
+static int scan_tuple(Scan *S, Expr *e) {
+  int have = (int)(intptr_t)rw_map_get(&S->G->fields, e) - 1;
+  if (have >= 0) return have;
+  int n = e->u.call.nargs, nf = e->ty->u.tuple.n;
+  int *prod = malloc(sizeof(int) * (size_t)(n + 1));
+  if (!prod) rly_oom();
+  for (int i = 0; i < n; i++) prod[i] = scan_operand(S, e->u.call.args[i]);
+  OpPattern pat = call_op(e)->pattern;
+  int base = S->G->n;
+  for (int f = 0; f < nf; f++) {
+    Expr *p = expr_proj(S->F->a, e, f, e->span);
+    p->ty = e->ty->u.tuple.fields[f];
+    int id = node_new(S->G, p, pat);
+    for (int i = 0; i < n; i++)
+      if (prod[i] >= 0) edge_add(S->G, prod[i], id, pat);
+  }
+  free(prod);
+  rw_map_put(&S->G->fields, e, (void *)(intptr_t)(base + 1));
+  return base;
+}
+
+/* Marks every field node of a tuple op call external. */
+static void fields_ext(Graph *G, const Expr *call) {
+  int base = (int)(intptr_t)rw_map_get(&G->fields, call) - 1;
+  for (int f = 0; base >= 0 && f < call->ty->u.tuple.n; f++) G->nodes[base + f].ext = true;
+}
+
+/* A projection in graph position: its field node (the tuple op scanned
+ * first when it is the projection's own operand), or -1. */
+static int scan_field(Scan *S, Expr *x) {
+  if (x->kind != EX_PROJ) return -1;
+  if (candidate_tuple(S->F, x->u.proj.tuple)) scan_tuple(S, x->u.proj.tuple);
+  return node_of_expr(S->G, x);
+}
+
 static bool mark_var_use(void *ctx, Expr *e) {
   Graph *G = ctx;
+  if (e->kind == EX_VAR && rw_map_has(&G->tuple_var, e->u.var))
+    rw_map_put(&G->pinned, e->u.var, (void *)1);
   if (e->kind == EX_VAR) {
     int v = node_of_var(G, e->u.var);
     if (v >= 0) G->nodes[v].ext = true;
@@ -219,14 +299,28 @@ static void scan_nested(Scan *S, Expr *x) { expr_walk(x, mark_var_use, S->G); }
 
 /* x is not fused with anything: its operands' nodes are external. */
 static void scan_boundary(Scan *S, Expr *x) {
+  int f = scan_field(S, x);
+  if (f >= 0) {
+    S->G->nodes[f].ext = true;
+    return;
+  }
+  const Expr *tc = x->kind == EX_VAR ? field_call(S->G, x) : NULL;
   switch (x->kind) {
-    case EX_VAR:
-      mark_var_use(S->G, x);
+    case EX_VAR: /* a whole tuple of fields: they are its value */
+      if (tc)
+        fields_ext(S->G, tc);
+      else
+        mark_var_use(S->G, x);
       return;
     case EX_CALL:
       if (candidate(S->F, x)) {
         int id = scan_call(S, x);
         S->G->nodes[id].ext = true;
+        return;
+      }
+      if (candidate_tuple(S->F, x)) {
+        scan_tuple(S, x);
+        fields_ext(S->G, x);
         return;
       }
       break;
@@ -444,6 +538,7 @@ typedef struct GroupBuild {
   Ext *ext;
   int next, cap;
   RwMap member_var; /* node index + 1 → Var* */
+  RwMap tuple_var;  /* tuple op call → the Var* holding it in the body */
 } GroupBuild;
 
 static Var *ext_param(Emit *E, GroupBuild *gb, Expr *a) {
@@ -486,6 +581,26 @@ static Expr *member_call(Emit *E, GroupBuild *gb, int root, const Expr *c) {
   return r;
 }
 
+/* A member as it appears in the body; a field `call.i` binds the tuple op
+ * call first (once per group) and projects it. */
+static Expr *member_value(Emit *E, GroupBuild *gb, RwBlock *body, int root, const Expr *e) {
+  if (e->kind != EX_PROJ) return member_call(E, gb, root, e);
+  Arena *a = E->F->a;
+  const Expr *c = e->u.proj.tuple;
+  Var *t = rw_map_get(&gb->tuple_var, c);
+  if (!t) {
+    Expr *v = member_call(E, gb, root, c);
+    t = rw_graph_var(a, c->span);
+    rw_block_bind(body, t, v, c->span);
+    rw_map_put(&gb->tuple_var, c, t);
+  }
+  Expr *tv = expr_var(a, t, e->span);
+  tv->ty = c->ty;
+  Expr *r = expr_proj(a, tv, e->u.proj.index, e->span);
+  r->ty = e->ty;
+  return r;
+}
+
 static Attrs *primitive_attrs(Arena *a) {
   Attrs *at = attrs_new(a, 1);
   at->keys[0] = "Primitive";
@@ -498,7 +613,7 @@ static Expr *group_body(Emit *E, GroupBuild *gb, int root) {
   RwBlock body = {0};
   Expr *tail = NULL;
   for (int m = E->first_of[root]; m >= 0; m = E->G->nodes[m].gnext) {
-    Expr *c = member_call(E, gb, root, E->G->nodes[m].e);
+    Expr *c = member_value(E, gb, &body, root, E->G->nodes[m].e);
     if (m == E->out_of[root]) {
       tail = c;
       break;
@@ -552,6 +667,7 @@ static Expr *emit_group(Emit *E, int o) {
   call->ty = orig->ty;
   free(gb.ext);
   rw_map_free(&gb.member_var);
+  rw_map_free(&gb.tuple_var);
   E->F->changes++;
   if (E->F->pc && pass_listening(E->F->pc)) /* show the function, not just %N(...) */
     pass_report(E->F->pc, "fuse", orig, expr_call(a, fe, gb.next, args, NULL, orig->span),
@@ -572,10 +688,30 @@ static Expr *group_value(Emit *E, int o) {
   return r;
 }
 
+/* A tuple op call used whole: the tuple of its fields' values, when they
+ * are all external (NULL otherwise: the call stays). */
+static Expr *tuple_value(Emit *E, const Expr *call) {
+  int base = (int)(intptr_t)rw_map_get(&E->G->fields, call) - 1;
+  if (base < 0) return NULL;
+  int n = call->ty->u.tuple.n;
+  for (int f = 0; f < n; f++)
+    if (!E->G->nodes[base + f].ext) return NULL;
+  Expr **k = ARENA_ARRAY(E->F->a, Expr *, n);
+  for (int f = 0; f < n; f++) k[f] = group_value(E, base + f);
+  Expr *r = expr_tuple(E->F->a, n, k, call->span);
+  r->ty = call->ty;
+  return r;
+}
+
 /* Rebuilds an expression around the graph: a graph node becomes its
- * group's value, nested blocks are fused on their own, and Primitive
- * functions (already fused) are kept as they are. */
+ * group's value, a tuple op's call or variable the tuple of its fields',
+ * nested blocks are fused on their own, and Primitive functions (already
+ * fused) are kept as they are. */
 static Expr *rebuild(Emit *E, Expr *x) {
+  const Expr *tc = x->kind == EX_VAR ? rw_map_get(&E->G->tuple_var, x->u.var) : x;
+  Expr *tv =
+      tc && !(x->kind == EX_VAR && rw_map_has(&E->G->pinned, x->u.var)) ? tuple_value(E, tc) : NULL;
+  if (tv) return tv;
   switch (x->kind) {
     case EX_CONST:
     case EX_VAR:
@@ -624,9 +760,12 @@ static void scan_block(Scan *S, PtrVec *lets, Expr *tail) {
     Expr *l = lets->items[i];
     if (l->kind != EX_LET) continue;
     Expr *v = l->u.let.value;
-    if (candidate(S->F, v)) {
-      int id = scan_call(S, v);
-      rw_map_put(&S->G->var_node, l->u.let.var, (void *)(intptr_t)(id + 1));
+    int f = candidate(S->F, v) ? scan_call(S, v) : scan_field(S, v);
+    if (f >= 0) {
+      rw_map_put(&S->G->var_node, l->u.let.var, (void *)(intptr_t)(f + 1));
+    } else if (candidate_tuple(S->F, v)) {
+      scan_tuple(S, v);
+      rw_map_put(&S->G->tuple_var, l->u.let.var, v);
     } else {
       scan_boundary(S, v);
     }
@@ -649,8 +788,14 @@ static Expr *rewrite_block(Emit *E, PtrVec *lets, Expr *tail) {
     }
     Var *v = l->u.let.var;
     int n = node_of_var(E->G, v);
-    if (n < 0) {
+    if (rw_map_has(&E->G->tuple_var, v) && !rw_map_has(&E->G->pinned, v)) {
+      continue; /* its fields are nodes */
+    } else if (n < 0) {
       rw_block_bind(E->out, v, rebuild(E, l->u.let.value), l->span);
+    } else if (E->G->nodes[n].result) { /* a field bound twice */
+      Expr *r = expr_var(E->F->a, E->G->nodes[n].result, l->span);
+      r->ty = E->G->nodes[n].e->ty;
+      rw_block_bind(E->out, v, r, l->span);
     } else if (E->out_of[find(E->G, n)] == n) {
       E->G->nodes[n].result = v;
       rw_block_bind(E->out, v, emit_group(E, n), l->span);

@@ -12,6 +12,9 @@
  * operand (such a parameter, a tuple literal of the chain's values) hands
  * its fields to the rule as separate operands; call_tir passes the fields
  * in that order (a tuple literal's, or projections of a tuple value).
+ * An op with a tuple result (split, meshgrid) gives one tensor per field
+ * (ops/compute.h), which the chain's projections of it read; such a
+ * tuple is never the function's result (one output buffer).
  *
  * Calls: `%f = fn (...) {...}; ... %f(args)` (and a fn called directly)
  * become call_tir(@fused_<ops>, (args), shape=[...], dtype="..."); the
@@ -163,7 +166,7 @@ static bool tuple_operands(Build *B, const Expr *a, LTensor **in, int *n, int ma
   return true;
 }
 
-/* A field of a tuple parameter (`%p0.1`). */
+/* A field of a tuple parameter or of a tuple-valued binding (`%p0.1`). */
 static LTensor *projection(Build *B, const Expr *a) {
   const Expr *t = a->u.proj.tuple;
   LTuple *tu = t->kind == EX_VAR ? rw_map_get(&B->tuples, t->u.var) : NULL;
@@ -177,7 +180,8 @@ static LTensor *lower_call(Build *B, const Expr *c) {
   const OpDef *op = ops_get(c->u.call.fn->u.op.index);
   OpComputeFn *rule = op ? op->compute : NULL;
   if (!rule) return lc_fail(B->C, "%s has no compute rule", c->u.call.fn->u.op.name);
-  if (!c->ty || c->ty->kind != TY_TENSOR) return lc_fail(B->C, "untyped call");
+  if (!c->ty || (c->ty->kind != TY_TENSOR && c->ty->kind != TY_TUPLE))
+    return lc_fail(B->C, "untyped call");
   int n = 0, max = c->u.call.nargs;
   bool tuple_arg = ops_has_flag(c->u.call.fn->u.op.index, OP_TUPLE_ARG);
   for (int i = 0; tuple_arg && i < c->u.call.nargs; i++) {
@@ -196,7 +200,31 @@ static LTensor *lower_call(Build *B, const Expr *c) {
     if (!(in[n++] = a->kind == EX_PROJ ? projection(B, a) : operand(B, a)))
       return lc_fail(B->C, "unexpected operand");
   }
-  return rule(B->C, c, in, n);
+  LTensor *r = rule(B->C, c, in, n);
+  if (r && (r->nfields > 0) != (c->ty->kind == TY_TUPLE))
+    return lc_fail(B->C, "%s: the rule's result is not of the call's kind",
+                   c->u.call.fn->u.op.name);
+  return r;
+}
+
+/* A binding's value: an op call, or a field of a tuple (a parameter's or
+ * an op's, `%t.1`). */
+static LTensor *binding_value(Build *B, const Expr *e) {
+  if (e->kind != EX_PROJ) return lower_call(B, e);
+  LTensor *t = projection(B, e);
+  return t ? t : lc_fail(B->C, "a projection of an unknown tuple");
+}
+
+/* Records the value of a binding: a tuple (an op's tuple result) for
+ * projections, a tensor for operands. */
+static void bind_value(Build *B, const Var *v, LTensor *t) {
+  if (!t->nfields) {
+    rw_map_put(&B->vals, v, t);
+    return;
+  }
+  LTuple *tu = ARENA_NEW(lc_arena(B->C), LTuple);
+  tu->n = t->nfields, tu->fields = t->fields;
+  rw_map_put(&B->tuples, v, tu);
 }
 
 /* Lowers one Primitive function: parameters become buffers, each binding's
@@ -218,10 +246,11 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
   lc_open(B.C);
   LTensor *t = NULL;
   for (e = f->body; !lc_failed(B.C) && e->kind == EX_LET; e = e->u.let.body) {
-    LTensor *v = lower_call(&B, e->u.let.value);
-    if (v) rw_map_put(&B.vals, e->u.let.var, v);
+    LTensor *v = binding_value(&B, e->u.let.value);
+    if (v) bind_value(&B, e->u.let.var, v);
   }
-  if (!lc_failed(B.C)) t = lower_call(&B, e);
+  if (!lc_failed(B.C)) t = binding_value(&B, e);
+  if (t && t->nfields) t = lc_fail(B.C, "a tuple result: a prim function has one output");
   Buffer *out = t ? lc_output(B.C, t->dtype, t->ndim, t->shape) : NULL;
   if (out && t->buf != out) lc_materialize(B.C, t, out);
   Stmt *body = lc_close(B.C);

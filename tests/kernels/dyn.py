@@ -78,6 +78,7 @@ def g_dyn_init(op):
         shape = rand_shape()
         yield Case(op, attrs_text(dtype=dname(dt)), [np.array(shape, np.int64).reshape(-1)], [f(shape, dt)])
     yield Case(op, "", [np.array([2, 3], np.int32)], [f((2, 3), np.float32)])
+    yield Case(op, "", [np.zeros(0, np.int64)], [f((), np.float32)])  # a scalar: no run-time dim
     yield Case(op, "", [np.array([2, -3], np.int32)], "negative")
     yield Case(op, "", [np.array([[2]], np.int32)], "shape must be a 1-D integer tensor")
 

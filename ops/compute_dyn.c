@@ -1,0 +1,42 @@
+/* compute_dyn.c — compute rules (ops/compute.h) of the dyn ops whose
+ * result shape the type gives: dyn.reshape, dyn.squeeze, dyn.broadcast_to,
+ * dyn.full, dyn.zeros, dyn.ones.
+ *
+ * Their shape argument is a tensor; its value decides the result's dims.
+ * The relation (ops/dyn.c) knows that value only for a constant, and then
+ * gives real dims; otherwise they are `?`, and since a buffer cannot be
+ * sized by a value read at run time, the static op's rule refuses such a
+ * dim ("a result dim known only at run time") and the op stays on its
+ * reference kernel.  With real dims the rules are the static ops' (the
+ * shape argument itself is not read).  dyn.squeeze is a reshape to its
+ * result type.  dyn.strided_slice, dyn.tile, dyn.nn.pad and
+ * dyn.image.resize2d have no rule: their arguments' values decide where
+ * each element is read from (begin, repetitions, widths, sizes), and no
+ * type holds those values. */
+#include "ops/compute.h"
+#include "ops/families.h"
+
+LTensor *compute_dyn_reshape(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  (void)nin;
+  return compute_reshape(L, call, in, 1);
+}
+
+LTensor *compute_dyn_broadcast_to(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  (void)nin;
+  return compute_broadcast_to(L, call, in, 1);
+}
+
+LTensor *compute_dyn_full(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  (void)nin;
+  return compute_full(L, call, in, 1);
+}
+
+LTensor *compute_dyn_zeros(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  (void)in, (void)nin;
+  return compute_zeros(L, call, NULL, 0);
+}
+
+LTensor *compute_dyn_ones(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  (void)in, (void)nin;
+  return compute_ones(L, call, NULL, 0);
+}
