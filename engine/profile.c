@@ -402,3 +402,21 @@ void profile_print(const Profile *p, FILE *out) {
   fputc('\n', out);
   free(rows);
 }
+
+/* ───────────────────────── for pictures ───────────────────────── */
+
+double profile_kernels_ms(const Profile *p) {
+  double ms = 0;
+  for (int i = 0; p && i < p->n; i++) ms += p->rows[i].ms;
+  return ms;
+}
+
+double profile_share(const Profile *p, const char *name, bool reference, double *ms) {
+  double total = profile_kernels_ms(p);
+  for (int i = 0; p && name && i < p->n; i++)
+    if (p->rows[i].reference == reference && strcmp(p->rows[i].name, name) == 0) {
+      if (ms) *ms = p->rows[i].ms;
+      return total > 0 ? p->rows[i].ms / total : 0;
+    }
+  return -1;
+}
