@@ -18,9 +18,9 @@
 #include "engine/profile.h"
 
 enum {
-  DRAW_DOT_NODES = 1500, /* above: rly's own placement instead of dot's ranking */
+  DRAW_DOT_NODES = 800, /* above: rly's own placement instead of dot's ranking */
 };
-#define DRAW_DOT_NODES_TEXT "1500" /* the same, for help texts */
+#define DRAW_DOT_NODES_TEXT "800" /* the same, for help texts */
 
 typedef struct DrawInfo {
   int nodes, edges, clusters;

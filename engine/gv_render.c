@@ -149,5 +149,6 @@ bool gv_render_rows(const char *text, const char *format, char **out, size_t *n,
   free(queue);
   agattr(g, AGRAPH, "splines", "false");
   agattr(g, AGRAPH, "overlap", "true");
+  agattr(g, AGRAPH, "dpi", "24"); /* a bitmap of a huge graph: an overview, cheap to draw */
   return render_graph(g, "nop", format, out, n, err, errn);
 }

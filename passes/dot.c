@@ -42,7 +42,7 @@ typedef struct Dot {
   U64Map prims; /* Var* → the Primitive Function* let-bound to it */
   const DotOptions *o;
   int depth;  /* cluster nesting, for indentation */
-  int inprim; /* inside a Primitive cluster: ops there are the kernel's */
+  int inprim; /* inside a Primitive cluster whose kernel ran: its ops are coloured with it */
   int nodes, nedges, clusters;
 } Dot;
 
@@ -256,12 +256,11 @@ static void op_label(StrBuf *b, const Expr *e) {
 static int tir_node(Dot *D, const Expr *e, const char *prim) {
   const AttrValue *callee = attrs_get(e->u.call.attrs, "callee");
   StrBuf l = {0}, st = {0};
+  sb_puts(&l, e->u.call.fn->u.op.name);
   if (prim)
-    sb_printf(&l, "call_tir @%s", prim);
+    sb_printf(&l, " @%s", prim);
   else if (callee && callee->kind == AV_STR)
-    sb_printf(&l, "call_tir \"%s\"", callee->u.s);
-  else
-    sb_puts(&l, "call_tir");
+    sb_printf(&l, " \"%s\"", callee->u.s);
   if (!heat_style(D, prim, false, &l, &st)) sb_puts(&st, "style=filled, fillcolor=\"#fdd0a2\"");
   sb_puts(&st, ", shape=component");
   int id = node(D, l.data, st.data);
@@ -305,7 +304,10 @@ static int primitive_call(Dot *D, const Function *f, Arg *args, int nargs) {
     sb_puts(&l, k);
   else
     fused_name(&l, f);
-  if (!heat_style(D, k, false, &l, &st)) sb_puts(&st, "style=filled, fillcolor=\"#f7fbff\"");
+  double ms;
+  bool ran = D->o->share && k && D->o->share(D->o->ctx, k, false, &ms) >= 0;
+  if (!ran || !heat_style(D, k, false, &l, &st))
+    sb_puts(&st, "style=filled, fillcolor=\"#f7fbff\"");
   sb_puts(&st, ";");
   for (char *p = st.data; *p; p++) /* cluster attributes are statements */
     if (*p == ',') *p = ';';
@@ -316,9 +318,9 @@ static int primitive_call(Dot *D, const Function *f, Arg *args, int nargs) {
     if (id < 0) id = node(D, var_name(f->params[i]), "shape=ellipse");
     bind(D, f->params[i], id);
   }
-  D->inprim++;
+  D->inprim += ran; /* else its ops ran on their reference kernels: coloured one by one */
   int r = block(D, f->body);
-  D->inprim--;
+  D->inprim -= ran;
   cluster_close(D);
   return r;
 }
@@ -460,10 +462,7 @@ static int fn_value(Dot *D, const Function *f) {
     snprintf(buf, sizeof buf, "%%%s", var_name(f->params[i]));
     bind(D, f->params[i], node(D, buf, "shape=ellipse"));
   }
-  int prim = D->inprim;
-  D->inprim = is_primitive(f);
   int r = block(D, f->body), id = node(D, "fn", "shape=invhouse");
-  D->inprim = prim;
   edge_to(D, r, id, type_of(f->body), "returns", "style=dashed");
   cluster_close(D);
   return id;
