@@ -1,7 +1,7 @@
 /* cmd_dot.c — `:dot @f FILE`: a function's dataflow graph as a picture
  * (engine/draw.h): .dot text, or .svg / .png rendered by Graphviz's
  * libraries.  After a `:profile`, kernels are coloured by their share of
- * the time; `:set step-dot DIR` draws :step's rewrites (cmd_pass.c). */
+ * the time. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -89,7 +89,6 @@ typedef struct Session {
   bool show_prelude;             /* :set show-prelude on: :pass and :step include the prelude */
   bool profile;                  /* rly --profile: a per-kernel profile of each evaluation */
   Profile *last_profile;         /* the last :profile's, for :dot's colours (or NULL) */
-  char *step_dot;                /* :set step-dot DIR: :step draws each rewrite there (or NULL) */
   Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */
   int nundo;
 } Session;

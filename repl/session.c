@@ -537,7 +537,6 @@ void session_free(Session *s) {
   arena_free(&s->inputs);
   free(s->last_load);
   profile_free(s->last_profile);
-  free(s->step_dot);
   shared_types_drop(s);
   arena_free(&s->fixed);
   diag_free(&s->diag);
