@@ -431,3 +431,12 @@ void engine_unbind(Engine *e, Var *v) { interp_bind(e->in, v, NULL); }
 void engine_collect(Engine *e) { interp_gc(e->in); }
 void engine_seed(Engine *e, int64_t seed) { interp_seed(e->in, seed); }
 void engine_interrupt(void) { rt_interrupt(); }
+
+/* The prim function the jit mode lowers a Primitive function to: lowered
+ * once through the engine's lowerer (the names `:profile` shows), nothing
+ * compiled.  NULL when it cannot be lowered. */
+const char *engine_kernel_name(Engine *e, const Function *prim) {
+  const char *why = NULL;
+  PrimFunc *p = lower_primitive(e->low, prim, &why);
+  return p ? p->name : NULL;
+}

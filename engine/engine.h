@@ -104,6 +104,9 @@ Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *
  * NULL when lowering is not possible (then run m as is).  The view
  * belongs to the engine (valid until m changes). */
 Module *engine_lowered(Engine *e, Module *m, Expr **ex);
+/* The name of the kernel (prim function) the jit mode lowers a Primitive
+ * function to, or NULL when it cannot be lowered. */
+const char *engine_kernel_name(Engine *e, const Function *prim);
 
 /* Evaluates ex (type-checked) against m in the exec mode: the value
  * (rooted until the next evaluation) or NULL after a diagnostic.  bind

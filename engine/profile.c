@@ -402,3 +402,23 @@ void profile_print(const Profile *p, FILE *out) {
   fputc('\n', out);
   free(rows);
 }
+
+/* ───────────────────────── for pictures ───────────────────────── */
+
+double profile_kernels_ms(const Profile *p) {
+  double ms = 0;
+  for (int i = 0; p && i < p->n; i++) ms += p->rows[i].ms;
+  return ms;
+}
+
+double profile_share(const Profile *p, const char *name, bool reference, double *ms) {
+  double total = profile_kernels_ms(p);
+  char row[160]; /* a reference kernel's row is "OP (reference)" (on_reference) */
+  snprintf(row, sizeof row, reference ? "%s (reference)" : "%s", name ? name : "");
+  for (int i = 0; p && name && i < p->n; i++)
+    if (p->rows[i].reference == reference && strcmp(p->rows[i].name, row) == 0) {
+      if (ms) *ms = p->rows[i].ms;
+      return total > 0 ? p->rows[i].ms / total : 0;
+    }
+  return -1;
+}

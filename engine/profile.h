@@ -17,6 +17,7 @@
 #ifndef RLY_PROFILE_H
 #define RLY_PROFILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 typedef struct Profile Profile;
@@ -29,5 +30,12 @@ void profile_stop(Profile *p);
  * time outside kernels and the total (shares of the total). */
 void profile_print(const Profile *p, FILE *out);
 void profile_free(Profile *p);
+/* The time spent in kernels (the rows' sum, without compiling and the time
+ * outside kernels). */
+double profile_kernels_ms(const Profile *p);
+/* A kernel's share (0..1) of the time in kernels and its time in *ms (may
+ * be NULL), by name (a prim function's; an op's for a reference kernel);
+ * negative when it did not run.  For `:dot`'s colours. */
+double profile_share(const Profile *p, const char *name, bool reference, double *ms);
 
 #endif

@@ -288,7 +288,12 @@ void repl_print_profile(Session *s, Profile *p, Span where) {
   diag_line_col(&s->diag, where.file, where.off, &line, &col);
   printf("profile of %s:%u:%u:\n", src ? src->name : "?", line, col);
   profile_print(p, stdout);
-  profile_free(p);
+  repl_keep_profile(s, p);
+}
+
+void repl_keep_profile(Session *s, Profile *p) {
+  profile_free(s->last_profile);
+  s->last_profile = p;
 }
 
 /* `:profile EXPR`: one evaluation (values of earlier runs collected first,
@@ -317,6 +322,6 @@ RunStatus repl_cmd_profile(Session *s, const char *args, Span where) {
     return RUN_ERROR;
   }
   profile_print(p, stdout);
-  profile_free(p);
+  repl_keep_profile(s, p);
   return RUN_OK;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/draw.h"
 #include "ir/tir.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
@@ -99,7 +100,16 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "calls, time, share of the call, GFLOP/s and GB/s; then compiling, the time\n"                \
     "outside kernels (evaluator, dispatch) and the total.  A first call includes\n"               \
     "compiling its kernels; run it again for the steady state.  `rly --profile\n"                 \
-    "FILE` profiles every expression and let the scripts evaluate.")
+    "FILE` profiles every expression and let the scripts evaluate.")                              \
+  X(dot, "dot", "@f FILE", DEF, "draw a function's dataflow graph (.dot, .svg or .png)",          \
+    "Nodes are op calls (with their key attributes), parameters, constants (shape\n"              \
+    "and dtype), tuples, projections and calls; edges carry the values' types;\n"                 \
+    "if and match are labelled clusters.  After FuseOps each Primitive function is\n"             \
+    "a cluster named after its kernel; after :profile the kernels are coloured by\n"              \
+    "their share of the time in kernels, with a legend.  .svg and .png are laid out\n"            \
+    "by Graphviz (over " DRAW_DOT_NODES_TEXT                                                      \
+    " nodes: placed in rows, edges without types).\n"                                             \
+    "`rly --dot @f FILE.rly -o OUT.svg` draws from the command line.")
 
 #define X(id, name, args, complete, help, more) \
   static RunStatus cmd_##id(Session *s, const char *args_, Span where);
@@ -531,4 +541,10 @@ static RunStatus cmd_time(Session *s, const char *args, Span where) {
 }
 static RunStatus cmd_profile(Session *s, const char *args, Span where) {
   return repl_cmd_profile(s, args, where);
+}
+
+/* ───────────────────────── :dot (cmd_dot.c) ───────────────────────── */
+
+static RunStatus cmd_dot(Session *s, const char *args, Span where) {
+  return repl_cmd_dot(s, args, where);
 }

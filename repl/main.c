@@ -6,6 +6,7 @@
  *   rly                            the REPL on a terminal; else stdin is a script
  *   rly -i [FILE …]                the REPL after the scripts, even without a terminal
  *   rly --import M.onnx [-o OUT.rly]  the model as text; its weights in OUT.npz
+ *   rly --dot @f FILE -o OUT.svg   @f's dataflow graph (.dot, .svg, .png)
  *   rly --list-ops[=markdown]      the op registry as a table (op_table.c)
  *
  * User errors are diagnostics on stderr and exit status 1 (batch mode stops
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/draw.h"
 #include "interp/tensor_io.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
@@ -37,7 +39,8 @@ typedef struct Cli {
   const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
   const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
   const char *import; /* --import FILE.onnx: print the model's module */
-  const char *output; /* -o FILE: where --import writes (weights beside it) */
+  const char *output; /* -o FILE: where --import writes (weights beside it), or --dot */
+  const char *dot;    /* --dot @f: draw @f's dataflow graph into -o (engine/draw.h) */
   const char *ops;    /* --list-ops[=FORMAT]: print the op table (op_table.c) */
   int nfiles;
   const char **files;
@@ -71,6 +74,8 @@ static void usage(FILE *f) {
           "print an ONNX model as a module (@main; weights stay parameters)");
   fprintf(f, "  %-10s %s\n", "-o OUT.rly",
           "with --import: write the text to OUT.rly and the weights to OUT.npz");
+  fprintf(f, "  %-10s %s\n", "--dot @f",
+          "draw @f's dataflow graph (after --pass, if any) into -o OUT.dot|svg|png");
   fprintf(f, "  %-10s %s\n", "--list-ops[=F]",
           "list every op: family, pattern, kernel, compute rule (F: text, markdown)");
   fprintf(f, "  %-10s %s\n", "--exec M",
@@ -124,12 +129,12 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
       }
       continue;
     }
-    if (strcmp(a, "--import") == 0 || strcmp(a, "-o") == 0) {
+    if (strcmp(a, "--import") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--dot") == 0) {
       if (i + 1 == argc || !*argv[i + 1]) {
-        fprintf(stderr, "rly: %s needs a file\n", a);
+        fprintf(stderr, "rly: %s needs %s\n", a, a[2] == 'd' ? "a function (@f)" : "a file");
         return false;
       }
-      *(a[1] == 'o' ? &cli->output : &cli->import) = argv[++i];
+      *(a[1] == 'o' ? &cli->output : a[2] == 'd' ? &cli->dot : &cli->import) = argv[++i];
       continue;
     }
     if (strcmp(a, "--list-ops") == 0 || strncmp(a, "--list-ops=", 11) == 0) {
@@ -219,6 +224,15 @@ static bool check_module(Engine *e, const Cli *cli, Arena *arena, Module **m, ui
   return true;
 }
 
+/* --dot @f: the picture into -o (engine/draw.h). */
+static bool draw_function(Engine *e, const Module *m, const Cli *cli) {
+  DrawInfo info;
+  char err[768];
+  if (engine_draw_function(e, m, cli->dot, cli->output, NULL, &info, err, sizeof err)) return true;
+  fprintf(stderr, "rly: error: %s\n", err);
+  return false;
+}
+
 /* --check / --print / --pass on one file, with a fresh engine and
  * diagnostics per file; exit status 0 when it checks. */
 static int check_file(const Cli *cli, const char *path) {
@@ -234,7 +248,9 @@ static int check_file(const Cli *cli, const char *path) {
     ParseResult r = {0};
     ok = check_module(e, cli, &arena, &m, file, &r);
     diag_render(&d, stderr, 0, use_color());
-    if (ok && (cli->print || cli->passes)) {
+    if (ok && cli->dot) {
+      ok = draw_function(e, m, cli);
+    } else if (ok && (cli->print || cli->passes)) {
       PrintOptions opt = {.types = cli->types, .header = true};
       char *text = print_module(m, opt);
       fputs(text, stdout);
@@ -378,9 +394,11 @@ int main(int argc, char **argv) {
     status = repl_list_ops(cli.ops);
   } else if (cli.import) {
     status = import_model(&cli);
-  } else if (cli.output) {
-    fputs("rly: -o goes with --import\n", stderr), usage(stderr), status = 2;
-  } else if (cli.print || cli.check || cli.passes) {
+  } else if (cli.dot && !cli.output) {
+    fputs("rly: --dot needs -o OUT.dot, OUT.svg or OUT.png\n", stderr), status = 2;
+  } else if (cli.output && !cli.dot) {
+    fputs("rly: -o goes with --import or --dot\n", stderr), usage(stderr), status = 2;
+  } else if (cli.print || cli.check || cli.passes || cli.dot) {
     if (cli.nfiles == 0) usage(stderr), status = 2;
     for (int i = 0; i < cli.nfiles && status == 0; i++) status = check_file(&cli, cli.files[i]);
   } else {

@@ -88,6 +88,7 @@ typedef struct Session {
   bool verify;                   /* :set verify on: type-check and verify after every pass */
   bool show_prelude;             /* :set show-prelude on: :pass and :step include the prelude */
   bool profile;                  /* rly --profile: a per-kernel profile of each evaluation */
+  Profile *last_profile;         /* the last :profile's, for :dot's colours (or NULL) */
   Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */
   int nundo;
 } Session;
@@ -165,6 +166,10 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where);
 RunStatus repl_cmd_profile(Session *s, const char *args, Span where);
 /* rly --profile: the table of an evaluation of a script's item at `where`. */
 void repl_print_profile(Session *s, Profile *p, Span where);
+/* :dot @f FILE: the function's dataflow graph as .dot, .svg or .png (cmd_dot.c). */
+RunStatus repl_cmd_dot(Session *s, const char *args, Span where);
+/* Keeps p as the session's last profile (:dot colours kernels by it). */
+void repl_keep_profile(Session *s, Profile *p);
 
 /* ── commands (commands.c) ── */
 

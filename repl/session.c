@@ -536,6 +536,7 @@ void session_free(Session *s) {
   repl_eval_free(s->ev);
   arena_free(&s->inputs);
   free(s->last_load);
+  profile_free(s->last_profile);
   shared_types_drop(s);
   arena_free(&s->fixed);
   diag_free(&s->diag);
