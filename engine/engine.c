@@ -242,7 +242,7 @@ static FuncDef *lower_def(Engine *e, const Module *m, FuncDef *fd) {
   if (have) return have;
   FuseOptions o = jit_fuse_options(e);
   Function *f = fuse_function(&e->arena, m, fd->fn, &o, NULL);
-  if (f != fd->fn) f = lower_function(e->low, f);
+  f = lower_function(e->low, f); /* also the groups of a module fused by :pass FuseOps */
   FuncDef *r = fd;
   if (f != fd->fn) {
     r = ARENA_NEW(&e->arena, FuncDef);
