@@ -12,9 +12,12 @@
  * what they must, but only the scope's rewrites reach the hook (so :step
  * never waits on a hidden rewrite) and only its definitions are diffed;
  * the other changed definitions are named after the diff. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "engine/draw.h"
 #include "passes/pass.h"
 #include "repl/repl.h"
 
@@ -63,12 +66,35 @@ typedef struct Stepper {
   bool run_to_end;
 } Stepper;
 
+/* :set step-dot DIR: the rewrite's before and after as DIR/NNN-before.svg
+ * and DIR/NNN-after.svg (DIR made when missing; a rewrite given as text
+ * only is not drawn). */
+static void draw_step(Session *s, int n, const PassRewrite *rw) {
+  if (!s->step_dot[0] || !rw->before || !rw->after) return;
+  mkdir(s->step_dot, 0777); /* an existing one stays; a failure shows when writing */
+  const Expr *sides[2] = {rw->before, rw->after};
+  const char *names[2] = {"before", "after"};
+  char path[1200], title[160], err[256];
+  for (int i = 0; i < 2; i++) {
+    snprintf(path, sizeof path, "%s/%03d-%s.svg", s->step_dot, n, names[i]);
+    snprintf(title, sizeof title, "[%d] %s %s: %s", n, rw->pass, rw->rule, names[i]);
+    DrawInfo info;
+    if (!engine_draw_expr(session_engine(s), title, (Expr *)sides[i], path, &info, err,
+                          sizeof err)) {
+      fprintf(stderr, "error: %s\n", err);
+      return;
+    }
+  }
+  printf("drew %s/%03d-before.svg and %03d-after.svg\n", s->step_dot, n, n);
+}
+
 static bool step_hook(void *user, const PassRewrite *rw) {
   Stepper *st = user;
   if (!st->show) return ++st->n, true;
   char *text = pass_rewrite_format(rw, &st->s->diag, 12);
   printf("[%d] %s", ++st->n, text);
   free(text);
+  draw_step(st->s, st->n, rw);
   if (st->run_to_end) return true;
   fputs("[Enter] next  [c] continue  [q] quit\n", stdout);
   fflush(stdout);

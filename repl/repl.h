@@ -87,6 +87,7 @@ typedef struct Session {
   bool show_types;
   bool verify;                   /* :set verify on: type-check and verify after every pass */
   bool show_prelude;             /* :set show-prelude on: :pass and :step include the prelude */
+  char step_dot[1024];           /* :set step-dot DIR: :step draws each rewrite there ("": off) */
   bool profile;                  /* rly --profile: a per-kernel profile of each evaluation */
   Profile *last_profile;         /* the last :profile's, for :dot's colours (or NULL) */
   Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */

@@ -47,6 +47,10 @@ static void set_verify(Session *s, int64_t v) { s->verify = v; }
 
 static int64_t get_show_prelude(const Session *s) { return s->show_prelude; }
 static void set_show_prelude(Session *s, int64_t v) { s->show_prelude = v; }
+static const char *get_step_dot(const Session *s) { return s->step_dot; }
+static void set_step_dot(Session *s, const char *v) {
+  snprintf(s->step_dot, sizeof s->step_dot, "%s", v);
+}
 
 /* ───────────────────────── the table ───────────────────────── */
 
@@ -55,27 +59,33 @@ static void set_show_prelude(Session *s, int64_t v) { s->show_prelude = v; }
 /* {name, kind, values, min, max, default, engine's, environment, help, get, set} */
 static const Setting settings[] = {
     {"print-limit", SETTING_INT, NULL, 1, INT64_MAX, "1000", true, NULL,
-     "tensors with more than N elements print summarized", get_print_limit, set_print_limit},
+     "tensors with more than N elements print summarized", get_print_limit, set_print_limit, NULL,
+     NULL},
     {"types", SETTING_BOOL, on_off, 0, 0, "off", false, NULL,
-     "print each value's type after it (`value : type`)", get_types, set_types},
+     "print each value's type after it (`value : type`)", get_types, set_types, NULL, NULL},
     {"max-depth", SETTING_INT, NULL, 1, INT64_MAX, "100000", true, NULL,
-     "limit on non-tail call depth (deep recursion)", get_max_depth, set_max_depth},
+     "limit on non-tail call depth (deep recursion)", get_max_depth, set_max_depth, NULL, NULL},
     {"prng", SETTING_ENUM, (const char *const[]){"partitionable", "original", NULL}, 0, 0,
      "partitionable", true, NULL, "JAX's PRNG mode for random ops", get_prng_original,
-     set_prng_original},
+     set_prng_original, NULL, NULL},
     {"verify", SETTING_BOOL, on_off, 0, 0, "off", false, NULL,
-     "type-check and verify after every pass of :pass and :step", get_verify, set_verify},
+     "type-check and verify after every pass of :pass and :step", get_verify, set_verify, NULL,
+     NULL},
     {"show-prelude", SETTING_BOOL, on_off, 0, 0, "off", false, NULL,
      ":pass and :step without @f include the prelude's definitions", get_show_prelude,
-     set_show_prelude},
+     set_show_prelude, NULL, NULL},
+    {"step-dot", SETTING_TEXT, NULL, 0, 0, "off", false, NULL,
+     ":step draws each rewrite's before and after into DIR (NNN-before.svg, NNN-after.svg)", NULL,
+     NULL, get_step_dot, set_step_dot},
     {"exec", SETTING_ENUM, (const char *const[]){EXEC_MODES(EXEC_NAME) NULL}, 0, 0, "jit", true,
-     "RLY_EXEC", "jit: fused, compiled kernels; interp: reference kernels only", get_exec,
-     set_exec},
+     "RLY_EXEC", "jit: fused, compiled kernels; interp: reference kernels only", get_exec, set_exec,
+     NULL, NULL},
     {"opt", SETTING_ENUM, (const char *const[]){"O0", "O1", "O2", "O3", NULL}, 0, 0, "O2", true,
-     NULL, "LLVM optimization level of kernels compiled from now on", get_opt_level, set_opt_level},
+     NULL, "LLVM optimization level of kernels compiled from now on", get_opt_level, set_opt_level,
+     NULL, NULL},
     {"approx-math", SETTING_BOOL, on_off, 0, 0, "on", true, "RLY_APPROX_MATH",
      "jit: float32 exp/tanh/erf/softmax as TVM's fast_* approximations (FastMath)", get_approx_math,
-     set_approx_math},
+     set_approx_math, NULL, NULL},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
@@ -114,6 +124,8 @@ static bool parse_enum(const Setting *st, const char *text, int64_t *v) {
 
 static bool setting_parse(const Setting *st, const char *text, int64_t *v) {
   switch (st->kind) {
+    case SETTING_TEXT:
+      return *v = 0, true; /* the text itself is the value (repl_cmd_set) */
     case SETTING_BOOL:
       return parse_bool(text, v);
     case SETTING_INT:
@@ -125,8 +137,11 @@ static bool setting_parse(const Setting *st, const char *text, int64_t *v) {
 }
 
 const char *setting_value_text(const Setting *st, const Session *s, char *buf, size_t n) {
+  if (st->kind == SETTING_TEXT) return st->get_text(s)[0] ? st->get_text(s) : "off";
   int64_t v = st->get(s);
   switch (st->kind) {
+    case SETTING_TEXT:
+      break;
     case SETTING_BOOL:
       return v ? "on" : "off";
     case SETTING_ENUM:
@@ -141,6 +156,10 @@ const char *setting_value_text(const Setting *st, const Session *s, char *buf, s
 /* What a value must be: "on or off", "jit or interp", "O0, O1, O2 or O3",
  * "a positive integer", "an integer from 1 to 64". */
 static void describe(const Setting *st, StrBuf *b) {
+  if (st->kind == SETTING_TEXT) {
+    sb_puts(b, "a directory or off");
+    return;
+  }
   if (st->kind == SETTING_INT) {
     if (st->min == 1 && st->max == INT64_MAX)
       sb_puts(b, "a positive integer");
@@ -157,7 +176,8 @@ static void describe(const Setting *st, StrBuf *b) {
 /* The synopsis of the values for `:help set`: "on|off", "N". */
 static void synopsis(const Setting *st, StrBuf *b) {
   if (st->kind == SETTING_INT) sb_puts(b, "N");
-  for (int i = 0; st->kind != SETTING_INT && st->values[i]; i++)
+  if (st->kind == SETTING_TEXT) sb_puts(b, "DIR|off");
+  for (int i = 0; st->kind != SETTING_INT && st->values && st->values[i]; i++)
     sb_printf(b, "%s%s", i ? "|" : "", st->values[i]);
 }
 
@@ -166,6 +186,10 @@ void settings_init(Session *s) {
     const Setting *st = &settings[i];
     int64_t v;
     if (st->engine) continue;
+    if (st->kind == SETTING_TEXT) {
+      st->set_text(s, strcmp(st->def, "off") ? st->def : "");
+      continue;
+    }
     if (!setting_parse(st, st->def, &v)) rly_bug(__FILE__, __LINE__, st->name);
     st->set(s, v);
   }
@@ -176,8 +200,9 @@ void settings_init(Session *s) {
 static void show_one(const Session *s, const Setting *st) {
   char buf[32];
   const char *v = setting_value_text(st, s, buf, sizeof buf);
-  int64_t cur = st->get(s), def;
-  bool is_default = setting_parse(st, st->def, &def) && def == cur;
+  int64_t cur = st->kind == SETTING_TEXT ? 0 : st->get(s), def;
+  bool is_default = st->kind == SETTING_TEXT ? strcmp(v, st->def) == 0
+                                             : setting_parse(st, st->def, &def) && def == cur;
   if (is_default)
     printf("%s %s\n", st->name, v);
   else
@@ -244,6 +269,10 @@ RunStatus repl_cmd_set(Session *s, const char *args, Span where) {
   const char *val = args + n + strspn(args + n, " \t");
   if (!*val) return show_one(s, st), RUN_OK;
   Span val_sp = {where.file, where.off + (uint32_t)(val - args), (uint32_t)strlen(val)};
+  if (st->kind == SETTING_TEXT) {
+    st->set_text(s, strcmp(val, "off") ? val : "");
+    return RUN_OK;
+  }
   int64_t v;
   if (!setting_parse(st, val, &v)) return bad_value(s, st, val, val_sp);
   st->set(s, v);

@@ -13,8 +13,9 @@
  * for `:help set` and `:set`, and tests/lit/repl/set.test checks the two
  * agree.  The other settings start at `def`.
  *
- * A value is an int64_t whatever the kind: 0/1 for on/off, the index into
- * `values` for a list of words, the number for an integer. */
+ * A value is an int64_t for the other kinds: 0/1 for on/off, the index
+ * into `values` for a list of words, the number for an integer; a
+ * SETTING_TEXT value is a string (`off`: the empty string). */
 #ifndef RLY_REPL_SETTINGS_H
 #define RLY_REPL_SETTINGS_H
 
@@ -27,6 +28,7 @@ typedef enum SettingKind {
   SETTING_BOOL, /* on or off (true/false and 1/0 are accepted too) */
   SETTING_INT,  /* an integer from min to max */
   SETTING_ENUM, /* one of values */
+  SETTING_TEXT, /* a word, such as a directory, or `off` (get_text/set_text) */
 } SettingKind;
 
 typedef struct Setting {
@@ -40,6 +42,8 @@ typedef struct Setting {
   const char *help;          /* one line, for `:help set` */
   int64_t (*get)(const Session *s);
   void (*set)(Session *s, int64_t v);
+  const char *(*get_text)(const Session *s); /* SETTING_TEXT: "" for off */
+  void (*set_text)(Session *s, const char *v);
 } Setting;
 
 int setting_count(void);
