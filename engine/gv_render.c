@@ -45,10 +45,19 @@ bool gv_parses(const char *text, char *err, size_t errn) {
   return true;
 }
 
+/* The process's one Graphviz context: freeing a context and making another
+ * leaves the text plugin's font cache pointing at freed memory (a second
+ * render read it: found by AddressSanitizer), so it lives until exit. */
+static GVC_t *context(void) {
+  static GVC_t *gvc;
+  if (!gvc) gvc = gvContext();
+  return gvc;
+}
+
 /* Lays g out, renders it and closes it. */
 static bool render_graph(Agraph_t *g, const char *layout, const char *format, char **out, size_t *n,
                          char *err, size_t errn) {
-  GVC_t *gvc = gvContext();
+  GVC_t *gvc = context();
   bool ok = gvLayout(gvc, g, layout) == 0;
   char *data = NULL;
   unsigned int len = 0;
@@ -65,7 +74,6 @@ static bool render_graph(Agraph_t *g, const char *layout, const char *format, ch
   if (data) gvFreeRenderData(data);
   gvFreeLayout(gvc, g);
   agclose(g);
-  gvFreeContext(gvc);
   agseterrf(NULL);
   return ok;
 }
