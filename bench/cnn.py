@@ -91,11 +91,11 @@ def resnet_convs(torch, resnet):
     return convs
 
 
-def export(torch, mod, x, path):
+def export(torch, mod, x, path, names=("x", "y")):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(mod, (torch.from_numpy(x),), path, opset_version=13,
-                          input_names=["x"], output_names=["y"])
+                          input_names=[names[0]], output_names=[names[1]])
 
 
 def torch_time(torch, mod, x, threads, runs):
@@ -122,8 +122,9 @@ def ort_time(ort_dir, onnx, xpath, threads, runs, d):
     return r["median_ms"], np.fromfile(out, dtype=np.float32).reshape(r["output_shape"])
 
 
-def rly_time(rly, onnx, xpath, threads, runs, d):
-    """rly's median ms per call and its output; the first call's line too."""
+def rly_time(rly, onnx, xpath, threads, runs, d, first=None):
+    """rly's median ms per call and its output; with first (a list), the
+    first call's ms is appended to it."""
     ypath = os.path.join(d, f"rly_{threads}.npy")
     script = (f":import {onnx}\n:load-tensor %x {xpath}\n:time @main(%x) -n {runs}\n"
               f"let %y = @main(%x);\n:save %y {ypath}\n")
@@ -133,6 +134,9 @@ def rly_time(rly, onnx, xpath, threads, runs, d):
     m = re.search(r"median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
     if p.returncode != 0 or not m:
         sys.exit(f"rly failed on {onnx}:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    f = re.search(r"first call: ([\d.]+) (ns|us|ms|s)\b", p.stdout)
+    if first is not None:
+        first.append(float(f.group(1)) * UNIT[f.group(2)] if f else float("nan"))
     return float(m.group(1)) * UNIT[m.group(2)], np.load(ypath)
 
 

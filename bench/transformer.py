@@ -25,11 +25,8 @@ Usage: /usr/bin/python3 bench/transformer.py [path/to/rly] [--layers L] [--batch
 import argparse
 import math
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import warnings
 
 import numpy as np
 
@@ -89,29 +86,6 @@ def gpt2(torch, layers, d, heads, hidden, vocab, ctx):
     return mod
 
 
-def export(torch, mod, ids, path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(mod, (torch.from_numpy(ids),), path, opset_version=13,
-                          input_names=["ids"], output_names=["logits"])
-
-
-def rly_time(rly, onnx, xpath, threads, runs, d):
-    """rly's median and first-call ms, and its logits."""
-    ypath = os.path.join(d, f"rly_{threads}.npy")
-    script = (f":import {onnx}\n:load-tensor %x {xpath}\n:time @main(%x) -n {runs}\n"
-              f"let %y = @main(%x);\n:save %y {ypath}\n")
-    env = dict(os.environ, NO_COLOR="1", RLY_NUM_THREADS=str(threads), RLY_EXEC="jit")
-    p = subprocess.run([rly, "-"], input=script, capture_output=True, text=True, env=env,
-                       timeout=7200)
-    med = re.search(r"median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
-    first = re.search(r"first call: ([\d.]+) (ns|us|ms|s)\b", p.stdout)
-    if p.returncode != 0 or not med:
-        sys.exit(f"rly failed on {onnx}:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
-    f_ms = float(first.group(1)) * cnn.UNIT[first.group(2)] if first else float("nan")
-    return float(med.group(1)) * cnn.UNIT[med.group(2)], f_ms, np.load(ypath)
-
-
 def rel_diff(a, ref):
     return float(np.abs(a.reshape(ref.shape) - ref).max() / max(np.abs(ref).max(), 1e-30))
 
@@ -146,11 +120,13 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         xpath, onnx = os.path.join(d, "ids.npy"), os.path.join(d, "gpt2.onnx")
         np.save(xpath, ids)
-        export(torch, mod, ids, onnx)
+        cnn.export(torch, mod, ids, onnx, ("ids", "logits"))
         for t in [int(x) for x in args.threads.split(",")]:
             pt, ref = cnn.torch_time(torch, mod, ids, t, args.runs)
             ot, oy = cnn.ort_time(ort_dir, onnx, xpath, t, args.runs, d)
-            rt, first, ry = rly_time(args.rly, onnx, xpath, t, args.runs, d)
+            firsts = []
+            rt, ry = cnn.rly_time(args.rly, onnx, xpath, t, args.runs, d, firsts)
+            first = firsts[0]
             print(f"{t:3d} {rt:9.1f} {first:9.1f} {ot:9.1f} {pt:9.1f} {rt / ot:8.2f} "
                   f"{rt / pt:7.2f} {rel_diff(ry, ref):9.2e} {rel_diff(oy, ref):9.2e}", flush=True)
 

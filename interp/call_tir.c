@@ -52,9 +52,8 @@ typedef struct SizeEnv {
   const bool *prim_known;
 } SizeEnv;
 
-static Value *fail(Interp *in, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static Value *fail(Interp *in, Span sp, const char *fmt, ...) {
+/* Records a run-time error at sp (in->err, in->err_span); NULL. */
+Value *interp_fail(Interp *in, Span sp, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(in->err, sizeof in->err, fmt, ap);
@@ -107,9 +106,10 @@ static bool size_of(const SizeEnv *env, const char *name, int64_t *out) {
  * at the entry, not a guess. */
 static bool out_shape(Interp *in, const SizeEnv *env, const AttrValue *s, Outs *o, int k) {
   if (s->kind != AV_LIST)
-    return fail(in, s->span, "call_tir: `shape` must be a list of sizes"), false;
+    return interp_fail(in, s->span, "call_tir: `shape` must be a list of sizes"), false;
   if (s->u.list.n > TENSOR_MAX_RANK)
-    return fail(in, s->span, "call_tir: a shape has more than %d dims", TENSOR_MAX_RANK), false;
+    return interp_fail(in, s->span, "call_tir: a shape has more than %d dims", TENSOR_MAX_RANK),
+           false;
   o->ndim[k] = s->u.list.n;
   for (int d = 0; d < s->u.list.n; d++) {
     const AttrValue *it = s->u.list.items[d];
@@ -117,10 +117,12 @@ static bool out_shape(Interp *in, const SizeEnv *env, const AttrValue *s, Outs *
     if (it->kind == AV_INT && it->u.i >= 0)
       *v = it->u.i;
     else if (it->kind != AV_SYM)
-      return fail(in, it->span, "call_tir: `shape` entries must be sizes or size variables"), false;
+      return interp_fail(in, it->span, "call_tir: `shape` entries must be sizes or size variables"),
+             false;
     else if (!size_of(env, it->u.s, v))
-      return fail(in, it->span, "call_tir: size variable %s is not determined by the inputs of %s",
-                  it->u.s, "this call"),
+      return interp_fail(in, it->span,
+                         "call_tir: size variable %s is not determined by the inputs of %s",
+                         it->u.s, "this call"),
              false;
   }
   return true;
@@ -138,10 +140,12 @@ static bool out_dtype(Interp *in, const Expr *call, const AttrValue *dt, Outs *o
     return true;
   }
   if (dt->kind == AV_LIST && dt->u.list.n != o->n)
-    return fail(in, dt->span, "call_tir: %d dtypes for %d outputs", dt->u.list.n, o->n), false;
+    return interp_fail(in, dt->span, "call_tir: %d dtypes for %d outputs", dt->u.list.n, o->n),
+           false;
   const AttrValue *v = dt->kind == AV_LIST ? dt->u.list.items[k] : dt;
   DType t = v->kind == AV_STR ? dtype_from_name(v->u.s, strlen(v->u.s)) : DT_INVALID;
-  if (t == DT_INVALID) return fail(in, v->span.file ? v->span : sp, "call_tir: bad `dtype`"), false;
+  if (t == DT_INVALID)
+    return interp_fail(in, v->span.file ? v->span : sp, "call_tir: bad `dtype`"), false;
   o->dt[k] = t;
   return true;
 }
@@ -151,10 +155,11 @@ static bool outputs(Interp *in, const SizeEnv *env, Outs *o) {
   const AttrValue *sh = attrs_get(call->u.call.attrs, "shape");
   const AttrValue *dt = attrs_get(call->u.call.attrs, "dtype");
   if (!sh || sh->kind != AV_LIST)
-    return fail(in, call->span, "call_tir: `shape` must be a list"), false;
+    return interp_fail(in, call->span, "call_tir: `shape` must be a list"), false;
   o->tuple = sh->u.list.n > 0 && sh->u.list.items[0]->kind == AV_LIST;
   o->n = o->tuple ? sh->u.list.n : 1;
-  if (o->n > MAX_OUTS) return fail(in, sh->span, "call_tir: more than %d outputs", MAX_OUTS), false;
+  if (o->n > MAX_OUTS)
+    return interp_fail(in, sh->span, "call_tir: more than %d outputs", MAX_OUTS), false;
   for (int k = 0; k < o->n; k++)
     if (!out_shape(in, env, o->tuple ? sh->u.list.items[k] : sh, o, k) ||
         !out_dtype(in, call, dt, o, k))
@@ -168,8 +173,9 @@ static bool prim_outputs(Interp *in, const SizeEnv *env, int nin, Outs *o) {
   const PrimFunc *p = env->prim;
   o->n = p->nparams - nin, o->tuple = o->n > 1;
   if (o->n < 1 || o->n > MAX_OUTS)
-    return fail(in, env->call->span, "call_lowered: @%s takes %d buffers, but %d inputs were given",
-                p->name, p->nparams, nin),
+    return interp_fail(in, env->call->span,
+                       "call_lowered: @%s takes %d buffers, but %d inputs were given", p->name,
+                       p->nparams, nin),
            false;
   for (int k = 0; k < o->n; k++) {
     const Buffer *b = p->params[nin + k];
@@ -179,10 +185,10 @@ static bool prim_outputs(Interp *in, const SizeEnv *env, int nin, Outs *o) {
       if (dim.kind == DIM_CONST) {
         o->shape[k][d] = dim.value;
       } else if (dim.kind != DIM_VAR || !size_of(env, dim.name, &o->shape[k][d])) {
-        fail(in, env->call->span,
-             "call_lowered: the size of @%s's output %%%s is not determined "
-             "by the inputs",
-             p->name, b->name);
+        interp_fail(in, env->call->span,
+                    "call_lowered: the size of @%s's output %%%s is not determined "
+                    "by the inputs",
+                    p->name, b->name);
         return false;
       }
     }
@@ -209,7 +215,7 @@ static Value *param_error(Interp *in, const Expr *call, const PrimFunc *p, int n
     const AttrValue *sh = attrs_get(call->u.call.attrs, "shape");
     if (sh && sh->span.file) at = sh->span;
   }
-  fail(in, at, "call_tir: %s", e->msg);
+  interp_fail(in, at, "call_tir: %s", e->msg);
   if (e->param >= 0) {
     const Buffer *b = p->params[e->param];
     note(in, b->span, "parameter %%%s of @%s", b->name, p->name);
@@ -223,7 +229,7 @@ static void run_error(Interp *in, const Expr *call, const PrimFunc *p, int nin, 
     param_error(in, call, p, nin, e);
     return;
   }
-  fail(in, e->span, "%s", e->msg);
+  interp_fail(in, e->span, "%s", e->msg);
   note(in, call->span, "in @%s, called by call_tir here", p->name);
 }
 
@@ -238,19 +244,21 @@ static const PrimFunc *callee(Interp *in, const Expr *call) {
   const char *op = ops_get(call->u.call.fn->u.op.index)->name;
   const Expr *g = call->u.call.nargs >= 2 ? call->u.call.args[0] : NULL;
   if (!g || g->kind != EX_GLOBAL)
-    return fail(in, call->span, "%s: the callee must be a prim function @name", op), NULL;
+    return interp_fail(in, call->span, "%s: the callee must be a prim function @name", op), NULL;
   const PrimFunc *p = module_prim(in->mod, g->u.global.name);
-  if (!p) return fail(in, g->span, "%s: @%s is not a prim function", op, g->u.global.name), NULL;
+  if (!p)
+    return interp_fail(in, g->span, "%s: @%s is not a prim function", op, g->u.global.name), NULL;
   return p;
 }
 
 static const Value *input_tuple(Interp *in, const Expr *call, Value **args, int n) {
   const Value *t = n > 0 ? args[n - 1] : NULL;
   if (!t || t->kind != V_TUPLE)
-    return fail(in, call->span, "call_tir: the inputs must be a tuple"), NULL;
+    return interp_fail(in, call->span, "call_tir: the inputs must be a tuple"), NULL;
   for (int i = 0; i < t->u.tuple.n; i++)
     if (t->u.tuple.fields[i]->kind != V_TENSOR)
-      return fail(in, input_span(call, i), "call_tir: input %d is not a tensor", i + 1), NULL;
+      return interp_fail(in, input_span(call, i), "call_tir: input %d is not a tensor", i + 1),
+             NULL;
   return t;
 }
 
@@ -336,7 +344,7 @@ static bool get_runner(Interp *in, const Expr *call, const PrimFunc *p, Runner *
   if (r->kernel) return true;
   if (!in->tir) in->tir = tir_interp_cache_new();
   r->prog = tir_interp_compile(in->tir, p, &e);
-  if (!r->prog) return fail(in, e.span.file ? e.span : call->span, "%s", e.msg), false;
+  if (!r->prog) return interp_fail(in, e.span.file ? e.span : call->span, "%s", e.msg), false;
   return true;
 }
 
@@ -381,14 +389,14 @@ static bool plan(Interp *in, const Expr *call, const PrimFunc *p, const Value *i
        (ops_has_flag(call->u.call.fn->u.op.index, OP_CALL_LOWERED) ? prim_outputs(in, &env, nin, o)
                                                                    : outputs(in, &env, o));
   if (ok && p->nparams != nin + o->n) {
-    fail(in, call->span,
-         "call_tir: @%s takes %d buffers, but the call gives %d inputs and %d output%s", p->name,
-         p->nparams, nin, o->n, o->n == 1 ? "" : "s");
+    interp_fail(in, call->span,
+                "call_tir: @%s takes %d buffers, but the call gives %d inputs and %d output%s",
+                p->name, p->nparams, nin, o->n, o->n == 1 ? "" : "s");
     note(in, p->span, "@%s is defined here", p->name);
     ok = false;
   } else if (!ok && nin > p->nparams) {
-    fail(in, call->span, "call_tir: @%s takes %d buffers, but the call gives %d inputs", p->name,
-         p->nparams, nin);
+    interp_fail(in, call->span, "call_tir: @%s takes %d buffers, but the call gives %d inputs",
+                p->name, p->nparams, nin);
     note(in, p->span, "@%s is defined here", p->name);
   }
   free(vals), free(known), free(ts);
@@ -399,7 +407,8 @@ static Value *run_extern(Interp *in, const Expr *call, const char *name, const V
                          Outs *o) {
   void *ctx;
   RlyExternFn fn = rly_extern_lookup(name, &ctx);
-  if (!fn) return fail(in, call->span, "call_tir: external function %s is not registered", name);
+  if (!fn)
+    return interp_fail(in, call->span, "call_tir: external function %s is not registered", name);
   SizeEnv env = {call, inputs, NULL, NULL, NULL};
   if (!outputs(in, &env, o)) return NULL;
   int nin = inputs->u.tuple.n, total = nin + o->n;
@@ -414,7 +423,7 @@ static Value *run_extern(Interp *in, const Expr *call, const char *name, const V
     views[i] = (RlyTensor){ts[i]->data, ts[i]->dtype, ts[i]->ndim, ts[i]->shape};
   char err[RT_ERR_LEN] = "";
   if (ok && fn(views, total, ctx, err, sizeof err) != 0) {
-    fail(in, call->span, "call_tir: %s failed: %s", name, err[0] ? err : "(no message)");
+    interp_fail(in, call->span, "call_tir: %s failed: %s", name, err[0] ? err : "(no message)");
     ok = false;
   }
   if (ok) r = results(in, o, ts + nin, owned + nin);
@@ -448,8 +457,8 @@ Value *call_tir_invoke(Interp *in, const Expr *call, Value **args, int n) {
   const Value *ins = args[1], *outs = args[2];
   int nin = ins->u.tuple.n, total = nin + outs->u.tuple.n;
   if (total != p->nparams)
-    return fail(in, call->span, "vm.invoke_tvm_op: @%s takes %d buffers, but %d were given",
-                p->name, p->nparams, total);
+    return interp_fail(in, call->span, "vm.invoke_tvm_op: @%s takes %d buffers, but %d were given",
+                       p->name, p->nparams, total);
   RtTensor **ts = calloc((size_t)total + 1, sizeof *ts);
   int64_t *vals = calloc((size_t)p->nsizevars + 1, sizeof *vals);
   bool *known = calloc((size_t)p->nsizevars + 1, sizeof *known);
@@ -465,7 +474,7 @@ Value *call_tir_invoke(Interp *in, const Expr *call, Value **args, int n) {
   for (int i = total; i > 0; i--)
     if (!ts[i - 1]) bad = i;
   if (bad) {
-    fail(in, call->span, "vm.invoke_tvm_op: buffer %d is not a tensor", bad);
+    interp_fail(in, call->span, "vm.invoke_tvm_op: buffer %d is not a tensor", bad);
   } else if (!tir_interp_bind_sizes(p, ts, total, vals, known, &e)) {
     param_error(in, call, p, nin, &e);
   } else if (get_runner(in, call, p, &run)) {

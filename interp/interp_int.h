@@ -146,6 +146,9 @@ struct Interp {
  * one, and running it (NULL with in->err set on failure). */
 bool random_handles(int op, int nargs);
 Value *random_run(Interp *in, const Expr *call, int op, Value **args, int n, int mode);
+/* Records a run-time error at sp (in->err, in->err_span) and returns NULL
+ * (call_tir.c; the VM ops use it too). */
+Value *interp_fail(Interp *in, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* call_tir (call_tir.c): runs a prim function on fresh outputs; NULL with
  * in->err (and possibly in->note) set on failure.  call_tir_free frees the

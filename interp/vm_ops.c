@@ -14,21 +14,10 @@
 
 #include "interp/interp_int.h"
 
-static Value *fail(Interp *in, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static Value *fail(Interp *in, Span sp, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(in->err, sizeof in->err, fmt, ap);
-  va_end(ap);
-  in->err_span = sp;
-  return NULL;
-}
-
 static RtTensor *tensor_arg(Interp *in, const Expr *call, Value **args, int i) {
   if (args[i]->kind == V_TENSOR) return args[i]->u.tensor;
-  fail(in, call->span, "%s: argument %d is not a tensor",
-       ops_get(call->u.call.fn->u.op.index)->name, i + 1);
+  interp_fail(in, call->span, "%s: argument %d is not a tensor",
+              ops_get(call->u.call.fn->u.op.index)->name, i + 1);
   return NULL;
 }
 
@@ -42,13 +31,15 @@ static Value *new_tensor(Interp *in, const Expr *call, DType dt, int ndim, const
 static bool shape_value(Interp *in, const Expr *call, const RtTensor *s, int64_t *shape, int *n) {
   const char *op = ops_get(call->u.call.fn->u.op.index)->name;
   if (s->ndim != 1 || s->numel > TENSOR_MAX_RANK || !dtype_is_int(s->dtype))
-    return fail(in, call->span, "%s: the shape must be a 1-d integer tensor of at most %d sizes",
-                op, TENSOR_MAX_RANK),
+    return interp_fail(in, call->span,
+                       "%s: the shape must be a 1-d integer tensor of at most %d sizes", op,
+                       TENSOR_MAX_RANK),
            false;
   *n = (int)s->numel;
   for (int i = 0; i < *n; i++)
     if ((shape[i] = rt_get_i64(s, i)) < 0)
-      return fail(in, call->span, "%s: negative size %lld in the shape", op, (long long)shape[i]),
+      return interp_fail(in, call->span, "%s: negative size %lld in the shape", op,
+                         (long long)shape[i]),
              false;
   return true;
 }
@@ -58,7 +49,8 @@ static Value *alloc_storage(Interp *in, const Expr *call, Value **args) {
   if (!size) return NULL;
   int64_t bytes = rt_get_i64(size, 0);
   if (bytes < 0)
-    return fail(in, call->span, "memory.alloc_storage: negative size %lld", (long long)bytes);
+    return interp_fail(in, call->span, "memory.alloc_storage: negative size %lld",
+                       (long long)bytes);
   Value *v = new_tensor(in, call, DT_INT64, 0, NULL);
   if (v) ((int64_t *)v->u.tensor->data)[0] = bytes;
   return v;
@@ -73,7 +65,7 @@ static Value *alloc_tensor(Interp *in, const Expr *call, Value **args) {
   const char *name = op_attr_str(&in->kx.arena, call, "dtype");
   DType dt = dtype_from_name(name, strlen(name));
   arena_release(&in->kx.arena, m);
-  if (dt == DT_INVALID) return fail(in, call->span, "memory.alloc_tensor: bad `dtype`");
+  if (dt == DT_INVALID) return interp_fail(in, call->span, "memory.alloc_tensor: bad `dtype`");
   return new_tensor(in, call, dt, n, shape);
 }
 
@@ -85,7 +77,7 @@ static Value *shape_of(Interp *in, const Expr *call, Value **args) {
   DType dt = dtype_from_name(name, strlen(name));
   arena_release(&in->kx.arena, m);
   if (!dtype_is_int(dt))
-    return fail(in, call->span, "vm.shape_of: `dtype` must be an integer type");
+    return interp_fail(in, call->span, "vm.shape_of: `dtype` must be an integer type");
   int64_t len = x->ndim;
   Value *v = new_tensor(in, call, dt, 1, &len);
   if (!v) return NULL;
@@ -101,8 +93,8 @@ static Value *reshape_tensor(Interp *in, const Expr *call, Value **args) {
   if (!s || !shape_value(in, call, s, shape, &n)) return NULL;
   for (int i = 0; i < n; i++) numel *= shape[i];
   if (numel != x->numel)
-    return fail(in, call->span, "vm.reshape_tensor: cannot reshape %lld elements into %lld",
-                (long long)x->numel, (long long)numel);
+    return interp_fail(in, call->span, "vm.reshape_tensor: cannot reshape %lld elements into %lld",
+                       (long long)x->numel, (long long)numel);
   RtTensor *v = rt_tensor_view(x, n, shape, in->err, sizeof in->err);
   if (!v) return in->err_span = call->span, NULL;
   return value_tensor(in, v);
@@ -133,5 +125,5 @@ Value *vm_ops_run(Interp *in, const Expr *call, int opindex, Value **args, int n
   if (strcmp(def->name, "vm.invoke_tvm_op") == 0) return call_tir_invoke(in, call, args, n);
   for (size_t i = 0; i < sizeof runners / sizeof runners[0]; i++)
     if (strcmp(runners[i].name, def->name) == 0) return runners[i].fn(in, call, args);
-  return fail(in, call->span, "%s cannot run here", def->name);
+  return interp_fail(in, call->span, "%s cannot run here", def->name);
 }
