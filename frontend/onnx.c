@@ -516,6 +516,8 @@ static bool node_inputs(OnnxCx *cx, const Onnx__NodeProto *n) {
   cx->nin = nin;
   cx->in = ARENA_ARRAY(cx->a, FeVal *, nin ? nin : 1);
   for (int i = 0; i < nin; i++) {
+    if (!*n->input[i] && i < row->min_in) /* the converters read required inputs unchecked */
+      return fe_fail(cx, "input %d is required, but its name is empty", i);
     if (!*n->input[i]) continue;
     cx->in[i] = strmap_get(&cx->vals, n->input[i]);
     if (!cx->in[i])

@@ -126,6 +126,8 @@ def main():
                                              [("x", [2, 3]), ("p", [2], INT64), ("a", [1], INT64)], ["y"],
                                              opset=18))
     write(d, "ill_typed.onnx", model([node("Add", ["x", "z"], ["y"], "add0")], [("x", [2, 3]), ("z", [4])], ["y"]))
+    write(d, "empty_required.onnx", model([node("Pad", ["", "a"], ["y"], "pad0")],
+                                          [("x", [2, 3]), ("a", [1], INT64)], ["y"]))
     write(d, "size_vars.onnx", model([node("Relu", ["x"], ["y"])], [("x", ["batch", 4])], ["y"]))
 
 
