@@ -7,7 +7,9 @@ MESON_SETUP = meson setup --native-file scripts/llvm19.ini
 # Needed by the tests only (tests/onnx_torch.py exports models with PyTorch).
 TEST_PKGS = python3-torch python3-torchvision python3-onnx
 
-.PHONY: all deps test-deps run test test-san bench bench-cnn bench-transformer clean format format-check
+FUZZ_PKGS = clang-19 libfuzzer-19-dev
+
+.PHONY: all deps test-deps fuzz-deps run test test-san bench bench-cnn bench-transformer clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -17,6 +19,10 @@ deps:
 
 test-deps:
 	@scripts/install-deps $(TEST_PKGS)
+
+# The libFuzzer targets' compiler (scripts/fuzz installs it too on first use).
+fuzz-deps:
+	@scripts/install-deps $(FUZZ_PKGS)
 
 $(BUILD)/build.ninja: | deps
 	$(MESON_SETUP) $(BUILD)

@@ -167,19 +167,18 @@ static bool tensor_shape(OnnxCx *cx, const Onnx__TensorProto *t, const char *wha
 
 /* Values from the typed repeated fields (float_data, int32_data, ...):
  * the field ONNX stores each data type in. */
-static bool typed_data(OnnxCx *cx, const Onnx__TensorProto *t, Tensor *out, const char *what) {
-  size_t have;
+static size_t typed_count(const Onnx__TensorProto *t) {
   int32_t dt = t->data_type;
-  if (dt == 1)
-    have = t->n_float_data;
-  else if (dt == 7)
-    have = t->n_int64_data;
-  else if (dt == 11)
-    have = t->n_double_data;
-  else if (dt == 12 || dt == 13)
-    have = t->n_uint64_data;
-  else
-    have = t->n_int32_data;
+  if (dt == 1) return t->n_float_data;
+  if (dt == 7) return t->n_int64_data;
+  if (dt == 11) return t->n_double_data;
+  if (dt == 12 || dt == 13) return t->n_uint64_data;
+  return t->n_int32_data;
+}
+
+static bool typed_data(OnnxCx *cx, const Onnx__TensorProto *t, Tensor *out, const char *what) {
+  size_t have = typed_count(t);
+  int32_t dt = t->data_type;
   if (have != (size_t)out->numel)
     return fe_fail(cx, "%s holds %zu values, its shape needs %lld", what, have,
                    (long long)out->numel);
@@ -231,6 +230,23 @@ static bool external_data(OnnxCx *cx, const Onnx__TensorProto *t, Tensor *out, c
   return true;
 }
 
+/* Whether the data held in the model (raw bytes or a typed field) is as
+ * much as the shape needs: checked before the tensor is allocated, so that
+ * a large shape declared over little data is an error, not an allocation.
+ * Data in a file beside the model is checked against the file. */
+static bool data_fits(OnnxCx *cx, const Onnx__TensorProto *t, DType dt, int64_t numel,
+                      const char *what) {
+  if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+    return true;
+  size_t need = (size_t)numel * (size_t)dtype_bytes(dt);
+  if (t->has_raw_data)
+    return t->raw_data.len == need ||
+           fe_fail(cx, "%s has %zu bytes of raw data, its shape and type need %zu", what,
+                   t->raw_data.len, need);
+  return typed_count(t) == (size_t)numel || fe_fail(cx, "%s holds %zu values, its shape needs %lld",
+                                                    what, typed_count(t), (long long)numel);
+}
+
 /* The tensor from wherever ONNX keeps its data: a file beside the model,
  * raw little-endian bytes, or the typed field of its data type; every size
  * is checked against the shape first. */
@@ -240,7 +256,7 @@ Tensor *onnx_tensor(OnnxCx *cx, const Onnx__TensorProto *t, const char *what) {
   if (dt == DT_INVALID)
     return fe_fail(cx, "%s has data type %s, which rly does not support", what, tn), NULL;
   int64_t shape[TENSOR_MAX_RANK], numel;
-  if (!tensor_shape(cx, t, what, shape, &numel)) return NULL;
+  if (!tensor_shape(cx, t, what, shape, &numel) || !data_fits(cx, t, dt, numel, what)) return NULL;
   Tensor *out = tensor_new(cx->a, dt, (int)t->n_dims, shape);
   bool ok;
   if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
@@ -516,6 +532,8 @@ static bool node_inputs(OnnxCx *cx, const Onnx__NodeProto *n) {
   cx->nin = nin;
   cx->in = ARENA_ARRAY(cx->a, FeVal *, nin ? nin : 1);
   for (int i = 0; i < nin; i++) {
+    if (!*n->input[i] && i < row->min_in) /* the converters read required inputs unchecked */
+      return fe_fail(cx, "input %d is required, but its name is empty", i);
     if (!*n->input[i]) continue;
     cx->in[i] = strmap_get(&cx->vals, n->input[i]);
     if (!cx->in[i])

@@ -25,9 +25,10 @@ static void sb_reserve(StrBuf *b, size_t extra) {
   b->cap = cap;
 }
 
+/* s may be NULL when n is 0 (an empty buffer's data): memcpy must not see it. */
 void sb_putn(StrBuf *b, const char *s, size_t n) {
   sb_reserve(b, n);
-  memcpy(b->data + b->len, s, n);
+  if (n) memcpy(b->data + b->len, s, n);
   b->len += n;
   b->data[b->len] = 0;
 }

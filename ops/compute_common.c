@@ -377,7 +377,11 @@ LTensor *lc_from_buffer(LowerCx *L, const Expr *call, Buffer *b) {
   return t;
 }
 
+/* idx may be NULL for a rank-0 tensor; the rules still get an array, since
+ * they offset it (take's `idx + axis`), and an offset of NULL is undefined. */
 PrimExpr *lc_at(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  static PrimExpr *none[1];
+  if (!idx) idx = none;
   if (t->value) return t->value;
   if (t->buf) return lc_load(L, t->buf, t->ndim, idx);
   return t->at(L, t, idx);

@@ -162,6 +162,10 @@ def roundtrips(d, arrs):
     r = run("list", os.path.join(d, "empty.npz"))
     if r.returncode or r.stdout:
         fail("empty.npz: " + r.stdout + r.stderr)
+    # written again: an empty central directory (its buffer has no data)
+    r = run("convert", os.path.join(d, "empty.npz"), os.path.join(d, "empty.out.npz"))
+    if r.returncode or len(np.load(os.path.join(d, "empty.out.npz")).files) != 0:
+        fail("empty.npz → .npz: " + r.stderr)
     p = os.path.join(d, "stream.npz")
     open(p, "wb").write(streamed_zip({"a": arrs["float32"], "b": arrs["int64"]}))
     r = run("convert", p, p + ".npz")

@@ -126,6 +126,10 @@ def main():
                                              [("x", [2, 3]), ("p", [2], INT64), ("a", [1], INT64)], ["y"],
                                              opset=18))
     write(d, "ill_typed.onnx", model([node("Add", ["x", "z"], ["y"], "add0")], [("x", [2, 3]), ("z", [4])], ["y"]))
+    write(d, "empty_required.onnx", model([node("Pad", ["", "a"], ["y"], "pad0")],
+                                          [("x", [2, 3]), ("a", [1], INT64)], ["y"]))
+    huge = msg(field(1, 1 << 20), field(1, 1 << 20), field(2, FLOAT), field(8, "w"), field(9, b"\0" * 4))
+    write(d, "huge_shape.onnx", model([node("Add", ["x", "w"], ["y"], "add0")], [("x", [4])], ["y"], [huge]))
     write(d, "size_vars.onnx", model([node("Relu", ["x"], ["y"])], [("x", ["batch", 4])], ["y"]))
 
 
