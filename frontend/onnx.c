@@ -255,7 +255,7 @@ Tensor *onnx_tensor(OnnxCx *cx, const Onnx__TensorProto *t, const char *what) {
   DType dt = onnx_dtype(t->data_type, &tn);
   if (dt == DT_INVALID)
     return fe_fail(cx, "%s has data type %s, which rly does not support", what, tn), NULL;
-  int64_t shape[TENSOR_MAX_RANK], numel;
+  int64_t shape[TENSOR_MAX_RANK], numel = 0;
   if (!tensor_shape(cx, t, what, shape, &numel) || !data_fits(cx, t, dt, numel, what)) return NULL;
   Tensor *out = tensor_new(cx->a, dt, (int)t->n_dims, shape);
   bool ok;
