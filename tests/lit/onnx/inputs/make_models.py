@@ -39,8 +39,11 @@ FLOAT, INT64 = 1, 7
 
 
 def tensor(name, array, external=None):
+    """TensorProto: int64 data stays int64, anything else is float32."""
     a = np.asarray(array)
     dt = INT64 if a.dtype == np.int64 else FLOAT
+    if dt == FLOAT:
+        a = a.astype(np.float32)
     parts = [field(1, d) for d in a.shape] + [field(2, dt), field(8, name)]
     if external:
         parts += [field(13, msg(field(1, "location"), field(2, external))), field(14, 1)]
@@ -55,6 +58,11 @@ def value_info(name, shape, elem=FLOAT):
 
 
 def attr(name, value):
+    """AttributeProto: float, int, string, or a list of floats, strings or ints."""
+    if isinstance(value, list) and value and isinstance(value[0], float):
+        return msg(field(1, name), *[field(7, v) for v in value], field(20, 6))
+    if isinstance(value, list) and value and isinstance(value[0], str):
+        return msg(field(1, name), *[field(9, v) for v in value], field(20, 8))
     if isinstance(value, float):
         return msg(field(1, name), field(2, value), field(20, 1))
     if isinstance(value, int):
@@ -133,4 +141,5 @@ def main():
     write(d, "size_vars.onnx", model([node("Relu", ["x"], ["y"])], [("x", ["batch", 4])], ["y"]))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -4,67 +4,12 @@ The files are encoded with a few lines of protobuf (no onnx package
 needed): one good LSTM and GRU each, and one model per attribute value or
 input the importer refuses."""
 import os
-import struct
 import sys
 
 import numpy as np
 
-FLOAT = 1
-
-
-def varint(n):
-    n &= (1 << 64) - 1
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-
-
-def field(num, value):
-    """One field: int → varint, float → fixed32, bytes/str → length-delimited."""
-    if isinstance(value, (bool, int)):
-        return varint(num << 3) + varint(value)
-    if isinstance(value, float):
-        return varint(num << 3 | 5) + struct.pack("<f", value)
-    if isinstance(value, str):
-        value = value.encode()
-    return varint(num << 3 | 2) + varint(len(value)) + value
-
-
-def msg(*fields):
-    return b"".join(fields)
-
-
-def tensor(name, array):
-    a = np.asarray(array, dtype=np.float32)
-    return msg(*[field(1, d) for d in a.shape], field(2, FLOAT), field(8, name), field(9, a.tobytes()))
-
-
-def value_info(name, shape):
-    dims = b"".join(field(1, msg(field(1, d) if isinstance(d, int) else field(2, d))) for d in shape)
-    return msg(field(1, name), field(2, msg(field(1, msg(field(1, FLOAT), field(2, dims))))))
-
-
-def attr(name, value):
-    """AttributeProto: float, int, string, or a list of floats or strings."""
-    if isinstance(value, list) and isinstance(value[0], float):
-        return msg(field(1, name), *[field(7, v) for v in value], field(20, 6))
-    if isinstance(value, float):
-        return msg(field(1, name), field(2, value), field(20, 1))
-    if isinstance(value, int):
-        return msg(field(1, name), field(3, value), field(20, 2))
-    if isinstance(value, str):
-        return msg(field(1, name), field(4, value), field(20, 3))
-    return msg(field(1, name), *[field(9, v) for v in value], field(20, 8))
-
-
-def node(op, inputs, outputs, name, **attrs):
-    parts = [field(1, i) for i in inputs] + [field(2, o) for o in outputs]
-    parts += [field(3, name), field(4, op)] + [field(5, attr(k, v)) for k, v in attrs.items()]
-    return msg(*parts)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_models import field, msg, node, tensor, value_info  # noqa: E402  (the shared encoder)
 
 
 def rnn_model(op, gates, extra_inputs=(), opset=14, **attrs):
