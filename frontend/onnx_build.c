@@ -137,10 +137,13 @@ FeVal *fe_cast(OnnxCx *cx, FeVal *v, DType dt) {
 
 /* ───────────────────────── calls ───────────────────────── */
 
-/* Binds value to a fresh graph variable of the body; the variable. */
-static FeVal *bind(OnnxCx *cx, Expr *value, Type *ty) {
-  Var *var = var_new(cx->a, "t", NULL, no_span);
-  var->is_graph = true;
+/* Binds value to var (NULL: a fresh graph variable) in the body's let
+ * chain; the variable. */
+FeVal *fe_bind(OnnxCx *cx, Var *var, Expr *value, Type *ty) {
+  if (!var) {
+    var = var_new(cx->a, "t", NULL, no_span);
+    var->is_graph = true;
+  }
   vec_push(&cx->let_vars, var);
   vec_push(&cx->let_vals, value);
   FeVal *v = ARENA_NEW(cx->a, FeVal);
@@ -186,7 +189,7 @@ static FeVal *fold(OnnxCx *cx, int op, int n, FeVal *const *args, Attrs *attrs, 
 FeVal *fe_get(OnnxCx *cx, FeVal *tuple, int i) {
   RLY_ASSERT(tuple->ty->kind == TY_TUPLE && i < tuple->ty->u.tuple.n);
   if (tuple->fields) return tuple->fields[i];
-  return bind(cx, expr_proj(cx->a, tuple->expr, i, no_span), tuple->ty->u.tuple.fields[i]);
+  return fe_bind(cx, NULL, expr_proj(cx->a, tuple->expr, i, no_span), tuple->ty->u.tuple.fields[i]);
 }
 
 /* The call's type from the op's relation on the arguments' types (and
@@ -266,5 +269,5 @@ FeVal *fe_op(OnnxCx *cx, const char *op, int n, FeVal *const *args, Attrs *attrs
   if (!ty) return NULL;
   if (!def->effectful && all_const(n, args)) return fold(cx, idx, n, args, attrs, ty);
   Expr *call = expr_call(cx->a, ops_expr(cx->a, idx, no_span), nargs, exprs, attrs, no_span);
-  return bind(cx, call, ty);
+  return fe_bind(cx, NULL, call, ty);
 }

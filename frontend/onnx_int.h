@@ -118,6 +118,8 @@ Tensor *onnx_tensor(OnnxCx *cx, const Onnx__TensorProto *t, const char *what);
  * (concatenate) takes the args as its one tuple argument.  NULL after an
  * error (an ill-typed call names the op and the relation's message). */
 FeVal *fe_op(OnnxCx *cx, const char *op, int n, FeVal *const *args, Attrs *attrs);
+/* Binds value to var (NULL: a fresh graph variable) in the body's let chain. */
+FeVal *fe_bind(OnnxCx *cx, Var *var, Expr *value, Type *ty);
 #define FE_NARGS(...) ((int)(sizeof((FeVal *[]){__VA_ARGS__}) / sizeof(FeVal *)))
 #define FE_OP(cx, op, attrs, ...) \
   fe_op((cx), (op), FE_NARGS(__VA_ARGS__), (FeVal *[]){__VA_ARGS__}, (attrs))

@@ -121,21 +121,6 @@ static FeVal *reshape(OnnxCx *cx, FeVal *v, int n, const int64_t *shape) {
 
 static FeVal *add_opt(OnnxCx *cx, FeVal *a, FeVal *b) { return b ? op2(cx, "add", a, b) : a; }
 
-/* value bound to var (a fresh graph variable when NULL) in the current
- * let chain. */
-static FeVal *bind_expr(OnnxCx *cx, Var *var, Expr *value, Type *ty) {
-  if (!var) {
-    var = var_new(cx->a, "t", NULL, no_span);
-    var->is_graph = true;
-  }
-  vec_push(&cx->let_vars, var);
-  vec_push(&cx->let_vals, value);
-  FeVal *v = ARENA_NEW(cx->a, FeVal);
-  v->expr = expr_var(cx->a, var, no_span);
-  v->ty = ty;
-  return v;
-}
-
 static FeVal *param_val(OnnxCx *cx, Var *var) {
   FeVal *v = ARENA_NEW(cx->a, FeVal);
   v->expr = expr_var(cx->a, var, no_span);
@@ -398,8 +383,8 @@ static Var *new_param(OnnxCx *cx, const Rnn *r, const char *what, Type *ty) {
 static FeVal *fusion_fence(OnnxCx *cx, FeVal *v) {
   if (!v) return NULL;
   Type *ty = v->ty;
-  FeVal *tup = bind_expr(cx, NULL, expr_tuple(cx->a, 1, &v->expr, no_span),
-                         type_tuple(cx->a, 1, &ty, no_span));
+  FeVal *tup = fe_bind(cx, NULL, expr_tuple(cx->a, 1, &v->expr, no_span),
+                       type_tuple(cx->a, 1, &ty, no_span));
   return fe_get(cx, tup, 0);
 }
 
@@ -463,13 +448,13 @@ static bool run_loop(OnnxCx *cx, const Rnn *r, const RnnDir *dd, FeVal **out) {
   Function *fn = ARENA_NEW(cx->a, Function);
   fn->nparams = np, fn->params = ARENA_ARRAY(cx->a, Var *, np), fn->ret = ret, fn->body = body;
   memcpy(fn->params, ps, sizeof(Var *) * (size_t)np);
-  FeVal *lv = bind_expr(cx, loop, expr_fn(cx->a, fn, no_span), NULL);
+  FeVal *lv = fe_bind(cx, loop, expr_fn(cx->a, fn, no_span), NULL);
   /* the first call: k = 0, the initial states, no outputs yet */
   FeVal *ys0 = no_steps(cx, r, dd);
   if (!ys0) return false;
   Expr *args[4] = {fe_scalar(cx, DT_INT64, 0)->expr, dd->h0->expr,
                    r->lstm ? dd->c0->expr : ys0->expr, ys0->expr};
-  FeVal *res = bind_expr(cx, NULL, expr_call(cx->a, lv->expr, np, args, NULL, no_span), ret);
+  FeVal *res = fe_bind(cx, NULL, expr_call(cx->a, lv->expr, np, args, NULL, no_span), ret);
   out[0] = fe_get(cx, res, 0);
   out[1] = r->lstm ? fe_get(cx, res, 1) : NULL;
   out[2] = fe_get(cx, res, np - 2);

@@ -161,17 +161,26 @@ POOL_RULE(compute_avg_pool3d, 3, false)
 
 /* ───────────────────────────── global pools ───────────────────────────── */
 
+/* The one operand of a global or adaptive pool (a numeric tensor) and, in
+ * pos, the axes of H and W its `layout` names; NULL after lc_fail. */
+static const LTensor *plane_pool_operand(LowerCx *L, const Expr *call, LTensor **in, int nin,
+                                         int pos[2]) {
+  RelCtx cx;
+  nn_call_ctx(&cx, lc_arena(L), call);
+  const LTensor *x = nin == 1 ? in[0] : NULL;
+  if (!x || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL ||
+      nn_layout_attr(&cx, call->u.call.attrs, "layout", "HW", pos) != x->ndim)
+    return lc_fail(L, "%s on these operands", cx.op_name), NULL;
+  return x;
+}
+
 /* for each element of the other axes: acc = reduce over H, W; out = acc
  * (max, or lowest for an empty plane) or acc / (H * W). */
 static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin, bool is_max) {
-  RelCtx cx;
   int pos[2];
-  nn_call_ctx(&cx, lc_arena(L), call);
-  const LTensor *x = in[0];
+  const LTensor *x = plane_pool_operand(L, call, in, nin, pos);
+  if (!x) return NULL;
   int n = x->ndim;
-  if (nin != 1 || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL ||
-      nn_layout_attr(&cx, call->u.call.attrs, "layout", "HW", pos) != n)
-    return lc_fail(L, "%s on these operands", cx.op_name);
   PrimExpr *oshape[TENSOR_MAX_RANK];
   for (int d = 0; d < n; d++) oshape[d] = d == pos[0] || d == pos[1] ? I(L, 1) : x->shape[d];
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
@@ -238,20 +247,17 @@ static void adaptive_window(LowerCx *L, PrimExpr *o, PrimExpr *n, PrimExpr *m, P
  * max from -inf (lowest for an empty window), the average summed in
  * float64 (int64 for integers, truncating) divided by the window's size. */
 static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int nin, bool is_max) {
-  RelCtx cx;
   int pos[2];
-  nn_call_ctx(&cx, lc_arena(L), call);
-  const LTensor *x = in[0];
+  const LTensor *x = plane_pool_operand(L, call, in, nin, pos);
+  if (!x) return NULL;
   int n = x->ndim;
-  if (nin != 1 || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL ||
-      nn_layout_attr(&cx, call->u.call.attrs, "layout", "HW", pos) != n)
-    return lc_fail(L, "%s on these operands", cx.op_name);
   const Type *ty = lc_result_type(call);
   PrimExpr *oshape[TENSOR_MAX_RANK], *idx[TENSOR_MAX_RANK], *ix[TENSOR_MAX_RANK];
   for (int d = 0; d < n; d++) {
     Dim dm = ty->u.tensor.dims[d];
     bool pooled = d == pos[0] || d == pos[1];
-    if (pooled && dm.kind != DIM_CONST) return lc_fail(L, "%s: a computed output size", cx.op_name);
+    if (pooled && dm.kind != DIM_CONST)
+      return lc_fail(L, "%s: a computed output size", call->u.call.fn->u.op.name);
     oshape[d] = pooled ? I(L, dm.value) : x->shape[d];
   }
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
