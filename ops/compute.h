@@ -90,6 +90,8 @@ PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *e);
 /* reinterpret[to](e): e's bits as a number of the same size. */
 PrimExpr *lc_bitcast(LowerCx *L, DType to, PrimExpr *e);
 PrimExpr *lc_neg(LowerCx *L, PrimExpr *e);
+/* fast_expf (ops/fast_math.h) of a float32 expression, as TIR. */
+PrimExpr *lc_fast_exp(LowerCx *L, PrimExpr *x);
 PrimExpr *lc_not(LowerCx *L, PrimExpr *e);
 PrimExpr *lc_load(LowerCx *L, Buffer *b, int n, PrimExpr **idx);
 /* The constant value of an int literal, or -1. */
