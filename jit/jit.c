@@ -578,6 +578,9 @@ static JitKernel *new_kernel(const PrimFunc *f, Code *c) {
     k->covers[i] = k->writes[i] && f->params[i]->ndim <= TENSOR_MAX_RANK &&
                    !stmt_loads(f->body, f->params[i]) && covers(f->body, f->params[i], ex, 0);
   }
+  /* The lowering knows more than the analysis above (a blocked convolution's
+   * tiles, an epilogue fused into a product's store). */
+  if (f->out_whole && f->nparams > 0) k->covers[f->nparams - 1] = k->writes[f->nparams - 1];
   k->signature = signature_of(f, k->writes);
   push((void ***)&J.kernels, &J.nkernels, &J.capkernels, k);
   return k;
