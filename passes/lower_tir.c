@@ -229,8 +229,8 @@ static void bind_value(Build *B, const Var *v, LTensor *t) {
 
 /* Ops whose result is their (first) operand's elements in the same order. */
 static bool view_op(const Expr *call) {
-  static const char *const names[] = {"reshape", "contrib_reverse_reshape", "squeeze",
-                                      "expand_dims", "nn.batch_flatten", "copy"};
+  static const char *const names[] = {"reshape",     "contrib_reverse_reshape", "squeeze",
+                                      "expand_dims", "nn.batch_flatten",        "copy"};
   const char *n = ops_get(call->u.call.fn->u.op.index)->name;
   if (call->u.call.nargs != 1) return false;
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
