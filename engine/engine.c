@@ -120,6 +120,7 @@ void engine_set_options(Engine *e, const EngineOptions *o) {
   io->prng_original = o->prng_original;
   jit_set_opt_level(o->opt_level);
   jit_set_contract(o->fp_contract);
+  jit_set_vector_math(o->fast_math && o->approx_math);
   jit_set_module_path(o->jit_module[0] ? o->jit_module : NULL);
   jit_set_cache_dir(o->disk_cache && o->cache_dir[0] ? o->cache_dir : NULL);
   jit_set_threads(o->threads);

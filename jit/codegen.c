@@ -870,6 +870,26 @@ static void build_kernel(Cg *c) {
   free(args);
 }
 
+/* Declared vector variants (_ZGV*, codegen_expr.c) stay in the module until
+ * the loop vectorizer has seen them: @llvm.compiler.used, as LLVM's own
+ * InjectTLIMappings keeps them. */
+static void keep_variants(Cg *c) {
+  LLVMValueRef kept[64];
+  unsigned n = 0;
+  for (LLVMValueRef fn = LLVMGetFirstFunction(c->M); fn && n < 64; fn = LLVMGetNextFunction(fn)) {
+    size_t len;
+    const char *name = LLVMGetValueName2(fn, &len);
+    if (len > 4 && strncmp(name, "_ZGV", 4) == 0) kept[n++] = fn;
+  }
+  if (!n) return;
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(c->C, 0);
+  LLVMValueRef arr = LLVMConstArray2(ptr, kept, n);
+  LLVMValueRef g = LLVMAddGlobal(c->M, LLVMTypeOf(arr), "llvm.compiler.used");
+  LLVMSetInitializer(g, arr);
+  LLVMSetLinkage(g, LLVMAppendingLinkage);
+  LLVMSetSection(g, "llvm.metadata");
+}
+
 LLVMModuleRef cg_build(LLVMContextRef ctx, const PrimFunc *f, const JitCompileOpts *o,
                        const RlyJitHost *host, const char *sym, char *err, size_t errn) {
   Cg c = {.C = ctx, .f = f, .o = o, .host = host, .sym = sym, .err = err, .errn = errn};
@@ -883,6 +903,7 @@ LLVMModuleRef cg_build(LLVMContextRef ctx, const PrimFunc *f, const JitCompileOp
     cg_fail(&c, "@%s has no body", f->name);
   else
     build_kernel(&c);
+  if (!c.failed) keep_variants(&c);
   char *msg = NULL;
   if (!c.failed && LLVMVerifyModule(c.M, LLVMReturnStatusAction, &msg)) {
     cg_fail(&c, "@%s: invalid LLVM IR: %.300s", f->name, msg ? msg : "");

@@ -26,7 +26,7 @@
 
 #include "ir/tir.h"
 
-enum { RLY_JIT_ABI_VERSION = 3 };
+enum { RLY_JIT_ABI_VERSION = 4 };
 
 typedef enum JitErrCode {
   JIT_OK = 0,
@@ -57,8 +57,9 @@ typedef struct RlyJitHost {
 } RlyJitHost;
 
 typedef struct JitCompileOpts {
-  int opt_level; /* 0..3 */
-  bool contract; /* allow a*b+c → fma */
+  int opt_level;    /* 0..3 */
+  bool contract;    /* allow a*b+c → fma */
+  bool vector_math; /* libm calls in vectorized loops may use libmvec's variants (codegen_expr.c) */
 } JitCompileOpts;
 
 /* module → librly. */
