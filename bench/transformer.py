@@ -25,7 +25,7 @@ rly/PyTorch (below 1: rly faster) and the largest relative difference of
 rly's and ORT's outputs from PyTorch's.  Timings are never asserted.
 Usage: /usr/bin/python3 bench/transformer.py [path/to/rly] [--models gpt2,bert]
        [--layers L] [--batch B] [--seq S] [--bert-seqs 32,128,512] [--threads 1,2]
-       [--runs N]"""
+       [--runs N] [--cpu]"""
 import argparse
 import math
 import os
@@ -175,7 +175,9 @@ def main():
     ap.add_argument("--bert-seqs", default="32,128,512")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--cpu", action="store_true", help="compare CPU time per call, not wall time")
     args = ap.parse_args()
+    cnn.CPU = args.cpu
     try:
         import torch
     except ImportError:
@@ -185,8 +187,8 @@ def main():
                 if l.startswith("model name")), "?")
     print(f"cpu: {cpu}, {os.cpu_count()} cores; rly {args.rly}; torch {torch.__version__}")
     print(f"models: {args.layers} layers, d=768, 12 heads, 3072 hidden; {args.runs} timed runs each")
-    print("times: median ms per call; ratios: rly time / other time (< 1: rly faster); "
-          "diff: max |output - PyTorch's| / max |PyTorch's|")
+    print(f"times: median {'CPU ' if args.cpu else ''}ms per call; ratios: rly time / other time "
+          "(< 1: rly faster); diff: max |output - PyTorch's| / max |PyTorch's|")
     head = (f"{'model':13s} {'thr':>3s} {'rly':>9s} {'rly 1st':>9s} {'ORT':>9s} {'PyTorch':>9s} "
             f"{'rly/ORT':>8s} {'rly/PT':>7s} {'diff rly':>9s} {'diff ORT':>9s}")
     print(head)
