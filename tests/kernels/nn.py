@@ -259,6 +259,18 @@ def nn_pool2d_nhwc(op):
         yield nn_tol_case(op, attrs_text(**kw), [x], np.moveaxis(ref, 1, -1), np.float64, np.moveaxis(bound, 1, -1))
     yield Case(op, attrs_text(pool_size=[2, 2], layout="NCHW", out_layout="NHWC"),
                [rand_float((1, 1, 4, 4), np.float32)], "out_layout NHWC differs")
+    # the blocked layout AlterOpLayout gives a CNN's pools: NCHW4c (vectors along the block)
+    x = rand_float((1, 8, 9, 7), np.float32, specials=is_max)
+    ref = nn_poolnd_ref(x.astype(np.float64), [3, 3], [2, 2], [1, 1], [1, 1], [1, 1], False, is_max,
+                        False, float(np.finfo(np.float32).min))
+    blk = lambda a: np.ascontiguousarray(a.reshape(1, 2, 4, *a.shape[2:]).transpose(0, 1, 3, 4, 2))
+    kw = dict(pool_size=[3, 3], strides=[2, 2], padding=[1, 1], layout="NCHW4c")
+    if is_max:
+        yield Case(op, attrs_text(**kw), [blk(x)], [blk(ref).astype(np.float32)])
+    else:
+        bound = nn_poolnd_ref(np.abs(x.astype(np.float64)), [3, 3], [2, 2], [1, 1], [1, 1], [1, 1], False,
+                              False, False, 0)
+        yield nn_tol_case(op, attrs_text(**kw), [blk(x)], blk(ref), np.float32, blk(bound), k=4)
 
 
 nn_extend("nn.max_pool2d", nn_pool2d_nhwc)
