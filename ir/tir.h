@@ -33,6 +33,9 @@ struct Buffer {
   Dim *dims;
   uint64_t id;
   Span span;
+  /* Set by a compute rule on an alloc whose every element the kernel
+   * stores before reading it: the alloc need not be zero-filled. */
+  bool no_init;
 };
 
 // clang-format off

@@ -704,7 +704,8 @@ static void c_store(Cg *c, const Stmt *s) {
   if (v.v) cg_store_elem(c, p, b->b->dtype, v.v);
 }
 
-/* An alloc, zero-filled like the interpreter's.  Small constant sizes use
+/* An alloc, zero-filled like the interpreter's (not when the rule that made
+ * it stores every element first: Buffer.no_init).  Small constant sizes use
  * the stack; others are heap blocks allocated on first execution, reused
  * by later iterations and freed at the function's exit block. */
 static void c_alloc(Cg *c, const Stmt *s) {
@@ -723,7 +724,7 @@ static void c_alloc(Cg *c, const Stmt *s) {
   if (constant && cbytes <= STACK_ALLOC_MAX) {
     p = LLVMBuildArrayAlloca(c->fn->alloca_b, c->i8, i64c(c, cbytes ? cbytes : 1), b->name);
     LLVMSetAlignment(p, 64);
-    LLVMBuildMemSet(c->B, p, LLVMConstInt(c->i8, 0, 0), bytes, 64);
+    if (!b->no_init) LLVMBuildMemSet(c->B, p, LLVMConstInt(c->i8, 0, 0), bytes, 64);
   } else {
     FnState *fs = c->fn;
     LLVMValueRef slot = LLVMBuildAlloca(fs->alloca_b, c->ptr, "heap");
@@ -742,10 +743,11 @@ static void c_alloc(Cg *c, const Stmt *s) {
     /* a buffer used again (an alloc inside a loop) is zeroed again; a new
      * one comes zeroed from the host */
     LLVMPositionBuilderAtEnd(c->B, reuse);
-    LLVMBuildMemSet(c->B, cur, LLVMConstInt(c->i8, 0, 0), bytes, 64);
+    if (!b->no_init) LLVMBuildMemSet(c->B, cur, LLVMConstInt(c->i8, 0, 0), bytes, 64);
     LLVMBuildBr(c->B, join);
     LLVMPositionBuilderAtEnd(c->B, fresh);
-    LLVMValueRef q = cg_call_rt(c, "rly_rt_alloc", c->ptr, &c->i64, 1, &bytes);
+    LLVMValueRef q =
+        cg_call_rt(c, b->no_init ? "rly_rt_alloc_raw" : "rly_rt_alloc", c->ptr, &c->i64, 1, &bytes);
     cg_check(c, LLVMBuildIsNull(c->B, q, ""), JIT_E_ALLOC, cg_site(c, s), bytes, NULL, NULL);
     LLVMBuildStore(c->B, q, slot);
     LLVMBasicBlockRef fresh_end = LLVMGetInsertBlock(c->B);

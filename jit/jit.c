@@ -114,6 +114,12 @@ static void *host_alloc(int64_t bytes) {
   return p;
 }
 
+static void *host_alloc_raw(int64_t bytes) {
+  if (bytes < 0 || (uint64_t)bytes > rt_max_bytes()) return NULL;
+  size_t n = ((size_t)bytes + 63) & ~(size_t)63;
+  return aligned_alloc(64, n ? n : 64);
+}
+
 static void host_free(void *p) { free(p); }
 static int32_t host_poll(void) { return rt_take_interrupt(); }
 static double host_h2d(uint32_t bits) { return half_to_float((uint16_t)bits); }
@@ -122,6 +128,7 @@ static uint32_t host_d2h(double v) { return rt_double_to_half(v); }
 static const RlyJitHost host = {RLY_JIT_ABI_VERSION,
                                 rly_pool_parallel_for,
                                 host_alloc,
+                                host_alloc_raw,
                                 host_free,
                                 host_poll,
                                 host_h2d,

@@ -49,7 +49,8 @@ typedef int32_t (*RlyJitBodyFn)(void *closure, int64_t lo, int64_t hi, RlyJitCtx
 typedef struct RlyJitHost {
   int abi_version;
   int32_t (*parallel_for)(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi, RlyJitCtx *ctx);
-  void *(*alloc)(int64_t bytes); /* zero-filled, 64-byte aligned; NULL on failure */
+  void *(*alloc)(int64_t bytes);     /* zero-filled, 64-byte aligned; NULL on failure */
+  void *(*alloc_raw)(int64_t bytes); /* the same, not filled (Buffer.no_init) */
   void (*free)(void *p);
   int32_t (*poll)(void);        /* nonzero once after Ctrl-C */
   double (*h2d)(uint32_t bits); /* binary16 → double */

@@ -163,6 +163,7 @@ static bool define_runtime(LLVMOrcJITDylibRef jd, char *err, size_t n) {
   } syms[] = {
       {"rly_rt_parallel_for", (void *)(uintptr_t)host->parallel_for},
       {"rly_rt_alloc", (void *)(uintptr_t)host->alloc},
+      {"rly_rt_alloc_raw", (void *)(uintptr_t)host->alloc_raw},
       {"rly_rt_free", (void *)(uintptr_t)host->free},
       {"rly_rt_poll", (void *)(uintptr_t)host->poll},
       {"rly_rt_h2d", (void *)(uintptr_t)host->h2d},

@@ -15,6 +15,10 @@
  * so results agree with the reference kernel (float64 sums) within
  * rounding.
  *
+ * A blocked 3x3 convolution of stride 1 and padding 1 whose image has more
+ * 2x2 tiles than it has input channels uses the Winograd F(2x2, 3x3)
+ * schedule instead (compute_winograd.c; RLY_WINOGRAD=0: never).
+ *
  * Everything else (grouped convolutions, sizes known at run time, fast
  * math off, integers) uses the general rule: an accumulator row per output
  * row, vectorized over the row, output channels in parallel, summing in
@@ -27,6 +31,7 @@
  * change only which axis each index goes to (NnConvAxes): the loads of the
  * data and the weight, and the stores of the result, which has the data's
  * layout. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/compute.h"
@@ -237,7 +242,8 @@ static void blocked_loops(LowerCx *L, const Blocked *k) {
   lc_open(L); /* p */
   PrimExpr *tshape[2] = {I(L, T), I(L, k->lanes)};
   Buffer *acc = lc_alloc(L, "acc", k->dt, 2, tshape);
-  lc_open(L); /* tw */
+  acc->no_init = true; /* each tile zeroes its accumulators */
+  lc_open(L);          /* tw */
   tile_body(L, k, acc, T, V(L, n), ob, oh, mul(L, V(L, tw), I(L, T)));
   lc_for(L, LOOP_RANGE, tw, I(L, full), lc_close(L));
   if (rest) tile_body(L, k, acc, (int)rest, V(L, n), ob, oh, I(L, full * T));
@@ -496,6 +502,20 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
 
+static bool env_off(const char *name) {
+  const char *v = getenv(name);
+  return v && strcmp(v, "0") == 0;
+}
+
+/* A 3x3 convolution, stride 1, padding 1 on every side (the output the
+ * input's size), groups 1, the weight blocked by the data's channel block:
+ * the Winograd schedule's shape (ops/compute_winograd.c). */
+static bool winograd_shape(const Blocked *k, const Conv *c, int64_t ib, int64_t cb) {
+  return !k->depthwise && k->KH == 3 && k->KW == 3 && c->s[0] == 1 && c->s[1] == 1 &&
+         c->d[0] == 1 && c->d[1] == 1 && c->p[0] == 1 && c->p[1] == 1 && k->OH == k->H &&
+         k->OW == k->W && ib == cb && !env_off("RLY_WINOGRAD");
+}
+
 /* nn.contrib_conv2d_NCHWc: the blocked schedule on blocked operands (the
  * data repacked only when it needs padding or another channel block, the
  * weight used as it is).  Fast math off or sizes known only at run time:
@@ -533,8 +553,23 @@ LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in, int ni
   k.cb = (int)(k.depthwise ? ob : ib), k.ncb = k.depthwise ? d[3] : d[4];
   PrimExpr *shape[5] = {in[0]->shape[0], in[1]->shape[0], c.OH, c.OW, lc_int(L, ob)};
   Buffer *out = lc_result_buffer(L, call, dt, 5, shape);
-  if (!out || !blocked_emit(L, &k, out, false))
-    return lc_failed(L) ? NULL : lc_fail(L, "no buffer");
+  if (!out) return lc_failed(L) ? NULL : lc_fail(L, "no buffer");
+  Winograd wg = {.x = in[0],
+                 .w = in[1],
+                 .N = lc_const(in[0]->shape[0]),
+                 .CB = d[0],
+                 .cb = cb,
+                 .OB = d[3],
+                 .ob = ob,
+                 .H = k.H,
+                 .W = k.W,
+                 .dt = dt};
+  if (winograd_shape(&k, &c, ib, cb) && wg.N > 0 && lc_winograd_applies(&wg)) {
+    lc_conv_winograd(L, &wg, out);
+    lc_mark_total(L, out);
+    return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
+  }
+  if (!blocked_emit(L, &k, out, false)) return lc_failed(L) ? NULL : lc_fail(L, "no buffer");
   lc_mark_total(L, out); /* O = nob x lanes: every tile stores all its lanes */
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
