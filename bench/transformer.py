@@ -40,6 +40,13 @@ import cnn  # noqa: E402  (the ORT and PyTorch timers are shared)
 ROOT = cnn.ROOT
 
 
+def block_layers(blk, nn, d, hidden):
+    """A transformer block's layers: two layer norms, the q/k/v and output projections, the MLP."""
+    blk.ln1, blk.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+    blk.qkv, blk.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+    blk.fc, blk.out = nn.Linear(d, hidden), nn.Linear(hidden, d)
+
+
 def gpt2(torch, layers, d, heads, hidden, vocab, ctx):
     """GPT-2's decoder as a torch module: ids (B, S) int64 -> logits (B, S, vocab)."""
     nn, F = torch.nn, torch.nn.functional
@@ -47,9 +54,7 @@ def gpt2(torch, layers, d, heads, hidden, vocab, ctx):
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc, self.out = nn.Linear(d, hidden), nn.Linear(hidden, d)
+            block_layers(self, nn, d, hidden)
 
         def forward(self, x, mask):
             b, s, _ = x.shape
@@ -97,9 +102,7 @@ def bert(torch, layers, d, heads, hidden, vocab, ctx):
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc, self.out = nn.Linear(d, hidden), nn.Linear(hidden, d)
+            block_layers(self, nn, d, hidden)
 
         def forward(self, x):
             b, s, _ = x.shape

@@ -91,6 +91,23 @@ static void open_taps(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr 
   }
 }
 
+/* The pooled value of accumulator val over n0 taps inside the input (n1
+ * inside the padded input): max (lowest for an empty window) or the
+ * average by the count TVM uses, in x's dtype. */
+static PrimExpr *pool_result(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr *val,
+                             PrimExpr *n0, PrimExpr *n1) {
+  PrimExpr *div = p->include_pad ? n1 : n0, *r;
+  PrimExpr *some = lc_bin(L, PB_GT, p->is_max ? n0 : div, lc_lit(L, DT_INT64, 0));
+  if (p->is_max)
+    r = sel(L, some, val, lowest(L, x->dtype));
+  else
+    r = sel(L, some,
+            lc_bin(L, PB_DIV, val,
+                   lc_cast(L, p->at, lc_call(L, PI_MAX, div, lc_lit(L, DT_INT64, 1), NULL))),
+            lc_lit(L, p->at, 0));
+  return lc_cast(L, x->dtype, r);
+}
+
 /* One output element at idx: init, a loop per pooled dim over its taps,
  * then the result (max, lowest for an empty window, or the average). */
 static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx) {
@@ -108,16 +125,8 @@ static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out,
   tap(L, x, p, ix, valid, padded);
   for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], I(L, p->w.k[i]), lc_close(L));
   PrimExpr *val = lc_load(L, p->acc, 1, &i0), *n0 = lc_load(L, p->cnt, 1, &i0);
-  PrimExpr *div = p->include_pad ? lc_load(L, p->cnt, 1, &i1) : n0, *r;
-  PrimExpr *some = lc_bin(L, PB_GT, p->is_max ? n0 : div, lc_lit(L, DT_INT64, 0));
-  if (p->is_max)
-    r = sel(L, some, val, lowest(L, x->dtype));
-  else
-    r = sel(L, some,
-            lc_bin(L, PB_DIV, val,
-                   lc_cast(L, p->at, lc_call(L, PI_MAX, div, lc_lit(L, DT_INT64, 1), NULL))),
-            lc_lit(L, p->at, 0));
-  lc_store(L, out, x->ndim, idx, lc_cast(L, x->dtype, r));
+  PrimExpr *n1 = lc_load(L, p->cnt, 1, &i1);
+  lc_store(L, out, x->ndim, idx, pool_result(L, x, p, val, n0, n1));
 }
 
 /* A pool whose last axis is not pooled (NCHW16c, NHWC): per output
@@ -162,20 +171,12 @@ static void pool_lanes(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, P
     lc_if(L, padded, lc_close(L));
   }
   for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], I(L, p->w.k[i]), lc_close(L));
-  PrimExpr *div = p->include_pad ? n1 : n0, *r;
-  PrimExpr *some = lc_bin(L, PB_GT, p->is_max ? n0 : div, lc_lit(L, DT_INT64, 0));
-  if (p->is_max)
-    r = sel(L, some, a, lowest(L, x->dtype));
-  else
-    r = sel(L, some,
-            lc_bin(L, PB_DIV, a,
-                   lc_cast(L, p->at, lc_call(L, PI_MAX, div, lc_lit(L, DT_INT64, 1), NULL))),
-            lc_lit(L, p->at, 0));
+  PrimExpr *r = pool_result(L, x, p, a, n0, n1);
   PrimExpr *oi[TENSOR_MAX_RANK];
   for (int d = 0; d < n - 1; d++) oi[d] = idx[d];
   oi[n - 1] = li;
   lc_open(L);
-  lc_store(L, out, n, oi, lc_cast(L, x->dtype, r));
+  lc_store(L, out, n, oi, r);
   lc_for(L, LOOP_VECTORIZED, lane, len, lc_close(L));
 }
 

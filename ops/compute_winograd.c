@@ -57,8 +57,7 @@ static PrimExpr *x_at(LowerCx *L, const Winograd *g, PrimExpr *n, PrimExpr *cb, 
   PrimExpr *wc = lc_call(L, PI_MAX, lc_call(L, PI_MIN, w, I(L, g->W - 1), NULL), I(L, 0), NULL);
   PrimExpr *xi[5] = {n, cb, hc, wc, ci};
   PrimExpr *in = lc_bin(
-      L, PB_AND,
-      lc_bin(L, PB_AND, lc_bin(L, PB_GE, h, I(L, 0)), lc_bin(L, PB_LT, h, I(L, g->H))),
+      L, PB_AND, lc_bin(L, PB_AND, lc_bin(L, PB_GE, h, I(L, 0)), lc_bin(L, PB_LT, h, I(L, g->H))),
       lc_bin(L, PB_AND, lc_bin(L, PB_GE, w, I(L, 0)), lc_bin(L, PB_LT, w, I(L, g->W))));
   return lc_call(L, PI_SELECT, in, lc_at(L, g->x, xi), lc_lit(L, DT_FLOAT32, 0));
 }
