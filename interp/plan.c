@@ -91,7 +91,7 @@ typedef struct Build {
   int ntv, captv;
   int **tuples; /* tuple id → PVal indices (tuples of atoms) */
   int *tuple_n;
-  int ntuples, captuples;
+  int ntuples, captuples, captuple_n;
   int capvals, capst, capsteps;
   bool ok;
 } Build;
@@ -152,8 +152,7 @@ static bool lookup(const Build *B, const Var *v, int *tv) {
 
 static int new_tuple(Build *B, int n, const int *fields) {
   B->tuples = grow(B->tuples, &B->captuples, B->ntuples + 1, sizeof *B->tuples);
-  int cap = B->captuples;
-  B->tuple_n = grow(B->tuple_n, &cap, B->ntuples + 1, sizeof *B->tuple_n);
+  B->tuple_n = grow(B->tuple_n, &B->captuple_n, B->ntuples + 1, sizeof *B->tuple_n);
   int *f = malloc(sizeof *f * (size_t)(n + 1));
   if (!f) rly_oom();
   if (n) memcpy(f, fields, sizeof *f * (size_t)n);
