@@ -112,9 +112,13 @@ typedef struct Scope {
   const char *only; /* "f" of `@f`, or NULL */
 } Scope;
 
+/* With `@f`, a definition the pass added (Gradient's @f_grad) is about @f
+ * too: it is shown and stepped through. */
 static bool scope_has(void *user, const Def *d) {
   const Scope *sc = user;
-  if (sc->only) return d->kind == DEF_FUNC && strcmp(d->u.func->name, sc->only) == 0;
+  if (sc->only)
+    return (d->kind == DEF_FUNC && strcmp(d->u.func->name, sc->only) == 0) ||
+           !module_lookup(session_module(sc->s), def_name(d));
   return !session_is_prelude(sc->s, d);
 }
 
@@ -198,7 +202,7 @@ static RunStatus run_pipeline(Session *s, const char *names, const char *only, S
   Stepper st = {s, 0, step, false};
   PassHook hook = {step_hook, &st};
   Scope sc = {s, only};
-  PassScope scope = {scope_has, &sc};
+  PassScope scope = {scope_has, &sc, only};
   PassOptions opt = pass_options_default();
   opt.verify = s->verify;
   opt.where = where;

@@ -563,7 +563,7 @@ static bool record_func(void *user, const PassRewrite *rw) {
 }
 
 static PassResult scoped(Run *r, const char *names, const char *only, StrBuf *heard) {
-  PassScope scope = {only_named, (void *)only};
+  PassScope scope = {only_named, (void *)only, NULL};
   PassHook hook = {record_func, heard};
   PassOptions opt = pass_options_default();
   opt.scope = &scope;
