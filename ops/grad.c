@@ -2,11 +2,11 @@
  * (ops/grad.h): typed op calls bound through the pass's GradCx.bind,
  * scalars, attributes, and the broadcast adjustment every binary rule
  * needs.  The rules themselves are in grad_rules.c. */
+#include "ops/grad.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "ops/grad.h"
 
 bool grad_fail(GradCx *G, const char *fmt, ...) {
   va_list ap;

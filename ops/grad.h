@@ -37,11 +37,11 @@ enum { GRAD_MAX_SAVED = 2 };
 typedef struct GradCall {
   const Expr *call; /* the input's call (typed; attributes) */
   int nx;
-  Expr **x;                         /* the forward values of its arguments */
-  Expr *y;                          /* its forward result */
-  Expr *saved[GRAD_MAX_SAVED];      /* what OpGrad.forward kept for the backward step */
-  Expr **dy;                        /* adjoints of the result (fields of a tuple result) */
-  Expr **dx;                        /* out: adjoint contributions of the arguments */
+  Expr **x;                    /* the forward values of its arguments */
+  Expr *y;                     /* its forward result */
+  Expr *saved[GRAD_MAX_SAVED]; /* what OpGrad.forward kept for the backward step */
+  Expr **dy;                   /* adjoints of the result (fields of a tuple result) */
+  Expr **dx;                   /* out: adjoint contributions of the arguments */
 } GradCall;
 
 typedef struct OpGrad {

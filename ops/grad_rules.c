@@ -100,12 +100,12 @@ static bool bw_where(GradCx *G, GradCall *c) {
 /* ───────────────────────── unary math ───────────────────────── */
 
 /* dx = dy * f where f is built from x and y by `factor`. */
-#define UNARY_RULE(name, expr)                                 \
-  static bool bw_##name(GradCx *G, GradCall *c) {              \
-    Expr *x = X0, *y = c->y;                                   \
-    (void)x, (void)y;                                          \
-    if (want(c, 0)) c->dx[0] = mul(G, DY, (expr));             \
-    return built(G);                                           \
+#define UNARY_RULE(name, expr)                     \
+  static bool bw_##name(GradCx *G, GradCall *c) {  \
+    Expr *x = X0, *y = c->y;                       \
+    (void)x, (void)y;                              \
+    if (want(c, 0)) c->dx[0] = mul(G, DY, (expr)); \
+    return built(G);                               \
   }
 
 static Expr *one_minus(GradCx *G, Expr *v) { return sub(G, k(G, v, 1), v); }
@@ -211,10 +211,8 @@ static bool bw_dense(GradCx *G, GradCall *c) {
 static bool bw_matmul(GradCx *G, GradCall *c) {
   if (!rank2(G, c, "nn.matmul")) return false;
   bool ta = op_attr_bool(c->call, "transpose_a"), tb = op_attr_bool(c->call, "transpose_b");
-  if (want(c, 0))
-    c->dx[0] = ta ? matmul(G, X1, DY, tb, true) : matmul(G, DY, X1, false, !tb);
-  if (want(c, 1))
-    c->dx[1] = tb ? matmul(G, DY, X0, true, ta) : matmul(G, X0, DY, !ta, false);
+  if (want(c, 0)) c->dx[0] = ta ? matmul(G, X1, DY, tb, true) : matmul(G, DY, X1, false, !tb);
+  if (want(c, 1)) c->dx[1] = tb ? matmul(G, DY, X0, true, ta) : matmul(G, X0, DY, !ta, false);
   return built(G);
 }
 

@@ -133,7 +133,8 @@ static Expr *fo_proj(Fo *F, Expr *e, const char *name) {
  * (F->unsupported) or after an error.  Let chains loop. */
 static Expr *fo_atom(Fo *F, Expr *e, const char *name) {
   for (;;) switch (e->kind) {
-      case EX_CONST: return e;
+      case EX_CONST:
+        return e;
       case EX_VAR: {
         Expr *a = rw_map_get(&F->subst, e->u.var);
         if (!a) F->unsupported = e;
@@ -143,9 +144,13 @@ static Expr *fo_atom(Fo *F, Expr *e, const char *name) {
         if (e->u.call.fn->kind != EX_OP || ops_has_flag(e->u.call.fn->u.op.index, OP_CALL_TIR))
           return F->unsupported = e, NULL;
         return fo_call(F, e, name);
-      case EX_TUPLE: return fo_tuple(F, e, name);
-      case EX_PROJ: return fo_proj(F, e, name);
-      case EX_DATAFLOW: e = e->u.dataflow.body; continue;
+      case EX_TUPLE:
+        return fo_tuple(F, e, name);
+      case EX_PROJ:
+        return fo_proj(F, e, name);
+      case EX_DATAFLOW:
+        e = e->u.dataflow.body;
+        continue;
       case EX_LET: {
         Var *v = e->u.let.var;
         Expr *a = fo_atom(F, e->u.let.value, v->name && !v->is_graph ? v->name : NULL);
@@ -154,7 +159,8 @@ static Expr *fo_atom(Fo *F, Expr *e, const char *name) {
         e = e->u.let.body;
         continue;
       }
-      default: return F->unsupported = e, NULL;
+      default:
+        return F->unsupported = e, NULL;
     }
 }
 
@@ -257,7 +263,8 @@ static bool back_one(Fo *F, Bind *b) {
   Adj *A = rw_map_get(&F->adj, b->var);
   if (adj_empty(A)) return true;
   switch (b->kind) {
-    case B_CALL: return back_call(F, b, A);
+    case B_CALL:
+      return back_call(F, b, A);
     case B_TUPLE:
       for (int i = 0; i < b->value->u.tuple.n && A->fields; i++) {
         Expr *f = b->value->u.tuple.fields[i];
@@ -272,27 +279,33 @@ static bool back_one(Fo *F, Bind *b) {
       merge(F, &T->fields[b->value->u.proj.index], b->value->ty, A);
       return true;
     }
-    default: return true;
+    default:
+      return true;
   }
 }
 
-/* ones_like for every float tensor of the value. */
-static void seed(Fo *F, Expr *atom) {
+/* ones_like for every float tensor of the value (atom), into A. */
+static void seed_into(Fo *F, Adj *A, Expr *atom) {
   const Type *t = atom->ty;
+  if (!grad_differentiable(t)) return;
   if (t->kind == TY_TENSOR) {
-    accumulate(F, atom, grad_op1(&F->G, "ones_like", atom, NULL));
+    add_into(F, A, t, grad_op1(&F->G, "ones_like", atom, NULL));
     return;
   }
-  if (t->kind != TY_TUPLE) return;
-  for (int i = 0; i < t->u.tuple.n; i++)
-    if (grad_differentiable(t->u.tuple.fields[i])) seed(F, grad_proj(&F->G, atom, i));
+  adj_fields(F, A, t);
+  for (int i = 0; i < A->n; i++)
+    if (grad_differentiable(t->u.tuple.fields[i]))
+      seed_into(F, &A->fields[i], grad_proj(&F->G, atom, i));
+}
+
+static void seed(Fo *F, Expr *atom) {
+  if (atom->kind == EX_VAR) seed_into(F, adj_of(F, atom->u.var), atom);
 }
 
 /* A parameter's gradient from its adjoint (zeros / `()` when none). */
 static Expr *param_grad(Fo *F, Expr *p, const Adj *A) {
   const Type *t = p->ty;
-  if (t->kind == TY_TENSOR)
-    return A && A->sum ? A->sum : grad_op1(&F->G, "zeros_like", p, NULL);
+  if (t->kind == TY_TENSOR) return A && A->sum ? A->sum : grad_op1(&F->G, "zeros_like", p, NULL);
   if (t->kind == TY_TUPLE) {
     int n = t->u.tuple.n;
     Expr **f = ARENA_ARRAY(F->a, Expr *, n ? n : 1);
@@ -344,8 +357,10 @@ static const FuncDef *target(PassCtx *pc, Module *in) {
     return NULL;
   }
   if (!f->ty || f->ty->kind != TY_FUNC || f->fn->ntparams) {
-    diag_error(pc->d, f->span, "Gradient: `@%s` is polymorphic; differentiate a monomorphic "
-                               "function (give its parameters types)", pc->arg);
+    diag_error(pc->d, f->span,
+               "Gradient: `@%s` is polymorphic; differentiate a monomorphic "
+               "function (give its parameters types)",
+               pc->arg);
     return NULL;
   }
   return f;
@@ -378,12 +393,12 @@ Module *pass_gradient(PassCtx *pc, Module *in) {
 void grad_report_missing(PassCtx *pc, const Expr *call) {
   const char *op = call->u.call.fn->u.op.name;
   diag_error(pc->d, call->span, "`%s` has no gradient (in %s)", op, pc->func ? pc->func : "?");
-  diag_hint(pc->d, "`rly --list-ops` shows which ops have one; Gradient differentiates through "
-                   "every float argument");
+  diag_hint(pc->d,
+            "`rly --list-ops` shows which ops have one; Gradient differentiates through "
+            "every float argument");
 }
 
 void grad_report_rule(PassCtx *pc, const GradCx *G, const Expr *call) {
-  diag_error(pc->d, call->span, "cannot differentiate `%s` (in %s): %s",
-             call->u.call.fn->u.op.name, pc->func ? pc->func : "?",
-             G->err[0] ? G->err : "its gradient rule failed");
+  diag_error(pc->d, call->span, "cannot differentiate `%s` (in %s): %s", call->u.call.fn->u.op.name,
+             pc->func ? pc->func : "?", G->err[0] ? G->err : "its gradient rule failed");
 }

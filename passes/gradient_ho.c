@@ -60,18 +60,25 @@ static Type *ad_type(Arena *a, Type *t) {
       Type *pair[2] = {t, type_ref(a, t, t->span)};
       return type_tuple(a, 2, pair, t->span);
     }
-    case TY_TUPLE: return type_tuple(a, t->u.tuple.n, ad_types(a, t->u.tuple.n, t->u.tuple.fields), t->span);
+    case TY_TUPLE:
+      return type_tuple(a, t->u.tuple.n, ad_types(a, t->u.tuple.n, t->u.tuple.fields), t->span);
     case TY_FUNC:
       return type_func(a, t->u.func.nparams, ad_types(a, t->u.func.nparams, t->u.func.params),
                        ad_type(a, t->u.func.ret), t->u.func.ntparams, t->u.func.tparams, t->span);
-    case TY_ADT: return type_adt(a, t->u.adt.name, t->u.adt.nargs, ad_types(a, t->u.adt.nargs, t->u.adt.args), t->span);
-    case TY_REF: return type_ref(a, ad_type(a, t->u.ref.inner), t->span);
-    default: return t;
+    case TY_ADT:
+      return type_adt(a, t->u.adt.name, t->u.adt.nargs, ad_types(a, t->u.adt.nargs, t->u.adt.args),
+                      t->span);
+    case TY_REF:
+      return type_ref(a, ad_type(a, t->u.ref.inner), t->span);
+    default:
+      return t;
   }
 }
 
 /* fn () -> () */
-static Type *bp_fn_type(Arena *a) { return type_func(a, 0, NULL, type_unit(a), 0, NULL, (Span){0}); }
+static Type *bp_fn_type(Arena *a) {
+  return type_func(a, 0, NULL, type_unit(a), 0, NULL, (Span){0});
+}
 
 /* ───────────────────────── building ───────────────────────── */
 
@@ -125,7 +132,8 @@ static Expr *unwrap(Ho *H, RwBlock *b, Expr *v, Type *t) {
   int n = t->u.tuple.n;
   Expr **f = ARENA_ARRAY(H->a, Expr *, n ? n : 1);
   for (int i = 0; i < n; i++)
-    f[i] = unwrap(H, b, mk_proj(H, b, v, i, ad_type(H->a, t->u.tuple.fields[i])), t->u.tuple.fields[i]);
+    f[i] = unwrap(H, b, mk_proj(H, b, v, i, ad_type(H->a, t->u.tuple.fields[i])),
+                  t->u.tuple.fields[i]);
   return bind_in(H, b, expr_tuple(H->a, n, f, v->span), t);
 }
 
@@ -196,8 +204,7 @@ static bool extend_bp(Ho *H, RwBlock *b, GradCall *gc, const OpDef *op, Expr *re
   H->cur = &body;
   H->G.span = call->span, H->G.err[0] = 0;
   if (!op->grad->backward(&H->G, gc)) return grad_report_rule(H->pc, &H->G, call), false;
-  for (int i = 0; i < gc->nx; i++)
-    add_adj(H, &body, args[i], call->u.call.args[i]->ty, gc->dx[i]);
+  for (int i = 0; i < gc->nx; i++) add_adj(H, &body, args[i], call->u.call.args[i]->ty, gc->dx[i]);
   if (H->G.err[0]) return grad_report_rule(H->pc, &H->G, call), false;
   Type *bt = bp_fn_type(H->a);
   Expr *old = mk_read(H, b, H->bp, bt);
@@ -316,8 +323,10 @@ static Pattern *ad_pattern(Ho *H, const Pattern *p) {
   if (!n) return q;
   Pattern **ns = ARENA_ARRAY(H->a, Pattern *, n);
   for (int i = 0; i < n; i++) ns[i] = ad_pattern(H, sub[i]);
-  if (p->kind == PAT_CTOR) q->u.ctor.sub = ns;
-  else q->u.tuple.sub = ns;
+  if (p->kind == PAT_CTOR)
+    q->u.ctor.sub = ns;
+  else
+    q->u.tuple.sub = ns;
   return q;
 }
 
@@ -376,7 +385,8 @@ static Expr *ho_tuple(Ho *H, Expr *e, RwBlock *b) {
 /* The transformed value of e, bindings pushed on b; NULL after an error. */
 static Expr *ho(Ho *H, Expr *e, RwBlock *b) {
   for (;;) switch (e->kind) {
-      case EX_CONST: return is_float_tensor(e->ty) ? wrap(H, b, e, e->ty) : e;
+      case EX_CONST:
+        return is_float_tensor(e->ty) ? wrap(H, b, e, e->ty) : e;
       case EX_VAR: {
         Expr *a = rw_map_get(&H->subst, e->u.var);
         if (!a) diag_error(H->pc->d, e->span, "Gradient: unbound variable (in %s)", H->pc->func);
@@ -386,32 +396,44 @@ static Expr *ho(Ho *H, Expr *e, RwBlock *b) {
         if (module_state_global(H->in, e->u.global.name)) return e;
         diag_error(H->pc->d, e->span,
                    "Gradient: a function used as a value is not differentiated; call it or "
-                   "wrap it in a closure (in %s)", H->pc->func);
+                   "wrap it in a closure (in %s)",
+                   H->pc->func);
         return NULL;
-      case EX_CTOR: return e;
-      case EX_CALL: return ho_call(H, e, b);
-      case EX_TUPLE: return ho_tuple(H, e, b);
+      case EX_CTOR:
+        return e;
+      case EX_CALL:
+        return ho_call(H, e, b);
+      case EX_TUPLE:
+        return ho_tuple(H, e, b);
       case EX_PROJ: {
         Expr *t = ho(H, e->u.proj.tuple, b);
         return t ? mk_proj(H, b, t, e->u.proj.index, ad_type(H->a, e->ty)) : NULL;
       }
       case EX_LET: {
         Var *v = ad_var(H, e->u.let.var, e->u.let.value->ty);
-        Expr *val = e->u.let.value->kind == EX_FN ? ho_fn(H, e->u.let.value) : ho(H, e->u.let.value, b);
+        Expr *val =
+            e->u.let.value->kind == EX_FN ? ho_fn(H, e->u.let.value) : ho(H, e->u.let.value, b);
         if (!val) return NULL;
         rw_block_bind(b, v, val, e->span);
         e = e->u.let.body;
         continue;
       }
-      case EX_FN: return ho_fn(H, e);
-      case EX_IF: return ho_if(H, e, b);
-      case EX_MATCH: return ho_match(H, e, b);
+      case EX_FN:
+        return ho_fn(H, e);
+      case EX_IF:
+        return ho_if(H, e, b);
+      case EX_MATCH:
+        return ho_match(H, e, b);
       case EX_REF_NEW:
-        if (e->u.ref_new.init->kind == EX_GLOBAL) return e; /* ref(@prng_state): the global's cell */
+        if (e->u.ref_new.init->kind == EX_GLOBAL)
+          return e; /* ref(@prng_state): the global's cell */
         return ho_ref(H, e, b);
       case EX_REF_READ:
-      case EX_REF_WRITE: return ho_ref(H, e, b);
-      case EX_DATAFLOW: e = e->u.dataflow.body; continue;
+      case EX_REF_WRITE:
+        return ho_ref(H, e, b);
+      case EX_DATAFLOW:
+        e = e->u.dataflow.body;
+        continue;
       default:
         diag_error(H->pc->d, e->span, "Gradient cannot differentiate a %s (in %s)",
                    expr_kind_name(e->kind), H->pc->func);
