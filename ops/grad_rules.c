@@ -280,7 +280,8 @@ static Expr *expand_back(GradCx *G, GradCall *c, Expr *d) {
   int n = t->u.tensor.ndim;
   bool red[TENSOR_MAX_RANK];
   reduced_axes(c->call, n, red);
-  if (!op_attr_bool(c->call, "keepdims") && grad_tensor_of(d)->u.tensor.ndim < n)
+  int nd = grad_tensor_of(d)->u.tensor.ndim;
+  if (!op_attr_bool(c->call, "keepdims") && nd > 0 && nd < n) /* a scalar broadcasts as is */
     for (int i = 0; i < n && d; i++)
       if (red[i]) {
         Attrs *at = grad_attrs(G, 1);
