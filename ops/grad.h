@@ -42,6 +42,7 @@ typedef struct GradCall {
   Expr *saved[GRAD_MAX_SAVED]; /* what OpGrad.forward kept for the backward step */
   Expr **dy;                   /* adjoints of the result (fields of a tuple result) */
   Expr **dx;                   /* out: adjoint contributions of the arguments */
+  unsigned constant;           /* bit i: argument i is a constant (no adjoint wanted) */
 } GradCall;
 
 typedef struct OpGrad {

@@ -19,7 +19,9 @@
 #define X1 (c->x[1])
 #define DY (c->dy[0])
 
-static bool want(const GradCall *c, int i) { return grad_differentiable(c->x[i]->ty); }
+static bool want(const GradCall *c, int i) {
+  return !(i < 32 && (c->constant >> i & 1)) && grad_differentiable(c->x[i]->ty);
+}
 static bool built(GradCx *G) { return !G->err[0]; }
 
 static Expr *mul(GradCx *G, Expr *a, Expr *b) { return grad_op2(G, "multiply", a, b); }

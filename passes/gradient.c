@@ -92,6 +92,7 @@ static Expr *fo_call(Fo *F, Expr *e, const char *name) {
     if (!(x[i] = fo_atom(F, e->u.call.args[i], NULL))) return NULL;
   const OpDef *op = ops_get(e->u.call.fn->u.op.index);
   GradCall gc = {.call = e, .nx = n, .x = x};
+  for (int i = 0; i < n && i < 32; i++) gc.constant |= (unsigned)(x[i]->kind == EX_CONST) << i;
   Expr *y;
   if (op->grad && op->grad->forward && grad_differentiable(e->ty)) {
     F->G.span = e->span, F->G.err[0] = 0;

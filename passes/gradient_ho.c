@@ -222,16 +222,22 @@ static Expr *ho_op_call(Ho *H, Expr *e, RwBlock *b) {
   int n = e->u.call.nargs;
   Expr **args = ARENA_ARRAY(H->a, Expr *, n ? n : 1), **x = ARENA_ARRAY(H->a, Expr *, n ? n : 1);
   bool any = false;
+  unsigned constant = 0;
   for (int i = 0; i < n; i++) {
-    Type *t = e->u.call.args[i]->ty;
-    if (!(args[i] = ho(H, e->u.call.args[i], b))) return NULL;
-    x[i] = unwrap(H, b, args[i], t);
-    any |= grad_differentiable(t);
+    Expr *a = e->u.call.args[i];
+    if (a->kind == EX_CONST) { /* no adjoint to keep */
+      constant |= i < 32 ? 1u << i : 0;
+      args[i] = x[i] = a;
+      continue;
+    }
+    if (!(args[i] = ho(H, a, b))) return NULL;
+    x[i] = unwrap(H, b, args[i], a->ty);
+    any |= grad_differentiable(a->ty);
   }
   const OpDef *op = ops_get(e->u.call.fn->u.op.index);
   bool diff = any && grad_differentiable(e->ty);
   if (diff && !op->grad) return grad_report_missing(H->pc, e), NULL;
-  GradCall gc = {.call = e, .nx = n, .x = x};
+  GradCall gc = {.call = e, .nx = n, .x = x, .constant = constant};
   Expr *y;
   H->cur = b, H->G.span = e->span, H->G.err[0] = 0;
   if (diff && op->grad->forward) {
