@@ -10,6 +10,7 @@
  * carry a gradient (grad_differentiable); dy[0] of a tensor result is
  * never NULL when a rule runs. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/families.h"
@@ -237,6 +238,81 @@ static bool bw_bias_add(GradCx *G, GradCall *c) {
   return built(G);
 }
 
+/* nn.conv2d, NCHW data and OIHW weight, groups 1 (TVM's conv2d_grad):
+ * dx = conv2d_transpose(dy, w) with the output padding that gives x's
+ * size back; dw = conv2d of x and dy with batch and channels swapped
+ * (strides and dilation exchanged), cut to the kernel's size. */
+static bool conv_plain(GradCx *G, GradCall *c, int64_t *pad, int64_t *st, int64_t *dil) {
+  char dl[16], kl[16];
+  snprintf(dl, sizeof dl, "%s", op_attr_str(G->a, c->call, "data_layout"));
+  snprintf(kl, sizeof kl, "%s", op_attr_str(G->a, c->call, "kernel_layout"));
+  if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || op_attr_int(c->call, "groups") != 1)
+    return grad_fail(G, "the gradient of nn.conv2d takes NCHW data, OIHW weights and groups=1");
+  const Type *tx = grad_tensor_of(X0), *tw = grad_tensor_of(X1), *ty = grad_tensor_of(c->y);
+  for (int i = 0; i < 4; i++)
+    if (tx->u.tensor.dims[i].kind != DIM_CONST || tw->u.tensor.dims[i].kind != DIM_CONST ||
+        ty->u.tensor.dims[i].kind != DIM_CONST)
+      return grad_fail(G, "the gradient of nn.conv2d needs static shapes");
+  int np = op_attr_ints(c->call, "padding", pad, 4);
+  if (np == 1) pad[1] = pad[2] = pad[3] = pad[0];
+  if (np == 2) pad[2] = pad[0], pad[3] = pad[1];
+  if (op_attr_ints(c->call, "strides", st, 2) == 1) st[1] = st[0];
+  if (op_attr_ints(c->call, "dilation", dil, 2) == 1) dil[1] = dil[0];
+  return true;
+}
+
+static Expr *conv_dx(GradCx *G, GradCall *c, const int64_t *pad, const int64_t *st,
+                     const int64_t *dil) {
+  const Dim *x = grad_tensor_of(X0)->u.tensor.dims, *w = grad_tensor_of(X1)->u.tensor.dims;
+  const Dim *y = grad_tensor_of(c->y)->u.tensor.dims;
+  int64_t outpad[2];
+  for (int i = 0; i < 2; i++)
+    outpad[i] = x[2 + i].value - ((y[2 + i].value - 1) * st[i] - pad[i] - pad[2 + i] +
+                                  dil[i] * (w[2 + i].value - 1) + 1);
+  Attrs *at = grad_attrs(G, 7);
+  grad_attr_ints(G, at, 0, "strides", 2, st);
+  grad_attr_ints(G, at, 1, "padding", 4, pad);
+  grad_attr_ints(G, at, 2, "dilation", 2, dil);
+  grad_attr_ints(G, at, 3, "output_padding", 2, outpad);
+  grad_attr_int(G, at, 4, "channels", x[1].value);
+  grad_attr_ints(G, at, 5, "kernel_size", 2, (int64_t[]){w[2].value, w[3].value});
+  grad_attr_str(G, at, 6, "kernel_layout", "IOHW");
+  Expr *args[2] = {DY, X1};
+  return grad_op(G, "nn.conv2d_transpose", 2, args, at);
+}
+
+static Expr *swap01(GradCx *G, Expr *e) {
+  Attrs *at = grad_attrs(G, 1);
+  grad_attr_ints(G, at, 0, "axes", 4, (int64_t[]){1, 0, 2, 3});
+  return grad_op1(G, "transpose", e, at);
+}
+
+static Expr *conv_dw(GradCx *G, GradCall *c, const int64_t *pad, const int64_t *st,
+                     const int64_t *dil) {
+  const Dim *w = grad_tensor_of(X1)->u.tensor.dims;
+  Attrs *at = grad_attrs(G, 3);
+  grad_attr_ints(G, at, 0, "strides", 2, dil);
+  grad_attr_ints(G, at, 1, "padding", 4, pad);
+  grad_attr_ints(G, at, 2, "dilation", 2, st);
+  Expr *args[2] = {swap01(G, X0), swap01(G, DY)};
+  Expr *k = swap01(G, grad_op(G, "nn.conv2d", 2, args, at));
+  const Type *tk = grad_tensor_of(k);
+  if (!tk || (tk->u.tensor.dims[2].value == w[2].value && tk->u.tensor.dims[3].value == w[3].value))
+    return k;
+  Attrs *sl = grad_attrs(G, 2);
+  grad_attr_ints(G, sl, 0, "begin", 4, (int64_t[]){0, 0, 0, 0});
+  grad_attr_ints(G, sl, 1, "end", 4, (int64_t[]){w[0].value, w[1].value, w[2].value, w[3].value});
+  return grad_op1(G, "strided_slice", k, sl);
+}
+
+static bool bw_conv2d(GradCx *G, GradCall *c) {
+  int64_t pad[4] = {0}, st[2] = {1, 1}, dil[2] = {1, 1};
+  if (!conv_plain(G, c, pad, st, dil)) return false;
+  if (want(c, 0)) c->dx[0] = conv_dx(G, c, pad, st, dil);
+  if (want(c, 1)) c->dx[1] = conv_dw(G, c, pad, st, dil);
+  return built(G);
+}
+
 /* ───────────────────────── softmax ───────────────────────── */
 
 static Expr *sum_keep(GradCx *G, Expr *x, int64_t axis) {
@@ -329,6 +405,20 @@ static bool bw_extreme(GradCx *G, GradCall *c) {
   if (!want(c, 0)) return built(G);
   Expr *hit = grad_op2(G, "equal", X0, expand_back(G, c, c->y));
   c->dx[0] = masked(G, hit, expand_back(G, c, DY));
+  return built(G);
+}
+
+/* The global pools: y has size 1 along the pooled axes, so dy broadcasts
+ * back to x's shape in any layout. */
+static bool bw_global_avg_pool2d(GradCx *G, GradCall *c) {
+  if (want(c, 0)) c->dx[0] = grad_op2(G, "broadcast_to_like", divide(G, DY, count(G, c)), X0);
+  return built(G);
+}
+
+static bool bw_global_max_pool2d(GradCx *G, GradCall *c) {
+  if (!want(c, 0)) return built(G);
+  Expr *hit = grad_op2(G, "equal", X0, grad_op2(G, "broadcast_to_like", c->y, X0));
+  c->dx[0] = masked(G, hit, grad_op2(G, "broadcast_to_like", DY, X0));
   return built(G);
 }
 
