@@ -32,12 +32,12 @@ const Type *grad_tensor_of(const Expr *e) {
 /* The call's type from its op's relation (the arguments are typed). */
 static Type *infer(GradCx *G, const OpDef *def, Expr *call) {
   int n = call->u.call.nargs;
-  Type *tys[8];
-  const Tensor *vals[8];
-  if (n > 8) return NULL;
+  Type *tys[16];
+  const Tensor *vals[16];
+  if (n > 16) return grad_fail(G, "%s: too many arguments for a gradient rule", def->name), NULL;
   for (int i = 0; i < n; i++) {
     Expr *x = call->u.call.args[i];
-    if (!x->ty) return NULL;
+    if (!x->ty) return grad_fail(G, "%s: an argument without a type", def->name), NULL;
     tys[i] = x->ty;
     vals[i] = x->kind == EX_CONST ? x->u.konst.value : NULL;
   }
