@@ -75,6 +75,60 @@ static Type *ad_type(Arena *a, Type *t) {
   }
 }
 
+/* Whether a value of type t holds a float tensor anywhere (fields, ADT
+ * arguments, references, functions). */
+static bool has_float(const Type *t) {
+  if (!t) return false;
+  switch (t->kind) {
+    case TY_TENSOR:
+      return dtype_is_float(t->u.tensor.dtype);
+    case TY_TUPLE:
+      for (int i = 0; i < t->u.tuple.n; i++)
+        if (has_float(t->u.tuple.fields[i])) return true;
+      return false;
+    case TY_ADT:
+      for (int i = 0; i < t->u.adt.nargs; i++)
+        if (has_float(t->u.adt.args[i])) return true;
+      return false;
+    case TY_REF:
+      return has_float(t->u.ref.inner);
+    case TY_FUNC:
+      for (int i = 0; i < t->u.func.nparams; i++)
+        if (has_float(t->u.func.params[i])) return true;
+      return has_float(t->u.func.ret);
+    default:
+      return false;
+  }
+}
+
+/* Whether @f_grad can take or give a value of type t: tensors and tuples of
+ * them are paired (and unpaired) at the boundary; other types must hold no
+ * float tensor (a closure or a list of tensors from the caller would hold
+ * plain values where the transformed body expects pairs). */
+static bool boundary_ok(const Type *t) {
+  if (t->kind == TY_TENSOR) return true;
+  if (t->kind != TY_TUPLE) return !has_float(t);
+  for (int i = 0; i < t->u.tuple.n; i++)
+    if (!boundary_ok(t->u.tuple.fields[i])) return false;
+  return true;
+}
+
+/* A constructor whose declared fields hold float tensors of a fixed type
+ * (not a type parameter) cannot carry the pairs; false after an error. */
+static bool ctor_ok(Ho *H, const AdtDef *adt, int index, Span sp) {
+  const CtorDef *c = &adt->ctors[index];
+  for (int i = 0; i < c->nfields; i++)
+    if (has_float(c->fields[i])) {
+      diag_error(H->pc->d, sp,
+                 "Gradient: constructor `%s` has a float tensor field; the higher-order form "
+                 "differentiates through ADTs whose fields are type parameters (List[A]) "
+                 "(in %s)",
+                 c->name, H->pc->func);
+      return false;
+    }
+  return true;
+}
+
 /* fn () -> () */
 static Type *bp_fn_type(Arena *a) {
   return type_func(a, 0, NULL, type_unit(a), 0, NULL, (Span){0});
@@ -284,6 +338,7 @@ static Expr *ho_call(Ho *H, Expr *e, RwBlock *b) {
   }
   const FuncDef *g = fn->kind == EX_GLOBAL ? module_func(H->in, fn->u.global.name) : NULL;
   if (fn->kind == EX_GLOBAL && !g) goto unsupported;
+  if (fn->kind == EX_CTOR && !ctor_ok(H, fn->u.ctor.adt, fn->u.ctor.index, e->span)) return NULL;
   int n = e->u.call.nargs, extra = g ? 1 : 0;
   Expr **args = ARENA_ARRAY(H->a, Expr *, n + extra);
   Expr *callee = fn->kind == EX_CTOR ? fn : NULL;
@@ -321,6 +376,7 @@ static Var *ad_var(Ho *H, Var *v, Type *t) {
 }
 
 static Pattern *ad_pattern(Ho *H, const Pattern *p) {
+  if (p->kind == PAT_CTOR && !ctor_ok(H, p->u.ctor.adt, p->u.ctor.index, p->span)) return NULL;
   Pattern *q = ARENA_NEW(H->a, Pattern);
   *q = *p;
   if (p->kind == PAT_VAR) q->u.var = ad_var(H, p->u.var, NULL);
@@ -328,7 +384,8 @@ static Pattern *ad_pattern(Ho *H, const Pattern *p) {
   Pattern *const *sub = p->kind == PAT_CTOR ? p->u.ctor.sub : p->u.tuple.sub;
   if (!n) return q;
   Pattern **ns = ARENA_ARRAY(H->a, Pattern *, n);
-  for (int i = 0; i < n; i++) ns[i] = ad_pattern(H, sub[i]);
+  for (int i = 0; i < n; i++)
+    if (!(ns[i] = ad_pattern(H, sub[i]))) return NULL;
   if (p->kind == PAT_CTOR)
     q->u.ctor.sub = ns;
   else
@@ -359,7 +416,7 @@ static Expr *ho_match(Ho *H, Expr *e, RwBlock *b) {
   m->u.match.scrut = s;
   m->u.match.clauses = ARENA_ARRAY(H->a, MatchClause, e->u.match.n ? e->u.match.n : 1);
   for (int i = 0; i < e->u.match.n; i++) {
-    m->u.match.clauses[i].pat = ad_pattern(H, e->u.match.clauses[i].pat);
+    if (!(m->u.match.clauses[i].pat = ad_pattern(H, e->u.match.clauses[i].pat))) return NULL;
     if (!(m->u.match.clauses[i].body = ho_block(H, e->u.match.clauses[i].body))) return NULL;
   }
   return bind_in(H, b, m, ad_type(H->a, e->ty));
@@ -388,6 +445,18 @@ static Expr *ho_tuple(Ho *H, Expr *e, RwBlock *b) {
   return bind_in(H, b, expr_tuple(H->a, n, f, e->span), ad_type(H->a, e->ty));
 }
 
+/* A state global read as is (a key); one holding float tensors would need
+ * its adjoint kept across calls: EffectToState makes it a parameter. */
+static Expr *state_global(Ho *H, Expr *e) {
+  const StateGlobal *g = module_state_global(H->in, e->u.global.name);
+  if (!has_float(g->type)) return e;
+  diag_error(H->pc->d, e->span,
+             "Gradient: the state global @%s holds float tensors; run EffectToState first so "
+             "that it is a parameter and a result (in %s)",
+             g->name, H->pc->func);
+  return NULL;
+}
+
 /* The transformed value of e, bindings pushed on b; NULL after an error. */
 static Expr *ho(Ho *H, Expr *e, RwBlock *b) {
   for (;;) switch (e->kind) {
@@ -399,7 +468,7 @@ static Expr *ho(Ho *H, Expr *e, RwBlock *b) {
         return a;
       }
       case EX_GLOBAL:
-        if (module_state_global(H->in, e->u.global.name)) return e;
+        if (module_state_global(H->in, e->u.global.name)) return state_global(H, e);
         diag_error(H->pc->d, e->span,
                    "Gradient: a function used as a value is not differentiated; call it or "
                    "wrap it in a closure (in %s)",
@@ -430,9 +499,9 @@ static Expr *ho(Ho *H, Expr *e, RwBlock *b) {
         return ho_if(H, e, b);
       case EX_MATCH:
         return ho_match(H, e, b);
-      case EX_REF_NEW:
+      case EX_REF_NEW: /* ref(@prng_state): the global's cell */
         if (e->u.ref_new.init->kind == EX_GLOBAL)
-          return e; /* ref(@prng_state): the global's cell */
+          return state_global(H, e->u.ref_new.init) ? e : NULL;
         return ho_ref(H, e, b);
       case EX_REF_READ:
       case EX_REF_WRITE:
@@ -512,9 +581,37 @@ static Expr *param_grad(Ho *H, RwBlock *b, Expr *p, Expr *pv, Type *t) {
   return bind_in(H, b, expr_tuple(H->a, n, f, p->span), NULL);
 }
 
+static const char *kind_words(const Type *t) {
+  return t->kind == TY_FUNC  ? "function"
+         : t->kind == TY_ADT ? "ADT"
+         : t->kind == TY_REF ? "reference"
+                             : "value";
+}
+
+/* @f's parameters and result must cross the boundary; false after an error. */
+static bool boundary(Ho *H, const FuncDef *f) {
+  const Type *ft = f->ty;
+  for (int i = 0; i < ft->u.func.nparams; i++)
+    if (!boundary_ok(ft->u.func.params[i])) {
+      Var *v = f->fn->params[i];
+      diag_error(H->pc->d, v->span,
+                 "Gradient: parameter %%%s of @%s holds float tensors inside a %s; give @%s "
+                 "tensors or tuples of them (a function, ADT or reference parameter cannot be "
+                 "differentiated)",
+                 v->name ? v->name : "", f->name, kind_words(ft->u.func.params[i]), f->name);
+      return false;
+    }
+  if (boundary_ok(ft->u.func.ret)) return true;
+  diag_error(H->pc->d, f->span,
+             "Gradient: @%s returns float tensors inside a %s; return tensors or tuples of them",
+             f->name, kind_words(ft->u.func.ret));
+  return false;
+}
+
 static Function *grad_fn(Ho *H, const FuncDef *f) {
   const Function *fn = f->fn;
   int n = fn->nparams;
+  if (!boundary(H, f)) return NULL;
   RwBlock b = {0};
   Var **params = ARENA_ARRAY(H->a, Var *, n ? n : 1);
   Expr **pv = ARENA_ARRAY(H->a, Expr *, n ? n : 1), **pa = ARENA_ARRAY(H->a, Expr *, n ? n : 1);
