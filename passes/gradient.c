@@ -48,6 +48,7 @@ typedef struct Fo {
   RwBlock block; /* the output's bindings, forward then backward */
   RwMap subst;   /* input Var* → atom */
   RwMap adj;     /* output Var* → Adj* */
+  RwMap tuples;  /* output Var* → the tuple of atoms it is bound to (projections read through) */
   Bind *binds;
   size_t nbinds, capbinds;
   GradCx G;
@@ -117,12 +118,15 @@ static Expr *fo_tuple(Fo *F, Expr *e, const char *name) {
   t->ty = e->ty;
   Expr *v = fo_bind_named(F, t, name);
   push_bind(F, B_TUPLE, v, t);
+  rw_map_put(&F->tuples, v->u.var, t);
   return v;
 }
 
 static Expr *fo_proj(Fo *F, Expr *e, const char *name) {
   Expr *t = fo_atom(F, e->u.proj.tuple, NULL);
   if (!t) return NULL;
+  Expr *known = t->kind == EX_VAR ? rw_map_get(&F->tuples, t->u.var) : NULL;
+  if (known) return known->u.tuple.fields[e->u.proj.index]; /* (a, b).0 is a */
   Expr *p = expr_proj(F->a, t, e->u.proj.index, e->span);
   p->ty = e->ty;
   Expr *v = fo_bind_named(F, p, name);
@@ -380,6 +384,7 @@ Module *pass_gradient(PassCtx *pc, Module *in) {
   bool higher = !g && F.unsupported && pc->d->nerrors == 0;
   rw_map_free(&F.subst);
   rw_map_free(&F.adj);
+  rw_map_free(&F.tuples);
   rw_block_free(&F.block);
   if (higher) return gradient_higher_order(pc, in, out, f, name) ? out : (module_free(out), NULL);
   if (!g) return module_free(out), NULL;

@@ -148,7 +148,8 @@ def check_program(rly, src, rng, tmp):
 
 DROPOUT = """
 def @f(%x: Tensor[(256), float32], %k: RandState) {
-  nn.dropout_train(%x, %k, rate=0.3f)
+  let %p = nn.dropout_train(%x, %k, rate=0.3f);
+  (add(%p.0, 0f), %p.1)
 }
 :pass Gradient @f
 :pass CheckKeyLinearity
