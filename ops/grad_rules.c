@@ -3,7 +3,7 @@
  * the adjoint program fuses and compiles: the elementwise arithmetic and
  * math functions (broadcasting undone by collapse_sum_like), products,
  * bias_add, activations, softmax and log_softmax, reductions, shape ops,
- * take along axis 0, concatenate and split, the losses, and dropout with
+ * take along any axis, concatenate and split, the losses, and dropout with
  * a key (its mask drawn once, in the forward step).
  *
  * Invariant: a rule builds a contribution only for the arguments that
@@ -441,29 +441,68 @@ static bool bw_transpose(GradCx *G, GradCall *c) {
   return built(G);
 }
 
-/* take(x, idx, axis=0): dx = one_hot(idx)^T dy, rows of x gathered back. */
-static bool bw_take(GradCx *G, GradCall *c) {
-  if (!want(c, 0)) return built(G);
-  const Type *tx = grad_tensor_of(X0);
-  if (op_attr_is_none(c->call, "axis") || norm_axis(X0, op_attr_int(c->call, "axis")) != 0)
-    return grad_fail(G, "the gradient of take is defined along axis 0 only");
-  int64_t rows = tx->u.tensor.dims[0].value, rest = 1;
-  bool known = tx->u.tensor.dims[0].kind == DIM_CONST;
-  for (int i = 1; i < tx->u.tensor.ndim; i++) {
-    known &= tx->u.tensor.dims[i].kind == DIM_CONST;
-    rest *= tx->u.tensor.dims[i].value;
+/* Static dims of t (false when one is not a constant). */
+static bool static_dims(const Type *t, int64_t *d) {
+  for (int i = 0; i < t->u.tensor.ndim; i++) {
+    if (t->u.tensor.dims[i].kind != DIM_CONST) return false;
+    d[i] = t->u.tensor.dims[i].value;
   }
-  if (!known) return grad_fail(G, "the gradient of take needs the data's shape to be static");
+  return true;
+}
+
+static Expr *transpose_to(GradCx *G, Expr *e, int n, const int64_t *axes) {
+  Attrs *at = grad_attrs(G, 1);
+  grad_attr_ints(G, at, 0, "axes", n, axes);
+  return grad_op1(G, "transpose", e, at);
+}
+
+static Expr *reshape_to(GradCx *G, Expr *e, int n, const int64_t *dims) {
+  Attrs *at = grad_attrs(G, 1);
+  grad_attr_ints(G, at, 0, "newshape", n, dims);
+  return grad_op1(G, "reshape", e, at);
+}
+
+/* The rows of x (its axis `a` moved first) that take gathered, summed back:
+ * one_hot(idx)^T d, d being dy with the index dims first and flattened. */
+static Expr *take_rows(GradCx *G, GradCall *c, Expr *d, int64_t rows, int64_t rest) {
   Attrs *oh = grad_attrs(G, 2);
   grad_attr_int(G, oh, 0, "depth", rows);
-  grad_attr_str(G, oh, 1, "dtype", dtype_name(tx->u.tensor.dtype));
+  grad_attr_str(G, oh, 1, "dtype", dtype_name(grad_tensor_of(X0)->u.tensor.dtype));
   Expr *args[3] = {X1, k(G, X0, 1), k(G, X0, 0)};
-  Expr *hot = grad_op(G, "one_hot", 3, args, oh);
-  Attrs *r1 = grad_attrs(G, 1), *r2 = grad_attrs(G, 1);
-  grad_attr_ints(G, r1, 0, "newshape", 2, (int64_t[]){-1, rows});
-  grad_attr_ints(G, r2, 0, "newshape", 2, (int64_t[]){-1, rest});
-  Expr *m = matmul(G, grad_op1(G, "reshape", hot, r1), grad_op1(G, "reshape", DY, r2), true, false);
-  c->dx[0] = grad_op2(G, "reshape_like", m, X0);
+  Expr *hot = reshape_to(G, grad_op(G, "one_hot", 3, args, oh), 2, (int64_t[]){-1, rows});
+  return matmul(G, hot, reshape_to(G, d, 2, (int64_t[]){-1, rest}), true, false);
+}
+
+/* take(x, idx, axis=a): x's axis a moved first, dy's index dims moved
+ * first, the rows summed by a product with one_hot(idx), and moved back;
+ * axis=None takes from x flattened.  Indices out of range (mode "clip" or
+ * "wrap") get no gradient. */
+static bool bw_take(GradCx *G, GradCall *c) {
+  if (!want(c, 0)) return built(G);
+  const Type *tx = grad_tensor_of(X0), *ti = grad_tensor_of(X1);
+  int n = tx->u.tensor.ndim, ni = ti->u.tensor.ndim, ny = n - 1 + ni;
+  int64_t xd[TENSOR_MAX_RANK], rows = 1, rest = 1;
+  if (!static_dims(tx, xd)) return grad_fail(G, "the gradient of take needs x's shape static");
+  if (op_attr_int(c->call, "batch_dims") != 0)
+    return grad_fail(G, "the gradient of take is defined for batch_dims=0");
+  if (op_attr_is_none(c->call, "axis")) {
+    for (int i = 0; i < n; i++) rows *= xd[i];
+    c->dx[0] = grad_op2(G, "reshape_like", take_rows(G, c, DY, rows, 1), X0);
+    return built(G);
+  }
+  int a = norm_axis(X0, op_attr_int(c->call, "axis"));
+  int64_t perm[TENSOR_MAX_RANK], back[TENSOR_MAX_RANK], shape[TENSOR_MAX_RANK];
+  int m = 0;
+  for (int i = 0; i < ni; i++) perm[m++] = a + i;
+  for (int i = 0; i < ny; i++)
+    if (i < a || i >= a + ni) perm[m++] = i;
+  shape[0] = rows = xd[a];
+  for (int i = 0, s = 1; i < n; i++)
+    if (i != a) rest *= shape[s++] = xd[i];
+  for (int j = 0; j < n; j++) back[j] = j < a ? j + 1 : j == a ? 0 : j;
+  Expr *d = a == 0 ? DY : transpose_to(G, DY, ny, perm);
+  Expr *r = reshape_to(G, take_rows(G, c, d, rows, rest), n, shape);
+  c->dx[0] = a == 0 ? r : transpose_to(G, r, n, back);
   return built(G);
 }
 
