@@ -41,7 +41,7 @@ struct OpGrad;
   X(sinh) X(cosh) X(asin) X(acos) X(atan) X(erf) X(negative) X(zero) X(cast) X(relu) \
   X(leaky_relu) X(clip) X(dense) X(matmul) X(bias_add) X(conv2d) X(softmax) X(log_softmax) \
   X(sum) X(mean) X(reshape) X(transpose) X(take) X(concatenate) X(split) X(cross_entropy) \
-  X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d)
+  X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) X(layer_norm)
 /* clang-format on */
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)

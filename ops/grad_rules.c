@@ -2,7 +2,8 @@
  * ops/grad.h), after TVM's relay/op/_tensor_grad.py, written in rly ops so
  * the adjoint program fuses and compiles: the elementwise arithmetic and
  * math functions (broadcasting undone by collapse_sum_like), products,
- * bias_add, activations, softmax and log_softmax, reductions, shape ops,
+ * bias_add, convolutions, layer_norm, activations, softmax and log_softmax,
+ * reductions, the global pools, shape ops,
  * take along any axis, concatenate and split, the losses, and dropout with
  * a key (its mask drawn once, in the forward step).
  *
@@ -336,6 +337,48 @@ static bool bw_log_softmax(GradCx *G, GradCall *c) {
   int64_t axis = op_attr_int(c->call, "axis");
   Expr *p = grad_op1(G, "exp", c->y, NULL);
   c->dx[0] = sub(G, DY, mul(G, p, sum_keep(G, DY, axis)));
+  return built(G);
+}
+
+/* nn.layer_norm(x, gamma, beta, axis, epsilon, center, scale):
+ * xhat = (x - mean) * rstd, y = xhat * gamma + beta along `axis`;
+ * dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma. */
+static Expr *reduce_keep(GradCx *G, const char *op, Expr *x, int64_t axis) {
+  Attrs *at = grad_attrs(G, 2);
+  grad_attr_ints(G, at, 0, "axis", 1, &axis);
+  grad_attr_bool(G, at, 1, "keepdims", true);
+  return grad_op1(G, op, x, at);
+}
+
+static Expr *sum_but(GradCx *G, Expr *x, int64_t axis) {
+  Attrs *at = grad_attrs(G, 2);
+  grad_attr_ints(G, at, 0, "axis", 1, &axis);
+  grad_attr_bool(G, at, 1, "exclude", true);
+  return grad_op1(G, "sum", x, at);
+}
+
+/* A per-channel vector v broadcast along axis a of a rank-n tensor. */
+static Expr *along(GradCx *G, Expr *v, int a, int n) {
+  if (a == n - 1) return v;
+  Attrs *at = grad_attrs(G, 2);
+  grad_attr_int(G, at, 0, "axis", 1);
+  grad_attr_int(G, at, 1, "num_newaxis", n - 1 - a);
+  return grad_op1(G, "expand_dims", v, at);
+}
+
+static bool bw_layer_norm(GradCx *G, GradCall *c) {
+  int n = grad_tensor_of(X0)->u.tensor.ndim, a = norm_axis(X0, op_attr_int(c->call, "axis"));
+  bool scale = op_attr_bool(c->call, "scale"), center = op_attr_bool(c->call, "center");
+  Expr *mu = reduce_keep(G, "mean", X0, a), *var = reduce_keep(G, "variance", X0, a);
+  Expr *rstd = grad_op1(G, "rsqrt", add(G, var, k(G, X0, op_attr_float(c->call, "epsilon"))), NULL);
+  Expr *xhat = mul(G, sub(G, X0, mu), rstd);
+  Expr *g = scale ? mul(G, DY, along(G, X1, a, n)) : DY;
+  if (want(c, 0)) {
+    Expr *t = mul(G, xhat, reduce_keep(G, "mean", mul(G, g, xhat), a));
+    c->dx[0] = mul(G, rstd, sub(G, sub(G, g, reduce_keep(G, "mean", g, a)), t));
+  }
+  if (scale && want(c, 1)) c->dx[1] = sum_but(G, mul(G, DY, xhat), a);
+  if (center && want(c, 2)) c->dx[2] = sum_but(G, DY, a);
   return built(G);
 }
 

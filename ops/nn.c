@@ -538,7 +538,7 @@ const OpDef ops_family_nn[] = {
      .grad = &grad_dropout_train},
     {"nn.layer_norm", 3, 3, OPAT_OUT_EWISE_FUSABLE, layer_norm_attrs, rel_layer_norm,
      "nn.layer_norm(x, gamma, beta, axis=-1): normalize along an axis", false,
-     .compute = compute_layer_norm},
+     .compute = compute_layer_norm, .grad = &grad_layer_norm},
     {"nn.batch_norm", 5, 5, OPAT_OUT_EWISE_FUSABLE, batch_norm_attrs, rel_batch_norm,
      "nn.batch_norm(x, gamma, beta, mean, var, axis=1): inference form, (y, mean, var)", false,
      .compute = NULL},
