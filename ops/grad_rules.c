@@ -3,13 +3,13 @@
  * the adjoint program fuses and compiles: the elementwise arithmetic and
  * math functions (broadcasting undone by collapse_sum_like), products,
  * bias_add, convolutions, layer_norm, activations, softmax and log_softmax,
- * reductions, the global pools, shape ops,
- * take along any axis, concatenate and split, the losses, and dropout with
- * a key (its mask drawn once, in the forward step).
+ * reductions, the global pools, shape ops, take along any axis, concatenate
+ * and split, the losses, and dropout with a key (its mask drawn once, in the
+ * forward step).
  *
  * Invariant: a rule builds a contribution only for the arguments that
- * carry a gradient (grad_differentiable); dy[0] of a tensor result is
- * never NULL when a rule runs. */
+ * carry a gradient and are not constants (want); dy[0] of a tensor result
+ * is never NULL when a rule runs. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
