@@ -49,6 +49,10 @@ static Type *infer(GradCx *G, const OpDef *def, Expr *call) {
   return t;
 }
 
+Type *grad_type_call(GradCx *G, Expr *call) {
+  return infer(G, ops_get(call->u.call.fn->u.op.index), call);
+}
+
 Expr *grad_op(GradCx *G, const char *op, int n, Expr **args, Attrs *attrs) {
   int k = ops_lookup(op);
   RLY_ASSERT(k >= 0); /* rules name registered ops */

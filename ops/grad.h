@@ -65,6 +65,9 @@ bool grad_differentiable(const Type *t);
 Expr *grad_op(GradCx *G, const char *op, int n, Expr **args, Attrs *attrs);
 Expr *grad_op1(GradCx *G, const char *op, Expr *x, Attrs *attrs);
 Expr *grad_op2(GradCx *G, const char *op, Expr *x, Expr *y);
+/* The type of an op call on typed arguments, by the op's relation; NULL
+ * after grad_fail. */
+Type *grad_type_call(GradCx *G, Expr *call);
 /* A scalar constant of dtype dt (not bound: constants are atoms). */
 Expr *grad_scalar(GradCx *G, DType dt, double v);
 /* x's dtype, as a scalar constant v. */

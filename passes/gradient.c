@@ -3,12 +3,13 @@
  * same parameters that returns (value, (d_param1, d_param2, ...)).  @f stays.
  *
  * A first-order @f (op calls, tuples, projections, lets, constants: a
- * dataflow graph) gets TVM's first-order form, without references: the
- * forward computation as a let chain of atoms, then the adjoints, each op's
- * from its registry row's gradient rule (ops/grad.h), accumulated with
- * `add` in reverse order — a pure program that fuses and compiles like
- * the forward one.  Anything else (if, match, closures, calls of other
- * functions, references) goes to the higher-order form (gradient_ho.c).
+ * dataflow graph; calls of monomorphic functions are inlined) gets TVM's
+ * first-order form, without references: the forward computation as a let
+ * chain of atoms, then the adjoints, each op's from its registry row's
+ * gradient rule (ops/grad.h), accumulated with `add` in reverse order — a
+ * pure program that fuses and compiles like the forward one.  Anything
+ * else (if, match, closures, recursive calls, references) goes to the
+ * higher-order form (gradient_ho.c).
  *
  * The seed is ones_like of each float tensor in the value.  A parameter
  * gets the sum of its adjoints, zeros_like when nothing reached it (and for
@@ -53,6 +54,7 @@ typedef struct Fo {
   size_t nbinds, capbinds;
   GradCx G;
   const Expr *unsupported; /* the first node the first-order form does not take */
+  PtrVec inlining;         /* the FuncDefs being inlined (a call of one of them is recursion) */
 } Fo;
 
 static Expr *typed_var(Arena *a, Var *v, Type *t) {
@@ -86,6 +88,16 @@ static Bind *push_bind(Fo *F, BindKind k, Expr *var, Expr *value) {
 
 static Expr *fo_atom(Fo *F, Expr *e, const char *name);
 
+/* The forward call's type from its atoms (an inlined callee's size
+ * variables become the caller's dims); the input's type when the relation
+ * cannot tell (a run-time-only shape). */
+static Type *retype(Fo *F, Expr *c, Type *input) {
+  F->G.err[0] = 0;
+  Type *t = grad_type_call(&F->G, c);
+  F->G.err[0] = 0;
+  return t ? t : input;
+}
+
 static Expr *fo_call(Fo *F, Expr *e, const char *name) {
   int n = e->u.call.nargs;
   Expr **x = ARENA_ARRAY(F->a, Expr *, n ? n : 1);
@@ -100,7 +112,7 @@ static Expr *fo_call(Fo *F, Expr *e, const char *name) {
     if (!(y = op->grad->forward(&F->G, &gc))) return grad_report_rule(F->pc, &F->G, e), NULL;
   } else {
     Expr *c = expr_call(F->a, e->u.call.fn, n, x, e->u.call.attrs, e->span);
-    c->ty = e->ty;
+    c->ty = retype(F, c, e->ty);
     y = fo_bind_named(F, c, name);
   }
   Bind *b = push_bind(F, B_CALL, y, NULL);
@@ -115,7 +127,9 @@ static Expr *fo_tuple(Fo *F, Expr *e, const char *name) {
   for (int i = 0; i < n; i++)
     if (!(f[i] = fo_atom(F, e->u.tuple.fields[i], NULL))) return NULL;
   Expr *t = expr_tuple(F->a, n, f, e->span);
-  t->ty = e->ty;
+  Type **tys = ARENA_ARRAY(F->a, Type *, n ? n : 1);
+  for (int i = 0; i < n; i++) tys[i] = f[i]->ty ? f[i]->ty : e->ty->u.tuple.fields[i];
+  t->ty = type_tuple(F->a, n, tys, e->span);
   Expr *v = fo_bind_named(F, t, name);
   push_bind(F, B_TUPLE, v, t);
   rw_map_put(&F->tuples, v->u.var, t);
@@ -128,10 +142,30 @@ static Expr *fo_proj(Fo *F, Expr *e, const char *name) {
   Expr *known = t->kind == EX_VAR ? rw_map_get(&F->tuples, t->u.var) : NULL;
   if (known) return known->u.tuple.fields[e->u.proj.index]; /* (a, b).0 is a */
   Expr *p = expr_proj(F->a, t, e->u.proj.index, e->span);
-  p->ty = e->ty;
+  p->ty = t->ty && t->ty->kind == TY_TUPLE ? t->ty->u.tuple.fields[e->u.proj.index] : e->ty;
   Expr *v = fo_bind_named(F, p, name);
   push_bind(F, B_PROJ, v, p);
   return v;
+}
+
+/* A call of a monomorphic global function, not recursive: its body inlined
+ * on the argument atoms (its nodes retyped from them), so a model split
+ * into functions stays first-order (and fuses).  Anything else goes to the higher-order
+ * form. */
+static Expr *fo_inline(Fo *F, Expr *e, const char *name) {
+  const FuncDef *g = module_func(F->pc->in, e->u.call.fn->u.global.name);
+  bool ok =
+      g && g->ty && !g->fn->ntparams && F->inlining.len < 64 && g->fn->nparams == e->u.call.nargs;
+  for (size_t i = 0; ok && i < F->inlining.len; i++) ok = F->inlining.items[i] != g;
+  if (!ok) return F->unsupported = e, NULL;
+  Expr **x = ARENA_ARRAY(&F->pc->scratch, Expr *, e->u.call.nargs ? e->u.call.nargs : 1);
+  for (int i = 0; i < e->u.call.nargs; i++)
+    if (!(x[i] = fo_atom(F, e->u.call.args[i], NULL))) return NULL;
+  for (int i = 0; i < e->u.call.nargs; i++) rw_map_put(&F->subst, g->fn->params[i], x[i]);
+  vec_push(&F->inlining, (void *)g);
+  Expr *r = fo_atom(F, g->fn->body, name);
+  vec_pop(&F->inlining);
+  return r;
 }
 
 /* The forward value of e as an atom; NULL when e is not first-order
@@ -146,6 +180,7 @@ static Expr *fo_atom(Fo *F, Expr *e, const char *name) {
         return a;
       }
       case EX_CALL:
+        if (e->u.call.fn->kind == EX_GLOBAL) return fo_inline(F, e, name);
         if (e->u.call.fn->kind != EX_OP || ops_has_flag(e->u.call.fn->u.op.index, OP_CALL_TIR))
           return F->unsupported = e, NULL;
         return fo_call(F, e, name);
@@ -385,6 +420,7 @@ Module *pass_gradient(PassCtx *pc, Module *in) {
   rw_map_free(&F.subst);
   rw_map_free(&F.adj);
   rw_map_free(&F.tuples);
+  vec_free(&F.inlining);
   rw_block_free(&F.block);
   if (higher) return gradient_higher_order(pc, in, out, f, name) ? out : (module_free(out), NULL);
   if (!g) return module_free(out), NULL;
