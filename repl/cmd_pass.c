@@ -191,7 +191,12 @@ static void report_outside(const PassResult *r, const char *only) {
 static void keep_result(Session *s, PassResult *r, const char *names, const char *only, int n) {
   if (strcmp(r->diff, "no change\n") != 0 || !r->outside) fputs(r->diff, stdout);
   report_outside(r, only);
-  if (!r->changed || r->module == session_module(s)) return;
+  if (r->module == session_module(s)) return;
+  if (!r->changed) { /* an unchanged copy (CheckKeyLinearity's) is not kept */
+    module_free(r->module);
+    r->module = NULL;
+    return;
+  }
   session_keep_module(s, r->module);
   printf("%s%s%s: %d rewrite%s; kept (undo with :undo)\n", names, only ? " @" : "",
          only ? only : "", n, n == 1 ? "" : "s");
