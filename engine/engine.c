@@ -11,8 +11,11 @@
  * transactions, the prelude) is in program.c, input.c and prelude.c. */
 #include "engine/engine.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "engine/engine_int.h"
 #include "ir/walk.h"
@@ -23,6 +26,7 @@
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "rt/exec.h"
+#include "rt/rt.h"
 
 struct Engine {
   EngineOptions opt;
@@ -53,6 +57,13 @@ const char *exec_mode_name(ExecMode m) { return exec_names[m]; }
 
 /* ───────────────────────────── options ───────────────────────────── */
 
+/* 75% of the machine's memory (the default of `:set max-memory`), or
+ * rt's own default when the machine does not say. */
+static int64_t default_max_memory(void) {
+  size_t ram = rt_physical_memory();
+  return ram ? (int64_t)(ram / 4 * 3) : (int64_t)RT_DEFAULT_MAX_BYTES;
+}
+
 EngineOptions engine_options_default(void) {
   return (EngineOptions){
       .exec = EXEC_JIT,
@@ -66,7 +77,36 @@ EngineOptions engine_options_default(void) {
       .fast_path = true,
       .print_limit = 1000,
       .max_depth = 100000,
+      .max_memory = default_max_memory(),
   };
+}
+
+/* The suffix's multiplier (K, KB, KiB alike), 0 when it is none of them. */
+static int64_t size_unit(const char *u) {
+  static const char units[] = "KMGT";
+  if (!*u) return 1;
+  const char *at = strchr(units, toupper((unsigned char)*u));
+  if (!at || !*at) return 0;
+  const char *rest = u + 1;
+  if (strcmp(rest, "") && strcasecmp(rest, "B") && strcasecmp(rest, "iB")) return 0;
+  return (int64_t)1 << (10 * (at - units + 1));
+}
+
+bool engine_parse_size(const char *text, int64_t *bytes) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || errno || !(v > 0) || isspace((unsigned char)*text)) return false;
+  if (strcmp(end, "%") == 0) {
+    if (v > 100 || !rt_physical_memory()) return false;
+    *bytes = (int64_t)((double)rt_physical_memory() * v / 100);
+  } else {
+    int64_t unit = size_unit(end);
+    if (!unit || v * (double)unit >= 9.2e18) return false;
+    *bytes = (int64_t)(v * (double)unit);
+  }
+  if (*bytes < 1) *bytes = 1;
+  return true;
 }
 
 static bool env_is(const char *name, const char *value) {
@@ -100,6 +140,9 @@ void engine_options_from_env(EngineOptions *o) {
   if (env_is("RLY_JIT_CONTRACT", "0")) o->fp_contract = false;
   if (env_is("RLY_FAST", "0")) o->fast_path = false;
   if (env_is("RLY_FAST", "trace")) o->fast_trace = true;
+  const char *mm = getenv("RLY_MAX_MEMORY");
+  int64_t bytes;
+  if (mm && *mm && engine_parse_size(mm, &bytes)) o->max_memory = bytes;
   env_copy(o->jit_module, sizeof o->jit_module, "RLY_JIT_MODULE");
   env_cache_dir(o);
 }
@@ -114,6 +157,7 @@ void engine_set_options(Engine *e, const EngineOptions *o) {
   io->fast_trace = o->fast_trace;
   io->print_limit = o->print_limit;
   io->max_depth = o->max_depth;
+  rt_set_max_bytes((size_t)o->max_memory);
   io->prng_original = o->prng_original;
   jit_set_opt_level(o->opt_level);
   jit_set_contract(o->fp_contract);

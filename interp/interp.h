@@ -88,6 +88,7 @@ typedef struct InterpOptions {
                           on; the engine (engine/engine.h) sets it from `:set exec` */
   bool no_fast;        /* disable the scalar fast path */
   bool fast_trace;     /* say on stderr which functions run on the fast path */
+  int64_t max_steps;   /* evaluation steps per interp_eval (rt_steps_reset); 0: no limit */
 } InterpOptions;
 
 Interp *interp_new(DiagCtx *d);

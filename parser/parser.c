@@ -212,7 +212,7 @@ static bool close_enough(const char *name, int dist) {
 
 size_t parse_scope_mark(const Parser *p) { return p->scope.n; }
 
-enum { SCOPE_GONE = UINT32_MAX };
+#define SCOPE_GONE UINT32_MAX
 
 static uint32_t name_hash(const char *name, size_t n) { return (uint32_t)hash_bytes(name, n, 0); }
 
