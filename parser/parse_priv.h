@@ -82,8 +82,9 @@ typedef struct Parser {
   StrMap defined;                /* "@name" / "type name" → Span* of its definition here */
   StrBuf scratch;
   Tensor *scalars[PARSE_SCALAR_CACHE]; /* recent scalar literals (immutable, shared) */
-  PtrVec sizevars;                     /* TirVar* of the prim function being parsed */
-  bool paren_types;                    /* `#[version = "0.0.4"]`: `(T)` is T, not a 1-tuple */
+  Expr **op_nodes;  /* per op index, the one EX_OP node its uses share (malloc'd; make_op) */
+  PtrVec sizevars;  /* TirVar* of the prim function being parsed */
+  bool paren_types; /* `#[version = "0.0.4"]`: `(T)` is T, not a 1-tuple */
 } Parser;
 
 /* ── tokens ── */

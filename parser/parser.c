@@ -363,9 +363,16 @@ PARSE_NOINLINE static void unknown_op(Parser *p, const char *name, Span sp) {
   if (best >= 0) parse_hint(p, "did you mean `%s`?", sugg[best]);
 }
 
+/* A known op is one node per parse, shared by all its uses (nodes are
+ * immutable; a call's span does not come from its callee's): a million
+ * `add(...)` need one `add`.  Its span is its first use's. */
 static Expr *make_op(Parser *p, const char *name, Span sp) {
   int idx = ops_lookup(name);
-  if (idx >= 0) return ops_expr(p->a, idx, sp);
+  if (idx >= 0) {
+    if (!p->op_nodes && !(p->op_nodes = calloc((size_t)ops_count(), sizeof(Expr *)))) rly_oom();
+    if (!p->op_nodes[idx]) p->op_nodes[idx] = ops_expr(p->a, idx, sp);
+    return p->op_nodes[idx];
+  }
   Expr *e = expr_new(p->a, EX_OP, sp); /* kept for the diagnostic and recovery */
   e->u.op.index = -1, e->u.op.name = name;
   unknown_op(p, name, sp);
@@ -967,7 +974,7 @@ static void call_tir_callee(Parser *p, Expr *fn, PtrVec *keys, PtrVec *vals) {
 /* call_args := '(' call_tir_callee? ( ( chain | attr ) ( ',' ( chain | attr ) )* ','? )? ')'
  * Arguments come before attributes; the one exception is call_tir's string
  * callee, which has already become the attribute `callee`. */
-PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
+PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn, uint32_t start) {
   parse_next(p);
   PtrVec args = {0}, keys = {0}, vals = {0};
   call_tir_callee(p, fn, &keys, &vals);
@@ -988,8 +995,7 @@ PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
   Expr *e = NULL;
   if (ok) {
     Attrs *attrs = keys.len ? parse_make_attrs(p, &keys, &vals) : NULL;
-    e = expr_call(p->a, fn, (int)args.len, (Expr **)args.items, attrs,
-                  parse_span_from(p, fn->span.off));
+    e = expr_call(p->a, fn, (int)args.len, (Expr **)args.items, attrs, parse_span_from(p, start));
   }
   vec_free(&args), vec_free(&keys), vec_free(&vals);
   return e;
@@ -997,20 +1003,21 @@ PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
 
 /* postfix := atom ( call_args | '.' INT | '^' )* */
 static Expr *ppostfix(Parser *p) {
+  uint32_t start = peek(p)->off; /* not e's: an op node is shared (make_op) */
   Expr *e = patom(p);
   while (e && !item_boundary(p)) {
     TokKind k = peek(p)->kind;
     if (k == T_LPAREN) {
-      e = pcall(p, e);
+      e = pcall(p, e, start);
     } else if (k == T_DOT && peek_at(p, 1)->kind == T_INT) {
       parse_next(p);
       Token n = parse_next(p);
       if (n.v.i < 0 || n.v.i > INT32_MAX)
         parse_sem_err(p, tok_span(p, &n), "tuple index out of range");
-      e = expr_proj(p->a, e, (int)n.v.i, parse_span_from(p, e->span.off));
+      e = expr_proj(p->a, e, (int)n.v.i, parse_span_from(p, start));
     } else if (k == T_CARET) {
       parse_next(p);
-      Expr *r = expr_new(p->a, EX_REF_READ, parse_span_from(p, e->span.off));
+      Expr *r = expr_new(p->a, EX_REF_READ, parse_span_from(p, start));
       r->u.ref_read.ref = e;
       e = r;
     } else {
@@ -1663,6 +1670,7 @@ static void parser_init(Parser *p, Module *m, DiagCtx *d, uint32_t file, bool sc
 
 static void parser_free(Parser *p) {
   free(p->scope.slots);
+  free(p->op_nodes);
   free(p->scope.items);
   vec_free(&p->tparams);
   vec_free(&p->global_refs);
