@@ -281,9 +281,47 @@ static FuseOptions jit_fuse_options(const Engine *e) {
   return o;
 }
 
+/* Whether a tensor of type t could not exist: its bytes overflow or pass
+ * the memory limit. */
+static bool type_too_big(const Type *t) {
+  if (!t || t->kind != TY_TENSOR) return false;
+  int64_t bytes = dtype_bytes(t->u.tensor.dtype);
+  for (int i = 0; i < t->u.tensor.ndim; i++) {
+    const Dim *d = &t->u.tensor.dims[i];
+    if (d->kind == DIM_CONST && d->value == 0) return false;
+  }
+  for (int i = 0; i < t->u.tensor.ndim; i++) {
+    const Dim *d = &t->u.tensor.dims[i];
+    if (d->kind != DIM_CONST) continue;
+    if (bytes > INT64_MAX / d->value) return true;
+    bytes *= d->value;
+  }
+  return (uint64_t)bytes > rt_max_bytes();
+}
+
+static bool too_big_visit(void *ctx, Expr *e) {
+  if (type_too_big(e->ty)) *(bool *)ctx = true;
+  return !*(bool *)ctx;
+}
+
+/* Whether e has a value no memory could hold (`ones(shape=[2^62, 4])`).
+ * Such a program is not fused: a fused kernel computes its intermediate
+ * values without allocating them and would run for ages where the
+ * reference kernels fail at once, out of memory; unfused, both modes fail
+ * alike. */
+static bool holds_too_big(Expr *e) {
+  bool big = false;
+  expr_walk(e, too_big_visit, &big);
+  return big;
+}
+
 static FuncDef *lower_def(Engine *e, const Module *m, FuncDef *fd) {
   FuncDef *have = rw_map_get(&e->lowered, fd);
   if (have) return have;
+  if (holds_too_big(fd->fn->body)) {
+    rw_map_put(&e->lowered, fd, fd);
+    return fd;
+  }
   FuseOptions o = jit_fuse_options(e);
   Function *f = fuse_function(&e->arena, m, fd->fn, &o, NULL);
   f = lower_function(e->low, f); /* also the groups of a module fused by :pass FuseOps */
@@ -394,7 +432,7 @@ Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
   }
   Module *lm = e->view;
   e->cur = m;
-  if (ex && *ex) {
+  if (ex && *ex && !holds_too_big(*ex)) {
     FuseOptions o = jit_fuse_options(e);
     Expr *f = fuse_expr(&e->arena, m, *ex, &o);
     if (f != *ex) *ex = lower_expr(e->low, f);
