@@ -9,7 +9,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps run test test-san bench bench-cnn bench-train bench-transformer clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san bench bench-cnn bench-train bench-transformer clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -23,6 +23,12 @@ test-deps:
 # The libFuzzer targets' compiler (scripts/fuzz installs it too on first use).
 fuzz-deps:
 	@scripts/install-deps $(FUZZ_PKGS)
+
+# A short, repeatable run of every libFuzzer target (CI): each on its seeds
+# and generated inputs, FUZZ_RUNS in all, with a fixed random seed (scripts/fuzz --ci).
+FUZZ_RUNS ?= 4000
+fuzz-ci: deps test-deps fuzz-deps
+	@scripts/fuzz --ci $(FUZZ_RUNS)
 
 $(BUILD)/build.ninja: | deps
 	$(MESON_SETUP) $(BUILD)

@@ -1,22 +1,38 @@
 /* parse.c — bench/parse: parse and type-check throughput on generated
  * modules of 10k, 100k and 1M bindings.  Prints MB/s and bindings/s for
  * parsing and for type checking, and the cost per binding relative to the
- * smallest size (1.00 everywhere means linear scaling).  Best of 3 runs. */
+ * smallest size (1.00 everywhere means linear scaling).  Best of 3 runs.
+ *
+ * Then the peer: tests/deep.py's 1,000,000-binding let chain, checked by
+ * `rly --check` (the executable beside bench/, a child process), against
+ * the same program in C under `clang -fsyntax-only` (clang-19, else clang).
+ * Both are whole processes reading a file, run in turns: the CPU time
+ * (user + system, best of 3) and the
+ * peak resident memory (ru_maxrss) per source byte, and the two ratios
+ * clang/rly (time: > 1 means rly is faster; memory: > 1 means rly uses
+ * less per byte).  Without a clang the peer's columns say so. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 
+/* Times are CPU seconds (the process's, or a child's user + system time):
+ * on a shared machine the wall clock measures the neighbours too. */
 static double now(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+static double tv_secs(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 
 /* A chain of typical bindings over a (4, 8) activation. */
 static char *gen_module(long n, size_t *len) {
@@ -67,6 +83,123 @@ static Timing run_once(const char *text, size_t len) {
   return t;
 }
 
+/* ───────────────────────── the peer: clang ───────────────────────── */
+
+enum { PEER_BINDINGS = 1000000, PEER_REPS = 3 };
+
+/* tests/deep.py's let chain, and the same program in C: a value type, a
+ * function add, one local per binding. */
+static void write_let_chain(const char *path, long n, bool c) {
+  FILE *f = fopen(path, "w");
+  if (!f) perror(path), exit(1);
+  if (c)
+    fputs("typedef struct { float d[2][3]; } T;\nT add(T a, float b);\nT f(T x0) {\n", f);
+  else
+    fputs(
+        "#[version = \"0.0.5\"]\ndef @main(%x0: Tensor[(2, 3), float32]) -> "
+        "Tensor[(2, 3), float32] {\n",
+        f);
+  for (long i = 1; i <= n; i++)
+    fprintf(f, c ? "  T x%ld = add(x%ld, 1.0f);\n" : "  let %%x%ld = add(%%x%ld, 1f);\n", i, i - 1);
+  fprintf(f, c ? "  return x%ld;\n}\n" : "  %%x%ld\n}\n", n);
+  fclose(f);
+}
+
+static long file_size(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fclose(f);
+  return n;
+}
+
+typedef struct Run {
+  double secs; /* best of the runs */
+  double peak; /* peak resident bytes of that kind of process */
+  bool ok;
+} Run;
+
+/* Runs argv as a child (stdout and stderr to /dev/null) once more into r:
+ * the best wall time and the largest peak RSS; ok while every run exits 0. */
+static void run_child(char *const argv[], Run *r) {
+  if (!r->ok) return;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  int status = 0;
+  struct rusage ru;
+  if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) {
+    r->ok = false;
+    return;
+  }
+  double t = tv_secs(ru.ru_utime) + tv_secs(ru.ru_stime);
+  r->ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (t < r->secs) r->secs = t;
+  if ((double)ru.ru_maxrss * 1024 > r->peak) r->peak = (double)ru.ru_maxrss * 1024;
+}
+
+/* The first of clang-19 and clang that runs, or NULL. */
+static const char *find_clang(void) {
+  static const char *const names[] = {"clang-19", "clang"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char *argv[] = {(char *)names[i], "--version", NULL};
+    Run r = {1e9, 0, true};
+    run_child(argv, &r);
+    if (r.ok) return names[i];
+  }
+  return NULL;
+}
+
+/* The rly executable: RLY, else ../rly beside this program's directory. */
+static const char *rly_path(const char *argv0) {
+  static char path[4096];
+  const char *env = getenv("RLY");
+  if (env) return env;
+  const char *slash = strrchr(argv0, '/');
+  int dir = slash ? (int)(slash - argv0) : 1;
+  snprintf(path, sizeof path, "%.*s/../rly", dir, slash ? argv0 : ".");
+  return path;
+}
+
+static void print_run(const char *who, const Run *r, long bytes) {
+  printf("  %-22s %8.2f s CPU %10.1f MiB %8.1f bytes/source byte\n", who, r->secs,
+         r->peak / 1048576.0, r->peak / (double)bytes);
+}
+
+static void peer(const char *argv0) {
+  char dir[] = "/tmp/rly-bench-parse-XXXXXX", rly_file[64], c_file[64];
+  if (!mkdtemp(dir)) perror("mkdtemp"), exit(1);
+  snprintf(rly_file, sizeof rly_file, "%s/let.rly", dir);
+  snprintf(c_file, sizeof c_file, "%s/let.c", dir);
+  write_let_chain(rly_file, PEER_BINDINGS, false);
+  write_let_chain(c_file, PEER_BINDINGS, true);
+  long rly_bytes = file_size(rly_file), c_bytes = file_size(c_file);
+  printf("\n%d-binding let chain (tests/deep.py), whole process, best of %d (alternating):\n",
+         PEER_BINDINGS, PEER_REPS);
+  const char *clang = find_clang();
+  char *rly_argv[] = {(char *)rly_path(argv0), "--check", rly_file, NULL};
+  char *c_argv[] = {(char *)clang, "-fsyntax-only", c_file, NULL};
+  Run r = {1e9, 0, true}, c = {1e9, 0, clang != NULL};
+  for (int i = 0; i < PEER_REPS; i++) run_child(rly_argv, &r), run_child(c_argv, &c);
+  if (!r.ok) fprintf(stderr, "bench/parse: %s --check failed\n", rly_argv[0]), exit(1);
+  print_run("rly --check", &r, rly_bytes);
+  char who[64];
+  snprintf(who, sizeof who, "%s -fsyntax-only", clang ? clang : "clang");
+  if (c.ok) {
+    print_run(who, &c, c_bytes);
+    printf("  clang/rly: time %.2fx, memory per source byte %.2fx\n", c.secs / r.secs,
+           (c.peak / (double)c_bytes) / (r.peak / (double)rly_bytes));
+  } else {
+    printf("  %s: %s, no ratio against clang\n", who, clang ? "failed" : "not found");
+  }
+  unlink(rly_file), unlink(c_file), rmdir(dir);
+}
+
 /* One row per size (argv[1] limits how many), best of 3 runs each; the
  * last columns compare the time per binding with the smallest size. */
 int main(int argc, char **argv) {
@@ -94,5 +227,6 @@ int main(int argc, char **argv) {
     free(text);
   }
   printf("(last two columns: time per binding relative to 10k bindings; 1.00x = linear)\n");
+  if (nsizes == 3) peer(argv[0]);
   return 0;
 }

@@ -11,8 +11,11 @@
  * transactions, the prelude) is in program.c, input.c and prelude.c. */
 #include "engine/engine.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "engine/engine_int.h"
 #include "ir/walk.h"
@@ -23,6 +26,7 @@
 #include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "rt/exec.h"
+#include "rt/rt.h"
 
 struct Engine {
   EngineOptions opt;
@@ -53,6 +57,13 @@ const char *exec_mode_name(ExecMode m) { return exec_names[m]; }
 
 /* ───────────────────────────── options ───────────────────────────── */
 
+/* 75% of the machine's memory (the default of `:set max-memory`), or
+ * rt's own default when the machine does not say. */
+static int64_t default_max_memory(void) {
+  size_t ram = rt_physical_memory();
+  return ram ? (int64_t)(ram / 4 * 3) : (int64_t)RT_DEFAULT_MAX_BYTES;
+}
+
 EngineOptions engine_options_default(void) {
   return (EngineOptions){
       .exec = EXEC_JIT,
@@ -67,7 +78,36 @@ EngineOptions engine_options_default(void) {
       .planned = true,
       .print_limit = 1000,
       .max_depth = 100000,
+      .max_memory = default_max_memory(),
   };
+}
+
+/* The suffix's multiplier (K, KB, KiB alike), 0 when it is none of them. */
+static int64_t size_unit(const char *u) {
+  static const char units[] = "KMGT";
+  if (!*u) return 1;
+  const char *at = strchr(units, toupper((unsigned char)*u));
+  if (!at || !*at) return 0;
+  const char *rest = u + 1;
+  if (strcmp(rest, "") && strcasecmp(rest, "B") && strcasecmp(rest, "iB")) return 0;
+  return (int64_t)1 << (10 * (at - units + 1));
+}
+
+bool engine_parse_size(const char *text, int64_t *bytes) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || errno || !(v > 0) || isspace((unsigned char)*text)) return false;
+  if (strcmp(end, "%") == 0) {
+    if (v > 100 || !rt_physical_memory()) return false;
+    *bytes = (int64_t)((double)rt_physical_memory() * v / 100);
+  } else {
+    int64_t unit = size_unit(end);
+    if (!unit || v * (double)unit >= 9.2e18) return false;
+    *bytes = (int64_t)(v * (double)unit);
+  }
+  if (*bytes < 1) *bytes = 1;
+  return true;
 }
 
 static bool env_is(const char *name, const char *value) {
@@ -102,6 +142,9 @@ void engine_options_from_env(EngineOptions *o) {
   if (env_is("RLY_FAST", "0")) o->fast_path = false;
   if (env_is("RLY_FAST", "trace")) o->fast_trace = true;
   if (env_is("RLY_PLAN", "0")) o->planned = false;
+  const char *mm = getenv("RLY_MAX_MEMORY");
+  int64_t bytes;
+  if (mm && *mm && engine_parse_size(mm, &bytes)) o->max_memory = bytes;
   env_copy(o->jit_module, sizeof o->jit_module, "RLY_JIT_MODULE");
   env_cache_dir(o);
 }
@@ -117,6 +160,7 @@ void engine_set_options(Engine *e, const EngineOptions *o) {
   io->fast_trace = o->fast_trace;
   io->print_limit = o->print_limit;
   io->max_depth = o->max_depth;
+  rt_set_max_bytes((size_t)o->max_memory);
   io->prng_original = o->prng_original;
   jit_set_opt_level(o->opt_level);
   jit_set_contract(o->fp_contract);
@@ -241,9 +285,47 @@ static FuseOptions jit_fuse_options(const Engine *e) {
   return o;
 }
 
+/* Whether a tensor of type t could not exist: its bytes overflow or pass
+ * the memory limit. */
+static bool type_too_big(const Type *t) {
+  if (!t || t->kind != TY_TENSOR) return false;
+  int64_t bytes = dtype_bytes(t->u.tensor.dtype);
+  for (int i = 0; i < t->u.tensor.ndim; i++) {
+    const Dim *d = &t->u.tensor.dims[i];
+    if (d->kind == DIM_CONST && d->value == 0) return false;
+  }
+  for (int i = 0; i < t->u.tensor.ndim; i++) {
+    const Dim *d = &t->u.tensor.dims[i];
+    if (d->kind != DIM_CONST) continue;
+    if (bytes > INT64_MAX / d->value) return true;
+    bytes *= d->value;
+  }
+  return (uint64_t)bytes > rt_max_bytes();
+}
+
+static bool too_big_visit(void *ctx, Expr *e) {
+  if (type_too_big(e->ty)) *(bool *)ctx = true;
+  return !*(bool *)ctx;
+}
+
+/* Whether e has a value no memory could hold (`ones(shape=[2^62, 4])`).
+ * Such a program is not fused: a fused kernel computes its intermediate
+ * values without allocating them and would run for ages where the
+ * reference kernels fail at once, out of memory; unfused, both modes fail
+ * alike. */
+static bool holds_too_big(Expr *e) {
+  bool big = false;
+  expr_walk(e, too_big_visit, &big);
+  return big;
+}
+
 static FuncDef *lower_def(Engine *e, const Module *m, FuncDef *fd) {
   FuncDef *have = rw_map_get(&e->lowered, fd);
   if (have) return have;
+  if (holds_too_big(fd->fn->body)) {
+    rw_map_put(&e->lowered, fd, fd);
+    return fd;
+  }
   FuseOptions o = jit_fuse_options(e);
   Function *f = fuse_function(&e->arena, m, fd->fn, &o, NULL);
   f = lower_function(e->low, f); /* also the groups of a module fused by :pass FuseOps */
@@ -354,7 +436,7 @@ Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
   }
   Module *lm = e->view;
   e->cur = m;
-  if (ex && *ex) {
+  if (ex && *ex && !holds_too_big(*ex)) {
     FuseOptions o = jit_fuse_options(e);
     Expr *f = fuse_expr(&e->arena, m, *ex, &o);
     if (f != *ex) *ex = lower_expr(e->low, f);

@@ -58,11 +58,16 @@ typedef struct EngineOptions {
   bool planned;         /* dataflow functions on the planned executor (RLY_PLAN=0: off) */
   int64_t print_limit;  /* tensors with more elements print summarized (1000) */
   int64_t max_depth;    /* non-tail call depth limit (100000) */
+  int64_t max_memory;   /* bytes of tensor data alive at once (RLY_MAX_MEMORY; 75% of RAM) */
   bool prng_original;   /* JAX's original PRNG mode instead of the partitionable one */
 } EngineOptions;
 
 /* The defaults above, with no environment. */
 EngineOptions engine_options_default(void);
+/* A memory size as a user writes it: bytes, with a K, M, G or T suffix
+ * (powers of 1024; KiB, MB, … accepted too), or N% of the physical memory
+ * (1 to 100).  *bytes gets it (at least 1); false when the text is not one. */
+bool engine_parse_size(const char *text, int64_t *bytes);
 /* Overrides o from the environment variables named above: for programs,
  * once, at start-up. */
 void engine_options_from_env(EngineOptions *o);

@@ -802,9 +802,10 @@ static Value *run(Interp *in, Proc *p, size_t fb, const Expr *e) {
   Machine M = {in, p, fb, in->nkonts, e, NULL};
   uint32_t ticks = 0;
   for (;;) {
-    if ((++ticks & 1023) == 0 && rt_interrupt_flag) {
+    if ((++ticks & 1023) == 0 && (rt_interrupt_flag || rt_steps_charge(1024))) {
+      bool stop = rt_interrupt_flag;
       rt_interrupt_flag = 0;
-      fail(in, M.e ? M.e->span : in->err_span, "interrupted");
+      fail(in, M.e ? M.e->span : in->err_span, "%s", stop ? "interrupted" : rt_steps_message());
       return NULL;
     }
     if (in->gc_wanted) safe_point(&M);
@@ -892,6 +893,9 @@ Interp *interp_new(DiagCtx *d) {
   arena_init(&in->scratch);
   kernel_ctx_init(&in->kx);
   in->gc_threshold = 1 << 13; /* GC_MIN_OBJECTS (value.c) */
+  /* Never NULL: a call of no arguments takes its (empty) arguments at
+   * in->vals + in->nvals, which must be a pointer to offset. */
+  in->vals = grow(in->vals, &in->vals_cap, 16, sizeof(Value *));
   return in;
 }
 
@@ -924,6 +928,7 @@ InterpOptions *interp_options(Interp *in) { return &in->opt; }
 
 Value *interp_eval(Interp *in, Module *m, Expr *e) {
   rt_interrupt_flag = 0; /* a Ctrl-C that arrived after the previous evaluation ended */
+  rt_steps_reset(in->opt.max_steps);
   fast_validate(in, m);
   in->mod = m;
   in->err[0] = 0;

@@ -1021,6 +1021,8 @@ static bool ref_new(Interp *in, const FIns *i, FReg *R) {
 /* The periodic checks at calls: Ctrl-C and the collector. */
 static bool poll(Interp *in, Span sp) {
   if (rt_take_interrupt()) return run_fail(in, sp, "interrupted");
+  if (rt_steps_charge(1024))
+    return run_fail(in, sp, "%s", rt_steps_message()); /* every 1024 calls */
   if (in->gc_wanted) gc_collect(in);
   return true;
 }

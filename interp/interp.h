@@ -89,6 +89,7 @@ typedef struct InterpOptions {
   bool no_fast;        /* disable the scalar fast path */
   bool no_plan;        /* disable the planned executor (plan.c) */
   bool fast_trace;     /* say on stderr which functions run on the fast path */
+  int64_t max_steps;   /* evaluation steps per interp_eval (rt_steps_reset); 0: no limit */
 } InterpOptions;
 
 Interp *interp_new(DiagCtx *d);

@@ -74,7 +74,7 @@ void *arena_alloc_aligned(Arena *a, size_t n, size_t align) {
   return p;
 }
 
-void *arena_alloc(Arena *a, size_t n) { return arena_alloc_aligned(a, n ? n : 1, 16); }
+void *arena_alloc(Arena *a, size_t n) { return arena_alloc_aligned(a, n ? n : 1, ARENA_ALIGN); }
 
 char *arena_strndup(Arena *a, const char *s, size_t n) {
   char *p = arena_alloc_aligned(a, n + 1, 1);

@@ -1,7 +1,10 @@
 /* arena.h — bump allocation by lifetime (session, one input, scratch).
  *
  * Everything in the IR is allocated from an Arena and freed all at once.
- * Allocations are 16-byte aligned (64 for arena_alloc_aligned); memory is zeroed.
+ * Allocations are 8-byte aligned (ARENA_ALIGN: what a pointer, an int64 or
+ * a double needs; IR nodes are then packed without rounding to 16, which a
+ * million-binding program feels), arena_alloc_aligned takes its own; memory
+ * is zeroed.
  * A mark/release pair lets a pass or a REPL input drop its scratch memory. */
 #ifndef RLY_ARENA_H
 #define RLY_ARENA_H
@@ -10,6 +13,8 @@
 #include <stdint.h>
 
 typedef struct ArenaChunk ArenaChunk;
+
+enum { ARENA_ALIGN = 8 };
 
 typedef struct Arena {
   ArenaChunk *head; /* newest chunk */
@@ -23,7 +28,7 @@ typedef struct ArenaMark {
 
 void arena_init(Arena *a);
 void arena_free(Arena *a);
-void *arena_alloc(Arena *a, size_t n); /* zeroed, 16-aligned */
+void *arena_alloc(Arena *a, size_t n); /* zeroed, ARENA_ALIGN-aligned */
 void *arena_alloc_aligned(Arena *a, size_t n, size_t align);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_strdup(Arena *a, const char *s);

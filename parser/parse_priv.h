@@ -29,18 +29,23 @@ enum { PARSE_MAX_DEPTH = 200 };
  * is said once and the name is never suggested. */
 typedef enum BindTag { BIND_VAR, BIND_UNBOUND, BIND_BUF, BIND_TIRVAR } BindTag;
 
-/* One binding of a name; `prev` is the index + 1 of the binding it shadows. */
+/* One binding of a name; `prev` is the index + 1 of the binding it shadows
+ * (0: none); `hash` is the name's (the scope's table compares it first). */
 typedef struct Binding {
   const char *name;
   void *val;
-  size_t prev;
+  uint32_t prev, hash;
   BindTag tag;
 } Binding;
 
-/* Lexical scopes as one stack of bindings plus a map name → innermost
- * binding (index + 1), so lookup is O(1) however many bindings are live. */
+/* Lexical scopes as one stack of bindings plus an open-addressing table
+ * name → innermost binding (index + 1; SCOPE_GONE: a name no longer
+ * bound), so lookup is O(1) however many bindings are live.  The table
+ * holds 4-byte slots, not names: a million bindings cost 32 MB of stack
+ * and 8 MB of table. */
 typedef struct Scope {
-  StrMap map;
+  uint32_t *slots;
+  size_t nslots, used; /* used: slots not empty (SCOPE_GONE included) */
   Binding *items;
   size_t n, cap;
 } Scope;
@@ -50,6 +55,10 @@ typedef struct NameRef {
   const char *name;
   Span span;
 } NameRef;
+
+/* Scalar literals are shared through a small direct-mapped cache (see
+ * pscalar in parser.c). */
+enum { PARSE_SCALAR_CACHE = 64 };
 
 typedef struct Parser {
   Module *m;
@@ -72,6 +81,8 @@ typedef struct Parser {
   StrMap failed;                 /* names of definitions that failed to parse */
   StrMap defined;                /* "@name" / "type name" → Span* of its definition here */
   StrBuf scratch;
+  Tensor *scalars[PARSE_SCALAR_CACHE]; /* recent scalar literals (immutable, shared) */
+  Expr **op_nodes;  /* per op index, the one EX_OP node its uses share (malloc'd; make_op) */
   PtrVec sizevars;  /* TirVar* of the prim function being parsed */
   bool paren_types; /* `#[version = "0.0.4"]`: `(T)` is T, not a 1-tuple */
 } Parser;

@@ -129,16 +129,37 @@ static int pshape(Parser *p, Dim *dims) {
 
 /* ── types ── */
 
+/* Whether the constant dims of a shape, times the dtype's size, count
+ * bytes in an int64 (no tensor of that type could exist otherwise, and
+ * every size computed from it would overflow). */
+static bool shape_fits(int n, const Dim *dims, DType dt) {
+  int64_t bytes = dtype_bytes(dt) > 0 ? dtype_bytes(dt) : 1;
+  for (int i = 0; i < n; i++)
+    if (dims[i].kind == DIM_CONST && dims[i].value == 0) return true;
+  for (int i = 0; i < n; i++) {
+    if (dims[i].kind != DIM_CONST) continue;
+    if (bytes > INT64_MAX / dims[i].value) return false;
+    bytes *= dims[i].value;
+  }
+  return true;
+}
+
 /* tensor_type := 'Tensor' '[' shape ',' dtype ']'
- * After `Tensor`: `[(dims), dtype]`. */
+ * After `Tensor`: `[(dims), dtype]`.  A shape whose size overflows is a
+ * semantic error (the type is kept, so checking goes on). */
 static Type *ty_tensor(Parser *p, uint32_t start) {
   Dim dims[TENSOR_MAX_RANK];
   DType dt = DT_FLOAT32;
   if (!parse_expect(p, T_LBRACKET, "`[` after `Tensor`")) return NULL;
+  uint32_t shape_start = peek(p)->off;
   int n = pshape(p, dims);
+  Span shape = parse_span_from(p, shape_start);
   if (n < 0 || !parse_expect(p, T_COMMA, "`,` and the dtype") || !parse_dtype(p, &dt) ||
       !parse_expect(p, T_RBRACKET, "`]`"))
     return NULL;
+  if (!shape_fits(n, dims, dt))
+    parse_sem_err(p, shape, "this shape of %s elements would take more than 2^63 bytes",
+                  dtype_name(dt));
   return type_tensor(p->a, dt, n, dims, parse_span_from(p, start));
 }
 

@@ -4,10 +4,10 @@
  *
  * Invariants:
  * - Recursion only on nesting depth (bounded by PARSE_MAX_DEPTH).  Binding
- *   chains (`let`, `%N =`, `free_var`, `a; b`) are collected by a loop into
- *   a frame array and the nested EX_LETs are built from the inside out.
- * - Scopes are one binding stack plus a name → innermost-binding map, so a
- *   million bindings in one scope cost O(1) per lookup.
+ *   chains (`let`, `%N =`, `free_var`, `a; b`) are collected by a loop
+ *   into nested EX_LETs linked as they are parsed (the tail comes last).
+ * - Scopes are one binding stack plus a name → innermost-binding table, so
+ *   a million bindings in one scope cost O(1) per lookup.
  * - `@name` references and type names may be forward references: they are
  *   recorded and checked once everything has been parsed.
  * - Every node's span covers its source text. */
@@ -212,11 +212,54 @@ static bool close_enough(const char *name, int dist) {
 
 size_t parse_scope_mark(const Parser *p) { return p->scope.n; }
 
+#define SCOPE_GONE UINT32_MAX
+
+static uint32_t name_hash(const char *name, size_t n) { return (uint32_t)hash_bytes(name, n, 0); }
+
+static bool binding_is(const Binding *b, const char *name, size_t n, uint32_t h) {
+  return b->hash == h && strncmp(b->name, name, n) == 0 && b->name[n] == 0;
+}
+
+/* The slot of name: the one holding its innermost binding, else the first
+ * free one on its probe sequence (SCOPE_GONE or empty). */
+static uint32_t *scope_slot(Scope *s, const char *name, size_t n, uint32_t h) {
+  size_t mask = s->nslots - 1;
+  uint32_t *free_slot = NULL;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    uint32_t v = s->slots[i];
+    if (v == 0) return free_slot ? free_slot : &s->slots[i];
+    if (v == SCOPE_GONE) {
+      if (!free_slot) free_slot = &s->slots[i];
+    } else if (binding_is(&s->items[v - 1], name, n, h)) {
+      return &s->slots[i];
+    }
+  }
+}
+
+/* A table of twice the live bindings, rebuilt from the stack (the last
+ * binding of a name is its innermost). */
+static void scope_rehash(Scope *s) {
+  size_t want = 64;
+  while (want < 4 * (s->n + 1)) want *= 2;
+  free(s->slots);
+  s->slots = calloc(want, sizeof *s->slots);
+  if (!s->slots) rly_oom();
+  s->nslots = want, s->used = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    Binding *b = &s->items[i];
+    uint32_t *slot = scope_slot(s, b->name, strlen(b->name), b->hash);
+    if (*slot == 0) s->used++;
+    *slot = (uint32_t)i + 1;
+  }
+}
+
 void parse_scope_pop(Parser *p, size_t mark) {
   Scope *s = &p->scope;
   while (s->n > mark) {
     Binding *b = &s->items[--s->n];
-    strmap_put(&s->map, b->name, (void *)(uintptr_t)b->prev);
+    uint32_t *slot = scope_slot(s, b->name, strlen(b->name), b->hash);
+    RLY_ASSERT(*slot == s->n + 1);
+    *slot = b->prev ? b->prev : SCOPE_GONE;
   }
 }
 
@@ -227,10 +270,15 @@ void parse_bind(Parser *p, const char *name, BindTag tag, void *val) {
     s->items = realloc(s->items, s->cap * sizeof(Binding));
     if (!s->items) rly_oom();
   }
+  if (s->n >= SCOPE_GONE - 1) rly_oom(); /* 4 billion bindings: no memory would hold them */
+  if (2 * (s->used + 1) > s->nslots) scope_rehash(s);
+  size_t n = strlen(name);
+  uint32_t h = name_hash(name, n), *slot = scope_slot(s, name, n, h);
   Binding *b = &s->items[s->n++];
-  b->name = name, b->val = val, b->tag = tag;
-  b->prev = (size_t)(uintptr_t)strmap_get(&s->map, name);
-  strmap_put(&s->map, name, (void *)(uintptr_t)s->n);
+  b->name = name, b->val = val, b->tag = tag, b->hash = h;
+  b->prev = *slot == SCOPE_GONE ? 0 : *slot;
+  if (*slot == 0) s->used++;
+  *slot = (uint32_t)s->n;
 }
 
 static const char *scratch_str(Parser *p, const char *s, size_t n) {
@@ -240,8 +288,17 @@ static const char *scratch_str(Parser *p, const char *s, size_t n) {
 }
 
 Binding *parse_lookup(Parser *p, const char *name, size_t n) {
-  size_t i = (size_t)(uintptr_t)strmap_get(&p->scope.map, scratch_str(p, name, n));
-  return i ? &p->scope.items[i - 1] : NULL;
+  Scope *s = &p->scope;
+  if (!s->nslots) return NULL;
+  uint32_t v = *scope_slot(s, name, n, name_hash(name, n));
+  return v && v != SCOPE_GONE ? &s->items[v - 1] : NULL;
+}
+
+/* Whether binding i is the innermost of its name. */
+static bool scope_innermost(Parser *p, size_t i) {
+  const char *name = p->scope.items[i].name;
+  Binding *b = parse_lookup(p, name, strlen(name));
+  return b == &p->scope.items[i];
 }
 
 /* Only the innermost bindings are searched: a suggestion is about what is
@@ -254,7 +311,7 @@ const char *parse_nearest_bound(Parser *p, const char *name, BindTag tag) {
   size_t stop = p->scope.n > NEAREST_SCAN_LIMIT ? p->scope.n - NEAREST_SCAN_LIMIT : 0;
   for (size_t i = p->scope.n; i-- > stop;) {
     Binding *b = &p->scope.items[i];
-    if (b->tag != tag || (size_t)(uintptr_t)strmap_get(&p->scope.map, b->name) != i + 1) continue;
+    if (b->tag != tag || !scope_innermost(p, i)) continue;
     int dist = parse_edit_distance(name, b->name);
     if (dist < best_d) best_d = dist, best = b->name;
   }
@@ -306,26 +363,48 @@ PARSE_NOINLINE static void unknown_op(Parser *p, const char *name, Span sp) {
   if (best >= 0) parse_hint(p, "did you mean `%s`?", sugg[best]);
 }
 
+/* A known op is one node per parse, shared by all its uses (nodes are
+ * immutable; a call's span does not come from its callee's): a million
+ * `add(...)` need one `add`.  Its span is its first use's. */
 static Expr *make_op(Parser *p, const char *name, Span sp) {
   int idx = ops_lookup(name);
-  if (idx >= 0) return ops_expr(p->a, idx, sp);
+  if (idx >= 0) {
+    if (!p->op_nodes && !(p->op_nodes = calloc((size_t)ops_count(), sizeof(Expr *)))) rly_oom();
+    if (!p->op_nodes[idx]) p->op_nodes[idx] = ops_expr(p->a, idx, sp);
+    return p->op_nodes[idx];
+  }
   Expr *e = expr_new(p->a, EX_OP, sp); /* kept for the diagnostic and recovery */
   e->u.op.index = -1, e->u.op.name = name;
   unknown_op(p, name, sp);
   return e;
 }
 
+/* A scalar constant of v's dtype and value.  Constants are immutable, so
+ * equal literals (the same dtype and bits) seen recently share one Tensor:
+ * a chain of `add(%x, 1f)` holds one `1f`, not a million. */
+static Expr *scalar_const(Parser *p, const Tensor *v, Span sp) {
+  size_t nb = (size_t)dtype_bytes(v->dtype);
+  Tensor **slot = &p->scalars[hash_bytes(v->data, nb, v->dtype) % PARSE_SCALAR_CACHE];
+  Tensor *t = *slot;
+  if (!t || t->dtype != v->dtype || memcmp(t->data, v->data, nb) != 0) {
+    t = *slot = tensor_new(p->a, v->dtype, 0, NULL);
+    memcpy(t->data, v->data, nb);
+  }
+  return expr_const(p->a, t, sp);
+}
+
 /* scalar := INT | FLOAT */
 PARSE_NOINLINE static Expr *pscalar(Parser *p) {
   Token t = parse_next(p);
-  Span sp = tok_span(p, &t);
-  if (t.kind == T_FLOAT) return expr_scalar_f64(p->a, t.dtype, t.v.f, sp);
-  if (dtype_class(t.dtype) == 'u') {
-    Tensor *x = tensor_new(p->a, t.dtype, 0, NULL);
-    tensor_set_u64(x, 0, (uint64_t)t.v.i);
-    return expr_const(p->a, x, sp);
-  }
-  return expr_scalar_i64(p->a, t.dtype, t.v.i, sp);
+  uint64_t bits = 0;
+  Tensor v = {t.dtype, 0, NULL, 1, &bits};
+  if (t.kind == T_FLOAT)
+    tensor_set_f64(&v, 0, t.v.f);
+  else if (dtype_class(t.dtype) == 'u')
+    tensor_set_u64(&v, 0, (uint64_t)t.v.i);
+  else
+    tensor_set_i64(&v, 0, t.v.i);
+  return scalar_const(p, &v, tok_span(p, &t));
 }
 
 /* ident_atom := 'True' | 'False' | IDENT
@@ -895,7 +974,7 @@ static void call_tir_callee(Parser *p, Expr *fn, PtrVec *keys, PtrVec *vals) {
 /* call_args := '(' call_tir_callee? ( ( chain | attr ) ( ',' ( chain | attr ) )* ','? )? ')'
  * Arguments come before attributes; the one exception is call_tir's string
  * callee, which has already become the attribute `callee`. */
-PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
+PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn, uint32_t start) {
   parse_next(p);
   PtrVec args = {0}, keys = {0}, vals = {0};
   call_tir_callee(p, fn, &keys, &vals);
@@ -916,8 +995,7 @@ PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
   Expr *e = NULL;
   if (ok) {
     Attrs *attrs = keys.len ? parse_make_attrs(p, &keys, &vals) : NULL;
-    e = expr_call(p->a, fn, (int)args.len, (Expr **)args.items, attrs,
-                  parse_span_from(p, fn->span.off));
+    e = expr_call(p->a, fn, (int)args.len, (Expr **)args.items, attrs, parse_span_from(p, start));
   }
   vec_free(&args), vec_free(&keys), vec_free(&vals);
   return e;
@@ -925,20 +1003,21 @@ PARSE_NOINLINE static Expr *pcall(Parser *p, Expr *fn) {
 
 /* postfix := atom ( call_args | '.' INT | '^' )* */
 static Expr *ppostfix(Parser *p) {
+  uint32_t start = peek(p)->off; /* not e's: an op node is shared (make_op) */
   Expr *e = patom(p);
   while (e && !item_boundary(p)) {
     TokKind k = peek(p)->kind;
     if (k == T_LPAREN) {
-      e = pcall(p, e);
+      e = pcall(p, e, start);
     } else if (k == T_DOT && peek_at(p, 1)->kind == T_INT) {
       parse_next(p);
       Token n = parse_next(p);
       if (n.v.i < 0 || n.v.i > INT32_MAX)
         parse_sem_err(p, tok_span(p, &n), "tuple index out of range");
-      e = expr_proj(p->a, e, (int)n.v.i, parse_span_from(p, e->span.off));
+      e = expr_proj(p->a, e, (int)n.v.i, parse_span_from(p, start));
     } else if (k == T_CARET) {
       parse_next(p);
-      Expr *r = expr_new(p->a, EX_REF_READ, parse_span_from(p, e->span.off));
+      Expr *r = expr_new(p->a, EX_REF_READ, parse_span_from(p, start));
       r->u.ref_read.ref = e;
       e = r;
     } else {
@@ -1013,18 +1092,31 @@ typedef struct Frame {
   bool early; /* already bound (a recursive function) */
 } Frame;
 
+/* The bindings of a chain so far, as let (and free_var) nodes linked
+ * through their bodies as they are parsed: a million-binding chain needs
+ * no side array.  Until chain_build a node's span is its binding's own
+ * (from `let` to the `;`) and the last body is NULL. */
 typedef struct Frames {
-  Frame *items;
-  size_t n, cap;
+  Expr *first, *last;
+  size_t n;
 } Frames;
 
-static void push_frame(Frames *fs, Frame f) {
-  if (fs->n == fs->cap) {
-    fs->cap = fs->cap ? fs->cap * 2 : 16;
-    fs->items = realloc(fs->items, fs->cap * sizeof(Frame));
-    if (!fs->items) rly_oom();
+static Expr **chain_body(Expr *e) {
+  return e->kind == EX_LET ? &e->u.let.body : &e->u.free_var.body;
+}
+
+static void push_frame(Parser *p, Frames *fs, const Frame *f) {
+  Span sp = {p->lx.file, f->start, f->end > f->start ? f->end - f->start : 0};
+  Expr *e;
+  if (f->var->is_free) {
+    e = expr_new(p->a, EX_FREE_VAR, sp);
+    e->u.free_var.var = f->var;
+  } else {
+    e = expr_let(p->a, f->var, f->value, NULL, sp);
   }
-  fs->items[fs->n++] = f;
+  if (fs->last) *chain_body(fs->last) = e;
+  if (!fs->first) fs->first = e;
+  fs->last = e, fs->n++;
 }
 
 /* let_binding := 'let' LOCAL ( ':' type )? '=' expr ';'
@@ -1128,7 +1220,7 @@ typedef enum ChainEnd { CH_TAIL, CH_OPEN, CH_FAIL } ChainEnd;
 
 static void bind_frame(Parser *p, Frames *fs, Frame *f) {
   if (f->var && f->var->name && !f->early) parse_bind(p, f->var->name, BIND_VAR, f->var);
-  push_frame(fs, *f);
+  push_frame(p, fs, f);
 }
 
 /* chain := ( binding | expr ';' )* expr
@@ -1162,20 +1254,16 @@ static ChainEnd chain_collect(Parser *p, Frames *fs, bool toplevel, bool brace, 
   }
 }
 
+/* Ends the chain with its tail: every node's span now reaches the tail's end. */
 static Expr *chain_build(Parser *p, Frames *fs, Expr *tail) {
-  for (size_t i = fs->n; i-- > 0;) {
-    Frame *f = &fs->items[i];
-    uint32_t end = tail->span.off + tail->span.len;
-    Span sp = {p->lx.file, f->start, end > f->start ? end - f->start : 0};
-    if (f->var->is_free) {
-      Expr *e = expr_new(p->a, EX_FREE_VAR, sp);
-      e->u.free_var.var = f->var, e->u.free_var.body = tail;
-      tail = e;
-    } else {
-      tail = expr_let(p->a, f->var, f->value, tail, sp);
-    }
+  if (!fs->first) return tail;
+  *chain_body(fs->last) = tail;
+  uint32_t end = tail->span.off + tail->span.len;
+  for (Expr *e = fs->first; e != tail; e = *chain_body(e)) {
+    uint32_t start = e->span.off;
+    e->span = (Span){p->lx.file, start, end > start ? end - start : 0};
   }
-  return tail;
+  return fs->first;
 }
 
 /* chain := { binding } expr — bindings are scoped to the chain.  brace:
@@ -1187,7 +1275,6 @@ static Expr *pchain_in(Parser *p, bool brace) {
   Expr *tail = NULL;
   ChainEnd r = chain_collect(p, &fs, false, brace, &tail);
   Expr *e = r == CH_TAIL ? chain_build(p, &fs, tail) : NULL;
-  free(fs.items);
   parse_scope_pop(p, mark);
   parse_leave(p);
   return e;
@@ -1456,18 +1543,16 @@ static void pscript_expr(Parser *p, Items *items) {
     it->expr = chain_build(p, &fs, tail);
     parse_scope_pop(p, mark); /* the chain's bindings are local to it */
   } else if (r == CH_OPEN) {
-    for (size_t i = 0; i < fs.n; i++) { /* each binding is its own item */
-      Frame *f = &fs.items[i];
-      RLY_ASSERT(!f->var->is_free); /* a free_var chain never ends open */
-      Span sp = {p->lx.file, f->start, f->end - f->start};
-      ScriptItem *it = new_item(items, f->var->name ? ITEM_LET : ITEM_EXPR, sp);
-      it->expr = f->value;
-      it->var = f->var->name ? f->var : NULL;
+    for (Expr *f = fs.first; f; f = f->u.let.body) { /* each binding is its own item */
+      RLY_ASSERT(f->kind == EX_LET);                 /* a free_var chain never ends open */
+      Var *v = f->u.let.var;
+      ScriptItem *it = new_item(items, v->name ? ITEM_LET : ITEM_EXPR, f->span);
+      it->expr = f->u.let.value;
+      it->var = v->name ? v : NULL;
     }
   } else {
     parse_scope_pop(p, mark);
   }
-  free(fs.items);
 }
 
 /* version := VERSION   (one token: '#[version = "0.0.5"]', or "0.0.4") */
@@ -1584,7 +1669,8 @@ static void parser_init(Parser *p, Module *m, DiagCtx *d, uint32_t file, bool sc
 }
 
 static void parser_free(Parser *p) {
-  strmap_free(&p->scope.map);
+  free(p->scope.slots);
+  free(p->op_nodes);
   free(p->scope.items);
   vec_free(&p->tparams);
   vec_free(&p->global_refs);

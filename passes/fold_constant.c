@@ -108,6 +108,7 @@ static Expr *fold_shape(Graph *g, Expr *e, Expr *r, bool size) {
   const Type *x = graph_tensor_of(e->u.call.args[0]);
   const Type *ty = graph_tensor_of(e);
   if (!graph_static(x) || !ty || (!size && x->u.tensor.ndim == 0)) return r;
+  if (size && graph_numel(x) < 0) return r; /* a count past int64: left to run time */
   int n = x->u.tensor.ndim;
   int64_t len = n;
   Tensor *t = tensor_new(g->a, ty->u.tensor.dtype, size ? 0 : 1, size ? NULL : &len);

@@ -479,7 +479,11 @@ bool graph_static(const Type *t) {
 int64_t graph_numel(const Type *t) {
   if (!graph_static(t)) return -1;
   int64_t n = 1;
-  for (int i = 0; i < t->u.tensor.ndim; i++) n *= t->u.tensor.dims[i].value;
+  for (int i = 0; i < t->u.tensor.ndim; i++) {
+    int64_t d = t->u.tensor.dims[i].value;
+    if (d < 0 || (d && n > INT64_MAX / d)) return -1; /* an absurd shape: not a static count */
+    n *= d;
+  }
   return n;
 }
 

@@ -190,7 +190,8 @@ Expr *graph_bind(Graph *g, RwBlock *b, Expr *value, Span sp);
 const Type *graph_tensor_of(const Expr *e);
 /* Whether every dim of t is a constant. */
 bool graph_static(const Type *t);
-/* Elements of a static tensor type (-1 when not static). */
+/* Elements of a static tensor type (-1 when not static, or when the count
+ * overflows int64). */
 int64_t graph_numel(const Type *t);
 /* Whether a tensor of type s broadcast against one of type x varies only
  * along x's axis `axis`: s's rank is at most x's, and right-aligned, s's

@@ -230,9 +230,13 @@ static void arms_end(Lin *L, Branches *b) {
 
 /* ───────────────────────────── expressions ───────────────────────────── */
 
+/* A variable without keys is not stored: var_shape finds none again from
+ * its type (most variables of a program hold tensors, and a million-binding
+ * chain should not cost a million map entries and names). */
 static void bind(Lin *L, Var *v, Shape *s) {
   if (s->kind == SH_NONE && v->annot) s = by_type(L, v->annot);
-  if (v->name) name_keys(L, s, arena_printf(L->ar, "%%%s", v->name));
+  if (s->kind == SH_NONE && !rw_map_get(&L->shape, v)) return;
+  if (v->name && s->kind != SH_NONE) name_keys(L, s, arena_printf(L->ar, "%%%s", v->name));
   rw_map_put(&L->shape, v, s);
 }
 

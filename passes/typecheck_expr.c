@@ -483,11 +483,59 @@ void ty_solve(TyCtx *c) {
 
 /* ── let chains ── */
 
+/* Whether t (its metavariables followed) stays within TY_MAX_DEPTH levels
+ * and TY_MAX_PARTS parts, counted as a tree: *parts counts down. */
+static bool type_within(TyCtx *c, Type *t, int depth, int64_t *parts) {
+  t = ty_resolve(c, t);
+  if (depth > TY_MAX_DEPTH || --*parts < 0) return false;
+  int n = 0;
+  Type **kids = NULL, *one[1];
+  switch (t->kind) {
+    case TY_TUPLE:
+      n = t->u.tuple.n, kids = t->u.tuple.fields;
+      break;
+    case TY_ADT:
+      n = t->u.adt.nargs, kids = t->u.adt.args;
+      break;
+    case TY_REF:
+      n = 1, kids = one, one[0] = t->u.ref.inner;
+      break;
+    case TY_FUNC:
+      if (!type_within(c, t->u.func.ret, depth + 1, parts)) return false;
+      n = t->u.func.nparams, kids = t->u.func.params;
+      break;
+    default:
+      break;
+  }
+  for (int i = 0; i < n; i++)
+    if (!type_within(c, kids[i], depth + 1, parts)) return false;
+  return true;
+}
+
+/* A let chain can nest a type one level per binding (`let %x2 = (%x1,);`)
+ * or double it (`(%x1, %x1)`), and everything that walks types (unifying,
+ * substituting, printing, comparing) walks them recursively: a binding
+ * whose type passes the limits gets the error type instead, with a message
+ * naming the limit. */
+static Type *limit_type(TyCtx *c, Var *v, Expr *value, Type *t) {
+  int64_t parts = TY_MAX_PARTS;
+  if (type_within(c, t, 1, &parts)) return t;
+  const char *name = v->name ? v->name : "_";
+  if (parts < 0)
+    diag_error(c->d, value->span, "the type of %%%s has more than %d parts (the limit of a type)",
+               name, TY_MAX_PARTS);
+  else
+    diag_error(c->d, value->span,
+               "the type of %%%s is nested more than %d levels deep (the limit of a type)", name,
+               TY_MAX_DEPTH);
+  return c->err;
+}
+
 static void check_binding(TyCtx *c, Var *v, Expr *value) {
   Type *vt = v->annot ? ty_import(c, v->annot) : NULL;
   Type *pre = vt ? vt : value->kind == EX_FN ? ty_fresh(c, v->span) : NULL;
   if (pre) ty_varmap_put(&c->vars, v->id, pre); /* a let-bound fn may call itself */
-  Type *t = ty_check(c, value);
+  Type *t = limit_type(c, v, value, ty_check(c, value));
   if (!pre) {
     ty_varmap_put(&c->vars, v->id, t);
   } else if (!ty_unify(c, pre, t)) {

@@ -20,6 +20,11 @@
 #include "ops/ops.h"
 #include "passes/passes.h"
 
+/* The largest type a let binding may have (typecheck_expr.c, limit_type):
+ * levels of nesting, and parts counted as a tree (a type that doubles at
+ * every binding is a small graph but an exponential tree). */
+enum { TY_MAX_DEPTH = 256, TY_MAX_PARTS = 100000 };
+
 /* Var.id → Type* (a two-level table; see typecheck_unify.c). */
 typedef struct TyVarMap {
   Type ***pages;
@@ -32,6 +37,13 @@ typedef struct TyPending {
   Expr *e;
   Type *result;
 } TyPending;
+
+/* A bound metavariable's zonked type, valid while no metavariable has been
+ * bound since (gen: TyCtx.type_binds + dim_binds when it was made). */
+typedef struct TyZonkMemo {
+  Type *t;
+  uint64_t gen;
+} TyZonkMemo;
 
 typedef struct TyCtx {
   Module *m;
@@ -52,6 +64,9 @@ typedef struct TyCtx {
   bool warn_nonexhaustive;
   Type *scalar[DT_COUNT]; /* shared rank-0 tensor types */
   uint64_t dim_binds;     /* dim metavariables bound so far (see reuse_arg_type) */
+  uint64_t type_binds;    /* type metavariables bound so far */
+  TyZonkMemo *zmemo;      /* [2 * id + final], ty_zonk's (typecheck_unify.c) */
+  int64_t capzmemo;
 } TyCtx;
 
 /* typecheck_unify.c: metavariables, unification, substitution. */

@@ -54,7 +54,7 @@ void ty_ctx_init(TyCtx *c, Module *m, DiagCtx *d) {
 }
 
 void ty_ctx_free(TyCtx *c) {
-  free(c->tm), free(c->dm);
+  free(c->tm), free(c->dm), free(c->zmemo);
   varmap_free(&c->vars);
   strmap_free(&c->defs), strmap_free(&c->effectful);
   for (size_t i = 0; i < c->pending.len; i++) free(c->pending.items[i]);
@@ -112,7 +112,7 @@ bool ty_is_error(TyCtx *c, Type *t) {
 
 void ty_bind_error(TyCtx *c, Type *meta) {
   meta = ty_resolve(c, meta);
-  if (is_meta_id(c, meta)) c->tm[meta->u.incomplete.id] = c->err;
+  if (is_meta_id(c, meta)) c->tm[meta->u.incomplete.id] = c->err, c->type_binds++;
 }
 
 /* ── unification ── */
@@ -202,6 +202,7 @@ bool ty_unify(TyCtx *c, Type *a, Type *b) {
   if (is_meta_id(c, a)) {
     if (occurs(c, a->u.incomplete.id, b)) return false;
     c->tm[a->u.incomplete.id] = b;
+    c->type_binds++;
     return true;
   }
   if (is_meta_id(c, b)) return ty_unify(c, b, a);
@@ -279,11 +280,32 @@ static Type *zonk_tensor(TyCtx *c, Type *t, bool final) {
  * does not change (see typecheck_int.h for final). */
 static Type *zonk_part(TyCtx *c, void *final, Type *t) { return ty_zonk(c, t, *(bool *) final); }
 
+/* The memo entry of bound metavariable id. */
+static TyZonkMemo *zonk_memo(TyCtx *c, int64_t id, bool final) {
+  if (2 * id + 1 >= c->capzmemo) {
+    int64_t cap = 2 * c->captm, old = c->capzmemo;
+    c->zmemo = realloc(c->zmemo, sizeof *c->zmemo * (size_t)cap);
+    if (!c->zmemo) rly_oom();
+    memset(c->zmemo + old, 0, sizeof *c->zmemo * (size_t)(cap - old));
+    c->capzmemo = cap;
+  }
+  return &c->zmemo[2 * id + final];
+}
+
+/* A bound metavariable is zonked once while nothing is bound: a chain of
+ * closures whose types nest (`fn () -> fn () -> …`, through one
+ * metavariable per level) would otherwise be copied whole for every
+ * expression that mentions it, the copies quadratic in the chain. */
 Type *ty_zonk(TyCtx *c, Type *t, bool final) {
   if (!t) return t;
-  t = ty_resolve(c, t);
-  if (t->kind == TY_TENSOR) return zonk_tensor(c, t, final);
-  return map_parts(c, t, zonk_part, &final);
+  int64_t id = is_meta_id(c, t) ? t->u.incomplete.id : 0;
+  Type *r = ty_resolve(c, t);
+  TyZonkMemo *m = id && r != t ? zonk_memo(c, id, final) : NULL;
+  uint64_t gen = c->type_binds + c->dim_binds;
+  if (m && m->t && m->gen == gen) return m->t;
+  Type *z = r->kind == TY_TENSOR ? zonk_tensor(c, r, final) : map_parts(c, r, zonk_part, &final);
+  if (m) m->t = z, m->gen = gen;
+  return z;
 }
 
 const char *ty_show(TyCtx *c, Type *t) {

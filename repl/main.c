@@ -46,7 +46,7 @@ typedef struct Cli {
   const char **files;
   int nactions;
   Action *actions;
-  EngineOptions engine; /* the environment, then --exec */
+  EngineOptions engine; /* the environment, then --exec and --max-memory */
 } Cli;
 
 /* X(flag, field, help) */
@@ -81,6 +81,9 @@ static void usage(FILE *f) {
           "list every op: family, pattern, kernel, compute rule (F: text, markdown)");
   fprintf(f, "  %-10s %s\n", "--exec M",
           "jit (default: fused kernels, compiled) or interp (reference kernels); as RLY_EXEC");
+  fprintf(f, "  %-10s %s\n", "--max-memory SIZE",
+          "limit on the tensor data alive at once (512M, 4G, 50%; default 75%); as "
+          "RLY_MAX_MEMORY");
   fputs("\nWith no option, each FILE is run as a script.\n", f);
   fputs("With no FILE and no -e: the REPL if stdin is a terminal, else stdin is a script.\n", f);
 }
@@ -149,6 +152,15 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
         return false;
       }
       cli->engine.exec = strcmp(mode, "jit") == 0 ? EXEC_JIT : EXEC_INTERP;
+      continue;
+    }
+    if (strcmp(a, "--max-memory") == 0 || strncmp(a, "--max-memory=", 13) == 0) {
+      const char *size = a[12] == '=' ? a + 13 : i + 1 < argc ? argv[++i] : "";
+      if (!engine_parse_size(size, &cli->engine.max_memory)) {
+        fprintf(stderr, "rly: --max-memory needs a size such as 512M, 4G or 50%%, not '%s'\n",
+                size);
+        return false;
+      }
       continue;
     }
 #define X(flag, field, text) \

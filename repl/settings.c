@@ -34,6 +34,7 @@ static const char *const on_off[] = {"on", "off", NULL};
 
 ENGINE_ACCESSORS(print_limit)
 ENGINE_ACCESSORS(max_depth)
+ENGINE_ACCESSORS(max_memory)
 ENGINE_ACCESSORS(prng_original) /* prng's values: partitionable (0), original (1) */
 ENGINE_ACCESSORS(exec)          /* exec's values are EXEC_MODES' names, in ExecMode order */
 ENGINE_ACCESSORS(opt_level)     /* opt's values are O0..O3: the index is the level */
@@ -65,6 +66,9 @@ static const Setting settings[] = {
      "print each value's type after it (`value : type`)", get_types, set_types, NULL, NULL},
     {"max-depth", SETTING_INT, NULL, 1, INT64_MAX, "100000", true, NULL,
      "limit on non-tail call depth (deep recursion)", get_max_depth, set_max_depth, NULL, NULL},
+    {"max-memory", SETTING_SIZE, NULL, 1, INT64_MAX, "75%", true, "RLY_MAX_MEMORY",
+     "limit on the tensor data alive at once: bytes, K/M/G/T, or N% of the memory", get_max_memory,
+     set_max_memory, NULL, NULL},
     {"prng", SETTING_ENUM, (const char *const[]){"partitionable", "original", NULL}, 0, 0,
      "partitionable", true, NULL, "JAX's PRNG mode for random ops", get_prng_original,
      set_prng_original, NULL, NULL},
@@ -130,10 +134,27 @@ static bool setting_parse(const Setting *st, const char *text, int64_t *v) {
       return parse_bool(text, v);
     case SETTING_INT:
       return parse_int(st, text, v);
+    case SETTING_SIZE:
+      return engine_parse_size(text, v);
     case SETTING_ENUM:
       return parse_enum(st, text, v);
   }
   return false;
+}
+
+/* A size as `:set` takes it: the largest unit that divides it ("12G",
+ * "1536M"), else bytes. */
+static const char *size_text(char *buf, size_t n, int64_t v) {
+  static const char units[] = "TGMK";
+  for (int i = 0; i < 4; i++) {
+    int64_t u = (int64_t)1 << (10 * (4 - i));
+    if (v % u == 0) {
+      snprintf(buf, n, "%lld%c", (long long)(v / u), units[i]);
+      return buf;
+    }
+  }
+  snprintf(buf, n, "%lld", (long long)v);
+  return buf;
 }
 
 const char *setting_value_text(const Setting *st, const Session *s, char *buf, size_t n) {
@@ -149,6 +170,8 @@ const char *setting_value_text(const Setting *st, const Session *s, char *buf, s
     case SETTING_INT:
       snprintf(buf, n, "%lld", (long long)v);
       return buf;
+    case SETTING_SIZE:
+      return size_text(buf, n, v);
   }
   return "";
 }
@@ -158,6 +181,10 @@ const char *setting_value_text(const Setting *st, const Session *s, char *buf, s
 static void describe(const Setting *st, StrBuf *b) {
   if (st->kind == SETTING_TEXT) {
     sb_puts(b, "a directory or off");
+    return;
+  }
+  if (st->kind == SETTING_SIZE) {
+    sb_puts(b, "a size such as 512M, 4G or 50%");
     return;
   }
   if (st->kind == SETTING_INT) {
@@ -177,6 +204,7 @@ static void describe(const Setting *st, StrBuf *b) {
 static void synopsis(const Setting *st, StrBuf *b) {
   if (st->kind == SETTING_INT) sb_puts(b, "N");
   if (st->kind == SETTING_TEXT) sb_puts(b, "DIR|off");
+  if (st->kind == SETTING_SIZE) sb_puts(b, "SIZE");
   for (int i = 0; st->kind != SETTING_INT && st->values && st->values[i]; i++)
     sb_printf(b, "%s%s", i ? "|" : "", st->values[i]);
 }

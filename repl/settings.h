@@ -29,6 +29,7 @@ typedef enum SettingKind {
   SETTING_INT,  /* an integer from min to max */
   SETTING_ENUM, /* one of values */
   SETTING_TEXT, /* a word, such as a directory, or `off` (get_text/set_text) */
+  SETTING_SIZE, /* a memory size in bytes: 512M, 4G, 50% (engine_parse_size) */
 } SettingKind;
 
 typedef struct Setting {

@@ -55,4 +55,15 @@ void rt_interrupt(void);
 /* True (once) if an interrupt was requested; clears the request. */
 bool rt_take_interrupt(void);
 
+/* A budget of evaluation steps, so that a program cannot run forever where
+ * that matters (the evaluation fuzz target; `max_steps` of InterpOptions).
+ * The loops that poll the interrupt flag charge the steps they made since
+ * their last poll; the evaluator resets the budget at every evaluation.
+ * 0: no budget. */
+void rt_steps_reset(int64_t budget);
+/* Charges n steps; true when the budget is spent (then say
+ * rt_steps_message()). */
+bool rt_steps_charge(int64_t n);
+const char *rt_steps_message(void); /* "step limit N reached" */
+
 #endif

@@ -13,13 +13,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/util.h"
 
 static size_t max_bytes = RT_DEFAULT_MAX_BYTES;
+/* Data bytes of owned buffers not yet freed: alive, pooled or cached. */
+static size_t live_bytes;
 
 void rt_set_max_bytes(size_t n) { max_bytes = n; }
 size_t rt_max_bytes(void) { return max_bytes; }
+size_t rt_live_bytes(void) { return live_bytes; }
+
+size_t rt_physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : 0;
+}
+
+const char *rt_bytes_str(char *buf, size_t n, double bytes) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) {
+    snprintf(buf, n, "%.0f bytes", bytes);
+    return buf;
+  }
+  int u = -1;
+  while (bytes >= 1024 && u < 5) bytes /= 1024, u++;
+  snprintf(buf, n, "%.*f %s", bytes < 10 ? 1 : 0, bytes, units[u]);
+  return buf;
+}
+
+/* An owned buffer's whole allocation is freed (its data leaves the count). */
+static void owned_free(RtBuffer *b) {
+  live_bytes -= b->cap;
+  free(b);
+}
 
 static void set_err(char *err, size_t errn, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -87,7 +114,8 @@ static bool cache_put(RtBuffer *b) {
 }
 
 void rt_cache_trim(void) {
-  for (int i = 0; i < CACHE_SLOTS; i++) free(cache[i]), cache[i] = NULL;
+  for (int i = 0; i < CACHE_SLOTS; i++)
+    if (cache[i]) owned_free(cache[i]), cache[i] = NULL;
   cached_bytes = 0;
 }
 
@@ -120,12 +148,19 @@ static Pool *small_pool_for(size_t cap) {
 }
 
 void rt_pool_trim(void) {
-  Pool *all[2 + SMALL_CAPS] = {&header_pool, &borrowed_pool};
-  for (int i = 0; i < SMALL_CAPS; i++) all[2 + i] = &small_pool[i];
-  for (int i = 0; i < 2 + SMALL_CAPS; i++) {
-    void *x;
-    while ((x = pool_take(all[i]))) free(x);
-  }
+  void *x;
+  while ((x = pool_take(&header_pool))) free(x);
+  while ((x = pool_take(&borrowed_pool))) free(x);
+  for (int i = 0; i < SMALL_CAPS; i++)
+    while ((x = pool_take(&small_pool[i]))) owned_free(x);
+}
+
+/* Whether cap more bytes keep the data under the limit, after giving the
+ * cached buffers back if that is what it takes. */
+static bool within_limit(size_t cap) {
+  if (cap <= max_bytes && live_bytes <= max_bytes - cap) return true;
+  rt_cache_trim();
+  return cap <= max_bytes && live_bytes <= max_bytes - cap;
 }
 
 /* A buffer for nbytes: from a small-size pool or the cache when one fits,
@@ -133,13 +168,24 @@ void rt_pool_trim(void) {
  * absurd shape is a clear error rather than an out-of-memory. */
 static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
   if (nbytes > max_bytes) {
-    set_err(err, errn, "cannot allocate %g bytes: more than the tensor size limit (%g bytes)",
-            (double)nbytes, (double)max_bytes);
+    char lim[32];
+    set_err(err, errn,
+            "cannot allocate %g bytes: more than the memory limit (%s; :set max-memory SIZE)",
+            (double)nbytes, rt_bytes_str(lim, sizeof lim, (double)max_bytes));
     return NULL;
   }
   size_t cap = nbytes ? (nbytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN : RT_ALIGN;
   Pool *sp = small_pool_for(cap);
   RtBuffer *b = sp ? pool_take(sp) : cache_take(cap);
+  if (!b && !within_limit(cap)) {
+    char lim[32], live[32];
+    set_err(err, errn,
+            "cannot allocate %g bytes: the memory limit (%s) would be passed, %s being in use "
+            "(:set max-memory SIZE)",
+            (double)nbytes, rt_bytes_str(lim, sizeof lim, (double)max_bytes),
+            rt_bytes_str(live, sizeof live, (double)live_bytes));
+    return NULL;
+  }
   if (!b) {
     unsigned char *p = aligned_alloc(RT_ALIGN, RT_ALIGN + cap);
     if (!p) {
@@ -149,6 +195,7 @@ static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
     _Static_assert(sizeof(RtBuffer) <= RT_ALIGN, "RtBuffer header must fit its padding");
     b = (RtBuffer *)p;
     b->data = p + RT_ALIGN, b->cap = cap;
+    live_bytes += cap;
   }
   b->refs = 1, b->nbytes = nbytes, b->borrowed = false;
   return b;
@@ -158,7 +205,11 @@ static void buffer_release(RtBuffer *b) {
   /* Owned: header and data are one allocation; borrowed: only the header. */
   if (--b->refs > 0) return;
   Pool *sp = b->borrowed ? &borrowed_pool : small_pool_for(b->cap);
-  if (sp ? !pool_put(sp, b) : !cache_put(b)) free(b);
+  if (sp ? pool_put(sp, b) : cache_put(b)) return;
+  if (b->borrowed)
+    free(b);
+  else
+    owned_free(b);
 }
 
 static RtTensor *header_new(DType dt, int ndim, const int64_t *shape, int64_t numel, char *err,

@@ -12,8 +12,10 @@
  * belong to one interpreter thread; worker threads see only data pointers.
  *
  * Allocation never aborts on a user-sized request: a size overflow, a size
- * above the limit (rt_set_max_bytes) or a failed malloc is a returned error
- * with a message such as "cannot allocate 1e+12 bytes: ...". */
+ * that would take the tensor data alive (plus the buffers kept for reuse)
+ * over the memory limit (rt_set_max_bytes; `:set max-memory`), or a failed
+ * malloc is a returned error with a message such as "cannot allocate 1e+12
+ * bytes: ...". */
 #ifndef RLY_RT_H
 #define RLY_RT_H
 
@@ -29,8 +31,9 @@ enum {
   RT_ERR_LEN = 512, /* size of error message buffers */
 };
 
-/* Default limit on one tensor's size: 256 GiB.  Larger requests fail with a
- * message instead of asking malloc (which under ASan aborts). */
+/* The memory limit until one is set: 256 GiB.  Larger requests fail with a
+ * message instead of asking malloc (which under ASan aborts).  Programs set
+ * a fraction of the machine's memory (engine_options_default). */
 #define RT_DEFAULT_MAX_BYTES ((size_t)1 << 38)
 
 typedef struct RtBuffer {
@@ -83,9 +86,15 @@ void rt_cache_trim(void);
 /* Frees the recycled small tensors and buffers (free lists of rt.c). */
 void rt_pool_trim(void);
 
-/* The one-tensor size limit (bytes). */
+/* The memory limit (bytes) on the data of the tensors alive at once. */
 void rt_set_max_bytes(size_t n);
 size_t rt_max_bytes(void);
+/* Bytes of tensor data allocated now (alive or kept for reuse). */
+size_t rt_live_bytes(void);
+/* The machine's physical memory in bytes (0 when unknown). */
+size_t rt_physical_memory(void);
+/* n bytes for a message: "512 bytes", "3.5 KiB", "1.2 GiB". */
+const char *rt_bytes_str(char *buf, size_t n, double bytes);
 
 /* IEEE binary16 from a double with one rounding (round half to even);
  * going through float would round twice.  ir/tensor.h's double_to_half. */

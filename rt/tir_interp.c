@@ -708,6 +708,8 @@ static void ex_for(const SNode *s, Frame *f) {
     s->body->fn(s->body, f);
     if ((++f->ticks & 4095) == 0 && rt_take_interrupt())
       fail_at(f, s->src->span, "@%s: interrupted", pname(f));
+    else if ((f->ticks & 4095) == 0 && rt_steps_charge(4096))
+      fail_at(f, s->src->span, "@%s: %s", pname(f), rt_steps_message());
   }
 }
 

@@ -39,13 +39,19 @@ static bool check_items(Module *m, const ParseResult *r, DiagCtx *d) {
   return true;
 }
 
-Module *fuzz_text_module(const uint8_t *data, size_t size, Arena *a, DiagCtx *d, bool check) {
+Module *fuzz_text_script(const uint8_t *data, size_t size, Arena *a, DiagCtx *d, bool check,
+                         ParseResult *items) {
   Module *b = prelude_module();
   diag_add_source(d, "<prelude>", rly_prelude_text, rly_prelude_len);
   uint32_t file = diag_add_source(d, "fuzz.rly", (const char *)data, size);
   Module *m = module_copy(b, a);
   ParseResult r = parse_script(m, d, file, NULL);
+  if (items) *items = r;
   if (r.ok && (!check || (ty_check_module(m, d) && check_items(m, &r, d)))) return m;
   module_free(m);
   return NULL;
+}
+
+Module *fuzz_text_module(const uint8_t *data, size_t size, Arena *a, DiagCtx *d, bool check) {
+  return fuzz_text_script(data, size, a, d, check, NULL);
 }

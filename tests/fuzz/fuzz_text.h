@@ -1,4 +1,4 @@
-/* fuzz_text.h — what the text fuzz targets (parse, check, passes) share:
+/* fuzz_text.h — what the text fuzz targets (parse, check, passes, eval) share:
  * the input bytes as a registered source, parsed (and checked) into a
  * module that starts from the standard library, as a session's does. */
 #ifndef RLY_FUZZ_TEXT_H
@@ -18,5 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * definitions and the expressions before the first session let.  The
  * module, or NULL when it does not parse (or check). */
 Module *fuzz_text_module(const uint8_t *data, size_t size, Arena *a, DiagCtx *d, bool check);
+/* The same, and *items gets the script's items (in a). */
+Module *fuzz_text_script(const uint8_t *data, size_t size, Arena *a, DiagCtx *d, bool check,
+                         ParseResult *items);
 
 #endif

@@ -1,5 +1,6 @@
 /* test_interp.c — the evaluator: values of small programs, closures,
- * recursion (tail calls in constant space, the depth limit), refs and state
+ * recursion (tail calls in constant space, the depth limit, the step
+ * budget), refs and state
  * globals, ADTs and match, run-time shape checks, errors with call stacks,
  * and the collector keeping a long loop in bounded memory. */
 #include <stdlib.h>
@@ -66,6 +67,21 @@ static void test_recursion(EvalEnv *e) {
   eval_env_expect(e, "@deep(5000i64)", "5000i64");
 }
 
+/* The step budget (InterpOptions.max_steps) stops a loop that would run
+ * on, on the scalar fast path and on the general evaluator alike, and a
+ * later evaluation gets a fresh budget. */
+static void test_step_budget(EvalEnv *e) {
+  interp_options(e->in)->max_steps = 100000;
+  eval_env_expect(e, "@count(1000000000i64, 0i64)", "step limit 100000 reached");
+  eval_env_expect(e, "@len(@build(1000000, N))", "step limit 100000 reached");
+  eval_env_expect(e, "@count(1000i64, 0i64)", "1000i64");
+  interp_options(e->in)->no_fast = true;
+  eval_env_expect(e, "@count(1000000000i64, 0i64)", "step limit 100000 reached");
+  interp_options(e->in)->no_fast = false;
+  interp_options(e->in)->max_steps = 0;
+  eval_env_expect(e, "@count(300000i64, 0i64)", "300000i64");
+}
+
 static void test_state_and_errors(EvalEnv *e) {
   eval_env_expect(e, "@bump()", "40");
   eval_env_expect(e, "@bump()", "42");
@@ -92,6 +108,7 @@ int main(void) {
   eval_env_init(&e, defs);
   test_basics(&e);
   test_recursion(&e);
+  test_step_budget(&e);
   test_state_and_errors(&e);
   test_memory(&e);
   eval_env_free(&e);

@@ -133,8 +133,28 @@ static void test_alloc_failure(void) {
   rt_set_max_bytes(1000);
   int64_t small[1] = {300};
   CHECK(!rt_tensor_new(DT_INT32, 1, small, err, sizeof err));
-  CHECK_STREQ(err, "cannot allocate 1200 bytes: more than the tensor size limit (1000 bytes)");
+  CHECK_STREQ(err,
+              "cannot allocate 1200 bytes: more than the memory limit (1000 bytes; :set "
+              "max-memory SIZE)");
   CHECK(!rt_tensor_new(DT_INT32, 1, small, NULL, 0)); /* no message buffer: still fine */
+  rt_set_max_bytes(old);
+
+  /* The limit is on the data alive at once: a second tensor that would
+   * pass it fails, and fits again once the first is released. */
+  rt_cache_trim(), rt_pool_trim();
+  size_t base = rt_live_bytes();
+  rt_set_max_bytes(base + 200000);
+  int64_t part[1] = {30000}; /* 120000 bytes */
+  RtTensor *first = rt_tensor_new(DT_INT32, 1, part, err, sizeof err);
+  CHECK(first != NULL);
+  CHECK(rt_live_bytes() >= base + 120000);
+  CHECK(!rt_tensor_new(DT_INT32, 1, part, err, sizeof err));
+  CHECK(starts_with(err, "cannot allocate 120000 bytes: the memory limit ("));
+  CHECK(strstr(err, "being in use (:set max-memory SIZE)") != NULL);
+  rt_tensor_release(first); /* its buffer waits in the cache, still counted, for reuse */
+  RtTensor *second = rt_tensor_new(DT_INT32, 1, part, err, sizeof err);
+  CHECK(second != NULL);
+  rt_tensor_release(second);
   rt_set_max_bytes(old);
 
   /* A kernel whose output is too large reports the allocation error. */
