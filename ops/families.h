@@ -89,4 +89,7 @@ OpComputeFn compute_fixed_point_multiply, compute_quantize, compute_dequantize, 
 OpComputeFn compute_resize1d, compute_resize2d, compute_resize3d, compute_grid_sample,
     compute_affine_grid;
 
+/* compute_conv_nd.c */
+OpComputeFn compute_conv1d, compute_conv3d, compute_conv1d_transpose, compute_conv2d_transpose;
+
 #endif
