@@ -249,8 +249,8 @@ static LTensor *conv_nd(LowerCx *L, const Expr *call, LTensor **in, int nin, int
   c.x = in[0], c.w = in[1];
   DType dt = lc_result_type(call)->u.tensor.dtype;
   if (!nd_dtypes(c.x, c.w, dt, &c.acc))
-    return lc_fail(L, "%s of %s and %s to %s", name, dtype_name(c.x->dtype),
-                   dtype_name(c.w->dtype), dtype_name(dt));
+    return lc_fail(L, "%s of %s and %s to %s", name, dtype_name(c.x->dtype), dtype_name(c.w->dtype),
+                   dtype_name(dt));
   int64_t groups = c.groups = op_attr_int(call, "groups");
   if (groups < 1 || !nd_attrs(L, call, &c) || !nd_sizes(L, call, &c, groups))
     return lc_failed(L) ? NULL : lc_fail(L, "%s: groups", name);
