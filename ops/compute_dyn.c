@@ -1,6 +1,7 @@
 /* compute_dyn.c — compute rules (ops/compute.h) of the dyn ops whose
  * result shape the type gives: dyn.reshape, dyn.squeeze, dyn.broadcast_to,
- * dyn.full, dyn.zeros, dyn.ones.
+ * dyn.full, dyn.zeros, dyn.ones (dyn.one_hot's rule is one_hot's, in
+ * compute_misc.c).
  *
  * Their shape argument is a tensor; its value decides the result's dims.
  * The relation (ops/dyn.c) knows that value only for a constant, and then

@@ -389,7 +389,7 @@ const OpDef ops_family_dyn[] = {
      .compute = NULL},
     {"dyn.one_hot", 4, 4, OPAT_OUT_EWISE_FUSABLE, one_hot_attrs, rel_dyn_one_hot,
      "dyn.one_hot(indices, on, off, depth, axis=-1): one-hot with a run-time depth", false,
-     .compute = NULL},
+     .compute = compute_dyn_one_hot},
     {"dyn.zeros", 1, 1, OPAT_ELEMWISE, init_attrs, rel_dyn_init,
      "dyn.zeros(shape, dtype=): zeros of a run-time shape", false, .compute = compute_dyn_zeros},
     {"dyn.ones", 1, 1, OPAT_ELEMWISE, init_attrs, rel_dyn_init,

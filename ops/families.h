@@ -92,4 +92,9 @@ OpComputeFn compute_resize1d, compute_resize2d, compute_resize3d, compute_grid_s
 /* compute_conv_nd.c */
 OpComputeFn compute_conv1d, compute_conv3d, compute_conv1d_transpose, compute_conv2d_transpose;
 
+/* compute_nn_norm.c, compute_nn_loss.c, compute_misc.c */
+OpComputeFn compute_batch_norm, compute_lrn, compute_cross_entropy,
+    compute_cross_entropy_with_logits, compute_nll_loss, compute_one_hot, compute_dyn_one_hot,
+    compute_mean_variance;
+
 #endif

@@ -65,6 +65,9 @@ def g_dyn_one_hot(op):
             hot = np.expand_dims(ix, at) == np.arange(depth).reshape([-1] + [1] * (ix.ndim - at))
             yield Case(op, attrs_text(axis=axis), [ix, on, off, np.array(depth, np.int64)],
                        [np.where(hot, on, off).astype(dt)])
+            # a constant depth: the type knows it, and the jit mode compiles the op
+            yield Case(op, attrs_text(axis=axis), [ix, on, off, np.array(depth, np.int64)],
+                       [np.where(hot, on, off).astype(dt)], consts=[3], compiled=True)
     ix, on, off = np.array([0, 2], np.int32), np.array(1.0, np.float32), np.array(0.0, np.float32)
     yield Case(op, "", [ix, on, off, np.array(-1, np.int32)], "depth must not be negative")
     yield Case(op, "", [ix, on, off, np.array([3], np.int32)], "depth must be an integer scalar")
