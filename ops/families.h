@@ -97,4 +97,7 @@ OpComputeFn compute_batch_norm, compute_lrn, compute_cross_entropy,
     compute_cross_entropy_with_logits, compute_nll_loss, compute_one_hot, compute_dyn_one_hot,
     compute_mean_variance;
 
+/* compute_einsum.c */
+OpComputeFn compute_einsum;
+
 #endif
