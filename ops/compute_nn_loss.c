@@ -102,7 +102,8 @@ static void nll_target(LowerCx *L, const Nll *k, PrimExpr **idx) {
   PrimExpr *t = target(L, k, idx);
   PrimExpr *keep = lc_bin(L, PB_NE, t, lc_lit(L, DT_INT64, (double)k->ignore));
   if (k->none) { /* the select reads pred only where kept (codegen branches) */
-    lc_store(L, k->out, k->t->ndim, idx, lc_call(L, PI_SELECT, keep, term(L, k, idx, t), lit(L, 0)));
+    lc_store(L, k->out, k->t->ndim, idx,
+             lc_call(L, PI_SELECT, keep, term(L, k, idx, t), lit(L, 0)));
     return;
   }
   lc_open(L);

@@ -51,7 +51,8 @@ LTensor *compute_batch_norm(LowerCx *L, const Expr *call, LTensor **in, int nin)
   if (axis < 0) return NULL;
   LTensor *y = lc_tensor(L, call, x->dtype, x->ndim, (PrimExpr **)x->shape);
   y->in = in, y->nin = nin, y->at = at_batch_norm;
-  y->aux[0] = axis, y->aux[1] = op_attr_bool(call, "scale"), y->aux[2] = op_attr_bool(call, "center");
+  y->aux[0] = axis, y->aux[1] = op_attr_bool(call, "scale"),
+  y->aux[2] = op_attr_bool(call, "center");
   LTensor *r = lc_tuple(L, call, 3);
   r->fields[0] = y, r->fields[1] = in[3], r->fields[2] = in[4];
   return r;
@@ -74,22 +75,21 @@ static void lrn_element(LowerCx *L, const Lrn *k, Buffer *out, PrimExpr **idx) {
   Buffer *acc = lc_alloc(L, "acc", DT_FLOAT64, 1, &one);
   lc_store(L, acc, 1, &zero, lit(L, 0));
   TirVar *j = lc_tvar(L, "j", lc_int(L, k->size));
-  PrimExpr *c = lc_bin(L, PB_ADD, lc_bin(L, PB_SUB, idx[k->axis], lc_int(L, k->size / 2)),
-                       lc_var(L, j));
+  PrimExpr *c =
+      lc_bin(L, PB_ADD, lc_bin(L, PB_SUB, idx[k->axis], lc_int(L, k->size / 2)), lc_var(L, j));
   PrimExpr *xi[TENSOR_MAX_RANK];
   for (int d = 0; d < k->x->ndim; d++) xi[d] = d == k->axis ? c : idx[d];
   PrimExpr *v = f64(L, lc_at(L, k->x, xi));
   lc_open(L);
   lc_open(L);
-  lc_store(L, acc, 1, &zero,
-           lc_bin(L, PB_ADD, lc_load(L, acc, 1, &zero), lc_bin(L, PB_MUL, v, v)));
+  lc_store(L, acc, 1, &zero, lc_bin(L, PB_ADD, lc_load(L, acc, 1, &zero), lc_bin(L, PB_MUL, v, v)));
   PrimExpr *inside = lc_bin(L, PB_AND, lc_bin(L, PB_GE, c, zero), lc_bin(L, PB_LT, c, C));
   lc_if(L, inside, lc_close(L));
   lc_for(L, LOOP_RANGE, j, lc_int(L, k->size), lc_close(L));
   PrimExpr *s = lc_load(L, acc, 1, &zero);
-  PrimExpr *base = lc_bin(L, PB_ADD, lit(L, k->bias),
-                          lc_bin(L, PB_DIV, lc_bin(L, PB_MUL, lit(L, k->alpha), s),
-                                 lit(L, (double)k->size)));
+  PrimExpr *base =
+      lc_bin(L, PB_ADD, lit(L, k->bias),
+             lc_bin(L, PB_DIV, lc_bin(L, PB_MUL, lit(L, k->alpha), s), lit(L, (double)k->size)));
   PrimExpr *den = lc_call(L, PI_POW, base, lit(L, k->beta), NULL);
   lc_store(L, out, k->x->ndim, idx, lc_bin(L, PB_DIV, f64(L, lc_at(L, k->x, idx)), den));
 }
