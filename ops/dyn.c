@@ -383,7 +383,8 @@ const OpDef ops_family_dyn[] = {
      "dyn.broadcast_to(x, shape): broadcast to a run-time shape", false,
      .compute = compute_dyn_broadcast_to},
     {"dyn.tile", 2, 2, OPAT_INJECTIVE, tile_attrs, rel_dyn_tile,
-     "dyn.tile(x, reps): tile by repetition counts given as a tensor", false, .compute = NULL},
+     "dyn.tile(x, reps): tile by repetition counts given as a tensor", false,
+     .compute = compute_dyn_tile},
     {"dyn.topk", 2, 2, OPAT_OPAQUE, topk_attrs, rel_dyn_topk,
      "dyn.topk(x, k, axis=-1, ret_type=\"both\"): the top k along an axis, k a tensor", false,
      .compute = NULL},
@@ -402,6 +403,6 @@ const OpDef ops_family_dyn[] = {
      false, .compute = NULL},
     {"dyn.image.resize2d", 3, 3, OPAT_INJECTIVE, image_resize2d_attrs, rel_dyn_resize2d,
      "dyn.image.resize2d(x, size, roi, method=, ...): resize H, W to sizes given as a tensor",
-     false, .compute = NULL},
+     false, .compute = compute_dyn_resize2d},
     {0},
 };

@@ -100,4 +100,7 @@ OpComputeFn compute_batch_norm, compute_lrn, compute_cross_entropy,
 /* compute_einsum.c */
 OpComputeFn compute_einsum;
 
+/* compute_image_crop.c, compute_dyn_index.c */
+OpComputeFn compute_crop_and_resize, compute_dyn_tile, compute_dyn_resize2d;
+
 #endif

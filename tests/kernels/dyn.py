@@ -13,6 +13,9 @@ def g_dyn_tile(op):
             reps = [int(RNG.integers(1, 4)) for _ in range(int(RNG.integers(0, 5)))]
             rdt = RNG.choice([np.int32, np.int64])
             yield Case(op, "", [x, np.array(reps, rdt).reshape(-1)], [np.tile(x, reps)])
+            if reps:  # constant repetitions: the type knows the result, the jit mode compiles it
+                yield Case(op, "", [x, np.array(reps, rdt)], [np.tile(x, reps)], consts=[1],
+                           compiled=dt not in (np.int8, np.float16))
     x = rand_float((2, 3), np.float32)
     yield Case(op, "", [x, np.array([2, 0], np.int64)], "reps must be positive")
     yield Case(op, "", [x, np.array([[2]], np.int64)], "reps must be a 1-D integer tensor")
