@@ -41,8 +41,8 @@ static PrimExpr *crop_coord(LowerCx *L, const Crop *k, int i, PrimExpr *b, PrimE
   PrimExpr *m = lit(L, (double)(in - 1));
   if (out <= 1)
     return lc_bin(L, PB_MUL, lc_bin(L, PB_MUL, lit(L, 0.5), lc_bin(L, PB_ADD, b0, b1)), m);
-  PrimExpr *scale = lc_bin(L, PB_DIV, lc_bin(L, PB_MUL, m, lc_bin(L, PB_SUB, b1, b0)),
-                           lit(L, (double)(out - 1)));
+  PrimExpr *scale =
+      lc_bin(L, PB_DIV, lc_bin(L, PB_MUL, m, lc_bin(L, PB_SUB, b1, b0)), lit(L, (double)(out - 1)));
   return lc_bin(L, PB_ADD, lc_bin(L, PB_MUL, b0, m), lc_bin(L, PB_MUL, scale, f32(L, o)));
 }
 

@@ -103,4 +103,7 @@ OpComputeFn compute_einsum;
 /* compute_image_crop.c, compute_dyn_index.c */
 OpComputeFn compute_crop_and_resize, compute_dyn_tile, compute_dyn_resize2d;
 
+/* compute_vision.c */
+OpComputeFn compute_roi_align;
+
 #endif
