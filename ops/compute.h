@@ -146,4 +146,11 @@ bool lc_buffer_dtype_ok(DType dt);
 /* The call's result type (a tensor type). */
 const Type *lc_result_type(const Expr *call);
 
+/* A constant of rank > 0 as an operand (compute_const.c: FuseOps keeps
+ * constant arguments in the body for ops flagged OP_VALUE_ARGS); NULL for
+ * a dtype no buffer may have.  lc_const_value: the constant an operand is,
+ * or NULL (a rule reading values: dyn.strided_slice's begin). */
+LTensor *lc_const_tensor(LowerCx *L, const Expr *konst);
+const Tensor *lc_const_value(const LTensor *t);
+
 #endif

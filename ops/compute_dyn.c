@@ -10,10 +10,10 @@
  * dim ("a result dim known only at run time") and the op stays on its
  * reference kernel.  With real dims the rules are the static ops' (the
  * shape argument itself is not read).  dyn.squeeze is a reshape to its
- * result type.  dyn.tile and dyn.image.resize2d, whose arguments also
- * decide where elements are read from, have rules in compute_dyn_index.c
- * (the result's dims give those values back); dyn.strided_slice and
- * dyn.nn.pad have none: their begin and pad widths are in no type. */
+ * result type.  dyn.tile, dyn.image.resize2d, dyn.strided_slice and
+ * dyn.nn.pad, whose arguments also decide where elements are read from,
+ * have rules in compute_dyn_index.c (the first two read those values back
+ * from the result's dims, the last two from their constant arguments). */
 #include "ops/compute.h"
 #include "ops/families.h"
 

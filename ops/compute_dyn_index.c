@@ -1,19 +1,26 @@
 /* compute_dyn_index.c — compute rules (ops/compute.h) of the dyn ops whose
- * tensor arguments decide where elements are read from, in the cases the
- * result type alone decides it: dyn.tile and dyn.image.resize2d (inline).
+ * tensor arguments decide where elements are read from: dyn.tile,
+ * dyn.image.resize2d, dyn.strided_slice and dyn.nn.pad (inline).
  *
  * With a constant argument the relation (ops/dyn.c) gives the result real
- * dims, and these ops need nothing more: dyn.tile's repetitions are the
- * result's dims over the data's (a data dim of 0 gives a result dim of 0,
- * nothing to read), and dyn.image.resize2d's sizes are the result's H and
- * W; its roi tensor is read only by the tf_crop_and_resize coordinates,
- * which the rule leaves to the kernel.  The reference kernel of
- * dyn.image.resize2d never uses static resize2d's integer-division form
- * for nearest "asymmetric" (its sizes are not constants to TVM), and
- * neither does the rule.  dyn.strided_slice and dyn.nn.pad have no rule:
- * their begin and pad widths are not in any type. */
+ * dims.  dyn.tile and dyn.image.resize2d need nothing more: dyn.tile's
+ * repetitions are the result's dims over the data's (a data dim of 0 gives
+ * a result dim of 0, nothing to read), and dyn.image.resize2d's sizes are
+ * the result's H and W; its roi tensor is read only by the
+ * tf_crop_and_resize coordinates, which the rule leaves to the kernel.
+ * The reference kernel of dyn.image.resize2d never uses static resize2d's
+ * integer-division form for nearest "asymmetric" (its sizes are not
+ * constants to TVM), and neither does the rule.
+ *
+ * dyn.strided_slice's begin, end and strides and dyn.nn.pad's widths are in
+ * no type: those ops are flagged OP_VALUE_ARGS, so FuseOps keeps their
+ * constant arguments in the fused body, and the rules read the values
+ * (lc_const_value) into the static op's attributes, as the relation and
+ * the kernel rebuild them, then apply the static op's rule. */
 #include "ops/compute_image.h"
+#include "ops/dyn.h"
 #include "ops/families.h"
+#include "ops/nn_int.h"
 
 /* ───────────────────────────── dyn.tile ───────────────────────────── */
 
@@ -65,4 +72,42 @@ LTensor *compute_dyn_resize2d(LowerCx *L, const Expr *call, LTensor **in, int ni
   if (s.coord == COORD_TF_CROP_AND_RESIZE)
     return lc_fail(L, "dyn.image.resize2d: tf_crop_and_resize reads its roi tensor");
   return image_resize_rule(L, call, in, 1, 2, false);
+}
+
+/* ──────────────────── dyn.strided_slice, dyn.nn.pad ──────────────────── */
+
+/* A copy of call with the static op's attributes keys[i] = vals[i]. */
+static Expr *with_static_attrs(LowerCx *L, RelCtx *cx, const Expr *call, int n, const char **keys,
+                               AttrValue **vals) {
+  Expr *c = ARENA_NEW(lc_arena(L), Expr);
+  *c = *call;
+  c->u.call.attrs = dyn_with_attrs(cx, call->u.call.attrs, n, keys, vals);
+  return c;
+}
+
+/* begin, end (and strides) from constants into strided_slice's rule. */
+LTensor *compute_dyn_strided_slice(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  static const char *keys[3] = {"begin", "end", "strides"};
+  RelCtx cx;
+  nn_call_ctx(&cx, lc_arena(L), call);
+  AttrValue *vals[3];
+  for (int i = 1; i < nin; i++) {
+    const Tensor *v = lc_const_value(in[i]);
+    if (!v) return lc_fail(L, "dyn.strided_slice: %s known only at run time", keys[i - 1]);
+    vals[i - 1] = dyn_list_of(&cx, v);
+  }
+  return compute_strided_slice(L, with_static_attrs(L, &cx, call, nin - 1, keys, vals), in, 1);
+}
+
+/* pad_width from a constant into nn.pad's rule (data and pad value). */
+LTensor *compute_dyn_pad(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  const char *key = "pad_width";
+  const Tensor *v = nin == 3 ? lc_const_value(in[1]) : NULL;
+  if (!v) return lc_fail(L, "dyn.nn.pad: pad_width known only at run time");
+  RelCtx cx;
+  nn_call_ctx(&cx, lc_arena(L), call);
+  AttrValue *val = dyn_pairs_of(&cx, v);
+  LTensor **sin = ARENA_ARRAY(lc_arena(L), LTensor *, 2); /* the rule keeps its operands */
+  sin[0] = in[0], sin[1] = in[2];
+  return compute_pad(L, with_static_attrs(L, &cx, call, 1, &key, &val), sin, 2);
 }

@@ -26,7 +26,7 @@ enum { GRID_MAX = 1 << 12 };
 
 typedef struct Roi {
   const LTensor *x, *rois;
-  DType rt;  /* the computation's float type */
+  DType rt; /* the computation's float type */
   bool nchw, avg;
   int64_t ph, pw, ratio, h, w;
   double scale;
@@ -86,8 +86,8 @@ static PrimExpr *pixel(LowerCx *L, const Roi *k, PrimExpr *b, PrimExpr *c, PrimE
 static PrimExpr *sample(LowerCx *L, const Roi *k, PrimExpr *b, PrimExpr *c, PrimExpr *y,
                         PrimExpr *x) {
   PrimExpr *hm = lit(L, k, (double)(k->h - 1)), *wm = lit(L, k, (double)(k->w - 1));
-  PrimExpr *out = lc_bin(L, PB_OR, lc_bin(L, PB_LT, y, lit(L, k, -1)),
-                         lc_bin(L, PB_LT, x, lit(L, k, -1)));
+  PrimExpr *out =
+      lc_bin(L, PB_OR, lc_bin(L, PB_LT, y, lit(L, k, -1)), lc_bin(L, PB_LT, x, lit(L, k, -1)));
   out = lc_bin(L, PB_OR, out, lc_bin(L, PB_GT, y, lit(L, k, (double)k->h)));
   out = lc_bin(L, PB_OR, out, lc_bin(L, PB_GT, x, lit(L, k, (double)k->w)));
   PrimExpr *yc = vmin(L, vmax(L, y, lit(L, k, 0)), hm), *xc = vmin(L, vmax(L, x, lit(L, k, 0)), wm);
@@ -102,8 +102,8 @@ static PrimExpr *sample(LowerCx *L, const Roi *k, PrimExpr *b, PrimExpr *c, Prim
       PrimExpr *in = lc_bin(L, PB_AND, lc_bin(L, PB_LE, yp, lc_int(L, k->h - 1)),
                             lc_bin(L, PB_LE, xp, lc_int(L, k->w - 1)));
       PrimExpr *yl = vmin(L, yp, lc_int(L, k->h - 1)), *xl = vmin(L, xp, lc_int(L, k->w - 1));
-      PrimExpr *t = sel(L, in, mul(L, mul(L, wx[i], wy[j]), pixel(L, k, b, c, yl, xl)),
-                        lit(L, k, 0));
+      PrimExpr *t =
+          sel(L, in, mul(L, mul(L, wx[i], wy[j]), pixel(L, k, b, c, yl, xl)), lit(L, k, 0));
       val = val ? add(L, val, t) : t;
     }
   return sel(L, out, lit(L, k, 0), val);
@@ -122,10 +122,12 @@ static void bin(LowerCx *L, const Roi *k, PrimExpr *b, PrimExpr *c, PrimExpr *py
   PrimExpr *count = lc_cast(L, k->rt, mul(L, k->grid_h, k->grid_w));
   TirVar *iy = lc_tvar(L, "iy", k->grid_h), *ix = lc_tvar(L, "ix", k->grid_w);
   PrimExpr *half = lit(L, k, 0.5);
-  PrimExpr *y = add(L, sh, dvd(L, mul(L, add(L, lc_cast(L, k->rt, lc_var(L, iy)), half), k->bin_h),
-                               lc_cast(L, k->rt, k->grid_h)));
-  PrimExpr *x = add(L, sw, dvd(L, mul(L, add(L, lc_cast(L, k->rt, lc_var(L, ix)), half), k->bin_w),
-                               lc_cast(L, k->rt, k->grid_w)));
+  PrimExpr *y = add(L, sh,
+                    dvd(L, mul(L, add(L, lc_cast(L, k->rt, lc_var(L, iy)), half), k->bin_h),
+                        lc_cast(L, k->rt, k->grid_h)));
+  PrimExpr *x = add(L, sw,
+                    dvd(L, mul(L, add(L, lc_cast(L, k->rt, lc_var(L, ix)), half), k->bin_w),
+                        lc_cast(L, k->rt, k->grid_w)));
   PrimExpr *v = sample(L, k, b, c, y, x), *cur = lc_load(L, acc, 1, &zero);
   lc_open(L);
   lc_open(L);
@@ -150,8 +152,8 @@ static PrimExpr *roi_image(LowerCx *L, const Roi *k) {
 
 /* For ROI r (parallel): the check, then channels and bins in the output's order. */
 static void roi_loops(LowerCx *L, Roi *k, Buffer *out, PrimExpr *nr, PrimExpr *C) {
-  TirVar *r = lc_tvar(L, "r", nr), *c = lc_tvar(L, "c", C), *py = lc_tvar(L, "py", lc_int(L, k->ph)),
-         *px = lc_tvar(L, "px", lc_int(L, k->pw));
+  TirVar *r = lc_tvar(L, "r", nr), *c = lc_tvar(L, "c", C),
+         *py = lc_tvar(L, "py", lc_int(L, k->ph)), *px = lc_tvar(L, "px", lc_int(L, k->pw));
   PrimExpr *PH = lc_int(L, k->ph), *PW = lc_int(L, k->pw);
   TirVar *order[3] = {c, py, px};
   PrimExpr *ext[3] = {C, PH, PW};
@@ -171,7 +173,8 @@ static void roi_loops(LowerCx *L, Roi *k, Buffer *out, PrimExpr *nr, PrimExpr *C
 
 static bool roi_attrs(LowerCx *L, const Expr *call, Roi *k) {
   int64_t ps[2];
-  if (op_attr_ints(call, "pooled_size", ps, 2) != 2) return lc_fail(L, "roi_align: pooled_size"), false;
+  if (op_attr_ints(call, "pooled_size", ps, 2) != 2)
+    return lc_fail(L, "roi_align: pooled_size"), false;
   k->ph = ps[0], k->pw = ps[1], k->ratio = op_attr_int(call, "sample_ratio");
   k->scale = op_attr_float(call, "spatial_scale");
   k->avg = strcmp(op_attr_str(lc_arena(L), call, "mode"), "avg") == 0;

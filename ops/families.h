@@ -101,7 +101,8 @@ OpComputeFn compute_batch_norm, compute_lrn, compute_cross_entropy,
 OpComputeFn compute_einsum;
 
 /* compute_image_crop.c, compute_dyn_index.c */
-OpComputeFn compute_crop_and_resize, compute_dyn_tile, compute_dyn_resize2d;
+OpComputeFn compute_crop_and_resize, compute_dyn_tile, compute_dyn_resize2d,
+    compute_dyn_strided_slice, compute_dyn_pad;
 
 /* compute_vision.c */
 OpComputeFn compute_roi_align;

@@ -139,7 +139,8 @@ static bool param_buffers(Build *B, const Var *p, Buffer **out) {
 
 static LTensor *operand(Build *B, const Expr *a) {
   if (a->kind == EX_VAR) return rw_map_get(&B->vals, a->u.var);
-  if (a->kind != EX_CONST || a->u.konst.value->ndim != 0) return NULL;
+  if (a->kind == EX_CONST && a->u.konst.value->ndim != 0) return lc_const_tensor(B->C, a);
+  if (a->kind != EX_CONST) return NULL;
   const Tensor *t = a->u.konst.value;
   if (!lc_dtype_ok(t->dtype)) return NULL;
   LTensor *r = lc_tensor(B->C, a, t->dtype, 0, NULL);

@@ -990,7 +990,10 @@ def g_strided_slice(op):
         if op == "strided_slice":
             yield Case(op, attrs_text(begin=b, end=e, strides=s), [x], [ref])
         else:
-            yield Case(op, "", [x, np.array(b, np.int64), np.array(e, np.int32), np.array(s, np.int64)], [ref])
+            ins = [x, np.array(b, np.int64), np.array(e, np.int32), np.array(s, np.int64)]
+            yield Case(op, "", ins, [ref])
+            if len(b):  # constant begin, end and strides: the jit mode compiles the slice
+                yield Case(op, "", ins, [ref], consts=[1, 2, 3], compiled=True)
     for _ in range(10):  # slice_mode="size": end is a length (-1: to the end); strides ignored
         shape = rand_shape(rank=int(RNG.integers(1, 4)), maxdim=6)
         x = rand_of(shape, np.int8)

@@ -117,7 +117,11 @@ def g_dyn_pad(op):
             fill = np.array(v).astype(np.float64)
             fill = fill.astype(dt) if dt in FLOATS else np.trunc(fill).astype(dt)
             ref = np.pad(x, pw, mode="constant", constant_values=fill) if mode == "constant" else np.pad(x, pw, mode=mode)
-            yield Case(op, attrs_text(pad_mode=mode), [x, np.array(pw, RNG.choice([np.int32, np.int64])), v], [ref])
+            pwt = np.array(pw, RNG.choice([np.int32, np.int64]))
+            yield Case(op, attrs_text(pad_mode=mode), [x, pwt, v], [ref])
+            # constant widths: the jit mode compiles the pad (a dtype its rule takes)
+            yield Case(op, attrs_text(pad_mode=mode), [x, pwt, v], [ref], consts=[1],
+                       compiled=dt in (np.float32, np.int64))
     x = rand_float((3, 4), np.float32)
     yield Case(op, "", [x, np.array([[-1, 2], [1, -2]], np.int64), np.array(0, np.float32)],
                [np.pad(x, [(0, 2), (1, 0)])[1:, :-2]])
