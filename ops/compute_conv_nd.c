@@ -18,7 +18,10 @@
  *                numerator is a non-negative multiple of the stride and
  *                p < in (the gather form of the kernel's scatter).
  * Outer dims skip invalid taps with an `if`; along the row a select keeps
- * the sum, the load's index clamped into the input.
+ * the sum, the load's index clamped into the input, except that a
+ * transposed convolution scatters along its row as the kernel does (each
+ * input column and tap adds to the output column it reaches), which tries
+ * no tap that the stride drops.
  *
  * Layouts: a convolution takes the data and weight layouts nn_conv_axes
  * reads (NWC, NDHWC, WIO, ...; the result has the data's layout).  A
@@ -166,9 +169,34 @@ static PrimExpr *term(LowerCx *L, const ConvNd *c, const Row *r) {
   return mul(L, lc_cast(L, c->acc, wv), lc_cast(L, c->acc, xv));
 }
 
+/* A transposed convolution's last dim scatters, as the kernel does: for
+ * each tap t and input column iw, acc[iw * stride - pad + t * dilation] +=
+ * term where that column is inside the row (no tap is tried and dropped,
+ * and each output element still adds its terms in the order input
+ * channel, taps). */
+static void last_taps_scatter(LowerCx *L, const ConvNd *c, Row *r) {
+  int i = c->S - 1;
+  TirVar *t = lc_tvar(L, "t", c->k[i]), *iw = lc_tvar(L, "iw", c->in[i]);
+  PrimExpr *ox = add(L, sub(L, mul(L, V(L, iw), I(L, c->s[i])), I(L, c->lo[i])),
+                     mul(L, V(L, t), I(L, c->d[i])));
+  r->ipos[i] = V(L, iw), r->tap[i] = V(L, t);
+  PrimExpr *inside = and_(L, lc_bin(L, PB_GE, ox, I(L, 0)), lc_bin(L, PB_LT, ox, c->out[i]));
+  lc_open(L);
+  lc_open(L);
+  lc_open(L);
+  lc_store(L, r->acc, 1, &ox, add(L, lc_load(L, r->acc, 1, &ox), term(L, c, r)));
+  lc_if(L, inside, lc_close(L));
+  lc_for(L, LOOP_RANGE, iw, c->in[i], lc_close(L));
+  lc_for(L, LOOP_RANGE, t, c->k[i], lc_close(L));
+}
+
 /* The last dim's taps: acc[ow] += term where the tap is inside. */
 static void last_taps(LowerCx *L, const ConvNd *c, Row *r) {
   int i = c->S - 1;
+  if (c->transpose) {
+    last_taps_scatter(L, c, r);
+    return;
+  }
   TirVar *t = lc_tvar(L, "t", c->k[i]), *ow = lc_tvar(L, "ow", c->out[i]);
   PrimExpr *valid, *ai = V(L, ow);
   r->ipos[i] = src_pos(L, c, i, V(L, ow), V(L, t), &valid);
