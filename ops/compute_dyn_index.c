@@ -7,14 +7,14 @@
  * repetitions are the result's dims over the data's (a data dim of 0 gives
  * a result dim of 0, nothing to read), and dyn.image.resize2d's sizes are
  * the result's H and W; its roi tensor is read only by the
- * tf_crop_and_resize coordinates, which the rule leaves to the kernel.
+ * tf_crop_and_resize coordinates, which a constant roi gives.
  * The reference kernel of dyn.image.resize2d never uses static resize2d's
  * integer-division form for nearest "asymmetric" (its sizes are not
  * constants to TVM), and neither does the rule.
  *
- * dyn.strided_slice's begin, end and strides and dyn.nn.pad's widths are in
- * no type: those ops are flagged OP_VALUE_ARGS, so FuseOps keeps their
- * constant arguments in the fused body, and the rules read the values
+ * dyn.strided_slice's begin, end and strides, dyn.nn.pad's widths and the
+ * roi are in no type: those ops are flagged OP_VALUE_ARGS, so FuseOps keeps
+ * their constant arguments in the fused body, and the rules read the values
  * (lc_const_value) into the static op's attributes, as the relation and
  * the kernel rebuild them, then apply the static op's rule. */
 #include "ops/compute_image.h"
@@ -59,22 +59,7 @@ LTensor *compute_dyn_tile(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return t;
 }
 
-/* ─────────────────────────── dyn.image.resize2d ─────────────────────────── */
-
-/* image.resize2d's rule on the dyn call (same attributes; the size is the
- * result type's), without the integer-division form. */
-LTensor *compute_dyn_resize2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  RelCtx cx = {.arena = lc_arena(L), .op = ops_get(call->u.call.fn->u.op.index)};
-  cx.op_name = cx.op->name;
-  ResizeSpec s;
-  if (nin != 3 || !image_resize_spec(&cx, call->u.call.attrs, 2, &s))
-    return lc_fail(L, "dyn.image.resize2d: attributes");
-  if (s.coord == COORD_TF_CROP_AND_RESIZE)
-    return lc_fail(L, "dyn.image.resize2d: tf_crop_and_resize reads its roi tensor");
-  return image_resize_rule(L, call, in, 1, 2, false);
-}
-
-/* ──────────────────── dyn.strided_slice, dyn.nn.pad ──────────────────── */
+/* ──────────────────── static attributes from constants ──────────────────── */
 
 /* A copy of call with the static op's attributes keys[i] = vals[i]. */
 static Expr *with_static_attrs(LowerCx *L, RelCtx *cx, const Expr *call, int n, const char **keys,
@@ -84,6 +69,40 @@ static Expr *with_static_attrs(LowerCx *L, RelCtx *cx, const Expr *call, int n, 
   c->u.call.attrs = dyn_with_attrs(cx, call->u.call.attrs, n, keys, vals);
   return c;
 }
+
+/* ─────────────────────────── dyn.image.resize2d ─────────────────────────── */
+
+/* The roi tensor's 4 values as the attribute, rounded to float32 as the
+ * kernel reads them. */
+static AttrValue *roi_attr(LowerCx *L, const Tensor *v) {
+  Arena *a = lc_arena(L);
+  AttrValue *r = ARENA_NEW(a, AttrValue);
+  r->kind = AV_LIST, r->u.list.n = (int)v->numel;
+  r->u.list.items = ARENA_ARRAY(a, AttrValue *, v->numel + 1);
+  for (int64_t i = 0; i < v->numel; i++)
+    r->u.list.items[i] = attr_float(a, (double)(float)tensor_get_f64(v, i), DT_FLOAT32);
+  return r;
+}
+
+/* image.resize2d's rule on the dyn call (same attributes; the size is the
+ * result type's), without the integer-division form; tf_crop_and_resize
+ * takes its roi from a constant roi tensor. */
+LTensor *compute_dyn_resize2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  RelCtx cx;
+  nn_call_ctx(&cx, lc_arena(L), call);
+  ResizeSpec s;
+  if (nin != 3 || !image_resize_spec(&cx, call->u.call.attrs, 2, &s))
+    return lc_fail(L, "dyn.image.resize2d: attributes");
+  if (s.coord != COORD_TF_CROP_AND_RESIZE) return image_resize_rule(L, call, in, 1, 2, false);
+  const Tensor *roi = lc_const_value(in[2]);
+  if (!roi || roi->numel != 4)
+    return lc_fail(L, "dyn.image.resize2d: a roi known only at run time");
+  const char *key = "roi";
+  AttrValue *val = roi_attr(L, roi);
+  return image_resize_rule(L, with_static_attrs(L, &cx, call, 1, &key, &val), in, 1, 2, false);
+}
+
+/* ──────────────────── dyn.strided_slice, dyn.nn.pad ──────────────────── */
 
 /* begin, end (and strides) from constants into strided_slice's rule. */
 LTensor *compute_dyn_strided_slice(LowerCx *L, const Expr *call, LTensor **in, int nin) {

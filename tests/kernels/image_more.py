@@ -8,9 +8,9 @@ int32 data, float64 boxes and int64 indices, crops larger than the image,
 boxes partly and wholly outside it, and a box index outside the batch on a
 box that samples nothing (an error in both modes: the kernel checks every
 index first).  dyn.image.resize2d with a constant size (so the type knows
-the result): every method and coordinate mode but tf_crop_and_resize
-(whose roi tensor only the kernel reads), including nearest "asymmetric",
-which unlike image.resize2d's never takes the integer-division form.
+the result): every method and coordinate mode (tf_crop_and_resize with a
+constant roi too), including nearest "asymmetric", which unlike
+image.resize2d's never takes the integer-division form.
 Each case the rules take must run compiled."""
 
 
@@ -41,6 +41,13 @@ def im_dyn_resize2d(op):
             yield Case(op, rs_attrs([], s, "NCHW").replace("size=[], ", ""),
                        [x, np.array(size, np.int64), np.zeros(4, np.float32)],
                        [resize_ref(x, size, "NCHW", s)], consts=[1], compiled=True)
+    for method in ("nearest_neighbor", "linear", "cubic"):  # a constant roi gives the crop's coordinates
+        s = RsSpec(method, "tf_crop_and_resize", "round", extrap=-3.5)
+        x = rand_float((2, 3, 5, 4), np.float32, specials=False)
+        roi = [float(F32(v)) for v in (-0.25, 0.125, 0.8, 1.3)]
+        yield Case(op, rs_attrs([], s, "NCHW").replace("size=[], ", ""),
+                   [x, np.array([6, 7], np.int64), np.array(roi, np.float32)],
+                   [resize_ref(x, [6, 7], "NCHW", s, roi)], consts=[1, 2], compiled=True)
     x = rand_float((1, 1, 3, 3), np.float32)
     s = RsSpec("nearest_neighbor", "asymmetric", "round")
     yield Case(op, rs_attrs([], s, "NHWC").replace("size=[], ", ""),
