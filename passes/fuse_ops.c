@@ -22,7 +22,8 @@
  *     group's other members disappear (all their uses are inside).
  *     Parameters are the distinct values from outside (variables by
  *     identity), ordered as they were evaluated; scalar constants stay in
- *     the body.
+ *     the body, and so do the constant arguments of an op whose compute
+ *     rule reads their values (OP_VALUE_ARGS: dyn.strided_slice's begin).
  *
  * An op with a tuple result (split, meshgrid) is one node per field: the
  * field `%t.i` is an injective function of the op's operands, so each
