@@ -19,7 +19,8 @@ at T = 1 and 2 threads.  The table gives the medians in ms, the ratios
 rly/ORT and rly/PyTorch (time over time: below 1 means rly is faster), and the
 max abs difference of rly's and ORT's outputs from PyTorch's.  Timings are
 never asserted.
-Usage: /usr/bin/python3 bench/cnn.py [path/to/rly] [--only NAME] [--threads 1,2]"""
+Usage: /usr/bin/python3 bench/cnn.py [path/to/rly] [--only NAME] [--threads 1,2] [--cpu]
+(--cpu: CPU time per call instead of wall time, for a busy machine; compare at 1 thread)"""
 import argparse
 import json
 import os
@@ -98,18 +99,25 @@ def export(torch, mod, x, path, names=("x", "y")):
                           input_names=[names[0]], output_names=[names[1]])
 
 
+# --cpu: every timer reports the process's CPU time per call (all threads)
+# instead of the wall time: on a machine other programs keep busy, the one-
+# thread CPU times still compare (two threads' CPU time sums both threads).
+CPU = False
+
+
 def torch_time(torch, mod, x, threads, runs):
     torch.set_num_threads(threads)
     t = torch.from_numpy(x)
     with torch.no_grad():
         for _ in range(3):
             y = mod(t)
-        ts = []
+        ts, cs = [], []
         for _ in range(runs):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             y = mod(t)
             ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3, y.numpy()
+            cs.append(time.process_time() - c0)
+    return statistics.median(cs if CPU else ts) * 1e3, y.numpy()
 
 
 def ort_time(ort_dir, onnx, xpath, threads, runs, d):
@@ -119,7 +127,8 @@ def ort_time(ort_dir, onnx, xpath, threads, runs, d):
     if p.returncode != 0:
         sys.exit(f"ort_run.js failed:\n{p.stderr}")
     r = json.loads(p.stdout)
-    return r["median_ms"], np.fromfile(out, dtype=np.float32).reshape(r["output_shape"])
+    ms = r["median_cpu_ms"] if CPU else r["median_ms"]
+    return ms, np.fromfile(out, dtype=np.float32).reshape(r["output_shape"])
 
 
 def rly_time(rly, onnx, xpath, threads, runs, d, first=None):
@@ -131,7 +140,8 @@ def rly_time(rly, onnx, xpath, threads, runs, d, first=None):
     env = dict(os.environ, NO_COLOR="1", RLY_NUM_THREADS=str(threads), RLY_EXEC="jit")
     p = subprocess.run([rly, "--exec", "jit", "-"], input=script, capture_output=True, text=True,
                        env=env, timeout=3600)
-    m = re.search(r"median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
+    m = re.search(r"cpu time: median ([\d.]+) (ns|us|ms|s)\b" if CPU else
+                  r"median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
     if p.returncode != 0 or not m:
         sys.exit(f"rly failed on {onnx}:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     f = re.search(r"first call: ([\d.]+) (ns|us|ms|s)\b", p.stdout)
@@ -149,7 +159,10 @@ def main():
     ap.add_argument("rly", nargs="?", default=os.path.join(ROOT, "build", "rly"))
     ap.add_argument("--only", help="run the models whose name contains this")
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--cpu", action="store_true", help="compare CPU time per call, not wall time")
     args = ap.parse_args()
+    global CPU
+    CPU = args.cpu
     try:
         import torch
     except ImportError:
@@ -165,8 +178,8 @@ def main():
         models = [m for m in models if args.only in m[0]]
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"cpu: {cpu}, {os.cpu_count()} cores; rly {args.rly}; torch {torch.__version__}")
-    print("times: median ms per call; ratios: rly time / other time (< 1: rly faster); "
-          "diff: max |out - PyTorch|")
+    print(f"times: median {'CPU ' if CPU else ''}ms per call; ratios: rly time / other time "
+          "(< 1: rly faster); diff: max |out - PyTorch|")
     head = (f"{'model':28s} {'thr':>3s} {'rly':>9s} {'ORT':>9s} {'PyTorch':>9s} "
             f"{'rly/ORT':>8s} {'rly/PT':>7s} {'diff rly':>9s} {'diff ORT':>9s}")
     print(head)

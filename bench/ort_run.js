@@ -7,7 +7,8 @@
 // MODULES_DIR holds node_modules/onnxruntime-node.  The input is a float32
 // .npy file fed to the model's first input; intra- and inter-op threads are
 // both THREADS.  Three warm-up runs, then RUNS timed runs; prints one JSON
-// object: {threads, runs, median_ms, min_ms, output_shape}, and writes the
+// object: {threads, runs, median_ms, median_cpu_ms (the process's CPU time
+// per run, all threads), min_ms, output_shape}, and writes the
 // first output's float32 data to OUT.bin (for the comparison with PyTorch).
 "use strict";
 const fs = require("fs");
@@ -60,11 +61,13 @@ async function main() {
   const feeds = { [session.inputNames[0]]: new ort.Tensor(x.type, x.data, x.shape) };
   let result;
   for (let i = 0; i < 3; i++) result = await session.run(feeds);
-  const times = [];
+  const times = [], cpu = [];
   for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
+    const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
     result = await session.run(feeds);
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1e3);
   }
   const y = result[session.outputNames[0]];
   fs.writeFileSync(out, Buffer.from(y.data.buffer, y.data.byteOffset, y.data.byteLength));
@@ -73,6 +76,7 @@ async function main() {
       threads,
       runs,
       median_ms: median(times),
+      median_cpu_ms: median(cpu),
       min_ms: Math.min(...times),
       output_shape: y.dims,
     }),

@@ -1,17 +1,20 @@
 #!/usr/bin/python3
-"""bench/transformer: a GPT-2-sized decoder in rly against PyTorch and ONNX
-Runtime, in one run.
+"""bench/transformer: GPT-2- and BERT-sized transformers in rly against PyTorch
+and ONNX Runtime, in one run.
 
-The model (random weights, fixed seed, nothing downloaded) is GPT-2 small's
-structure written out in PyTorch: token and position embeddings (`take`),
-L blocks of pre-norm layer norm, causal multi-head self-attention (one
-Linear for q, k and v, split, heads by reshape/transpose, batch_matmul,
-scale, mask, softmax) and a tanh-GELU MLP, a final layer norm and the logits
-by the embedding's transpose.  Defaults are GPT-2 small (12 layers, d=768,
-12 heads, 3072 hidden, vocabulary 50257) on 8 sequences of 32 tokens;
-`--batch 50` is the size the transformer issue measures.
-
-The model is exported to ONNX by torch.onnx.export (opset 13) and run by:
+The models (random weights, fixed seed, nothing downloaded) are written out
+in PyTorch:
+  gpt2   GPT-2 small's decoder: token and position embeddings (`take`), 12
+         pre-norm blocks of causal multi-head self-attention (one Linear for
+         q, k and v, split, heads by reshape/transpose, batch_matmul, scale,
+         mask, softmax) and a tanh-GELU MLP, a final layer norm and the
+         logits by the embedding's transpose (vocabulary 50257); by default
+         on 50 sequences of 32 tokens (the size the transformer issue names);
+  bert   a BERT-base-sized encoder: embeddings and their layer norm, 12
+         post-norm blocks of bidirectional attention and an erf-GELU MLP
+         (d=768, 12 heads, 3072 hidden); the hidden states are the output;
+         one sequence each of 32, 128 and 512 tokens.
+Each is exported to ONNX by torch.onnx.export (opset 13) and run by:
   rly          `:import`, `:time @main(%x) -n N` (median per call, after the
                first call, which is reported too), jit mode, RLY_NUM_THREADS=T
   PyTorch      the module under torch.no_grad(), torch.set_num_threads(T)
@@ -19,9 +22,10 @@ The model is exported to ONNX by torch.onnx.export (opset 13) and run by:
                (bench/ort_run.js; installed into bench/.ort when missing)
 at T = 1 and 2 threads.  Prints medians in ms, the ratios rly/ORT and
 rly/PyTorch (below 1: rly faster) and the largest relative difference of
-rly's and ORT's logits from PyTorch's.  Timings are never asserted.
-Usage: /usr/bin/python3 bench/transformer.py [path/to/rly] [--layers L] [--batch B]
-       [--seq S] [--threads 1,2] [--runs N]"""
+rly's and ORT's outputs from PyTorch's.  Timings are never asserted.
+Usage: /usr/bin/python3 bench/transformer.py [path/to/rly] [--models gpt2,bert]
+       [--layers L] [--batch B] [--seq S] [--bert-seqs 32,128,512] [--threads 1,2]
+       [--runs N] [--cpu]"""
 import argparse
 import math
 import os
@@ -36,6 +40,13 @@ import cnn  # noqa: E402  (the ORT and PyTorch timers are shared)
 ROOT = cnn.ROOT
 
 
+def block_layers(blk, nn, d, hidden):
+    """A transformer block's layers: two layer norms, the q/k/v and output projections, the MLP."""
+    blk.ln1, blk.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+    blk.qkv, blk.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+    blk.fc, blk.out = nn.Linear(d, hidden), nn.Linear(hidden, d)
+
+
 def gpt2(torch, layers, d, heads, hidden, vocab, ctx):
     """GPT-2's decoder as a torch module: ids (B, S) int64 -> logits (B, S, vocab)."""
     nn, F = torch.nn, torch.nn.functional
@@ -43,9 +54,7 @@ def gpt2(torch, layers, d, heads, hidden, vocab, ctx):
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc, self.out = nn.Linear(d, hidden), nn.Linear(hidden, d)
+            block_layers(self, nn, d, hidden)
 
         def forward(self, x, mask):
             b, s, _ = x.shape
@@ -86,49 +95,111 @@ def gpt2(torch, layers, d, heads, hidden, vocab, ctx):
     return mod
 
 
+def bert(torch, layers, d, heads, hidden, vocab, ctx):
+    """A BERT-base-sized encoder as a torch module: ids (B, S) int64 -> hidden states (B, S, d)."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            block_layers(self, nn, d, hidden)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            q, k, v = self.qkv(x).split(d, dim=2)
+            q, k, v = (t.reshape(b, s, heads, d // heads).transpose(1, 2) for t in (q, k, v))
+            att = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(d // heads))
+            y = torch.matmul(F.softmax(att, dim=-1), v).transpose(1, 2).reshape(b, s, d)
+            x = self.ln1(x + self.proj(y))
+            return self.ln2(x + self.out(F.gelu(self.fc(x))))
+
+    class BERT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+            self.ln = nn.LayerNorm(d)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+
+        def forward(self, ids):
+            x = self.ln(self.wte(ids) + self.wpe(torch.arange(ids.shape[1])))
+            for blk in self.blocks:
+                x = blk(x)
+            return x
+
+    torch.manual_seed(1)
+    mod = BERT().eval()
+    with torch.no_grad():
+        for p in mod.parameters():
+            if p.dim() > 1:
+                p.normal_(0.0, 0.02)
+    return mod
+
+
 def rel_diff(a, ref):
     return float(np.abs(a.reshape(ref.shape) - ref).max() / max(np.abs(ref).max(), 1e-30))
+
+
+def configs(args):
+    """(label, builder, batch, seq) for every model asked for."""
+    out = []
+    for m in args.models.split(","):
+        if m == "gpt2":
+            out.append((f"gpt2 {args.batch}x{args.seq}", gpt2, args.batch, args.seq, 50257))
+        elif m == "bert":
+            out += [(f"bert 1x{s}", bert, 1, s, 30522) for s in map(int, args.bert_seqs.split(","))]
+        else:
+            sys.exit(f"bench/transformer.py: unknown model {m} (gpt2, bert)")
+    return out
+
+
+def run_one(torch, args, ort_dir, cfg, d, threads):
+    label, build, batch, seq, vocab = cfg
+    mod = build(torch, args.layers, 768, 12, 3072, vocab, seq)
+    ids = np.random.default_rng(0).integers(0, vocab, (batch, seq)).astype(np.int64)
+    xpath, onnx = os.path.join(d, "ids.npy"), os.path.join(d, "model.onnx")
+    np.save(xpath, ids)
+    cnn.export(torch, mod, ids, onnx, ("ids", "out"))
+    for t in threads:
+        pt, ref = cnn.torch_time(torch, mod, ids, t, args.runs)
+        ot, oy = cnn.ort_time(ort_dir, onnx, xpath, t, args.runs, d)
+        firsts = []
+        rt, ry = cnn.rly_time(args.rly, onnx, xpath, t, args.runs, d, firsts)
+        print(f"{label:13s} {t:3d} {rt:9.1f} {firsts[0]:9.1f} {ot:9.1f} {pt:9.1f} {rt / ot:8.2f} "
+              f"{rt / pt:7.2f} {rel_diff(ry, ref):9.2e} {rel_diff(oy, ref):9.2e}", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rly", nargs="?", default=os.path.join(ROOT, "build", "rly"))
+    ap.add_argument("--models", default="gpt2,bert")
     ap.add_argument("--layers", type=int, default=12)
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--seq", type=int, default=32)
+    ap.add_argument("--bert-seqs", default="32,128,512")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--cpu", action="store_true", help="compare CPU time per call, not wall time")
     args = ap.parse_args()
+    cnn.CPU = args.cpu
     try:
         import torch
     except ImportError:
         sys.exit("bench/transformer.py needs PyTorch (python3-torch)")
     ort_dir = cnn.ensure_ort()
-    mod = gpt2(torch, args.layers, 768, 12, 3072, 50257, args.seq)
-    ids = np.random.default_rng(0).integers(0, 50257, (args.batch, args.seq)).astype(np.int64)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), "?")
     print(f"cpu: {cpu}, {os.cpu_count()} cores; rly {args.rly}; torch {torch.__version__}")
-    print(f"model: GPT-2 structure, {args.layers} layers, d=768, 12 heads, on "
-          f"{args.batch} x {args.seq} tokens; {args.runs} timed runs each")
-    print("times: median ms per call; ratios: rly time / other time (< 1: rly faster); "
-          "diff: max |logits - PyTorch's| / max |PyTorch's|")
-    head = (f"{'thr':>3s} {'rly':>9s} {'rly 1st':>9s} {'ORT':>9s} {'PyTorch':>9s} "
+    print(f"models: {args.layers} layers, d=768, 12 heads, 3072 hidden; {args.runs} timed runs each")
+    print(f"times: median {'CPU ' if args.cpu else ''}ms per call; ratios: rly time / other time "
+          "(< 1: rly faster); diff: max |output - PyTorch's| / max |PyTorch's|")
+    head = (f"{'model':13s} {'thr':>3s} {'rly':>9s} {'rly 1st':>9s} {'ORT':>9s} {'PyTorch':>9s} "
             f"{'rly/ORT':>8s} {'rly/PT':>7s} {'diff rly':>9s} {'diff ORT':>9s}")
     print(head)
     print("-" * len(head))
-    with tempfile.TemporaryDirectory() as d:
-        xpath, onnx = os.path.join(d, "ids.npy"), os.path.join(d, "gpt2.onnx")
-        np.save(xpath, ids)
-        cnn.export(torch, mod, ids, onnx, ("ids", "logits"))
-        for t in [int(x) for x in args.threads.split(",")]:
-            pt, ref = cnn.torch_time(torch, mod, ids, t, args.runs)
-            ot, oy = cnn.ort_time(ort_dir, onnx, xpath, t, args.runs, d)
-            firsts = []
-            rt, ry = cnn.rly_time(args.rly, onnx, xpath, t, args.runs, d, firsts)
-            first = firsts[0]
-            print(f"{t:3d} {rt:9.1f} {first:9.1f} {ot:9.1f} {pt:9.1f} {rt / ot:8.2f} "
-                  f"{rt / pt:7.2f} {rel_diff(ry, ref):9.2e} {rel_diff(oy, ref):9.2e}", flush=True)
+    threads = [int(x) for x in args.threads.split(",")]
+    for cfg in configs(args):
+        with tempfile.TemporaryDirectory() as d:
+            run_one(torch, args, ort_dir, cfg, d, threads)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ EngineOptions engine_options_default(void) {
       .approx_math = true,
       .fuse_max_depth = 256,
       .fast_path = true,
+      .planned = true,
       .print_limit = 1000,
       .max_depth = 100000,
   };
@@ -100,6 +101,7 @@ void engine_options_from_env(EngineOptions *o) {
   if (env_is("RLY_JIT_CONTRACT", "0")) o->fp_contract = false;
   if (env_is("RLY_FAST", "0")) o->fast_path = false;
   if (env_is("RLY_FAST", "trace")) o->fast_trace = true;
+  if (env_is("RLY_PLAN", "0")) o->planned = false;
   env_copy(o->jit_module, sizeof o->jit_module, "RLY_JIT_MODULE");
   env_cache_dir(o);
 }
@@ -111,12 +113,14 @@ void engine_set_options(Engine *e, const EngineOptions *o) {
   InterpOptions *io = interp_options(e->in);
   io->exec_jit = o->exec == EXEC_JIT;
   io->no_fast = !o->fast_path;
+  io->no_plan = !o->planned;
   io->fast_trace = o->fast_trace;
   io->print_limit = o->print_limit;
   io->max_depth = o->max_depth;
   io->prng_original = o->prng_original;
   jit_set_opt_level(o->opt_level);
   jit_set_contract(o->fp_contract);
+  jit_set_vector_math(o->fast_math && o->approx_math);
   jit_set_module_path(o->jit_module[0] ? o->jit_module : NULL);
   jit_set_cache_dir(o->disk_cache && o->cache_dir[0] ? o->cache_dir : NULL);
   jit_set_threads(o->threads);

@@ -55,6 +55,7 @@ typedef struct EngineOptions {
   int fuse_max_depth;   /* ops per fused group (RLY_FUSE_MAX_DEPTH; TVM's 256) */
   bool fast_path;       /* the scalar fast path (RLY_FAST=0: off) */
   bool fast_trace;      /* RLY_FAST=trace: report on stderr what runs on it */
+  bool planned;         /* dataflow functions on the planned executor (RLY_PLAN=0: off) */
   int64_t print_limit;  /* tensors with more elements print summarized (1000) */
   int64_t max_depth;    /* non-tail call depth limit (100000) */
   bool prng_original;   /* JAX's original PRNG mode instead of the partitionable one */

@@ -224,7 +224,7 @@ static Value *param_error(Interp *in, const Expr *call, const PrimFunc *p, int n
 }
 
 /* An error from running @p: a parameter that did not fit, or one inside @p. */
-static void run_error(Interp *in, const Expr *call, const PrimFunc *p, int nin, const TirError *e) {
+void call_tir_error(Interp *in, const Expr *call, const PrimFunc *p, int nin, const TirError *e) {
   if (e->param >= 0) {
     param_error(in, call, p, nin, e);
     return;
@@ -348,9 +348,21 @@ static bool get_runner(Interp *in, const Expr *call, const PrimFunc *p, Runner *
   return true;
 }
 
+/* A prim function whose output is its input's elements in order (a
+ * reshape: PrimFunc.out_is_view) returns a view of the input. */
+static Value *view_result(Interp *in, const Expr *call, const Value *inputs, const Outs *o) {
+  RtTensor *x = inputs->u.tuple.fields[0]->u.tensor;
+  RtTensor *t = rt_tensor_view(x, o->ndim[0], o->shape[0], in->err, sizeof in->err);
+  if (!t) return interp_fail(in, call->span, "%s", in->err);
+  return value_tensor(in, t);
+}
+
 static Value *run_prim(Interp *in, const Expr *call, const PrimFunc *p, const Value *inputs,
                        const Outs *o) {
   int nin = inputs->u.tuple.n, total = nin + o->n;
+  if (p->out_is_view && in->opt.exec_jit && nin == 1 && o->n == 1 && !o->tuple &&
+      o->dt[0] == inputs->u.tuple.fields[0]->u.tensor->dtype)
+    return view_result(in, call, inputs, o);
   Runner run;
   if (!get_runner(in, call, p, &run)) return NULL;
   TirError e;
@@ -363,7 +375,7 @@ static Value *run_prim(Interp *in, const Expr *call, const PrimFunc *p, const Va
     if (runner_run(&run, ts, total, &e))
       r = results(in, o, ts + nin, owned + nin);
     else
-      run_error(in, call, p, nin, &e);
+      call_tir_error(in, call, p, nin, &e);
   }
   for (int i = 0; i < total; i++)
     if (owned[i]) rt_tensor_release(ts[i]);
@@ -481,7 +493,7 @@ Value *call_tir_invoke(Interp *in, const Expr *call, Value **args, int n) {
     if (runner_run(&run, ts, total, &e))
       r = value_unit(in);
     else
-      run_error(in, call, p, nin, &e);
+      call_tir_error(in, call, p, nin, &e);
   }
   free(ts), free(vals), free(known);
   return r;

@@ -201,7 +201,7 @@ static Value *global_value(Interp *in, const Expr *e) {
 /* A constant's Value in a function is made once and shared (tensors are
  * never written; only fast-path cell_private tensors are, and constants
  * never are). */
-static Value *const_value(Interp *in, const Proc *p, const Expr *e) {
+Value *interp_const_value(Interp *in, const Proc *p, const Expr *e) {
   if (!p->fn) { /* top level: run once, and its IR may be released after */
     RtTensor *t = rt_tensor_borrow_ir(e->u.konst.value, in->err, sizeof in->err);
     if (!t) return fail(in, e->span, "%s", in->err), NULL;
@@ -533,6 +533,8 @@ static bool apply(Machine *M, const Expr *call, size_t vbase, bool callee_value)
       r = run_op(in, call, f->u.op.index, args, n);
     } else if (f->kind == V_CTOR) {
       r = make_adt(in, f->u.ctor.adt, f->u.ctor.index, args, n, call->span);
+    } else if (f->kind == V_CLOSURE && plan_call(in, f->u.closure.proc, args, n, &r)) {
+      if (!r) interp_push_frame(in, f->u.closure.name, call->span);
     } else if (f->kind == V_CLOSURE) {
       /* No safe point inside enter: f and args need no extra rooting. */
       bool ok = enter(M, f, args, n, call->span);
@@ -560,7 +562,7 @@ static bool step_eval(Machine *M) {
   M->e = NULL;
   switch (e->kind) {
     case EX_CONST:
-      M->v = const_value(in, M->proc, e);
+      M->v = interp_const_value(in, M->proc, e);
       return M->v != NULL;
     case EX_VAR: {
       int s = proc_slot(M->proc, e->u.var);
@@ -895,8 +897,10 @@ Interp *interp_new(DiagCtx *d) {
 void interp_free(Interp *in) {
   if (!in) return;
   gc_free_all(in);
-  for (size_t i = 0; i < in->proc_list.len; i++)
+  for (size_t i = 0; i < in->proc_list.len; i++) {
     idmap_free(&((Proc *)in->proc_list.items[i])->slots);
+    plan_drop(in->proc_list.items[i]);
+  }
   vec_free(&in->proc_list);
   idmap_free(&in->procs);
   strmap_free(&in->globals);

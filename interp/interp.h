@@ -87,6 +87,7 @@ typedef struct InterpOptions {
   bool exec_jit;       /* call_tir runs the registered compiled executor (rt/exec.h); default
                           on; the engine (engine/engine.h) sets it from `:set exec` */
   bool no_fast;        /* disable the scalar fast path */
+  bool no_plan;        /* disable the planned executor (plan.c) */
   bool fast_trace;     /* say on stderr which functions run on the fast path */
 } InterpOptions;
 

@@ -41,6 +41,8 @@ struct Proc {
   IdMap slots;         /* Var id → slot */
   struct FastFn *fast; /* its scalar fast-path code (fast.c), or NULL */
   int8_t fast_state;   /* 0 not decided yet, 1 runs on the fast path, -1 does not */
+  struct Plan *plan;   /* its planned executor (plan.c), or NULL */
+  int8_t plan_state;   /* 0 not decided yet, 1 planned, -1 not plannable */
 };
 
 /* Prepares (once; cached by Function pointer) the proc of a function. */
@@ -158,6 +160,16 @@ Value *call_tir_run(Interp *in, const Expr *call, Value **args, int n);
  * output tensors; returns (). */
 Value *call_tir_invoke(Interp *in, const Expr *call, Value **args, int n);
 void call_tir_free(Interp *in);
+/* The error of a failed run of @p at a call_tir with nin inputs. */
+void call_tir_error(Interp *in, const Expr *call, const PrimFunc *p, int nin, const TirError *e);
+
+/* The planned executor (plan.c): runs p (a global function) on args as a
+ * planned list of kernel calls when it qualifies; true when it ran, with
+ * *out the result or NULL (in->err set) on failure; false: evaluate it. */
+bool plan_call(Interp *in, Proc *p, Value **args, int n, Value **out);
+void plan_drop(Proc *p);
+/* A constant's Value in p (made once; a root). */
+Value *interp_const_value(Interp *in, const Proc *p, const Expr *e);
 
 /* on_device, device_copy, memory.*, vm.*, call_lowered of a prim
  * (vm_ops.c): the ops flagged OP_IDENTITY or OP_OWN_RUNNER. */

@@ -1,6 +1,6 @@
 /* kernels_nn.c — reference kernels of the nn family: dense, matmul,
  * batch_matmul, bias_add, relu, leaky_relu, prelu, softmax (and
- * fast_softmax, computed exactly), log_softmax, layer_norm, batch_norm,
+ * fast_softmax, float32 as TVM's with fast_exp), log_softmax, layer_norm, batch_norm,
  * instance_norm, group_norm, l2_normalize, lrn, batch_flatten (a view),
  * dropout (inference), cross_entropy(_with_logits) and nll_loss.
  * Convolutions are in kernels_nn_conv.c, pools in kernels_nn_pool.c, pads
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "interp/kernels.h"
+#include "ops/fast_math.h"
 
 enum { BLK = KBLK };
 
@@ -330,6 +331,29 @@ static bool softmax(KernelCtx *kx, RtTensor *const *in, const Attrs *attrs, RtTe
 static bool k_softmax(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                       RtTensor *const *out) {
   return softmax(kx, in, attrs, out[0], false);
+}
+
+/* nn.fast_softmax on float32 (ops/compute_nn.c's rule, operation for
+ * operation): the maximum, e = fast_expf(x - max), their float32 sum in
+ * order, e / sum.  Values arrive as doubles holding float32s. */
+static void fast_softmax_line(double *v, int64_t n, const void *user) {
+  (void)user;
+  float m = -INFINITY, s = 0;
+  for (int64_t i = 0; i < n; i++)
+    if ((float)v[i] > m || isnan(v[i])) m = (float)v[i];
+  for (int64_t i = 0; i < n; i++) {
+    float e = fast_expf((float)v[i] - m);
+    v[i] = e, s += e;
+  }
+  for (int64_t i = 0; i < n; i++) v[i] = (float)v[i] / s;
+}
+
+static bool k_fast_softmax(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                           int nout, RtTensor *const *out) {
+  if (in[0]->dtype != DT_FLOAT32) return softmax(kx, in, attrs, out[0], false);
+  int axis = kernel_axis(kx, kattr_int(kx, attrs, "axis"), in[0]->ndim);
+  if (axis < 0 || !kernel_attrs_ok(kx)) return false;
+  return per_line(kx, in[0], axis, out[0], fast_softmax_line, NULL);
 }
 
 static bool k_log_softmax(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
@@ -732,7 +756,7 @@ const KernelDef kernels_family_nn[] = {
     {"nn.l2_normalize", k_l2_normalize},
     {"nn.lrn", k_lrn},
     {"nn.prelu", k_prelu},
-    {"nn.fast_softmax", k_softmax},
+    {"nn.fast_softmax", k_fast_softmax},
     {"nn.cross_entropy", k_cross_entropy},
     {"nn.cross_entropy_with_logits", k_cross_entropy_with_logits},
     {"nn.nll_loss", k_nll_loss},

@@ -33,6 +33,9 @@ struct Buffer {
   Dim *dims;
   uint64_t id;
   Span span;
+  /* Set by a compute rule on an alloc whose every element the kernel
+   * stores before reading it: the alloc need not be zero-filled. */
+  bool no_init;
 };
 
 // clang-format off
@@ -245,6 +248,13 @@ struct PrimFunc {
   Attrs *attrs;
   Stmt *body; /* an ST_SEQ */
   Span span;
+  /* Set by the lowering: the last parameter (the output) is stored in full,
+   * each element once with its final value, so a caller need not zero it. */
+  bool out_whole;
+  /* Set by the lowering: the output is the first parameter's elements in the
+   * same order (a chain of reshapes): callers may share its memory instead
+   * of running the kernel. */
+  bool out_is_view;
 };
 
 const char *prim_binop_text(PrimBinOp op);

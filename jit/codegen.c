@@ -704,7 +704,8 @@ static void c_store(Cg *c, const Stmt *s) {
   if (v.v) cg_store_elem(c, p, b->b->dtype, v.v);
 }
 
-/* An alloc, zero-filled like the interpreter's.  Small constant sizes use
+/* An alloc, zero-filled like the interpreter's (not when the rule that made
+ * it stores every element first: Buffer.no_init).  Small constant sizes use
  * the stack; others are heap blocks allocated on first execution, reused
  * by later iterations and freed at the function's exit block. */
 static void c_alloc(Cg *c, const Stmt *s) {
@@ -723,7 +724,7 @@ static void c_alloc(Cg *c, const Stmt *s) {
   if (constant && cbytes <= STACK_ALLOC_MAX) {
     p = LLVMBuildArrayAlloca(c->fn->alloca_b, c->i8, i64c(c, cbytes ? cbytes : 1), b->name);
     LLVMSetAlignment(p, 64);
-    LLVMBuildMemSet(c->B, p, LLVMConstInt(c->i8, 0, 0), bytes, 64);
+    if (!b->no_init) LLVMBuildMemSet(c->B, p, LLVMConstInt(c->i8, 0, 0), bytes, 64);
   } else {
     FnState *fs = c->fn;
     LLVMValueRef slot = LLVMBuildAlloca(fs->alloca_b, c->ptr, "heap");
@@ -742,10 +743,11 @@ static void c_alloc(Cg *c, const Stmt *s) {
     /* a buffer used again (an alloc inside a loop) is zeroed again; a new
      * one comes zeroed from the host */
     LLVMPositionBuilderAtEnd(c->B, reuse);
-    LLVMBuildMemSet(c->B, cur, LLVMConstInt(c->i8, 0, 0), bytes, 64);
+    if (!b->no_init) LLVMBuildMemSet(c->B, cur, LLVMConstInt(c->i8, 0, 0), bytes, 64);
     LLVMBuildBr(c->B, join);
     LLVMPositionBuilderAtEnd(c->B, fresh);
-    LLVMValueRef q = cg_call_rt(c, "rly_rt_alloc", c->ptr, &c->i64, 1, &bytes);
+    LLVMValueRef q =
+        cg_call_rt(c, b->no_init ? "rly_rt_alloc_raw" : "rly_rt_alloc", c->ptr, &c->i64, 1, &bytes);
     cg_check(c, LLVMBuildIsNull(c->B, q, ""), JIT_E_ALLOC, cg_site(c, s), bytes, NULL, NULL);
     LLVMBuildStore(c->B, q, slot);
     LLVMBasicBlockRef fresh_end = LLVMGetInsertBlock(c->B);
@@ -870,6 +872,26 @@ static void build_kernel(Cg *c) {
   free(args);
 }
 
+/* Declared vector variants (_ZGV*, codegen_expr.c) stay in the module until
+ * the loop vectorizer has seen them: @llvm.compiler.used, as LLVM's own
+ * InjectTLIMappings keeps them. */
+static void keep_variants(Cg *c) {
+  LLVMValueRef kept[64];
+  unsigned n = 0;
+  for (LLVMValueRef fn = LLVMGetFirstFunction(c->M); fn && n < 64; fn = LLVMGetNextFunction(fn)) {
+    size_t len;
+    const char *name = LLVMGetValueName2(fn, &len);
+    if (len > 4 && strncmp(name, "_ZGV", 4) == 0) kept[n++] = fn;
+  }
+  if (!n) return;
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(c->C, 0);
+  LLVMValueRef arr = LLVMConstArray2(ptr, kept, n);
+  LLVMValueRef g = LLVMAddGlobal(c->M, LLVMTypeOf(arr), "llvm.compiler.used");
+  LLVMSetInitializer(g, arr);
+  LLVMSetLinkage(g, LLVMAppendingLinkage);
+  LLVMSetSection(g, "llvm.metadata");
+}
+
 LLVMModuleRef cg_build(LLVMContextRef ctx, const PrimFunc *f, const JitCompileOpts *o,
                        const RlyJitHost *host, const char *sym, char *err, size_t errn) {
   Cg c = {.C = ctx, .f = f, .o = o, .host = host, .sym = sym, .err = err, .errn = errn};
@@ -883,6 +905,7 @@ LLVMModuleRef cg_build(LLVMContextRef ctx, const PrimFunc *f, const JitCompileOp
     cg_fail(&c, "@%s has no body", f->name);
   else
     build_kernel(&c);
+  if (!c.failed) keep_variants(&c);
   char *msg = NULL;
   if (!c.failed && LLVMVerifyModule(c.M, LLVMReturnStatusAction, &msg)) {
     cg_fail(&c, "@%s: invalid LLVM IR: %.300s", f->name, msg ? msg : "");

@@ -101,6 +101,10 @@ void cg_check(Cg *c, LLVMValueRef bad, int code, int site, LLVMValueRef a, LLVMV
               LLVMValueRef x);
 LLVMValueRef cg_call_rt(Cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, int n,
                         LLVMValueRef *args);
+/* glibc's libmvec loaded into the process (once, RTLD_GLOBAL, so kernels
+ * linked by the JIT find its symbols): orc.c. */
+bool cg_libmvec(void);
+
 LLVMValueRef cg_intrinsic(Cg *c, const char *name, LLVMTypeRef *types, int ntypes,
                           LLVMValueRef *args, int nargs);
 

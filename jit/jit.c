@@ -66,6 +66,7 @@ static struct {
   char why[RT_ERR_LEN]; /* why the module is unavailable */
   int opt_level;
   bool no_contract;
+  bool vector_math;           /* jit_set_vector_math */
   char module_path[PATH_MAX]; /* jit_set_module_path; "": beside the executable */
   char cache_dir[PATH_MAX];   /* jit_set_cache_dir; "": no disk cache */
   Code **codes;
@@ -113,6 +114,12 @@ static void *host_alloc(int64_t bytes) {
   return p;
 }
 
+static void *host_alloc_raw(int64_t bytes) {
+  if (bytes < 0 || (uint64_t)bytes > rt_max_bytes()) return NULL;
+  size_t n = ((size_t)bytes + 63) & ~(size_t)63;
+  return aligned_alloc(64, n ? n : 64);
+}
+
 static void host_free(void *p) { free(p); }
 static int32_t host_poll(void) { return rt_take_interrupt(); }
 static double host_h2d(uint32_t bits) { return half_to_float((uint16_t)bits); }
@@ -121,6 +128,7 @@ static uint32_t host_d2h(double v) { return rt_double_to_half(v); }
 static const RlyJitHost host = {RLY_JIT_ABI_VERSION,
                                 rly_pool_parallel_for,
                                 host_alloc,
+                                host_alloc_raw,
                                 host_free,
                                 host_poll,
                                 host_h2d,
@@ -225,6 +233,7 @@ const char *jit_unavailable_reason(void) { return J.mod ? NULL : J.why; }
 void jit_set_opt_level(int level) { J.opt_level = level < 0 ? 0 : level > 3 ? 3 : level; }
 int jit_opt_level(void) { return J.opt_level; }
 void jit_set_contract(bool on) { J.no_contract = !on; }
+void jit_set_vector_math(bool on) { J.vector_math = on; }
 void jit_set_threads(int n) { rly_pool_set_threads(n); }
 
 void jit_set_module_path(const char *path) {
@@ -252,14 +261,15 @@ static void key_of(const PrimFunc *f, const JitCompileOpts *o, uint64_t *k1, uin
   const char *paren = strchr(t, '(');
   if (paren) t = paren;
   size_t n = strlen(t);
-  uint64_t salt = (uint64_t)o->opt_level * 2 + o->contract + ((uint64_t)RLY_JIT_ABI_VERSION << 8);
+  uint64_t salt = (uint64_t)o->opt_level * 2 + o->contract + ((uint64_t)o->vector_math << 4) +
+                  ((uint64_t)RLY_JIT_ABI_VERSION << 8);
   *k1 = hash_mix(hash_bytes(t, n, 0x9e3779b97f4a7c15ull), salt);
   *k2 = hash_mix(hash_bytes(t, n, 0xc2b2ae3d27d4eb4full), salt ^ n);
   sb_free(&b);
 }
 
 static JitCompileOpts opts_for(const PrimFunc *f) {
-  return (JitCompileOpts){J.opt_level, contract_of(f)};
+  return (JitCompileOpts){J.opt_level, contract_of(f), J.vector_math};
 }
 
 static void sym_name(char *buf, size_t n, uint64_t k1, uint64_t k2) {
@@ -578,6 +588,9 @@ static JitKernel *new_kernel(const PrimFunc *f, Code *c) {
     k->covers[i] = k->writes[i] && f->params[i]->ndim <= TENSOR_MAX_RANK &&
                    !stmt_loads(f->body, f->params[i]) && covers(f->body, f->params[i], ex, 0);
   }
+  /* The lowering knows more than the analysis above (a blocked convolution's
+   * tiles, an epilogue fused into a product's store). */
+  if (f->out_whole && f->nparams > 0) k->covers[f->nparams - 1] = k->writes[f->nparams - 1];
   k->signature = signature_of(f, k->writes);
   push((void ***)&J.kernels, &J.nkernels, &J.capkernels, k);
   return k;
@@ -591,7 +604,9 @@ const JitKernel *jit_get(const PrimFunc *f, TirError *err) {
   JitCompileOpts o = opts_for(f);
   for (int i = 0; i < J.nkernels; i++) {
     JitKernel *k = J.kernels[i];
-    if (k->f == f && k->opts.opt_level == o.opt_level && k->opts.contract == o.contract) return k;
+    if (k->f == f && k->opts.opt_level == o.opt_level && k->opts.contract == o.contract &&
+        k->opts.vector_math == o.vector_math)
+      return k;
   }
   if (!load_module()) return set_err(err, f->span, "%s", J.why), NULL;
   uint64_t k1, k2;

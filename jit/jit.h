@@ -85,6 +85,9 @@ bool jit_kernel_info(int i, JitKernelInfo *out);
  * LLVM sees (loads the module; NULL if unavailable). */
 const char *jit_unavailable_reason(void);
 void jit_set_contract(bool on);
+/* Kernels compiled from now on may compute libm functions in vectorized
+ * loops with glibc's libmvec (a few ulp; the approx-math setting). */
+void jit_set_vector_math(bool on);
 const char *jit_cpu_name(void);
 
 /* Settings from the engine's options (engine/engine.h; nothing here reads

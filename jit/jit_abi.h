@@ -26,7 +26,7 @@
 
 #include "ir/tir.h"
 
-enum { RLY_JIT_ABI_VERSION = 3 };
+enum { RLY_JIT_ABI_VERSION = 4 };
 
 typedef enum JitErrCode {
   JIT_OK = 0,
@@ -49,7 +49,8 @@ typedef int32_t (*RlyJitBodyFn)(void *closure, int64_t lo, int64_t hi, RlyJitCtx
 typedef struct RlyJitHost {
   int abi_version;
   int32_t (*parallel_for)(RlyJitBodyFn body, void *closure, int64_t lo, int64_t hi, RlyJitCtx *ctx);
-  void *(*alloc)(int64_t bytes); /* zero-filled, 64-byte aligned; NULL on failure */
+  void *(*alloc)(int64_t bytes);     /* zero-filled, 64-byte aligned; NULL on failure */
+  void *(*alloc_raw)(int64_t bytes); /* the same, not filled (Buffer.no_init) */
   void (*free)(void *p);
   int32_t (*poll)(void);        /* nonzero once after Ctrl-C */
   double (*h2d)(uint32_t bits); /* binary16 → double */
@@ -57,8 +58,9 @@ typedef struct RlyJitHost {
 } RlyJitHost;
 
 typedef struct JitCompileOpts {
-  int opt_level; /* 0..3 */
-  bool contract; /* allow a*b+c → fma */
+  int opt_level;    /* 0..3 */
+  bool contract;    /* allow a*b+c → fma */
+  bool vector_math; /* libm calls in vectorized loops may use libmvec's variants (codegen_expr.c) */
 } JitCompileOpts;
 
 /* module → librly. */

@@ -7,6 +7,7 @@
  * from the disk cache take the same path.  The runtime's functions are
  * absolute symbols rly_rt_* in the main JITDylib; libm comes from the
  * process.  Everything runs on the caller's thread. */
+#include <dlfcn.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
@@ -162,6 +163,7 @@ static bool define_runtime(LLVMOrcJITDylibRef jd, char *err, size_t n) {
   } syms[] = {
       {"rly_rt_parallel_for", (void *)(uintptr_t)host->parallel_for},
       {"rly_rt_alloc", (void *)(uintptr_t)host->alloc},
+      {"rly_rt_alloc_raw", (void *)(uintptr_t)host->alloc_raw},
       {"rly_rt_free", (void *)(uintptr_t)host->free},
       {"rly_rt_poll", (void *)(uintptr_t)host->poll},
       {"rly_rt_h2d", (void *)(uintptr_t)host->h2d},
@@ -180,8 +182,15 @@ static bool define_runtime(LLVMOrcJITDylibRef jd, char *err, size_t n) {
                     "JIT runtime symbols");
 }
 
+bool cg_libmvec(void) {
+  static int state = -1;
+  if (state < 0) state = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != NULL;
+  return state == 1;
+}
+
 static bool ensure_jit(char *err, size_t n) {
   if (jit) return true;
+  cg_libmvec(); /* kernels from the disk cache may call its functions */
   if (!take_error(LLVMOrcCreateLLJIT(&jit, NULL), err, n, "LLJIT")) return false;
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(jit);
   LLVMOrcDefinitionGeneratorRef gen = NULL;

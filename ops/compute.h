@@ -90,6 +90,8 @@ PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *e);
 /* reinterpret[to](e): e's bits as a number of the same size. */
 PrimExpr *lc_bitcast(LowerCx *L, DType to, PrimExpr *e);
 PrimExpr *lc_neg(LowerCx *L, PrimExpr *e);
+/* fast_expf (ops/fast_math.h) of a float32 expression, as TIR. */
+PrimExpr *lc_fast_exp(LowerCx *L, PrimExpr *x);
 PrimExpr *lc_not(LowerCx *L, PrimExpr *e);
 PrimExpr *lc_load(LowerCx *L, Buffer *b, int n, PrimExpr **idx);
 /* The constant value of an int literal, or -1. */
@@ -145,6 +147,20 @@ bool lc_dtype_ok(DType dt);
 bool lc_buffer_dtype_ok(DType dt);
 /* The call's result type (a tensor type). */
 const Type *lc_result_type(const Expr *call);
+
+/* The Winograd F(2x2, 3x3) schedule of a blocked 3x3 convolution, stride 1,
+ * padding 1 (ops/compute_winograd.c): x NCHW<cb>c (N x CB x H x W x cb),
+ * w OIHW<cb>i<ob>o (OB x CB x 3 x 3 x cb x ob), out N x OB x H x W x ob. */
+typedef struct Winograd {
+  const LTensor *x, *w;
+  int64_t N, CB, cb, OB, ob, H, W;
+  DType dt;
+} Winograd;
+/* Whether it pays off (more 2x2 output tiles than input channels: the
+ * weights are transformed on every call) and applies (float32, even sizes). */
+bool lc_winograd_applies(const Winograd *g);
+/* Emits it, storing every element of out once. */
+void lc_conv_winograd(LowerCx *L, const Winograd *g, Buffer *out);
 
 /* A constant of rank > 0 as an operand (compute_const.c: FuseOps keeps
  * constant arguments in the body for ops flagged OP_VALUE_ARGS); NULL for

@@ -15,6 +15,10 @@
  * so results agree with the reference kernel (float64 sums) within
  * rounding.
  *
+ * A blocked 3x3 convolution of stride 1 and padding 1 whose image has more
+ * 2x2 tiles than it has input channels uses the Winograd F(2x2, 3x3)
+ * schedule instead (compute_winograd.c; RLY_WINOGRAD=0: never).
+ *
  * Everything else (grouped convolutions, sizes known at run time, fast
  * math off, integers) uses the general rule: an accumulator row per output
  * row, vectorized over the row, output channels in parallel, summing in
@@ -27,6 +31,7 @@
  * change only which axis each index goes to (NnConvAxes): the loads of the
  * data and the weight, and the stores of the result, which has the data's
  * layout. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/compute.h"
@@ -97,6 +102,7 @@ struct Blocked {
   int64_t nob, ncb; /* output and input channel blocks */
   int tile;         /* output columns per register tile */
   bool depthwise;   /* lanes x lanes products; XP's blocks are the output's */
+  bool direct;      /* depthwise on a blocked input buffer: read in place, no XP */
   NnConvAxes ax;    /* the layouts' axes of a plain x, w and the result */
   Buffer *xp, *wp;
   StoreFn store;
@@ -112,11 +118,34 @@ static int pick_tile(int64_t ow) {
   return ow < max ? (int)ow : max;
 }
 
+/* How a tile reads the input: from the padded XP, or (direct) from x in
+ * place at clamped positions, in the interior of the image or at its edge
+ * (where a position outside reads 0). */
+typedef enum TapMode { TAP_PADDED, TAP_INTERIOR, TAP_EDGE } TapMode;
+
+static PrimExpr *clamp0(LowerCx *L, PrimExpr *v, int64_t n) {
+  return lc_call(L, PI_MAX, lc_call(L, PI_MIN, v, I(L, n - 1), NULL), I(L, 0), NULL);
+}
+
+/* The input vector for tap (h, w) in padded coordinates. */
+static PrimExpr *tap_load(LowerCx *L, const Blocked *k, TapMode mode, PrimExpr **xi) {
+  if (mode == TAP_PADDED) return lc_load(L, k->xp, 5, xi);
+  PrimExpr *h = lc_bin(L, PB_SUB, xi[2], I(L, k->p[0]));
+  PrimExpr *w = lc_bin(L, PB_SUB, xi[3], I(L, k->p[1]));
+  PrimExpr *ci[5] = {xi[0], xi[1], clamp0(L, h, k->H), clamp0(L, w, k->W), xi[4]};
+  PrimExpr *v = lc_load(L, k->xp, 5, ci);
+  if (mode == TAP_INTERIOR) return v;
+  PrimExpr *in = lc_bin(
+      L, PB_AND, lc_bin(L, PB_AND, lc_bin(L, PB_GE, h, I(L, 0)), lc_bin(L, PB_LT, h, I(L, k->H))),
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, w, I(L, 0)), lc_bin(L, PB_LT, w, I(L, k->W))));
+  return lc_call(L, PI_SELECT, in, v, lc_lit(L, k->dt, 0));
+}
+
 /* acc[t, l] += XP(...) * WP(...) over the input channel ci of block icb at
  * tap (a, b), for the T columns of the tile starting at ow0. */
 static void tile_step(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0, PrimExpr *icb, PrimExpr *ci, PrimExpr *a,
-                      PrimExpr *b) {
+                      PrimExpr *b, TapMode mode) {
   TirVar *t = lc_tvar(L, "t", I(L, T)), *l = lc_tvar(L, "l", I(L, k->lanes));
   PrimExpr *h = add(L, mul(L, oh, I(L, k->s[0])), mul(L, a, I(L, k->d[0])));
   PrimExpr *w = add(L, mul(L, add(L, ow0, V(L, t)), I(L, k->s[1])), mul(L, b, I(L, k->d[1])));
@@ -126,14 +155,43 @@ static void tile_step(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr
   PrimExpr *ai[2] = {V(L, t), V(L, l)};
   lc_open(L);
   lc_open(L);
-  PrimExpr *prod = mul(L, lc_load(L, k->xp, 5, xi), lc_load(L, k->wp, 6, wi));
+  PrimExpr *prod = mul(L, tap_load(L, k, mode, xi), lc_load(L, k->wp, 6, wi));
   lc_store(L, acc, 2, ai, add(L, lc_load(L, acc, 2, ai), prod));
   lc_for(L, LOOP_VECTORIZED, l, I(L, k->lanes), lc_close(L));
   lc_for(L, LOOP_UNROLLED, t, I(L, T), lc_close(L));
 }
 
+/* The sums over input channel blocks and taps into the tile's accumulators. */
+static void tile_taps(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
+                      PrimExpr *oh, PrimExpr *ow0, TapMode mode) {
+  TirVar *icb = lc_tvar(L, "cb", I(L, k->ncb)), *a = lc_tvar(L, "a", I(L, k->KH)),
+         *b = lc_tvar(L, "b", I(L, k->KW)), *ci = lc_tvar(L, "ci", I(L, k->cb));
+  bool dw = k->depthwise;
+  for (int i = 0; i < (dw ? 2 : 4); i++) lc_open(L);
+  tile_step(L, k, acc, T, n, ob, oh, ow0, dw ? ob : V(L, icb), dw ? NULL : V(L, ci), V(L, a),
+            V(L, b), mode);
+  if (!dw) lc_for(L, LOOP_RANGE, ci, I(L, k->cb), lc_close(L));
+  lc_for(L, LOOP_RANGE, b, I(L, k->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, I(L, k->KH), lc_close(L));
+  if (!dw) lc_for(L, LOOP_RANGE, icb, I(L, k->ncb), lc_close(L));
+}
+
+/* Whether every tap of the tile at (oh, ow0) is inside the image. */
+static PrimExpr *tile_inside(LowerCx *L, const Blocked *k, int T, PrimExpr *oh, PrimExpr *ow0) {
+  PrimExpr *h0 = lc_bin(L, PB_SUB, mul(L, oh, I(L, k->s[0])), I(L, k->p[0]));
+  PrimExpr *w0 = lc_bin(L, PB_SUB, mul(L, ow0, I(L, k->s[1])), I(L, k->p[1]));
+  PrimExpr *h1 = add(L, h0, I(L, (k->KH - 1) * k->d[0]));
+  PrimExpr *w1 = add(L, w0, I(L, (T - 1) * k->s[1] + (k->KW - 1) * k->d[1]));
+  PrimExpr *rows =
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, h0, I(L, 0)), lc_bin(L, PB_LT, h1, I(L, k->H)));
+  PrimExpr *cols =
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, w0, I(L, 0)), lc_bin(L, PB_LT, w1, I(L, k->W)));
+  return lc_bin(L, PB_AND, rows, cols);
+}
+
 /* One register tile: zero T x lanes accumulators, sum over the input
- * channels and taps, hand each sum to the store function. */
+ * channels and taps (a direct tile: the interior's loads unguarded, an
+ * edge tile's guarded), hand each sum to the store function. */
 static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0) {
   PrimExpr *lanes = I(L, k->lanes);
@@ -144,16 +202,16 @@ static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr
   lc_store(L, acc, 2, ai, lc_lit(L, k->dt, 0));
   lc_for(L, LOOP_VECTORIZED, l, lanes, lc_close(L));
   lc_for(L, LOOP_UNROLLED, t, I(L, T), lc_close(L));
-  TirVar *icb = lc_tvar(L, "cb", I(L, k->ncb)), *a = lc_tvar(L, "a", I(L, k->KH)),
-         *b = lc_tvar(L, "b", I(L, k->KW)), *ci = lc_tvar(L, "ci", I(L, k->cb));
-  bool dw = k->depthwise;
-  for (int i = 0; i < (dw ? 2 : 4); i++) lc_open(L);
-  tile_step(L, k, acc, T, n, ob, oh, ow0, dw ? ob : V(L, icb), dw ? NULL : V(L, ci), V(L, a),
-            V(L, b));
-  if (!dw) lc_for(L, LOOP_RANGE, ci, I(L, k->cb), lc_close(L));
-  lc_for(L, LOOP_RANGE, b, I(L, k->KW), lc_close(L));
-  lc_for(L, LOOP_RANGE, a, I(L, k->KH), lc_close(L));
-  if (!dw) lc_for(L, LOOP_RANGE, icb, I(L, k->ncb), lc_close(L));
+  if (!k->direct) {
+    tile_taps(L, k, acc, T, n, ob, oh, ow0, TAP_PADDED);
+  } else {
+    lc_open(L);
+    tile_taps(L, k, acc, T, n, ob, oh, ow0, TAP_INTERIOR);
+    Stmt *inner = lc_close(L);
+    lc_open(L);
+    tile_taps(L, k, acc, T, n, ob, oh, ow0, TAP_EDGE);
+    lc_if_else(L, tile_inside(L, k, T, oh, ow0), inner, lc_close(L));
+  }
   /* the last channel block may be partial: a shorter lane loop */
   PrimExpr *width = lanes;
   if (k->O % k->lanes)
@@ -184,7 +242,8 @@ static void blocked_loops(LowerCx *L, const Blocked *k) {
   lc_open(L); /* p */
   PrimExpr *tshape[2] = {I(L, T), I(L, k->lanes)};
   Buffer *acc = lc_alloc(L, "acc", k->dt, 2, tshape);
-  lc_open(L); /* tw */
+  acc->no_init = true; /* each tile zeroes its accumulators */
+  lc_open(L);          /* tw */
   tile_body(L, k, acc, T, V(L, n), ob, oh, mul(L, V(L, tw), I(L, T)));
   lc_for(L, LOOP_RANGE, tw, I(L, full), lc_close(L));
   if (rest) tile_body(L, k, acc, (int)rest, V(L, n), ob, oh, I(L, full * T));
@@ -307,7 +366,10 @@ static void blocked_init(LowerCx *L, Blocked *k, const Conv *c, DType dt) {
 
 /* Emits the packing, the tiles and (NCHW results) the unpacking. */
 static bool blocked_emit(LowerCx *L, Blocked *k, Buffer *out, bool nchw_out) {
-  k->xp = pack_input(L, k);
+  /* a depthwise convolution of a blocked input reads it in place: its
+   * padded copy cost more than the convolution */
+  k->direct = k->depthwise && k->x->buf && k->xblock == k->cb && (k->p[0] || k->p[1]);
+  k->xp = k->direct ? k->x->buf : pack_input(L, k);
   k->wp = pack_weights(L, k);
   Buffer *yb = out;
   if (nchw_out) {
@@ -440,6 +502,20 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
 
+static bool env_off(const char *name) {
+  const char *v = getenv(name);
+  return v && strcmp(v, "0") == 0;
+}
+
+/* A 3x3 convolution, stride 1, padding 1 on every side (the output the
+ * input's size), groups 1, the weight blocked by the data's channel block:
+ * the Winograd schedule's shape (ops/compute_winograd.c). */
+static bool winograd_shape(const Blocked *k, const Conv *c, int64_t ib, int64_t cb) {
+  return !k->depthwise && k->KH == 3 && k->KW == 3 && c->s[0] == 1 && c->s[1] == 1 &&
+         c->d[0] == 1 && c->d[1] == 1 && c->p[0] == 1 && c->p[1] == 1 && k->OH == k->H &&
+         k->OW == k->W && ib == cb && !env_off("RLY_WINOGRAD");
+}
+
 /* nn.contrib_conv2d_NCHWc: the blocked schedule on blocked operands (the
  * data repacked only when it needs padding or another channel block, the
  * weight used as it is).  Fast math off or sizes known only at run time:
@@ -477,8 +553,23 @@ LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in, int ni
   k.cb = (int)(k.depthwise ? ob : ib), k.ncb = k.depthwise ? d[3] : d[4];
   PrimExpr *shape[5] = {in[0]->shape[0], in[1]->shape[0], c.OH, c.OW, lc_int(L, ob)};
   Buffer *out = lc_result_buffer(L, call, dt, 5, shape);
-  if (!out || !blocked_emit(L, &k, out, false))
-    return lc_failed(L) ? NULL : lc_fail(L, "no buffer");
+  if (!out) return lc_failed(L) ? NULL : lc_fail(L, "no buffer");
+  Winograd wg = {.x = in[0],
+                 .w = in[1],
+                 .N = lc_const(in[0]->shape[0]),
+                 .CB = d[0],
+                 .cb = cb,
+                 .OB = d[3],
+                 .ob = ob,
+                 .H = k.H,
+                 .W = k.W,
+                 .dt = dt};
+  if (winograd_shape(&k, &c, ib, cb) && wg.N > 0 && lc_winograd_applies(&wg)) {
+    lc_conv_winograd(L, &wg, out);
+    lc_mark_total(L, out);
+    return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
+  }
+  if (!blocked_emit(L, &k, out, false)) return lc_failed(L) ? NULL : lc_fail(L, "no buffer");
   lc_mark_total(L, out); /* O = nob x lanes: every tile stores all its lanes */
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }

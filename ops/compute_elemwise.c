@@ -320,7 +320,7 @@ static PrimExpr *clamp_of(LowerCx *L, PrimExpr *x, float lo, float hi) {
 
 /* fast_expf (ops/fast_math.h) as TIR on float32: 2^n from its exponent
  * bits (reinterpret), e^f by the polynomial, max with x. */
-static PrimExpr *fast_exp_of(LowerCx *L, PrimExpr *x) {
+PrimExpr *lc_fast_exp(LowerCx *L, PrimExpr *x) {
   PrimExpr *c = clamp_of(L, x, FAST_EXP_LO, FAST_EXP_HI);
   PrimExpr *n =
       lc_call(L, PI_FLOOR, padd(L, pmul(L, c, flit(L, FAST_LOG2E)), flit(L, 0.5f)), NULL, NULL);
@@ -349,7 +349,7 @@ static PrimExpr *fast_rational_of(LowerCx *L, PrimExpr *x, float clamp, const fl
 static PrimExpr *fast_fn_of(LowerCx *L, UnKind k, PrimExpr *x, DType dt) {
   if (dt != DT_FLOAT32)
     return lc_call(L, k == U_FEXP ? PI_EXP : k == U_FTANH ? PI_TANH : PI_ERF, x, NULL, NULL);
-  if (k == U_FEXP) return fast_exp_of(L, x);
+  if (k == U_FEXP) return lc_fast_exp(L, x);
   if (k == U_FTANH)
     return fast_rational_of(L, x, FAST_TANH_CLAMP, fast_tanh_p, FAST_TANH_NP, fast_tanh_q,
                             FAST_TANH_NQ);

@@ -605,6 +605,17 @@ LTensor *compute_batch_matmul(LowerCx *L, const Expr *call, LTensor **in, int ni
 
 /* ───────────────────────────── softmax ───────────────────────────── */
 
+/* Closes the loops over x's dims other than axis (opened innermost last),
+ * the outermost parallel. */
+static void close_lines(LowerCx *L, const LTensor *x, int axis, TirVar **v) {
+  for (int d = x->ndim; d-- > 0;) {
+    if (d == axis) continue;
+    int before = 0;
+    for (int e = 0; e < d; e++) before += e != axis;
+    lc_for(L, before == 0 ? LOOP_PARALLEL : LOOP_GRID, v[d], x->shape[d], lc_close(L));
+  }
+}
+
 /* softmax / log_softmax: three passes along the axis in float64 (max, sum
  * of exp, result) in the reference's order so results agree exactly; a NaN
  * becomes the maximum, as in the reference. */
@@ -649,14 +660,7 @@ static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, boo
     }
     lc_for(L, LOOP_RANGE, k[pass], x->shape[axis], lc_close(L));
   }
-  bool first = true;
-  for (int d = n; d-- > 0;) {
-    if (d == axis) continue;
-    int before = 0;
-    for (int e = 0; e < d; e++) before += e != axis;
-    first = before == 0;
-    lc_for(L, first ? LOOP_PARALLEL : LOOP_GRID, v[d], x->shape[d], lc_close(L));
-  }
+  close_lines(L, x, axis, v);
   (void)nouter;
   return lc_from_buffer(L, call, out);
 }
@@ -670,10 +674,69 @@ LTensor *compute_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
 
 /* ───────────────────────── fast_softmax, prelu ───────────────────────── */
 
-/* nn.fast_softmax: the softmax rule (the reference kernel computes an exact
- * softmax too). */
+/* One pass along the line of x at the outer indices v, k its variable:
+ * out[line] = value(x[line], out[line]) for the fast softmax below. */
+typedef PrimExpr *LinePassFn(LowerCx *L, PrimExpr *xv, PrimExpr *ov, PrimExpr *acc);
+
+static void line_pass(LowerCx *L, const LTensor *x, Buffer *out, int axis, TirVar **v,
+                      LoopKind kind, Buffer *acc, int slot, LinePassFn *f) {
+  TirVar *k = lc_tvar(L, "k", x->shape[axis]);
+  PrimExpr *idx[TENSOR_MAX_RANK], *a[2] = {lc_int(L, 0), lc_int(L, 1)};
+  for (int d = 0; d < x->ndim; d++) idx[d] = lc_var(L, d == axis ? k : v[d]);
+  PrimExpr *xv = lc_at(L, x, idx), *ov = lc_load(L, out, x->ndim, idx);
+  lc_open(L);
+  if (slot < 0)
+    lc_store(L, out, x->ndim, idx, f(L, xv, ov, lc_load(L, acc, 1, &a[-slot - 1])));
+  else
+    lc_store(L, acc, 1, &a[slot], f(L, xv, ov, lc_load(L, acc, 1, &a[slot])));
+  lc_for(L, kind, k, x->shape[axis], lc_close(L));
+}
+
+static PrimExpr *pass_max(LowerCx *L, PrimExpr *xv, PrimExpr *ov, PrimExpr *m) {
+  (void)ov;
+  PrimExpr *take = lc_bin(L, PB_OR, lc_bin(L, PB_GT, xv, m), lc_bin(L, PB_NE, xv, xv));
+  return lc_call(L, PI_SELECT, take, xv, m);
+}
+static PrimExpr *pass_exp(LowerCx *L, PrimExpr *xv, PrimExpr *ov, PrimExpr *m) {
+  (void)ov;
+  return lc_fast_exp(L, lc_bin(L, PB_SUB, xv, m));
+}
+static PrimExpr *pass_sum(LowerCx *L, PrimExpr *xv, PrimExpr *ov, PrimExpr *s) {
+  (void)xv;
+  return lc_bin(L, PB_ADD, s, ov);
+}
+static PrimExpr *pass_div(LowerCx *L, PrimExpr *xv, PrimExpr *ov, PrimExpr *s) {
+  (void)xv;
+  return lc_bin(L, PB_DIV, ov, s);
+}
+
+/* nn.fast_softmax on float32, as TVM's: m = the maximum (a NaN wins), the
+ * result holds e = fast_exp(x - m), s = their float32 sum in order, then
+ * e / s; the exponentials and the division are vectorized along the axis.
+ * The reference kernel (interp/kernels_nn.c) does the same operations in
+ * the same order.  Other dtypes: the exact softmax. */
 LTensor *compute_fast_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
-  return softmax(L, c, in, n, false);
+  const LTensor *x = in[0];
+  if (n != 1 || x->dtype != DT_FLOAT32 || x->ndim == 0) return softmax(L, c, in, n, false);
+  int axis = (int)op_attr_int(c, "axis");
+  if (axis < 0) axis += x->ndim;
+  if (axis < 0 || axis >= x->ndim) return lc_fail(L, "softmax: axis out of range");
+  Buffer *out = lc_result_buffer(L, c, x->dtype, x->ndim, (PrimExpr **)x->shape);
+  if (!out) return NULL;
+  TirVar *v[TENSOR_MAX_RANK];
+  for (int d = 0; d < x->ndim; d++) v[d] = lc_tvar(L, "i", x->shape[d]);
+  for (int d = 0; d < x->ndim; d++)
+    if (d != axis) lc_open(L);
+  PrimExpr *two = lc_int(L, 2), *i0 = lc_int(L, 0), *i1 = lc_int(L, 1);
+  Buffer *acc = lc_alloc(L, "acc", DT_FLOAT32, 1, &two);
+  lc_store(L, acc, 1, &i0, lc_lit(L, DT_FLOAT32, -INFINITY));
+  line_pass(L, x, out, axis, v, LOOP_RANGE, acc, 0, pass_max);
+  line_pass(L, x, out, axis, v, LOOP_VECTORIZED, acc, -1, pass_exp);
+  lc_store(L, acc, 1, &i1, lc_lit(L, DT_FLOAT32, 0));
+  line_pass(L, x, out, axis, v, LOOP_RANGE, acc, 1, pass_sum);
+  line_pass(L, x, out, axis, v, LOOP_VECTORIZED, acc, -2, pass_div);
+  close_lines(L, x, axis, v);
+  return lc_from_buffer(L, c, out);
 }
 
 /* x > 0 ? x : x * alpha[c], c the index along the axis (NaN stays NaN). */

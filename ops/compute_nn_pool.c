@@ -69,6 +69,45 @@ static void tap(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr **ix, 
   lc_if(L, padded, lc_close(L));
 }
 
+/* The window's taps along the pooled dims around output idx, opened as
+ * loops (closed by the caller, innermost last); ix gets the input index,
+ * *valid the tap inside the input, *padded inside the padded input. */
+static void open_taps(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr **idx,
+                      PrimExpr **ix, TirVar **t, PrimExpr **valid, PrimExpr **padded) {
+  *valid = *padded = NULL;
+  for (int d = 0; d < x->ndim; d++) ix[d] = idx[d];
+  for (int i = 0; i < p->S; i++) {
+    int a = p->pos[i];
+    PrimExpr *n = x->shape[a];
+    t[i] = lc_tvar(L, "t", I(L, p->w.k[i]));
+    PrimExpr *q = add(L, lc_bin(L, PB_MUL, idx[a], I(L, p->w.stride[i])),
+                      lc_bin(L, PB_MUL, lc_var(L, t[i]), I(L, p->w.dil[i])));
+    q = lc_bin(L, PB_SUB, q, I(L, p->w.lo[i]));
+    *valid =
+        and_(L, *valid, lc_bin(L, PB_AND, lc_bin(L, PB_GE, q, I(L, 0)), lc_bin(L, PB_LT, q, n)));
+    *padded = and_(L, *padded, lc_bin(L, PB_LT, q, add(L, n, I(L, p->w.hi[i]))));
+    ix[a] = q;
+    lc_open(L);
+  }
+}
+
+/* The pooled value of accumulator val over n0 taps inside the input (n1
+ * inside the padded input): max (lowest for an empty window) or the
+ * average by the count TVM uses, in x's dtype. */
+static PrimExpr *pool_result(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr *val,
+                             PrimExpr *n0, PrimExpr *n1) {
+  PrimExpr *div = p->include_pad ? n1 : n0, *r;
+  PrimExpr *some = lc_bin(L, PB_GT, p->is_max ? n0 : div, lc_lit(L, DT_INT64, 0));
+  if (p->is_max)
+    r = sel(L, some, val, lowest(L, x->dtype));
+  else
+    r = sel(L, some,
+            lc_bin(L, PB_DIV, val,
+                   lc_cast(L, p->at, lc_call(L, PI_MAX, div, lc_lit(L, DT_INT64, 1), NULL))),
+            lc_lit(L, p->at, 0));
+  return lc_cast(L, x->dtype, r);
+}
+
 /* One output element at idx: init, a loop per pooled dim over its taps,
  * then the result (max, lowest for an empty window, or the average). */
 static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx) {
@@ -80,34 +119,65 @@ static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out,
   lc_store(L, p->acc, 1, &i0, init);
   lc_store(L, p->cnt, 1, &i0, lc_lit(L, DT_INT64, 0));
   lc_store(L, p->cnt, 1, &i1, lc_lit(L, DT_INT64, 0));
-  PrimExpr *ix[TENSOR_MAX_RANK], *valid = NULL, *padded = NULL;
-  for (int d = 0; d < x->ndim; d++) ix[d] = idx[d];
+  PrimExpr *ix[TENSOR_MAX_RANK], *valid, *padded;
   TirVar *t[NN_MAX_SPATIAL];
-  for (int i = 0; i < p->S; i++) {
-    int a = p->pos[i];
-    PrimExpr *k = I(L, p->w.k[i]), *n = x->shape[a];
-    t[i] = lc_tvar(L, "t", k);
-    PrimExpr *q = add(L, lc_bin(L, PB_MUL, idx[a], I(L, p->w.stride[i])),
-                      lc_bin(L, PB_MUL, lc_var(L, t[i]), I(L, p->w.dil[i])));
-    q = lc_bin(L, PB_SUB, q, I(L, p->w.lo[i]));
-    valid = and_(L, valid, lc_bin(L, PB_AND, lc_bin(L, PB_GE, q, I(L, 0)), lc_bin(L, PB_LT, q, n)));
-    padded = and_(L, padded, lc_bin(L, PB_LT, q, add(L, n, I(L, p->w.hi[i]))));
-    ix[a] = q;
-    lc_open(L);
-  }
+  open_taps(L, x, p, idx, ix, t, &valid, &padded);
   tap(L, x, p, ix, valid, padded);
   for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], I(L, p->w.k[i]), lc_close(L));
   PrimExpr *val = lc_load(L, p->acc, 1, &i0), *n0 = lc_load(L, p->cnt, 1, &i0);
-  PrimExpr *div = p->include_pad ? lc_load(L, p->cnt, 1, &i1) : n0, *r;
-  PrimExpr *some = lc_bin(L, PB_GT, p->is_max ? n0 : div, lc_lit(L, DT_INT64, 0));
-  if (p->is_max)
-    r = sel(L, some, val, lowest(L, x->dtype));
-  else
-    r = sel(L, some,
-            lc_bin(L, PB_DIV, val,
-                   lc_cast(L, p->at, lc_call(L, PI_MAX, div, lc_lit(L, DT_INT64, 1), NULL))),
-            lc_lit(L, p->at, 0));
-  lc_store(L, out, x->ndim, idx, lc_cast(L, x->dtype, r));
+  PrimExpr *n1 = lc_load(L, p->cnt, 1, &i1);
+  lc_store(L, out, x->ndim, idx, pool_result(L, x, p, val, n0, n1));
+}
+
+/* A pool whose last axis is not pooled (NCHW16c, NHWC): per output
+ * position, a vector of accumulators along that axis, each lane summing
+ * or maxing its taps in the same order as pool_element (so results are
+ * the same bit for bit); the window's bounds tests and counts are scalars
+ * shared by the lanes. */
+static void pool_lanes(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx,
+                       TirVar *lane) {
+  int n = x->ndim;
+  PrimExpr *len = x->shape[n - 1], *two = I(L, 2), *i0 = I(L, 0), *i1 = I(L, 1);
+  Buffer *acc = lc_alloc(L, "acc", p->at, 1, &len);
+  p->cnt = lc_alloc(L, "cnt", DT_INT64, 1, &two);
+  PrimExpr *li = lc_var(L, lane), *a = lc_load(L, acc, 1, &li);
+  PrimExpr *init = p->is_max
+                       ? (dtype_is_float(p->at) ? lc_lit(L, p->at, -INFINITY) : lowest(L, p->at))
+                       : lc_lit(L, p->at, 0);
+  TirVar *l0 = lc_tvar(L, "l", len);
+  PrimExpr *l0i = lc_var(L, l0);
+  lc_open(L);
+  lc_store(L, acc, 1, &l0i, init);
+  lc_for(L, LOOP_VECTORIZED, l0, len, lc_close(L));
+  lc_store(L, p->cnt, 1, &i0, lc_lit(L, DT_INT64, 0));
+  lc_store(L, p->cnt, 1, &i1, lc_lit(L, DT_INT64, 0));
+  PrimExpr *ix[TENSOR_MAX_RANK], *valid, *padded;
+  TirVar *t[NN_MAX_SPATIAL];
+  open_taps(L, x, p, idx, ix, t, &valid, &padded);
+  TirVar *l2 = lc_tvar(L, "l", len);
+  ix[n - 1] = lc_var(L, l2);
+  PrimExpr *l2i = lc_var(L, l2), *v = lc_cast(L, p->at, lc_at(L, x, ix));
+  PrimExpr *cur = lc_load(L, acc, 1, &l2i);
+  lc_open(L); /* if valid */
+  lc_open(L);
+  lc_store(L, acc, 1, &l2i, p->is_max ? fmax_(L, cur, v) : add(L, cur, v));
+  lc_for(L, LOOP_VECTORIZED, l2, len, lc_close(L));
+  PrimExpr *n0 = lc_load(L, p->cnt, 1, &i0), *n1 = lc_load(L, p->cnt, 1, &i1);
+  lc_store(L, p->cnt, 1, &i0, add(L, n0, lc_lit(L, DT_INT64, 1)));
+  lc_if(L, valid, lc_close(L));
+  if (p->include_pad) {
+    lc_open(L);
+    lc_store(L, p->cnt, 1, &i1, add(L, n1, lc_lit(L, DT_INT64, 1)));
+    lc_if(L, padded, lc_close(L));
+  }
+  for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], I(L, p->w.k[i]), lc_close(L));
+  PrimExpr *r = pool_result(L, x, p, a, n0, n1);
+  PrimExpr *oi[TENSOR_MAX_RANK];
+  for (int d = 0; d < n - 1; d++) oi[d] = idx[d];
+  oi[n - 1] = li;
+  lc_open(L);
+  lc_store(L, out, n, oi, r);
+  lc_for(L, LOOP_VECTORIZED, lane, len, lc_close(L));
 }
 
 /* The windowed pools, materialized: a loop nest over the output (the
@@ -138,12 +208,18 @@ static LTensor *pool_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, i
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, shape);
   if (!out) return NULL;
   TirVar *v[TENSOR_MAX_RANK];
-  for (int d = 0; d < n; d++)
-    v[d] = lc_tvar(L, "i", shape[d]), idx[d] = lc_var(L, v[d]), lc_open(L);
-  pool_element(L, x, &p, out, idx);
+  /* the last axis not pooled, more than one lane: vectors along it */
+  bool lanes = p.pos[S - 1] != n - 1 && lc_const(shape[n - 1]) > 1;
+  int loops = lanes ? n - 1 : n;
+  for (int d = 0; d < n; d++) v[d] = lc_tvar(L, "i", shape[d]), idx[d] = lc_var(L, v[d]);
+  for (int d = 0; d < loops; d++) lc_open(L);
+  if (lanes)
+    pool_lanes(L, x, &p, out, idx, v[n - 1]);
+  else
+    pool_element(L, x, &p, out, idx);
   int par = 0;
-  while (par < n - 1 && lc_const(shape[par]) == 1) par++;
-  for (int d = n; d-- > 0;)
+  while (par < loops - 1 && lc_const(shape[par]) == 1) par++;
+  for (int d = loops; d-- > 0;)
     lc_for(L, d == par ? LOOP_PARALLEL : LOOP_RANGE, v[d], shape[d], lc_close(L));
   return lc_from_buffer(L, call, out);
 }

@@ -68,8 +68,13 @@ PrimFunc *lower_primitive(Lowerer *L, const Function *f, const char **why);
 
 /* Fuses the elementwise nest that ends a lowered body into the one store of
  * the intermediate buffer it reads, when total(ctx, that buffer) says its
- * rule writes it whole (passes/lower_epilogue.c). */
-void lower_fuse_epilogue(Arena *a, Stmt *body, bool (*total)(void *ctx, const Buffer *b),
+ * rule writes it whole (passes/lower_epilogue.c); true when it did. */
+/* Simplifies the integer index arithmetic of a lowered body with its loop
+ * variables' ranges (passes/tir_simplify.c): reshapes' flatten-and-split
+ * indices fold away. */
+void lower_simplify_indices(Arena *a, Stmt *body);
+
+bool lower_fuse_epilogue(Arena *a, Stmt *body, bool (*total)(void *ctx, const Buffer *b),
                          void *ctx);
 
 #endif

@@ -189,8 +189,9 @@ static bool fuse_one(Arena *a, Stmt *body, int ai, bool (*total)(void *, const B
   return true;
 }
 
-void lower_fuse_epilogue(Arena *a, Stmt *body, bool (*total)(void *, const Buffer *), void *ctx) {
-  if (!body || body->kind != ST_SEQ) return;
+bool lower_fuse_epilogue(Arena *a, Stmt *body, bool (*total)(void *, const Buffer *), void *ctx) {
+  if (!body || body->kind != ST_SEQ) return false;
   for (int i = body->u.seq.n - 1; i >= 0; i--)
-    if (body->u.seq.items[i]->kind == ST_ALLOC && fuse_one(a, body, i, total, ctx)) return;
+    if (body->u.seq.items[i]->kind == ST_ALLOC && fuse_one(a, body, i, total, ctx)) return true;
+  return false;
 }

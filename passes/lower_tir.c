@@ -231,6 +231,39 @@ static void bind_value(Build *B, const Var *v, LTensor *t) {
   rw_map_put(&B->tuples, v, tu);
 }
 
+/* Ops whose result is their (first) operand's elements in the same order. */
+static bool view_op(const Expr *call) {
+  static const char *const names[] = {"reshape",     "contrib_reverse_reshape", "squeeze",
+                                      "expand_dims", "nn.batch_flatten",        "copy"};
+  const char *n = ops_get(call->u.call.fn->u.op.index)->name;
+  if (call->u.call.nargs != 1) return false;
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+    if (strcmp(n, names[i]) == 0) return call->u.call.nargs == 1;
+  /* a broadcast to the operand's own shape */
+  const Expr *x = call->u.call.args[0];
+  return strcmp(n, "broadcast_to") == 0 && call->u.call.nargs == 1 && x->ty && call->ty &&
+         type_equal(x->ty, call->ty);
+}
+
+/* Whether f (one tensor parameter) is a chain of view ops from its
+ * parameter, the dtype unchanged. */
+static bool is_view_chain(const Function *f) {
+  if (f->nparams != 1) return false;
+  const Var *cur = f->params[0];
+  const Expr *e = f->body;
+  for (;; e = e->u.let.body) {
+    const Expr *v = e->kind == EX_LET ? e->u.let.value : e;
+    if (v->kind == EX_VAR && e->kind != EX_LET) return v->u.var == cur;
+    if (v->kind != EX_CALL || v->u.call.fn->kind != EX_OP || !view_op(v)) return false;
+    const Expr *x = v->u.call.args[0];
+    if (x->kind != EX_VAR || x->u.var != cur || !v->ty || v->ty->kind != TY_TENSOR || !x->ty ||
+        x->ty->kind != TY_TENSOR || v->ty->u.tensor.dtype != x->ty->u.tensor.dtype)
+      return false;
+    if (e->kind != EX_LET) return true;
+    cur = e->u.let.var;
+  }
+}
+
 /* Lowers one Primitive function: parameters become buffers, each binding's
  * op call is lowered by its compute rule, and the result is written to an
  * extra last parameter (destination passing).  NULL with *why on failure. */
@@ -258,12 +291,16 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
   Buffer *out = t ? lc_output(B.C, t->dtype, t->ndim, t->shape) : NULL;
   if (out && t->buf != out) lc_materialize(B.C, t, out);
   Stmt *body = lc_close(B.C);
-  if (out && !lc_failed(B.C)) lower_fuse_epilogue(a, body, lc_is_total, B.C);
+  bool whole = out && t->buf == out && lc_is_total(B.C, out);
+  if (out && !lc_failed(B.C)) whole |= lower_fuse_epilogue(a, body, lc_is_total, B.C);
+  if (out && !lc_failed(B.C)) lower_simplify_indices(a, body);
   if (out && !lc_failed(B.C)) {
     params[nbuf] = out;
     pf = ARENA_NEW(a, PrimFunc);
     memset(pf, 0, sizeof *pf);
     pf->nparams = nbuf + 1, pf->params = params, pf->body = body, pf->span = f->span;
+    pf->out_whole = whole;
+    pf->out_is_view = is_view_chain(f);
     pf->nsizevars = lc_nsize_vars(B.C);
     pf->sizevars = ARENA_ARRAY(a, TirVar *, pf->nsizevars + 1);
     for (int i = 0; i < pf->nsizevars; i++) pf->sizevars[i] = lc_size_vars(B.C)[i];

@@ -25,6 +25,12 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static double cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* ───────────────────────── :kernels ───────────────────────── */
 
 /* `:kernels`: a table of the compiled kernels (signature, compile or disk
@@ -198,13 +204,14 @@ static bool split_n(const char *args, size_t *elen, long *n) {
  * The previous runs' values are collected first, untimed: freed buffers are
  * then reused warm, as a reference-counted runtime would, instead of each
  * run paying page faults on fresh memory until the collector runs. */
-static bool eval_once(Session *s, Module *view, Expr *e, double *ms) {
+static bool eval_once(Session *s, Module *view, Expr *e, double *ms, double *cpu) {
   repl_eval_collect(s->ev);
-  double t0 = now_ms();
+  double t0 = now_ms(), c0 = cpu_ms();
   repl_in_eval = 1;
   bool ok = repl_eval(s->ev, view, e, NULL, NULL);
   repl_in_eval = 0;
   *ms = now_ms() - t0;
+  if (cpu) *cpu = cpu_ms() - c0;
   if (!ok) session_render(s);
   return ok;
 }
@@ -226,12 +233,20 @@ static void first_call(double ms, int k0) {
   putchar('\n');
 }
 
-static void report(double *t, int n, Cost c) {
+static double median_of(double *t, int n) {
   qsort(t, (size_t)n, sizeof *t, cmp_double);
-  double mn = t[0], med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2, mx = t[n - 1];
+  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/* The runs' times; cpu: the process's CPU time per run (all threads), which
+ * other programs on a busy machine do not inflate as they do wall time. */
+static void report(double *t, double *cpu, int n, Cost c) {
+  double med = median_of(t, n), mn = t[0], mx = t[n - 1];
   printf("%d run%s: ", n, n == 1 ? "" : "s");
   print_ms("min ", mn), print_ms("  median ", med), print_ms("  max ", mx);
   puts(" per call");
+  print_ms("cpu time: median ", median_of(cpu, n));
+  puts(" per call (all threads)");
   if (mx > 4 * mn)
     printf("warning: the slowest run took %.1fx the fastest (a busy machine?)\n", mx / mn);
   if (med > 0 && (c.flops > 0 || c.bytes > 0)) {
@@ -257,23 +272,23 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   Cost c = cost_of(e);
   int k0 = jit_kernel_count();
   double ms;
-  bool ok = eval_once(s, &view, e, &ms);
+  bool ok = eval_once(s, &view, e, &ms, NULL);
   if (ok) first_call(ms, k0);
   int cap = n > 0 ? (int)n : 1024, count = 0;
-  double *t = malloc(sizeof *t * (size_t)cap), spent = 0;
-  if (!t) rly_oom();
+  double *t = malloc(sizeof *t * (size_t)cap), *cpu = malloc(sizeof *cpu * (size_t)cap), spent = 0;
+  if (!t || !cpu) rly_oom();
   while (ok && (n > 0 ? count < n : (spent < 1000 && count < 1000000) || count < 3)) {
     if (count == cap) {
       cap *= 2;
-      t = realloc(t, sizeof *t * (size_t)cap);
-      if (!t) rly_oom();
+      t = realloc(t, sizeof *t * (size_t)cap), cpu = realloc(cpu, sizeof *cpu * (size_t)cap);
+      if (!t || !cpu) rly_oom();
     }
-    ok = eval_once(s, &view, e, &t[count]);
+    ok = eval_once(s, &view, e, &t[count], &cpu[count]);
     spent += t[count++];
     if (repl_interrupted) break;
   }
-  if (ok && count > 0) report(t, count, c);
-  free(t);
+  if (ok && count > 0) report(t, cpu, count, c);
+  free(t), free(cpu);
   return ok ? RUN_OK : RUN_ERROR;
 }
 

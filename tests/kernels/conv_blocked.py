@@ -60,6 +60,13 @@ CB_SHAPES = [
     (1, 3, 11, 11, 16, 7, 7, [2, 2], [3, 3, 3, 3], [1, 1], 1, 3, 3, 16),  # first layer, 3 channels
     (1, 16, 9, 8, 16, 3, 3, [1, 1], [1, 0, 2, 1], [1, 1], 16, 16, 1, 16),  # depthwise, asymmetric
     (1, 32, 14, 14, 32, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 32, 8, 1, 8),  # depthwise, strided
+    # 3x3, stride 1, padding 1 with more 2x2 tiles than channels: the Winograd F(2x2, 3x3) schedule
+    (1, 16, 10, 12, 32, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1, 16, 16, 16),
+    (2, 8, 8, 30, 16, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 1, 8, 8, 16),  # a leftover register tile
+    # depthwise on rows of several tiles: interior tiles read the input in place, edge tiles guarded
+    (1, 16, 5, 45, 16, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 16, 16, 1, 16),
+    (1, 16, 9, 61, 16, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 16, 16, 1, 16),
+    (1, 16, 7, 50, 16, 5, 5, [1, 2], [2, 1, 2, 3], [1, 2], 16, 16, 1, 16),
 ]
 
 

@@ -259,6 +259,18 @@ def nn_pool2d_nhwc(op):
         yield nn_tol_case(op, attrs_text(**kw), [x], np.moveaxis(ref, 1, -1), np.float64, np.moveaxis(bound, 1, -1))
     yield Case(op, attrs_text(pool_size=[2, 2], layout="NCHW", out_layout="NHWC"),
                [rand_float((1, 1, 4, 4), np.float32)], "out_layout NHWC differs")
+    # the blocked layout AlterOpLayout gives a CNN's pools: NCHW4c (vectors along the block)
+    x = rand_float((1, 8, 9, 7), np.float32, specials=is_max)
+    ref = nn_poolnd_ref(x.astype(np.float64), [3, 3], [2, 2], [1, 1], [1, 1], [1, 1], False, is_max,
+                        False, float(np.finfo(np.float32).min))
+    blk = lambda a: np.ascontiguousarray(a.reshape(1, 2, 4, *a.shape[2:]).transpose(0, 1, 3, 4, 2))
+    kw = dict(pool_size=[3, 3], strides=[2, 2], padding=[1, 1], layout="NCHW4c")
+    if is_max:
+        yield Case(op, attrs_text(**kw), [blk(x)], [blk(ref).astype(np.float32)])
+    else:
+        bound = nn_poolnd_ref(np.abs(x.astype(np.float64)), [3, 3], [2, 2], [1, 1], [1, 1], [1, 1], False,
+                              False, False, 0)
+        yield nn_tol_case(op, attrs_text(**kw), [blk(x)], blk(ref), np.float32, blk(bound), k=4)
 
 
 nn_extend("nn.max_pool2d", nn_pool2d_nhwc)
@@ -743,14 +755,38 @@ def gnn_prelu(op):
                "alpha has shape (2) but data (2, 3) has 3 at axis 1")
 
 
+def fast_softmax32(x, axis):
+    """TVM's float32 fast_softmax step by step: the max (a NaN wins),
+    e = fast_exp(x - max), the float32 sum in order (cumsum is sequential), e / sum."""
+    F = np.float32
+    x = np.moveaxis(np.asarray(x, F), axis, -1)
+    with np.errstate(all="ignore"):
+        m = np.where(np.isnan(x).any(-1, keepdims=True), F(np.nan),
+                     x.max(-1, keepdims=True, initial=-np.inf))
+        e = fast_exp32(x - m)
+        s = np.cumsum(e, axis=-1, dtype=F)[..., -1:] if x.shape[-1] else e
+        return np.moveaxis(e / s, -1, axis).astype(F)
+
+
 @gen("nn.fast_softmax")
 def gnn_fast_softmax(op):
+    """float32: TVM's approximation, bit for bit (and within 1e-6 of the exact
+    softmax where no input is special); float64 and float16: the exact softmax."""
     for dt in FLOATS:
         for _ in range(3):
-            x = rand_float(rand_shape(rank=int(RNG.integers(1, 4))), dt, specials=RNG.random() < 0.3)
+            specials = RNG.random() < 0.3
+            x = rand_float(rand_shape(rank=int(RNG.integers(1, 4))), dt, specials=specials)
             axis = int(RNG.integers(-x.ndim, x.ndim))
             ref = ref64(lambda v: softmax64(v, axis, False), x, dt=dt)
-            yield Case(op, attrs_text(axis=axis), [x], [ref], "ulp", n=4)
+            if dt != np.float32:
+                yield Case(op, attrs_text(axis=axis), [x], [ref], "ulp", n=4)
+                continue
+            yield Case(op, attrs_text(axis=axis), [x], [fast_softmax32(x, axis)])
+            if not specials:
+                yield Case(op, attrs_text(axis=axis), [x], [ref], "tol", rtol=1e-6, scale=[1.0],
+                           atol=1e-7)
+    x = rand_float((7, 300), np.float32, specials=False, scale=30.0)
+    yield Case(op, "", [x], [fast_softmax32(x, 1)])
     yield Case(op, "axis=2", [rand_float((2, 2), np.float32)], "axis 2 is out of range for rank 2")
 
 
