@@ -29,6 +29,8 @@ Usage: /usr/bin/python3 bench/transformer.py [path/to/rly] [--models gpt2,bert]
 import argparse
 import math
 import os
+import re
+import subprocess
 import sys
 import tempfile
 
@@ -36,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cnn  # noqa: E402  (the ORT and PyTorch timers are shared)
+import gpt2_text  # noqa: E402
 
 ROOT = cnn.ROOT
 
@@ -152,6 +155,24 @@ def configs(args):
     return out
 
 
+def rly_text_time(rly, text, npz, xpath, threads, runs, d, first):
+    """rly on the model as Relay text (`:load`, `:bind @main` the weights):
+    the median ms per call (CPU ms with --cpu) and the output."""
+    ypath = os.path.join(d, f"rly_text_{threads}.npy")
+    script = (f":load {text}\n:bind @main {npz}\n:load-tensor %x {xpath}\n"
+              f":time @main(%x) -n {runs}\nlet %y = @main(%x);\n:save %y {ypath}\n")
+    env = dict(os.environ, NO_COLOR="1", RLY_NUM_THREADS=str(threads))
+    p = subprocess.run([rly, "--exec", "jit", "-"], input=script, capture_output=True, text=True,
+                       env=env, timeout=3600)
+    m = re.search(r"cpu time: median ([\d.]+) (ns|us|ms|s)\b" if cnn.CPU else
+                  r"median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
+    if p.returncode != 0 or not m:
+        sys.exit(f"rly failed on {text}:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    f = re.search(r"first call: ([\d.]+) (ns|us|ms|s)\b", p.stdout)
+    first.append(float(f.group(1)) * cnn.UNIT[f.group(2)] if f else float("nan"))
+    return float(m.group(1)) * cnn.UNIT[m.group(2)], np.load(ypath)
+
+
 def run_one(torch, args, ort_dir, cfg, d, threads):
     label, build, batch, seq, vocab = cfg
     mod = build(torch, args.layers, 768, 12, 3072, vocab, seq)
@@ -159,13 +180,23 @@ def run_one(torch, args, ort_dir, cfg, d, threads):
     xpath, onnx = os.path.join(d, "ids.npy"), os.path.join(d, "model.onnx")
     np.save(xpath, ids)
     cnn.export(torch, mod, ids, onnx, ("ids", "out"))
+    text, npz = os.path.join(d, "model.rly"), os.path.join(d, "weights.npz")
+    as_text = build is gpt2 and not args.no_text
+    if as_text:
+        gpt2_text.write(mod, batch, seq, 12, text, npz)
     for t in threads:
         pt, ref = cnn.torch_time(torch, mod, ids, t, args.runs)
         ot, oy = cnn.ort_time(ort_dir, onnx, xpath, t, args.runs, d)
-        firsts = []
-        rt, ry = cnn.rly_time(args.rly, onnx, xpath, t, args.runs, d, firsts)
-        print(f"{label:13s} {t:3d} {rt:9.1f} {firsts[0]:9.1f} {ot:9.1f} {pt:9.1f} {rt / ot:8.2f} "
-              f"{rt / pt:7.2f} {rel_diff(ry, ref):9.2e} {rel_diff(oy, ref):9.2e}", flush=True)
+        runs = [("", cnn.rly_time, onnx)]
+        if as_text:
+            runs.append((" text", lambda r, m, x, th, n, dd, fs: rly_text_time(r, text, npz, x, th, n,
+                                                                              dd, fs), text))
+        for suffix, timer, model in runs:
+            firsts = []
+            rt, ry = timer(args.rly, model, xpath, t, args.runs, d, firsts)
+            print(f"{label + suffix:13s} {t:3d} {rt:9.1f} {firsts[0]:9.1f} {ot:9.1f} {pt:9.1f} "
+                  f"{rt / ot:8.2f} {rt / pt:7.2f} {rel_diff(ry, ref):9.2e} {rel_diff(oy, ref):9.2e}",
+                  flush=True)
 
 
 def main():
@@ -178,6 +209,7 @@ def main():
     ap.add_argument("--bert-seqs", default="32,128,512")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--no-text", action="store_true", help="GPT-2 only through ONNX, not as Relay text")
     ap.add_argument("--cpu", action="store_true", help="compare CPU time per call, not wall time")
     args = ap.parse_args()
     cnn.CPU = args.cpu

@@ -238,8 +238,11 @@ static FeVal *batched_matmul(OnnxCx *cx, FeVal *a, FeVal *b, const int64_t *sa, 
   full[nb] = k, full[nb + 1] = n;
   ab_ints(&bb, "shape", nb + 2, full);
   int64_t a3[3] = {nbatch, m, k}, b3[3] = {nbatch, k, n};
-  FeVal *x = reshape_to(cx, FE_OP(cx, "broadcast_to", ab_done(&ba), a), 3, a3);
-  FeVal *y = reshape_to(cx, FE_OP(cx, "broadcast_to", ab_done(&bb), b), 3, b3);
+  bool a_full = ra == nb + 2 && !memcmp(sa, batch, sizeof(int64_t) * (size_t)nb);
+  bool b_full = rb == nb + 2 && !memcmp(sb, batch, sizeof(int64_t) * (size_t)nb);
+  /* an operand that already has the broadcast shape is not broadcast */
+  FeVal *x = reshape_to(cx, a_full ? a : FE_OP(cx, "broadcast_to", ab_done(&ba), a), 3, a3);
+  FeVal *y = reshape_to(cx, b_full ? b : FE_OP(cx, "broadcast_to", ab_done(&bb), b), 3, b3);
   AttrB bm = ab_new(cx);
   ab_bool(&bm, "transpose_b", false);
   FeVal *r = x && y ? FE_OP(cx, "nn.batch_matmul", ab_done(&bm), x, y) : NULL;

@@ -334,17 +334,22 @@ static bool k_softmax(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *
 }
 
 /* nn.fast_softmax on float32 (ops/compute_nn.c's rule, operation for
- * operation): the maximum, e = fast_expf(x - max), their float32 sum in
- * order, e / sum.  Values arrive as doubles holding float32s. */
+ * operation): the maximum and the float32 sum of e = fast_expf(x - max) in
+ * SOFTMAX_LANES interleaved partials combined in order, then e / sum.
+ * Values arrive as doubles holding float32s. */
 static void fast_softmax_line(double *v, int64_t n, const void *user) {
   (void)user;
-  float m = -INFINITY, s = 0;
-  for (int64_t i = 0; i < n; i++)
-    if ((float)v[i] > m || isnan(v[i])) m = (float)v[i];
+  float mp[SOFTMAX_LANES], sp[SOFTMAX_LANES], m = -INFINITY, s = 0;
+  for (int j = 0; j < SOFTMAX_LANES; j++) mp[j] = -INFINITY, sp[j] = 0;
   for (int64_t i = 0; i < n; i++) {
-    float e = fast_expf((float)v[i] - m);
-    v[i] = e, s += e;
+    float x = (float)v[i], *p = &mp[i % SOFTMAX_LANES];
+    if (x > *p || isnan(x)) *p = x;
   }
+  for (int j = 0; j < SOFTMAX_LANES; j++)
+    if (mp[j] > m || isnan(mp[j])) m = mp[j];
+  for (int64_t i = 0; i < n; i++) v[i] = fast_expf((float)v[i] - m);
+  for (int64_t i = 0; i < n; i++) sp[i % SOFTMAX_LANES] += (float)v[i];
+  for (int j = 0; j < SOFTMAX_LANES; j++) s += sp[j];
   for (int64_t i = 0; i < n; i++) v[i] = (float)v[i] / s;
 }
 

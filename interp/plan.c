@@ -30,7 +30,7 @@
 
 #include "interp/interp_int.h"
 
-enum { PLAN_MAX_VALS = 1 << 20 };
+enum { PLAN_MAX_VALS = 1 << 20, PLAN_MAX_OPERANDS = 256 };
 
 typedef enum SKind { S_PARAM, S_CONST, S_TEMP, S_RESULT } SKind;
 
@@ -91,7 +91,7 @@ typedef struct Build {
   int ntv, captv;
   int **tuples; /* tuple id → PVal indices (tuples of atoms) */
   int *tuple_n;
-  int ntuples, captuples;
+  int ntuples, captuples, captuple_n;
   int capvals, capst, capsteps;
   bool ok;
 } Build;
@@ -152,8 +152,7 @@ static bool lookup(const Build *B, const Var *v, int *tv) {
 
 static int new_tuple(Build *B, int n, const int *fields) {
   B->tuples = grow(B->tuples, &B->captuples, B->ntuples + 1, sizeof *B->tuples);
-  int cap = B->captuples;
-  B->tuple_n = grow(B->tuple_n, &cap, B->ntuples + 1, sizeof *B->tuple_n);
+  B->tuple_n = grow(B->tuple_n, &B->captuple_n, B->ntuples + 1, sizeof *B->tuple_n);
   int *f = malloc(sizeof *f * (size_t)(n + 1));
   if (!f) rly_oom();
   if (n) memcpy(f, fields, sizeof *f * (size_t)n);
@@ -197,7 +196,9 @@ static int add_step(Build *B, const Expr *call) {
   Plan *P = B->P;
   const PrimFunc *pf = module_prim(B->in->mod, call->u.call.args[0]->u.global.name);
   const Expr *tup = call->u.call.args[1];
-  if (!pf || tup->kind != EX_TUPLE || tup->u.tuple.n + 1 != pf->nparams) return -1;
+  if (!pf || tup->kind != EX_TUPLE || tup->u.tuple.n + 1 != pf->nparams ||
+      pf->nparams > PLAN_MAX_OPERANDS)
+    return -1;
   const Buffer *ob = pf->params[pf->nparams - 1];
   int64_t shape[TENSOR_MAX_RANK];
   if (ob->ndim > TENSOR_MAX_RANK) return -1;
@@ -432,7 +433,7 @@ static void release_results(Plan *P) {
 }
 
 static bool run_steps(Interp *in, Plan *P) {
-  RtTensor *ts[256];
+  RtTensor *ts[PLAN_MAX_OPERANDS];
   for (int k = 0; k < P->nsteps; k++) {
     const Step *s = &P->steps[k];
     if (!s->kernel) continue;
@@ -441,7 +442,6 @@ static bool run_steps(Interp *in, Plan *P) {
       interp_fail(in, s->call->span, "interrupted");
       return false;
     }
-    if (s->nargs > 256) return interp_fail(in, s->call->span, "too many operands"), false;
     for (int i = 0; i < s->nargs; i++) ts[i] = &P->vals[s->args[i]].hdr;
     RtTensor *out = ts[s->nargs - 1];
     if (s->zero) memset(out->data, 0, rt_tensor_nbytes(out));

@@ -29,6 +29,7 @@
 
 #include "ops/compute.h"
 #include "ops/families.h"
+#include "ops/fast_math.h"
 #include "ops/nn_int.h"
 
 /* PANELS_PARALLEL: column panels enough to split among the threads (the
@@ -710,11 +711,54 @@ static PrimExpr *pass_div(LowerCx *L, PrimExpr *xv, PrimExpr *ov, PrimExpr *s) {
   return lc_bin(L, PB_DIV, ov, s);
 }
 
+/* A reduction along the line in SOFTMAX_LANES interleaved partials (lane j
+ * takes the elements k = j mod lanes, in order; vectorized), combined in
+ * lane order into acc[slot]: f(value, partial) accumulates, starting from
+ * init.  The partials live at acc[2 + slot * lanes ...]. */
+static void lane_reduce(LowerCx *L, const LTensor *x, Buffer *out, int axis, TirVar **v,
+                        Buffer *acc, int slot, LinePassFn *f, bool of_out, float init) {
+  int64_t P = SOFTMAX_LANES;
+  PrimExpr *n = x->shape[axis], *lanes = lc_int(L, P);
+  PrimExpr *groups = lc_bin(L, PB_DIV, n, lanes), *rest = lc_bin(L, PB_MOD, n, lanes);
+  PrimExpr *sl = lc_int(L, slot), *iv = lc_lit(L, DT_FLOAT32, init);
+  lc_store(L, acc, 1, &sl, iv);
+  TirVar *j0 = lc_tvar(L, "j", lanes), *ko = lc_tvar(L, "ko", groups), *j = lc_tvar(L, "j", lanes),
+         *r = lc_tvar(L, "r", rest), *jc = lc_tvar(L, "j", lanes);
+  PrimExpr *base = lc_int(L, 2 + slot * P);
+  PrimExpr *p0 = lc_bin(L, PB_ADD, base, lc_var(L, j0));
+  lc_open(L);
+  lc_store(L, acc, 1, &p0, iv);
+  lc_for(L, LOOP_VECTORIZED, j0, lanes, lc_close(L));
+  for (int part = 0; part < 2; part++) { /* whole groups of lanes, then the rest */
+    PrimExpr *lane = lc_var(L, part ? r : j);
+    PrimExpr *k = part ? lc_bin(L, PB_ADD, lc_bin(L, PB_MUL, groups, lanes), lane)
+                       : lc_bin(L, PB_ADD, lc_bin(L, PB_MUL, lc_var(L, ko), lanes), lane);
+    PrimExpr *idx[TENSOR_MAX_RANK], *pi = lc_bin(L, PB_ADD, base, lane);
+    for (int d = 0; d < x->ndim; d++) idx[d] = d == axis ? k : lc_var(L, v[d]);
+    PrimExpr *val = of_out ? lc_load(L, out, x->ndim, idx) : lc_at(L, x, idx);
+    lc_open(L);
+    if (!part) lc_open(L);
+    lc_store(L, acc, 1, &pi, f(L, val, val, lc_load(L, acc, 1, &pi)));
+    if (part) {
+      lc_for(L, LOOP_RANGE, r, rest, lc_close(L));
+    } else {
+      lc_for(L, LOOP_VECTORIZED, j, lanes, lc_close(L));
+      lc_for(L, LOOP_RANGE, ko, groups, lc_close(L));
+    }
+  }
+  PrimExpr *pc = lc_bin(L, PB_ADD, base, lc_var(L, jc)), *pv = lc_load(L, acc, 1, &pc);
+  lc_open(L);
+  lc_store(L, acc, 1, &sl, f(L, pv, pv, lc_load(L, acc, 1, &sl)));
+  lc_for(L, LOOP_RANGE, jc, lanes, lc_close(L));
+}
+
 /* nn.fast_softmax on float32, as TVM's: m = the maximum (a NaN wins), the
- * result holds e = fast_exp(x - m), s = their float32 sum in order, then
- * e / s; the exponentials and the division are vectorized along the axis.
- * The reference kernel (interp/kernels_nn.c) does the same operations in
- * the same order.  Other dtypes: the exact softmax. */
+ * result holds e = fast_exp(x - m), s = their float32 sum, then e / s.
+ * The maximum and the sum are taken in SOFTMAX_LANES interleaved partials
+ * combined in lane order (lane_reduce), so they vectorize like the
+ * exponentials and the division; the reference kernel
+ * (interp/kernels_nn.c) does the same operations in the same order.
+ * Other dtypes: the exact softmax. */
 LTensor *compute_fast_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
   const LTensor *x = in[0];
   if (n != 1 || x->dtype != DT_FLOAT32 || x->ndim == 0) return softmax(L, c, in, n, false);
@@ -727,13 +771,11 @@ LTensor *compute_fast_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
   for (int d = 0; d < x->ndim; d++) v[d] = lc_tvar(L, "i", x->shape[d]);
   for (int d = 0; d < x->ndim; d++)
     if (d != axis) lc_open(L);
-  PrimExpr *two = lc_int(L, 2), *i0 = lc_int(L, 0), *i1 = lc_int(L, 1);
-  Buffer *acc = lc_alloc(L, "acc", DT_FLOAT32, 1, &two);
-  lc_store(L, acc, 1, &i0, lc_lit(L, DT_FLOAT32, -INFINITY));
-  line_pass(L, x, out, axis, v, LOOP_RANGE, acc, 0, pass_max);
+  PrimExpr *size = lc_int(L, 2 + 2 * SOFTMAX_LANES);
+  Buffer *acc = lc_alloc(L, "acc", DT_FLOAT32, 1, &size);
+  lane_reduce(L, x, out, axis, v, acc, 0, pass_max, false, -INFINITY);
   line_pass(L, x, out, axis, v, LOOP_VECTORIZED, acc, -1, pass_exp);
-  lc_store(L, acc, 1, &i1, lc_lit(L, DT_FLOAT32, 0));
-  line_pass(L, x, out, axis, v, LOOP_RANGE, acc, 1, pass_sum);
+  lane_reduce(L, x, out, axis, v, acc, 1, pass_sum, true, 0);
   line_pass(L, x, out, axis, v, LOOP_VECTORIZED, acc, -2, pass_div);
   close_lines(L, x, axis, v);
   return lc_from_buffer(L, c, out);

@@ -22,6 +22,10 @@
 #include <stdint.h>
 #include <string.h>
 
+/* nn.fast_softmax takes its maximum and sum in this many interleaved
+ * partials (element k in partial k mod SOFTMAX_LANES), combined in order. */
+enum { SOFTMAX_LANES = 16 };
+
 #define FAST_EXP_HI 88.3762626647950f
 #define FAST_EXP_LO -88.3762626647949f
 #define FAST_LOG2E 1.44269504088896341f

@@ -755,16 +755,21 @@ def gnn_prelu(op):
                "alpha has shape (2) but data (2, 3) has 3 at axis 1")
 
 
-def fast_softmax32(x, axis):
+def fast_softmax32(x, axis, lanes=16):
     """TVM's float32 fast_softmax step by step: the max (a NaN wins),
-    e = fast_exp(x - max), the float32 sum in order (cumsum is sequential), e / sum."""
+    e = fast_exp(x - max), e / sum; the float32 sum in 16 interleaved partials
+    (element k in partial k mod 16, each in order: cumsum is sequential), added
+    in partial order, as ops/compute_nn.c's rule and the kernel take it."""
     F = np.float32
     x = np.moveaxis(np.asarray(x, F), axis, -1)
+    n = x.shape[-1]
     with np.errstate(all="ignore"):
         m = np.where(np.isnan(x).any(-1, keepdims=True), F(np.nan),
                      x.max(-1, keepdims=True, initial=-np.inf))
         e = fast_exp32(x - m)
-        s = np.cumsum(e, axis=-1, dtype=F)[..., -1:] if x.shape[-1] else e
+        s = np.zeros(x.shape[:-1] + (1,), F)
+        for j in range(min(lanes, n)):
+            s = s + np.cumsum(e[..., j::lanes], axis=-1, dtype=F)[..., -1:]
         return np.moveaxis(e / s, -1, axis).astype(F)
 
 
