@@ -9,7 +9,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps run test test-san bench bench-cnn bench-transformer clean format format-check
+.PHONY: all deps test-deps fuzz-deps run test test-san bench bench-cnn bench-train bench-transformer clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -52,6 +52,10 @@ bench: deps all
 # Runtime at 1 and 2 threads; needs python3-torch(vision) and node/npm.
 bench-cnn: deps test-deps all
 	/usr/bin/python3 bench/cnn.py $(BUILD)/rly
+
+# Training the digits MLP (examples/train_digits.rly) against PyTorch on one thread (bench/train.py).
+bench-train: deps test-deps all
+	/usr/bin/python3 bench/train.py $(BUILD)/rly
 
 # A GPT-2-structured decoder against ONNX Runtime and PyTorch (bench/transformer.py).
 bench-transformer: deps test-deps all

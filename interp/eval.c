@@ -728,7 +728,10 @@ static bool step_return(Machine *M) {
       Var *var = e->u.let.var;
       int s = proc_slot(M->proc, var);
       RLY_ASSERT(s >= 0);
-      patch_recursive(v, var);
+      /* only a fn written as the let's value can refer to itself: a closure
+       * read from a reference, made by another run of the same code, may
+       * have captured a variable of the same name in another frame */
+      if (e->u.let.value->kind == EX_FN) patch_recursive(v, var);
       in->slots[M->fb + (size_t)s] = v;
       M->e = e->u.let.body;
       return true;

@@ -129,24 +129,33 @@ static Type *rel_clip(RelCtx *cx, int nargs, Type **args, const Tensor **values,
 static const OpAttrSpec cast_attrs[] = {{"dtype", AV_STR, NULL}, {0}};
 static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_FLOAT, NULL}, {0}};
 
-/* X(name, compute rule, cost for :time, doc); NULL: no TIR rule (the op
- * runs on its reference kernel in both execution modes). */
+/* X(name, compute rule, cost for :time, gradient rule, doc); NULL: no TIR
+ * rule (the op runs on its reference kernel in both execution modes), or
+ * no gradient. */
 #define ARITH_OPS(X)                                                                               \
-  X("add", compute_add, OPCOST_ELEMWISE, "x + y with numpy broadcasting")                          \
-  X("subtract", compute_subtract, OPCOST_ELEMWISE, "x - y with numpy broadcasting")                \
-  X("multiply", compute_multiply, OPCOST_ELEMWISE, "x * y with numpy broadcasting")                \
-  X("divide", compute_divide, OPCOST_ELEMWISE, "x / y with numpy broadcasting")                    \
-  X("floor_divide", compute_floor_divide, OPCOST_ELEMWISE, "floor(x / y) with numpy broadcasting") \
-  X("mod", compute_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")               \
-  X("power", compute_power, OPCOST_ELEMWISE, "x raised to y, broadcasting")                        \
-  X("maximum", compute_maximum, OPCOST_ELEMWISE, "elementwise max(x, y), broadcasting")            \
-  X("minimum", compute_minimum, OPCOST_ELEMWISE, "elementwise min(x, y), broadcasting")            \
-  X("logical_and", compute_logical_and, OPCOST_NONE, "x and y (bool tensors), broadcasting")       \
-  X("logical_or", compute_logical_or, OPCOST_NONE, "x or y (bool tensors), broadcasting")          \
-  X("logical_xor", compute_logical_xor, OPCOST_NONE, "x xor y (bool tensors), broadcasting")       \
-  X("floor_mod", compute_floor_mod, OPCOST_NONE, "remainder of x / y (sign of y), broadcasting")   \
-  X("trunc_divide", compute_trunc_divide, OPCOST_ELEMWISE, "x / y rounded toward 0, broadcasting") \
-  X("trunc_mod", compute_trunc_mod, OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")
+  X("add", compute_add, OPCOST_ELEMWISE, &grad_add, "x + y with numpy broadcasting")               \
+  X("subtract", compute_subtract, OPCOST_ELEMWISE, &grad_subtract,                                 \
+    "x - y with numpy broadcasting")                                                               \
+  X("multiply", compute_multiply, OPCOST_ELEMWISE, &grad_multiply,                                 \
+    "x * y with numpy broadcasting")                                                               \
+  X("divide", compute_divide, OPCOST_ELEMWISE, &grad_divide, "x / y with numpy broadcasting")      \
+  X("floor_divide", compute_floor_divide, OPCOST_ELEMWISE, &grad_zero,                             \
+    "floor(x / y) with numpy broadcasting")                                                        \
+  X("mod", compute_mod, OPCOST_NONE, NULL, "remainder of x / y (sign of x), broadcasting")         \
+  X("power", compute_power, OPCOST_ELEMWISE, &grad_power, "x raised to y, broadcasting")           \
+  X("maximum", compute_maximum, OPCOST_ELEMWISE, &grad_maximum,                                    \
+    "elementwise max(x, y), broadcasting")                                                         \
+  X("minimum", compute_minimum, OPCOST_ELEMWISE, &grad_minimum,                                    \
+    "elementwise min(x, y), broadcasting")                                                         \
+  X("logical_and", compute_logical_and, OPCOST_NONE, NULL, "x and y (bool tensors), broadcasting") \
+  X("logical_or", compute_logical_or, OPCOST_NONE, NULL, "x or y (bool tensors), broadcasting")    \
+  X("logical_xor", compute_logical_xor, OPCOST_NONE, NULL, "x xor y (bool tensors), broadcasting") \
+  X("floor_mod", compute_floor_mod, OPCOST_NONE, NULL,                                             \
+    "remainder of x / y (sign of y), broadcasting")                                                \
+  X("trunc_divide", compute_trunc_divide, OPCOST_ELEMWISE, &grad_zero,                             \
+    "x / y rounded toward 0, broadcasting")                                                        \
+  X("trunc_mod", compute_trunc_mod, OPCOST_NONE, NULL,                                             \
+    "remainder of x / y (sign of x), broadcasting")
 
 /* X(name, relation, compute rule, doc) */
 #define BITS_OPS(X)                                                                            \
@@ -166,41 +175,43 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("greater", compute_greater, OPCOST_NONE, "x > y as a bool tensor, broadcasting")        \
   X("greater_equal", compute_greater_equal, OPCOST_NONE, "x >= y as a bool tensor, broadcasting")
 
-#define UNARY_OPS(X)                                                                        \
-  X("negative", compute_negative, OPCOST_ELEMWISE, "-x elementwise")                        \
-  X("abs", compute_abs, OPCOST_ELEMWISE, "|x| elementwise")                                 \
-  X("exp", compute_exp, OPCOST_ELEMWISE, "e^x elementwise")                                 \
-  X("log", compute_log, OPCOST_ELEMWISE, "natural logarithm elementwise")                   \
-  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, "square root elementwise")                       \
-  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")                     \
-  X("tanh", compute_tanh, OPCOST_ELEMWISE, "hyperbolic tangent elementwise")                \
-  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise")              \
-  X("erf", compute_erf, OPCOST_ELEMWISE, "Gauss error function elementwise")                \
-  X("floor", compute_floor, OPCOST_ELEMWISE, "round toward -inf elementwise")               \
-  X("ceil", compute_ceil, OPCOST_ELEMWISE, "round toward +inf elementwise")                 \
-  X("round", compute_round, OPCOST_ELEMWISE,                                                \
-    "round to the nearest integer (ties to even) elementwise")                              \
-  X("sign", compute_sign, OPCOST_NONE, "-1, 0 or 1 by the sign of x")                       \
-  X("logical_not", compute_logical_not, OPCOST_NONE, "not x (bool tensor)")                 \
-  X("trunc", compute_trunc, OPCOST_ELEMWISE, "round toward 0 elementwise")                  \
-  X("copy", compute_copy, OPCOST_NONE, "a copy of x")                                       \
-  X("log2", compute_log2, OPCOST_ELEMWISE, "base-2 logarithm elementwise")                  \
-  X("log10", compute_log10, OPCOST_ELEMWISE, "base-10 logarithm elementwise")               \
-  X("sin", compute_sin, OPCOST_ELEMWISE, "sine elementwise")                                \
-  X("cos", compute_cos, OPCOST_ELEMWISE, "cosine elementwise")                              \
-  X("tan", compute_tan, OPCOST_ELEMWISE, "tangent elementwise")                             \
-  X("asin", compute_asin, OPCOST_ELEMWISE, "arcsine elementwise")                           \
-  X("acos", compute_acos, OPCOST_ELEMWISE, "arccosine elementwise")                         \
-  X("atan", compute_atan, OPCOST_ELEMWISE, "arctangent elementwise")                        \
-  X("sinh", compute_sinh, OPCOST_ELEMWISE, "hyperbolic sine elementwise")                   \
-  X("cosh", compute_cosh, OPCOST_ELEMWISE, "hyperbolic cosine elementwise")                 \
-  X("asinh", compute_asinh, OPCOST_ELEMWISE, "inverse hyperbolic sine")                     \
-  X("acosh", compute_acosh, OPCOST_ELEMWISE, "inverse hyperbolic cosine")                   \
-  X("atanh", compute_atanh, OPCOST_ELEMWISE, "inverse hyperbolic tangent")                  \
-  X("fast_exp", compute_fast_exp, OPCOST_ELEMWISE,                                          \
-    "e^x by TVM's float32 approximation (ops/fast_math.h)")                                 \
-  X("fast_tanh", compute_fast_tanh, OPCOST_ELEMWISE, "tanh by TVM's float32 approximation") \
-  X("fast_erf", compute_fast_erf, OPCOST_ELEMWISE, "erf by TVM's float32 approximation")
+#define UNARY_OPS(X)                                                                          \
+  X("negative", compute_negative, OPCOST_ELEMWISE, &grad_negative, "-x elementwise")          \
+  X("abs", compute_abs, OPCOST_ELEMWISE, &grad_abs, "|x| elementwise")                        \
+  X("exp", compute_exp, OPCOST_ELEMWISE, &grad_exp, "e^x elementwise")                        \
+  X("log", compute_log, OPCOST_ELEMWISE, &grad_log, "natural logarithm elementwise")          \
+  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, &grad_sqrt, "square root elementwise")             \
+  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, &grad_rsqrt, "1 / sqrt(x) elementwise")          \
+  X("tanh", compute_tanh, OPCOST_ELEMWISE, &grad_tanh, "hyperbolic tangent elementwise")      \
+  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, &grad_sigmoid, "1 / (1 + e^-x) elementwise") \
+  X("erf", compute_erf, OPCOST_ELEMWISE, &grad_erf, "Gauss error function elementwise")       \
+  X("floor", compute_floor, OPCOST_ELEMWISE, &grad_zero, "round toward -inf elementwise")     \
+  X("ceil", compute_ceil, OPCOST_ELEMWISE, &grad_zero, "round toward +inf elementwise")       \
+  X("round", compute_round, OPCOST_ELEMWISE, &grad_zero,                                      \
+    "round to the nearest integer (ties to even) elementwise")                                \
+  X("sign", compute_sign, OPCOST_NONE, &grad_zero, "-1, 0 or 1 by the sign of x")             \
+  X("logical_not", compute_logical_not, OPCOST_NONE, NULL, "not x (bool tensor)")             \
+  X("trunc", compute_trunc, OPCOST_ELEMWISE, &grad_zero, "round toward 0 elementwise")        \
+  X("copy", compute_copy, OPCOST_NONE, &grad_copy, "a copy of x")                             \
+  X("log2", compute_log2, OPCOST_ELEMWISE, &grad_log2, "base-2 logarithm elementwise")        \
+  X("log10", compute_log10, OPCOST_ELEMWISE, &grad_log10, "base-10 logarithm elementwise")    \
+  X("sin", compute_sin, OPCOST_ELEMWISE, &grad_sin, "sine elementwise")                       \
+  X("cos", compute_cos, OPCOST_ELEMWISE, &grad_cos, "cosine elementwise")                     \
+  X("tan", compute_tan, OPCOST_ELEMWISE, &grad_tan, "tangent elementwise")                    \
+  X("asin", compute_asin, OPCOST_ELEMWISE, &grad_asin, "arcsine elementwise")                 \
+  X("acos", compute_acos, OPCOST_ELEMWISE, &grad_acos, "arccosine elementwise")               \
+  X("atan", compute_atan, OPCOST_ELEMWISE, &grad_atan, "arctangent elementwise")              \
+  X("sinh", compute_sinh, OPCOST_ELEMWISE, &grad_sinh, "hyperbolic sine elementwise")         \
+  X("cosh", compute_cosh, OPCOST_ELEMWISE, &grad_cosh, "hyperbolic cosine elementwise")       \
+  X("asinh", compute_asinh, OPCOST_ELEMWISE, NULL, "inverse hyperbolic sine")                 \
+  X("acosh", compute_acosh, OPCOST_ELEMWISE, NULL, "inverse hyperbolic cosine")               \
+  X("atanh", compute_atanh, OPCOST_ELEMWISE, NULL, "inverse hyperbolic tangent")              \
+  X("fast_exp", compute_fast_exp, OPCOST_ELEMWISE, &grad_fast_exp,                            \
+    "e^x by TVM's float32 approximation (ops/fast_math.h)")                                   \
+  X("fast_tanh", compute_fast_tanh, OPCOST_ELEMWISE, &grad_fast_tanh,                         \
+    "tanh by TVM's float32 approximation")                                                    \
+  X("fast_erf", compute_fast_erf, OPCOST_ELEMWISE, &grad_fast_erf,                            \
+    "erf by TVM's float32 approximation")
 
 /* The predicates: bool results. */
 #define PREDICATE_OPS(X)                                                         \
@@ -208,12 +219,12 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("isinf", compute_isinf, OPCOST_NONE, "whether x is +-inf, as a bool tensor") \
   X("isfinite", compute_isfinite, OPCOST_NONE, "whether x is finite, as a bool tensor")
 
-#define ARITH_ENTRY(n, c, k, d) \
-  {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_arith, d, false, .cost = k, .compute = c},
+#define ARITH_ENTRY(n, c, k, g, d) \
+  {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_arith, d, false, .cost = k, .compute = c, .grad = g},
 #define COMPARE_ENTRY(n, c, k, d) \
   {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_compare, d, false, .cost = k, .compute = c},
-#define UNARY_ENTRY(n, c, k, d) \
-  {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_unary, d, false, .cost = k, .compute = c},
+#define UNARY_ENTRY(n, c, k, g, d) \
+  {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_unary, d, false, .cost = k, .compute = c, .grad = g},
 #define PREDICATE_ENTRY(n, c, k, d) \
   {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_predicate, d, false, .cost = k, .compute = c},
 #define BITS_ENTRY(n, r, c, d) {n, 2, 2, OPAT_BROADCAST, no_attrs, r, d, false, .compute = c},
@@ -229,12 +240,12 @@ const OpDef ops_family_elemwise[] = {
      "~x (integers; not x for bool)", false, .compute = compute_bitwise_not},
     {"where", 3, 3, OPAT_BROADCAST, no_attrs, rel_where,
      "where(cond, x, y): x where cond is true, else y; all three broadcast", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_where},
+     .cost = OPCOST_ELEMWISE, .compute = compute_where, .grad = &grad_where},
     {"cast", 1, 1, OPAT_ELEMWISE, cast_attrs, rel_cast, "cast(x, dtype=\"...\"): convert elements",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_cast},
+     false, .cost = OPCOST_ELEMWISE, .compute = compute_cast, .grad = &grad_cast},
     {"clip", 1, 1, OPAT_ELEMWISE, clip_attrs, rel_clip,
      "clip(x, a_min=, a_max=): limit values to [a_min, a_max]", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_clip},
+     .cost = OPCOST_ELEMWISE, .compute = compute_clip, .grad = &grad_clip},
     {0},
 };
 /* clang-format on */

@@ -30,6 +30,26 @@
 OP_FAMILIES(X)
 #undef X
 
+/* The gradient rules the rows name (OpDef.grad; ops/grad.h), defined in
+ * ops/grad_rules.c: grad_<name> for each name of GRAD_RULES (its backward
+ * function bw_<name>), and the rules sharing one of them. */
+struct OpGrad;
+/* clang-format off */
+#define GRAD_RULES(X) \
+  X(add) X(subtract) X(multiply) X(divide) X(power) X(maximum) X(minimum) X(where) X(exp) \
+  X(log) X(log2) X(log10) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(abs) X(sin) X(cos) X(tan) \
+  X(sinh) X(cosh) X(asin) X(acos) X(atan) X(erf) X(negative) X(zero) X(cast) X(relu) \
+  X(leaky_relu) X(clip) X(dense) X(matmul) X(bias_add) X(conv2d) X(softmax) X(log_softmax) \
+  X(sum) X(mean) X(reshape) X(transpose) X(take) X(concatenate) X(split) X(cross_entropy) \
+  X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) X(layer_norm)
+/* clang-format on */
+#define X(name) extern const struct OpGrad grad_##name;
+GRAD_RULES(X)
+#undef X
+extern const struct OpGrad grad_fast_exp, grad_fast_tanh, grad_fast_erf, grad_fast_softmax,
+    grad_max, grad_min, grad_batch_flatten, grad_expand_dims, grad_squeeze, grad_copy,
+    grad_reshape_like, grad_broadcast_to, grad_broadcast_to_like, grad_dropout_train, grad_dropout;
+
 /* The TIR compute rules the rows name (OpDef.compute), one per op that
  * lowers, defined in ops/compute_<family>.c. */
 /* compute_elemwise.c */

@@ -405,7 +405,7 @@ const OpDef ops_family_nn_conv[] = {
     {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, nn_conv2d_attrs, rel_conv2d,
      "2-D convolution, NCHW data and OIHW weight or NHWC and HWIO / OHWI / HWOI (groups, "
      "dilation, padding)",
-     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d},
+     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d, .grad = &grad_conv2d},
     {"nn.conv3d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv3d_attrs, rel_conv3d,
      "3-D convolution, NCDHW data and OIDHW weight", false, .compute = compute_conv3d},
     {"nn.conv1d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_transpose_attrs,

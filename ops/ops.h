@@ -109,7 +109,8 @@ typedef struct OpDef {
   bool effectful;  /* may not appear in a dataflow block */
   unsigned flags;  /* OP_* above */
   OpCost cost;
-  OpComputeFn *compute; /* NULL: no TIR rule, the op runs on its reference kernel */
+  OpComputeFn *compute;      /* NULL: no TIR rule, the op runs on its reference kernel */
+  const struct OpGrad *grad; /* NULL: not differentiable (ops/grad.h, the Gradient pass) */
 } OpDef;
 
 int ops_count(void);

@@ -191,23 +191,24 @@ static const OpAttrSpec variance_attrs[] = {{"axis", AV_LIST, "None"},
 static const OpAttrSpec scan_attrs[] = {
     {"axis", AV_NONE, "None"}, {"dtype", AV_STR, "\"\""}, {"exclusive", AV_BOOL, "False"}, {0}};
 
-/* X(name, rel, attrs, compute rule, doc) */
-#define REDUCE_OPS(X)                                                                 \
-  X("sum", rel_reduce, reduce_attrs, compute_sum, "sum over axes (axis=None: all)")   \
-  X("mean", rel_reduce, reduce_attrs, compute_mean, "arithmetic mean over axes")      \
-  X("max", rel_reduce, reduce_attrs, compute_max, "maximum over axes")                \
-  X("min", rel_reduce, reduce_attrs, compute_min, "minimum over axes")                \
-  X("prod", rel_reduce, reduce_attrs, compute_prod, "product over axes")              \
-  X("argmax", rel_argreduce, argreduce_attrs, compute_argmax,                         \
-    "int32 index of the maximum along axes")                                          \
-  X("argmin", rel_argreduce, argreduce_attrs, compute_argmin,                         \
-    "int32 index of the minimum along axes")                                          \
-  X("all", rel_reduce, reduce_attrs, compute_all, "whether every element is nonzero") \
-  X("any", rel_reduce, reduce_attrs, compute_any, "whether some element is nonzero")  \
-  X("logsumexp", rel_logsumexp, lse_attrs, compute_logsumexp,                         \
+/* X(name, rel, attrs, compute rule, gradient rule, doc) */
+#define REDUCE_OPS(X)                                                                          \
+  X("sum", rel_reduce, reduce_attrs, compute_sum, &grad_sum, "sum over axes (axis=None: all)") \
+  X("mean", rel_reduce, reduce_attrs, compute_mean, &grad_mean, "arithmetic mean over axes")   \
+  X("max", rel_reduce, reduce_attrs, compute_max, &grad_max, "maximum over axes")              \
+  X("min", rel_reduce, reduce_attrs, compute_min, &grad_min, "minimum over axes")              \
+  X("prod", rel_reduce, reduce_attrs, compute_prod, NULL, "product over axes")                 \
+  X("argmax", rel_argreduce, argreduce_attrs, compute_argmax, NULL,                            \
+    "int32 index of the maximum along axes")                                                   \
+  X("argmin", rel_argreduce, argreduce_attrs, compute_argmin, NULL,                            \
+    "int32 index of the minimum along axes")                                                   \
+  X("all", rel_reduce, reduce_attrs, compute_all, NULL, "whether every element is nonzero")    \
+  X("any", rel_reduce, reduce_attrs, compute_any, NULL, "whether some element is nonzero")     \
+  X("logsumexp", rel_logsumexp, lse_attrs, compute_logsumexp, NULL,                            \
     "log(sum(exp(x))) over axes, computed stably")
 
-#define ENTRY(n, r, a, c, d) {n, 1, 1, OPAT_COMM_REDUCE, a, r, d, false, .compute = c},
+#define ENTRY(n, r, a, c, g, d) \
+  {n, 1, 1, OPAT_COMM_REDUCE, a, r, d, false, .compute = c, .grad = g},
 
 /* clang-format off */
 const OpDef ops_family_reduce[] = {

@@ -81,12 +81,26 @@ Module *pass_run(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassH
 
 Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                         const PassScope *scope) {
+  return pass_run_arg(p, in, a, d, hook, scope, NULL, (Span){0, 0, 0});
+}
+
+Module *pass_run_arg(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
+                     const PassScope *scope, const char *arg, Span where) {
   size_t errors = d->nerrors;
   if (p->needs_types && !ty_recheck_module(in, d)) {
     diag_error(d, (Span){0, 0, 0}, "%s needs a module that type-checks", p->name);
     return NULL;
   }
-  PassCtx pc = {.def = p, .in = in, .a = a, .d = d, .hook = hook, .scope = scope};
+  PassCtx pc = {.def = p,
+                .in = in,
+                .a = a,
+                .d = d,
+                .hook = hook,
+                .scope = scope,
+                .arg = arg     ? arg
+                       : scope ? scope->func
+                               : NULL,
+                .where = where};
   arena_init(&pc.scratch);
   Module *out = p->run(&pc, in);
   arena_free(&pc.scratch);
@@ -102,17 +116,34 @@ PassOptions pass_options_default(void) {
   return o;
 }
 
-/* Splits "A,B C" into pass definitions; reports unknown names. */
-static int parse_names(const char *names, const PassDef **out, int max, DiagCtx *d, Span where) {
+/* "NAME=@f": the pass's argument "f" (arena), or NULL after an error. */
+static const char *parse_arg(const char *s, size_t n, Arena *a, DiagCtx *d, Span where) {
+  if (n < 2 || s[0] != '@') {
+    diag_error(d, where, "expected `@function` after `=`, got `%.*s`", (int)n, s);
+    return NULL;
+  }
+  return arena_printf(a, "%.*s", (int)n - 1, s + 1);
+}
+
+/* Splits "A,B C" (each maybe `A=@f`) into pass definitions and their
+ * arguments; reports unknown names. */
+static int parse_names(const char *names, const PassDef **out, const char **args, int max, Arena *a,
+                       DiagCtx *d, Span where) {
   int n = 0;
   const char *p = names;
   while (*p) {
     while (*p == ',' || isspace((unsigned char)*p)) p++;
     const char *s = p;
-    while (*p && *p != ',' && !isspace((unsigned char)*p)) p++;
+    while (*p && *p != ',' && *p != '=' && !isspace((unsigned char)*p)) p++;
     if (p == s) break;
     char name[128];
     snprintf(name, sizeof name, "%.*s", (int)(p - s), s);
+    const char *arg = NULL;
+    if (*p == '=') {
+      const char *v = ++p;
+      while (*p && *p != ',' && !isspace((unsigned char)*p)) p++;
+      if (!(arg = parse_arg(v, (size_t)(p - v), a, d, where))) return -1;
+    }
     const PassDef *pd = pass_lookup(name);
     if (!pd) {
       diag_error(d, where, "unknown pass `%s`", name);
@@ -126,6 +157,7 @@ static int parse_names(const char *names, const PassDef **out, int max, DiagCtx 
       diag_error(d, where, "too many passes in one list (at most %d)", max);
       return -1;
     }
+    args[n] = arg;
     out[n++] = pd;
   }
   if (!n) diag_error(d, where, "no pass named");
@@ -144,12 +176,13 @@ bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const Pa
                    PassResult *r) {
   memset(r, 0, sizeof *r);
   const PassDef *list[64];
-  int n = parse_names(names, list, 64, d, opt->where);
+  const char *args[64];
+  int n = parse_names(names, list, args, 64, a, d, opt->where);
   if (n < 0) return false;
   Module *cur = in;
   for (int i = 0; i < n; i++) {
     size_t errors = d->nerrors;
-    Module *next = pass_run_scoped(list[i], cur, a, d, opt->hook, opt->scope);
+    Module *next = pass_run_arg(list[i], cur, a, d, opt->hook, opt->scope, args[i], opt->where);
     if (next && opt->verify && !verify_after(list[i], next, d, r)) {
       if (next != in) module_free(next);
       next = NULL;

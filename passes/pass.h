@@ -97,7 +97,10 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
     "conv2d to the blocked nn.contrib_conv2d_NCHWc; elementwise ops and pools follow")       \
   X("FastMath", pass_fast_math, true, true, true,                                            \
     "float32 exp/tanh/erf/softmax/sigmoid to TVM's fast_* approximations; power(x, 2|3) to " \
-    "products")
+    "products")                                                                              \
+  X("Gradient", pass_gradient, true, true, false,                                            \
+    "reverse-mode AD of @f (`:pass Gradient @f`, `--pass Gradient=@f`): defines @f_grad "    \
+    "returning (value, (d_param1, ...))")
 
 #define X(n, f, t, ty, l, d) Module *f(PassCtx *pc, Module *in);
 PASS_LIST(X)
@@ -122,6 +125,7 @@ typedef struct PassDef {
 typedef struct PassScope {
   bool (*has)(void *user, const Def *d);
   void *user;
+  const char *func; /* "f" when the scope is one function `@f` (Gradient's argument), or NULL */
 } PassScope;
 
 int pass_count(void);
@@ -136,6 +140,10 @@ Module *pass_run(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassH
 /* The same limited to a scope (NULL: the whole module). */
 Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                         const PassScope *scope);
+/* The same with the pass's argument (`Gradient=@f` gives "f"; NULL: the
+ * scope's function, if any) and where the pass was named (its errors). */
+Module *pass_run_arg(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
+                     const PassScope *scope, const char *arg, Span where);
 
 typedef struct PassOptions {
   bool verify;            /* type-check and verify after every pass (:set verify on) */
@@ -157,8 +165,8 @@ typedef struct PassResult {
 } PassResult;
 
 /* Runs the passes named in `names` (separated by commas and/or spaces) in
- * order.  On success fills r (module + diff) and returns true; otherwise
- * diagnostics name the pass (an unknown name gets a suggestion). */
+ * order; `NAME=@f` gives a pass its function (Gradient).  On success fills r (module + diff) and
+ * returns true; otherwise diagnostics name the pass (an unknown name gets a suggestion). */
 bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const PassOptions *opt,
                    PassResult *r);
 void pass_result_free(PassResult *r);

@@ -112,9 +112,13 @@ typedef struct Scope {
   const char *only; /* "f" of `@f`, or NULL */
 } Scope;
 
+/* With `@f`, a definition the pass added (Gradient's @f_grad) is about @f
+ * too: it is shown and stepped through. */
 static bool scope_has(void *user, const Def *d) {
   const Scope *sc = user;
-  if (sc->only) return d->kind == DEF_FUNC && strcmp(d->u.func->name, sc->only) == 0;
+  if (sc->only)
+    return (d->kind == DEF_FUNC && strcmp(d->u.func->name, sc->only) == 0) ||
+           !module_lookup(session_module(sc->s), def_name(d));
   return !session_is_prelude(sc->s, d);
 }
 
@@ -187,7 +191,12 @@ static void report_outside(const PassResult *r, const char *only) {
 static void keep_result(Session *s, PassResult *r, const char *names, const char *only, int n) {
   if (strcmp(r->diff, "no change\n") != 0 || !r->outside) fputs(r->diff, stdout);
   report_outside(r, only);
-  if (!r->changed || r->module == session_module(s)) return;
+  if (r->module == session_module(s)) return;
+  if (!r->changed) { /* an unchanged copy (CheckKeyLinearity's) is not kept */
+    module_free(r->module);
+    r->module = NULL;
+    return;
+  }
   session_keep_module(s, r->module);
   printf("%s%s%s: %d rewrite%s; kept (undo with :undo)\n", names, only ? " @" : "",
          only ? only : "", n, n == 1 ? "" : "s");
@@ -198,7 +207,7 @@ static RunStatus run_pipeline(Session *s, const char *names, const char *only, S
   Stepper st = {s, 0, step, false};
   PassHook hook = {step_hook, &st};
   Scope sc = {s, only};
-  PassScope scope = {scope_has, &sc};
+  PassScope scope = {scope_has, &sc, only};
   PassOptions opt = pass_options_default();
   opt.verify = s->verify;
   opt.where = where;

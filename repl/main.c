@@ -67,7 +67,8 @@ static void usage(FILE *f) {
 #undef X
   fprintf(f, "  %-10s %s\n", "-e TEXT", "run TEXT as a script (defs, expressions, :commands)");
   fprintf(f, "  %-10s %s\n", "--pass P[,P…]",
-          "run the passes on FILE and print the resulting module (like mlir-opt)");
+          "run the passes on FILE and print the resulting module (like mlir-opt; "
+          "Gradient=@f names the function Gradient differentiates)");
   fprintf(f, "  %-10s %s\n", "--params FILE",
           "bind @main's parameters named in FILE (.npz/.safetensors) as constants");
   fprintf(f, "  %-10s %s\n", "--import M.onnx",

@@ -27,7 +27,7 @@ static OpFacts op_facts(int i) {
       .pattern = op_pattern_name(d->pattern),
       .kernel = kernels_get(i) != NULL,
       .compute = d->compute != NULL,
-      .gradient = false, /* no row has a gradient rule yet */
+      .gradient = d->grad != NULL,
   };
 }
 

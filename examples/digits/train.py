@@ -14,6 +14,8 @@ Writes (committed, so nothing needs sklearn afterwards):
   weights.npz  w0 (32, 64), b0 (32), w1 (10, 32), b1 (10)   float32
   test.npz     x (450, 64) float32 pixels, y (450) int64 labels,
                pred (450) int64: numpy's predictions with these weights
+  train.npz    x (1347, 64) float32 pixels, y (1347) int64 labels: the
+               training split (examples/train_digits.rly trains on it)
 and prints numpy's test accuracy.
 Usage: /usr/bin/python3 examples/digits/train.py [digits.csv.gz]"""
 import gzip
@@ -75,6 +77,7 @@ def main():
     acc = float((pred == y[test]).mean())
     np.savez(os.path.join(HERE, "weights.npz"), **p)
     np.savez_compressed(os.path.join(HERE, "test.npz"), x=x[test], y=y[test], pred=pred)
+    np.savez_compressed(os.path.join(HERE, "train.npz"), x=x[tr], y=y[tr])
     print(f"numpy test accuracy: {acc:.4f} ({int((pred == y[test]).sum())}/{len(test)})")
 
 

@@ -512,7 +512,7 @@ static bool record(void *user, const PassRewrite *rw) {
 
 /* The pass table, lookup, unknown passes, the diff, and the hook's order and stop. */
 static void test_manager(void) {
-  CHECK(pass_count() == 11);
+  CHECK(pass_count() == 12);
   CHECK(pass_lookup("effecttostate") == pass_lookup("EffectToState"));
   CHECK(pass_lookup("Nope") == NULL);
   for (int i = 0; i < pass_count(); i++) CHECK(pass_get(i)->doc && pass_get(i)->must_typecheck);
@@ -563,7 +563,7 @@ static bool record_func(void *user, const PassRewrite *rw) {
 }
 
 static PassResult scoped(Run *r, const char *names, const char *only, StrBuf *heard) {
-  PassScope scope = {only_named, (void *)only};
+  PassScope scope = {only_named, (void *)only, NULL};
   PassHook hook = {record_func, heard};
   PassOptions opt = pass_options_default();
   opt.scope = &scope;

@@ -1,0 +1,340 @@
+#!/usr/bin/python3
+"""gradient_torch.py — every op gradient of the registry against central
+finite differences (float64) and against PyTorch's autograd.
+
+Usage: /usr/bin/python3 tests/gradient_torch.py PATH/TO/rly [-v] [--only NAME,...]
+
+For each case, an rly function of float64 inputs
+    def @f(%a, %b, ..., %r) { sum(multiply(EXPR, %r)) }
+(%r a random weight of EXPR's shape, so every output element counts) goes
+through `:pass Gradient @f`; @f_grad runs on random inputs in both execution
+modes and its gradients are compared with
+  * torch.autograd on the same function in float64 (rtol 1e-9, atol 1e-12),
+  * central differences of rly's own @f in the interpreter (h = 1e-6 · max(1, |x|);
+    rtol 1e-5, atol 1e-7).
+Inputs are drawn away from the ops' kinks (relu at 0, abs at 0, clip's bounds,
+ties of max/min).  Every op with a gradient rule in the registry
+(`rly --list-ops`) must have a case here, so a new rule cannot go untested.
+Prints "gradients: N passed, N failed" and exits non-zero on any failure.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+F = torch.nn.functional
+
+
+def T(*shape):
+    return ("t", shape)
+
+
+def POS(*shape):  # positive, away from 0
+    return ("pos", shape)
+
+
+def AWAY(*shape):  # |x| >= 0.2
+    return ("away", shape)
+
+
+def SMALL(*shape):  # |x| <= 0.8
+    return ("small", shape)
+
+
+def PROB(*shape):  # rows of probabilities
+    return ("prob", shape)
+
+
+def CONST(value):  # a non-differentiated input, written into the function
+    return ("const", value)
+
+
+def draw(kind, shape, rng):
+    if kind == "t":
+        return rng.normal(0, 1, shape)
+    if kind == "pos":
+        return rng.uniform(0.5, 2.0, shape)
+    if kind == "away":
+        return rng.choice([-1, 1], shape) * rng.uniform(0.2, 1.5, shape)
+    if kind == "small":
+        return rng.uniform(-0.8, 0.8, shape)
+    if kind == "prob":
+        x = rng.uniform(0.1, 1.0, shape)
+        return x / x.sum(axis=-1, keepdims=True)
+    raise ValueError(kind)
+
+
+def mm(ta, tb):
+    return lambda a, b: (a.T if ta else a) @ (b.T if tb else b)
+
+
+# (case name, rly op name, rly expression over %a, %b, ..., inputs, torch function)
+CASES = [
+    ("add", "add", "add(%a, %b)", [T(2, 3), T(3)], lambda a, b: a + b),
+    ("add_bcast", "add", "add(%a, %b)", [T(2, 1), T(1, 3)], lambda a, b: a + b),
+    ("subtract", "subtract", "subtract(%a, %b)", [T(4, 3), T(4, 1)], lambda a, b: a - b),
+    ("multiply", "multiply", "multiply(%a, %b)", [T(2, 3), T(2, 3)], lambda a, b: a * b),
+    ("divide", "divide", "divide(%a, %b)", [T(2, 3), POS(3)], lambda a, b: a / b),
+    ("power", "power", "power(%a, %b)", [POS(2, 3), T(2, 3)], torch.pow),
+    ("maximum", "maximum", "maximum(%a, %b)", [T(2, 3), T(2, 3)], torch.maximum),
+    ("minimum", "minimum", "minimum(%a, %b)", [T(2, 3), T(3)], torch.minimum),
+    ("floor_divide", "floor_divide", "add(floor_divide(%a, 0.7f64), %a)", [AWAY(5)],
+     lambda a: torch.floor(a / 0.7) + a),
+    ("trunc_divide", "trunc_divide", "add(trunc_divide(%a, 0.7f64), %a)", [AWAY(5)],
+     lambda a: torch.trunc(a / 0.7) + a),
+    ("where", "where", "where(greater(%a, 0f64), %a, %b)", [AWAY(2, 3), T(3)],
+     lambda a, b: torch.where(a > 0, a, b)),
+    ("negative", "negative", "negative(%a)", [T(2, 3)], torch.neg),
+    ("abs", "abs", "abs(%a)", [AWAY(2, 3)], torch.abs),
+    ("exp", "exp", "exp(%a)", [T(2, 3)], torch.exp),
+    ("log", "log", "log(%a)", [POS(2, 3)], torch.log),
+    ("log2", "log2", "log2(%a)", [POS(4)], torch.log2),
+    ("log10", "log10", "log10(%a)", [POS(4)], torch.log10),
+    ("sqrt", "sqrt", "sqrt(%a)", [POS(2, 3)], torch.sqrt),
+    ("rsqrt", "rsqrt", "rsqrt(%a)", [POS(2, 3)], torch.rsqrt),
+    ("tanh", "tanh", "tanh(%a)", [T(2, 3)], torch.tanh),
+    ("sigmoid", "sigmoid", "sigmoid(%a)", [T(2, 3)], torch.sigmoid),
+    ("erf", "erf", "erf(%a)", [T(2, 3)], torch.erf),
+    ("sin", "sin", "sin(%a)", [T(5)], torch.sin),
+    ("cos", "cos", "cos(%a)", [T(5)], torch.cos),
+    ("tan", "tan", "tan(%a)", [SMALL(5)], torch.tan),
+    ("sinh", "sinh", "sinh(%a)", [T(5)], torch.sinh),
+    ("cosh", "cosh", "cosh(%a)", [T(5)], torch.cosh),
+    ("asin", "asin", "asin(%a)", [SMALL(5)], torch.asin),
+    ("acos", "acos", "acos(%a)", [SMALL(5)], torch.acos),
+    ("atan", "atan", "atan(%a)", [T(5)], torch.atan),
+    ("fast_exp", "fast_exp", "fast_exp(%a)", [T(5)], torch.exp),
+    ("fast_tanh", "fast_tanh", "fast_tanh(%a)", [T(5)], torch.tanh),
+    ("fast_erf", "fast_erf", "fast_erf(%a)", [T(5)], torch.erf),
+    ("floor", "floor", "add(floor(%a), %a)", [AWAY(5)], lambda a: torch.floor(a) + a),
+    ("ceil", "ceil", "add(ceil(%a), %a)", [AWAY(5)], lambda a: torch.ceil(a) + a),
+    ("round", "round", "add(round(%a), %a)", [AWAY(5)], lambda a: torch.round(a) + a),
+    ("trunc", "trunc", "add(trunc(%a), %a)", [AWAY(5)], lambda a: torch.trunc(a) + a),
+    ("sign", "sign", "multiply(sign(%a), %a)", [AWAY(5)], lambda a: torch.sign(a) * a),
+    ("copy", "copy", "copy(%a)", [T(5)], lambda a: a.clone()),
+    ("cast", "cast", "cast(%a, dtype=\"float64\")", [T(5)], lambda a: a),
+    ("relu", "nn.relu", "nn.relu(%a)", [AWAY(2, 3)], torch.relu),
+    ("leaky_relu", "nn.leaky_relu", "nn.leaky_relu(%a, alpha=0.25f)", [AWAY(2, 3)],
+     lambda a: F.leaky_relu(a, 0.25)),
+    ("clip", "clip", "clip(%a, a_min=-0.5f, a_max=0.7f)", [T(8)],
+     lambda a: torch.clamp(a, -0.5, 0.7)),
+    ("dense", "nn.dense", "nn.dense(%a, %b)", [T(4, 3), T(5, 3)], lambda a, b: a @ b.T),
+    ("matmul", "nn.matmul", "nn.matmul(%a, %b)", [T(4, 3), T(3, 5)], mm(False, False)),
+    ("matmul_ta", "nn.matmul", "nn.matmul(%a, %b, transpose_a=True)", [T(3, 4), T(3, 5)],
+     mm(True, False)),
+    ("matmul_tb", "nn.matmul", "nn.matmul(%a, %b, transpose_b=True)", [T(4, 3), T(5, 3)],
+     mm(False, True)),
+    ("matmul_tab", "nn.matmul", "nn.matmul(%a, %b, transpose_a=True, transpose_b=True)",
+     [T(3, 4), T(5, 3)], mm(True, True)),
+    ("conv2d", "nn.conv2d", "nn.conv2d(%a, %b, padding=[1, 1])", [T(2, 3, 5, 5), T(4, 3, 3, 3)],
+     lambda a, b: F.conv2d(a, b, padding=1)),
+    ("conv2d_stride", "nn.conv2d", "nn.conv2d(%a, %b, strides=[2, 2], padding=[1, 0, 1, 2])",
+     [T(1, 2, 7, 6), T(3, 2, 3, 2)], lambda a, b: F.conv2d(F.pad(a, (0, 2, 1, 1)), b, stride=2)),
+    ("conv2d_dilation", "nn.conv2d", "nn.conv2d(%a, %b, dilation=[2, 1])",
+     [T(1, 2, 6, 5), T(2, 2, 2, 2)], lambda a, b: F.conv2d(a, b, dilation=(2, 1))),
+    ("global_avg_pool2d", "nn.global_avg_pool2d", "nn.global_avg_pool2d(%a)", [T(2, 3, 4, 5)],
+     lambda a: a.mean((2, 3), keepdim=True)),
+    ("global_avg_pool2d_nhwc", "nn.global_avg_pool2d", "nn.global_avg_pool2d(%a, layout=\"NHWC\")",
+     [T(2, 4, 5, 3)], lambda a: a.mean((1, 2), keepdim=True)),
+    ("global_max_pool2d", "nn.global_max_pool2d", "nn.global_max_pool2d(%a)", [T(2, 3, 4, 5)],
+     lambda a: a.amax((2, 3), keepdim=True)),
+    ("layer_norm", "nn.layer_norm", "nn.layer_norm(%a, %b, %c)", [T(3, 5), T(5), T(5)],
+     lambda a, b, c: F.layer_norm(a, (5,), b, c, eps=1e-5)),
+    ("layer_norm_axis1", "nn.layer_norm", "nn.layer_norm(%a, %b, %c, axis=1, epsilon=0.0078125f)",
+     [T(2, 4, 3), T(4), T(4)],
+     lambda a, b, c: F.layer_norm(a.transpose(1, 2), (4,), b, c, eps=0.0078125).transpose(1, 2)),
+    ("layer_norm_plain", "nn.layer_norm", "nn.layer_norm(%a, %b, %c, center=False, scale=False)",
+     [T(2, 6), T(6), T(6)], lambda a, b, c: F.layer_norm(a, (6,), eps=1e-5) + 0 * (b + c).sum()),
+    ("bias_add", "nn.bias_add", "nn.bias_add(%a, %b)", [T(2, 3, 2), T(3)],
+     lambda a, b: a + b.reshape(1, 3, 1)),
+    ("bias_add_last", "nn.bias_add", "nn.bias_add(%a, %b, axis=-1)", [T(2, 3), T(3)],
+     lambda a, b: a + b),
+    ("softmax", "nn.softmax", "nn.softmax(%a)", [T(2, 4)], lambda a: torch.softmax(a, -1)),
+    ("softmax_axis0", "nn.softmax", "nn.softmax(%a, axis=0)", [T(3, 2)],
+     lambda a: torch.softmax(a, 0)),
+    ("fast_softmax", "nn.fast_softmax", "nn.fast_softmax(%a)", [T(2, 4)],
+     lambda a: torch.softmax(a, -1)),
+    ("log_softmax", "nn.log_softmax", "nn.log_softmax(%a)", [T(2, 4)],
+     lambda a: torch.log_softmax(a, -1)),
+    ("sum", "sum", "sum(%a, axis=[1])", [T(2, 3, 2)], lambda a: a.sum(1)),
+    ("sum_all", "sum", "multiply(sum(%a), %a)", [T(2, 3)], lambda a: a.sum() * a),
+    ("sum_keep", "sum", "sum(%a, axis=[0, 2], keepdims=True)", [T(2, 3, 2)],
+     lambda a: a.sum((0, 2), keepdim=True)),
+    ("sum_exclude", "sum", "sum(%a, axis=[1], exclude=True)", [T(2, 3, 2)],
+     lambda a: a.sum((0, 2))),
+    ("mean", "mean", "mean(%a, axis=[-1])", [T(2, 3)], lambda a: a.mean(-1)),
+    ("max", "max", "max(%a, axis=[1])", [T(3, 4)], lambda a: a.max(1).values),
+    ("min", "min", "min(%a, axis=[0])", [T(3, 4)], lambda a: a.min(0).values),
+    ("reshape", "reshape", "reshape(%a, newshape=[3, 2])", [T(2, 3)], lambda a: a.reshape(3, 2)),
+    ("transpose", "transpose", "transpose(%a, axes=[1, 2, 0])", [T(2, 3, 4)],
+     lambda a: a.permute(1, 2, 0)),
+    ("transpose_rev", "transpose", "transpose(%a)", [T(2, 3)], lambda a: a.T),
+    ("expand_dims", "expand_dims", "expand_dims(%a, axis=1)", [T(2, 3)],
+     lambda a: a.unsqueeze(1)),
+    ("squeeze", "squeeze", "squeeze(%a, axis=[1])", [T(2, 1, 3)], lambda a: a.squeeze(1)),
+    ("batch_flatten", "nn.batch_flatten", "nn.batch_flatten(%a)", [T(2, 3, 2)],
+     lambda a: a.reshape(2, 6)),
+    ("broadcast_to", "broadcast_to", "broadcast_to(%a, shape=[4, 3])", [T(1, 3)],
+     lambda a: a.expand(4, 3)),
+    ("broadcast_to_like", "broadcast_to_like", "broadcast_to_like(%a, %b)", [T(3), T(2, 3)],
+     lambda a, b: a.expand(2, 3) + 0 * b),
+    ("collapse_sum_like", "collapse_sum_like", "collapse_sum_like(%a, %b)", [T(2, 3), T(3)],
+     lambda a, b: a.sum(0) + 0 * b),
+    ("reshape_like", "reshape_like", "reshape_like(%a, %b)", [T(2, 3), T(3, 2)],
+     lambda a, b: a.reshape(3, 2) + 0 * b),
+    ("take", "take", "take(%a, [2, 0, 2, 1], axis=0)", [T(3, 2)],
+     lambda a: a[torch.tensor([2, 0, 2, 1])]),
+    ("take_axis1", "take", "take(%a, [[2, 0], [1, 1], [0, 3]], axis=1)", [T(2, 4, 3)],
+     lambda a: a[:, torch.tensor([[2, 0], [1, 1], [0, 3]])]),
+    ("take_axis_last", "take", "take(%a, [1, 0, 1], axis=-1)", [T(2, 3, 2)],
+     lambda a: a[:, :, torch.tensor([1, 0, 1])]),
+    ("take_flat", "take", "take(%a, [[5, 0], [2, 5]])", [T(2, 3)],
+     lambda a: a.reshape(-1)[torch.tensor([[5, 0], [2, 5]])]),
+    ("concatenate", "concatenate", "concatenate((%a, %b), axis=1)", [T(2, 3), T(2, 1)],
+     lambda a, b: torch.cat((a, b), 1)),
+    ("split", "split",
+     "%0 = split(%a, indices_or_sections=[1, 3], axis=1); "
+     "concatenate((multiply(%0.2, 3f64), %0.0), axis=1)", [T(2, 5)],
+     lambda a: torch.cat((a[:, 3:] * 3, a[:, :1]), 1)),
+    ("cross_entropy", "nn.cross_entropy", "nn.cross_entropy(%a, %b)", [PROB(3, 4), PROB(3, 4)],
+     lambda a, b: -(torch.log(a) * b).sum() / 3),
+    ("cross_entropy_with_logits", "nn.cross_entropy_with_logits",
+     "nn.cross_entropy_with_logits(%a, %b)", [T(3, 4), PROB(3, 4)],
+     lambda a, b: -(a * b).sum() / 3),
+    ("zeros_like", "zeros_like", "add(zeros_like(%a), %a)", [T(3)], lambda a: a),
+    ("ones_like", "ones_like", "multiply(ones_like(%a), %a)", [T(3)], lambda a: a),
+    ("full_like", "full_like", "add(full_like(%a, 2f64), %a)", [T(3)], lambda a: a + 2),
+]
+# nn.dropout and nn.dropout_train take keys: their mask is checked by tests/lit/passes.
+
+
+def rly_type(x):
+    return "Tensor[(%s), float64]" % ", ".join(str(d) for d in x.shape)
+
+
+def fmt_scalar_lines(out):
+    """The printed float64 scalars of rly's output, in order."""
+    return [float(m.group(1)) for m in re.finditer(r"^(-?[0-9.e+-]+|-?inf|nan)f64$", out, re.M)]
+
+
+def run(rly, script, mode, cwd):
+    path = os.path.join(cwd, "case.rly")
+    with open(path, "w") as f:
+        f.write(script)
+    env = dict(os.environ, RLY_EXEC=mode, NO_COLOR="1")
+    p = subprocess.run([rly, path], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    return p.returncode, p.stdout + p.stderr
+
+
+def check_case(rly, case, rng, tmp, verbose):
+    name, _, expr, specs, fn = case
+    xs = [draw(k, s, rng) for k, s in specs]
+    with torch.no_grad():
+        out = fn(*[torch.tensor(x) for x in xs]).numpy()
+    r = rng.normal(0, 1, out.shape)
+    names = [chr(ord("a") + i) for i in range(len(xs))]
+    inputs = dict(zip(names, xs), r=r)
+    params = ", ".join("%%%s: %s" % (n, rly_type(x)) for n, x in list(zip(names, xs)) + [("r", r)])
+    pre, _, final = expr.rpartition(";")
+    head = "def @f(%s) {\n  %s\n  let %%out = %s;\n  sum(multiply(%%out, %%r))\n}\n" % (
+        params, pre + ";" if pre else "", final.strip())
+    # torch autograd, float64
+    tx = [torch.tensor(x, requires_grad=True) for x in xs]
+    (fn(*tx) * torch.tensor(r)).sum().backward()
+    want = [t.grad.numpy() for t in tx]
+    # perturbed inputs for central differences
+    fd_inputs, fd_lines = {}, []
+    for i, x in enumerate(xs):
+        for j in range(x.size):
+            h = 1e-6 * max(1.0, abs(x.flat[j]))
+            for sgn in (1, -1):
+                y = x.copy()
+                y.flat[j] += sgn * h
+                key = "%s_%d_%s" % (names[i], j, "p" if sgn > 0 else "m")
+                fd_inputs[key] = y
+                fd_lines.append((i, j, sgn, h, key))
+    np.savez(os.path.join(tmp, "in.npz"), **inputs)
+    np.savez(os.path.join(tmp, "fd.npz"), **fd_inputs)
+    load = "".join(":load-tensor %%%s in.npz %s\n" % (n, n) for n in names + ["r"])
+    args = ", ".join("%" + n for n in names + ["r"])
+    grad_script = head + ":pass Gradient @f\n" + load + "let %%g = @f_grad(%s);\n" % args
+    for i, n in enumerate(names):
+        grad_script += "let %%g%d = %%g.1.%d;\n:save %%g%d g%d.npy\n" % (i, i, i, i)
+    failures = []
+    for mode in ("interp", "jit"):
+        for i in range(len(names)):
+            p = os.path.join(tmp, "g%d.npy" % i)
+            if os.path.exists(p):
+                os.remove(p)
+        rc, text = run(rly, grad_script, mode, tmp)
+        if rc != 0:
+            return ["%s (%s): rly failed:\n%s" % (name, mode, text[-2000:])]
+        for i, n in enumerate(names):
+            got = np.load(os.path.join(tmp, "g%d.npy" % i))
+            if got.shape != want[i].shape or not np.allclose(got, want[i], rtol=1e-9, atol=1e-12):
+                failures.append("%s (%s): d%s differs from torch:\n got %s\nwant %s"
+                                % (name, mode, n, got, want[i]))
+    # central differences of rly's @f
+    fd_script = head + load
+    for (i, j, sgn, h, key) in fd_lines:
+        call = ", ".join("%q" if k == i else "%" + names[k] for k in range(len(names)))
+        fd_script += ":load-tensor %%q fd.npz %s\n@f(%s, %%r)\n" % (key, call)
+    rc, text = run(rly, fd_script, "interp", tmp)
+    vals = fmt_scalar_lines(text)
+    if rc != 0 or len(vals) != len(fd_lines):
+        return failures + ["%s: finite differences: rly gave %d values for %d evaluations:\n%s"
+                           % (name, len(vals), len(fd_lines), text[-2000:])]
+    fd = [np.zeros_like(x) for x in xs]
+    for (i, j, sgn, h, key), v in zip(fd_lines, vals):
+        fd[i].flat[j] += sgn * v / (2 * h)
+    rly_grads = [np.load(os.path.join(tmp, "g%d.npy" % i)) for i in range(len(names))]
+    for i, n in enumerate(names):
+        if not np.allclose(rly_grads[i], fd[i], rtol=1e-5, atol=1e-7):
+            failures.append("%s: d%s differs from central differences:\n got %s\n  fd %s"
+                            % (name, n, rly_grads[i], fd[i]))
+    if verbose:
+        print("%-28s %s" % (name, "ok" if not failures else "FAILED"))
+    return failures
+
+
+def ops_with_gradients(rly):
+    out = subprocess.run([rly, "--list-ops"], capture_output=True, text=True, check=True).stdout
+    ops = []
+    for line in out.splitlines():
+        cols = line.split()
+        if len(cols) >= 6 and cols[-1] == "yes" and not line.startswith("op"):
+            ops.append(cols[0])
+    return ops
+
+
+def main():
+    rly = sys.argv[1]
+    verbose = "-v" in sys.argv
+    only = None
+    if "--only" in sys.argv:
+        only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
+    rng = np.random.default_rng(7)
+    failures, passed = [], 0
+    covered = {c[1] for c in CASES} | {"nn.dropout", "nn.dropout_train"}
+    missing = [op for op in ops_with_gradients(rly) if op not in covered]
+    if missing and not only:
+        failures.append("ops with a gradient rule but no case here: %s" % ", ".join(missing))
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in CASES:
+            if only and case[0] not in only:
+                continue
+            f = check_case(rly, case, rng, tmp, verbose)
+            failures += f
+            passed += not f
+    for f in failures:
+        print("FAIL", f)
+    print("gradients: %d passed, %d failed" % (passed, len(failures)))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
