@@ -349,6 +349,6 @@ const OpDef ops_family_algorithm[] = {
      .compute = NULL},
     {"einsum", 1, 1, OPAT_INJECTIVE, einsum_attrs, rel_einsum,
      "einsum((a, b, ...), equation=\"ij,jk->ik\"): Einstein summation", false,
-     .flags = OP_TUPLE_ARG, .cost = OPCOST_NONE},
+     .flags = OP_TUPLE_ARG, .cost = OPCOST_NONE, .compute = compute_einsum},
     {0},
 };

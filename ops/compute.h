@@ -162,4 +162,11 @@ bool lc_winograd_applies(const Winograd *g);
 /* Emits it, storing every element of out once. */
 void lc_conv_winograd(LowerCx *L, const Winograd *g, Buffer *out);
 
+/* A constant of rank > 0 as an operand (compute_const.c: FuseOps keeps
+ * constant arguments in the body for ops flagged OP_VALUE_ARGS); NULL for
+ * a dtype no buffer may have.  lc_const_value: the constant an operand is,
+ * or NULL (a rule reading values: dyn.strided_slice's begin). */
+LTensor *lc_const_tensor(LowerCx *L, const Expr *konst);
+const Tensor *lc_const_value(const LTensor *t);
+
 #endif

@@ -1,6 +1,7 @@
 /* compute_dyn.c — compute rules (ops/compute.h) of the dyn ops whose
  * result shape the type gives: dyn.reshape, dyn.squeeze, dyn.broadcast_to,
- * dyn.full, dyn.zeros, dyn.ones.
+ * dyn.full, dyn.zeros, dyn.ones (dyn.one_hot's rule is one_hot's, in
+ * compute_misc.c).
  *
  * Their shape argument is a tensor; its value decides the result's dims.
  * The relation (ops/dyn.c) knows that value only for a constant, and then
@@ -9,10 +10,10 @@
  * dim ("a result dim known only at run time") and the op stays on its
  * reference kernel.  With real dims the rules are the static ops' (the
  * shape argument itself is not read).  dyn.squeeze is a reshape to its
- * result type.  dyn.strided_slice, dyn.tile, dyn.nn.pad and
- * dyn.image.resize2d have no rule: their arguments' values decide where
- * each element is read from (begin, repetitions, widths, sizes), and no
- * type holds those values. */
+ * result type.  dyn.tile, dyn.image.resize2d, dyn.strided_slice and
+ * dyn.nn.pad, whose arguments also decide where elements are read from,
+ * have rules in compute_dyn_index.c (the first two read those values back
+ * from the result's dims, the last two from their constant arguments). */
 #include "ops/compute.h"
 #include "ops/families.h"
 

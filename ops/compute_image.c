@@ -15,13 +15,13 @@
  * constants depend on them, and a select reads both of its sides, so every
  * load index is clamped into the image) and dtypes the lowering handles
  * (lc_dtype_ok); otherwise they fail and the call runs on its kernel.
- * crop_and_resize has no rule: its batch index comes from the data and the
- * kernel checks it. */
+ * The taps and the resampling are shared with image.crop_and_resize's
+ * rule (compute_image_crop.c, through ops/compute_image.h). */
+#include "ops/compute_image.h"
+
 #include <string.h>
 
-#include "ops/compute.h"
 #include "ops/families.h"
-#include "ops/image.h"
 
 /* ───────────────────────────── expression helpers ───────────────────────────── */
 
@@ -82,12 +82,6 @@ static bool const_shape(LowerCx *L, const Expr *call, PrimExpr **shape) {
 }
 
 /* ───────────────────────────── resize ───────────────────────────── */
-
-/* The taps of one axis at one output coordinate, as expressions. */
-typedef struct ETaps {
-  int n;
-  PrimExpr *idx[4], *w[4], *outside;
-} ETaps;
 
 /* TOPI's get_inx at output index x (an integer expression). */
 static PrimExpr *coord(LowerCx *L, const ResizeSpec *s, int axis, PrimExpr *x, int64_t in,
@@ -225,7 +219,8 @@ static PrimExpr *at_resize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 
 /* The rule of resize{nsp}d: constant, non-empty spatial dims and dtypes
  * the lowering handles. */
-static LTensor *resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int nsp) {
+LTensor *image_resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int nsp,
+                           bool int_div) {
   ResizeSpec s;
   PrimExpr *shape[TENSOR_MAX_RANK];
   const Type *ty = lc_result_type(call);
@@ -239,20 +234,20 @@ static LTensor *resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin,
       return lc_fail(L, "%s of a dynamic or empty image size", call->u.call.fn->u.op.name);
   LTensor *t = lc_tensor(L, call, ty->u.tensor.dtype, ty->u.tensor.ndim, shape);
   t->in = in, t->nin = nin, t->at = at_resize;
-  t->aux[0] = nsp, t->aux[1] = nsp == 2; /* the static 2-D op's integer-division form */
+  t->aux[0] = nsp, t->aux[1] = int_div;
   return t;
 }
 
 LTensor *compute_resize1d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  return resize_rule(L, call, in, nin, 1);
+  return image_resize_rule(L, call, in, nin, 1, false);
 }
 
 LTensor *compute_resize2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  return resize_rule(L, call, in, nin, 2);
+  return image_resize_rule(L, call, in, nin, 2, true); /* the static op's integer division */
 }
 
 LTensor *compute_resize3d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  return resize_rule(L, call, in, nin, 3);
+  return image_resize_rule(L, call, in, nin, 3, false);
 }
 
 /* ───────────────────────────── grid_sample ───────────────────────────── */
@@ -458,4 +453,15 @@ LTensor *compute_affine_grid(LowerCx *L, const Expr *call, LTensor **in, int nin
   LTensor *t = lc_tensor(L, call, in[0]->dtype, 4, shape);
   t->in = in, t->nin = nin, t->at = at_affine_grid;
   return t;
+}
+
+/* ───────────────────────────── shared with crop_and_resize ───────────────────────────── */
+
+ETaps image_taps(LowerCx *L, const ResizeSpec *s, PrimExpr *c, int64_t in) {
+  return taps(L, s, c, in);
+}
+
+PrimExpr *image_resample(LowerCx *L, const LTensor *x, const ResizeSpec *s, const ETaps *t,
+                         PrimExpr **idx) {
+  return resample(L, x, s, t, 0, idx);
 }

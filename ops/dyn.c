@@ -288,6 +288,14 @@ static AttrValue *pairs_of(RelCtx *cx, const Tensor *t) {
   return v;
 }
 
+Attrs *dyn_with_attrs(RelCtx *cx, const Attrs *base, int n, const char **keys, AttrValue **vals) {
+  return with_attrs(cx, base, n, keys, vals);
+}
+
+AttrValue *dyn_list_of(RelCtx *cx, const Tensor *t) { return list_of(cx, t); }
+
+AttrValue *dyn_pairs_of(RelCtx *cx, const Tensor *t) { return pairs_of(cx, t); }
+
 /* dyn.nn.pad(x, pad_width (rank, 2), pad_value). */
 static Type *rel_dyn_pad(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                          const Attrs *attrs) {
@@ -375,7 +383,8 @@ const OpDef ops_family_dyn[] = {
      "dyn.reshape(x, newshape): reshape to a shape given as a tensor", false, .flags = OP_VIEW,
      .compute = compute_dyn_reshape},
     {"dyn.strided_slice", 3, 4, OPAT_INJECTIVE, slice_attrs, rel_dyn_strided_slice,
-     "dyn.strided_slice(x, begin, end[, strides]): slice by tensors", false, .compute = NULL},
+     "dyn.strided_slice(x, begin, end[, strides]): slice by tensors", false, .flags = OP_VALUE_ARGS,
+     .compute = compute_dyn_strided_slice},
     {"dyn.full", 2, 2, OPAT_ELEMWISE, init_attrs, rel_dyn_full,
      "dyn.full(fill_value, shape): a tensor of a run-time shape", false,
      .compute = compute_dyn_full},
@@ -383,13 +392,14 @@ const OpDef ops_family_dyn[] = {
      "dyn.broadcast_to(x, shape): broadcast to a run-time shape", false,
      .compute = compute_dyn_broadcast_to},
     {"dyn.tile", 2, 2, OPAT_INJECTIVE, tile_attrs, rel_dyn_tile,
-     "dyn.tile(x, reps): tile by repetition counts given as a tensor", false, .compute = NULL},
+     "dyn.tile(x, reps): tile by repetition counts given as a tensor", false,
+     .compute = compute_dyn_tile},
     {"dyn.topk", 2, 2, OPAT_OPAQUE, topk_attrs, rel_dyn_topk,
      "dyn.topk(x, k, axis=-1, ret_type=\"both\"): the top k along an axis, k a tensor", false,
      .compute = NULL},
     {"dyn.one_hot", 4, 4, OPAT_OUT_EWISE_FUSABLE, one_hot_attrs, rel_dyn_one_hot,
      "dyn.one_hot(indices, on, off, depth, axis=-1): one-hot with a run-time depth", false,
-     .compute = NULL},
+     .compute = compute_dyn_one_hot},
     {"dyn.zeros", 1, 1, OPAT_ELEMWISE, init_attrs, rel_dyn_init,
      "dyn.zeros(shape, dtype=): zeros of a run-time shape", false, .compute = compute_dyn_zeros},
     {"dyn.ones", 1, 1, OPAT_ELEMWISE, init_attrs, rel_dyn_init,
@@ -399,9 +409,9 @@ const OpDef ops_family_dyn[] = {
      .compute = compute_dyn_reshape},
     {"dyn.nn.pad", 3, 3, OPAT_INJECTIVE, pad_attrs, rel_dyn_pad,
      "dyn.nn.pad(x, pad_width, pad_value, pad_mode=\"constant\"): pad by widths given as a tensor",
-     false, .compute = NULL},
+     false, .flags = OP_VALUE_ARGS, .compute = compute_dyn_pad},
     {"dyn.image.resize2d", 3, 3, OPAT_INJECTIVE, image_resize2d_attrs, rel_dyn_resize2d,
      "dyn.image.resize2d(x, size, roi, method=, ...): resize H, W to sizes given as a tensor",
-     false, .compute = NULL},
+     false, .flags = OP_VALUE_ARGS, .compute = compute_dyn_resize2d},
     {0},
 };

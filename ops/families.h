@@ -109,4 +109,22 @@ OpComputeFn compute_fixed_point_multiply, compute_quantize, compute_dequantize, 
 OpComputeFn compute_resize1d, compute_resize2d, compute_resize3d, compute_grid_sample,
     compute_affine_grid;
 
+/* compute_conv_nd.c */
+OpComputeFn compute_conv1d, compute_conv3d, compute_conv1d_transpose, compute_conv2d_transpose;
+
+/* compute_nn_norm.c, compute_nn_loss.c, compute_misc.c */
+OpComputeFn compute_batch_norm, compute_lrn, compute_cross_entropy,
+    compute_cross_entropy_with_logits, compute_nll_loss, compute_one_hot, compute_dyn_one_hot,
+    compute_mean_variance;
+
+/* compute_einsum.c */
+OpComputeFn compute_einsum;
+
+/* compute_image_crop.c, compute_dyn_index.c */
+OpComputeFn compute_crop_and_resize, compute_dyn_tile, compute_dyn_resize2d,
+    compute_dyn_strided_slice, compute_dyn_pad;
+
+/* compute_vision.c */
+OpComputeFn compute_roi_align;
+
 #endif

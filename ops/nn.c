@@ -9,9 +9,11 @@
  * that TVM's parser fills in for omitted fields): notably batch_matmul's
  * transpose_b defaults to False there (Python's wrapper passes True, so
  * TVM prints `transpose_b=True` explicitly); l2_normalize's eps and axis and
- * nll_loss's ignore_index have no default.  Fusion patterns are TVM's: the
- * normalizations other than batch_norm and the cross entropies are opaque
- * (TVM sets no pattern, or kOpaque, for them).
+ * nll_loss's ignore_index have no default.  Fusion patterns follow TVM's
+ * where TVM fuses the op; the normalizations and the cross entropies, which
+ * TVM leaves opaque (or decomposes), are out-elemwise-fusable here (a
+ * reduction for the cross entropies), since each has a compute rule
+ * (ops/compute_reduce.c, compute_nn_norm.c, compute_nn_loss.c).
  *
  * nn.batch_norm(x, gamma, beta, moving_mean, moving_var) is TVM's inference
  * form: a 3-tuple of the normalized x and the moving mean and variance
@@ -543,7 +545,7 @@ const OpDef ops_family_nn[] = {
      .compute = compute_layer_norm, .grad = &grad_layer_norm},
     {"nn.batch_norm", 5, 5, OPAT_OUT_EWISE_FUSABLE, batch_norm_attrs, rel_batch_norm,
      "nn.batch_norm(x, gamma, beta, mean, var, axis=1): inference form, (y, mean, var)", false,
-     .compute = NULL},
+     .compute = compute_batch_norm},
     {"nn.instance_norm", 3, 3, OPAT_OUT_EWISE_FUSABLE, instance_norm_attrs, rel_layer_norm,
      "nn.instance_norm(x, gamma, beta, axis=1): normalize each instance and channel", false,
      .compute = compute_instance_norm},
@@ -552,21 +554,23 @@ const OpDef ops_family_nn[] = {
      .compute = compute_group_norm},
     {"nn.l2_normalize", 1, 1, OPAT_OUT_EWISE_FUSABLE, l2_normalize_attrs, rel_l2_normalize,
      "x / sqrt(max(sum(x * x, axis), eps))", false, .compute = compute_l2_normalize},
-    {"nn.lrn", 1, 1, OPAT_OPAQUE, lrn_attrs, rel_lrn,
-     "local response normalization across `size` neighbours along an axis", false, .compute = NULL},
+    {"nn.lrn", 1, 1, OPAT_OUT_EWISE_FUSABLE, lrn_attrs, rel_lrn,
+     "local response normalization across `size` neighbours along an axis", false,
+     .compute = compute_lrn},
     {"nn.prelu", 2, 2, OPAT_BROADCAST, prelu_attrs, rel_prelu,
      "nn.prelu(x, alpha, axis=1): x if x > 0 else alpha[c] * x", false, .cost = OPCOST_ELEMWISE,
      .compute = compute_prelu},
     {"nn.fast_softmax", 1, 1, OPAT_COMM_REDUCE, softmax_attrs, rel_softmax,
      "softmax along an axis with TVM's fast_exp (float32; other dtypes exactly)", false,
      .compute = compute_fast_softmax, .grad = &grad_fast_softmax},
-    {"nn.cross_entropy", 2, 2, OPAT_OPAQUE, no_attrs, rel_cross_entropy,
+    {"nn.cross_entropy", 2, 2, OPAT_COMM_REDUCE, no_attrs, rel_cross_entropy,
      "-sum(log(x) * y) / batch for (batch, classes) predictions x and targets y", false,
-     .compute = NULL, .grad = &grad_cross_entropy},
-    {"nn.cross_entropy_with_logits", 2, 2, OPAT_OPAQUE, no_attrs, rel_cross_entropy,
+     .compute = compute_cross_entropy, .grad = &grad_cross_entropy},
+    {"nn.cross_entropy_with_logits", 2, 2, OPAT_COMM_REDUCE, no_attrs, rel_cross_entropy,
      "-sum(x * y) / batch for (batch, classes) log-predictions x and targets y", false,
-     .compute = NULL, .grad = &grad_cross_entropy_with_logits},
+     .compute = compute_cross_entropy_with_logits, .grad = &grad_cross_entropy_with_logits},
     {"nn.nll_loss", 3, 3, OPAT_OUT_EWISE_FUSABLE, nll_loss_attrs, rel_nll_loss,
-     "nn.nll_loss(pred, target, weights, reduction=, ignore_index=)", false, .compute = NULL},
+     "nn.nll_loss(pred, target, weights, reduction=, ignore_index=)", false,
+     .compute = compute_nll_loss},
     {0},
 };

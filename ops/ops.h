@@ -79,6 +79,9 @@ enum {
   OP_OWN_RUNNER = 1 << 5,   /* runs in the evaluator's own code, not a kernel (memory.*, vm.*);
                                argument 0 may be a prim function @name */
   OP_CALL_LOWERED = 1 << 6, /* call_lowered: calls argument 0 on the fields of argument 1 */
+  OP_VALUE_ARGS = 1 << 7,   /* its compute rule reads the values of its constant tensor
+                               arguments (dyn.strided_slice's begin): FuseOps keeps a constant
+                               argument in the fused body instead of making it a parameter */
 };
 
 /* The work of one call, for :time's GFLOP/s (repl/cmd_jit.c). */

@@ -794,6 +794,7 @@ const OpDef ops_family_transform[] = {
      "the number of elements of x as a scalar (dtype=int32)", false,
      .compute = compute_ndarray_size},
     {"one_hot", 3, 3, OPAT_OUT_EWISE_FUSABLE, one_hot_attrs, rel_one_hot,
-     "one_hot(indices, on, off, depth=, axis=-1): one-hot encoding", false, .compute = NULL},
+     "one_hot(indices, on, off, depth=, axis=-1): one-hot encoding", false,
+     .compute = compute_one_hot},
     {0},
 };

@@ -214,7 +214,7 @@ const OpDef ops_family_vision[] = {
      false, .compute = NULL},
     {"vision.roi_align", 2, 2, OPAT_OUT_EWISE_FUSABLE, roi_align_attrs, rel_roi_align,
      "vision.roi_align(x, rois, pooled_size=[h, w], spatial_scale=): bilinear pooling of regions",
-     false, .compute = NULL},
+     false, .compute = compute_roi_align},
     {"vision.multibox_prior", 1, 1, OPAT_OPAQUE, multibox_prior_attrs, rel_multibox_prior,
      "vision.multibox_prior(x, sizes=, ratios=, steps=, offsets=): SSD anchor boxes", false,
      .compute = NULL},

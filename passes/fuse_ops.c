@@ -22,7 +22,8 @@
  *     group's other members disappear (all their uses are inside).
  *     Parameters are the distinct values from outside (variables by
  *     identity), ordered as they were evaluated; scalar constants stay in
- *     the body.
+ *     the body, and so do the constant arguments of an op whose compute
+ *     rule reads their values (OP_VALUE_ARGS: dyn.strided_slice's begin).
  *
  * An op with a tuple result (split, meshgrid) is one node per field: the
  * field `%t.i` is an injective function of the op's operands, so each
@@ -556,8 +557,10 @@ static Var *ext_param(Emit *E, GroupBuild *gb, Expr *a) {
   return p;
 }
 
-/* The member's operand as it appears inside the fused body. */
-static Expr *member_arg(Emit *E, GroupBuild *gb, int root, Expr *a) {
+/* The member's operand as it appears inside the fused body; keep_const: a
+ * constant stays a constant (an op whose rule reads its values,
+ * OP_VALUE_ARGS), else only a scalar one does. */
+static Expr *member_arg(Emit *E, GroupBuild *gb, int root, Expr *a, bool keep_const) {
   int n = a->kind == EX_VAR ? node_of_var(E->G, a->u.var) : node_of_expr(E->G, a);
   if (n >= 0 && find(E->G, n) == root) {
     Var *v = rw_map_get(&gb->member_var, (void *)(intptr_t)(n + 1));
@@ -566,7 +569,7 @@ static Expr *member_arg(Emit *E, GroupBuild *gb, int root, Expr *a) {
     r->ty = a->ty;
     return r;
   }
-  if (scalar_const(a)) return a;
+  if (scalar_const(a) || (keep_const && a->kind == EX_CONST)) return a;
   Expr *r = expr_var(E->F->a, ext_param(E, gb, a), a->span);
   r->ty = a->ty;
   return r;
@@ -575,7 +578,8 @@ static Expr *member_arg(Emit *E, GroupBuild *gb, int root, Expr *a) {
 static Expr *member_call(Emit *E, GroupBuild *gb, int root, const Expr *c) {
   int n = c->u.call.nargs;
   Expr **args = ARENA_ARRAY(E->F->a, Expr *, n + 1);
-  for (int i = 0; i < n; i++) args[i] = member_arg(E, gb, root, c->u.call.args[i]);
+  bool keep = ops_has_flag(c->u.call.fn->u.op.index, OP_VALUE_ARGS);
+  for (int i = 0; i < n; i++) args[i] = member_arg(E, gb, root, c->u.call.args[i], keep);
   Expr *r = expr_call(E->F->a, c->u.call.fn, n, args, c->u.call.attrs, c->span);
   r->ty = c->ty;
   return r;

@@ -12,6 +12,9 @@
  * operand (such a parameter, a tuple literal of the chain's values) hands
  * its fields to the rule as separate operands; call_tir passes the fields
  * in that order (a tuple literal's, or projections of a tuple value).
+ * A constant operand is a literal: a scalar one a value, one of higher
+ * rank (kept in the body for an op that reads its values) a constant
+ * tensor (ops/compute_const.c).
  * An op with a tuple result (split, meshgrid) gives one tensor per field
  * (ops/compute.h), which the chain's projections of it read; such a
  * tuple is never the function's result (one output buffer).
@@ -139,7 +142,8 @@ static bool param_buffers(Build *B, const Var *p, Buffer **out) {
 
 static LTensor *operand(Build *B, const Expr *a) {
   if (a->kind == EX_VAR) return rw_map_get(&B->vals, a->u.var);
-  if (a->kind != EX_CONST || a->u.konst.value->ndim != 0) return NULL;
+  if (a->kind == EX_CONST && a->u.konst.value->ndim != 0) return lc_const_tensor(B->C, a);
+  if (a->kind != EX_CONST) return NULL;
   const Tensor *t = a->u.konst.value;
   if (!lc_dtype_ok(t->dtype)) return NULL;
   LTensor *r = lc_tensor(B->C, a, t->dtype, 0, NULL);

@@ -14,6 +14,11 @@
  * take one), then the op runs through kernels_infer_and_run: the type
  * relation computes the output shapes, the kernel the values.
  *
+ * An input may come as `CONST <bytes>` instead of `NPY <bytes>`: in the
+ * jit mode it is written into the call as a tensor literal (a constant, so
+ * a dyn op's type relation sees its value) instead of being a parameter;
+ * the interp mode runs it as any input.
+ *
  * `--exec jit` runs each case compiled instead: the text
  * `def @k(%a0: Tensor[shape, dtype], ...) { op(...) }` goes through the
  * engine in its jit mode (FuseOps, lowering by the op's TIR compute rule,
@@ -108,20 +113,28 @@ static void npy_write(FILE *f, const RtTensor *t) {
   fwrite(t->data, 1, rt_tensor_nbytes(t), f);
 }
 
-/* Reads "<word> <rest>\n"; the rest (malloc'd) into *rest. */
-static bool read_line(const char *word, char **rest) {
+/* Reads "<word> <rest>\n" for one of the n words (*which: its index); the
+ * rest (malloc'd) into *rest. */
+static bool read_line_of(const char *const *words, int n, int *which, char **rest) {
   char *line = NULL;
   size_t cap = 0;
-  ssize_t n = getline(&line, &cap, stdin);
-  size_t wl = strlen(word);
-  if (n < 0 || strncmp(line, word, wl) != 0 || (line[wl] != ' ' && line[wl] != '\n')) {
+  ssize_t len = getline(&line, &cap, stdin);
+  for (int w = 0; len >= 0 && w < n; w++) {
+    size_t wl = strlen(words[w]);
+    if (strncmp(line, words[w], wl) != 0 || (line[wl] != ' ' && line[wl] != '\n')) continue;
+    if (len > 0 && line[len - 1] == '\n') line[len - 1] = 0;
+    *rest = strdup(line[wl] ? line + wl + 1 : "");
+    *which = w;
     free(line);
-    return false;
+    return true;
   }
-  if (n > 0 && line[n - 1] == '\n') line[n - 1] = 0;
-  *rest = strdup(line[wl] ? line + wl + 1 : "");
   free(line);
-  return true;
+  return false;
+}
+
+static bool read_line(const char *word, char **rest) {
+  int which;
+  return read_line_of(&word, 1, &which, rest);
 }
 
 /* The attributes of `op(args, ATTRS)`, parsed into a's module arena. */
@@ -201,18 +214,62 @@ static void jit_run_free(JitRun *j) {
   arena_free(&j->arena);
 }
 
-/* `def @k(%a0: T0, ...) { op(%a0, ..., attrs) }` with each input's type. */
+/* The literal suffix of an integer or float dtype ("" for int32), or NULL. */
+static const char *literal_suffix(DType dt) {
+  static const char *const sfx[DT_COUNT] = {
+      [DT_INT8] = "i8",     [DT_INT16] = "i16",  [DT_INT32] = "",      [DT_INT64] = "i64",
+      [DT_UINT8] = "u8",    [DT_UINT16] = "u16", [DT_UINT32] = "u32",  [DT_UINT64] = "u64",
+      [DT_FLOAT16] = "f16", [DT_FLOAT32] = "f",  [DT_FLOAT64] = "f64",
+  };
+  return dt >= 0 && dt < DT_COUNT ? sfx[dt] : NULL;
+}
+
+/* t's elements from flat index *k on, as nested lists from dim d. */
+static void literal_dims(StrBuf *b, const RtTensor *t, int d, int64_t *k, const char *sfx) {
+  if (d == t->ndim) {
+    if (dtype_is_float(t->dtype))
+      sb_printf(b, "%.17g%s", rt_get_f64(t, *k), sfx);
+    else
+      sb_printf(b, "%lld%s", (long long)rt_get_i64(t, *k), sfx);
+    ++*k;
+    return;
+  }
+  sb_putc(b, '[');
+  for (int64_t i = 0; i < t->shape[d]; i++) {
+    if (i) sb_puts(b, ", ");
+    literal_dims(b, t, d + 1, k, sfx);
+  }
+  sb_putc(b, ']');
+}
+
+/* A constant input as a tensor literal (`3i64`, `[[0, 1], [2, 3]]`). */
+static void literal_text(StrBuf *b, const RtTensor *t) {
+  const char *sfx = literal_suffix(t->dtype);
+  int64_t k = 0;
+  literal_dims(b, t, 0, &k, sfx ? sfx : "");
+}
+
+/* `def @k(%a0: T0, ...) { op(%a0, ..., attrs) }` with each input's type;
+ * a constant input (cst[i]) is a literal in the call instead. */
 static void case_text(StrBuf *b, const char *op, bool tuple, const char *attrs, int nin,
-                      RtTensor **in) {
+                      RtTensor **in, const bool *cst) {
   sb_puts(b, "def @k(");
-  for (int i = 0; i < nin; i++) {
-    sb_printf(b, "%s%%a%d: Tensor[(", i ? ", " : "", i);
+  for (int i = 0, first = 1; i < nin; i++) {
+    if (cst[i]) continue;
+    sb_printf(b, "%s%%a%d: Tensor[(", first ? "" : ", ", i);
+    first = 0;
     for (int d = 0; d < in[i]->ndim; d++)
       sb_printf(b, "%s%lld", d ? ", " : "", (long long)in[i]->shape[d]);
     sb_printf(b, "%s), %s]", in[i]->ndim == 1 ? "," : "", dtype_name(in[i]->dtype));
   }
   sb_printf(b, ") { %s(%s", op, tuple ? "(" : "");
-  for (int i = 0; i < nin; i++) sb_printf(b, "%s%%a%d", i ? ", " : "", i);
+  for (int i = 0; i < nin; i++) {
+    if (i) sb_puts(b, ", ");
+    if (cst[i])
+      literal_text(b, in[i]);
+    else
+      sb_printf(b, "%%a%d", i);
+  }
   if (tuple) sb_puts(b, nin == 1 ? ",)" : ")");
   if (attrs[0]) sb_printf(b, "%s%s", nin ? ", " : "", attrs);
   sb_puts(b, ") }");
@@ -254,21 +311,26 @@ static const char *why_not_lowered(JitRun *j, Module *m) {
   return why;
 }
 
-/* `@k(%arg0, ...)` with each variable bound to its input. */
-static Expr *bound_call(JitRun *j, int nin, RtTensor **in, Var **vars) {
+/* `@k(%arg0, ...)` with each variable bound to its input (the inputs
+ * that are not constants); *nvars: how many. */
+static Expr *bound_call(JitRun *j, int nin, RtTensor **in, const bool *cst, Var **vars,
+                        int *nvars) {
   Arena *a = &j->arena;
   Span none = {0, 0, 0};
   Expr **args = ARENA_ARRAY(a, Expr *, nin + 1);
-  for (int i = 0; i < nin; i++) {
+  int n = 0;
+  for (int k = 0; k < nin; k++) {
+    if (cst[k]) continue;
+    const RtTensor *t = in[k];
     Dim dims[TENSOR_MAX_RANK];
-    for (int d = 0; d < in[i]->ndim; d++)
-      dims[d] = (Dim){.kind = DIM_CONST, .value = in[i]->shape[d]};
-    vars[i] = var_new(a, "arg", type_tensor(a, in[i]->dtype, in[i]->ndim, dims, none), none);
-    args[i] = expr_var(a, vars[i], none);
+    for (int d = 0; d < t->ndim; d++) dims[d] = (Dim){.kind = DIM_CONST, .value = t->shape[d]};
+    vars[n] = var_new(a, "arg", type_tensor(a, t->dtype, t->ndim, dims, none), none);
+    args[n] = expr_var(a, vars[n], none);
     Interp *ip = engine_interp(j->e);
-    interp_bind(ip, vars[i], interp_value_tensor(ip, rt_tensor_retain(in[i])));
+    interp_bind(ip, vars[n++], interp_value_tensor(ip, rt_tensor_retain(in[k])));
   }
-  return expr_call(a, expr_global(a, "k", none), nin, args, NULL, none);
+  *nvars = n;
+  return expr_call(a, expr_global(a, "k", none), n, args, NULL, none);
 }
 
 /* Writes the value's tensors as an OK reply; false when it is not made of tensors. */
@@ -288,14 +350,15 @@ static void reply_diag(DiagCtx *d, const char *what) {
 }
 
 /* One case through the engine's jit mode (see the top of the file). */
-static void run_case_jit(JitRun *j, const char *op, const char *attrs, int nin, RtTensor **in) {
+static void run_case_jit(JitRun *j, const char *op, const char *attrs, int nin, RtTensor **in,
+                         const bool *cst) {
   int k = ops_lookup(op);
   if (k < 0) {
     printf("ERR unknown op `%s`\n", op);
     return;
   }
   StrBuf b = {0};
-  case_text(&b, op, ops_has_flag(k, OP_TUPLE_ARG), attrs, nin, in);
+  case_text(&b, op, ops_has_flag(k, OP_TUPLE_ARG), attrs, nin, in, cst);
   uint32_t file = diag_add_source(j->d, "<case>", b.data, b.len);
   sb_free(&b);
   ParseResult items;
@@ -306,22 +369,28 @@ static void run_case_jit(JitRun *j, const char *op, const char *attrs, int nin, 
     printf("NOLOWER %s\n", why_not_lowered(j, m));
   } else {
     Var *vars[MAX_IO];
-    Expr *call = bound_call(j, nin, in, vars);
+    int nvars = 0;
+    Expr *call = bound_call(j, nin, in, cst, vars, &nvars);
     Value *v = ty_check_expr(m, call, j->d) ? engine_eval(j->e, m, call, NULL) : NULL;
     if (!v)
       reply_diag(j->d, "the call failed");
     else if (!reply_value(v))
       printf("ERR the result is not made of tensors\n");
-    for (int i = 0; i < nin; i++) engine_unbind(j->e, vars[i]);
+    for (int i = 0; i < nvars; i++) engine_unbind(j->e, vars[i]);
   }
   diag_clear(j->d);
 }
 
-/* Reads one case's inputs; false at a malformed case. */
-static bool read_inputs(int nin, RtTensor **in, char *err, size_t errn) {
+/* Reads one case's inputs (cst[i]: input i came as CONST); false at a
+ * malformed case. */
+static bool read_inputs(int nin, RtTensor **in, bool *cst, char *err, size_t errn) {
   for (int i = 0; i < nin; i++) {
     char *rest;
-    if (!read_line("NPY", &rest)) return snprintf(err, errn, "expected NPY"), false;
+    static const char *const words[] = {"NPY", "CONST"};
+    int which;
+    if (!read_line_of(words, 2, &which, &rest))
+      return snprintf(err, errn, "expected NPY or CONST"), false;
+    cst[i] = which == 1;
     size_t n = strtoull(rest, NULL, 10);
     free(rest);
     unsigned char *buf = malloc(n ? n : 1);
@@ -365,10 +434,11 @@ int main(int argc, char **argv) {
     if (!read_line("NIN", &nins)) return fprintf(stderr, "kernel_driver: expected NIN\n"), 2;
     int nin = atoi(nins);
     RtTensor *in[MAX_IO] = {0};
-    if (nin < 0 || nin > MAX_IO || !read_inputs(nin, in, err, sizeof err))
+    bool cst[MAX_IO] = {0};
+    if (nin < 0 || nin > MAX_IO || !read_inputs(nin, in, cst, err, sizeof err))
       return fprintf(stderr, "kernel_driver: bad case %s: %s\n", op, err), 2;
     if (jit)
-      run_case_jit(&j, op, attrs, nin, in);
+      run_case_jit(&j, op, attrs, nin, in, cst);
     else
       run_case(&kx, m, &d, op, attrs, nin, in);
     for (int i = 0; i < nin; i++) rt_tensor_release(in[i]);

@@ -30,7 +30,9 @@ dtype it does not handle) is counted as not lowered; an op with a rule none
 of whose cases lowers is a failure, so every rule is checked, and so is a
 case made with compiled=True that does not lower (the quantized products
 and the qnn ops: their rules must take every dtype and parameter form the
-cases use).
+cases use).  A case's `consts` inputs are written into the compiled call
+as tensor literals instead of parameters, so a dyn op sees a constant
+shape argument (its type then has real dims, and its rule applies).
 """
 import io
 import math
@@ -58,11 +60,14 @@ RTOL_PRODUCT = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-13}
 
 
 class Case:
-    def __init__(self, op, attrs, inputs, expect, mode="exact", compiled=False, **kw):
+    def __init__(self, op, attrs, inputs, expect, mode="exact", compiled=False, consts=(), **kw):
         self.op, self.attrs, self.inputs = op, attrs, [np.asarray(x) for x in inputs]
         self.expect = expect  # list of arrays, or an error substring
         self.mode, self.kw = mode, kw
         self.compiled = compiled  # --exec jit: the case must lower (not lowered is a failure)
+        # --exec jit: the inputs at these positions are constants in the call (tensor
+        # literals, so a dyn op's relation sees their values), not parameters
+        self.consts = set(consts)
 
 
 # ───────────────────────────── data generation ─────────────────────────────
@@ -985,7 +990,10 @@ def g_strided_slice(op):
         if op == "strided_slice":
             yield Case(op, attrs_text(begin=b, end=e, strides=s), [x], [ref])
         else:
-            yield Case(op, "", [x, np.array(b, np.int64), np.array(e, np.int32), np.array(s, np.int64)], [ref])
+            ins = [x, np.array(b, np.int64), np.array(e, np.int32), np.array(s, np.int64)]
+            yield Case(op, "", ins, [ref])
+            if len(b):  # constant begin, end and strides: the jit mode compiles the slice
+                yield Case(op, "", ins, [ref], consts=[1, 2, 3], compiled=True)
     for _ in range(10):  # slice_mode="size": end is a length (-1: to the end); strides ignored
         shape = rand_shape(rank=int(RNG.integers(1, 4)), maxdim=6)
         x = rand_of(shape, np.int8)
@@ -1167,9 +1175,9 @@ def npy_bytes(a):
 
 def encode(c):
     out = [b"CASE %s\nATTRS %s\nNIN %d\n" % (c.op.encode(), c.attrs.encode(), len(c.inputs))]
-    for a in c.inputs:
+    for i, a in enumerate(c.inputs):
         d = npy_bytes(a)
-        out.append(b"NPY %d\n" % len(d) + d)
+        out.append(b"%s %d\n" % (b"CONST" if i in c.consts else b"NPY", len(d)) + d)
     return b"".join(out)
 
 

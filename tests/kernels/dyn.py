@@ -13,6 +13,9 @@ def g_dyn_tile(op):
             reps = [int(RNG.integers(1, 4)) for _ in range(int(RNG.integers(0, 5)))]
             rdt = RNG.choice([np.int32, np.int64])
             yield Case(op, "", [x, np.array(reps, rdt).reshape(-1)], [np.tile(x, reps)])
+            if reps:  # constant repetitions: the type knows the result, the jit mode compiles it
+                yield Case(op, "", [x, np.array(reps, rdt)], [np.tile(x, reps)], consts=[1],
+                           compiled=dt not in (np.int8, np.float16))
     x = rand_float((2, 3), np.float32)
     yield Case(op, "", [x, np.array([2, 0], np.int64)], "reps must be positive")
     yield Case(op, "", [x, np.array([[2]], np.int64)], "reps must be a 1-D integer tensor")
@@ -65,6 +68,9 @@ def g_dyn_one_hot(op):
             hot = np.expand_dims(ix, at) == np.arange(depth).reshape([-1] + [1] * (ix.ndim - at))
             yield Case(op, attrs_text(axis=axis), [ix, on, off, np.array(depth, np.int64)],
                        [np.where(hot, on, off).astype(dt)])
+            # a constant depth: the type knows it, and the jit mode compiles the op
+            yield Case(op, attrs_text(axis=axis), [ix, on, off, np.array(depth, np.int64)],
+                       [np.where(hot, on, off).astype(dt)], consts=[3], compiled=True)
     ix, on, off = np.array([0, 2], np.int32), np.array(1.0, np.float32), np.array(0.0, np.float32)
     yield Case(op, "", [ix, on, off, np.array(-1, np.int32)], "depth must not be negative")
     yield Case(op, "", [ix, on, off, np.array([3], np.int32)], "depth must be an integer scalar")
@@ -111,7 +117,11 @@ def g_dyn_pad(op):
             fill = np.array(v).astype(np.float64)
             fill = fill.astype(dt) if dt in FLOATS else np.trunc(fill).astype(dt)
             ref = np.pad(x, pw, mode="constant", constant_values=fill) if mode == "constant" else np.pad(x, pw, mode=mode)
-            yield Case(op, attrs_text(pad_mode=mode), [x, np.array(pw, RNG.choice([np.int32, np.int64])), v], [ref])
+            pwt = np.array(pw, RNG.choice([np.int32, np.int64]))
+            yield Case(op, attrs_text(pad_mode=mode), [x, pwt, v], [ref])
+            # constant widths: the jit mode compiles the pad (a dtype its rule takes)
+            yield Case(op, attrs_text(pad_mode=mode), [x, pwt, v], [ref], consts=[1],
+                       compiled=dt in (np.float32, np.int64))
     x = rand_float((3, 4), np.float32)
     yield Case(op, "", [x, np.array([[-1, 2], [1, -2]], np.int64), np.array(0, np.float32)],
                [np.pad(x, [(0, 2), (1, 0)])[1:, :-2]])
