@@ -104,7 +104,7 @@ def rly_products():
         p = subprocess.run([RLY, path], capture_output=True, text=True, env=env, timeout=600)
         if p.returncode != 0:
             sys.exit(f"rly failed:\n{p.stderr}")
-        med = re.findall(r"median ([0-9.]+) (ms|us)", p.stdout)
+        med = re.findall(r"runs?: min [0-9.]+ (?:ns|us|ms|s)  median ([0-9.]+) (ms|us)", p.stdout)
         return [float(v) / (1000 if u == "us" else 1) for v, u in med]
 
 

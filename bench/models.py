@@ -49,7 +49,7 @@ def rly_times(script):
                        env=dict(os.environ, NO_COLOR="1"), timeout=900)
     if p.returncode != 0:
         sys.exit(f"rly failed:\n{p.stderr}")
-    med = re.findall(r"median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
+    med = re.findall(r"runs?: min [\d.]+ (?:ns|us|ms|s)  median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
     return [float(v) * UNIT[u] for v, u in med]
 
 

@@ -41,7 +41,7 @@ def rly_epoch(rly, epochs):
     env = dict(os.environ, NO_COLOR="1", RLY_NUM_THREADS="1")
     p = subprocess.run([rly, "-"], input=script, capture_output=True, text=True, cwd=ROOT,
                        env=env, timeout=900)
-    med = re.findall(r"median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
+    med = re.findall(r"runs?: min [\d.]+ (?:ns|us|ms|s)  median ([\d.]+) (ns|us|ms|s)\b", p.stdout)
     if p.returncode != 0 or not med:
         sys.exit(f"rly failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     v, u = med[-1]
