@@ -797,20 +797,25 @@ def gnn_fast_softmax(op):
 
 # ───────────────────────────── losses ─────────────────────────────
 
+def cross_entropy_case(op, shape, dt):
+    """A cross entropy case on random operands of shape: predictions (positive
+    and away from 0 unless they are logits) and targets, the float64 mean
+    over the batch of -target * log(prediction) (or * logit) as reference."""
+    logits = op.endswith("logits")
+    x = rand_float(shape, dt, specials=False, positive=not logits, scale=1.0)
+    if not logits:
+        x = (x + dt(0.05)).astype(dt)
+    y = rand_float(shape, dt, specials=False, positive=True, scale=1.0)
+    X, Y = x.astype(np.float64), y.astype(np.float64)
+    terms = (X if logits else np.log(X)) * Y
+    return nn_tol_case(op, "", [x, y], -terms.sum() / shape[0], dt, np.abs(terms).sum() / shape[0] + 1e-300)
+
+
 @gen("nn.cross_entropy", "nn.cross_entropy_with_logits")
 def gnn_cross_entropy(op):
-    logits = op.endswith("logits")
     for dt in (np.float32, np.float64, np.float16):
         for _ in range(3):
-            shape = (int(RNG.integers(1, 5)), int(RNG.integers(1, 6)))
-            x = rand_float(shape, dt, specials=False, positive=not logits, scale=1.0)
-            if not logits:
-                x = (x + dt(0.05)).astype(dt)
-            y = rand_float(shape, dt, specials=False, positive=True, scale=1.0)
-            X, Y = x.astype(np.float64), y.astype(np.float64)
-            terms = (X if logits else np.log(X)) * Y
-            ref = -terms.sum() / shape[0]
-            yield nn_tol_case(op, "", [x, y], ref, dt, np.abs(terms).sum() / shape[0] + 1e-300)
+            yield cross_entropy_case(op, (int(RNG.integers(1, 5)), int(RNG.integers(1, 6))), dt)
     yield Case(op, "", [rand_float((2, 3), np.float32), rand_float((2, 4), np.float32)], "differ in shape")
     yield Case(op, "", [rand_float((2, 3, 1), np.float32), rand_float((2, 3, 1), np.float32)], "must be 2-D")
 
