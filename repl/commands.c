@@ -94,7 +94,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "time an expression: first call, then min/median/max of N runs",                              \
     "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                 \
     "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).\n"             \
-    "Values of earlier runs are collected between runs, outside the timing.")                     \
+    "Values of earlier runs are collected between runs, outside the timing.  The\n"               \
+    "CPU time per call (all threads) is shown too: a busy machine inflates wall time.")           \
   X(profile, "profile", "EXPR", EXPR, "run an expression once and show where its time went",      \
     "One row per kernel (JIT kernels by prim function, reference kernels by op):\n"               \
     "calls, time, share of the call, GFLOP/s and GB/s; then compiling, the time\n"                \
