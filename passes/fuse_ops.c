@@ -16,7 +16,10 @@
  *     of the consumers), with the worst pattern on the way to the parent.
  *  3. Union-find groups, three phases as TVM's GraphPartitioner (phase 2,
  *     for tuples, has nothing to do here: tuples are boundaries), with the
- *     maximum number of ops per group.
+ *     maximum number of ops per group; then row fusion (row_phase), which
+ *     TVM does not have: a reduction over the last axes joins the
+ *     elementwise work over the same rows that follows it (a layer norm
+ *     becomes one group instead of TVM's four).
  *  4. Rewrite: each group becomes `%f = fn (%p0, ..., Primitive=1) {...};`
  *     followed by its call where the group's output was; bindings of the
  *     group's other members disappear (all their uses are inside).
@@ -45,6 +48,17 @@
 #include "passes/lower.h"
 #include "passes/pass_int.h"
 
+/* What row fusion (step 3's last phase) knows of a group: rk, the rank of
+ * the rows its reductions keep (ROW_NONE: no reduction yet; ROW_NO: some
+ * member is neither elementwise, broadcast nor such a reduction); rkey,
+ * the first reduction's input type (the rows are its first rk dims); lead
+ * and nlead, the dims every member's result starts with. */
+enum { ROW_NONE = -1, ROW_NO = -2 };
+typedef struct Row {
+  int rk, nlead;
+  const Type *rkey, *lead;
+} Row;
+
 typedef struct Edge {
   int to;
   OpPattern pat;
@@ -63,6 +77,7 @@ typedef struct Node {
   bool ganchor;
   int gnext;   /* next member of the group (ascending), -1 at the end */
   Var *result; /* the variable holding the group's value once emitted */
+  Row row;     /* the group's row shape (valid at the root) */
 } Node;
 
 typedef struct Graph {
@@ -76,6 +91,7 @@ typedef struct Graph {
   RwMap pinned;    /* such a Var* used in a nested block: its binding stays */
   int seq;
   int *stamp, stampv; /* visited marks for the path walks */
+  Row racc;           /* walk_paths mode 3: the row shape of the groups on the paths */
 } Graph;
 
 typedef struct Fuse {
@@ -162,6 +178,87 @@ static int node_of_var(const Graph *G, const Var *v) {
   return (int)(intptr_t)rw_map_get(&G->var_node, v) - 1;
 }
 
+/* ───────────────────────────── row shapes ───────────────────────────── */
+
+static bool same_dim(const Dim *a, const Dim *b) {
+  if (a->kind != b->kind) return false;
+  if (a->kind == DIM_CONST) return a->value == b->value;
+  return a->kind == DIM_VAR && strcmp(a->name, b->name) == 0;
+}
+
+static bool has_attr(const Expr *call, const char *key) {
+  const OpDef *op = call_op(call);
+  for (const OpAttrSpec *s = op ? op->attrs : NULL; s && s->name; s++)
+    if (strcmp(s->name, key) == 0) return true;
+  return false;
+}
+
+/* The rank of the rows a reduction keeps: its reduced axes are the last
+ * ones of its input and it keeps at least one; else -1. */
+static int reduce_row_rank(const Expr *call) {
+  const Type *x = call->u.call.nargs ? call->u.call.args[0]->ty : NULL;
+  if (!x || x->kind != TY_TENSOR || !has_attr(call, "axis") || op_attr_is_none(call, "axis"))
+    return -1;
+  int n = x->u.tensor.ndim;
+  int64_t ax[TENSOR_MAX_RANK];
+  int na = op_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
+  bool red[TENSOR_MAX_RANK] = {0};
+  for (int i = 0; i < na; i++) {
+    int64_t a = ax[i] < 0 ? ax[i] + n : ax[i];
+    if (a < 0 || a >= n) return -1;
+    red[a] = true;
+  }
+  if (has_attr(call, "exclude") && op_attr_bool(call, "exclude"))
+    for (int i = 0; i < n; i++) red[i] = !red[i];
+  int k = n;
+  while (k > 0 && red[k - 1]) k--;
+  for (int i = 0; i < k; i++)
+    if (red[i]) return -1;
+  return k >= 1 && k < n ? k : -1;
+}
+
+static Row row_of(const Expr *e, OpPattern pat) {
+  Row r = {ROW_NO, 0, NULL, NULL};
+  if (!e->ty || e->ty->kind != TY_TENSOR) return r;
+  r.lead = e->ty, r.nlead = e->ty->u.tensor.ndim;
+  const OpDef *op = call_op(e);
+  const char *fam = op ? ops_family(e->u.call.fn->u.op.index) : NULL;
+  if (pat <= OPAT_BROADCAST) {
+    r.rk = ROW_NONE;
+  } else if (pat == OPAT_COMM_REDUCE && fam && strcmp(fam, "reduce") == 0) {
+    r.rk = reduce_row_rank(e);
+    r.rkey = e->u.call.args[0]->ty;
+    if (r.rk < 0) r.rk = ROW_NO;
+  }
+  return r;
+}
+
+static int common_lead(const Row *a, const Row *b) {
+  int n = a->nlead < b->nlead ? a->nlead : b->nlead, k = 0;
+  while (k < n && same_dim(&a->lead->u.tensor.dims[k], &b->lead->u.tensor.dims[k])) k++;
+  return k;
+}
+
+/* The row shape of two groups together. */
+static Row row_join(Row a, Row b) {
+  if (a.rk == ROW_NO || b.rk == ROW_NO) return (Row){ROW_NO, 0, NULL, NULL};
+  Row r = a;
+  r.nlead = common_lead(&a, &b);
+  if (a.rk == ROW_NONE) r.rk = b.rk, r.rkey = b.rkey;
+  if (a.rk >= 0 && b.rk >= 0) {
+    Row ka = {a.rk, a.rk, NULL, a.rkey}, kb = {b.rk, b.rk, NULL, b.rkey};
+    if (a.rk != b.rk || common_lead(&ka, &kb) != a.rk) r.rk = ROW_NO;
+  }
+  return r;
+}
+
+/* A group with a reduction whose members all start with its rows. */
+static bool row_fusable(Row r) {
+  if (r.rk < 0 || r.nlead < r.rk) return false;
+  Row k = {r.rk, r.rk, NULL, r.rkey};
+  return common_lead(&r, &k) == r.rk;
+}
+
 static int node_new(Graph *G, Expr *e, OpPattern pat) {
   if (G->n == G->cap) {
     G->cap = G->cap ? G->cap * 2 : 16;
@@ -175,7 +272,8 @@ static int node_new(Graph *G, Expr *e, OpPattern pat) {
                         .gnodes = 1,
                         .gpat = pat,
                         .ganchor = pat == OPAT_OUT_EWISE_FUSABLE,
-                        .gnext = -1};
+                        .gnext = -1,
+                        .row = row_of(e, pat)};
   rw_map_put(&G->expr_node, e, (void *)(intptr_t)(id + 1));
   return id;
 }
@@ -400,6 +498,7 @@ static void merge(Graph *G, int child, int parent) {
   if (child == parent) return;
   Node *c = &G->nodes[child], *p = &G->nodes[parent];
   p->gnodes += c->gnodes;
+  p->row = row_join(p->row, c->row);
   c->gparent = parent;
   if (c->ganchor) {
     RLY_ASSERT(!p->ganchor);
@@ -408,7 +507,7 @@ static void merge(Graph *G, int child, int parent) {
   }
 }
 
-typedef enum PathCond { PC_LE_BROADCAST, PC_BROADCAST_SINK, PC_LE_INJECTIVE } PathCond;
+typedef enum PathCond { PC_LE_BROADCAST, PC_BROADCAST_SINK, PC_LE_INJECTIVE, PC_ROW } PathCond;
 
 static bool cond_ok(PathCond c, OpPattern k, bool sink) {
   switch (c) {
@@ -419,13 +518,16 @@ static bool cond_ok(PathCond c, OpPattern k, bool sink) {
                    : k <= OPAT_INJECTIVE || k == OPAT_COMM_REDUCE || k == OPAT_OUT_EWISE_FUSABLE;
     case PC_LE_INJECTIVE:
       return k <= OPAT_INJECTIVE;
+    case PC_ROW:
+      return k <= OPAT_BROADCAST || k == OPAT_COMM_REDUCE;
   }
   return false;
 }
 
 /* Explicit-stack walk of every path from src's consumers to sink.  mode 0:
  * check cond on each node's group; 1: merge each into sink's group; 2: sum
- * the group sizes of the nodes before sink. */
+ * the group sizes of the nodes before sink; 3: join their groups' row
+ * shapes into G->racc. */
 static long walk_paths(Graph *G, int src, int sink, int mode, PathCond c) {
   if (!G->stamp) {
     G->stamp = calloc((size_t)G->n + 1, sizeof(int));
@@ -451,8 +553,10 @@ static long walk_paths(Graph *G, int src, int sink, int mode, PathCond c) {
       if (x == sink) continue;
       if (mode == 1)
         merge(G, x, sink);
-      else
+      else if (mode == 2)
         acc += G->nodes[x].gnodes;
+      else
+        G->racc = row_join(G->racc, G->nodes[find(G, x)].row);
     }
     for (int k = 0; k < G->nodes[x].nouts; k++)
       vec_push(&st, (void *)(intptr_t)G->nodes[x].outs[k].to);
@@ -492,6 +596,33 @@ static void fuse_phase(Fuse *F, Graph *G, int phase) {
     } else if (gp == OPAT_INJECTIVE) {
       if (phase == 1 && check_path(G, i, par, PC_LE_INJECTIVE)) commit_fuse(G, i, par);
     }
+  }
+}
+
+/* The row shape src's group, sink's group and every group on a path
+ * between them would have together. */
+static Row row_with(Graph *G, int src, int sink) {
+  G->racc = G->nodes[find(G, sink)].row;
+  walk_paths(G, src, sink, 3, 0);
+  return G->racc;
+}
+
+/* Step 3's last phase, beyond TVM's: row fusion.  A reduction over the
+ * last axes joins its post-dominator's group when every group on the way
+ * and the sink's are elementwise, broadcast or such reductions over the
+ * same rows, and every member's result starts with those rows (layer
+ * norm's mean, the subtraction, the mean of squares and the normalized
+ * row); the lowering then runs a row's stages back to back
+ * (passes/tir_fuse_loops.c), so the row is read from memory once. */
+static void row_phase(Fuse *F, Graph *G) {
+  for (int i = 0; i < G->n; i++) {
+    int par = G->nodes[i].pd_parent, gi = find(G, i);
+    if (par < 0 || gi == find(G, par) || G->nodes[gi].row.rk == ROW_NO) continue;
+    if (count_with(G, i, par) > F->o.max_depth) continue;
+    if (!check_path(G, i, par, PC_ROW) || !row_fusable(row_with(G, i, par))) continue;
+    commit_fuse(G, i, par);
+    Node *root = &G->nodes[find(G, par)];
+    root->gpat = pmax(root->gpat, OPAT_COMM_REDUCE);
   }
 }
 
@@ -819,6 +950,7 @@ static Expr *fuse_block(Fuse *F, Expr *e) {
   scan_block(&S, &lets, tail);
   post_dominators(&G);
   for (int phase = 0; phase < 2; phase++) fuse_phase(F, &G, phase);
+  row_phase(F, &G);
   int *out_of = malloc(sizeof(int) * (size_t)(G.n + 1));
   int *first_of = malloc(sizeof(int) * (size_t)(G.n + 1));
   if (!out_of || !first_of) rly_oom();

@@ -74,6 +74,12 @@ PrimFunc *lower_primitive(Lowerer *L, const Function *f, const char **why);
  * indices fold away. */
 void lower_simplify_indices(Arena *a, Stmt *body);
 
+/* Fuses neighbouring loops over the same range where every buffer they
+ * share is touched slice by slice (passes/tir_fuse_loops.c): a row's
+ * reductions and the elementwise work that reads them run while the row is
+ * in the cache. */
+void lower_fuse_loops(Arena *a, Stmt *body);
+
 bool lower_fuse_epilogue(Arena *a, Stmt *body, bool (*total)(void *ctx, const Buffer *b),
                          void *ctx);
 

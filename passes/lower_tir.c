@@ -294,6 +294,7 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
   bool whole = out && t->buf == out && lc_is_total(B.C, out);
   if (out && !lc_failed(B.C)) whole |= lower_fuse_epilogue(a, body, lc_is_total, B.C);
   if (out && !lc_failed(B.C)) lower_simplify_indices(a, body);
+  if (out && !lc_failed(B.C)) lower_fuse_loops(a, body);
   if (out && !lc_failed(B.C)) {
     params[nbuf] = out;
     pf = ARENA_NEW(a, PrimFunc);
