@@ -402,9 +402,25 @@ static void contract(Cg *c, LLVMValueRef inst, DType t) {
 
 /* ─────────────────────────── conversions ─────────────────────────── */
 
+/* A float to an integer, saturating as llvm.fptosi.sat / fptoui.sat do
+ * (NaN 0, out of range the nearest bound), written as compares and selects
+ * around a plain conversion of an in-range value: x86 has no vector form of
+ * the saturating intrinsics, which LLVM scalarizes (fast_exp's float to int
+ * in a vectorized softmax cost 16 scalar conversions per vector). */
 static LLVMValueRef f2i(Cg *c, LLVMValueRef v, DType to) {
-  LLVMTypeRef ts[2] = {cg_lty(c, to), LLVMTypeOf(v)};
-  return cg_intrinsic(c, cg_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ts, 2, &v, 1);
+  bool sgn = cg_is_signed(to);
+  int bits = cg_dtype_bits(to);
+  if (LLVMTypeOf(v) != c->f32 && LLVMTypeOf(v) != c->f64) v = LLVMBuildFPExt(c->B, v, c->f32, "");
+  LLVMTypeRef ft = LLVMTypeOf(v), it = cg_lty(c, to);
+  LLVMValueRef lo = LLVMConstReal(ft, sgn ? -ldexp(1, bits - 1) : 0);
+  LLVMValueRef hi = LLVMConstReal(ft, ldexp(1, sgn ? bits - 1 : bits));
+  LLVMValueRef big = LLVMBuildFCmp(c->B, LLVMRealOGE, v, hi, "");
+  LLVMValueRef ok = LLVMBuildFCmp(c->B, LLVMRealOLT, v, hi, ""); /* false for NaN */
+  LLVMValueRef t = LLVMBuildSelect(c->B, LLVMBuildFCmp(c->B, LLVMRealOLT, v, lo, ""), lo, v, "");
+  t = LLVMBuildSelect(c->B, ok, t, LLVMConstReal(ft, 0), "");
+  LLVMValueRef r = sgn ? LLVMBuildFPToSI(c->B, t, it, "") : LLVMBuildFPToUI(c->B, t, it, "");
+  LLVMValueRef max = sgn ? LLVMConstInt(it, (~0ULL) >> (65 - bits), 0) : LLVMConstAllOnes(it);
+  return LLVMBuildSelect(c->B, big, max, r, "");
 }
 
 static LLVMValueRef i2f(Cg *c, LLVMValueRef v, DType from, DType to) {
