@@ -3,14 +3,16 @@ blocked schedule (ops/compute_nn.c; run in tests/kernels_numpy.py's
 namespace after nn.py: nn_extend, mm_case, rand_float, attrs_text come from
 there): row counts that leave a partial last block of register-tile rows
 (clamped), column counts that leave a partial last panel, enough panels for
-the panel-parallel partition (and few for the row-parallel one), batches
+the panel-parallel partition (and few for the row-parallel one), many
+panels with a partial last one, batches
 with and without a broadcast operand.  References are numpy products in
 float64 with mm_case's tolerance."""
 
 
 def nn_dense_extra(op):
     for dt in (np.float32, np.float64):
-        for m, k, n in ((13, 40, 130), (7, 33, 200), (64, 50, 128), (17, 20, 40), (5, 9, 300)):
+        for m, k, n in ((13, 40, 130), (7, 33, 200), (64, 50, 128), (17, 20, 40), (5, 9, 300),
+                        (13, 24, 1100), (9, 16, 2100)):
             x = rand_float((m, k), dt, specials=False)
             w = rand_float((n, k), dt, specials=False)
             yield mm_case(op, "", [x, w], x, w.T, dt)
