@@ -5,7 +5,8 @@ the reference kernels (RLY_EXEC=interp).
 Usage: fuse_random.py RLY [N_PROGRAMS] [SEED]
 
 Builds N random functions: chains of elementwise, broadcast, injective,
-reduction, softmax and dense ops over random shapes (broadcasting against
+reduction, softmax and dense ops and row normalizations (x against a
+statistic of its last axes, which row fusion fuses) over random shapes (broadcasting against
 extra inputs of rank <= the chain's, dims of size 1), some with `?` or
 named size variables in their signatures, float32 or float64.  All of them
 go into one script that calls each on deterministic random inputs; the
@@ -82,6 +83,19 @@ class Gen:
             return self.bind(f"where(greater({x}, {y}), {x}, multiply({y}, {self.lit(2)}))")
         return self.bind(f"{op}({x}, {y})")
 
+    def row_norm(self, x, shape):
+        """x against a statistic of its rows (its last k axes reduced, kept):
+        FuseOps' row fusion makes the reduction and its consumer one group."""
+        k = self.rng.randint(1, len(shape) - 1)
+        axes = list(range(len(shape) - k, len(shape)))
+        op = self.rng.choice(["sum", "mean", "max", "min"])
+        m = self.bind(f"{op}({x}, axis={axes}, keepdims=True)")
+        c = self.bind(f"subtract({x}, {m})")
+        if self.rng.random() < 0.5:
+            return c
+        v = self.bind(f"mean({self.bind(f'multiply({c}, {c})')}, axis={axes}, keepdims=True)")
+        return self.bind(f"divide({c}, {self.bind(f'sqrt(add({v}, {self.lit(1)}))')})")
+
     def step(self, x, shape):
         r = self.rng.random()
         if r < 0.3:
@@ -122,11 +136,13 @@ class Gen:
             v = self.bind(f"nn.conv2d({x4}, {w}, padding=[{p}, {p}])")
             oh, ow = shape[0] + 2 * p - kh + 1, shape[1] + 2 * p - kw + 1
             return self.bind(f"reshape({v}, newshape=[{c * oh}, {ow}])"), [c * oh, ow]
-        if r < 0.9 and len(shape) >= 2:
+        if r < 0.92 and len(shape) >= 2:
+            return self.row_norm(x, shape), shape
+        if r < 0.94 and len(shape) >= 2:
             perm = list(range(len(shape)))
             self.rng.shuffle(perm)
             return (self.bind(f"transpose({x}, axes={perm})"), [shape[p] for p in perm])
-        if r < 0.95 and len(shape) <= 3:
+        if r < 0.97 and len(shape) <= 3:
             e = self.bind(f"expand_dims({x}, axis=0)")
             return self.bind(f"squeeze({e}, axis=[0])"), shape
         flat = 1
