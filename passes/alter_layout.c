@@ -5,6 +5,10 @@
  *
  * Rules (x NCHW, float, static shapes; lanes = the host's vector width in
  * elements, ops/compute.h's lc_vector_bytes):
+ *   conv1d       nn.conv1d(x, w) (NCW / OIW, groups 1 or depthwise) →
+ *                squeeze(%y, [2]) with %y
+ *                the conv2d rule's rewrite of nn.conv2d(expand_dims(x, 2),
+ *                expand_dims(w, 2)) (a height-1 image)
  *   conv2d       nn.conv2d(x, w) (NCHW / OIHW, groups 1 or depthwise) →
  *                layout_transform(%y, "NCHW<o>c", "NCHW") with
  *                %y = nn.contrib_conv2d_NCHWc(xb, layout_transform(w, "OIHW",
@@ -148,6 +152,76 @@ static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
                           attrs_with(g, r->u.call.attrs, 3, keys, vals), e->span);
   Expr *out = back_to_nchw(g, "conv2d", e, &blk, conv, ob);
   return out ? out : r;
+}
+
+/* ───────────────────────────── conv1d ───────────────────────────── */
+
+static bool ncw_static(const Type *t) {
+  return t && t->kind == TY_TENSOR && t->u.tensor.ndim == 3 && graph_static(t) &&
+         dtype_is_float(t->u.tensor.dtype);
+}
+
+/* conv1d's attributes as a height-1 conv2d's: strides [1, s], padding
+ * [0, p0, 0, p1], dilation [1, d], kernel_size [1, k]; NULL when they are
+ * not of that form. */
+static Attrs *conv1d_as_2d(Graph *g, const Expr *r, int64_t k) {
+  int64_t s[2] = {1, 0}, d[2] = {1, 0}, p[2], pad[4] = {0, 0, 0, 0}, ks[2] = {1, k};
+  int np = op_attr_ints(r, "padding", p, 2);
+  if (op_attr_ints(r, "strides", s + 1, 1) != 1 || op_attr_ints(r, "dilation", d + 1, 1) != 1 ||
+      (np != 1 && np != 2))
+    return NULL;
+  pad[1] = p[0], pad[3] = np == 2 ? p[1] : p[0];
+  Attrs *at = graph_attrs(g, 5);
+  graph_attr_ints(g, at, 0, "strides", 2, s);
+  graph_attr_ints(g, at, 1, "padding", 4, pad);
+  graph_attr_ints(g, at, 2, "dilation", 2, d);
+  graph_attr_int(g, at, 3, "groups", op_attr_int(r, "groups"));
+  graph_attr_ints(g, at, 4, "kernel_size", 2, ks);
+  const char *od = str_attr(g, r, "out_dtype"), *key = "out_dtype";
+  return od[0] ? attrs_with(g, at, 1, &key, &od) : at;
+}
+
+/* nn.conv1d(x, w) (NCW / OIW) as the convolution of a height-1 image,
+ * squeeze(conv2d(expand_dims(x, 2), expand_dims(w, 2)), [2]), which the
+ * conv2d rule then blocks: the blocked, vectorized schedules instead of
+ * conv1d's direct one. */
+static Expr *alter_conv1d(Graph *g, Expr *e, Expr *r) {
+  Expr *x = r->u.call.args[0], *w = r->u.call.args[1];
+  const Type *xt = graph_tensor_of(x), *wt = graph_tensor_of(w), *yt = graph_tensor_of(r);
+  const char *ol = str_attr(g, r, "out_layout");
+  if (!ncw_static(xt) || !ncw_static(wt) || !ncw_static(yt) ||
+      strcmp(str_attr(g, r, "data_layout"), "NCW") ||
+      strcmp(str_attr(g, r, "kernel_layout"), "OIW") || (ol[0] && strcmp(ol, "NCW")))
+    return r;
+  int64_t C = xt->u.tensor.dims[1].value, O = wt->u.tensor.dims[0].value;
+  int64_t groups = op_attr_int(r, "groups");
+  bool dw = groups == C && wt->u.tensor.dims[1].value == 1 && O == C;
+  if (groups != 1 && !dw) return r; /* the conv2d rule would not block it */
+  Attrs *at = conv1d_as_2d(g, r, wt->u.tensor.dims[2].value);
+  if (!at) return r;
+  Attrs *ax = graph_attrs(g, 1);
+  graph_attr_int(g, ax, 0, "axis", 2);
+  RwBlock blk = {0};
+  Expr *args[2] = {graph_bind(g, &blk, graph_call1(g, GOP_EXPAND_DIMS, x, ax, e->span), e->span),
+                   graph_call1(g, GOP_EXPAND_DIMS, w, ax, e->span)};
+  Expr *c2 = graph_call(g, GOP_CONV2D, 2, args, at, e->span);
+  if (!c2->ty) {
+    rw_block_free(&blk);
+    return r;
+  }
+  Expr *blocked = alter_conv(g, e, c2);
+  for (; blocked->kind == EX_LET; blocked = blocked->u.let.body) /* splice its bindings */
+    rw_block_bind(&blk, blocked->u.let.var, blocked->u.let.value, blocked->span);
+  Expr *y = graph_bind(g, &blk, blocked, e->span);
+  int64_t two = 2;
+  Attrs *sq = graph_attrs(g, 1);
+  graph_attr_ints(g, sq, 0, "axis", 1, &two);
+  Expr *out = graph_call1(g, GOP_SQUEEZE, y, sq, e->span);
+  Type *ty = out->ty;
+  out = rw_block_finish(g->a, &blk, out);
+  out->ty = ty;
+  graph_report(g, "conv1d", e, out);
+  return out;
 }
 
 /* ───────────────────────────── products ───────────────────────────── */
@@ -309,6 +383,7 @@ static Expr *cancel(Graph *g, Expr *e, Expr *r) {
 static Expr *rule(Graph *g, Expr *e, Expr *r) {
   if (r->kind != EX_CALL || r->u.call.fn->kind != EX_OP) return r;
   if (graph_is_call(r, GOP_CONV2D)) return alter_conv(g, e, r);
+  if (graph_is_call(r, GOP_CONV1D)) return alter_conv1d(g, e, r);
   if (graph_is_call(r, GOP_DENSE)) return alter_product(g, e, r, false);
   if (graph_is_call(r, GOP_MATMUL)) return alter_product(g, e, r, true);
   if (graph_is_call(r, GOP_BIAS_ADD)) return alter_bias_add(g, e, r);
@@ -332,6 +407,6 @@ static const GraphHooks hooks = {.rule = rule, .subst = subst};
 Module *pass_alter_op_layout(PassCtx *pc, Module *in) { return graph_pass(pc, in, &hooks, NULL); }
 
 bool alter_op_layout_applies(const Module *m) {
-  static const GraphOp ops[] = {GOP_CONV2D, GOP_DENSE, GOP_MATMUL};
-  return graph_module_calls(m, ops, 3);
+  static const GraphOp ops[] = {GOP_CONV2D, GOP_CONV1D, GOP_DENSE, GOP_MATMUL};
+  return graph_module_calls(m, ops, 4);
 }

@@ -57,7 +57,9 @@
   X(GOP_GROUP_NORM, "nn.group_norm")               \
   X(GOP_L2_NORMALIZE, "nn.l2_normalize")           \
   X(GOP_DROPOUT, "nn.dropout")                     \
+  X(GOP_CONV1D, "nn.conv1d")                       \
   X(GOP_CONV2D, "nn.conv2d")                       \
+  X(GOP_SQUEEZE, "squeeze")                        \
   X(GOP_DENSE, "nn.dense")                         \
   X(GOP_BIAS_ADD, "nn.bias_add")                   \
   X(GOP_RELU, "nn.relu")                           \
