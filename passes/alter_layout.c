@@ -9,6 +9,10 @@
  *                squeeze(%y, [2]) with %y
  *                the conv2d rule's rewrite of nn.conv2d(expand_dims(x, 2),
  *                expand_dims(w, 2)) (a height-1 image)
+ *   conv2d_transpose  nn.conv2d_transpose(x, w) (NCHW, OIHW or IOHW, groups
+ *                1, dilation 1) → the conv2d rule's rewrite of
+ *                nn.conv2d(nn.dilate(x, strides), w flipped (and
+ *                transposed from IOHW), padding k - 1 - padding)
  *   conv2d       nn.conv2d(x, w) (NCHW / OIHW, groups 1 or depthwise) →
  *                layout_transform(%y, "NCHW<o>c", "NCHW") with
  *                %y = nn.contrib_conv2d_NCHWc(xb, layout_transform(w, "OIHW",
@@ -224,6 +228,83 @@ static Expr *alter_conv1d(Graph *g, Expr *e, Expr *r) {
   return out;
 }
 
+/* ──────────────────────── conv2d_transpose ──────────────────────── */
+
+/* The four paddings [top, left, bottom, right] of a 1-, 2- or 4-entry
+ * list; false for another length. */
+static bool pad4(const Expr *r, int64_t *p) {
+  int64_t v[4];
+  int n = op_attr_ints(r, "padding", v, 4);
+  if (n == 1) v[1] = v[2] = v[3] = v[0];
+  if (n == 2) v[2] = v[0], v[3] = v[1];
+  if (n != 1 && n != 2 && n != 4) return false;
+  memcpy(p, v, sizeof v);
+  return true;
+}
+
+/* w flipped along its spatial axes and, for IOHW (C, O, kh, kw), moved to
+ * a convolution's OIHW (O, C, kh, kw); constant-folded for a constant w. */
+static Expr *flipped_weight(Graph *g, Expr *w, bool io, Span sp) {
+  for (int64_t a = 2; a < 4; a++) {
+    Attrs *at = graph_attrs(g, 1);
+    graph_attr_int(g, at, 0, "axis", a);
+    w = graph_call1(g, GOP_REVERSE, w, at, sp);
+  }
+  if (!io) return w;
+  int64_t perm[4] = {1, 0, 2, 3};
+  Attrs *at = graph_attrs(g, 1);
+  graph_attr_ints(g, at, 0, "axes", 4, perm);
+  return graph_call1(g, GOP_TRANSPOSE, w, at, sp);
+}
+
+/* nn.conv2d_transpose(x, w) (NCHW; OIHW or IOHW weights; groups 1,
+ * dilation 1) as the convolution of x dilated by the strides, padded by
+ * k - 1 - padding (plus output_padding after), with w flipped:
+ * conv2d(dilate(x), flip(w)), which the conv2d rule then blocks.  The
+ * dilated image's zeros are multiplied too (stride 2: four times the
+ * products), at the blocked schedule's speed instead of the direct one's. */
+static Expr *alter_conv2d_transpose(Graph *g, Expr *e, Expr *r) {
+  Expr *x = r->u.call.args[0], *w = r->u.call.args[1];
+  const Type *xt = graph_tensor_of(x), *wt = graph_tensor_of(w), *yt = graph_tensor_of(r);
+  const char *kl = str_attr(g, r, "kernel_layout"), *ol = str_attr(g, r, "out_layout");
+  const char *od = str_attr(g, r, "out_dtype");
+  bool io = strcmp(kl, "IOHW") == 0;
+  int64_t s[2], d[2], op[2] = {0, 0}, p[4];
+  if (!nchw_static(xt) || !nchw_static(wt) || !nchw_static(yt) || (!io && strcmp(kl, "OIHW")) ||
+      strcmp(str_attr(g, r, "data_layout"), "NCHW") || (ol[0] && strcmp(ol, "NCHW")) ||
+      (od[0] && strcmp(od, dtype_name(xt->u.tensor.dtype))) || op_attr_int(r, "groups") != 1 ||
+      op_attr_ints(r, "strides", s, 2) != 2 || op_attr_ints(r, "dilation", d, 2) != 2 ||
+      d[0] != 1 || d[1] != 1 || !pad4(r, p) || op_attr_ints(r, "output_padding", op, 2) < 0)
+    return r;
+  int64_t kh = wt->u.tensor.dims[2].value, kw = wt->u.tensor.dims[3].value;
+  int64_t pad[4] = {kh - 1 - p[0], kw - 1 - p[1], kh - 1 - p[2] + op[0], kw - 1 - p[3] + op[1]};
+  for (int i = 0; i < 4; i++)
+    if (pad[i] < 0) return r; /* a crop, not a padding */
+  RwBlock blk = {0};
+  if (s[0] > 1 || s[1] > 1) {
+    int64_t ds[4] = {1, 1, s[0], s[1]};
+    Attrs *da = graph_attrs(g, 1);
+    graph_attr_ints(g, da, 0, "strides", 4, ds);
+    x = graph_bind(g, &blk, graph_call1(g, GOP_DILATE, x, da, e->span), e->span);
+  }
+  Attrs *ca = graph_attrs(g, 2);
+  int64_t ks[2] = {kh, kw};
+  graph_attr_ints(g, ca, 0, "padding", 4, pad);
+  graph_attr_ints(g, ca, 1, "kernel_size", 2, ks);
+  Expr *args[2] = {x, flipped_weight(g, w, io, e->span)};
+  Expr *c2 = graph_call(g, GOP_CONV2D, 2, args, ca, e->span);
+  if (!c2->ty || !type_equal(c2->ty, r->ty)) {
+    rw_block_free(&blk);
+    return r;
+  }
+  Expr *out = alter_conv(g, e, c2);
+  Type *ty = out->ty;
+  out = rw_block_finish(g->a, &blk, out);
+  out->ty = ty;
+  graph_report(g, "conv2d_transpose", e, out);
+  return out;
+}
+
 /* ───────────────────────────── products ───────────────────────────── */
 
 /* The panels (NB, K, nr) of a constant weight: column j of the product is
@@ -384,6 +465,7 @@ static Expr *rule(Graph *g, Expr *e, Expr *r) {
   if (r->kind != EX_CALL || r->u.call.fn->kind != EX_OP) return r;
   if (graph_is_call(r, GOP_CONV2D)) return alter_conv(g, e, r);
   if (graph_is_call(r, GOP_CONV1D)) return alter_conv1d(g, e, r);
+  if (graph_is_call(r, GOP_CONV2D_TRANSPOSE)) return alter_conv2d_transpose(g, e, r);
   if (graph_is_call(r, GOP_DENSE)) return alter_product(g, e, r, false);
   if (graph_is_call(r, GOP_MATMUL)) return alter_product(g, e, r, true);
   if (graph_is_call(r, GOP_BIAS_ADD)) return alter_bias_add(g, e, r);
@@ -407,6 +489,7 @@ static const GraphHooks hooks = {.rule = rule, .subst = subst};
 Module *pass_alter_op_layout(PassCtx *pc, Module *in) { return graph_pass(pc, in, &hooks, NULL); }
 
 bool alter_op_layout_applies(const Module *m) {
-  static const GraphOp ops[] = {GOP_CONV2D, GOP_CONV1D, GOP_DENSE, GOP_MATMUL};
-  return graph_module_calls(m, ops, 4);
+  static const GraphOp ops[] = {GOP_CONV2D, GOP_CONV1D, GOP_CONV2D_TRANSPOSE, GOP_DENSE,
+                                GOP_MATMUL};
+  return graph_module_calls(m, ops, 5);
 }

@@ -60,6 +60,10 @@
   X(GOP_CONV1D, "nn.conv1d")                       \
   X(GOP_CONV2D, "nn.conv2d")                       \
   X(GOP_SQUEEZE, "squeeze")                        \
+  X(GOP_CONV2D_TRANSPOSE, "nn.conv2d_transpose")   \
+  X(GOP_DILATE, "nn.dilate")                       \
+  X(GOP_REVERSE, "reverse")                        \
+  X(GOP_TRANSPOSE, "transpose")                    \
   X(GOP_DENSE, "nn.dense")                         \
   X(GOP_BIAS_ADD, "nn.bias_add")                   \
   X(GOP_RELU, "nn.relu")                           \
