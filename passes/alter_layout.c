@@ -13,6 +13,7 @@
  *                1, dilation 1) → the conv2d rule's rewrite of
  *                nn.conv2d(nn.dilate(x, strides), w flipped (and
  *                transposed from IOHW), padding k - 1 - padding)
+ *   conv1d_transpose  the same through a height-1 conv2d_transpose
  *   conv2d       nn.conv2d(x, w) (NCHW / OIHW, groups 1 or depthwise) →
  *                layout_transform(%y, "NCHW<o>c", "NCHW") with
  *                %y = nn.contrib_conv2d_NCHWc(xb, layout_transform(w, "OIHW",
@@ -305,6 +306,56 @@ static Expr *alter_conv2d_transpose(Graph *g, Expr *e, Expr *r) {
   return out;
 }
 
+/* nn.conv1d_transpose(x, w) (NCW; (C, O, k) weights, its default OIW, or
+ * (O, C, k), IOW; groups 1, dilation 1) as the height-1 conv2d_transpose
+ * with the same weight axes (IOHW, OIHW), rewritten by the rule above,
+ * and a squeeze back. */
+static Expr *alter_conv1d_transpose(Graph *g, Expr *e, Expr *r) {
+  Expr *x = r->u.call.args[0], *w = r->u.call.args[1];
+  const Type *xt = graph_tensor_of(x), *wt = graph_tensor_of(w), *yt = graph_tensor_of(r);
+  const char *kl = str_attr(g, r, "kernel_layout"), *ol = str_attr(g, r, "out_layout");
+  int64_t s[2] = {1, 0}, d[2] = {1, 0}, op[2] = {0, 0}, p[2], pad[4] = {0, 0, 0, 0};
+  int np = op_attr_ints(r, "padding", p, 2);
+  if (!ncw_static(xt) || !ncw_static(wt) || !ncw_static(yt) ||
+      (strcmp(kl, "OIW") && strcmp(kl, "IOW")) || strcmp(str_attr(g, r, "data_layout"), "NCW") ||
+      (ol[0] && strcmp(ol, "NCW")) || str_attr(g, r, "out_dtype")[0] ||
+      op_attr_int(r, "groups") != 1 || op_attr_ints(r, "strides", s + 1, 1) != 1 ||
+      op_attr_ints(r, "dilation", d + 1, 1) != 1 || d[1] != 1 || (np != 1 && np != 2) ||
+      op_attr_ints(r, "output_padding", op + 1, 1) < 0)
+    return r;
+  pad[1] = p[0], pad[3] = np == 2 ? p[1] : p[0];
+  Attrs *at = graph_attrs(g, 4);
+  graph_attr_ints(g, at, 0, "strides", 2, s);
+  graph_attr_ints(g, at, 1, "padding", 4, pad);
+  graph_attr_ints(g, at, 2, "output_padding", 2, op);
+  graph_attr_ints(g, at, 3, "dilation", 2, d);
+  const char *key = "kernel_layout", *val = strcmp(kl, "OIW") == 0 ? "IOHW" : "OIHW";
+  at = attrs_with(g, at, 1, &key, &val);
+  Attrs *ax = graph_attrs(g, 1);
+  graph_attr_int(g, ax, 0, "axis", 2);
+  RwBlock blk = {0};
+  Expr *args[2] = {graph_bind(g, &blk, graph_call1(g, GOP_EXPAND_DIMS, x, ax, e->span), e->span),
+                   graph_call1(g, GOP_EXPAND_DIMS, w, ax, e->span)};
+  Expr *t2 = graph_call(g, GOP_CONV2D_TRANSPOSE, 2, args, at, e->span);
+  Expr *conv = t2->ty ? alter_conv2d_transpose(g, e, t2) : t2;
+  if (conv == t2) { /* not of the form the rule takes: keep the 1-D op */
+    rw_block_free(&blk);
+    return r;
+  }
+  for (; conv->kind == EX_LET; conv = conv->u.let.body) /* splice its bindings */
+    rw_block_bind(&blk, conv->u.let.var, conv->u.let.value, conv->span);
+  Expr *y = graph_bind(g, &blk, conv, e->span);
+  int64_t two = 2;
+  Attrs *sq = graph_attrs(g, 1);
+  graph_attr_ints(g, sq, 0, "axis", 1, &two);
+  Expr *out = graph_call1(g, GOP_SQUEEZE, y, sq, e->span);
+  Type *ty = out->ty;
+  out = rw_block_finish(g->a, &blk, out);
+  out->ty = ty;
+  graph_report(g, "conv1d_transpose", e, out);
+  return out;
+}
+
 /* ───────────────────────────── products ───────────────────────────── */
 
 /* The panels (NB, K, nr) of a constant weight: column j of the product is
@@ -466,6 +517,7 @@ static Expr *rule(Graph *g, Expr *e, Expr *r) {
   if (graph_is_call(r, GOP_CONV2D)) return alter_conv(g, e, r);
   if (graph_is_call(r, GOP_CONV1D)) return alter_conv1d(g, e, r);
   if (graph_is_call(r, GOP_CONV2D_TRANSPOSE)) return alter_conv2d_transpose(g, e, r);
+  if (graph_is_call(r, GOP_CONV1D_TRANSPOSE)) return alter_conv1d_transpose(g, e, r);
   if (graph_is_call(r, GOP_DENSE)) return alter_product(g, e, r, false);
   if (graph_is_call(r, GOP_MATMUL)) return alter_product(g, e, r, true);
   if (graph_is_call(r, GOP_BIAS_ADD)) return alter_bias_add(g, e, r);
@@ -489,7 +541,7 @@ static const GraphHooks hooks = {.rule = rule, .subst = subst};
 Module *pass_alter_op_layout(PassCtx *pc, Module *in) { return graph_pass(pc, in, &hooks, NULL); }
 
 bool alter_op_layout_applies(const Module *m) {
-  static const GraphOp ops[] = {GOP_CONV2D, GOP_CONV1D, GOP_CONV2D_TRANSPOSE, GOP_DENSE,
-                                GOP_MATMUL};
-  return graph_module_calls(m, ops, 5);
+  static const GraphOp ops[] = {GOP_CONV2D, GOP_CONV1D,           GOP_CONV2D_TRANSPOSE,
+                                GOP_DENSE,  GOP_CONV1D_TRANSPOSE, GOP_MATMUL};
+  return graph_module_calls(m, ops, 6);
 }

@@ -61,6 +61,7 @@
   X(GOP_CONV2D, "nn.conv2d")                       \
   X(GOP_SQUEEZE, "squeeze")                        \
   X(GOP_CONV2D_TRANSPOSE, "nn.conv2d_transpose")   \
+  X(GOP_CONV1D_TRANSPOSE, "nn.conv1d_transpose")   \
   X(GOP_DILATE, "nn.dilate")                       \
   X(GOP_REVERSE, "reverse")                        \
   X(GOP_TRANSPOSE, "transpose")                    \
