@@ -250,7 +250,7 @@ static void out_positions(LowerCx *L, const ConvNd *c, Row *r, Buffer *out, int 
     out_row(L, c, r, out);
     return;
   }
-  TirVar *p = lc_tvar(L, "p", c->out[i]);
+  TirVar *p = lc_tvar(L, "o", c->out[i]);
   r->opos[i] = V(L, p);
   lc_open(L);
   out_positions(L, c, r, out, i + 1);

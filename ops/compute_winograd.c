@@ -230,7 +230,8 @@ static void output_transform(LowerCx *L, const Winograd *g, Buffer *M, Buffer *o
 bool lc_winograd_applies(const Winograd *g) {
   int64_t tiles = (g->H / 2) * (g->W / 2);
   return g->dt == DT_FLOAT32 && g->H % 2 == 0 && g->W % 2 == 0 && g->H >= 4 && g->W >= 4 &&
-         tiles >= g->CB * g->cb && g->cb * dtype_bytes(DT_FLOAT32) <= 64;
+         tiles >= g->CB * g->cb && g->cb * dtype_bytes(DT_FLOAT32) <= 64 &&
+         g->ob * dtype_bytes(DT_FLOAT32) <= lc_vector_bytes();
 }
 
 void lc_conv_winograd(LowerCx *L, const Winograd *g, Buffer *out) {

@@ -1070,6 +1070,9 @@ def g_broadcast_to(op):
                 yield Case(op, attrs_text(shape=list(shape)), [x], [np.broadcast_to(x, shape)])
             else:
                 yield Case(op, "", [x, np.array(shape, np.int64).reshape(-1)], [np.broadcast_to(x, shape)])
+                # a constant shape: the type knows the result, the jit mode compiles it
+                yield Case(op, "", [x, np.array(shape, np.int64).reshape(-1)],
+                           [np.broadcast_to(x, shape)], consts=[1], compiled=dt != np.bool_)
 
 
 @gen("zeros", "ones")
