@@ -197,6 +197,23 @@ static Attrs *conv1d_as_2d(Graph *g, const Expr *r, int64_t k) {
   return od[0] ? attrs_with(g, at, 1, &key, &od) : at;
 }
 
+/* blk's bindings, then those of conv (a 2-D rewrite's let chain), then
+ * squeeze(conv's value, [2]): a height-1 result back to 1-D, reported. */
+static Expr *squeezed(Graph *g, Expr *e, RwBlock *blk, Expr *conv, const char *rule) {
+  for (; conv->kind == EX_LET; conv = conv->u.let.body)
+    rw_block_bind(blk, conv->u.let.var, conv->u.let.value, conv->span);
+  Expr *y = graph_bind(g, blk, conv, e->span);
+  int64_t two = 2;
+  Attrs *sq = graph_attrs(g, 1);
+  graph_attr_ints(g, sq, 0, "axis", 1, &two);
+  Expr *out = graph_call1(g, GOP_SQUEEZE, y, sq, e->span);
+  Type *ty = out->ty;
+  out = rw_block_finish(g->a, blk, out);
+  out->ty = ty;
+  graph_report(g, rule, e, out);
+  return out;
+}
+
 /* nn.conv1d(x, w) (NCW / OIW) as the convolution of a height-1 image,
  * squeeze(conv2d(expand_dims(x, 2), expand_dims(w, 2)), [2]), which the
  * conv2d rule then blocks: the blocked, vectorized schedules instead of
@@ -225,19 +242,7 @@ static Expr *alter_conv1d(Graph *g, Expr *e, Expr *r) {
     rw_block_free(&blk);
     return r;
   }
-  Expr *blocked = alter_conv(g, e, c2);
-  for (; blocked->kind == EX_LET; blocked = blocked->u.let.body) /* splice its bindings */
-    rw_block_bind(&blk, blocked->u.let.var, blocked->u.let.value, blocked->span);
-  Expr *y = graph_bind(g, &blk, blocked, e->span);
-  int64_t two = 2;
-  Attrs *sq = graph_attrs(g, 1);
-  graph_attr_ints(g, sq, 0, "axis", 1, &two);
-  Expr *out = graph_call1(g, GOP_SQUEEZE, y, sq, e->span);
-  Type *ty = out->ty;
-  out = rw_block_finish(g->a, &blk, out);
-  out->ty = ty;
-  graph_report(g, "conv1d", e, out);
-  return out;
+  return squeezed(g, e, &blk, alter_conv(g, e, c2), "conv1d");
 }
 
 /* ──────────────────────── conv2d_transpose ──────────────────────── */
@@ -353,18 +358,7 @@ static Expr *alter_conv1d_transpose(Graph *g, Expr *e, Expr *r) {
     rw_block_free(&blk);
     return r;
   }
-  for (; conv->kind == EX_LET; conv = conv->u.let.body) /* splice its bindings */
-    rw_block_bind(&blk, conv->u.let.var, conv->u.let.value, conv->span);
-  Expr *y = graph_bind(g, &blk, conv, e->span);
-  int64_t two = 2;
-  Attrs *sq = graph_attrs(g, 1);
-  graph_attr_ints(g, sq, 0, "axis", 1, &two);
-  Expr *out = graph_call1(g, GOP_SQUEEZE, y, sq, e->span);
-  Type *ty = out->ty;
-  out = rw_block_finish(g->a, &blk, out);
-  out->ty = ty;
-  graph_report(g, "conv1d_transpose", e, out);
-  return out;
+  return squeezed(g, e, &blk, conv, "conv1d_transpose");
 }
 
 /* ───────────────────────────── products ───────────────────────────── */
