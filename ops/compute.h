@@ -138,13 +138,27 @@ bool lc_broadcast(LowerCx *L, LTensor **in, int nin, int *ndim, PrimExpr **shape
 /* Writes t into dst with the elementwise schedule (outer loop parallel,
  * inner vectorized). */
 void lc_materialize(LowerCx *L, const LTensor *t, Buffer *dst);
-/* The dtypes the rules handle (float32/64, int32/64, bool). */
+/* The dtypes the arithmetic-heavy rules handle (float32/64, int32/64,
+ * bool): products, convolutions, pools, normalizations, images. */
 bool lc_dtype_ok(DType dt);
-/* The dtypes a prim function's buffers may have: lc_dtype_ok's and the
- * quantized int8, uint8 and int16, which the integer products and the qnn
- * rules read and write (other rules still refuse them through
- * lc_dtype_ok). */
+/* The dtypes the elementwise, broadcast, injective and reduction rules
+ * handle: every dtype.  Unsigned integers compute with unsigned semantics,
+ * narrow integers wrap in their width, and float16 computes in float32
+ * (lc_lane_dtype), rounded to half at each op's result, as the reference
+ * kernels compute it. */
+bool lc_elem_dtype_ok(DType dt);
+/* The dtype an elementwise op computes in for operands of dt: float32 for
+ * float16, dt itself otherwise (the kernels' compute lanes). */
+DType lc_lane_dtype(DType dt);
+/* The dtypes a prim function's buffers may have: every dtype. */
 bool lc_buffer_dtype_ok(DType dt);
+/* The dtypes the integer products and the qnn rules read and write:
+ * lc_dtype_ok's and the quantized int8, uint8 and int16. */
+bool lc_quant_dtype_ok(DType dt);
+/* The smallest and largest value of an integer dtype (as int64 bits:
+ * uint64's largest is -1), the initial values of max/min reductions. */
+int64_t lc_int_min(DType dt);
+int64_t lc_int_max(DType dt);
 /* The call's result type (a tensor type). */
 const Type *lc_result_type(const Expr *call);
 

@@ -476,8 +476,27 @@ bool lc_dtype_ok(DType dt) {
   return dt == DT_FLOAT32 || dt == DT_FLOAT64 || dt == DT_INT32 || dt == DT_INT64 || dt == DT_BOOL;
 }
 
-bool lc_buffer_dtype_ok(DType dt) {
+bool lc_elem_dtype_ok(DType dt) { return dt >= 0 && dt < DT_COUNT; }
+
+DType lc_lane_dtype(DType dt) { return dt == DT_FLOAT16 ? DT_FLOAT32 : dt; }
+
+bool lc_buffer_dtype_ok(DType dt) { return lc_elem_dtype_ok(dt); }
+
+bool lc_quant_dtype_ok(DType dt) {
   return lc_dtype_ok(dt) || dt == DT_INT8 || dt == DT_UINT8 || dt == DT_INT16;
+}
+
+int64_t lc_int_min(DType dt) {
+  if (dtype_class(dt) == 'u' || dt == DT_BOOL) return 0;
+  return dt == DT_INT64 ? INT64_MIN : -((int64_t)1 << (dtype_bytes(dt) * 8 - 1));
+}
+
+int64_t lc_int_max(DType dt) {
+  if (dt == DT_BOOL) return 1;
+  if (dt == DT_UINT64) return -1;
+  if (dt == DT_INT64) return INT64_MAX;
+  int bits = dtype_bytes(dt) * 8 - (dtype_class(dt) == 'i');
+  return ((int64_t)1 << bits) - 1;
 }
 
 const Type *lc_result_type(const Expr *call) { return call->ty; }
