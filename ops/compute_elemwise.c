@@ -220,8 +220,9 @@ static PrimBinOp tir_binop(BinKind k) {
   }
 }
 
-/* The element of a binary op in its lane dtype dt (a and b are of dt). */
-static PrimExpr *binary_of(LowerCx *L, BinKind k, PrimExpr *a, PrimExpr *b, DType dt) {
+/* The element of a binary op in its lane dtype dt (a and b are of dt) on
+ * operands of dtype `store`. */
+static PrimExpr *binary_of(LowerCx *L, BinKind k, PrimExpr *a, PrimExpr *b, DType dt, DType store) {
   bool fl = dtype_is_float(dt);
   switch (k) {
     case B_POW:
@@ -234,9 +235,9 @@ static PrimExpr *binary_of(LowerCx *L, BinKind k, PrimExpr *a, PrimExpr *b, DTyp
       return fl ? floor_mod_of(L, a, b, dt) : int_floor_of(L, a, b, dt, true);
     case B_FLOORDIV:
       return fl ? floor_div_of(L, a, b, dt) : int_floor_of(L, a, b, dt, false);
-    case B_TDIV:
-      return fl ? lc_call(L, PI_TRUNC, lc_bin(L, PB_DIV, a, b), NULL, NULL)
-                : lc_bin(L, PB_DIV, a, b);
+    case B_TDIV: /* the quotient is rounded to the dtype, then truncated */
+      if (!fl) return lc_bin(L, PB_DIV, a, b);
+      return lc_call(L, PI_TRUNC, lane(L, lc_cast(L, store, lc_bin(L, PB_DIV, a, b))), NULL, NULL);
     case B_BAND:
       return lc_call(L, PI_BITAND, a, b, NULL);
     case B_BOR:
@@ -255,7 +256,7 @@ static PrimExpr *binary_of(LowerCx *L, BinKind k, PrimExpr *a, PrimExpr *b, DTyp
 static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *a = lane(L, lc_bcast_at(L, t->in[0], t->ndim, (PrimExpr **)t->shape, idx));
   PrimExpr *b = lane(L, lc_bcast_at(L, t->in[1], t->ndim, (PrimExpr **)t->shape, idx));
-  return lc_cast(L, t->dtype, binary_of(L, (BinKind)t->aux[0], a, b, a->dtype));
+  return lc_cast(L, t->dtype, binary_of(L, (BinKind)t->aux[0], a, b, a->dtype, t->in[0]->dtype));
 }
 
 /* Whether a binary op can be lowered for dt (refusing leaves the op to its
