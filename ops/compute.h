@@ -90,6 +90,9 @@ PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *e);
 /* reinterpret[to](e): e's bits as a number of the same size. */
 PrimExpr *lc_bitcast(LowerCx *L, DType to, PrimExpr *e);
 PrimExpr *lc_neg(LowerCx *L, PrimExpr *e);
+/* max (or min) as the kernels define it (kernel_fmax): NaN wins, and on
+ * floats -0 is below +0 (TIR's max/min keep either zero of a tie). */
+PrimExpr *lc_extreme(LowerCx *L, PrimExpr *a, PrimExpr *b, bool max);
 /* fast_expf (ops/fast_math.h) of a float32 expression, as TIR. */
 PrimExpr *lc_fast_exp(LowerCx *L, PrimExpr *x);
 PrimExpr *lc_not(LowerCx *L, PrimExpr *e);

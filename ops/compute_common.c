@@ -187,6 +187,17 @@ PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *x) {
   return e;
 }
 
+/* A tie of equal zeros: a + b is the larger (+0 unless both are -0),
+ * -(-a - b) the smaller. */
+PrimExpr *lc_extreme(LowerCx *L, PrimExpr *a, PrimExpr *b, bool max) {
+  PrimExpr *m = lc_call(L, max ? PI_MAX : PI_MIN, a, b, NULL);
+  if (!dtype_is_float(a->dtype)) return m;
+  PrimExpr *zeros = max ? lc_bin(L, PB_ADD, a, b) : lc_neg(L, lc_bin(L, PB_SUB, lc_neg(L, a), b));
+  PrimExpr *is_zero = lc_bin(L, PB_EQ, a, lc_lit(L, a->dtype, 0));
+  PrimExpr *tie = lc_call(L, PI_SELECT, is_zero, zeros, a);
+  return lc_call(L, PI_SELECT, lc_bin(L, PB_EQ, a, b), tie, m);
+}
+
 PrimExpr *lc_bitcast(LowerCx *L, DType to, PrimExpr *x) {
   PrimExpr *e = pe(L, PE_CAST, to);
   e->u.cast.to = to, e->u.cast.value = x, e->u.cast.bits = true;

@@ -228,9 +228,8 @@ static PrimExpr *binary_of(LowerCx *L, BinKind k, PrimExpr *a, PrimExpr *b, DTyp
     case B_POW:
       return lc_call(L, PI_POW, a, b, NULL);
     case B_MAX:
-      return lc_call(L, PI_MAX, a, b, NULL);
     case B_MIN:
-      return lc_call(L, PI_MIN, a, b, NULL);
+      return lc_extreme(L, a, b, k == B_MAX);
     case B_FLOORMOD:
       return fl ? floor_mod_of(L, a, b, dt) : int_floor_of(L, a, b, dt, true);
     case B_FLOORDIV:
