@@ -23,9 +23,9 @@
  * (a zero divisor is a run-time error of the kernel, the minimum over -1
  * wraps).  Shifts by a negative count or at least the width give 0 (left)
  * or the sign fill (right), as numpy defines them (TVM leaves them
- * undefined).  Refused, so those calls stay with the reference kernels:
- * integer power (0 to a negative power is the kernel's error) and float
- * math on integers. */
+ * undefined).  Float math on integers and bool computes in float64 and
+ * converts back by the cast rules.  Refused, so those calls stay with the
+ * reference kernel: integer power (0 to a negative power is its error). */
 #include <math.h>
 #include <string.h>
 
@@ -408,8 +408,8 @@ static PrimExpr *fast_fn_of(LowerCx *L, UnKind k, PrimExpr *x, DType dt) {
   return fast_rational_of(L, x, FAST_ERF_CLAMP, fast_erf_p, FAST_ERF_NP, fast_erf_q, FAST_ERF_NQ);
 }
 
-/* The element of a unary op at idx, written so the TIR computes what the
- * reference kernel does (rsqrt as 1/sqrt, floor, ceil and trunc of
+/* A unary op of x (of dtype dt, the lane), written so the TIR computes what
+ * the reference kernel does (rsqrt as 1/sqrt, floor, ceil and trunc of
  * integers as identity, logical not of a number as x == 0). */
 static PrimExpr *unary_of(LowerCx *L, const LTensor *t, UnKind k, PrimExpr *x, DType dt) {
   if (un_intrinsic[k] >= 0) return lc_call(L, (PrimIntrinsic)un_intrinsic[k], x, NULL, NULL);
