@@ -79,8 +79,10 @@ int lc_nsize_vars(LowerCx *L);
 TirVar **lc_size_vars(LowerCx *L);
 
 /* Scalar expressions. */
-PrimExpr *lc_int(LowerCx *L, int64_t v);          /* int32 when it fits, else int64 */
-PrimExpr *lc_lit(LowerCx *L, DType dt, double v); /* a literal of dt (bool: 0/1) */
+PrimExpr *lc_int(LowerCx *L, int64_t v); /* int32 when it fits, else int64 */
+/* A literal of dt: a float rounded to dt, an integer converted by the cast
+ * rule (truncated, saturated, NaN as 0), bool 0/1. */
+PrimExpr *lc_lit(LowerCx *L, DType dt, double v);
 PrimExpr *lc_var(LowerCx *L, TirVar *v);
 PrimExpr *lc_bin(LowerCx *L, PrimBinOp op, PrimExpr *a, PrimExpr *b);
 PrimExpr *lc_call(LowerCx *L, PrimIntrinsic fn, PrimExpr *a, PrimExpr *b, PrimExpr *c);

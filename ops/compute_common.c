@@ -6,6 +6,7 @@
  * Invariants: everything is allocated in the given arena; names of loop
  * variables and buffers are unique within one context (a counter), so the
  * printed prim function reads back to the same function. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,18 @@ PrimExpr *lc_int(LowerCx *L, int64_t v) {
   return e;
 }
 
+/* v as an integer of dt by the kernels' cast rule: truncated toward 0,
+ * saturated at dt's range, NaN as 0 (the bits of a uint64 in an int64). */
+static int64_t int_of(DType dt, double v) {
+  bool u = dtype_class(dt) == 'u';
+  double lo = u ? 0 : (double)lc_int_min(dt);
+  double hi = dt == DT_UINT64 ? 18446744073709551616.0 : (double)lc_int_max(dt);
+  if (isnan(v)) return 0;
+  if (v <= lo) return lc_int_min(dt);
+  if (v >= hi) return lc_int_max(dt);
+  return u ? (int64_t)(uint64_t)v : (int64_t)v;
+}
+
 PrimExpr *lc_lit(LowerCx *L, DType dt, double v) {
   if (dtype_is_float(dt)) {
     PrimExpr *e = pe(L, PE_FLOAT, dt);
@@ -116,7 +129,7 @@ PrimExpr *lc_lit(LowerCx *L, DType dt, double v) {
     return e;
   }
   PrimExpr *e = pe(L, PE_INT, dt);
-  e->u.i = dt == DT_BOOL ? v != 0 : (int64_t)v;
+  e->u.i = dt == DT_BOOL ? v != 0 : int_of(dt, v);
   return e;
 }
 

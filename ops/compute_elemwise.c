@@ -327,23 +327,8 @@ static PrimExpr *relu_of(LowerCx *L, PrimExpr *x, DType dt) {
 }
 
 /* A clip bound as the kernel takes it: converted to the tensor's dtype dt
- * by the cast rules (floats rounded; integers truncated, saturated, NaN to
- * 0), then to the lane. */
-static PrimExpr *clip_bound(LowerCx *L, double v, DType dt) {
-  if (!dtype_is_int(dt)) return lane(L, lc_lit(L, dt, v));
-  bool u = dtype_class(dt) == 'u';
-  double lo = u ? 0 : (double)lc_int_min(dt);
-  double hi = dt == DT_UINT64 ? 18446744073709551616.0 : (double)lc_int_max(dt);
-  PrimExpr *e = lc_lit(L, dt, 0);
-  if (isnan(v)) return e;
-  if (v <= lo)
-    e->u.i = lc_int_min(dt);
-  else if (v >= hi)
-    e->u.i = lc_int_max(dt);
-  else
-    e->u.i = u ? (int64_t)(uint64_t)v : (int64_t)v;
-  return e;
-}
+ * by the cast rules (lc_lit), then to the lane. */
+static PrimExpr *clip_bound(LowerCx *L, double v, DType dt) { return lane(L, lc_lit(L, dt, v)); }
 
 static PrimExpr *clip_of(LowerCx *L, const LTensor *t, PrimExpr *x) {
   PrimExpr *lo = clip_bound(L, op_attr_float(t->call, "a_min"), t->in[0]->dtype);
