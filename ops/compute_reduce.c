@@ -587,7 +587,7 @@ static PrimExpr *flat_len(const LTensor *x) {
 static LTensor *scan(LowerCx *L, const Expr *call, LTensor **in, int nin, bool prod) {
   const Type *rt = lc_result_type(call);
   DType dt = rt->u.tensor.dtype;
-  if (nin != 1 || !lc_dtype_ok(in[0]->dtype) || !lc_dtype_ok(dt) || dt == DT_BOOL)
+  if (nin != 1 || !lc_elem_dtype_ok(in[0]->dtype) || !lc_elem_dtype_ok(dt) || dt == DT_BOOL)
     return lc_fail(L, "scan of this dtype");
   bool exclusive = op_attr_bool(call, "exclusive");
   const LTensor *x = in[0];

@@ -178,12 +178,15 @@ static LTensor *projection(Build *B, const Expr *a) {
 }
 
 /* Whether the call's operands and result have dtypes its rule may see:
- * any for elementwise, broadcast, injective and reduction ops; the
- * products, convolutions and other opaque ops keep to the dtypes their
- * rules were written for (lc_quant_dtype_ok) and leave the others to their
- * kernels. */
-static bool dtypes_fit(const OpDef *op, const Expr *c, LTensor **in, int n) {
-  if (op->pattern <= OPAT_COMM_REDUCE) return true;
+ * any for elementwise, broadcast, injective and reduction ops (the reduce
+ * family's scans too); the products, convolutions and other opaque ops
+ * keep to the dtypes their rules were written for (lc_quant_dtype_ok) and
+ * leave the others to their kernels. */
+static bool dtypes_fit(const Expr *c, LTensor **in, int n) {
+  int index = c->u.call.fn->u.op.index;
+  const char *family = ops_family(index);
+  if (ops_get(index)->pattern <= OPAT_COMM_REDUCE || (family && !strcmp(family, "reduce")))
+    return true;
   for (int i = 0; i < n; i++)
     if (!lc_quant_dtype_ok(in[i]->dtype)) return false;
   return c->ty->kind != TY_TENSOR || lc_quant_dtype_ok(c->ty->u.tensor.dtype);
@@ -216,7 +219,7 @@ static LTensor *lower_call(Build *B, const Expr *c) {
     if (!(in[n++] = a->kind == EX_PROJ ? projection(B, a) : operand(B, a)))
       return lc_fail(B->C, "unexpected operand");
   }
-  if (!dtypes_fit(op, c, in, n))
+  if (!dtypes_fit(c, in, n))
     return lc_fail(B->C, "%s of these dtypes stays with its kernel", c->u.call.fn->u.op.name);
   LTensor *r = rule(B->C, c, in, n);
   if (r && (r->nfields > 0) != (c->ty->kind == TY_TUPLE))
