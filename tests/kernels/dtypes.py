@@ -9,12 +9,12 @@ call lowers and runs compiled; without --exec it checks the reference
 kernels on the same values.  numpy is the reference:
 
 - integers wrap at their width (add, multiply and negative of the extremes,
-  the minimum divided by -1, sums and products of reductions); unsigned
+  the minimum divided by -1, sums and products of reductions and scans); unsigned
   dtypes divide, compare and shift as unsigned (the largest value is not -1);
 - shifts by a negative count or by at least the width give 0, or the sign
   fill for a right shift: numpy's definition (TVM leaves them undefined);
-- float16 computes in float32 and rounds each op's result to half, as numpy
-  does; the values include subnormals, the largest half (whose sum with
+- float16 computes in float32 and rounds each op's result to half (and each
+  step of a scan), as numpy does; the values include subnormals, the largest half (whose sum with
   itself overflows to inf), infinities, NaN and signed zeros;
 - float to integer casts truncate and saturate, NaN gives 0 (rly's rule
   where numpy leaves it to the CPU), so those references are computed here.
@@ -231,6 +231,18 @@ def dt_reduce_cases(op):
                        compiled=True)
 
 
+def dt_scan_cases(op):
+    """Running sums and products wrap (integers) or round each step to
+    half (float16), as numpy's cumsum(dtype=...) does."""
+    f = {"cumsum": np.cumsum, "cumprod": np.cumprod}[op]
+    for dt in NUMERIC:
+        a, b = dt_pairs(dt)
+        x = quiet(lambda: np.add(a, b)) if dt not in FLOATS else \
+            np.resize(np.array([0.1, 2049, -3.5, 1e-7, 7, -0.25, 65504], np.float64), (4, 7)).astype(dt)
+        for axis in (0, 1):
+            yield Case(op, "axis=%d" % axis, [x], [quiet(lambda: f(x, axis=axis, dtype=dt))], compiled=True)
+
+
 def dt_const_cases(op):
     """A rank-0 constant of every dtype as an operand (a literal in the call)."""
     for dt in ALL:
@@ -277,6 +289,8 @@ for _dt_op in ("add", "maximum"):
     dt_add_cases(_dt_op, dt_const_cases)
 for _dt_op in ("exp", "sqrt"):
     dt_add_cases(_dt_op, dt_float_math_int_cases)
+for _dt_op in ("cumsum", "cumprod"):
+    dt_add_cases(_dt_op, dt_scan_cases)
 dt_add_cases("cast", dt_cast_cases)
 dt_add_cases("cast_like", dt_cast_like_cases)
 dt_add_cases("reinterpret", dt_reinterpret_cases)
