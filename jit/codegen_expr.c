@@ -562,8 +562,18 @@ static const BuildBin float_arith[] = {[PB_ADD] = LLVMBuildFAdd,
 static const BuildBin int_arith[] = {
     [PB_ADD] = LLVMBuildAdd, [PB_SUB] = LLVMBuildSub, [PB_MUL] = LLVMBuildMul};
 
+/* float16 arithmetic: in float, which holds both operands exactly and is
+ * wide enough (24 >= 2 * 11 + 2 bits) that rounding its result to half
+ * gives the correctly rounded result, as the double the interpreter uses. */
+static CVal c_harith(Cg *c, PrimBinOp op, CVal a, CVal b) {
+  LLVMValueRef x = LLVMBuildFPTrunc(c->B, a.v, c->f32, "");
+  LLVMValueRef y = LLVMBuildFPTrunc(c->B, b.v, c->f32, "");
+  return (CVal){round_float_to_half(c, float_arith[op](c->B, x, y, "")), DT_FLOAT16};
+}
+
 static CVal c_farith(Cg *c, PrimBinOp op, CVal a, CVal b) {
   if (op > PB_MOD) abort();
+  if (a.dt == DT_FLOAT16 && native_half()) return c_harith(c, op, a, b);
   LLVMValueRef v = float_arith[op](c->B, a.v, b.v, "");
   if (op != PB_DIV && op != PB_MOD) contract(c, v, a.dt);
   if (a.dt == DT_FLOAT16) v = cg_round_half(c, v);
