@@ -234,6 +234,12 @@ static PrimExpr *binary_of(LowerCx *L, BinKind k, PrimExpr *a, PrimExpr *b, DTyp
       return fl ? floor_mod_of(L, a, b, dt) : int_floor_of(L, a, b, dt, true);
     case B_FLOORDIV:
       return fl ? floor_div_of(L, a, b, dt) : int_floor_of(L, a, b, dt, false);
+    case B_AND: /* of numbers: as truth values (NaN is true), 1 or 0 in the dtype */
+    case B_OR:
+    case B_XOR:
+      if (dt == DT_BOOL) return lc_bin(L, tir_binop(k), a, b);
+      return lc_cast(L, dt,
+                     lc_bin(L, tir_binop(k), lc_cast(L, DT_BOOL, a), lc_cast(L, DT_BOOL, b)));
     case B_TDIV: /* the quotient is rounded to the dtype, then truncated */
       if (!fl) return lc_bin(L, PB_DIV, a, b);
       return lc_call(L, PI_TRUNC, lane(L, lc_cast(L, store, lc_bin(L, PB_DIV, a, b))), NULL, NULL);
@@ -259,8 +265,8 @@ static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 }
 
 /* Whether a binary op can be lowered for dt (refusing leaves the op to its
- * kernel): power on floats only, division-like ops not on bool, logical
- * ops on bool, bitwise ops on integers or bool, shifts on integers. */
+ * kernel): power on floats only, division-like ops not on bool, bitwise
+ * ops on integers or bool, shifts on integers. */
 static bool binary_ok(LowerCx *L, BinKind k, DType dt) {
   bool fl = dtype_is_float(dt);
   switch (k) {
@@ -274,11 +280,6 @@ static bool binary_ok(LowerCx *L, BinKind k, DType dt) {
     case B_TDIV:
     case B_TMOD:
       if (dt == DT_BOOL) return lc_fail(L, "division of bool tensors"), false;
-      return true;
-    case B_AND:
-    case B_OR:
-    case B_XOR:
-      if (dt != DT_BOOL) return lc_fail(L, "logical ops on non-bool tensors"), false;
       return true;
     case B_BAND:
     case B_BOR:
