@@ -9,13 +9,15 @@ call lowers and runs compiled; without --exec it checks the reference
 kernels on the same values.  numpy is the reference:
 
 - integers wrap at their width (add, multiply and negative of the extremes,
-  the minimum divided by -1, sums and products of reductions and scans); unsigned
-  dtypes divide, compare and shift as unsigned (the largest value is not -1);
+  the minimum divided by -1, sums and products of reductions and scans);
+  unsigned dtypes divide, compare and shift as unsigned (the largest value
+  is not -1);
 - shifts by a negative count or by at least the width give 0, or the sign
   fill for a right shift: numpy's definition (TVM leaves them undefined);
 - float16 computes in float32 and rounds each op's result to half (and each
-  step of a scan), as numpy does; the values include subnormals, the largest half (whose sum with
-  itself overflows to inf), infinities, NaN and signed zeros;
+  step of a scan), as numpy does; the values include subnormals, the
+  largest half (whose sum with itself overflows to inf), infinities, NaN and
+  signed zeros;
 - float to integer casts truncate and saturate, NaN gives 0 (rly's rule
   where numpy leaves it to the CPU), so those references are computed here.
 
@@ -40,8 +42,8 @@ def dt_int_edges(dt, nonzero=False):
     return np.array([x for x in v if not (nonzero and x == 0)], dtype=dt)
 
 
-DT_HALF_EDGES = [0.0, -0.0, 1.0, -1.0, 65504.0, -65504.0, 2.0**-24, -(2.0**-24), 2.0**-14, 0.1, 3.5, -2.5,
-              1000.0, 2049.0, np.inf, -np.inf, np.nan]
+DT_HALF_EDGES = [0.0, -0.0, 1.0, -1.0, 65504.0, -65504.0, 2.0**-24, -(2.0**-24), 2.0**-14, 0.1, 3.5,
+                 -2.5, 1000.0, 2049.0, np.inf, -np.inf, np.nan]
 
 
 def dt_float_edges(dt):
@@ -62,8 +64,8 @@ def dt_pairs(dt, nonzero=False):
 
 
 DT_ARITH = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum,
-         "minimum": np.minimum, "floor_divide": np.floor_divide, "mod": np.fmod, "floor_mod": np.remainder,
-         "divide": None}
+            "minimum": np.minimum, "floor_divide": np.floor_divide, "mod": np.fmod,
+            "floor_mod": np.remainder, "divide": None}
 
 
 def dt_arith_cases(op):
