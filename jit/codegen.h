@@ -4,8 +4,9 @@
  * integers are iN of their width (two's complement wrap), float32 is
  * float, float64 double, and float16 is a double that always holds a value
  * already rounded to half (as the interpreter keeps it), converted to and
- * from binary16 bits only at loads and stores, through the host's
- * functions.  In memory bool is a byte and float16 16 bits.
+ * from binary16 bits only at loads and stores: by LLVM's half type when the
+ * CPU has F16C (inline conversions, which vectorize), else through the
+ * host's functions.  In memory bool is a byte and float16 16 bits.
  *
  * Ranges: each integer expression may have a symbolic range [lo, hi], two
  * linear forms over the size variables (which are >= 0 and, by jit_run's

@@ -299,17 +299,54 @@ static LLVMValueRef d2h_call(Cg *c, LLVMValueRef d) {
 
 LLVMValueRef cg_round_half(Cg *c, LLVMValueRef d) { return h2d_call(c, d2h_call(c, d)); }
 
+/* Whether the CPU converts between half and float itself (x86 F16C): then
+ * LLVM's half type carries float16 between memory and the double it lives
+ * in, and float32 results are rounded to half by fptrunc, all inline (so
+ * loops over float16 vectorize); else the host's functions do it.  Both
+ * round to nearest even, once. */
+static bool native_half(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
+
+/* binary16 bits (i16) as the double holding them, and back (d a value
+ * of half precision already, so both fptruncs are exact). */
+static LLVMValueRef half_bits_to_double(Cg *c, LLVMValueRef bits) {
+  LLVMValueRef h = LLVMBuildBitCast(c->B, bits, LLVMHalfTypeInContext(c->C), "");
+  return LLVMBuildFPExt(c->B, h, c->f64, "");
+}
+
+static LLVMValueRef double_to_half_bits(Cg *c, LLVMValueRef d) {
+  LLVMValueRef f = LLVMBuildFPTrunc(c->B, d, c->f32, "");
+  LLVMValueRef h = LLVMBuildFPTrunc(c->B, f, LLVMHalfTypeInContext(c->C), "");
+  return LLVMBuildBitCast(c->B, h, c->i16, "");
+}
+
+/* A float32 value rounded to half precision, as the double holding it. */
+static LLVMValueRef round_float_to_half(Cg *c, LLVMValueRef f) {
+  if (!native_half()) return cg_round_half(c, LLVMBuildFPExt(c->B, f, c->f64, ""));
+  LLVMValueRef h = LLVMBuildFPTrunc(c->B, f, LLVMHalfTypeInContext(c->C), "");
+  return LLVMBuildFPExt(c->B, h, c->f64, "");
+}
+
 LLVMValueRef cg_load_elem(Cg *c, LLVMValueRef p, DType t) {
   LLVMValueRef v = LLVMBuildLoad2(c->B, cg_mty(c, t), p, "");
   LLVMSetAlignment(v, (unsigned)cg_dtype_bits(t == DT_BOOL ? DT_UINT8 : t) / 8);
   if (t == DT_BOOL) return LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(c->i8, 0, 0), "");
+  if (t == DT_FLOAT16 && native_half()) return half_bits_to_double(c, v);
   if (t == DT_FLOAT16) return h2d_call(c, LLVMBuildZExt(c->B, v, c->i32, ""));
   return v;
 }
 
 void cg_store_elem(Cg *c, LLVMValueRef p, DType t, LLVMValueRef v) {
   if (t == DT_BOOL) v = LLVMBuildZExt(c->B, v, c->i8, "");
-  if (t == DT_FLOAT16) v = LLVMBuildTrunc(c->B, d2h_call(c, v), c->i16, "");
+  if (t == DT_FLOAT16)
+    v = native_half() ? double_to_half_bits(c, v)
+                      : LLVMBuildTrunc(c->B, d2h_call(c, v), c->i16, "");
   LLVMValueRef s = LLVMBuildStore(c->B, v, p);
   LLVMSetAlignment(s, (unsigned)cg_dtype_bits(t == DT_BOOL ? DT_UINT8 : t) / 8);
 }
@@ -431,10 +468,7 @@ static LLVMValueRef i2f(Cg *c, LLVMValueRef v, DType from, DType to) {
 }
 
 static LLVMValueRef f2f(Cg *c, LLVMValueRef v, DType from, DType to) {
-  if (to == DT_FLOAT16) {
-    if (from == DT_FLOAT32) v = LLVMBuildFPExt(c->B, v, c->f64, "");
-    return cg_round_half(c, v);
-  }
+  if (to == DT_FLOAT16) return from == DT_FLOAT32 ? round_float_to_half(c, v) : cg_round_half(c, v);
   if (to == DT_FLOAT32) return LLVMBuildFPTrunc(c->B, v, c->f32, ""); /* from f64 or f16 (exact) */
   return from == DT_FLOAT32 ? LLVMBuildFPExt(c->B, v, c->f64, "") : v;
 }
@@ -488,6 +522,8 @@ static CVal c_bitcast(Cg *c, const PrimExpr *e) {
     return cg_fail(c, "@%s: reinterpret between types of different sizes", c->f->name), NONE;
   DType to = e->u.cast.to;
   /* float16 lives in a double in registers: its bits come from rly_rt_d2h */
+  if (x.dt == DT_FLOAT16 && native_half()) return (CVal){double_to_half_bits(c, x.v), to};
+  if (to == DT_FLOAT16 && native_half()) return (CVal){half_bits_to_double(c, x.v), to};
   if (x.dt == DT_FLOAT16)
     return (CVal){LLVMBuildTrunc(c->B, d2h_call(c, x.v), cg_lty(c, to), ""), to};
   if (to == DT_FLOAT16) return (CVal){h2d_call(c, LLVMBuildZExt(c->B, x.v, c->i32, "")), to};
@@ -542,8 +578,18 @@ static const BuildBin float_arith[] = {[PB_ADD] = LLVMBuildFAdd,
 static const BuildBin int_arith[] = {
     [PB_ADD] = LLVMBuildAdd, [PB_SUB] = LLVMBuildSub, [PB_MUL] = LLVMBuildMul};
 
+/* float16 arithmetic: in float, which holds both operands exactly and is
+ * wide enough (24 >= 2 * 11 + 2 bits) that rounding its result to half
+ * gives the correctly rounded result, as the double the interpreter uses. */
+static CVal c_harith(Cg *c, PrimBinOp op, CVal a, CVal b) {
+  LLVMValueRef x = LLVMBuildFPTrunc(c->B, a.v, c->f32, "");
+  LLVMValueRef y = LLVMBuildFPTrunc(c->B, b.v, c->f32, "");
+  return (CVal){round_float_to_half(c, float_arith[op](c->B, x, y, "")), DT_FLOAT16};
+}
+
 static CVal c_farith(Cg *c, PrimBinOp op, CVal a, CVal b) {
   if (op > PB_MOD) abort();
+  if (a.dt == DT_FLOAT16 && native_half()) return c_harith(c, op, a, b);
   LLVMValueRef v = float_arith[op](c->B, a.v, b.v, "");
   if (op != PB_DIV && op != PB_MOD) contract(c, v, a.dt);
   if (a.dt == DT_FLOAT16) v = cg_round_half(c, v);
@@ -739,7 +785,7 @@ static LLVMValueRef math1(Cg *c, PrimIntrinsic fn, CVal x) {
   LLVMValueRef v = x.dt == DT_FLOAT16 ? LLVMBuildFPTrunc(c->B, x.v, c->f32, "") : x.v;
   const char *lib = libm_name(fn, d);
   LLVMValueRef r = lib ? libm(c, lib, t, &v, 1) : math1_inline(c, fn, t, v, d);
-  if (x.dt == DT_FLOAT16) r = cg_round_half(c, LLVMBuildFPExt(c->B, r, c->f64, ""));
+  if (x.dt == DT_FLOAT16) r = round_float_to_half(c, r);
   return r;
 }
 
@@ -752,7 +798,7 @@ static LLVMValueRef powv(Cg *c, CVal x, CVal y) {
   if (x.dt == DT_FLOAT16)
     a[0] = LLVMBuildFPTrunc(c->B, x.v, c->f32, ""), a[1] = LLVMBuildFPTrunc(c->B, y.v, c->f32, "");
   LLVMValueRef r = libm(c, "powf", c->f32, a, 2);
-  return x.dt == DT_FLOAT16 ? cg_round_half(c, LLVMBuildFPExt(c->B, r, c->f64, "")) : r;
+  return x.dt == DT_FLOAT16 ? round_float_to_half(c, r) : r;
 }
 
 /* The bitwise intrinsics on integers (bool: i1).  A shift count outside

@@ -79,8 +79,10 @@ int lc_nsize_vars(LowerCx *L);
 TirVar **lc_size_vars(LowerCx *L);
 
 /* Scalar expressions. */
-PrimExpr *lc_int(LowerCx *L, int64_t v);          /* int32 when it fits, else int64 */
-PrimExpr *lc_lit(LowerCx *L, DType dt, double v); /* a literal of dt (bool: 0/1) */
+PrimExpr *lc_int(LowerCx *L, int64_t v); /* int32 when it fits, else int64 */
+/* A literal of dt: a float rounded to dt, an integer converted by the cast
+ * rule (truncated, saturated, NaN as 0), bool 0/1. */
+PrimExpr *lc_lit(LowerCx *L, DType dt, double v);
 PrimExpr *lc_var(LowerCx *L, TirVar *v);
 PrimExpr *lc_bin(LowerCx *L, PrimBinOp op, PrimExpr *a, PrimExpr *b);
 PrimExpr *lc_call(LowerCx *L, PrimIntrinsic fn, PrimExpr *a, PrimExpr *b, PrimExpr *c);
@@ -90,6 +92,9 @@ PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *e);
 /* reinterpret[to](e): e's bits as a number of the same size. */
 PrimExpr *lc_bitcast(LowerCx *L, DType to, PrimExpr *e);
 PrimExpr *lc_neg(LowerCx *L, PrimExpr *e);
+/* max (or min) as the kernels define it (kernel_fmax): NaN wins, and on
+ * floats -0 is below +0 (TIR's max/min keep either zero of a tie). */
+PrimExpr *lc_extreme(LowerCx *L, PrimExpr *a, PrimExpr *b, bool max);
 /* fast_expf (ops/fast_math.h) of a float32 expression, as TIR. */
 PrimExpr *lc_fast_exp(LowerCx *L, PrimExpr *x);
 PrimExpr *lc_not(LowerCx *L, PrimExpr *e);
@@ -138,13 +143,27 @@ bool lc_broadcast(LowerCx *L, LTensor **in, int nin, int *ndim, PrimExpr **shape
 /* Writes t into dst with the elementwise schedule (outer loop parallel,
  * inner vectorized). */
 void lc_materialize(LowerCx *L, const LTensor *t, Buffer *dst);
-/* The dtypes the rules handle (float32/64, int32/64, bool). */
+/* The dtypes the arithmetic-heavy rules handle (float32/64, int32/64,
+ * bool): products, convolutions, pools, normalizations, images. */
 bool lc_dtype_ok(DType dt);
-/* The dtypes a prim function's buffers may have: lc_dtype_ok's and the
- * quantized int8, uint8 and int16, which the integer products and the qnn
- * rules read and write (other rules still refuse them through
- * lc_dtype_ok). */
+/* The dtypes the elementwise, broadcast, injective and reduction rules
+ * handle: every dtype.  Unsigned integers compute with unsigned semantics,
+ * narrow integers wrap in their width, and float16 computes in float32
+ * (lc_lane_dtype), rounded to half at each op's result, as the reference
+ * kernels compute it. */
+bool lc_elem_dtype_ok(DType dt);
+/* The dtype an elementwise op computes in for operands of dt: float32 for
+ * float16, dt itself otherwise (the kernels' compute lanes). */
+DType lc_lane_dtype(DType dt);
+/* The dtypes a prim function's buffers may have: every dtype. */
 bool lc_buffer_dtype_ok(DType dt);
+/* The dtypes the integer products and the qnn rules read and write:
+ * lc_dtype_ok's and the quantized int8, uint8 and int16. */
+bool lc_quant_dtype_ok(DType dt);
+/* The smallest and largest value of an integer dtype (as int64 bits:
+ * uint64's largest is -1), the initial values of max/min reductions. */
+int64_t lc_int_min(DType dt);
+int64_t lc_int_max(DType dt);
 /* The call's result type (a tensor type). */
 const Type *lc_result_type(const Expr *call);
 

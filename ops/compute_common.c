@@ -6,6 +6,7 @@
  * Invariants: everything is allocated in the given arena; names of loop
  * variables and buffers are unique within one context (a counter), so the
  * printed prim function reads back to the same function. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,18 @@ PrimExpr *lc_int(LowerCx *L, int64_t v) {
   return e;
 }
 
+/* v as an integer of dt by the kernels' cast rule: truncated toward 0,
+ * saturated at dt's range, NaN as 0 (the bits of a uint64 in an int64). */
+static int64_t int_of(DType dt, double v) {
+  bool u = dtype_class(dt) == 'u';
+  double lo = u ? 0 : (double)lc_int_min(dt);
+  double hi = dt == DT_UINT64 ? 18446744073709551616.0 : (double)lc_int_max(dt);
+  if (isnan(v)) return 0;
+  if (v <= lo) return lc_int_min(dt);
+  if (v >= hi) return lc_int_max(dt);
+  return u ? (int64_t)(uint64_t)v : (int64_t)v;
+}
+
 PrimExpr *lc_lit(LowerCx *L, DType dt, double v) {
   if (dtype_is_float(dt)) {
     PrimExpr *e = pe(L, PE_FLOAT, dt);
@@ -116,7 +129,7 @@ PrimExpr *lc_lit(LowerCx *L, DType dt, double v) {
     return e;
   }
   PrimExpr *e = pe(L, PE_INT, dt);
-  e->u.i = dt == DT_BOOL ? v != 0 : (int64_t)v;
+  e->u.i = dt == DT_BOOL ? v != 0 : int_of(dt, v);
   return e;
 }
 
@@ -185,6 +198,17 @@ PrimExpr *lc_cast(LowerCx *L, DType to, PrimExpr *x) {
   PrimExpr *e = pe(L, PE_CAST, to);
   e->u.cast.to = to, e->u.cast.value = x;
   return e;
+}
+
+/* A tie of equal zeros: a + b is the larger (+0 unless both are -0),
+ * -(-a - b) the smaller. */
+PrimExpr *lc_extreme(LowerCx *L, PrimExpr *a, PrimExpr *b, bool max) {
+  PrimExpr *m = lc_call(L, max ? PI_MAX : PI_MIN, a, b, NULL);
+  if (!dtype_is_float(a->dtype)) return m;
+  PrimExpr *zeros = max ? lc_bin(L, PB_ADD, a, b) : lc_neg(L, lc_bin(L, PB_SUB, lc_neg(L, a), b));
+  PrimExpr *is_zero = lc_bin(L, PB_EQ, a, lc_lit(L, a->dtype, 0));
+  PrimExpr *tie = lc_call(L, PI_SELECT, is_zero, zeros, a);
+  return lc_call(L, PI_SELECT, lc_bin(L, PB_EQ, a, b), tie, m);
 }
 
 PrimExpr *lc_bitcast(LowerCx *L, DType to, PrimExpr *x) {
@@ -476,8 +500,27 @@ bool lc_dtype_ok(DType dt) {
   return dt == DT_FLOAT32 || dt == DT_FLOAT64 || dt == DT_INT32 || dt == DT_INT64 || dt == DT_BOOL;
 }
 
-bool lc_buffer_dtype_ok(DType dt) {
+bool lc_elem_dtype_ok(DType dt) { return dt >= 0 && dt < DT_COUNT; }
+
+DType lc_lane_dtype(DType dt) { return dt == DT_FLOAT16 ? DT_FLOAT32 : dt; }
+
+bool lc_buffer_dtype_ok(DType dt) { return lc_elem_dtype_ok(dt); }
+
+bool lc_quant_dtype_ok(DType dt) {
   return lc_dtype_ok(dt) || dt == DT_INT8 || dt == DT_UINT8 || dt == DT_INT16;
+}
+
+int64_t lc_int_min(DType dt) {
+  if (dtype_class(dt) == 'u' || dt == DT_BOOL) return 0;
+  return dt == DT_INT64 ? INT64_MIN : -((int64_t)1 << (dtype_bytes(dt) * 8 - 1));
+}
+
+int64_t lc_int_max(DType dt) {
+  if (dt == DT_BOOL) return 1;
+  if (dt == DT_UINT64) return -1;
+  if (dt == DT_INT64) return INT64_MAX;
+  int bits = dtype_bytes(dt) * 8 - (dtype_class(dt) == 'i');
+  return ((int64_t)1 << bits) - 1;
 }
 
 const Type *lc_result_type(const Expr *call) { return call->ty; }

@@ -522,7 +522,8 @@ static void conv2d_general(LowerCx *L, const Conv *c, Buffer *out) {
  * wrapping 64-bit sum narrowed to out_dtype.  DT_INVALID: neither. */
 static DType conv_dtypes(const LTensor *x, const LTensor *w, const Type *ty, DType *acc) {
   DType dt = x->dtype, out = ty->u.tensor.dtype;
-  if (dtype_is_int(dt) && dtype_is_int(w->dtype) && dtype_is_int(out) && lc_buffer_dtype_ok(out))
+  if (dtype_is_int(dt) && dtype_is_int(w->dtype) && dtype_is_int(out) && lc_quant_dtype_ok(dt) &&
+      lc_quant_dtype_ok(w->dtype) && lc_quant_dtype_ok(out))
     return *acc = out;
   if (!dtype_is_float(dt) || !lc_dtype_ok(dt) || w->dtype != dt) return DT_INVALID;
   *acc = DT_FLOAT64;

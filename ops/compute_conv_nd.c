@@ -104,7 +104,7 @@ static bool nd_attrs(LowerCx *L, const Expr *call, ConvNd *c) {
  * sums in the result's dtype.  False when neither (float16, mixed). */
 static bool nd_dtypes(const LTensor *x, const LTensor *w, DType out, DType *acc) {
   if (dtype_is_int(x->dtype) && dtype_is_int(w->dtype) && dtype_is_int(out) &&
-      lc_buffer_dtype_ok(x->dtype) && lc_buffer_dtype_ok(w->dtype) && lc_buffer_dtype_ok(out))
+      lc_quant_dtype_ok(x->dtype) && lc_quant_dtype_ok(w->dtype) && lc_quant_dtype_ok(out))
     return *acc = out, true;
   if (!dtype_is_float(out) || !lc_dtype_ok(out) || x->dtype != w->dtype || !lc_dtype_ok(x->dtype))
     return false;

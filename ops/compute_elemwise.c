@@ -13,10 +13,19 @@
  * are TVM's float32 approximations (ops/fast_math.h: the same float32
  * operations in the same order as the kernels), exp, tanh and erf on
  * float64; floor_divide is numpy's divmod quotient and round is nearbyint
- * (ties to even), as the kernels compute them.  Cases the TIR cannot
- * express exactly (integer division and remainders, whose zero divisors
- * the kernels report, float math on integers, float16) are refused, so
- * those calls stay with the reference kernels. */
+ * (ties to even), as the kernels compute them.
+ *
+ * Every dtype lowers.  float16 operands compute in float32 and each op's
+ * result is rounded to half (lc_lane_dtype), as the kernels' float lane
+ * does; unsigned integers use unsigned division, comparisons and shifts;
+ * narrow integers wrap in their width (the kernels' 64-bit result
+ * narrowed).  Integer divide/mod truncate, floor_divide/floor_mod floor
+ * (a zero divisor is a run-time error of the kernel, the minimum over -1
+ * wraps).  Shifts by a negative count or at least the width give 0 (left)
+ * or the sign fill (right), as numpy defines them (TVM leaves them
+ * undefined).  Float math on integers and bool computes in float64 and
+ * converts back by the cast rules.  Refused, so those calls stay with the
+ * reference kernel: integer power (0 to a negative power is its error). */
 #include <math.h>
 #include <string.h>
 
@@ -119,9 +128,9 @@ static DType result_dtype(const Expr *call) { return lc_result_type(call)->u.ten
 
 static bool operands_ok(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   for (int i = 0; i < nin; i++)
-    if (!lc_dtype_ok(in[i]->dtype))
+    if (!lc_elem_dtype_ok(in[i]->dtype))
       return lc_fail(L, "%s on %s", call->u.call.fn->u.op.name, dtype_name(in[i]->dtype)), false;
-  return lc_dtype_ok(result_dtype(call)) ||
+  return lc_elem_dtype_ok(result_dtype(call)) ||
          (lc_fail(L, "%s giving %s", call->u.call.fn->u.op.name, dtype_name(result_dtype(call))),
           false);
 }
@@ -129,6 +138,9 @@ static bool operands_ok(LowerCx *L, const Expr *call, LTensor **in, int nin) {
 static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
   return lc_call(L, PI_SELECT, c, a, b);
 }
+
+/* x in the dtype its op computes in (float16: float32). */
+static PrimExpr *lane(LowerCx *L, PrimExpr *x) { return lc_cast(L, lc_lane_dtype(x->dtype), x); }
 
 /* ───────────────────────────── binary ───────────────────────────── */
 
@@ -159,6 +171,19 @@ static PrimExpr *floor_div_of(LowerCx *L, PrimExpr *a, PrimExpr *b, DType dt) {
                               sel(L, lc_bin(L, PB_GT, q, zero), zero, q));
   PrimExpr *r = sel(L, lc_bin(L, PB_NE, div, zero), fl, signed_zero);
   return sel(L, lc_bin(L, PB_EQ, b, zero), q, r);
+}
+
+/* Integer floor division and remainder as the kernels compute them: the
+ * truncated quotient less one, or the remainder plus y, when the remainder
+ * is nonzero and x and y differ in sign (unsigned: the truncated ones). */
+static PrimExpr *int_floor_of(LowerCx *L, PrimExpr *a, PrimExpr *b, DType dt, bool mod) {
+  PrimExpr *q = lc_bin(L, PB_DIV, a, b), *r = lc_bin(L, PB_MOD, a, b);
+  if (dtype_class(dt) == 'u') return mod ? r : q;
+  PrimExpr *zero = lc_lit(L, dt, 0);
+  PrimExpr *moves = lc_bin(L, PB_AND, lc_bin(L, PB_NE, r, zero),
+                           lc_bin(L, PB_NE, lc_bin(L, PB_LT, a, zero), lc_bin(L, PB_LT, b, zero)));
+  if (mod) return sel(L, moves, lc_bin(L, PB_ADD, r, b), r);
+  return sel(L, moves, lc_bin(L, PB_SUB, q, lc_lit(L, dt, 1)), q);
 }
 
 /* The TIR operator of the kinds that are one. */
@@ -195,22 +220,29 @@ static PrimBinOp tir_binop(BinKind k) {
   }
 }
 
-static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
-  PrimExpr *a = lc_bcast_at(L, t->in[0], t->ndim, (PrimExpr **)t->shape, idx);
-  PrimExpr *b = lc_bcast_at(L, t->in[1], t->ndim, (PrimExpr **)t->shape, idx);
-  switch ((BinKind)t->aux[0]) {
+/* The element of a binary op in its lane dtype dt (a and b are of dt) on
+ * operands of dtype `store`. */
+static PrimExpr *binary_of(LowerCx *L, BinKind k, PrimExpr *a, PrimExpr *b, DType dt, DType store) {
+  bool fl = dtype_is_float(dt);
+  switch (k) {
     case B_POW:
       return lc_call(L, PI_POW, a, b, NULL);
     case B_MAX:
-      return lc_call(L, PI_MAX, a, b, NULL);
     case B_MIN:
-      return lc_call(L, PI_MIN, a, b, NULL);
+      return lc_extreme(L, a, b, k == B_MAX);
     case B_FLOORMOD:
-      return floor_mod_of(L, a, b, t->in[0]->dtype);
+      return fl ? floor_mod_of(L, a, b, dt) : int_floor_of(L, a, b, dt, true);
     case B_FLOORDIV:
-      return floor_div_of(L, a, b, t->in[0]->dtype);
-    case B_TDIV:
-      return lc_call(L, PI_TRUNC, lc_bin(L, PB_DIV, a, b), NULL, NULL);
+      return fl ? floor_div_of(L, a, b, dt) : int_floor_of(L, a, b, dt, false);
+    case B_AND: /* of numbers: as truth values (NaN is true), 1 or 0 in the dtype */
+    case B_OR:
+    case B_XOR:
+      if (dt == DT_BOOL) return lc_bin(L, tir_binop(k), a, b);
+      return lc_cast(L, dt,
+                     lc_bin(L, tir_binop(k), lc_cast(L, DT_BOOL, a), lc_cast(L, DT_BOOL, b)));
+    case B_TDIV: /* the quotient is rounded to the dtype, then truncated */
+      if (!fl) return lc_bin(L, PB_DIV, a, b);
+      return lc_call(L, PI_TRUNC, lane(L, lc_cast(L, store, lc_bin(L, PB_DIV, a, b))), NULL, NULL);
     case B_BAND:
       return lc_call(L, PI_BITAND, a, b, NULL);
     case B_BOR:
@@ -222,30 +254,32 @@ static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
     case B_SHR:
       return lc_call(L, PI_SHR, a, b, NULL);
     default:
-      return lc_bin(L, tir_binop((BinKind)t->aux[0]), a, b);
+      return lc_bin(L, tir_binop(k), a, b);
   }
 }
 
+static PrimExpr *at_binary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  PrimExpr *a = lane(L, lc_bcast_at(L, t->in[0], t->ndim, (PrimExpr **)t->shape, idx));
+  PrimExpr *b = lane(L, lc_bcast_at(L, t->in[1], t->ndim, (PrimExpr **)t->shape, idx));
+  return lc_cast(L, t->dtype, binary_of(L, (BinKind)t->aux[0], a, b, a->dtype, t->in[0]->dtype));
+}
+
 /* Whether a binary op can be lowered for dt (refusing leaves the op to its
- * kernel): division-like ops on floats only, logical ops on bool, bitwise
+ * kernel): power on floats only, division-like ops not on bool, bitwise
  * ops on integers or bool, shifts on integers. */
 static bool binary_ok(LowerCx *L, BinKind k, DType dt) {
   bool fl = dtype_is_float(dt);
   switch (k) {
+    case B_POW:
+      if (!fl) return lc_fail(L, "integer power stays with the reference kernel"), false;
+      return true;
     case B_DIV:
     case B_MOD:
-    case B_POW:
     case B_FLOORMOD:
     case B_FLOORDIV:
     case B_TDIV:
     case B_TMOD:
-      if (!fl)
-        return lc_fail(L, "integer division and power stay with the reference kernels"), false;
-      return true;
-    case B_AND:
-    case B_OR:
-    case B_XOR:
-      if (dt != DT_BOOL) return lc_fail(L, "logical ops on non-bool tensors"), false;
+      if (dt == DT_BOOL) return lc_fail(L, "division of bool tensors"), false;
       return true;
     case B_BAND:
     case B_BOR:
@@ -293,9 +327,13 @@ static PrimExpr *relu_of(LowerCx *L, PrimExpr *x, DType dt) {
   return sel(L, lc_bin(L, PB_LE, x, zero), zero, x);
 }
 
-static PrimExpr *clip_of(LowerCx *L, const LTensor *t, PrimExpr *x, DType dt) {
-  PrimExpr *lo = lc_lit(L, dt, op_attr_float(t->call, "a_min"));
-  PrimExpr *hi = lc_lit(L, dt, op_attr_float(t->call, "a_max"));
+/* A clip bound as the kernel takes it: converted to the tensor's dtype dt
+ * by the cast rules (lc_lit), then to the lane. */
+static PrimExpr *clip_bound(LowerCx *L, double v, DType dt) { return lane(L, lc_lit(L, dt, v)); }
+
+static PrimExpr *clip_of(LowerCx *L, const LTensor *t, PrimExpr *x) {
+  PrimExpr *lo = clip_bound(L, op_attr_float(t->call, "a_min"), t->in[0]->dtype);
+  PrimExpr *hi = clip_bound(L, op_attr_float(t->call, "a_max"), t->in[0]->dtype);
   return sel(L, lc_bin(L, PB_LT, x, lo), lo, sel(L, lc_bin(L, PB_GT, x, hi), hi, x));
 }
 
@@ -356,13 +394,10 @@ static PrimExpr *fast_fn_of(LowerCx *L, UnKind k, PrimExpr *x, DType dt) {
   return fast_rational_of(L, x, FAST_ERF_CLAMP, fast_erf_p, FAST_ERF_NP, fast_erf_q, FAST_ERF_NQ);
 }
 
-/* The element of a unary op at idx, written so the TIR computes what the
- * reference kernel does (rsqrt as 1/sqrt, floor, ceil and trunc of
+/* A unary op of x (of dtype dt, the lane), written so the TIR computes what
+ * the reference kernel does (rsqrt as 1/sqrt, floor, ceil and trunc of
  * integers as identity, logical not of a number as x == 0). */
-static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
-  PrimExpr *x = lc_at(L, t->in[0], idx);
-  DType dt = t->in[0]->dtype;
-  UnKind k = (UnKind)t->aux[0];
+static PrimExpr *unary_of(LowerCx *L, const LTensor *t, UnKind k, PrimExpr *x, DType dt) {
   if (un_intrinsic[k] >= 0) return lc_call(L, (PrimIntrinsic)un_intrinsic[k], x, NULL, NULL);
   switch (k) {
     case U_NEG:
@@ -398,7 +433,7 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
       return sel(L, lc_bin(L, PB_GT, x, lc_lit(L, dt, 0)), x, lc_bin(L, PB_MUL, alpha, x));
     }
     case U_CLIP:
-      return clip_of(L, t, x, dt);
+      return clip_of(L, t, x);
     case U_CAST:
       return lc_cast(L, t->dtype, x);
     case U_FEXP:
@@ -410,14 +445,30 @@ static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   }
 }
 
-/* Whether a unary op can be lowered for dt: float math needs a float dtype,
- * arithmetic refuses bool, bitwise_not refuses floats; refusing leaves
- * the op to the interpreter. */
+/* The kinds the kernels compute in float64 on integer and bool operands. */
+static bool float_math(UnKind k) {
+  return un_intrinsic[k] >= 0 || k == U_RSQRT || k == U_FEXP || k == U_FTANH || k == U_FERF;
+}
+
+/* The element of a unary op at idx: computed in the operand's lane dtype
+ * and converted to the result's (a cast and a copy convert only once). */
+static PrimExpr *at_unary(LowerCx *L, const LTensor *t, PrimExpr **idx) {
+  PrimExpr *x = lc_at(L, t->in[0], idx);
+  UnKind k = (UnKind)t->aux[0];
+  if (k == U_CAST || k == U_COPY) return lc_cast(L, t->dtype, x);
+  x = float_math(k) && !dtype_is_float(x->dtype) ? lc_cast(L, DT_FLOAT64, x) : lane(L, x);
+  return lc_cast(L, t->dtype, unary_of(L, t, k, x, x->dtype));
+}
+
+/* Whether a unary op can be lowered for dt: leaky_relu needs a float
+ * dtype, arithmetic refuses bool, bitwise_not refuses floats; refusing
+ * leaves the op to the interpreter.  (Float math on integers and bool
+ * computes in float64, as the kernels do.) */
 static bool unary_ok(LowerCx *L, UnKind k, DType dt) {
   bool fl = dtype_is_float(dt);
-  if (un_intrinsic[k] >= 0 || k == U_RSQRT || k == U_LEAKY || k == U_FEXP || k == U_FTANH ||
-      k == U_FERF) {
-    if (!fl) return lc_fail(L, "float math on %s", dtype_name(dt)), false;
+  if (float_math(k)) return true;
+  if (k == U_LEAKY) {
+    if (!fl) return lc_fail(L, "leaky_relu of %s", dtype_name(dt)), false;
     return true;
   }
   switch (k) {
@@ -470,7 +521,9 @@ LTensor *compute_where(LowerCx *L, const Expr *call, LTensor **in, int nin) {
 
 static PrimExpr *at_bias_add(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *j = idx[t->aux[0]];
-  return lc_bin(L, PB_ADD, lc_at(L, t->in[0], idx), lc_at(L, t->in[1], &j));
+  PrimExpr *sum =
+      lc_bin(L, PB_ADD, lane(L, lc_at(L, t->in[0], idx)), lane(L, lc_at(L, t->in[1], &j)));
+  return lc_cast(L, t->dtype, sum);
 }
 
 LTensor *compute_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {

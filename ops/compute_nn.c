@@ -460,8 +460,8 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
  * in any order. */
 static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
   DType a = m->a->dtype, out = lc_result_type(call)->u.tensor.dtype;
-  if (dtype_is_int(a) && dtype_is_int(m->b->dtype) && dtype_is_int(out) &&
-      lc_buffer_dtype_ok(out)) {
+  if (dtype_is_int(a) && dtype_is_int(m->b->dtype) && dtype_is_int(out) && lc_quant_dtype_ok(a) &&
+      lc_quant_dtype_ok(m->b->dtype) && lc_quant_dtype_ok(out)) {
     m->dt = m->acc = out;
     return true;
   }

@@ -60,8 +60,10 @@ static bool result_shape(LowerCx *L, const Expr *call, LTensor **in, int nin, Pr
   return true;
 }
 
+/* The rules here move elements (any dtype); linear upsampling and dilate,
+ * which compute values, check their dtypes themselves. */
 static bool operand_ok(LowerCx *L, const Expr *call, const LTensor *x) {
-  if (lc_dtype_ok(x->dtype)) return true;
+  if (lc_elem_dtype_ok(x->dtype)) return true;
   lc_fail(L, "%s on %s", call->u.call.fn->u.op.name, dtype_name(x->dtype));
   return false;
 }
@@ -140,7 +142,7 @@ static LTensor *pad_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, in
   for (int i = 0; i < n; i++) need[i] = pw[i][0] || pw[i][1];
   /* an empty input padded with a constant has no element to read */
   if (!sized_axes(L, call, in[0], need)) return NULL;
-  if (mode == PAD_CONSTANT && (nin != 2 || in[1]->ndim != 0 || !lc_dtype_ok(in[1]->dtype)))
+  if (mode == PAD_CONSTANT && (nin != 2 || in[1]->ndim != 0 || !lc_elem_dtype_ok(in[1]->dtype)))
     return lc_fail(L, "nn.pad: the pad value");
   LTensor *t = inline_result(L, call, in, nin, at_pad);
   if (t) t->aux[0] = mode;
@@ -284,6 +286,8 @@ static PrimExpr *at_up(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 static LTensor *up_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int S) {
   Up u;
   if (!up_attrs(L, call, S, &u)) return NULL;
+  if (u.method != UP_NEAREST && !lc_dtype_ok(in[0]->dtype))
+    return lc_fail(L, "linear upsampling of %s", dtype_name(in[0]->dtype));
   bool need[TENSOR_MAX_RANK] = {0};
   for (int i = 0; i < S; i++) need[u.pos[2 + i]] = true;
   if (!sized_axes(L, call, in[0], need)) return NULL;
@@ -448,5 +452,6 @@ LTensor *compute_dilate(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t s[TENSOR_MAX_RANK];
   if (op_attr_ints(call, "strides", s, TENSOR_MAX_RANK) != in[0]->ndim)
     return lc_fail(L, "nn.dilate: strides");
+  if (!lc_dtype_ok(in[0]->dtype)) return lc_fail(L, "nn.dilate of %s", dtype_name(in[0]->dtype));
   return inline_result(L, call, in, nin, at_dilate);
 }

@@ -34,14 +34,6 @@ static PrimExpr *lowest(LowerCx *L, DType dt) {
   return e;
 }
 
-/* max as the kernels define it: NaN wins, +0 over -0. */
-static PrimExpr *fmax_(LowerCx *L, PrimExpr *a, PrimExpr *b) {
-  PrimExpr *m = lc_call(L, PI_MAX, a, b, NULL);
-  if (!dtype_is_float(a->dtype)) return m;
-  PrimExpr *zero = lc_bin(L, PB_EQ, a, lc_lit(L, a->dtype, 0));
-  return sel(L, lc_bin(L, PB_EQ, a, b), sel(L, zero, add(L, a, b), a), m);
-}
-
 typedef struct PoolRule {
   int S;
   int pos[NN_MAX_SPATIAL]; /* the pooled axes */
@@ -60,7 +52,7 @@ static void tap(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr **ix, 
   PrimExpr *n0 = lc_load(L, p->cnt, 1, &i0), *n1 = lc_load(L, p->cnt, 1, &i1);
   lc_open(L);
   lc_store(L, p->acc, 1, &i1, lc_cast(L, p->at, lc_at(L, x, ix)));
-  lc_store(L, p->acc, 1, &i0, p->is_max ? fmax_(L, val, v) : add(L, val, v));
+  lc_store(L, p->acc, 1, &i0, p->is_max ? lc_extreme(L, val, v, true) : add(L, val, v));
   lc_store(L, p->cnt, 1, &i0, add(L, n0, lc_lit(L, DT_INT64, 1)));
   lc_if(L, valid, lc_close(L));
   if (!p->include_pad) return;
@@ -160,7 +152,7 @@ static void pool_lanes(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, P
   PrimExpr *cur = lc_load(L, acc, 1, &l2i);
   lc_open(L); /* if valid */
   lc_open(L);
-  lc_store(L, acc, 1, &l2i, p->is_max ? fmax_(L, cur, v) : add(L, cur, v));
+  lc_store(L, acc, 1, &l2i, p->is_max ? lc_extreme(L, cur, v, true) : add(L, cur, v));
   lc_for(L, LOOP_VECTORIZED, l2, len, lc_close(L));
   PrimExpr *n0 = lc_load(L, p->cnt, 1, &i0), *n1 = lc_load(L, p->cnt, 1, &i1);
   lc_store(L, p->cnt, 1, &i0, add(L, n0, lc_lit(L, DT_INT64, 1)));
@@ -283,7 +275,7 @@ static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin,
   lc_open(L);
   lc_open(L);
   PrimExpr *xv = lc_cast(L, at, lc_at(L, x, idx));
-  lc_store(L, acc, 1, &i0, is_max ? fmax_(L, val, xv) : add(L, val, xv));
+  lc_store(L, acc, 1, &i0, is_max ? lc_extreme(L, val, xv, true) : add(L, val, xv));
   lc_store(L, acc, 1, &i1, lc_lit(L, at, 1));
   lc_for(L, LOOP_RANGE, v[pos[1]], x->shape[pos[1]], lc_close(L));
   lc_for(L, LOOP_RANGE, v[pos[0]], x->shape[pos[0]], lc_close(L));
@@ -357,7 +349,7 @@ static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int ni
     lc_open(L);
   }
   PrimExpr *xv = lc_cast(L, at, lc_at(L, x, ix));
-  lc_store(L, acc, 1, &i0, is_max ? fmax_(L, val, xv) : add(L, val, xv));
+  lc_store(L, acc, 1, &i0, is_max ? lc_extreme(L, val, xv, true) : add(L, val, xv));
   lc_store(L, acc, 1, &i1, lc_lit(L, at, 1));
   for (int k = 2; k-- > 0;) lc_for(L, LOOP_RANGE, t[k], len[k], lc_close(L));
   PrimExpr *any = lc_bin(L, PB_NE, lc_load(L, acc, 1, &i1), lc_lit(L, at, 0));

@@ -137,7 +137,7 @@ static bool ratio_ok(const LTensor *in_s, const LTensor *also, const LTensor *ou
  * parameter from `first` on a scalar or a 1-D tensor of float32 scales and
  * int32 zero points alternating as `kinds` says ('f', 'i'). */
 static bool operands_ok(LTensor **in, int nin, int want, int first, const char *kinds) {
-  if (nin != want || !lc_buffer_dtype_ok(in[0]->dtype)) return false;
+  if (nin != want || !lc_quant_dtype_ok(in[0]->dtype)) return false;
   for (int i = first; i < nin; i++) {
     DType dt = kinds[i - first] == 'f' ? DT_FLOAT32 : DT_INT32;
     if (in[i]->dtype != dt || in[i]->ndim > 1) return false;
@@ -149,7 +149,7 @@ static bool operands_ok(LTensor **in, int nin, int want, int first, const char *
  * the data's shape, the call's result dtype and its axis in aux[0]. */
 static LTensor *elementwise(LowerCx *L, const Expr *call, LTensor **in, int nin, LAtFn at) {
   DType dt = lc_result_type(call)->u.tensor.dtype;
-  if (!lc_buffer_dtype_ok(dt))
+  if (!lc_quant_dtype_ok(dt))
     return lc_fail(L, "%s to %s", call->u.call.fn->u.op.name, dtype_name(dt));
   LTensor *t = lc_tensor(L, call, dt, in[0]->ndim, in[0]->shape);
   int64_t axis = op_attr_int(call, "axis");

@@ -10,7 +10,10 @@
  * end) plus a scalar tail, so the reduction vectorizes.  Float sums,
  * means and products accumulate in float64 (like the reference kernels;
  * the order differs, so results agree within rounding); max, min, all and
- * any are exact; integer sums wrap in the dtype as the reference's do.
+ * any are exact; integer sums wrap in the dtype as the reference's do, and
+ * an integer mean divides that sum in 64 bits (unsigned for unsigned
+ * dtypes); a float16 result is rounded through float32 as the kernels'
+ * float lane stores it, and float16 max/min compare in float32.
  * logsumexp, variance and std make passes over the reduced axes in order
  * (max then the sum of exp(x - max); mean then the sum of squares of
  * x - mean), in float64 and in the reference kernels' order.  The scans
@@ -44,7 +47,6 @@ static PrimExpr *int_lit(LowerCx *L, DType dt, int64_t v) {
 
 static PrimExpr *init_value(LowerCx *L, const Red *R) {
   bool fl = dtype_is_float(R->acc);
-  bool i32 = R->acc == DT_INT32;
   switch (R->k) {
     case R_SUM:
     case R_MEAN:
@@ -52,9 +54,9 @@ static PrimExpr *init_value(LowerCx *L, const Red *R) {
     case R_PROD:
       return lc_lit(L, R->acc, 1);
     case R_MAX:
-      return fl ? lc_lit(L, R->acc, -INFINITY) : int_lit(L, R->acc, i32 ? INT32_MIN : INT64_MIN);
+      return fl ? lc_lit(L, R->acc, -INFINITY) : int_lit(L, R->acc, lc_int_min(R->acc));
     case R_MIN:
-      return fl ? lc_lit(L, R->acc, INFINITY) : int_lit(L, R->acc, i32 ? INT32_MAX : INT64_MAX);
+      return fl ? lc_lit(L, R->acc, INFINITY) : int_lit(L, R->acc, lc_int_max(R->acc));
     case R_ALL:
     case R_ANY:
       return lc_lit(L, DT_BOOL, R->k == R_ALL);
@@ -153,7 +155,9 @@ static PrimExpr *finish(LowerCx *L, const Red *R, Buffer *acc, bool vec) {
     PrimExpr *count = lc_int(L, 1);
     for (int d = 0; d < R->x->ndim; d++)
       if (R->red[d]) count = lc_mul(L, count, R->x->shape[d]);
-    total = lc_bin(L, PB_DIV, total, lc_cast(L, R->acc, count));
+    /* an integer mean divides the wrapped sum in 64 bits, as the kernel */
+    DType q = !dtype_is_int(R->acc) ? R->acc : dtype_class(R->acc) == 'u' ? DT_UINT64 : DT_INT64;
+    total = lc_bin(L, PB_DIV, lc_cast(L, q, total), lc_cast(L, q, count));
   }
   return total;
 }
@@ -175,7 +179,9 @@ static void reduce_body(LowerCx *L, const Red *R, Buffer *out, bool keep) {
       oidx[no++] = lc_var(L, R->v[d]);
     else if (keep)
       oidx[no++] = lc_int(L, 0);
-  lc_store(L, out, no, oidx, lc_cast(L, R->dt, finish(L, R, acc, vec)));
+  /* a float16 result goes through float, as the kernels' float lane stores it */
+  PrimExpr *total = lc_cast(L, lc_lane_dtype(R->dt), finish(L, R, acc, vec));
+  lc_store(L, out, no, oidx, lc_cast(L, R->dt, total));
 }
 
 /* The reduced axes of a rank-n input; `exclude`: whether the op has that
@@ -200,10 +206,10 @@ static bool reduced_axes(LowerCx *L, const Expr *call, int n, bool *red, bool ex
 static LTensor *reduce(LowerCx *L, const Expr *call, LTensor **in, int nin, RedKind k) {
   Red R = {.k = k, .x = in[0], .dt = in[0]->dtype};
   bool logical = k == R_ALL || k == R_ANY;
-  if (nin != 1 || !lc_dtype_ok(R.dt) || (R.dt == DT_BOOL && !logical))
+  if (nin != 1 || !lc_elem_dtype_ok(R.dt) || (R.dt == DT_BOOL && !logical))
     return lc_fail(L, "reduce of this dtype");
-  if (k == R_MEAN && !dtype_is_float(R.dt)) return lc_fail(L, "integer mean");
-  R.acc = logical ? DT_BOOL : dtype_is_float(R.dt) && k != R_MAX && k != R_MIN ? DT_FLOAT64 : R.dt;
+  bool extreme = k == R_MAX || k == R_MIN;
+  R.acc = logical ? DT_BOOL : dtype_is_float(R.dt) && !extreme ? DT_FLOAT64 : lc_lane_dtype(R.dt);
   int n = in[0]->ndim;
   if (!reduced_axes(L, call, n, R.red, true)) return NULL;
   bool keep = op_attr_bool(call, "keepdims");
@@ -280,7 +286,8 @@ static void arg_body(LowerCx *L, const Red *R, Buffer *out, bool keep, bool want
  * could not reproduce. */
 static LTensor *argreduce(LowerCx *L, const Expr *call, LTensor **in, int nin, bool want_max) {
   Red R = {.x = in[0], .dt = in[0]->dtype};
-  if (nin != 1 || !lc_dtype_ok(R.dt) || R.dt == DT_BOOL) return lc_fail(L, "argmax of this dtype");
+  if (nin != 1 || !lc_elem_dtype_ok(R.dt) || R.dt == DT_BOOL)
+    return lc_fail(L, "argmax of this dtype");
   int n = in[0]->ndim;
   if (!reduced_axes(L, call, n, R.red, true)) return NULL;
   bool keep = op_attr_bool(call, "keepdims");
@@ -580,7 +587,7 @@ static PrimExpr *flat_len(const LTensor *x) {
 static LTensor *scan(LowerCx *L, const Expr *call, LTensor **in, int nin, bool prod) {
   const Type *rt = lc_result_type(call);
   DType dt = rt->u.tensor.dtype;
-  if (nin != 1 || !lc_dtype_ok(in[0]->dtype) || !lc_dtype_ok(dt) || dt == DT_BOOL)
+  if (nin != 1 || !lc_elem_dtype_ok(in[0]->dtype) || !lc_elem_dtype_ok(dt) || dt == DT_BOOL)
     return lc_fail(L, "scan of this dtype");
   bool exclusive = op_attr_bool(call, "exclusive");
   const LTensor *x = in[0];

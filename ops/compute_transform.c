@@ -284,8 +284,8 @@ static PrimExpr *at_fill(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 static LTensor *fill(LowerCx *L, const Expr *call, LTensor **in, int nin, int64_t v, bool from_arg,
                      bool like) {
   DType dt = lc_result_type(call)->u.tensor.dtype;
-  if (!lc_dtype_ok(dt) ||
-      (from_arg && (nin != 1 || in[0]->ndim != 0 || !lc_dtype_ok(in[0]->dtype))))
+  if (!lc_elem_dtype_ok(dt) ||
+      (from_arg && (nin != 1 || in[0]->ndim != 0 || !lc_elem_dtype_ok(in[0]->dtype))))
     return lc_fail(L, "%s of this dtype", call->u.call.fn->u.op.name);
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n = lc_result_type(call)->u.tensor.ndim;
@@ -345,7 +345,7 @@ static bool join_ok(LowerCx *L, const Expr *call, LTensor **in, int nin, int ran
   const char *name = call->u.call.fn->u.op.name;
   if (nin < 1) return lc_fail(L, "%s of no tensors", name), false;
   for (int i = 0; i < nin; i++)
-    if (!lc_dtype_ok(in[i]->dtype) || in[i]->dtype != in[0]->dtype)
+    if (!lc_elem_dtype_ok(in[i]->dtype) || in[i]->dtype != in[0]->dtype)
       return lc_fail(L, "%s of %s", name, dtype_name(in[i]->dtype)), false;
   *axis = op_attr_int(call, "axis");
   if (*axis < 0) *axis += rank;
@@ -434,7 +434,7 @@ LTensor *compute_split(LowerCx *L, const Expr *call, LTensor **in, int nin) {
 LTensor *compute_ndarray_size(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const Type *ty = lc_result_type(call);
   DType dt = ty->u.tensor.dtype;
-  if (!lc_dtype_ok(dt)) return lc_fail(L, "ndarray_size to %s", dtype_name(dt));
+  if (!lc_elem_dtype_ok(dt)) return lc_fail(L, "ndarray_size to %s", dtype_name(dt));
   PrimExpr *n = lc_int(L, 1);
   for (int d = 0; d < in[0]->ndim; d++) n = lc_mul(L, n, in[0]->shape[d]);
   LTensor *t = lc_tensor(L, call, dt, 0, NULL);

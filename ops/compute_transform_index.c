@@ -27,7 +27,7 @@ static PrimExpr *wrap_negative(LowerCx *L, PrimExpr *k, PrimExpr *n) {
 
 static LTensor *index_op(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **shape,
                          LTensor **in, int nin, LAtFn at) {
-  if (!lc_dtype_ok(dt) || !dtype_is_int(in[1]->dtype))
+  if (!lc_elem_dtype_ok(dt) || !dtype_is_int(in[1]->dtype))
     return lc_fail(L, "%s: dtypes", call->u.call.fn->u.op.name);
   LTensor *t = lc_tensor(L, call, dt, ndim, shape);
   t->in = in, t->nin = nin, t->at = at;
@@ -149,7 +149,7 @@ LTensor *compute_adv_index(LowerCx *L, const Expr *call, LTensor **in, int nin) 
   if (!lc_broadcast(L, in + 1, ni, &nb, shape)) return NULL;
   if (nb + in[0]->ndim - ni > TENSOR_MAX_RANK) return lc_fail(L, "adv_index: rank");
   for (int d = ni; d < in[0]->ndim; d++) shape[nb + d - ni] = in[0]->shape[d];
-  if (!lc_buffer_dtype_ok(in[0]->dtype)) /* a copy: the quantized dtypes too */
+  if (!lc_buffer_dtype_ok(in[0]->dtype)) /* a copy: any dtype */
     return lc_fail(L, "adv_index of %s", dtype_name(in[0]->dtype));
   LTensor *t = lc_tensor(L, call, in[0]->dtype, nb + in[0]->ndim - ni, shape);
   t->in = in, t->nin = nin, t->at = at_adv_index;

@@ -21,7 +21,8 @@
 
 static LTensor *inline_t(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **shape,
                          LTensor **in, int nin, LAtFn at) {
-  if (!lc_dtype_ok(dt)) return lc_fail(L, "%s of %s", call->u.call.fn->u.op.name, dtype_name(dt));
+  if (!lc_elem_dtype_ok(dt))
+    return lc_fail(L, "%s of %s", call->u.call.fn->u.op.name, dtype_name(dt));
   LTensor *t = lc_tensor(L, call, dt, ndim, shape);
   t->in = in, t->nin = nin, t->at = at;
   return t;
@@ -73,7 +74,7 @@ static PrimExpr *at_reinterpret(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 /* reinterpret: a bit cast per element (the relation checked the widths). */
 LTensor *compute_reinterpret(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   DType to = lc_result_type(call)->u.tensor.dtype;
-  if (!lc_dtype_ok(to) || !lc_dtype_ok(in[0]->dtype))
+  if (!lc_elem_dtype_ok(to) || !lc_elem_dtype_ok(in[0]->dtype))
     return lc_fail(L, "reinterpret of %s as %s", dtype_name(in[0]->dtype), dtype_name(to));
   return inline_t(L, call, to, in[0]->ndim, in[0]->shape, in, nin, at_reinterpret);
 }
@@ -322,15 +323,15 @@ static bool collapse_axes(LowerCx *L, const LTensor *x, const LTensor *like, boo
 }
 
 /* Loops over like's (the output's) axes, the outermost parallel, around
- * the summed axes of x in order, accumulating in float64 (floats) or int64
- * (integers, wrapping): the additions of the reference kernel, in its
- * order, so the results agree exactly. */
+ * the summed axes of x in order, accumulating in float64 (float32/64) or
+ * int64 (integers of every width, wrapping, then narrowed): the additions
+ * of the reference kernel, in its order, so the results agree exactly. */
 LTensor *compute_collapse_sum_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const LTensor *x = in[0], *like = in[1];
   int nx = x->ndim, nl = like->ndim, nk = 0;
   bool red[TENSOR_MAX_RANK];
-  if (!lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL || nl > nx)
-    return lc_fail(L, "collapse_sum_like of this dtype");
+  bool dt_ok = dtype_is_int(x->dtype) || (dtype_is_float(x->dtype) && lc_dtype_ok(x->dtype));
+  if (!dt_ok || nl > nx) return lc_fail(L, "collapse_sum_like of this dtype");
   if (!collapse_axes(L, x, like, red)) return NULL;
   Buffer *out = lc_result_buffer(L, call, x->dtype, nl, (PrimExpr **)like->shape);
   if (!out) return NULL;
@@ -378,7 +379,7 @@ LTensor *compute_meshgrid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   }
   LTensor *r = lc_tuple(L, call, nin);
   for (int i = 0; i < nin; i++) {
-    if (!lc_buffer_dtype_ok(in[i]->dtype)) /* a copy: the quantized dtypes too */
+    if (!lc_buffer_dtype_ok(in[i]->dtype)) /* a copy: any dtype */
       return lc_fail(L, "meshgrid of %s", dtype_name(in[i]->dtype));
     r->fields[i] = lc_tensor(L, call, in[i]->dtype, nin, shape);
     r->fields[i]->in = in + i, r->fields[i]->nin = 1, r->fields[i]->at = at_meshgrid;

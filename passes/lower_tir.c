@@ -145,7 +145,7 @@ static LTensor *operand(Build *B, const Expr *a) {
   if (a->kind == EX_CONST && a->u.konst.value->ndim != 0) return lc_const_tensor(B->C, a);
   if (a->kind != EX_CONST) return NULL;
   const Tensor *t = a->u.konst.value;
-  if (!lc_dtype_ok(t->dtype)) return NULL;
+  if (!lc_elem_dtype_ok(t->dtype)) return NULL;
   LTensor *r = lc_tensor(B->C, a, t->dtype, 0, NULL);
   r->value = lc_lit(B->C, t->dtype, 0);
   if (dtype_is_float(t->dtype))
@@ -177,6 +177,21 @@ static LTensor *projection(Build *B, const Expr *a) {
   return tu && a->u.proj.index >= 0 && a->u.proj.index < tu->n ? tu->fields[a->u.proj.index] : NULL;
 }
 
+/* Whether the call's operands and result have dtypes its rule may see:
+ * any for elementwise, broadcast, injective and reduction ops (the reduce
+ * family's scans too); the products, convolutions and other opaque ops
+ * keep to the dtypes their rules were written for (lc_quant_dtype_ok) and
+ * leave the others to their kernels. */
+static bool dtypes_fit(const Expr *c, LTensor **in, int n) {
+  int index = c->u.call.fn->u.op.index;
+  const char *family = ops_family(index);
+  if (ops_get(index)->pattern <= OPAT_COMM_REDUCE || (family && !strcmp(family, "reduce")))
+    return true;
+  for (int i = 0; i < n; i++)
+    if (!lc_quant_dtype_ok(in[i]->dtype)) return false;
+  return c->ty->kind != TY_TENSOR || lc_quant_dtype_ok(c->ty->u.tensor.dtype);
+}
+
 /* The operands of call c as the rule sees them: an op taking a tuple
  * (OP_TUPLE_ARG) gets the tuple's fields, then its other arguments. */
 static LTensor *lower_call(Build *B, const Expr *c) {
@@ -204,6 +219,8 @@ static LTensor *lower_call(Build *B, const Expr *c) {
     if (!(in[n++] = a->kind == EX_PROJ ? projection(B, a) : operand(B, a)))
       return lc_fail(B->C, "unexpected operand");
   }
+  if (!dtypes_fit(c, in, n))
+    return lc_fail(B->C, "%s of these dtypes stays with its kernel", c->u.call.fn->u.op.name);
   LTensor *r = rule(B->C, c, in, n);
   if (r && (r->nfields > 0) != (c->ty->kind == TY_TUPLE))
     return lc_fail(B->C, "%s: the rule's result is not of the call's kind",

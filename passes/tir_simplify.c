@@ -231,7 +231,10 @@ static PrimExpr *from_lin(Simp *S, const Lin *l, DType dt) {
     r = !r ? t : mk_bin(S, neg ? PB_SUB : PB_ADD, r, t);
   }
   if (!r) return mk_int(S, l->c, dt);
-  if (l->c) r = mk_bin(S, l->c < 0 ? PB_SUB : PB_ADD, r, mk_int(S, l->c < 0 ? -l->c : l->c, dt));
+  if (l->c) { /* INT64_MIN has no negation: added as it is */
+    bool sub = l->c < 0 && l->c != INT64_MIN;
+    r = mk_bin(S, sub ? PB_SUB : PB_ADD, r, mk_int(S, sub ? -l->c : l->c, dt));
+  }
   return r;
 }
 
@@ -276,9 +279,13 @@ static PrimExpr *simp_divmod(Simp *S, PrimExpr *e, PrimExpr *a, int64_t c) {
 
 /* ───────────────────────────── the walk ───────────────────────────── */
 
+static bool index_dtype(DType t) { return t == DT_INT32 || t == DT_INT64; }
+
+/* Index arithmetic: int32/int64 (the narrow and unsigned integers are
+ * values, whose wrapping and unsigned division the rules do not model). */
 static bool is_int_arith(const PrimExpr *e) {
-  return e->kind == PE_BIN && e->u.bin.op <= PB_MOD && dtype_is_int(e->dtype) &&
-         dtype_is_int(e->u.bin.a->dtype) && dtype_is_int(e->u.bin.b->dtype);
+  return e->kind == PE_BIN && e->u.bin.op <= PB_MOD && index_dtype(e->dtype) &&
+         index_dtype(e->u.bin.a->dtype) && index_dtype(e->u.bin.b->dtype);
 }
 
 static PrimExpr *simp_expr(Simp *S, PrimExpr *e);

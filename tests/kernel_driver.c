@@ -227,10 +227,15 @@ static const char *literal_suffix(DType dt) {
 /* t's elements from flat index *k on, as nested lists from dim d. */
 static void literal_dims(StrBuf *b, const RtTensor *t, int d, int64_t *k, const char *sfx) {
   if (d == t->ndim) {
+    int64_t v = rt_get_i64(t, *k);
     if (dtype_is_float(t->dtype))
       sb_printf(b, "%.17g%s", rt_get_f64(t, *k), sfx);
+    else if (t->dtype == DT_BOOL)
+      sb_puts(b, v ? "True" : "False");
+    else if (dtype_class(t->dtype) == 'u') /* uint64 above INT64_MAX is read as its bits */
+      sb_printf(b, "%llu%s", (unsigned long long)v, sfx);
     else
-      sb_printf(b, "%lld%s", (long long)rt_get_i64(t, *k), sfx);
+      sb_printf(b, "%lld%s", (long long)v, sfx);
     ++*k;
     return;
   }
