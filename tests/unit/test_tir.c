@@ -3,7 +3,8 @@
  * reductions, alloc, let, if, intrinsics, casts, integer division,
  * float16 and uint64, bounds errors, size variables and parameter
  * mismatches, long statement lists, call_tir's outputs, copies and
- * two-location errors, and external functions (string callees). */
+ * two-location errors, external functions (string callees), and the
+ * lowering's loop fusion (same results, an illegal fusion refused). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "interp/extern.h"
 #include "interp/interp.h"
 #include "parser/parser.h"
+#include "passes/lower.h"
 #include "passes/passes.h"
 #include "rt/tir_interp.h"
 #include "tests/unit/check.h"
@@ -71,6 +73,16 @@ static char *span_text(EvalEnv *e, Span sp) {
 
 /* The prim functions and defs of the tests (one string each: C limits string length). */
 static const char *const prims[] = {
+    "prim @fuse_rows(%X: Buffer[(3, 4), float32], %Y: Buffer[(3, 4), float32]) {\n"
+    "  alloc %S: Buffer[(3), float32];\n"
+    "  for %i in parallel(3) { for %k in range(0, 4) { %S[%i] = %S[%i] + %X[%i, %k]; } }\n"
+    "  for %j in parallel(3) { for %k in range(0, 4) { %Y[%j, %k] = %X[%j, %k] - %S[%j]; } }\n"
+    "}\n",
+    "prim @fuse_shifted(%X: Buffer[(3, 4), float32], %Y: Buffer[(3, 4), float32]) {\n"
+    "  alloc %S: Buffer[(4), float32];\n"
+    "  for %i in parallel(3) { for %k in range(0, 4) { %S[%i + 1] = %S[%i + 1] + %X[%i, %k]; } }\n"
+    "  for %j in parallel(3) { for %k in range(0, 4) { %Y[%j, %k] = %X[%j, %k] - %S[%j]; } }\n"
+    "}\n",
     "prim @loops(%A: Buffer[(10), int32]) {\n"
     "  for %i in range(2, 5) { %A[%i] = %i * 10; }\n"
     "  for %i in grid(2) { %A[%i] = %i + 100; }\n"
@@ -555,6 +567,44 @@ static void test_extern(EvalEnv *e) {
   rly_extern_clear();
 }
 
+/* The loops directly in a prim's body. */
+static int top_loops(const PrimFunc *p) {
+  int n = 0;
+  for (int i = 0; i < p->body->u.seq.n; i++) n += p->body->u.seq.items[i]->kind == ST_FOR;
+  return n;
+}
+
+/* Runs @name on X (rows 1..4, 5..8, 9..12) into a fresh Y, checked against want. */
+static void run_rows(EvalEnv *e, const char *name, const double *want) {
+  double x[12];
+  for (int i = 0; i < 12; i++) x[i] = i + 1;
+  RtTensor *t[2] = {mat(DT_FLOAT32, 3, 4, x), mat(DT_FLOAT32, 3, 4, NULL)};
+  TirError err;
+  CHECK(run_ok(e, name, t, 2, &err));
+  CHECK(same(t[1], want));
+  release_all(t, 2);
+}
+
+/* lower_fuse_loops (passes/tir_fuse_loops.c): a row sum and the loop that
+ * reads it back at the same row fuse (same results), one that reads a
+ * neighbouring row's sum does not. */
+static void test_fuse_loops(EvalEnv *e) {
+  static const double rows[12] = {-9, -8, -7, -6, -21, -20, -19, -18, -33, -32, -31, -30};
+  static const double shifted[12] = {1, 2, 3, 4, -5, -4, -3, -2, -17, -16, -15, -14};
+  PrimFunc *p = (PrimFunc *)module_prim(e->mod, "fuse_rows");
+  PrimFunc *q = (PrimFunc *)module_prim(e->mod, "fuse_shifted");
+  if (!p || !q) return;
+  run_rows(e, "fuse_rows", rows);
+  CHECK(top_loops(p) == 2);
+  lower_fuse_loops(&e->arena, p->body);
+  CHECK(top_loops(p) == 1);
+  run_rows(e, "fuse_rows", rows);
+  run_rows(e, "fuse_shifted", shifted);
+  lower_fuse_loops(&e->arena, q->body);
+  CHECK(top_loops(q) == 2);
+  run_rows(e, "fuse_shifted", shifted);
+}
+
 /* Runs the evaluator tests on one environment holding every prim, then the long sequence test. */
 int main(void) {
   EvalEnv e;
@@ -574,6 +624,7 @@ int main(void) {
     test_call_tir(&e);
     test_call_tir_errors(&e);
     test_extern(&e);
+    test_fuse_loops(&e);
   }
   eval_env_free(&e);
   sb_free(&src);
