@@ -1,6 +1,7 @@
 /* fuzz_passes.c — libFuzzer target: a program that parses and type-checks
- * goes through ToANormalForm, ToBasicBlockNormalForm, EffectToState and
- * FuseOps (the verifier after each), then every function is fused for
+ * goes through ToANormalForm, ToBasicBlockNormalForm, EffectToState, the
+ * jit mode's graph passes SimplifyInference, FoldScaleAxis and
+ * AlterOpLayout, and FuseOps (the verifier after each), then every function is fused for
  * lowering and lowered to TIR as the jit mode does, and every prim function
  * made is verified.  A pass may reject a program with a diagnostic; a
  * sanitizer report, or a module that fails the verifier after a pass that
@@ -40,8 +41,9 @@ static void lower_all(Module *m, Arena *a, DiagCtx *d) {
 /* The passes one by one, the verifier after each that succeeds; the last
  * module (m itself or a new one), or NULL when a pass rejected the program. */
 static Module *run_passes(Module *m, Arena *a, DiagCtx *d) {
-  static const char *const names[] = {"ToANormalForm", "ToBasicBlockNormalForm", "EffectToState",
-                                      "FuseOps"};
+  static const char *const names[] = {
+      "ToANormalForm", "ToBasicBlockNormalForm", "EffectToState", "SimplifyInference",
+      "FoldScaleAxis", "AlterOpLayout",          "FuseOps"};
   Module *cur = m;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     Module *next = pass_run(pass_lookup(names[i]), cur, a, d, NULL);
