@@ -486,7 +486,7 @@ const OpDef ops_family_transform_shape[] = {
      .grad = &grad_collapse_sum_like},
     {"full_like", 2, 2, OPAT_ELEMWISE, no_attrs, rel_full_like,
      "full_like(x, fill_value): x's type, every element fill_value", false,
-     .compute = compute_full_like, .grad = &grad_zero},
+     .compute = compute_full_like, .grad = &grad_full_like},
     {"slice_like", 2, 2, OPAT_INJECTIVE, slice_like_attrs, rel_slice_like,
      "slice_like(x, like, axes=None): the leading part of x of like's size", false,
      .compute = compute_slice_like},

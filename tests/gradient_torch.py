@@ -14,7 +14,9 @@ modes and its gradients are compared with
     rtol 1e-5, atol 1e-7).
 Inputs are drawn away from the ops' kinks (relu at 0, abs at 0, clip's bounds,
 ties of max/min).  Every op with a gradient rule in the registry
-(`rly --list-ops`) must have a case here, so a new rule cannot go untested.
+(`rly --list-ops`: yes, or zero for an op constant almost everywhere in its
+float operands) must have a case here, so a new rule cannot go untested; a
+zero op's case differentiates a function through it.
 Prints "gradients: N passed, N failed" and exits non-zero on any failure.
 """
 import os
@@ -54,6 +56,10 @@ def CONST(value):  # a non-differentiated input, written into the function
 
 
 def draw(kind, shape, rng):
+    return np.asarray(draw_values(kind, shape, rng), dtype=np.float64)
+
+
+def draw_values(kind, shape, rng):
     if kind == "t":
         return rng.normal(0, 1, shape)
     if kind == "pos":
@@ -86,6 +92,9 @@ CASES = [
      lambda a: torch.floor(a / 0.7) + a),
     ("trunc_divide", "trunc_divide", "add(trunc_divide(%a, 0.7f64), %a)", [AWAY(5)],
      lambda a: torch.trunc(a / 0.7) + a),
+    ("mod", "mod", "mod(%a, %b)", [T(2, 4), AWAY(4)], torch.fmod),
+    ("trunc_mod", "trunc_mod", "trunc_mod(%a, %b)", [T(5), AWAY(5)], torch.fmod),
+    ("floor_mod", "floor_mod", "floor_mod(%a, %b)", [T(3, 2), AWAY(3, 1)], torch.remainder),
     ("where", "where", "where(greater(%a, 0f64), %a, %b)", [AWAY(2, 3), T(3)],
      lambda a, b: torch.where(a > 0, a, b)),
     ("negative", "negative", "negative(%a)", [T(2, 3)], torch.neg),
@@ -107,6 +116,9 @@ CASES = [
     ("asin", "asin", "asin(%a)", [SMALL(5)], torch.asin),
     ("acos", "acos", "acos(%a)", [SMALL(5)], torch.acos),
     ("atan", "atan", "atan(%a)", [T(5)], torch.atan),
+    ("asinh", "asinh", "asinh(%a)", [T(5)], torch.asinh),
+    ("acosh", "acosh", "acosh(add(%a, 1f64))", [POS(5)], lambda a: torch.acosh(a + 1)),
+    ("atanh", "atanh", "atanh(%a)", [SMALL(5)], torch.atanh),
     ("fast_exp", "fast_exp", "fast_exp(%a)", [T(5)], torch.exp),
     ("fast_tanh", "fast_tanh", "fast_tanh(%a)", [T(5)], torch.tanh),
     ("fast_erf", "fast_erf", "fast_erf(%a)", [T(5)], torch.erf),
@@ -208,6 +220,48 @@ CASES = [
     ("zeros_like", "zeros_like", "add(zeros_like(%a), %a)", [T(3)], lambda a: a),
     ("ones_like", "ones_like", "multiply(ones_like(%a), %a)", [T(3)], lambda a: a),
     ("full_like", "full_like", "add(full_like(%a, 2f64), %a)", [T(3)], lambda a: a + 2),
+    ("full_like_fill", "full_like", "multiply(full_like(%a, %b), %a)", [T(3), T()],
+     lambda a, b: a * b),
+    ("full", "full", "multiply(full(%b, shape=[2, 3], dtype=\"float64\"), %a)", [T(2, 3), T()],
+     lambda a, b: a * b),
+    ("dyn.full", "dyn.full", "multiply(dyn.full(%b, [2, 3], dtype=\"float64\"), %a)",
+     [T(2, 3), T()], lambda a, b: a * b),
+] + [  # ops whose result is constant almost everywhere: differentiated through
+    (op, op, "where(%s(%%a, %%b), %%a, %%b)" % op, [T(6), T(6)],
+     lambda a, b, f=f: torch.where(f(a, b), a, b))
+    for op, f in [("equal", torch.eq), ("not_equal", torch.ne), ("less", torch.lt),
+                  ("less_equal", torch.le), ("greater", torch.gt), ("greater_equal", torch.ge)]
+] + [
+    (op, op, "where(%s(greater(%%a, 0f64), less(%%b, 0f64)), %%a, %%b)" % op, [T(6), T(6)],
+     lambda a, b, f=f: torch.where(f(a > 0, b < 0), a, b))
+    for op, f in [("logical_and", torch.logical_and), ("logical_or", torch.logical_or),
+                  ("logical_xor", torch.logical_xor)]
+] + [
+    (op, op, "multiply(cast(%s(cast(%%a, dtype=\"int32\"), 3), dtype=\"float64\"), %%a)" % op,
+     [AWAY(6)], lambda a, f=f: f(a.to(torch.int32), 3).double() * a)
+    for op, f in [("bitwise_and", torch.bitwise_and), ("bitwise_or", torch.bitwise_or),
+                  ("bitwise_xor", torch.bitwise_xor), ("left_shift", torch.bitwise_left_shift),
+                  ("right_shift", torch.bitwise_right_shift)]
+] + [
+    ("bitwise_not", "bitwise_not",
+     "multiply(cast(bitwise_not(cast(%a, dtype=\"int32\")), dtype=\"float64\"), %a)",
+     [AWAY(6)], lambda a: torch.bitwise_not(a.to(torch.int32)).double() * a),
+    ("logical_not", "logical_not", "where(logical_not(greater(%a, 0f64)), %a, %b)",
+     [T(6), T(6)], lambda a, b: torch.where(a <= 0, a, b)),
+    ("isnan", "isnan", "where(isnan(%a), %b, %a)", [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("isinf", "isinf", "where(isinf(%a), %b, %a)", [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("isfinite", "isfinite", "where(isfinite(%a), %a, %b)", [T(4), T(4)],
+     lambda a, b: a + 0 * b),
+    ("zeros", "zeros", "add(zeros(shape=[4], dtype=\"float64\"), %a)", [T(4)], lambda a: a),
+    ("ones", "ones", "multiply(ones(shape=[4], dtype=\"float64\"), %a)", [T(4)], lambda a: a),
+    ("dyn.zeros", "dyn.zeros", "add(dyn.zeros([4], dtype=\"float64\"), %a)", [T(4)],
+     lambda a: a),
+    ("dyn.ones", "dyn.ones", "multiply(dyn.ones([4], dtype=\"float64\"), %a)", [T(4)],
+     lambda a: a),
+    ("shape_of", "shape_of", "multiply(cast(shape_of(%a), dtype=\"float64\"), %a)", [T(3)],
+     lambda a: 3 * a),
+    ("ndarray_size", "ndarray_size",
+     "multiply(cast(ndarray_size(%a), dtype=\"float64\"), %a)", [T(2, 3)], lambda a: 6 * a),
 ]
 # nn.dropout and nn.dropout_train take keys: their mask is checked by tests/lit/passes.
 
@@ -306,7 +360,7 @@ def ops_with_gradients(rly):
     ops = []
     for line in out.splitlines():
         cols = line.split()
-        if len(cols) >= 6 and cols[-1] == "yes" and not line.startswith("op"):
+        if len(cols) >= 6 and cols[-1] in ("yes", "zero") and not line.startswith("op"):
             ops.append(cols[0])
     return ops
 
