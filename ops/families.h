@@ -43,8 +43,12 @@ struct OpGrad;
   X(sum) X(mean) X(reshape) X(transpose) X(take) X(concatenate) X(split) X(cross_entropy) \
   X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) X(layer_norm)
 /* clang-format on */
+/* Those of ops/grad_rules_<family>.c, defined there the same way. */
+#define GRAD_RULES_REDUCE(X) \
+  X(prod) X(logsumexp) X(variance) X(std) X(mean_variance) X(cumsum) X(cumprod)
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)
+GRAD_RULES_REDUCE(X)
 #undef X
 extern const struct OpGrad grad_fast_exp, grad_fast_tanh, grad_fast_erf, grad_fast_softmax,
     grad_max, grad_min, grad_batch_flatten, grad_expand_dims, grad_squeeze, grad_copy,

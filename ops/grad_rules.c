@@ -402,7 +402,8 @@ static bool bw_layer_norm(GradCx *G, GradCall *c) {
 void gr_reduced_axes(const Expr *call, int n, bool *red) {
   int64_t ax[TENSOR_MAX_RANK];
   int m = op_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
-  bool exclude = op_attr_bool(call, "exclude");
+  const AttrValue *ex = attrs_get(call->u.call.attrs, "exclude"); /* logsumexp has none */
+  bool exclude = ex && ex->kind == AV_BOOL && ex->u.b;
   for (int i = 0; i < n; i++) red[i] = m < 0;
   for (int i = 0; i < m; i++) red[ax[i] < 0 ? ax[i] + n : ax[i]] = true;
   if (m >= 0 && exclude)

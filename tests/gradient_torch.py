@@ -43,6 +43,10 @@ def AWAY(*shape):  # |x| >= 0.2
     return ("away", shape)
 
 
+def ZERO1(*shape):  # one element 0
+    return ("zero1", shape)
+
+
 def SMALL(*shape):  # |x| <= 0.8
     return ("small", shape)
 
@@ -64,6 +68,10 @@ def draw_values(kind, shape, rng):
         return rng.normal(0, 1, shape)
     if kind == "pos":
         return rng.uniform(0.5, 2.0, shape)
+    if kind == "zero1":  # normal, its first element exactly 0
+        x = rng.normal(0, 1, shape)
+        x.flat[0] = 0
+        return x
     if kind == "away":
         return rng.choice([-1, 1], shape) * rng.uniform(0.2, 1.5, shape)
     if kind == "small":
@@ -181,6 +189,50 @@ CASES = [
     ("mean", "mean", "mean(%a, axis=[-1])", [T(2, 3)], lambda a: a.mean(-1)),
     ("max", "max", "max(%a, axis=[1])", [T(3, 4)], lambda a: a.max(1).values),
     ("min", "min", "min(%a, axis=[0])", [T(3, 4)], lambda a: a.min(0).values),
+    ("prod", "prod", "prod(%a, axis=[1])", [T(2, 3, 4)], lambda a: a.prod(1)),
+    ("prod_keep", "prod", "prod(%a, axis=[0, 2], keepdims=True)", [T(2, 3, 2)],
+     lambda a: a.prod(2, keepdim=True).prod(0, keepdim=True)),
+    ("prod_all_zero", "prod", "prod(%a)", [ZERO1(2, 3)], torch.prod),
+    ("prod_exclude_zero", "prod", "prod(%a, axis=[0], exclude=True)", [ZERO1(3, 4)],
+     lambda a: a.prod(1)),
+    ("logsumexp", "logsumexp", "logsumexp(%a, axis=[1])", [T(3, 4)],
+     lambda a: torch.logsumexp(a, 1)),
+    ("logsumexp_keep", "logsumexp", "logsumexp(%a, axis=[0, 2], keepdims=True)", [T(2, 3, 2)],
+     lambda a: torch.logsumexp(a, (0, 2), keepdim=True)),
+    ("variance", "variance", "variance(%a, axis=[1])", [T(3, 5)],
+     lambda a: a.var(1, unbiased=False)),
+    ("variance_unbiased", "variance", "variance(%a, axis=[1], exclude=True, unbiased=True)",
+     [T(2, 3, 4)], lambda a: a.var((0, 2), unbiased=True)),
+    ("variance_mean", "variance", "variance(%a, %b, axis=[1], keepdims=True)", [T(3, 5), T(3, 1)],
+     lambda a, b: ((a - b) ** 2).mean(1, keepdim=True)),
+    ("variance_own_mean", "variance", "variance(%a, mean(%a, axis=[0], keepdims=True), axis=[0])",
+     [T(4, 3)], lambda a: a.var(0, unbiased=False)),
+    ("std", "std", "std(%a, axis=[0, 2], unbiased=True)", [T(2, 3, 4)],
+     lambda a: a.std((0, 2), unbiased=True)),
+    ("std_all", "std", "std(%a)", [T(3, 4)], lambda a: a.std(unbiased=False)),
+    ("mean_variance", "mean_variance",
+     "%0 = mean_variance(%a, axis=[1]); add(%0.0, multiply(%0.1, 2f64))", [T(3, 4)],
+     lambda a: a.mean(1) + 2 * a.var(1, unbiased=False)),
+    ("mean_variance_var", "mean_variance",
+     "%0 = mean_variance(%a, axis=[0], keepdims=True, unbiased=True); %0.1", [T(4, 3)],
+     lambda a: a.var(0, keepdim=True, unbiased=True)),
+    ("mean_variance_mean", "mean_variance", "%0 = mean_variance(%a); %0.0", [T(2, 3)],
+     lambda a: a.mean()),
+    ("cumsum", "cumsum", "cumsum(%a, axis=1)", [T(3, 4)], lambda a: a.cumsum(1)),
+    ("cumsum_exclusive", "cumsum", "cumsum(%a, axis=0, exclusive=True)", [T(4, 2)],
+     lambda a: a.cumsum(0) - a),
+    ("cumsum_flat", "cumsum", "cumsum(%a)", [T(2, 3)], lambda a: a.reshape(-1).cumsum(0)),
+    ("cumprod", "cumprod", "cumprod(%a, axis=-1)", [POS(3, 4)], lambda a: a.cumprod(-1)),
+    ("cumprod_exclusive", "cumprod", "cumprod(%a, axis=0, exclusive=True)", [AWAY(4, 2)],
+     lambda a: torch.cat((torch.ones(1, 2, dtype=a.dtype), a.cumprod(0)[:-1]), 0)),
+    ("cumprod_flat", "cumprod", "cumprod(%a)", [POS(2, 3)], lambda a: a.reshape(-1).cumprod(0)),
+    ("argmax", "argmax", "take(%a, argmax(%a))", [T(5)], lambda a: a.max()),
+    ("argmin", "argmin", "multiply(cast(argmin(%a, axis=[1]), dtype=\"float64\"), %b)",
+     [T(2, 4), T(2)], lambda a, b: a.argmin(1).double() * b + 0 * a.sum()),
+    ("all", "all", "where(all(greater(%a, 0f64)), %a, %b)", [T(3), T(3)],
+     lambda a, b: torch.where((a > 0).all(), a, b)),
+    ("any", "any", "where(any(greater(%a, 0f64), axis=[0]), %a, %b)", [T(3), T(3)],
+     lambda a, b: torch.where((a > 0).any(0), a, b)),
     ("reshape", "reshape", "reshape(%a, newshape=[3, 2])", [T(2, 3)], lambda a: a.reshape(3, 2)),
     ("transpose", "transpose", "transpose(%a, axes=[1, 2, 0])", [T(2, 3, 4)],
      lambda a: a.permute(1, 2, 0)),
