@@ -46,9 +46,14 @@ struct OpGrad;
 /* Those of ops/grad_rules_<family>.c, defined there the same way. */
 #define GRAD_RULES_REDUCE(X) \
   X(prod) X(logsumexp) X(variance) X(std) X(mean_variance) X(cumsum) X(cumprod)
+#define GRAD_RULES_NN(X) \
+  X(batch_matmul)        \
+  X(dense_pack)          \
+  X(prelu) X(instance_norm) X(group_norm) X(batch_norm) X(l2_normalize) X(lrn) X(nll_loss)
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)
 GRAD_RULES_REDUCE(X)
+GRAD_RULES_NN(X)
 #undef X
 extern const struct OpGrad grad_fast_exp, grad_fast_tanh, grad_fast_erf, grad_fast_softmax,
     grad_max, grad_min, grad_batch_flatten, grad_expand_dims, grad_squeeze, grad_copy,

@@ -150,7 +150,8 @@ static int scan_axis(GradCall *c) {
  * from (the reverse scan), reshaped to x and cast to its dtype. */
 static Expr *scan_back(GradCx *G, GradCall *c, Expr *d) {
   int a = scan_axis(c);
-  Expr *r = reverse(G, scan(G, "cumsum", reverse(G, d, a), a, op_attr_bool(c->call, "exclusive")), a);
+  Expr *r =
+      reverse(G, scan(G, "cumsum", reverse(G, d, a), a, op_attr_bool(c->call, "exclusive")), a);
   if (op_attr_is_none(c->call, "axis")) r = grad_op2(G, "reshape_like", r, X0);
   DType dt = grad_tensor_of(X0)->u.tensor.dtype;
   if (r && grad_tensor_of(r)->u.tensor.dtype != dt) {

@@ -82,6 +82,20 @@ def draw_values(kind, shape, rng):
     raise ValueError(kind)
 
 
+def nll(t, reduction="mean", ignore=-100):
+    """nn.nll_loss with targets t, differentiable in the weights too (torch's is not)."""
+    def f(a, w):
+        t_ = torch.tensor(t)
+        valid = t_ != ignore
+        tc = torch.where(valid, t_, torch.zeros_like(t_))
+        wt = w[tc] * valid
+        loss = -a.gather(1, tc.unsqueeze(1)).squeeze(1) * wt
+        if reduction == "none":
+            return loss
+        return loss.sum() / (wt.sum() if reduction == "mean" else 1)
+    return f
+
+
 def mm(ta, tb):
     return lambda a, b: (a.T if ta else a) @ (b.T if tb else b)
 
@@ -156,6 +170,62 @@ CASES = [
      [T(1, 2, 7, 6), T(3, 2, 3, 2)], lambda a, b: F.conv2d(F.pad(a, (0, 2, 1, 1)), b, stride=2)),
     ("conv2d_dilation", "nn.conv2d", "nn.conv2d(%a, %b, dilation=[2, 1])",
      [T(1, 2, 6, 5), T(2, 2, 2, 2)], lambda a, b: F.conv2d(a, b, dilation=(2, 1))),
+    ("batch_matmul", "nn.batch_matmul", "nn.batch_matmul(%a, %b)", [T(2, 3, 4), T(2, 4, 5)],
+     lambda a, b: a @ b),
+    ("batch_matmul_tb", "nn.batch_matmul", "nn.batch_matmul(%a, %b, transpose_b=True)",
+     [T(2, 3, 4), T(2, 5, 4)], lambda a, b: a @ b.transpose(1, 2)),
+    ("batch_matmul_ta_bcast", "nn.batch_matmul", "nn.batch_matmul(%a, %b, transpose_a=True)",
+     [T(1, 4, 3), T(2, 4, 5)], lambda a, b: a.transpose(1, 2) @ b),
+    ("batch_matmul_tab_bcast", "nn.batch_matmul",
+     "nn.batch_matmul(%a, %b, transpose_a=True, transpose_b=True)", [T(3, 4, 2), T(1, 5, 4)],
+     lambda a, b: a.transpose(1, 2) @ b.transpose(1, 2)),
+    ("dense_pack", "nn.contrib_dense_pack", "nn.contrib_dense_pack(%a, %b)",
+     [T(3, 4), T(2, 4, 3)], lambda a, b: a @ b.permute(0, 2, 1).reshape(6, 4).T),
+    ("prelu", "nn.prelu", "nn.prelu(%a, %b)", [AWAY(2, 3, 4), T(3)], F.prelu),
+    ("prelu_last", "nn.prelu", "nn.prelu(%a, %b, axis=-1)", [AWAY(2, 3), T(3)],
+     lambda a, b: torch.where(a > 0, a, a * b)),
+    ("instance_norm", "nn.instance_norm", "nn.instance_norm(%a, %b, %c)",
+     [T(2, 3, 4, 5), T(3), T(3)], lambda a, b, c: F.instance_norm(a, weight=b, bias=c, eps=1e-5)),
+    ("instance_norm_last", "nn.instance_norm",
+     "nn.instance_norm(%a, %b, %c, axis=-1, epsilon=0.25f, center=False)",
+     [T(2, 5, 3), T(3), T(3)],
+     lambda a, b, c: F.instance_norm(a.transpose(1, 2), weight=b, eps=0.25).transpose(1, 2)
+     + 0 * c.sum()),
+    ("group_norm", "nn.group_norm", "nn.group_norm(%a, %b, %c, num_groups=2)",
+     [T(2, 4, 3, 2), T(4), T(4)], lambda a, b, c: F.group_norm(a, 2, b, c, eps=1e-5)),
+    ("group_norm_plain", "nn.group_norm",
+     "nn.group_norm(%a, %b, %c, num_groups=3, scale=False, center=False)", [T(2, 6, 5), T(6), T(6)],
+     lambda a, b, c: F.group_norm(a, 3, eps=1e-5) + 0 * (b + c).sum()),
+    ("batch_norm", "nn.batch_norm", "%0 = nn.batch_norm(%a, %b, %c, %d, %e); %0.0",
+     [T(2, 3, 4, 2), T(3), T(3), T(3), POS(3)],
+     lambda a, b, c, d, e: (a - d.view(1, -1, 1, 1)) / torch.sqrt(e.view(1, -1, 1, 1) + 1e-5)
+     * b.view(1, -1, 1, 1) + c.view(1, -1, 1, 1)),
+    ("batch_norm_fields", "nn.batch_norm",
+     "%0 = nn.batch_norm(%a, %b, %c, %d, %e, axis=2, epsilon=0.5f, center=False, scale=False); "
+     "add(%0.0, multiply(%0.1, %0.2))", [T(2, 4, 3), T(3), T(3), T(3), POS(3)],
+     lambda a, b, c, d, e: (a - d) / torch.sqrt(e + 0.5) + d * e + 0 * (b + c).sum()),
+    ("l2_normalize", "nn.l2_normalize", "nn.l2_normalize(%a, eps=1e-10f, axis=[1])", [T(3, 4)],
+     lambda a: a / torch.sqrt(torch.clamp((a * a).sum(1, keepdim=True), min=float(np.float32(1e-10))))),
+    ("l2_normalize_eps", "nn.l2_normalize", "nn.l2_normalize(%a, eps=0.25f, axis=[0, 2])",
+     [SMALL(2, 4, 1)], lambda a: a / torch.sqrt(torch.clamp((a * a).sum((0, 2), keepdim=True), min=0.25))),
+    ("lrn", "nn.lrn", "nn.lrn(%a, size=3, alpha=0.5f, beta=0.75f, bias=1f)", [T(2, 5, 3)],
+     lambda a: F.local_response_norm(a, 3, alpha=0.5, beta=0.75, k=1.0)),
+    ("lrn_even_axis2", "nn.lrn", "nn.lrn(%a, size=4, axis=2, alpha=0.25f, beta=0.5f, bias=2f)",
+     [T(2, 3, 6)],
+     lambda a: F.local_response_norm(a.transpose(1, 2), 4, alpha=0.25, beta=0.5, k=2.0)
+     .transpose(1, 2)),
+    ("nll_loss", "nn.nll_loss", "nn.nll_loss(%a, [1, 0, 2, 1], %b, ignore_index=-100)",
+     [T(4, 3), POS(3)], nll([1, 0, 2, 1])),
+    ("nll_loss_ignore", "nn.nll_loss",
+     "nn.nll_loss(%a, [[1, 0, 2], [0, 2, 2]], %b, ignore_index=0)", [T(2, 3, 3), POS(3)],
+     nll([[1, 0, 2], [0, 2, 2]], ignore=0)),
+    ("nll_loss_sum", "nn.nll_loss",
+     "nn.nll_loss(%a, [1, 0, 2], %b, reduction=\"sum\", ignore_index=2)", [T(3, 4), POS(4)],
+     nll([1, 0, 2], "sum", 2)),
+    ("nll_loss_none", "nn.nll_loss",
+     "nn.nll_loss(%a, [[3, 0], [1, 1]], %b, reduction=\"none\", ignore_index=-1)",
+     [T(2, 4, 2), POS(4)],
+     nll([[3, 0], [1, 1]], "none", -1)),
     ("global_avg_pool2d", "nn.global_avg_pool2d", "nn.global_avg_pool2d(%a)", [T(2, 3, 4, 5)],
      lambda a: a.mean((2, 3), keepdim=True)),
     ("global_avg_pool2d_nhwc", "nn.global_avg_pool2d", "nn.global_avg_pool2d(%a, layout=\"NHWC\")",
