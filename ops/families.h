@@ -50,10 +50,18 @@ struct OpGrad;
   X(batch_matmul)        \
   X(dense_pack)          \
   X(prelu) X(instance_norm) X(group_norm) X(batch_norm) X(l2_normalize) X(lrn) X(nll_loss)
+#define GRAD_RULES_CONV(X)                                                                        \
+  X(conv1d)                                                                                       \
+  X(conv3d)                                                                                       \
+  X(conv1d_transpose) X(conv2d_transpose) X(max_pool1d) X(max_pool2d) X(max_pool3d) X(avg_pool1d) \
+      X(avg_pool2d) X(avg_pool3d)
+#define GRAD_RULES_POOL(X) X(adaptive_max_pool2d) X(adaptive_avg_pool2d)
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)
 GRAD_RULES_REDUCE(X)
 GRAD_RULES_NN(X)
+GRAD_RULES_CONV(X)
+GRAD_RULES_POOL(X)
 #undef X
 extern const struct OpGrad grad_fast_exp, grad_fast_tanh, grad_fast_erf, grad_fast_softmax,
     grad_max, grad_min, grad_batch_flatten, grad_expand_dims, grad_squeeze, grad_copy,

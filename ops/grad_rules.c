@@ -253,16 +253,18 @@ static bool bw_bias_add(GradCx *G, GradCall *c) {
   return built(G);
 }
 
-/* nn.conv2d, NCHW data and OIHW weight, groups 1 (TVM's conv2d_grad):
+/* nn.conv2d, NCHW data and OIHW weight, groups 1 (TVM's conv2d_grad;
+ * other layouts and groups: gr_conv_backward, grad_rules_conv.c):
  * dx = conv2d_transpose(dy, w) with the output padding that gives x's
  * size back; dw = conv2d of x and dy with batch and channels swapped
- * (strides and dilation exchanged), cut to the kernel's size. */
+ * (strides and dilation exchanged), cut to the kernel's size.
+ * conv_plain: whether the call has that form (false, no error, when
+ * not), and its padding, strides and dilation. */
 static bool conv_plain(GradCx *G, GradCall *c, int64_t *pad, int64_t *st, int64_t *dil) {
   char dl[16], kl[16];
   snprintf(dl, sizeof dl, "%s", op_attr_str(G->a, c->call, "data_layout"));
   snprintf(kl, sizeof kl, "%s", op_attr_str(G->a, c->call, "kernel_layout"));
-  if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || op_attr_int(c->call, "groups") != 1)
-    return grad_fail(G, "the gradient of nn.conv2d takes NCHW data, OIHW weights and groups=1");
+  if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || op_attr_int(c->call, "groups") != 1) return false;
   const Type *tx = grad_tensor_of(X0), *tw = grad_tensor_of(X1), *ty = grad_tensor_of(c->y);
   for (int i = 0; i < 4; i++)
     if (tx->u.tensor.dims[i].kind != DIM_CONST || tw->u.tensor.dims[i].kind != DIM_CONST ||
@@ -322,7 +324,7 @@ static Expr *conv_dw(GradCx *G, GradCall *c, const int64_t *pad, const int64_t *
 
 static bool bw_conv2d(GradCx *G, GradCall *c) {
   int64_t pad[4] = {0}, st[2] = {1, 1}, dil[2] = {1, 1};
-  if (!conv_plain(G, c, pad, st, dil)) return false;
+  if (!conv_plain(G, c, pad, st, dil)) return built(G) && gr_conv_backward(G, c);
   if (want(c, 0)) c->dx[0] = conv_dx(G, c, pad, st, dil);
   if (want(c, 1)) c->dx[1] = conv_dw(G, c, pad, st, dil);
   return built(G);

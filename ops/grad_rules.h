@@ -66,5 +66,7 @@ Expr *gr_count(GradCx *G, GradCall *c);
 bool gr_static_dims(const Type *t, int64_t *d);
 Expr *gr_transpose_to(GradCx *G, Expr *e, int n, const int64_t *axes);
 Expr *gr_reshape_to(GradCx *G, Expr *e, int n, const int64_t *dims);
+/* Any convolution's rule (grad_rules_conv.c). */
+bool gr_conv_backward(GradCx *G, GradCall *c);
 
 #endif

@@ -62,8 +62,8 @@ static bool bw_dense_pack(GradCx *G, GradCall *c) {
     return grad_fail(G, "the gradient of nn.contrib_dense_pack needs units to fill the panels");
   if (want(c, 0)) c->dx[0] = gr_matmul(G, DY, w, false, false);
   if (want(c, 1)) {
-    Expr *dw = gr_reshape_to(G, gr_matmul(G, DY, X0, true, false), 3,
-                             (int64_t[]){wd[0], wd[2], wd[1]});
+    Expr *dw =
+        gr_reshape_to(G, gr_matmul(G, DY, X0, true, false), 3, (int64_t[]){wd[0], wd[2], wd[1]});
     c->dx[1] = gr_transpose_to(G, dw, 3, swap);
   }
   return built(G);
@@ -111,7 +111,8 @@ static bool norm_backward(GradCx *G, GradCall *c, const Norm *nm) {
     Expr *g = scale ? mul(G, DY, gr_along(G, X1, nm->a, nm->n)) : DY;
     Expr *gg = gr_reshape_to(G, g, nm->gn, nm->gshape);
     Expr *t = mul(G, xhat, reduce_axes_keep(G, "mean", mul(G, gg, xhat), nm->m, nm->red));
-    Expr *dxg = mul(G, rstd, sub(G, sub(G, gg, reduce_axes_keep(G, "mean", gg, nm->m, nm->red)), t));
+    Expr *dxg =
+        mul(G, rstd, sub(G, sub(G, gg, reduce_axes_keep(G, "mean", gg, nm->m, nm->red)), t));
     c->dx[0] = gr_reshape_to(G, dxg, nm->n, nm->xshape);
   }
   if (scale && want(c, 1))
@@ -234,7 +235,8 @@ static bool bw_lrn(GradCx *G, GradCall *c) {
   int64_t size = op_attr_int(c->call, "size"), half = size / 2;
   if (!gr_static_dims(grad_tensor_of(X0), (int64_t[TENSOR_MAX_RANK]){0}))
     return grad_fail(G, "the gradient of nn.lrn needs x's shape static");
-  double alpha = op_attr_float(c->call, "alpha") / (double)size, beta = op_attr_float(c->call, "beta");
+  double alpha = op_attr_float(c->call, "alpha") / (double)size,
+         beta = op_attr_float(c->call, "beta");
   Expr *S = window_sum(G, mul(G, X0, X0), a, -half, size - 1 - half);
   Expr *D = add(G, k(G, X0, op_attr_float(c->call, "bias")), mul(G, k(G, X0, alpha), S));
   Expr *Dp = grad_op2(G, "power", D, k(G, X0, -beta));
