@@ -44,18 +44,17 @@ struct OpGrad;
   X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) X(layer_norm)
 /* clang-format on */
 /* Those of ops/grad_rules_<family>.c, defined there the same way. */
+/* clang-format off */
 #define GRAD_RULES_REDUCE(X) \
   X(prod) X(logsumexp) X(variance) X(std) X(mean_variance) X(cumsum) X(cumprod)
 #define GRAD_RULES_NN(X) \
-  X(batch_matmul)        \
-  X(dense_pack)          \
-  X(prelu) X(instance_norm) X(group_norm) X(batch_norm) X(l2_normalize) X(lrn) X(nll_loss)
-#define GRAD_RULES_CONV(X)                                                                        \
-  X(conv1d)                                                                                       \
-  X(conv3d)                                                                                       \
-  X(conv1d_transpose) X(conv2d_transpose) X(max_pool1d) X(max_pool2d) X(max_pool3d) X(avg_pool1d) \
-      X(avg_pool2d) X(avg_pool3d)
+  X(batch_matmul) X(dense_pack) X(prelu) X(instance_norm) X(group_norm) X(batch_norm) \
+  X(l2_normalize) X(lrn) X(nll_loss)
+#define GRAD_RULES_CONV(X) \
+  X(conv1d) X(conv3d) X(conv1d_transpose) X(conv2d_transpose) X(max_pool1d) X(max_pool2d) \
+  X(max_pool3d) X(avg_pool1d) X(avg_pool2d) X(avg_pool3d)
 #define GRAD_RULES_POOL(X) X(adaptive_max_pool2d) X(adaptive_avg_pool2d)
+/* clang-format on */
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)
 GRAD_RULES_REDUCE(X)

@@ -141,7 +141,8 @@ static Expr *conv_weight_adjoint(GradCx *G, const ConvG *cv, Expr *in, Expr *d) 
   int64_t s5[TENSOR_MAX_RANK + 1] = {xd[0], g, xd[1] / g}, p5[TENSOR_MAX_RANK + 1] = {2, 1, 0};
   int64_t s4[TENSOR_MAX_RANK] = {xd[1] / g, g * xd[0]};
   for (int i = 0; i < S; i++) s5[3 + i] = xd[2 + i], p5[3 + i] = 3 + i, s4[2 + i] = xd[2 + i];
-  Expr *xi = gr_reshape_to(G, gr_transpose_to(G, gr_reshape_to(G, in, n + 1, s5), n + 1, p5), n, s4);
+  Expr *xi =
+      gr_reshape_to(G, gr_transpose_to(G, gr_reshape_to(G, in, n + 1, s5), n + 1, p5), n, s4);
   /* d (N, g, O/g, U...) -> (g, O/g, N, U...) -> (O, N, U...) */
   int64_t t5[TENSOR_MAX_RANK + 1] = {dd[0], g, dd[1] / g}, q5[TENSOR_MAX_RANK + 1] = {1, 2, 0};
   int64_t t4[TENSOR_MAX_RANK] = {dd[1], dd[0]};
@@ -190,7 +191,8 @@ bool gr_conv_backward(GradCx *G, GradCall *c) {
   if (!all_static(G, c)) return false;
   if (!nn_conv_axes(&cx, c->call->u.call.attrs, cv.S, &ax)) return grad_fail(G, "%s", cx.err);
   int n = cv.S + 2;
-  int64_t xto[TENSOR_MAX_RANK], xback[TENSOR_MAX_RANK], wto[TENSOR_MAX_RANK], wback[TENSOR_MAX_RANK];
+  int64_t xto[TENSOR_MAX_RANK], xback[TENSOR_MAX_RANK], wto[TENSOR_MAX_RANK],
+      wback[TENSOR_MAX_RANK];
   plain_perm(ax.x, n, xto, xback);
   plain_perm(ax.w, n, wto, wback);
   bool plain = nn_conv_axes_plain(&ax, cv.S);
@@ -322,8 +324,8 @@ static bool max_pool(GradCx *G, GradCall *c, int S) {
   Expr *xp = pad(G, X0, p.n, p.pw, -INFINITY), *taken = NULL, *acc = NULL;
   for (int64_t f = 0; f < window_count(&p); f++) {
     Expr *hit = grad_op2(G, "equal", window_slice(G, &p, xp, f), c->y);
-    Expr *first = taken ? grad_op2(G, "logical_and", hit, grad_op1(G, "logical_not", taken, NULL))
-                        : hit;
+    Expr *first =
+        taken ? grad_op2(G, "logical_and", hit, grad_op1(G, "logical_not", taken, NULL)) : hit;
     taken = taken ? grad_op2(G, "logical_or", taken, hit) : hit;
     Expr *placed = window_place(G, &p, masked(G, first, DY), f);
     acc = acc ? add(G, acc, placed) : placed;

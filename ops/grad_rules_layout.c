@@ -44,10 +44,11 @@ static int64_t win_end(int64_t i, int64_t n, int64_t s) { return ((i + 1) * n + 
 /* The (s, n) matrix of window i's inputs: 1 / the window's size when
  * `mean`, else 1. */
 static Expr *window_matrix(GradCx *G, DType dt, int64_t s, int64_t n, bool mean) {
-  double *v = ARENA_ARRAY(G->a, double, s * n + 1);
+  double *v = ARENA_ARRAY(G->a, double, s *n + 1);
   for (int64_t i = 0; i < s; i++) {
     int64_t b = win_start(i, n, s), e = win_end(i, n, s);
-    for (int64_t j = 0; j < n; j++) v[i * n + j] = j >= b && j < e ? (mean ? 1.0 / (double)(e - b) : 1) : 0;
+    for (int64_t j = 0; j < n; j++)
+      v[i * n + j] = j >= b && j < e ? (mean ? 1.0 / (double)(e - b) : 1) : 0;
   }
   return grad_const(G, dt, 2, (int64_t[]){s, n}, v);
 }
@@ -69,7 +70,7 @@ static bool bw_adaptive_avg_pool2d(GradCx *G, GradCall *c) {
   Expr *aw = window_matrix(G, dt, p.yd[w], p.xd[w], true);
   Expr *ah = window_matrix(G, dt, p.yd[h], p.xd[h], true);
   Expr *t = gr_matmul(G, gr_transpose_to(G, DY, p.n, p.perm), aw, false, false); /* (.., oh, W) */
-  Expr *u = swap_last(G, gr_matmul(G, swap_last(G, t), ah, false, false));      /* (.., H, W) */
+  Expr *u = swap_last(G, gr_matmul(G, swap_last(G, t), ah, false, false));       /* (.., H, W) */
   c->dx[0] = gr_transpose_to(G, u, p.n, p.inv);
   return built(G);
 }
@@ -84,7 +85,7 @@ static bool bw_adaptive_max_pool2d(GradCx *G, GradCall *c) {
   int h = p.pos[0], w = p.pos[1];
   int64_t H = p.xd[h], W = p.xd[w], oh = p.yd[h], ow = p.yd[w], P = 1;
   for (int i = 0; i < p.n; i++) P *= i == h || i == w ? 1 : p.xd[i];
-  double *m = ARENA_ARRAY(G->a, double, oh * ow * H * W + 1);
+  double *m = ARENA_ARRAY(G->a, double, oh *ow *H *W + 1);
   for (int64_t i = 0, q = 0; i < oh; i++)
     for (int64_t j = 0; j < ow; j++)
       for (int64_t a = 0; a < H; a++)
@@ -101,7 +102,8 @@ static bool bw_adaptive_max_pool2d(GradCx *G, GradCall *c) {
   grad_attr_str(G, ci, 0, "dtype", "int32");
   grad_attr_int(G, cs, 0, "axis", 3);
   Expr *seen = grad_op1(G, "cumsum", grad_op1(G, "cast", hit, ci), cs);
-  Expr *first = grad_op2(G, "logical_and", hit, grad_op2(G, "equal", seen, grad_scalar(G, DT_INT32, 1)));
+  Expr *first =
+      grad_op2(G, "logical_and", hit, grad_op2(G, "equal", seen, grad_scalar(G, DT_INT32, 1)));
   Expr *args[3] = {first, d4, grad_scalar(G, dt, 0)};
   Attrs *sa = grad_attrs(G, 1);
   grad_attr_ints(G, sa, 0, "axis", 2, (int64_t[]){1, 2});
