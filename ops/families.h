@@ -54,6 +54,9 @@ struct OpGrad;
   X(conv1d) X(conv3d) X(conv1d_transpose) X(conv2d_transpose) X(max_pool1d) X(max_pool2d) \
   X(max_pool3d) X(avg_pool1d) X(avg_pool2d) X(avg_pool3d)
 #define GRAD_RULES_POOL(X) X(adaptive_max_pool2d) X(adaptive_avg_pool2d)
+#define GRAD_RULES_LAYOUT(X) \
+  X(pad) X(mirror_pad) X(depth_to_space) X(space_to_depth) X(space_to_batch_nd) \
+  X(batch_to_space_nd) X(dilate)
 /* clang-format on */
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)
@@ -61,6 +64,7 @@ GRAD_RULES_REDUCE(X)
 GRAD_RULES_NN(X)
 GRAD_RULES_CONV(X)
 GRAD_RULES_POOL(X)
+GRAD_RULES_LAYOUT(X)
 #undef X
 extern const struct OpGrad grad_fast_exp, grad_fast_tanh, grad_fast_erf, grad_fast_softmax,
     grad_max, grad_min, grad_batch_flatten, grad_expand_dims, grad_squeeze, grad_copy,

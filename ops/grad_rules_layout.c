@@ -5,7 +5,14 @@
  * [floor(i n / s), ceil((i + 1) n / s)); the rules hold them in constant
  * matrices: the average's adjoint is A_h^T dy A_w (A: each window's 1 /
  * size on its inputs), the max's gives dy to the first element (in
- * row-major order) of each window equal to its maximum, as torch does. */
+ * row-major order) of each window equal to its maximum, as torch does.
+ *
+ * Padding folds its adjoint back axis by axis: the middle is x's; what a
+ * constant pad added goes to its value, what edge padding added to the
+ * edge element, and a mirrored border (reversed) onto the elements it
+ * copies.  depth_to_space (DCR) and space_to_depth, space_to_batch_nd and
+ * batch_to_space_nd are each other's inverses on the elements they keep;
+ * CRD is DCR after a permutation of the channels. */
 #include <string.h>
 
 #include "ops/grad_rules.h"
@@ -114,8 +121,210 @@ static bool bw_adaptive_max_pool2d(GradCx *G, GradCall *c) {
   return built(G);
 }
 
+/* ───────────────────────── padding ───────────────────────── */
+
+static Expr *slice_axis(GradCx *G, Expr *e, int a, int64_t b, int64_t end) {
+  int n = rank_of(e);
+  int64_t bb[TENSOR_MAX_RANK] = {0}, ee[TENSOR_MAX_RANK];
+  gr_static_dims(grad_tensor_of(e), ee);
+  bb[a] = b, ee[a] = end;
+  Attrs *at = grad_attrs(G, 2);
+  grad_attr_ints(G, at, 0, "begin", n, bb);
+  grad_attr_ints(G, at, 1, "end", n, ee);
+  return grad_op1(G, "strided_slice", e, at);
+}
+
+static Expr *pad_axis(GradCx *G, Expr *e, int a, int64_t lo, int64_t hi) {
+  int n = rank_of(e);
+  int64_t pw[TENSOR_MAX_RANK][2] = {{0}};
+  pw[a][0] = lo, pw[a][1] = hi;
+  Attrs *at = grad_attrs(G, 1);
+  grad_attr_pairs(G, at, 0, "pad_width", n, pw);
+  Expr *args[2] = {e, k(G, e, 0)};
+  return grad_op(G, "nn.pad", 2, args, at);
+}
+
+static Expr *reverse_axis(GradCx *G, Expr *e, int a) {
+  Attrs *at = grad_attrs(G, 1);
+  grad_attr_int(G, at, 0, "axis", a);
+  return grad_op1(G, "reverse", e, at);
+}
+
+enum { FOLD_CONSTANT, FOLD_EDGE, FOLD_REFLECT, FOLD_SYMMETRIC };
+
+/* A border of width w (taken at [b, b + w) of d along a) folded onto x's
+ * n elements: `first` for the border before them. */
+static Expr *fold_border(GradCx *G, Expr *d, int a, int64_t b, int64_t w, int64_t n, bool first,
+                         int mode) {
+  Expr *part = slice_axis(G, d, a, b, b + w);
+  if (mode == FOLD_EDGE)
+    return pad_axis(G, gr_reduce_keep(G, "sum", part, a), a, first ? 0 : n - 1, first ? n - 1 : 0);
+  int64_t skip = mode == FOLD_REFLECT; /* the edge element is not copied */
+  Expr *r = reverse_axis(G, part, a);
+  return first ? pad_axis(G, r, a, skip, n - w - skip) : pad_axis(G, r, a, n - w - skip, skip);
+}
+
+/* d (x padded by pw[a] along axis a) folded back to x's size there. */
+static Expr *fold_axis(GradCx *G, Expr *d, int a, const int64_t *pw, int64_t n, int mode) {
+  Expr *mid = slice_axis(G, d, a, pw[0], pw[0] + n);
+  if (mode == FOLD_CONSTANT) return mid;
+  if (pw[0]) mid = add(G, mid, fold_border(G, d, a, 0, pw[0], n, true, mode));
+  if (pw[1]) mid = add(G, mid, fold_border(G, d, a, pw[0] + n, pw[1], n, false, mode));
+  return mid;
+}
+
+static bool pad_widths(GradCx *G, GradCall *c, int64_t (*pw)[2], int64_t *xd) {
+  RelCtx cx;
+  nn_call_ctx(&cx, G->a, c->call);
+  int n = nn_attr_pairs(&cx, c->call->u.call.attrs, "pad_width", pw, NN_MAX_PAIRS);
+  if (n != rank_of(X0))
+    return grad_fail(G, "%s", cx.err[0] ? cx.err : "pad_width: one pair per axis");
+  if (!gr_static_dims(grad_tensor_of(X0), xd))
+    return grad_fail(G, "the gradient of %s needs x's shape static", c->call->u.call.fn->u.op.name);
+  for (int i = 0; i < n; i++)
+    if (pw[i][0] < 0 || pw[i][1] < 0)
+      return grad_fail(G, "the gradient of %s takes non-negative pad widths",
+                       c->call->u.call.fn->u.op.name);
+  return true;
+}
+
+static Expr *fold_all(GradCx *G, GradCall *c, int64_t (*pw)[2], const int64_t *xd, int mode) {
+  Expr *d = DY;
+  for (int a = 0; a < rank_of(X0); a++)
+    if (pw[a][0] || pw[a][1]) d = fold_axis(G, d, a, pw[a], xd[a], mode);
+  return d;
+}
+
+/* nn.pad(x, value): modes constant (the value gets the sum of the
+ * border's adjoint), edge and reflect. */
+static bool bw_pad(GradCx *G, GradCall *c) {
+  int64_t pw[NN_MAX_PAIRS][2], xd[TENSOR_MAX_RANK];
+  if (!pad_widths(G, c, pw, xd)) return false;
+  const char *m = op_attr_str(G->a, c->call, "pad_mode");
+  int mode = !strcmp(m, "edge") ? FOLD_EDGE : !strcmp(m, "reflect") ? FOLD_REFLECT : FOLD_CONSTANT;
+  Expr *dx = fold_all(G, c, pw, xd, mode);
+  if (want(c, 0)) c->dx[0] = dx;
+  if (mode == FOLD_CONSTANT && want(c, 1)) {
+    Expr *border = sub(G, grad_op1(G, "sum", DY, NULL), grad_op1(G, "sum", dx, NULL));
+    DType dt = grad_tensor_of(X1)->u.tensor.dtype;
+    if (dt != grad_tensor_of(DY)->u.tensor.dtype) {
+      Attrs *at = grad_attrs(G, 1);
+      grad_attr_str(G, at, 0, "dtype", dtype_name(dt));
+      border = grad_op1(G, "cast", border, at);
+    }
+    c->dx[1] = grad_op2(G, "reshape_like", border, X1);
+  }
+  return built(G);
+}
+
+static bool bw_mirror_pad(GradCx *G, GradCall *c) {
+  int64_t pw[NN_MAX_PAIRS][2], xd[TENSOR_MAX_RANK];
+  if (!want(c, 0) || !pad_widths(G, c, pw, xd)) return built(G);
+  bool reflect = !strcmp(op_attr_str(G->a, c->call, "mode"), "REFLECT");
+  c->dx[0] = fold_all(G, c, pw, xd, reflect ? FOLD_REFLECT : FOLD_SYMMETRIC);
+  return built(G);
+}
+
+/* ───────────────────────── moving elements ───────────────────────── */
+
+/* dy through `op` with the call's attributes but `drop` (NULL: none)
+ * left out and `add_key` = add_val added (a string; NULL: none). */
+static Expr *inverse(GradCx *G, GradCall *c, const char *op, const char *drop, const char *add_key,
+                     const char *add_val) {
+  const Attrs *at = c->call->u.call.attrs;
+  Attrs *na = grad_attrs(G, (at ? at->n : 0) + 1);
+  int m = 0;
+  for (int i = 0; at && i < at->n; i++)
+    if (!drop || strcmp(at->keys[i], drop)) na->keys[m] = at->keys[i], na->vals[m++] = at->vals[i];
+  if (add_key) grad_attr_str(G, na, m++, add_key, add_val);
+  na->n = m;
+  return grad_op1(G, op, DY, na);
+}
+
+/* x's channels (axis pc) read as (a, b) and swapped to (b, a). */
+static Expr *swap_channel_blocks(GradCx *G, Expr *x, int pc, int64_t a, int64_t b) {
+  int n = rank_of(x);
+  int64_t xd[TENSOR_MAX_RANK], split[TENSOR_MAX_RANK + 1], perm[TENSOR_MAX_RANK + 1];
+  gr_static_dims(grad_tensor_of(x), xd);
+  for (int i = 0, j = 0; i < n; i++) {
+    if (i == pc) {
+      perm[j] = j + 1, split[j++] = a;
+      perm[j] = j - 1, split[j++] = b;
+    } else {
+      perm[j] = j, split[j++] = xd[i];
+    }
+  }
+  Expr *t = gr_transpose_to(G, gr_reshape_to(G, x, n + 1, split), n + 1, perm);
+  return gr_reshape_to(G, t, n, xd);
+}
+
+/* depth_to_space: space_to_depth gives back the DCR channels; CRD's
+ * channel c bs^2 + off is DCR's off C' + c. */
+static bool bw_depth_to_space(GradCx *G, GradCall *c) {
+  if (!want(c, 0)) return built(G);
+  Expr *d = inverse(G, c, "nn.space_to_depth", "mode", NULL, NULL);
+  if (!strcmp(op_attr_str(G->a, c->call, "mode"), "CRD")) {
+    RelCtx cx;
+    int pos[4];
+    nn_call_ctx(&cx, G->a, c->call);
+    if (nn_layout_attr(&cx, c->call->u.call.attrs, "layout", "NCHW", pos) < 0)
+      return grad_fail(G, "%s", cx.err);
+    int64_t bs = op_attr_int(c->call, "block_size");
+    int64_t oc = grad_tensor_of(c->y)->u.tensor.dims[pos[1]].value;
+    d = swap_channel_blocks(G, d, pos[1], bs * bs, oc);
+  }
+  c->dx[0] = d;
+  return built(G);
+}
+
+static bool bw_space_to_depth(GradCx *G, GradCall *c) {
+  if (want(c, 0)) c->dx[0] = inverse(G, c, "nn.depth_to_space", "mode", "mode", "DCR");
+  return built(G);
+}
+
+/* space_to_batch_nd's padding is cropped by batch_to_space_nd, and
+ * batch_to_space_nd's crops come back as zero padding. */
+static bool bw_space_to_batch_nd(GradCx *G, GradCall *c) {
+  if (!want(c, 0)) return built(G);
+  const Attrs *at = c->call->u.call.attrs;
+  Attrs *na = grad_attrs(G, 2);
+  na->keys[0] = "block_shape", na->vals[0] = (AttrValue *)attrs_get(at, "block_shape");
+  na->keys[1] = "crops", na->vals[1] = (AttrValue *)attrs_get(at, "paddings");
+  if (!na->vals[0]) na->n = 1, na->keys[0] = "crops", na->vals[0] = na->vals[1];
+  c->dx[0] = grad_op1(G, "nn.batch_to_space_nd", DY, na);
+  return built(G);
+}
+
+static bool bw_batch_to_space_nd(GradCx *G, GradCall *c) {
+  if (!want(c, 0)) return built(G);
+  const Attrs *at = c->call->u.call.attrs;
+  Attrs *na = grad_attrs(G, 2);
+  na->keys[0] = "block_shape", na->vals[0] = (AttrValue *)attrs_get(at, "block_shape");
+  na->keys[1] = "paddings", na->vals[1] = (AttrValue *)attrs_get(at, "crops");
+  if (!na->vals[0]) na->n = 1, na->keys[0] = "paddings", na->vals[0] = na->vals[1];
+  c->dx[0] = grad_op1(G, "nn.space_to_batch_nd", DY, na);
+  return built(G);
+}
+
+/* dilate: x's elements are every strides-th of the result. */
+static bool bw_dilate(GradCx *G, GradCall *c) {
+  if (!want(c, 0)) return built(G);
+  int n = rank_of(X0);
+  int64_t st[TENSOR_MAX_RANK], b[TENSOR_MAX_RANK] = {0}, e[TENSOR_MAX_RANK];
+  op_attr_ints(c->call, "strides", st, TENSOR_MAX_RANK);
+  if (!gr_static_dims(grad_tensor_of(c->y), e))
+    return grad_fail(G, "the gradient of nn.dilate needs static shapes");
+  Attrs *at = grad_attrs(G, 3);
+  grad_attr_ints(G, at, 0, "begin", n, b);
+  grad_attr_ints(G, at, 1, "end", n, e);
+  grad_attr_ints(G, at, 2, "strides", n, st);
+  c->dx[0] = grad_op1(G, "strided_slice", DY, at);
+  return built(G);
+}
+
 /* ───────────────────────── the rules ───────────────────────── */
 
 #define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES_POOL(BACKWARD)
+GRAD_RULES_LAYOUT(BACKWARD)
 #undef BACKWARD

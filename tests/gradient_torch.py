@@ -96,6 +96,48 @@ def nll(t, reduction="mean", ignore=-100):
     return f
 
 
+def np_pad(pw, mode):
+    """numpy's padding modes (edge, reflect, symmetric) as gathers along each axis."""
+    def f(a):
+        for axis, (lo, hi) in enumerate(pw):
+            idx = np.pad(np.arange(a.shape[axis]), (lo, hi), mode=mode)
+            a = a.index_select(axis, torch.tensor(idx))
+        return a
+    return f
+
+
+def pad_const(pads):
+    return lambda a, b: F.pad(a, pads) + b * F.pad(torch.zeros_like(a), pads, value=1.0)
+
+
+def d2s(bs, crd):
+    def f(a):
+        n, c, h, w = a.shape
+        if crd:
+            return a.reshape(n, c // bs ** 2, bs, bs, h, w).permute(0, 1, 4, 2, 5, 3) \
+                .reshape(n, c // bs ** 2, h * bs, w * bs)
+        return a.reshape(n, bs, bs, c // bs ** 2, h, w).permute(0, 3, 4, 1, 5, 2) \
+            .reshape(n, c // bs ** 2, h * bs, w * bs)
+    return f
+
+
+def s2d(bs):
+    def f(a):
+        n, c, h, w = a.shape
+        return a.reshape(n, c, h // bs, bs, w // bs, bs).permute(0, 3, 5, 1, 2, 4) \
+            .reshape(n, bs * bs * c, h // bs, w // bs)
+    return f
+
+
+def dilated(strides):
+    def f(a):
+        shape = [(d - 1) * s + 1 for d, s in zip(a.shape, strides)]
+        out = a.new_zeros(shape)
+        out[tuple(slice(None, None, s) for s in strides)] = a
+        return out
+    return f
+
+
 def mm(ta, tb):
     return lambda a, b: (a.T if ta else a) @ (b.T if tb else b)
 
@@ -318,6 +360,39 @@ CASES = [
      "newshape=[1, 5, 4, 2]), output_size=[3, 3], layout=\"NHWC\")", [T(1, 5, 2, 1, 2)],
      lambda a: F.adaptive_max_pool2d(a.expand(1, 5, 2, 2, 2).reshape(1, 5, 4, 2)
                                      .permute(0, 3, 1, 2), 3).permute(0, 2, 3, 1)),
+    ("pad", "nn.pad", "nn.pad(%a, %b, pad_width=[[0, 0], [1, 2], [2, 0]])", [T(2, 3, 2), T()],
+     pad_const((2, 0, 1, 2))),
+    ("pad_edge", "nn.pad", "nn.pad(%a, 0f64, pad_width=[[1, 0], [0, 0], [2, 3]], pad_mode=\"edge\")",
+     [T(2, 3, 2)], np_pad([[1, 0], [0, 0], [2, 3]], "edge")),
+    ("pad_reflect", "nn.pad",
+     "nn.pad(%a, 0f64, pad_width=[[0, 0], [2, 1], [1, 2]], pad_mode=\"reflect\")", [T(2, 4, 3)],
+     np_pad([[0, 0], [2, 1], [1, 2]], "reflect")),
+    ("mirror_pad", "nn.mirror_pad", "nn.mirror_pad(%a, pad_width=[[1, 2], [0, 0], [3, 1]])",
+     [T(3, 2, 4)], np_pad([[1, 2], [0, 0], [3, 1]], "symmetric")),
+    ("mirror_pad_reflect", "nn.mirror_pad",
+     "nn.mirror_pad(%a, pad_width=[[2, 1], [1, 1]], mode=\"REFLECT\")", [T(4, 3)],
+     np_pad([[2, 1], [1, 1]], "reflect")),
+    ("depth_to_space", "nn.depth_to_space", "nn.depth_to_space(%a, block_size=2)", [T(1, 8, 2, 3)],
+     d2s(2, False)),
+    ("depth_to_space_crd", "nn.depth_to_space", "nn.depth_to_space(%a, block_size=2, mode=\"CRD\")",
+     [T(2, 8, 3, 2)], d2s(2, True)),
+    ("depth_to_space_nhwc_crd", "nn.depth_to_space",
+     "nn.depth_to_space(%a, block_size=3, mode=\"CRD\", layout=\"NHWC\")", [T(1, 2, 2, 18)],
+     lambda a: d2s(3, True)(a.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)),
+    ("space_to_depth", "nn.space_to_depth", "nn.space_to_depth(%a, block_size=2)", [T(2, 3, 4, 6)],
+     s2d(2)),
+    ("space_to_depth_nhwc", "nn.space_to_depth",
+     "nn.space_to_depth(%a, block_size=2, layout=\"NHWC\")", [T(1, 4, 2, 3)],
+     lambda a: s2d(2)(a.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)),
+    ("space_to_batch_nd", "nn.space_to_batch_nd",
+     "nn.space_to_batch_nd(%a, block_shape=[2, 3], paddings=[[1, 0], [0, 2]])", [T(2, 3, 4, 2)],
+     lambda a: F.pad(a, (0, 0, 0, 2, 1, 0)).reshape(2, 2, 2, 2, 3, 2).permute(2, 4, 0, 1, 3, 5)
+     .reshape(12, 2, 2, 2)),
+    ("batch_to_space_nd", "nn.batch_to_space_nd",
+     "nn.batch_to_space_nd(%a, block_shape=[2, 2], crops=[[1, 0], [0, 1]])", [T(8, 2, 3, 1)],
+     lambda a: a.reshape(2, 2, 2, 2, 3, 1).permute(2, 3, 0, 4, 1, 5).reshape(2, 4, 6, 1)
+     [:, 1:, :5]),
+    ("dilate", "nn.dilate", "nn.dilate(%a, strides=[1, 2, 3])", [T(2, 3, 2)], dilated([1, 2, 3])),
     ("global_avg_pool2d", "nn.global_avg_pool2d", "nn.global_avg_pool2d(%a)", [T(2, 3, 4, 5)],
      lambda a: a.mean((2, 3), keepdim=True)),
     ("global_avg_pool2d_nhwc", "nn.global_avg_pool2d", "nn.global_avg_pool2d(%a, layout=\"NHWC\")",
