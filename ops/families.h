@@ -57,6 +57,10 @@ struct OpGrad;
 #define GRAD_RULES_LAYOUT(X) \
   X(pad) X(mirror_pad) X(depth_to_space) X(space_to_depth) X(space_to_batch_nd) \
   X(batch_to_space_nd) X(dilate)
+#define GRAD_RULES_TRANSFORM(X) \
+  X(stack) X(strided_slice) X(slice_like) X(layout_transform) X(tile) X(repeat) X(reverse) \
+  X(reverse_sequence) X(sequence_mask) X(trilu) X(cast_like) X(meshgrid) X(one_hot) X(gather) \
+  X(gather_nd) X(scatter) X(scatter_add) X(scatter_nd) X(adv_index) X(einsum) X(sort) X(topk)
 /* clang-format on */
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)
@@ -65,6 +69,7 @@ GRAD_RULES_NN(X)
 GRAD_RULES_CONV(X)
 GRAD_RULES_POOL(X)
 GRAD_RULES_LAYOUT(X)
+GRAD_RULES_TRANSFORM(X)
 #undef X
 extern const struct OpGrad grad_fast_exp, grad_fast_tanh, grad_fast_erf, grad_fast_softmax,
     grad_max, grad_min, grad_batch_flatten, grad_expand_dims, grad_squeeze, grad_copy,

@@ -230,31 +230,31 @@ const OpDef ops_family_qnn[] = {
     {"fixed_point_multiply", 1, 1, OPAT_ELEMWISE, fpm_attrs, rel_fixed_point_multiply,
      "fixed_point_multiply(x, multiplier=, shift=): round(x * multiplier * 2^(shift - 31)), "
      "int32, ties upward",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_fixed_point_multiply},
+     false, .cost = OPCOST_ELEMWISE, .compute = compute_fixed_point_multiply, .grad = &grad_zero},
     {"qnn.quantize", 3, 3, OPAT_ELEMWISE, quantize_attrs, rel_quantize,
      "qnn.quantize(x, scale, zero_point, axis=-1, out_dtype=\"int8\"): clip(round(x / scale) + "
      "zero_point)",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_quantize},
+     false, .cost = OPCOST_ELEMWISE, .compute = compute_quantize, .grad = &grad_zero},
     {"qnn.dequantize", 3, 3, OPAT_ELEMWISE, dequantize_attrs, rel_dequantize,
      "qnn.dequantize(q, scale, zero_point, axis=-1): (q - zero_point) * scale in float32", false,
      .cost = OPCOST_ELEMWISE, .compute = compute_dequantize},
     {"qnn.requantize", 5, 5, OPAT_ELEMWISE, requantize_attrs, rel_requantize,
      "qnn.requantize(q, in_scale, in_zp, out_scale, out_zp, axis=-1, rounding=, out_dtype=): "
      "q in other quantization parameters",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_requantize},
+     false, .cost = OPCOST_ELEMWISE, .compute = compute_requantize, .grad = &grad_zero},
     {"qnn.conv2d", 6, 6, OPAT_OUT_EWISE_FUSABLE, nn_conv2d_attrs, rel_qnn_conv2d,
      "qnn.conv2d(x, w, x_zp, w_zp, x_scale, w_scale, <conv2d attrs>): int32 convolution of x - "
      "x_zp and w - w_zp",
-     false, .cost = OPCOST_CONV2D, .compute = compute_qnn_conv2d},
+     false, .cost = OPCOST_CONV2D, .compute = compute_qnn_conv2d, .grad = &grad_zero},
     {"qnn.dense", 6, 6, OPAT_OUT_EWISE_FUSABLE, qdense_attrs, rel_qnn_dense,
      "qnn.dense(x, w, x_zp, w_zp, x_scale, w_scale, units=, out_dtype=): int32 product of x - "
      "x_zp and w - w_zp",
-     false, .compute = compute_qnn_dense},
+     false, .compute = compute_qnn_dense, .grad = &grad_zero},
     {"qnn.add", 8, 8, OPAT_BROADCAST, qbinary_attrs, rel_qnn_binary,
      "qnn.add(a, b, a_scale, a_zp, b_scale, b_zp, out_scale, out_zp): quantized a + b", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_qnn_add},
+     .cost = OPCOST_ELEMWISE, .compute = compute_qnn_add, .grad = &grad_zero},
     {"qnn.mul", 8, 8, OPAT_BROADCAST, qbinary_attrs, rel_qnn_binary,
      "qnn.mul(a, b, a_scale, a_zp, b_scale, b_zp, out_scale, out_zp): quantized a * b", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_qnn_mul},
+     .cost = OPCOST_ELEMWISE, .compute = compute_qnn_mul, .grad = &grad_zero},
     {0},
 };

@@ -138,6 +138,28 @@ def dilated(strides):
     return f
 
 
+def np_slice(*slices):
+    """a[slices] (numpy's, negative steps too) as gathers."""
+    def f(a):
+        for axis, sl in enumerate(slices):
+            a = a.index_select(axis, torch.tensor(np.arange(a.shape[axis])[sl].copy()))
+        return a
+    return f
+
+
+def rev_seq(lengths):
+    def f(a):
+        idx = np.array([list(range(n - 1, -1, -1)) + list(range(n, a.shape[1])) for n in lengths])
+        return a.gather(1, torch.tensor(idx))
+    return f
+
+
+def same(expr):
+    """A function through op expression `expr` of %a whose result does not
+    change the value: where(all(expr == expr), %a, %b)."""
+    return "where(all(equal(%s, %s)), %%a, %%b)" % (expr, expr)
+
+
 def mm(ta, tb):
     return lambda a, b: (a.T if ta else a) @ (b.T if tb else b)
 
@@ -515,6 +537,96 @@ CASES = [
      lambda a, b: a * b),
     ("dyn.full", "dyn.full", "multiply(dyn.full(%b, [2, 3], dtype=\"float64\"), %a)",
      [T(2, 3), T()], lambda a, b: a * b),
+    ("stack", "stack", "stack((%a, %b), axis=1)", [T(2, 3), T(2, 3)],
+     lambda a, b: torch.stack((a, b), 1)),
+    ("stack_last", "stack", "stack((%a, %b, %a), axis=-1)", [T(2), T(2)],
+     lambda a, b: torch.stack((a, b, a), -1)),
+    ("strided_slice", "strided_slice", "strided_slice(%a, begin=[1, 0], end=[4, 3], strides=[2, 1])",
+     [T(5, 4)], lambda a: a[1:4:2, 0:3]),
+    ("strided_slice_neg", "strided_slice",
+     "strided_slice(%a, begin=[-1, 3], end=[-6, 0], strides=[-2, -1])", [T(5, 4)],
+     np_slice(slice(-1, -6, -2), slice(3, 0, -1))),
+    ("strided_slice_axes", "strided_slice", "strided_slice(%a, begin=[1], end=[30], axes=[2])",
+     [T(2, 3, 4)], lambda a: a[:, :, 1:]),
+    ("strided_slice_size", "strided_slice",
+     "strided_slice(%a, begin=[1, 0], end=[2, -1], slice_mode=\"size\")", [T(4, 3)],
+     lambda a: a[1:3, 0:]),
+    ("slice_like", "slice_like", "slice_like(%a, %b, axes=[1])", [T(3, 5), T(3, 2)],
+     lambda a, b: a[:, :2] + 0 * b.sum()),
+    ("layout_transform", "layout_transform",
+     "layout_transform(%a, src_layout=\"NCHW\", dst_layout=\"NHWC\")", [T(1, 2, 3, 4)],
+     lambda a: a.permute(0, 2, 3, 1)),
+    ("layout_transform_blocked", "layout_transform",
+     "layout_transform(%a, src_layout=\"NCHW\", dst_layout=\"NCHW2c\")", [T(1, 4, 2, 3)],
+     lambda a: a.reshape(1, 2, 2, 2, 3).permute(0, 1, 3, 4, 2)),
+    ("tile", "tile", "tile(%a, reps=[2, 1, 3])", [T(2, 3)], lambda a: a.repeat(2, 1, 3)),
+    ("tile_short", "tile", "tile(%a, reps=[2])", [T(2, 3)], lambda a: a.repeat(1, 2)),
+    ("repeat", "repeat", "repeat(%a, repeats=3, axis=1)", [T(2, 3)],
+     lambda a: a.repeat_interleave(3, 1)),
+    ("repeat_neg", "repeat", "repeat(%a, repeats=2, axis=-3)", [T(2, 1, 3)],
+     lambda a: a.repeat_interleave(2, 0)),
+    ("reverse", "reverse", "reverse(%a, axis=1)", [T(2, 3)], lambda a: a.flip(1)),
+    ("reverse_sequence", "reverse_sequence", "reverse_sequence(%a, [1, 3, 2], seq_axis=1, batch_axis=0)",
+     [T(3, 4)], rev_seq([1, 3, 2])),
+    ("sequence_mask", "sequence_mask", "sequence_mask(%a, [1, 3], mask_value=-2f, axis=0)",
+     [T(4, 2, 3)],
+     lambda a: torch.where((torch.arange(4)[:, None] < torch.tensor([1, 3])[None, :])[:, :, None],
+                           a, torch.tensor(-2.0, dtype=a.dtype))),
+    ("sequence_mask_axis1", "sequence_mask", "sequence_mask(%a, [2, 0, 3], axis=1)", [T(3, 4)],
+     lambda a: a * (torch.arange(4)[None, :] < torch.tensor([2, 0, 3])[:, None])),
+    ("trilu", "trilu", "trilu(%a, 1, upper=False)", [T(3, 4)], lambda a: torch.tril(a, 1)),
+    ("trilu_upper", "trilu", "trilu(%a, -1)", [T(2, 3, 3)], lambda a: torch.triu(a, -1)),
+    ("cast_like", "cast_like", "cast_like(%a, %b)", [T(3), T(2)], lambda a, b: a + 0 * b.sum()),
+    ("meshgrid", "meshgrid", "%0 = meshgrid((%a, %b)); add(%0.0, multiply(%0.1, 2f64))",
+     [T(3), T(2)], lambda a, b: (lambda g: g[0] + 2 * g[1])(torch.meshgrid(a, b, indexing="ij"))),
+    ("meshgrid_xy", "meshgrid",
+     "%0 = meshgrid((%a, %b, %c), indexing=\"xy\"); multiply(%0.0, %0.2)", [T(2), T(3), T(4)],
+     lambda a, b, c: (lambda g: g[0] * g[2])(torch.meshgrid(a, b, c, indexing="xy"))
+     + 0 * b.sum()),
+    ("one_hot", "one_hot", "one_hot([1, 0, 2], %a, %b, depth=4)", [T(), T()],
+     lambda a, b: (lambda h: a * h + b * (1 - h))(F.one_hot(torch.tensor([1, 0, 2]), 4))),
+    ("one_hot_axis0", "one_hot", "one_hot([[1, 3], [0, 0]], %a, %b, depth=4, axis=0)", [T(), T()],
+     lambda a, b: (lambda h: a * h + b * (1 - h))(F.one_hot(torch.tensor([[1, 3], [0, 0]]), 4)
+                                                   .permute(2, 0, 1))),
+    ("gather", "gather", "gather(%a, [[0, 2], [1, 1]], axis=1)", [T(2, 3)],
+     lambda a: torch.gather(a, 1, torch.tensor([[0, 2], [1, 1]]))),
+    ("gather_axis0", "gather", "gather(%a, [[1, 0, 1, 1]], axis=0)", [T(3, 4)],
+     lambda a: torch.gather(a, 0, torch.tensor([[1, 0, 1, 1]]))),
+    ("gather_nd", "gather_nd", "gather_nd(%a, [[0, 1, 0], [2, 0, 2]])", [T(2, 3, 4)],
+     lambda a: a[torch.tensor([0, 1, 0]), torch.tensor([2, 0, 2])]),
+    ("scatter", "scatter", "scatter(%a, [[1, 0, 2]], %b, axis=0)", [T(3, 3), T(1, 3)],
+     lambda a, b: a.scatter(0, torch.tensor([[1, 0, 2]]), b)),
+    ("scatter_add", "scatter_add", "scatter_add(%a, [[1, 1], [0, 1]], %b, axis=1)",
+     [T(2, 3), T(2, 2)], lambda a, b: a.scatter_add(1, torch.tensor([[1, 1], [0, 1]]), b)),
+    ("scatter_nd", "scatter_nd", "scatter_nd(%a, [[0, 2]], %b, mode=\"update\")",
+     [T(3, 4), T(2, 4)], lambda a, b: a.index_put((torch.tensor([0, 2]),), b)),
+    ("scatter_nd_add", "scatter_nd", "scatter_nd(%a, [[0, 0, 1], [1, 1, 2]], %b, mode=\"add\")",
+     [T(2, 3), T(3)],
+     lambda a, b: a.index_put((torch.tensor([0, 0, 1]), torch.tensor([1, 1, 2])), b,
+                              accumulate=True)),
+    ("adv_index", "adv_index", "adv_index((%a, [0, 2, 0], [1, 1, 1]))", [T(3, 2, 4)],
+     lambda a: a[torch.tensor([0, 2, 0]), torch.tensor([1, 1, 1])]),
+    ("adv_index_bcast", "adv_index", "adv_index((%a, [[0], [2]], [1, 0, 1]))", [T(3, 2)],
+     lambda a: a[torch.tensor([[0], [2]]), torch.tensor([1, 0, 1])]),
+    ("einsum", "einsum", "einsum((%a, %b), equation=\"ij,jk->ik\")", [T(2, 3), T(3, 4)],
+     lambda a, b: torch.einsum("ij,jk->ik", a, b)),
+    ("einsum_batch", "einsum", "einsum((%a, %b), equation=\"bij,bkj->bik\")",
+     [T(2, 3, 4), T(2, 5, 4)], lambda a, b: torch.einsum("bij,bkj->bik", a, b)),
+    ("einsum_own", "einsum", "einsum((%a, %b, %c), equation=\"ij,k,jl\")", [T(2, 3), T(4), T(3, 2)],
+     lambda a, b, c: torch.einsum("ij,k,jl", a, b, c)),
+    ("sort", "sort", "sort(%a, axis=1)", [T(3, 4)], lambda a: torch.sort(a, 1).values),
+    ("sort_desc", "sort", "sort(%a, axis=0, is_ascend=False)", [T(3, 2)],
+     lambda a: torch.sort(a, 0, descending=True).values),
+    ("topk", "topk", "%0 = topk(%a, k=2, axis=1); %0.0", [T(3, 4)],
+     lambda a: torch.topk(a, 2, 1).values),
+    ("topk_values", "topk", "topk(%a, k=3, axis=0, ret_type=\"values\", is_ascend=True)",
+     [T(4, 2)], lambda a: torch.topk(a, 3, 0, largest=False).values),
+    ("on_device", "on_device", "on_device(%a)", [T(3)], lambda a: a),
+    ("device_copy", "device_copy", "device_copy(%a)", [T(3)], lambda a: a),
+    ("dyn.reshape", "dyn.reshape", "dyn.reshape(%a, [3, 2])", [T(2, 3)], lambda a: a.reshape(3, 2)),
+    ("dyn.squeeze", "dyn.squeeze", "dyn.squeeze(%a, [1])", [T(2, 1, 3)], lambda a: a.squeeze(1)),
+    ("dyn.broadcast_to", "dyn.broadcast_to", "dyn.broadcast_to(%a, [2, 3])", [T(1, 3)],
+     lambda a: a.expand(2, 3)),
 ] + [  # ops whose result is constant almost everywhere: differentiated through
     (op, op, "where(%s(%%a, %%b), %%a, %%b)" % op, [T(6), T(6)],
      lambda a, b, f=f: torch.where(f(a, b), a, b))
@@ -549,6 +661,35 @@ CASES = [
      lambda a: a),
     ("shape_of", "shape_of", "multiply(cast(shape_of(%a), dtype=\"float64\"), %a)", [T(3)],
      lambda a: 3 * a),
+    ("argsort", "argsort", same("argsort(%a)"), [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("searchsorted", "searchsorted", same("searchsorted([-1f64, 0f64, 1f64], %a)"), [T(4), T(4)],
+     lambda a, b: a + 0 * b),
+    ("unravel_index", "unravel_index", same("unravel_index(cast(%a, dtype=\"int32\"), [2, 3])"),
+     [POS(4), T(4)], lambda a, b: a + 0 * b),
+    ("reinterpret", "reinterpret", same("reinterpret(%a, dtype=\"int64\")"), [T(4), T(4)],
+     lambda a, b: a + 0 * b),
+    ("qnn.quantize", "qnn.quantize", same("qnn.quantize(cast(%a, dtype=\"float32\"), 0.5f, 0)"),
+     [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("qnn.requantize", "qnn.requantize",
+     same("qnn.requantize(cast(%a, dtype=\"int32\"), 0.5f, 0, 0.25f, 0)"), [T(4), T(4)],
+     lambda a, b: a + 0 * b),
+    ("fixed_point_multiply", "fixed_point_multiply",
+     same("fixed_point_multiply(cast(%a, dtype=\"int32\"), multiplier=1073741824, shift=0)"),
+     [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("qnn.add", "qnn.add",
+     same("qnn.add(cast(%a, dtype=\"int8\"), cast(%a, dtype=\"int8\"), 0.5f, 0, 0.5f, 0, 0.5f, 0)"),
+     [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("qnn.mul", "qnn.mul",
+     same("qnn.mul(cast(%a, dtype=\"int8\"), cast(%a, dtype=\"int8\"), 0.5f, 0, 0.5f, 0, 1f, 0)"),
+     [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("qnn.dense", "qnn.dense",
+     same("qnn.dense(cast(reshape(%a, newshape=[2, 2]), dtype=\"int8\"), "
+          "cast(reshape(%a, newshape=[2, 2]), dtype=\"int8\"), 0, 0, 0.5f, 0.5f, units=2)"),
+     [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("qnn.conv2d", "qnn.conv2d",
+     same("qnn.conv2d(cast(reshape(%a, newshape=[1, 1, 2, 2]), dtype=\"int8\"), "
+          "cast(reshape(%a, newshape=[1, 1, 2, 2]), dtype=\"int8\"), 0, 0, 0.5f, 0.5f, "
+          "channels=1, kernel_size=[2, 2])"), [T(4), T(4)], lambda a, b: a + 0 * b),
     ("ndarray_size", "ndarray_size",
      "multiply(cast(ndarray_size(%a), dtype=\"float64\"), %a)", [T(2, 3)], lambda a: 6 * a),
 ]
