@@ -52,7 +52,7 @@ struct OpGrad;
   X(l2_normalize) X(lrn) X(nll_loss)
 #define GRAD_RULES_CONV(X) \
   X(conv1d) X(conv3d) X(conv1d_transpose) X(conv2d_transpose) X(max_pool1d) X(max_pool2d) \
-  X(max_pool3d) X(avg_pool1d) X(avg_pool2d) X(avg_pool3d)
+  X(max_pool3d) X(avg_pool1d) X(avg_pool2d) X(avg_pool3d) X(conv2d_nchwc)
 #define GRAD_RULES_POOL(X) X(adaptive_max_pool2d) X(adaptive_avg_pool2d)
 #define GRAD_RULES_LAYOUT(X) \
   X(pad) X(mirror_pad) X(depth_to_space) X(space_to_depth) X(space_to_batch_nd) \

@@ -2,6 +2,7 @@
  * of 1 to 3 spatial dims (any layout nn_conv_axes reads, any groups), the
  * transposed convolutions, and the max and average pools (strides,
  * padding, dilation, ceil_mode, count_include_pad, any layout).
+ * nn.contrib_conv2d_NCHWc through its plain form (layout_transform).
  * nn.conv2d with NCHW data, OIHW weights and one group keeps its own rule
  * (grad_rules.c), which comes here for the other cases.
  *
@@ -210,6 +211,30 @@ bool gr_conv_backward(GradCx *G, GradCall *c) {
     Expr *dw = conv_weight_adjoint(G, &cv, x, d);
     c->dx[1] = plain ? dw : gr_transpose_to(G, dw, n, wback);
   }
+  return built(G);
+}
+
+static Expr *relayout(GradCx *G, Expr *e, const char *src, const char *dst) {
+  Attrs *at = grad_attrs(G, 2);
+  grad_attr_str(G, at, 0, "src_layout", src);
+  grad_attr_str(G, at, 1, "dst_layout", dst);
+  return grad_op1(G, "layout_transform", e, at);
+}
+
+/* nn.contrib_conv2d_NCHWc: the plain convolution's rule on the operands
+ * unpacked to NCHW and OIHW, the adjoints packed again. */
+static bool bw_conv2d_nchwc(GradCx *G, GradCall *c) {
+  ConvG cv = {.S = 2};
+  if (!all_static(G, c)) return false;
+  const char *dl = op_attr_str(G->a, c->call, "data_layout");
+  const char *kl = op_attr_str(G->a, c->call, "kernel_layout");
+  const char *ol = arena_printf(G->a, "NCHW%lldc", (long long)dim_at(c->y, 4));
+  Expr *x = relayout(G, X0, dl, "NCHW"), *w = relayout(G, X1, kl, "OIHW");
+  Expr *d = relayout(G, DY, ol, "NCHW");
+  if (!built(G) || !conv_window(G, c, &cv, w)) return false;
+  int64_t X[2] = {dim_at(x, 2), dim_at(x, 3)};
+  if (want(c, 0)) c->dx[0] = relayout(G, conv_input_adjoint(G, &cv, d, w, X), "NCHW", dl);
+  if (want(c, 1)) c->dx[1] = relayout(G, conv_weight_adjoint(G, &cv, x, d), "OIHW", kl);
   return built(G);
 }
 

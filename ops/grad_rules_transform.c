@@ -135,7 +135,8 @@ static bool bw_tile(GradCx *G, GradCall *c) {
   if (!want(c, 0) || !static_or_fail(G, c, X0, xd)) return built(G);
   int n = rank_of(X0), nr = op_attr_ints(c->call, "reps", reps, TENSOR_MAX_RANK);
   int m = nr > n ? nr : n;
-  if (2 * m > TENSOR_MAX_RANK) return grad_fail(G, "the gradient of tile takes rank %d at most", TENSOR_MAX_RANK / 2);
+  if (2 * m > TENSOR_MAX_RANK)
+    return grad_fail(G, "the gradient of tile takes rank %d at most", TENSOR_MAX_RANK / 2);
   for (int i = 0; i < m; i++) {
     int xi = i - (m - n), ri = i - (m - nr);
     split[2 * i] = ri >= 0 ? reps[ri] : 1;
@@ -268,9 +269,9 @@ static bool bw_gather_nd(GradCx *G, GradCall *c) {
 static bool scatter_rule(GradCx *G, GradCall *c, bool overwrite) {
   Attrs *ax = axis_attr(G, "axis", op_attr_int(c->call, "axis"));
   if (want(c, 0))
-    c->dx[0] = overwrite ? scatter_into(G, "scatter", DY, X1,
-                                        grad_op1(G, "zeros_like", c->x[2], NULL), ax)
-                         : DY;
+    c->dx[0] =
+        overwrite ? scatter_into(G, "scatter", DY, X1, grad_op1(G, "zeros_like", c->x[2], NULL), ax)
+                  : DY;
   if (want(c, 2)) {
     Expr *args[2] = {DY, X1};
     c->dx[2] = grad_op(G, "gather", 2, args, ax);
@@ -284,10 +285,10 @@ static bool bw_scatter_add(GradCx *G, GradCall *c) { return scatter_rule(G, c, f
 static bool bw_scatter_nd(GradCx *G, GradCall *c) {
   bool add_mode = !strcmp(op_attr_str(G->a, c->call, "mode"), "add");
   if (want(c, 0))
-    c->dx[0] = add_mode ? DY
-                        : scatter_into(G, "scatter_nd", DY, X1,
-                                       grad_op1(G, "zeros_like", c->x[2], NULL),
-                                       mode_attr(G, "update"));
+    c->dx[0] = add_mode
+                   ? DY
+                   : scatter_into(G, "scatter_nd", DY, X1, grad_op1(G, "zeros_like", c->x[2], NULL),
+                                  mode_attr(G, "update"));
   if (want(c, 2)) c->dx[2] = grad_op2(G, "gather_nd", DY, X1);
   return built(G);
 }
@@ -351,7 +352,9 @@ static Expr *einsum_operand(GradCx *G, GradCall *c, const EinsumSpec *sp, int i)
   Expr **ops = ARENA_ARRAY(G->a, Expr *, n);
   ops[0] = DY;
   for (int j = 0, q = 1; j < n; j++)
-    if (j != i) eq = arena_printf(G->a, "%s,%s", eq, term_text(G, &sp->in[j])), ops[q++] = grad_proj(G, X0, j);
+    if (j != i)
+      eq = arena_printf(G->a, "%s,%s", eq, term_text(G, &sp->in[j])),
+      ops[q++] = grad_proj(G, X0, j);
   Attrs *at = grad_attrs(G, 1);
   grad_attr_str(G, at, 0, "equation", arena_printf(G->a, "%s->%s", eq, out));
   Expr *r = grad_op1(G, "einsum", grad_tuple(G, n, ops), at);
@@ -371,8 +374,9 @@ static bool einsum_spec(GradCx *G, GradCall *c, EinsumSpec *sp) {
       bool rep = false;
       for (int q = 0; q < p; q++) rep |= sp->in[i].lab[q] == sp->in[i].lab[p];
       if (sp->in[i].lab[p] == EINSUM_ELLIPSIS || rep)
-        return grad_fail(G, "the gradient of einsum takes no ellipsis and no repeated label in an "
-                            "operand");
+        return grad_fail(G,
+                         "the gradient of einsum takes no ellipsis and no repeated label in an "
+                         "operand");
     }
   return true;
 }
@@ -394,7 +398,8 @@ static bool bw_einsum(GradCx *G, GradCall *c) {
 /* The values are x gathered at the sorting indices: dy goes back there. */
 static Expr *sorted_back(GradCx *G, GradCall *c, Expr *idx, int64_t axis) {
   Expr *zero = grad_op1(G, "zeros_like", X0, NULL);
-  return scatter_into(G, "scatter_add", zero, idx, DY, axis_attr(G, "axis", gr_norm_axis(X0, axis)));
+  return scatter_into(G, "scatter_add", zero, idx, DY,
+                      axis_attr(G, "axis", gr_norm_axis(X0, axis)));
 }
 
 static bool bw_sort(GradCx *G, GradCall *c) {

@@ -419,6 +419,6 @@ const OpDef ops_family_nn_conv[] = {
     {"nn.contrib_conv2d_NCHWc", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_nchwc_attrs, rel_conv2d_nchwc,
      "2-D convolution in blocked layouts: data NCHW<c>c, weight OIHW<i>i<o>o, result NCHW<o>c "
      "(groups 1 or depthwise)",
-     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d_nchwc},
+     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d_nchwc, .grad = &grad_conv2d_nchwc},
     {0},
 };

@@ -299,6 +299,19 @@ CASES = [
      [T(1, 5, 4, 2), T(3, 3, 2, 4)],
      lambda a, b: F.conv2d(a.permute(0, 3, 1, 2), b.permute(3, 2, 0, 1), padding=1)
      .permute(0, 2, 3, 1)),
+    ("conv2d_nchwc", "nn.contrib_conv2d_NCHWc",
+     "nn.contrib_conv2d_NCHWc(%a, %b, padding=[1, 1], strides=[2, 1], channels=4, "
+     "kernel_size=[3, 3], data_layout=\"NCHW2c\", kernel_layout=\"OIHW2i2o\", "
+     "out_layout=\"NCHW2c\")", [T(1, 2, 5, 4, 2), T(2, 2, 3, 3, 2, 2)],
+     lambda a, b: F.conv2d(a.permute(0, 1, 4, 2, 3).reshape(1, 4, 5, 4),
+                           b.permute(0, 5, 1, 4, 2, 3).reshape(4, 4, 3, 3), padding=1,
+                           stride=(2, 1)).reshape(1, 2, 2, 3, 4).permute(0, 1, 3, 4, 2)),
+    ("conv2d_nchwc_depthwise", "nn.contrib_conv2d_NCHWc",
+     "nn.contrib_conv2d_NCHWc(%a, %b, groups=4, channels=4, kernel_size=[2, 2], "
+     "data_layout=\"NCHW2c\", kernel_layout=\"OIHW1i2o\")", [T(1, 2, 3, 3, 2), T(2, 1, 2, 2, 1, 2)],
+     lambda a, b: F.conv2d(a.permute(0, 1, 4, 2, 3).reshape(1, 4, 3, 3),
+                           b.permute(0, 5, 1, 4, 2, 3).reshape(4, 1, 2, 2), groups=4)
+     .reshape(1, 2, 2, 2, 2).permute(0, 1, 3, 4, 2)),
     ("conv1d", "nn.conv1d", "nn.conv1d(%a, %b, strides=[2], padding=[1, 2], dilation=[2])",
      [T(2, 3, 11), T(4, 3, 3)], lambda a, b: F.conv1d(F.pad(a, (1, 2)), b, stride=2, dilation=2)),
     ("conv1d_groups", "nn.conv1d", "nn.conv1d(%a, %b, padding=[1], groups=3)",
