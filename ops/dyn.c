@@ -414,6 +414,6 @@ const OpDef ops_family_dyn[] = {
      false, .flags = OP_VALUE_ARGS, .compute = compute_dyn_pad},
     {"dyn.image.resize2d", 3, 3, OPAT_INJECTIVE, image_resize2d_attrs, rel_dyn_resize2d,
      "dyn.image.resize2d(x, size, roi, method=, ...): resize H, W to sizes given as a tensor",
-     false, .flags = OP_VALUE_ARGS, .compute = compute_dyn_resize2d},
+     false, .flags = OP_VALUE_ARGS, .compute = compute_dyn_resize2d, .grad = &grad_resize2d},
     {0},
 };

@@ -12,7 +12,14 @@
  * edge element, and a mirrored border (reversed) onto the elements it
  * copies.  depth_to_space (DCR) and space_to_depth, space_to_batch_nd and
  * batch_to_space_nd are each other's inverses on the elements they keep;
- * CRD is DCR after a permutation of the channels. */
+ * CRD is DCR after a permutation of the channels.
+ *
+ * Resampling (image.resize1d/2d/3d, dyn.image.resize2d, nn.upsampling,
+ * nn.upsampling3d) is linear and separable: y = A_d A_h A_w x along the
+ * spatial axes.  Each A is read from the op itself, applied to an identity
+ * (the channels enumerating the pixels of one axis, the other axes of size
+ * 1), so the adjoint has exactly the op's weights (float32, as its kernel
+ * computes them); dx = A^T dy along each axis. */
 #include <string.h>
 
 #include "ops/grad_rules.h"
@@ -321,6 +328,85 @@ static bool bw_dilate(GradCx *G, GradCall *c) {
   c->dx[0] = grad_op1(G, "strided_slice", DY, at);
   return built(G);
 }
+
+/* ───────────────────────── resampling ───────────────────────── */
+
+/* The op's layout positions of N, C and the S spatial axes. */
+static bool resample_layout(GradCx *G, GradCall *c, int S, int *pos) {
+  RelCtx cx;
+  nn_call_ctx(&cx, G->a, c->call);
+  const char *need = S == 1 ? "NCW" : S == 2 ? "NCHW" : "NCDHW";
+  if (nn_layout_attr(&cx, c->call->u.call.attrs, "layout", need, pos) < 0)
+    return grad_fail(G, "%s", cx.err);
+  const AttrValue *ct = attrs_get(c->call->u.call.attrs, "coordinate_transformation_mode");
+  if (ct && ct->kind == AV_STR && !strcmp(ct->u.s, "tf_crop_and_resize"))
+    return grad_fail(G, "the gradient of %s is not defined for tf_crop_and_resize (not linear)",
+                     c->call->u.call.fn->u.op.name);
+  return true;
+}
+
+/* A^T (n, m) of spatial axis k (n pixels resized to m): the op applied to
+ * E with E[c, i] = [c = i] (C = n, that axis n, the other spatial axes 1). */
+static Expr *axis_weights(GradCx *G, GradCall *c, const int *pos, int S, int k) {
+  int n = rank_of(X0), ax = pos[2 + k], ch = pos[1];
+  int64_t xd[TENSOR_MAX_RANK], ed[TENSOR_MAX_RANK], rd[TENSOR_MAX_RANK], total = 1;
+  gr_static_dims(grad_tensor_of(X0), xd);
+  for (int i = 0; i < n; i++) ed[i] = i == ch || i == ax ? xd[ax] : 1, total *= ed[i];
+  double *v = ARENA_ARRAY(G->a, double, total + 1);
+  for (int64_t f = 0; f < total; f++) {
+    int64_t r = f, ic = 0, ia = 0;
+    for (int i = n - 1; i >= 0; i--) {
+      if (i == ch) ic = r % ed[i];
+      if (i == ax) ia = r % ed[i];
+      r /= ed[i];
+    }
+    v[f] = ic == ia;
+  }
+  Expr **args = ARENA_ARRAY(G->a, Expr *, c->nx);
+  args[0] = grad_const(G, grad_tensor_of(X0)->u.tensor.dtype, n, ed, v);
+  for (int i = 1; i < c->nx; i++) args[i] = c->x[i];
+  Expr *r = grad_op(G, c->call->u.call.fn->u.op.name, c->nx, args, c->call->u.call.attrs);
+  if (!r || !gr_static_dims(grad_tensor_of(r), rd))
+    return grad_fail(G, "resampling: static sizes"), NULL;
+  int64_t b[TENSOR_MAX_RANK] = {0}, e[TENSOR_MAX_RANK];
+  for (int i = 0; i < n; i++) e[i] = i == ch || i == ax ? rd[i] : 1;
+  Attrs *sl = grad_attrs(G, 2);
+  grad_attr_ints(G, sl, 0, "begin", n, b);
+  grad_attr_ints(G, sl, 1, "end", n, e);
+  r = grad_op1(G, "strided_slice", r, sl);
+  if (ch < ax) return gr_reshape_to(G, r, 2, (int64_t[]){xd[ax], rd[ax]});
+  return swap_last(G, gr_reshape_to(G, r, 2, (int64_t[]){rd[ax], xd[ax]}));
+}
+
+/* d with axis a (m long) mapped back by at = A^T (n, m): d A along a. */
+static Expr *apply_along(GradCx *G, Expr *d, int a, Expr *at) {
+  int n = rank_of(d);
+  int64_t perm[TENSOR_MAX_RANK], inv[TENSOR_MAX_RANK];
+  for (int i = 0, m = 0; i < n; i++)
+    if (i != a) perm[m++] = i;
+  perm[n - 1] = a;
+  for (int i = 0; i < n; i++) inv[perm[i]] = i;
+  Expr *t = gr_matmul(G, gr_transpose_to(G, d, n, perm), at, false, true);
+  return gr_transpose_to(G, t, n, inv);
+}
+
+static bool resample(GradCx *G, GradCall *c, int S) {
+  int pos[2 + NN_MAX_SPATIAL];
+  int64_t xd[TENSOR_MAX_RANK];
+  if (!want(c, 0) || !resample_layout(G, c, S, pos)) return built(G);
+  if (!gr_static_dims(grad_tensor_of(X0), xd))
+    return grad_fail(G, "the gradient of %s needs static shapes", c->call->u.call.fn->u.op.name);
+  Expr *d = DY;
+  for (int k = 0; k < S && d; k++) d = apply_along(G, d, pos[2 + k], axis_weights(G, c, pos, S, k));
+  c->dx[0] = d;
+  return built(G);
+}
+
+static bool bw_resize1d(GradCx *G, GradCall *c) { return resample(G, c, 1); }
+static bool bw_resize2d(GradCx *G, GradCall *c) { return resample(G, c, 2); }
+static bool bw_resize3d(GradCx *G, GradCall *c) { return resample(G, c, 3); }
+static bool bw_upsampling(GradCx *G, GradCall *c) { return resample(G, c, 2); }
+static bool bw_upsampling3d(GradCx *G, GradCall *c) { return resample(G, c, 3); }
 
 /* ───────────────────────── the rules ───────────────────────── */
 

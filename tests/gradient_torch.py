@@ -12,6 +12,7 @@ modes and its gradients are compared with
   * torch.autograd on the same function in float64 (rtol 1e-9, atol 1e-12),
   * central differences of rly's own @f in the interpreter (h = 1e-6 · max(1, |x|);
     rtol 1e-5, atol 1e-7).
+A case may loosen these (F32 below: ops computing in float32).
 Inputs are drawn away from the ops' kinks (relu at 0, abs at 0, clip's bounds,
 ties of max/min).  Every op with a gradient rule in the registry
 (`rly --list-ops`: yes, or zero for an op constant almost everywhere in its
@@ -164,7 +165,13 @@ def mm(ta, tb):
     return lambda a, b: (a.T if ta else a) @ (b.T if tb else b)
 
 
-# (case name, rly op name, rly expression over %a, %b, ..., inputs, torch function)
+# The resampling ops compute in float32 whatever the dtype (as TVM's TOPI does): their
+# cases compare with torch within float32's precision, and since they are linear, central
+# differences with a large step are exact up to that rounding.
+F32 = dict(h=0.1, rtol=1e-5, atol=1e-6, fd_rtol=1e-4, fd_atol=1e-5)
+
+# (case name, rly op name, rly expression over %a, %b, ..., inputs, torch function[,
+# tolerances])
 CASES = [
     ("add", "add", "add(%a, %b)", [T(2, 3), T(3)], lambda a, b: a + b),
     ("add_bcast", "add", "add(%a, %b)", [T(2, 1), T(1, 3)], lambda a, b: a + b),
@@ -427,6 +434,34 @@ CASES = [
      "nn.batch_to_space_nd(%a, block_shape=[2, 2], crops=[[1, 0], [0, 1]])", [T(8, 2, 3, 1)],
      lambda a: a.reshape(2, 2, 2, 2, 3, 1).permute(2, 3, 0, 4, 1, 5).reshape(2, 4, 6, 1)
      [:, 1:, :5]),
+    ("resize2d", "image.resize2d", "image.resize2d(%a, size=[5, 3])", [T(1, 2, 3, 4)],
+     lambda a: F.interpolate(a, size=(5, 3), mode="bilinear", align_corners=False), F32),
+    ("resize2d_nearest_nhwc", "image.resize2d",
+     "image.resize2d(%a, size=[6, 2], layout=\"NHWC\", method=\"nearest_neighbor\", "
+     "coordinate_transformation_mode=\"asymmetric\", rounding_method=\"floor\")", [T(2, 3, 4, 2)],
+     lambda a: F.interpolate(a.permute(0, 3, 1, 2), size=(6, 2), mode="nearest")
+     .permute(0, 2, 3, 1), F32),
+    ("resize2d_cubic", "image.resize2d",
+     "image.resize2d(%a, size=[4, 5], method=\"cubic\", cubic_alpha=-0.75f)", [T(1, 1, 3, 3)],
+     lambda a: F.interpolate(a, size=(4, 5), mode="bicubic", align_corners=False), F32),
+    ("resize1d", "image.resize1d",
+     "image.resize1d(%a, size=[7], coordinate_transformation_mode=\"align_corners\")",
+     [T(2, 2, 4)], lambda a: F.interpolate(a, size=7, mode="linear", align_corners=True), F32),
+    ("resize3d", "image.resize3d", "image.resize3d(%a, size=[3, 4, 2])", [T(1, 2, 2, 3, 3)],
+     lambda a: F.interpolate(a, size=(3, 4, 2), mode="trilinear", align_corners=False), F32),
+    ("dyn.image.resize2d", "dyn.image.resize2d", "dyn.image.resize2d(%a, [4, 6], [0f, 0f, 1f, 1f])",
+     [T(1, 2, 3, 3)], lambda a: F.interpolate(a, size=(4, 6), mode="bilinear", align_corners=False),
+     F32),
+    ("upsampling", "nn.upsampling", "nn.upsampling(%a, scale_h=2f, scale_w=3f)", [T(1, 2, 3, 2)],
+     lambda a: F.interpolate(a, scale_factor=(2, 3), mode="nearest"), F32),
+    ("upsampling_bilinear", "nn.upsampling",
+     "nn.upsampling(%a, scale_h=2f, scale_w=1.5f, method=\"bilinear\", align_corners=True)",
+     [T(1, 1, 3, 4)], lambda a: F.interpolate(a, size=(6, 6), mode="bilinear", align_corners=True),
+     F32),
+    ("upsampling3d", "nn.upsampling3d",
+     "nn.upsampling3d(%a, scale_d=2f, scale_h=1f, scale_w=2f, method=\"trilinear\")",
+     [T(1, 2, 2, 3, 2)],
+     lambda a: F.interpolate(a, scale_factor=(2, 1, 2), mode="trilinear", align_corners=False), F32),
     ("dilate", "nn.dilate", "nn.dilate(%a, strides=[1, 2, 3])", [T(2, 3, 2)], dilated([1, 2, 3])),
     ("global_avg_pool2d", "nn.global_avg_pool2d", "nn.global_avg_pool2d(%a)", [T(2, 3, 4, 5)],
      lambda a: a.mean((2, 3), keepdim=True)),
@@ -728,7 +763,8 @@ def run(rly, script, mode, cwd):
 
 
 def check_case(rly, case, rng, tmp, verbose):
-    name, _, expr, specs, fn = case
+    name, _, expr, specs, fn = case[:5]
+    opts = case[5] if len(case) > 5 else {}
     xs = [draw(k, s, rng) for k, s in specs]
     with torch.no_grad():
         out = fn(*[torch.tensor(x) for x in xs]).numpy()
@@ -747,7 +783,7 @@ def check_case(rly, case, rng, tmp, verbose):
     fd_inputs, fd_lines = {}, []
     for i, x in enumerate(xs):
         for j in range(x.size):
-            h = 1e-6 * max(1.0, abs(x.flat[j]))
+            h = opts.get("h", 1e-6) * max(1.0, abs(x.flat[j]))
             for sgn in (1, -1):
                 y = x.copy()
                 y.flat[j] += sgn * h
@@ -772,7 +808,8 @@ def check_case(rly, case, rng, tmp, verbose):
             return ["%s (%s): rly failed:\n%s" % (name, mode, text[-2000:])]
         for i, n in enumerate(names):
             got = np.load(os.path.join(tmp, "g%d.npy" % i))
-            if got.shape != want[i].shape or not np.allclose(got, want[i], rtol=1e-9, atol=1e-12):
+            if got.shape != want[i].shape or not np.allclose(
+                    got, want[i], rtol=opts.get("rtol", 1e-9), atol=opts.get("atol", 1e-12)):
                 failures.append("%s (%s): d%s differs from torch:\n got %s\nwant %s"
                                 % (name, mode, n, got, want[i]))
     # central differences of rly's @f
@@ -790,7 +827,8 @@ def check_case(rly, case, rng, tmp, verbose):
         fd[i].flat[j] += sgn * v / (2 * h)
     rly_grads = [np.load(os.path.join(tmp, "g%d.npy" % i)) for i in range(len(names))]
     for i, n in enumerate(names):
-        if not np.allclose(rly_grads[i], fd[i], rtol=1e-5, atol=1e-7):
+        if not np.allclose(rly_grads[i], fd[i], rtol=opts.get("fd_rtol", 1e-5),
+                           atol=opts.get("fd_atol", 1e-7)):
             failures.append("%s: d%s differs from central differences:\n got %s\n  fd %s"
                             % (name, n, rly_grads[i], fd[i]))
     if verbose:
