@@ -38,7 +38,7 @@ struct OpGrad;
 #define GRAD_RULES(X) \
   X(add) X(subtract) X(multiply) X(divide) X(power) X(maximum) X(minimum) X(where) X(exp) \
   X(log) X(log2) X(log10) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(abs) X(sin) X(cos) X(tan) \
-  X(sinh) X(cosh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(erf) X(mod) X(floor_mod) X(negative) X(zero) X(full) X(full_like) X(cast) X(relu) \
+  X(sinh) X(cosh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(erf) X(mod) X(floor_mod) X(negative) X(zero) X(full) X(full_like) X(dequantize) X(cast) X(relu) \
   X(leaky_relu) X(clip) X(dense) X(matmul) X(bias_add) X(conv2d) X(softmax) X(log_softmax) \
   X(sum) X(mean) X(reshape) X(transpose) X(take) X(concatenate) X(split) X(cross_entropy) \
   X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) X(layer_norm)
@@ -57,7 +57,7 @@ struct OpGrad;
 #define GRAD_RULES_LAYOUT(X) \
   X(pad) X(mirror_pad) X(depth_to_space) X(space_to_depth) X(space_to_batch_nd) \
   X(batch_to_space_nd) X(dilate) X(resize1d) X(resize2d) X(resize3d) X(upsampling) \
-  X(upsampling3d)
+  X(upsampling3d) X(affine_grid)
 #define GRAD_RULES_TRANSFORM(X) \
   X(stack) X(strided_slice) X(slice_like) X(layout_transform) X(tile) X(repeat) X(reverse) \
   X(reverse_sequence) X(sequence_mask) X(trilu) X(cast_like) X(meshgrid) X(one_hot) X(gather) \

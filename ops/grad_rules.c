@@ -167,6 +167,18 @@ static bool bw_full_like(GradCx *G, GradCall *c) {
   return built(G);
 }
 
+/* qnn.dequantize(q, scale, zero_point, axis): y = (q - zero_point) scale,
+ * so the scale (one, or one per channel along axis) gets dy times the op's
+ * result with a unit scale. */
+static bool bw_dequantize(GradCx *G, GradCall *c) {
+  if (!want(c, 1)) return built(G);
+  Expr *args[3] = {X0, grad_op1(G, "ones_like", X1, NULL), c->x[2]};
+  Expr *t = mul(G, DY, grad_op(G, "qnn.dequantize", 3, args, c->call->u.call.attrs));
+  c->dx[1] = rank_of(X1) == 0 ? grad_op1(G, "sum", t, NULL)
+                              : gr_sum_but(G, t, gr_norm_axis(X0, op_attr_int(c->call, "axis")));
+  return built(G);
+}
+
 static bool bw_cast(GradCx *G, GradCall *c) {
   if (!want(c, 0)) return built(G);
   Attrs *at = grad_attrs(G, 1);

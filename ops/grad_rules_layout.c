@@ -408,6 +408,27 @@ static bool bw_resize3d(GradCx *G, GradCall *c) { return resample(G, c, 3); }
 static bool bw_upsampling(GradCx *G, GradCall *c) { return resample(G, c, 2); }
 static bool bw_upsampling3d(GradCx *G, GradCall *c) { return resample(G, c, 3); }
 
+/* image.affine_grid(theta (N, 2, 3)): y[n, r] = sum_j theta[n, r, j] B_j
+ * with B = (x, y, 1) over the target grid, read from the op applied to the
+ * three thetas whose first rows are unit vectors; dtheta = dy B^T. */
+static bool bw_affine_grid(GradCx *G, GradCall *c) {
+  int64_t yd[4];
+  if (!want(c, 0) || !gr_static_dims(grad_tensor_of(c->y), yd)) return built(G);
+  DType dt = grad_tensor_of(X0)->u.tensor.dtype;
+  double unit[18] = {0};
+  for (int j = 0; j < 3; j++) unit[j * 6 + j] = 1;
+  Expr *e = grad_const(G, dt, 3, (int64_t[]){3, 2, 3}, unit);
+  Expr *r = grad_op1(G, "image.affine_grid", e, c->call->u.call.attrs); /* (3, 2, H, W) */
+  Attrs *sl = grad_attrs(G, 2);
+  grad_attr_ints(G, sl, 0, "begin", 4, (int64_t[]){0, 0, 0, 0});
+  grad_attr_ints(G, sl, 1, "end", 4, (int64_t[]){3, 1, yd[2], yd[3]});
+  Expr *base =
+      gr_reshape_to(G, grad_op1(G, "strided_slice", r, sl), 2, (int64_t[]){3, yd[2] * yd[3]});
+  Expr *d = gr_reshape_to(G, DY, 2, (int64_t[]){yd[0] * 2, yd[2] * yd[3]});
+  c->dx[0] = gr_reshape_to(G, gr_matmul(G, d, base, false, true), 3, (int64_t[]){yd[0], 2, 3});
+  return built(G);
+}
+
 /* ───────────────────────── the rules ───────────────────────── */
 
 #define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};

@@ -463,6 +463,6 @@ const OpDef ops_family_image[] = {
      false, .compute = compute_grid_sample},
     {"image.affine_grid", 1, 1, OPAT_INJECTIVE, affine_grid_attrs, rel_affine_grid,
      "image.affine_grid(theta, target_shape=[h, w]): the sampling grid of affine maps", false,
-     .compute = compute_affine_grid},
+     .compute = compute_affine_grid, .grad = &grad_affine_grid},
     {0},
 };

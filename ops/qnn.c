@@ -237,7 +237,7 @@ const OpDef ops_family_qnn[] = {
      false, .cost = OPCOST_ELEMWISE, .compute = compute_quantize, .grad = &grad_zero},
     {"qnn.dequantize", 3, 3, OPAT_ELEMWISE, dequantize_attrs, rel_dequantize,
      "qnn.dequantize(q, scale, zero_point, axis=-1): (q - zero_point) * scale in float32", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_dequantize},
+     .cost = OPCOST_ELEMWISE, .compute = compute_dequantize, .grad = &grad_dequantize},
     {"qnn.requantize", 5, 5, OPAT_ELEMWISE, requantize_attrs, rel_requantize,
      "qnn.requantize(q, in_scale, in_zp, out_scale, out_zp, axis=-1, rounding=, out_dtype=): "
      "q in other quantization parameters",

@@ -165,7 +165,8 @@ def mm(ta, tb):
     return lambda a, b: (a.T if ta else a) @ (b.T if tb else b)
 
 
-# The resampling ops compute in float32 whatever the dtype (as TVM's TOPI does): their
+# The resampling ops compute in float32 whatever the dtype (as TVM's TOPI does; affine_grid's
+# grid coordinates and qnn.dequantize's scales are float32 too): their
 # cases compare with torch within float32's precision, and since they are linear, central
 # differences with a large step are exact up to that rounding.
 F32 = dict(h=0.1, rtol=1e-5, atol=1e-6, fd_rtol=1e-4, fd_atol=1e-5)
@@ -462,6 +463,16 @@ CASES = [
      "nn.upsampling3d(%a, scale_d=2f, scale_h=1f, scale_w=2f, method=\"trilinear\")",
      [T(1, 2, 2, 3, 2)],
      lambda a: F.interpolate(a, scale_factor=(2, 1, 2), mode="trilinear", align_corners=False), F32),
+    ("affine_grid", "image.affine_grid", "image.affine_grid(%a, target_shape=[3, 4])", [T(2, 2, 3)],
+     lambda a: F.affine_grid(a, (2, 1, 3, 4), align_corners=True).permute(0, 3, 1, 2), F32),
+    ("dequantize", "qnn.dequantize",
+     "cast(qnn.dequantize(cast(%a, dtype=\"int8\"), cast(%b, dtype=\"float32\"), 1), "
+     "dtype=\"float64\")", [T(2, 3), T()],
+     lambda a, b: (a.to(torch.int8) - 1).double() * b + 0 * a, F32),
+    ("dequantize_channels", "qnn.dequantize",
+     "cast(qnn.dequantize(cast(%a, dtype=\"int32\"), cast(%b, dtype=\"float32\"), 0, axis=0), "
+     "dtype=\"float64\")", [T(3, 2), T(3)],
+     lambda a, b: a.to(torch.int32).double() * b[:, None] + 0 * a, F32),
     ("dilate", "nn.dilate", "nn.dilate(%a, strides=[1, 2, 3])", [T(2, 3, 2)], dilated([1, 2, 3])),
     ("global_avg_pool2d", "nn.global_avg_pool2d", "nn.global_avg_pool2d(%a)", [T(2, 3, 4, 5)],
      lambda a: a.mean((2, 3), keepdim=True)),
