@@ -4,7 +4,7 @@
  * layout_transform, tile, repeat, reverse, reverse_sequence, sequence_mask,
  * trilu, cast_like, meshgrid, one_hot (its on and off values), gather,
  * gather_nd, adv_index, scatter, scatter_add, scatter_nd (data and
- * updates), einsum, sort and topk.
+ * updates), einsum, sort and topk, and dyn.tile, dyn.one_hot, dyn.topk.
  *
  * An op that moves elements has the op putting them back as its adjoint:
  * a gather's is a scatter_add (scatter_nd with mode add) into zeros, a
@@ -127,21 +127,20 @@ static bool bw_layout_transform(GradCx *G, GradCall *c) {
   return built(G);
 }
 
-/* tile: dy (r_i d_i per axis, x's shape led by 1s to the reps' length)
- * read as (r_0, d_0, r_1, d_1, ...) and summed over the r axes. */
+/* tile, dyn.tile: dy (r_i d_i per axis, x's shape led by 1s to dy's rank,
+ * r_i the ratio of the dims) read as (r_0, d_0, r_1, d_1, ...) and summed
+ * over the r axes. */
 static bool bw_tile(GradCx *G, GradCall *c) {
-  int64_t xd[TENSOR_MAX_RANK], reps[TENSOR_MAX_RANK], split[2 * TENSOR_MAX_RANK];
+  int64_t xd[TENSOR_MAX_RANK], yd[TENSOR_MAX_RANK], split[2 * TENSOR_MAX_RANK];
   int64_t sum_axes[TENSOR_MAX_RANK];
-  if (!want(c, 0) || !static_or_fail(G, c, X0, xd)) return built(G);
-  int n = rank_of(X0), nr = op_attr_ints(c->call, "reps", reps, TENSOR_MAX_RANK);
-  int m = nr > n ? nr : n;
+  if (!want(c, 0) || !static_or_fail(G, c, X0, xd) || !static_or_fail(G, c, c->y, yd))
+    return built(G);
+  int n = rank_of(X0), m = rank_of(c->y);
   if (2 * m > TENSOR_MAX_RANK)
     return grad_fail(G, "the gradient of tile takes rank %d at most", TENSOR_MAX_RANK / 2);
   for (int i = 0; i < m; i++) {
-    int xi = i - (m - n), ri = i - (m - nr);
-    split[2 * i] = ri >= 0 ? reps[ri] : 1;
-    split[2 * i + 1] = xi >= 0 ? xd[xi] : 1;
-    sum_axes[i] = 2 * i;
+    int64_t d = i - (m - n) >= 0 ? xd[i - (m - n)] : 1;
+    split[2 * i] = d ? yd[i] / d : 0, split[2 * i + 1] = d, sum_axes[i] = 2 * i;
   }
   Attrs *sa = grad_attrs(G, 1);
   grad_attr_ints(G, sa, 0, "axis", m, sum_axes);
@@ -223,11 +222,15 @@ static bool bw_meshgrid(GradCx *G, GradCall *c) {
   return built(G);
 }
 
-/* one_hot(indices, on, off): on gets dy where the index is, off elsewhere. */
+/* one_hot(indices, on, off), dyn.one_hot(indices, on, off, depth): on gets
+ * dy where the index is, off elsewhere. */
 static bool bw_one_hot(GradCx *G, GradCall *c) {
   DType dt = dtype_of(c->y);
-  Expr *args[3] = {X0, grad_scalar(G, dt, 1), grad_scalar(G, dt, 0)};
-  Expr *on = mul(G, DY, grad_op(G, c->call->u.call.fn->u.op.name, 3, args, c->call->u.call.attrs));
+  Expr **args = ARENA_ARRAY(G->a, Expr *, c->nx);
+  for (int i = 0; i < c->nx; i++) args[i] = c->x[i];
+  args[1] = grad_scalar(G, dt, 1), args[2] = grad_scalar(G, dt, 0);
+  Expr *on =
+      mul(G, DY, grad_op(G, c->call->u.call.fn->u.op.name, c->nx, args, c->call->u.call.attrs));
   if (want(c, 1)) c->dx[1] = grad_unbroadcast(G, on, c->x[1]);
   if (want(c, 2)) c->dx[2] = grad_unbroadcast(G, sub(G, DY, on), c->x[2]);
   return built(G);
@@ -411,22 +414,26 @@ static bool bw_sort(GradCx *G, GradCall *c) {
   return built(G);
 }
 
-/* topk's values (ret_type both or values): the indices are its own
- * second field, or topk's indices. */
+/* The call's attributes with `key` set to the string v. */
+static Attrs *with_str(GradCx *G, const Expr *call, const char *key, const char *v) {
+  const Attrs *at = call->u.call.attrs;
+  Attrs *na = grad_attrs(G, (at ? at->n : 0) + 1);
+  int m = 0;
+  for (int i = 0; at && i < at->n; i++)
+    if (strcmp(at->keys[i], key)) na->keys[m] = at->keys[i], na->vals[m++] = at->vals[i];
+  grad_attr_str(G, na, m++, key, v);
+  na->n = m;
+  return na;
+}
+
+/* topk, dyn.topk's values (ret_type both or values): the indices are its
+ * own second field, or the op's with ret_type indices. */
 static bool bw_topk(GradCx *G, GradCall *c) {
   const char *rt = op_attr_str(G->a, c->call, "ret_type");
   if (!want(c, 0) || !strcmp(rt, "indices") || !DY) return built(G);
-  Expr *idx;
-  if (!strcmp(rt, "both")) {
-    idx = grad_proj(G, c->y, 1);
-  } else {
-    Attrs *at = grad_attrs(G, 4);
-    grad_attr_int(G, at, 0, "k", op_attr_int(c->call, "k"));
-    grad_attr_int(G, at, 1, "axis", op_attr_int(c->call, "axis"));
-    grad_attr_bool(G, at, 2, "is_ascend", op_attr_bool(c->call, "is_ascend"));
-    grad_attr_str(G, at, 3, "ret_type", "indices");
-    idx = grad_op1(G, "topk", X0, at);
-  }
+  Expr *idx = !strcmp(rt, "both") ? grad_proj(G, c->y, 1)
+                                  : grad_op(G, c->call->u.call.fn->u.op.name, c->nx, c->x,
+                                            with_str(G, c->call, "ret_type", "indices"));
   c->dx[0] = sorted_back(G, c, idx, op_attr_int(c->call, "axis"));
   return built(G);
 }
