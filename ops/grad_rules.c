@@ -1,14 +1,15 @@
 /* grad_rules.c — the gradient rules the registry rows name (OpDef.grad;
  * ops/grad.h), after TVM's relay/op/_tensor_grad.py, written in rly ops so
  * the adjoint program fuses and compiles: the elementwise arithmetic and
- * math functions (broadcasting undone by collapse_sum_like), products,
- * bias_add, convolutions, layer_norm, activations, softmax and log_softmax,
- * reductions, the global pools, shape ops, take along any axis, concatenate
- * and split, the losses, and dropout with a key (its mask drawn once, in the
- * forward step).  The helpers the other rule files share (gr_*,
- * ops/grad_rules.h) are defined here. */
-#include "ops/grad_rules.h"
-
+ * math functions (broadcasting undone by collapse_sum_like; the remainders
+ * as torch's fmod and remainder), the fills' values, qnn.dequantize's
+ * scale, products, bias_add, nn.conv2d (NCHW, OIHW, one group; the other
+ * convolutions are in grad_rules_conv.c), layer_norm, activations, softmax
+ * and log_softmax, sum, mean, max and min, the global pools, shape ops,
+ * take along any axis, concatenate and split, the losses, and dropout with
+ * a key (its mask drawn once, in the forward step).  The other families'
+ * rules are in grad_rules_<reduce, nn, conv, layout, transform>.c; the
+ * helpers they share (gr_*, ops/grad_rules.h) are defined here. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,6 @@
-/* grad_rules_layout.c — gradient rules of the adaptive pools and the
- * nn_layout family (padding, resampling and moving elements between axes).
+/* grad_rules_layout.c — gradient rules of the adaptive pools, the
+ * nn_layout family (padding, resampling and moving elements between
+ * axes), the image resizes and image.affine_grid.
  *
  * The adaptive pools' windows along a dim of n inputs and s outputs are
  * [floor(i n / s), ceil((i + 1) n / s)); the rules hold them in constant
@@ -89,40 +90,46 @@ static bool bw_adaptive_avg_pool2d(GradCx *G, GradCall *c) {
   return built(G);
 }
 
-/* Each window's first element equal to its maximum gets dy: x, y and dy
- * as (P, oh, ow, H W) against the windows' constant (oh, ow, H W) mask;
- * a running count of the hits along H W keeps the first. */
-static bool bw_adaptive_max_pool2d(GradCx *G, GradCall *c) {
-  Adaptive p;
-  if (!want(c, 0) || !adaptive_shape(G, c, &p)) return built(G);
-  DType dt = grad_tensor_of(X0)->u.tensor.dtype;
-  int h = p.pos[0], w = p.pos[1];
-  int64_t H = p.xd[h], W = p.xd[w], oh = p.yd[h], ow = p.yd[w], P = 1;
-  for (int i = 0; i < p.n; i++) P *= i == h || i == w ? 1 : p.xd[i];
-  double *m = ARENA_ARRAY(G->a, double, oh *ow *H *W + 1);
+/* The (oh, ow, H W) mask of each output cell's window. */
+static Expr *window_mask(GradCx *G, int64_t oh, int64_t ow, int64_t H, int64_t W) {
+  int64_t cells = oh * ow * H * W;
+  double *m = ARENA_ARRAY(G->a, double, cells + 1);
   for (int64_t i = 0, q = 0; i < oh; i++)
     for (int64_t j = 0; j < ow; j++)
       for (int64_t a = 0; a < H; a++)
         for (int64_t b = 0; b < W; b++, q++)
           m[q] = a >= win_start(i, H, oh) && a < win_end(i, H, oh) && b >= win_start(j, W, ow) &&
                  b < win_end(j, W, ow);
-  Expr *mask = grad_const(G, DT_BOOL, 3, (int64_t[]){oh, ow, H * W}, m);
-  int64_t xs[4] = {P, 1, 1, H * W}, ys[4] = {P, oh, ow, 1};
+  return grad_const(G, DT_BOOL, 3, (int64_t[]){oh, ow, H * W}, m);
+}
+
+/* hit where it holds for the first time along the last axis (a running
+ * count of the hits is 1). */
+static Expr *first_hits(GradCx *G, Expr *hit) {
+  Attrs *ci = grad_attrs(G, 1), *cs = grad_attrs(G, 1);
+  grad_attr_str(G, ci, 0, "dtype", "int32");
+  grad_attr_int(G, cs, 0, "axis", rank_of(hit) - 1);
+  Expr *seen = grad_op1(G, "cumsum", grad_op1(G, "cast", hit, ci), cs);
+  return grad_op2(G, "logical_and", hit, grad_op2(G, "equal", seen, grad_scalar(G, DT_INT32, 1)));
+}
+
+/* Each window's first element equal to its maximum gets dy: x, y and dy
+ * as (P, oh, ow, H W) against the windows' constant (oh, ow, H W) mask. */
+static bool bw_adaptive_max_pool2d(GradCx *G, GradCall *c) {
+  Adaptive p;
+  if (!want(c, 0) || !adaptive_shape(G, c, &p)) return built(G);
+  int h = p.pos[0], w = p.pos[1];
+  int64_t H = p.xd[h], W = p.xd[w], oh = p.yd[h], ow = p.yd[w], P = 1;
+  for (int i = 0; i < p.n; i++) P *= i == h || i == w ? 1 : p.xd[i];
+  int64_t xs[4] = {P, 1, 1, H * W}, ys[4] = {P, oh, ow, 1}, back[TENSOR_MAX_RANK];
   Expr *x4 = gr_reshape_to(G, gr_transpose_to(G, X0, p.n, p.perm), 4, xs);
   Expr *y4 = gr_reshape_to(G, gr_transpose_to(G, c->y, p.n, p.perm), 4, ys);
   Expr *d4 = gr_reshape_to(G, gr_transpose_to(G, DY, p.n, p.perm), 4, ys);
-  Expr *hit = grad_op2(G, "logical_and", grad_op2(G, "equal", x4, y4), mask);
-  Attrs *ci = grad_attrs(G, 1), *cs = grad_attrs(G, 1);
-  grad_attr_str(G, ci, 0, "dtype", "int32");
-  grad_attr_int(G, cs, 0, "axis", 3);
-  Expr *seen = grad_op1(G, "cumsum", grad_op1(G, "cast", hit, ci), cs);
-  Expr *first =
-      grad_op2(G, "logical_and", hit, grad_op2(G, "equal", seen, grad_scalar(G, DT_INT32, 1)));
-  Expr *args[3] = {first, d4, grad_scalar(G, dt, 0)};
+  Expr *hit =
+      grad_op2(G, "logical_and", grad_op2(G, "equal", x4, y4), window_mask(G, oh, ow, H, W));
   Attrs *sa = grad_attrs(G, 1);
   grad_attr_ints(G, sa, 0, "axis", 2, (int64_t[]){1, 2});
-  Expr *dxf = grad_op1(G, "sum", grad_op(G, "where", 3, args, NULL), sa); /* (P, H W) */
-  int64_t back[TENSOR_MAX_RANK];
+  Expr *dxf = grad_op1(G, "sum", masked(G, first_hits(G, hit), d4), sa); /* (P, H W) */
   for (int i = 0; i < p.n; i++) back[i] = p.xd[p.perm[i]];
   c->dx[0] = gr_transpose_to(G, gr_reshape_to(G, dxf, p.n, back), p.n, p.inv);
   return built(G);

@@ -66,26 +66,41 @@ static int64_t slice_start(int64_t dim, bool has, int64_t b, int64_t s) {
   return has ? clampi(b < 0 ? b + dim : b, -1, dim - 1) : dim - 1;
 }
 
+/* strided_slice's attributes, and where entry i of begin/end/strides
+ * applies (its axis). */
+typedef struct Slice {
+  int nb, ns, na, m;
+  int64_t b[TENSOR_MAX_RANK], s[TENSOR_MAX_RANK], axes[TENSOR_MAX_RANK];
+  bool size_mode;
+} Slice;
+
+static void read_slice(GradCx *G, GradCall *c, Slice *sl) {
+  int n = rank_of(X0);
+  int64_t e[TENSOR_MAX_RANK];
+  sl->nb = op_attr_ints(c->call, "begin", sl->b, TENSOR_MAX_RANK);
+  sl->ns = op_attr_is_none(c->call, "strides") ? 0 : op_attr_ints(c->call, "strides", sl->s, n);
+  sl->na = op_attr_is_none(c->call, "axes") ? -1 : op_attr_ints(c->call, "axes", sl->axes, n);
+  sl->size_mode = !strcmp(op_attr_str(G->a, c->call, "slice_mode"), "size");
+  int ne = op_attr_ints(c->call, "end", e, TENSOR_MAX_RANK);
+  sl->m = sl->na >= 0 ? sl->na : sl->nb > ne ? sl->nb : ne;
+}
+
 /* strided_slice: dy reversed along the axes of negative strides, spread
  * by nn.dilate and placed by nn.pad at the elements the slice took. */
 static bool bw_strided_slice(GradCx *G, GradCall *c) {
-  int64_t xd[TENSOR_MAX_RANK], yd[TENSOR_MAX_RANK], b[TENSOR_MAX_RANK], s[TENSOR_MAX_RANK];
-  int64_t axes[TENSOR_MAX_RANK], st[TENSOR_MAX_RANK], pw[TENSOR_MAX_RANK][2] = {{0}};
+  int64_t xd[TENSOR_MAX_RANK], yd[TENSOR_MAX_RANK], st[TENSOR_MAX_RANK];
+  int64_t pw[TENSOR_MAX_RANK][2] = {{0}};
   if (!want(c, 0) || !static_or_fail(G, c, X0, xd) || !static_or_fail(G, c, c->y, yd))
     return built(G);
-  int n = rank_of(X0), nb = op_attr_ints(c->call, "begin", b, TENSOR_MAX_RANK);
-  int ns = op_attr_is_none(c->call, "strides") ? 0 : op_attr_ints(c->call, "strides", s, n);
-  int na = op_attr_is_none(c->call, "axes") ? -1 : op_attr_ints(c->call, "axes", axes, n);
-  bool size_mode = !strcmp(op_attr_str(G->a, c->call, "slice_mode"), "size");
-  int64_t e[TENSOR_MAX_RANK];
-  int ne = op_attr_ints(c->call, "end", e, TENSOR_MAX_RANK);
-  int m = na >= 0 ? na : nb > ne ? nb : ne;
+  Slice sl;
+  read_slice(G, c, &sl);
+  int n = rank_of(X0);
   Expr *d = DY;
-  for (int a = 0; a < n; a++) st[a] = 1, pw[a][0] = 0, pw[a][1] = xd[a] - yd[a];
-  for (int i = 0; i < m; i++) {
-    int a = na >= 0 ? gr_norm_axis(X0, axes[i]) : i;
-    int64_t step = size_mode ? 1 : ns == 1 ? s[0] : i < ns ? s[i] : 1;
-    int64_t first = slice_start(xd[a], i < nb, i < nb ? b[i] : 0, step), cnt = yd[a];
+  for (int a = 0; a < n; a++) st[a] = 1, pw[a][1] = xd[a] - yd[a];
+  for (int i = 0; i < sl.m; i++) {
+    int a = sl.na >= 0 ? gr_norm_axis(X0, sl.axes[i]) : i;
+    int64_t step = sl.size_mode ? 1 : sl.ns == 1 ? sl.s[0] : i < sl.ns ? sl.s[i] : 1;
+    int64_t first = slice_start(xd[a], i < sl.nb, i < sl.nb ? sl.b[i] : 0, step), cnt = yd[a];
     if (step < 0) {
       d = grad_op1(G, "reverse", d, axis_attr(G, "axis", a));
       first += (cnt - 1) * step, step = -step;
