@@ -10,6 +10,8 @@
  * a key (its mask drawn once, in the forward step).  The other families'
  * rules are in grad_rules_<reduce, nn, conv, layout, transform>.c; the
  * helpers they share (gr_*, ops/grad_rules.h) are defined here. */
+#include "ops/grad_rules.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -688,6 +690,32 @@ static Expr *fw_dropout(GradCx *G, GradCall *c) {
 static bool bw_dropout(GradCx *G, GradCall *c) {
   if (want(c, 0) && DY) c->dx[0] = mul(G, DY, c->saved[0]);
   return built(G);
+}
+
+/* ───────────────────────── dyn ops' static forms ───────────────────────── */
+
+int gr_const_ints(GradCx *G, GradCall *c, const Expr *e, int64_t *out, int max) {
+  if (e->kind != EX_CONST || e->u.konst.value->numel > max)
+    return grad_fail(G, "the gradient of %s needs its shape arguments constant",
+                     c->call->u.call.fn->u.op.name),
+           -1;
+  const Tensor *t = e->u.konst.value;
+  for (int64_t i = 0; i < t->numel; i++) out[i] = tensor_get_i64(t, i);
+  return (int)t->numel;
+}
+
+GradCall gr_static_form(GradCx *G, GradCall *c, const char *op, int n, Expr **args,
+                        unsigned constant, Attrs *at) {
+  GradCall s = *c;
+  Expr **copy = ARENA_ARRAY(G->a, Expr *, n);
+  for (int i = 0; i < n; i++) copy[i] = args[i];
+  Expr *call = expr_call(G->a, ops_expr(G->a, ops_lookup(op), G->span), n, copy, at, G->span);
+  call->ty = c->call->ty;
+  s.call = call;
+  s.nx = n, s.x = copy, s.constant = constant;
+  s.dx = ARENA_ARRAY(G->a, Expr *, n);
+  for (int i = 0; i < n; i++) s.dx[i] = NULL;
+  return s;
 }
 
 /* ───────────────────────── the rules ───────────────────────── */

@@ -66,6 +66,14 @@ Expr *gr_count(GradCx *G, GradCall *c);
 bool gr_static_dims(const Type *t, int64_t *d);
 Expr *gr_transpose_to(GradCx *G, Expr *e, int n, const int64_t *axes);
 Expr *gr_reshape_to(GradCx *G, Expr *e, int n, const int64_t *dims);
+/* The integers of a constant tensor argument (a dyn op's value argument)
+ * into out (at most max); -1 after grad_fail when e is not a constant. */
+int gr_const_ints(GradCx *G, GradCall *c, const Expr *e, int64_t *out, int max);
+/* c as a call of the static op `op` on args (n of them, bit i of constant
+ * set for a constant one) with attributes at, the same result and
+ * adjoints: the dyn ops' rules run the static ones' on it. */
+GradCall gr_static_form(GradCx *G, GradCall *c, const char *op, int n, Expr **args,
+                        unsigned constant, Attrs *at);
 /* Any convolution's rule (grad_rules_conv.c). */
 bool gr_conv_backward(GradCx *G, GradCall *c);
 

@@ -231,6 +231,23 @@ static bool bw_pad(GradCx *G, GradCall *c) {
   return built(G);
 }
 
+/* dyn.nn.pad(x, pad_width, value) with constant widths: nn.pad's rule. */
+static bool bw_dyn_pad(GradCx *G, GradCall *c) {
+  int64_t v[2 * NN_MAX_PAIRS], pw[NN_MAX_PAIRS][2];
+  int n = gr_const_ints(G, c, X1, v, 2 * NN_MAX_PAIRS);
+  if (n < 0) return false;
+  for (int i = 0; i < n / 2; i++) pw[i][0] = v[2 * i], pw[i][1] = v[2 * i + 1];
+  Attrs *at = grad_attrs(G, 2);
+  grad_attr_pairs(G, at, 0, "pad_width", n / 2, pw);
+  grad_attr_str(G, at, 1, "pad_mode", op_attr_str(G->a, c->call, "pad_mode"));
+  Expr *args[2] = {X0, c->x[2]};
+  GradCall s =
+      gr_static_form(G, c, "nn.pad", 2, args, (c->constant & 1) | (c->constant >> 1 & 2), at);
+  if (!bw_pad(G, &s)) return false;
+  c->dx[0] = s.dx[0], c->dx[2] = s.dx[1];
+  return built(G);
+}
+
 static bool bw_mirror_pad(GradCx *G, GradCall *c) {
   int64_t pw[NN_MAX_PAIRS][2], xd[TENSOR_MAX_RANK];
   if (!want(c, 0) || !pad_widths(G, c, pw, xd)) return built(G);

@@ -117,6 +117,28 @@ static bool bw_strided_slice(GradCx *G, GradCall *c) {
   return built(G);
 }
 
+/* dyn.strided_slice(x, begin, end[, strides]) with constant arguments:
+ * strided_slice's rule. */
+static bool bw_dyn_strided_slice(GradCx *G, GradCall *c) {
+  int64_t v[3][TENSOR_MAX_RANK];
+  int nv[3];
+  const char *keys[3] = {"begin", "end", "strides"};
+  Attrs *at = grad_attrs(G, c->nx + 1);
+  for (int i = 1; i < c->nx; i++) {
+    if ((nv[i - 1] = gr_const_ints(G, c, c->x[i], v[i - 1], TENSOR_MAX_RANK)) < 0) return false;
+    grad_attr_ints(G, at, i - 1, keys[i - 1], nv[i - 1], v[i - 1]);
+  }
+  grad_attr_str(G, at, c->nx - 1, "slice_mode", op_attr_str(G->a, c->call, "slice_mode"));
+  const AttrValue *axes = attrs_get(c->call->u.call.attrs, "axes");
+  at->n = c->nx;
+  if (axes && axes->kind == AV_LIST)
+    at->keys[at->n] = "axes", at->vals[at->n++] = (AttrValue *)axes;
+  GradCall s = gr_static_form(G, c, "strided_slice", 1, c->x, c->constant & 1, at);
+  if (!bw_strided_slice(G, &s)) return false;
+  c->dx[0] = s.dx[0];
+  return built(G);
+}
+
 /* slice_like: x's leading part, so dy padded with zeros at the end. */
 static bool bw_slice_like(GradCx *G, GradCall *c) {
   int64_t xd[TENSOR_MAX_RANK], yd[TENSOR_MAX_RANK], pw[TENSOR_MAX_RANK][2] = {{0}};
