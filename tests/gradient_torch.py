@@ -762,6 +762,22 @@ CASES = [
      same("qnn.conv2d(cast(reshape(%a, newshape=[1, 1, 2, 2]), dtype=\"int8\"), "
           "cast(reshape(%a, newshape=[1, 1, 2, 2]), dtype=\"int8\"), 0, 0, 0.5f, 0.5f, "
           "channels=1, kernel_size=[2, 2])"), [T(4), T(4)], lambda a, b: a + 0 * b),
+    ("vision.multibox_prior", "vision.multibox_prior",
+     same("vision.multibox_prior(reshape(%a, newshape=[1, 1, 2, 2]))"), [T(4), T(4)],
+     lambda a, b: a + 0 * b),
+] + [
+    (op, op, same(e), [T(4), T(4)], lambda a, b: a + 0 * b) for op, e in [
+        ("random.key", "random.key_data(random.key(1))"),
+        ("random.split", "random.key_data(random.split(random.key(1)).0)"),
+        ("random.fold_in", "random.key_data(random.fold_in(random.key(1), 3))"),
+        ("random.bits", "random.bits(random.key(1), shape=[2])"),
+        ("random.uniform", "random.uniform(random.key(1), shape=[2])"),
+        ("random.normal", "random.normal(random.key(1), shape=[2])"),
+        ("random.bernoulli", "random.bernoulli(random.key(1), sigmoid(%a), shape=[4])"),
+        ("random.key_data", "random.key_data(random.key(2))"),
+        ("random.wrap_key", "random.key_data(random.wrap_key(cast([1, 2], dtype=\"uint32\")))"),
+    ]
+] + [
     ("ndarray_size", "ndarray_size",
      "multiply(cast(ndarray_size(%a), dtype=\"float64\"), %a)", [T(2, 3)], lambda a: 6 * a),
 ]
