@@ -4,7 +4,8 @@
  * layout_transform, tile, repeat, reverse, reverse_sequence, sequence_mask,
  * trilu, cast_like, meshgrid, one_hot (its on and off values), gather,
  * gather_nd, adv_index, scatter, scatter_add, scatter_nd (data and
- * updates), einsum, sort and topk, and dyn.tile, dyn.one_hot, dyn.topk.
+ * updates), sparse_to_dense, einsum, sort and topk, and dyn.tile,
+ * dyn.one_hot, dyn.topk, dyn.strided_slice.
  *
  * An op that moves elements has the op putting them back as its adjoint:
  * a gather's is a scatter_add (scatter_nd with mode add) into zeros, a
@@ -330,6 +331,23 @@ static bool bw_scatter_nd(GradCx *G, GradCall *c) {
                    : scatter_into(G, "scatter_nd", DY, X1, grad_op1(G, "zeros_like", c->x[2], NULL),
                                   mode_attr(G, "update"));
   if (want(c, 2)) c->dx[2] = grad_op2(G, "gather_nd", DY, X1);
+  return built(G);
+}
+
+/* sparse_to_dense(indices, values, default): each value is read back at
+ * its index (distinct indices, one coordinate per output axis), and the
+ * default gets the rest of dy. */
+static bool bw_sparse_to_dense(GradCx *G, GradCall *c) {
+  int ni = rank_of(X0), r = rank_of(c->y);
+  int64_t coords = ni == 2 ? grad_tensor_of(X0)->u.tensor.dims[1].value : 1;
+  if (coords != r)
+    return grad_fail(G, "the gradient of sparse_to_dense needs one index coordinate per axis");
+  Expr *idx = ni == 2 ? gr_transpose_to(G, X0, 2, (int64_t[]){1, 0})
+                      : gr_reshape_to(G, X0, 2, (int64_t[]){1, -1}); /* (axes, N) */
+  Expr *g = grad_op2(G, "gather_nd", DY, idx);
+  Expr *gs = grad_op1(G, "sum", g, NULL);
+  if (want(c, 1)) c->dx[1] = rank_of(X1) == 0 ? gs : g;
+  if (want(c, 2)) c->dx[2] = sub(G, grad_op1(G, "sum", DY, NULL), gs);
   return built(G);
 }
 

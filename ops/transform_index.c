@@ -275,7 +275,7 @@ const OpDef ops_family_transform_index[] = {
      false, .compute = NULL, .grad = &grad_scatter_nd},
     {"sparse_to_dense", 3, 3, OPAT_OPAQUE, sparse_to_dense_attrs, rel_sparse_to_dense,
      "sparse_to_dense(indices, values, default, output_shape=[...]): a dense tensor", false,
-     .compute = NULL},
+     .compute = NULL, .grad = &grad_sparse_to_dense},
     {"unravel_index", 2, 2, OPAT_INJECTIVE, no_attrs, rel_unravel_index,
      "unravel_index(indices, shape): the coordinates of flat indices in a shape", false,
      .compute = compute_unravel_index, .grad = &grad_zero},

@@ -672,6 +672,13 @@ CASES = [
      [T(2, 3), T(3)],
      lambda a, b: a.index_put((torch.tensor([0, 0, 1]), torch.tensor([1, 1, 2])), b,
                               accumulate=True)),
+    ("sparse_to_dense", "sparse_to_dense",
+     "sparse_to_dense([[0, 1], [2, 0], [1, 1]], %a, %b, output_shape=[3, 2])", [T(3), T()],
+     lambda a, b: b + torch.zeros(3, 2, dtype=a.dtype).index_put(
+         (torch.tensor([0, 2, 1]), torch.tensor([1, 0, 1])), a - b)),
+    ("sparse_to_dense_1d", "sparse_to_dense", "sparse_to_dense([3, 0], %a, %b, output_shape=[5])",
+     [T(), T()], lambda a, b: b + torch.zeros(5, dtype=a.dtype).index_put(
+         (torch.tensor([3, 0]),), (a - b).expand(2))),
     ("adv_index", "adv_index", "adv_index((%a, [0, 2, 0], [1, 1, 1]))", [T(3, 2, 4)],
      lambda a: a[torch.tensor([0, 2, 0]), torch.tensor([1, 1, 1])]),
     ("adv_index_bcast", "adv_index", "adv_index((%a, [[0], [2]], [1, 0, 1]))", [T(3, 2)],
