@@ -57,7 +57,7 @@ struct OpGrad;
 #define GRAD_RULES_LAYOUT(X) \
   X(pad) X(mirror_pad) X(depth_to_space) X(space_to_depth) X(space_to_batch_nd) \
   X(batch_to_space_nd) X(dilate) X(resize1d) X(resize2d) X(resize3d) X(upsampling) \
-  X(upsampling3d) X(affine_grid) X(dyn_pad)
+  X(upsampling3d) X(affine_grid) X(dyn_pad) X(crop_and_resize)
 #define GRAD_RULES_TRANSFORM(X) \
   X(stack) X(strided_slice) X(slice_like) X(layout_transform) X(tile) X(repeat) X(reverse) \
   X(reverse_sequence) X(sequence_mask) X(trilu) X(cast_like) X(meshgrid) X(one_hot) X(gather) \

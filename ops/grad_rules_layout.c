@@ -1,6 +1,6 @@
 /* grad_rules_layout.c — gradient rules of the adaptive pools, the
  * nn_layout family (padding, resampling and moving elements between
- * axes), the image resizes and image.affine_grid.
+ * axes), the image resizes, image.crop_and_resize and image.affine_grid.
  *
  * The adaptive pools' windows along a dim of n inputs and s outputs are
  * [floor(i n / s), ceil((i + 1) n / s)); the rules hold them in constant
@@ -431,6 +431,61 @@ static bool bw_resize2d(GradCx *G, GradCall *c) { return resample(G, c, 2); }
 static bool bw_resize3d(GradCx *G, GradCall *c) { return resample(G, c, 3); }
 static bool bw_upsampling(GradCx *G, GradCall *c) { return resample(G, c, 2); }
 static bool bw_upsampling3d(GradCx *G, GradCall *c) { return resample(G, c, 3); }
+
+/* The (B, out, n) weights of axis `ax` (n pixels, 2 or 3 of NCHW) of
+ * image.crop_and_resize: the op on E (E[.., c, i] = [c = i] along that
+ * axis, the other spatial axis 1) less the op on zeros (the extrapolation
+ * value), read at channel c and output position o. */
+static Expr *crop_weights(GradCx *G, GradCall *c, int ax) {
+  int64_t xd[4], ed[4];
+  gr_static_dims(grad_tensor_of(X0), xd);
+  int64_t n = xd[ax];
+  ed[0] = xd[0], ed[1] = n, ed[2] = ax == 2 ? n : 1, ed[3] = ax == 3 ? n : 1;
+  double *v = ARENA_ARRAY(G->a, double, ed[0] * n * n + 1);
+  for (int64_t b = 0, q = 0; b < ed[0]; b++)
+    for (int64_t ch = 0; ch < n; ch++)
+      for (int64_t i = 0; i < n; i++) v[q++] = ch == i;
+  Expr *e = grad_const(G, grad_tensor_of(X0)->u.tensor.dtype, 4, ed, v);
+  Expr *a1[3] = {e, X1, c->x[2]}, *a0[3] = {grad_op1(G, "zeros_like", e, NULL), X1, c->x[2]};
+  const char *op = c->call->u.call.fn->u.op.name;
+  const Attrs *at = c->call->u.call.attrs;
+  Expr *r = sub(G, grad_op(G, op, 3, a1, (Attrs *)at), grad_op(G, op, 3, a0, (Attrs *)at));
+  int64_t rd[4];
+  if (!r || !gr_static_dims(grad_tensor_of(r), rd)) return NULL;
+  int64_t end[4] = {rd[0], rd[1], ax == 2 ? rd[2] : 1, ax == 3 ? rd[3] : 1};
+  Attrs *sl = grad_attrs(G, 2);
+  grad_attr_ints(G, sl, 0, "begin", 4, (int64_t[]){0, 0, 0, 0});
+  grad_attr_ints(G, sl, 1, "end", 4, end);
+  Expr *w = gr_reshape_to(G, grad_op1(G, "strided_slice", r, sl), 3, (int64_t[]){rd[0], n, rd[ax]});
+  return swap_last(G, w); /* (B, out, n) */
+}
+
+/* image.crop_and_resize(x, boxes, box_indices), NCHW, boxes constant:
+ * linear in x per box, y_b = A_b x[i_b] B_b^T (plus the extrapolation
+ * value), so dx[n] sums A_b^T dy_b B_b over the boxes of image n. */
+static bool bw_crop_and_resize(GradCx *G, GradCall *c) {
+  if (want(c, 1))
+    return grad_fail(G, "the gradient of image.crop_and_resize is defined for constant boxes");
+  if (!want(c, 0)) return built(G);
+  int64_t xd[4], yd[4];
+  if (strcmp(op_attr_str(G->a, c->call, "layout"), "NCHW") ||
+      !gr_static_dims(grad_tensor_of(X0), xd) || !gr_static_dims(grad_tensor_of(c->y), yd))
+    return grad_fail(G, "the gradient of image.crop_and_resize takes NCHW data of static shapes");
+  Expr *ops[3] = {crop_weights(G, c, 2), DY, crop_weights(G, c, 3)};
+  Attrs *eq = grad_attrs(G, 1);
+  grad_attr_str(G, eq, 0, "equation", "boh,bcop,bpw->bchw");
+  Expr *per_box = grad_op1(G, "einsum", grad_tuple(G, 3, ops), eq);
+  Attrs *oh = grad_attrs(G, 2);
+  grad_attr_int(G, oh, 0, "depth", xd[0]);
+  grad_attr_str(G, oh, 1, "dtype", dtype_name(grad_tensor_of(X0)->u.tensor.dtype));
+  Expr *hot_args[3] = {c->x[2], k(G, X0, 1), k(G, X0, 0)};
+  Expr *hot = grad_op(G, "one_hot", 3, hot_args, oh); /* (B, N) */
+  Expr *sum_ops[2] = {hot, per_box};
+  Attrs *eq2 = grad_attrs(G, 1);
+  grad_attr_str(G, eq2, 0, "equation", "bn,bchw->nchw");
+  c->dx[0] = grad_op1(G, "einsum", grad_tuple(G, 2, sum_ops), eq2);
+  return built(G);
+}
 
 /* image.affine_grid(theta (N, 2, 3)): y[n, r] = sum_j theta[n, r, j] B_j
  * with B = (x, y, 1) over the target grid, read from the op applied to the

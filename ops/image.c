@@ -456,7 +456,7 @@ const OpDef ops_family_image[] = {
      .compute = compute_resize3d, .grad = &grad_resize3d},
     {"image.crop_and_resize", 3, 3, OPAT_INJECTIVE, crop_attrs, rel_crop_and_resize,
      "image.crop_and_resize(x, boxes, box_indices, crop_size=[h, w]): resize boxes of images",
-     false, .compute = compute_crop_and_resize},
+     false, .compute = compute_crop_and_resize, .grad = &grad_crop_and_resize},
     {"image.grid_sample", 2, 2, OPAT_INJECTIVE, grid_sample_attrs, rel_grid_sample,
      "image.grid_sample(x, grid, method=\"bilinear\", padding_mode=\"zeros\"): sample at grid "
      "points",

@@ -161,6 +161,20 @@ def same(expr):
     return "where(all(equal(%s, %s)), %%a, %%b)" % (expr, expr)
 
 
+def crop_resize(boxes, ind, ch, cw):
+    """image.crop_and_resize (bilinear, boxes inside the image) by grid_sample."""
+    def f(a):
+        out = []
+        for (y1, x1, y2, x2), i in zip(boxes, ind):
+            ys = 2 * (y1 + torch.arange(ch, dtype=a.dtype) * (y2 - y1) / (ch - 1)) - 1
+            xs = 2 * (x1 + torch.arange(cw, dtype=a.dtype) * (x2 - x1) / (cw - 1)) - 1
+            gy, gx = torch.meshgrid(ys, xs, indexing="ij")
+            grid = torch.stack((gx, gy), -1)[None]
+            out.append(F.grid_sample(a[i:i + 1], grid, align_corners=True))
+        return torch.cat(out)
+    return f
+
+
 def mm(ta, tb):
     return lambda a, b: (a.T if ta else a) @ (b.T if tb else b)
 
@@ -467,6 +481,11 @@ CASES = [
      "nn.upsampling3d(%a, scale_d=2f, scale_h=1f, scale_w=2f, method=\"trilinear\")",
      [T(1, 2, 2, 3, 2)],
      lambda a: F.interpolate(a, scale_factor=(2, 1, 2), mode="trilinear", align_corners=False), F32),
+    ("crop_and_resize", "image.crop_and_resize",
+     "image.crop_and_resize(%a, [[0.25f, 0f, 0.75f, 0.5f], [0f, 0.125f, 1f, 1f], "
+     "[0.5f, 0.25f, 0.75f, 0.75f]], [1, 0, 1], crop_size=[3, 2])", [T(2, 2, 4, 5)],
+     crop_resize([(0.25, 0, 0.75, 0.5), (0, 0.125, 1, 1), (0.5, 0.25, 0.75, 0.75)], [1, 0, 1], 3, 2),
+     F32),
     ("affine_grid", "image.affine_grid", "image.affine_grid(%a, target_shape=[3, 4])", [T(2, 2, 3)],
      lambda a: F.affine_grid(a, (2, 1, 3, 4), align_corners=True).permute(0, 3, 1, 2), F32),
     ("dequantize", "qnn.dequantize",
