@@ -131,30 +131,35 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
 
 /* X(name, compute rule, cost for :time, gradient rule, doc); NULL: no TIR
  * rule (the op runs on its reference kernel in both execution modes), or
- * no gradient. */
-#define ARITH_OPS(X)                                                                               \
-  X("add", compute_add, OPCOST_ELEMWISE, &grad_add, "x + y with numpy broadcasting")               \
-  X("subtract", compute_subtract, OPCOST_ELEMWISE, &grad_subtract,                                 \
-    "x - y with numpy broadcasting")                                                               \
-  X("multiply", compute_multiply, OPCOST_ELEMWISE, &grad_multiply,                                 \
-    "x * y with numpy broadcasting")                                                               \
-  X("divide", compute_divide, OPCOST_ELEMWISE, &grad_divide, "x / y with numpy broadcasting")      \
-  X("floor_divide", compute_floor_divide, OPCOST_ELEMWISE, &grad_zero,                             \
-    "floor(x / y) with numpy broadcasting")                                                        \
-  X("mod", compute_mod, OPCOST_NONE, NULL, "remainder of x / y (sign of x), broadcasting")         \
-  X("power", compute_power, OPCOST_ELEMWISE, &grad_power, "x raised to y, broadcasting")           \
-  X("maximum", compute_maximum, OPCOST_ELEMWISE, &grad_maximum,                                    \
-    "elementwise max(x, y), broadcasting")                                                         \
-  X("minimum", compute_minimum, OPCOST_ELEMWISE, &grad_minimum,                                    \
-    "elementwise min(x, y), broadcasting")                                                         \
-  X("logical_and", compute_logical_and, OPCOST_NONE, NULL, "x and y (bool tensors), broadcasting") \
-  X("logical_or", compute_logical_or, OPCOST_NONE, NULL, "x or y (bool tensors), broadcasting")    \
-  X("logical_xor", compute_logical_xor, OPCOST_NONE, NULL, "x xor y (bool tensors), broadcasting") \
-  X("floor_mod", compute_floor_mod, OPCOST_NONE, NULL,                                             \
-    "remainder of x / y (sign of y), broadcasting")                                                \
-  X("trunc_divide", compute_trunc_divide, OPCOST_ELEMWISE, &grad_zero,                             \
-    "x / y rounded toward 0, broadcasting")                                                        \
-  X("trunc_mod", compute_trunc_mod, OPCOST_NONE, NULL,                                             \
+ * no gradient.  grad_zero: the result is constant almost everywhere in the
+ * float operands (floor, comparisons, predicates), or there are none
+ * (bitwise and logical ops): the adjoint contribution is zero. */
+#define ARITH_OPS(X)                                                                            \
+  X("add", compute_add, OPCOST_ELEMWISE, &grad_add, "x + y with numpy broadcasting")            \
+  X("subtract", compute_subtract, OPCOST_ELEMWISE, &grad_subtract,                              \
+    "x - y with numpy broadcasting")                                                            \
+  X("multiply", compute_multiply, OPCOST_ELEMWISE, &grad_multiply,                              \
+    "x * y with numpy broadcasting")                                                            \
+  X("divide", compute_divide, OPCOST_ELEMWISE, &grad_divide, "x / y with numpy broadcasting")   \
+  X("floor_divide", compute_floor_divide, OPCOST_ELEMWISE, &grad_zero,                          \
+    "floor(x / y) with numpy broadcasting")                                                     \
+  X("mod", compute_mod, OPCOST_NONE, &grad_mod, "remainder of x / y (sign of x), broadcasting") \
+  X("power", compute_power, OPCOST_ELEMWISE, &grad_power, "x raised to y, broadcasting")        \
+  X("maximum", compute_maximum, OPCOST_ELEMWISE, &grad_maximum,                                 \
+    "elementwise max(x, y), broadcasting")                                                      \
+  X("minimum", compute_minimum, OPCOST_ELEMWISE, &grad_minimum,                                 \
+    "elementwise min(x, y), broadcasting")                                                      \
+  X("logical_and", compute_logical_and, OPCOST_NONE, &grad_zero,                                \
+    "x and y (bool tensors), broadcasting")                                                     \
+  X("logical_or", compute_logical_or, OPCOST_NONE, &grad_zero,                                  \
+    "x or y (bool tensors), broadcasting")                                                      \
+  X("logical_xor", compute_logical_xor, OPCOST_NONE, &grad_zero,                                \
+    "x xor y (bool tensors), broadcasting")                                                     \
+  X("floor_mod", compute_floor_mod, OPCOST_NONE, &grad_floor_mod,                               \
+    "remainder of x / y (sign of y), broadcasting")                                             \
+  X("trunc_divide", compute_trunc_divide, OPCOST_ELEMWISE, &grad_zero,                          \
+    "x / y rounded toward 0, broadcasting")                                                     \
+  X("trunc_mod", compute_trunc_mod, OPCOST_NONE, &grad_mod,                                     \
     "remainder of x / y (sign of x), broadcasting")
 
 /* X(name, relation, compute rule, doc) */
@@ -190,7 +195,7 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("round", compute_round, OPCOST_ELEMWISE, &grad_zero,                                      \
     "round to the nearest integer (ties to even) elementwise")                                \
   X("sign", compute_sign, OPCOST_NONE, &grad_zero, "-1, 0 or 1 by the sign of x")             \
-  X("logical_not", compute_logical_not, OPCOST_NONE, NULL, "not x (bool tensor)")             \
+  X("logical_not", compute_logical_not, OPCOST_NONE, &grad_zero, "not x (bool tensor)")       \
   X("trunc", compute_trunc, OPCOST_ELEMWISE, &grad_zero, "round toward 0 elementwise")        \
   X("copy", compute_copy, OPCOST_NONE, &grad_copy, "a copy of x")                             \
   X("log2", compute_log2, OPCOST_ELEMWISE, &grad_log2, "base-2 logarithm elementwise")        \
@@ -203,9 +208,9 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("atan", compute_atan, OPCOST_ELEMWISE, &grad_atan, "arctangent elementwise")              \
   X("sinh", compute_sinh, OPCOST_ELEMWISE, &grad_sinh, "hyperbolic sine elementwise")         \
   X("cosh", compute_cosh, OPCOST_ELEMWISE, &grad_cosh, "hyperbolic cosine elementwise")       \
-  X("asinh", compute_asinh, OPCOST_ELEMWISE, NULL, "inverse hyperbolic sine")                 \
-  X("acosh", compute_acosh, OPCOST_ELEMWISE, NULL, "inverse hyperbolic cosine")               \
-  X("atanh", compute_atanh, OPCOST_ELEMWISE, NULL, "inverse hyperbolic tangent")              \
+  X("asinh", compute_asinh, OPCOST_ELEMWISE, &grad_asinh, "inverse hyperbolic sine")          \
+  X("acosh", compute_acosh, OPCOST_ELEMWISE, &grad_acosh, "inverse hyperbolic cosine")        \
+  X("atanh", compute_atanh, OPCOST_ELEMWISE, &grad_atanh, "inverse hyperbolic tangent")       \
   X("fast_exp", compute_fast_exp, OPCOST_ELEMWISE, &grad_fast_exp,                            \
     "e^x by TVM's float32 approximation (ops/fast_math.h)")                                   \
   X("fast_tanh", compute_fast_tanh, OPCOST_ELEMWISE, &grad_fast_tanh,                         \
@@ -221,13 +226,16 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
 
 #define ARITH_ENTRY(n, c, k, g, d) \
   {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_arith, d, false, .cost = k, .compute = c, .grad = g},
-#define COMPARE_ENTRY(n, c, k, d) \
-  {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_compare, d, false, .cost = k, .compute = c},
+#define COMPARE_ENTRY(n, c, k, d)                                       \
+  {n, 2,     2,         OPAT_BROADCAST, no_attrs,          rel_compare, \
+   d, false, .cost = k, .compute = c,   .grad = &grad_zero},
 #define UNARY_ENTRY(n, c, k, g, d) \
   {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_unary, d, false, .cost = k, .compute = c, .grad = g},
-#define PREDICATE_ENTRY(n, c, k, d) \
-  {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_predicate, d, false, .cost = k, .compute = c},
-#define BITS_ENTRY(n, r, c, d) {n, 2, 2, OPAT_BROADCAST, no_attrs, r, d, false, .compute = c},
+#define PREDICATE_ENTRY(n, c, k, d)                                      \
+  {n, 1,     1,         OPAT_ELEMWISE, no_attrs,          rel_predicate, \
+   d, false, .cost = k, .compute = c,  .grad = &grad_zero},
+#define BITS_ENTRY(n, r, c, d) \
+  {n, 2, 2, OPAT_BROADCAST, no_attrs, r, d, false, .compute = c, .grad = &grad_zero},
 
 /* clang-format off */
 const OpDef ops_family_elemwise[] = {
@@ -237,7 +245,7 @@ const OpDef ops_family_elemwise[] = {
     PREDICATE_OPS(PREDICATE_ENTRY)
     BITS_OPS(BITS_ENTRY)
     {"bitwise_not", 1, 1, OPAT_ELEMWISE, no_attrs, rel_bitwise_not,
-     "~x (integers; not x for bool)", false, .compute = compute_bitwise_not},
+     "~x (integers; not x for bool)", false, .compute = compute_bitwise_not, .grad = &grad_zero},
     {"where", 3, 3, OPAT_BROADCAST, no_attrs, rel_where,
      "where(cond, x, y): x where cond is true, else y; all three broadcast", false,
      .cost = OPCOST_ELEMWISE, .compute = compute_where, .grad = &grad_where},

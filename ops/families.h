@@ -38,13 +38,40 @@ struct OpGrad;
 #define GRAD_RULES(X) \
   X(add) X(subtract) X(multiply) X(divide) X(power) X(maximum) X(minimum) X(where) X(exp) \
   X(log) X(log2) X(log10) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(abs) X(sin) X(cos) X(tan) \
-  X(sinh) X(cosh) X(asin) X(acos) X(atan) X(erf) X(negative) X(zero) X(cast) X(relu) \
+  X(sinh) X(cosh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(erf) X(mod) X(floor_mod) X(negative) X(zero) X(full) X(full_like) X(dequantize) X(cast) X(relu) \
   X(leaky_relu) X(clip) X(dense) X(matmul) X(bias_add) X(conv2d) X(softmax) X(log_softmax) \
   X(sum) X(mean) X(reshape) X(transpose) X(take) X(concatenate) X(split) X(cross_entropy) \
   X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) X(layer_norm)
 /* clang-format on */
+/* Those of ops/grad_rules_<family>.c, defined there the same way. */
+/* clang-format off */
+#define GRAD_RULES_REDUCE(X) \
+  X(prod) X(logsumexp) X(variance) X(std) X(mean_variance) X(cumsum) X(cumprod)
+#define GRAD_RULES_NN(X) \
+  X(batch_matmul) X(dense_pack) X(prelu) X(instance_norm) X(group_norm) X(batch_norm) \
+  X(l2_normalize) X(lrn) X(nll_loss)
+#define GRAD_RULES_CONV(X) \
+  X(conv1d) X(conv3d) X(conv1d_transpose) X(conv2d_transpose) X(max_pool1d) X(max_pool2d) \
+  X(max_pool3d) X(avg_pool1d) X(avg_pool2d) X(avg_pool3d) X(conv2d_nchwc)
+#define GRAD_RULES_POOL(X) X(adaptive_max_pool2d) X(adaptive_avg_pool2d)
+#define GRAD_RULES_LAYOUT(X) \
+  X(pad) X(mirror_pad) X(depth_to_space) X(space_to_depth) X(space_to_batch_nd) \
+  X(batch_to_space_nd) X(dilate) X(resize1d) X(resize2d) X(resize3d) X(upsampling) \
+  X(upsampling3d) X(affine_grid) X(dyn_pad) X(crop_and_resize)
+#define GRAD_RULES_TRANSFORM(X) \
+  X(stack) X(strided_slice) X(slice_like) X(layout_transform) X(tile) X(repeat) X(reverse) \
+  X(reverse_sequence) X(sequence_mask) X(trilu) X(cast_like) X(meshgrid) X(one_hot) X(gather) \
+  X(gather_nd) X(scatter) X(scatter_add) X(scatter_nd) X(adv_index) X(einsum) X(sort) X(topk) \
+  X(dyn_strided_slice) X(sparse_to_dense)
+/* clang-format on */
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)
+GRAD_RULES_REDUCE(X)
+GRAD_RULES_NN(X)
+GRAD_RULES_CONV(X)
+GRAD_RULES_POOL(X)
+GRAD_RULES_LAYOUT(X)
+GRAD_RULES_TRANSFORM(X)
 #undef X
 extern const struct OpGrad grad_fast_exp, grad_fast_tanh, grad_fast_erf, grad_fast_softmax,
     grad_max, grad_min, grad_batch_flatten, grad_expand_dims, grad_squeeze, grad_copy,

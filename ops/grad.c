@@ -82,6 +82,17 @@ Expr *grad_scalar(GradCx *G, DType dt, double v) {
   return c;
 }
 
+Expr *grad_const(GradCx *G, DType dt, int ndim, const int64_t *shape, const double *v) {
+  Tensor *t = tensor_new(G->a, dt, ndim, shape);
+  Dim dims[TENSOR_MAX_RANK];
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) dims[i] = dim_const(shape[i]), n *= shape[i];
+  for (int64_t i = 0; i < n; i++) tensor_set_f64(t, i, v[i]);
+  Expr *c = expr_const(G->a, t, G->span);
+  c->ty = type_tensor(G->a, dt, ndim, dims, G->span);
+  return c;
+}
+
 Expr *grad_scalar_like(GradCx *G, const Expr *x, double v) {
   const Type *t = grad_tensor_of(x);
   return grad_scalar(G, t ? t->u.tensor.dtype : DT_FLOAT32, v);
@@ -142,11 +153,24 @@ void grad_attr_str(GradCx *G, Attrs *at, int i, const char *key, const char *v) 
   at->keys[i] = key, at->vals[i] = attr_str(G->a, v);
 }
 
-void grad_attr_ints(GradCx *G, Attrs *at, int i, const char *key, int n, const int64_t *v) {
+static AttrValue *int_list(GradCx *G, int n, const int64_t *v) {
   AttrValue *l = ARENA_NEW(G->a, AttrValue);
   l->kind = AV_LIST;
   l->u.list.n = n;
   l->u.list.items = ARENA_ARRAY(G->a, AttrValue *, n ? n : 1);
   for (int k = 0; k < n; k++) l->u.list.items[k] = attr_int(G->a, v[k], DT_INT32);
+  return l;
+}
+
+void grad_attr_ints(GradCx *G, Attrs *at, int i, const char *key, int n, const int64_t *v) {
+  at->keys[i] = key, at->vals[i] = int_list(G, n, v);
+}
+
+void grad_attr_pairs(GradCx *G, Attrs *at, int i, const char *key, int n, int64_t (*v)[2]) {
+  AttrValue *l = ARENA_NEW(G->a, AttrValue);
+  l->kind = AV_LIST;
+  l->u.list.n = n;
+  l->u.list.items = ARENA_ARRAY(G->a, AttrValue *, n ? n : 1);
+  for (int k = 0; k < n; k++) l->u.list.items[k] = int_list(G, 2, v[k]);
   at->keys[i] = key, at->vals[i] = l;
 }

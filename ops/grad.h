@@ -70,6 +70,9 @@ Expr *grad_op2(GradCx *G, const char *op, Expr *x, Expr *y);
 Type *grad_type_call(GradCx *G, Expr *call);
 /* A scalar constant of dtype dt (not bound: constants are atoms). */
 Expr *grad_scalar(GradCx *G, DType dt, double v);
+/* A constant tensor of dtype dt and a static shape, its elements v in
+ * row-major order (not bound). */
+Expr *grad_const(GradCx *G, DType dt, int ndim, const int64_t *shape, const double *v);
 /* x's dtype, as a scalar constant v. */
 Expr *grad_scalar_like(GradCx *G, const Expr *x, double v);
 /* d summed to x's shape when broadcasting made it larger
@@ -87,6 +90,8 @@ void grad_attr_bool(GradCx *G, Attrs *at, int i, const char *key, bool v);
 void grad_attr_float(GradCx *G, Attrs *at, int i, const char *key, double v);
 void grad_attr_str(GradCx *G, Attrs *at, int i, const char *key, const char *v);
 void grad_attr_ints(GradCx *G, Attrs *at, int i, const char *key, int n, const int64_t *v);
+/* A list of n pairs [[v[0][0], v[0][1]], ...] (pad_width). */
+void grad_attr_pairs(GradCx *G, Attrs *at, int i, const char *key, int n, int64_t (*v)[2]);
 
 /* The tensor type of e (NULL when e is not a typed tensor). */
 const Type *grad_tensor_of(const Expr *e);

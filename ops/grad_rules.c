@@ -1,43 +1,20 @@
 /* grad_rules.c — the gradient rules the registry rows name (OpDef.grad;
  * ops/grad.h), after TVM's relay/op/_tensor_grad.py, written in rly ops so
  * the adjoint program fuses and compiles: the elementwise arithmetic and
- * math functions (broadcasting undone by collapse_sum_like), products,
- * bias_add, convolutions, layer_norm, activations, softmax and log_softmax,
- * reductions, the global pools, shape ops, take along any axis, concatenate
- * and split, the losses, and dropout with a key (its mask drawn once, in the
- * forward step).
- *
- * Invariant: a rule builds a contribution only for the arguments that
- * carry a gradient and are not constants (want); dy[0] of a tensor result
- * is never NULL when a rule runs. */
+ * math functions (broadcasting undone by collapse_sum_like; the remainders
+ * as torch's fmod and remainder), the fills' values, qnn.dequantize's
+ * scale, products, bias_add, nn.conv2d (NCHW, OIHW, one group; the other
+ * convolutions are in grad_rules_conv.c), layer_norm, activations, softmax
+ * and log_softmax, sum, mean, max and min, the global pools, shape ops,
+ * take along any axis, concatenate and split, the losses, and dropout with
+ * a key (its mask drawn once, in the forward step).  The other families'
+ * rules are in grad_rules_<reduce, nn, conv, layout, transform>.c; the
+ * helpers they share (gr_*, ops/grad_rules.h) are defined here. */
+#include "ops/grad_rules.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "ops/families.h"
-#include "ops/grad.h"
-
-#define X0 (c->x[0])
-#define X1 (c->x[1])
-#define DY (c->dy[0])
-
-static bool want(const GradCall *c, int i) {
-  return !(i < 32 && (c->constant >> i & 1)) && grad_differentiable(c->x[i]->ty);
-}
-static bool built(GradCx *G) { return !G->err[0]; }
-
-static Expr *mul(GradCx *G, Expr *a, Expr *b) { return grad_op2(G, "multiply", a, b); }
-static Expr *divide(GradCx *G, Expr *a, Expr *b) { return grad_op2(G, "divide", a, b); }
-static Expr *sub(GradCx *G, Expr *a, Expr *b) { return grad_op2(G, "subtract", a, b); }
-static Expr *add(GradCx *G, Expr *a, Expr *b) { return grad_op2(G, "add", a, b); }
-static Expr *neg(GradCx *G, Expr *a) { return grad_op1(G, "negative", a, NULL); }
-static Expr *k(GradCx *G, const Expr *like, double v) { return grad_scalar_like(G, like, v); }
-
-/* where(cond, d, 0): d where cond holds. */
-static Expr *masked(GradCx *G, Expr *cond, Expr *d) {
-  Expr *args[3] = {cond, d, k(G, d, 0)};
-  return grad_op(G, "where", 3, args, NULL);
-}
 
 /* ───────────────────────── binary arithmetic ───────────────────────── */
 
@@ -91,6 +68,19 @@ static bool extremum(GradCx *G, GradCall *c, const char *cmp) {
 static bool bw_maximum(GradCx *G, GradCall *c) { return extremum(G, c, "greater_equal"); }
 static bool bw_minimum(GradCx *G, GradCall *c) { return extremum(G, c, "less_equal"); }
 
+/* The remainders a - q b, q = trunc(a / b) (mod, trunc_mod) or
+ * floor(a / b) (floor_mod): da = dy, db = -dy q, as torch's fmod and
+ * remainder have it (q is constant between its jumps). */
+static bool remainder_rule(GradCx *G, GradCall *c, const char *quotient) {
+  if (want(c, 0)) c->dx[0] = grad_unbroadcast(G, DY, X0);
+  if (want(c, 1))
+    c->dx[1] = grad_unbroadcast(G, neg(G, mul(G, DY, grad_op2(G, quotient, X0, X1))), X1);
+  return built(G);
+}
+
+static bool bw_mod(GradCx *G, GradCall *c) { return remainder_rule(G, c, "trunc_divide"); }
+static bool bw_floor_mod(GradCx *G, GradCall *c) { return remainder_rule(G, c, "floor_divide"); }
+
 /* where(cond, a, b): the adjoint to a where cond holds, to b elsewhere. */
 static bool bw_where(GradCx *G, GradCall *c) {
   if (want(c, 1)) c->dx[1] = grad_unbroadcast(G, masked(G, X0, DY), X1);
@@ -134,6 +124,9 @@ UNARY_RULE(cosh, grad_op1(G, "sinh", x, NULL))
 UNARY_RULE(asin, rsqrt_one_minus_sq(G, x))
 UNARY_RULE(acos, neg(G, rsqrt_one_minus_sq(G, x)))
 UNARY_RULE(atan, divide(G, k(G, x, 1), add(G, k(G, x, 1), mul(G, x, x))))
+UNARY_RULE(asinh, grad_op1(G, "rsqrt", add(G, mul(G, x, x), k(G, x, 1)), NULL))
+UNARY_RULE(acosh, grad_op1(G, "rsqrt", sub(G, mul(G, x, x), k(G, x, 1)), NULL))
+UNARY_RULE(atanh, divide(G, k(G, x, 1), one_minus(G, mul(G, x, x))))
 UNARY_RULE(erf, mul(G, k(G, x, 2 / sqrt(M_PI)), grad_op1(G, "exp", neg(G, mul(G, x, x)), NULL)))
 
 static bool bw_negative(GradCx *G, GradCall *c) {
@@ -150,6 +143,42 @@ static bool bw_identity(GradCx *G, GradCall *c) {
  * (floor, sign, ones_like, ...): no contribution. */
 static bool bw_zero(GradCx *G, GradCall *c) {
   (void)c;
+  return built(G);
+}
+
+/* full(fill, ...), full_like(x, fill), dyn.full(fill, shape): every
+ * element is the fill value, so its adjoint is the sum of dy, in the
+ * fill's dtype. */
+static Expr *fill_adjoint(GradCx *G, GradCall *c, Expr *fill) {
+  DType dt = grad_tensor_of(fill)->u.tensor.dtype;
+  Expr *d = DY;
+  if (grad_tensor_of(d)->u.tensor.dtype != dt) {
+    Attrs *at = grad_attrs(G, 1);
+    grad_attr_str(G, at, 0, "dtype", dtype_name(dt));
+    d = grad_op1(G, "cast", d, at);
+  }
+  return grad_op2(G, "collapse_sum_like", d, fill);
+}
+
+static bool bw_full(GradCx *G, GradCall *c) {
+  if (want(c, 0)) c->dx[0] = fill_adjoint(G, c, X0);
+  return built(G);
+}
+
+static bool bw_full_like(GradCx *G, GradCall *c) {
+  if (want(c, 1)) c->dx[1] = fill_adjoint(G, c, X1);
+  return built(G);
+}
+
+/* qnn.dequantize(q, scale, zero_point, axis): y = (q - zero_point) scale,
+ * so the scale (one, or one per channel along axis) gets dy times the op's
+ * result with a unit scale. */
+static bool bw_dequantize(GradCx *G, GradCall *c) {
+  if (!want(c, 1)) return built(G);
+  Expr *args[3] = {X0, grad_op1(G, "ones_like", X1, NULL), c->x[2]};
+  Expr *t = mul(G, DY, grad_op(G, "qnn.dequantize", 3, args, c->call->u.call.attrs));
+  c->dx[1] = rank_of(X1) == 0 ? grad_op1(G, "sum", t, NULL)
+                              : gr_sum_but(G, t, gr_norm_axis(X0, op_attr_int(c->call, "axis")));
   return built(G);
 }
 
@@ -191,7 +220,7 @@ static Attrs *transposes(GradCx *G, bool ta, bool tb) {
   return at;
 }
 
-static Expr *matmul(GradCx *G, Expr *a, Expr *b, bool ta, bool tb) {
+Expr *gr_matmul(GradCx *G, Expr *a, Expr *b, bool ta, bool tb) {
   Expr *args[2] = {a, b};
   return grad_op(G, "nn.matmul", 2, args, transposes(G, ta, tb));
 }
@@ -206,8 +235,8 @@ static bool rank2(GradCx *G, GradCall *c, const char *op) {
 /* y = x w^T: dx = dy w, dw = dy^T x. */
 static bool bw_dense(GradCx *G, GradCall *c) {
   if (!rank2(G, c, "nn.dense")) return false;
-  if (want(c, 0)) c->dx[0] = matmul(G, DY, X1, false, false);
-  if (want(c, 1)) c->dx[1] = matmul(G, DY, X0, true, false);
+  if (want(c, 0)) c->dx[0] = gr_matmul(G, DY, X1, false, false);
+  if (want(c, 1)) c->dx[1] = gr_matmul(G, DY, X0, true, false);
   return built(G);
 }
 
@@ -215,12 +244,12 @@ static bool bw_dense(GradCx *G, GradCall *c) {
 static bool bw_matmul(GradCx *G, GradCall *c) {
   if (!rank2(G, c, "nn.matmul")) return false;
   bool ta = op_attr_bool(c->call, "transpose_a"), tb = op_attr_bool(c->call, "transpose_b");
-  if (want(c, 0)) c->dx[0] = ta ? matmul(G, X1, DY, tb, true) : matmul(G, DY, X1, false, !tb);
-  if (want(c, 1)) c->dx[1] = tb ? matmul(G, DY, X0, true, ta) : matmul(G, X0, DY, !ta, false);
+  if (want(c, 0)) c->dx[0] = ta ? gr_matmul(G, X1, DY, tb, true) : gr_matmul(G, DY, X1, false, !tb);
+  if (want(c, 1)) c->dx[1] = tb ? gr_matmul(G, DY, X0, true, ta) : gr_matmul(G, X0, DY, !ta, false);
   return built(G);
 }
 
-static int norm_axis(const Expr *x, int64_t axis) {
+int gr_norm_axis(const Expr *x, int64_t axis) {
   const Type *t = grad_tensor_of(x);
   int n = t ? t->u.tensor.ndim : 0;
   return (int)(axis < 0 ? axis + n : axis);
@@ -230,7 +259,7 @@ static int norm_axis(const Expr *x, int64_t axis) {
 static bool bw_bias_add(GradCx *G, GradCall *c) {
   if (want(c, 0)) c->dx[0] = DY;
   if (want(c, 1)) {
-    int64_t axis = norm_axis(X0, op_attr_int(c->call, "axis"));
+    int64_t axis = gr_norm_axis(X0, op_attr_int(c->call, "axis"));
     Attrs *at = grad_attrs(G, 2);
     grad_attr_ints(G, at, 0, "axis", 1, &axis);
     grad_attr_bool(G, at, 1, "exclude", true);
@@ -239,16 +268,18 @@ static bool bw_bias_add(GradCx *G, GradCall *c) {
   return built(G);
 }
 
-/* nn.conv2d, NCHW data and OIHW weight, groups 1 (TVM's conv2d_grad):
+/* nn.conv2d, NCHW data and OIHW weight, groups 1 (TVM's conv2d_grad;
+ * other layouts and groups: gr_conv_backward, grad_rules_conv.c):
  * dx = conv2d_transpose(dy, w) with the output padding that gives x's
  * size back; dw = conv2d of x and dy with batch and channels swapped
- * (strides and dilation exchanged), cut to the kernel's size. */
+ * (strides and dilation exchanged), cut to the kernel's size.
+ * conv_plain: whether the call has that form (false, no error, when
+ * not), and its padding, strides and dilation. */
 static bool conv_plain(GradCx *G, GradCall *c, int64_t *pad, int64_t *st, int64_t *dil) {
   char dl[16], kl[16];
   snprintf(dl, sizeof dl, "%s", op_attr_str(G->a, c->call, "data_layout"));
   snprintf(kl, sizeof kl, "%s", op_attr_str(G->a, c->call, "kernel_layout"));
-  if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || op_attr_int(c->call, "groups") != 1)
-    return grad_fail(G, "the gradient of nn.conv2d takes NCHW data, OIHW weights and groups=1");
+  if (strcmp(dl, "NCHW") || strcmp(kl, "OIHW") || op_attr_int(c->call, "groups") != 1) return false;
   const Type *tx = grad_tensor_of(X0), *tw = grad_tensor_of(X1), *ty = grad_tensor_of(c->y);
   for (int i = 0; i < 4; i++)
     if (tx->u.tensor.dims[i].kind != DIM_CONST || tw->u.tensor.dims[i].kind != DIM_CONST ||
@@ -282,7 +313,7 @@ static Expr *conv_dx(GradCx *G, GradCall *c, const int64_t *pad, const int64_t *
   return grad_op(G, "nn.conv2d_transpose", 2, args, at);
 }
 
-static Expr *swap01(GradCx *G, Expr *e) {
+Expr *gr_swap01(GradCx *G, Expr *e) {
   Attrs *at = grad_attrs(G, 1);
   grad_attr_ints(G, at, 0, "axes", 4, (int64_t[]){1, 0, 2, 3});
   return grad_op1(G, "transpose", e, at);
@@ -295,8 +326,8 @@ static Expr *conv_dw(GradCx *G, GradCall *c, const int64_t *pad, const int64_t *
   grad_attr_ints(G, at, 0, "strides", 2, dil);
   grad_attr_ints(G, at, 1, "padding", 4, pad);
   grad_attr_ints(G, at, 2, "dilation", 2, st);
-  Expr *args[2] = {swap01(G, X0), swap01(G, DY)};
-  Expr *k = swap01(G, grad_op(G, "nn.conv2d", 2, args, at));
+  Expr *args[2] = {gr_swap01(G, X0), gr_swap01(G, DY)};
+  Expr *k = gr_swap01(G, grad_op(G, "nn.conv2d", 2, args, at));
   const Type *tk = grad_tensor_of(k);
   if (!tk || (tk->u.tensor.dims[2].value == w[2].value && tk->u.tensor.dims[3].value == w[3].value))
     return k;
@@ -308,7 +339,7 @@ static Expr *conv_dw(GradCx *G, GradCall *c, const int64_t *pad, const int64_t *
 
 static bool bw_conv2d(GradCx *G, GradCall *c) {
   int64_t pad[4] = {0}, st[2] = {1, 1}, dil[2] = {1, 1};
-  if (!conv_plain(G, c, pad, st, dil)) return false;
+  if (!conv_plain(G, c, pad, st, dil)) return built(G) && gr_conv_backward(G, c);
   if (want(c, 0)) c->dx[0] = conv_dx(G, c, pad, st, dil);
   if (want(c, 1)) c->dx[1] = conv_dw(G, c, pad, st, dil);
   return built(G);
@@ -316,7 +347,7 @@ static bool bw_conv2d(GradCx *G, GradCall *c) {
 
 /* ───────────────────────── softmax ───────────────────────── */
 
-static Expr *sum_keep(GradCx *G, Expr *x, int64_t axis) {
+Expr *gr_sum_keep(GradCx *G, Expr *x, int64_t axis) {
   Attrs *at = grad_attrs(G, 2);
   grad_attr_ints(G, at, 0, "axis", 1, &axis);
   grad_attr_bool(G, at, 1, "keepdims", true);
@@ -327,7 +358,7 @@ static Expr *sum_keep(GradCx *G, Expr *x, int64_t axis) {
 static bool bw_softmax(GradCx *G, GradCall *c) {
   if (!want(c, 0)) return built(G);
   int64_t axis = op_attr_int(c->call, "axis");
-  c->dx[0] = mul(G, c->y, sub(G, DY, sum_keep(G, mul(G, DY, c->y), axis)));
+  c->dx[0] = mul(G, c->y, sub(G, DY, gr_sum_keep(G, mul(G, DY, c->y), axis)));
   return built(G);
 }
 
@@ -336,21 +367,21 @@ static bool bw_log_softmax(GradCx *G, GradCall *c) {
   if (!want(c, 0)) return built(G);
   int64_t axis = op_attr_int(c->call, "axis");
   Expr *p = grad_op1(G, "exp", c->y, NULL);
-  c->dx[0] = sub(G, DY, mul(G, p, sum_keep(G, DY, axis)));
+  c->dx[0] = sub(G, DY, mul(G, p, gr_sum_keep(G, DY, axis)));
   return built(G);
 }
 
 /* nn.layer_norm(x, gamma, beta, axis, epsilon, center, scale):
  * xhat = (x - mean) * rstd, y = xhat * gamma + beta along `axis`;
  * dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma. */
-static Expr *reduce_keep(GradCx *G, const char *op, Expr *x, int64_t axis) {
+Expr *gr_reduce_keep(GradCx *G, const char *op, Expr *x, int64_t axis) {
   Attrs *at = grad_attrs(G, 2);
   grad_attr_ints(G, at, 0, "axis", 1, &axis);
   grad_attr_bool(G, at, 1, "keepdims", true);
   return grad_op1(G, op, x, at);
 }
 
-static Expr *sum_but(GradCx *G, Expr *x, int64_t axis) {
+Expr *gr_sum_but(GradCx *G, Expr *x, int64_t axis) {
   Attrs *at = grad_attrs(G, 2);
   grad_attr_ints(G, at, 0, "axis", 1, &axis);
   grad_attr_bool(G, at, 1, "exclude", true);
@@ -358,7 +389,7 @@ static Expr *sum_but(GradCx *G, Expr *x, int64_t axis) {
 }
 
 /* A per-channel vector v broadcast along axis a of a rank-n tensor. */
-static Expr *along(GradCx *G, Expr *v, int a, int n) {
+Expr *gr_along(GradCx *G, Expr *v, int a, int n) {
   if (a == n - 1) return v;
   Attrs *at = grad_attrs(G, 2);
   grad_attr_int(G, at, 0, "axis", 1);
@@ -367,28 +398,29 @@ static Expr *along(GradCx *G, Expr *v, int a, int n) {
 }
 
 static bool bw_layer_norm(GradCx *G, GradCall *c) {
-  int n = grad_tensor_of(X0)->u.tensor.ndim, a = norm_axis(X0, op_attr_int(c->call, "axis"));
+  int n = grad_tensor_of(X0)->u.tensor.ndim, a = gr_norm_axis(X0, op_attr_int(c->call, "axis"));
   bool scale = op_attr_bool(c->call, "scale"), center = op_attr_bool(c->call, "center");
-  Expr *mu = reduce_keep(G, "mean", X0, a), *var = reduce_keep(G, "variance", X0, a);
+  Expr *mu = gr_reduce_keep(G, "mean", X0, a), *var = gr_reduce_keep(G, "variance", X0, a);
   Expr *rstd = grad_op1(G, "rsqrt", add(G, var, k(G, X0, op_attr_float(c->call, "epsilon"))), NULL);
   Expr *xhat = mul(G, sub(G, X0, mu), rstd);
-  Expr *g = scale ? mul(G, DY, along(G, X1, a, n)) : DY;
+  Expr *g = scale ? mul(G, DY, gr_along(G, X1, a, n)) : DY;
   if (want(c, 0)) {
-    Expr *t = mul(G, xhat, reduce_keep(G, "mean", mul(G, g, xhat), a));
-    c->dx[0] = mul(G, rstd, sub(G, sub(G, g, reduce_keep(G, "mean", g, a)), t));
+    Expr *t = mul(G, xhat, gr_reduce_keep(G, "mean", mul(G, g, xhat), a));
+    c->dx[0] = mul(G, rstd, sub(G, sub(G, g, gr_reduce_keep(G, "mean", g, a)), t));
   }
-  if (scale && want(c, 1)) c->dx[1] = sum_but(G, mul(G, DY, xhat), a);
-  if (center && want(c, 2)) c->dx[2] = sum_but(G, DY, a);
+  if (scale && want(c, 1)) c->dx[1] = gr_sum_but(G, mul(G, DY, xhat), a);
+  if (center && want(c, 2)) c->dx[2] = gr_sum_but(G, DY, a);
   return built(G);
 }
 
 /* ───────────────────────── reductions ───────────────────────── */
 
 /* Which axes of x (rank n) the call reduces: red[i]. */
-static void reduced_axes(const Expr *call, int n, bool *red) {
+void gr_reduced_axes(const Expr *call, int n, bool *red) {
   int64_t ax[TENSOR_MAX_RANK];
   int m = op_attr_ints(call, "axis", ax, TENSOR_MAX_RANK);
-  bool exclude = op_attr_bool(call, "exclude");
+  const AttrValue *ex = attrs_get(call->u.call.attrs, "exclude"); /* logsumexp has none */
+  bool exclude = ex && ex->kind == AV_BOOL && ex->u.b;
   for (int i = 0; i < n; i++) red[i] = m < 0;
   for (int i = 0; i < m; i++) red[ax[i] < 0 ? ax[i] + n : ax[i]] = true;
   if (m >= 0 && exclude)
@@ -396,11 +428,11 @@ static void reduced_axes(const Expr *call, int n, bool *red) {
 }
 
 /* dy with the reduced axes back (size 1) and broadcast to x's shape. */
-static Expr *expand_back(GradCx *G, GradCall *c, Expr *d) {
+Expr *gr_expand_back(GradCx *G, GradCall *c, Expr *d) {
   const Type *t = grad_tensor_of(X0);
   int n = t->u.tensor.ndim;
   bool red[TENSOR_MAX_RANK];
-  reduced_axes(c->call, n, red);
+  gr_reduced_axes(c->call, n, red);
   int nd = grad_tensor_of(d)->u.tensor.ndim;
   if (!op_attr_bool(c->call, "keepdims") && nd > 0 && nd < n) /* a scalar broadcasts as is */
     for (int i = 0; i < n && d; i++)
@@ -413,12 +445,12 @@ static Expr *expand_back(GradCx *G, GradCall *c, Expr *d) {
 }
 
 static bool bw_sum(GradCx *G, GradCall *c) {
-  if (want(c, 0)) c->dx[0] = expand_back(G, c, DY);
+  if (want(c, 0)) c->dx[0] = gr_expand_back(G, c, DY);
   return built(G);
 }
 
 /* The number of elements of x per element of y, as a scalar of x's dtype. */
-static Expr *count(GradCx *G, GradCall *c) {
+Expr *gr_count(GradCx *G, GradCall *c) {
   const Type *tx = grad_tensor_of(X0), *ty = grad_tensor_of(c->y);
   int64_t nx = 1, ny = 1;
   bool known = true;
@@ -439,22 +471,22 @@ static Expr *count(GradCx *G, GradCall *c) {
 }
 
 static bool bw_mean(GradCx *G, GradCall *c) {
-  if (want(c, 0)) c->dx[0] = expand_back(G, c, divide(G, DY, count(G, c)));
+  if (want(c, 0)) c->dx[0] = gr_expand_back(G, c, divide(G, DY, gr_count(G, c)));
   return built(G);
 }
 
 /* max / min: the adjoint to every element equal to the result. */
 static bool bw_extreme(GradCx *G, GradCall *c) {
   if (!want(c, 0)) return built(G);
-  Expr *hit = grad_op2(G, "equal", X0, expand_back(G, c, c->y));
-  c->dx[0] = masked(G, hit, expand_back(G, c, DY));
+  Expr *hit = grad_op2(G, "equal", X0, gr_expand_back(G, c, c->y));
+  c->dx[0] = masked(G, hit, gr_expand_back(G, c, DY));
   return built(G);
 }
 
 /* The global pools: y has size 1 along the pooled axes, so dy broadcasts
  * back to x's shape in any layout. */
 static bool bw_global_avg_pool2d(GradCx *G, GradCall *c) {
-  if (want(c, 0)) c->dx[0] = grad_op2(G, "broadcast_to_like", divide(G, DY, count(G, c)), X0);
+  if (want(c, 0)) c->dx[0] = grad_op2(G, "broadcast_to_like", divide(G, DY, gr_count(G, c)), X0);
   return built(G);
 }
 
@@ -485,7 +517,7 @@ static bool bw_transpose(GradCx *G, GradCall *c) {
 }
 
 /* Static dims of t (false when one is not a constant). */
-static bool static_dims(const Type *t, int64_t *d) {
+bool gr_static_dims(const Type *t, int64_t *d) {
   for (int i = 0; i < t->u.tensor.ndim; i++) {
     if (t->u.tensor.dims[i].kind != DIM_CONST) return false;
     d[i] = t->u.tensor.dims[i].value;
@@ -493,13 +525,13 @@ static bool static_dims(const Type *t, int64_t *d) {
   return true;
 }
 
-static Expr *transpose_to(GradCx *G, Expr *e, int n, const int64_t *axes) {
+Expr *gr_transpose_to(GradCx *G, Expr *e, int n, const int64_t *axes) {
   Attrs *at = grad_attrs(G, 1);
   grad_attr_ints(G, at, 0, "axes", n, axes);
   return grad_op1(G, "transpose", e, at);
 }
 
-static Expr *reshape_to(GradCx *G, Expr *e, int n, const int64_t *dims) {
+Expr *gr_reshape_to(GradCx *G, Expr *e, int n, const int64_t *dims) {
   Attrs *at = grad_attrs(G, 1);
   grad_attr_ints(G, at, 0, "newshape", n, dims);
   return grad_op1(G, "reshape", e, at);
@@ -512,8 +544,8 @@ static Expr *take_rows(GradCx *G, GradCall *c, Expr *d, int64_t rows, int64_t re
   grad_attr_int(G, oh, 0, "depth", rows);
   grad_attr_str(G, oh, 1, "dtype", dtype_name(grad_tensor_of(X0)->u.tensor.dtype));
   Expr *args[3] = {X1, k(G, X0, 1), k(G, X0, 0)};
-  Expr *hot = reshape_to(G, grad_op(G, "one_hot", 3, args, oh), 2, (int64_t[]){-1, rows});
-  return matmul(G, hot, reshape_to(G, d, 2, (int64_t[]){-1, rest}), true, false);
+  Expr *hot = gr_reshape_to(G, grad_op(G, "one_hot", 3, args, oh), 2, (int64_t[]){-1, rows});
+  return gr_matmul(G, hot, gr_reshape_to(G, d, 2, (int64_t[]){-1, rest}), true, false);
 }
 
 /* take(x, idx, axis=a): x's axis a moved first, dy's index dims moved
@@ -525,7 +557,7 @@ static bool bw_take(GradCx *G, GradCall *c) {
   const Type *tx = grad_tensor_of(X0), *ti = grad_tensor_of(X1);
   int n = tx->u.tensor.ndim, ni = ti->u.tensor.ndim, ny = n - 1 + ni;
   int64_t xd[TENSOR_MAX_RANK], rows = 1, rest = 1;
-  if (!static_dims(tx, xd)) return grad_fail(G, "the gradient of take needs x's shape static");
+  if (!gr_static_dims(tx, xd)) return grad_fail(G, "the gradient of take needs x's shape static");
   if (op_attr_int(c->call, "batch_dims") != 0)
     return grad_fail(G, "the gradient of take is defined for batch_dims=0");
   if (op_attr_is_none(c->call, "axis")) {
@@ -533,7 +565,7 @@ static bool bw_take(GradCx *G, GradCall *c) {
     c->dx[0] = grad_op2(G, "reshape_like", take_rows(G, c, DY, rows, 1), X0);
     return built(G);
   }
-  int a = norm_axis(X0, op_attr_int(c->call, "axis"));
+  int a = gr_norm_axis(X0, op_attr_int(c->call, "axis"));
   int64_t perm[TENSOR_MAX_RANK], back[TENSOR_MAX_RANK], shape[TENSOR_MAX_RANK];
   int m = 0;
   for (int i = 0; i < ni; i++) perm[m++] = a + i;
@@ -543,9 +575,9 @@ static bool bw_take(GradCx *G, GradCall *c) {
   for (int i = 0, s = 1; i < n; i++)
     if (i != a) rest *= shape[s++] = xd[i];
   for (int j = 0; j < n; j++) back[j] = j < a ? j + 1 : j == a ? 0 : j;
-  Expr *d = a == 0 ? DY : transpose_to(G, DY, ny, perm);
-  Expr *r = reshape_to(G, take_rows(G, c, d, rows, rest), n, shape);
-  c->dx[0] = a == 0 ? r : transpose_to(G, r, n, back);
+  Expr *d = a == 0 ? DY : gr_transpose_to(G, DY, ny, perm);
+  Expr *r = gr_reshape_to(G, take_rows(G, c, d, rows, rest), n, shape);
+  c->dx[0] = a == 0 ? r : gr_transpose_to(G, r, n, back);
   return built(G);
 }
 
@@ -565,7 +597,7 @@ static bool bw_concatenate(GradCx *G, GradCall *c) {
   const Type *tup = X0->ty;
   if (!tup || tup->kind != TY_TUPLE || !grad_differentiable(tup)) return built(G);
   int n = tup->u.tuple.n;
-  int axis = norm_axis(DY, op_attr_int(c->call, "axis"));
+  int axis = gr_norm_axis(DY, op_attr_int(c->call, "axis"));
   int64_t at[64], pos = 0;
   if (n > 64) return grad_fail(G, "the gradient of concatenate takes at most 64 tensors");
   for (int i = 0; i + 1 < n; i++) {
@@ -658,6 +690,32 @@ static Expr *fw_dropout(GradCx *G, GradCall *c) {
 static bool bw_dropout(GradCx *G, GradCall *c) {
   if (want(c, 0) && DY) c->dx[0] = mul(G, DY, c->saved[0]);
   return built(G);
+}
+
+/* ───────────────────────── dyn ops' static forms ───────────────────────── */
+
+int gr_const_ints(GradCx *G, GradCall *c, const Expr *e, int64_t *out, int max) {
+  if (e->kind != EX_CONST || e->u.konst.value->numel > max)
+    return grad_fail(G, "the gradient of %s needs its shape arguments constant",
+                     c->call->u.call.fn->u.op.name),
+           -1;
+  const Tensor *t = e->u.konst.value;
+  for (int64_t i = 0; i < t->numel; i++) out[i] = tensor_get_i64(t, i);
+  return (int)t->numel;
+}
+
+GradCall gr_static_form(GradCx *G, GradCall *c, const char *op, int n, Expr **args,
+                        unsigned constant, Attrs *at) {
+  GradCall s = *c;
+  Expr **copy = ARENA_ARRAY(G->a, Expr *, n);
+  for (int i = 0; i < n; i++) copy[i] = args[i];
+  Expr *call = expr_call(G->a, ops_expr(G->a, ops_lookup(op), G->span), n, copy, at, G->span);
+  call->ty = c->call->ty;
+  s.call = call;
+  s.nx = n, s.x = copy, s.constant = constant;
+  s.dx = ARENA_ARRAY(G->a, Expr *, n);
+  for (int i = 0; i < n; i++) s.dx[i] = NULL;
+  return s;
 }
 
 /* ───────────────────────── the rules ───────────────────────── */

@@ -401,22 +401,24 @@ static const OpAttrSpec conv2d_nchwc_attrs[] = {
 
 const OpDef ops_family_nn_conv[] = {
     {"nn.conv1d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_attrs, rel_conv1d,
-     "1-D convolution, NCW data and OIW weight", false, .compute = compute_conv1d},
+     "1-D convolution, NCW data and OIW weight", false, .compute = compute_conv1d,
+     .grad = &grad_conv1d},
     {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, nn_conv2d_attrs, rel_conv2d,
      "2-D convolution, NCHW data and OIHW weight or NHWC and HWIO / OHWI / HWOI (groups, "
      "dilation, padding)",
      false, .cost = OPCOST_CONV2D, .compute = compute_conv2d, .grad = &grad_conv2d},
     {"nn.conv3d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv3d_attrs, rel_conv3d,
-     "3-D convolution, NCDHW data and OIDHW weight", false, .compute = compute_conv3d},
+     "3-D convolution, NCDHW data and OIDHW weight", false, .compute = compute_conv3d,
+     .grad = &grad_conv3d},
     {"nn.conv1d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_transpose_attrs,
      rel_conv1d_transpose, "1-D transposed convolution, NCW data, weight (C, O/groups, k)", false,
-     .compute = compute_conv1d_transpose},
+     .compute = compute_conv1d_transpose, .grad = &grad_conv1d_transpose},
     {"nn.conv2d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_transpose_attrs,
      rel_conv2d_transpose, "2-D transposed convolution, NCHW data, IOHW or OIHW weight", false,
-     .compute = compute_conv2d_transpose},
+     .compute = compute_conv2d_transpose, .grad = &grad_conv2d_transpose},
     {"nn.contrib_conv2d_NCHWc", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_nchwc_attrs, rel_conv2d_nchwc,
      "2-D convolution in blocked layouts: data NCHW<c>c, weight OIHW<i>i<o>o, result NCHW<o>c "
      "(groups 1 or depthwise)",
-     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d_nchwc},
+     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d_nchwc, .grad = &grad_conv2d_nchwc},
     {0},
 };

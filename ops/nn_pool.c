@@ -116,22 +116,22 @@ static const OpAttrSpec adaptive_pool2d_attrs[] = {
     {"out_layout", AV_STR, "\"\""}, {0}};
 /* clang-format on */
 
-#define POOL_ROW(name, attrs, rel, doc, rule) \
-  {name, 1, 1, OPAT_OUT_EWISE_FUSABLE, attrs, rel, doc, false, .compute = rule}
+#define POOL_ROW(name, attrs, rel, doc, rule, g) \
+  {name, 1, 1, OPAT_OUT_EWISE_FUSABLE, attrs, rel, doc, false, .compute = rule, .grad = g}
 
 const OpDef ops_family_nn_pool[] = {
     POOL_ROW("nn.max_pool1d", max_pool1d_attrs, rel_pool1d, "1-D max pooling (NCW)",
-             compute_max_pool1d),
+             compute_max_pool1d, &grad_max_pool1d),
     POOL_ROW("nn.avg_pool1d", avg_pool1d_attrs, rel_pool1d, "1-D average pooling (NCW)",
-             compute_avg_pool1d),
+             compute_avg_pool1d, &grad_avg_pool1d),
     POOL_ROW("nn.max_pool2d", max_pool2d_attrs, rel_pool2d, "2-D max pooling (NCHW)",
-             compute_max_pool2d),
+             compute_max_pool2d, &grad_max_pool2d),
     POOL_ROW("nn.avg_pool2d", avg_pool2d_attrs, rel_pool2d, "2-D average pooling (NCHW)",
-             compute_avg_pool2d),
+             compute_avg_pool2d, &grad_avg_pool2d),
     POOL_ROW("nn.max_pool3d", max_pool3d_attrs, rel_pool3d, "3-D max pooling (NCDHW)",
-             compute_max_pool3d),
+             compute_max_pool3d, &grad_max_pool3d),
     POOL_ROW("nn.avg_pool3d", avg_pool3d_attrs, rel_pool3d, "3-D average pooling (NCDHW)",
-             compute_avg_pool3d),
+             compute_avg_pool3d, &grad_avg_pool3d),
     {"nn.global_max_pool2d", 1, 1, OPAT_OUT_EWISE_FUSABLE, global_pool2d_attrs, rel_global_pool2d,
      "max over the whole height and width (NCHW): (N, C, 1, 1)", false,
      .compute = compute_global_max_pool2d, .grad = &grad_global_max_pool2d},
@@ -140,9 +140,9 @@ const OpDef ops_family_nn_pool[] = {
      .compute = compute_global_avg_pool2d, .grad = &grad_global_avg_pool2d},
     POOL_ROW("nn.adaptive_max_pool2d", adaptive_pool2d_attrs, rel_adaptive_pool2d,
              "max pooling to an output_size, windows spread evenly (NCHW)",
-             compute_adaptive_max_pool2d),
+             compute_adaptive_max_pool2d, &grad_adaptive_max_pool2d),
     POOL_ROW("nn.adaptive_avg_pool2d", adaptive_pool2d_attrs, rel_adaptive_pool2d,
              "average pooling to an output_size, windows spread evenly (NCHW)",
-             compute_adaptive_avg_pool2d),
+             compute_adaptive_avg_pool2d, &grad_adaptive_avg_pool2d),
     {0},
 };

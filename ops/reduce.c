@@ -192,19 +192,19 @@ static const OpAttrSpec scan_attrs[] = {
     {"axis", AV_NONE, "None"}, {"dtype", AV_STR, "\"\""}, {"exclusive", AV_BOOL, "False"}, {0}};
 
 /* X(name, rel, attrs, compute rule, gradient rule, doc) */
-#define REDUCE_OPS(X)                                                                          \
-  X("sum", rel_reduce, reduce_attrs, compute_sum, &grad_sum, "sum over axes (axis=None: all)") \
-  X("mean", rel_reduce, reduce_attrs, compute_mean, &grad_mean, "arithmetic mean over axes")   \
-  X("max", rel_reduce, reduce_attrs, compute_max, &grad_max, "maximum over axes")              \
-  X("min", rel_reduce, reduce_attrs, compute_min, &grad_min, "minimum over axes")              \
-  X("prod", rel_reduce, reduce_attrs, compute_prod, NULL, "product over axes")                 \
-  X("argmax", rel_argreduce, argreduce_attrs, compute_argmax, NULL,                            \
-    "int32 index of the maximum along axes")                                                   \
-  X("argmin", rel_argreduce, argreduce_attrs, compute_argmin, NULL,                            \
-    "int32 index of the minimum along axes")                                                   \
-  X("all", rel_reduce, reduce_attrs, compute_all, NULL, "whether every element is nonzero")    \
-  X("any", rel_reduce, reduce_attrs, compute_any, NULL, "whether some element is nonzero")     \
-  X("logsumexp", rel_logsumexp, lse_attrs, compute_logsumexp, NULL,                            \
+#define REDUCE_OPS(X)                                                                             \
+  X("sum", rel_reduce, reduce_attrs, compute_sum, &grad_sum, "sum over axes (axis=None: all)")    \
+  X("mean", rel_reduce, reduce_attrs, compute_mean, &grad_mean, "arithmetic mean over axes")      \
+  X("max", rel_reduce, reduce_attrs, compute_max, &grad_max, "maximum over axes")                 \
+  X("min", rel_reduce, reduce_attrs, compute_min, &grad_min, "minimum over axes")                 \
+  X("prod", rel_reduce, reduce_attrs, compute_prod, &grad_prod, "product over axes")              \
+  X("argmax", rel_argreduce, argreduce_attrs, compute_argmax, &grad_zero,                         \
+    "int32 index of the maximum along axes")                                                      \
+  X("argmin", rel_argreduce, argreduce_attrs, compute_argmin, &grad_zero,                         \
+    "int32 index of the minimum along axes")                                                      \
+  X("all", rel_reduce, reduce_attrs, compute_all, &grad_zero, "whether every element is nonzero") \
+  X("any", rel_reduce, reduce_attrs, compute_any, &grad_zero, "whether some element is nonzero")  \
+  X("logsumexp", rel_logsumexp, lse_attrs, compute_logsumexp, &grad_logsumexp,                    \
     "log(sum(exp(x))) over axes, computed stably")
 
 #define ENTRY(n, r, a, c, g, d) \
@@ -215,17 +215,19 @@ const OpDef ops_family_reduce[] = {
     REDUCE_OPS(ENTRY)
     {"variance", 1, 2, OPAT_COMM_REDUCE, variance_attrs, rel_variance,
      "variance(x[, mean]) over axes (unbiased=True: divides by n - 1)", false,
-     .compute = compute_variance},
+     .compute = compute_variance, .grad = &grad_variance},
     {"std", 1, 1, OPAT_COMM_REDUCE, variance_attrs, rel_variance,
-     "standard deviation over axes (unbiased=True: from n - 1)", false, .compute = compute_std},
+     "standard deviation over axes (unbiased=True: from n - 1)", false, .compute = compute_std,
+     .grad = &grad_std},
     {"mean_variance", 1, 1, OPAT_COMM_REDUCE, variance_attrs, rel_mean_variance,
-     "the tuple (mean, variance) over axes", false, .compute = compute_mean_variance},
+     "the tuple (mean, variance) over axes", false, .compute = compute_mean_variance,
+     .grad = &grad_mean_variance},
     {"cumsum", 1, 1, OPAT_OUT_EWISE_FUSABLE, scan_attrs, rel_scan,
      "running sums along axis (None: flattened); exclusive=True starts at 0", false,
-     .compute = compute_cumsum},
+     .compute = compute_cumsum, .grad = &grad_cumsum},
     {"cumprod", 1, 1, OPAT_OUT_EWISE_FUSABLE, scan_attrs, rel_scan,
      "running products along axis (None: flattened); exclusive=True starts at 1", false,
-     .compute = compute_cumprod},
+     .compute = compute_cumprod, .grad = &grad_cumprod},
     {0},
 };
 /* clang-format on */

@@ -217,6 +217,6 @@ const OpDef ops_family_vision[] = {
      false, .compute = compute_roi_align},
     {"vision.multibox_prior", 1, 1, OPAT_OPAQUE, multibox_prior_attrs, rel_multibox_prior,
      "vision.multibox_prior(x, sizes=, ratios=, steps=, offsets=): SSD anchor boxes", false,
-     .compute = NULL},
+     .compute = NULL, .grad = &grad_zero},
     {0},
 };
