@@ -24,6 +24,7 @@ Usage: /usr/bin/python3 bench/cnn.py [path/to/rly] [--only NAME] [--threads 1,2]
 import argparse
 import json
 import os
+import pickle
 import re
 import statistics
 import subprocess
@@ -105,7 +106,7 @@ def export(torch, mod, x, path, names=("x", "y")):
 CPU = False
 
 
-def torch_time(torch, mod, x, threads, runs):
+def torch_run(torch, mod, x, threads, runs):
     torch.set_num_threads(threads)
     t = torch.from_numpy(x)
     with torch.no_grad():
@@ -118,6 +119,36 @@ def torch_time(torch, mod, x, threads, runs):
             ts.append(time.perf_counter() - t0)
             cs.append(time.process_time() - c0)
     return statistics.median(cs if CPU else ts) * 1e3, y.numpy()
+
+
+def torch_time(torch, mod, x, threads, runs):
+    """PyTorch's median ms per call and its output, timed in a forked child:
+    PyTorch's OpenMP threads keep spinning on a core long after a call
+    returns (they made rly's 2-thread runs 40% slower), and they end with
+    the child.  The parent keeps PyTorch to one thread (torch_main_setup)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            res = torch_run(torch, mod, x, threads, runs)
+        except BaseException as e:  # handed to the parent
+            res = e
+        with os.fdopen(w, "wb") as f:
+            pickle.dump(res, f)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        res = pickle.load(f)
+    os.waitpid(pid, 0)
+    if isinstance(res, BaseException):
+        raise res
+    return res
+
+
+def torch_main_setup(torch):
+    """No OpenMP threads in the bench's own process (see torch_time)."""
+    torch.set_num_threads(1)
 
 
 def ort_time(ort_dir, onnx, xpath, threads, runs, d):
@@ -167,6 +198,7 @@ def main():
         import torch
     except ImportError:
         sys.exit("bench/cnn.py needs PyTorch (python3-torch, python3-torchvision)")
+    torch_main_setup(torch)
     ort_dir = ensure_ort()
     threads = [int(t) for t in args.threads.split(",")]
     rng = np.random.default_rng(0)

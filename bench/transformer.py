@@ -217,6 +217,7 @@ def main():
         import torch
     except ImportError:
         sys.exit("bench/transformer.py needs PyTorch (python3-torch)")
+    cnn.torch_main_setup(torch)
     ort_dir = cnn.ensure_ort()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), "?")
