@@ -213,15 +213,34 @@ static bool close_enough(const char *name, int dist) {
 size_t parse_scope_mark(const Parser *p) { return p->scope.n; }
 
 #define SCOPE_GONE UINT32_MAX
+#define HASH_BITS 0x3fffffffu
 
-static uint32_t name_hash(const char *name, size_t n) { return (uint32_t)hash_bytes(name, n, 0); }
+static uint32_t name_hash(const char *name, size_t n) {
+  return (uint32_t)hash_bytes(name, n, 0) & HASH_BITS;
+}
+
+const char *parse_binding_name(const Binding *b) {
+  switch ((BindTag)b->tag) {
+    case BIND_VAR:
+    case BIND_UNBOUND:
+      return ((const Var *)b->val)->name;
+    case BIND_BUF:
+      return ((const Buffer *)b->val)->name;
+    case BIND_TIRVAR:
+      return ((const TirVar *)b->val)->name;
+  }
+  return "";
+}
 
 static bool binding_is(const Binding *b, const char *name, size_t n, uint32_t h) {
-  return b->hash == h && strncmp(b->name, name, n) == 0 && b->name[n] == 0;
+  if (b->hash != h) return false;
+  const char *bn = parse_binding_name(b);
+  return strncmp(bn, name, n) == 0 && bn[n] == 0;
 }
 
 /* The slot of name: the one holding its innermost binding, else the first
- * free one on its probe sequence (SCOPE_GONE or empty). */
+ * free one on its probe sequence (SCOPE_GONE or empty).  h: the name's
+ * hash cut to HASH_BITS. */
 static uint32_t *scope_slot(Scope *s, const char *name, size_t n, uint32_t h) {
   size_t mask = s->nslots - 1;
   uint32_t *free_slot = NULL;
@@ -236,18 +255,23 @@ static uint32_t *scope_slot(Scope *s, const char *name, size_t n, uint32_t h) {
   }
 }
 
-/* A table of twice the live bindings, rebuilt from the stack (the last
+static uint32_t *binding_slot(Scope *s, const Binding *b) {
+  const char *name = parse_binding_name(b);
+  return scope_slot(s, name, strlen(name), b->hash);
+}
+
+/* A table of three times the live bindings or more (a power of two), at
+ * most half full before the next rebuild; rebuilt from the stack (the last
  * binding of a name is its innermost). */
 static void scope_rehash(Scope *s) {
   size_t want = 64;
-  while (want < 4 * (s->n + 1)) want *= 2;
+  while (want < 3 * (s->n + 1)) want *= 2;
   free(s->slots);
   s->slots = calloc(want, sizeof *s->slots);
   if (!s->slots) rly_oom();
   s->nslots = want, s->used = 0;
   for (size_t i = 0; i < s->n; i++) {
-    Binding *b = &s->items[i];
-    uint32_t *slot = scope_slot(s, b->name, strlen(b->name), b->hash);
+    uint32_t *slot = binding_slot(s, &s->items[i]);
     if (*slot == 0) s->used++;
     *slot = (uint32_t)i + 1;
   }
@@ -257,7 +281,7 @@ void parse_scope_pop(Parser *p, size_t mark) {
   Scope *s = &p->scope;
   while (s->n > mark) {
     Binding *b = &s->items[--s->n];
-    uint32_t *slot = scope_slot(s, b->name, strlen(b->name), b->hash);
+    uint32_t *slot = binding_slot(s, b);
     RLY_ASSERT(*slot == s->n + 1);
     *slot = b->prev ? b->prev : SCOPE_GONE;
   }
@@ -275,7 +299,8 @@ void parse_bind(Parser *p, const char *name, BindTag tag, void *val) {
   size_t n = strlen(name);
   uint32_t h = name_hash(name, n), *slot = scope_slot(s, name, n, h);
   Binding *b = &s->items[s->n++];
-  b->name = name, b->val = val, b->tag = tag, b->hash = h;
+  b->val = val, b->tag = tag, b->hash = h;
+  RLY_ASSERT(parse_binding_name(b) == name);
   b->prev = *slot == SCOPE_GONE ? 0 : *slot;
   if (*slot == 0) s->used++;
   *slot = (uint32_t)s->n;
@@ -296,7 +321,7 @@ Binding *parse_lookup(Parser *p, const char *name, size_t n) {
 
 /* Whether binding i is the innermost of its name. */
 static bool scope_innermost(Parser *p, size_t i) {
-  const char *name = p->scope.items[i].name;
+  const char *name = parse_binding_name(&p->scope.items[i]);
   Binding *b = parse_lookup(p, name, strlen(name));
   return b == &p->scope.items[i];
 }
@@ -312,8 +337,8 @@ const char *parse_nearest_bound(Parser *p, const char *name, BindTag tag) {
   for (size_t i = p->scope.n; i-- > stop;) {
     Binding *b = &p->scope.items[i];
     if (b->tag != tag || !scope_innermost(p, i)) continue;
-    int dist = parse_edit_distance(name, b->name);
-    if (dist < best_d) best_d = dist, best = b->name;
+    int dist = parse_edit_distance(name, parse_binding_name(b));
+    if (dist < best_d) best_d = dist, best = parse_binding_name(b);
   }
   return best && close_enough(name, best_d) ? best : NULL;
 }
