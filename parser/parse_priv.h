@@ -42,13 +42,14 @@ typedef struct Binding {
 } Binding;
 
 /* Lexical scopes as one stack of bindings plus an open-addressing table
- * name → innermost binding (index + 1; SCOPE_GONE: a name no longer
- * bound), so lookup is O(1) however many bindings are live.  The table
- * holds 4-byte slots, not names, at most half full: a million bindings
- * cost 16 MB of stack and 8 to 16 MB of table. */
+ * name → innermost binding (index + 1 and spare hash bits, or a mark for
+ * a name no longer bound; see parser.c), so lookup is O(1) however many
+ * bindings are live.  The table holds 4-byte slots, not names, at most
+ * half full: a million bindings cost 16 MB of stack and 8 to 16 MB of
+ * table. */
 typedef struct Scope {
   uint32_t *slots;
-  size_t nslots, used; /* used: slots not empty (SCOPE_GONE included) */
+  size_t nslots, used; /* used: slots not empty (unbound marks included) */
   Binding *items;
   size_t n, cap;
 } Scope;
@@ -133,6 +134,7 @@ int parse_edit_distance(const char *a, const char *b);
 size_t parse_scope_mark(const Parser *p);
 void parse_scope_pop(Parser *p, size_t mark);
 /* Binds val (a Var, Buffer or TirVar, per tag) under its own name. */
+void parse_bind_soon(Parser *p, const char *name); /* a hint: parse_bind(name) comes next */
 void parse_bind(Parser *p, const char *name, BindTag tag, void *val);
 const char *parse_binding_name(const Binding *b);
 /* The innermost binding of the name at token t's text [from, from+n), or NULL. */

@@ -212,11 +212,22 @@ static bool close_enough(const char *name, int dist) {
 
 size_t parse_scope_mark(const Parser *p) { return p->scope.n; }
 
-#define SCOPE_GONE UINT32_MAX
+/* A slot holds index + 1 of a binding in its low bits (those of the table's
+ * position mask) and, above them, the name's hash bits the position does
+ * not use: a probe passing another name's slot rarely has to read that
+ * binding, which in a long chain is a cache miss.  The all-ones index
+ * (tag bits zero) marks a name no longer bound. */
 #define HASH_BITS 0x3fffffffu
+enum { SCOPE_MAX_BINDINGS = 1u << 30 }; /* a billion: no memory would hold them */
 
 static uint32_t name_hash(const char *name, size_t n) {
   return (uint32_t)hash_bytes(name, n, 0) & HASH_BITS;
+}
+
+static uint32_t slot_mask(const Scope *s) { return (uint32_t)(s->nslots - 1); }
+static uint32_t slot_gone(const Scope *s) { return slot_mask(s); }
+static uint32_t slot_tagged(const Scope *s, uint32_t h, uint32_t index1) {
+  return (h & ~slot_mask(s)) | index1;
 }
 
 const char *parse_binding_name(const Binding *b) {
@@ -239,17 +250,17 @@ static bool binding_is(const Binding *b, const char *name, size_t n, uint32_t h)
 }
 
 /* The slot of name: the one holding its innermost binding, else the first
- * free one on its probe sequence (SCOPE_GONE or empty).  h: the name's
- * hash cut to HASH_BITS. */
+ * free one on its probe sequence (gone or empty).  h: the name's hash cut
+ * to HASH_BITS. */
 static uint32_t *scope_slot(Scope *s, const char *name, size_t n, uint32_t h) {
-  size_t mask = s->nslots - 1;
+  uint32_t mask = slot_mask(s), gone = slot_gone(s);
   uint32_t *free_slot = NULL;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
+  for (uint32_t i = h & mask;; i = (i + 1) & mask) {
     uint32_t v = s->slots[i];
     if (v == 0) return free_slot ? free_slot : &s->slots[i];
-    if (v == SCOPE_GONE) {
+    if (v == gone) {
       if (!free_slot) free_slot = &s->slots[i];
-    } else if (binding_is(&s->items[v - 1], name, n, h)) {
+    } else if (((v ^ h) & ~mask) == 0 && binding_is(&s->items[(v & mask) - 1], name, n, h)) {
       return &s->slots[i];
     }
   }
@@ -273,7 +284,7 @@ static void scope_rehash(Scope *s) {
   for (size_t i = 0; i < s->n; i++) {
     uint32_t *slot = binding_slot(s, &s->items[i]);
     if (*slot == 0) s->used++;
-    *slot = (uint32_t)i + 1;
+    *slot = slot_tagged(s, s->items[i].hash, (uint32_t)i + 1);
   }
 }
 
@@ -282,8 +293,8 @@ void parse_scope_pop(Parser *p, size_t mark) {
   while (s->n > mark) {
     Binding *b = &s->items[--s->n];
     uint32_t *slot = binding_slot(s, b);
-    RLY_ASSERT(*slot == s->n + 1);
-    *slot = b->prev ? b->prev : SCOPE_GONE;
+    RLY_ASSERT((*slot & slot_mask(s)) == s->n + 1);
+    *slot = b->prev ? slot_tagged(s, b->hash, b->prev) : slot_gone(s);
   }
 }
 
@@ -294,16 +305,26 @@ void parse_bind(Parser *p, const char *name, BindTag tag, void *val) {
     s->items = realloc(s->items, s->cap * sizeof(Binding));
     if (!s->items) rly_oom();
   }
-  if (s->n >= SCOPE_GONE - 1) rly_oom(); /* 4 billion bindings: no memory would hold them */
+  if (s->n >= SCOPE_MAX_BINDINGS) rly_oom();
   if (2 * (s->used + 1) > s->nslots) scope_rehash(s);
   size_t n = strlen(name);
   uint32_t h = name_hash(name, n), *slot = scope_slot(s, name, n, h);
   Binding *b = &s->items[s->n++];
   b->val = val, b->tag = tag, b->hash = h;
   RLY_ASSERT(parse_binding_name(b) == name);
-  b->prev = *slot == SCOPE_GONE ? 0 : *slot;
+  b->prev = *slot == slot_gone(s) ? 0 : *slot & slot_mask(s);
   if (*slot == 0) s->used++;
-  *slot = (uint32_t)s->n;
+  *slot = slot_tagged(s, h, (uint32_t)s->n);
+}
+
+/* The table slot name will be bound at, fetched into the cache while the
+ * binding's value is parsed: in a long chain the table outgrows the cache,
+ * and each new name hashes to a slot no recent binding touched. */
+void parse_bind_soon(Parser *p, const char *name) {
+  Scope *s = &p->scope;
+  if (!s->nslots) return;
+  size_t i = name_hash(name, strlen(name)) & (s->nslots - 1);
+  __builtin_prefetch(&s->slots[i], 1);
 }
 
 static const char *scratch_str(Parser *p, const char *s, size_t n) {
@@ -316,7 +337,7 @@ Binding *parse_lookup(Parser *p, const char *name, size_t n) {
   Scope *s = &p->scope;
   if (!s->nslots) return NULL;
   uint32_t v = *scope_slot(s, name, n, name_hash(name, n));
-  return v && v != SCOPE_GONE ? &s->items[v - 1] : NULL;
+  return v && v != slot_gone(s) ? &s->items[(v & slot_mask(s)) - 1] : NULL;
 }
 
 /* Whether binding i is the innermost of its name. */
@@ -1154,6 +1175,7 @@ PARSE_NOINLINE static bool plet_binding(Parser *p, Frame *f) {
   if (!at_kind(p, T_LOCAL)) return parse_expected(p, "a variable like `%x` after `let`"), false;
   Token v = parse_next(p);
   f->var = var_new(p->a, parse_name(p, &v), NULL, tok_span(p, &v));
+  parse_bind_soon(p, f->var->name);
   if (parse_accept(p, T_COLON) && !(f->var->annot = parse_ty(p))) return false;
   if (!parse_expect(p, T_EQ, "`=`")) return false;
   if (at_kind(p, T_KW_FN)) f->early = true, parse_bind(p, f->var->name, BIND_VAR, f->var);
