@@ -105,6 +105,23 @@ Var *var_new(Arena *a, const char *name, Type *annot, Span sp) {
   return v;
 }
 
+/* The device pointer follows the Var in the same allocation. */
+typedef struct VarWithDevice {
+  Var var;
+  const AttrValue *device;
+} VarWithDevice;
+
+Var *var_new_device(Arena *a, const char *name, Type *annot, Span sp, const AttrValue *device) {
+  VarWithDevice *w = ARENA_NEW(a, VarWithDevice);
+  w->var.name = name, w->var.annot = annot, w->var.span = sp, w->var.id = ir_fresh_id();
+  w->var.has_device = true, w->device = device;
+  return &w->var;
+}
+
+const AttrValue *var_device(const Var *v) {
+  return v->has_device ? ((const VarWithDevice *)v)->device : NULL;
+}
+
 #define PAYLOAD(member) (offsetof(Expr, u) + sizeof(((Expr *)0)->u.member))
 
 /* The bytes a node of kind k occupies: the header and its kind's member of

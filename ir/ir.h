@@ -162,15 +162,17 @@ const AttrValue *attrs_get(const Attrs *a, const char *key);
 
 /* A variable: shared by its binding site and all its uses.  `id` is unique
  * in the process; `name` is the hint printed (NULL for the anonymous variable
- * of `a; b`).  Graph temporaries (`%3`) are ordinary vars with is_graph set. */
+ * of `a; b`).  Graph temporaries (`%3`) are ordinary vars with is_graph set.
+ * A parameter's `{virtual_device=...}`, kept for printing, is rare: it sits
+ * after the Var (var_new_device, var_device), which stays 40 bytes. */
 struct Var {
   const char *name;
   Type *annot; /* written annotation, or NULL */
   uint64_t id;
   Span span;
   bool is_graph;
-  bool is_free;                    /* bound by free_var */
-  const AttrValue *virtual_device; /* `%x {virtual_device=...}` kept for printing, usually NULL */
+  bool is_free;    /* bound by free_var */
+  bool has_device; /* made by var_new_device */
 };
 
 struct Function {
@@ -425,6 +427,9 @@ Type *type_incomplete(Arena *a, int64_t id, Span sp);
 Type *type_unit(Arena *a); /* () */
 
 Var *var_new(Arena *a, const char *name, Type *annot, Span sp);
+/* The same with `{virtual_device=device}` written on it. */
+Var *var_new_device(Arena *a, const char *name, Type *annot, Span sp, const AttrValue *device);
+const AttrValue *var_device(const Var *v); /* NULL when none was written */
 /* A node of kind k, zeroed but for kind and span.  It is only as large as
  * its kind needs (expr_size: the header and that kind's member of the
  * union), so a node is never copied whole (`*r = *e`, `r->u = e->u`) and

@@ -683,17 +683,15 @@ PARSE_NOINLINE static Expr *ptensor_literal(Parser *p) {
 
 /* param_attrs := '{' ( attr ( ',' attr )* ','? )? '}'
  * `{virtual_device=...}` after a parameter: kept (printed back as written). */
-static bool pparam_attrs(Parser *p, Var *v) {
+static bool pparam_attrs(Parser *p, const AttrValue **device) {
   parse_next(p);
   PtrVec keys = {0}, vals = {0};
   while (!at_kind(p, T_RBRACE)) {
     if (!parse_attr(p, &keys, &vals)) return vec_free(&keys), vec_free(&vals), false;
     if (!parse_accept(p, T_COMMA)) break;
   }
-  for (size_t i = 0; i < keys.len; i++) {
-    AttrValue *av = vals.items[i];
-    if (strcmp(keys.items[i], "virtual_device") == 0) v->virtual_device = av;
-  }
+  for (size_t i = 0; i < keys.len; i++)
+    if (strcmp(keys.items[i], "virtual_device") == 0) *device = vals.items[i];
   vec_free(&keys), vec_free(&vals);
   return parse_expect(p, T_RBRACE, "`}`");
 }
@@ -705,11 +703,14 @@ static Var *pparam(Parser *p) {
     return NULL;
   }
   Token t = parse_next(p);
-  Var *v = var_new(p->a, parse_name(p, &t), NULL, tok_span(p, &t));
-  if (at_kind(p, T_LBRACE) && !pparam_attrs(p, v)) return NULL;
-  if (parse_accept(p, T_COLON) && !(v->annot = parse_ty(p))) return NULL;
-  if (at_kind(p, T_LBRACE) && !pparam_attrs(p, v)) return NULL; /* also after the type */
-  return v;
+  const AttrValue *device = NULL;
+  Type *annot = NULL;
+  if (at_kind(p, T_LBRACE) && !pparam_attrs(p, &device)) return NULL;
+  if (parse_accept(p, T_COLON) && !(annot = parse_ty(p))) return NULL;
+  if (at_kind(p, T_LBRACE) && !pparam_attrs(p, &device)) return NULL; /* also after the type */
+  const char *name = parse_name(p, &t);
+  if (device) return var_new_device(p->a, name, annot, tok_span(p, &t), device);
+  return var_new(p->a, name, annot, tok_span(p, &t));
 }
 
 static void bind_param(Parser *p, PtrVec *params, Var *v) {

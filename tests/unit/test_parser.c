@@ -623,7 +623,7 @@ static void test_module(void) {
     CHECK(fa->u.func.params[0]->kind == TY_VAR && map->fn->ret->kind == TY_ADT);
   }
   FuncDef *gf = module_func(M, "g");
-  CHECK(gf && gf->fn->attrs && gf->fn->attrs->n == 1 && gf->fn->params[0]->virtual_device);
+  CHECK(gf && gf->fn->attrs && gf->fn->attrs->n == 1 && var_device(gf->fn->params[0]));
   if (gf) {
     Type *t = gf->fn->params[0]->annot;
     CHECK(t->kind == TY_TENSOR && t->u.tensor.ndim == 3 && t->u.tensor.dims[0].kind == DIM_VAR &&
