@@ -306,7 +306,11 @@ void parse_bind(Parser *p, const char *name, BindTag tag, void *val) {
     if (!s->items) rly_oom();
   }
   if (s->n >= SCOPE_MAX_BINDINGS) rly_oom();
-  if (2 * (s->used + 1) > s->nslots) scope_rehash(s);
+  /* The table grows with the bindings, not only with the names in use: a
+   * slot's index bits must hold every index (`let %x` a thousand times
+   * fills one slot). */
+  size_t live = s->used > s->n ? s->used : s->n;
+  if (2 * (live + 1) > s->nslots) scope_rehash(s);
   size_t n = strlen(name);
   uint32_t h = name_hash(name, n), *slot = scope_slot(s, name, n, h);
   Binding *b = &s->items[s->n++];
