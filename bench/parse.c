@@ -10,7 +10,9 @@
  * (user + system, best of 3) and the
  * peak resident memory (ru_maxrss) per source byte, and the two ratios
  * clang/rly (time: > 1 means rly is faster; memory: > 1 means rly uses
- * less per byte).  Without a clang the peer's columns say so. */
+ * less per byte).  Without a clang the peer's columns say so.  Last, where
+ * rly's peak goes: the chain parsed and checked in this process, each part
+ * of it (source, nodes by kind, variables, types) per binding. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 
 #include "ir/diag.h"
 #include "ir/ir.h"
+#include "ir/walk.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 
@@ -166,6 +169,109 @@ static const char *rly_path(const char *argv0) {
   return path;
 }
 
+/* ───────────────────── where the memory goes ───────────────────── */
+
+/* What the checked program holds, by part, counted once per distinct
+ * object (an op node, a scalar's tensor and a type are shared). */
+typedef struct Parts {
+  U64Map seen;
+  long nodes[EX_DATAFLOW + 1];
+  double node_bytes[EX_DATAFLOW + 1];
+  long vars, types, tensors;
+  double var_bytes, name_bytes, arg_bytes, type_bytes, tensor_bytes;
+} Parts;
+
+static double round8(size_t n) { return (double)((n + 7) & ~(size_t)7); }
+
+static void count_type(Parts *p, const Type *t) {
+  if (!t || !u64map_insert(&p->seen, PTR_KEY(t))) return;
+  p->types++;
+  p->type_bytes += sizeof(Type);
+  if (t->kind == TY_TENSOR) p->type_bytes += round8(sizeof(Dim) * (size_t)t->u.tensor.ndim);
+}
+
+static void count_var(Parts *p, const Var *v) {
+  if (!u64map_insert(&p->seen, PTR_KEY(v))) return;
+  p->vars++;
+  p->var_bytes += sizeof(Var);
+  if (v->name) p->name_bytes += round8(strlen(v->name) + 1);
+}
+
+static void count_node(Parts *p, const Expr *e) {
+  p->nodes[e->kind]++;
+  p->node_bytes[e->kind] += round8(expr_size(e->kind));
+  count_type(p, e->ty);
+  if (e->kind == EX_VAR) count_var(p, e->u.var);
+  if (e->kind == EX_LET) count_var(p, e->u.let.var);
+  if (e->kind == EX_CALL) p->arg_bytes += round8(sizeof(Expr *) * (size_t)e->u.call.nargs);
+  if (e->kind == EX_CONST && u64map_insert(&p->seen, PTR_KEY(e->u.konst.value))) {
+    p->tensors++;
+    p->tensor_bytes += sizeof(Tensor) + round8(tensor_nbytes(e->u.konst.value));
+  }
+}
+
+/* Every distinct node under root (no recursion on the chain's length). */
+static void count_expr(Parts *p, Expr *root) {
+  PtrVec stack = {0};
+  vec_push(&stack, root);
+  while (stack.len) {
+    Expr *e = vec_pop(&stack);
+    if (!u64map_insert(&p->seen, PTR_KEY(e))) continue;
+    count_node(p, e);
+    for (int i = 0; i < expr_nchildren(e); i++) vec_push(&stack, expr_child(e, i));
+  }
+  vec_free(&stack);
+}
+
+static void print_part(const char *what, long n, double bytes, long bindings) {
+  printf("  %-26s %9ld %8.1f MiB %7.1f bytes/binding\n", what, n, bytes / 1048576.0,
+         bytes / (double)bindings);
+}
+
+/* The peer's let chain, parsed and checked here: its source and each part
+ * of the checked program per binding.  The rest of rly --check's peak
+ * (peak, bytes) is what lives only while parsing (the scope: 24 bytes a
+ * binding), the standard library's module and the program image. */
+static void breakdown(const char *path, long bindings, double peak) {
+  size_t len = (size_t)file_size(path);
+  FILE *f = fopen(path, "rb");
+  char *text = malloc(len ? len : 1);
+  if (!f || !text || fread(text, 1, len, f) != len) perror(path), exit(1);
+  fclose(f);
+  Arena arena;
+  arena_init(&arena);
+  DiagCtx d;
+  diag_init(&d);
+  Module *m = module_new(&arena);
+  if (!parse_module(m, &d, diag_add_source(&d, path, text, len)) || !ty_check_module(m, &d))
+    diag_render(&d, stderr, 0, false), exit(1);
+  free(text);
+  Parts p = {0};
+  count_expr(&p, module_func(m, "main")->fn->body);
+  printf("\nwhere rly --check's peak goes, per binding of the let chain:\n");
+  print_part("source text", 1, (double)len, bindings);
+  double total = (double)len;
+  for (int k = 0; k <= EX_DATAFLOW; k++) {
+    if (!p.nodes[k]) continue;
+    char what[64];
+    snprintf(what, sizeof what, "Expr %s (%zu bytes)", expr_kind_name((ExprKind)k),
+             expr_size((ExprKind)k));
+    print_part(what, p.nodes[k], p.node_bytes[k], bindings);
+    total += p.node_bytes[k];
+  }
+  print_part("call argument arrays", p.nodes[EX_CALL], p.arg_bytes, bindings);
+  print_part("Var", p.vars, p.var_bytes, bindings);
+  print_part("variable names", p.vars, p.name_bytes, bindings);
+  print_part("checked types", p.types, p.type_bytes, bindings);
+  print_part("constant tensors", p.tensors, p.tensor_bytes, bindings);
+  total += p.arg_bytes + p.var_bytes + p.name_bytes + p.type_bytes + p.tensor_bytes;
+  print_part("the rest of the peak", 0, peak - total, bindings);
+  u64map_free(&p.seen);
+  module_free(m);
+  diag_free(&d);
+  arena_free(&arena);
+}
+
 static void print_run(const char *who, const Run *r, long bytes) {
   printf("  %-22s %8.2f s CPU %10.1f MiB %8.1f bytes/source byte\n", who, r->secs,
          r->peak / 1048576.0, r->peak / (double)bytes);
@@ -197,6 +303,7 @@ static void peer(const char *argv0) {
   } else {
     printf("  %s: %s, no ratio against clang\n", who, clang ? "failed" : "not found");
   }
+  breakdown(rly_file, PEER_BINDINGS, r.peak);
   unlink(rly_file), unlink(c_file), rmdir(dir);
 }
 

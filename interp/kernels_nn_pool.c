@@ -214,7 +214,7 @@ static bool pool(KernelCtx *kx, const RtTensor *x, const Attrs *attrs, RtTensor 
   Pool p = {.is_max = is_max};
   NnWindow w = {.S = S};
   int pos[NN_MAX_SPATIAL];
-  if (nn_layout_attr(&kx->rel, attrs, "layout", "DHW" + (3 - S), pos) < 0 ||
+  if (nn_layout_attr(&kx->rel, attrs, "layout", &"DHW"[3 - S], pos) < 0 ||
       !nn_spatial_ints(&kx->rel, attrs, "pool_size", S, 1, w.k) ||
       !nn_window_attrs(&kx->rel, attrs, &w) || !kernel_attrs_ok(kx))
     return false;

@@ -73,11 +73,15 @@ void diag_free(DiagCtx *d) {
 }
 
 uint32_t diag_add_source(DiagCtx *d, const char *name, const char *text, size_t len) {
+  return diag_take_source(d, name, xstrndup(text ? text : "", text ? len : 0), text ? len : 0);
+}
+
+uint32_t diag_take_source(DiagCtx *d, const char *name, char *text, size_t len) {
   SourceFile *f = xmalloc(sizeof *f);
   memset(f, 0, sizeof *f);
   f->name = xstrndup(name ? name : "<input>", strlen(name ? name : "<input>"));
-  f->text = xstrndup(text ? text : "", text ? len : 0);
-  f->len = text ? len : 0;
+  f->text = text;
+  f->len = len;
   SourceFile **files = realloc(d->files, sizeof(SourceFile *) * (d->nfiles + 1));
   if (!files) rly_oom();
   d->files = files;

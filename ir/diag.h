@@ -46,6 +46,8 @@ void diag_init(DiagCtx *d);
 void diag_free(DiagCtx *d);
 /* Registers a source; the text is copied.  Returns its file id (>= 1). */
 uint32_t diag_add_source(DiagCtx *d, const char *name, const char *text, size_t len);
+/* The same without a copy: text (malloc'd, text[len] == 0) now belongs to d. */
+uint32_t diag_take_source(DiagCtx *d, const char *name, char *text, size_t len);
 const SourceFile *diag_source(const DiagCtx *d, uint32_t file);
 
 void diag_error(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -105,11 +105,74 @@ Var *var_new(Arena *a, const char *name, Type *annot, Span sp) {
   return v;
 }
 
+/* The device pointer follows the Var in the same allocation. */
+typedef struct VarWithDevice {
+  Var var;
+  const AttrValue *device;
+} VarWithDevice;
+
+Var *var_new_device(Arena *a, const char *name, Type *annot, Span sp, const AttrValue *device) {
+  VarWithDevice *w = ARENA_NEW(a, VarWithDevice);
+  w->var.name = name, w->var.annot = annot, w->var.span = sp, w->var.id = ir_fresh_id();
+  w->var.has_device = true, w->device = device;
+  return &w->var;
+}
+
+const AttrValue *var_device(const Var *v) {
+  return v->has_device ? ((const VarWithDevice *)v)->device : NULL;
+}
+
+#define PAYLOAD(member) (offsetof(Expr, u) + sizeof(((Expr *)0)->u.member))
+
+/* The bytes a node of kind k occupies: the header and its kind's member of
+ * the union.  Leaves (a variable, a constant) take 32 bytes, not 56. */
+size_t expr_size(ExprKind k) {
+  switch (k) {
+    case EX_CONST:
+      return PAYLOAD(konst);
+    case EX_VAR:
+      return PAYLOAD(var);
+    case EX_GLOBAL:
+      return PAYLOAD(global);
+    case EX_OP:
+      return PAYLOAD(op);
+    case EX_CTOR:
+      return PAYLOAD(ctor);
+    case EX_CALL:
+      return PAYLOAD(call);
+    case EX_TUPLE:
+      return PAYLOAD(tuple);
+    case EX_PROJ:
+      return PAYLOAD(proj);
+    case EX_LET:
+      return PAYLOAD(let);
+    case EX_FREE_VAR:
+      return PAYLOAD(free_var);
+    case EX_FN:
+      return PAYLOAD(fn);
+    case EX_IF:
+      return PAYLOAD(if_);
+    case EX_MATCH:
+      return PAYLOAD(match);
+    case EX_REF_NEW:
+      return PAYLOAD(ref_new);
+    case EX_REF_READ:
+      return PAYLOAD(ref_read);
+    case EX_REF_WRITE:
+      return PAYLOAD(ref_write);
+    case EX_DATAFLOW:
+      return PAYLOAD(dataflow);
+  }
+  return sizeof(Expr);
+}
+
 Expr *expr_new(Arena *a, ExprKind k, Span sp) {
-  Expr *e = ARENA_NEW(a, Expr);
+  Expr *e = arena_alloc(a, expr_size(k));
   e->kind = k, e->span = sp;
   return e;
 }
+
+Expr *expr_copy(Arena *a, const Expr *e) { return arena_memdup(a, e, expr_size(e->kind)); }
 
 Expr *expr_const(Arena *a, Tensor *t, Span sp) {
   Expr *e = expr_new(a, EX_CONST, sp);

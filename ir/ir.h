@@ -2,8 +2,9 @@
  *
  * One tagged union per family (Type, Expr, Pattern, AttrValue), arena
  * allocated and immutable after construction: a pass builds new nodes and
- * shares unchanged subtrees.  The only mutable field is Expr.ty, the cache
- * the type checker fills (like TVM's checked_type_).  Every node has a Span.
+ * shares unchanged subtrees.  An Expr takes only the bytes of its kind's
+ * payload (expr_new), so nodes are copied with expr_copy, not by value.  The only mutable field is
+ * Expr.ty, the cache the type checker fills (like TVM's checked_type_).  Every node has a Span.
  *
  * Kind lists are X-macros so enums, names and dispatch come from one place.
  * TIR (prim functions) lives in ir/tir.h and hangs off Module. */
@@ -161,15 +162,17 @@ const AttrValue *attrs_get(const Attrs *a, const char *key);
 
 /* A variable: shared by its binding site and all its uses.  `id` is unique
  * in the process; `name` is the hint printed (NULL for the anonymous variable
- * of `a; b`).  Graph temporaries (`%3`) are ordinary vars with is_graph set. */
+ * of `a; b`).  Graph temporaries (`%3`) are ordinary vars with is_graph set.
+ * A parameter's `{virtual_device=...}`, kept for printing, is rare: it sits
+ * after the Var (var_new_device, var_device), which stays 40 bytes. */
 struct Var {
   const char *name;
   Type *annot; /* written annotation, or NULL */
   uint64_t id;
   Span span;
   bool is_graph;
-  bool is_free;                    /* bound by free_var */
-  const AttrValue *virtual_device; /* `%x {virtual_device=...}` kept for printing, usually NULL */
+  bool is_free;    /* bound by free_var */
+  bool has_device; /* made by var_new_device */
 };
 
 struct Function {
@@ -424,7 +427,16 @@ Type *type_incomplete(Arena *a, int64_t id, Span sp);
 Type *type_unit(Arena *a); /* () */
 
 Var *var_new(Arena *a, const char *name, Type *annot, Span sp);
+/* The same with `{virtual_device=device}` written on it. */
+Var *var_new_device(Arena *a, const char *name, Type *annot, Span sp, const AttrValue *device);
+const AttrValue *var_device(const Var *v); /* NULL when none was written */
+/* A node of kind k, zeroed but for kind and span.  It is only as large as
+ * its kind needs (expr_size: the header and that kind's member of the
+ * union), so a node is never copied whole (`*r = *e`, `r->u = e->u`) and
+ * never changes kind: expr_copy copies one. */
 Expr *expr_new(Arena *a, ExprKind k, Span sp);
+Expr *expr_copy(Arena *a, const Expr *e); /* shallow: the same children */
+size_t expr_size(ExprKind k);
 Expr *expr_const(Arena *a, Tensor *t, Span sp);
 Expr *expr_var(Arena *a, Var *v, Span sp);
 Expr *expr_global(Arena *a, const char *name, Span sp);

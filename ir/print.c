@@ -912,9 +912,9 @@ static void print_tuple(Printer *P, const Expr *e, int ind) {
 /* `%x {virtual_device=...}: T` and the checked type as a comment. */
 static void print_param(Printer *P, const Var *v, const Type *ty, int ind) {
   put_var(P, v);
-  if (v->virtual_device) {
+  if (var_device(v)) {
     sb_puts(P->b, " {virtual_device=");
-    attr_value(P, v->virtual_device, ind);
+    attr_value(P, var_device(v), ind);
     sb_putc(P->b, '}');
   }
   if (v->annot) {

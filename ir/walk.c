@@ -180,8 +180,8 @@ Expr *expr_rebuild(Arena *a, Expr *e, Expr **kids, int n) {
   Layout l = layout(e);
   RLY_ASSERT(count(&l) == n);
   if (same_children(&l, kids, n)) return e;
-  Expr *r = expr_new(a, e->kind, e->span);
-  r->u = e->u;
+  Expr *r = expr_copy(a, e);
+  r->ty = NULL;
   Layout lr = layout(r);
   own_box(a, &lr, r);
   for (int i = 0; i < n; i++) *slot(&lr, i) = kids[i];

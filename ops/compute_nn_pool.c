@@ -183,7 +183,7 @@ static LTensor *pool_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, i
   const LTensor *x = in[0];
   if (nin != 1 || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL)
     return lc_fail(L, "%s on %s", cx.op_name, dtype_name(x->dtype));
-  if (nn_layout_attr(&cx, call->u.call.attrs, "layout", "DHW" + (NN_MAX_SPATIAL - S), p.pos) < 0 ||
+  if (nn_layout_attr(&cx, call->u.call.attrs, "layout", &"DHW"[NN_MAX_SPATIAL - S], p.pos) < 0 ||
       !nn_spatial_ints(&cx, call->u.call.attrs, "pool_size", S, 1, p.w.k) ||
       !nn_window_attrs(&cx, call->u.call.attrs, &p.w))
     return lc_fail(L, "%s: %s", cx.op_name, cx.err);

@@ -45,7 +45,7 @@ static bool rank_is(RelCtx *cx, const Type *t, int rank, const char *what, const
 }
 
 /* The spatial letters of S dims: "W", "HW", "DHW". */
-static const char *spatial(int S) { return "DHW" + (NN_MAX_SPATIAL - S); }
+static const char *spatial(int S) { return &"DHW"[NN_MAX_SPATIAL - S]; }
 
 /* A layout attribute that must be `prefix` followed by the spatial letters
  * (or alt, when given); *alt_used tells which. */

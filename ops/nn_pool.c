@@ -20,7 +20,7 @@
 
 static const Span no_span;
 
-static const char *spatial(int S) { return "DHW" + (NN_MAX_SPATIAL - S); }
+static const char *spatial(int S) { return &"DHW"[NN_MAX_SPATIAL - S]; }
 
 /* The layout's positions of the pooled dims (pos[S]); false after rel_fail. */
 static bool pool_layout(RelCtx *cx, const Attrs *attrs, const Type *x, int S, int *pos) {

@@ -221,7 +221,7 @@ static bool conv_layout(RelCtx *cx, const Attrs *attrs, const char *key, const c
 }
 
 bool nn_conv_axes(RelCtx *cx, const Attrs *attrs, int S, NnConvAxes *ax) {
-  const char *sp = "DHW" + (NN_MAX_SPATIAL - S);
+  const char *sp = &"DHW"[NN_MAX_SPATIAL - S];
   char xneed[8], wneed[8];
   snprintf(xneed, sizeof xneed, "NC%s", sp);
   snprintf(wneed, sizeof wneed, "OI%s", sp);

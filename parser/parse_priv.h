@@ -29,23 +29,27 @@ enum { PARSE_MAX_DEPTH = 200 };
  * is said once and the name is never suggested. */
 typedef enum BindTag { BIND_VAR, BIND_UNBOUND, BIND_BUF, BIND_TIRVAR } BindTag;
 
-/* One binding of a name; `prev` is the index + 1 of the binding it shadows
- * (0: none); `hash` is the name's (the scope's table compares it first). */
+/* One binding of a name: the Var (BIND_VAR, BIND_UNBOUND), Buffer or
+ * TirVar, which holds the name (parse_binding_name); `prev` is the index + 1 of
+ * the binding it shadows (0: none); `hash` is the name's, cut to 30 bits
+ * (the scope's table compares it first).  16 bytes: a million-binding
+ * chain keeps a million of them until it ends. */
 typedef struct Binding {
-  const char *name;
   void *val;
-  uint32_t prev, hash;
-  BindTag tag;
+  uint32_t prev;
+  uint32_t hash : 30;
+  uint32_t tag : 2; /* BindTag */
 } Binding;
 
 /* Lexical scopes as one stack of bindings plus an open-addressing table
- * name → innermost binding (index + 1; SCOPE_GONE: a name no longer
- * bound), so lookup is O(1) however many bindings are live.  The table
- * holds 4-byte slots, not names: a million bindings cost 32 MB of stack
- * and 8 MB of table. */
+ * name → innermost binding (index + 1 and spare hash bits, or a mark for
+ * a name no longer bound; see parser.c), so lookup is O(1) however many
+ * bindings are live.  The table holds 4-byte slots, not names, at most
+ * half full: a million bindings cost 16 MB of stack and 8 to 16 MB of
+ * table. */
 typedef struct Scope {
   uint32_t *slots;
-  size_t nslots, used; /* used: slots not empty (SCOPE_GONE included) */
+  size_t nslots, used; /* used: slots not empty (unbound marks included) */
   Binding *items;
   size_t n, cap;
 } Scope;
@@ -129,7 +133,10 @@ int parse_edit_distance(const char *a, const char *b);
 
 size_t parse_scope_mark(const Parser *p);
 void parse_scope_pop(Parser *p, size_t mark);
+/* Binds val (a Var, Buffer or TirVar, per tag) under its own name. */
+void parse_bind_soon(Parser *p, const char *name); /* a hint: parse_bind(name) comes next */
 void parse_bind(Parser *p, const char *name, BindTag tag, void *val);
+const char *parse_binding_name(const Binding *b);
 /* The innermost binding of the name at token t's text [from, from+n), or NULL. */
 Binding *parse_lookup(Parser *p, const char *name, size_t n);
 /* Nearest visible name of the given tag (for "did you mean"), or NULL. */

@@ -212,44 +212,79 @@ static bool close_enough(const char *name, int dist) {
 
 size_t parse_scope_mark(const Parser *p) { return p->scope.n; }
 
-#define SCOPE_GONE UINT32_MAX
+/* A slot holds index + 1 of a binding in its low bits (those of the table's
+ * position mask) and, above them, the name's hash bits the position does
+ * not use: a probe passing another name's slot rarely has to read that
+ * binding, which in a long chain is a cache miss.  The all-ones index
+ * (tag bits zero) marks a name no longer bound. */
+#define HASH_BITS 0x3fffffffu
+enum { SCOPE_MAX_BINDINGS = 1u << 30 }; /* a billion: no memory would hold them */
 
-static uint32_t name_hash(const char *name, size_t n) { return (uint32_t)hash_bytes(name, n, 0); }
+static uint32_t name_hash(const char *name, size_t n) {
+  return (uint32_t)hash_bytes(name, n, 0) & HASH_BITS;
+}
+
+static uint32_t slot_mask(const Scope *s) { return (uint32_t)(s->nslots - 1); }
+static uint32_t slot_gone(const Scope *s) { return slot_mask(s); }
+static uint32_t slot_tagged(const Scope *s, uint32_t h, uint32_t index1) {
+  return (h & ~slot_mask(s)) | index1;
+}
+
+const char *parse_binding_name(const Binding *b) {
+  switch ((BindTag)b->tag) {
+    case BIND_VAR:
+    case BIND_UNBOUND:
+      return ((const Var *)b->val)->name;
+    case BIND_BUF:
+      return ((const Buffer *)b->val)->name;
+    case BIND_TIRVAR:
+      return ((const TirVar *)b->val)->name;
+  }
+  return "";
+}
 
 static bool binding_is(const Binding *b, const char *name, size_t n, uint32_t h) {
-  return b->hash == h && strncmp(b->name, name, n) == 0 && b->name[n] == 0;
+  if (b->hash != h) return false;
+  const char *bn = parse_binding_name(b);
+  return strncmp(bn, name, n) == 0 && bn[n] == 0;
 }
 
 /* The slot of name: the one holding its innermost binding, else the first
- * free one on its probe sequence (SCOPE_GONE or empty). */
+ * free one on its probe sequence (gone or empty).  h: the name's hash cut
+ * to HASH_BITS. */
 static uint32_t *scope_slot(Scope *s, const char *name, size_t n, uint32_t h) {
-  size_t mask = s->nslots - 1;
+  uint32_t mask = slot_mask(s), gone = slot_gone(s);
   uint32_t *free_slot = NULL;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
+  for (uint32_t i = h & mask;; i = (i + 1) & mask) {
     uint32_t v = s->slots[i];
     if (v == 0) return free_slot ? free_slot : &s->slots[i];
-    if (v == SCOPE_GONE) {
+    if (v == gone) {
       if (!free_slot) free_slot = &s->slots[i];
-    } else if (binding_is(&s->items[v - 1], name, n, h)) {
+    } else if (((v ^ h) & ~mask) == 0 && binding_is(&s->items[(v & mask) - 1], name, n, h)) {
       return &s->slots[i];
     }
   }
 }
 
-/* A table of twice the live bindings, rebuilt from the stack (the last
+static uint32_t *binding_slot(Scope *s, const Binding *b) {
+  const char *name = parse_binding_name(b);
+  return scope_slot(s, name, strlen(name), b->hash);
+}
+
+/* A table of three times the live bindings or more (a power of two), at
+ * most half full before the next rebuild; rebuilt from the stack (the last
  * binding of a name is its innermost). */
 static void scope_rehash(Scope *s) {
   size_t want = 64;
-  while (want < 4 * (s->n + 1)) want *= 2;
+  while (want < 3 * (s->n + 1)) want *= 2;
   free(s->slots);
   s->slots = calloc(want, sizeof *s->slots);
   if (!s->slots) rly_oom();
   s->nslots = want, s->used = 0;
   for (size_t i = 0; i < s->n; i++) {
-    Binding *b = &s->items[i];
-    uint32_t *slot = scope_slot(s, b->name, strlen(b->name), b->hash);
+    uint32_t *slot = binding_slot(s, &s->items[i]);
     if (*slot == 0) s->used++;
-    *slot = (uint32_t)i + 1;
+    *slot = slot_tagged(s, s->items[i].hash, (uint32_t)i + 1);
   }
 }
 
@@ -257,9 +292,9 @@ void parse_scope_pop(Parser *p, size_t mark) {
   Scope *s = &p->scope;
   while (s->n > mark) {
     Binding *b = &s->items[--s->n];
-    uint32_t *slot = scope_slot(s, b->name, strlen(b->name), b->hash);
-    RLY_ASSERT(*slot == s->n + 1);
-    *slot = b->prev ? b->prev : SCOPE_GONE;
+    uint32_t *slot = binding_slot(s, b);
+    RLY_ASSERT((*slot & slot_mask(s)) == s->n + 1);
+    *slot = b->prev ? slot_tagged(s, b->hash, b->prev) : slot_gone(s);
   }
 }
 
@@ -270,15 +305,30 @@ void parse_bind(Parser *p, const char *name, BindTag tag, void *val) {
     s->items = realloc(s->items, s->cap * sizeof(Binding));
     if (!s->items) rly_oom();
   }
-  if (s->n >= SCOPE_GONE - 1) rly_oom(); /* 4 billion bindings: no memory would hold them */
-  if (2 * (s->used + 1) > s->nslots) scope_rehash(s);
+  if (s->n >= SCOPE_MAX_BINDINGS) rly_oom();
+  /* The table grows with the bindings, not only with the names in use: a
+   * slot's index bits must hold every index (`let %x` a thousand times
+   * fills one slot). */
+  size_t live = s->used > s->n ? s->used : s->n;
+  if (2 * (live + 1) > s->nslots) scope_rehash(s);
   size_t n = strlen(name);
   uint32_t h = name_hash(name, n), *slot = scope_slot(s, name, n, h);
   Binding *b = &s->items[s->n++];
-  b->name = name, b->val = val, b->tag = tag, b->hash = h;
-  b->prev = *slot == SCOPE_GONE ? 0 : *slot;
+  b->val = val, b->tag = tag, b->hash = h;
+  RLY_ASSERT(parse_binding_name(b) == name);
+  b->prev = *slot == slot_gone(s) ? 0 : *slot & slot_mask(s);
   if (*slot == 0) s->used++;
-  *slot = (uint32_t)s->n;
+  *slot = slot_tagged(s, h, (uint32_t)s->n);
+}
+
+/* The table slot name will be bound at, fetched into the cache while the
+ * binding's value is parsed: in a long chain the table outgrows the cache,
+ * and each new name hashes to a slot no recent binding touched. */
+void parse_bind_soon(Parser *p, const char *name) {
+  Scope *s = &p->scope;
+  if (!s->nslots) return;
+  size_t i = name_hash(name, strlen(name)) & (s->nslots - 1);
+  __builtin_prefetch(&s->slots[i], 1);
 }
 
 static const char *scratch_str(Parser *p, const char *s, size_t n) {
@@ -291,12 +341,12 @@ Binding *parse_lookup(Parser *p, const char *name, size_t n) {
   Scope *s = &p->scope;
   if (!s->nslots) return NULL;
   uint32_t v = *scope_slot(s, name, n, name_hash(name, n));
-  return v && v != SCOPE_GONE ? &s->items[v - 1] : NULL;
+  return v && v != slot_gone(s) ? &s->items[(v & slot_mask(s)) - 1] : NULL;
 }
 
 /* Whether binding i is the innermost of its name. */
 static bool scope_innermost(Parser *p, size_t i) {
-  const char *name = p->scope.items[i].name;
+  const char *name = parse_binding_name(&p->scope.items[i]);
   Binding *b = parse_lookup(p, name, strlen(name));
   return b == &p->scope.items[i];
 }
@@ -312,8 +362,8 @@ const char *parse_nearest_bound(Parser *p, const char *name, BindTag tag) {
   for (size_t i = p->scope.n; i-- > stop;) {
     Binding *b = &p->scope.items[i];
     if (b->tag != tag || !scope_innermost(p, i)) continue;
-    int dist = parse_edit_distance(name, b->name);
-    if (dist < best_d) best_d = dist, best = b->name;
+    int dist = parse_edit_distance(name, parse_binding_name(b));
+    if (dist < best_d) best_d = dist, best = parse_binding_name(b);
   }
   return best && close_enough(name, best_d) ? best : NULL;
 }
@@ -637,17 +687,15 @@ PARSE_NOINLINE static Expr *ptensor_literal(Parser *p) {
 
 /* param_attrs := '{' ( attr ( ',' attr )* ','? )? '}'
  * `{virtual_device=...}` after a parameter: kept (printed back as written). */
-static bool pparam_attrs(Parser *p, Var *v) {
+static bool pparam_attrs(Parser *p, const AttrValue **device) {
   parse_next(p);
   PtrVec keys = {0}, vals = {0};
   while (!at_kind(p, T_RBRACE)) {
     if (!parse_attr(p, &keys, &vals)) return vec_free(&keys), vec_free(&vals), false;
     if (!parse_accept(p, T_COMMA)) break;
   }
-  for (size_t i = 0; i < keys.len; i++) {
-    AttrValue *av = vals.items[i];
-    if (strcmp(keys.items[i], "virtual_device") == 0) v->virtual_device = av;
-  }
+  for (size_t i = 0; i < keys.len; i++)
+    if (strcmp(keys.items[i], "virtual_device") == 0) *device = vals.items[i];
   vec_free(&keys), vec_free(&vals);
   return parse_expect(p, T_RBRACE, "`}`");
 }
@@ -659,11 +707,14 @@ static Var *pparam(Parser *p) {
     return NULL;
   }
   Token t = parse_next(p);
-  Var *v = var_new(p->a, parse_name(p, &t), NULL, tok_span(p, &t));
-  if (at_kind(p, T_LBRACE) && !pparam_attrs(p, v)) return NULL;
-  if (parse_accept(p, T_COLON) && !(v->annot = parse_ty(p))) return NULL;
-  if (at_kind(p, T_LBRACE) && !pparam_attrs(p, v)) return NULL; /* also after the type */
-  return v;
+  const AttrValue *device = NULL;
+  Type *annot = NULL;
+  if (at_kind(p, T_LBRACE) && !pparam_attrs(p, &device)) return NULL;
+  if (parse_accept(p, T_COLON) && !(annot = parse_ty(p))) return NULL;
+  if (at_kind(p, T_LBRACE) && !pparam_attrs(p, &device)) return NULL; /* also after the type */
+  const char *name = parse_name(p, &t);
+  if (device) return var_new_device(p->a, name, annot, tok_span(p, &t), device);
+  return var_new(p->a, name, annot, tok_span(p, &t));
 }
 
 static void bind_param(Parser *p, PtrVec *params, Var *v) {
@@ -1129,6 +1180,7 @@ PARSE_NOINLINE static bool plet_binding(Parser *p, Frame *f) {
   if (!at_kind(p, T_LOCAL)) return parse_expected(p, "a variable like `%x` after `let`"), false;
   Token v = parse_next(p);
   f->var = var_new(p->a, parse_name(p, &v), NULL, tok_span(p, &v));
+  parse_bind_soon(p, f->var->name);
   if (parse_accept(p, T_COLON) && !(f->var->annot = parse_ty(p))) return false;
   if (!parse_expect(p, T_EQ, "`=`")) return false;
   if (at_kind(p, T_KW_FN)) f->early = true, parse_bind(p, f->var->name, BIND_VAR, f->var);

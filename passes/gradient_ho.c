@@ -249,6 +249,13 @@ static Expr **result_adjoints(Ho *H, RwBlock *b, Expr *ret, Type *t) {
   return dy;
 }
 
+/* The rule of call failed: reported, and the block it was writing freed. */
+static bool rule_failed(Ho *H, RwBlock *body, const Expr *call) {
+  rw_block_free(body);
+  grad_report_rule(H->pc, &H->G, call);
+  return false;
+}
+
 /* bp := fn () { <the rule>; %old() }. */
 static bool extend_bp(Ho *H, RwBlock *b, GradCall *gc, const OpDef *op, Expr *ret, Expr **args) {
   const Expr *call = gc->call;
@@ -257,9 +264,9 @@ static bool extend_bp(Ho *H, RwBlock *b, GradCall *gc, const OpDef *op, Expr *re
   gc->dx = ARENA_ARRAY(H->a, Expr *, gc->nx ? gc->nx : 1);
   H->cur = &body;
   H->G.span = call->span, H->G.err[0] = 0;
-  if (!op->grad->backward(&H->G, gc)) return grad_report_rule(H->pc, &H->G, call), false;
+  if (!op->grad->backward(&H->G, gc)) return rule_failed(H, &body, call);
   for (int i = 0; i < gc->nx; i++) add_adj(H, &body, args[i], call->u.call.args[i]->ty, gc->dx[i]);
-  if (H->G.err[0]) return grad_report_rule(H->pc, &H->G, call), false;
+  if (H->G.err[0]) return rule_failed(H, &body, call);
   Type *bt = bp_fn_type(H->a);
   Expr *old = mk_read(H, b, H->bp, bt);
   Expr *tail = expr_call(H->a, old, 0, NULL, NULL, call->span);

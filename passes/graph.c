@@ -136,8 +136,8 @@ Expr *graph_copy(Graph *g, const Expr *e) {
   int n = expr_nchildren(e);
   Expr *r;
   if (!n) {
-    r = expr_new(g->a, e->kind, e->span);
-    r->u = e->u;
+    r = expr_copy(g->a, e);
+    r->ty = NULL;
   } else {
     Expr **kids = ARENA_ARRAY(&g->pc->scratch, Expr *, n);
     for (int i = 0; i < n; i++) kids[i] = graph_copy(g, expr_child(e, i));

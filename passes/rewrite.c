@@ -43,8 +43,8 @@ void rw_count_uses(Expr *root, RwMap *counts) { expr_walk(root, count_visit, cou
 /* ───────────────────────────── rebuilding ───────────────────────────── */
 
 static Expr *copy_node(Arena *a, const Expr *e) {
-  Expr *r = expr_new(a, e->kind, e->span);
-  r->u = e->u;
+  Expr *r = expr_copy(a, e);
+  r->ty = NULL;
   return r;
 }
 

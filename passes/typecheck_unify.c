@@ -160,6 +160,13 @@ static bool unify_list(TyCtx *c, int n, Type **a, Type **b) {
   return ok;
 }
 
+/* Parameters and result, the result even after a parameter fails. */
+static bool unify_func(TyCtx *c, Type *a, Type *b) {
+  bool params = unify_list(c, a->u.func.nparams, a->u.func.params, b->u.func.params);
+  bool ret = ty_unify(c, a->u.func.ret, b->u.func.ret);
+  return params && ret;
+}
+
 /* Unifies two resolved types of the same kind, part by part.  Lists are
  * unified in full even after a failure (`&`, not `&&`), so every
  * metavariable that can be bound is. */
@@ -179,8 +186,7 @@ static bool unify_same_kind(TyCtx *c, Type *a, Type *b) {
     case TY_FUNC:
       if (a->u.func.nparams != b->u.func.nparams || a->u.func.ntparams != b->u.func.ntparams)
         return false;
-      return unify_list(c, a->u.func.nparams, a->u.func.params, b->u.func.params) &
-             ty_unify(c, a->u.func.ret, b->u.func.ret);
+      return unify_func(c, a, b);
     case TY_VAR:
       return strcmp(a->u.var.name, b->u.var.name) == 0;
     case TY_ADT:

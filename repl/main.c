@@ -192,9 +192,7 @@ static uint32_t load_source(DiagCtx *d, const char *path) {
     fprintf(stderr, "rly: cannot read '%s'\n", path);
     return 0;
   }
-  uint32_t id = diag_add_source(d, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len);
-  free(text);
-  return id;
+  return diag_take_source(d, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len);
 }
 
 /* Prints the non-definition items of a script after the module, in order. */

@@ -1211,6 +1211,25 @@ static void test_walk_deep_and_tir(void) {
 }
 
 /* Runs every test on one shared arena; the exit status is the failure report. */
+/* Nodes take only their kind's bytes; copies and parameter devices keep
+ * what they hold. */
+static void test_node_sizes(void) {
+  CHECK(expr_size(EX_VAR) == 32 && expr_size(EX_CONST) == 32 && expr_size(EX_LET) == 48);
+  CHECK(expr_size(EX_CALL) == sizeof(Expr) && expr_size(EX_MATCH) == sizeof(Expr));
+  CHECK(sizeof(Var) == 40);
+  Var *v = var_new(&A, "x", NULL, S0);
+  Expr *use = expr_var(&A, v, S0), *c = expr_copy(&A, use);
+  CHECK(c != use && c->kind == EX_VAR && c->u.var == v && expr_equal(c, use));
+  Expr *args[1] = {use};
+  Expr *call = expr_call(&A, expr_global(&A, "f", S0), 1, args, NULL, S0);
+  Expr *cc = expr_copy(&A, call);
+  CHECK(cc->u.call.nargs == 1 && cc->u.call.args == call->u.call.args && expr_equal(cc, call));
+  CHECK(var_device(v) == NULL);
+  AttrValue *dev = attr_int(&A, 1, DT_INT32);
+  Var *w = var_new_device(&A, "w", NULL, S0, dev);
+  CHECK(var_device(w) == dev && strcmp(w->name, "w") == 0 && w->id != v->id);
+}
+
 int main(void) {
   arena_init(&A);
   test_types();
@@ -1232,6 +1251,7 @@ int main(void) {
   test_deep();
   test_walk_relay();
   test_walk_deep_and_tir();
+  test_node_sizes();
   arena_free(&A);
   return check_report("test_ir");
 }

@@ -623,7 +623,7 @@ static void test_module(void) {
     CHECK(fa->u.func.params[0]->kind == TY_VAR && map->fn->ret->kind == TY_ADT);
   }
   FuncDef *gf = module_func(M, "g");
-  CHECK(gf && gf->fn->attrs && gf->fn->attrs->n == 1 && gf->fn->params[0]->virtual_device);
+  CHECK(gf && gf->fn->attrs && gf->fn->attrs->n == 1 && var_device(gf->fn->params[0]));
   if (gf) {
     Type *t = gf->fn->params[0]->annot;
     CHECK(t->kind == TY_TENSOR && t->u.tensor.ndim == 3 && t->u.tensor.dims[0].kind == DIM_VAR &&
@@ -959,6 +959,27 @@ static void test_deep(void) {
   sb_free(&b);
 }
 
+/* One name bound DEEP times in one chain (each binding shadows the last),
+ * then the chain ends and an outer binding of the name is seen again: the
+ * scope's table grows with the bindings and unwinds to the outer one. */
+static void test_shadowing(void) {
+  StrBuf b = {0};
+  sb_puts(&b, "def @s(%x: float32) -> float32 {\n  let %y = %x;\n  let %z = (\n");
+  for (int i = 0; i < DEEP; i++) sb_puts(&b, "    let %y = add(%y, 1f);\n");
+  sb_puts(&b, "    %y\n  );\n  add(%y, %z)\n}\n");
+  CHECK(parse_module(M, &D, src(b.data)));
+  free(rendered());
+  FuncDef *f = module_func(M, "s");
+  const Expr *outer = f ? f->fn->body : NULL, *inner = outer ? outer->u.let.body : NULL;
+  const Expr *tail = inner && inner->kind == EX_LET ? inner->u.let.body : NULL;
+  CHECK(tail && tail->kind == EX_CALL && tail->u.call.args[0]->u.var == outer->u.let.var);
+  const Expr *e = inner ? inner->u.let.value : NULL;
+  int n = 0;
+  for (; e && e->kind == EX_LET; e = e->u.let.body) n++;
+  CHECK(n == DEEP && e && e->kind == EX_VAR);
+  sb_free(&b);
+}
+
 /* Runs the tests; reset() gives each parser test a fresh module and diagnostics. */
 int main(void) {
   diag_init(&D);
@@ -982,6 +1003,7 @@ int main(void) {
   reset(), test_tir_loop_forms();
   reset(), test_metadata();
   reset(), test_deep();
+  reset(), test_shadowing();
   free_module_tables(M);
   diag_free(&D);
   arena_free(&A);
