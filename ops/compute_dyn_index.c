@@ -64,8 +64,7 @@ LTensor *compute_dyn_tile(LowerCx *L, const Expr *call, LTensor **in, int nin) {
 /* A copy of call with the static op's attributes keys[i] = vals[i]. */
 static Expr *with_static_attrs(LowerCx *L, RelCtx *cx, const Expr *call, int n, const char **keys,
                                AttrValue **vals) {
-  Expr *c = ARENA_NEW(lc_arena(L), Expr);
-  *c = *call;
+  Expr *c = expr_copy(lc_arena(L), call);
   c->u.call.attrs = dyn_with_attrs(cx, call->u.call.attrs, n, keys, vals);
   return c;
 }

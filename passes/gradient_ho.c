@@ -418,8 +418,7 @@ static Expr *ho_fn(Ho *H, Expr *e) {
 static Expr *ho_match(Ho *H, Expr *e, RwBlock *b) {
   Expr *s = ho(H, e->u.match.scrut, b);
   if (!s) return NULL;
-  Expr *m = expr_new(H->a, EX_MATCH, e->span);
-  *m = *e;
+  Expr *m = expr_copy(H->a, e);
   m->u.match.scrut = s;
   m->u.match.clauses = ARENA_ARRAY(H->a, MatchClause, e->u.match.n ? e->u.match.n : 1);
   for (int i = 0; i < e->u.match.n; i++) {
