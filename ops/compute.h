@@ -105,6 +105,10 @@ int64_t lc_const(const PrimExpr *e);
 bool lc_same_dim(const PrimExpr *a, const PrimExpr *b);
 /* The product of dims (folded when constant). */
 PrimExpr *lc_mul(LowerCx *L, PrimExpr *a, PrimExpr *b);
+/* a + b, a - b, a * b as they are (no folding): the rules' shorthands. */
+PrimExpr *lc_plus(LowerCx *L, PrimExpr *a, PrimExpr *b);
+PrimExpr *lc_minus(LowerCx *L, PrimExpr *a, PrimExpr *b);
+PrimExpr *lc_times(LowerCx *L, PrimExpr *a, PrimExpr *b);
 
 /* Statements: emitted into the innermost open list. */
 TirVar *lc_tvar(LowerCx *L, const char *prefix, const PrimExpr *extent);

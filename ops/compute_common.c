@@ -252,6 +252,10 @@ PrimExpr *lc_mul(LowerCx *L, PrimExpr *a, PrimExpr *b) {
   return lc_bin(L, PB_MUL, a, b);
 }
 
+PrimExpr *lc_plus(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
+PrimExpr *lc_minus(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_SUB, a, b); }
+PrimExpr *lc_times(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
+
 /* ───────────────────────────── statements ───────────────────────────── */
 
 static Stmt *st(LowerCx *L, StmtKind k) {

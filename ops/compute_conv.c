@@ -52,11 +52,6 @@ typedef struct Conv {
   NnConvAxes ax; /* the data's N, C, H, W axes and the weight's O, I, H, W axes */
 } Conv;
 
-static PrimExpr *V(LowerCx *L, TirVar *v) { return lc_var(L, v); }
-static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
-static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
-static PrimExpr *I(LowerCx *L, int64_t v) { return lc_int(L, v); }
-
 /* The 4 indices idx (in the plain order N, C, H, W or O, I, H, W) put on
  * the axes of a layout: out[axes[j]] = idx[j]. */
 static PrimExpr **placed(PrimExpr **out, const int *axes, PrimExpr *const *idx) {
@@ -124,20 +119,21 @@ static int pick_tile(int64_t ow) {
 typedef enum TapMode { TAP_PADDED, TAP_INTERIOR, TAP_EDGE } TapMode;
 
 static PrimExpr *clamp0(LowerCx *L, PrimExpr *v, int64_t n) {
-  return lc_call(L, PI_MAX, lc_call(L, PI_MIN, v, I(L, n - 1), NULL), I(L, 0), NULL);
+  return lc_call(L, PI_MAX, lc_call(L, PI_MIN, v, lc_int(L, n - 1), NULL), lc_int(L, 0), NULL);
 }
 
 /* The input vector for tap (h, w) in padded coordinates. */
 static PrimExpr *tap_load(LowerCx *L, const Blocked *k, TapMode mode, PrimExpr **xi) {
   if (mode == TAP_PADDED) return lc_load(L, k->xp, 5, xi);
-  PrimExpr *h = lc_bin(L, PB_SUB, xi[2], I(L, k->p[0]));
-  PrimExpr *w = lc_bin(L, PB_SUB, xi[3], I(L, k->p[1]));
+  PrimExpr *h = lc_bin(L, PB_SUB, xi[2], lc_int(L, k->p[0]));
+  PrimExpr *w = lc_bin(L, PB_SUB, xi[3], lc_int(L, k->p[1]));
   PrimExpr *ci[5] = {xi[0], xi[1], clamp0(L, h, k->H), clamp0(L, w, k->W), xi[4]};
   PrimExpr *v = lc_load(L, k->xp, 5, ci);
   if (mode == TAP_INTERIOR) return v;
   PrimExpr *in = lc_bin(
-      L, PB_AND, lc_bin(L, PB_AND, lc_bin(L, PB_GE, h, I(L, 0)), lc_bin(L, PB_LT, h, I(L, k->H))),
-      lc_bin(L, PB_AND, lc_bin(L, PB_GE, w, I(L, 0)), lc_bin(L, PB_LT, w, I(L, k->W))));
+      L, PB_AND,
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, h, lc_int(L, 0)), lc_bin(L, PB_LT, h, lc_int(L, k->H))),
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, w, lc_int(L, 0)), lc_bin(L, PB_LT, w, lc_int(L, k->W))));
   return lc_call(L, PI_SELECT, in, v, lc_lit(L, k->dt, 0));
 }
 
@@ -151,10 +147,10 @@ static void lane_loops(LowerCx *L, const Blocked *k, LaneBody *body, void *u) {
   int vl = lc_vector_bytes() / dtype_bytes(k->dt);
   for (int off = 0; off < k->lanes; off += vl) {
     int w = k->lanes - off < vl ? k->lanes - off : vl;
-    TirVar *l = lc_tvar(L, "l", I(L, w));
+    TirVar *l = lc_tvar(L, "l", lc_int(L, w));
     lc_open(L);
-    body(L, off ? add(L, I(L, off), V(L, l)) : V(L, l), u);
-    lc_for(L, LOOP_VECTORIZED, l, I(L, w), lc_close(L));
+    body(L, off ? lc_plus(L, lc_int(L, off), lc_var(L, l)) : lc_var(L, l), u);
+    lc_for(L, LOOP_VECTORIZED, l, lc_int(L, w), lc_close(L));
   }
 }
 
@@ -170,10 +166,10 @@ static void step_lane(LowerCx *L, PrimExpr *l, void *u) {
   const Blocked *k = c->k;
   PrimExpr *xi[5] = {c->n, c->icb, c->h, c->w, k->depthwise ? l : c->ci};
   PrimExpr *wi[6] = {c->ob, c->icb, c->a, c->b, c->ci, l};
-  if (k->depthwise) wi[1] = wi[4] = I(L, 0);
+  if (k->depthwise) wi[1] = wi[4] = lc_int(L, 0);
   PrimExpr *ai[2] = {c->t, l};
-  PrimExpr *prod = mul(L, tap_load(L, k, c->mode, xi), lc_load(L, k->wp, 6, wi));
-  lc_store(L, c->acc, 2, ai, add(L, lc_load(L, c->acc, 2, ai), prod));
+  PrimExpr *prod = lc_times(L, tap_load(L, k, c->mode, xi), lc_load(L, k->wp, 6, wi));
+  lc_store(L, c->acc, 2, ai, lc_plus(L, lc_load(L, c->acc, 2, ai), prod));
 }
 
 /* acc[t, l] += XP(...) * WP(...) over the input channel ci of block icb at
@@ -181,40 +177,41 @@ static void step_lane(LowerCx *L, PrimExpr *l, void *u) {
 static void tile_step(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0, PrimExpr *icb, PrimExpr *ci, PrimExpr *a,
                       PrimExpr *b, TapMode mode) {
-  TirVar *t = lc_tvar(L, "t", I(L, T));
-  PrimExpr *h = add(L, mul(L, oh, I(L, k->s[0])), mul(L, a, I(L, k->d[0])));
-  PrimExpr *w = add(L, mul(L, add(L, ow0, V(L, t)), I(L, k->s[1])), mul(L, b, I(L, k->d[1])));
-  StepCx c = {k, acc, V(L, t), n, ob, icb, ci, a, b, h, w, mode};
+  TirVar *t = lc_tvar(L, "t", lc_int(L, T));
+  PrimExpr *h = lc_plus(L, lc_times(L, oh, lc_int(L, k->s[0])), lc_times(L, a, lc_int(L, k->d[0])));
+  PrimExpr *w = lc_plus(L, lc_times(L, lc_plus(L, ow0, lc_var(L, t)), lc_int(L, k->s[1])),
+                        lc_times(L, b, lc_int(L, k->d[1])));
+  StepCx c = {k, acc, lc_var(L, t), n, ob, icb, ci, a, b, h, w, mode};
   lc_open(L);
   lane_loops(L, k, step_lane, &c);
-  lc_for(L, LOOP_UNROLLED, t, I(L, T), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, t, lc_int(L, T), lc_close(L));
 }
 
 /* The sums over input channel blocks and taps into the tile's accumulators. */
 static void tile_taps(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0, TapMode mode) {
-  TirVar *icb = lc_tvar(L, "cb", I(L, k->ncb)), *a = lc_tvar(L, "a", I(L, k->KH)),
-         *b = lc_tvar(L, "b", I(L, k->KW)), *ci = lc_tvar(L, "ci", I(L, k->cb));
+  TirVar *icb = lc_tvar(L, "cb", lc_int(L, k->ncb)), *a = lc_tvar(L, "a", lc_int(L, k->KH)),
+         *b = lc_tvar(L, "b", lc_int(L, k->KW)), *ci = lc_tvar(L, "ci", lc_int(L, k->cb));
   bool dw = k->depthwise;
   for (int i = 0; i < (dw ? 2 : 4); i++) lc_open(L);
-  tile_step(L, k, acc, T, n, ob, oh, ow0, dw ? ob : V(L, icb), dw ? NULL : V(L, ci), V(L, a),
-            V(L, b), mode);
-  if (!dw) lc_for(L, LOOP_RANGE, ci, I(L, k->cb), lc_close(L));
-  lc_for(L, LOOP_RANGE, b, I(L, k->KW), lc_close(L));
-  lc_for(L, LOOP_RANGE, a, I(L, k->KH), lc_close(L));
-  if (!dw) lc_for(L, LOOP_RANGE, icb, I(L, k->ncb), lc_close(L));
+  tile_step(L, k, acc, T, n, ob, oh, ow0, dw ? ob : lc_var(L, icb), dw ? NULL : lc_var(L, ci),
+            lc_var(L, a), lc_var(L, b), mode);
+  if (!dw) lc_for(L, LOOP_RANGE, ci, lc_int(L, k->cb), lc_close(L));
+  lc_for(L, LOOP_RANGE, b, lc_int(L, k->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, lc_int(L, k->KH), lc_close(L));
+  if (!dw) lc_for(L, LOOP_RANGE, icb, lc_int(L, k->ncb), lc_close(L));
 }
 
 /* Whether every tap of the tile at (oh, ow0) is inside the image. */
 static PrimExpr *tile_inside(LowerCx *L, const Blocked *k, int T, PrimExpr *oh, PrimExpr *ow0) {
-  PrimExpr *h0 = lc_bin(L, PB_SUB, mul(L, oh, I(L, k->s[0])), I(L, k->p[0]));
-  PrimExpr *w0 = lc_bin(L, PB_SUB, mul(L, ow0, I(L, k->s[1])), I(L, k->p[1]));
-  PrimExpr *h1 = add(L, h0, I(L, (k->KH - 1) * k->d[0]));
-  PrimExpr *w1 = add(L, w0, I(L, (T - 1) * k->s[1] + (k->KW - 1) * k->d[1]));
+  PrimExpr *h0 = lc_bin(L, PB_SUB, lc_times(L, oh, lc_int(L, k->s[0])), lc_int(L, k->p[0]));
+  PrimExpr *w0 = lc_bin(L, PB_SUB, lc_times(L, ow0, lc_int(L, k->s[1])), lc_int(L, k->p[1]));
+  PrimExpr *h1 = lc_plus(L, h0, lc_int(L, (k->KH - 1) * k->d[0]));
+  PrimExpr *w1 = lc_plus(L, w0, lc_int(L, (T - 1) * k->s[1] + (k->KW - 1) * k->d[1]));
   PrimExpr *rows =
-      lc_bin(L, PB_AND, lc_bin(L, PB_GE, h0, I(L, 0)), lc_bin(L, PB_LT, h1, I(L, k->H)));
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, h0, lc_int(L, 0)), lc_bin(L, PB_LT, h1, lc_int(L, k->H)));
   PrimExpr *cols =
-      lc_bin(L, PB_AND, lc_bin(L, PB_GE, w0, I(L, 0)), lc_bin(L, PB_LT, w1, I(L, k->W)));
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, w0, lc_int(L, 0)), lc_bin(L, PB_LT, w1, lc_int(L, k->W)));
   return lc_bin(L, PB_AND, rows, cols);
 }
 
@@ -247,12 +244,12 @@ static void store_lane(LowerCx *L, PrimExpr *l, void *u) {
  * edge tile's guarded), hand each sum to the store function. */
 static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0) {
-  PrimExpr *lanes = I(L, k->lanes);
-  TirVar *t = lc_tvar(L, "t", I(L, T));
-  ZeroCx z = {acc, V(L, t), k->dt};
+  PrimExpr *lanes = lc_int(L, k->lanes);
+  TirVar *t = lc_tvar(L, "t", lc_int(L, T));
+  ZeroCx z = {acc, lc_var(L, t), k->dt};
   lc_open(L);
   lane_loops(L, k, zero_lane, &z);
-  lc_for(L, LOOP_UNROLLED, t, I(L, T), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, t, lc_int(L, T), lc_close(L));
   if (!k->direct) {
     tile_taps(L, k, acc, T, n, ob, oh, ow0, TAP_PADDED);
   } else {
@@ -266,19 +263,20 @@ static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr
   /* the last channel block may be partial: a shorter lane loop */
   PrimExpr *width = lanes;
   if (k->O % k->lanes)
-    width = lc_call(L, PI_MIN, lanes, lc_bin(L, PB_SUB, I(L, k->O), mul(L, ob, lanes)), NULL);
-  TirVar *t2 = lc_tvar(L, "t", I(L, T));
-  StoreCx sc = {k, acc, V(L, t2), n, ob, oh, add(L, ow0, V(L, t2))};
+    width =
+        lc_call(L, PI_MIN, lanes, lc_bin(L, PB_SUB, lc_int(L, k->O), lc_times(L, ob, lanes)), NULL);
+  TirVar *t2 = lc_tvar(L, "t", lc_int(L, T));
+  StoreCx sc = {k, acc, lc_var(L, t2), n, ob, oh, lc_plus(L, ow0, lc_var(L, t2))};
   lc_open(L);
   if (width == lanes) {
     lane_loops(L, k, store_lane, &sc);
   } else {
     TirVar *l2 = lc_tvar(L, "l", lanes);
     lc_open(L);
-    store_lane(L, V(L, l2), &sc);
+    store_lane(L, lc_var(L, l2), &sc);
     lc_for(L, LOOP_VECTORIZED, l2, width, lc_close(L));
   }
-  lc_for(L, LOOP_UNROLLED, t2, I(L, T), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, t2, lc_int(L, T), lc_close(L));
 }
 
 /* The loops over the output: batch, channel blocks (parallel), rows, then
@@ -290,20 +288,20 @@ static void blocked_loops(LowerCx *L, const Blocked *k) {
    * network's thin layers (MobileNet's 16 to 32 channels: one or two
    * blocks) still give every thread rows, and a thread's consecutive rows
    * share their block's weights */
-  PrimExpr *rows = I(L, k->nob * k->OH);
+  PrimExpr *rows = lc_int(L, k->nob * k->OH);
   TirVar *n = lc_tvar(L, "n", k->N), *p = lc_tvar(L, "row", rows),
-         *tw = lc_tvar(L, "tw", I(L, full));
-  PrimExpr *ob = lc_bin(L, PB_DIV, V(L, p), I(L, k->OH)),
-           *oh = lc_bin(L, PB_MOD, V(L, p), I(L, k->OH));
+         *tw = lc_tvar(L, "tw", lc_int(L, full));
+  PrimExpr *ob = lc_bin(L, PB_DIV, lc_var(L, p), lc_int(L, k->OH)),
+           *oh = lc_bin(L, PB_MOD, lc_var(L, p), lc_int(L, k->OH));
   lc_open(L); /* n */
   lc_open(L); /* p */
-  PrimExpr *tshape[2] = {I(L, T), I(L, k->lanes)};
+  PrimExpr *tshape[2] = {lc_int(L, T), lc_int(L, k->lanes)};
   Buffer *acc = lc_alloc(L, "acc", k->dt, 2, tshape);
   acc->no_init = true; /* each tile zeroes its accumulators */
   lc_open(L);          /* tw */
-  tile_body(L, k, acc, T, V(L, n), ob, oh, mul(L, V(L, tw), I(L, T)));
-  lc_for(L, LOOP_RANGE, tw, I(L, full), lc_close(L));
-  if (rest) tile_body(L, k, acc, (int)rest, V(L, n), ob, oh, I(L, full * T));
+  tile_body(L, k, acc, T, lc_var(L, n), ob, oh, lc_times(L, lc_var(L, tw), lc_int(L, T)));
+  lc_for(L, LOOP_RANGE, tw, lc_int(L, full), lc_close(L));
+  if (rest) tile_body(L, k, acc, (int)rest, lc_var(L, n), ob, oh, lc_int(L, full * T));
   lc_for(L, LOOP_PARALLEL, p, rows, lc_close(L));
   lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
 }
@@ -313,7 +311,7 @@ static PrimExpr *x_at(LowerCx *L, const Blocked *k, PrimExpr *n, PrimExpr *c, Pr
                       PrimExpr *w) {
   PrimExpr *xi[5] = {n, c, h, w};
   if (k->xblock) {
-    PrimExpr *f = I(L, k->xblock);
+    PrimExpr *f = lc_int(L, k->xblock);
     xi[1] = lc_bin(L, PB_DIV, c, f), xi[4] = lc_bin(L, PB_MOD, c, f);
     return lc_at(L, k->x, xi);
   }
@@ -333,24 +331,25 @@ static Buffer *pack_input(LowerCx *L, const Blocked *k) {
   /* already in place: blocked by cb, a buffer, no padding needed */
   if (k->x->buf && k->xblock == k->cb && !k->p[0] && !k->p[1] && hp == k->H && wp == k->W)
     return k->x->buf;
-  PrimExpr *shape[5] = {k->N, I(L, k->ncb), I(L, hp), I(L, wp), I(L, k->cb)};
+  PrimExpr *shape[5] = {k->N, lc_int(L, k->ncb), lc_int(L, hp), lc_int(L, wp), lc_int(L, k->cb)};
   Buffer *xp = lc_alloc(L, "XP", k->dt, 5, shape);
-  TirVar *n = lc_tvar(L, "n", k->N), *h = lc_tvar(L, "h", I(L, k->H)),
-         *vb = lc_tvar(L, "cb", I(L, k->ncb)), *w = lc_tvar(L, "w", I(L, k->W)),
-         *ci = lc_tvar(L, "ci", I(L, k->cb));
+  TirVar *n = lc_tvar(L, "n", k->N), *h = lc_tvar(L, "h", lc_int(L, k->H)),
+         *vb = lc_tvar(L, "cb", lc_int(L, k->ncb)), *w = lc_tvar(L, "w", lc_int(L, k->W)),
+         *ci = lc_tvar(L, "ci", lc_int(L, k->cb));
   bool partial = k->C % k->cb != 0;
   for (int i = 0; i < (partial ? 6 : 5); i++) lc_open(L); /* n, h, cb, w, ci, if */
-  PrimExpr *pi[5] = {V(L, n), V(L, vb), add(L, V(L, h), I(L, k->p[0])),
-                     add(L, V(L, w), I(L, k->p[1])), V(L, ci)};
-  PrimExpr *c = add(L, mul(L, V(L, vb), I(L, k->cb)), V(L, ci));
-  PrimExpr *xi[5] = {V(L, n), V(L, vb), V(L, h), V(L, w), V(L, ci)};
-  PrimExpr *v = k->xblock == k->cb ? lc_at(L, k->x, xi) : x_at(L, k, V(L, n), c, V(L, h), V(L, w));
+  PrimExpr *pi[5] = {lc_var(L, n), lc_var(L, vb), lc_plus(L, lc_var(L, h), lc_int(L, k->p[0])),
+                     lc_plus(L, lc_var(L, w), lc_int(L, k->p[1])), lc_var(L, ci)};
+  PrimExpr *c = lc_plus(L, lc_times(L, lc_var(L, vb), lc_int(L, k->cb)), lc_var(L, ci));
+  PrimExpr *xi[5] = {lc_var(L, n), lc_var(L, vb), lc_var(L, h), lc_var(L, w), lc_var(L, ci)};
+  PrimExpr *v = k->xblock == k->cb ? lc_at(L, k->x, xi)
+                                   : x_at(L, k, lc_var(L, n), c, lc_var(L, h), lc_var(L, w));
   lc_store(L, xp, 5, pi, v);
-  if (partial) lc_if(L, lc_bin(L, PB_LT, c, I(L, k->C)), lc_close(L));
-  lc_for(L, LOOP_VECTORIZED, ci, I(L, k->cb), lc_close(L));
-  lc_for(L, LOOP_RANGE, w, I(L, k->W), lc_close(L));
-  lc_for(L, LOOP_RANGE, vb, I(L, k->ncb), lc_close(L));
-  lc_for(L, LOOP_PARALLEL, h, I(L, k->H), lc_close(L));
+  if (partial) lc_if(L, lc_bin(L, PB_LT, c, lc_int(L, k->C)), lc_close(L));
+  lc_for(L, LOOP_VECTORIZED, ci, lc_int(L, k->cb), lc_close(L));
+  lc_for(L, LOOP_RANGE, w, lc_int(L, k->W), lc_close(L));
+  lc_for(L, LOOP_RANGE, vb, lc_int(L, k->ncb), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, h, lc_int(L, k->H), lc_close(L));
   lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
   return xp;
 }
@@ -360,27 +359,30 @@ static Buffer *pack_input(LowerCx *L, const Blocked *k) {
  * An OIHW weight is packed; a blocked one is used as it is. */
 static Buffer *pack_weights(LowerCx *L, const Blocked *k) {
   if (k->wblocked && k->w->buf) return k->w->buf;
-  PrimExpr *lanes = I(L, k->lanes);
+  PrimExpr *lanes = lc_int(L, k->lanes);
   int64_t ncb = k->depthwise ? 1 : k->ncb, cb = k->depthwise ? 1 : k->cb;
-  PrimExpr *shape[6] = {I(L, k->nob), I(L, ncb), I(L, k->KH), I(L, k->KW), I(L, cb), lanes};
+  PrimExpr *shape[6] = {lc_int(L, k->nob), lc_int(L, ncb), lc_int(L, k->KH),
+                        lc_int(L, k->KW),  lc_int(L, cb),  lanes};
   Buffer *wp = lc_alloc(L, "WP", k->dt, 6, shape);
-  TirVar *ob = lc_tvar(L, "ob", I(L, k->nob)), *l = lc_tvar(L, "l", lanes),
-         *vb = lc_tvar(L, "cb", I(L, ncb)), *ci = lc_tvar(L, "ci", I(L, cb)),
-         *a = lc_tvar(L, "a", I(L, k->KH)), *b = lc_tvar(L, "b", I(L, k->KW));
-  PrimExpr *o = add(L, mul(L, V(L, ob), lanes), V(L, l));
-  PrimExpr *pi[6] = {V(L, ob), V(L, vb), V(L, a), V(L, b), V(L, ci), V(L, l)};
-  PrimExpr *wi[6] = {o, add(L, mul(L, V(L, vb), I(L, cb)), V(L, ci)), V(L, a), V(L, b)};
+  TirVar *ob = lc_tvar(L, "ob", lc_int(L, k->nob)), *l = lc_tvar(L, "l", lanes),
+         *vb = lc_tvar(L, "cb", lc_int(L, ncb)), *ci = lc_tvar(L, "ci", lc_int(L, cb)),
+         *a = lc_tvar(L, "a", lc_int(L, k->KH)), *b = lc_tvar(L, "b", lc_int(L, k->KW));
+  PrimExpr *o = lc_plus(L, lc_times(L, lc_var(L, ob), lanes), lc_var(L, l));
+  PrimExpr *pi[6] = {lc_var(L, ob), lc_var(L, vb), lc_var(L, a),
+                     lc_var(L, b),  lc_var(L, ci), lc_var(L, l)};
+  PrimExpr *wi[6] = {o, lc_plus(L, lc_times(L, lc_var(L, vb), lc_int(L, cb)), lc_var(L, ci)),
+                     lc_var(L, a), lc_var(L, b)};
   PrimExpr *at[4];
   if (k->wblocked) memcpy(wi, pi, sizeof wi); /* an inline blocked weight, copied */
   for (int i = 0; i < 7; i++) lc_open(L);     /* ob, cb, a, b, ci, l, if */
   lc_store(L, wp, 6, pi, lc_at(L, k->w, k->wblocked ? wi : placed(at, k->ax.w, wi)));
-  lc_if(L, lc_bin(L, PB_LT, o, I(L, k->O)), lc_close(L));
+  lc_if(L, lc_bin(L, PB_LT, o, lc_int(L, k->O)), lc_close(L));
   lc_for(L, LOOP_RANGE, l, lanes, lc_close(L));
-  lc_for(L, LOOP_RANGE, ci, I(L, cb), lc_close(L));
-  lc_for(L, LOOP_RANGE, b, I(L, k->KW), lc_close(L));
-  lc_for(L, LOOP_RANGE, a, I(L, k->KH), lc_close(L));
-  lc_for(L, LOOP_RANGE, vb, I(L, ncb), lc_close(L));
-  lc_for(L, LOOP_PARALLEL, ob, I(L, k->nob), lc_close(L));
+  lc_for(L, LOOP_RANGE, ci, lc_int(L, cb), lc_close(L));
+  lc_for(L, LOOP_RANGE, b, lc_int(L, k->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, lc_int(L, k->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, vb, lc_int(L, ncb), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, ob, lc_int(L, k->nob), lc_close(L));
   return wp;
 }
 
@@ -396,17 +398,17 @@ static void store_blocked(LowerCx *L, const Blocked *k, PrimExpr *n, PrimExpr *o
 /* out[n, o, oh, ow] = yb[n, o / lanes, oh, ow, o % lanes]: the blocked
  * result back to NCHW, rows in parallel. */
 static void unpack_output(LowerCx *L, const Blocked *k, Buffer *yb, Buffer *out) {
-  TirVar *n = lc_tvar(L, "n", k->N), *o = lc_tvar(L, "o", I(L, k->O)),
-         *oh = lc_tvar(L, "oh", I(L, k->OH)), *ow = lc_tvar(L, "ow", I(L, k->OW));
+  TirVar *n = lc_tvar(L, "n", k->N), *o = lc_tvar(L, "o", lc_int(L, k->O)),
+         *oh = lc_tvar(L, "oh", lc_int(L, k->OH)), *ow = lc_tvar(L, "ow", lc_int(L, k->OW));
   for (int i = 0; i < 4; i++) lc_open(L);
-  PrimExpr *lanes = I(L, k->lanes);
-  PrimExpr *yi[5] = {V(L, n), lc_bin(L, PB_DIV, V(L, o), lanes), V(L, oh), V(L, ow),
-                     lc_bin(L, PB_MOD, V(L, o), lanes)};
-  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)}, *at[4];
+  PrimExpr *lanes = lc_int(L, k->lanes);
+  PrimExpr *yi[5] = {lc_var(L, n), lc_bin(L, PB_DIV, lc_var(L, o), lanes), lc_var(L, oh),
+                     lc_var(L, ow), lc_bin(L, PB_MOD, lc_var(L, o), lanes)};
+  PrimExpr *oi[4] = {lc_var(L, n), lc_var(L, o), lc_var(L, oh), lc_var(L, ow)}, *at[4];
   lc_store(L, out, 4, placed(at, k->ax.x, oi), lc_load(L, yb, 5, yi));
-  lc_for(L, LOOP_VECTORIZED, ow, I(L, k->OW), lc_close(L));
-  lc_for(L, LOOP_RANGE, oh, I(L, k->OH), lc_close(L));
-  lc_for(L, LOOP_PARALLEL, o, I(L, k->O), lc_close(L));
+  lc_for(L, LOOP_VECTORIZED, ow, lc_int(L, k->OW), lc_close(L));
+  lc_for(L, LOOP_RANGE, oh, lc_int(L, k->OH), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, o, lc_int(L, k->O), lc_close(L));
   lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
 }
 
@@ -430,7 +432,8 @@ static bool blocked_emit(LowerCx *L, Blocked *k, Buffer *out, bool nchw_out) {
   k->wp = pack_weights(L, k);
   Buffer *yb = out;
   if (nchw_out) {
-    PrimExpr *yshape[5] = {k->N, I(L, k->nob), I(L, k->OH), I(L, k->OW), I(L, k->lanes)};
+    PrimExpr *yshape[5] = {k->N, lc_int(L, k->nob), lc_int(L, k->OH), lc_int(L, k->OW),
+                           lc_int(L, k->lanes)};
     yb = lc_alloc(L, "YB", k->dt, 5, yshape);
   }
   if (!k->xp || !k->wp || !yb) return false;
@@ -462,8 +465,8 @@ static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
 
 /* Input position of output o and tap t along one dim. */
 static PrimExpr *conv_pos(LowerCx *L, const Conv *c, int dim, PrimExpr *o, PrimExpr *t) {
-  PrimExpr *p = lc_bin(L, PB_SUB, mul(L, o, lc_int(L, c->s[dim])), lc_int(L, c->p[dim]));
-  return add(L, p, mul(L, t, lc_int(L, c->d[dim])));
+  PrimExpr *p = lc_bin(L, PB_SUB, lc_times(L, o, lc_int(L, c->s[dim])), lc_int(L, c->p[dim]));
+  return lc_plus(L, p, lc_times(L, t, lc_int(L, c->d[dim])));
 }
 
 static PrimExpr *inside(LowerCx *L, PrimExpr *p, PrimExpr *size) {
@@ -477,17 +480,19 @@ static void conv_row(LowerCx *L, const Conv *c, Buffer *acc, PrimExpr *n, PrimEx
                      PrimExpr *oh) {
   TirVar *ci = lc_tvar(L, "c", c->cg), *a = lc_tvar(L, "a", c->KH), *b = lc_tvar(L, "b", c->KW),
          *ow = lc_tvar(L, "ow", c->OW);
-  PrimExpr *h = conv_pos(L, c, 0, oh, V(L, a)), *wp = conv_pos(L, c, 1, V(L, ow), V(L, b));
+  PrimExpr *h = conv_pos(L, c, 0, oh, lc_var(L, a)),
+           *wp = conv_pos(L, c, 1, lc_var(L, ow), lc_var(L, b));
   PrimExpr *wc = lc_call(L, PI_MAX, lc_int(L, 0),
                          lc_call(L, PI_MIN, wp, lc_bin(L, PB_SUB, c->W, lc_int(L, 1)), NULL), NULL);
   /* the input channel: the group's first (o / og * cg) plus ci */
-  PrimExpr *first = c->groups == 1 ? lc_int(L, 0) : mul(L, lc_bin(L, PB_DIV, o, c->og), c->cg);
-  PrimExpr *xi[4] = {n, add(L, first, V(L, ci)), h, wc}, *wi[4] = {o, V(L, ci), V(L, a), V(L, b)};
-  PrimExpr *ai = V(L, ow), *cur = lc_load(L, acc, 1, &ai), *xat[4], *wat[4];
-  PrimExpr *prod = mul(L, lc_cast(L, c->acc, lc_at(L, c->w, placed(wat, c->ax.w, wi))),
-                       lc_cast(L, c->acc, lc_at(L, c->x, placed(xat, c->ax.x, xi))));
+  PrimExpr *first = c->groups == 1 ? lc_int(L, 0) : lc_times(L, lc_bin(L, PB_DIV, o, c->og), c->cg);
+  PrimExpr *xi[4] = {n, lc_plus(L, first, lc_var(L, ci)), h, wc},
+           *wi[4] = {o, lc_var(L, ci), lc_var(L, a), lc_var(L, b)};
+  PrimExpr *ai = lc_var(L, ow), *cur = lc_load(L, acc, 1, &ai), *xat[4], *wat[4];
+  PrimExpr *prod = lc_times(L, lc_cast(L, c->acc, lc_at(L, c->w, placed(wat, c->ax.w, wi))),
+                            lc_cast(L, c->acc, lc_at(L, c->x, placed(xat, c->ax.x, xi))));
   for (int i = 0; i < 5; i++) lc_open(L); /* ci, a, if, b, ow */
-  lc_store(L, acc, 1, &ai, lc_call(L, PI_SELECT, inside(L, wp, c->W), add(L, cur, prod), cur));
+  lc_store(L, acc, 1, &ai, lc_call(L, PI_SELECT, inside(L, wp, c->W), lc_plus(L, cur, prod), cur));
   lc_for(L, LOOP_VECTORIZED, ow, c->OW, lc_close(L));
   lc_for(L, LOOP_RANGE, b, c->KW, lc_close(L));
   lc_if(L, inside(L, h, c->H), lc_close(L));
@@ -505,9 +510,10 @@ static void conv2d_general(LowerCx *L, const Conv *c, Buffer *out) {
   for (int i = 0; i < 3; i++) lc_open(L); /* n, o, oh */
   PrimExpr *row = c->OW;
   Buffer *acc = lc_alloc(L, "acc", c->acc, 1, &row);
-  conv_row(L, c, acc, V(L, n), V(L, o), V(L, oh));
+  conv_row(L, c, acc, lc_var(L, n), lc_var(L, o), lc_var(L, oh));
   lc_open(L);
-  PrimExpr *oi[4] = {V(L, n), V(L, o), V(L, oh), V(L, ow)}, *ai = V(L, ow), *at[4];
+  PrimExpr *oi[4] = {lc_var(L, n), lc_var(L, o), lc_var(L, oh), lc_var(L, ow)}, *ai = lc_var(L, ow),
+           *at[4];
   lc_store(L, out, 4, placed(at, c->ax.x, oi), lc_load(L, acc, 1, &ai));
   lc_for(L, LOOP_VECTORIZED, ow, c->OW, lc_close(L));
   lc_for(L, LOOP_RANGE, oh, c->OH, lc_close(L));

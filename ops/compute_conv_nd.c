@@ -60,11 +60,6 @@ typedef struct Row {
   PrimExpr *tap[NN_MAX_SPATIAL];
 } Row;
 
-static PrimExpr *V(LowerCx *L, TirVar *v) { return lc_var(L, v); }
-static PrimExpr *I(LowerCx *L, int64_t v) { return lc_int(L, v); }
-static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
-static PrimExpr *sub(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_SUB, a, b); }
-static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
 static PrimExpr *and_(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_AND, a, b); }
 
 /* The n indices idx (plain order) put on the axes of a layout. */
@@ -121,17 +116,17 @@ static bool nd_sizes(LowerCx *L, const Expr *call, ConvNd *c, int64_t groups) {
   for (int i = 0; i < c->S; i++) {
     Dim od = ty->u.tensor.dims[xa[2 + i]];
     if (od.kind != DIM_CONST) return lc_fail(L, "output size known only at run time"), false;
-    c->out[i] = I(L, od.value);
+    c->out[i] = lc_int(L, od.value);
     c->in[i] = c->x->shape[xa[2 + i]], c->k[i] = c->w->shape[wa[2 + i]];
   }
   Dim od = ty->u.tensor.dims[xa[1]];
   if (od.kind != DIM_CONST) return lc_fail(L, "output channels known only at run time"), false;
-  c->O = I(L, od.value), c->og = I(L, od.value / groups);
+  c->O = lc_int(L, od.value), c->og = lc_int(L, od.value / groups);
   c->cg = c->w->shape[wa[1]];
   if (c->transpose) {
     int64_t C = lc_const(c->x->shape[xa[1]]);
     if (C < 0) return lc_fail(L, "input channels known only at run time"), false;
-    c->cg = I(L, C / groups);
+    c->cg = lc_int(L, C / groups);
   }
   return true;
 }
@@ -140,33 +135,35 @@ static bool nd_sizes(LowerCx *L, const Expr *call, ConvNd *c, int64_t groups) {
  * t, and when it is valid. */
 static PrimExpr *src_pos(LowerCx *L, const ConvNd *c, int i, PrimExpr *o, PrimExpr *t,
                          PrimExpr **valid) {
-  PrimExpr *zero = I(L, 0), *p;
+  PrimExpr *zero = lc_int(L, 0), *p;
   if (!c->transpose) {
-    p = add(L, sub(L, mul(L, o, I(L, c->s[i])), I(L, c->lo[i])), mul(L, t, I(L, c->d[i])));
+    p = lc_plus(L, lc_minus(L, lc_times(L, o, lc_int(L, c->s[i])), lc_int(L, c->lo[i])),
+                lc_times(L, t, lc_int(L, c->d[i])));
     *valid = and_(L, lc_bin(L, PB_GE, p, zero), lc_bin(L, PB_LT, p, c->in[i]));
   } else {
-    PrimExpr *num = sub(L, add(L, o, I(L, c->lo[i])), mul(L, t, I(L, c->d[i])));
-    p = lc_bin(L, PB_DIV, num, I(L, c->s[i]));
+    PrimExpr *num =
+        lc_minus(L, lc_plus(L, o, lc_int(L, c->lo[i])), lc_times(L, t, lc_int(L, c->d[i])));
+    p = lc_bin(L, PB_DIV, num, lc_int(L, c->s[i]));
     *valid = and_(L, lc_bin(L, PB_GE, num, zero), lc_bin(L, PB_LT, p, c->in[i]));
     if (c->s[i] > 1)
-      *valid = and_(L, *valid, lc_bin(L, PB_EQ, lc_bin(L, PB_MOD, num, I(L, c->s[i])), zero));
+      *valid = and_(L, *valid, lc_bin(L, PB_EQ, lc_bin(L, PB_MOD, num, lc_int(L, c->s[i])), zero));
   }
-  PrimExpr *hi = sub(L, c->in[i], I(L, 1));
+  PrimExpr *hi = lc_minus(L, c->in[i], lc_int(L, 1));
   return lc_call(L, PI_MAX, zero, lc_call(L, PI_MIN, p, hi, NULL), NULL);
 }
 
 /* The product of the weight and input elements of r's taps, in the
  * accumulator's dtype. */
 static PrimExpr *term(LowerCx *L, const ConvNd *c, const Row *r) {
-  PrimExpr *g = c->groups == 1 ? I(L, 0) : lc_bin(L, PB_DIV, r->o, c->og);
-  PrimExpr *chan = add(L, mul(L, g, c->cg), r->ci);
+  PrimExpr *g = c->groups == 1 ? lc_int(L, 0) : lc_bin(L, PB_DIV, r->o, c->og);
+  PrimExpr *chan = lc_plus(L, lc_times(L, g, c->cg), r->ci);
   PrimExpr *xi[MAX_AXES] = {r->n, chan}, *wi[MAX_AXES] = {r->o, r->ci}, *xat[MAX_AXES],
            *wat[MAX_AXES];
   if (c->transpose) wi[0] = lc_bin(L, PB_MOD, r->o, c->og), wi[1] = chan;
   for (int i = 0; i < c->S; i++) xi[2 + i] = r->ipos[i], wi[2 + i] = r->tap[i];
   PrimExpr *wv = lc_at(L, c->w, placed(wat, c->ax.w, wi, 2 + c->S));
   PrimExpr *xv = lc_at(L, c->x, placed(xat, c->ax.x, xi, 2 + c->S));
-  return mul(L, lc_cast(L, c->acc, wv), lc_cast(L, c->acc, xv));
+  return lc_times(L, lc_cast(L, c->acc, wv), lc_cast(L, c->acc, xv));
 }
 
 /* A transposed convolution's last dim scatters, as the kernel does: for
@@ -177,14 +174,15 @@ static PrimExpr *term(LowerCx *L, const ConvNd *c, const Row *r) {
 static void last_taps_scatter(LowerCx *L, const ConvNd *c, Row *r) {
   int i = c->S - 1;
   TirVar *t = lc_tvar(L, "t", c->k[i]), *iw = lc_tvar(L, "iw", c->in[i]);
-  PrimExpr *ox = add(L, sub(L, mul(L, V(L, iw), I(L, c->s[i])), I(L, c->lo[i])),
-                     mul(L, V(L, t), I(L, c->d[i])));
-  r->ipos[i] = V(L, iw), r->tap[i] = V(L, t);
-  PrimExpr *inside = and_(L, lc_bin(L, PB_GE, ox, I(L, 0)), lc_bin(L, PB_LT, ox, c->out[i]));
+  PrimExpr *ox =
+      lc_plus(L, lc_minus(L, lc_times(L, lc_var(L, iw), lc_int(L, c->s[i])), lc_int(L, c->lo[i])),
+              lc_times(L, lc_var(L, t), lc_int(L, c->d[i])));
+  r->ipos[i] = lc_var(L, iw), r->tap[i] = lc_var(L, t);
+  PrimExpr *inside = and_(L, lc_bin(L, PB_GE, ox, lc_int(L, 0)), lc_bin(L, PB_LT, ox, c->out[i]));
   lc_open(L);
   lc_open(L);
   lc_open(L);
-  lc_store(L, r->acc, 1, &ox, add(L, lc_load(L, r->acc, 1, &ox), term(L, c, r)));
+  lc_store(L, r->acc, 1, &ox, lc_plus(L, lc_load(L, r->acc, 1, &ox), term(L, c, r)));
   lc_if(L, inside, lc_close(L));
   lc_for(L, LOOP_RANGE, iw, c->in[i], lc_close(L));
   lc_for(L, LOOP_RANGE, t, c->k[i], lc_close(L));
@@ -198,13 +196,13 @@ static void last_taps(LowerCx *L, const ConvNd *c, Row *r) {
     return;
   }
   TirVar *t = lc_tvar(L, "t", c->k[i]), *ow = lc_tvar(L, "ow", c->out[i]);
-  PrimExpr *valid, *ai = V(L, ow);
-  r->ipos[i] = src_pos(L, c, i, V(L, ow), V(L, t), &valid);
-  r->tap[i] = V(L, t);
+  PrimExpr *valid, *ai = lc_var(L, ow);
+  r->ipos[i] = src_pos(L, c, i, lc_var(L, ow), lc_var(L, t), &valid);
+  r->tap[i] = lc_var(L, t);
   PrimExpr *cur = lc_load(L, r->acc, 1, &ai);
   lc_open(L);
   lc_open(L);
-  lc_store(L, r->acc, 1, &ai, lc_call(L, PI_SELECT, valid, add(L, cur, term(L, c, r)), cur));
+  lc_store(L, r->acc, 1, &ai, lc_call(L, PI_SELECT, valid, lc_plus(L, cur, term(L, c, r)), cur));
   lc_for(L, LOOP_VECTORIZED, ow, c->out[i], lc_close(L));
   lc_for(L, LOOP_RANGE, t, c->k[i], lc_close(L));
 }
@@ -217,8 +215,8 @@ static void taps(LowerCx *L, const ConvNd *c, Row *r, int i) {
   }
   TirVar *t = lc_tvar(L, "t", c->k[i]);
   PrimExpr *valid;
-  r->ipos[i] = src_pos(L, c, i, r->opos[i], V(L, t), &valid);
-  r->tap[i] = V(L, t);
+  r->ipos[i] = src_pos(L, c, i, r->opos[i], lc_var(L, t), &valid);
+  r->tap[i] = lc_var(L, t);
   lc_open(L);
   lc_open(L);
   taps(L, c, r, i + 1);
@@ -232,11 +230,11 @@ static void out_row(LowerCx *L, const ConvNd *c, Row *r, Buffer *out) {
   PrimExpr *len = c->out[c->S - 1];
   r->acc = lc_alloc(L, "acc", c->acc, 1, &len);
   TirVar *ci = lc_tvar(L, "c", c->cg), *ow = lc_tvar(L, "ow", len);
-  r->ci = V(L, ci);
+  r->ci = lc_var(L, ci);
   lc_open(L);
   taps(L, c, r, 0);
   lc_for(L, LOOP_RANGE, ci, c->cg, lc_close(L));
-  PrimExpr *oi[MAX_AXES] = {r->n, r->o}, *ai = V(L, ow), *at[MAX_AXES];
+  PrimExpr *oi[MAX_AXES] = {r->n, r->o}, *ai = lc_var(L, ow), *at[MAX_AXES];
   for (int i = 0; i < c->S - 1; i++) oi[2 + i] = r->opos[i];
   oi[1 + c->S] = ai;
   lc_open(L);
@@ -251,7 +249,7 @@ static void out_positions(LowerCx *L, const ConvNd *c, Row *r, Buffer *out, int 
     return;
   }
   TirVar *p = lc_tvar(L, "o", c->out[i]);
-  r->opos[i] = V(L, p);
+  r->opos[i] = lc_var(L, p);
   lc_open(L);
   out_positions(L, c, r, out, i + 1);
   lc_for(L, LOOP_RANGE, p, c->out[i], lc_close(L));
@@ -260,7 +258,7 @@ static void out_positions(LowerCx *L, const ConvNd *c, Row *r, Buffer *out, int 
 /* for n, o (parallel), positions: rows. */
 static void nd_loops(LowerCx *L, const ConvNd *c, Buffer *out) {
   TirVar *n = lc_tvar(L, "n", c->N), *o = lc_tvar(L, "o", c->O);
-  Row r = {.n = V(L, n), .o = V(L, o)};
+  Row r = {.n = lc_var(L, n), .o = lc_var(L, o)};
   lc_open(L);
   lc_open(L);
   out_positions(L, c, &r, out, 0);

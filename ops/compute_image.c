@@ -26,9 +26,6 @@
 /* ───────────────────────────── expression helpers ───────────────────────────── */
 
 static PrimExpr *lit(LowerCx *L, DType dt, double v) { return lc_lit(L, dt, v); }
-static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
-static PrimExpr *sub(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_SUB, a, b); }
-static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
 static PrimExpr *dvd(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_DIV, a, b); }
 static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
   return lc_call(L, PI_SELECT, c, a, b);
@@ -54,11 +51,12 @@ static PrimExpr *clampi(LowerCx *L, PrimExpr *i, int64_t n) {
  * (x - r == 0.5 and r is odd); x - r is exact, and floats this large are
  * even integers, so this is nearbyint. */
 static PrimExpr *round_even(LowerCx *L, DType dt, PrimExpr *x) {
-  PrimExpr *r = flr(L, x), *d = sub(L, x, r), *half = lit(L, dt, 0.5);
+  PrimExpr *r = flr(L, x), *d = lc_minus(L, x, r), *half = lit(L, dt, 0.5);
   PrimExpr *odd =
-      lc_bin(L, PB_NE, sub(L, r, mul(L, lit(L, dt, 2), flr(L, mul(L, r, half)))), lit(L, dt, 0));
+      lc_bin(L, PB_NE, lc_minus(L, r, lc_times(L, lit(L, dt, 2), flr(L, lc_times(L, r, half)))),
+             lit(L, dt, 0));
   PrimExpr *up = or_(L, gt(L, d, half), lc_bin(L, PB_AND, lc_bin(L, PB_EQ, d, half), odd));
-  return sel(L, up, add(L, r, lit(L, dt, 1)), r);
+  return sel(L, up, lc_plus(L, r, lit(L, dt, 1)), r);
 }
 
 /* The resolved spec of an image call (validated when it was type checked). */
@@ -94,35 +92,35 @@ static PrimExpr *coord(LowerCx *L, const ResizeSpec *s, int axis, PrimExpr *x, i
       if (out <= 1) return lit(L, DT_FLOAT32, 0);
       /* fall through */
     case COORD_HALF_PIXEL:
-      return sub(L, mul(L, add(L, fx, half), scale), half);
+      return lc_minus(L, lc_times(L, lc_plus(L, fx, half), scale), half);
     case COORD_ALIGN_CORNERS:
       if (out <= 1) return lit(L, DT_FLOAT32, 0);
-      return mul(L, lit(L, DT_FLOAT32, (double)(in - 1) / (double)(out - 1)), fx);
+      return lc_times(L, lit(L, DT_FLOAT32, (double)(in - 1) / (double)(out - 1)), fx);
     case COORD_ASYMMETRIC:
-      return mul(L, scale, fx);
+      return lc_times(L, scale, fx);
     case COORD_TF_HALF_PIXEL_FOR_NN:
-      return mul(L, add(L, fx, half), scale);
+      return lc_times(L, lc_plus(L, fx, half), scale);
     case COORD_TF_CROP_AND_RESIZE:
       break;
   }
   if (out <= 1) return lit(L, DT_FLOAT32, 0.5 * (st + en) * (double)(in - 1));
-  PrimExpr *span =
-      mul(L, mul(L, fx, lit(L, DT_FLOAT32, en - st)), lit(L, DT_FLOAT32, (double)(in - 1)));
-  return add(L, lit(L, DT_FLOAT32, st * (double)(in - 1)),
-             dvd(L, span, lit(L, DT_FLOAT32, (double)(out - 1))));
+  PrimExpr *span = lc_times(L, lc_times(L, fx, lit(L, DT_FLOAT32, en - st)),
+                            lit(L, DT_FLOAT32, (double)(in - 1)));
+  return lc_plus(L, lit(L, DT_FLOAT32, st * (double)(in - 1)),
+                 dvd(L, span, lit(L, DT_FLOAT32, (double)(out - 1))));
 }
 
 static PrimExpr *closest(LowerCx *L, PrimExpr *c, Rounding r) {
   PrimExpr *eps = lit(L, DT_FLOAT32, 1e-5), *half = lit(L, DT_FLOAT32, 0.5);
   switch (r) {
     case ROUNDING_PREFER_FLOOR:
-      return i32(L, cel(L, sub(L, c, half)));
+      return i32(L, cel(L, lc_minus(L, c, half)));
     case ROUNDING_PREFER_CEIL:
-      return i32(L, flr(L, add(L, c, half)));
+      return i32(L, flr(L, lc_plus(L, c, half)));
     case ROUNDING_FLOOR:
-      return i32(L, flr(L, add(L, c, eps)));
+      return i32(L, flr(L, lc_plus(L, c, eps)));
     case ROUNDING_CEIL:
-      return i32(L, cel(L, sub(L, c, eps)));
+      return i32(L, cel(L, lc_minus(L, c, eps)));
     default:
       return i32(L, round_even(L, DT_FLOAT32, c));
   }
@@ -130,27 +128,28 @@ static PrimExpr *closest(LowerCx *L, PrimExpr *c, Rounding r) {
 
 /* TOPI's cubic spline weights of t, the alpha sums folded in double. */
 static void cubic_weights(LowerCx *L, double alpha, PrimExpr *t, PrimExpr **w) {
-  PrimExpr *a = lit(L, DT_FLOAT32, alpha), *t2 = mul(L, t, t), *t3 = mul(L, mul(L, t, t), t);
-  w[0] = mul(L, a, add(L, sub(L, t3, mul(L, lit(L, DT_FLOAT32, 2), t2)), t));
-  w[1] = add(
-      L,
-      sub(L, mul(L, lit(L, DT_FLOAT32, alpha + 2), t3), mul(L, lit(L, DT_FLOAT32, 3 + alpha), t2)),
-      lit(L, DT_FLOAT32, 1));
-  w[2] = sub(L,
-             add(L, mul(L, lit(L, DT_FLOAT32, -(alpha + 2)), t3),
-                 mul(L, lit(L, DT_FLOAT32, 3 + 2 * alpha), t2)),
-             mul(L, a, t));
-  w[3] = add(L, mul(L, lit(L, DT_FLOAT32, -alpha), t3), mul(L, a, t2));
+  PrimExpr *a = lit(L, DT_FLOAT32, alpha), *t2 = lc_times(L, t, t),
+           *t3 = lc_times(L, lc_times(L, t, t), t);
+  w[0] = lc_times(L, a, lc_plus(L, lc_minus(L, t3, lc_times(L, lit(L, DT_FLOAT32, 2), t2)), t));
+  w[1] = lc_plus(L,
+                 lc_minus(L, lc_times(L, lit(L, DT_FLOAT32, alpha + 2), t3),
+                          lc_times(L, lit(L, DT_FLOAT32, 3 + alpha), t2)),
+                 lit(L, DT_FLOAT32, 1));
+  w[2] = lc_minus(L,
+                  lc_plus(L, lc_times(L, lit(L, DT_FLOAT32, -(alpha + 2)), t3),
+                          lc_times(L, lit(L, DT_FLOAT32, 3 + 2 * alpha), t2)),
+                  lc_times(L, a, t));
+  w[3] = lc_plus(L, lc_times(L, lit(L, DT_FLOAT32, -alpha), t3), lc_times(L, a, t2));
 }
 
 /* cubic_exclude: weights of taps outside the image zeroed, the rest renormalized. */
 static void exclude(LowerCx *L, PrimExpr *i0, int64_t in, PrimExpr **w) {
   for (int k = 0; k < 4; k++) {
-    PrimExpr *lo = lt(L, add(L, i0, lc_int(L, k - 1)), lc_int(L, 0));
-    PrimExpr *hi = gt(L, add(L, i0, lc_int(L, k)), lc_int(L, in));
+    PrimExpr *lo = lt(L, lc_plus(L, i0, lc_int(L, k - 1)), lc_int(L, 0));
+    PrimExpr *hi = gt(L, lc_plus(L, i0, lc_int(L, k)), lc_int(L, in));
     w[k] = sel(L, or_(L, lo, hi), lit(L, DT_FLOAT32, 0), w[k]);
   }
-  PrimExpr *sum = add(L, add(L, add(L, w[0], w[1]), w[2]), w[3]);
+  PrimExpr *sum = lc_plus(L, lc_plus(L, lc_plus(L, w[0], w[1]), w[2]), w[3]);
   for (int k = 0; k < 4; k++) w[k] = dvd(L, w[k], sum);
 }
 
@@ -167,15 +166,15 @@ static ETaps taps(LowerCx *L, const ResizeSpec *s, PrimExpr *c, int64_t in) {
   }
   PrimExpr *i0 = i32(L, flr(L, c));
   if (s->method == RESIZE_LINEAR) {
-    PrimExpr *l = sub(L, c, lc_cast(L, DT_FLOAT32, i0));
-    t.n = 2, t.w[0] = sub(L, lit(L, DT_FLOAT32, 1), l), t.w[1] = l;
-    for (int k = 0; k < 2; k++) t.idx[k] = clampi(L, add(L, i0, lc_int(L, k)), in);
+    PrimExpr *l = lc_minus(L, c, lc_cast(L, DT_FLOAT32, i0));
+    t.n = 2, t.w[0] = lc_minus(L, lit(L, DT_FLOAT32, 1), l), t.w[1] = l;
+    for (int k = 0; k < 2; k++) t.idx[k] = clampi(L, lc_plus(L, i0, lc_int(L, k)), in);
     return t;
   }
   t.n = 4;
-  cubic_weights(L, s->cubic_alpha, sub(L, c, flr(L, c)), t.w);
+  cubic_weights(L, s->cubic_alpha, lc_minus(L, c, flr(L, c)), t.w);
   if (s->cubic_exclude) exclude(L, i0, in, t.w);
-  for (int k = 0; k < 4; k++) t.idx[k] = clampi(L, add(L, i0, lc_int(L, k - 1)), in);
+  for (int k = 0; k < 4; k++) t.idx[k] = clampi(L, lc_plus(L, i0, lc_int(L, k - 1)), in);
   return t;
 }
 
@@ -191,8 +190,8 @@ static PrimExpr *resample(LowerCx *L, const LTensor *x, const ResizeSpec *s, con
     v[k] = resample(L, x, s, t, level + 1, idx);
   }
   if (a->n == 1) return v[0];
-  PrimExpr *acc = mul(L, v[0], a->w[0]);
-  for (int k = 1; k < a->n; k++) acc = add(L, acc, mul(L, v[k], a->w[k]));
+  PrimExpr *acc = lc_times(L, v[0], a->w[0]);
+  for (int k = 1; k < a->n; k++) acc = lc_plus(L, acc, lc_times(L, v[k], a->w[k]));
   return acc;
 }
 
@@ -273,13 +272,14 @@ static PrimExpr *g_clip(const GridAt *g, PrimExpr *x, int64_t size) {
 static PrimExpr *g_reflect(const GridAt *g, PrimExpr *x, int64_t size, double corner) {
   LowerCx *L = g->L;
   PrimExpr *cr = g_lit(g, corner), *fs = g_lit(g, (double)size);
-  PrimExpr *in = lc_bin(L, PB_AND, lc_bin(L, PB_GE, x, cr), lc_bin(L, PB_LE, x, add(L, fs, cr)));
+  PrimExpr *in =
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, x, cr), lc_bin(L, PB_LE, x, lc_plus(L, fs, cr)));
   if (size == 0) return sel(L, in, x, cr);
-  PrimExpr *iac = lc_call(L, PI_ABS, sub(L, cr, x), NULL, NULL);
+  PrimExpr *iac = lc_call(L, PI_ABS, lc_minus(L, cr, x), NULL, NULL);
   PrimExpr *times = dvd(L, i32(L, iac), lc_int(L, size));
-  PrimExpr *extra = sub(L, iac, lc_cast(L, g->dt, mul(L, times, lc_int(L, size))));
+  PrimExpr *extra = lc_minus(L, iac, lc_cast(L, g->dt, lc_times(L, times, lc_int(L, size))));
   PrimExpr *even = lc_bin(L, PB_EQ, lc_bin(L, PB_MOD, times, lc_int(L, 2)), lc_int(L, 0));
-  return sel(L, in, x, sel(L, even, add(L, extra, cr), add(L, sub(L, fs, extra), cr)));
+  return sel(L, in, x, sel(L, even, lc_plus(L, extra, cr), lc_plus(L, lc_minus(L, fs, extra), cr)));
 }
 
 static PrimExpr *g_reflect_axis(const GridAt *g, PrimExpr *x, int64_t size) {
@@ -288,9 +288,9 @@ static PrimExpr *g_reflect_axis(const GridAt *g, PrimExpr *x, int64_t size) {
 
 static PrimExpr *g_unnormalize(const GridAt *g, PrimExpr *v, int64_t size) {
   LowerCx *L = g->L;
-  PrimExpr *p1 = add(L, v, g_lit(g, 1)), *two = g_lit(g, 2);
-  if (g->s->align_corners) return dvd(L, mul(L, p1, g_lit(g, (double)(size - 1))), two);
-  return add(L, g_lit(g, -0.5), dvd(L, mul(L, p1, g_lit(g, (double)size)), two));
+  PrimExpr *p1 = lc_plus(L, v, g_lit(g, 1)), *two = g_lit(g, 2);
+  if (g->s->align_corners) return dvd(L, lc_times(L, p1, g_lit(g, (double)(size - 1))), two);
+  return lc_plus(L, g_lit(g, -0.5), dvd(L, lc_times(L, p1, g_lit(g, (double)size)), two));
 }
 
 static PrimExpr *g_source(const GridAt *g, PrimExpr *v, int64_t size) {
@@ -321,8 +321,8 @@ static PrimExpr *g_linear(const GridAt *g, PrimExpr *const *src) {
   PrimExpr *lo[3], *d[3], *e[3];
   for (int i = 0; i < nsp; i++) {
     lo[i] = i32(L, flr(L, src[i]));
-    d[i] = sub(L, src[i], lc_cast(L, g->dt, lo[i]));
-    e[i] = sub(L, g_lit(g, 1), d[i]);
+    d[i] = lc_minus(L, src[i], lc_cast(L, g->dt, lo[i]));
+    e[i] = lc_minus(L, g_lit(g, 1), d[i]);
   }
   /* the corners in TOPI's order: (y, x) offsets for 2-D, (z, y, x) for 3-D */
   static const int c2[4][2] = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
@@ -332,36 +332,37 @@ static PrimExpr *g_linear(const GridAt *g, PrimExpr *const *src) {
   for (int k = 0; k < (nsp == 2 ? 4 : 8); k++) {
     const int *o = nsp == 2 ? c2[k] : c3[k];
     PrimExpr *p[3], *term;
-    for (int i = 0; i < nsp; i++) p[i] = add(L, lo[i], lc_int(L, o[i]));
+    for (int i = 0; i < nsp; i++) p[i] = lc_plus(L, lo[i], lc_int(L, o[i]));
     term = g_px(g, p);
     for (int j = 0; j < nsp; j++) { /* 2-D: y then x; 3-D: x, y, z (TOPI's orders) */
       int i = nsp == 2 ? j : nsp - 1 - j;
-      term = mul(L, term, o[i] ? d[i] : e[i]);
+      term = lc_times(L, term, o[i] ? d[i] : e[i]);
     }
-    acc = acc ? add(L, acc, term) : term;
+    acc = acc ? lc_plus(L, acc, term) : term;
   }
   return acc;
 }
 
 static PrimExpr *g_cubic_w1(const GridAt *g, PrimExpr *f) {
   LowerCx *L = g->L;
-  PrimExpr *t = sub(L, mul(L, g_lit(g, -0.75 + 2), f), g_lit(g, -0.75 + 3));
-  return add(L, mul(L, mul(L, t, f), f), g_lit(g, 1));
+  PrimExpr *t = lc_minus(L, lc_times(L, g_lit(g, -0.75 + 2), f), g_lit(g, -0.75 + 3));
+  return lc_plus(L, lc_times(L, lc_times(L, t, f), f), g_lit(g, 1));
 }
 
 static PrimExpr *g_cubic_w2(const GridAt *g, PrimExpr *f) {
   LowerCx *L = g->L;
-  PrimExpr *t = sub(L, mul(L, g_lit(g, -0.75), f), g_lit(g, 5 * -0.75));
-  return sub(L, mul(L, add(L, mul(L, t, f), g_lit(g, 8 * -0.75)), f), g_lit(g, 4 * -0.75));
+  PrimExpr *t = lc_minus(L, lc_times(L, g_lit(g, -0.75), f), g_lit(g, 5 * -0.75));
+  return lc_minus(L, lc_times(L, lc_plus(L, lc_times(L, t, f), g_lit(g, 8 * -0.75)), f),
+                  g_lit(g, 4 * -0.75));
 }
 
 static PrimExpr *g_cubic_1d(const GridAt *g, PrimExpr *const *p, PrimExpr *f) {
   LowerCx *L = g->L;
   PrimExpr *one = g_lit(g, 1), *two = g_lit(g, 2);
-  PrimExpr *acc = mul(L, p[0], g_cubic_w2(g, add(L, f, one)));
-  acc = add(L, acc, mul(L, p[1], g_cubic_w1(g, f)));
-  acc = add(L, acc, mul(L, p[2], g_cubic_w1(g, sub(L, one, f))));
-  return add(L, acc, mul(L, p[3], g_cubic_w2(g, sub(L, two, f))));
+  PrimExpr *acc = lc_times(L, p[0], g_cubic_w2(g, lc_plus(L, f, one)));
+  acc = lc_plus(L, acc, lc_times(L, p[1], g_cubic_w1(g, f)));
+  acc = lc_plus(L, acc, lc_times(L, p[2], g_cubic_w1(g, lc_minus(L, one, f))));
+  return lc_plus(L, acc, lc_times(L, p[3], g_cubic_w2(g, lc_minus(L, two, f))));
 }
 
 /* A bicubic tap with the padding mode applied to the integer index. */
@@ -378,13 +379,13 @@ static PrimExpr *g_bicubic(const GridAt *g, PrimExpr *gx, PrimExpr *gy) {
   LowerCx *L = g->L;
   PrimExpr *y = g_unnormalize(g, gy, g->dims[0]), *x = g_unnormalize(g, gx, g->dims[1]);
   PrimExpr *yf = i32(L, flr(L, y)), *xf = i32(L, flr(L, x));
-  PrimExpr *fy = sub(L, y, lc_cast(L, g->dt, yf)), *fx = sub(L, x, lc_cast(L, g->dt, xf));
+  PrimExpr *fy = lc_minus(L, y, lc_cast(L, g->dt, yf)), *fx = lc_minus(L, x, lc_cast(L, g->dt, xf));
   PrimExpr *rows[4], *p[4];
   for (int i = 0; i < 4; i++) {
     PrimExpr *q[2];
-    q[0] = g_tap(g, add(L, yf, lc_int(L, i - 1)), g->dims[0]);
+    q[0] = g_tap(g, lc_plus(L, yf, lc_int(L, i - 1)), g->dims[0]);
     for (int j = 0; j < 4; j++) {
-      q[1] = g_tap(g, add(L, xf, lc_int(L, j - 1)), g->dims[1]);
+      q[1] = g_tap(g, lc_plus(L, xf, lc_int(L, j - 1)), g->dims[1]);
       p[j] = g_px(g, q);
     }
     rows[i] = g_cubic_1d(g, p, fx);
@@ -435,14 +436,14 @@ static PrimExpr *at_affine_grid(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   int64_t h = lc_const(t->shape[2]), w = lc_const(t->shape[3]);
   PrimExpr *ys = lit(L, dt, (2.0 - 1e-7) / (double)(h - 1)),
            *xs = lit(L, dt, (2.0 - 1e-7) / (double)(w - 1));
-  PrimExpr *y = add(L, lit(L, dt, -1), mul(L, lc_cast(L, dt, idx[2]), ys));
-  PrimExpr *x = add(L, lit(L, dt, -1), mul(L, lc_cast(L, dt, idx[3]), xs));
+  PrimExpr *y = lc_plus(L, lit(L, dt, -1), lc_times(L, lc_cast(L, dt, idx[2]), ys));
+  PrimExpr *x = lc_plus(L, lit(L, dt, -1), lc_times(L, lc_cast(L, dt, idx[3]), xs));
   PrimExpr *e[3];
   for (int k = 0; k < 3; k++) {
     PrimExpr *ti[3] = {idx[0], idx[1], lc_int(L, k)};
     e[k] = lc_at(L, th, ti);
   }
-  return add(L, add(L, mul(L, e[0], x), mul(L, e[1], y)), e[2]);
+  return lc_plus(L, lc_plus(L, lc_times(L, e[0], x), lc_times(L, e[1], y)), e[2]);
 }
 
 LTensor *compute_affine_grid(LowerCx *L, const Expr *call, LTensor **in, int nin) {

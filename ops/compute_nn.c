@@ -55,10 +55,6 @@ typedef struct Mm {
   PrimExpr *lead_dims[TENSOR_MAX_RANK];
 } Mm;
 
-static PrimExpr *V(LowerCx *L, TirVar *v) { return lc_var(L, v); }
-static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
-static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
-
 /* Row i of the product as the indices of the leading dims (last fastest). */
 static int lead_index(LowerCx *L, const Mm *m, PrimExpr *i, PrimExpr **idx) {
   for (int d = m->lead - 1; d >= 0; d--) {
@@ -135,29 +131,30 @@ static PrimExpr *lanes_sum(LowerCx *L, Buffer *acc) {
     p[i] = lc_load(L, acc, 1, &ix);
   }
   for (int w = 1; w < LANES; w *= 2)
-    for (int i = 0; i + w < LANES; i += 2 * w) p[i] = add(L, p[i], p[i + w]);
+    for (int i = 0; i + w < LANES; i += 2 * w) p[i] = lc_plus(L, p[i], p[i + w]);
   return p[0];
 }
 
 /* acc[lane] += A(b, i, k) * B(b, j, k) */
 static void dot_step(LowerCx *L, const Mm *m, Buffer *acc, PrimExpr *lane, PrimExpr *b, PrimExpr *i,
                      PrimExpr *j, PrimExpr *k) {
-  PrimExpr *prod = mul(L, a_at(L, m, b, i, k), b_at(L, m, b, j, k));
-  lc_store(L, acc, 1, &lane, add(L, lc_load(L, acc, 1, &lane), prod));
+  PrimExpr *prod = lc_times(L, a_at(L, m, b, i, k), b_at(L, m, b, j, k));
+  lc_store(L, acc, 1, &lane, lc_plus(L, lc_load(L, acc, 1, &lane), prod));
 }
 
 static void dot_body(LowerCx *L, const Mm *m, Buffer *out, PrimExpr *b, PrimExpr *i, PrimExpr *j) {
   PrimExpr *w = lc_int(L, LANES);
   Buffer *acc = lc_alloc(L, "acc", m->dt, 1, &w);
-  PrimExpr *full = lc_bin(L, PB_DIV, m->K, w), *done = mul(L, full, w);
+  PrimExpr *full = lc_bin(L, PB_DIV, m->K, w), *done = lc_times(L, full, w);
   TirVar *ko = lc_tvar(L, "k", full), *l = lc_tvar(L, "l", w), *t = lc_tvar(L, "k", full);
   lc_open(L);
   lc_open(L);
-  dot_step(L, m, acc, V(L, l), b, i, j, add(L, mul(L, V(L, ko), w), V(L, l)));
+  dot_step(L, m, acc, lc_var(L, l), b, i, j,
+           lc_plus(L, lc_times(L, lc_var(L, ko), w), lc_var(L, l)));
   lc_for(L, LOOP_VECTORIZED, l, w, lc_close(L));
   lc_for(L, LOOP_RANGE, ko, full, lc_close(L));
   lc_open(L);
-  dot_step(L, m, acc, lc_int(L, 0), b, i, j, add(L, done, V(L, t)));
+  dot_step(L, m, acc, lc_int(L, 0), b, i, j, lc_plus(L, done, lc_var(L, t)));
   lc_for(L, LOOP_RANGE, t, lc_bin(L, PB_SUB, m->K, done), lc_close(L));
   store_out(L, m, out, b, i, j, lanes_sum(L, acc));
 }
@@ -167,7 +164,7 @@ static void few_rows(LowerCx *L, const Mm *m, Buffer *out) {
   lc_open(L);
   lc_open(L);
   lc_open(L);
-  dot_body(L, m, out, V(L, bv), V(L, iv), V(L, jv));
+  dot_body(L, m, out, lc_var(L, bv), lc_var(L, iv), lc_var(L, jv));
   lc_for(L, LOOP_RANGE, iv, m->M, lc_close(L));
   lc_for(L, LOOP_PARALLEL, jv, m->N, lc_close(L));
   batch_loop(L, bv, m->B);
@@ -181,29 +178,32 @@ static void few_rows_exact(LowerCx *L, const Mm *m, Buffer *out) {
   int NR = m->nr;
   PrimExpr *nr = lc_int(L, NR);
   PrimExpr *nb = lc_const(m->N) >= 0 ? lc_int(L, (lc_const(m->N) + NR - 1) / NR)
-                                     : lc_bin(L, PB_DIV, add(L, m->N, lc_int(L, NR - 1)), nr);
+                                     : lc_bin(L, PB_DIV, lc_plus(L, m->N, lc_int(L, NR - 1)), nr);
   TirVar *bv = lc_tvar(L, "b", m->B), *jo = lc_tvar(L, "jo", nb), *iv = lc_tvar(L, "i", m->M),
          *k = lc_tvar(L, "k", m->K), *ji = lc_tvar(L, "ji", nr), *js = lc_tvar(L, "ji", nr);
   bool whole = lc_const(m->N) >= 0 && lc_const(m->N) % NR == 0;
   PrimExpr *width =
-      whole ? nr : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, V(L, jo), nr)), NULL);
+      whole ? nr
+            : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, lc_times(L, lc_var(L, jo), nr)), NULL);
   lc_open(L); /* batch */
   lc_open(L); /* jo */
   lc_open(L); /* i */
   Buffer *acc = lc_alloc(L, "acc", m->acc, 1, &nr);
-  PrimExpr *j = add(L, mul(L, V(L, jo), nr), V(L, ji)), *lane = V(L, ji);
+  PrimExpr *j = lc_plus(L, lc_times(L, lc_var(L, jo), nr), lc_var(L, ji)), *lane = lc_var(L, ji);
   lc_open(L);
   lc_open(L);
-  PrimExpr *wi[3] = {V(L, jo), V(L, k), V(L, ji)}; /* a prepacked weight: its panel */
-  PrimExpr *bv_at = m->packed ? lc_at(L, m->b, wi) : b_at(L, m, V(L, bv), j, V(L, k));
-  PrimExpr *prod = mul(L, lc_cast(L, m->acc, a_at(L, m, V(L, bv), V(L, iv), V(L, k))),
-                       lc_cast(L, m->acc, bv_at));
-  lc_store(L, acc, 1, &lane, add(L, lc_load(L, acc, 1, &lane), prod));
+  PrimExpr *wi[3] = {lc_var(L, jo), lc_var(L, k),
+                     lc_var(L, ji)}; /* a prepacked weight: its panel */
+  PrimExpr *bv_at = m->packed ? lc_at(L, m->b, wi) : b_at(L, m, lc_var(L, bv), j, lc_var(L, k));
+  PrimExpr *prod =
+      lc_times(L, lc_cast(L, m->acc, a_at(L, m, lc_var(L, bv), lc_var(L, iv), lc_var(L, k))),
+               lc_cast(L, m->acc, bv_at));
+  lc_store(L, acc, 1, &lane, lc_plus(L, lc_load(L, acc, 1, &lane), prod));
   lc_for(L, LOOP_VECTORIZED, ji, width, lc_close(L));
   lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
   lc_open(L);
-  PrimExpr *ls = V(L, js);
-  store_out(L, m, out, V(L, bv), V(L, iv), add(L, mul(L, V(L, jo), nr), ls),
+  PrimExpr *ls = lc_var(L, js);
+  store_out(L, m, out, lc_var(L, bv), lc_var(L, iv), lc_plus(L, lc_times(L, lc_var(L, jo), nr), ls),
             lc_load(L, acc, 1, &ls));
   lc_for(L, LOOP_VECTORIZED, js, width, lc_close(L));
   lc_for(L, LOOP_RANGE, iv, m->M, lc_close(L));
@@ -224,43 +224,46 @@ static void few_rows_packed(LowerCx *L, const Mm *m, Buffer *out) {
          *ji = lc_tvar(L, "ji", nr), *kr = lc_tvar(L, "k", lc_int(L, KU)),
          *js = lc_tvar(L, "ji", nr), *z = lc_tvar(L, "u", ku), *jz = lc_tvar(L, "ji", nr);
   PrimExpr *width =
-      N % m->nr == 0 ? nr
-                     : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, V(L, jo), nr)), NULL);
+      N % m->nr == 0
+          ? nr
+          : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, lc_times(L, lc_var(L, jo), nr)), NULL);
   PrimExpr *ashape[2] = {ku, nr};
   lc_open(L); /* jo */
   lc_open(L); /* i */
   Buffer *acc = lc_alloc(L, "acc", m->acc, 2, ashape);
-  PrimExpr *zi[2] = {V(L, z), V(L, jz)};
+  PrimExpr *zi[2] = {lc_var(L, z), lc_var(L, jz)};
   for (int i = 0; i < 2; i++) lc_open(L);
   lc_store(L, acc, 2, zi, lc_lit(L, m->acc, 0));
   lc_for(L, LOOP_VECTORIZED, jz, nr, lc_close(L));
   lc_for(L, LOOP_UNROLLED, z, ku, lc_close(L));
   /* acc[u, ji] += A(i, k) * W[jo, k, ji] over k = ko * KU + u, then the rest */
-  PrimExpr *k = add(L, mul(L, V(L, ko), ku), V(L, u)), *ai[2] = {V(L, u), V(L, ji)};
+  PrimExpr *k = lc_plus(L, lc_times(L, lc_var(L, ko), ku), lc_var(L, u)),
+           *ai[2] = {lc_var(L, u), lc_var(L, ji)};
   for (int i = 0; i < 3; i++) lc_open(L);
-  PrimExpr *wi[3] = {V(L, jo), k, V(L, ji)};
-  PrimExpr *prod = mul(L, a_at(L, m, lc_int(L, 0), V(L, iv), k), lc_at(L, m->b, wi));
-  lc_store(L, acc, 2, ai, add(L, lc_load(L, acc, 2, ai), prod));
+  PrimExpr *wi[3] = {lc_var(L, jo), k, lc_var(L, ji)};
+  PrimExpr *prod = lc_times(L, a_at(L, m, lc_int(L, 0), lc_var(L, iv), k), lc_at(L, m->b, wi));
+  lc_store(L, acc, 2, ai, lc_plus(L, lc_load(L, acc, 2, ai), prod));
   lc_for(L, LOOP_VECTORIZED, ji, nr, lc_close(L));
   lc_for(L, LOOP_UNROLLED, u, ku, lc_close(L));
   lc_for(L, LOOP_RANGE, ko, lc_int(L, K / KU), lc_close(L));
-  PrimExpr *k2 = add(L, lc_int(L, K / KU * KU), V(L, kr));
+  PrimExpr *k2 = lc_plus(L, lc_int(L, K / KU * KU), lc_var(L, kr));
   TirVar *ji2 = lc_tvar(L, "ji", nr);
-  PrimExpr *a0b[2] = {lc_int(L, 0), V(L, ji2)}, *wi2[3] = {V(L, jo), k2, V(L, ji2)};
+  PrimExpr *a0b[2] = {lc_int(L, 0), lc_var(L, ji2)}, *wi2[3] = {lc_var(L, jo), k2, lc_var(L, ji2)};
   for (int i = 0; i < 2; i++) lc_open(L);
-  PrimExpr *prod2 = mul(L, a_at(L, m, lc_int(L, 0), V(L, iv), k2), lc_at(L, m->b, wi2));
-  lc_store(L, acc, 2, a0b, add(L, lc_load(L, acc, 2, a0b), prod2));
+  PrimExpr *prod2 = lc_times(L, a_at(L, m, lc_int(L, 0), lc_var(L, iv), k2), lc_at(L, m->b, wi2));
+  lc_store(L, acc, 2, a0b, lc_plus(L, lc_load(L, acc, 2, a0b), prod2));
   lc_for(L, LOOP_VECTORIZED, ji2, nr, lc_close(L));
   lc_for(L, LOOP_RANGE, kr, lc_int(L, K % KU), lc_close(L));
   /* out = (acc[0] + acc[1]) + (acc[2] + acc[3]) */
   lc_open(L);
   PrimExpr *s[KU];
   for (int q = 0; q < KU; q++) {
-    PrimExpr *qi[2] = {lc_int(L, q), V(L, js)};
+    PrimExpr *qi[2] = {lc_int(L, q), lc_var(L, js)};
     s[q] = lc_load(L, acc, 2, qi);
   }
-  store_out(L, m, out, lc_int(L, 0), V(L, iv), add(L, mul(L, V(L, jo), nr), V(L, js)),
-            add(L, add(L, s[0], s[1]), add(L, s[2], s[3])));
+  store_out(L, m, out, lc_int(L, 0), lc_var(L, iv),
+            lc_plus(L, lc_times(L, lc_var(L, jo), nr), lc_var(L, js)),
+            lc_plus(L, lc_plus(L, s[0], s[1]), lc_plus(L, s[2], s[3])));
   lc_for(L, LOOP_VECTORIZED, js, width, lc_close(L));
   lc_for(L, LOOP_RANGE, iv, m->M, lc_close(L));
   lc_for(L, LOOP_PARALLEL, jo, lc_int(L, nbc), lc_close(L));
@@ -284,12 +287,12 @@ static void pack_panel(LowerCx *L, const Mm *m, Buffer *wp, PrimExpr *b, PrimExp
                        PrimExpr *jo) {
   PrimExpr *nr = lc_int(L, m->nr);
   TirVar *k = lc_tvar(L, "k", m->K), *ji = lc_tvar(L, "ji", nr);
-  PrimExpr *j = add(L, mul(L, jo, nr), V(L, ji));
+  PrimExpr *j = lc_plus(L, lc_times(L, jo, nr), lc_var(L, ji));
   bool exact = lc_const(m->N) >= 0 && lc_const(m->N) % m->nr == 0;
   lc_open(L); /* k */
   lc_open(L); /* ji */
-  PrimExpr *idx[4] = {wb, jo, V(L, k), V(L, ji)};
-  lc_store(L, wp, 4, idx, lc_cast(L, m->acc, b_at(L, m, b, j, V(L, k))));
+  PrimExpr *idx[4] = {wb, jo, lc_var(L, k), lc_var(L, ji)};
+  lc_store(L, wp, 4, idx, lc_cast(L, m->acc, b_at(L, m, b, j, lc_var(L, k))));
   if (!exact) {
     Stmt *st = lc_close(L);
     lc_open(L);
@@ -312,7 +315,7 @@ typedef struct Tile {
  * results are not stored. */
 static PrimExpr *tile_row(LowerCx *L, const Tile *T, PrimExpr *ii) {
   PrimExpr *last = lc_bin(L, PB_SUB, T->m->M, lc_int(L, 1));
-  return lc_call(L, PI_MIN, add(L, T->i0, ii), last, NULL);
+  return lc_call(L, PI_MIN, lc_plus(L, T->i0, ii), last, NULL);
 }
 
 /* for ii, ji: acc[ii, ji] = 0; for k: acc += A * WP; for ii < M - i0, ji: out = acc */
@@ -321,37 +324,40 @@ static void tile_body(LowerCx *L, const Tile *T) {
   PrimExpr *nr = lc_int(L, m->nr), *rows = lc_int(L, T->rows);
   PrimExpr *wb = m->b_bcast || !m->batched ? lc_int(L, 0) : T->b;
   TirVar *ii = lc_tvar(L, "ii", rows), *ji = lc_tvar(L, "ji", nr), *k = lc_tvar(L, "k", m->K);
-  PrimExpr *aidx[2] = {V(L, ii), V(L, ji)};
+  PrimExpr *aidx[2] = {lc_var(L, ii), lc_var(L, ji)};
   lc_open(L);
   lc_open(L);
   lc_store(L, T->acc, 2, aidx, lc_lit(L, m->acc, 0));
   lc_for(L, LOOP_VECTORIZED, ji, nr, lc_close(L));
   lc_for(L, LOOP_UNROLLED, ii, rows, lc_close(L));
   TirVar *ii2 = lc_tvar(L, "ii", rows), *ji2 = lc_tvar(L, "ji", nr);
-  PrimExpr *a2[2] = {V(L, ii2), V(L, ji2)};
-  PrimExpr *wi[4] = {wb, T->jo, V(L, k), V(L, ji2)};
+  PrimExpr *a2[2] = {lc_var(L, ii2), lc_var(L, ji2)};
+  PrimExpr *wi[4] = {wb, T->jo, lc_var(L, k), lc_var(L, ji2)};
   lc_open(L);
   lc_open(L);
   lc_open(L);
-  PrimExpr *ak[2] = {V(L, k), V(L, ii2)};
-  PrimExpr *av = T->ablk ? lc_load(L, T->ablk, 2, ak)
-                         : lc_cast(L, m->acc, a_at(L, m, T->b, tile_row(L, T, V(L, ii2)), V(L, k)));
+  PrimExpr *ak[2] = {lc_var(L, k), lc_var(L, ii2)};
+  PrimExpr *av =
+      T->ablk ? lc_load(L, T->ablk, 2, ak)
+              : lc_cast(L, m->acc, a_at(L, m, T->b, tile_row(L, T, lc_var(L, ii2)), lc_var(L, k)));
   /* a prepacked weight is WP itself without the batch index */
-  PrimExpr *prod = mul(L, av, m->packed ? lc_load(L, T->wp, 3, wi + 1) : lc_load(L, T->wp, 4, wi));
-  lc_store(L, T->acc, 2, a2, add(L, lc_load(L, T->acc, 2, a2), prod));
+  PrimExpr *prod =
+      lc_times(L, av, m->packed ? lc_load(L, T->wp, 3, wi + 1) : lc_load(L, T->wp, 4, wi));
+  lc_store(L, T->acc, 2, a2, lc_plus(L, lc_load(L, T->acc, 2, a2), prod));
   lc_for(L, LOOP_VECTORIZED, ji2, nr, lc_close(L));
   lc_for(L, LOOP_UNROLLED, ii2, rows, lc_close(L));
   lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
   TirVar *ii3 = lc_tvar(L, "ii", rows), *ji3 = lc_tvar(L, "ji", nr);
-  PrimExpr *a3[2] = {V(L, ii3), V(L, ji3)};
-  PrimExpr *j = add(L, mul(L, T->jo, nr), V(L, ji3)), *i = add(L, T->i0, V(L, ii3));
+  PrimExpr *a3[2] = {lc_var(L, ii3), lc_var(L, ji3)};
+  PrimExpr *j = lc_plus(L, lc_times(L, T->jo, nr), lc_var(L, ji3)),
+           *i = lc_plus(L, T->i0, lc_var(L, ii3));
   lc_open(L);
   lc_open(L);
   lc_open(L);
   /* The last panel may be partial: a shorter loop, not a branch per lane. */
   bool exact = lc_const(m->N) >= 0 && lc_const(m->N) % m->nr == 0;
   PrimExpr *width =
-      exact ? nr : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, mul(L, T->jo, nr)), NULL);
+      exact ? nr : lc_call(L, PI_MIN, nr, lc_bin(L, PB_SUB, m->N, lc_times(L, T->jo, nr)), NULL);
   store_out(L, m, T->out, T->b, i, j, lc_load(L, T->acc, 2, a3));
   lc_for(L, LOOP_VECTORIZED, ji3, width, lc_close(L));
   lc_if(L, lc_bin(L, PB_LT, i, m->M), lc_close(L));
@@ -368,13 +374,29 @@ static void copy_block(LowerCx *L, Tile *T) {
   T->ablk = lc_alloc(L, "A", m->acc, 2, shape);
   if (!T->ablk) return;
   TirVar *k = lc_tvar(L, "k", m->K), *ii = lc_tvar(L, "ii", rows);
-  PrimExpr *idx[2] = {V(L, k), V(L, ii)};
+  PrimExpr *idx[2] = {lc_var(L, k), lc_var(L, ii)};
   lc_open(L);
   lc_open(L);
   lc_store(L, T->ablk, 2, idx,
-           lc_cast(L, m->acc, a_at(L, m, T->b, tile_row(L, T, V(L, ii)), V(L, k))));
+           lc_cast(L, m->acc, a_at(L, m, T->b, tile_row(L, T, lc_var(L, ii)), lc_var(L, k))));
   lc_for(L, LOOP_UNROLLED, ii, rows, lc_close(L));
   lc_for(L, LOOP_RANGE, k, m->K, lc_close(L));
+}
+
+/* The register tile of row block io and column panel jo of batch b, its
+ * accumulators allocated here. */
+static Tile tile_at(LowerCx *L, const Mm *m, Buffer *wp, Buffer *out, TirVar *b, TirVar *io,
+                    TirVar *jo) {
+  PrimExpr *mr = lc_int(L, MR), *tshape[2] = {mr, lc_int(L, m->nr)};
+  return (Tile){m,
+                wp,
+                out,
+                lc_alloc(L, "acc", m->acc, 2, tshape),
+                lc_var(L, b),
+                lc_times(L, lc_var(L, io), mr),
+                lc_var(L, jo),
+                MR,
+                NULL};
 }
 
 /* Panels in parallel: each task packs its column panel of B, then runs
@@ -382,17 +404,14 @@ static void copy_block(LowerCx *L, Tile *T) {
  * loop per product (packing included), all rows at the register tile's
  * speed; balanced when the panels divide among the threads. */
 static void by_panels(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr *nb) {
-  PrimExpr *mr = lc_int(L, MR), *nr = lc_int(L, m->nr);
-  PrimExpr *blocks = lc_bin(L, PB_DIV, add(L, m->M, lc_int(L, MR - 1)), mr);
+  PrimExpr *mr = lc_int(L, MR);
+  PrimExpr *blocks = lc_bin(L, PB_DIV, lc_plus(L, m->M, lc_int(L, MR - 1)), mr);
   TirVar *bv = lc_tvar(L, "b", m->B), *jo = lc_tvar(L, "jo", nb), *io = lc_tvar(L, "io", blocks);
-  PrimExpr *wb = m->b_bcast || !m->batched ? lc_int(L, 0) : V(L, bv);
+  PrimExpr *wb = m->b_bcast || !m->batched ? lc_int(L, 0) : lc_var(L, bv);
   lc_open(L); /* batch */
   lc_open(L); /* jo */
-  if (!m->packed) pack_panel(L, m, wp, V(L, bv), wb, V(L, jo));
-  PrimExpr *tshape[2] = {mr, nr};
-  Tile T = {
-      m,        wp, out, lc_alloc(L, "acc", m->acc, 2, tshape), V(L, bv), mul(L, V(L, io), mr),
-      V(L, jo), MR, NULL};
+  if (!m->packed) pack_panel(L, m, wp, lc_var(L, bv), wb, lc_var(L, jo));
+  Tile T = tile_at(L, m, wp, out, bv, io, jo);
   lc_open(L);
   tile_body(L, &T);
   lc_for(L, LOOP_RANGE, io, blocks, lc_close(L));
@@ -408,19 +427,16 @@ static void by_rows(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr *
   if (!m->packed) {
     lc_open(L); /* b */
     lc_open(L); /* jo */
-    pack_panel(L, m, wp, V(L, pb), V(L, pb), V(L, pj));
+    pack_panel(L, m, wp, lc_var(L, pb), lc_var(L, pb), lc_var(L, pj));
     lc_for(L, LOOP_PARALLEL, pj, nb, lc_close(L));
     lc_for(L, LOOP_RANGE, pb, bw, lc_close(L));
   }
-  PrimExpr *mr = lc_int(L, MR), *nr = lc_int(L, m->nr);
-  PrimExpr *blocks = lc_bin(L, PB_DIV, add(L, m->M, lc_int(L, MR - 1)), mr);
+  PrimExpr *mr = lc_int(L, MR);
+  PrimExpr *blocks = lc_bin(L, PB_DIV, lc_plus(L, m->M, lc_int(L, MR - 1)), mr);
   TirVar *bv = lc_tvar(L, "b", m->B), *io = lc_tvar(L, "io", blocks), *jo = lc_tvar(L, "jo", nb);
   lc_open(L); /* batch */
   lc_open(L); /* io */
-  PrimExpr *tshape[2] = {mr, nr};
-  Tile T = {
-      m,        wp, out, lc_alloc(L, "acc", m->acc, 2, tshape), V(L, bv), mul(L, V(L, io), mr),
-      V(L, jo), MR, NULL};
+  Tile T = tile_at(L, m, wp, out, bv, io, jo);
   int64_t kc = lc_const(m->K), blk = kc * MR * dtype_bytes(m->acc);
   if (lc_const(m->M) < 0 && kc >= 0 && blk <= ABLK_MAX_BYTES) copy_block(L, &T);
   lc_open(L);
@@ -437,7 +453,7 @@ static void by_rows(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr *
  * of A first when their count is known only at run time). */
 static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
   int NR = m->nr;
-  PrimExpr *nb = lc_bin(L, PB_DIV, add(L, m->N, lc_int(L, NR - 1)), lc_int(L, NR));
+  PrimExpr *nb = lc_bin(L, PB_DIV, lc_plus(L, m->N, lc_int(L, NR - 1)), lc_int(L, NR));
   if (lc_const(m->N) >= 0) nb = lc_int(L, (lc_const(m->N) + NR - 1) / NR);
   Buffer *wp = m->packed ? m->b->buf : alloc_wp(L, m, nb);
   if (!wp) {
@@ -785,7 +801,7 @@ LTensor *compute_fast_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
 static PrimExpr *at_prelu(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *x = lc_at(L, t->in[0], idx), *j = idx[t->aux[0]];
   PrimExpr *pos = lc_bin(L, PB_GT, x, lc_lit(L, x->dtype, 0));
-  return lc_call(L, PI_SELECT, pos, x, mul(L, x, lc_at(L, t->in[1], &j)));
+  return lc_call(L, PI_SELECT, pos, x, lc_times(L, x, lc_at(L, t->in[1], &j)));
 }
 
 LTensor *compute_prelu(LowerCx *L, const Expr *call, LTensor **in, int nin) {

@@ -25,22 +25,19 @@
 #include "ops/families.h"
 #include "ops/nn_int.h"
 
-static PrimExpr *I(LowerCx *L, int64_t v) { return lc_int(L, v); }
-static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
-static PrimExpr *sub(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_SUB, a, b); }
-static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
 static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
   return lc_call(L, PI_SELECT, c, a, b);
 }
 
 /* a + v for a literal v of any sign. */
 static PrimExpr *plus(LowerCx *L, PrimExpr *a, int64_t v) {
-  return v >= 0 ? add(L, a, I(L, v)) : sub(L, a, I(L, -v));
+  return v >= 0 ? lc_plus(L, a, lc_int(L, v)) : lc_minus(L, a, lc_int(L, -v));
 }
 
 /* max(0, min(e, n - 1)) */
 static PrimExpr *clamp(LowerCx *L, PrimExpr *e, PrimExpr *n) {
-  return lc_call(L, PI_MAX, I(L, 0), lc_call(L, PI_MIN, e, sub(L, n, I(L, 1)), NULL), NULL);
+  return lc_call(L, PI_MAX, lc_int(L, 0), lc_call(L, PI_MIN, e, lc_minus(L, n, lc_int(L, 1)), NULL),
+                 NULL);
 }
 
 /* The result type's shape: literals, or size variables of an operand. */
@@ -48,7 +45,7 @@ static bool result_shape(LowerCx *L, const Expr *call, LTensor **in, int nin, Pr
   const Type *ty = lc_result_type(call);
   for (int d = 0; d < ty->u.tensor.ndim; d++) {
     Dim dm = ty->u.tensor.dims[d];
-    shape[d] = dm.kind == DIM_CONST ? I(L, dm.value) : NULL;
+    shape[d] = dm.kind == DIM_CONST ? lc_int(L, dm.value) : NULL;
     for (int i = 0; dm.kind == DIM_VAR && i < nin; i++)
       for (int j = 0; j < in[i]->ndim; j++)
         if (in[i]->shape[j]->kind == PE_VAR && strcmp(in[i]->shape[j]->u.var->name, dm.name) == 0)
@@ -98,12 +95,14 @@ enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT, PAD_SYMMETRIC };
 
 /* The input index along one axis for output index o (p = o - before). */
 static PrimExpr *pad_index(LowerCx *L, int mode, PrimExpr *o, int64_t before, PrimExpr *n) {
-  PrimExpr *p = plus(L, o, -before), *last = sub(L, n, I(L, 1));
-  PrimExpr *neg = lc_bin(L, PB_LT, p, I(L, 0)), *past = lc_bin(L, PB_GT, p, last);
+  PrimExpr *p = plus(L, o, -before), *last = lc_minus(L, n, lc_int(L, 1));
+  PrimExpr *neg = lc_bin(L, PB_LT, p, lc_int(L, 0)), *past = lc_bin(L, PB_GT, p, last);
   if (mode == PAD_REFLECT) /* -p, 2 (n - 1) - p */
-    p = sel(L, neg, sub(L, I(L, 0), p), sel(L, past, sub(L, add(L, last, last), p), p));
+    p = sel(L, neg, lc_minus(L, lc_int(L, 0), p),
+            sel(L, past, lc_minus(L, lc_plus(L, last, last), p), p));
   else if (mode == PAD_SYMMETRIC) /* -p - 1, 2 n - 1 - p */
-    p = sel(L, neg, sub(L, I(L, -1 + 0), p), sel(L, past, sub(L, add(L, last, n), p), p));
+    p = sel(L, neg, lc_minus(L, lc_int(L, -1 + 0), p),
+            sel(L, past, lc_minus(L, lc_plus(L, last, n), p), p));
   return clamp(L, p, n);
 }
 
@@ -123,7 +122,7 @@ static PrimExpr *at_pad(LowerCx *L, const LTensor *t, PrimExpr **idx) {
     if (t->aux[0] != PAD_CONSTANT) continue;
     PrimExpr *p = plus(L, idx[i], -pw[i][0]);
     PrimExpr *in_i =
-        lc_bin(L, PB_AND, lc_bin(L, PB_GE, p, I(L, 0)), lc_bin(L, PB_LT, p, x->shape[i]));
+        lc_bin(L, PB_AND, lc_bin(L, PB_GE, p, lc_int(L, 0)), lc_bin(L, PB_LT, p, x->shape[i]));
     inside = inside ? lc_bin(L, PB_AND, inside, in_i) : in_i;
   }
   PrimExpr *v = lc_at(L, x, sub_idx);
@@ -170,9 +169,10 @@ static PrimExpr *f32(LowerCx *L, PrimExpr *e) { return lc_cast(L, DT_FLOAT32, e)
 
 /* nearbyint in float32 (ties to even), from floor. */
 static PrimExpr *round_even(LowerCx *L, PrimExpr *v) {
-  PrimExpr *r = lc_call(L, PI_FLOOR, v, NULL, NULL), *d = sub(L, v, r);
-  PrimExpr *r1 = add(L, r, F(L, 1));
-  PrimExpr *half = mul(L, lc_call(L, PI_FLOOR, mul(L, r, F(L, 0.5)), NULL, NULL), F(L, 2));
+  PrimExpr *r = lc_call(L, PI_FLOOR, v, NULL, NULL), *d = lc_minus(L, v, r);
+  PrimExpr *r1 = lc_plus(L, r, F(L, 1));
+  PrimExpr *half =
+      lc_times(L, lc_call(L, PI_FLOOR, lc_times(L, r, F(L, 0.5)), NULL, NULL), F(L, 2));
   PrimExpr *tie = sel(L, lc_bin(L, PB_EQ, half, r), r, r1);
   return sel(L, lc_bin(L, PB_GT, d, F(L, 0.5)), r1, sel(L, lc_bin(L, PB_LT, d, F(L, 0.5)), r, tie));
 }
@@ -183,19 +183,21 @@ static PrimExpr *src_coord(LowerCx *L, int ct, PrimExpr *o, int64_t n, int64_t m
   float scale = (float)n / (float)m;
   if (ct == CT_ALIGN) {
     if (m == 1) return F(L, 0);
-    return mul(L, F(L, (float)(n - 1) / (float)(m - 1)), f32(L, o));
+    return lc_times(L, F(L, (float)(n - 1) / (float)(m - 1)), f32(L, o));
   }
-  if (ct == CT_HALF) return sub(L, mul(L, add(L, f32(L, o), F(L, 0.5)), F(L, scale)), F(L, 0.5));
-  return mul(L, F(L, scale), f32(L, o));
+  if (ct == CT_HALF)
+    return lc_minus(L, lc_times(L, lc_plus(L, f32(L, o), F(L, 0.5)), F(L, scale)), F(L, 0.5));
+  return lc_times(L, F(L, scale), f32(L, o));
 }
 
 /* The nearest source index, clamped. */
 static PrimExpr *nearest(LowerCx *L, int ct, PrimExpr *o, int64_t n, int64_t m) {
   if (ct == CT_ASYMMETRIC && m % n == 0 && (double)(m / n) <= 1 / (1e-5 * (double)n + 1e-5))
-    return clamp(L, lc_bin(L, PB_DIV, o, I(L, m / n)), I(L, n));
+    return clamp(L, lc_bin(L, PB_DIV, o, lc_int(L, m / n)), lc_int(L, n));
   PrimExpr *v = src_coord(L, ct, o, n, m);
-  v = ct == CT_ALIGN ? round_even(L, v) : lc_call(L, PI_FLOOR, add(L, v, F(L, 1e-5)), NULL, NULL);
-  return clamp(L, lc_cast(L, DT_INT64, v), I(L, n));
+  v = ct == CT_ALIGN ? round_even(L, v)
+                     : lc_call(L, PI_FLOOR, lc_plus(L, v, F(L, 1e-5)), NULL, NULL);
+  return clamp(L, lc_cast(L, DT_INT64, v), lc_int(L, n));
 }
 
 typedef struct Up {
@@ -244,7 +246,7 @@ static PrimExpr *up_pixel(LowerCx *L, const LTensor *x, const Up *u, PrimExpr **
 
 /* A * (1 - t) + B * t in float32. */
 static PrimExpr *lerp(LowerCx *L, PrimExpr *a, PrimExpr *b, PrimExpr *t) {
-  return add(L, mul(L, a, sub(L, F(L, 1), t)), mul(L, b, t));
+  return lc_plus(L, lc_times(L, a, lc_minus(L, F(L, 1), t)), lc_times(L, b, t));
 }
 
 /* Linear interpolation over the spatial dims from `dim` on (the last one,
@@ -255,7 +257,7 @@ static PrimExpr *lerp_dims(LowerCx *L, const LTensor *x, const Up *u, PrimExpr *
   if (dim == u->S) return up_pixel(L, x, u, idx, cur);
   cur[dim] = lo[dim];
   PrimExpr *a = lerp_dims(L, x, u, idx, lo, frac, dim + 1, cur);
-  cur[dim] = add(L, lo[dim], I(L, 1));
+  cur[dim] = lc_plus(L, lo[dim], lc_int(L, 1));
   PrimExpr *b = lerp_dims(L, x, u, idx, lo, frac, dim + 1, cur);
   return lerp(L, a, b, frac[dim]);
 }
@@ -275,7 +277,7 @@ static PrimExpr *at_up(LowerCx *L, const LTensor *t, PrimExpr **idx) {
       continue;
     }
     PrimExpr *v = src_coord(L, u.ct, idx[p], n, m), *fl = lc_call(L, PI_FLOOR, v, NULL, NULL);
-    src[i] = lc_cast(L, DT_INT64, fl), frac[i] = sub(L, v, fl);
+    src[i] = lc_cast(L, DT_INT64, fl), frac[i] = lc_minus(L, v, fl);
   }
   PrimExpr *r = u.method == UP_NEAREST ? up_pixel(L, x, &u, idx, src)
                                        : lerp_dims(L, x, &u, idx, src, frac, 0, cur);
@@ -313,18 +315,18 @@ static PrimExpr *at_subpixel(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   const LTensor *x = t->in[0];
   int64_t bs = t->aux[0];
   int pc = (int)t->aux[3], ph = (int)t->aux[4], pw = (int)t->aux[5];
-  PrimExpr *ix[4], *b = I(L, bs), *c = idx[pc], *y = idx[ph], *xx = idx[pw];
+  PrimExpr *ix[4], *b = lc_int(L, bs), *c = idx[pc], *y = idx[ph], *xx = idx[pw];
   for (int d = 0; d < 4; d++) ix[d] = idx[d];
   if (t->aux[1]) { /* depth_to_space: output (c, y, x) reads channel ... at (y / bs, x / bs) */
-    PrimExpr *off = add(L, mul(L, b, lc_bin(L, PB_MOD, y, b)), lc_bin(L, PB_MOD, xx, b));
-    ix[pc] =
-        t->aux[2] ? add(L, mul(L, c, I(L, bs * bs)), off) : add(L, mul(L, t->shape[pc], off), c);
+    PrimExpr *off = lc_plus(L, lc_times(L, b, lc_bin(L, PB_MOD, y, b)), lc_bin(L, PB_MOD, xx, b));
+    ix[pc] = t->aux[2] ? lc_plus(L, lc_times(L, c, lc_int(L, bs * bs)), off)
+                       : lc_plus(L, lc_times(L, t->shape[pc], off), c);
     ix[ph] = lc_bin(L, PB_DIV, y, b), ix[pw] = lc_bin(L, PB_DIV, xx, b);
   } else { /* space_to_depth: output channel c = off * C + ci */
     PrimExpr *C = x->shape[pc], *off = lc_bin(L, PB_DIV, c, C);
     ix[pc] = lc_bin(L, PB_MOD, c, C);
-    ix[ph] = add(L, lc_bin(L, PB_DIV, off, b), mul(L, y, b));
-    ix[pw] = add(L, lc_bin(L, PB_MOD, off, b), mul(L, xx, b));
+    ix[ph] = lc_plus(L, lc_bin(L, PB_DIV, off, b), lc_times(L, y, b));
+    ix[pw] = lc_plus(L, lc_bin(L, PB_MOD, off, b), lc_times(L, xx, b));
   }
   return lc_at(L, x, ix);
 }
@@ -376,11 +378,13 @@ static PrimExpr *at_space_to_batch(LowerCx *L, const LTensor *t, PrimExpr **idx)
   for (int d = 0; d < x->ndim; d++) ix[d] = idx[d];
   ix[0] = lc_bin(L, PB_MOD, idx[0], N);
   for (int k = b.m; k-- > 0;) { /* the last block dim varies fastest */
-    PrimExpr *j = lc_bin(L, PB_MOD, lc_bin(L, PB_DIV, off, I(L, inner)), I(L, b.block[k]));
+    PrimExpr *j =
+        lc_bin(L, PB_MOD, lc_bin(L, PB_DIV, off, lc_int(L, inner)), lc_int(L, b.block[k]));
     inner *= b.block[k];
-    PrimExpr *p = plus(L, add(L, mul(L, idx[1 + k], I(L, b.block[k])), j), -b.pairs[k][0]);
+    PrimExpr *p =
+        plus(L, lc_plus(L, lc_times(L, idx[1 + k], lc_int(L, b.block[k])), j), -b.pairs[k][0]);
     PrimExpr *ok =
-        lc_bin(L, PB_AND, lc_bin(L, PB_GE, p, I(L, 0)), lc_bin(L, PB_LT, p, x->shape[1 + k]));
+        lc_bin(L, PB_AND, lc_bin(L, PB_GE, p, lc_int(L, 0)), lc_bin(L, PB_LT, p, x->shape[1 + k]));
     inside = inside ? lc_bin(L, PB_AND, inside, ok) : ok;
     ix[1 + k] = clamp(L, p, x->shape[1 + k]);
   }
@@ -396,14 +400,14 @@ static PrimExpr *at_batch_to_space(LowerCx *L, const LTensor *t, PrimExpr **idx)
   RelCtx cx;
   Blocks b;
   read_blocks(ctx_of(L, t, &cx), t->call, "crops", &b);
-  PrimExpr *ix[TENSOR_MAX_RANK], *off = I(L, 0);
+  PrimExpr *ix[TENSOR_MAX_RANK], *off = lc_int(L, 0);
   for (int d = 0; d < x->ndim; d++) ix[d] = idx[d];
   for (int k = 0; k < b.m; k++) {
-    PrimExpr *y = plus(L, idx[1 + k], b.pairs[k][0]), *B = I(L, b.block[k]);
-    off = add(L, mul(L, off, B), lc_bin(L, PB_MOD, y, B));
+    PrimExpr *y = plus(L, idx[1 + k], b.pairs[k][0]), *B = lc_int(L, b.block[k]);
+    off = lc_plus(L, lc_times(L, off, B), lc_bin(L, PB_MOD, y, B));
     ix[1 + k] = lc_bin(L, PB_DIV, y, B);
   }
-  ix[0] = add(L, mul(L, off, t->shape[0]), idx[0]);
+  ix[0] = lc_plus(L, lc_times(L, off, t->shape[0]), idx[0]);
   return lc_at(L, x, ix);
 }
 
@@ -438,8 +442,8 @@ static PrimExpr *at_dilate(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   for (int d = 0; d < x->ndim; d++) {
     ix[d] = idx[d];
     if (d >= n || s[d] == 1) continue;
-    PrimExpr *S = I(L, s[d]);
-    PrimExpr *hit = lc_bin(L, PB_EQ, lc_bin(L, PB_MOD, idx[d], S), I(L, 0));
+    PrimExpr *S = lc_int(L, s[d]);
+    PrimExpr *hit = lc_bin(L, PB_EQ, lc_bin(L, PB_MOD, idx[d], S), lc_int(L, 0));
     on = on ? lc_bin(L, PB_AND, on, hit) : hit;
     ix[d] = lc_bin(L, PB_DIV, idx[d], S);
   }

@@ -19,7 +19,6 @@
 
 static PrimExpr *f64(LowerCx *L, PrimExpr *e) { return lc_cast(L, DT_FLOAT64, e); }
 static PrimExpr *lit(LowerCx *L, double v) { return lc_lit(L, DT_FLOAT64, v); }
-static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
 
 /* A float64 accumulator of n slots, all zero. */
 static Buffer *zeros(LowerCx *L, int n) {
@@ -39,7 +38,7 @@ static PrimExpr *slot(LowerCx *L, Buffer *b, int i) {
 
 static void slot_add(LowerCx *L, Buffer *b, int i, PrimExpr *v) {
   PrimExpr *k = lc_int(L, i);
-  lc_store(L, b, 1, &k, add(L, slot(L, b, i), v));
+  lc_store(L, b, 1, &k, lc_plus(L, slot(L, b, i), v));
 }
 
 static bool float_ok(DType dt) { return dtype_is_float(dt) && lc_dtype_ok(dt); }

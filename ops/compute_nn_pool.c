@@ -16,8 +16,6 @@
 #include "ops/families.h"
 #include "ops/nn_int.h"
 
-static PrimExpr *I(LowerCx *L, int64_t v) { return lc_int(L, v); }
-static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
 static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
   return lc_call(L, PI_SELECT, c, a, b);
 }
@@ -47,17 +45,17 @@ typedef struct PoolRule {
  * input; padded: inside the padded input). */
 static void tap(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr **ix, PrimExpr *valid,
                 PrimExpr *padded) {
-  PrimExpr *i0 = I(L, 0), *i1 = I(L, 1);
+  PrimExpr *i0 = lc_int(L, 0), *i1 = lc_int(L, 1);
   PrimExpr *val = lc_load(L, p->acc, 1, &i0), *v = lc_load(L, p->acc, 1, &i1);
   PrimExpr *n0 = lc_load(L, p->cnt, 1, &i0), *n1 = lc_load(L, p->cnt, 1, &i1);
   lc_open(L);
   lc_store(L, p->acc, 1, &i1, lc_cast(L, p->at, lc_at(L, x, ix)));
-  lc_store(L, p->acc, 1, &i0, p->is_max ? lc_extreme(L, val, v, true) : add(L, val, v));
-  lc_store(L, p->cnt, 1, &i0, add(L, n0, lc_lit(L, DT_INT64, 1)));
+  lc_store(L, p->acc, 1, &i0, p->is_max ? lc_extreme(L, val, v, true) : lc_plus(L, val, v));
+  lc_store(L, p->cnt, 1, &i0, lc_plus(L, n0, lc_lit(L, DT_INT64, 1)));
   lc_if(L, valid, lc_close(L));
   if (!p->include_pad) return;
   lc_open(L);
-  lc_store(L, p->cnt, 1, &i1, add(L, n1, lc_lit(L, DT_INT64, 1)));
+  lc_store(L, p->cnt, 1, &i1, lc_plus(L, n1, lc_lit(L, DT_INT64, 1)));
   lc_if(L, padded, lc_close(L));
 }
 
@@ -71,13 +69,13 @@ static void open_taps(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr 
   for (int i = 0; i < p->S; i++) {
     int a = p->pos[i];
     PrimExpr *n = x->shape[a];
-    t[i] = lc_tvar(L, "t", I(L, p->w.k[i]));
-    PrimExpr *q = add(L, lc_bin(L, PB_MUL, idx[a], I(L, p->w.stride[i])),
-                      lc_bin(L, PB_MUL, lc_var(L, t[i]), I(L, p->w.dil[i])));
-    q = lc_bin(L, PB_SUB, q, I(L, p->w.lo[i]));
-    *valid =
-        and_(L, *valid, lc_bin(L, PB_AND, lc_bin(L, PB_GE, q, I(L, 0)), lc_bin(L, PB_LT, q, n)));
-    *padded = and_(L, *padded, lc_bin(L, PB_LT, q, add(L, n, I(L, p->w.hi[i]))));
+    t[i] = lc_tvar(L, "t", lc_int(L, p->w.k[i]));
+    PrimExpr *q = lc_plus(L, lc_bin(L, PB_MUL, idx[a], lc_int(L, p->w.stride[i])),
+                          lc_bin(L, PB_MUL, lc_var(L, t[i]), lc_int(L, p->w.dil[i])));
+    q = lc_bin(L, PB_SUB, q, lc_int(L, p->w.lo[i]));
+    *valid = and_(L, *valid,
+                  lc_bin(L, PB_AND, lc_bin(L, PB_GE, q, lc_int(L, 0)), lc_bin(L, PB_LT, q, n)));
+    *padded = and_(L, *padded, lc_bin(L, PB_LT, q, lc_plus(L, n, lc_int(L, p->w.hi[i]))));
     ix[a] = q;
     lc_open(L);
   }
@@ -103,7 +101,7 @@ static PrimExpr *pool_result(LowerCx *L, const LTensor *x, const PoolRule *p, Pr
 /* One output element at idx: init, a loop per pooled dim over its taps,
  * then the result (max, lowest for an empty window, or the average). */
 static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx) {
-  PrimExpr *two = I(L, 2), *i0 = I(L, 0), *i1 = I(L, 1);
+  PrimExpr *two = lc_int(L, 2), *i0 = lc_int(L, 0), *i1 = lc_int(L, 1);
   p->acc = lc_alloc(L, "acc", p->at, 1, &two), p->cnt = lc_alloc(L, "cnt", DT_INT64, 1, &two);
   PrimExpr *init = p->is_max
                        ? (dtype_is_float(p->at) ? lc_lit(L, p->at, -INFINITY) : lowest(L, p->at))
@@ -115,7 +113,7 @@ static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out,
   TirVar *t[NN_MAX_SPATIAL];
   open_taps(L, x, p, idx, ix, t, &valid, &padded);
   tap(L, x, p, ix, valid, padded);
-  for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], I(L, p->w.k[i]), lc_close(L));
+  for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], lc_int(L, p->w.k[i]), lc_close(L));
   PrimExpr *val = lc_load(L, p->acc, 1, &i0), *n0 = lc_load(L, p->cnt, 1, &i0);
   PrimExpr *n1 = lc_load(L, p->cnt, 1, &i1);
   lc_store(L, out, x->ndim, idx, pool_result(L, x, p, val, n0, n1));
@@ -129,7 +127,7 @@ static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out,
 static void pool_lanes(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx,
                        TirVar *lane) {
   int n = x->ndim;
-  PrimExpr *len = x->shape[n - 1], *two = I(L, 2), *i0 = I(L, 0), *i1 = I(L, 1);
+  PrimExpr *len = x->shape[n - 1], *two = lc_int(L, 2), *i0 = lc_int(L, 0), *i1 = lc_int(L, 1);
   Buffer *acc = lc_alloc(L, "acc", p->at, 1, &len);
   p->cnt = lc_alloc(L, "cnt", DT_INT64, 1, &two);
   PrimExpr *li = lc_var(L, lane), *a = lc_load(L, acc, 1, &li);
@@ -152,17 +150,17 @@ static void pool_lanes(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, P
   PrimExpr *cur = lc_load(L, acc, 1, &l2i);
   lc_open(L); /* if valid */
   lc_open(L);
-  lc_store(L, acc, 1, &l2i, p->is_max ? lc_extreme(L, cur, v, true) : add(L, cur, v));
+  lc_store(L, acc, 1, &l2i, p->is_max ? lc_extreme(L, cur, v, true) : lc_plus(L, cur, v));
   lc_for(L, LOOP_VECTORIZED, l2, len, lc_close(L));
   PrimExpr *n0 = lc_load(L, p->cnt, 1, &i0), *n1 = lc_load(L, p->cnt, 1, &i1);
-  lc_store(L, p->cnt, 1, &i0, add(L, n0, lc_lit(L, DT_INT64, 1)));
+  lc_store(L, p->cnt, 1, &i0, lc_plus(L, n0, lc_lit(L, DT_INT64, 1)));
   lc_if(L, valid, lc_close(L));
   if (p->include_pad) {
     lc_open(L);
-    lc_store(L, p->cnt, 1, &i1, add(L, n1, lc_lit(L, DT_INT64, 1)));
+    lc_store(L, p->cnt, 1, &i1, lc_plus(L, n1, lc_lit(L, DT_INT64, 1)));
     lc_if(L, padded, lc_close(L));
   }
-  for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], I(L, p->w.k[i]), lc_close(L));
+  for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], lc_int(L, p->w.k[i]), lc_close(L));
   PrimExpr *r = pool_result(L, x, p, a, n0, n1);
   PrimExpr *oi[TENSOR_MAX_RANK];
   for (int d = 0; d < n - 1; d++) oi[d] = idx[d];
@@ -195,7 +193,7 @@ static LTensor *pool_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, i
   for (int d = 0; d < n; d++) {
     Dim dm = ty->u.tensor.dims[d];
     if (dm.kind != DIM_CONST && dm.kind != DIM_VAR) return lc_fail(L, "%s: a `?` dim", cx.op_name);
-    shape[d] = dm.kind == DIM_CONST ? I(L, dm.value) : x->shape[d];
+    shape[d] = dm.kind == DIM_CONST ? lc_int(L, dm.value) : x->shape[d];
   }
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, shape);
   if (!out) return NULL;
@@ -250,7 +248,7 @@ static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin,
   if (!x) return NULL;
   int n = x->ndim;
   PrimExpr *oshape[TENSOR_MAX_RANK];
-  for (int d = 0; d < n; d++) oshape[d] = d == pos[0] || d == pos[1] ? I(L, 1) : x->shape[d];
+  for (int d = 0; d < n; d++) oshape[d] = d == pos[0] || d == pos[1] ? lc_int(L, 1) : x->shape[d];
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
   if (!out) return NULL;
   DType at = is_max ? x->dtype : dtype_is_float(x->dtype) ? DT_FLOAT64 : DT_INT64;
@@ -260,7 +258,7 @@ static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin,
   int outer = 0;
   for (int d = 0; d < n; d++)
     if (d != pos[0] && d != pos[1]) lc_open(L), outer++;
-  PrimExpr *two = I(L, 2), *i0 = I(L, 0), *i1 = I(L, 1);
+  PrimExpr *two = lc_int(L, 2), *i0 = lc_int(L, 0), *i1 = lc_int(L, 1);
   Buffer *acc = lc_alloc(L, "acc", at, 1, &two); /* [value, any] */
   PrimExpr *val = lc_load(L, acc, 1, &i0);
   lc_store(
@@ -270,12 +268,12 @@ static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin,
   PrimExpr *idx[TENSOR_MAX_RANK], *oidx[TENSOR_MAX_RANK];
   for (int d = 0; d < n; d++) {
     idx[d] = lc_var(L, v[d]);
-    oidx[d] = d == pos[0] || d == pos[1] ? I(L, 0) : idx[d];
+    oidx[d] = d == pos[0] || d == pos[1] ? lc_int(L, 0) : idx[d];
   }
   lc_open(L);
   lc_open(L);
   PrimExpr *xv = lc_cast(L, at, lc_at(L, x, idx));
-  lc_store(L, acc, 1, &i0, is_max ? lc_extreme(L, val, xv, true) : add(L, val, xv));
+  lc_store(L, acc, 1, &i0, is_max ? lc_extreme(L, val, xv, true) : lc_plus(L, val, xv));
   lc_store(L, acc, 1, &i1, lc_lit(L, at, 1));
   lc_for(L, LOOP_RANGE, v[pos[1]], x->shape[pos[1]], lc_close(L));
   lc_for(L, LOOP_RANGE, v[pos[0]], x->shape[pos[0]], lc_close(L));
@@ -305,8 +303,8 @@ LTensor *compute_global_avg_pool2d(LowerCx *L, const Expr *call, LTensor **in, i
 static void adaptive_window(LowerCx *L, PrimExpr *o, PrimExpr *n, PrimExpr *m, PrimExpr **start,
                             PrimExpr **len) {
   *start = lc_bin(L, PB_DIV, lc_bin(L, PB_MUL, o, n), m);
-  PrimExpr *end = lc_bin(L, PB_MUL, add(L, o, I(L, 1)), n);
-  end = lc_bin(L, PB_DIV, add(L, end, lc_bin(L, PB_SUB, m, I(L, 1))), m);
+  PrimExpr *end = lc_bin(L, PB_MUL, lc_plus(L, o, lc_int(L, 1)), n);
+  end = lc_bin(L, PB_DIV, lc_plus(L, end, lc_bin(L, PB_SUB, m, lc_int(L, 1))), m);
   *len = lc_bin(L, PB_SUB, end, *start);
 }
 
@@ -326,7 +324,7 @@ static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int ni
     bool pooled = d == pos[0] || d == pos[1];
     if (pooled && dm.kind != DIM_CONST)
       return lc_fail(L, "%s: a computed output size", call->u.call.fn->u.op.name);
-    oshape[d] = pooled ? I(L, dm.value) : x->shape[d];
+    oshape[d] = pooled ? lc_int(L, dm.value) : x->shape[d];
   }
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
   if (!out) return NULL;
@@ -334,7 +332,7 @@ static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int ni
   TirVar *v[TENSOR_MAX_RANK], *t[2];
   for (int d = 0; d < n; d++) v[d] = lc_tvar(L, "i", oshape[d]), idx[d] = ix[d] = lc_var(L, v[d]);
   for (int d = 0; d < n; d++) lc_open(L);
-  PrimExpr *two = I(L, 2), *i0 = I(L, 0), *i1 = I(L, 1), *start[2], *len[2];
+  PrimExpr *two = lc_int(L, 2), *i0 = lc_int(L, 0), *i1 = lc_int(L, 1), *start[2], *len[2];
   Buffer *acc = lc_alloc(L, "acc", at, 1, &two); /* [value, any] */
   PrimExpr *val = lc_load(L, acc, 1, &i0);
   lc_store(
@@ -345,15 +343,15 @@ static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int ni
     int a = pos[k];
     adaptive_window(L, idx[a], x->shape[a], oshape[a], &start[k], &len[k]);
     t[k] = lc_tvar(L, "t", len[k]);
-    ix[a] = add(L, start[k], lc_var(L, t[k]));
+    ix[a] = lc_plus(L, start[k], lc_var(L, t[k]));
     lc_open(L);
   }
   PrimExpr *xv = lc_cast(L, at, lc_at(L, x, ix));
-  lc_store(L, acc, 1, &i0, is_max ? lc_extreme(L, val, xv, true) : add(L, val, xv));
+  lc_store(L, acc, 1, &i0, is_max ? lc_extreme(L, val, xv, true) : lc_plus(L, val, xv));
   lc_store(L, acc, 1, &i1, lc_lit(L, at, 1));
   for (int k = 2; k-- > 0;) lc_for(L, LOOP_RANGE, t[k], len[k], lc_close(L));
   PrimExpr *any = lc_bin(L, PB_NE, lc_load(L, acc, 1, &i1), lc_lit(L, at, 0));
-  PrimExpr *cnt = lc_cast(L, at, lc_call(L, PI_MAX, lc_mul(L, len[0], len[1]), I(L, 1), NULL));
+  PrimExpr *cnt = lc_cast(L, at, lc_call(L, PI_MAX, lc_mul(L, len[0], len[1]), lc_int(L, 1), NULL));
   PrimExpr *r = is_max ? sel(L, any, val, lowest(L, x->dtype))
                        : sel(L, any, lc_bin(L, PB_DIV, val, cnt), lc_lit(L, at, 0));
   lc_store(L, out, n, idx, lc_cast(L, x->dtype, r));

@@ -35,9 +35,6 @@ typedef struct Roi {
 } Roi;
 
 static PrimExpr *lit(LowerCx *L, const Roi *k, double v) { return lc_lit(L, k->rt, v); }
-static PrimExpr *add(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_ADD, a, b); }
-static PrimExpr *sub(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_SUB, a, b); }
-static PrimExpr *mul(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_MUL, a, b); }
 static PrimExpr *dvd(LowerCx *L, PrimExpr *a, PrimExpr *b) { return lc_bin(L, PB_DIV, a, b); }
 static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
   return lc_call(L, PI_SELECT, c, a, b);
@@ -66,9 +63,10 @@ static PrimExpr *grid_of(LowerCx *L, const Roi *k, PrimExpr *size, int64_t poole
 /* The kernel's roi_of. */
 static void roi_of(LowerCx *L, Roi *k) {
   PrimExpr *sc = lit(L, k, k->scale); /* (REAL)scale: lc_lit rounds to float32 */
-  PrimExpr *sw = mul(L, roi_col(L, k, 1), sc), *sh = mul(L, roi_col(L, k, 2), sc);
-  PrimExpr *ew = mul(L, roi_col(L, k, 3), sc), *eh = mul(L, roi_col(L, k, 4), sc);
-  PrimExpr *rh = vmax(L, sub(L, eh, sh), lit(L, k, 1)), *rw = vmax(L, sub(L, ew, sw), lit(L, k, 1));
+  PrimExpr *sw = lc_times(L, roi_col(L, k, 1), sc), *sh = lc_times(L, roi_col(L, k, 2), sc);
+  PrimExpr *ew = lc_times(L, roi_col(L, k, 3), sc), *eh = lc_times(L, roi_col(L, k, 4), sc);
+  PrimExpr *rh = vmax(L, lc_minus(L, eh, sh), lit(L, k, 1)),
+           *rw = vmax(L, lc_minus(L, ew, sw), lit(L, k, 1));
   k->start_h = sh, k->start_w = sw;
   k->bin_h = dvd(L, rh, lit(L, k, (double)k->ph)), k->bin_w = dvd(L, rw, lit(L, k, (double)k->pw));
   k->grid_h = grid_of(L, k, rh, k->ph), k->grid_w = grid_of(L, k, rw, k->pw);
@@ -93,18 +91,20 @@ static PrimExpr *sample(LowerCx *L, const Roi *k, PrimExpr *b, PrimExpr *c, Prim
   PrimExpr *yc = vmin(L, vmax(L, y, lit(L, k, 0)), hm), *xc = vmin(L, vmax(L, x, lit(L, k, 0)), wm);
   PrimExpr *y0 = lc_cast(L, DT_INT32, lc_call(L, PI_FLOOR, yc, NULL, NULL));
   PrimExpr *x0 = lc_cast(L, DT_INT32, lc_call(L, PI_FLOOR, xc, NULL, NULL));
-  PrimExpr *wyh = sub(L, yc, lc_cast(L, k->rt, y0)), *wxh = sub(L, xc, lc_cast(L, k->rt, x0));
-  PrimExpr *wy[2] = {sub(L, lit(L, k, 1), wyh), wyh}, *wx[2] = {sub(L, lit(L, k, 1), wxh), wxh};
+  PrimExpr *wyh = lc_minus(L, yc, lc_cast(L, k->rt, y0)),
+           *wxh = lc_minus(L, xc, lc_cast(L, k->rt, x0));
+  PrimExpr *wy[2] = {lc_minus(L, lit(L, k, 1), wyh), wyh},
+           *wx[2] = {lc_minus(L, lit(L, k, 1), wxh), wxh};
   PrimExpr *val = NULL;
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 2; j++) {
-      PrimExpr *yp = add(L, y0, lc_int(L, j)), *xp = add(L, x0, lc_int(L, i));
+      PrimExpr *yp = lc_plus(L, y0, lc_int(L, j)), *xp = lc_plus(L, x0, lc_int(L, i));
       PrimExpr *in = lc_bin(L, PB_AND, lc_bin(L, PB_LE, yp, lc_int(L, k->h - 1)),
                             lc_bin(L, PB_LE, xp, lc_int(L, k->w - 1)));
       PrimExpr *yl = vmin(L, yp, lc_int(L, k->h - 1)), *xl = vmin(L, xp, lc_int(L, k->w - 1));
-      PrimExpr *t =
-          sel(L, in, mul(L, mul(L, wx[i], wy[j]), pixel(L, k, b, c, yl, xl)), lit(L, k, 0));
-      val = val ? add(L, val, t) : t;
+      PrimExpr *t = sel(L, in, lc_times(L, lc_times(L, wx[i], wy[j]), pixel(L, k, b, c, yl, xl)),
+                        lit(L, k, 0));
+      val = val ? lc_plus(L, val, t) : t;
     }
   return sel(L, out, lit(L, k, 0), val);
 }
@@ -117,21 +117,23 @@ static void bin(LowerCx *L, const Roi *k, PrimExpr *b, PrimExpr *c, PrimExpr *py
   Buffer *acc = lc_alloc(L, "acc", k->rt, 1, &one);
   double lowest = k->rt == DT_FLOAT32 ? -(double)FLT_MAX : -DBL_MAX;
   lc_store(L, acc, 1, &zero, lit(L, k, k->avg ? 0 : lowest));
-  PrimExpr *sh = add(L, k->start_h, mul(L, lc_cast(L, k->rt, py), k->bin_h));
-  PrimExpr *sw = add(L, k->start_w, mul(L, lc_cast(L, k->rt, px), k->bin_w));
-  PrimExpr *count = lc_cast(L, k->rt, mul(L, k->grid_h, k->grid_w));
+  PrimExpr *sh = lc_plus(L, k->start_h, lc_times(L, lc_cast(L, k->rt, py), k->bin_h));
+  PrimExpr *sw = lc_plus(L, k->start_w, lc_times(L, lc_cast(L, k->rt, px), k->bin_w));
+  PrimExpr *count = lc_cast(L, k->rt, lc_times(L, k->grid_h, k->grid_w));
   TirVar *iy = lc_tvar(L, "iy", k->grid_h), *ix = lc_tvar(L, "ix", k->grid_w);
   PrimExpr *half = lit(L, k, 0.5);
-  PrimExpr *y = add(L, sh,
-                    dvd(L, mul(L, add(L, lc_cast(L, k->rt, lc_var(L, iy)), half), k->bin_h),
-                        lc_cast(L, k->rt, k->grid_h)));
-  PrimExpr *x = add(L, sw,
-                    dvd(L, mul(L, add(L, lc_cast(L, k->rt, lc_var(L, ix)), half), k->bin_w),
-                        lc_cast(L, k->rt, k->grid_w)));
+  PrimExpr *y =
+      lc_plus(L, sh,
+              dvd(L, lc_times(L, lc_plus(L, lc_cast(L, k->rt, lc_var(L, iy)), half), k->bin_h),
+                  lc_cast(L, k->rt, k->grid_h)));
+  PrimExpr *x =
+      lc_plus(L, sw,
+              dvd(L, lc_times(L, lc_plus(L, lc_cast(L, k->rt, lc_var(L, ix)), half), k->bin_w),
+                  lc_cast(L, k->rt, k->grid_w)));
   PrimExpr *v = sample(L, k, b, c, y, x), *cur = lc_load(L, acc, 1, &zero);
   lc_open(L);
   lc_open(L);
-  lc_store(L, acc, 1, &zero, k->avg ? add(L, cur, dvd(L, v, count)) : vmax(L, cur, v));
+  lc_store(L, acc, 1, &zero, k->avg ? lc_plus(L, cur, dvd(L, v, count)) : vmax(L, cur, v));
   lc_for(L, LOOP_RANGE, ix, k->grid_w, lc_close(L));
   lc_for(L, LOOP_RANGE, iy, k->grid_h, lc_close(L));
   lc_store(L, out, 4, oi, lc_load(L, acc, 1, &zero));
