@@ -177,16 +177,25 @@ static bool ncw_static(const Type *t) {
          dtype_is_float(t->u.tensor.dtype);
 }
 
-/* conv1d's attributes as a height-1 conv2d's: strides [1, s], padding
- * [0, p0, 0, p1], dilation [1, d], kernel_size [1, k]; NULL when they are
- * not of that form. */
-static Attrs *conv1d_as_2d(Graph *g, const Expr *r, int64_t k) {
-  int64_t s[2] = {1, 0}, d[2] = {1, 0}, p[2], pad[4] = {0, 0, 0, 0}, ks[2] = {1, k};
+/* A 1-D window's strides, dilation and padding (one or two values) as a
+ * height-1 2-D window's: s [1, s], d [1, d], pad [0, p0, 0, p1]; false
+ * when they are not of that form. */
+static bool window_1d_as_2d(const Expr *r, int64_t *s, int64_t *d, int64_t *pad) {
+  int64_t p[2];
   int np = op_attr_ints(r, "padding", p, 2);
+  s[0] = d[0] = 1, pad[0] = pad[2] = 0;
   if (op_attr_ints(r, "strides", s + 1, 1) != 1 || op_attr_ints(r, "dilation", d + 1, 1) != 1 ||
       (np != 1 && np != 2))
-    return NULL;
+    return false;
   pad[1] = p[0], pad[3] = np == 2 ? p[1] : p[0];
+  return true;
+}
+
+/* conv1d's attributes as a height-1 conv2d's (kernel_size [1, k]); NULL
+ * when they are not of that form. */
+static Attrs *conv1d_as_2d(Graph *g, const Expr *r, int64_t k) {
+  int64_t s[2], d[2], pad[4], ks[2] = {1, k};
+  if (!window_1d_as_2d(r, s, d, pad)) return NULL;
   Attrs *at = graph_attrs(g, 5);
   graph_attr_ints(g, at, 0, "strides", 2, s);
   graph_attr_ints(g, at, 1, "padding", 4, pad);
@@ -330,16 +339,13 @@ static Expr *alter_conv1d_transpose(Graph *g, Expr *e, Expr *r) {
   Expr *x = r->u.call.args[0], *w = r->u.call.args[1];
   const Type *xt = graph_tensor_of(x), *wt = graph_tensor_of(w), *yt = graph_tensor_of(r);
   const char *kl = str_attr(g, r, "kernel_layout"), *ol = str_attr(g, r, "out_layout");
-  int64_t s[2] = {1, 0}, d[2] = {1, 0}, op[2] = {0, 0}, p[2], pad[4] = {0, 0, 0, 0};
-  int np = op_attr_ints(r, "padding", p, 2);
+  int64_t s[2], d[2], op[2] = {0, 0}, pad[4];
   if (!ncw_static(xt) || !ncw_static(wt) || !ncw_static(yt) ||
       (strcmp(kl, "OIW") && strcmp(kl, "IOW")) || strcmp(str_attr(g, r, "data_layout"), "NCW") ||
       (ol[0] && strcmp(ol, "NCW")) || str_attr(g, r, "out_dtype")[0] ||
-      op_attr_int(r, "groups") != 1 || op_attr_ints(r, "strides", s + 1, 1) != 1 ||
-      op_attr_ints(r, "dilation", d + 1, 1) != 1 || d[1] != 1 || (np != 1 && np != 2) ||
+      op_attr_int(r, "groups") != 1 || !window_1d_as_2d(r, s, d, pad) || d[1] != 1 ||
       op_attr_ints(r, "output_padding", op + 1, 1) < 0)
     return r;
-  pad[1] = p[0], pad[3] = np == 2 ? p[1] : p[0];
   Attrs *at = graph_attrs(g, 4);
   graph_attr_ints(g, at, 0, "strides", 2, s);
   graph_attr_ints(g, at, 1, "padding", 4, pad);
