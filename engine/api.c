@@ -54,7 +54,7 @@ static int failed(rly_session *s) {
 }
 
 static int fail_msg(rly_session *s, const char *fmt, const char *arg) {
-  diag_error(&s->diag, (Span){0, 0, 0}, fmt, arg);
+  diag_error(&s->diag, (Span){0}, fmt, arg);
   return failed(s);
 }
 
@@ -252,7 +252,7 @@ static int results_out(rly_session *s, const Value *v, DLManagedTensor **out, in
 static Expr *call_expr(rly_session *s, Arena *a, const char *func, RtTensor **ts, int n,
                        Var **vars) {
   Expr **args = ARENA_ARRAY(a, Expr *, n + 1);
-  Span none = {0, 0, 0};
+  Span none = {0};
   for (int i = 0; i < n; i++) {
     Dim dims[TENSOR_MAX_RANK];
     for (int d = 0; d < ts[i]->ndim; d++)

@@ -179,7 +179,7 @@ int engine_txn_depth(const Engine *e);
  * "T", constructor names), so that prelude definitions it replaces can be
  * left out first. */
 typedef struct EngineScan {
-  Span *cmds; /* in a throwaway source: only off and len are meaningful */
+  Span *cmds; /* offsets in the scanned text (not registered anywhere) */
   int ncmds, capcmds;
   PtrVec names; /* malloc'd */
 } EngineScan;

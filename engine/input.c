@@ -67,7 +67,7 @@ static void scan_token(Scanner *z, const Token *t) {
   bool closer = t->kind == T_RPAREN || t->kind == T_RBRACKET || t->kind == T_RBRACE;
   if (closer) z->depth--;
   if (t->kind == T_COMMAND)
-    scan_push_cmd(z->out, lex_span(&z->lx, t));
+    scan_push_cmd(z->out, span_make(t->off, t->len));
   else if (t->kind == T_GLOBAL &&
            (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL || z->prev == T_KW_PRIM))
     scan_name(z, t, true);
@@ -108,7 +108,7 @@ void engine_scan_free(EngineScan *sc) {
 AdtDef *engine_item_adt(const Module *m, const ScriptItem *it) {
   for (int i = 0; i < m->ndefs; i++) {
     AdtDef *t = m->defs[i].kind == DEF_ADT ? m->defs[i].u.adt : NULL;
-    if (t && t->span.file == it->span.file && t->span.off == it->span.off) return t;
+    if (t && t->span.off == it->span.off) return t;
   }
   return NULL;
 }

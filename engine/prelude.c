@@ -77,8 +77,10 @@ static PtrVec *mentions(Engine *e, const Def *d) {
   PtrVec *v = calloc(1, sizeof *v);
   if (!v) rly_oom();
   Span sp = def_span(d);
-  const SourceFile *f = diag_source(engine_diag(e), sp.file);
-  const char *t = f->text + sp.off, *end = t + sp.len;
+  uint32_t off;
+  const SourceFile *f = diag_span_source(engine_diag(e), sp, &off);
+  RLY_ASSERT(f);
+  const char *t = f->text + off, *end = t + sp.len;
   while (t < end) {
     if (!isalpha((unsigned char)*t) && *t != '_') {
       t++;

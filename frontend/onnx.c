@@ -670,7 +670,7 @@ bool onnx_import(const char *path, Module *m, const OnnxImportOptions *o, DiagCt
   if (ok) im.g = im.model->graph;
   ok = ok && read_opset(&im) && check_ops(&im) && read_initializers(&im) && read_inputs(&im) &&
        convert_nodes(&im) && build_function(&im, m, o && o->func ? o->func : "main", w);
-  if (!ok && o && o->where.file) diag_note(d, o->where, "while importing %s", path);
+  if (!ok && o && o->where.off) diag_note(d, o->where, "while importing %s", path);
   import_free(&im);
   return ok;
 }

@@ -145,7 +145,7 @@ static bool out_dtype(Interp *in, const Expr *call, const AttrValue *dt, Outs *o
   const AttrValue *v = dt->kind == AV_LIST ? dt->u.list.items[k] : dt;
   DType t = v->kind == AV_STR ? dtype_from_name(v->u.s, strlen(v->u.s)) : DT_INVALID;
   if (t == DT_INVALID)
-    return interp_fail(in, v->span.file ? v->span : sp, "call_tir: bad `dtype`"), false;
+    return interp_fail(in, v->span.off ? v->span : sp, "call_tir: bad `dtype`"), false;
   o->dt[k] = t;
   return true;
 }
@@ -213,7 +213,7 @@ static Value *param_error(Interp *in, const Expr *call, const PrimFunc *p, int n
     at = input_span(call, e->param);
   } else {
     const AttrValue *sh = attrs_get(call->u.call.attrs, "shape");
-    if (sh && sh->span.file) at = sh->span;
+    if (sh && sh->span.off) at = sh->span;
   }
   interp_fail(in, at, "call_tir: %s", e->msg);
   if (e->param >= 0) {
@@ -344,7 +344,7 @@ static bool get_runner(Interp *in, const Expr *call, const PrimFunc *p, Runner *
   if (r->kernel) return true;
   if (!in->tir) in->tir = tir_interp_cache_new();
   r->prog = tir_interp_compile(in->tir, p, &e);
-  if (!r->prog) return interp_fail(in, e.span.file ? e.span : call->span, "%s", e.msg), false;
+  if (!r->prog) return interp_fail(in, e.span.off ? e.span : call->span, "%s", e.msg), false;
   return true;
 }
 

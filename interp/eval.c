@@ -110,7 +110,7 @@ static size_t next_return(const Interp *in, size_t i, size_t kbase) {
 }
 
 static bool same_frame(const Kont *a, const Kont *b) {
-  return a->callee == b->callee && a->span.off == b->span.off && a->span.file == b->span.file;
+  return a->callee == b->callee && a->span.off == b->span.off;
 }
 
 static void report(Interp *in, size_t kbase) {
@@ -833,7 +833,7 @@ static Value *eval_in(Interp *in, Proc *p, const Expr *e, bool *ok) {
   }
   Value *v = run(in, p, sbase, e);
   if (!v) {
-    if (!in->err_span.file) in->err_span = e->span;
+    if (!in->err_span.off) in->err_span = e->span;
     report(in, kbase);
     *ok = false;
   }
@@ -932,7 +932,7 @@ Value *interp_eval(Interp *in, Module *m, Expr *e) {
   fast_validate(in, m);
   in->mod = m;
   in->err[0] = 0;
-  in->err_span = (Span){0, 0, 0};
+  in->err_span = (Span){0};
   bool ok = true;
   Value *v = eval_toplevel(in, e, &ok);
   if (!ok) return NULL;

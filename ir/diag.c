@@ -9,7 +9,8 @@
  *   hint: ...
  *
  * Invariants: sources are copied on registration and never change, so a
- * span (file id, byte offset, length) stays valid for the session.  Line
+ * span (an offset in the sources' common offset space and a length) stays
+ * valid for the session.  Line
  * starts are computed on the first render that needs them, then found by
  * binary search.  At most max_errors errors are kept; the next one is
  * replaced by a single "too many errors" entry and later ones are counted
@@ -82,6 +83,15 @@ uint32_t diag_take_source(DiagCtx *d, const char *name, char *text, size_t len) 
   f->name = xstrndup(name ? name : "<input>", strlen(name ? name : "<input>"));
   f->text = text;
   f->len = len;
+  /* Each source takes len + 1 offsets (its end is a position too); past
+   * 4 GiB of sources in one context the rest get no locations. */
+  if (!d->next_base) d->next_base = 1;
+  if (d->next_base != UINT32_MAX && len < (uint64_t)UINT32_MAX - d->next_base) {
+    f->base = d->next_base;
+    d->next_base += (uint32_t)len + 1;
+  } else {
+    d->next_base = UINT32_MAX;
+  }
   SourceFile **files = realloc(d->files, sizeof(SourceFile *) * (d->nfiles + 1));
   if (!files) rly_oom();
   d->files = files;
@@ -91,6 +101,30 @@ uint32_t diag_take_source(DiagCtx *d, const char *name, char *text, size_t len) 
 
 const SourceFile *diag_source(const DiagCtx *d, uint32_t file) {
   return file >= 1 && file <= d->nfiles ? d->files[file - 1] : NULL;
+}
+
+Span diag_span(const DiagCtx *d, uint32_t file, uint32_t off, uint32_t len) {
+  const SourceFile *f = diag_source(d, file);
+  if (!f || !f->base || off > f->len) return (Span){0};
+  return span_make(f->base + off, len);
+}
+
+const SourceFile *diag_span_source(const DiagCtx *d, Span sp, uint32_t *local) {
+  *local = 0;
+  if (!sp.off) return NULL;
+  uint32_t lo = 0, hi = d->nfiles; /* the last file with base <= sp.off */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (d->files[mid]->base && d->files[mid]->base <= sp.off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (!lo) return NULL;
+  const SourceFile *f = d->files[lo - 1];
+  if (sp.off - f->base > f->len) return NULL;
+  *local = sp.off - f->base;
+  return f;
 }
 
 bool diag_too_many(const DiagCtx *d) { return d->nerrors > max_errors(d); }
@@ -117,7 +151,7 @@ static void add(DiagCtx *d, DiagLevel level, Span sp, const char *fmt, va_list a
   if (level == DIAG_ERROR) {
     d->nerrors++;
     if (d->nerrors == max_errors(d) + 1) {
-      Span none = {0, 0, 0};
+      Span none = {0};
       push(d, DIAG_ERROR, none, (char *)TOO_MANY);
     }
     if (d->nerrors > max_errors(d)) return;
@@ -187,8 +221,9 @@ static uint32_t line_index(SourceFile *f, uint32_t off) {
   return lo;
 }
 
-void diag_line_col(DiagCtx *d, uint32_t file, uint32_t off, uint32_t *line, uint32_t *col) {
-  SourceFile *f = (SourceFile *)diag_source(d, file);
+void diag_line_col(DiagCtx *d, Span sp, uint32_t *line, uint32_t *col) {
+  uint32_t off;
+  SourceFile *f = (SourceFile *)diag_span_source(d, sp, &off);
   if (!f) {
     *line = *col = 0;
     return;
@@ -263,18 +298,19 @@ static void render_snippet(FILE *out, const SourceFile *f, uint32_t start, Span 
 
 static void render_one(DiagCtx *d, FILE *out, const Diag *g, bool color) {
   Palette p = palette(color, g->level);
-  SourceFile *f = (SourceFile *)diag_source(d, g->span.file);
+  uint32_t off;
+  SourceFile *f = (SourceFile *)diag_span_source(d, g->span, &off);
   if (f) {
     uint32_t line, col;
-    diag_line_col(d, g->span.file, g->span.off, &line, &col);
+    diag_line_col(d, g->span, &line, &col);
     fprintf(out, "%s%s:%u:%u: ", p.bold, f->name, line, col);
   } else {
     fputs(p.bold, out);
   }
   fprintf(out, "%s%s:%s%s %s%s\n", p.level, level_name(g->level), p.reset, p.bold, g->msg, p.reset);
   if (f) {
-    uint32_t off = g->span.off > f->len ? (uint32_t)f->len : g->span.off;
-    render_snippet(out, f, f->line_starts[line_index(f, off)], g->span, p);
+    Span local = span_make(off, g->span.len);
+    render_snippet(out, f, f->line_starts[line_index(f, off)], local, p);
   }
   if (g->hint) fprintf(out, "%shint:%s %s\n", p.hint, p.reset, g->hint);
 }

@@ -1,8 +1,10 @@
 /* diag.h — diagnostics: `file:line:col: error: message`, the source line and
  * a `^~~~` underline under the span, optional `hint:` / `note:` lines.
  *
- * Sources are registered once and get a file id (1-based; Span.file).  Line
- * and column are computed only when a diagnostic is rendered.  Diagnostics
+ * Sources are registered once and get a file id (1-based) and a range of
+ * the context's offset space (base .. base + len; 0 is "no location"): a
+ * Span's offset names the file and the byte in it.  Line and column are
+ * computed only when a diagnostic is rendered.  Diagnostics
  * are collected; nothing here exits.  One DiagCtx per session. */
 #ifndef RLY_DIAG_H
 #define RLY_DIAG_H
@@ -18,6 +20,7 @@ typedef struct SourceFile {
   char *name;
   char *text; /* owned copy, NUL-terminated */
   size_t len;
+  uint32_t base;         /* the offset of text[0] in spans; 0: too late to address */
   uint32_t *line_starts; /* computed lazily */
   uint32_t nlines;
 } SourceFile;
@@ -30,8 +33,9 @@ typedef struct Diag {
 } Diag;
 
 typedef struct DiagCtx {
-  SourceFile **files;
+  SourceFile **files; /* in order of base */
   uint32_t nfiles;
+  uint32_t next_base; /* where the next source's range starts */
   Diag *items;
   size_t n, cap;
   size_t nerrors, nwarnings;
@@ -49,6 +53,11 @@ uint32_t diag_add_source(DiagCtx *d, const char *name, const char *text, size_t 
 /* The same without a copy: text (malloc'd, text[len] == 0) now belongs to d. */
 uint32_t diag_take_source(DiagCtx *d, const char *name, char *text, size_t len);
 const SourceFile *diag_source(const DiagCtx *d, uint32_t file);
+/* The span of bytes [off, off + len) of a registered source file. */
+Span diag_span(const DiagCtx *d, uint32_t file, uint32_t off, uint32_t len);
+/* The source a span points into and the span's offset in its text; NULL
+ * (and *local 0) for no location. */
+const SourceFile *diag_span_source(const DiagCtx *d, Span sp, uint32_t *local);
 
 void diag_error(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_warning(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -56,8 +65,9 @@ void diag_note(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(
 /* Attaches a hint to the most recent diagnostic. */
 void diag_hint(DiagCtx *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Line (1-based) and column (1-based, in bytes; tabs count as one) of an offset. */
-void diag_line_col(DiagCtx *d, uint32_t file, uint32_t off, uint32_t *line, uint32_t *col);
+/* Line (1-based) and column (1-based, in bytes; tabs count as one) of a
+ * span's start; 0 and 0 for no location. */
+void diag_line_col(DiagCtx *d, Span sp, uint32_t *line, uint32_t *col);
 
 /* Prints diagnostics [from, n) to f.  color: ANSI colours. */
 void diag_render(DiagCtx *d, FILE *f, size_t from, bool color);

@@ -42,7 +42,7 @@ Type *type_tensor(Arena *a, DType dt, int ndim, const Dim *dims, Span sp) {
 }
 
 Type *type_scalar(Arena *a, DType dt) {
-  Span none = {0, 0, 0};
+  Span none = {0};
   return type_tensor(a, dt, 0, NULL, none);
 }
 
@@ -93,7 +93,7 @@ Type *type_incomplete(Arena *a, int64_t id, Span sp) {
 }
 
 Type *type_unit(Arena *a) {
-  Span none = {0, 0, 0};
+  Span none = {0};
   return type_tuple(a, 0, NULL, none);
 }
 
@@ -101,7 +101,8 @@ Type *type_unit(Arena *a) {
 
 Var *var_new(Arena *a, const char *name, Type *annot, Span sp) {
   Var *v = ARENA_NEW(a, Var);
-  v->name = name, v->annot = annot, v->span = sp, v->id = ir_fresh_id();
+  v->name = name, v->annot = annot, v->id = ir_fresh_id();
+  var_set_span(v, sp);
   return v;
 }
 
@@ -113,7 +114,8 @@ typedef struct VarWithDevice {
 
 Var *var_new_device(Arena *a, const char *name, Type *annot, Span sp, const AttrValue *device) {
   VarWithDevice *w = ARENA_NEW(a, VarWithDevice);
-  w->var.name = name, w->var.annot = annot, w->var.span = sp, w->var.id = ir_fresh_id();
+  w->var.name = name, w->var.annot = annot, w->var.id = ir_fresh_id();
+  var_set_span(&w->var, sp);
   w->var.has_device = true, w->device = device;
   return &w->var;
 }
@@ -166,9 +168,27 @@ size_t expr_size(ExprKind k) {
   return sizeof(Expr);
 }
 
+_Static_assert(sizeof(Span) == 8, "a span is 8 bytes");
+_Static_assert(sizeof(ExprKind) == 1 && offsetof(Expr, kind) == 7,
+               "an Expr's kind is its span's last byte");
+_Static_assert(offsetof(Expr, ty) == 8 && offsetof(Expr, u) == 16, "an Expr's header is 16 bytes");
+_Static_assert(sizeof(Var) == 32, "a Var is 32 bytes");
+
+/* The range into the span's first 7 bytes; the 8th (aux) is the owner's. */
+static void span_store(void *dst, Span sp) {
+  unsigned char *d = dst, keep = d[7];
+  memcpy(d, &sp, sizeof sp);
+  d[7] = keep;
+}
+
+void expr_set_span(Expr *e, Span sp) { span_store(e, sp); }
+
+void var_set_span(Var *v, Span sp) { span_store((unsigned char *)v + offsetof(Var, span), sp); }
+
 Expr *expr_new(Arena *a, ExprKind k, Span sp) {
   Expr *e = arena_alloc(a, expr_size(k));
-  e->kind = k, e->span = sp;
+  expr_set_span(e, sp);
+  e->kind = k;
   return e;
 }
 

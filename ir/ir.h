@@ -19,19 +19,41 @@
 #include "ir/tensor.h"
 #include "ir/util.h"
 
-/* A source range: file id (see parser/diag.h), byte offset and length.
- * file == 0 means "no location" (nodes built by passes may copy a span). */
+/* A source range: a byte offset in its DiagCtx's offset space (each
+ * registered source gets a range of its own, as in clang's SourceManager:
+ * ir/diag.h finds the file from the offset) and a length.  off == 0 means
+ * "no location" (nodes built by passes may copy a span).  8 bytes: the
+ * length is clamped to 24 bits (a longer span keeps its start; diagnostics
+ * underline one line), and the last byte, `aux`, is not part of the range:
+ * an Expr keeps its kind there and a Var its flags (span_join, span_make
+ * and the setters leave it 0). */
+#define SPAN_LEN_MAX 0xffffffu
+
 typedef struct Span {
-  uint32_t file, off, len;
+  uint32_t off;
+  unsigned len : 24;
+  unsigned aux : 8;
 } Span;
 
-static inline Span span_join(Span a, Span b) {
-  if (!a.file) return b;
-  if (!b.file || a.file != b.file) return a;
-  uint32_t lo = a.off < b.off ? a.off : b.off;
-  uint32_t hi = a.off + a.len > b.off + b.len ? a.off + a.len : b.off + b.len;
-  Span s = {a.file, lo, hi - lo};
+static inline Span span_make(uint32_t off, uint64_t len) {
+  Span s = {off, len > SPAN_LEN_MAX ? SPAN_LEN_MAX : (unsigned)len, 0};
   return s;
+}
+
+/* The span from off to end (end < off: empty). */
+static inline Span span_range(uint32_t off, uint32_t end) {
+  return span_make(off, end > off ? end - off : 0);
+}
+
+static inline bool span_ok(Span s) { return s.off != 0; }
+
+static inline Span span_join(Span a, Span b) {
+  if (!a.off) return b;
+  if (!b.off) return a;
+  uint32_t lo = a.off < b.off ? a.off : b.off;
+  uint64_t hi = (uint64_t)a.off + a.len > (uint64_t)b.off + b.len ? (uint64_t)a.off + a.len
+                                                                  : (uint64_t)b.off + b.len;
+  return span_make(lo, hi - lo);
 }
 
 typedef struct Type Type;
@@ -164,15 +186,22 @@ const AttrValue *attrs_get(const Attrs *a, const char *key);
  * in the process; `name` is the hint printed (NULL for the anonymous variable
  * of `a; b`).  Graph temporaries (`%3`) are ordinary vars with is_graph set.
  * A parameter's `{virtual_device=...}`, kept for printing, is rare: it sits
- * after the Var (var_new_device, var_device), which stays 40 bytes. */
+ * after the Var (var_new_device, var_device), which stays 32 bytes: the
+ * flags sit in the span's spare byte. */
 struct Var {
   const char *name;
   Type *annot; /* written annotation, or NULL */
   uint64_t id;
-  Span span;
-  bool is_graph;
-  bool is_free;    /* bound by free_var */
-  bool has_device; /* made by var_new_device */
+  union {
+    const Span span; /* set by var_new; var_set_span */
+    struct {
+      uint32_t span_off_;
+      unsigned span_len_ : 24;
+      unsigned is_graph : 1;
+      unsigned is_free : 1;    /* bound by free_var */
+      unsigned has_device : 1; /* made by var_new_device */
+    };
+  };
 };
 
 struct Function {
@@ -205,7 +234,8 @@ struct Function {
   X(EX_REF_WRITE, "ref_write") /* %r := v */                                 \
   X(EX_DATAFLOW, "dataflow")   /* dataflow { e } */
 
-typedef enum ExprKind {
+/* One byte: it lives in the span's spare byte (Expr). */
+typedef enum __attribute__((packed)) ExprKind {
 #define X(e, n) e,
   EXPR_KINDS(X)
 #undef X
@@ -216,9 +246,17 @@ typedef struct MatchClause {
   Expr *body;
 } MatchClause;
 
+/* A 16-byte header (span and kind in 8 bytes, the type) and the kind's
+ * payload.  The span is read-only here: expr_new sets it, expr_set_span
+ * changes it (a plain store would overwrite the kind). */
 struct Expr {
-  ExprKind kind;
-  Span span;
+  union {
+    const Span span;
+    struct {
+      unsigned char span_bytes_[7];
+      ExprKind kind;
+    };
+  };
   Type *ty; /* filled by the type checker; NULL before */
   union {
     struct {
@@ -436,6 +474,8 @@ const AttrValue *var_device(const Var *v); /* NULL when none was written */
  * never changes kind: expr_copy copies one. */
 Expr *expr_new(Arena *a, ExprKind k, Span sp);
 Expr *expr_copy(Arena *a, const Expr *e); /* shallow: the same children */
+void expr_set_span(Expr *e, Span sp);     /* keeps the kind */
+void var_set_span(Var *v, Span sp);       /* keeps the flags */
 size_t expr_size(ExprKind k);
 Expr *expr_const(Arena *a, Tensor *t, Span sp);
 Expr *expr_var(Arena *a, Var *v, Span sp);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 _Noreturn void rly_bug(const char *file, int line, const char *msg) {
   fprintf(stderr, "rly: internal error at %s:%d: %s\n", file, line, msg);
@@ -70,12 +71,38 @@ char *sb_take(StrBuf *b) {
   return s;
 }
 
+/* A regular file is read into a buffer of its size (plus the NUL): growing
+ * one by doubling would copy a 36 MB program and hold up to twice its size
+ * at the peak.  Pipes and files that grow while read take the slow path. */
+static char *read_sized(FILE *f, size_t *len) {
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return NULL;
+  size_t size = (size_t)st.st_size;
+  char *buf = malloc(size + 1);
+  if (!buf) rly_oom();
+  size_t got = fread(buf, 1, size, f);
+  if (got != size || fgetc(f) != EOF) {
+    free(buf);
+    rewind(f);
+    return NULL;
+  }
+  buf[size] = 0;
+  *len = size;
+  return buf;
+}
+
 char *read_whole_file(const char *path, size_t *len) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) return NULL;
+  size_t n = 0;
+  char *sized = read_sized(f, &n);
+  if (sized) {
+    if (f != stdin) fclose(f);
+    if (len) *len = n;
+    return sized;
+  }
   StrBuf b = {0};
   char chunk[65536];
-  size_t n;
   while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) sb_putn(&b, chunk, n);
   bool bad = ferror(f);
   if (f != stdin) fclose(f);

@@ -680,7 +680,7 @@ static bool needs_interpreter(const JitKernel *k, RtTensor **args, int n, const 
  * an error code into the interpreter's message. */
 bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err) {
   const PrimFunc *f = k->f;
-  err->msg[0] = 0, err->param = -1, err->span = (Span){0, 0, 0};
+  err->msg[0] = 0, err->param = -1, err->span = (Span){0};
   if (n != f->nparams)
     return set_err(err, f->span, "@%s takes %d buffers, got %d", f->name, f->nparams, n), false;
   int64_t *sizes = calloc((size_t)f->nsizevars + 1, sizeof *sizes);

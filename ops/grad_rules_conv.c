@@ -282,7 +282,7 @@ static bool pool_window(GradCx *G, GradCall *c, PoolG *p, int S) {
   memset(p, 0, sizeof *p);
   p->S = p->w.S = S, p->n = rank_of(X0);
   p->w.ceil_mode = op_attr_bool(c->call, "ceil_mode");
-  if (nn_layout_attr(&cx, at, "layout", "DHW" + (NN_MAX_SPATIAL - S), p->pos) < 0 ||
+  if (nn_layout_attr(&cx, at, "layout", &"DHW"[NN_MAX_SPATIAL - S], p -> pos) < 0 ||
       !nn_spatial_ints(&cx, at, "pool_size", S, 1, p->w.k) || !nn_window_attrs(&cx, at, &p->w))
     return grad_fail(G, "%s", cx.err);
   if (!gr_static_dims(grad_tensor_of(X0), p->xd) || !gr_static_dims(grad_tensor_of(c->y), p->yd))

@@ -75,19 +75,16 @@ static void lex_eof_error(Lexer *lx, Span sp, const char *msg) {
   lx->eof_error = true;
 }
 
-Span lex_span(const Lexer *lx, const Token *t) {
-  Span s = {lx->file, t->off, t->len};
-  return s;
+Span lex_span_at(const Lexer *lx, uint32_t off, uint32_t len) {
+  return lx->base ? span_make(lx->base + off, len) : (Span){0};
 }
 
-Span lex_eof_span(const Lexer *lx) {
-  Span s = {lx->file, lx->len, 0};
-  return s;
-}
+Span lex_span(const Lexer *lx, const Token *t) { return lex_span_at(lx, t->off, t->len); }
+
+Span lex_eof_span(const Lexer *lx) { return lex_span_at(lx, lx->len, 0); }
 
 static Span span_at(const Lexer *lx, uint32_t off, uint32_t len) {
-  Span s = {lx->file, off, len};
-  return s;
+  return lex_span_at(lx, off, len);
 }
 
 /* ── character classes ── */
@@ -729,7 +726,7 @@ void lex_init(Lexer *lx, DiagCtx *d, uint32_t file, bool script) {
   memset(lx, 0, sizeof *lx);
   const SourceFile *f = diag_source(d, file);
   RLY_ASSERT(f);
-  lx->d = d, lx->file = file, lx->script = script;
+  lx->d = d, lx->file = file, lx->base = f->base, lx->script = script;
   lx->src = f->text;
   lx->len = f->len > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)f->len;
   lx->prev = T_EOF;

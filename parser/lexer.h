@@ -106,6 +106,7 @@ enum { LEX_LOOKAHEAD = 8 };
 typedef struct Lexer {
   DiagCtx *d;
   uint32_t file;
+  uint32_t base;   /* the source's offset in spans (ir/diag.h); 0: none */
   const char *src; /* the registered source text */
   uint32_t len;    /* bytes lexed (the metadata section excluded) */
   uint32_t pos;
@@ -128,6 +129,8 @@ Token lex_next(Lexer *lx);
 void lex_error(Lexer *lx, Span sp, bool at_eof, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 Span lex_span(const Lexer *lx, const Token *t);
+/* The span of bytes [off, off + len) of the source (offsets as in tokens). */
+Span lex_span_at(const Lexer *lx, uint32_t off, uint32_t len);
 /* Span of the end of input (length 0). */
 Span lex_eof_span(const Lexer *lx);
 

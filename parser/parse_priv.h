@@ -115,6 +115,8 @@ bool parse_expect_semi(Parser *p, const char *after);
 bool parse_is_word(const Parser *p, const Token *t, const char *word);
 /* The name of an identifier / %local / @global token, interned in the arena. */
 const char *parse_name(Parser *p, const Token *t);
+/* A span's start as a token offset of this parser's source (0 if none). */
+uint32_t parse_local_off(const Parser *p, Span sp);
 /* Span from offset `start` to the end of the last consumed token. */
 Span parse_span_from(const Parser *p, uint32_t start);
 

@@ -259,7 +259,7 @@ static PrimExpr *pe_binary(Parser *p, int min_prec) {
     parse_next(p);
     PrimExpr *rhs = pe_binary(p, prec + 1);
     if (!rhs) return NULL;
-    PrimExpr *e = pe_new(p, PE_BIN, binop_dtype(op, lhs), lhs->span.off);
+    PrimExpr *e = pe_new(p, PE_BIN, binop_dtype(op, lhs), parse_local_off(p, lhs->span));
     e->u.bin.op = op, e->u.bin.a = lhs, e->u.bin.b = rhs;
     lhs = e;
   }
@@ -440,7 +440,7 @@ static bool loop_shape(Parser *p, Stmt *s, PtrVec *bounds, uint32_t start) {
   s->u.for_.hi = b;
   if (k == LOOP_RANGE) { /* range(end): range keeps an explicit begin */
     s->u.for_.lo = ARENA_ARRAY(p->a, PrimExpr *, 1);
-    s->u.for_.lo[0] = pe_new(p, PE_INT, b[0]->dtype, b[0]->span.off);
+    s->u.for_.lo[0] = pe_new(p, PE_INT, b[0]->dtype, parse_local_off(p, b[0]->span));
   }
   return true;
 }

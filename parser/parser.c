@@ -61,15 +61,19 @@ const char *parse_name(Parser *p, const Token *t) {
   return arena_strndup(p->a, tok_text(p, t) + skip, t->len - skip);
 }
 
+uint32_t parse_local_off(const Parser *p, Span sp) {
+  return sp.off >= p->lx.base && p->lx.base ? sp.off - p->lx.base : 0;
+}
+
 Span parse_span_from(const Parser *p, uint32_t start) {
-  Span s = {p->lx.file, start, p->last_end >= start ? p->last_end - start : 0};
-  return s;
+  return lex_span_at(&p->lx, start, p->last_end >= start ? p->last_end - start : 0);
 }
 
 /* ───────────────────────────── errors ───────────────────────────── */
 
 static void report(Parser *p, Span sp, bool syntax, const char *fmt, va_list ap) {
-  bool at_end = syntax && peek(p)->kind == T_EOF && sp.off >= p->last_end;
+  bool at_end =
+      syntax && peek(p)->kind == T_EOF && sp.off >= lex_span_at(&p->lx, p->last_end, 0).off;
   if (syntax && (p->panic || (at_end && p->lx.eof_error))) {
     p->panic = true;
     p->hint_off = true;
@@ -134,8 +138,7 @@ static const char *describe(Parser *p, const Token *t) {
 static Span here(Parser *p) {
   const Token *t = peek(p);
   if (t->kind != T_EOF) return tok_span(p, t);
-  Span s = {p->lx.file, p->last_end, 0};
-  return s;
+  return lex_span_at(&p->lx, p->last_end, 0);
 }
 
 void parse_expected(Parser *p, const char *what) {
@@ -163,7 +166,7 @@ bool parse_expect_semi(Parser *p, const char *after) {
     parse_expected(p, "`;`");
     return false;
   }
-  Span end = {p->lx.file, p->last_end, 0};
+  Span end = lex_span_at(&p->lx, p->last_end, 0);
   parse_sem_err(p, end, "expected `;` after this %s", after);
   return true;
 }
@@ -1157,7 +1160,7 @@ static Expr **chain_body(Expr *e) {
 }
 
 static void push_frame(Parser *p, Frames *fs, const Frame *f) {
-  Span sp = {p->lx.file, f->start, f->end > f->start ? f->end - f->start : 0};
+  Span sp = lex_span_at(&p->lx, f->start, f->end > f->start ? f->end - f->start : 0);
   Expr *e;
   if (f->var->is_free) {
     e = expr_new(p->a, EX_FREE_VAR, sp);
@@ -1311,10 +1314,8 @@ static Expr *chain_build(Parser *p, Frames *fs, Expr *tail) {
   if (!fs->first) return tail;
   *chain_body(fs->last) = tail;
   uint32_t end = tail->span.off + tail->span.len;
-  for (Expr *e = fs->first; e != tail; e = *chain_body(e)) {
-    uint32_t start = e->span.off;
-    e->span = (Span){p->lx.file, start, end > start ? end - start : 0};
-  }
+  for (Expr *e = fs->first; e != tail; e = *chain_body(e))
+    expr_set_span(e, span_range(e->span.off, end));
   return fs->first;
 }
 
@@ -1660,8 +1661,8 @@ static void load_metadata(Parser *p) {
   p->has_meta = true; /* even when broken: references then stay quiet */
   if (meta_parse(p->a, p->lx.src + json, p->lx.len - json, &p->meta, &err, &err_off)) return;
   p->meta_broken = true;
-  Span sp = {p->lx.file, (uint32_t)(json + err_off), 1};
-  if (sp.off >= p->lx.len) sp.off = (uint32_t)off, sp.len = 11;
+  Span sp = json + err_off < p->lx.len ? lex_span_at(&p->lx, (uint32_t)(json + err_off), 1)
+                                       : lex_span_at(&p->lx, (uint32_t)off, 11);
   lex_error(&p->lx, sp, false, "malformed metadata section: %s", err);
 }
 

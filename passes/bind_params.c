@@ -144,7 +144,7 @@ static Function *bind_function(PassCtx *pc, const FuncDef *f, const int *which, 
  * bind returns NULL and never a half-bound module. */
 Module *pass_bind_params(PassCtx *pc, Module *in) {
   if (!spec) {
-    diag_error(pc->d, (Span){0, 0, 0},
+    diag_error(pc->d, (Span){0},
                "BindParams needs a tensor file: use `:bind @f FILE` "
                "(or `rly --params FILE`)");
     return NULL;

@@ -228,7 +228,7 @@ static bool is_primitive(const Function *f) {
  * positions; a tuple of constants is copied with its fields). */
 static Expr *atom_copy(Graph *g, const Expr *atom, Span sp) {
   Expr *c = graph_copy(g, atom);
-  c->span = sp;
+  expr_set_span(c, sp);
   return c;
 }
 
@@ -373,7 +373,7 @@ Module *graph_pass(PassCtx *pc, Module *in, const GraphHooks *hooks, void *user)
 Type *graph_tensor_type(Arena *a, const Tensor *t) {
   Dim *dims = ARENA_ARRAY(a, Dim, t->ndim ? t->ndim : 1);
   for (int i = 0; i < t->ndim; i++) dims[i] = (Dim){.kind = DIM_CONST, .value = t->shape[i]};
-  return type_tensor(a, t->dtype, t->ndim, dims, (Span){0, 0, 0});
+  return type_tensor(a, t->dtype, t->ndim, dims, (Span){0});
 }
 
 Expr *graph_const(Graph *g, Tensor *t, Span sp) {

@@ -81,14 +81,14 @@ Module *pass_run(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassH
 
 Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                         const PassScope *scope) {
-  return pass_run_arg(p, in, a, d, hook, scope, NULL, (Span){0, 0, 0});
+  return pass_run_arg(p, in, a, d, hook, scope, NULL, (Span){0});
 }
 
 Module *pass_run_arg(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                      const PassScope *scope, const char *arg, Span where) {
   size_t errors = d->nerrors;
   if (p->needs_types && !ty_recheck_module(in, d)) {
-    diag_error(d, (Span){0, 0, 0}, "%s needs a module that type-checks", p->name);
+    diag_error(d, (Span){0}, "%s needs a module that type-checks", p->name);
     return NULL;
   }
   PassCtx pc = {.def = p,
@@ -166,8 +166,7 @@ static int parse_names(const char *names, const PassDef **out, const char **args
 
 static bool verify_after(const PassDef *p, Module *m, DiagCtx *d, PassResult *r) {
   if (pass_verify(m, d)) return true;
-  diag_note(d, (Span){0, 0, 0}, "the module produced by %s breaks an invariant (verify is on)",
-            p->name);
+  diag_note(d, (Span){0}, "the module produced by %s breaks an invariant (verify is on)", p->name);
   r->failed = p;
   return false;
 }
@@ -196,8 +195,7 @@ bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const Pa
     cur = next;
   }
   if (opt->typecheck && !opt->verify && !ty_recheck_module(cur, d)) {
-    diag_note(d, (Span){0, 0, 0}, "the module produced by %s does not type-check",
-              list[n - 1]->name);
+    diag_note(d, (Span){0}, "the module produced by %s does not type-check", list[n - 1]->name);
     r->failed = list[n - 1];
     if (cur != in) module_free(cur);
     return false;

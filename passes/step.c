@@ -146,10 +146,11 @@ char *pass_rewrite_format(const PassRewrite *rw, DiagCtx *d, int max_lines) {
   StrBuf b = {0};
   sb_printf(&b, "[%s]", rw->rule);
   if (rw->func) sb_printf(&b, " in %s", rw->func);
-  const SourceFile *f = d && rw->span.file ? diag_source(d, rw->span.file) : NULL;
+  uint32_t off;
+  const SourceFile *f = d ? diag_span_source(d, rw->span, &off) : NULL;
   if (f) {
     uint32_t line, col;
-    diag_line_col(d, rw->span.file, rw->span.off, &line, &col);
+    diag_line_col(d, rw->span, &line, &col);
     sb_printf(&b, " at %s:%u:%u", f->name, line, col);
   }
   sb_putc(&b, '\n');

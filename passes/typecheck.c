@@ -109,7 +109,7 @@ bool ty_check_def(Module *m, const char *name, DiagCtx *d) {
   size_t errors = d->nerrors;
   const Def *df = module_lookup(m, name);
   AdtDef *adt = df ? NULL : module_adt(m, name);
-  Span none = {0, 0, 0};
+  Span none = {0};
   if (adt) {
     check_adt(&c, adt);
   } else if (!df) {

@@ -401,7 +401,7 @@ static Type *check_op_call(TyCtx *c, Expr *e) {
   }
   Span where = e->span;
   const char *msg = ops_check_attrs(c->a, op, e->u.call.attrs, &where);
-  if (msg) diag_error(c->d, where.file ? where : e->span, "%s", msg);
+  if (msg) diag_error(c->d, where.off ? where : e->span, "%s", msg);
   if (!check_arity(c, e, op->name, op->min_args, op->max_args) || msg) return c->err;
   Type *lowered = op->flags & OP_CALL_LOWERED ? check_call_lowered(c, e) : NULL;
   if (lowered) return lowered;

@@ -47,7 +47,7 @@ static void varmap_free(TyVarMap *vm) {
 void ty_ctx_init(TyCtx *c, Module *m, DiagCtx *d) {
   memset(c, 0, sizeof *c);
   c->m = m, c->d = d, c->a = m->arena;
-  Span none = {0, 0, 0};
+  Span none = {0};
   c->err = type_incomplete(c->a, -1, none);
   c->ntm = c->ndm = 1; /* id 0 is `_` as written */
   c->warn_nonexhaustive = true;

@@ -50,7 +50,7 @@ static bool split_words(Session *s, const char *args, Span where, Words *out) {
       session_error(s, where, NULL, "too many arguments");
       return false;
     }
-    out->sp[out->n] = (Span){where.file, where.off + (uint32_t)i, (uint32_t)(e + q - i)};
+    out->sp[out->n] = span_make(where.off + (uint32_t)i, e + q - i);
     out->w[out->n] = strndup(args + st, e - st);
     if (!out->w[out->n++]) rly_oom();
     i = e + (q && e < n);
@@ -425,7 +425,7 @@ static bool capture(Session *s, SaveList *l, TioFile *file, Span where) {
   sb_printf(&src, "call_tir(\"rly.capture\", (%s%s), shape=[0], dtype=\"uint8\")", l->expr.data,
             l->n == 1 ? "," : "");
   uint32_t id = diag_add_source(&s->diag, "<:save>", src.data, src.len);
-  Span sp = {id, 0, (uint32_t)src.len};
+  Span sp = diag_span(&s->diag, id, 0, (uint32_t)src.len);
   sb_free(&src);
   Module view;
   Expr *e = session_parse_expr(s, sp, &s->inputs, &view);

@@ -77,7 +77,7 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
 RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
   size_t k = strcspn(args, " \t");
   const char *rest = args + k + strspn(args + k, " \t");
-  Span rest_sp = {where.file, where.off + (uint32_t)(rest - args), (uint32_t)strlen(rest)};
+  Span rest_sp = span_make(where.off + (uint32_t)(rest - args), strlen(rest));
   if (k == 3 && strncmp(args, "tir", 3) == 0) return repl_dump_tir(s, rest, rest_sp);
   bool llvm = k == 4 && strncmp(args, "llvm", 4) == 0, as = k == 3 && strncmp(args, "asm", 3) == 0;
   if (!llvm && !as) {
@@ -265,7 +265,7 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
     session_error(s, where, "e.g. `:time nn.dense(%x, %w) -n 100`", "`:time` needs EXPR [-n N]");
     return RUN_ERROR;
   }
-  Span esp = {where.file, where.off, (uint32_t)elen};
+  Span esp = span_make(where.off, elen);
   Module view; /* the input's IR stays (values may borrow its constants) */
   Expr *e = session_parse_expr(s, esp, &s->inputs, &view);
   if (!e) return RUN_ERROR;
@@ -298,9 +298,9 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
  * --profile) or by the expression's text (:profile). */
 void repl_print_profile(Session *s, Profile *p, Span where) {
   if (!p) return;
-  const SourceFile *src = diag_source(&s->diag, where.file);
-  uint32_t line = 0, col = 0;
-  diag_line_col(&s->diag, where.file, where.off, &line, &col);
+  uint32_t off, line = 0, col = 0;
+  const SourceFile *src = diag_span_source(&s->diag, where, &off);
+  diag_line_col(&s->diag, where, &line, &col);
   printf("profile of %s:%u:%u:\n", src ? src->name : "?", line, col);
   profile_print(p, stdout);
   repl_keep_profile(s, p);

@@ -159,7 +159,7 @@ static bool split_args(Session *s, char *names, Span where, bool step, char **on
   bool ok = true;
   for (char *p = names; ok && (p = strchr(p, '@'));) {
     size_t n = strcspn(p, " \t,");
-    Span sp = {where.file, where.off + (uint32_t)(p - names), (uint32_t)n};
+    Span sp = span_make(where.off + (uint32_t)(p - names), n);
     if (*only || n == 1) {
       const char *usage =
           step ? "usage: :step NAME [NAME ...] [@f]" : "usage: :pass NAME [NAME ...] [@f]";

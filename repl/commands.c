@@ -214,7 +214,7 @@ RunStatus cmd_run(Session *s, const char *line, Span where) {
   while (line[n] && (isalnum((unsigned char)line[n]) || strchr("-_?", line[n]))) n++;
   char word[64];
   snprintf(word, sizeof word, "%.*s", (int)(n < 63 ? n : 63), line);
-  Span name_sp = {where.file, where.off + 1, (uint32_t)n};
+  Span name_sp = span_make(where.off + 1, n);
   if (!n) {
     session_error(s, where, "`:help` lists the commands", "expected a command name after `:`");
     return RUN_ERROR;
@@ -226,7 +226,7 @@ RunStatus cmd_run(Session *s, const char *line, Span where) {
   while (e > a && isspace((unsigned char)line[e - 1])) e--;
   char *args = strndup(line + a, e - a);
   if (!args) rly_oom();
-  Span arg_sp = {where.file, where.off + 1 + (uint32_t)a, (uint32_t)(e - a)};
+  Span arg_sp = span_make(where.off + 1 + (uint32_t)a, e - a);
   if (!arg_sp.len) arg_sp = name_sp;
   RunStatus st = c->fn(s, args, arg_sp);
   free(args);

@@ -376,12 +376,12 @@ static RunStatus run_split(Session *s, const char *name, const char *text, size_
     if (!blank(text, from, to))
       st = run_part(s, add_part_source(s, name, text, len, from, to), sc, false);
     if (st == RUN_OK && i < sc->ncmds) {
-      Span sp = {whole, sc->cmds[i].off, sc->cmds[i].len};
-      char *line = strndup(text + sp.off + 1, sp.len - 1);
+      uint32_t off = sc->cmds[i].off, n = sc->cmds[i].len;
+      char *line = strndup(text + off + 1, n - 1);
       if (!line) rly_oom();
-      st = cmd_run(s, line, sp);
+      st = cmd_run(s, line, diag_span(&s->diag, whole, off, n));
       free(line);
-      from = sp.off + sp.len;
+      from = off + n;
     }
     if (st != RUN_OK) return st;
   }
@@ -476,7 +476,7 @@ RunStatus session_load(Session *s, const char *path, Span where) {
 /* %_ exists from the start (as `()`), so every input can mention it; one
  * Var for the whole session, so each new value releases the old one. */
 static void bind_last(Session *s) {
-  Span none = {0, 0, 0};
+  Span none = {0};
   s->last = var_new(&s->fixed, "_", type_unit(&s->fixed), none);
   Expr *unit = expr_tuple(&s->fixed, 0, NULL, none);
   char *text = NULL;
@@ -498,9 +498,10 @@ void session_reset(Session *s) {
  * and checked against a view of the current module whose allocations go
  * to a: expressions add nothing to the module, so its tables are shared. */
 Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view) {
-  const SourceFile *src = diag_source(&s->diag, where.file);
-  uint32_t end = where.off + where.len;
-  uint32_t file = add_part_source(s, src->name, src->text, src->len, where.off, end);
+  uint32_t off;
+  const SourceFile *src = diag_span_source(&s->diag, where, &off);
+  RLY_ASSERT(src);
+  uint32_t file = add_part_source(s, src->name, src->text, src->len, off, off + where.len);
   *view = *session_module(s);
   view->arena = a;
   ParseOptions po = {0};

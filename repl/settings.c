@@ -293,10 +293,10 @@ RunStatus repl_cmd_set(Session *s, const char *args, Span where) {
   char name[64];
   snprintf(name, sizeof name, "%.*s", (int)(n < 63 ? n : 63), args);
   const Setting *st = setting_lookup(name);
-  if (!st) return unknown_setting(s, name, (Span){where.file, where.off, (uint32_t)n});
+  if (!st) return unknown_setting(s, name, span_make(where.off, n));
   const char *val = args + n + strspn(args + n, " \t");
   if (!*val) return show_one(s, st), RUN_OK;
-  Span val_sp = {where.file, where.off + (uint32_t)(val - args), (uint32_t)strlen(val)};
+  Span val_sp = span_make(where.off + (uint32_t)(val - args), strlen(val));
   if (st->kind == SETTING_TEXT) {
     st->set_text(s, strcmp(val, "off") ? val : "");
     return RUN_OK;

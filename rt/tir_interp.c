@@ -1313,7 +1313,7 @@ static bool bind_param(const PrimFunc *f, int i, const RtTensor *t, int64_t *val
 bool tir_interp_bind_sizes(const PrimFunc *f, RtTensor *const *args, int n, int64_t *vals,
                            bool *known, TirError *err) {
   RLY_ASSERT(n <= f->nparams);
-  err->msg[0] = 0, err->param = -1, err->span = (Span){0, 0, 0};
+  err->msg[0] = 0, err->param = -1, err->span = (Span){0};
   for (int i = 0; i < f->nsizevars; i++) vals[i] = 0, known[i] = false;
   for (int i = 0; i < n; i++)
     if (!bind_param(f, i, args[i], vals, known, err)) return false;
@@ -1346,7 +1346,7 @@ static bool run_frame(const TirProgram *p, RtTensor **args, const int64_t *sizes
 
 bool tir_interp_run(const TirProgram *p, RtTensor **args, int n, TirError *err) {
   const PrimFunc *f = p->f;
-  err->msg[0] = 0, err->param = -1, err->span = (Span){0, 0, 0};
+  err->msg[0] = 0, err->param = -1, err->span = (Span){0};
   if (n != f->nparams) {
     snprintf(err->msg, sizeof err->msg, "@%s takes %d buffers, got %d", f->name, f->nparams, n);
     err->span = f->span;
@@ -1392,7 +1392,7 @@ void tir_interp_cache_free(TirCache *c) {
 const TirProgram *tir_interp_compile(TirCache *c, const PrimFunc *f, TirError *err) {
   for (int i = 0; i < c->n; i++)
     if (c->progs[i]->f == f) return c->progs[i];
-  err->msg[0] = 0, err->param = -1, err->span = (Span){0, 0, 0};
+  err->msg[0] = 0, err->param = -1, err->span = (Span){0};
   TirProgram *p = compile(f, err);
   if (!p) return NULL;
   if (c->n == c->cap) {

@@ -321,7 +321,7 @@ static const char *why_not_lowered(JitRun *j, Module *m) {
 static Expr *bound_call(JitRun *j, int nin, RtTensor **in, const bool *cst, Var **vars,
                         int *nvars) {
   Arena *a = &j->arena;
-  Span none = {0, 0, 0};
+  Span none = {0};
   Expr **args = ARENA_ARRAY(a, Expr *, nin + 1);
   int n = 0;
   for (int k = 0; k < nin; k++) {

@@ -30,7 +30,7 @@ static void run_items(Interp *in, Module *m, const ParseResult *r) {
 static void run_main(Interp *in, Module *m, Arena *a, DiagCtx *d) {
   FuncDef *f = module_func(m, "main");
   if (!f || f->fn->nparams) return;
-  Span none = {0, 0, 0};
+  Span none = {0};
   Expr *call = expr_call(a, expr_global(a, "main", none), 0, NULL, NULL, none);
   if (ty_check_expr(m, call, d)) interp_eval(in, m, call);
 }

@@ -28,7 +28,7 @@ static void broken(DiagCtx *d, const char *what, const char *name) {
 
 /* Gradient of @name, then FuseOps on what it made; either may reject. */
 static void differentiate(Module *m, const char *name, Arena *a, DiagCtx *d) {
-  Span none = {0, 0, 0};
+  Span none = {0};
   Module *g = pass_run_arg(pass_lookup("Gradient"), m, a, d, NULL, NULL, name, none);
   if (!g) return;
   if (!pass_verify(g, d)) broken(d, "Gradient", name);
@@ -43,7 +43,9 @@ static void differentiate_all(Module *m, Arena *a, DiagCtx *d) {
   int done = 0;
   for (int i = 0; i < m->ndefs && done < GRAD_MAX_FUNCS; i++) {
     const Def *def = &m->defs[i];
-    if (def->kind != DEF_FUNC || def_span(def).file != GRAD_INPUT_FILE) continue;
+    uint32_t off;
+    if (def->kind != DEF_FUNC) continue;
+    if (diag_span_source(d, def_span(def), &off) != diag_source(d, GRAD_INPUT_FILE)) continue;
     differentiate(m, def->u.func->name, a, d);
     done++;
   }

@@ -71,7 +71,7 @@ static inline const char *diag_at_level(DiagCtx *d, DiagLevel level, int i) {
     Diag *g = &d->items[k];
     if (g->level != level || i-- > 0) continue;
     uint32_t line = 0, col = 0;
-    if (g->span.file) diag_line_col(d, g->span.file, g->span.off, &line, &col);
+    diag_line_col(d, g->span, &line, &col);
     snprintf(buf, sizeof buf, "%u:%u: %s", line, col, g->msg);
     return buf;
   }

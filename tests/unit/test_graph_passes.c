@@ -506,7 +506,7 @@ enum { DEEP = 1000000 };
  * the constant 0f or the parameter %x. */
 static Module *deep_module(Arena *a, bool constant) {
   Module *m = module_new(a);
-  Span sp = {0, 0, 0};
+  Span sp = {0};
   Var *x = var_new(a, "x", type_scalar(a, DT_FLOAT32), sp);
   Expr *prev = constant ? expr_scalar_f64(a, DT_FLOAT32, 0, sp) : expr_var(a, x, sp);
   Var **vs = malloc(sizeof(Var *) * DEEP);

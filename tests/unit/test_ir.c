@@ -16,7 +16,7 @@
 #include "tests/unit/check.h"
 
 static Arena A;
-static const Span S0 = {0, 0, 0};
+static const Span S0 = {0};
 static const PrintOptions PLAIN = {0};
 
 /* ───────────────────────────── builders ───────────────────────────── */
@@ -1029,7 +1029,7 @@ static void test_equality(void) {
   CHECK(expr_equal(e1, e2) && expr_hash(e1) == expr_hash(e2));
   /* Spans, checked types and graph-ness do not matter. */
   e2->ty = type_scalar(&A, DT_INT8);
-  e2->span.file = 3;
+  expr_set_span(e2, span_make(3, 1));
   f2->body->u.let.var->is_graph = true;
   CHECK(expr_equal(e1, e2) && expr_hash(e1) == expr_hash(e2));
   /* A different annotation does. */
@@ -1214,9 +1214,9 @@ static void test_walk_deep_and_tir(void) {
 /* Nodes take only their kind's bytes; copies and parameter devices keep
  * what they hold. */
 static void test_node_sizes(void) {
-  CHECK(expr_size(EX_VAR) == 32 && expr_size(EX_CONST) == 32 && expr_size(EX_LET) == 48);
+  CHECK(expr_size(EX_VAR) == 24 && expr_size(EX_CONST) == 24 && expr_size(EX_LET) == 40);
   CHECK(expr_size(EX_CALL) == sizeof(Expr) && expr_size(EX_MATCH) == sizeof(Expr));
-  CHECK(sizeof(Var) == 40);
+  CHECK(sizeof(Var) == 32);
   Var *v = var_new(&A, "x", NULL, S0);
   Expr *use = expr_var(&A, v, S0), *c = expr_copy(&A, use);
   CHECK(c != use && c->kind == EX_VAR && c->u.var == v && expr_equal(c, use));
@@ -1228,6 +1228,17 @@ static void test_node_sizes(void) {
   AttrValue *dev = attr_int(&A, 1, DT_INT32);
   Var *w = var_new_device(&A, "w", NULL, S0, dev);
   CHECK(var_device(w) == dev && strcmp(w->name, "w") == 0 && w->id != v->id);
+  /* The kind sits in the span's spare byte: setting either keeps the other. */
+  Expr *m = expr_new(&A, EX_MATCH, span_make(123456, 0xfffffe));
+  CHECK(m->kind == EX_MATCH && m->span.off == 123456 && m->span.len == 0xfffffe);
+  expr_set_span(m, use->span);
+  CHECK(m->kind == EX_MATCH && m->span.off == 0 && m->span.len == 0);
+  expr_set_span(use, span_make(7, (uint64_t)1 << 30)); /* clamped, not wrapped */
+  CHECK(use->kind == EX_VAR && use->span.off == 7 && use->span.len == SPAN_LEN_MAX);
+  w->is_free = true, w->is_graph = true;
+  var_set_span(w, span_make(9, 3));
+  CHECK(w->has_device && w->is_free && w->is_graph && w->span.off == 9 && w->span.len == 3);
+  CHECK(!v->is_free && !v->is_graph && !v->has_device);
 }
 
 int main(void) {

@@ -467,7 +467,7 @@ static void test_registry(void) {
 /* Attribute checking: unknown keys with suggestions, wrong kinds, and the span of the bad value. */
 static void test_check_attrs(void) {
   const OpDef *dense = ops_get(ops_lookup("nn.dense"));
-  Span where = {7, 1, 2};
+  Span where = span_make(7, 2);
   CHECK(ops_check_attrs(&A, dense, attrs("units", ai(128), NULL), &where) == NULL);
   CHECK(ops_check_attrs(&A, dense, attrs("units", anone(), "out_dtype", as("float32"), NULL),
                         NULL) == NULL);
@@ -494,8 +494,8 @@ static void test_check_attrs(void) {
                         attrs("axis", ai(1), "keepdims", ab(true), NULL), NULL) == NULL);
   /* the span of the offending value is reported */
   AttrValue *bad = as("x");
-  bad->span = (Span){3, 10, 3};
-  where = (Span){3, 0, 20};
+  bad->span = span_make(10, 3);
+  where = span_make(1, 20);
   ops_check_attrs(&A, dense, attrs("units", bad, NULL), &where);
   CHECK(where.off == 10 && where.len == 3);
 }

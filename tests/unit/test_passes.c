@@ -655,7 +655,7 @@ static Module *deep_module(Arena *a, DiagCtx *d) {
       "}\n";
   Module *m = module_new(a);
   if (!parse_module(m, d, diag_add_source(d, "deep", src, strlen(src)))) return m;
-  Span sp = {0, 0, 0};
+  Span sp = {0};
   Var *x = var_new(a, "x", type_scalar(a, DT_FLOAT32), sp);
   Var **vs = malloc(sizeof(Var *) * DEEP);
   Expr **vals = malloc(sizeof(Expr *) * DEEP);

@@ -65,8 +65,9 @@ static bool run_ok(EvalEnv *e, const char *name, RtTensor **ts, int n, TirError 
 
 /* The source text an error span covers. */
 static char *span_text(EvalEnv *e, Span sp) {
-  const SourceFile *f = diag_source(&e->diag, sp.file);
-  return strndup(f->text + sp.off, sp.len);
+  uint32_t off;
+  const SourceFile *f = diag_span_source(&e->diag, sp, &off);
+  return strndup(f->text + off, sp.len);
 }
 
 /* ───────────────────────────── the prims ───────────────────────────── */

@@ -326,7 +326,7 @@ static void test_prim_unallocated(void) {
   DiagCtx d;
   diag_init(&d);
   Module *m = module_new(&a);
-  Span sp = {0, 0, 0};
+  Span sp = {0};
   Dim four = {DIM_CONST, 4, NULL};
   Buffer *bs[3];
   const char *names[3] = {"X", "Z", "Y"};
@@ -453,7 +453,7 @@ static void test_entry_points(void) {
   const char *src = "@g(%s)";
   uint32_t f = diag_add_source(&r->d, "expr", src, strlen(src));
   Dim dims[2] = {{DIM_CONST, 5, NULL}, {DIM_CONST, 2, NULL}};
-  Span none = {0, 0, 0};
+  Span none = {0};
   Var *s = var_new(&r->arena, "s", type_tensor(&r->arena, DT_FLOAT32, 2, dims, none), none);
   ParseOptions po = {1, &s};
   Expr *e = parse_expr(r->m, &r->d, f, &po);
