@@ -16,7 +16,7 @@
 #define REDUCE "mean sum max min prod"
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
-  "concatenate reshape transpose shape_of equal zeros zeros_like"
+  "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
 
 /* clang-format off */
 static const OnnxOpDef table[] = {

@@ -20,6 +20,13 @@
  * outputs are concatenated onto the loop's ys (the reverse direction puts
  * them in front), which works for any length.
  *
+ * A static T (up to RNN_UNROLL_MAX steps; what an export with fixed shapes
+ * gives) is written out instead: the projection is split into its T rows
+ * once, the steps follow one another in the let chain, and their outputs
+ * are concatenated once at the end.  Every step's ops are alike, so FuseOps'
+ * groups and the JIT's kernels are shared by all steps, with static
+ * shapes throughout and no copy of the outputs so far at each step.
+ *
  * ONNX layout (layout = 0): X (T, B, I), W (D, G*H, I), R (D, G*H, H),
  * B (D, 2*G*H), initial_h / initial_c (D, B, H); Y (T, D, B, H), Y_h and
  * Y_c (D, B, H); gates i o f c (LSTM) and z r h (GRU).  Layout 1 (batch
@@ -33,6 +40,9 @@
 #include "frontend/onnx_int.h"
 
 static const Span no_span;
+
+/* Longer static sequences keep the loop: the written-out form grows with T. */
+enum { RNN_UNROLL_MAX = 1024 };
 
 typedef struct Rnn {
   bool lstm;
@@ -461,6 +471,38 @@ static bool run_loop(OnnxCx *cx, const Rnn *r, const RnnDir *dd, FeVal **out) {
   return true;
 }
 
+/* ───────────────────────── written out (static T) ───────────────────────── */
+
+/* Direction dd's T steps one after another (step s is time T - 1 - s
+ * backwards); out as run_loop's.  The state stays (1, B, H) from step to
+ * step, so that a step reads its row of the split projection, (1, B, G*H),
+ * as it is: each step's product-and-add is then the same kernel, and the
+ * rows are concatenated into (T, B, H) at the end. */
+static bool run_unrolled(OnnxCx *cx, const Rnn *r, const RnnDir *dd, int64_t T, FeVal **out) {
+  AttrB b = ab_new(cx);
+  ab_int(&b, "indices_or_sections", T), ab_int(&b, "axis", 0);
+  FeVal *rows = T > 1 ? FE_OP(cx, "split", ab_done(&b), dd->xw) : NULL; /* T x (1, B, G*H) */
+  FeVal **hs = ARENA_ARRAY(cx->a, FeVal *, T);
+  FeVal *h = expand_at(cx, dd->h0, 0), *c = r->lstm ? expand_at(cx, dd->c0, 0) : NULL;
+  for (int64_t s = 0; s < T && !cx->failed; s++) {
+    int64_t t = dd->reverse ? T - 1 - s : s;
+    FeVal *xw_t = rows ? fe_get(cx, rows, (int)t) : dd->xw, *h1 = NULL, *c1 = NULL;
+    if (r->lstm)
+      lstm_step(cx, r, dd, xw_t, h, c, &h1, &c1);
+    else
+      h1 = gru_step(cx, r, dd, xw_t, h);
+    hs[t] = h = h1, c = c1;
+  }
+  if (cx->failed) return false;
+  AttrB cat = ab_new(cx), sq = ab_new(cx), sq2 = ab_new(cx);
+  int64_t axis0 = 0;
+  ab_int(&cat, "axis", 0), ab_ints(&sq, "axis", 1, &axis0), ab_ints(&sq2, "axis", 1, &axis0);
+  out[0] = FE_OP(cx, "squeeze", ab_done(&sq), h);
+  out[1] = r->lstm ? FE_OP(cx, "squeeze", ab_done(&sq2), c) : NULL;
+  out[2] = T > 1 ? fe_op(cx, "concatenate", (int)T, hs, ab_done(&cat)) : h;
+  return !cx->failed;
+}
+
 /* ───────────────────────── the converters ───────────────────────── */
 
 /* Both ops: attributes, inputs, each direction's loop, then Y (T, D, B, H),
@@ -483,11 +525,15 @@ static bool convert_rnn(OnnxCx *cx, bool lstm) {
   AttrB b = ab_new(cx);
   ab_str(&b, "dtype", "int64");
   r.len = take_at(cx, FE_OP(cx, "shape_of", ab_done(&b), r.x), fe_scalar(cx, DT_INT64, 0), 0);
+  Dim steps = fe_dim(r.x, 0);
+  bool unroll = steps.kind == DIM_CONST && steps.value >= 1 && steps.value <= RNN_UNROLL_MAX;
   FeVal *y = NULL, *yh = NULL, *yc = NULL;
   for (int d = 0; d < r.ndir && !cx->failed; d++) {
     RnnDir dd = prepare_dir(cx, &r, d);
     FeVal *res[3];
-    if (cx->failed || !run_loop(cx, &r, &dd, res)) return false;
+    if (cx->failed) return false;
+    if (unroll ? !run_unrolled(cx, &r, &dd, steps.value, res) : !run_loop(cx, &r, &dd, res))
+      return false;
     y = concat2(cx, y, expand_at(cx, res[2], 1), 1);
     yh = concat2(cx, yh, expand_at(cx, res[0], 0), 0);
     if (lstm) yc = concat2(cx, yc, expand_at(cx, res[1], 0), 0);

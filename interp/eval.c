@@ -272,7 +272,16 @@ static bool match_pattern(Interp *in, Proc *p, size_t fb, const Pattern *pat, Va
 
 /* ───────────────────────────── ops ───────────────────────────── */
 
+/* Argument and result arrays of an op call live on the stack up to these
+ * counts, on the heap past them (a concatenate or split of hundreds). */
 enum { MAX_OP_INPUTS = 64, MAX_OP_OUTPUTS = 64 };
+
+/* The number of tensors an op's arguments flatten to. */
+static int op_input_count(Value **args, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += args[i]->kind == V_TUPLE ? args[i]->u.tuple.n : 1;
+  return k;
+}
 
 /* Op arguments as tensors (a tuple argument is flattened; a key becomes its
  * two uint32 words). */
@@ -283,7 +292,6 @@ static int op_inputs(Interp *in, const char *op, Value **args, int n, RtTensor *
     int nf = a->kind == V_TUPLE ? a->u.tuple.n : 1;
     for (int j = 0; j < nf; j++) {
       Value *f = a->kind == V_TUPLE ? a->u.tuple.fields[j] : a;
-      if (k == MAX_OP_INPUTS) return fail(in, sp, "%s: too many inputs", op), -1;
       if (f->kind == V_TENSOR)
         ins[k++] = f->u.tensor;
       else
@@ -349,6 +357,25 @@ static Value *scalar_op(Interp *in, const Expr *call, int opindex, Value **args,
   return value_tensor(in, out);
 }
 
+/* The kernel table's run of an op on evaluated arguments, flattened into
+ * ins (room for all of them); outs has room for maxout results. */
+static Value *run_kernel(Interp *in, const Expr *call, int opindex, Value **args, int n,
+                         RtTensor **ins, int maxout, RtTensor **outs) {
+  const OpDef *def = ops_get(opindex);
+  int nin = op_inputs(in, def->name, args, n, ins, call->span), nout = 0;
+  if (nin < 0) return NULL;
+  in->kx.err[0] = 0;
+  in->kx.rel.err[0] = 0;
+  const Attrs *attrs = call->kind == EX_CALL ? call->u.call.attrs : NULL;
+  if (!kernels_infer_and_run(&in->kx, opindex, nin, ins, attrs, maxout, &nout, outs))
+    return fail(in, call->span, "%s", in->kx.err), NULL;
+  bool tuple = nout != 1 || (call->ty && call->ty->kind == TY_TUPLE);
+  if (!tuple) return value_tensor(in, outs[0]);
+  Value *t = value_new(in, V_TUPLE, nout);
+  for (int i = 0; i < nout; i++) t->u.tuple.fields[i] = value_tensor(in, outs[i]);
+  return t;
+}
+
 /* Runs one op call on evaluated arguments: rank-0 elementwise ops take the
  * scalar shortcut, call_tir and random ops have their own runners, the rest
  * go through the kernel table (type relation, then kernel). */
@@ -367,19 +394,19 @@ static Value *run_op(Interp *in, const Expr *call, int opindex, Value **args, in
     if (!v) in->err_span = call->span;
     return v;
   }
-  RtTensor *ins[MAX_OP_INPUTS], *outs[MAX_OP_OUTPUTS];
-  int nin = op_inputs(in, def->name, args, n, ins, call->span), nout = 0;
-  if (nin < 0) return NULL;
-  in->kx.err[0] = 0;
-  in->kx.rel.err[0] = 0;
-  const Attrs *attrs = call->kind == EX_CALL ? call->u.call.attrs : NULL;
-  if (!kernels_infer_and_run(&in->kx, opindex, nin, ins, attrs, MAX_OP_OUTPUTS, &nout, outs))
-    return fail(in, call->span, "%s", in->kx.err), NULL;
-  bool tuple = nout != 1 || (call->ty && call->ty->kind == TY_TUPLE);
-  if (!tuple) return value_tensor(in, outs[0]);
-  Value *t = value_new(in, V_TUPLE, nout);
-  for (int i = 0; i < nout; i++) t->u.tuple.fields[i] = value_tensor(in, outs[i]);
-  return t;
+  const Type *ty = call->ty;
+  int cap_in = op_input_count(args, n);
+  int cap_out = ty && ty->kind == TY_TUPLE ? ty->u.tuple.n : 1;
+  if (cap_out < MAX_OP_OUTPUTS) cap_out = MAX_OP_OUTPUTS;
+  RtTensor *in_buf[MAX_OP_INPUTS], *out_buf[MAX_OP_OUTPUTS];
+  RtTensor **ins = cap_in <= MAX_OP_INPUTS ? in_buf : malloc(sizeof(RtTensor *) * (size_t)cap_in);
+  RtTensor **outs =
+      cap_out <= MAX_OP_OUTPUTS ? out_buf : malloc(sizeof(RtTensor *) * (size_t)cap_out);
+  if (!ins || !outs) rly_oom();
+  Value *r = run_kernel(in, call, opindex, args, n, ins, cap_out, outs);
+  if (ins != in_buf) free(ins);
+  if (outs != out_buf) free(outs);
+  return r;
 }
 
 static Value *make_adt(Interp *in, AdtDef *adt, int index, Value **args, int n, Span sp) {

@@ -397,6 +397,17 @@ static Tensor *pack_weight(Graph *g, const Tensor *w, bool kn, int64_t nr) {
   return p;
 }
 
+/* w's panels, packed once per pass however many products use w (an RNN's
+ * time steps written out share their recurrent weight): the map in the
+ * pass's user pointer keys them by the tensor and the orientation. */
+static Tensor *packed_weight(Graph *g, const Tensor *w, bool kn, int64_t nr) {
+  RwMap *memo = g->user;
+  const void *key = (const char *)w + kn; /* tensors are aligned: the low bit is free */
+  Tensor *p = rw_map_get(memo, key);
+  if (!p) rw_map_put(memo, key, p = pack_weight(g, w, kn, nr));
+  return p;
+}
+
 /* nn.dense(x, W) and nn.matmul(x, W) (x not transposed) with a constant
  * float W → nn.contrib_dense_pack(x, panels of W), the panels two vector
  * registers wide as the product's schedule reads them (ops/compute_nn.c). */
@@ -411,7 +422,7 @@ static Expr *alter_product(Graph *g, Expr *e, Expr *r, bool matmul) {
     return r;
   bool kn = matmul && !op_attr_bool(r, "transpose_b");
   int64_t nr = 2 * lc_vector_bytes() / dtype_bytes(dt), N = w->shape[kn ? 1 : 0];
-  Expr *args[2] = {x, graph_const(g, pack_weight(g, w, kn, nr), wv->span)};
+  Expr *args[2] = {x, graph_const(g, packed_weight(g, w, kn, nr), wv->span)};
   Attrs *at = graph_attrs(g, 1);
   graph_attr_int(g, at, 0, "units", N);
   const char *keys[1] = {"weight_layout"},
@@ -549,7 +560,12 @@ static Expr *subst(Graph *g, GraphLink *l) {
 
 static const GraphHooks hooks = {.rule = rule, .subst = subst};
 
-Module *pass_alter_op_layout(PassCtx *pc, Module *in) { return graph_pass(pc, in, &hooks, NULL); }
+Module *pass_alter_op_layout(PassCtx *pc, Module *in) {
+  RwMap packed = {0};
+  Module *out = graph_pass(pc, in, &hooks, &packed);
+  rw_map_free(&packed);
+  return out;
+}
 
 bool alter_op_layout_applies(const Module *m) {
   static const GraphOp ops[] = {GOP_CONV2D, GOP_CONV1D,           GOP_CONV2D_TRANSPOSE,

@@ -28,7 +28,8 @@
  *     the body, and so do the constant arguments of an op whose compute
  *     rule reads their values (OP_VALUE_ARGS: dyn.strided_slice's begin).
  *
- * An op with a tuple result (split, meshgrid) is one node per field: the
+ * An op with a tuple result (split, meshgrid) of at most FUSE_MAX_FIELDS
+ * fields (more stay one call, as it is) is one node per field: the
  * field `%t.i` is an injective function of the op's operands, so each
  * field fuses with its own consumers, and a group holding a field computes
  * the op in its body and projects it (`%0 = split(%p0); %0.1`).  The op's
@@ -118,11 +119,22 @@ static const OpDef *call_op(const Expr *e) {
   return ops_get(e->u.call.fn->u.op.index);
 }
 
+/* Past this many tensors in its tuple argument an op (concatenate, stack)
+ * stays one call on its kernel: a kernel reading hundreds of inputs is one
+ * long block of copies that LLVM takes seconds to minutes to schedule. */
+enum { FUSE_MAX_INPUTS = 32 };
+
+static bool few_inputs(const OpDef *op, const Expr *e) {
+  if (!(op->flags & OP_TUPLE_ARG) || e->u.call.nargs < 1) return true;
+  const Type *t = e->u.call.args[0]->ty;
+  return !t || t->kind != TY_TUPLE || t->u.tuple.n <= FUSE_MAX_INPUTS;
+}
+
 /* A pure, fusible op call with a tensor result and typed operands. */
 static bool candidate(const Fuse *F, const Expr *e) {
   const OpDef *op = call_op(e);
   if (!op || op->effectful || op->pattern >= OPAT_TUPLE) return false;
-  if (!e->ty || e->ty->kind != TY_TENSOR) return false;
+  if (!e->ty || e->ty->kind != TY_TENSOR || !few_inputs(op, e)) return false;
   bool scalar = e->ty->u.tensor.ndim == 0;
   for (int i = 0; i < e->u.call.nargs; i++) {
     const Type *t = e->u.call.args[i]->ty;
@@ -135,12 +147,18 @@ static bool candidate(const Fuse *F, const Expr *e) {
   return !F->o.need_compute || op->compute != NULL;
 }
 
-/* A pure, fusible op call whose result is a tuple of tensors (split,
- * meshgrid): it becomes one node per field. */
+/* Past this many fields a tuple op stays one call: one kernel per field
+ * would multiply the kernels to compile (an RNN's input projection split
+ * into its time steps has hundreds). */
+enum { FUSE_MAX_FIELDS = 8 };
+
+/* A pure, fusible op call whose result is a tuple of at most
+ * FUSE_MAX_FIELDS tensors (split, meshgrid): it becomes one node per field. */
 static bool candidate_tuple(const Fuse *F, const Expr *e) {
   const OpDef *op = call_op(e);
   if (!op || op->effectful || op->pattern >= OPAT_TUPLE) return false;
   if (!e->ty || e->ty->kind != TY_TUPLE || e->ty->u.tuple.n == 0) return false;
+  if (e->ty->u.tuple.n > FUSE_MAX_FIELDS) return false;
   for (int i = 0; i < e->ty->u.tuple.n; i++)
     if (e->ty->u.tuple.fields[i]->kind != TY_TENSOR) return false;
   for (int i = 0; i < e->u.call.nargs; i++)

@@ -21,7 +21,11 @@ step's fused gate product (a kernel with nn.dense) and its fused gate math
 (a kernel with the gates' strided_slice; not with a dynamic batch, whose
 slices have no compiled kernel) must have run at least once per time step.  One model also goes through
 `rly --import -o` (the loop printed as text and parsed back) and
-`--params`.  Prints the max error per model and mode and
+`--params`.  Then every model with its sequence length fixed in the file
+(lengths 1, 7 and 40: the importer writes the steps out instead of a
+loop) is imported into one session per mode and checked the same way; the
+40 steps may add at most STATIC_NEW_KERNELS kernels to those of the 7
+(their projections and outputs: the steps share their kernels).  Prints the max error per model and mode and
 "onnx_rnn_torch: N passed, N failed"; exits non-zero on any failure and
 with 77 (skipped) when torch or onnx is not installed."""
 import os
@@ -46,6 +50,8 @@ torch.set_grad_enabled(False)
 warnings.filterwarnings("ignore")  # the exporter's notes on tracing
 MODES = ("jit", "interp")
 LENGTHS = (1, 3, 7, 20)
+STATIC_LENGTHS = (1, 7, 40)
+STATIC_NEW_KERNELS = 6
 ATOL = RTOL = 1e-5
 INPUT, HIDDEN, BATCH = 8, 16, 2
 
@@ -315,7 +321,9 @@ def compare(outs, expected):
     for i, (g, e) in enumerate(zip(outs, expected)):
         if g.shape != e.shape:
             return worst, f"output {i}: shape {g.shape}, expected {e.shape}"
-        err = np.abs(g.astype(np.float64) - e.astype(np.float64))
+        g64, e64 = g.astype(np.float64), e.astype(np.float64)
+        same = (g64 == e64) | (np.isnan(g64) & np.isnan(e64))  # equal infinities (Relu grows) agree
+        err = np.where(same, 0.0, np.abs(g64 - e64))
         worst = max(worst, float(err.max(initial=0)))
         bad = err > ATOL + RTOL * np.abs(e)
         if bad.any():
@@ -375,6 +383,70 @@ def check_model(rly, i, case, folder, verbose):
     return passed, failed
 
 
+def fixed_length(path, L, out):
+    """The model at path with its inputs' `seq` dim fixed to L, saved as out."""
+    m = onnx.load(path)
+    for vi in m.graph.input:
+        for d in vi.type.tensor_type.shape.dim:
+            if d.dim_param == "seq":
+                d.Clear()
+                d.dim_value = L
+    onnx.save(m, out)
+
+
+def check_static(rly, i, case, folder):
+    """The model with a static sequence length, at each of STATIC_LENGTHS,
+    in both modes; (passed, failed)."""
+    name, kind, opset, states, dyn_batch, kw = case
+    path, inputs, reference = make_case(i, name, kind, opset, states, dyn_batch, kw, folder)
+    # a Relu activation lets the state grow without bound: past 20 steps
+    # float32 overflows where the float64 reference does not
+    lengths = (1, 7, 20) if "Relu" in kw.get("activations", ()) else STATIC_LENGTHS
+    passed = failed = 0
+    for mode in MODES:
+        lines, outs, refs = [], [], []
+        for L in lengths:
+            fixed = os.path.join(folder, f"{name}_static{L}.onnx")
+            fixed_length(path, L, fixed)
+            xs = inputs(L, BATCH)
+            inp = os.path.join(folder, f"{name}_static{L}_in.npz")
+            np.savez(inp, **{f"in{j}": x for j, x in enumerate(xs)})
+            refs.append(reference(xs))
+            outs.append(os.path.join(folder, f"{name}_static{L}_{mode}_out.npz"))
+            lines += [f":import {fixed}"] + [f":load-tensor %in{j} {inp} in{j}" for j in range(len(xs))]
+            lines += [f"let %y = @main({', '.join(f'%in{j}' for j in range(len(xs)))});",
+                      f":save %y {outs[-1]}", ":kernels"]
+        script = os.path.join(folder, f"{name}_static_{mode}.rly")
+        with open(script, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        r = subprocess.run([rly, "--exec", mode, script], capture_output=True, text=True, timeout=600)
+        msg = None if r.returncode == 0 else (r.stderr.strip() or r.stdout.strip())[-2000:]
+        worst = 0.0
+        for L, outp, ref in zip(lengths, outs, refs):
+            if msg:
+                break
+            got = np.load(outp)
+            w, msg = compare([got[f"y_{j}"] for j in range(len(ref))], ref)
+            worst = max(worst, w)
+            msg = msg and f"length {L}: {msg}"
+        if not msg and mode == "jit":
+            tables = kernel_tables(r.stdout)
+            new = len(tables[-1]) - len(tables[-2]) if len(tables) == len(lengths) else None
+            if new is None:
+                msg = f"expected {len(lengths)} :kernels tables, got {len(tables)}"
+            elif new > STATIC_NEW_KERNELS:
+                msg = f"{lengths[-1]} steps added {new} kernels (at most {STATIC_NEW_KERNELS})"
+        label = f"{mode}, static length"
+        if msg:
+            failed += 1
+            print(f"FAIL {name} [{label}]: {msg}")
+        else:
+            passed += 1
+            print(f"ok   {name} [{label}]: lengths {', '.join(map(str, lengths))}, "
+                  f"max error {worst:.3g}")
+    return passed, failed
+
+
 def main():
     args = sys.argv[1:]
     verbose = "-v" in args
@@ -388,6 +460,9 @@ def main():
                 continue
             p, f = check_model(rly, i, case, folder, verbose)
             passed, failed = passed + p, failed + f
+            if not case[4]:  # a dynamic batch stays dynamic
+                p, f = check_static(rly, i, case, folder)
+                passed, failed = passed + p, failed + f
     print(f"tolerance: |rly - ref| <= {ATOL:g} + {RTOL:g} * |ref| (ref: PyTorch, or numpy)")
     print(f"time: {time.time() - start:.1f}s")
     print(f"onnx_rnn_torch: {passed} passed, {failed} failed")
