@@ -245,7 +245,8 @@ static const PrimFunc *callee(Interp *in, const Expr *call) {
   const Expr *g = call->u.call.nargs >= 2 ? call->u.call.args[0] : NULL;
   if (!g || g->kind != EX_GLOBAL)
     return interp_fail(in, call->span, "%s: the callee must be a prim function @name", op), NULL;
-  const PrimFunc *p = module_prim(in->mod, g->u.global.name);
+  const Def *d = interp_def(in, g->u.global.name);
+  const PrimFunc *p = d && d->kind == DEF_PRIM ? d->u.prim : NULL;
   if (!p)
     return interp_fail(in, g->span, "%s: @%s is not a prim function", op, g->u.global.name), NULL;
   return p;

@@ -179,8 +179,14 @@ static Value *global_cell(Interp *in, const StateGlobal *g, Span sp) {
 }
 
 /* @name as a value: a def's closure or a state global's current value. */
+const Def *interp_def(Interp *in, const char *name) {
+  uint64_t *slot = u64map_slot(&in->defs, (uint64_t)(uintptr_t)name);
+  if (!*slot) *slot = (uint64_t)(uintptr_t)module_lookup(in->mod, name);
+  return (const Def *)(uintptr_t)*slot;
+}
+
 static Value *global_value(Interp *in, const Expr *e) {
-  const Def *d = module_lookup(in->mod, e->u.global.name);
+  const Def *d = interp_def(in, e->u.global.name);
   if (!d) return fail(in, e->span, "unknown global @%s", e->u.global.name), NULL;
   if (d->kind == DEF_GLOBAL) {
     Value *cell = global_cell(in, d->u.global, e->span);
@@ -316,6 +322,10 @@ static OpRunner op_runner(const OpDef *def, int opindex, int n) {
                                                             : RUN_KERNEL;
   if (c) *c = (unsigned char)r;
   return r;
+}
+
+bool interp_plain_op(int opindex, int nargs) {
+  return op_runner(ops_get(opindex), opindex, nargs) == RUN_KERNEL && kernels_get(opindex);
 }
 
 /* Rank-0 elementwise ops (no attributes, equal dtypes, a known result
@@ -942,6 +952,7 @@ void interp_free(Interp *in) {
   call_tir_free(in);
   fast_free(in);
   u64map_free(&in->consts);
+  u64map_free(&in->defs);
   arena_free(&in->arena);
   arena_free(&in->scratch);
   free(in->slots);
@@ -958,6 +969,7 @@ Value *interp_eval(Interp *in, Module *m, Expr *e) {
   rt_steps_reset(in->opt.max_steps);
   fast_validate(in, m);
   in->mod = m;
+  u64map_free(&in->defs); /* the module may have changed since */
   in->err[0] = 0;
   in->err_span = (Span){0};
   bool ok = true;

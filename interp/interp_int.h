@@ -142,7 +142,14 @@ struct Interp {
   FastStack fast; /* the scalar fast path's registers and frames (fast.c) */
   U64Map consts;  /* EX_CONST node in a function → its Value, and a def's Proc →
                      its closure: made once, roots */
+  U64Map defs;    /* a global's name (the string of its Expr) → its Def in mod,
+                     for one evaluation (interp_def) */
 };
+
+/* module_lookup(in->mod, name) with the answer kept for the evaluation:
+ * a kernel call's callee is otherwise found by hashing its long name at
+ * every call. */
+const Def *interp_def(Interp *in, const char *name);
 
 /* Ops on RandState keys (random_ops.c): whether op with nargs arguments is
  * one, and running it (NULL with in->err set on failure). */
@@ -167,6 +174,9 @@ void call_tir_error(Interp *in, const Expr *call, const PrimFunc *p, int nin, co
  * planned list of kernel calls when it qualifies; true when it ran, with
  * *out the result or NULL (in->err set) on failure; false: evaluate it. */
 bool plan_call(Interp *in, Proc *p, Value **args, int n, Value **out);
+/* Whether the op runs on the kernel table's reference kernel (not call_tir,
+ * a random op taking a key, or an op with its own runner). */
+bool interp_plain_op(int opindex, int nargs);
 void plan_drop(Proc *p);
 /* A constant's Value in p (made once; a root). */
 Value *interp_const_value(Interp *in, const Proc *p, const Expr *e);

@@ -5,11 +5,15 @@
  * A function qualifies when its parameters are tensors of static shape and
  * its body is a let chain of
  *   call_tir(@p, (atoms), shape=..., dtype=...)   (static output shape)
+ *   op(atoms or (atoms), attrs)   an op on its reference kernel (what
+ *                                 FuseOps leaves unfused: a split into many
+ *                                 pieces, a concatenate of many), its
+ *                                 result a tensor or tuple of static shape
  *   (atoms)   %t.i   %x   a constant
  * ending in an atom or a tuple of atoms, every @p compiled by the executor
- * (call_tir.c's path otherwise).  Anything else (control flow, op calls
- * running on reference kernels, closures) and the function runs in the
- * evaluator as before.
+ * (call_tir.c's path otherwise).  Anything else (control flow, random and
+ * effectful ops, closures) and the function runs in the evaluator as
+ * before.
  *
  * The plan, made on the first call (Proc.plan):
  * - values: parameters, constants, step outputs; an output of a prim whose
@@ -30,7 +34,7 @@
 
 #include "interp/interp_int.h"
 
-enum { PLAN_MAX_VALS = 1 << 20, PLAN_MAX_OPERANDS = 256 };
+enum { PLAN_MAX_VALS = 1 << 20, PLAN_MAX_OPERANDS = 1024 };
 
 typedef enum SKind { S_PARAM, S_CONST, S_TEMP, S_RESULT } SKind;
 
@@ -55,11 +59,13 @@ typedef struct PVal {
 
 typedef struct Step {
   const Expr *call;
-  const PrimFunc *prim;
-  const void *kernel; /* NULL: a view step, nothing runs */
-  int nargs;          /* inputs then the output */
-  int *args;          /* PVal indices */
-  bool zero;          /* the output is zero-filled first */
+  const PrimFunc *prim; /* a call_tir step's callee */
+  const void *kernel;   /* its compiled kernel; NULL: a view step, nothing runs */
+  int op;               /* an op step's registry index (its reference kernel), else -1 */
+  int nin;              /* inputs; the outputs follow them in args */
+  int nargs;            /* inputs then the outputs (call_tir: one) */
+  int *args;            /* PVal indices */
+  bool zero;            /* the output is zero-filled first */
 } Step;
 
 typedef struct Plan Plan;
@@ -184,6 +190,18 @@ static void use(Plan *P, int val, int step) {
   if (step > s->last) s->last = step;
 }
 
+/* A new temporary made by the step being added. */
+static int temp_val(Build *B, DType dt, int ndim, const int64_t *shape) {
+  Plan *P = B->P;
+  int st = new_storage(B, S_TEMP);
+  Storage *so = &P->st[st];
+  so->dt = dt, so->ndim = ndim, so->first = P->nsteps;
+  memcpy(so->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  so->bytes = (size_t)dtype_bytes(dt);
+  for (int d = 0; d < ndim; d++) so->bytes *= (size_t)shape[d];
+  return new_val(B, st, dt, ndim, shape);
+}
+
 static bool is_call_tir(const Expr *e) {
   return e->kind == EX_CALL && e->u.call.fn->kind == EX_OP && e->u.call.fn->u.op.call_tir &&
          ops_has_flag(e->u.call.fn->u.op.index, OP_CALL_TIR) && e->u.call.nargs == 2 &&
@@ -211,7 +229,12 @@ static int add_step(Build *B, const Expr *call) {
   if (!pf->out_is_view && !k) return -1;
   P->steps = grow(P->steps, &B->capsteps, P->nsteps + 1, sizeof *P->steps);
   Step *s = &P->steps[P->nsteps];
-  *s = (Step){.call = call, .prim = pf, .kernel = k, .nargs = pf->nparams};
+  *s = (Step){.call = call,
+              .prim = pf,
+              .kernel = k,
+              .op = -1,
+              .nin = pf->nparams - 1,
+              .nargs = pf->nparams};
   s->args = malloc(sizeof *s->args * (size_t)s->nargs);
   if (!s->args) rly_oom();
   for (int i = 0; i < tup->u.tuple.n; i++) {
@@ -229,13 +252,7 @@ static int add_step(Build *B, const Expr *call) {
       return free(s->args), -1;
     out = new_val(B, src->storage, ob->dtype, ob->ndim, shape);
   } else {
-    int st = new_storage(B, S_TEMP);
-    Storage *so = &P->st[st];
-    so->dt = ob->dtype, so->ndim = ob->ndim, so->first = P->nsteps;
-    memcpy(so->shape, shape, sizeof shape);
-    so->bytes = (size_t)dtype_bytes(ob->dtype);
-    for (int d = 0; d < ob->ndim; d++) so->bytes *= (size_t)shape[d];
-    out = new_val(B, st, ob->dtype, ob->ndim, shape);
+    out = temp_val(B, ob->dtype, ob->ndim, shape);
     s->zero = !P->x->writes_all_of_param(k, s->nargs - 1);
   }
   s->args[s->nargs - 1] = out;
@@ -243,11 +260,79 @@ static int add_step(Build *B, const Expr *call) {
   return out;
 }
 
+/* An op call the plan runs on the op's reference kernel: pure, run by the
+ * kernel table (interp_plain_op), its result of static shape. */
+static bool is_op_step(const Expr *e) {
+  if (e->kind != EX_CALL || e->u.call.fn->kind != EX_OP || !e->ty) return false;
+  int op = e->u.call.fn->u.op.index;
+  return !ops_get(op)->effectful && interp_plain_op(op, e->u.call.nargs);
+}
+
+/* The tensors of an op step's argument: one atom, or the atoms of a tuple
+ * (written out or bound to a variable); their count, or -1. */
+static int op_operands(Build *B, const Expr *a, int *out, int room) {
+  int tv;
+  if (a->kind == EX_VAR && lookup(B, a->u.var, &tv) && tv < 0) {
+    int t = -tv - 1, n = B->tuple_n[t];
+    if (n > room) return -1;
+    memcpy(out, B->tuples[t], sizeof *out * (size_t)n);
+    return n;
+  }
+  if (a->kind == EX_TUPLE) {
+    if (a->u.tuple.n > room) return -1;
+    for (int i = 0; i < a->u.tuple.n; i++)
+      if ((out[i] = atom(B, a->u.tuple.fields[i])) < 0) return -1;
+    return a->u.tuple.n;
+  }
+  return room > 0 && (out[0] = atom(B, a)) >= 0 ? 1 : -1;
+}
+
+/* An op step: its inputs' atoms, an output per tensor of its static
+ * result; *tv: the output's value or a tuple of them (as bind takes it).
+ * False when the call does not fit a plan. */
+static bool add_op_step(Build *B, const Expr *call, int *tv) {
+  Plan *P = B->P;
+  const Type *ty = call->ty;
+  int nout = ty->kind == TY_TUPLE ? ty->u.tuple.n : 1;
+  int *args = malloc(sizeof *args * PLAN_MAX_OPERANDS);
+  if (!args) rly_oom();
+  int nin = 0;
+  for (int i = 0; i < call->u.call.nargs; i++) {
+    int k = op_operands(B, call->u.call.args[i], args + nin, PLAN_MAX_OPERANDS - nin);
+    if (k < 0) return free(args), false;
+    nin += k;
+  }
+  if (nin + nout > PLAN_MAX_OPERANDS) return free(args), false;
+  for (int o = 0; o < nout; o++) {
+    DType dt;
+    int nd;
+    int64_t sh[TENSOR_MAX_RANK];
+    if (!static_tensor(ty->kind == TY_TUPLE ? ty->u.tuple.fields[o] : ty, &dt, &nd, sh))
+      return free(args), false;
+    args[nin + o] = temp_val(B, dt, nd, sh);
+  }
+  for (int i = 0; i < nin; i++) use(P, args[i], P->nsteps);
+  P->steps = grow(P->steps, &B->capsteps, P->nsteps + 1, sizeof *P->steps);
+  P->steps[P->nsteps++] = (Step){.call = call,
+                                 .op = call->u.call.fn->u.op.index,
+                                 .nin = nin,
+                                 .nargs = nin + nout,
+                                 .args = args};
+  *tv = ty->kind == TY_TUPLE ? new_tuple(B, nout, args + nin) : args[nin];
+  return true;
+}
+
 /* One binding's value. */
 static bool bind_value(Build *B, const Var *v, const Expr *e) {
   if (is_call_tir(e)) {
     int o = add_step(B, e);
     if (o < 0) return false;
+    bind(B, v, o);
+    return true;
+  }
+  if (is_op_step(e)) {
+    int o;
+    if (!add_op_step(B, e, &o)) return false;
     bind(B, v, o);
     return true;
   }
@@ -269,21 +354,26 @@ static bool bind_value(Build *B, const Var *v, const Expr *e) {
 
 static bool bind_result(Build *B, const Expr *e) {
   Plan *P = B->P;
-  int f[64], n = 1, tv;
+  int f[64], n = 1, tv = 0;
+  bool var_tuple = e->kind == EX_VAR && lookup(B, e->u.var, &tv) && tv < 0;
   if (e->kind == EX_TUPLE) {
     if ((n = e->u.tuple.n) > 64) return false;
     for (int i = 0; i < n; i++)
       if ((f[i] = atom(B, e->u.tuple.fields[i])) < 0) return false;
     P->tuple_result = true;
-  } else if (e->kind == EX_VAR && lookup(B, e->u.var, &tv) && tv < 0) {
-    int t = -tv - 1;
-    n = B->tuple_n[t];
-    memcpy(f, B->tuples[t], sizeof *f * (size_t)n);
-    P->tuple_result = true;
   } else if (is_call_tir(e)) {
     if ((f[0] = add_step(B, e)) < 0) return false;
-  } else if ((f[0] = atom(B, e)) < 0) {
+  } else if (is_op_step(e)) {
+    if (!add_op_step(B, e, &tv)) return false;
+    var_tuple = tv < 0, f[0] = tv;
+  } else if (!var_tuple && (f[0] = atom(B, e)) < 0) {
     return false;
+  }
+  if (var_tuple) { /* a tuple of values: its fields */
+    int t = -tv - 1;
+    if ((n = B->tuple_n[t]) > 64) return false;
+    memcpy(f, B->tuples[t], sizeof *f * (size_t)n);
+    P->tuple_result = true;
   }
   P->result = malloc(sizeof *P->result * (size_t)(n + 1));
   if (!P->result) rly_oom();
@@ -352,6 +442,14 @@ static void build_free(Build *B) {
   u64map_free(&B->var_vals);
 }
 
+/* A plan has at least one call_tir step: a function of reference-kernel
+ * ops alone (scalar arithmetic) stays with the evaluator. */
+static bool has_kernel_step(const Plan *P) {
+  for (int i = 0; i < P->nsteps; i++)
+    if (P->steps[i].op < 0) return true;
+  return false;
+}
+
 static Plan *plan_build(Interp *in, Proc *p) {
   const Function *f = p->fn;
   Plan *P = calloc(1, sizeof *P);
@@ -372,7 +470,7 @@ static Plan *plan_build(Interp *in, Proc *p) {
   const Expr *e = f->body;
   for (; B.ok && e->kind == EX_LET; e = e->u.let.body)
     B.ok = e->u.let.var && bind_value(&B, e->u.let.var, e->u.let.value);
-  B.ok = B.ok && bind_result(&B, e) && P->nsteps > 0;
+  B.ok = B.ok && bind_result(&B, e) && has_kernel_step(P);
   build_free(&B);
   if (!B.ok) return plan_free(P), NULL;
   plan_memory(P);
@@ -432,17 +530,31 @@ static void release_results(Plan *P) {
       rt_tensor_release(P->st[i].fresh), P->st[i].fresh = NULL;
 }
 
+/* An op step on its reference kernel, into the planned outputs. */
+static bool run_op_step(Interp *in, const Step *s, RtTensor *const *ts) {
+  in->kx.err[0] = 0, in->kx.rel.err[0] = 0;
+  if (kernels_run(&in->kx, s->op, s->nin, ts, s->call->u.call.attrs, s->nargs - s->nin,
+                  ts + s->nin))
+    return true;
+  interp_fail(in, s->call->span, "%s", in->kx.err);
+  return false;
+}
+
 static bool run_steps(Interp *in, Plan *P) {
   RtTensor *ts[PLAN_MAX_OPERANDS];
   for (int k = 0; k < P->nsteps; k++) {
     const Step *s = &P->steps[k];
-    if (!s->kernel) continue;
+    if (!s->kernel && s->op < 0) continue;
     if (rt_interrupt_flag) {
       rt_interrupt_flag = 0;
       interp_fail(in, s->call->span, "interrupted");
       return false;
     }
     for (int i = 0; i < s->nargs; i++) ts[i] = &P->vals[s->args[i]].hdr;
+    if (s->op >= 0) {
+      if (!run_op_step(in, s, ts)) return false;
+      continue;
+    }
     RtTensor *out = ts[s->nargs - 1];
     if (s->zero) memset(out->data, 0, rt_tensor_nbytes(out));
     TirError e;
@@ -479,8 +591,9 @@ static bool plan_usable(Interp *in, Proc *p) {
     /* another module: the same callee names must still be the same prims */
     Plan *P = p->plan;
     for (int i = 0; i < P->nsteps; i++)
-      if (module_prim(in->mod, P->steps[i].call->u.call.args[0]->u.global.name) !=
-          P->steps[i].prim) {
+      if (P->steps[i].op < 0 &&
+          module_prim(in->mod, P->steps[i].call->u.call.args[0]->u.global.name) !=
+              P->steps[i].prim) {
         plan_free(P), p->plan = NULL, p->plan_state = 0;
         break;
       }

@@ -37,7 +37,18 @@
 /* ABLK_MAX_BYTES: the largest copy of a block's rows of A (see
  * copy_block); the JIT keeps allocations up to this size on the stack, a
  * larger one on the heap would be slower than reading A in place. */
-enum { LANES = 16, MR = 6, FEW_ROWS = 4, PANELS_PARALLEL = 4, ABLK_MAX_BYTES = 32768 };
+/* MR: the register tile's rows; a product of few known rows (at most
+ * EXACT_ROWS_MAX) takes a height that wastes fewer rows (tile_rows: an
+ * LSTM step's 16 rows are two tiles of 8, not three of 6 with two rows
+ * thrown away). */
+enum {
+  LANES = 16,
+  MR = 6,
+  EXACT_ROWS_MAX = 64,
+  FEW_ROWS = 4,
+  PANELS_PARALLEL = 4,
+  ABLK_MAX_BYTES = 32768
+};
 
 /* The host's vector register width in bytes (AVX-512: 64, AVX2: 32). */
 static int vector_bytes(void) { return lc_vector_bytes(); }
@@ -48,6 +59,7 @@ typedef struct Mm {
   bool batched;
   DType dt, acc;           /* the result's dtype (the operands' when float); the accumulator's */
   int nr;                  /* panel width: two vector registers of acc */
+  int mr;                  /* register tile rows (tile_rows) */
   PrimExpr *M, *N, *K, *B; /* B: batch count (1 when not batched) */
   bool a_bcast, b_bcast;   /* batch dim of size 1 broadcast */
   bool packed;             /* b is already in panels (NB, K, nr): nn.contrib_dense_pack */
@@ -387,7 +399,7 @@ static void copy_block(LowerCx *L, Tile *T) {
  * accumulators allocated here. */
 static Tile tile_at(LowerCx *L, const Mm *m, Buffer *wp, Buffer *out, TirVar *b, TirVar *io,
                     TirVar *jo) {
-  PrimExpr *mr = lc_int(L, MR), *tshape[2] = {mr, lc_int(L, m->nr)};
+  PrimExpr *mr = lc_int(L, m->mr), *tshape[2] = {mr, lc_int(L, m->nr)};
   return (Tile){m,
                 wp,
                 out,
@@ -395,7 +407,7 @@ static Tile tile_at(LowerCx *L, const Mm *m, Buffer *wp, Buffer *out, TirVar *b,
                 lc_var(L, b),
                 lc_times(L, lc_var(L, io), mr),
                 lc_var(L, jo),
-                MR,
+                m->mr,
                 NULL};
 }
 
@@ -404,8 +416,8 @@ static Tile tile_at(LowerCx *L, const Mm *m, Buffer *wp, Buffer *out, TirVar *b,
  * loop per product (packing included), all rows at the register tile's
  * speed; balanced when the panels divide among the threads. */
 static void by_panels(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr *nb) {
-  PrimExpr *mr = lc_int(L, MR);
-  PrimExpr *blocks = lc_bin(L, PB_DIV, lc_plus(L, m->M, lc_int(L, MR - 1)), mr);
+  PrimExpr *mr = lc_int(L, m->mr);
+  PrimExpr *blocks = lc_bin(L, PB_DIV, lc_plus(L, m->M, lc_int(L, m->mr - 1)), mr);
   TirVar *bv = lc_tvar(L, "b", m->B), *jo = lc_tvar(L, "jo", nb), *io = lc_tvar(L, "io", blocks);
   PrimExpr *wb = m->b_bcast || !m->batched ? lc_int(L, 0) : lc_var(L, bv);
   lc_open(L); /* batch */
@@ -431,13 +443,13 @@ static void by_rows(LowerCx *L, const Mm *m, Buffer *out, Buffer *wp, PrimExpr *
     lc_for(L, LOOP_PARALLEL, pj, nb, lc_close(L));
     lc_for(L, LOOP_RANGE, pb, bw, lc_close(L));
   }
-  PrimExpr *mr = lc_int(L, MR);
-  PrimExpr *blocks = lc_bin(L, PB_DIV, lc_plus(L, m->M, lc_int(L, MR - 1)), mr);
+  PrimExpr *mr = lc_int(L, m->mr);
+  PrimExpr *blocks = lc_bin(L, PB_DIV, lc_plus(L, m->M, lc_int(L, m->mr - 1)), mr);
   TirVar *bv = lc_tvar(L, "b", m->B), *io = lc_tvar(L, "io", blocks), *jo = lc_tvar(L, "jo", nb);
   lc_open(L); /* batch */
   lc_open(L); /* io */
   Tile T = tile_at(L, m, wp, out, bv, io, jo);
-  int64_t kc = lc_const(m->K), blk = kc * MR * dtype_bytes(m->acc);
+  int64_t kc = lc_const(m->K), blk = kc * m->mr * dtype_bytes(m->acc);
   if (lc_const(m->M) < 0 && kc >= 0 && blk <= ABLK_MAX_BYTES) copy_block(L, &T);
   lc_open(L);
   tile_body(L, &T);
@@ -490,6 +502,24 @@ static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
   return true;
 }
 
+/* The register tile's rows for a product of `rows` rows (-1: known at run
+ * time): MR unless another height of the choices, in order of preference,
+ * wastes fewer rows; more than 6 rows of two-register accumulators need
+ * 32 vector registers (AVX-512). */
+static int tile_rows(int64_t rows) {
+  static const int choices[] = {MR, 8, 5, 4, 7};
+  if (rows < 0 || rows > EXACT_ROWS_MAX) return MR;
+  int best = MR;
+  int64_t best_work = (rows + MR - 1) / MR * MR;
+  for (size_t i = 1; i < sizeof choices / sizeof choices[0]; i++) {
+    int r = choices[i];
+    if (r > 6 && vector_bytes() < 64) continue;
+    int64_t work = (rows + r - 1) / r * r;
+    if (work < best_work) best = r, best_work = work;
+  }
+  return best;
+}
+
 /* Shared by the product ops: picks the accumulator (float64 unless fast
  * math) and the schedule by row count; with rows known only at run time
  * both schedules are emitted under an `if`. */
@@ -498,6 +528,7 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
     return lc_fail(L, "%s of %s and %s", call->u.call.fn->u.op.name, dtype_name(m->a->dtype),
                    dtype_name(m->b->dtype));
   m->nr = 2 * vector_bytes() / dtype_bytes(m->acc);
+  m->mr = tile_rows(lc_const(m->M));
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n = 0;
   if (m->batched) shape[n++] = m->B;
