@@ -9,7 +9,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san bench bench-cnn bench-train bench-transformer clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san bench bench-cnn bench-rnn bench-train bench-transformer clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -58,6 +58,10 @@ bench: deps all
 # Runtime at 1 and 2 threads; needs python3-torch(vision) and node/npm.
 bench-cnn: deps test-deps all
 	/usr/bin/python3 bench/cnn.py $(BUILD)/rly
+
+# LSTM and GRU layers against ONNX Runtime and PyTorch at 1 and 2 threads (bench/rnn.py).
+bench-rnn: deps test-deps all
+	/usr/bin/python3 bench/rnn.py $(BUILD)/rly
 
 # Training the digits MLP (examples/train_digits.rly) against PyTorch on one thread (bench/train.py).
 bench-train: deps test-deps all

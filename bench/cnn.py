@@ -151,6 +151,29 @@ def torch_main_setup(torch):
     torch.set_num_threads(1)
 
 
+def start(args, who, packages="python3-torch"):
+    """A bench's start: --cpu taken, PyTorch imported (the module returned)
+    and kept to one thread in this process."""
+    global CPU
+    CPU = args.cpu
+    try:
+        import torch
+    except ImportError:
+        sys.exit(f"{who} needs PyTorch ({packages})")
+    torch_main_setup(torch)
+    return torch
+
+
+def print_head(rly, torch, head):
+    """The machine, the builds and the table's head."""
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"cpu: {cpu}, {os.cpu_count()} cores; rly {rly}; torch {torch.__version__}")
+    print(f"times: median {'CPU ' if CPU else ''}ms per call; ratios: rly time / other time "
+          "(< 1: rly faster); diff: max |out - PyTorch|")
+    print(head)
+    print("-" * len(head))
+
+
 def ort_time(ort_dir, onnx, xpath, threads, runs, d):
     out = os.path.join(d, f"ort_{threads}.bin")
     p = subprocess.run(["node", os.path.join(ROOT, "bench", "ort_run.js"), ort_dir, onnx, xpath,
@@ -185,20 +208,34 @@ def runs_for(ref_ms):
     return max(5, min(200, int(2000 / max(ref_ms, 0.01))))
 
 
-def main():
+def measure(rly, torch, mod, x, onnx, xpath, threads, d, ort_dir):
+    """One model at one thread count: rly's, ORT's and PyTorch's medians
+    (ms), rly's first call (ms), and the max abs differences of rly's and
+    ORT's outputs from PyTorch's."""
+    pt, ref = torch_time(torch, mod, x, threads, 5)
+    runs = runs_for(pt)
+    pt, ref = torch_time(torch, mod, x, threads, runs)
+    ot, oy = ort_time(ort_dir, onnx, xpath, threads, runs, d)
+    first = []
+    rt, ry = rly_time(rly, onnx, xpath, threads, runs, d, first)
+    dr = float(np.abs(ry.reshape(ref.shape) - ref).max())
+    do = float(np.abs(oy.reshape(ref.shape) - ref).max())
+    return rt, first[0], ot, pt, dr, do
+
+
+def arg_parser():
+    """The options every model bench takes: rly's path, --only, --threads, --cpu."""
     ap = argparse.ArgumentParser()
     ap.add_argument("rly", nargs="?", default=os.path.join(ROOT, "build", "rly"))
     ap.add_argument("--only", help="run the models whose name contains this")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--cpu", action="store_true", help="compare CPU time per call, not wall time")
-    args = ap.parse_args()
-    global CPU
-    CPU = args.cpu
-    try:
-        import torch
-    except ImportError:
-        sys.exit("bench/cnn.py needs PyTorch (python3-torch, python3-torchvision)")
-    torch_main_setup(torch)
+    return ap
+
+
+def main():
+    args = arg_parser().parse_args()
+    torch = start(args, "bench/cnn.py", "python3-torch, python3-torchvision")
     ort_dir = ensure_ort()
     threads = [int(t) for t in args.threads.split(",")]
     rng = np.random.default_rng(0)
@@ -208,14 +245,8 @@ def main():
     models += resnet_convs(torch, resnet)
     if args.only:
         models = [m for m in models if args.only in m[0]]
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"cpu: {cpu}, {os.cpu_count()} cores; rly {args.rly}; torch {torch.__version__}")
-    print(f"times: median {'CPU ' if CPU else ''}ms per call; ratios: rly time / other time "
-          "(< 1: rly faster); diff: max |out - PyTorch|")
-    head = (f"{'model':28s} {'thr':>3s} {'rly':>9s} {'ORT':>9s} {'PyTorch':>9s} "
-            f"{'rly/ORT':>8s} {'rly/PT':>7s} {'diff rly':>9s} {'diff ORT':>9s}")
-    print(head)
-    print("-" * len(head))
+    print_head(args.rly, torch, f"{'model':28s} {'thr':>3s} {'rly':>9s} {'ORT':>9s} {'PyTorch':>9s} "
+               f"{'rly/ORT':>8s} {'rly/PT':>7s} {'diff rly':>9s} {'diff ORT':>9s}")
     with tempfile.TemporaryDirectory() as d:
         for name, mod, shape in models:
             x = rng.standard_normal(shape).astype(np.float32)
@@ -224,13 +255,7 @@ def main():
             np.save(xpath, x)
             export(torch, mod, x, onnx)
             for t in threads:
-                pt, ref = torch_time(torch, mod, x, t, 5)
-                runs = runs_for(pt)
-                pt, ref = torch_time(torch, mod, x, t, runs)
-                ot, oy = ort_time(ort_dir, onnx, xpath, t, runs, d)
-                rt, ry = rly_time(args.rly, onnx, xpath, t, runs, d)
-                dr = float(np.abs(ry.reshape(ref.shape) - ref).max())
-                do = float(np.abs(oy.reshape(ref.shape) - ref).max())
+                rt, _, ot, pt, dr, do = measure(args.rly, torch, mod, x, onnx, xpath, t, d, ort_dir)
                 print(f"{name:28s} {t:3d} {rt:9.3f} {ot:9.3f} {pt:9.3f} {rt / ot:8.2f} "
                       f"{rt / pt:7.2f} {dr:9.2e} {do:9.2e}", flush=True)
 

@@ -24,7 +24,6 @@ rly/PyTorch (below 1: rly faster) and the max abs difference of rly's and
 ORT's outputs from PyTorch's.  Timings are never asserted.
 Usage: /usr/bin/python3 bench/rnn.py [path/to/rly] [--only NAME] [--threads 1,2] [--cpu]
 (--cpu: CPU time per call instead of wall time, for a busy machine; compare at 1 thread)"""
-import argparse
 import os
 import sys
 import tempfile
@@ -33,8 +32,6 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cnn  # noqa: E402  (the ORT, PyTorch and rly timers are shared)
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MODELS = [  # name, kind, T, B, I, H, L
     ("lstm-large", "lstm", 50, 1, 256, 512, 2),
@@ -63,29 +60,14 @@ def rnn_module(torch, kind, i, h, layers):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("rly", nargs="?", default=os.path.join(ROOT, "build", "rly"))
-    ap.add_argument("--only", help="run the models whose name contains this")
-    ap.add_argument("--threads", default="1,2")
-    ap.add_argument("--cpu", action="store_true", help="compare CPU time per call, not wall time")
-    args = ap.parse_args()
-    cnn.CPU = args.cpu
-    try:
-        import torch
-    except ImportError:
-        sys.exit("bench/rnn.py needs PyTorch (python3-torch)")
-    cnn.torch_main_setup(torch)
+    args = cnn.arg_parser().parse_args()
+    torch = cnn.start(args, "bench/rnn.py")
     ort_dir = cnn.ensure_ort()
     threads = [int(t) for t in args.threads.split(",")]
     models = [m for m in MODELS if not args.only or args.only in m[0]]
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"cpu: {cpu}, {os.cpu_count()} cores; rly {args.rly}; torch {torch.__version__}")
-    print(f"times: median {'CPU ' if args.cpu else ''}ms per call; ratios: rly time / other time "
-          "(< 1: rly faster); diff: max |out - PyTorch|")
-    head = (f"{'model (T x B, I, H, L)':34s} {'thr':>3s} {'rly':>9s} {'first':>8s} {'ORT':>9s} "
-            f"{'PyTorch':>9s} {'rly/ORT':>8s} {'rly/PT':>7s} {'diff rly':>9s} {'diff ORT':>9s}")
-    print(head)
-    print("-" * len(head))
+    cnn.print_head(args.rly, torch, f"{'model (T x B, I, H, L)':34s} {'thr':>3s} {'rly':>9s} {'first':>8s} "
+                   f"{'ORT':>9s} {'PyTorch':>9s} {'rly/ORT':>8s} {'rly/PT':>7s} {'diff rly':>9s} "
+                   f"{'diff ORT':>9s}")
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as d:
         for name, kind, T, B, I, H, L in models:
@@ -96,15 +78,8 @@ def main():
             cnn.export(torch, mod, x, onnx)
             label = f"{name} ({T}x{B}, {I}, {H}, {L})"
             for t in threads:
-                pt, ref = cnn.torch_time(torch, mod, x, t, 5)
-                runs = cnn.runs_for(pt)
-                pt, ref = cnn.torch_time(torch, mod, x, t, runs)
-                ot, oy = cnn.ort_time(ort_dir, onnx, xpath, t, runs, d)
-                first = []
-                rt, ry = cnn.rly_time(args.rly, onnx, xpath, t, runs, d, first)
-                dr = float(np.abs(ry.reshape(ref.shape) - ref).max())
-                do = float(np.abs(oy.reshape(ref.shape) - ref).max())
-                print(f"{label:34s} {t:3d} {rt:9.3f} {first[0]:8.1f} {ot:9.3f} {pt:9.3f} "
+                rt, first, ot, pt, dr, do = cnn.measure(args.rly, torch, mod, x, onnx, xpath, t, d, ort_dir)
+                print(f"{label:34s} {t:3d} {rt:9.3f} {first:8.1f} {ot:9.3f} {pt:9.3f} "
                       f"{rt / ot:8.2f} {rt / pt:7.2f} {dr:9.2e} {do:9.2e}", flush=True)
 
 

@@ -212,12 +212,7 @@ def main():
     ap.add_argument("--no-text", action="store_true", help="GPT-2 only through ONNX, not as Relay text")
     ap.add_argument("--cpu", action="store_true", help="compare CPU time per call, not wall time")
     args = ap.parse_args()
-    cnn.CPU = args.cpu
-    try:
-        import torch
-    except ImportError:
-        sys.exit("bench/transformer.py needs PyTorch (python3-torch)")
-    cnn.torch_main_setup(torch)
+    torch = cnn.start(args, "bench/transformer.py")
     ort_dir = cnn.ensure_ort()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), "?")
