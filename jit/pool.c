@@ -13,7 +13,9 @@
  * the next job for SPIN_NS after each one, then sleep.  Loops whose work
  * is too small to pay for waking threads run inline: each loop body (its
  * function) remembers its measured time per iteration, and a loop
- * expected to take under INLINE_NS runs sequentially. */
+ * expected to take under INLINE_NS runs sequentially; under AWAKE_INLINE_NS
+ * while the workers still spin after the last job (they join at once: an
+ * RNN's step of 40 us is then split too). */
 #include "jit/pool.h"
 
 #include <pthread.h>
@@ -53,7 +55,8 @@ static _Thread_local bool in_pool;
 /* Measured cost per loop body, by function (direct mapped; only the thread
  * that submits jobs touches it: nested loops run inline before it). */
 enum { COST_SLOTS = 64 };
-static const double INLINE_NS = 50e3, SPIN_NS = 200e3;
+static const double INLINE_NS = 50e3, AWAKE_INLINE_NS = 10e3, SPIN_NS = 200e3;
+static double last_end_ns; /* when the last job ended (its workers then spin SPIN_NS) */
 static struct {
   RlyJitBodyFn body;
   double ns_per_iter;
@@ -75,7 +78,10 @@ static int cost_slot(RlyJitBodyFn body) { return (int)(((uintptr_t)body >> 4) % 
 
 static bool small_work(RlyJitBodyFn body, int64_t n) {
   int i = cost_slot(body);
-  return cost[i].body == body && cost[i].ns_per_iter * (double)n < INLINE_NS;
+  if (cost[i].body != body) return false;
+  double expect = cost[i].ns_per_iter * (double)n;
+  if (expect < AWAKE_INLINE_NS) return true;
+  return expect < INLINE_NS && now_ns() - last_end_ns > SPIN_NS / 2;
 }
 
 /* ns: time spent in the body over n iterations, summed over `threads`
@@ -209,6 +215,7 @@ int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int6
     else
       sched_yield();
   }
+  last_end_ns = now_ns();
   pthread_mutex_unlock(&busy);
   record_cost(body, j.n, (double)atomic_load(&j.work_ns), 1);
   if (j.rc) *ctx = j.err;

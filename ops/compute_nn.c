@@ -45,6 +45,7 @@ enum {
   LANES = 16,
   MR = 6,
   EXACT_ROWS_MAX = 64,
+  PANEL_TILE_ROWS = 3,
   FEW_ROWS = 4,
   PANELS_PARALLEL = 4,
   ABLK_MAX_BYTES = 32768
@@ -507,7 +508,7 @@ static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
  * wastes fewer rows; more than 6 rows of two-register accumulators need
  * 32 vector registers (AVX-512). */
 static int tile_rows(int64_t rows) {
-  static const int choices[] = {MR, 8, 5, 4, 7};
+  static const int choices[] = {MR, 8, 5, 4, 7, 3};
   if (rows < 0 || rows > EXACT_ROWS_MAX) return MR;
   int best = MR;
   int64_t best_work = (rows + MR - 1) / MR * MR;
@@ -546,6 +547,9 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
    * prepacked weight is read by panels: the panel schedule for few rows */
   bool fast = lc_fast_math(L) && dtype_is_float(m->dt), dots = fast && !m->packed;
   bool panels = fast && m->packed && lc_const(m->K) >= 0 && lc_const(m->N) >= 0;
+  /* prepacked panels: from PANEL_TILE_ROWS rows a register tile of all the
+   * rows (tile_rows) beats a row at a time with k split */
+  if (panels && rows >= PANEL_TILE_ROWS) few = false;
   if (few && panels) {
     few_rows_packed(L, m, out);
   } else if (few && dots) {

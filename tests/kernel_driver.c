@@ -362,8 +362,11 @@ static void run_case_jit(JitRun *j, const char *op, const char *attrs, int nin, 
     printf("ERR unknown op `%s`\n", op);
     return;
   }
+  /* an empty tensor has no literal (`[]` names no dtype): it stays an input */
+  bool lit[MAX_IO];
+  for (int i = 0; i < nin; i++) lit[i] = cst[i] && in[i]->numel > 0;
   StrBuf b = {0};
-  case_text(&b, op, ops_has_flag(k, OP_TUPLE_ARG), attrs, nin, in, cst);
+  case_text(&b, op, ops_has_flag(k, OP_TUPLE_ARG), attrs, nin, in, lit);
   uint32_t file = diag_add_source(j->d, "<case>", b.data, b.len);
   sb_free(&b);
   ParseResult items;
@@ -375,7 +378,7 @@ static void run_case_jit(JitRun *j, const char *op, const char *attrs, int nin, 
   } else {
     Var *vars[MAX_IO];
     int nvars = 0;
-    Expr *call = bound_call(j, nin, in, cst, vars, &nvars);
+    Expr *call = bound_call(j, nin, in, lit, vars, &nvars);
     Value *v = ty_check_expr(m, call, j->d) ? engine_eval(j->e, m, call, NULL) : NULL;
     if (!v)
       reply_diag(j->d, "the call failed");

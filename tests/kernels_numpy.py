@@ -1071,8 +1071,10 @@ def g_broadcast_to(op):
             else:
                 yield Case(op, "", [x, np.array(shape, np.int64).reshape(-1)], [np.broadcast_to(x, shape)])
                 # a constant shape: the type knows the result, the jit mode compiles it
+                # (an empty shape has no literal: the driver passes it as an input)
                 yield Case(op, "", [x, np.array(shape, np.int64).reshape(-1)],
-                           [np.broadcast_to(x, shape)], consts=[1], compiled=dt != np.bool_)
+                           [np.broadcast_to(x, shape)], consts=[1],
+                           compiled=dt != np.bool_ and len(shape) > 0)
 
 
 @gen("zeros", "ones")

@@ -52,10 +52,13 @@ def pack_panels(w, n):
 def g_dense_pack(op):
     """Panels of the widths the compiled rule takes on AVX-512 and AVX2 (two
     vector registers: 32 and 16 float32, 16 and 8 float64) and others (the
-    reference kernel), partial last panels, few rows and many, N-d data."""
+    reference kernel), partial last panels, few rows (a row at a time up to
+    2, a register tile of all of them from 3: 3, 4 and 16 rows take tiles of
+    3, 4 and 8 rows) and many, N-d data."""
     for dt, widths in ((np.float32, (32, 16, 4)), (np.float64, (16, 8))):
         for n in widths:
-            for m, k, big in ((1, 40, 70), (3, 33, 64), (13, 50, 130), (40, 7, 33)):
+            for m, k, big in ((1, 40, 70), (2, 9, 40), (3, 33, 64), (4, 20, 64), (13, 50, 130),
+                              (16, 24, 70), (40, 7, 33)):
                 x = rand_float((m, k), dt, specials=False)
                 w = rand_float((big, k), dt, specials=False)
                 yield mm_case(op, attrs_text(units=big, weight_layout=f"NC{n}n"),
