@@ -683,10 +683,18 @@ bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err) {
   err->msg[0] = 0, err->param = -1, err->span = (Span){0};
   if (n != f->nparams)
     return set_err(err, f->span, "@%s takes %d buffers, got %d", f->name, f->nparams, n), false;
-  int64_t *sizes = calloc((size_t)f->nsizevars + 1, sizeof *sizes);
-  bool *known = calloc((size_t)f->nsizevars + 1, sizeof *known);
-  void **bufs = calloc((size_t)n + 1, sizeof *bufs);
+  /* on the stack for the usual few buffers and sizes: a step of an RNN
+   * calls small kernels thousands of times */
+  enum { SMALL = 16 };
+  int64_t sizes_s[SMALL];
+  bool known_s[SMALL];
+  void *bufs_s[SMALL];
+  size_t ns = (size_t)f->nsizevars + 1;
+  int64_t *sizes = ns <= SMALL ? sizes_s : malloc(ns * sizeof *sizes);
+  bool *known = ns <= SMALL ? known_s : malloc(ns * sizeof *known);
+  void **bufs = (size_t)n + 1 <= SMALL ? bufs_s : malloc(((size_t)n + 1) * sizeof *bufs);
   if (!sizes || !known || !bufs) rly_oom();
+  memset(sizes, 0, ns * sizeof *sizes), memset(known, 0, ns * sizeof *known);
   bool ok = tir_interp_bind_sizes(f, args, n, sizes, known, err);
   if (ok && needs_interpreter(k, args, n, sizes)) {
     ok = tir_interp_run_func(f, args, n, err);
@@ -701,7 +709,9 @@ bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err) {
     if (J.hook) J.hook(J.hook_user, f, k->name, sizes, args, n, ms);
     if (rc) kernel_error(k, rc, &ctx, err), ok = false;
   }
-  free(sizes), free(known), free(bufs);
+  if (sizes != sizes_s) free(sizes);
+  if (known != known_s) free(known);
+  if (bufs != bufs_s) free(bufs);
   return ok;
 }
 
