@@ -13,8 +13,10 @@
  *
  * The rules need constant, non-empty spatial dims (the coordinate
  * constants depend on them, and a select reads both of its sides, so every
- * load index is clamped into the image) and dtypes the lowering handles
- * (lc_dtype_ok); otherwise they fail and the call runs on its kernel.
+ * load index is clamped into the image); otherwise they fail and the call
+ * runs on its kernel.  Resizes take every numeric dtype (image_dtypes_ok):
+ * a uint8 image is read as float32 and its result truncated and saturated
+ * back, as the kernels do.
  * The taps and the resampling are shared with image.crop_and_resize's
  * rule (compute_image_crop.c, through ops/compute_image.h). */
 #include "ops/compute_image.h"
@@ -216,8 +218,11 @@ static PrimExpr *at_resize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, v);
 }
 
-/* The rule of resize{nsp}d: constant, non-empty spatial dims and dtypes
- * the lowering handles. */
+bool image_dtypes_ok(DType x, DType out) {
+  return lc_elem_dtype_ok(x) && x != DT_BOOL && lc_elem_dtype_ok(out);
+}
+
+/* The rule of resize{nsp}d: constant, non-empty spatial dims. */
 LTensor *image_resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int nsp,
                            bool int_div) {
   ResizeSpec s;
@@ -226,7 +231,7 @@ LTensor *image_resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, 
   if (!resize_spec(L, call, nsp, &s))
     return lc_fail(L, "%s: bad attributes", call->u.call.fn->u.op.name);
   if (!const_shape(L, call, shape)) return NULL;
-  if (!lc_dtype_ok(in[0]->dtype) || !lc_dtype_ok(ty->u.tensor.dtype) || in[0]->dtype == DT_BOOL)
+  if (!image_dtypes_ok(in[0]->dtype, ty->u.tensor.dtype))
     return lc_fail(L, "%s of %s", call->u.call.fn->u.op.name, dtype_name(in[0]->dtype));
   for (int i = 0; i < nsp; i++)
     if (lc_const(in[0]->shape[s.sp_axis[i]]) <= 0)
