@@ -475,18 +475,12 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
  * bit the reference kernels' wrapping 64-bit sum narrowed to out_dtype,
  * in any order. */
 static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
-  DType a = m->a->dtype, out = lc_result_type(call)->u.tensor.dtype;
-  if (dtype_is_int(a) && dtype_is_int(m->b->dtype) && dtype_is_int(out) && lc_quant_dtype_ok(a) &&
-      lc_quant_dtype_ok(m->b->dtype) && lc_quant_dtype_ok(out)) {
-    m->dt = m->acc = out;
-    return true;
-  }
-  const char *od = op_attr_str(lc_arena(L), call, "out_dtype");
-  if (a != m->b->dtype || !dtype_is_float(a) || !lc_dtype_ok(a) ||
-      (od[0] && strcmp(od, dtype_name(a)) != 0))
-    return false;
-  m->dt = a;
-  m->acc = lc_fast_math(L) ? a : DT_FLOAT64;
+  DType out = lc_result_type(call)->u.tensor.dtype;
+  DType acc = lc_product_acc(m->a->dtype, m->b->dtype, out);
+  if (acc == DT_INVALID) return false;
+  m->dt = out;
+  /* float16 sums in float64 always: its own dtype would round each step */
+  m->acc = dtype_is_float(out) && out != DT_FLOAT16 && lc_fast_math(L) ? out : acc;
   return true;
 }
 
@@ -513,7 +507,8 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   bool few = (rows >= 0 && rows <= FEW_ROWS) || lc_const(m->N) < 0;
   /* few_rows sums in the operands' dtype: floats with fast math only; a
    * prepacked weight is read by panels: the panel schedule for few rows */
-  bool fast = lc_fast_math(L) && dtype_is_float(m->dt), dots = fast && !m->packed;
+  bool fast = lc_fast_math(L) && dtype_is_float(m->dt) && m->acc == m->dt,
+       dots = fast && !m->packed;
   bool panels = fast && m->packed && lc_const(m->K) >= 0 && lc_const(m->N) >= 0;
   if (few && panels) {
     few_rows_packed(L, m, out);
@@ -572,7 +567,8 @@ LTensor *compute_dense_pack(LowerCx *L, const Expr *call, LTensor **in, int nin)
             ? lc_int(L, lc_result_type(call)->u.tensor.dims[x->ndim - 1].value)
             : NULL;
   int64_t lanes = lc_const(w->shape[2]);
-  if (!m.N || !w->buf || lanes != 2 * vector_bytes() / dtype_bytes(w->dtype) || !lc_fast_math(L))
+  if (!m.N || !w->buf || !lc_dtype_ok(w->dtype) ||
+      lanes != 2 * vector_bytes() / dtype_bytes(w->dtype) || !lc_fast_math(L))
     return lc_fail(L, "nn.contrib_dense_pack: panels of another width, or not a buffer");
   set_rows(L, &m, x);
   return product(L, call, &m);
