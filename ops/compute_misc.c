@@ -218,8 +218,7 @@ static void int_mean_variance(LowerCx *L, const Kept *k, Buffer **outs) {
 LTensor *compute_mean_variance(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const LTensor *x = in[0];
   bool fl = dtype_is_float(x->dtype);
-  if (nin != 1 || !lc_buffer_dtype_ok(x->dtype) || (fl && !lc_dtype_ok(x->dtype)) ||
-      x->dtype == DT_BOOL)
+  if (nin != 1 || !lc_buffer_dtype_ok(x->dtype) || x->dtype == DT_BOOL)
     return lc_fail(L, "mean_variance of %s", dtype_name(x->dtype));
   Kept k;
   Buffer *outs[2] = {NULL, NULL};
