@@ -13,6 +13,8 @@ when the cases are made).
   the operands here make every sum exact, with infinities, NaN and a sum
   past 65504) and of integer operands with an integer out_dtype (wrapping
   in it: uint8 by uint8 into uint16, int8 into int32, uint32 into uint32);
+- integer power (wrapping; a negative exponent as trunc(1 / x^-e), 0 to
+  one an error);
 - variance, std and logsumexp of integers (TVM's wrapping integer
   variance, logsumexp in float64 truncated and saturated), of float16
   (float64 sums, logsumexp rounded to float32 then half), float16
@@ -228,6 +230,28 @@ def dto_stats_cases(op):
             yield Case(op, attrs, [x], [ref], compiled=True)
 
 
+def dto_ipow(x, e, dt):
+    """The kernel's integer power of one element: x^e wrapped in dt; a
+    negative exponent trunc(1 / x^-e)."""
+    if e >= 0:
+        return dto_wrap(pow(x, e, 1 << 64), dt)
+    return 1 if x == 1 else (-1 if e % 2 else 1) if x == -1 else 0
+
+
+def dto_power_cases(op):
+    """Integer power on edge values: exponents past the width (wrapping,
+    an odd base keeps every bit), negative exponents of 1, -1 and others."""
+    for dt in DTO_INTS:
+        x = dt_int_edges(dt)
+        x = x[x != 0] if dt in SIGNED else x
+        es = [0, 1, 2, 3, 7, 8, 31, 63, 64, int(np.iinfo(dt).max)] + ([-1, -2, -7] if dt in SIGNED else [])
+        e = np.array([v for v in es if np.iinfo(dt).min <= v <= np.iinfo(dt).max], dt)
+        ref = np.array([[dto_ipow(int(a), int(b), dt) for b in e] for a in x], dtype=object)
+        yield Case(op, "", [x.reshape(-1, 1), e], [ref.astype(dt)], compiled=True)
+    x, e = np.array([0, 3], np.int16), np.array([-1, 2], np.int16)
+    yield Case(op, "", [x, e], "negative integer power", compiled=True)
+
+
 def dto_batch_norm_cases(op):
     x = rand_float((2, 3, 4), np.float16, specials=True)
     g, b, m = (rand_float((3,), np.float16, specials=False) for _ in range(3))
@@ -262,5 +286,6 @@ for _dto_op in ("nn.dense", "nn.matmul", "nn.batch_matmul"):
 for _dto_op in ("variance", "std", "logsumexp"):
     dt_add_cases(_dto_op, dto_stats_cases)
 dt_add_cases("nn.conv2d", dto_conv2d_cases)
+dt_add_cases("power", dto_power_cases)
 dt_add_cases("nn.batch_norm", dto_batch_norm_cases)
 dt_add_cases("collapse_sum_like", dto_collapse_cases)
