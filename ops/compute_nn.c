@@ -635,7 +635,7 @@ static void close_lines(LowerCx *L, const LTensor *x, int axis, TirVar **v) {
 static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, bool log_) {
   const LTensor *x = in[0];
   int n = x->ndim;
-  if (nin != 1 || !dtype_is_float(x->dtype) || !lc_dtype_ok(x->dtype) || n == 0)
+  if (nin != 1 || !dtype_is_float(x->dtype) || n == 0) /* float16 too: in float64 */
     return lc_fail(L, "softmax of this dtype or rank");
   int64_t axis = op_attr_int(call, "axis");
   if (axis < 0) axis += n;
@@ -801,7 +801,7 @@ static PrimExpr *at_prelu(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 }
 
 LTensor *compute_prelu(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  if (nin != 2 || in[0]->dtype != in[1]->dtype || !lc_dtype_ok(in[0]->dtype) ||
+  if (nin != 2 || in[0]->dtype != in[1]->dtype || !lc_elem_dtype_ok(in[0]->dtype) ||
       in[0]->dtype == DT_BOOL || in[1]->ndim != 1)
     return lc_fail(L, "nn.prelu on these operands");
   int64_t axis = op_attr_int(call, "axis");
