@@ -269,6 +269,20 @@ def dto_power_cases(op):
     yield Case(op, "", [x, e], "negative integer power", compiled=True)
 
 
+def dto_wide_unsigned_cases(op):
+    """uint64 and uint32 values past the signed range: unsigned divisions
+    of the sums (mean_variance's mean too)."""
+    for dt in (np.uint64, np.uint32):
+        top = np.iinfo(dt).max
+        x = np.array([[top, top - 5, 2, 7], [top // 2 + 9, top - 1, top - 3, 1]], dt)
+        var = np.array([dto_int_var(r, dt, 0, False) for r in x], dtype=object).astype(dt)
+        if op == "variance":
+            yield Case(op, attrs_text(axis=[1]), [x], [var], compiled=True)
+        else:
+            mean = np.array([dto_wrap(sum(int(v) for v in r), dt) // 4 for r in x], dtype=object).astype(dt)
+            yield Case(op, attrs_text(axis=[1]), [x], [mean, var], compiled=True)
+
+
 def dto_batch_norm_cases(op):
     x = rand_float((2, 3, 4), np.float16, specials=True)
     g, b, m = (rand_float((3,), np.float16, specials=False) for _ in range(3))
@@ -303,6 +317,8 @@ for _dto_op in ("nn.dense", "nn.matmul", "nn.batch_matmul"):
 for _dto_op in ("variance", "std", "logsumexp"):
     dto_add_cases(_dto_op, dto_stats_cases)
 dto_add_cases("nn.conv2d", dto_conv2d_cases)
+dto_add_cases("variance", dto_wide_unsigned_cases)
+dto_add_cases("mean_variance", dto_wide_unsigned_cases)
 dto_add_cases("power", dto_power_cases)
 dto_add_cases("nn.batch_norm", dto_batch_norm_cases)
 dto_add_cases("collapse_sum_like", dto_collapse_cases)
