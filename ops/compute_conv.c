@@ -20,12 +20,14 @@
  * schedule instead (compute_winograd.c; RLY_WINOGRAD=0: never).
  *
  * Everything else (grouped convolutions, sizes known at run time, fast
- * math off, integers) uses the general rule: an accumulator row per output
- * row, vectorized over the row, output channels in parallel, summing in
- * the reference kernel's order, so it agrees with it bit for bit: in
- * float64 for floats; for integer operands (int8 and uint8 with an int32
- * out_dtype, the quantized convolutions) in the integer result's dtype,
- * wrapping, which equals the kernel's wrapping 64-bit sum narrowed to it.
+ * math off, float16, integers) uses the general rule: an accumulator row
+ * per output row, vectorized over the row, output channels in parallel,
+ * summing in the reference kernel's order, so it agrees with it bit for
+ * bit: in float64 for floats (float16 rounded once at the store); for
+ * integer operands of any dtypes with an integer out_dtype (int8 and uint8
+ * into int32: the quantized convolutions) in the integer result's dtype,
+ * wrapping, which equals the kernel's wrapping 64-bit sum narrowed to it
+ * (lc_product_acc).
  *
  * Layouts other than NCHW / OIHW (NHWC data, HWIO / OHWI / HWOI weights)
  * change only which axis each index goes to (NnConvAxes): the loads of the

@@ -15,10 +15,11 @@
  * rounding.  With fast math off (EngineOptions.fast_math, RLY_FAST_MATH=0) the accumulators are
  * float64 and k is summed in order, exactly as the reference kernels do, so float32 results agree
  * bit for bit, at about half the speed; a column count known only at run time is lowered in the
- * fast mode only.  Integer operands (int8 and uint8 with an integer out_dtype, two dtypes allowed)
- * accumulate in the result's dtype with the same schedules (the exact ones for few rows), wrapping
- * as the reference kernels' 64-bit sums narrowed to out_dtype do, so they agree exactly in any
- * order.
+ * fast mode only.  float16 products always take the float64 accumulators (bit for bit with the
+ * kernels; their own dtype would round each step).  Integer operands of any dtypes (int8 and
+ * uint8 into int32, the quantized pattern) with an integer out_dtype accumulate in the result's
+ * dtype with the same schedules (the exact ones for few rows), wrapping as the reference kernels'
+ * 64-bit sums narrowed to out_dtype do, so they agree exactly in any order (lc_product_acc).
  *
  * Softmax works per line along the axis in float64, in the reference's
  * order (max, then the sum of exp(x - max), then exp(x - max) / sum, or
@@ -469,11 +470,11 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
 /* ───────────────────────────── the rules ───────────────────────────── */
 
 /* The result's and the accumulators' dtypes (m->dt, m->acc): floats of
- * one dtype and out_dtype accumulate in it (fast math) or in float64;
- * integer operands (of two dtypes, e.g. uint8 by int8) with an integer
- * out_dtype accumulate in the result's dtype, wrapping, which is bit for
- * bit the reference kernels' wrapping 64-bit sum narrowed to out_dtype,
- * in any order. */
+ * one dtype and out_dtype accumulate in it (fast math, float32/64) or in
+ * float64 (float16 always); integer operands (of any two dtypes, e.g.
+ * uint8 by int8) with an integer out_dtype accumulate in the result's
+ * dtype, wrapping, which is bit for bit the reference kernels' wrapping
+ * 64-bit sum narrowed to out_dtype, in any order. */
 static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
   DType out = lc_result_type(call)->u.tensor.dtype;
   DType acc = lc_product_acc(m->a->dtype, m->b->dtype, out);

@@ -4,11 +4,13 @@
  * per element a loop over the window's taps (or the whole plane) into a
  * small accumulator.  A tap is read only when it lies inside the input.
  *
- * Results equal the reference kernels' (interp/kernels_nn_pool.c) bit for
- * bit: max starts from -inf and keeps NaN and +0 over -0 (a window with no
- * element gives the dtype's lowest finite value); averages add the window's
- * elements in row order in float64 (int64 for integers, which truncate)
- * starting from +0 and divide by the count TVM uses. */
+ * Every numeric dtype.  Results equal the reference kernels'
+ * (interp/kernels_nn_pool.c) bit for bit: max, in the dtype's lane
+ * (float16 in float32, exact), starts from -inf (an integer's minimum) and
+ * keeps NaN and +0 over -0 (a window with no element gives the dtype's
+ * lowest finite value); averages add the window's elements in row order in
+ * float64 (int64 for integers, which truncate) starting from +0 and divide
+ * by the count TVM uses. */
 #include <math.h>
 #include <string.h>
 
