@@ -15,6 +15,8 @@ when the cases are made).
   in it: uint8 by uint8 into uint16, int8 into int32, uint32 into uint32);
 - integer power (wrapping; a negative exponent as trunc(1 / x^-e), 0 to
   one an error);
+- float16 grid_sample and affine_grid (computed in float32, as the
+  kernels: image.py's float16 cases);
 - variance, std and logsumexp of integers (TVM's wrapping integer
   variance, logsumexp in float64 truncated and saturated), of float16
   (float64 sums, logsumexp rounded to float32 then half), float16
@@ -283,6 +285,18 @@ def dto_wide_unsigned_cases(op):
             yield Case(op, attrs_text(axis=[1]), [x], [mean, var], compiled=True)
 
 
+def dto_half_of(gen_name):
+    """The float16 cases of another file's generator (named: that file is
+    loaded later; drawn again from this file's generator), required to run
+    compiled."""
+    def g(op):
+        for c in globals()[gen_name](op):
+            if c.inputs and c.inputs[0].dtype == np.float16 and not isinstance(c.expect, str):
+                c.compiled = True
+                yield c
+    return g
+
+
 def dto_batch_norm_cases(op):
     x = rand_float((2, 3, 4), np.float16, specials=True)
     g, b, m = (rand_float((3,), np.float16, specials=False) for _ in range(3))
@@ -317,6 +331,8 @@ for _dto_op in ("nn.dense", "nn.matmul", "nn.batch_matmul"):
 for _dto_op in ("variance", "std", "logsumexp"):
     dto_add_cases(_dto_op, dto_stats_cases)
 dto_add_cases("nn.conv2d", dto_conv2d_cases)
+dto_add_cases("image.grid_sample", dto_half_of("g_grid_sample"))
+dto_add_cases("image.affine_grid", dto_half_of("g_affine_grid"))
 dto_add_cases("variance", dto_wide_unsigned_cases)
 dto_add_cases("mean_variance", dto_wide_unsigned_cases)
 dto_add_cases("power", dto_power_cases)
