@@ -651,13 +651,14 @@ static PrimExpr *flat_len(const LTensor *x) {
   return len;
 }
 
-/* The rule of cumsum and cumprod.  Refused: bool results (the kernels'
- * running or/and), and a flattened scan whose length is not a constant
- * (a buffer's dims are constants or size variables). */
+/* The rule of cumsum and cumprod.  A bool result is the kernels' running
+ * or / and: bool + and * are or and and in TIR.  Refused: a flattened scan
+ * whose length is not a constant (a buffer's dims are constants or size
+ * variables). */
 static LTensor *scan(LowerCx *L, const Expr *call, LTensor **in, int nin, bool prod) {
   const Type *rt = lc_result_type(call);
   DType dt = rt->u.tensor.dtype;
-  if (nin != 1 || !lc_elem_dtype_ok(in[0]->dtype) || !lc_elem_dtype_ok(dt) || dt == DT_BOOL)
+  if (nin != 1 || !lc_elem_dtype_ok(in[0]->dtype) || !lc_elem_dtype_ok(dt))
     return lc_fail(L, "scan of this dtype");
   bool exclusive = op_attr_bool(call, "exclusive");
   const LTensor *x = in[0];
