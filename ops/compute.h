@@ -164,6 +164,14 @@ bool lc_buffer_dtype_ok(DType dt);
 /* The dtypes the integer products and the qnn rules read and write:
  * lc_dtype_ok's and the quantized int8, uint8 and int16. */
 bool lc_quant_dtype_ok(DType dt);
+/* The accumulator of a product or convolution of operands a and b into
+ * a result of dtype out, DT_INVALID when no rule computes it: integer
+ * operands (any two integer dtypes) with an integer result accumulate in
+ * the result's dtype, wrapping, which is bit for bit the kernels' wrapping
+ * 64-bit sum narrowed to it in any order; float operands of one dtype with
+ * a result of that dtype in float64 (the kernels' sums, float16 included:
+ * rounded once at the end). */
+DType lc_product_acc(DType a, DType b, DType out);
 /* The smallest and largest value of an integer dtype (as int64 bits:
  * uint64's largest is -1), the initial values of max/min reductions. */
 int64_t lc_int_min(DType dt);

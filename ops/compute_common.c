@@ -514,6 +514,12 @@ bool lc_quant_dtype_ok(DType dt) {
   return lc_dtype_ok(dt) || dt == DT_INT8 || dt == DT_UINT8 || dt == DT_INT16;
 }
 
+DType lc_product_acc(DType a, DType b, DType out) {
+  if (dtype_is_int(a) && dtype_is_int(b) && dtype_is_int(out)) return out;
+  if (dtype_is_float(a) && a == b && a == out) return DT_FLOAT64;
+  return DT_INVALID;
+}
+
 int64_t lc_int_min(DType dt) {
   if (dtype_class(dt) == 'u' || dt == DT_BOOL) return 0;
   return dt == DT_INT64 ? INT64_MIN : -((int64_t)1 << (dtype_bytes(dt) * 8 - 1));

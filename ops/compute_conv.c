@@ -20,12 +20,14 @@
  * schedule instead (compute_winograd.c; RLY_WINOGRAD=0: never).
  *
  * Everything else (grouped convolutions, sizes known at run time, fast
- * math off, integers) uses the general rule: an accumulator row per output
- * row, vectorized over the row, output channels in parallel, summing in
- * the reference kernel's order, so it agrees with it bit for bit: in
- * float64 for floats; for integer operands (int8 and uint8 with an int32
- * out_dtype, the quantized convolutions) in the integer result's dtype,
- * wrapping, which equals the kernel's wrapping 64-bit sum narrowed to it.
+ * math off, float16, integers) uses the general rule: an accumulator row
+ * per output row, vectorized over the row, output channels in parallel,
+ * summing in the reference kernel's order, so it agrees with it bit for
+ * bit: in float64 for floats (float16 rounded once at the store); for
+ * integer operands of any dtypes with an integer out_dtype (int8 and uint8
+ * into int32: the quantized convolutions) in the integer result's dtype,
+ * wrapping, which equals the kernel's wrapping 64-bit sum narrowed to it
+ * (lc_product_acc).
  *
  * Layouts other than NCHW / OIHW (NHWC data, HWIO / OHWI / HWOI weights)
  * change only which axis each index goes to (NnConvAxes): the loads of the
@@ -448,8 +450,8 @@ static bool blocked_emit(LowerCx *L, Blocked *k, Buffer *out, bool nchw_out) {
 static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
   int64_t C = lc_const(c->C), H = lc_const(c->H), W = lc_const(c->W), O = lc_const(c->og);
   int64_t KH = lc_const(c->KH), KW = lc_const(c->KW), cg = lc_const(c->cg);
-  if (!lc_fast_math(L) || !dtype_is_float(dt) || C < 0 || H < 0 || W < 0 || O < 0 || KH < 0 ||
-      KW < 0 || cg < 0)
+  if (!lc_fast_math(L) || !lc_dtype_ok(dt) || !dtype_is_float(dt) || C < 0 || H < 0 || W < 0 ||
+      O < 0 || KH < 0 || KW < 0 || cg < 0)
     return false;
   bool dw = c->groups > 1 && cg == 1 && c->groups == C && O == 1;
   if (c->groups != 1 && !dw) return false;
@@ -521,19 +523,14 @@ static void conv2d_general(LowerCx *L, const Conv *c, Buffer *out) {
   lc_for(L, LOOP_RANGE, n, N, lc_close(L));
 }
 
-/* The result's dtype and the accumulators': a float convolution of one
- * dtype accumulates in float64; integer operands (of two dtypes, e.g.
- * uint8 data and int8 weights) with an integer out_dtype accumulate in the
- * result's dtype, wrapping, which is bit for bit the reference kernel's
- * wrapping 64-bit sum narrowed to out_dtype.  DT_INVALID: neither. */
+/* The result's dtype and the accumulators' (lc_product_acc: float64 for
+ * floats, float16 included; an integer result's own dtype, wrapping, for
+ * integer operands of any two dtypes, e.g. uint8 data and int8 weights).
+ * DT_INVALID: neither. */
 static DType conv_dtypes(const LTensor *x, const LTensor *w, const Type *ty, DType *acc) {
-  DType dt = x->dtype, out = ty->u.tensor.dtype;
-  if (dtype_is_int(dt) && dtype_is_int(w->dtype) && dtype_is_int(out) && lc_quant_dtype_ok(dt) &&
-      lc_quant_dtype_ok(w->dtype) && lc_quant_dtype_ok(out))
-    return *acc = out;
-  if (!dtype_is_float(dt) || !lc_dtype_ok(dt) || w->dtype != dt) return DT_INVALID;
-  *acc = DT_FLOAT64;
-  return dt;
+  DType out = ty->u.tensor.dtype;
+  *acc = lc_product_acc(x->dtype, w->dtype, out);
+  return *acc == DT_INVALID ? DT_INVALID : out;
 }
 
 /* nn.conv2d: the blocked schedule when it applies (floats), else the

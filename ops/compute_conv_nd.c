@@ -95,16 +95,12 @@ static bool nd_attrs(LowerCx *L, const Expr *call, ConvNd *c) {
   return true;
 }
 
-/* Float operands and result: float64 sums; integer operands and result:
- * sums in the result's dtype.  False when neither (float16, mixed). */
+/* Float operands and result of one dtype: float64 sums; integer operands
+ * and result: sums in the result's dtype (lc_product_acc).  False when
+ * neither. */
 static bool nd_dtypes(const LTensor *x, const LTensor *w, DType out, DType *acc) {
-  if (dtype_is_int(x->dtype) && dtype_is_int(w->dtype) && dtype_is_int(out) &&
-      lc_quant_dtype_ok(x->dtype) && lc_quant_dtype_ok(w->dtype) && lc_quant_dtype_ok(out))
-    return *acc = out, true;
-  if (!dtype_is_float(out) || !lc_dtype_ok(out) || x->dtype != w->dtype || !lc_dtype_ok(x->dtype))
-    return false;
-  *acc = DT_FLOAT64;
-  return true;
+  *acc = lc_product_acc(x->dtype, w->dtype, out);
+  return *acc != DT_INVALID;
 }
 
 /* The sizes: batch, channels per group, spatial dims in and out (the

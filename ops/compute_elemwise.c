@@ -24,8 +24,8 @@
  * wraps).  Shifts by a negative count or at least the width give 0 (left)
  * or the sign fill (right), as numpy defines them (TVM leaves them
  * undefined).  Float math on integers and bool computes in float64 and
- * converts back by the cast rules.  Refused, so those calls stay with the
- * reference kernel: integer power (0 to a negative power is its error). */
+ * converts back by the cast rules.  Integer power is materialized
+ * (int_power: a loop over the exponent's bits per element). */
 #include <math.h>
 #include <string.h>
 
@@ -271,7 +271,7 @@ static bool binary_ok(LowerCx *L, BinKind k, DType dt) {
   bool fl = dtype_is_float(dt);
   switch (k) {
     case B_POW:
-      if (!fl) return lc_fail(L, "integer power stays with the reference kernel"), false;
+      if (dt == DT_BOOL) return lc_fail(L, "power of bool tensors"), false;
       return true;
     case B_DIV:
     case B_MOD:
@@ -295,11 +295,68 @@ static bool binary_ok(LowerCx *L, BinKind k, DType dt) {
   }
 }
 
+/* ── integer power ── */
+
+/* One element of integer power at idx into out, as the kernel computes it:
+ * x^e by squaring and multiplying over the exponent's bits (all of them:
+ * an odd x keeps every bit significant), wrapping in the dtype; a negative
+ * exponent gives trunc(1 / x^-e): q = 1 / x (1, -1 or 0), squared when e
+ * is even.  0 to a negative power divides by zero there, the compiled
+ * code's run-time error (the kernel's "0 raised to a negative integer
+ * power"); the divisor is 1 for the other elements. */
+static void int_power_element(LowerCx *L, LTensor **in, int n, PrimExpr **shape, PrimExpr **idx,
+                              Buffer *out) {
+  DType dt = out->dtype;
+  PrimExpr *x = lc_bcast_at(L, in[0], n, shape, idx), *e = lc_bcast_at(L, in[1], n, shape, idx);
+  PrimExpr *three = lc_int(L, 3), *s[3], *one = lc_lit(L, dt, 1), *zero = lc_lit(L, dt, 0);
+  Buffer *acc = lc_alloc(L, "acc", dt, 1, &three); /* [result, x^(2^k), e >> k] */
+  for (int i = 0; i < 3; i++) s[i] = lc_int(L, i);
+  lc_store(L, acc, 1, &s[0], one);
+  lc_store(L, acc, 1, &s[1], x);
+  lc_store(L, acc, 1, &s[2], e);
+  PrimExpr *r = lc_load(L, acc, 1, &s[0]), *sq = lc_load(L, acc, 1, &s[1]);
+  PrimExpr *rest = lc_load(L, acc, 1, &s[2]);
+  int bits = dtype_bytes(dt) * 8 - (dtype_class(dt) == 'i');
+  TirVar *k = lc_tvar(L, "k", lc_int(L, bits));
+  lc_open(L);
+  PrimExpr *bit = lc_bin(L, PB_NE, lc_call(L, PI_BITAND, rest, one, NULL), zero);
+  lc_store(L, acc, 1, &s[0], sel(L, bit, lc_bin(L, PB_MUL, r, sq), r));
+  lc_store(L, acc, 1, &s[1], lc_bin(L, PB_MUL, sq, sq));
+  lc_store(L, acc, 1, &s[2], lc_bin(L, PB_DIV, rest, lc_lit(L, dt, 2)));
+  lc_for(L, LOOP_RANGE, k, lc_int(L, bits), lc_close(L));
+  PrimExpr *v = r;
+  if (dtype_class(dt) == 'i') {
+    PrimExpr *neg = lc_bin(L, PB_LT, e, zero);
+    PrimExpr *q = lc_bin(L, PB_DIV, one, sel(L, neg, x, one));
+    PrimExpr *odd = lc_bin(L, PB_NE, lc_call(L, PI_BITAND, e, one, NULL), zero);
+    v = sel(L, neg, sel(L, odd, q, lc_bin(L, PB_MUL, q, q)), r);
+  }
+  lc_store(L, out, n, idx, v);
+}
+
+/* Integer power, materialized: the element needs a loop, which an inline
+ * expression cannot hold.  The loops over the result, the outermost
+ * parallel. */
+static LTensor *int_power(LowerCx *L, const Expr *call, LTensor **in, int n, PrimExpr **shape) {
+  Buffer *out = lc_result_buffer(L, call, result_dtype(call), n, shape);
+  if (!out) return NULL;
+  TirVar *v[TENSOR_MAX_RANK];
+  PrimExpr *idx[TENSOR_MAX_RANK];
+  for (int d = 0; d < n; d++) v[d] = lc_tvar(L, "i", shape[d]), idx[d] = lc_var(L, v[d]);
+  for (int d = 0; d < n; d++) lc_open(L);
+  int_power_element(L, in, n, shape, idx, out);
+  for (int d = n; d-- > 0;)
+    lc_for(L, d == 0 ? LOOP_PARALLEL : LOOP_RANGE, v[d], shape[d], lc_close(L));
+  lc_mark_total(L, out); /* each element stored once */
+  return lc_from_buffer(L, call, out);
+}
+
 static LTensor *binary(LowerCx *L, const Expr *call, LTensor **in, int nin, BinKind k) {
   if (nin != 2 || !operands_ok(L, call, in, nin) || !binary_ok(L, k, in[0]->dtype)) return NULL;
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n;
   if (!lc_broadcast(L, in, 2, &n, shape)) return NULL;
+  if (k == B_POW && !dtype_is_float(in[0]->dtype)) return int_power(L, call, in, n, shape);
   LTensor *t = lc_tensor(L, call, result_dtype(call), n, shape);
   t->in = in, t->nin = nin, t->at = at_binary, t->aux[0] = k;
   return t;

@@ -13,8 +13,10 @@
  *
  * The rules need constant, non-empty spatial dims (the coordinate
  * constants depend on them, and a select reads both of its sides, so every
- * load index is clamped into the image) and dtypes the lowering handles
- * (lc_dtype_ok); otherwise they fail and the call runs on its kernel.
+ * load index is clamped into the image); otherwise they fail and the call
+ * runs on its kernel.  Resizes take every numeric dtype (image_dtypes_ok):
+ * a uint8 image is read as float32 and its result truncated and saturated
+ * back, as the kernels do.
  * The taps and the resampling are shared with image.crop_and_resize's
  * rule (compute_image_crop.c, through ops/compute_image.h). */
 #include "ops/compute_image.h"
@@ -216,8 +218,11 @@ static PrimExpr *at_resize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, v);
 }
 
-/* The rule of resize{nsp}d: constant, non-empty spatial dims and dtypes
- * the lowering handles. */
+bool image_dtypes_ok(DType x, DType out) {
+  return lc_elem_dtype_ok(x) && x != DT_BOOL && lc_elem_dtype_ok(out);
+}
+
+/* The rule of resize{nsp}d: constant, non-empty spatial dims. */
 LTensor *image_resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int nsp,
                            bool int_div) {
   ResizeSpec s;
@@ -226,7 +231,7 @@ LTensor *image_resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, 
   if (!resize_spec(L, call, nsp, &s))
     return lc_fail(L, "%s: bad attributes", call->u.call.fn->u.op.name);
   if (!const_shape(L, call, shape)) return NULL;
-  if (!lc_dtype_ok(in[0]->dtype) || !lc_dtype_ok(ty->u.tensor.dtype) || in[0]->dtype == DT_BOOL)
+  if (!image_dtypes_ok(in[0]->dtype, ty->u.tensor.dtype))
     return lc_fail(L, "%s of %s", call->u.call.fn->u.op.name, dtype_name(in[0]->dtype));
   for (int i = 0; i < nsp; i++)
     if (lc_const(in[0]->shape[s.sp_axis[i]]) <= 0)
@@ -401,23 +406,24 @@ static PrimExpr *at_grid_sample(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   memset(&cx, 0, sizeof cx);
   cx.arena = lc_arena(L), cx.op = ops_get(t->call->u.call.fn->u.op.index), cx.op_name = cx.op->name;
   image_grid_spec(&cx, t->call->u.call.attrs, x->ndim, &s);
-  GridAt g = {L, x, &s, x->dtype, {0}, idx[0], idx[1]};
+  GridAt g = {L, x, &s, lc_lane_dtype(x->dtype), {0}, idx[0], idx[1]}; /* float16 in float32 */
   for (int i = 0; i < s.nsp; i++) g.dims[i] = lc_const(x->shape[2 + i]);
   PrimExpr *gi[5] = {idx[0], NULL, idx[2], idx[3], s.nsp == 3 ? idx[4] : NULL}, *gv[3], *src[3];
-  for (int k = 0; k < s.nsp; k++) gi[1] = lc_int(L, k), gv[k] = lc_at(L, grid, gi); /* x, y[, z] */
-  if (s.method == GRID_BICUBIC) return g_bicubic(&g, gv[0], gv[1]);
+  for (int k = 0; k < s.nsp; k++) /* x, y[, z] */
+    gi[1] = lc_int(L, k), gv[k] = lc_cast(L, g.dt, lc_at(L, grid, gi));
+  if (s.method == GRID_BICUBIC) return lc_cast(L, t->dtype, g_bicubic(&g, gv[0], gv[1]));
   for (int i = 0; i < s.nsp; i++) src[i] = g_source(&g, gv[s.nsp - 1 - i], g.dims[i]);
-  if (s.method == GRID_BILINEAR) return g_linear(&g, src);
+  if (s.method == GRID_BILINEAR) return lc_cast(L, t->dtype, g_linear(&g, src));
   PrimExpr *p[3];
   for (int i = 0; i < s.nsp; i++) p[i] = i32(L, round_even(L, g.dt, src[i]));
-  return g_px(&g, p);
+  return lc_cast(L, t->dtype, g_px(&g, p));
 }
 
 LTensor *compute_grid_sample(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (!const_shape(L, call, shape)) return NULL;
   DType dt = in[0]->dtype;
-  if ((dt != DT_FLOAT32 && dt != DT_FLOAT64) || in[1]->dtype != dt)
+  if (!dtype_is_float(dt) || in[1]->dtype != dt)
     return lc_fail(L, "image.grid_sample of %s at a %s grid", dtype_name(dt),
                    dtype_name(in[1]->dtype));
   for (int i = 2; i < in[0]->ndim; i++)
@@ -430,9 +436,10 @@ LTensor *compute_grid_sample(LowerCx *L, const Expr *call, LTensor **in, int nin
 
 /* ───────────────────────────── affine_grid ───────────────────────────── */
 
+/* In the dtype's lane (float16 in float32), as the kernel. */
 static PrimExpr *at_affine_grid(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   const LTensor *th = t->in[0];
-  DType dt = t->dtype;
+  DType dt = lc_lane_dtype(t->dtype);
   int64_t h = lc_const(t->shape[2]), w = lc_const(t->shape[3]);
   PrimExpr *ys = lit(L, dt, (2.0 - 1e-7) / (double)(h - 1)),
            *xs = lit(L, dt, (2.0 - 1e-7) / (double)(w - 1));
@@ -441,15 +448,16 @@ static PrimExpr *at_affine_grid(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   PrimExpr *e[3];
   for (int k = 0; k < 3; k++) {
     PrimExpr *ti[3] = {idx[0], idx[1], lc_int(L, k)};
-    e[k] = lc_at(L, th, ti);
+    e[k] = lc_cast(L, dt, lc_at(L, th, ti));
   }
-  return lc_plus(L, lc_plus(L, lc_times(L, e[0], x), lc_times(L, e[1], y)), e[2]);
+  return lc_cast(L, t->dtype,
+                 lc_plus(L, lc_plus(L, lc_times(L, e[0], x), lc_times(L, e[1], y)), e[2]));
 }
 
 LTensor *compute_affine_grid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (!const_shape(L, call, shape)) return NULL;
-  if (in[0]->dtype != DT_FLOAT32 && in[0]->dtype != DT_FLOAT64)
+  if (!dtype_is_float(in[0]->dtype))
     return lc_fail(L, "image.affine_grid of %s", dtype_name(in[0]->dtype));
   LTensor *t = lc_tensor(L, call, in[0]->dtype, 4, shape);
   t->in = in, t->nin = nin, t->at = at_affine_grid;

@@ -23,6 +23,12 @@ ETaps image_taps(LowerCx *L, const ResizeSpec *s, PrimExpr *c, int64_t in);
 PrimExpr *image_resample(LowerCx *L, const LTensor *x, const ResizeSpec *s, const ETaps *t,
                          PrimExpr **idx);
 
+/* The dtypes of the resampling rules: images of every numeric dtype,
+ * read as float32 (float16 exactly, wide integers rounded, as the kernels
+ * read them), results of every dtype, converted from float32 by `cast`'s
+ * rules (integers truncate and saturate). */
+bool image_dtypes_ok(DType x, DType out);
+
 /* The inline rule of image.resize{nsp}d on a call with resize's
  * attributes (dyn.image.resize2d's too), the size from the result type;
  * int_div: TVM's integer form of static 2-D nearest "asymmetric"

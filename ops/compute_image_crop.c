@@ -84,8 +84,8 @@ static bool crop_ok(LowerCx *L, const Expr *call, LTensor **in, int nin, Crop *k
     return lc_fail(L, "image.crop_and_resize: operands"), false;
   k->x = in[0], k->boxes = in[1], k->ix = in[2];
   DType dt = lc_result_type(call)->u.tensor.dtype;
-  if (!lc_dtype_ok(k->x->dtype) || k->x->dtype == DT_BOOL || !lc_dtype_ok(dt) ||
-      !lc_dtype_ok(k->boxes->dtype) || !dtype_is_int(k->ix->dtype))
+  if (!image_dtypes_ok(k->x->dtype, dt) || !lc_dtype_ok(k->boxes->dtype) ||
+      !dtype_is_int(k->ix->dtype))
     return lc_fail(L, "image.crop_and_resize of %s", dtype_name(k->x->dtype)), false;
   for (int d = 0; d < 4; d++)
     if (d != k->s.batch_axis && lc_const(k->x->shape[d]) <= 0)

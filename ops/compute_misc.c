@@ -180,9 +180,13 @@ static void float_mean(LowerCx *L, const Kept *k, Buffer **outs) {
   lc_store(L, outs[0], k->no, (PrimExpr **)k->oidx, lc_bin(L, PB_DIV, slot(L, acc, 0), n));
 }
 
-/* e wrapped in dtype dt and extended back to int64 (sign or zero). */
+/* The 64-bit lane of an integer dtype's statistics: uint64 for unsigned
+ * dtypes (their divisions are unsigned, as the kernel's), int64 else. */
+static DType lane64(DType dt) { return dtype_class(dt) == 'u' ? DT_UINT64 : DT_INT64; }
+
+/* e wrapped in dtype dt and extended back to its lane (sign or zero). */
 static PrimExpr *wrap(LowerCx *L, DType dt, PrimExpr *e) {
-  return lc_cast(L, DT_INT64, lc_cast(L, dt, e));
+  return lc_cast(L, lane64(dt), lc_cast(L, dt, e));
 }
 
 typedef struct IntSq {
@@ -203,12 +207,14 @@ static PrimExpr *term_int_square(LowerCx *L, PrimExpr *x, const void *u) {
  * count less `unbiased`.  A count of 0 divides by zero: an error in
  * compiled code, as in the kernel. */
 static void int_mean_variance(LowerCx *L, const Kept *k, Buffer **outs) {
-  DType dt = k->x->dtype;
-  Buffer *acc = zeroed(L, DT_INT64, 2);
+  DType dt = k->x->dtype, ln = lane64(dt);
+  Buffer *acc = zeroed(L, ln, 2);
   reduced_pass(L, k, acc, 0, term_x, NULL);
-  IntSq q = {dt, lc_bin(L, PB_DIV, wrap(L, dt, slot(L, acc, 0)), reduced_count(L, k, 0))};
+  PrimExpr *n = lc_cast(L, ln, reduced_count(L, k, 0));
+  IntSq q = {dt, lc_bin(L, PB_DIV, wrap(L, dt, slot(L, acc, 0)), n)};
   reduced_pass(L, k, acc, 1, term_int_square, &q);
-  PrimExpr *var = lc_bin(L, PB_DIV, wrap(L, dt, slot(L, acc, 1)), reduced_count(L, k, k->ddof));
+  PrimExpr *dof = lc_cast(L, ln, reduced_count(L, k, k->ddof));
+  PrimExpr *var = lc_bin(L, PB_DIV, wrap(L, dt, slot(L, acc, 1)), dof);
   lc_store(L, outs[0], k->no, (PrimExpr **)k->oidx, q.mean);
   lc_store(L, outs[1], k->no, (PrimExpr **)k->oidx, var);
 }
@@ -218,8 +224,7 @@ static void int_mean_variance(LowerCx *L, const Kept *k, Buffer **outs) {
 LTensor *compute_mean_variance(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const LTensor *x = in[0];
   bool fl = dtype_is_float(x->dtype);
-  if (nin != 1 || !lc_buffer_dtype_ok(x->dtype) || (fl && !lc_dtype_ok(x->dtype)) ||
-      x->dtype == DT_BOOL)
+  if (nin != 1 || !lc_buffer_dtype_ok(x->dtype) || x->dtype == DT_BOOL)
     return lc_fail(L, "mean_variance of %s", dtype_name(x->dtype));
   Kept k;
   Buffer *outs[2] = {NULL, NULL};

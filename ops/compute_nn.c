@@ -15,10 +15,11 @@
  * rounding.  With fast math off (EngineOptions.fast_math, RLY_FAST_MATH=0) the accumulators are
  * float64 and k is summed in order, exactly as the reference kernels do, so float32 results agree
  * bit for bit, at about half the speed; a column count known only at run time is lowered in the
- * fast mode only.  Integer operands (int8 and uint8 with an integer out_dtype, two dtypes allowed)
- * accumulate in the result's dtype with the same schedules (the exact ones for few rows), wrapping
- * as the reference kernels' 64-bit sums narrowed to out_dtype do, so they agree exactly in any
- * order.
+ * fast mode only.  float16 products always take the float64 accumulators (bit for bit with the
+ * kernels; their own dtype would round each step).  Integer operands of any dtypes (int8 and
+ * uint8 into int32, the quantized pattern) with an integer out_dtype accumulate in the result's
+ * dtype with the same schedules (the exact ones for few rows), wrapping as the reference kernels'
+ * 64-bit sums narrowed to out_dtype do, so they agree exactly in any order (lc_product_acc).
  *
  * Softmax works per line along the axis in float64, in the reference's
  * order (max, then the sum of exp(x - max), then exp(x - max) / sum, or
@@ -482,24 +483,18 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
 /* ───────────────────────────── the rules ───────────────────────────── */
 
 /* The result's and the accumulators' dtypes (m->dt, m->acc): floats of
- * one dtype and out_dtype accumulate in it (fast math) or in float64;
- * integer operands (of two dtypes, e.g. uint8 by int8) with an integer
- * out_dtype accumulate in the result's dtype, wrapping, which is bit for
- * bit the reference kernels' wrapping 64-bit sum narrowed to out_dtype,
- * in any order. */
+ * one dtype and out_dtype accumulate in it (fast math, float32/64) or in
+ * float64 (float16 always); integer operands (of any two dtypes, e.g.
+ * uint8 by int8) with an integer out_dtype accumulate in the result's
+ * dtype, wrapping, which is bit for bit the reference kernels' wrapping
+ * 64-bit sum narrowed to out_dtype, in any order. */
 static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
-  DType a = m->a->dtype, out = lc_result_type(call)->u.tensor.dtype;
-  if (dtype_is_int(a) && dtype_is_int(m->b->dtype) && dtype_is_int(out) && lc_quant_dtype_ok(a) &&
-      lc_quant_dtype_ok(m->b->dtype) && lc_quant_dtype_ok(out)) {
-    m->dt = m->acc = out;
-    return true;
-  }
-  const char *od = op_attr_str(lc_arena(L), call, "out_dtype");
-  if (a != m->b->dtype || !dtype_is_float(a) || !lc_dtype_ok(a) ||
-      (od[0] && strcmp(od, dtype_name(a)) != 0))
-    return false;
-  m->dt = a;
-  m->acc = lc_fast_math(L) ? a : DT_FLOAT64;
+  DType out = lc_result_type(call)->u.tensor.dtype;
+  DType acc = lc_product_acc(m->a->dtype, m->b->dtype, out);
+  if (acc == DT_INVALID) return false;
+  m->dt = out;
+  /* float16 sums in float64 always: its own dtype would round each step */
+  m->acc = dtype_is_float(out) && out != DT_FLOAT16 && lc_fast_math(L) ? out : acc;
   return true;
 }
 
@@ -545,7 +540,8 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   bool few = (rows >= 0 && rows <= FEW_ROWS) || lc_const(m->N) < 0;
   /* few_rows sums in the operands' dtype: floats with fast math only; a
    * prepacked weight is read by panels: the panel schedule for few rows */
-  bool fast = lc_fast_math(L) && dtype_is_float(m->dt), dots = fast && !m->packed;
+  bool fast = lc_fast_math(L) && dtype_is_float(m->dt) && m->acc == m->dt,
+       dots = fast && !m->packed;
   bool panels = fast && m->packed && lc_const(m->K) >= 0 && lc_const(m->N) >= 0;
   /* prepacked panels: from PANEL_TILE_ROWS rows a register tile of all the
    * rows (tile_rows) beats a row at a time with k split */
@@ -607,7 +603,8 @@ LTensor *compute_dense_pack(LowerCx *L, const Expr *call, LTensor **in, int nin)
             ? lc_int(L, lc_result_type(call)->u.tensor.dims[x->ndim - 1].value)
             : NULL;
   int64_t lanes = lc_const(w->shape[2]);
-  if (!m.N || !w->buf || lanes != 2 * vector_bytes() / dtype_bytes(w->dtype) || !lc_fast_math(L))
+  if (!m.N || !w->buf || !lc_dtype_ok(w->dtype) ||
+      lanes != 2 * vector_bytes() / dtype_bytes(w->dtype) || !lc_fast_math(L))
     return lc_fail(L, "nn.contrib_dense_pack: panels of another width, or not a buffer");
   set_rows(L, &m, x);
   return product(L, call, &m);
@@ -674,7 +671,7 @@ static void close_lines(LowerCx *L, const LTensor *x, int axis, TirVar **v) {
 static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, bool log_) {
   const LTensor *x = in[0];
   int n = x->ndim;
-  if (nin != 1 || !dtype_is_float(x->dtype) || !lc_dtype_ok(x->dtype) || n == 0)
+  if (nin != 1 || !dtype_is_float(x->dtype) || n == 0) /* float16 too: in float64 */
     return lc_fail(L, "softmax of this dtype or rank");
   int64_t axis = op_attr_int(call, "axis");
   if (axis < 0) axis += n;
@@ -840,7 +837,7 @@ static PrimExpr *at_prelu(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 }
 
 LTensor *compute_prelu(LowerCx *L, const Expr *call, LTensor **in, int nin) {
-  if (nin != 2 || in[0]->dtype != in[1]->dtype || !lc_dtype_ok(in[0]->dtype) ||
+  if (nin != 2 || in[0]->dtype != in[1]->dtype || !lc_elem_dtype_ok(in[0]->dtype) ||
       in[0]->dtype == DT_BOOL || in[1]->ndim != 1)
     return lc_fail(L, "nn.prelu on these operands");
   int64_t axis = op_attr_int(call, "axis");

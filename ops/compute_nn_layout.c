@@ -288,7 +288,7 @@ static PrimExpr *at_up(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 static LTensor *up_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int S) {
   Up u;
   if (!up_attrs(L, call, S, &u)) return NULL;
-  if (u.method != UP_NEAREST && !lc_dtype_ok(in[0]->dtype))
+  if (u.method != UP_NEAREST && !lc_elem_dtype_ok(in[0]->dtype)) /* in float32, cast back */
     return lc_fail(L, "linear upsampling of %s", dtype_name(in[0]->dtype));
   bool need[TENSOR_MAX_RANK] = {0};
   for (int i = 0; i < S; i++) need[u.pos[2 + i]] = true;
@@ -456,6 +456,7 @@ LTensor *compute_dilate(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t s[TENSOR_MAX_RANK];
   if (op_attr_ints(call, "strides", s, TENSOR_MAX_RANK) != in[0]->ndim)
     return lc_fail(L, "nn.dilate: strides");
-  if (!lc_dtype_ok(in[0]->dtype)) return lc_fail(L, "nn.dilate of %s", dtype_name(in[0]->dtype));
+  if (!lc_elem_dtype_ok(in[0]->dtype)) /* a gather and a fill: any dtype */
+    return lc_fail(L, "nn.dilate of %s", dtype_name(in[0]->dtype));
   return inline_result(L, call, in, nin, at_dilate);
 }

@@ -11,7 +11,10 @@
  *
  * nn.lrn: per element the sum of squares over the `size` channels centred
  * at its own (those inside the axis), in float64 in the kernel's order,
- * then x / (bias + alpha * s / size)^beta. */
+ * then x / (bias + alpha * s / size)^beta.
+ *
+ * Both take every float dtype: float16 computes in float64 like the others
+ * and rounds once, as the kernels do. */
 #include "ops/compute.h"
 #include "ops/families.h"
 
@@ -45,7 +48,7 @@ LTensor *compute_batch_norm(LowerCx *L, const Expr *call, LTensor **in, int nin)
   if (nin != 5) return lc_fail(L, "nn.batch_norm: operands");
   const LTensor *x = in[0];
   for (int i = 0; i < nin; i++)
-    if (!dtype_is_float(in[i]->dtype) || !lc_dtype_ok(in[i]->dtype))
+    if (!dtype_is_float(in[i]->dtype))
       return lc_fail(L, "nn.batch_norm of %s", dtype_name(in[i]->dtype));
   int axis = norm_axis(L, call, x->ndim);
   if (axis < 0) return NULL;
@@ -97,7 +100,7 @@ static void lrn_element(LowerCx *L, const Lrn *k, Buffer *out, PrimExpr **idx) {
 LTensor *compute_lrn(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Lrn k = {.x = in[0]};
   int n = k.x->ndim;
-  if (nin != 1 || !dtype_is_float(k.x->dtype) || !lc_dtype_ok(k.x->dtype))
+  if (nin != 1 || !dtype_is_float(k.x->dtype))
     return lc_fail(L, "nn.lrn of %s", dtype_name(k.x->dtype));
   if ((k.axis = norm_axis(L, call, n)) < 0) return NULL;
   k.size = op_attr_int(call, "size");

@@ -4,11 +4,13 @@
  * per element a loop over the window's taps (or the whole plane) into a
  * small accumulator.  A tap is read only when it lies inside the input.
  *
- * Results equal the reference kernels' (interp/kernels_nn_pool.c) bit for
- * bit: max starts from -inf and keeps NaN and +0 over -0 (a window with no
- * element gives the dtype's lowest finite value); averages add the window's
- * elements in row order in float64 (int64 for integers, which truncate)
- * starting from +0 and divide by the count TVM uses. */
+ * Every numeric dtype.  Results equal the reference kernels'
+ * (interp/kernels_nn_pool.c) bit for bit: max, in the dtype's lane
+ * (float16 in float32, exact), starts from -inf (an integer's minimum) and
+ * keeps NaN and +0 over -0 (a window with no element gives the dtype's
+ * lowest finite value); averages add the window's elements in row order in
+ * float64 (int64 for integers, which truncate) starting from +0 and divide
+ * by the count TVM uses. */
 #include <math.h>
 #include <string.h>
 
@@ -25,11 +27,22 @@ static PrimExpr *and_(LowerCx *L, PrimExpr *a, PrimExpr *b) {
 
 /* The dtype's lowest finite value (an empty max window). */
 static PrimExpr *lowest(LowerCx *L, DType dt) {
+  if (dt == DT_FLOAT16) return lc_lit(L, dt, -65504.0);
   if (dt == DT_FLOAT32) return lc_lit(L, dt, -3.4028234663852886e38);
   if (dt == DT_FLOAT64) return lc_lit(L, dt, -1.7976931348623157e308);
   PrimExpr *e = lc_lit(L, dt, 0);
-  e->u.i = dt == DT_INT32 ? INT32_MIN : INT64_MIN;
+  e->u.i = lc_int_min(dt);
   return e;
+}
+
+/* The dtypes a pool takes: every numeric one. */
+static bool pool_dtype_ok(DType dt) { return lc_elem_dtype_ok(dt) && dt != DT_BOOL; }
+
+/* The accumulator's dtype: max in the dtype's lane (float32 for float16,
+ * exact), averages in float64 or int64 (the kernels' lanes). */
+static DType acc_dtype(DType dt, bool is_max) {
+  if (is_max) return lc_lane_dtype(dt);
+  return dtype_is_float(dt) ? DT_FLOAT64 : DT_INT64;
 }
 
 typedef struct PoolRule {
@@ -89,7 +102,7 @@ static PrimExpr *pool_result(LowerCx *L, const LTensor *x, const PoolRule *p, Pr
   PrimExpr *div = p->include_pad ? n1 : n0, *r;
   PrimExpr *some = lc_bin(L, PB_GT, p->is_max ? n0 : div, lc_lit(L, DT_INT64, 0));
   if (p->is_max)
-    r = sel(L, some, val, lowest(L, x->dtype));
+    r = sel(L, some, val, lc_cast(L, p->at, lowest(L, x->dtype)));
   else
     r = sel(L, some,
             lc_bin(L, PB_DIV, val,
@@ -179,14 +192,14 @@ static LTensor *pool_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, i
   PoolRule p = {.S = S, .is_max = is_max, .w = {.S = S}};
   nn_call_ctx(&cx, lc_arena(L), call);
   const LTensor *x = in[0];
-  if (nin != 1 || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL)
+  if (nin != 1 || !pool_dtype_ok(x->dtype))
     return lc_fail(L, "%s on %s", cx.op_name, dtype_name(x->dtype));
   if (nn_layout_attr(&cx, call->u.call.attrs, "layout", &"DHW"[NN_MAX_SPATIAL - S], p.pos) < 0 ||
       !nn_spatial_ints(&cx, call->u.call.attrs, "pool_size", S, 1, p.w.k) ||
       !nn_window_attrs(&cx, call->u.call.attrs, &p.w))
     return lc_fail(L, "%s: %s", cx.op_name, cx.err);
   if (!is_max) p.include_pad = op_attr_bool(call, "count_include_pad");
-  p.at = is_max ? x->dtype : dtype_is_float(x->dtype) ? DT_FLOAT64 : DT_INT64;
+  p.at = acc_dtype(x->dtype, is_max);
   const Type *ty = lc_result_type(call);
   int n = x->ndim;
   PrimExpr *shape[TENSOR_MAX_RANK], *idx[TENSOR_MAX_RANK];
@@ -234,7 +247,7 @@ static const LTensor *plane_pool_operand(LowerCx *L, const Expr *call, LTensor *
   RelCtx cx;
   nn_call_ctx(&cx, lc_arena(L), call);
   const LTensor *x = nin == 1 ? in[0] : NULL;
-  if (!x || !lc_dtype_ok(x->dtype) || x->dtype == DT_BOOL ||
+  if (!x || !pool_dtype_ok(x->dtype) ||
       nn_layout_attr(&cx, call->u.call.attrs, "layout", "HW", pos) != x->ndim)
     return lc_fail(L, "%s on these operands", cx.op_name), NULL;
   return x;
@@ -251,7 +264,7 @@ static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin,
   for (int d = 0; d < n; d++) oshape[d] = d == pos[0] || d == pos[1] ? lc_int(L, 1) : x->shape[d];
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
   if (!out) return NULL;
-  DType at = is_max ? x->dtype : dtype_is_float(x->dtype) ? DT_FLOAT64 : DT_INT64;
+  DType at = acc_dtype(x->dtype, is_max);
   TirVar *v[TENSOR_MAX_RANK];
   for (int d = 0; d < n; d++)
     v[d] = lc_tvar(L, "i", d == pos[0] || d == pos[1] ? x->shape[d] : oshape[d]);
@@ -279,7 +292,7 @@ static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin,
   lc_for(L, LOOP_RANGE, v[pos[0]], x->shape[pos[0]], lc_close(L));
   PrimExpr *any = lc_bin(L, PB_NE, lc_load(L, acc, 1, &i1), lc_lit(L, at, 0));
   PrimExpr *cnt = lc_cast(L, at, lc_mul(L, x->shape[pos[0]], x->shape[pos[1]]));
-  PrimExpr *r = is_max ? sel(L, any, val, lowest(L, x->dtype))
+  PrimExpr *r = is_max ? sel(L, any, val, lc_cast(L, at, lowest(L, x->dtype)))
                        : sel(L, any, lc_bin(L, PB_DIV, val, cnt), lc_lit(L, at, 0));
   lc_store(L, out, n, oidx, lc_cast(L, x->dtype, r));
   for (int d = n; d-- > 0;) {
@@ -328,7 +341,7 @@ static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int ni
   }
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
   if (!out) return NULL;
-  DType at = is_max ? x->dtype : dtype_is_float(x->dtype) ? DT_FLOAT64 : DT_INT64;
+  DType at = acc_dtype(x->dtype, is_max);
   TirVar *v[TENSOR_MAX_RANK], *t[2];
   for (int d = 0; d < n; d++) v[d] = lc_tvar(L, "i", oshape[d]), idx[d] = ix[d] = lc_var(L, v[d]);
   for (int d = 0; d < n; d++) lc_open(L);
@@ -352,7 +365,7 @@ static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int ni
   for (int k = 2; k-- > 0;) lc_for(L, LOOP_RANGE, t[k], len[k], lc_close(L));
   PrimExpr *any = lc_bin(L, PB_NE, lc_load(L, acc, 1, &i1), lc_lit(L, at, 0));
   PrimExpr *cnt = lc_cast(L, at, lc_call(L, PI_MAX, lc_mul(L, len[0], len[1]), lc_int(L, 1), NULL));
-  PrimExpr *r = is_max ? sel(L, any, val, lowest(L, x->dtype))
+  PrimExpr *r = is_max ? sel(L, any, val, lc_cast(L, at, lowest(L, x->dtype)))
                        : sel(L, any, lc_bin(L, PB_DIV, val, cnt), lc_lit(L, at, 0));
   lc_store(L, out, n, idx, lc_cast(L, x->dtype, r));
   int par = 0;

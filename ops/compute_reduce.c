@@ -405,10 +405,15 @@ static PrimExpr *x64(LowerCx *L, const Red *R, PrimExpr **idx) {
   return lc_cast(L, DT_FLOAT64, lc_at(L, R->x, idx));
 }
 
-/* logsumexp's passes: max in the dtype (NaN wins), then sum of exp. */
+/* The dtype logsumexp's max and result are in, as the kernels': a float
+ * dtype's lane (float16 in float32), float64 for integers. */
+static DType lse_dtype(DType dt) { return dtype_is_float(dt) ? lc_lane_dtype(dt) : DT_FLOAT64; }
+
+/* logsumexp's passes: max in lse_dtype (NaN wins), then sum of exp. */
 static void lse_max(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
   Stats *S = u;
-  acc_set(L, S->acc, lc_call(L, PI_MAX, acc_get(L, S->acc), lc_at(L, R->x, idx), NULL));
+  PrimExpr *x = lc_cast(L, lse_dtype(R->dt), lc_at(L, R->x, idx));
+  acc_set(L, S->acc, lc_call(L, PI_MAX, acc_get(L, S->acc), x, NULL));
 }
 
 static void lse_sum(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
@@ -432,6 +437,62 @@ static void var_squares(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
   acc_set(L, S->acc, lc_bin(L, PB_ADD, acc_get(L, S->acc), lc_bin(L, PB_MUL, d, d)));
 }
 
+/* ── integer variance ── */
+
+/* The 64-bit lane integer statistics compute in (the kernel's): uint64
+ * for unsigned dtypes (unsigned divisions), int64 for signed ones. */
+static DType int_lane(DType dt) { return dtype_class(dt) == 'u' ? DT_UINT64 : DT_INT64; }
+
+/* e wrapped in dtype dt and extended back to its lane. */
+static PrimExpr *wrap_lane(LowerCx *L, DType dt, PrimExpr *e) {
+  return lc_cast(L, int_lane(dt), lc_cast(L, dt, e));
+}
+
+static PrimExpr *xlane(LowerCx *L, const Red *R, PrimExpr **idx) {
+  return lc_cast(L, int_lane(R->dt), lc_at(L, R->x, idx));
+}
+
+static void int_sum(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
+  Stats *S = u;
+  acc_set(L, S->acc, lc_bin(L, PB_ADD, acc_get(L, S->acc), xlane(L, R, idx)));
+}
+
+/* The wrapped square of the wrapped difference from the mean. */
+static void int_squares(LowerCx *L, const Red *R, PrimExpr **idx, void *u) {
+  Stats *S = u;
+  DType ln = int_lane(R->dt);
+  PrimExpr *m = S->center;
+  if (S->mean) m = lc_cast(L, ln, lc_bcast_at(L, S->mean, R->x->ndim, S->data_shape, idx));
+  PrimExpr *d = wrap_lane(L, R->dt, lc_bin(L, PB_SUB, xlane(L, R, idx), m));
+  PrimExpr *sq = wrap_lane(L, R->dt, lc_bin(L, PB_MUL, d, d));
+  acc_set(L, S->acc, lc_bin(L, PB_ADD, acc_get(L, S->acc), sq));
+}
+
+/* TVM's integer variance as the kernel computes it in 64 bits (and
+ * mean_variance's rule, compute_misc.c): the mean (given, or the sum
+ * wrapped in the dtype over the count, truncating), the wrapped squares of
+ * the wrapped differences, summed and wrapped, over the count less
+ * `unbiased`; std: its square root in float64, converted back by the cast
+ * rules.  A count of 0 is refused before (the kernel's error). */
+static PrimExpr *int_var_value(LowerCx *L, const Red *R, const Expr *call, const LTensor *mean,
+                               bool std) {
+  DType ln = int_lane(R->dt);
+  PrimExpr *zero = lc_lit(L, ln, 0);
+  Stats S = {.mean = mean, .data_shape = (PrimExpr **)R->x->shape};
+  if (!mean) {
+    S.acc = acc1(L, ln, zero);
+    reduced_pass(L, R, int_sum, &S);
+    PrimExpr *n = lc_cast(L, ln, reduced_count(L, R, 0));
+    S.center = lc_bin(L, PB_DIV, wrap_lane(L, R->dt, acc_get(L, S.acc)), n);
+  }
+  S.acc = acc1(L, ln, zero);
+  reduced_pass(L, R, int_squares, &S);
+  PrimExpr *dof = lc_cast(L, ln, reduced_count(L, R, op_attr_bool(call, "unbiased")));
+  PrimExpr *v = lc_bin(L, PB_DIV, wrap_lane(L, R->dt, acc_get(L, S.acc)), dof);
+  if (std) v = lc_call(L, PI_SQRT, lc_cast(L, DT_FLOAT64, v), NULL, NULL);
+  return lc_cast(L, R->dt, v);
+}
+
 typedef enum StatKind { S_LSE, S_VAR, S_STD } StatKind;
 
 /* Whether the mean's dims are each the constant 1 or the data's dim (a
@@ -444,9 +505,12 @@ static bool mean_fits(const LTensor *m, const LTensor *x) {
 }
 
 /* logsumexp of the reduced elements at the kept index: m = max (NaN and
- * infinities are the result), else log(sum(exp(x - m))) + m in float64. */
+ * infinities are the result), else log(sum(exp(x - m))) + m in float64,
+ * rounded to lse_dtype, then converted to the dtype (float16 rounds twice,
+ * integers truncate and saturate: the kernels' steps). */
 static PrimExpr *lse_value(LowerCx *L, const Red *R) {
-  Stats S = {.acc = acc1(L, R->dt, lc_lit(L, R->dt, -INFINITY))};
+  DType ld = lse_dtype(R->dt);
+  Stats S = {.acc = acc1(L, ld, lc_lit(L, ld, -INFINITY))};
   reduced_pass(L, R, lse_max, &S);
   PrimExpr *m = acc_get(L, S.acc);
   S.center = lc_cast(L, DT_FLOAT64, m);
@@ -454,8 +518,8 @@ static PrimExpr *lse_value(LowerCx *L, const Red *R) {
   reduced_pass(L, R, lse_sum, &S);
   PrimExpr *r = lc_bin(L, PB_ADD, lc_call(L, PI_LOG, acc_get(L, S.acc), NULL, NULL), S.center);
   PrimExpr *finite = lc_bin(L, PB_LT, lc_call(L, PI_ABS, m, NULL, NULL),
-                            lc_lit(L, R->dt, INFINITY)); /* false for NaN */
-  return lc_call(L, PI_SELECT, finite, lc_cast(L, R->dt, r), m);
+                            lc_lit(L, ld, INFINITY)); /* false for NaN */
+  return lc_cast(L, R->dt, lc_call(L, PI_SELECT, finite, lc_cast(L, ld, r), m));
 }
 
 /* variance (or std) at the kept index: sum of squares of x - mean over
@@ -477,16 +541,20 @@ static PrimExpr *var_value(LowerCx *L, const Red *R, const Expr *call, const LTe
 }
 
 /* The rule of logsumexp, variance and std: loops over the kept axes, the
- * passes inside, one store.  Floats only (the kernels compute integer
- * variances in the dtype and integer logsumexp through float64). */
+ * passes inside, one store.  Every numeric dtype: floats in float64,
+ * integer variances in the dtype (int_var_value), integer logsumexp
+ * through float64, as the kernels compute them. */
 static LTensor *stats(LowerCx *L, const Expr *call, LTensor **in, int nin, StatKind k) {
   Red R = {.x = in[0], .dt = in[0]->dtype};
-  if (nin < 1 || !lc_dtype_ok(R.dt) || !dtype_is_float(R.dt))
-    return lc_fail(L, "statistics of non-float tensors");
+  if (nin < 1 || !lc_elem_dtype_ok(R.dt) || R.dt == DT_BOOL)
+    return lc_fail(L, "statistics of bool tensors");
   if (nin == 2 && !mean_fits(in[1], in[0]))
     return lc_fail(L, "variance: a mean not known to broadcast");
   int n = in[0]->ndim;
   if (!reduced_axes(L, call, n, R.red, k != S_LSE)) return NULL;
+  bool int_var = k != S_LSE && !dtype_is_float(R.dt);
+  if (int_var && lc_const(reduced_count(L, &R, op_attr_bool(call, "unbiased"))) == 0)
+    return lc_fail(L, "%s: an integer division by zero (no element)", call->u.call.fn->u.op.name);
   bool keep = op_attr_bool(call, "keepdims");
   PrimExpr *oshape[TENSOR_MAX_RANK], *oidx[TENSOR_MAX_RANK];
   int no = 0, kept[TENSOR_MAX_RANK], nk = 0;
@@ -500,8 +568,10 @@ static LTensor *stats(LowerCx *L, const Expr *call, LTensor **in, int nin, StatK
   Buffer *out = lc_result_buffer(L, call, R.dt, no, oshape);
   if (!out) return NULL;
   for (int i = 0; i < nk; i++) lc_open(L);
-  PrimExpr *v =
-      k == S_LSE ? lse_value(L, &R) : var_value(L, &R, call, nin == 2 ? in[1] : NULL, k == S_STD);
+  const LTensor *mean = nin == 2 ? in[1] : NULL;
+  PrimExpr *v = k == S_LSE ? lse_value(L, &R)
+                : int_var  ? int_var_value(L, &R, call, mean, k == S_STD)
+                           : var_value(L, &R, call, mean, k == S_STD);
   lc_store(L, out, no, oidx, v);
   for (int i = nk; i-- > 0;)
     lc_for(L, i == 0 ? LOOP_PARALLEL : LOOP_GRID, R.v[kept[i]], in[0]->shape[kept[i]], lc_close(L));
@@ -581,13 +651,14 @@ static PrimExpr *flat_len(const LTensor *x) {
   return len;
 }
 
-/* The rule of cumsum and cumprod.  Refused: bool results (the kernels'
- * running or/and), and a flattened scan whose length is not a constant
- * (a buffer's dims are constants or size variables). */
+/* The rule of cumsum and cumprod.  A bool result is the kernels' running
+ * or / and: bool + and * are or and and in TIR.  Refused: a flattened scan
+ * whose length is not a constant (a buffer's dims are constants or size
+ * variables). */
 static LTensor *scan(LowerCx *L, const Expr *call, LTensor **in, int nin, bool prod) {
   const Type *rt = lc_result_type(call);
   DType dt = rt->u.tensor.dtype;
-  if (nin != 1 || !lc_elem_dtype_ok(in[0]->dtype) || !lc_elem_dtype_ok(dt) || dt == DT_BOOL)
+  if (nin != 1 || !lc_elem_dtype_ok(in[0]->dtype) || !lc_elem_dtype_ok(dt))
     return lc_fail(L, "scan of this dtype");
   bool exclusive = op_attr_bool(call, "exclusive");
   const LTensor *x = in[0];
@@ -735,7 +806,7 @@ static void norm_group(LowerCx *L, const Norm *N, Buffer *out) {
 /* Emits the loops over the groups (the outermost parallel) around norm_group. */
 static LTensor *norm_emit(LowerCx *L, const Expr *call, Norm *N) {
   const LTensor *x = N->x;
-  if (!dtype_is_float(x->dtype) || !lc_dtype_ok(x->dtype))
+  if (!dtype_is_float(x->dtype)) /* float16 too: in float64, rounded once */
     return lc_fail(L, "%s of %s", call->u.call.fn->u.op.name, dtype_name(x->dtype));
   Buffer *out = lc_result_buffer(L, call, x->dtype, x->ndim, (PrimExpr **)x->shape);
   if (!out) return NULL;

@@ -323,15 +323,16 @@ static bool collapse_axes(LowerCx *L, const LTensor *x, const LTensor *like, boo
 }
 
 /* Loops over like's (the output's) axes, the outermost parallel, around
- * the summed axes of x in order, accumulating in float64 (float32/64) or
+ * the summed axes of x in order, accumulating in float64 (every float
+ * dtype, float16 rounded once at the end) or
  * int64 (integers of every width, wrapping, then narrowed): the additions
  * of the reference kernel, in its order, so the results agree exactly. */
 LTensor *compute_collapse_sum_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const LTensor *x = in[0], *like = in[1];
   int nx = x->ndim, nl = like->ndim, nk = 0;
   bool red[TENSOR_MAX_RANK];
-  bool dt_ok = dtype_is_int(x->dtype) || (dtype_is_float(x->dtype) && lc_dtype_ok(x->dtype));
-  if (!dt_ok || nl > nx) return lc_fail(L, "collapse_sum_like of this dtype");
+  if (!(dtype_is_int(x->dtype) || dtype_is_float(x->dtype)) || nl > nx)
+    return lc_fail(L, "collapse_sum_like of this dtype");
   if (!collapse_axes(L, x, like, red)) return NULL;
   Buffer *out = lc_result_buffer(L, call, x->dtype, nl, (PrimExpr **)like->shape);
   if (!out) return NULL;

@@ -132,10 +132,14 @@ static const char *str_attr(Graph *g, const Expr *call, const char *key) {
   return op_attr_str(g->a, call, key);
 }
 
+/* The dtypes the blocked convolution computes (float32, float64): a
+ * float16 convolution keeps its layout and the general schedule. */
+static bool blocked_dtype(DType dt) { return dt == DT_FLOAT32 || dt == DT_FLOAT64; }
+
 /* A float NCHW tensor type with static dims. */
 static bool nchw_static(const Type *t) {
   return t && t->kind == TY_TENSOR && t->u.tensor.ndim == 4 && graph_static(t) &&
-         dtype_is_float(t->u.tensor.dtype);
+         blocked_dtype(t->u.tensor.dtype);
 }
 
 /* ───────────────────────────── conv2d ───────────────────────────── */
@@ -174,7 +178,7 @@ static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
 
 static bool ncw_static(const Type *t) {
   return t && t->kind == TY_TENSOR && t->u.tensor.ndim == 3 && graph_static(t) &&
-         dtype_is_float(t->u.tensor.dtype);
+         blocked_dtype(t->u.tensor.dtype);
 }
 
 /* A 1-D window's strides, dilation and padding (one or two values) as a

@@ -177,19 +177,13 @@ static LTensor *projection(Build *B, const Expr *a) {
   return tu && a->u.proj.index >= 0 && a->u.proj.index < tu->n ? tu->fields[a->u.proj.index] : NULL;
 }
 
-/* Whether the call's operands and result have dtypes its rule may see:
- * any for elementwise, broadcast, injective and reduction ops (the reduce
- * family's scans too); the products, convolutions and other opaque ops
- * keep to the dtypes their rules were written for (lc_quant_dtype_ok) and
- * leave the others to their kernels. */
+/* Whether the call's operands and result have dtypes a rule may see: any
+ * dtype of a buffer.  Each rule checks the dtypes it handles and fails
+ * (the call then runs on its kernel) for the others. */
 static bool dtypes_fit(const Expr *c, LTensor **in, int n) {
-  int index = c->u.call.fn->u.op.index;
-  const char *family = ops_family(index);
-  if (ops_get(index)->pattern <= OPAT_COMM_REDUCE || (family && !strcmp(family, "reduce")))
-    return true;
   for (int i = 0; i < n; i++)
-    if (!lc_quant_dtype_ok(in[i]->dtype)) return false;
-  return c->ty->kind != TY_TENSOR || lc_quant_dtype_ok(c->ty->u.tensor.dtype);
+    if (!lc_buffer_dtype_ok(in[i]->dtype)) return false;
+  return c->ty->kind != TY_TENSOR || lc_buffer_dtype_ok(c->ty->u.tensor.dtype);
 }
 
 /* The operands of call c as the rule sees them: an op taking a tuple
