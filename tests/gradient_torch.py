@@ -48,6 +48,10 @@ def ZERO1(*shape):  # one element 0
     return ("zero1", shape)
 
 
+def ZEROS(*shape):  # normal, every third element (from the second) exactly 0
+    return ("zeros", shape)
+
+
 def SMALL(*shape):  # |x| <= 0.8
     return ("small", shape)
 
@@ -72,6 +76,10 @@ def draw_values(kind, shape, rng):
     if kind == "zero1":  # normal, its first element exactly 0
         x = rng.normal(0, 1, shape)
         x.flat[0] = 0
+        return x
+    if kind == "zeros":
+        x = rng.normal(0, 1, shape)
+        x.flat[1::3] = 0
         return x
     if kind == "away":
         return rng.choice([-1, 1], shape) * rng.uniform(0.2, 1.5, shape)
@@ -567,6 +575,13 @@ CASES = [
     ("cumprod_exclusive", "cumprod", "cumprod(%a, axis=0, exclusive=True)", [AWAY(4, 2)],
      lambda a: torch.cat((torch.ones(1, 2, dtype=a.dtype), a.cumprod(0)[:-1]), 0)),
     ("cumprod_flat", "cumprod", "cumprod(%a)", [POS(2, 3)], lambda a: a.reshape(-1).cumprod(0)),
+    ("cumprod_zeros", "cumprod", "cumprod(%a, axis=-1)", [ZEROS(3, 4)], lambda a: a.cumprod(-1)),
+    ("cumprod_zeros_axis0", "cumprod", "cumprod(%a, axis=0)", [ZEROS(4, 3)],
+     lambda a: a.cumprod(0)),
+    ("cumprod_zeros_exclusive", "cumprod", "cumprod(%a, axis=1, exclusive=True)", [ZEROS(2, 5)],
+     lambda a: torch.cat((torch.ones(2, 1, dtype=a.dtype), a.cumprod(1)[:, :-1]), 1)),
+    ("cumprod_zeros_flat", "cumprod", "cumprod(%a)", [ZEROS(2, 4)],
+     lambda a: a.reshape(-1).cumprod(0)),
     ("argmax", "argmax", "take(%a, argmax(%a))", [T(5)], lambda a: a.max()),
     ("argmin", "argmin", "multiply(cast(argmin(%a, axis=[1]), dtype=\"float64\"), %b)",
      [T(2, 4), T(2)], lambda a, b: a.argmin(1).double() * b + 0 * a.sum()),
