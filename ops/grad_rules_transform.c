@@ -305,8 +305,29 @@ static bool bw_gather_nd(GradCx *G, GradCall *c) {
   return built(G);
 }
 
+/* Which updates of a scatter that writes (the kernels write in the
+ * updates' row-major order, so the last of several at one position stays):
+ * each update's number from 1, scattered the same way into zeros and read
+ * back (`read`: gather or gather_nd) at its index, is its own. */
+static Expr *last_writes(GradCx *G, GradCall *c, const char *read, Attrs *at) {
+  int64_t ud[TENSOR_MAX_RANK], n = 1;
+  if (!static_or_fail(G, c, c->x[2], ud)) return NULL;
+  int r = rank_of(c->x[2]);
+  for (int i = 0; i < r; i++) n *= ud[i];
+  Attrs *dt = grad_attrs(G, 1);
+  grad_attr_str(G, dt, 0, "dtype", "int64");
+  Expr *lim[3] = {grad_scalar(G, DT_INT64, 1), grad_scalar(G, DT_INT64, (double)(n + 1)),
+                  grad_scalar(G, DT_INT64, 1)};
+  Expr *ids = gr_reshape_to(G, grad_op(G, "arange", 3, lim, dt), r, ud);
+  Expr *zero = grad_op1(G, "cast", grad_op1(G, "zeros_like", X0, NULL), dt);
+  Expr *left = scatter_into(G, c->call->u.call.fn->u.op.name, zero, X1, ids, at);
+  Expr *args[2] = {left, X1};
+  return grad_op2(G, "equal", grad_op(G, read, 2, args, !strcmp(read, "gather") ? at : NULL), ids);
+}
+
 /* scatter / scatter_add(x, indices, updates, axis): the updates get dy
- * where they were written; x gets dy, but not where scatter overwrote it. */
+ * where they were written (scatter: only the update left there of several
+ * at one position); x gets dy, but not where scatter wrote. */
 static bool scatter_rule(GradCx *G, GradCall *c, bool overwrite) {
   Attrs *ax = axis_attr(G, "axis", op_attr_int(c->call, "axis"));
   if (want(c, 0))
@@ -315,7 +336,8 @@ static bool scatter_rule(GradCx *G, GradCall *c, bool overwrite) {
                   : DY;
   if (want(c, 2)) {
     Expr *args[2] = {DY, X1};
-    c->dx[2] = grad_op(G, "gather", 2, args, ax);
+    Expr *d = grad_op(G, "gather", 2, args, ax);
+    c->dx[2] = overwrite ? masked(G, last_writes(G, c, "gather", ax), d) : d;
   }
   return built(G);
 }
@@ -323,14 +345,18 @@ static bool scatter_rule(GradCx *G, GradCall *c, bool overwrite) {
 static bool bw_scatter(GradCx *G, GradCall *c) { return scatter_rule(G, c, true); }
 static bool bw_scatter_add(GradCx *G, GradCall *c) { return scatter_rule(G, c, false); }
 
+/* scatter_nd: as scatter and scatter_add, an index tuple writing a slice. */
 static bool bw_scatter_nd(GradCx *G, GradCall *c) {
   bool add_mode = !strcmp(op_attr_str(G->a, c->call, "mode"), "add");
+  Attrs *up = mode_attr(G, "update");
   if (want(c, 0))
-    c->dx[0] = add_mode
-                   ? DY
-                   : scatter_into(G, "scatter_nd", DY, X1, grad_op1(G, "zeros_like", c->x[2], NULL),
-                                  mode_attr(G, "update"));
-  if (want(c, 2)) c->dx[2] = grad_op2(G, "gather_nd", DY, X1);
+    c->dx[0] = add_mode ? DY
+                        : scatter_into(G, "scatter_nd", DY, X1,
+                                       grad_op1(G, "zeros_like", c->x[2], NULL), up);
+  if (want(c, 2)) {
+    Expr *d = grad_op2(G, "gather_nd", DY, X1);
+    c->dx[2] = add_mode ? d : masked(G, last_writes(G, c, "gather_nd", up), d);
+  }
   return built(G);
 }
 

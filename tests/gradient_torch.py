@@ -183,6 +183,30 @@ def crop_resize(boxes, ind, ch, cw):
     return f
 
 
+def scatter_last(axis, idx):
+    """scatter along axis, written update by update in row-major order, so the
+    last of several at one position stays (rly's kernel; only it gets dy)."""
+    def f(a, b):
+        out = a.clone()
+        for u in np.ndindex(*np.shape(idx)):
+            pos = list(u)
+            pos[axis] = idx[u[0]][u[1]] if len(u) == 2 else idx[u[0]]
+            out[tuple(pos)] = b[u]
+        return out
+    return f
+
+
+def scatter_nd_last(idx):
+    """scatter_nd with mode update, index tuple by index tuple (the last stays)."""
+    def f(a, b):
+        out = a.clone()
+        idx_ = np.asarray(idx)
+        for y in range(idx_.shape[1]):
+            out[tuple(int(v) for v in idx_[:, y])] = b[y]
+        return out
+    return f
+
+
 def mm(ta, tb):
     return lambda a, b: (a.T if ta else a) @ (b.T if tb else b)
 
@@ -698,10 +722,19 @@ CASES = [
      lambda a: a[torch.tensor([0, 1, 0]), torch.tensor([2, 0, 2])]),
     ("scatter", "scatter", "scatter(%a, [[1, 0, 2]], %b, axis=0)", [T(3, 3), T(1, 3)],
      lambda a, b: a.scatter(0, torch.tensor([[1, 0, 2]]), b)),
+    ("scatter_dup", "scatter", "scatter(%a, [[1, 0, 1], [1, 2, 1]], %b, axis=0)",
+     [T(3, 3), T(2, 3)], scatter_last(0, [[1, 0, 1], [1, 2, 1]])),
+    ("scatter_dup_axis1", "scatter", "scatter(%a, [[2, 2], [0, 0]], %b, axis=1)",
+     [T(2, 3), T(2, 2)], scatter_last(1, [[2, 2], [0, 0]])),
     ("scatter_add", "scatter_add", "scatter_add(%a, [[1, 1], [0, 1]], %b, axis=1)",
      [T(2, 3), T(2, 2)], lambda a, b: a.scatter_add(1, torch.tensor([[1, 1], [0, 1]]), b)),
     ("scatter_nd", "scatter_nd", "scatter_nd(%a, [[0, 2]], %b, mode=\"update\")",
      [T(3, 4), T(2, 4)], lambda a, b: a.index_put((torch.tensor([0, 2]),), b)),
+    ("scatter_nd_dup", "scatter_nd", "scatter_nd(%a, [[0, 2, 0]], %b, mode=\"update\")",
+     [T(3, 4), T(3, 4)], scatter_nd_last([[0, 2, 0]])),
+    ("scatter_nd_dup2", "scatter_nd",
+     "scatter_nd(%a, [[0, 1, 0, 1], [1, 2, 1, 2]], %b, mode=\"update\")", [T(2, 3), T(4)],
+     scatter_nd_last([[0, 1, 0, 1], [1, 2, 1, 2]])),
     ("scatter_nd_add", "scatter_nd", "scatter_nd(%a, [[0, 0, 1], [1, 1, 2]], %b, mode=\"add\")",
      [T(2, 3), T(3)],
      lambda a, b: a.index_put((torch.tensor([0, 0, 1]), torch.tensor([1, 1, 2])), b,
