@@ -1,4 +1,4 @@
-/* kernels_vision_real.h — roi_align and the IoU of non_max_suppression in
+/* kernels_vision_real.h — roi_align, its adjoint and the IoU of non_max_suppression in
  * one float type, included twice by kernels_vision.c: with REAL float
  * (float16 and float32 data) and double (float64), REAL_MAX its largest
  * finite value, RFN(name) naming each copy.  No include guard, on purpose.
@@ -68,25 +68,83 @@ static REAL RFN(roi_sample)(const RFN(Plane) * pl, REAL y, REAL x) {
   return val;
 }
 
+/* The sample (y, x) of bin (py, px) number q (row-major over the grid). */
+static void RFN(roi_point)(const RFN(Roi) * r, int64_t py, int64_t px, int64_t q, REAL *y,
+                           REAL *x) {
+  REAL sh = r->start_h + (REAL)py * r->bin_h, sw = r->start_w + (REAL)px * r->bin_w;
+  *y = sh + ((REAL)(q / r->grid_w) + (REAL)0.5) * r->bin_h / (REAL)r->grid_h;
+  *x = sw + ((REAL)(q % r->grid_w) + (REAL)0.5) * r->bin_w / (REAL)r->grid_w;
+}
+
 /* One output bin (py, px) of a ROI: the average or maximum of its samples. */
 static REAL RFN(roi_bin)(const RFN(Plane) * pl, const RFN(Roi) * r, int64_t py, int64_t px,
                          bool avg) {
-  REAL sh = r->start_h + (REAL)py * r->bin_h, sw = r->start_w + (REAL)px * r->bin_w;
-  REAL count = (REAL)(r->grid_h * r->grid_w), acc = avg ? 0 : -REAL_MAX;
-  for (int64_t iy = 0; iy < r->grid_h; iy++)
-    for (int64_t ix = 0; ix < r->grid_w; ix++) {
-      REAL y = sh + ((REAL)iy + (REAL)0.5) * r->bin_h / (REAL)r->grid_h;
-      REAL x = sw + ((REAL)ix + (REAL)0.5) * r->bin_w / (REAL)r->grid_w;
-      REAL v = RFN(roi_sample)(pl, y, x);
-      acc = avg ? acc + v / count : RFN(vmax)(acc, v);
-    }
+  int64_t n = r->grid_h * r->grid_w;
+  REAL count = (REAL)n, acc = avg ? 0 : -REAL_MAX, y, x;
+  for (int64_t q = 0; q < n; q++) {
+    RFN(roi_point)(r, py, px, q, &y, &x);
+    REAL v = RFN(roi_sample)(pl, y, x);
+    acc = avg ? acc + v / count : RFN(vmax)(acc, v);
+  }
   return acc;
 }
 
-/* roi_align of x (xd, as REAL) at rois (nr, 5) into dst; false after
- * kernel_fail (a batch index out of range, a huge sampling grid). */
-static bool RFN(roi_align)(KernelCtx *kx, const RoiAlign *a, const RtTensor *x, const REAL *xd,
-                           const REAL *rois, int64_t nr, REAL *dst) {
+/* ── roi_align's adjoint (vision.roi_align_grad) ── */
+
+/* An image plane's adjoint, laid out as RFN(Plane). */
+typedef struct RFN(DPlane) {
+  REAL *p;
+  int64_t h, w, sy, sx;
+} RFN(DPlane);
+
+/* d added to the pixels RFN(roi_sample) reads at (y, x), by their weights. */
+static void RFN(roi_sample_back)(const RFN(DPlane) * pl, REAL y, REAL x, REAL d) {
+  if (y < (REAL)-1.0 || x < (REAL)-1.0 || y > (REAL)pl->h || x > (REAL)pl->w) return;
+  y = RFN(vmin)(RFN(vmax)(y, (REAL)0.0), (REAL)(pl->h - 1));
+  x = RFN(vmin)(RFN(vmax)(x, (REAL)0.0), (REAL)(pl->w - 1));
+  int64_t y0 = sat_i32(floor((double)y)), x0 = sat_i32(floor((double)x));
+  REAL wyh = y - (REAL)y0, wxh = x - (REAL)x0, wx[2] = {1 - wxh, wxh}, wy[2] = {1 - wyh, wyh};
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) {
+      int64_t yp = y0 + j, xp = x0 + i;
+      if (yp >= 0 && yp <= pl->h - 1 && xp >= 0 && xp <= pl->w - 1)
+        pl->p[yp * pl->sy + xp * pl->sx] += wx[i] * wy[j] * d;
+    }
+}
+
+/* One bin's dy back onto the plane: an equal share to every sample (avg),
+ * or all of it to the sample RFN(roi_bin) kept (max: the last of equal
+ * maxima, as its select keeps). */
+static void RFN(roi_bin_back)(const RFN(Plane) * pl, const RFN(DPlane) * dp, const RFN(Roi) * r,
+                              int64_t py, int64_t px, bool avg, REAL d) {
+  int64_t n = r->grid_h * r->grid_w, best = -1;
+  REAL acc = -REAL_MAX, y, x;
+  for (int64_t q = 0; q < n; q++) {
+    RFN(roi_point)(r, py, px, q, &y, &x);
+    if (avg) {
+      RFN(roi_sample_back)(dp, y, x, d / (REAL)n);
+      continue;
+    }
+    REAL v = RFN(roi_sample)(pl, y, x);
+    if (!(acc > v)) acc = v, best = q;
+  }
+  if (best < 0) return;
+  RFN(roi_point)(r, py, px, best, &y, &x);
+  RFN(roi_sample_back)(dp, y, x, d);
+}
+
+/* What a walk over roi_align's bins does: the result into dst, or (dst
+ * NULL) x's adjoint into dx (zeros on entry) for dy. */
+typedef struct RFN(RoiIo) {
+  REAL *dst, *dx;
+  const REAL *dy;
+} RFN(RoiIo);
+
+/* roi_align of x (xd, as REAL) at rois (nr, 5), forward or backward (io);
+ * false after kernel_fail (a batch index out of range, a huge sampling
+ * grid). */
+static bool RFN(roi_walk)(KernelCtx *kx, const RoiAlign *a, const RtTensor *x, const REAL *xd,
+                          const REAL *rois, int64_t nr, const RFN(RoiIo) * io) {
   int64_t n = x->shape[0], c = a->nchw ? x->shape[1] : x->shape[3];
   int64_t h = a->nchw ? x->shape[2] : x->shape[1], w = a->nchw ? x->shape[3] : x->shape[2];
   for (int64_t r = 0; r < nr; r++) {
@@ -95,14 +153,18 @@ static bool RFN(roi_align)(KernelCtx *kx, const RoiAlign *a, const RtTensor *x, 
     RFN(Roi) g = RFN(roi_of)(ro, (REAL)a->scale, a->ph, a->pw, a->ratio);
     if (bi < 0 || !grid_ok(kx, g.grid_h, g.grid_w, r)) return false;
     for (int64_t ch = 0; ch < c; ch++) {
-      RFN(Plane)
-      pl = {xd + bi * c * h * w + (a->nchw ? ch * h * w : ch), h, w, a->nchw ? w : w * c,
-            a->nchw ? 1 : c};
+      int64_t off = bi * c * h * w + (a->nchw ? ch * h * w : ch);
+      int64_t sy = a->nchw ? w : w * c, sx = a->nchw ? 1 : c;
+      RFN(Plane) pl = {xd + off, h, w, sy, sx};
+      RFN(DPlane) dp = {io->dx ? io->dx + off : NULL, h, w, sy, sx};
       for (int64_t py = 0; py < a->ph; py++)
         for (int64_t px = 0; px < a->pw; px++) {
           int64_t o = a->nchw ? ((r * c + ch) * a->ph + py) * a->pw + px
                               : ((r * a->ph + py) * a->pw + px) * c + ch;
-          dst[o] = RFN(roi_bin)(&pl, &g, py, px, a->avg);
+          if (io->dst)
+            io->dst[o] = RFN(roi_bin)(&pl, &g, py, px, a->avg);
+          else
+            RFN(roi_bin_back)(&pl, &dp, &g, py, px, a->avg, io->dy[o]);
         }
     }
   }

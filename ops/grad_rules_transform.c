@@ -5,7 +5,8 @@
  * trilu, cast_like, meshgrid, one_hot (its on and off values), gather,
  * gather_nd, adv_index, scatter, scatter_add, scatter_nd (data and
  * updates), sparse_to_dense, einsum, sort and topk, and dyn.tile,
- * dyn.one_hot, dyn.topk, dyn.strided_slice.
+ * dyn.one_hot, dyn.topk, dyn.strided_slice, arange (its start and step) and
+ * unique (its values).
  *
  * An op that moves elements has the op putting them back as its adjoint:
  * a gather's is a scatter_add (scatter_nd with mode add) into zeros, a
@@ -516,6 +517,47 @@ static bool bw_topk(GradCx *G, GradCall *c) {
                                   : grad_op(G, c->call->u.call.fn->u.op.name, c->nx, c->x,
                                             with_str(G, c->call, "ret_type", "indices"));
   c->dx[0] = sorted_back(G, c, idx, op_attr_int(c->call, "axis"));
+  return built(G);
+}
+
+/* ───────────────────────── arange, unique ───────────────────────── */
+
+/* x's adjoint e, cast to x's dtype when it differs. */
+static Expr *as_dtype_of(GradCx *G, Expr *e, const Expr *x) {
+  return e && dtype_of(e) != dtype_of(x) ? cast_to(G, e, dtype_of(x)) : e;
+}
+
+/* arange(start, stop, step): y_i = start + i step, so dstart = sum(dy) and
+ * dstep = sum(dy i); stop only sets the length (constant between its
+ * jumps), so it gets none.  i is counted on dy (an exclusive cumsum of
+ * ones), as the length is known at run time only. */
+static bool bw_arange(GradCx *G, GradCall *c) {
+  if (want(c, 0)) c->dx[0] = as_dtype_of(G, grad_op1(G, "sum", DY, NULL), X0);
+  if (want(c, 2)) {
+    Attrs *at = grad_attrs(G, 2);
+    grad_attr_int(G, at, 0, "axis", 0);
+    grad_attr_bool(G, at, 1, "exclusive", true);
+    Expr *i = grad_op1(G, "cumsum", grad_op1(G, "ones_like", DY, NULL), at);
+    c->dx[2] = as_dtype_of(G, grad_op1(G, "sum", mul(G, DY, i), NULL), c->x[2]);
+  }
+  return built(G);
+}
+
+/* unique(x): its values are x gathered at its indices result (each value's
+ * first occurrence; the entries past num_unique are 0, their indices
+ * len(x)), so dy goes back there by scatter_add, as a gather's.  A value
+ * that x holds more than once moves apart as soon as its copies do, so
+ * there the result is one-sided: the first occurrence takes all of dy (the
+ * derivative when all copies move together).  The integer results carry
+ * none. */
+static bool bw_unique(GradCx *G, GradCall *c) {
+  if (!want(c, 0) || !DY) return built(G);
+  Expr *idx = grad_proj(G, c->y, 1);
+  Attrs *it = grad_attrs(G, 1);
+  grad_attr_str(G, it, 0, "dtype", dtype_name(dtype_of(idx)));
+  Expr *has = grad_op2(G, "less", idx, grad_op1(G, "ndarray_size", X0, it));
+  Expr *args[3] = {grad_op1(G, "zeros_like", X0, NULL), masked(G, has, idx), masked(G, has, DY)};
+  c->dx[0] = grad_op(G, "scatter_add", 3, args, axis_attr(G, "axis", 0));
   return built(G);
 }
 

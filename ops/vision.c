@@ -1,6 +1,7 @@
 /* vision.c — op family "vision": vision.get_valid_counts,
  * vision.non_max_suppression, vision.roi_align and vision.multibox_prior
- * (TVM's relay/op/vision).
+ * (TVM's relay/op/vision), and vision.roi_align_grad (roi_align's adjoint,
+ * for the Gradient pass).
  *
  * Attributes, defaults and fusion patterns are TVM 0.10's: the detection ops
  * are opaque, roi_align fuses with elementwise consumers.  Boxes are rows of
@@ -150,6 +151,14 @@ static Type *rel_roi_align(RelCtx *cx, int nargs, Type **args, const Tensor **va
   return tensor_of(cx, x->u.tensor.dtype, 4, out);
 }
 
+/* roi_align_grad(dy, data, rois) → d data: roi_align's adjoint of data
+ * for dy (the rois get none). */
+static Type *rel_roi_align_grad(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                                const Attrs *attrs) {
+  Type *y = rel_roi_align(cx, 2, args + 1, values ? values + 1 : NULL, attrs);
+  return y && rel_adjoint_of(cx, args, 0, y) ? args[1] : NULL;
+}
+
 enum { MB_MAX = 64 }; /* entries of multibox_prior's sizes and ratios */
 
 /* multibox_prior(data (N, C, H, W)) → (1, H * W * (sizes + ratios - 1), 4). */
@@ -208,13 +217,16 @@ static const OpAttrSpec multibox_prior_attrs[] = {
 const OpDef ops_family_vision[] = {
     {"vision.get_valid_counts", 2, 2, OPAT_OPAQUE, valid_counts_attrs, rel_get_valid_counts,
      "vision.get_valid_counts(boxes, score_threshold): count and move boxes above a score", false,
-     .compute = NULL},
+     .compute = NULL, .grad = &grad_get_valid_counts},
     {"vision.non_max_suppression", 5, 5, OPAT_OPAQUE, nms_attrs, rel_nms,
      "vision.non_max_suppression(boxes, valid_count, indices, max_output_size, iou_threshold)",
-     false, .compute = NULL},
+     false, .compute = NULL, .grad = &grad_non_max_suppression},
     {"vision.roi_align", 2, 2, OPAT_OUT_EWISE_FUSABLE, roi_align_attrs, rel_roi_align,
      "vision.roi_align(x, rois, pooled_size=[h, w], spatial_scale=): bilinear pooling of regions",
-     false, .compute = compute_roi_align},
+     false, .compute = compute_roi_align, .grad = &grad_roi_align},
+    {"vision.roi_align_grad", 3, 3, OPAT_OPAQUE, roi_align_attrs, rel_roi_align_grad,
+     "vision.roi_align_grad(dy, x, rois, pooled_size=, spatial_scale=): roi_align's adjoint of x",
+     false, .compute = NULL},
     {"vision.multibox_prior", 1, 1, OPAT_OPAQUE, multibox_prior_attrs, rel_multibox_prior,
      "vision.multibox_prior(x, sizes=, ratios=, steps=, offsets=): SSD anchor boxes", false,
      .compute = NULL, .grad = &grad_zero},
