@@ -15,8 +15,9 @@
 static bool bw_grid_sample(GradCx *G, GradCall *c) {
   if (!want(c, 0) && !want(c, 1)) return built(G);
   if (!strcmp(op_attr_str(G->a, c->call, "method"), "bicubic"))
-    return grad_fail(G, "the gradient of image.grid_sample is defined for the methods bilinear "
-                        "and nearest, not bicubic");
+    return grad_fail(G,
+                     "the gradient of image.grid_sample is defined for the methods bilinear "
+                     "and nearest, not bicubic");
   Expr *args[3] = {DY, X0, X1};
   Expr *both = grad_op(G, "image.grid_sample_grad", 3, args, c->call->u.call.attrs);
   if (want(c, 0)) c->dx[0] = grad_proj(G, both, 0);

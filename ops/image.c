@@ -383,7 +383,7 @@ static Type *rel_grid_sample(RelCtx *cx, int nargs, Type **args, const Tensor **
   if (!g) return NULL;
   int rank = x->u.tensor.ndim;
   if (rank != 4 && rank != 5)
-    return rel_fail(cx, "image.grid_sample: data must have rank 4 (NCHW) or 5 (NCDHW), got %s",
+    return rel_fail(cx, "%s: data must have rank 4 (NCHW) or 5 (NCDHW), got %s", cx->op_name,
                     rel_type_str(cx, x));
   GridSpec s;
   if (!image_grid_spec(cx, attrs, rank, &s) || !has_rank(cx, g, rank, "grid", NULL) ||
@@ -391,7 +391,7 @@ static Type *rel_grid_sample(RelCtx *cx, int nargs, Type **args, const Tensor **
       !same_dim(cx, x, 0, "data", g, 0, "grid"))
     return NULL;
   if (!rel_unify_dim(cx, g->u.tensor.dims[1], dim_const(rank - 2)))
-    return rel_fail(cx, "image.grid_sample: grid %s must have %d coordinates in dim 1",
+    return rel_fail(cx, "%s: grid %s must have %d coordinates in dim 1", cx->op_name,
                     shape_of(cx, g), rank - 2);
   Dim out[5];
   out[0] = x->u.tensor.dims[0], out[1] = x->u.tensor.dims[1];

@@ -132,18 +132,17 @@ static Type *rel_roi_align(RelCtx *cx, int nargs, Type **args, const Tensor **va
   if (cx->err[0]) return NULL;
   bool nchw = strcmp(layout, "NCHW") == 0;
   if (!nchw && strcmp(layout, "NHWC") != 0)
-    return rel_fail(cx, "vision.roi_align: unknown layout \"%s\" (expected \"NCHW\" or \"NHWC\")",
+    return rel_fail(cx, "%s: unknown layout \"%s\" (expected \"NCHW\" or \"NHWC\")", cx->op_name,
                     layout);
   if (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0)
-    return rel_fail(cx, "vision.roi_align: unknown mode \"%s\" (expected \"avg\" or \"max\")",
-                    mode);
+    return rel_fail(cx, "%s: unknown mode \"%s\" (expected \"avg\" or \"max\")", cx->op_name, mode);
   if (n != 2)
-    return rel_fail(cx, "vision.roi_align: attribute `pooled_size` must list 2 sizes (H, W)");
+    return rel_fail(cx, "%s: attribute `pooled_size` must list 2 sizes (H, W)", cx->op_name);
   if (!dtype_is_float(x->u.tensor.dtype) || x->u.tensor.ndim != 4)
-    return rel_fail(cx, "vision.roi_align: data must be a 4-D float tensor (%s), got %s", layout,
+    return rel_fail(cx, "%s: data must be a 4-D float tensor (%s), got %s", cx->op_name, layout,
                     rel_type_str(cx, x));
   if (!rel_unify_dim(cx, r->u.tensor.dims[1], dim_const(5)))
-    return rel_fail(cx, "vision.roi_align: rois must have shape (num_rois, 5), got %s",
+    return rel_fail(cx, "%s: rois must have shape (num_rois, 5), got %s", cx->op_name,
                     shape_of(cx, r));
   const Dim *d = x->u.tensor.dims;
   Dim out[4] = {r->u.tensor.dims[0], d[1], ps[0], ps[1]};
