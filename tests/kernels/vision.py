@@ -243,19 +243,32 @@ def rois_data(nr, n, h, w, dt=np.float32, scale=1.0):
     return r.astype(dt)
 
 
-@gen("vision.roi_align")
-def g_roi_align(op):
+def roi_setups(scales, min_rois):
+    """Random roi_align calls over dtypes, modes, layouts and sample ratios:
+    (x, rois as float64, the attributes as a dict)."""
     for dt in (np.float32, np.float64):
         for mode in ("avg", "max"):
             for layout in ("NCHW", "NHWC"):
                 for ratio in (-1, 2):
                     n, c, h, w = int(RNG.integers(1, 3)), 2, int(RNG.integers(2, 8)), int(RNG.integers(2, 8))
                     x = rand_float((n, c, h, w) if layout == "NCHW" else (n, h, w, c), dt, specials=False)
-                    scale = float(RNG.choice([1.0, 0.5, 0.25]))
-                    rois = rois_data(int(RNG.integers(0, 4)), n, h, w, dt, scale)
+                    scale = float(RNG.choice(scales))
+                    rois = rois_data(int(RNG.integers(min_rois, 4)), n, h, w, np.float64, scale)
                     ph, pw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
-                    kw = dict(pooled_size=[ph, pw], spatial_scale=scale, sample_ratio=ratio, mode=mode, layout=layout)
-                    yield Case(op, attrs_text(**kw), [x, rois], [roi_align_ref(x, rois, ph, pw, scale, ratio, mode, layout)])
+                    yield x, rois, dict(pooled_size=[ph, pw], spatial_scale=scale, sample_ratio=ratio, mode=mode,
+                                        layout=layout)
+
+
+def roi_ref_args(kw):
+    return (kw["pooled_size"][0], kw["pooled_size"][1], kw["spatial_scale"], kw["sample_ratio"], kw["mode"],
+            kw["layout"])
+
+
+@gen("vision.roi_align")
+def g_roi_align(op):
+    for x, rois, kw in roi_setups([1.0, 0.5, 0.25], 0):
+        rois = rois.astype(x.dtype)
+        yield Case(op, attrs_text(**kw), [x, rois], [roi_align_ref(x, rois, *roi_ref_args(kw))])
     try:
         import torch
         import torchvision
@@ -380,21 +393,12 @@ def roi_align_grad_ref(dy, x, rois, ph, pw, scale, ratio, mode, layout):
 
 @gen("vision.roi_align_grad")
 def g_roi_align_grad(op):
-    for dt in (np.float32, np.float64):
-        for mode in ("avg", "max"):
-            for layout in ("NCHW", "NHWC"):
-                for ratio in (-1, 2):
-                    n, c, h, w = int(RNG.integers(1, 3)), 2, int(RNG.integers(2, 8)), int(RNG.integers(2, 8))
-                    x = rand_float((n, c, h, w) if layout == "NCHW" else (n, h, w, c), dt, specials=False)
-                    scale = float(RNG.choice([1.0, 0.5]))
-                    rois = rois_data(int(RNG.integers(1, 4)), n, h, w, np.float64, scale)
-                    ph, pw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
-                    dyshape = (len(rois), c, ph, pw) if layout == "NCHW" else (len(rois), ph, pw, c)
-                    dy = rand_float(dyshape, dt, specials=False)
-                    kw = dict(pooled_size=[ph, pw], spatial_scale=scale, sample_ratio=ratio, mode=mode, layout=layout)
-                    yield Case(op, attrs_text(**kw), [dy, x, rois.astype(dt)],
-                               [roi_align_grad_ref(dy, x, rois.astype(dt), ph, pw, scale, ratio, mode, layout)],
-                               "tol", rtol=1e-5 if dt == np.float32 else 1e-12, atol=0.0, scale=[np.abs(dy).sum()])
+    for x, rois, kw in roi_setups([1.0, 0.5], 1):
+        rois, (ph, pw), c = rois.astype(x.dtype), kw["pooled_size"], 2
+        dy = rand_float((len(rois), c, ph, pw) if kw["layout"] == "NCHW" else (len(rois), ph, pw, c), x.dtype,
+                        specials=False)
+        yield Case(op, attrs_text(**kw), [dy, x, rois], [roi_align_grad_ref(dy, x, rois, *roi_ref_args(kw))],
+                   "tol", rtol=1e-5 if x.dtype == np.float32 else 1e-12, atol=0.0, scale=[np.abs(dy).sum()])
     x = rand_float((1, 2, 4, 4), np.float32, specials=False)
     rois = np.array([[0, 0.5, 0.5, 2.5, 3]], np.float32)
     dy = rand_float((1, 2, 2, 2), np.float32, specials=False)
