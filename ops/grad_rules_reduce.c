@@ -152,15 +152,17 @@ static Expr *reverse_scan(GradCx *G, GradCall *c, Expr *d, int a) {
   return reverse(G, scan(G, "cumsum", reverse(G, d, a), a, op_attr_bool(c->call, "exclusive")), a);
 }
 
+static Attrs *dtype_attr(GradCx *G, DType dt) {
+  Attrs *at = grad_attrs(G, 1);
+  grad_attr_str(G, at, 0, "dtype", dtype_name(dt));
+  return at;
+}
+
 /* r (the scan's shape) as x's adjoint: reshaped to x and cast to its dtype. */
 static Expr *as_x(GradCx *G, GradCall *c, Expr *r) {
   if (op_attr_is_none(c->call, "axis")) r = grad_op2(G, "reshape_like", r, X0);
   DType dt = grad_tensor_of(X0)->u.tensor.dtype;
-  if (r && grad_tensor_of(r)->u.tensor.dtype != dt) {
-    Attrs *at = grad_attrs(G, 1);
-    grad_attr_str(G, at, 0, "dtype", dtype_name(dt));
-    r = grad_op1(G, "cast", r, at);
-  }
+  if (r && grad_tensor_of(r)->u.tensor.dtype != dt) r = grad_op1(G, "cast", r, dtype_attr(G, dt));
   return r;
 }
 
@@ -186,15 +188,18 @@ static bool bw_cumprod(GradCx *G, GradCall *c) {
   int a = scan_axis(c);
   Expr *x = op_attr_is_none(c->call, "axis") ? gr_reshape_to(G, X0, 1, (int64_t[]){-1}) : X0;
   Expr *zero = grad_op2(G, "equal", x, k(G, x, 0));
-  Attrs *ft = grad_attrs(G, 1);
-  grad_attr_str(G, ft, 0, "dtype", dtype_name(grad_tensor_of(x)->u.tensor.dtype));
   Attrs *at = grad_attrs(G, 2);
   grad_attr_int(G, at, 0, "axis", a);
   grad_attr_bool(G, at, 1, "exclusive", false);
-  Expr *seen = grad_op1(G, "cumsum", grad_op1(G, "cast", zero, ft), at); /* zeros up to i */
+  Expr *seen = grad_op1(
+      G, "cumsum", grad_op1(G, "cast", zero, dtype_attr(G, grad_tensor_of(X0)->u.tensor.dtype)),
+      at); /* zeros up to i */
   Expr *clean = grad_op2(G, "equal", seen, k(G, seen, 0));
   Expr *first = grad_op2(G, "logical_and", zero, grad_op2(G, "equal", seen, k(G, seen, 1)));
   Expr *safe = select(G, zero, k(G, x, 1), x);
+  DType dt = grad_tensor_of(DY)->u.tensor.dtype; /* y's (cumprod's dtype attribute) */
+  if (safe && grad_tensor_of(safe)->u.tensor.dtype != dt)
+    safe = grad_op1(G, "cast", safe, dtype_attr(G, dt));
   Expr *before = divide(G, reverse_scan(G, c, mul(G, DY, c->y), a), safe);
   Expr *y1 = grad_op1(G, "cumprod", select(G, first, k(G, x, 1), x), c->call->u.call.attrs);
   Expr *at_z = masked(G, first, reverse_scan(G, c, mul(G, DY, y1), a));

@@ -308,19 +308,13 @@ static bool bw_gather_nd(GradCx *G, GradCall *c) {
 
 /* Which updates of a scatter that writes (the kernels write in the
  * updates' row-major order, so the last of several at one position stays):
- * each update's number from 1, scattered the same way into zeros and read
- * back (`read`: gather or gather_nd) at its index, is its own. */
+ * each update's number from 1 (row-major), scattered the same way into
+ * zeros and read back (`read`: gather or gather_nd) at its index, is its
+ * own. */
 static Expr *last_writes(GradCx *G, GradCall *c, const char *read, Attrs *at) {
-  int64_t ud[TENSOR_MAX_RANK], n = 1;
-  if (!static_or_fail(G, c, c->x[2], ud)) return NULL;
-  int r = rank_of(c->x[2]);
-  for (int i = 0; i < r; i++) n *= ud[i];
-  Attrs *dt = grad_attrs(G, 1);
-  grad_attr_str(G, dt, 0, "dtype", "int64");
-  Expr *lim[3] = {grad_scalar(G, DT_INT64, 1), grad_scalar(G, DT_INT64, (double)(n + 1)),
-                  grad_scalar(G, DT_INT64, 1)};
-  Expr *ids = gr_reshape_to(G, grad_op(G, "arange", 3, lim, dt), r, ud);
-  Expr *zero = grad_op1(G, "cast", grad_op1(G, "zeros_like", X0, NULL), dt);
+  Expr *ones = cast_to(G, grad_op1(G, "ones_like", c->x[2], NULL), DT_INT64);
+  Expr *ids = grad_op2(G, "reshape_like", grad_op1(G, "cumsum", ones, NULL), c->x[2]);
+  Expr *zero = cast_to(G, grad_op1(G, "zeros_like", X0, NULL), DT_INT64);
   Expr *left = scatter_into(G, c->call->u.call.fn->u.op.name, zero, X1, ids, at);
   Expr *args[2] = {left, X1};
   return grad_op2(G, "equal", grad_op(G, read, 2, args, !strcmp(read, "gather") ? at : NULL), ids);
