@@ -1,7 +1,7 @@
-/* kernels_image_real.h — grid_sample, its adjoints and affine_grid in one float type,
- * included twice by kernels_image.c: with REAL float (float16 and float32
- * data) and double (float64), RFN(name) naming each copy.  No include
- * guard, on purpose.
+/* kernels_image_real.h — grid_sample, its adjoints and affine_grid in one
+ * float type, included twice by kernels_image.c: with REAL float (float16
+ * and float32 data) and double (float64), RFN(name) naming each copy.  No
+ * include guard, on purpose.
  *
  * The operation order is TOPI's (python/tvm/topi/image/grid_sample.py) so
  * the results agree bit for bit; min and max are TVM's selects
@@ -97,11 +97,19 @@ static REAL RFN(bicubic)(const GridSpec *s, const RFN(Img) * im, REAL gx, REAL g
   return RFN(cubic_1d)(rows, fy);
 }
 
-static REAL RFN(nearest)(const GridSpec *s, const RFN(Img) * im, REAL gx, REAL gy, REAL gz) {
-  REAL y = RFN(source)(s, gy, im->h), x = RFN(source)(s, gx, im->w);
-  int64_t z = 0;
-  if (s->nsp == 3) z = sat_i32(nearbyint((double)RFN(source)(s, gz, im->d)));
-  return RFN(px)(im, z, sat_i32(nearbyint((double)y)), sat_i32(nearbyint((double)x)));
+/* The pixel nearest to grid point g (x, y[, z]) as an index into the
+ * image, or -1 outside it. */
+static int64_t RFN(nearest_at)(const GridSpec *s, const RFN(Img) * im, const REAL *g) {
+  int64_t x = sat_i32(nearbyint((double)RFN(source)(s, g[0], im->w)));
+  int64_t y = sat_i32(nearbyint((double)RFN(source)(s, g[1], im->h))), z = 0;
+  if (s->nsp == 3) z = sat_i32(nearbyint((double)RFN(source)(s, g[2], im->d)));
+  if (z < 0 || y < 0 || x < 0 || z >= im->d || y >= im->h || x >= im->w) return -1;
+  return (z * im->h + y) * im->w + x;
+}
+
+static REAL RFN(nearest)(const GridSpec *s, const RFN(Img) * im, const REAL *g) {
+  int64_t at = RFN(nearest_at)(s, im, g);
+  return at < 0 ? 0 : im->p[at];
 }
 
 static REAL RFN(trilinear)(const GridSpec *s, const RFN(Img) * im, REAL gx, REAL gy, REAL gz) {
@@ -169,17 +177,6 @@ static void RFN(linear_back)(const GridSpec *s, const RFN(Img) * im, REAL *dim, 
   for (int a = 0; a < s->nsp; a++) dg[a] *= RFN(source_slope)(s, g[a], size[a]);
 }
 
-/* nearest: dy to the pixel read; the grid gets none (the result is
- * constant between the pixels' boundaries). */
-static void RFN(nearest_back)(const GridSpec *s, const RFN(Img) * im, REAL *dim, const REAL *g,
-                              REAL dy) {
-  int64_t x = sat_i32(nearbyint((double)RFN(source)(s, g[0], im->w)));
-  int64_t y = sat_i32(nearbyint((double)RFN(source)(s, g[1], im->h))), z = 0;
-  if (s->nsp == 3) z = sat_i32(nearbyint((double)RFN(source)(s, g[2], im->d)));
-  if (z < 0 || y < 0 || x < 0 || z >= im->d || y >= im->h || x >= im->w) return;
-  dim[(z * im->h + y) * im->w + x] += dy;
-}
-
 /* What a walk over grid_sample's samples does: the forward result into
  * dst, or (dst NULL) the adjoints of x and the grid, dx and dg (zeros on
  * entry), for dy. */
@@ -189,7 +186,7 @@ typedef struct RFN(GridIo) {
 } RFN(GridIo);
 
 static REAL RFN(sample)(const GridSpec *s, const RFN(Img) * im, const REAL *go) {
-  if (s->method == GRID_NEAREST) return RFN(nearest)(s, im, go[0], go[1], go[2]);
+  if (s->method == GRID_NEAREST) return RFN(nearest)(s, im, go);
   if (s->nsp == 3) return RFN(trilinear)(s, im, go[0], go[1], go[2]);
   if (s->method == GRID_BICUBIC) return RFN(bicubic)(s, im, go[0], go[1]);
   return RFN(bilinear)(s, im, go[0], go[1]);
@@ -215,8 +212,9 @@ static void RFN(grid_walk)(const GridSpec *s, const int64_t *xs, const REAL *x, 
           continue;
         }
         REAL *dim = io->dx + (n * xs[1] + c) * plane;
-        if (s->method == GRID_NEAREST) {
-          RFN(nearest_back)(s, &im, dim, go, io->dy[at]);
+        if (s->method == GRID_NEAREST) { /* dy to the pixel read; the grid gets none */
+          int64_t p = RFN(nearest_at)(s, &im, go);
+          if (p >= 0) dim[p] += io->dy[at];
           continue;
         }
         RFN(linear_back)(s, &im, dim, go, io->dy[at], d);

@@ -7,6 +7,7 @@
  * results are rows of the boxes copied (or -1 rows): a row's adjoint goes
  * back to the box it was copied from by scatter_add, the scores with the
  * coordinates.  The integer results (counts, indices) carry none. */
+#include <stdint.h>
 #include <string.h>
 
 #include "ops/grad_rules.h"
@@ -66,6 +67,11 @@ static bool bw_get_valid_counts(GradCx *G, GradCall *c) {
  * rows), that column read back. */
 static Expr *nms_sources(GradCx *G, GradCall *c, const int64_t *xd) {
   DType dt = grad_tensor_of(X0)->u.tensor.dtype;
+  int64_t exact = dt == DT_FLOAT16 ? 1 << 11 : dt == DT_FLOAT32 ? 1 << 24 : INT64_MAX;
+  if (xd[1] > exact) /* the positions are numbered in the boxes' dtype */
+    return grad_fail(G, "the gradient of vision.non_max_suppression takes at most %lld %s boxes",
+                     (long long)exact, dtype_name(dt)),
+           NULL;
   Attrs *ad = grad_attrs(G, 1), *sh = grad_attrs(G, 1), *ax = grad_attrs(G, 1);
   grad_attr_str(G, ad, 0, "dtype", dtype_name(dt));
   grad_attr_ints(G, sh, 0, "shape", 3, (int64_t[]){xd[0], xd[1], 1});
