@@ -47,24 +47,34 @@ typedef struct RFN(Plane) {
   int64_t h, w, sy, sx;
 } RFN(Plane);
 
-/* TOPI's _bilinear with bilinear_sample_nchw (0 outside [-1, size]). */
-static REAL RFN(roi_sample)(const RFN(Plane) * pl, REAL y, REAL x) {
-  if (y < (REAL)-1.0 || x < (REAL)-1.0 || y > (REAL)pl->h || x > (REAL)pl->w) return 0;
-  y = RFN(vmin)(RFN(vmax)(y, (REAL)0.0), (REAL)(pl->h - 1));
-  x = RFN(vmin)(RFN(vmax)(x, (REAL)0.0), (REAL)(pl->w - 1));
+/* The four taps of TOPI's _bilinear with bilinear_sample_nchw at (y, x)
+ * on a plane of h x w: their offsets (p[y * sy + x * sx]; -1 outside the
+ * plane) and weights, in TOPI's order; false when (y, x) is outside
+ * [-1, size] (the sample is 0). */
+static bool RFN(roi_taps)(int64_t h, int64_t w, int64_t sy, int64_t sx, REAL y, REAL x, int64_t *at,
+                          REAL *wt) {
+  if (y < (REAL)-1.0 || x < (REAL)-1.0 || y > (REAL)h || x > (REAL)w) return false;
+  y = RFN(vmin)(RFN(vmax)(y, (REAL)0.0), (REAL)(h - 1));
+  x = RFN(vmin)(RFN(vmax)(x, (REAL)0.0), (REAL)(w - 1));
   int64_t y0 = sat_i32(floor((double)y)), x0 = sat_i32(floor((double)x));
-  REAL wyh = y - (REAL)y0, wxh = x - (REAL)x0, wyl = 1 - wyh, wxl = 1 - wxh, val = 0;
-  REAL wx[2] = {wxl, wxh}, wy[2] = {wyl, wyh};
-  bool first = true;
+  REAL wyh = y - (REAL)y0, wxh = x - (REAL)x0, wx[2] = {1 - wxh, wxh}, wy[2] = {1 - wyh, wyh};
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 2; j++) {
       int64_t yp = y0 + j, xp = x0 + i;
-      REAL t = 0;
-      if (yp >= 0 && yp <= pl->h - 1 && xp >= 0 && xp <= pl->w - 1)
-        t = wx[i] * wy[j] * pl->p[yp * pl->sy + xp * pl->sx];
-      val = first ? t : val + t;
-      first = false;
+      bool in = yp >= 0 && yp <= h - 1 && xp >= 0 && xp <= w - 1;
+      at[2 * i + j] = in ? yp * sy + xp * sx : -1, wt[2 * i + j] = wx[i] * wy[j];
     }
+  return true;
+}
+
+static REAL RFN(roi_sample)(const RFN(Plane) * pl, REAL y, REAL x) {
+  int64_t at[4];
+  REAL wt[4], val = 0;
+  if (!RFN(roi_taps)(pl->h, pl->w, pl->sy, pl->sx, y, x, at, wt)) return 0;
+  for (int t = 0; t < 4; t++) {
+    REAL v = at[t] < 0 ? 0 : wt[t] * pl->p[at[t]];
+    val = t == 0 ? v : val + v;
+  }
   return val;
 }
 
@@ -99,17 +109,11 @@ typedef struct RFN(DPlane) {
 
 /* d added to the pixels RFN(roi_sample) reads at (y, x), by their weights. */
 static void RFN(roi_sample_back)(const RFN(DPlane) * pl, REAL y, REAL x, REAL d) {
-  if (y < (REAL)-1.0 || x < (REAL)-1.0 || y > (REAL)pl->h || x > (REAL)pl->w) return;
-  y = RFN(vmin)(RFN(vmax)(y, (REAL)0.0), (REAL)(pl->h - 1));
-  x = RFN(vmin)(RFN(vmax)(x, (REAL)0.0), (REAL)(pl->w - 1));
-  int64_t y0 = sat_i32(floor((double)y)), x0 = sat_i32(floor((double)x));
-  REAL wyh = y - (REAL)y0, wxh = x - (REAL)x0, wx[2] = {1 - wxh, wxh}, wy[2] = {1 - wyh, wyh};
-  for (int i = 0; i < 2; i++)
-    for (int j = 0; j < 2; j++) {
-      int64_t yp = y0 + j, xp = x0 + i;
-      if (yp >= 0 && yp <= pl->h - 1 && xp >= 0 && xp <= pl->w - 1)
-        pl->p[yp * pl->sy + xp * pl->sx] += wx[i] * wy[j] * d;
-    }
+  int64_t at[4];
+  REAL wt[4];
+  if (!RFN(roi_taps)(pl->h, pl->w, pl->sy, pl->sx, y, x, at, wt)) return;
+  for (int t = 0; t < 4; t++)
+    if (at[t] >= 0) pl->p[at[t]] += wt[t] * d;
 }
 
 /* One bin's dy back onto the plane: an equal share to every sample (avg),
