@@ -1,6 +1,7 @@
 /* kernels_image.c — reference kernels of the image ops: image.resize1d,
  * image.resize2d, image.resize3d, dyn.image.resize2d, image.crop_and_resize,
- * image.grid_sample and image.affine_grid.
+ * image.grid_sample, image.grid_sample_grad (its adjoints) and
+ * image.affine_grid.
  *
  * Numerics are TVM 0.10's TOPI (python/tvm/topi/image):
  * - resize and crop_and_resize read pixels as float32 and compute in float32
@@ -346,12 +347,39 @@ static bool k_grid_sample(KernelCtx *kx, int nin, RtTensor *const *in, const Att
   void *dst = g ? kernel_alloc(kx, lane_bytes(l) * (size_t)out[0]->numel) : NULL;
   if (dst) {
     if (l == LANE_F64)
-      grid_sample_f64(&s, in[0]->shape, x, out[0]->shape, g, dst);
+      grid_walk_f64(&s, in[0]->shape, x, out[0]->shape, g, &(GridIo_f64){.dst = dst});
     else
-      grid_sample_f32(&s, in[0]->shape, x, out[0]->shape, g, dst);
+      grid_walk_f32(&s, in[0]->shape, x, out[0]->shape, g, &(GridIo_f32){.dst = dst});
     lane_store(l, out[0]->dtype, dst, out[0]->data, 0, out[0]->numel);
   }
   free(x), free(g), free(dst);
+  return dst != NULL;
+}
+
+/* grid_sample_grad(dy, x, grid) → (dx, dgrid), in the lane of x's float
+ * type, accumulated into zeros. */
+static bool k_grid_sample_grad(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                               int nout, RtTensor *const *out) {
+  GridSpec s;
+  if (!image_grid_spec(&kx->rel, attrs, in[1]->ndim, &s) || !kernel_attrs_ok(kx)) return false;
+  Lane l = real_lane(in[1], in[2]);
+  size_t b = lane_bytes(l);
+  void *dy = lane_array(kx, in[0], l), *x = dy ? lane_array(kx, in[1], l) : NULL;
+  void *g = x ? lane_array(kx, in[2], l) : NULL;
+  char *dst = g ? kernel_alloc(kx, b * (size_t)(out[0]->numel + out[1]->numel)) : NULL;
+  if (dst) {
+    memset(dst, 0, b * (size_t)(out[0]->numel + out[1]->numel));
+    void *dg = dst + b * (size_t)out[0]->numel;
+    if (l == LANE_F64)
+      grid_walk_f64(&s, in[1]->shape, x, in[0]->shape, g,
+                    &(GridIo_f64){.dx = (double *)dst, .dg = dg, .dy = dy});
+    else
+      grid_walk_f32(&s, in[1]->shape, x, in[0]->shape, g,
+                    &(GridIo_f32){.dx = (float *)dst, .dg = dg, .dy = dy});
+    lane_store(l, out[0]->dtype, dst, out[0]->data, 0, out[0]->numel);
+    lane_store(l, out[1]->dtype, dg, out[1]->data, 0, out[1]->numel);
+  }
+  free(dy), free(x), free(g), free(dst);
   return dst != NULL;
 }
 
@@ -378,6 +406,7 @@ const KernelDef kernels_family_image[] = {
     {"dyn.image.resize2d", k_dyn_resize2d},
     {"image.crop_and_resize", k_crop_and_resize},
     {"image.grid_sample", k_grid_sample},
+    {"image.grid_sample_grad", k_grid_sample_grad},
     {"image.affine_grid", k_affine_grid},
     {NULL, NULL},
 };

@@ -1,7 +1,7 @@
-/* kernels_image_real.h — grid_sample and affine_grid in one float type,
- * included twice by kernels_image.c: with REAL float (float16 and float32
- * data) and double (float64), RFN(name) naming each copy.  No include
- * guard, on purpose.
+/* kernels_image_real.h — grid_sample, its adjoints and affine_grid in one
+ * float type, included twice by kernels_image.c: with REAL float (float16
+ * and float32 data) and double (float64), RFN(name) naming each copy.  No
+ * include guard, on purpose.
  *
  * The operation order is TOPI's (python/tvm/topi/image/grid_sample.py) so
  * the results agree bit for bit; min and max are TVM's selects
@@ -97,11 +97,19 @@ static REAL RFN(bicubic)(const GridSpec *s, const RFN(Img) * im, REAL gx, REAL g
   return RFN(cubic_1d)(rows, fy);
 }
 
-static REAL RFN(nearest)(const GridSpec *s, const RFN(Img) * im, REAL gx, REAL gy, REAL gz) {
-  REAL y = RFN(source)(s, gy, im->h), x = RFN(source)(s, gx, im->w);
-  int64_t z = 0;
-  if (s->nsp == 3) z = sat_i32(nearbyint((double)RFN(source)(s, gz, im->d)));
-  return RFN(px)(im, z, sat_i32(nearbyint((double)y)), sat_i32(nearbyint((double)x)));
+/* The pixel nearest to grid point g (x, y[, z]) as an index into the
+ * image, or -1 outside it. */
+static int64_t RFN(nearest_at)(const GridSpec *s, const RFN(Img) * im, const REAL *g) {
+  int64_t x = sat_i32(nearbyint((double)RFN(source)(s, g[0], im->w)));
+  int64_t y = sat_i32(nearbyint((double)RFN(source)(s, g[1], im->h))), z = 0;
+  if (s->nsp == 3) z = sat_i32(nearbyint((double)RFN(source)(s, g[2], im->d)));
+  if (z < 0 || y < 0 || x < 0 || z >= im->d || y >= im->h || x >= im->w) return -1;
+  return (z * im->h + y) * im->w + x;
+}
+
+static REAL RFN(nearest)(const GridSpec *s, const RFN(Img) * im, const REAL *g) {
+  int64_t at = RFN(nearest_at)(s, im, g);
+  return at < 0 ? 0 : im->p[at];
 }
 
 static REAL RFN(trilinear)(const GridSpec *s, const RFN(Img) * im, REAL gx, REAL gy, REAL gz) {
@@ -116,10 +124,78 @@ static REAL RFN(trilinear)(const GridSpec *s, const RFN(Img) * im, REAL gx, REAL
          RFN(px)(im, z1, y0, x0) * ex * ey * dz + RFN(px)(im, z0, y1, x1) * dx * dy * ez;
 }
 
-/* grid_sample of x (N, C, [D,] H, W) at grid (N, nsp, [D',] H', W') into
- * dst (N, C, [D',] H', W'). */
-static void RFN(grid_sample)(const GridSpec *s, const int64_t *xs, const REAL *x, const int64_t *os,
-                             const REAL *g, REAL *dst) {
+/* ── grid_sample's adjoints (image.grid_sample_grad) ── */
+
+/* d source / d g of RFN(source) at g, as torch's grid sampler has it:
+ * the unnormalizing scale, the reflection's sign, and 0 where the clip
+ * holds the coordinate (the borders count as clipped). */
+static REAL RFN(source_slope)(const GridSpec *s, REAL g, int64_t size) {
+  REAL x = RFN(unnormalize)(s, g, size);
+  REAL m = s->align_corners ? (REAL)(size - 1) / 2 : (REAL)size / 2;
+  if (s->padding == GRID_ZEROS) return m;
+  if (s->padding == GRID_REFLECTION) {
+    int64_t sz = s->align_corners ? size - 1 : size;
+    REAL corner = s->align_corners ? 0 : (REAL)-0.5;
+    if (sz == 0) return 0;
+    if (x < corner || x > (REAL)sz + corner) {
+      int64_t times = sat_i32(fabs((double)(corner - x))) / sz;
+      m *= (x < corner ? -1 : 1) * (times % 2 == 0 ? 1 : -1);
+    }
+    x = RFN(reflect_axis)(s, x, size);
+  }
+  return x <= 0 || x >= (REAL)(size - 1) ? 0 : m;
+}
+
+/* One sample's adjoints: dy spread onto the image's adjoint dim (same
+ * planes as im) by the corners' weights, and the grid coordinates'
+ * adjoints into dg[0..nsp) (x, y, z): the weights' slopes times the
+ * corners' values, times the source coordinates' slopes. */
+static void RFN(linear_back)(const GridSpec *s, const RFN(Img) * im, REAL *dim, const REAL *g,
+                             REAL dy, REAL *dg) {
+  int64_t size[3] = {im->w, im->h, im->d}, i0[3] = {0, 0, 0};
+  REAL t[3] = {0, 0, 0};
+  for (int a = 0; a < s->nsp; a++) {
+    REAL c = RFN(source)(s, g[a], size[a]);
+    i0[a] = sat_i32(floor((double)c)), t[a] = c - (REAL)i0[a], dg[a] = 0;
+  }
+  for (int b = 0; b < 1 << s->nsp; b++) {
+    int64_t p[3];
+    REAL w = 1, part[3] = {1, 1, 1};
+    for (int a = 0; a < s->nsp; a++) {
+      int on = b >> a & 1;
+      p[a] = i0[a] + on;
+      REAL f = on ? t[a] : 1 - t[a];
+      w *= f;
+      for (int e = 0; e < s->nsp; e++) part[e] *= e == a ? (on ? 1 : -1) : f;
+    }
+    int64_t z = s->nsp == 3 ? p[2] : 0;
+    if (z < 0 || p[1] < 0 || p[0] < 0 || z >= im->d || p[1] >= im->h || p[0] >= im->w) continue;
+    int64_t at = (z * im->h + p[1]) * im->w + p[0];
+    dim[at] += dy * w;
+    for (int a = 0; a < s->nsp; a++) dg[a] += dy * part[a] * im->p[at];
+  }
+  for (int a = 0; a < s->nsp; a++) dg[a] *= RFN(source_slope)(s, g[a], size[a]);
+}
+
+/* What a walk over grid_sample's samples does: the forward result into
+ * dst, or (dst NULL) the adjoints of x and the grid, dx and dg (zeros on
+ * entry), for dy. */
+typedef struct RFN(GridIo) {
+  REAL *dst, *dx, *dg;
+  const REAL *dy;
+} RFN(GridIo);
+
+static REAL RFN(sample)(const GridSpec *s, const RFN(Img) * im, const REAL *go) {
+  if (s->method == GRID_NEAREST) return RFN(nearest)(s, im, go);
+  if (s->nsp == 3) return RFN(trilinear)(s, im, go[0], go[1], go[2]);
+  if (s->method == GRID_BICUBIC) return RFN(bicubic)(s, im, go[0], go[1]);
+  return RFN(bilinear)(s, im, go[0], go[1]);
+}
+
+/* grid_sample of x (N, C, [D,] H, W) at grid g (N, nsp, [D',] H', W'),
+ * the result (N, C, [D',] H', W') of shape os, forward or backward (io). */
+static void RFN(grid_walk)(const GridSpec *s, const int64_t *xs, const REAL *x, const int64_t *os,
+                           const REAL *g, const RFN(GridIo) * io) {
   int nsp = s->nsp;
   RFN(Img) im = {0, nsp == 3 ? xs[2] : 1, xs[nsp], xs[nsp + 1]};
   int64_t plane = im.d * im.h * im.w, opl = 1;
@@ -129,16 +205,20 @@ static void RFN(grid_sample)(const GridSpec *s, const int64_t *xs, const REAL *x
       im.p = x + (n * xs[1] + c) * plane;
       const REAL *gn = g + n * nsp * opl;
       for (int64_t o = 0; o < opl; o++) {
-        REAL gx = gn[o], gy = gn[opl + o], gz = nsp == 3 ? gn[2 * opl + o] : 0, v;
-        if (s->method == GRID_NEAREST)
-          v = RFN(nearest)(s, &im, gx, gy, gz);
-        else if (nsp == 3)
-          v = RFN(trilinear)(s, &im, gx, gy, gz);
-        else if (s->method == GRID_BICUBIC)
-          v = RFN(bicubic)(s, &im, gx, gy);
-        else
-          v = RFN(bilinear)(s, &im, gx, gy);
-        dst[(n * os[1] + c) * opl + o] = v;
+        REAL go[3] = {gn[o], gn[opl + o], nsp == 3 ? gn[2 * opl + o] : 0}, d[3];
+        int64_t at = (n * os[1] + c) * opl + o;
+        if (io->dst) {
+          io->dst[at] = RFN(sample)(s, &im, go);
+          continue;
+        }
+        REAL *dim = io->dx + (n * xs[1] + c) * plane;
+        if (s->method == GRID_NEAREST) { /* dy to the pixel read; the grid gets none */
+          int64_t p = RFN(nearest_at)(s, &im, go);
+          if (p >= 0) dim[p] += io->dy[at];
+          continue;
+        }
+        RFN(linear_back)(s, &im, dim, go, io->dy[at], d);
+        for (int a = 0; a < nsp; a++) io->dg[(n * nsp + a) * opl + o] += d[a];
       }
     }
 }

@@ -1,6 +1,6 @@
 /* kernels_vision.c — reference kernels of the vision ops:
- * vision.get_valid_counts, vision.non_max_suppression, vision.roi_align and
- * vision.multibox_prior.
+ * vision.get_valid_counts, vision.non_max_suppression, vision.roi_align,
+ * vision.roi_align_grad (its adjoint) and vision.multibox_prior.
  *
  * Semantics are TVM 0.10's CPU implementations (topi/vision):
  * - get_valid_counts keeps, in order, the boxes whose score is above the
@@ -286,25 +286,57 @@ static bool k_nms(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attr
 
 /* ───────────────────────────── roi_align ───────────────────────────── */
 
+/* roi_align's attributes; false after kernel_fail. */
+static bool roi_params(KernelCtx *kx, const Attrs *attrs, RoiAlign *a) {
+  int64_t ps[2];
+  kattr_ints(kx, attrs, "pooled_size", ps, 2);
+  a->ph = ps[0], a->pw = ps[1], a->ratio = kattr_int(kx, attrs, "sample_ratio");
+  a->scale = kattr_float(kx, attrs, "spatial_scale");
+  a->avg = strcmp(kattr_str(kx, attrs, "mode"), "avg") == 0;
+  a->nchw = strcmp(kattr_str(kx, attrs, "layout"), "NCHW") == 0;
+  return kernel_attrs_ok(kx);
+}
+
+/* The lane of data x and rois r: double when either is float64. */
+static Lane roi_lane(const RtTensor *x, const RtTensor *r) {
+  return x->dtype == DT_FLOAT64 || r->dtype == DT_FLOAT64 ? LANE_F64 : LANE_F32;
+}
+
 /* roi_align in the lane of the float type (double when data or rois are
  * float64). */
 static bool k_roi_align(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                         RtTensor *const *out) {
   RoiAlign a;
-  int64_t ps[2];
-  kattr_ints(kx, attrs, "pooled_size", ps, 2);
-  a.ph = ps[0], a.pw = ps[1], a.ratio = kattr_int(kx, attrs, "sample_ratio");
-  a.scale = kattr_float(kx, attrs, "spatial_scale");
-  a.avg = strcmp(kattr_str(kx, attrs, "mode"), "avg") == 0;
-  a.nchw = strcmp(kattr_str(kx, attrs, "layout"), "NCHW") == 0;
-  if (!kernel_attrs_ok(kx)) return false;
-  Lane l = in[0]->dtype == DT_FLOAT64 || in[1]->dtype == DT_FLOAT64 ? LANE_F64 : LANE_F32;
+  if (!roi_params(kx, attrs, &a)) return false;
+  Lane l = roi_lane(in[0], in[1]);
   void *x = lane_array(kx, in[0], l), *r = x ? lane_array(kx, in[1], l) : NULL;
   void *dst = r ? kernel_alloc(kx, lane_bytes(l) * (size_t)out[0]->numel) : NULL;
-  bool ok = dst && (l == LANE_F64 ? roi_align_f64(kx, &a, in[0], x, r, in[1]->shape[0], dst)
-                                  : roi_align_f32(kx, &a, in[0], x, r, in[1]->shape[0], dst));
+  int64_t nr = in[1]->shape[0];
+  bool ok =
+      dst && (l == LANE_F64 ? roi_walk_f64(kx, &a, in[0], x, r, nr, &(RoiIo_f64){.dst = dst})
+                            : roi_walk_f32(kx, &a, in[0], x, r, nr, &(RoiIo_f32){.dst = dst}));
   if (ok) lane_store(l, out[0]->dtype, dst, out[0]->data, 0, out[0]->numel);
   free(x), free(r), free(dst);
+  return ok;
+}
+
+/* roi_align_grad(dy, x, rois) → dx, accumulated into zeros in roi_align's
+ * lane. */
+static bool k_roi_align_grad(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                             int nout, RtTensor *const *out) {
+  RoiAlign a;
+  if (!roi_params(kx, attrs, &a)) return false;
+  Lane l = roi_lane(in[1], in[2]);
+  size_t bytes = lane_bytes(l) * (size_t)out[0]->numel;
+  void *dy = lane_array(kx, in[0], l), *x = dy ? lane_array(kx, in[1], l) : NULL;
+  void *r = x ? lane_array(kx, in[2], l) : NULL, *dst = r ? kernel_alloc(kx, bytes) : NULL;
+  if (dst) memset(dst, 0, bytes);
+  int64_t nr = in[2]->shape[0];
+  bool ok = dst && (l == LANE_F64
+                        ? roi_walk_f64(kx, &a, in[1], x, r, nr, &(RoiIo_f64){.dx = dst, .dy = dy})
+                        : roi_walk_f32(kx, &a, in[1], x, r, nr, &(RoiIo_f32){.dx = dst, .dy = dy}));
+  if (ok) lane_store(l, out[0]->dtype, dst, out[0]->data, 0, out[0]->numel);
+  free(dy), free(x), free(r), free(dst);
   return ok;
 }
 
@@ -365,6 +397,7 @@ const KernelDef kernels_family_vision[] = {
     {"vision.get_valid_counts", k_get_valid_counts},
     {"vision.non_max_suppression", k_nms},
     {"vision.roi_align", k_roi_align},
+    {"vision.roi_align_grad", k_roi_align_grad},
     {"vision.multibox_prior", k_multibox_prior},
     {NULL, NULL},
 };

@@ -1,4 +1,4 @@
-/* kernels_vision_real.h — roi_align and the IoU of non_max_suppression in
+/* kernels_vision_real.h — roi_align, its adjoint and the IoU of non_max_suppression in
  * one float type, included twice by kernels_vision.c: with REAL float
  * (float16 and float32 data) and double (float64), REAL_MAX its largest
  * finite value, RFN(name) naming each copy.  No include guard, on purpose.
@@ -47,46 +47,108 @@ typedef struct RFN(Plane) {
   int64_t h, w, sy, sx;
 } RFN(Plane);
 
-/* TOPI's _bilinear with bilinear_sample_nchw (0 outside [-1, size]). */
-static REAL RFN(roi_sample)(const RFN(Plane) * pl, REAL y, REAL x) {
-  if (y < (REAL)-1.0 || x < (REAL)-1.0 || y > (REAL)pl->h || x > (REAL)pl->w) return 0;
-  y = RFN(vmin)(RFN(vmax)(y, (REAL)0.0), (REAL)(pl->h - 1));
-  x = RFN(vmin)(RFN(vmax)(x, (REAL)0.0), (REAL)(pl->w - 1));
+/* The four taps of TOPI's _bilinear with bilinear_sample_nchw at (y, x)
+ * on a plane of h x w: their offsets (p[y * sy + x * sx]; -1 outside the
+ * plane) and weights, in TOPI's order; false when (y, x) is outside
+ * [-1, size] (the sample is 0). */
+static bool RFN(roi_taps)(int64_t h, int64_t w, int64_t sy, int64_t sx, REAL y, REAL x, int64_t *at,
+                          REAL *wt) {
+  if (y < (REAL)-1.0 || x < (REAL)-1.0 || y > (REAL)h || x > (REAL)w) return false;
+  y = RFN(vmin)(RFN(vmax)(y, (REAL)0.0), (REAL)(h - 1));
+  x = RFN(vmin)(RFN(vmax)(x, (REAL)0.0), (REAL)(w - 1));
   int64_t y0 = sat_i32(floor((double)y)), x0 = sat_i32(floor((double)x));
-  REAL wyh = y - (REAL)y0, wxh = x - (REAL)x0, wyl = 1 - wyh, wxl = 1 - wxh, val = 0;
-  REAL wx[2] = {wxl, wxh}, wy[2] = {wyl, wyh};
-  bool first = true;
+  REAL wyh = y - (REAL)y0, wxh = x - (REAL)x0, wx[2] = {1 - wxh, wxh}, wy[2] = {1 - wyh, wyh};
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 2; j++) {
       int64_t yp = y0 + j, xp = x0 + i;
-      REAL t = 0;
-      if (yp >= 0 && yp <= pl->h - 1 && xp >= 0 && xp <= pl->w - 1)
-        t = wx[i] * wy[j] * pl->p[yp * pl->sy + xp * pl->sx];
-      val = first ? t : val + t;
-      first = false;
+      bool in = yp >= 0 && yp <= h - 1 && xp >= 0 && xp <= w - 1;
+      at[2 * i + j] = in ? yp * sy + xp * sx : -1, wt[2 * i + j] = wx[i] * wy[j];
     }
+  return true;
+}
+
+static REAL RFN(roi_sample)(const RFN(Plane) * pl, REAL y, REAL x) {
+  int64_t at[4];
+  REAL wt[4], val = 0;
+  if (!RFN(roi_taps)(pl->h, pl->w, pl->sy, pl->sx, y, x, at, wt)) return 0;
+  for (int t = 0; t < 4; t++) {
+    REAL v = at[t] < 0 ? 0 : wt[t] * pl->p[at[t]];
+    val = t == 0 ? v : val + v;
+  }
   return val;
+}
+
+/* The sample (y, x) of bin (py, px) number q (row-major over the grid). */
+static void RFN(roi_point)(const RFN(Roi) * r, int64_t py, int64_t px, int64_t q, REAL *y,
+                           REAL *x) {
+  REAL sh = r->start_h + (REAL)py * r->bin_h, sw = r->start_w + (REAL)px * r->bin_w;
+  *y = sh + ((REAL)(q / r->grid_w) + (REAL)0.5) * r->bin_h / (REAL)r->grid_h;
+  *x = sw + ((REAL)(q % r->grid_w) + (REAL)0.5) * r->bin_w / (REAL)r->grid_w;
 }
 
 /* One output bin (py, px) of a ROI: the average or maximum of its samples. */
 static REAL RFN(roi_bin)(const RFN(Plane) * pl, const RFN(Roi) * r, int64_t py, int64_t px,
                          bool avg) {
-  REAL sh = r->start_h + (REAL)py * r->bin_h, sw = r->start_w + (REAL)px * r->bin_w;
-  REAL count = (REAL)(r->grid_h * r->grid_w), acc = avg ? 0 : -REAL_MAX;
-  for (int64_t iy = 0; iy < r->grid_h; iy++)
-    for (int64_t ix = 0; ix < r->grid_w; ix++) {
-      REAL y = sh + ((REAL)iy + (REAL)0.5) * r->bin_h / (REAL)r->grid_h;
-      REAL x = sw + ((REAL)ix + (REAL)0.5) * r->bin_w / (REAL)r->grid_w;
-      REAL v = RFN(roi_sample)(pl, y, x);
-      acc = avg ? acc + v / count : RFN(vmax)(acc, v);
-    }
+  int64_t n = r->grid_h * r->grid_w;
+  REAL count = (REAL)n, acc = avg ? 0 : -REAL_MAX, y, x;
+  for (int64_t q = 0; q < n; q++) {
+    RFN(roi_point)(r, py, px, q, &y, &x);
+    REAL v = RFN(roi_sample)(pl, y, x);
+    acc = avg ? acc + v / count : RFN(vmax)(acc, v);
+  }
   return acc;
 }
 
-/* roi_align of x (xd, as REAL) at rois (nr, 5) into dst; false after
- * kernel_fail (a batch index out of range, a huge sampling grid). */
-static bool RFN(roi_align)(KernelCtx *kx, const RoiAlign *a, const RtTensor *x, const REAL *xd,
-                           const REAL *rois, int64_t nr, REAL *dst) {
+/* ── roi_align's adjoint (vision.roi_align_grad) ── */
+
+/* An image plane's adjoint, laid out as RFN(Plane). */
+typedef struct RFN(DPlane) {
+  REAL *p;
+  int64_t h, w, sy, sx;
+} RFN(DPlane);
+
+/* d added to the pixels RFN(roi_sample) reads at (y, x), by their weights. */
+static void RFN(roi_sample_back)(const RFN(DPlane) * pl, REAL y, REAL x, REAL d) {
+  int64_t at[4];
+  REAL wt[4];
+  if (!RFN(roi_taps)(pl->h, pl->w, pl->sy, pl->sx, y, x, at, wt)) return;
+  for (int t = 0; t < 4; t++)
+    if (at[t] >= 0) pl->p[at[t]] += wt[t] * d;
+}
+
+/* One bin's dy back onto the plane: an equal share to every sample (avg),
+ * or all of it to the sample RFN(roi_bin) kept (max: the last of equal
+ * maxima, as its select keeps). */
+static void RFN(roi_bin_back)(const RFN(Plane) * pl, const RFN(DPlane) * dp, const RFN(Roi) * r,
+                              int64_t py, int64_t px, bool avg, REAL d) {
+  int64_t n = r->grid_h * r->grid_w, best = -1;
+  REAL acc = -REAL_MAX, y, x;
+  for (int64_t q = 0; q < n; q++) {
+    RFN(roi_point)(r, py, px, q, &y, &x);
+    if (avg) {
+      RFN(roi_sample_back)(dp, y, x, d / (REAL)n);
+      continue;
+    }
+    REAL v = RFN(roi_sample)(pl, y, x);
+    if (!(acc > v)) acc = v, best = q;
+  }
+  if (best < 0) return;
+  RFN(roi_point)(r, py, px, best, &y, &x);
+  RFN(roi_sample_back)(dp, y, x, d);
+}
+
+/* What a walk over roi_align's bins does: the result into dst, or (dst
+ * NULL) x's adjoint into dx (zeros on entry) for dy. */
+typedef struct RFN(RoiIo) {
+  REAL *dst, *dx;
+  const REAL *dy;
+} RFN(RoiIo);
+
+/* roi_align of x (xd, as REAL) at rois (nr, 5), forward or backward (io);
+ * false after kernel_fail (a batch index out of range, a huge sampling
+ * grid). */
+static bool RFN(roi_walk)(KernelCtx *kx, const RoiAlign *a, const RtTensor *x, const REAL *xd,
+                          const REAL *rois, int64_t nr, const RFN(RoiIo) * io) {
   int64_t n = x->shape[0], c = a->nchw ? x->shape[1] : x->shape[3];
   int64_t h = a->nchw ? x->shape[2] : x->shape[1], w = a->nchw ? x->shape[3] : x->shape[2];
   for (int64_t r = 0; r < nr; r++) {
@@ -95,14 +157,18 @@ static bool RFN(roi_align)(KernelCtx *kx, const RoiAlign *a, const RtTensor *x, 
     RFN(Roi) g = RFN(roi_of)(ro, (REAL)a->scale, a->ph, a->pw, a->ratio);
     if (bi < 0 || !grid_ok(kx, g.grid_h, g.grid_w, r)) return false;
     for (int64_t ch = 0; ch < c; ch++) {
-      RFN(Plane)
-      pl = {xd + bi * c * h * w + (a->nchw ? ch * h * w : ch), h, w, a->nchw ? w : w * c,
-            a->nchw ? 1 : c};
+      int64_t off = bi * c * h * w + (a->nchw ? ch * h * w : ch);
+      int64_t sy = a->nchw ? w : w * c, sx = a->nchw ? 1 : c;
+      RFN(Plane) pl = {xd + off, h, w, sy, sx};
+      RFN(DPlane) dp = {io->dx ? io->dx + off : NULL, h, w, sy, sx};
       for (int64_t py = 0; py < a->ph; py++)
         for (int64_t px = 0; px < a->pw; px++) {
           int64_t o = a->nchw ? ((r * c + ch) * a->ph + py) * a->pw + px
                               : ((r * a->ph + py) * a->pw + px) * c + ch;
-          dst[o] = RFN(roi_bin)(&pl, &g, py, px, a->avg);
+          if (io->dst)
+            io->dst[o] = RFN(roi_bin)(&pl, &g, py, px, a->avg);
+          else
+            RFN(roi_bin_back)(&pl, &dp, &g, py, px, a->avg, io->dy[o]);
         }
     }
   }

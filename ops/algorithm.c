@@ -347,7 +347,7 @@ const OpDef ops_family_algorithm[] = {
      .compute = NULL, .grad = &grad_zero},
     {"unique", 1, 1, OPAT_OPAQUE, unique_attrs, rel_unique,
      "unique(x, sorted=True): (unique, indices, inverse_indices, num_unique[, counts])", false,
-     .compute = NULL},
+     .compute = NULL, .grad = &grad_unique},
     {"einsum", 1, 1, OPAT_INJECTIVE, einsum_attrs, rel_einsum,
      "einsum((a, b, ...), equation=\"ij,jk->ik\"): Einstein summation", false,
      .flags = OP_TUPLE_ARG, .cost = OPCOST_NONE, .compute = compute_einsum, .grad = &grad_einsum},

@@ -62,7 +62,9 @@ struct OpGrad;
   X(stack) X(strided_slice) X(slice_like) X(layout_transform) X(tile) X(repeat) X(reverse) \
   X(reverse_sequence) X(sequence_mask) X(trilu) X(cast_like) X(meshgrid) X(one_hot) X(gather) \
   X(gather_nd) X(scatter) X(scatter_add) X(scatter_nd) X(adv_index) X(einsum) X(sort) X(topk) \
-  X(dyn_strided_slice) X(sparse_to_dense)
+  X(dyn_strided_slice) X(sparse_to_dense) X(arange) X(unique)
+#define GRAD_RULES_VISION(X) \
+  X(grid_sample) X(roi_align) X(get_valid_counts) X(non_max_suppression)
 /* clang-format on */
 #define X(name) extern const struct OpGrad grad_##name;
 GRAD_RULES(X)
@@ -72,6 +74,7 @@ GRAD_RULES_CONV(X)
 GRAD_RULES_POOL(X)
 GRAD_RULES_LAYOUT(X)
 GRAD_RULES_TRANSFORM(X)
+GRAD_RULES_VISION(X)
 #undef X
 extern const struct OpGrad grad_fast_exp, grad_fast_tanh, grad_fast_erf, grad_fast_softmax,
     grad_max, grad_min, grad_batch_flatten, grad_expand_dims, grad_squeeze, grad_copy,

@@ -1,8 +1,8 @@
 /* grad_rules.h — what the files of gradient rules share (grad_rules.c:
  * arithmetic, math, products, softmax, the first reductions and shapes;
- * grad_rules_reduce.c, grad_rules_nn.c, grad_rules_transform.c): the
- * operands of the call being differentiated, one-line builders, and the
- * helpers several families use (gr_ prefix, defined in grad_rules.c).
+ * grad_rules_<reduce, nn, conv, layout, transform, vision>.c): the operands
+ * of the call being differentiated, one-line builders, and the helpers
+ * several families use (gr_ prefix, defined in grad_rules.c).
  *
  * Invariant: a rule builds a contribution only for the arguments that
  * carry a gradient and are not constants (want); dy[0] of a tensor result

@@ -146,31 +146,64 @@ static int scan_axis(GradCall *c) {
   return op_attr_is_none(c->call, "axis") ? 0 : gr_norm_axis(X0, op_attr_int(c->call, "axis"));
 }
 
-/* A scan's result adjoint d summed back over the elements each one came
- * from (the reverse scan), reshaped to x and cast to its dtype. */
-static Expr *scan_back(GradCx *G, GradCall *c, Expr *d) {
-  int a = scan_axis(c);
-  Expr *r =
-      reverse(G, scan(G, "cumsum", reverse(G, d, a), a, op_attr_bool(c->call, "exclusive")), a);
+/* d summed back over the elements each result came from (the reverse
+ * scan), along axis a of d's own shape. */
+static Expr *reverse_scan(GradCx *G, GradCall *c, Expr *d, int a) {
+  return reverse(G, scan(G, "cumsum", reverse(G, d, a), a, op_attr_bool(c->call, "exclusive")), a);
+}
+
+static Attrs *dtype_attr(GradCx *G, DType dt) {
+  Attrs *at = grad_attrs(G, 1);
+  grad_attr_str(G, at, 0, "dtype", dtype_name(dt));
+  return at;
+}
+
+/* r (the scan's shape) as x's adjoint: reshaped to x and cast to its dtype. */
+static Expr *as_x(GradCx *G, GradCall *c, Expr *r) {
   if (op_attr_is_none(c->call, "axis")) r = grad_op2(G, "reshape_like", r, X0);
   DType dt = grad_tensor_of(X0)->u.tensor.dtype;
-  if (r && grad_tensor_of(r)->u.tensor.dtype != dt) {
-    Attrs *at = grad_attrs(G, 1);
-    grad_attr_str(G, at, 0, "dtype", dtype_name(dt));
-    r = grad_op1(G, "cast", r, at);
-  }
+  if (r && grad_tensor_of(r)->u.tensor.dtype != dt) r = grad_op1(G, "cast", r, dtype_attr(G, dt));
   return r;
 }
 
 static bool bw_cumsum(GradCx *G, GradCall *c) {
-  if (want(c, 0)) c->dx[0] = scan_back(G, c, DY);
+  if (want(c, 0)) c->dx[0] = as_x(G, c, reverse_scan(G, c, DY, scan_axis(c)));
   return built(G);
 }
 
-/* y_i = prod of x_j for j <= i (j < i exclusive): dx_j = (reverse scan of
- * dy y)_j / x_j, so x must have no zeros. */
+/* where(cond, a, b). */
+static Expr *select(GradCx *G, Expr *cond, Expr *a, Expr *b) {
+  Expr *args[3] = {cond, a, b};
+  return grad_op(G, "where", 3, args, NULL);
+}
+
+/* y_i = prod of x_j for j <= i (j < i exclusive).  With z the first zero
+ * of x along the axis: before z, dx_j = (reverse scan of dy y)_j / x_j
+ * (x_j is not 0, and every y from z on is 0); at z, dx_z is the reverse
+ * scan of dy times the scan of x with x_z read as 1 (the product of the
+ * others); after z every product holds x_z besides x_j, so dx_j = 0.
+ * Exact with zeros, as torch's cumprod_backward. */
 static bool bw_cumprod(GradCx *G, GradCall *c) {
-  if (want(c, 0)) c->dx[0] = divide(G, scan_back(G, c, mul(G, DY, c->y)), X0);
+  if (!want(c, 0)) return built(G);
+  int a = scan_axis(c);
+  Expr *x = op_attr_is_none(c->call, "axis") ? gr_reshape_to(G, X0, 1, (int64_t[]){-1}) : X0;
+  Expr *zero = grad_op2(G, "equal", x, k(G, x, 0));
+  Attrs *at = grad_attrs(G, 2);
+  grad_attr_int(G, at, 0, "axis", a);
+  grad_attr_bool(G, at, 1, "exclusive", false);
+  Expr *seen = grad_op1(
+      G, "cumsum", grad_op1(G, "cast", zero, dtype_attr(G, grad_tensor_of(X0)->u.tensor.dtype)),
+      at); /* zeros up to i */
+  Expr *clean = grad_op2(G, "equal", seen, k(G, seen, 0));
+  Expr *first = grad_op2(G, "logical_and", zero, grad_op2(G, "equal", seen, k(G, seen, 1)));
+  Expr *safe = select(G, zero, k(G, x, 1), x);
+  DType dt = grad_tensor_of(DY)->u.tensor.dtype; /* y's (cumprod's dtype attribute) */
+  if (safe && grad_tensor_of(safe)->u.tensor.dtype != dt)
+    safe = grad_op1(G, "cast", safe, dtype_attr(G, dt));
+  Expr *before = divide(G, reverse_scan(G, c, mul(G, DY, c->y), a), safe);
+  Expr *y1 = grad_op1(G, "cumprod", select(G, first, k(G, x, 1), x), c->call->u.call.attrs);
+  Expr *at_z = masked(G, first, reverse_scan(G, c, mul(G, DY, y1), a));
+  c->dx[0] = as_x(G, c, select(G, clean, before, at_z));
   return built(G);
 }
 

@@ -5,7 +5,8 @@
  * trilu, cast_like, meshgrid, one_hot (its on and off values), gather,
  * gather_nd, adv_index, scatter, scatter_add, scatter_nd (data and
  * updates), sparse_to_dense, einsum, sort and topk, and dyn.tile,
- * dyn.one_hot, dyn.topk, dyn.strided_slice.
+ * dyn.one_hot, dyn.topk, dyn.strided_slice, arange (its start and step) and
+ * unique (its values).
  *
  * An op that moves elements has the op putting them back as its adjoint:
  * a gather's is a scatter_add (scatter_nd with mode add) into zeros, a
@@ -305,8 +306,23 @@ static bool bw_gather_nd(GradCx *G, GradCall *c) {
   return built(G);
 }
 
+/* Which updates of a scatter that writes (the kernels write in the
+ * updates' row-major order, so the last of several at one position stays):
+ * each update's number from 1 (row-major), scattered the same way into
+ * zeros and read back (`read`: gather or gather_nd) at its index, is its
+ * own. */
+static Expr *last_writes(GradCx *G, GradCall *c, const char *read, Attrs *at) {
+  Expr *ones = cast_to(G, grad_op1(G, "ones_like", c->x[2], NULL), DT_INT64);
+  Expr *ids = grad_op2(G, "reshape_like", grad_op1(G, "cumsum", ones, NULL), c->x[2]);
+  Expr *zero = cast_to(G, grad_op1(G, "zeros_like", X0, NULL), DT_INT64);
+  Expr *left = scatter_into(G, c->call->u.call.fn->u.op.name, zero, X1, ids, at);
+  Expr *args[2] = {left, X1};
+  return grad_op2(G, "equal", grad_op(G, read, 2, args, !strcmp(read, "gather") ? at : NULL), ids);
+}
+
 /* scatter / scatter_add(x, indices, updates, axis): the updates get dy
- * where they were written; x gets dy, but not where scatter overwrote it. */
+ * where they were written (scatter: only the update left there of several
+ * at one position); x gets dy, but not where scatter wrote. */
 static bool scatter_rule(GradCx *G, GradCall *c, bool overwrite) {
   Attrs *ax = axis_attr(G, "axis", op_attr_int(c->call, "axis"));
   if (want(c, 0))
@@ -315,7 +331,8 @@ static bool scatter_rule(GradCx *G, GradCall *c, bool overwrite) {
                   : DY;
   if (want(c, 2)) {
     Expr *args[2] = {DY, X1};
-    c->dx[2] = grad_op(G, "gather", 2, args, ax);
+    Expr *d = grad_op(G, "gather", 2, args, ax);
+    c->dx[2] = overwrite ? masked(G, last_writes(G, c, "gather", ax), d) : d;
   }
   return built(G);
 }
@@ -323,14 +340,18 @@ static bool scatter_rule(GradCx *G, GradCall *c, bool overwrite) {
 static bool bw_scatter(GradCx *G, GradCall *c) { return scatter_rule(G, c, true); }
 static bool bw_scatter_add(GradCx *G, GradCall *c) { return scatter_rule(G, c, false); }
 
+/* scatter_nd: as scatter and scatter_add, an index tuple writing a slice. */
 static bool bw_scatter_nd(GradCx *G, GradCall *c) {
   bool add_mode = !strcmp(op_attr_str(G->a, c->call, "mode"), "add");
+  Attrs *up = mode_attr(G, "update");
   if (want(c, 0))
-    c->dx[0] = add_mode
-                   ? DY
-                   : scatter_into(G, "scatter_nd", DY, X1, grad_op1(G, "zeros_like", c->x[2], NULL),
-                                  mode_attr(G, "update"));
-  if (want(c, 2)) c->dx[2] = grad_op2(G, "gather_nd", DY, X1);
+    c->dx[0] = add_mode ? DY
+                        : scatter_into(G, "scatter_nd", DY, X1,
+                                       grad_op1(G, "zeros_like", c->x[2], NULL), up);
+  if (want(c, 2)) {
+    Expr *d = grad_op2(G, "gather_nd", DY, X1);
+    c->dx[2] = add_mode ? d : masked(G, last_writes(G, c, "gather_nd", up), d);
+  }
   return built(G);
 }
 
@@ -490,6 +511,47 @@ static bool bw_topk(GradCx *G, GradCall *c) {
                                   : grad_op(G, c->call->u.call.fn->u.op.name, c->nx, c->x,
                                             with_str(G, c->call, "ret_type", "indices"));
   c->dx[0] = sorted_back(G, c, idx, op_attr_int(c->call, "axis"));
+  return built(G);
+}
+
+/* ───────────────────────── arange, unique ───────────────────────── */
+
+/* x's adjoint e, cast to x's dtype when it differs. */
+static Expr *as_dtype_of(GradCx *G, Expr *e, const Expr *x) {
+  return e && dtype_of(e) != dtype_of(x) ? cast_to(G, e, dtype_of(x)) : e;
+}
+
+/* arange(start, stop, step): y_i = start + i step, so dstart = sum(dy) and
+ * dstep = sum(dy i); stop only sets the length (constant between its
+ * jumps), so it gets none.  i is counted on dy (an exclusive cumsum of
+ * ones), as the length is known at run time only. */
+static bool bw_arange(GradCx *G, GradCall *c) {
+  if (want(c, 0)) c->dx[0] = as_dtype_of(G, grad_op1(G, "sum", DY, NULL), X0);
+  if (want(c, 2)) {
+    Attrs *at = grad_attrs(G, 2);
+    grad_attr_int(G, at, 0, "axis", 0);
+    grad_attr_bool(G, at, 1, "exclusive", true);
+    Expr *i = grad_op1(G, "cumsum", grad_op1(G, "ones_like", DY, NULL), at);
+    c->dx[2] = as_dtype_of(G, grad_op1(G, "sum", mul(G, DY, i), NULL), c->x[2]);
+  }
+  return built(G);
+}
+
+/* unique(x): its values are x gathered at its indices result (each value's
+ * first occurrence; the entries past num_unique are 0, their indices
+ * len(x)), so dy goes back there by scatter_add, as a gather's.  A value
+ * that x holds more than once moves apart as soon as its copies do, so
+ * there the result is one-sided: the first occurrence takes all of dy (the
+ * derivative when all copies move together).  The integer results carry
+ * none. */
+static bool bw_unique(GradCx *G, GradCall *c) {
+  if (!want(c, 0) || !DY) return built(G);
+  Expr *idx = grad_proj(G, c->y, 1);
+  Attrs *it = grad_attrs(G, 1);
+  grad_attr_str(G, it, 0, "dtype", dtype_name(dtype_of(idx)));
+  Expr *has = grad_op2(G, "less", idx, grad_op1(G, "ndarray_size", X0, it));
+  Expr *args[3] = {grad_op1(G, "zeros_like", X0, NULL), masked(G, has, idx), masked(G, has, DY)};
+  c->dx[0] = grad_op(G, "scatter_add", 3, args, axis_attr(G, "axis", 0));
   return built(G);
 }
 

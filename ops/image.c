@@ -1,6 +1,7 @@
 /* image.c — op family "image": image.resize1d, image.resize2d,
- * image.resize3d, image.crop_and_resize, image.grid_sample and
- * image.affine_grid (TVM's relay/op/image), and the attribute readers
+ * image.resize3d, image.crop_and_resize, image.grid_sample,
+ * image.affine_grid (TVM's relay/op/image) and image.grid_sample_grad
+ * (grid_sample's adjoints, for the Gradient pass), and the attribute readers
  * ops/image.h declares for their relations, kernels and compute rules.
  *
  * Attributes, defaults and fusion patterns are TVM 0.10's.  Layouts are the
@@ -382,7 +383,7 @@ static Type *rel_grid_sample(RelCtx *cx, int nargs, Type **args, const Tensor **
   if (!g) return NULL;
   int rank = x->u.tensor.ndim;
   if (rank != 4 && rank != 5)
-    return rel_fail(cx, "image.grid_sample: data must have rank 4 (NCHW) or 5 (NCDHW), got %s",
+    return rel_fail(cx, "%s: data must have rank 4 (NCHW) or 5 (NCDHW), got %s", cx->op_name,
                     rel_type_str(cx, x));
   GridSpec s;
   if (!image_grid_spec(cx, attrs, rank, &s) || !has_rank(cx, g, rank, "grid", NULL) ||
@@ -390,12 +391,26 @@ static Type *rel_grid_sample(RelCtx *cx, int nargs, Type **args, const Tensor **
       !same_dim(cx, x, 0, "data", g, 0, "grid"))
     return NULL;
   if (!rel_unify_dim(cx, g->u.tensor.dims[1], dim_const(rank - 2)))
-    return rel_fail(cx, "image.grid_sample: grid %s must have %d coordinates in dim 1",
+    return rel_fail(cx, "%s: grid %s must have %d coordinates in dim 1", cx->op_name,
                     shape_of(cx, g), rank - 2);
   Dim out[5];
   out[0] = x->u.tensor.dims[0], out[1] = x->u.tensor.dims[1];
   for (int i = 2; i < rank; i++) out[i] = g->u.tensor.dims[i];
   return tensor_of(cx, x->u.tensor.dtype, rank, out);
+}
+
+/* grid_sample_grad(dy, data, grid) → (d data, d grid): the adjoints of
+ * grid_sample(data, grid) for dy, bilinear (trilinear) or nearest. */
+static Type *rel_grid_sample_grad(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                                  const Attrs *attrs) {
+  Type *y = rel_grid_sample(cx, 2, args + 1, values ? values + 1 : NULL, attrs);
+  if (!y || !rel_adjoint_of(cx, args, 0, y)) return NULL;
+  if (!strcmp(rel_attr_str(cx, attrs, "method"), "bicubic"))
+    return rel_fail(cx,
+                    "image.grid_sample_grad: method \"bicubic\" has no adjoint here "
+                    "(bilinear and nearest have)");
+  Type *f[2] = {args[1], args[2]};
+  return type_tuple(cx->arena, 2, f, no_span);
 }
 
 /* affine_grid(theta (B, 2, 3), target_shape=[H, W]) → (B, 2, H, W). */
@@ -460,7 +475,11 @@ const OpDef ops_family_image[] = {
     {"image.grid_sample", 2, 2, OPAT_INJECTIVE, grid_sample_attrs, rel_grid_sample,
      "image.grid_sample(x, grid, method=\"bilinear\", padding_mode=\"zeros\"): sample at grid "
      "points",
-     false, .compute = compute_grid_sample},
+     false, .compute = compute_grid_sample, .grad = &grad_grid_sample},
+    {"image.grid_sample_grad", 3, 3, OPAT_OPAQUE, grid_sample_attrs, rel_grid_sample_grad,
+     "image.grid_sample_grad(dy, x, grid, method=, padding_mode=): grid_sample's adjoints "
+     "(dx, dgrid)",
+     false, .compute = NULL},
     {"image.affine_grid", 1, 1, OPAT_INJECTIVE, affine_grid_attrs, rel_affine_grid,
      "image.affine_grid(theta, target_shape=[h, w]): the sampling grid of affine maps", false,
      .compute = compute_affine_grid, .grad = &grad_affine_grid},

@@ -163,6 +163,10 @@ DType rel_attr_dtype(RelCtx *cx, const Attrs *attrs, const char *key, DType dflt
 /* A type as text for messages (arena string, via print_type_to). */
 const char *rel_type_str(RelCtx *cx, const Type *t);
 
+/* Argument i is the adjoint of a result of type y (a backward op's dy):
+ * y's dtype and dims, or fails naming both. */
+bool rel_adjoint_of(RelCtx *cx, Type **args, int i, const Type *y);
+
 /* ── attributes of a typed op call (compute rules, run-time code) ── */
 
 /* The value written in the call, else the default of the op's row, so a

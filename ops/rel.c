@@ -36,6 +36,18 @@ const char *rel_type_str(RelCtx *cx, const Type *t) {
   return s;
 }
 
+bool rel_adjoint_of(RelCtx *cx, Type **args, int i, const Type *y) {
+  const Type *d = rel_tensor(cx, args, i);
+  if (!d) return false;
+  bool ok = d->u.tensor.dtype == y->u.tensor.dtype && d->u.tensor.ndim == y->u.tensor.ndim;
+  for (int k = 0; ok && k < d->u.tensor.ndim; k++)
+    ok = rel_unify_dim(cx, d->u.tensor.dims[k], y->u.tensor.dims[k]);
+  if (!ok)
+    rel_fail(cx, "%s: the adjoint %s must have the type of the op's result, %s", cx->op_name,
+             rel_type_str(cx, d), rel_type_str(cx, y));
+  return ok;
+}
+
 static void dim_to(StrBuf *b, Dim d) {
   switch (d.kind) {
     case DIM_CONST:

@@ -1,6 +1,7 @@
 /* vision.c — op family "vision": vision.get_valid_counts,
  * vision.non_max_suppression, vision.roi_align and vision.multibox_prior
- * (TVM's relay/op/vision).
+ * (TVM's relay/op/vision), and vision.roi_align_grad (roi_align's adjoint,
+ * for the Gradient pass).
  *
  * Attributes, defaults and fusion patterns are TVM 0.10's: the detection ops
  * are opaque, roi_align fuses with elementwise consumers.  Boxes are rows of
@@ -131,23 +132,30 @@ static Type *rel_roi_align(RelCtx *cx, int nargs, Type **args, const Tensor **va
   if (cx->err[0]) return NULL;
   bool nchw = strcmp(layout, "NCHW") == 0;
   if (!nchw && strcmp(layout, "NHWC") != 0)
-    return rel_fail(cx, "vision.roi_align: unknown layout \"%s\" (expected \"NCHW\" or \"NHWC\")",
+    return rel_fail(cx, "%s: unknown layout \"%s\" (expected \"NCHW\" or \"NHWC\")", cx->op_name,
                     layout);
   if (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0)
-    return rel_fail(cx, "vision.roi_align: unknown mode \"%s\" (expected \"avg\" or \"max\")",
-                    mode);
+    return rel_fail(cx, "%s: unknown mode \"%s\" (expected \"avg\" or \"max\")", cx->op_name, mode);
   if (n != 2)
-    return rel_fail(cx, "vision.roi_align: attribute `pooled_size` must list 2 sizes (H, W)");
+    return rel_fail(cx, "%s: attribute `pooled_size` must list 2 sizes (H, W)", cx->op_name);
   if (!dtype_is_float(x->u.tensor.dtype) || x->u.tensor.ndim != 4)
-    return rel_fail(cx, "vision.roi_align: data must be a 4-D float tensor (%s), got %s", layout,
+    return rel_fail(cx, "%s: data must be a 4-D float tensor (%s), got %s", cx->op_name, layout,
                     rel_type_str(cx, x));
   if (!rel_unify_dim(cx, r->u.tensor.dims[1], dim_const(5)))
-    return rel_fail(cx, "vision.roi_align: rois must have shape (num_rois, 5), got %s",
+    return rel_fail(cx, "%s: rois must have shape (num_rois, 5), got %s", cx->op_name,
                     shape_of(cx, r));
   const Dim *d = x->u.tensor.dims;
   Dim out[4] = {r->u.tensor.dims[0], d[1], ps[0], ps[1]};
   if (!nchw) out[1] = ps[0], out[2] = ps[1], out[3] = d[3];
   return tensor_of(cx, x->u.tensor.dtype, 4, out);
+}
+
+/* roi_align_grad(dy, data, rois) → d data: roi_align's adjoint of data
+ * for dy (the rois get none). */
+static Type *rel_roi_align_grad(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                                const Attrs *attrs) {
+  Type *y = rel_roi_align(cx, 2, args + 1, values ? values + 1 : NULL, attrs);
+  return y && rel_adjoint_of(cx, args, 0, y) ? args[1] : NULL;
 }
 
 enum { MB_MAX = 64 }; /* entries of multibox_prior's sizes and ratios */
@@ -208,13 +216,16 @@ static const OpAttrSpec multibox_prior_attrs[] = {
 const OpDef ops_family_vision[] = {
     {"vision.get_valid_counts", 2, 2, OPAT_OPAQUE, valid_counts_attrs, rel_get_valid_counts,
      "vision.get_valid_counts(boxes, score_threshold): count and move boxes above a score", false,
-     .compute = NULL},
+     .compute = NULL, .grad = &grad_get_valid_counts},
     {"vision.non_max_suppression", 5, 5, OPAT_OPAQUE, nms_attrs, rel_nms,
      "vision.non_max_suppression(boxes, valid_count, indices, max_output_size, iou_threshold)",
-     false, .compute = NULL},
+     false, .compute = NULL, .grad = &grad_non_max_suppression},
     {"vision.roi_align", 2, 2, OPAT_OUT_EWISE_FUSABLE, roi_align_attrs, rel_roi_align,
      "vision.roi_align(x, rois, pooled_size=[h, w], spatial_scale=): bilinear pooling of regions",
-     false, .compute = compute_roi_align},
+     false, .compute = compute_roi_align, .grad = &grad_roi_align},
+    {"vision.roi_align_grad", 3, 3, OPAT_OPAQUE, roi_align_attrs, rel_roi_align_grad,
+     "vision.roi_align_grad(dy, x, rois, pooled_size=, spatial_scale=): roi_align's adjoint of x",
+     false, .compute = NULL},
     {"vision.multibox_prior", 1, 1, OPAT_OPAQUE, multibox_prior_attrs, rel_multibox_prior,
      "vision.multibox_prior(x, sizes=, ratios=, steps=, offsets=): SSD anchor boxes", false,
      .compute = NULL, .grad = &grad_zero},

@@ -20,6 +20,7 @@ float operands) must have a case here, so a new rule cannot go untested; a
 zero op's case differentiates a function through it.
 Prints "gradients: N passed, N failed" and exits non-zero on any failure.
 """
+import math
 import os
 import re
 import subprocess
@@ -48,6 +49,10 @@ def ZERO1(*shape):  # one element 0
     return ("zero1", shape)
 
 
+def ZEROS(*shape):  # normal, every third element (from the second) exactly 0
+    return ("zeros", shape)
+
+
 def SMALL(*shape):  # |x| <= 0.8
     return ("small", shape)
 
@@ -72,6 +77,10 @@ def draw_values(kind, shape, rng):
     if kind == "zero1":  # normal, its first element exactly 0
         x = rng.normal(0, 1, shape)
         x.flat[0] = 0
+        return x
+    if kind == "zeros":
+        x = rng.normal(0, 1, shape)
+        x.flat[1::3] = 0
         return x
     if kind == "away":
         return rng.choice([-1, 1], shape) * rng.uniform(0.2, 1.5, shape)
@@ -172,6 +181,129 @@ def crop_resize(boxes, ind, ch, cw):
             grid = torch.stack((gx, gy), -1)[None]
             out.append(F.grid_sample(a[i:i + 1], grid, align_corners=True))
         return torch.cat(out)
+    return f
+
+
+def scatter_last(axis, idx):
+    """scatter along axis, written update by update in row-major order, so the
+    last of several at one position stays (rly's kernel; only it gets dy)."""
+    def f(a, b):
+        out = a.clone()
+        for u in np.ndindex(*np.shape(idx)):
+            pos = list(u)
+            pos[axis] = idx[u[0]][u[1]] if len(u) == 2 else idx[u[0]]
+            out[tuple(pos)] = b[u]
+        return out
+    return f
+
+
+def scatter_nd_last(idx):
+    """scatter_nd with mode update, index tuple by index tuple (the last stays)."""
+    def f(a, b):
+        out = a.clone()
+        idx_ = np.asarray(idx)
+        for y in range(idx_.shape[1]):
+            out[tuple(int(v) for v in idx_[:, y])] = b[y]
+        return out
+    return f
+
+
+def grid_sample_t(method, padding, align, nsp=2, scale=1.7):
+    """image.grid_sample with rly's grid layout (N, 2|3, ...), the grid scaled by `scale`."""
+    def f(a, b):
+        g = (b * scale).permute(0, *range(2, 2 + nsp), 1)
+        return F.grid_sample(a, g, mode=method, padding_mode=padding, align_corners=align)
+    return f
+
+
+def roi_bilinear(img, y, x):
+    """TVM's (and torchvision's) bilinear sample of img (C, H, W) at (y, x)."""
+    _, h, w = img.shape
+    if y < -1 or x < -1 or y > h or x > w:
+        return img.new_zeros(img.shape[0])
+    y, x = min(max(y, 0.0), h - 1.0), min(max(x, 0.0), w - 1.0)
+    y0, x0 = int(math.floor(y)), int(math.floor(x))
+    ly, lx = y - y0, x - x0
+    v = img.new_zeros(img.shape[0])
+    for yp, wy in ((y0, 1 - ly), (y0 + 1, ly)):
+        for xp, wx in ((x0, 1 - lx), (x0 + 1, lx)):
+            if 0 <= yp < h and 0 <= xp < w:
+                v = v + wy * wx * img[:, yp, xp]
+    return v
+
+
+def roi_align_t(rois, ph, pw, scale, ratio, mode="avg", layout="NCHW"):
+    """vision.roi_align (aligned=False, as torchvision's) in torch ops."""
+    def f(a):
+        x = a if layout == "NCHW" else a.permute(0, 3, 1, 2)
+        out = []
+        for r in rois:
+            b, sw, sh, ew, eh = r[0], r[1] * scale, r[2] * scale, r[3] * scale, r[4] * scale
+            rh, rw = max(eh - sh, 1.0), max(ew - sw, 1.0)
+            bh, bw = rh / ph, rw / pw
+            gh = ratio if ratio > 0 else int(math.ceil(rh / ph))
+            gw = ratio if ratio > 0 else int(math.ceil(rw / pw))
+            bins = []
+            for py in range(ph):
+                for px in range(pw):
+                    smp = torch.stack([roi_bilinear(x[int(b)], sh + py * bh + (iy + 0.5) * bh / gh,
+                                                    sw + px * bw + (ix + 0.5) * bw / gw)
+                                       for iy in range(gh) for ix in range(gw)])
+                    bins.append(smp.mean(0) if mode == "avg" else smp.max(0).values)
+            out.append(torch.stack(bins, 1).reshape(-1, ph, pw))
+        y = torch.stack(out)
+        return y if layout == "NCHW" else y.permute(0, 2, 3, 1)
+    return f
+
+
+def box_iou(a, b):
+    al, at, ar, ab = min(a[0], a[2]), min(a[1], a[3]), max(a[0], a[2]), max(a[1], a[3])
+    bl, bt, br, bb = min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3])
+    w, h = max(0.0, min(ar, br) - max(al, bl)), max(0.0, min(ab, bb) - max(at, bt))
+    u = (ar - al) * (ab - at) + (br - bl) * (bb - bt) - w * h
+    return 0.0 if u <= 0 else w * h / u
+
+
+def nms_rows(d, vc, thr):
+    """TVM's non_max_suppression (force_suppress, score column 1, boxes from column 2, no top_k)
+    of one batch entry's rows d: the source row of each result row, -1 for a row of -1s."""
+    order = sorted(range(vc), key=lambda j: -d[j][1])
+    src = list(order) + [-1] * (len(d) - vc)
+    for j in range(vc):
+        if d[src[j]][1] > 0 and any(src[q] >= 0 and d[src[q]][1] > 0 and
+                                    box_iou(d[src[j]][2:6], d[src[q]][2:6]) >= thr
+                                    for q in range(j)):
+            src[j] = -1
+    return src
+
+
+def rows_from(a, src):
+    """a's rows (batch entry 0) at src, -1 rows where src is -1."""
+    rows = [a[0, j] if j >= 0 else -torch.ones_like(a[0, 0]) for j in src]
+    return torch.stack(rows)[None]
+
+
+def nms_t(vc, thr):
+    def f(a):
+        return rows_from(a, nms_rows(a.detach().numpy()[0], vc, thr))
+    return f
+
+
+def valid_rows(a, thr):
+    """vision.get_valid_counts' rows: those with a score (column 1) above thr and a class id
+    (column 0) not negative, in order."""
+    d = a.detach().numpy()[0]
+    keep = [j for j in range(len(d)) if d[j][1] > thr and d[j][0] >= 0]
+    return keep + [-1] * (len(d) - len(keep))
+
+
+def nms_after_valid(score_thr, iou_thr):
+    """get_valid_counts then non_max_suppression on its rows."""
+    def f(a):
+        keep = valid_rows(a, score_thr)
+        moved = rows_from(a, keep)
+        src = nms_rows(moved.detach().numpy()[0], sum(j >= 0 for j in keep), iou_thr)
+        return rows_from(moved, src)
     return f
 
 
@@ -486,6 +618,54 @@ CASES = [
      "[0.5f, 0.25f, 0.75f, 0.75f]], [1, 0, 1], crop_size=[3, 2])", [T(2, 2, 4, 5)],
      crop_resize([(0.25, 0, 0.75, 0.5), (0, 0.125, 1, 1), (0.5, 0.25, 0.75, 0.75)], [1, 0, 1], 3, 2),
      F32),
+] + [
+    ("grid_sample_%s_%s_%s" % (m, p, "ac" if ac else "noac"), "image.grid_sample",
+     "image.grid_sample(%%a, multiply(%%b, 1.7f64), method=\"%s\", padding_mode=\"%s\", "
+     "align_corners=%s)" % (m, p, ac), [T(2, 2, 4, 5), T(2, 2, 3, 4)], grid_sample_t(m, p, ac))
+    for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection")
+    for ac in (True, False)
+] + [
+    ("grid_sample_3d_%s_%s" % (m, p), "image.grid_sample",
+     "image.grid_sample(%%a, multiply(%%b, 1.7f64), method=\"%s\", padding_mode=\"%s\", "
+     "layout=\"NCDHW\", align_corners=%s)" % (m, p, ac), [T(1, 2, 3, 4, 3), T(1, 3, 2, 2, 3)],
+     grid_sample_t(m, p, ac, nsp=3))
+    for m, p, ac in (("bilinear", "zeros", False), ("bilinear", "border", True),
+                     ("bilinear", "reflection", False), ("nearest", "reflection", True))
+] + [
+    ("grid_sample_far", "image.grid_sample",
+     "image.grid_sample(%a, multiply(%b, 4f64), padding_mode=\"reflection\", align_corners=False)",
+     [T(1, 1, 3, 4), T(1, 2, 3, 3)], grid_sample_t("bilinear", "reflection", False, scale=4.0)),
+    ("roi_align", "vision.roi_align",
+     "vision.roi_align(%a, [[0f64, 0.7f64, 1.3f64, 6.1f64, 8.2f64], [1f64, -1.5f64, 2.2f64, "
+     "4.4f64, 3.1f64], [1f64, 3.3f64, 0.4f64, 3.9f64, 1.1f64]], pooled_size=[2, 3], "
+     "spatial_scale=0.5f, sample_ratio=2)", [T(2, 2, 5, 4)],
+     roi_align_t([[0, 0.7, 1.3, 6.1, 8.2], [1, -1.5, 2.2, 4.4, 3.1], [1, 3.3, 0.4, 3.9, 1.1]],
+                 2, 3, 0.5, 2)),
+    ("roi_align_adaptive", "vision.roi_align",
+     "vision.roi_align(%a, [[0f64, 0.2f64, 0.5f64, 4.6f64, 3.7f64], [0f64, 2.5f64, 1.5f64, "
+     "3f64, 2f64]], pooled_size=[2, 2], spatial_scale=1f)", [T(1, 3, 5, 6)],
+     roi_align_t([[0, 0.2, 0.5, 4.6, 3.7], [0, 2.5, 1.5, 3, 2]], 2, 2, 1.0, -1)),
+    ("roi_align_max_nhwc", "vision.roi_align",
+     "vision.roi_align(%a, [[0f64, 0.3f64, 0.6f64, 3.8f64, 4.1f64]], pooled_size=[2, 2], "
+     "spatial_scale=1f, sample_ratio=2, mode=\"max\", layout=\"NHWC\")", [T(1, 5, 5, 2)],
+     roi_align_t([[0, 0.3, 0.6, 3.8, 4.1]], 2, 2, 1.0, 2, "max", "NHWC")),
+    ("get_valid_counts", "vision.get_valid_counts", "vision.get_valid_counts(%a, 1.2f64).1",
+     [POS(1, 6, 6)], lambda a: rows_from(a, valid_rows(a, 1.2))),
+    ("non_max_suppression", "vision.non_max_suppression",
+     "vision.non_max_suppression(%a, [5], [[0, 1, 2, 3, 4, 5]], -1, 0.3f64, "
+     "return_indices=False, force_suppress=True)", [POS(1, 6, 6)], nms_t(5, 0.3)),
+    ("nms_after_valid_counts", "vision.non_max_suppression",
+     "let %v = vision.get_valid_counts(%a, 1f64); vision.non_max_suppression(%v.1, %v.0, %v.2, "
+     "-1, 0.3f64, return_indices=False, force_suppress=True)", [POS(1, 6, 6)],
+     nms_after_valid(1.0, 0.3)),
+    ("arange", "arange", "arange(%a, add(%b, 5f64), %c, dtype=\"float64\")", [T(), T(), POS()],
+     lambda a, b, c: a + torch.arange(int(math.ceil(float((b + 5 - a) / c))), dtype=a.dtype) * c
+     + 0 * b),
+    ("unique", "unique", "unique(concatenate((%a, %a))).0", [T(5)],
+     lambda a: torch.cat((torch.sort(a).values, torch.zeros_like(a)))),
+    ("unique_unsorted", "unique", "unique(concatenate((%a, %a)), sorted=False).0", [T(4)],
+     lambda a: torch.cat((a, torch.zeros_like(a)))),
+] + [
     ("affine_grid", "image.affine_grid", "image.affine_grid(%a, target_shape=[3, 4])", [T(2, 2, 3)],
      lambda a: F.affine_grid(a, (2, 1, 3, 4), align_corners=True).permute(0, 3, 1, 2), F32),
     ("dequantize", "qnn.dequantize",
@@ -567,6 +747,16 @@ CASES = [
     ("cumprod_exclusive", "cumprod", "cumprod(%a, axis=0, exclusive=True)", [AWAY(4, 2)],
      lambda a: torch.cat((torch.ones(1, 2, dtype=a.dtype), a.cumprod(0)[:-1]), 0)),
     ("cumprod_flat", "cumprod", "cumprod(%a)", [POS(2, 3)], lambda a: a.reshape(-1).cumprod(0)),
+    ("cumprod_zeros", "cumprod", "cumprod(%a, axis=-1)", [ZEROS(3, 4)], lambda a: a.cumprod(-1)),
+    ("cumprod_zeros_axis0", "cumprod", "cumprod(%a, axis=0)", [ZEROS(4, 3)],
+     lambda a: a.cumprod(0)),
+    ("cumprod_zeros_exclusive", "cumprod", "cumprod(%a, axis=1, exclusive=True)", [ZEROS(2, 5)],
+     lambda a: torch.cat((torch.ones(2, 1, dtype=a.dtype), a.cumprod(1)[:, :-1]), 1)),
+    ("cumprod_zeros_flat", "cumprod", "cumprod(%a)", [ZEROS(2, 4)],
+     lambda a: a.reshape(-1).cumprod(0)),
+    ("cumprod_zeros_dtype", "cumprod", "cumprod(cast(%a, dtype=\"float32\"), axis=1, dtype=\"float64\")",
+     [ZEROS(2, 4)], lambda a: a.float().double().cumprod(1),
+     dict(h=1e-3, rtol=1e-6, atol=1e-6, fd_rtol=1e-3, fd_atol=1e-4)),
     ("argmax", "argmax", "take(%a, argmax(%a))", [T(5)], lambda a: a.max()),
     ("argmin", "argmin", "multiply(cast(argmin(%a, axis=[1]), dtype=\"float64\"), %b)",
      [T(2, 4), T(2)], lambda a, b: a.argmin(1).double() * b + 0 * a.sum()),
@@ -683,10 +873,19 @@ CASES = [
      lambda a: a[torch.tensor([0, 1, 0]), torch.tensor([2, 0, 2])]),
     ("scatter", "scatter", "scatter(%a, [[1, 0, 2]], %b, axis=0)", [T(3, 3), T(1, 3)],
      lambda a, b: a.scatter(0, torch.tensor([[1, 0, 2]]), b)),
+    ("scatter_dup", "scatter", "scatter(%a, [[1, 0, 1], [1, 2, 1]], %b, axis=0)",
+     [T(3, 3), T(2, 3)], scatter_last(0, [[1, 0, 1], [1, 2, 1]])),
+    ("scatter_dup_axis1", "scatter", "scatter(%a, [[2, 2], [0, 0]], %b, axis=1)",
+     [T(2, 3), T(2, 2)], scatter_last(1, [[2, 2], [0, 0]])),
     ("scatter_add", "scatter_add", "scatter_add(%a, [[1, 1], [0, 1]], %b, axis=1)",
      [T(2, 3), T(2, 2)], lambda a, b: a.scatter_add(1, torch.tensor([[1, 1], [0, 1]]), b)),
     ("scatter_nd", "scatter_nd", "scatter_nd(%a, [[0, 2]], %b, mode=\"update\")",
      [T(3, 4), T(2, 4)], lambda a, b: a.index_put((torch.tensor([0, 2]),), b)),
+    ("scatter_nd_dup", "scatter_nd", "scatter_nd(%a, [[0, 2, 0]], %b, mode=\"update\")",
+     [T(3, 4), T(3, 4)], scatter_nd_last([[0, 2, 0]])),
+    ("scatter_nd_dup2", "scatter_nd",
+     "scatter_nd(%a, [[0, 1, 0, 1], [1, 2, 1, 2]], %b, mode=\"update\")", [T(2, 3), T(4)],
+     scatter_nd_last([[0, 1, 0, 1], [1, 2, 1, 2]])),
     ("scatter_nd_add", "scatter_nd", "scatter_nd(%a, [[0, 0, 1], [1, 1, 2]], %b, mode=\"add\")",
      [T(2, 3), T(3)],
      lambda a, b: a.index_put((torch.tensor([0, 0, 1]), torch.tensor([1, 1, 2])), b,

@@ -546,3 +546,48 @@ def g_affine_grid(op):
     yield Case(op, attrs_text(target_shape=[1, 4]), [theta], "target_shape (1, 4) must be at least 2")
     yield Case(op, attrs_text(target_shape=[3]), [theta], "attribute `target_shape` must list 2 sizes")
     yield Case(op, attrs_text(target_shape=[3, 3]), [rand_float((1, 3, 3), np.float32)], "shape (batch, 2, 3)")
+
+
+# ── grid_sample_grad: grid_sample's adjoints, against torch's autograd ──
+
+
+def grid_grad_torch(x, grid, dy, method, padding, align):
+    """(dx, dgrid) of torch's grid_sample at x, grid (rly's layout) for dy."""
+    import torch
+    import torch.nn.functional as tf
+    tx = torch.from_numpy(x).requires_grad_()
+    tg = torch.from_numpy(np.ascontiguousarray(np.moveaxis(grid, 1, -1))).requires_grad_()
+    y = tf.grid_sample(tx, tg, mode=method, padding_mode=padding, align_corners=align)
+    y.backward(torch.from_numpy(dy))
+    return tx.grad.numpy(), np.ascontiguousarray(np.moveaxis(tg.grad.numpy(), -1, 1))
+
+
+@gen("image.grid_sample_grad")
+def g_grid_sample_grad(op):
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return
+    for nsp in (2, 3):
+        for method in ("bilinear", "nearest"):
+            for padding in ("zeros", "border", "reflection"):
+                for align in (True, False):
+                    for dt in (np.float32, np.float64):
+                        dims = tuple(int(RNG.integers(1, 6)) for _ in range(nsp))
+                        x = rand_float((int(RNG.integers(1, 3)), 2) + dims, dt, specials=False)
+                        gdims = tuple(int(RNG.integers(1, 4)) for _ in range(nsp))
+                        grid = RNG.uniform(-2.5, 2.5, (x.shape[0], nsp) + gdims).astype(dt)
+                        dy = rand_float(x.shape[:2] + gdims, dt, specials=False)
+                        dx, dg = grid_grad_torch(x, grid, dy, method, padding, align)
+                        kw = dict(method=method, padding_mode=padding, align_corners=align,
+                                  layout="NCDHW" if nsp == 3 else "NCHW")
+                        rtol = 1e-5 if dt == np.float32 else 1e-12
+                        bound = np.abs(dy).sum()
+                        yield Case(op, attrs_text(**kw), [dy, x, grid], [dx, dg], "tol", rtol=rtol, atol=0.0,
+                                   scale=[bound, bound * np.abs(x).max() * max(dims) * 2])
+    x, grid = rand_float((1, 2, 3, 3), np.float32), rand_float((1, 2, 2, 2), np.float32)
+    dy = rand_float((1, 2, 2, 2), np.float32)
+    yield Case(op, attrs_text(method="bicubic"), [dy, x, grid], 'method "bicubic" has no adjoint')
+    yield Case(op, "", [dy[:, :, :1], x, grid], "the adjoint Tensor[(1, 2, 1, 2), float32] must have the type")
+    yield Case(op, "", [dy.astype(np.float64), x, grid], "must have the type of the op's result")
+    yield Case(op, attrs_text(padding_mode="wrap"), [dy, x, grid], 'unknown padding_mode "wrap"')

@@ -243,19 +243,32 @@ def rois_data(nr, n, h, w, dt=np.float32, scale=1.0):
     return r.astype(dt)
 
 
-@gen("vision.roi_align")
-def g_roi_align(op):
+def roi_setups(scales, min_rois):
+    """Random roi_align calls over dtypes, modes, layouts and sample ratios:
+    (x, rois as float64, the attributes as a dict)."""
     for dt in (np.float32, np.float64):
         for mode in ("avg", "max"):
             for layout in ("NCHW", "NHWC"):
                 for ratio in (-1, 2):
                     n, c, h, w = int(RNG.integers(1, 3)), 2, int(RNG.integers(2, 8)), int(RNG.integers(2, 8))
                     x = rand_float((n, c, h, w) if layout == "NCHW" else (n, h, w, c), dt, specials=False)
-                    scale = float(RNG.choice([1.0, 0.5, 0.25]))
-                    rois = rois_data(int(RNG.integers(0, 4)), n, h, w, dt, scale)
+                    scale = float(RNG.choice(scales))
+                    rois = rois_data(int(RNG.integers(min_rois, 4)), n, h, w, np.float64, scale)
                     ph, pw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
-                    kw = dict(pooled_size=[ph, pw], spatial_scale=scale, sample_ratio=ratio, mode=mode, layout=layout)
-                    yield Case(op, attrs_text(**kw), [x, rois], [roi_align_ref(x, rois, ph, pw, scale, ratio, mode, layout)])
+                    yield x, rois, dict(pooled_size=[ph, pw], spatial_scale=scale, sample_ratio=ratio, mode=mode,
+                                        layout=layout)
+
+
+def roi_ref_args(kw):
+    return (kw["pooled_size"][0], kw["pooled_size"][1], kw["spatial_scale"], kw["sample_ratio"], kw["mode"],
+            kw["layout"])
+
+
+@gen("vision.roi_align")
+def g_roi_align(op):
+    for x, rois, kw in roi_setups([1.0, 0.5, 0.25], 0):
+        rois = rois.astype(x.dtype)
+        yield Case(op, attrs_text(**kw), [x, rois], [roi_align_ref(x, rois, *roi_ref_args(kw))])
     try:
         import torch
         import torchvision
@@ -331,3 +344,67 @@ def g_multibox_prior(op):
     yield Case(op, "ratios=[]", [x], "ratios must not be empty")
     yield Case(op, 'sizes="big"', [x], "attribute `sizes` must be a list of numbers")
     yield Case(op, "", [np.zeros((1, 2, 2), np.float32)], "data must be a 4-D float tensor")
+
+
+def roi_align_grad_ref(dy, x, rois, ph, pw, scale, ratio, mode, layout):
+    """roi_align's adjoint of x, in float64: each bin's dy to its samples' pixels by their
+    bilinear weights, shared equally (avg) or all to the last of the equal maxima (max)."""
+    v = (x if layout == "NCHW" else np.transpose(x, (0, 3, 1, 2))).astype(np.float64)
+    d = (dy if layout == "NCHW" else np.transpose(dy, (0, 3, 1, 2))).astype(np.float64)
+    _, c, h, w = v.shape
+    dx = np.zeros_like(v)
+
+    def taps(y, xx):
+        """[(weight, yp, xp)] of the pixels a sample reads."""
+        if y < -1 or xx < -1 or y > h or xx > w:
+            return []
+        y, xx = min(max(y, 0.0), h - 1.0), min(max(xx, 0.0), w - 1.0)
+        y0, x0 = int(np.floor(y)), int(np.floor(xx))
+        return [(wy * wx, yp, xp) for wy, yp in ((1 - (y - y0), y0), (y - y0, y0 + 1))
+                for wx, xp in ((1 - (xx - x0), x0), (xx - x0, x0 + 1)) if yp <= h - 1 and xp <= w - 1]
+
+    for r in range(rois.shape[0]):
+        ro = rois[r].astype(np.float64)
+        b = int(ro[0])
+        sw, sh, ew, eh = (ro[1:] * scale)
+        rh, rw = max(eh - sh, 1.0), max(ew - sw, 1.0)
+        bh, bw = rh / ph, rw / pw
+        gh = ratio if ratio > 0 else int(np.ceil(rh / ph))
+        gw = ratio if ratio > 0 else int(np.ceil(rw / pw))
+        for py in range(ph):
+            for px in range(pw):
+                pts = [taps(sh + py * bh + (iy + 0.5) * bh / gh, sw + px * bw + (ix + 0.5) * bw / gw)
+                       for iy in range(gh) for ix in range(gw)]
+                for ch in range(c):
+                    g = d[r, ch, py, px]
+                    if mode == "avg":
+                        for t in pts:
+                            for wt, yp, xp in t:
+                                dx[b, ch, yp, xp] += wt * g / len(pts)
+                        continue
+                    vals = [sum(wt * v[b, ch, yp, xp] for wt, yp, xp in t) for t in pts]
+                    best = max(i for i in range(len(vals)) if vals[i] == max(vals))
+                    for wt, yp, xp in pts[best]:
+                        dx[b, ch, yp, xp] += wt * g
+    if layout == "NHWC":
+        dx = np.transpose(dx, (0, 2, 3, 1))
+    return dx.astype(x.dtype)
+
+
+@gen("vision.roi_align_grad")
+def g_roi_align_grad(op):
+    for x, rois, kw in roi_setups([1.0, 0.5], 1):
+        rois, (ph, pw), c = rois.astype(x.dtype), kw["pooled_size"], 2
+        dy = rand_float((len(rois), c, ph, pw) if kw["layout"] == "NCHW" else (len(rois), ph, pw, c), x.dtype,
+                        specials=False)
+        yield Case(op, attrs_text(**kw), [dy, x, rois], [roi_align_grad_ref(dy, x, rois, *roi_ref_args(kw))],
+                   "tol", rtol=1e-5 if x.dtype == np.float32 else 1e-12, atol=0.0, scale=[np.abs(dy).sum()])
+    x = rand_float((1, 2, 4, 4), np.float32, specials=False)
+    rois = np.array([[0, 0.5, 0.5, 2.5, 3]], np.float32)
+    dy = rand_float((1, 2, 2, 2), np.float32, specials=False)
+    yield Case(op, attrs_text(pooled_size=[2, 2], spatial_scale=1.0), [dy[:, :1], x, rois],
+               "must have the type of the op's result")
+    yield Case(op, attrs_text(pooled_size=[2, 2], spatial_scale=1.0), [dy, x, np.array([[3, 0, 0, 2, 2]], np.float32)],
+               "roi 0 has batch index 3, out of range for a batch of 1")
+    yield Case(op, attrs_text(pooled_size=[2, 2], spatial_scale=1.0), [dy, x, np.zeros((0, 5), np.float32)],
+               "must have the type of the op's result")
