@@ -54,7 +54,7 @@ static _Thread_local bool in_pool;
 
 /* Measured cost per loop body, by function (direct mapped; only the thread
  * that submits jobs touches it: nested loops run inline before it). */
-enum { COST_SLOTS = 64 };
+enum { COST_SLOTS = 1024 };
 static const double INLINE_NS = 50e3, AWAKE_INLINE_NS = 10e3, SPIN_NS = 200e3;
 static double last_end_ns; /* when the last job ended (its workers then spin SPIN_NS) */
 static struct {
@@ -76,7 +76,12 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cost_slot(RlyJitBodyFn body) { return (int)(((uintptr_t)body >> 4) % COST_SLOTS); }
+/* A multiplicative hash of the body's address: kernels' code lies at
+ * addresses a few KiB apart, whose low bits alone collide (two bodies
+ * sharing a slot evict each other, and an evicted one runs in parallel). */
+static int cost_slot(RlyJitBodyFn body) {
+  return (int)(((uint64_t)(uintptr_t)body * 0x9e3779b97f4a7c15ull) >> 54);
+}
 
 static bool small_work(RlyJitBodyFn body, int64_t n) {
   int i = cost_slot(body);
