@@ -294,23 +294,24 @@ static bool add_op_step(Build *B, const Expr *call, int *tv) {
   Plan *P = B->P;
   const Type *ty = call->ty;
   int nout = ty->kind == TY_TUPLE ? ty->u.tuple.n : 1;
-  int *args = malloc(sizeof *args * PLAN_MAX_OPERANDS);
-  if (!args) rly_oom();
-  int nin = 0;
+  int ops[PLAN_MAX_OPERANDS], nin = 0;
   for (int i = 0; i < call->u.call.nargs; i++) {
-    int k = op_operands(B, call->u.call.args[i], args + nin, PLAN_MAX_OPERANDS - nin);
-    if (k < 0) return free(args), false;
+    int k = op_operands(B, call->u.call.args[i], ops + nin, PLAN_MAX_OPERANDS - nin);
+    if (k < 0) return false;
     nin += k;
   }
-  if (nin + nout > PLAN_MAX_OPERANDS) return free(args), false;
+  if (nin + nout > PLAN_MAX_OPERANDS) return false;
   for (int o = 0; o < nout; o++) {
     DType dt;
     int nd;
     int64_t sh[TENSOR_MAX_RANK];
     if (!static_tensor(ty->kind == TY_TUPLE ? ty->u.tuple.fields[o] : ty, &dt, &nd, sh))
-      return free(args), false;
-    args[nin + o] = temp_val(B, dt, nd, sh);
+      return false;
+    ops[nin + o] = temp_val(B, dt, nd, sh);
   }
+  int *args = malloc(sizeof *args * (size_t)(nin + nout + 1));
+  if (!args) rly_oom();
+  memcpy(args, ops, sizeof *args * (size_t)(nin + nout));
   for (int i = 0; i < nin; i++) use(P, args[i], P->nsteps);
   P->steps = grow(P->steps, &B->capsteps, P->nsteps + 1, sizeof *P->steps);
   P->steps[P->nsteps++] = (Step){.call = call,
