@@ -178,13 +178,13 @@ static Value *global_cell(Interp *in, const StateGlobal *g, Span sp) {
   return cell;
 }
 
-/* @name as a value: a def's closure or a state global's current value. */
 const Def *interp_def(Interp *in, const char *name) {
   uint64_t *slot = u64map_slot(&in->defs, (uint64_t)(uintptr_t)name);
   if (!*slot) *slot = (uint64_t)(uintptr_t)module_lookup(in->mod, name);
   return (const Def *)(uintptr_t)*slot;
 }
 
+/* @name as a value: a def's closure or a state global's current value. */
 static Value *global_value(Interp *in, const Expr *e) {
   const Def *d = interp_def(in, e->u.global.name);
   if (!d) return fail(in, e->span, "unknown global @%s", e->u.global.name), NULL;
