@@ -108,6 +108,14 @@ static FeVal *expand_at(OnnxCx *cx, FeVal *v, int axis) {
   return FE_OP(cx, "expand_dims", ab_done(&b), v);
 }
 
+/* v without its leading axis of size 1. */
+static FeVal *squeeze0(OnnxCx *cx, FeVal *v) {
+  AttrB b = ab_new(cx);
+  int64_t axis0 = 0;
+  ab_ints(&b, "axis", 1, &axis0);
+  return FE_OP(cx, "squeeze", ab_done(&b), v);
+}
+
 static FeVal *concat2(OnnxCx *cx, FeVal *a, FeVal *b, int axis) {
   if (!a) return b;
   AttrB at = ab_new(cx);
@@ -494,11 +502,10 @@ static bool run_unrolled(OnnxCx *cx, const Rnn *r, const RnnDir *dd, int64_t T, 
     hs[t] = h = h1, c = c1;
   }
   if (cx->failed) return false;
-  AttrB cat = ab_new(cx), sq = ab_new(cx), sq2 = ab_new(cx);
-  int64_t axis0 = 0;
-  ab_int(&cat, "axis", 0), ab_ints(&sq, "axis", 1, &axis0), ab_ints(&sq2, "axis", 1, &axis0);
-  out[0] = FE_OP(cx, "squeeze", ab_done(&sq), h);
-  out[1] = r->lstm ? FE_OP(cx, "squeeze", ab_done(&sq2), c) : NULL;
+  AttrB cat = ab_new(cx);
+  ab_int(&cat, "axis", 0);
+  out[0] = squeeze0(cx, h);
+  out[1] = r->lstm ? squeeze0(cx, c) : NULL;
   out[2] = T > 1 ? fe_op(cx, "concatenate", (int)T, hs, ab_done(&cat)) : h;
   return !cx->failed;
 }

@@ -227,6 +227,17 @@ static Expr *squeezed(Graph *g, Expr *e, RwBlock *blk, Expr *conv, const char *r
   return out;
 }
 
+/* op(expand_dims(x, 2), expand_dims(w, 2), at): a 1-D convolution's
+ * operands as a height-1 image and kernel, the image bound in blk. */
+static Expr *height1_call(Graph *g, RwBlock *blk, Expr *e, GraphOp op, Expr *x, Expr *w,
+                          Attrs *at) {
+  Attrs *ax = graph_attrs(g, 1);
+  graph_attr_int(g, ax, 0, "axis", 2);
+  Expr *args[2] = {graph_bind(g, blk, graph_call1(g, GOP_EXPAND_DIMS, x, ax, e->span), e->span),
+                   graph_call1(g, GOP_EXPAND_DIMS, w, ax, e->span)};
+  return graph_call(g, op, 2, args, at, e->span);
+}
+
 /* nn.conv1d(x, w) (NCW / OIW) as the convolution of a height-1 image,
  * squeeze(conv2d(expand_dims(x, 2), expand_dims(w, 2)), [2]), which the
  * conv2d rule then blocks: the blocked, vectorized schedules instead of
@@ -245,12 +256,8 @@ static Expr *alter_conv1d(Graph *g, Expr *e, Expr *r) {
   if (groups != 1 && !dw) return r; /* the conv2d rule would not block it */
   Attrs *at = conv1d_as_2d(g, r, wt->u.tensor.dims[2].value);
   if (!at) return r;
-  Attrs *ax = graph_attrs(g, 1);
-  graph_attr_int(g, ax, 0, "axis", 2);
   RwBlock blk = {0};
-  Expr *args[2] = {graph_bind(g, &blk, graph_call1(g, GOP_EXPAND_DIMS, x, ax, e->span), e->span),
-                   graph_call1(g, GOP_EXPAND_DIMS, w, ax, e->span)};
-  Expr *c2 = graph_call(g, GOP_CONV2D, 2, args, at, e->span);
+  Expr *c2 = height1_call(g, &blk, e, GOP_CONV2D, x, w, at);
   if (!c2->ty) {
     rw_block_free(&blk);
     return r;
@@ -357,12 +364,8 @@ static Expr *alter_conv1d_transpose(Graph *g, Expr *e, Expr *r) {
   graph_attr_ints(g, at, 3, "dilation", 2, d);
   const char *key = "kernel_layout", *val = strcmp(kl, "OIW") == 0 ? "IOHW" : "OIHW";
   at = attrs_with(g, at, 1, &key, &val);
-  Attrs *ax = graph_attrs(g, 1);
-  graph_attr_int(g, ax, 0, "axis", 2);
   RwBlock blk = {0};
-  Expr *args[2] = {graph_bind(g, &blk, graph_call1(g, GOP_EXPAND_DIMS, x, ax, e->span), e->span),
-                   graph_call1(g, GOP_EXPAND_DIMS, w, ax, e->span)};
-  Expr *t2 = graph_call(g, GOP_CONV2D_TRANSPOSE, 2, args, at, e->span);
+  Expr *t2 = height1_call(g, &blk, e, GOP_CONV2D_TRANSPOSE, x, w, at);
   Expr *conv = t2->ty ? alter_conv2d_transpose(g, e, t2) : t2;
   if (conv == t2) { /* not of the form the rule takes: keep the 1-D op */
     rw_block_free(&blk);
