@@ -24,6 +24,7 @@
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "ir/walk.h"
+#include "parser/lexer.h"
 #include "parser/parser.h"
 #include "passes/passes.h"
 
@@ -124,7 +125,10 @@ typedef struct Run {
 } Run;
 
 /* Runs argv as a child (stdout and stderr to /dev/null) once more into r:
- * the best wall time and the largest peak RSS; ok while every run exits 0. */
+ * the best wall time and the largest peak RSS; ok while every run exits 0.
+ * The child's ru_maxrss includes what its fork of this process held before
+ * exec (Linux keeps the larger of the two), so the children run first,
+ * while this process is small (main). */
 static void run_child(char *const argv[], Run *r) {
   if (!r->ok) return;
   fflush(stdout);
@@ -178,7 +182,7 @@ typedef struct Parts {
   long nodes[EX_DATAFLOW + 1];
   double node_bytes[EX_DATAFLOW + 1];
   long vars, types, tensors;
-  double var_bytes, name_bytes, arg_bytes, type_bytes, tensor_bytes;
+  double var_bytes, name_bytes, type_bytes, tensor_bytes;
 } Parts;
 
 static double round8(size_t n) { return (double)((n + 7) & ~(size_t)7); }
@@ -199,11 +203,10 @@ static void count_var(Parts *p, const Var *v) {
 
 static void count_node(Parts *p, const Expr *e) {
   p->nodes[e->kind]++;
-  p->node_bytes[e->kind] += round8(expr_size(e->kind));
+  p->node_bytes[e->kind] += round8(expr_bytes(e));
   count_type(p, e->ty);
   if (e->kind == EX_VAR) count_var(p, e->u.var);
   if (e->kind == EX_LET) count_var(p, e->u.let.var);
-  if (e->kind == EX_CALL) p->arg_bytes += round8(sizeof(Expr *) * (size_t)e->u.call.nargs);
   if (e->kind == EX_CONST && u64map_insert(&p->seen, PTR_KEY(e->u.konst.value))) {
     p->tensors++;
     p->tensor_bytes += sizeof(Tensor) + round8(tensor_nbytes(e->u.konst.value));
@@ -228,43 +231,46 @@ static void print_part(const char *what, long n, double bytes, long bindings) {
          bytes / (double)bindings);
 }
 
-/* The peer's let chain, parsed and checked here: its source and each part
- * of the checked program per binding.  The rest of rly --check's peak
- * (peak, bytes) is what lives only while parsing (the scope: 24 bytes a
- * binding), the standard library's module and the program image. */
+/* The peer's let chain, parsed and checked here as rly --check does: each
+ * part of the checked program per binding.  The source is mapped and
+ * leaves memory behind the lexer (ir/util.h): at most the lexer's window
+ * of it is resident (an upper bound, LEX_WINDOW).  The rest of rly
+ * --check's peak (peak, bytes) is what lives only while parsing (the
+ * scope: 24 bytes a binding), the standard library's module and the
+ * program image. */
+enum { LEX_WINDOW = LEX_RELEASE_STEP + LEX_KEEP };
+
 static void breakdown(const char *path, long bindings, double peak) {
-  size_t len = (size_t)file_size(path);
-  FILE *f = fopen(path, "rb");
-  char *text = malloc(len ? len : 1);
-  if (!f || !text || fread(text, 1, len, f) != len) perror(path), exit(1);
-  fclose(f);
+  FileText ft;
+  if (!file_text_read(path, &ft)) perror(path), exit(1);
+  size_t len = ft.len;
+  bool mapped = ft.map_len > 0;
   Arena arena;
   arena_init(&arena);
   DiagCtx d;
   diag_init(&d);
   Module *m = module_new(&arena);
-  if (!parse_module(m, &d, diag_add_source(&d, path, text, len)) || !ty_check_module(m, &d))
+  if (!parse_module(m, &d, diag_take_file(&d, path, &ft)) || !ty_check_module(m, &d))
     diag_render(&d, stderr, 0, false), exit(1);
-  free(text);
   Parts p = {0};
   count_expr(&p, module_func(m, "main")->fn->body);
   printf("\nwhere rly --check's peak goes, per binding of the let chain:\n");
-  print_part("source text", 1, (double)len, bindings);
-  double total = (double)len;
+  double source = mapped && len > LEX_WINDOW ? LEX_WINDOW : (double)len;
+  print_part(mapped ? "source text (mapped; window)" : "source text", 1, source, bindings);
+  double total = source;
   for (int k = 0; k <= EX_DATAFLOW; k++) {
     if (!p.nodes[k]) continue;
     char what[64];
-    snprintf(what, sizeof what, "Expr %s (%zu bytes)", expr_kind_name((ExprKind)k),
-             expr_size((ExprKind)k));
+    snprintf(what, sizeof what, "Expr %s (%zu bytes%s)", expr_kind_name((ExprKind)k),
+             expr_size((ExprKind)k), k == EX_CALL ? " + 8 an argument" : "");
     print_part(what, p.nodes[k], p.node_bytes[k], bindings);
     total += p.node_bytes[k];
   }
-  print_part("call argument arrays", p.nodes[EX_CALL], p.arg_bytes, bindings);
   print_part("Var", p.vars, p.var_bytes, bindings);
   print_part("variable names", p.vars, p.name_bytes, bindings);
   print_part("checked types", p.types, p.type_bytes, bindings);
   print_part("constant tensors", p.tensors, p.tensor_bytes, bindings);
-  total += p.arg_bytes + p.var_bytes + p.name_bytes + p.type_bytes + p.tensor_bytes;
+  total += p.var_bytes + p.name_bytes + p.type_bytes + p.tensor_bytes;
   print_part("the rest of the peak", 0, peak - total, bindings);
   u64map_free(&p.seen);
   module_free(m);
@@ -285,7 +291,7 @@ static void peer(const char *argv0) {
   write_let_chain(rly_file, PEER_BINDINGS, false);
   write_let_chain(c_file, PEER_BINDINGS, true);
   long rly_bytes = file_size(rly_file), c_bytes = file_size(c_file);
-  printf("\n%d-binding let chain (tests/deep.py), whole process, best of %d (alternating):\n",
+  printf("%d-binding let chain (tests/deep.py), whole process, best of %d (alternating):\n",
          PEER_BINDINGS, PEER_REPS);
   const char *clang = find_clang();
   char *rly_argv[] = {(char *)rly_path(argv0), "--check", rly_file, NULL};
@@ -314,7 +320,8 @@ int main(int argc, char **argv) {
   int nsizes = argc > 1 ? atoi(argv[1]) : 3;
   if (nsizes < 1 || nsizes > 3) nsizes = 3;
   double base_parse = 0, base_check = 0;
-  printf("%-10s %9s %11s %14s %11s %14s %10s %10s\n", "bindings", "MB", "parse MB/s",
+  if (nsizes == 3) peer(argv[0]); /* first: see run_child */
+  printf("\n%-10s %9s %11s %14s %11s %14s %10s %10s\n", "bindings", "MB", "parse MB/s",
          "parse bind/s", "check MB/s", "check bind/s", "parse/bnd", "check/bnd");
   for (int s = 0; s < nsizes; s++) {
     size_t len;
@@ -334,6 +341,5 @@ int main(int argc, char **argv) {
     free(text);
   }
   printf("(last two columns: time per binding relative to 10k bindings; 1.00x = linear)\n");
-  if (nsizes == 3) peer(argv[0]);
   return 0;
 }

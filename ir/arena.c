@@ -22,12 +22,12 @@ enum { ARENA_MIN_CHUNK = 64 * 1024 };
 /* Big chunks are 2 MiB aligned and asked to be backed by huge pages: a
  * million-binding program touches hundreds of MiB, and 4 KiB page faults
  * would cost more than parsing it. */
-static void *chunk_alloc(size_t bytes) {
-  if (bytes < 4 * HUGE_PAGE) return malloc(bytes);
-  bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-  void *p = aligned_alloc(HUGE_PAGE, bytes);
+static void *chunk_alloc(size_t *bytes) {
+  if (*bytes < 4 * HUGE_PAGE) return malloc(*bytes);
+  *bytes = (*bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  void *p = aligned_alloc(HUGE_PAGE, *bytes);
 #ifdef MADV_HUGEPAGE
-  if (p) madvise(p, bytes, MADV_HUGEPAGE);
+  if (p) madvise(p, *bytes, MADV_HUGEPAGE);
 #endif
   return p;
 }
@@ -47,8 +47,12 @@ void arena_free(Arena *a) {
 static ArenaChunk *new_chunk(Arena *a, size_t need) {
   size_t size = a->total < ARENA_MIN_CHUNK ? ARENA_MIN_CHUNK : a->total;
   if (size < need + 64) size = need + 64;
-  ArenaChunk *c = chunk_alloc(sizeof(ArenaChunk) + size);
+  size_t bytes = sizeof(ArenaChunk) + size;
+  ArenaChunk *c = chunk_alloc(&bytes);
   if (!c) rly_oom();
+  /* A huge-page chunk holds its header too: rounding the header up to a
+   * page of its own would leave 2 MiB of it unused but resident. */
+  size = bytes - sizeof(ArenaChunk);
   c->prev = a->head, c->size = size, c->used = 0;
   a->head = c;
   a->total += size;

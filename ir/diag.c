@@ -8,9 +8,9 @@
  *     ^~~~~
  *   hint: ...
  *
- * Invariants: sources are copied on registration and never change, so a
- * span (an offset in the sources' common offset space and a length) stays
- * valid for the session.  Line
+ * Invariants: sources are copied (or a file mapped) on registration and
+ * never change, so a span (an offset in the sources' common offset space
+ * and a length) stays valid for the session.  Line
  * starts are computed on the first render that needs them, then found by
  * binary search.  At most max_errors errors are kept; the next one is
  * replaced by a single "too many errors" entry and later ones are counted
@@ -65,7 +65,8 @@ void diag_free(DiagCtx *d) {
   for (uint32_t i = 0; i < d->nfiles; i++) {
     SourceFile *f = d->files[i];
     free(f->name);
-    free(f->text);
+    FileText ft = {f->text, f->len, f->map_len};
+    file_text_free(&ft);
     free(f->line_starts);
     free(f);
   }
@@ -97,6 +98,20 @@ uint32_t diag_take_source(DiagCtx *d, const char *name, char *text, size_t len) 
   d->files = files;
   d->files[d->nfiles++] = f;
   return d->nfiles;
+}
+
+uint32_t diag_take_file(DiagCtx *d, const char *name, FileText *ft) {
+  uint32_t id = diag_take_source(d, name, ft->text, ft->len);
+  d->files[id - 1]->map_len = ft->map_len;
+  memset(ft, 0, sizeof *ft);
+  return id;
+}
+
+void diag_source_release(DiagCtx *d, uint32_t file, size_t upto) {
+  const SourceFile *f = diag_source(d, file);
+  if (!f || !f->map_len) return;
+  FileText ft = {f->text, f->len, f->map_len};
+  file_text_release(&ft, upto);
 }
 
 const SourceFile *diag_source(const DiagCtx *d, uint32_t file) {

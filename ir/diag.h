@@ -18,8 +18,9 @@ typedef enum DiagLevel { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
 
 typedef struct SourceFile {
   char *name;
-  char *text; /* owned copy, NUL-terminated */
+  char *text; /* owned, NUL-terminated: a copy, or a mapped file (map_len > 0) */
   size_t len;
+  size_t map_len;
   uint32_t base;         /* the offset of text[0] in spans; 0: too late to address */
   uint32_t *line_starts; /* computed lazily */
   uint32_t nlines;
@@ -52,6 +53,12 @@ void diag_free(DiagCtx *d);
 uint32_t diag_add_source(DiagCtx *d, const char *name, const char *text, size_t len);
 /* The same without a copy: text (malloc'd, text[len] == 0) now belongs to d. */
 uint32_t diag_take_source(DiagCtx *d, const char *name, char *text, size_t len);
+/* The same for a file's text (ir/util.h), which now belongs to d (*ft is
+ * emptied). */
+uint32_t diag_take_file(DiagCtx *d, const char *name, FileText *ft);
+/* The parser is past byte upto of file: a mapped file's pages before it
+ * may leave memory (they are read back if a diagnostic needs them). */
+void diag_source_release(DiagCtx *d, uint32_t file, size_t upto);
 const SourceFile *diag_source(const DiagCtx *d, uint32_t file);
 /* The span of bytes [off, off + len) of a registered source file. */
 Span diag_span(const DiagCtx *d, uint32_t file, uint32_t off, uint32_t len);

@@ -185,14 +185,24 @@ void expr_set_span(Expr *e, Span sp) { span_store(e, sp); }
 
 void var_set_span(Var *v, Span sp) { span_store((unsigned char *)v + offsetof(Var, span), sp); }
 
-Expr *expr_new(Arena *a, ExprKind k, Span sp) {
-  Expr *e = arena_alloc(a, expr_size(k));
+size_t expr_bytes(const Expr *e) {
+  size_t n = expr_size(e->kind);
+  return e->kind == EX_CALL ? n + sizeof(Expr *) * (size_t)e->u.call.nargs : n;
+}
+
+static Expr *expr_alloc(Arena *a, ExprKind k, size_t bytes, Span sp) {
+  Expr *e = arena_alloc(a, bytes);
   expr_set_span(e, sp);
   e->kind = k;
   return e;
 }
 
-Expr *expr_copy(Arena *a, const Expr *e) { return arena_memdup(a, e, expr_size(e->kind)); }
+Expr *expr_new(Arena *a, ExprKind k, Span sp) {
+  RLY_ASSERT(k != EX_CALL);
+  return expr_alloc(a, k, expr_size(k), sp);
+}
+
+Expr *expr_copy(Arena *a, const Expr *e) { return arena_memdup(a, e, expr_bytes(e)); }
 
 Expr *expr_const(Arena *a, Tensor *t, Span sp) {
   Expr *e = expr_new(a, EX_CONST, sp);
@@ -213,9 +223,9 @@ Expr *expr_global(Arena *a, const char *name, Span sp) {
 }
 
 Expr *expr_call(Arena *a, Expr *fn, int n, Expr **args, Attrs *attrs, Span sp) {
-  Expr *e = expr_new(a, EX_CALL, sp);
+  Expr *e = expr_alloc(a, EX_CALL, expr_size(EX_CALL) + sizeof(Expr *) * (size_t)n, sp);
   e->u.call.fn = fn, e->u.call.nargs = n, e->u.call.attrs = attrs;
-  e->u.call.args = n ? arena_memdup(a, args, sizeof(Expr *) * (size_t)n) : NULL;
+  if (n) memcpy(e->u.call.args, args, sizeof(Expr *) * (size_t)n);
   return e;
 }
 

@@ -248,7 +248,14 @@ typedef struct MatchClause {
 
 /* A 16-byte header (span and kind in 8 bytes, the type) and the kind's
  * payload.  The span is read-only here: expr_new sets it, expr_set_span
- * changes it (a plain store would overwrite the kind). */
+ * changes it (a plain store would overwrite the kind).  A call's arguments
+ * follow it in the same allocation (a flexible array: 8 bytes less than a
+ * pointer to an array of their own, and one allocation instead of two). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wflexible-array-extensions"
+#endif
 struct Expr {
   union {
     const Span span;
@@ -279,9 +286,9 @@ struct Expr {
     } ctor; /* adt->ctors[index] */
     struct {
       Expr *fn;
-      int nargs;
-      Expr **args;
       Attrs *attrs;
+      int nargs;
+      Expr *args[]; /* nargs of them */
     } call;
     struct {
       int n;
@@ -324,6 +331,7 @@ struct Expr {
     } dataflow;
   } u;
 };
+#pragma GCC diagnostic pop
 
 const char *expr_kind_name(ExprKind k);
 
@@ -468,15 +476,17 @@ Var *var_new(Arena *a, const char *name, Type *annot, Span sp);
 /* The same with `{virtual_device=device}` written on it. */
 Var *var_new_device(Arena *a, const char *name, Type *annot, Span sp, const AttrValue *device);
 const AttrValue *var_device(const Var *v); /* NULL when none was written */
-/* A node of kind k, zeroed but for kind and span.  It is only as large as
- * its kind needs (expr_size: the header and that kind's member of the
- * union), so a node is never copied whole (`*r = *e`, `r->u = e->u`) and
- * never changes kind: expr_copy copies one. */
+/* A node of kind k (not a call: expr_call), zeroed but for kind and span.
+ * It is only as large as its kind needs (expr_size: the header and that
+ * kind's member of the union; a call's arguments after it), so a node is
+ * never copied whole (`*r = *e`, `r->u = e->u`) and never changes kind:
+ * expr_copy copies one. */
 Expr *expr_new(Arena *a, ExprKind k, Span sp);
 Expr *expr_copy(Arena *a, const Expr *e); /* shallow: the same children */
 void expr_set_span(Expr *e, Span sp);     /* keeps the kind */
 void var_set_span(Var *v, Span sp);       /* keeps the flags */
-size_t expr_size(ExprKind k);
+size_t expr_size(ExprKind k);             /* a call's without its arguments */
+size_t expr_bytes(const Expr *e);         /* the node's, a call's arguments included */
 Expr *expr_const(Arena *a, Tensor *t, Span sp);
 Expr *expr_var(Arena *a, Var *v, Span sp);
 Expr *expr_global(Arena *a, const char *name, Span sp);

@@ -1,11 +1,14 @@
 /* util.c — bug reporting, string buffers, string and integer hash maps,
- * hashing, reading a whole file.  (Float literal text is in tensor.c.) */
+ * hashing, reading a whole file or mapping a source file.  (Float literal text is in tensor.c.) */
 #include "ir/util.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 _Noreturn void rly_bug(const char *file, int line, const char *msg) {
   fprintf(stderr, "rly: internal error at %s:%d: %s\n", file, line, msg);
@@ -109,6 +112,93 @@ char *read_whole_file(const char *path, size_t *len) {
   if (bad) return sb_free(&b), NULL;
   if (len) *len = b.len;
   return b.data ? sb_take(&b) : calloc(1, 1);
+}
+
+static size_t page_size(void) {
+  long p = sysconf(_SC_PAGESIZE);
+  return p > 0 ? (size_t)p : 4096;
+}
+
+/* Maps a regular file of at least FILE_MAP_MIN bytes with a zero byte
+ * after it: the file over an anonymous mapping one byte longer, so the NUL
+ * is there even when the size is a multiple of the page size.  Read-only:
+ * nothing may write a source. */
+static bool map_file(const char *path, FileText *out) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= FILE_MAP_MIN &&
+            (uint64_t)st.st_size < SIZE_MAX / 2;
+  if (ok) {
+    size_t size = (size_t)st.st_size, page = page_size();
+    size_t map_len = (size + 1 + page - 1) & ~(page - 1);
+    void *base = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ok = base != MAP_FAILED &&
+         mmap(base, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) != MAP_FAILED;
+    if (ok) {
+      out->text = base, out->len = size, out->map_len = map_len;
+    } else if (base != MAP_FAILED) {
+      munmap(base, map_len);
+    }
+  }
+  close(fd);
+  return ok;
+}
+
+static void *big_map(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) rly_oom();
+  return p;
+}
+
+void *big_realloc(void *p, size_t old_bytes, size_t new_bytes) {
+  if (!p) old_bytes = 0;
+  if (new_bytes < BIG_MIN) {
+    RLY_ASSERT(old_bytes < BIG_MIN);
+    void *q = realloc(p, new_bytes ? new_bytes : 1);
+    if (!q) rly_oom();
+    if (new_bytes > old_bytes) memset((char *)q + old_bytes, 0, new_bytes - old_bytes);
+    return q;
+  }
+  if (old_bytes >= BIG_MIN) {
+    void *q = mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED) rly_oom();
+    return q;
+  }
+  void *q = big_map(new_bytes);
+  if (old_bytes) memcpy(q, p, old_bytes);
+  free(p);
+  return q;
+}
+
+void big_free(void *p, size_t bytes) {
+  if (!p) return;
+  if (bytes >= BIG_MIN)
+    munmap(p, bytes);
+  else
+    free(p);
+}
+
+bool file_text_read(const char *path, FileText *out) {
+  memset(out, 0, sizeof *out);
+  if (strcmp(path, "-") != 0 && map_file(path, out)) return true;
+  out->text = read_whole_file(path, &out->len);
+  return out->text != NULL;
+}
+
+void file_text_release(const FileText *ft, size_t upto) {
+  if (!ft->map_len || !upto) return;
+  size_t end = upto < ft->len ? upto : ft->len;
+  end &= ~(page_size() - 1);
+  if (end) madvise(ft->text, end, MADV_DONTNEED);
+}
+
+void file_text_free(FileText *ft) {
+  if (ft->map_len)
+    munmap(ft->text, ft->map_len);
+  else
+    free(ft->text);
+  memset(ft, 0, sizeof *ft);
 }
 
 void sb_free(StrBuf *b) {

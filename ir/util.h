@@ -32,7 +32,35 @@ char *sb_take(StrBuf *b); /* caller frees; b is reset */
 /* The whole file at path ("-": stdin), NUL-terminated and malloc'd, its
  * length in *len (may be NULL); NULL if it cannot be opened or read. */
 char *read_whole_file(const char *path, size_t *len);
+
+/* A source file's text, NUL-terminated (text[len] == 0).  A regular file of
+ * FILE_MAP_MIN bytes or more is mapped read-only (map_len > 0) instead of
+ * read: its pages are the page cache's, so the parts already parsed can be
+ * dropped from memory (file_text_release) and come back from the page
+ * cache if a diagnostic reads them.  Smaller files, pipes and stdin are
+ * read into malloc'd memory (map_len == 0). */
+enum { FILE_MAP_MIN = 1 << 20 };
+typedef struct FileText {
+  char *text;
+  size_t len;
+  size_t map_len;
+} FileText;
+
+bool file_text_read(const char *path, FileText *out); /* false: cannot open or read */
+/* Drops the whole pages of a mapped text before byte upto from memory
+ * (no-op for a read text); the text stays readable. */
+void file_text_release(const FileText *ft, size_t upto);
+void file_text_free(FileText *ft);
 void sb_free(StrBuf *b);
+
+/* Buffers that may grow large (a parser's scope over a million bindings):
+ * below BIG_MIN bytes from malloc, above it straight from the kernel, so
+ * growing moves pages instead of copying them and freeing returns them
+ * (malloc's heap keeps the old copies resident as holes).  The caller
+ * keeps the size; new bytes are zero. */
+enum { BIG_MIN = 256 << 10 };
+void *big_realloc(void *p, size_t old_bytes, size_t new_bytes);
+void big_free(void *p, size_t bytes);
 
 /* Open-addressing hash map from NUL-terminated strings (not copied) to pointers. */
 typedef struct StrMap {

@@ -3,8 +3,8 @@
  * side is in tir_walk.c).
  *
  * Every Relay kind's children are described once, by layout(): up to three
- * fixed slots, then a run of slots `stride` bytes apart (call arguments,
- * tuple fields, clause bodies).  Reading a child, rebuilding a node and
+ * fixed slots, then a run of slots `stride` bytes apart (call arguments, in
+ * the node; tuple fields and clause bodies, out of line).  Reading a child, rebuilding a node and
  * walking all go through that description, so a new kind is one case here.
  * A switch rather than a table of offsets: slots behind a pointer (a
  * function's body) and strided runs would need a small language of their
@@ -46,6 +46,12 @@ static void rep(Layout *l, void *field, size_t size, int n, size_t off, size_t s
   l->box = field, l->box_size = size;
 }
 
+/* n slots in the node itself (a call's arguments): nothing out of line. */
+static void rep_inline(Layout *l, Expr **first, int n, ExprRole r) {
+  l->nrep = n, l->stride = sizeof(Expr *), l->rep_role = r;
+  l->rep = n ? (char *)first : NULL;
+}
+
 #define REP(l, arr, n, T, member, role) \
   rep(l, &(arr), sizeof(T) * (size_t)(n), n, offsetof(T, member), sizeof(T), role)
 #define REP_PTRS(l, arr, n, role) \
@@ -63,7 +69,7 @@ static Layout layout(Expr *e) {
       break;
     case EX_CALL:
       fix(&l, &e->u.call.fn, EXPR_OPERAND);
-      REP_PTRS(&l, e->u.call.args, e->u.call.nargs, EXPR_OPERAND);
+      rep_inline(&l, e->u.call.args, e->u.call.nargs, EXPR_OPERAND);
       break;
     case EX_TUPLE:
       REP_PTRS(&l, e->u.tuple.fields, e->u.tuple.n, EXPR_OPERAND);

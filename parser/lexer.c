@@ -704,8 +704,18 @@ static Token scan_one(Lexer *lx) {
   return lex_bad_char(lx);
 }
 
+/* A long mapped source leaves memory behind the lexer, a step at a time:
+ * nodes hold names and values of their own, and a diagnostic reads its line
+ * back from the page cache. */
+static void release_behind(Lexer *lx) {
+  diag_source_release(lx->d, lx->file, lx->pos - LEX_KEEP);
+  lx->release_at =
+      lx->pos < UINT32_MAX - LEX_RELEASE_STEP ? lx->pos + LEX_RELEASE_STEP : UINT32_MAX;
+}
+
 /* scan := space token   (EOF counts as preceded by a newline) */
 static Token scan(Lexer *lx) {
+  if (lx->pos >= lx->release_at) release_behind(lx);
   for (;;) {
     skip_space(lx);
     if (lx->pos >= lx->len) {
@@ -731,6 +741,7 @@ void lex_init(Lexer *lx, DiagCtx *d, uint32_t file, bool script) {
   lx->len = f->len > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)f->len;
   lx->prev = T_EOF;
   lx->saw_nl = true;
+  lx->release_at = f->map_len ? LEX_RELEASE_STEP : UINT32_MAX;
   if (starts_with(lx, 0, "\xEF\xBB\xBF")) lx->pos = 3; /* a UTF-8 byte order mark */
 }
 

@@ -102,6 +102,10 @@ typedef struct Token {
 } Token;
 
 enum { LEX_LOOKAHEAD = 8 };
+/* A mapped source (ir/util.h) leaves memory behind the lexer: every
+ * LEX_RELEASE_STEP bytes, all but the last LEX_KEEP bytes lexed, so at most
+ * their sum of it is resident. */
+enum { LEX_RELEASE_STEP = 1 << 20, LEX_KEEP = 256 << 10 };
 
 typedef struct Lexer {
   DiagCtx *d;
@@ -115,6 +119,9 @@ typedef struct Lexer {
   bool saw_nl;
   Token ring[LEX_LOOKAHEAD];
   int head, count;
+  /* A mapped source: at this position the bytes more than LEX_KEEP behind
+   * are released from memory (diag_source_release); UINT32_MAX: never. */
+  uint32_t release_at;
   /* Bookkeeping shared with the parser. */
   bool any_error;  /* an error was reported through lex_error */
   bool incomplete; /* the first error was at end of input */

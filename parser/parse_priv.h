@@ -30,28 +30,29 @@ enum { PARSE_MAX_DEPTH = 200 };
 typedef enum BindTag { BIND_VAR, BIND_UNBOUND, BIND_BUF, BIND_TIRVAR } BindTag;
 
 /* One binding of a name: the Var (BIND_VAR, BIND_UNBOUND), Buffer or
- * TirVar, which holds the name (parse_binding_name); `prev` is the index + 1 of
- * the binding it shadows (0: none); `hash` is the name's, cut to 30 bits
- * (the scope's table compares it first).  16 bytes: a million-binding
- * chain keeps a million of them until it ends. */
+ * TirVar, which holds the name (parse_binding_name), with its BindTag in
+ * the pointer's two low bits.  8 bytes: a million-binding chain keeps a
+ * million of them until it ends.  The binding a name shadows is kept on
+ * the side (Scope.shadowed): few bindings shadow another. */
 typedef struct Binding {
-  void *val;
-  uint32_t prev;
-  uint32_t hash : 30;
-  uint32_t tag : 2; /* BindTag */
+  uintptr_t word;
 } Binding;
+
+static inline void *binding_val(const Binding *b) { return (void *)(b->word & ~(uintptr_t)3); }
+static inline BindTag binding_tag(const Binding *b) { return (BindTag)(b->word & 3); }
 
 /* Lexical scopes as one stack of bindings plus an open-addressing table
  * name → innermost binding (index + 1 and spare hash bits, or a mark for
  * a name no longer bound; see parser.c), so lookup is O(1) however many
  * bindings are live.  The table holds 4-byte slots, not names, at most
- * half full: a million bindings cost 16 MB of stack and 8 to 16 MB of
+ * half full: a million bindings cost 8 MB of stack and 8 to 16 MB of
  * table. */
 typedef struct Scope {
   uint32_t *slots;
   size_t nslots, used; /* used: slots not empty (unbound marks included) */
   Binding *items;
   size_t n, cap;
+  U64Map shadowed; /* index + 1 of a binding → index + 1 of the one it shadows (0: none) */
 } Scope;
 
 /* A name used before it may be defined: checked at the end. */

@@ -103,13 +103,13 @@ static PrimExpr *pe_load(Parser *p, Buffer *b, const Token *t) {
 static PrimExpr *pe_local(Parser *p) {
   Token t = parse_next(p);
   Binding *b = parse_lookup(p, tok_text(p, &t) + 1, t.len - 1);
-  if (b && b->tag == BIND_BUF) {
-    if (at_kind(p, T_LBRACKET)) return pe_load(p, b->val, &t);
+  if (b && binding_tag(b) == BIND_BUF) {
+    if (at_kind(p, T_LBRACKET)) return pe_load(p, binding_val(b), &t);
     parse_err(p, tok_span(p, &t), "buffer `%.*s` must be indexed, like `%.*s[%%i]`", (int)t.len,
               tok_text(p, &t), (int)t.len, tok_text(p, &t));
     return NULL;
   }
-  TirVar *v = b && b->tag == BIND_TIRVAR ? b->val : NULL;
+  TirVar *v = b && binding_tag(b) == BIND_TIRVAR ? binding_val(b) : NULL;
   if (!v) {
     parse_sem_err(p, tok_span(p, &t), "unbound variable `%.*s`", (int)t.len, tok_text(p, &t));
     v = tvar_new(p, &t, DT_INT32);
@@ -563,7 +563,7 @@ static Stmt *pblock_stmt(Parser *p, uint32_t start) {
 static Stmt *pstore(Parser *p, uint32_t start) {
   Token t = parse_next(p);
   Binding *b = parse_lookup(p, tok_text(p, &t) + 1, t.len - 1);
-  if (!b || b->tag != BIND_BUF) {
+  if (!b || binding_tag(b) != BIND_BUF) {
     parse_sem_err(p, tok_span(p, &t), "`%.*s` is not a buffer", (int)t.len, tok_text(p, &t));
     const char *near = parse_nearest_bound(p, parse_name(p, &t), BIND_BUF);
     if (near) parse_hint(p, "did you mean `%%%s`?", near);
@@ -571,7 +571,7 @@ static Stmt *pstore(Parser *p, uint32_t start) {
   PtrVec idx = {0};
   if (!at_kind(p, T_LBRACKET)) return parse_expected(p, "`[`"), NULL;
   if (!pe_list(p, T_RBRACKET, "`,` or `]`", &idx)) return vec_free(&idx), NULL;
-  Buffer *buf = b && b->tag == BIND_BUF ? b->val : NULL;
+  Buffer *buf = b && binding_tag(b) == BIND_BUF ? binding_val(b) : NULL;
   if (buf && (int)idx.len != buf->ndim)
     parse_sem_err(p, parse_span_from(p, start), "buffer `%%%s` has %d dimensions, indexed with %d",
                   buf->name, buf->ndim, (int)idx.len);

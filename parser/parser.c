@@ -234,22 +234,28 @@ static uint32_t slot_tagged(const Scope *s, uint32_t h, uint32_t index1) {
 }
 
 const char *parse_binding_name(const Binding *b) {
-  switch ((BindTag)b->tag) {
+  const void *val = binding_val(b);
+  switch (binding_tag(b)) {
     case BIND_VAR:
     case BIND_UNBOUND:
-      return ((const Var *)b->val)->name;
+      return ((const Var *)val)->name;
     case BIND_BUF:
-      return ((const Buffer *)b->val)->name;
+      return ((const Buffer *)val)->name;
     case BIND_TIRVAR:
-      return ((const TirVar *)b->val)->name;
+      return ((const TirVar *)val)->name;
   }
   return "";
 }
 
-static bool binding_is(const Binding *b, const char *name, size_t n, uint32_t h) {
-  if (b->hash != h) return false;
+/* The slot's spare hash bits already matched; the name decides. */
+static bool binding_is(const Binding *b, const char *name, size_t n) {
   const char *bn = parse_binding_name(b);
   return strncmp(bn, name, n) == 0 && bn[n] == 0;
+}
+
+static uint32_t binding_hash(const Binding *b) {
+  const char *name = parse_binding_name(b);
+  return name_hash(name, strlen(name));
 }
 
 /* The slot of name: the one holding its innermost binding, else the first
@@ -263,15 +269,15 @@ static uint32_t *scope_slot(Scope *s, const char *name, size_t n, uint32_t h) {
     if (v == 0) return free_slot ? free_slot : &s->slots[i];
     if (v == gone) {
       if (!free_slot) free_slot = &s->slots[i];
-    } else if (((v ^ h) & ~mask) == 0 && binding_is(&s->items[(v & mask) - 1], name, n, h)) {
+    } else if (((v ^ h) & ~mask) == 0 && binding_is(&s->items[(v & mask) - 1], name, n)) {
       return &s->slots[i];
     }
   }
 }
 
-static uint32_t *binding_slot(Scope *s, const Binding *b) {
+static uint32_t *binding_slot(Scope *s, const Binding *b, uint32_t h) {
   const char *name = parse_binding_name(b);
-  return scope_slot(s, name, strlen(name), b->hash);
+  return scope_slot(s, name, strlen(name), h);
 }
 
 /* A table of three times the live bindings or more (a power of two), at
@@ -280,14 +286,13 @@ static uint32_t *binding_slot(Scope *s, const Binding *b) {
 static void scope_rehash(Scope *s) {
   size_t want = 64;
   while (want < 3 * (s->n + 1)) want *= 2;
-  free(s->slots);
-  s->slots = calloc(want, sizeof *s->slots);
-  if (!s->slots) rly_oom();
+  big_free(s->slots, s->nslots * sizeof *s->slots);
+  s->slots = big_realloc(NULL, 0, want * sizeof *s->slots);
   s->nslots = want, s->used = 0;
   for (size_t i = 0; i < s->n; i++) {
-    uint32_t *slot = binding_slot(s, &s->items[i]);
+    uint32_t h = binding_hash(&s->items[i]), *slot = binding_slot(s, &s->items[i], h);
     if (*slot == 0) s->used++;
-    *slot = slot_tagged(s, s->items[i].hash, (uint32_t)i + 1);
+    *slot = slot_tagged(s, h, (uint32_t)i + 1);
   }
 }
 
@@ -295,18 +300,19 @@ void parse_scope_pop(Parser *p, size_t mark) {
   Scope *s = &p->scope;
   while (s->n > mark) {
     Binding *b = &s->items[--s->n];
-    uint32_t *slot = binding_slot(s, b);
+    uint32_t h = binding_hash(b), *slot = binding_slot(s, b, h);
     RLY_ASSERT((*slot & slot_mask(s)) == s->n + 1);
-    *slot = b->prev ? slot_tagged(s, b->hash, b->prev) : slot_gone(s);
+    const uint64_t *prev = s->shadowed.len ? u64map_find(&s->shadowed, s->n + 1) : NULL;
+    *slot = prev && *prev ? slot_tagged(s, h, (uint32_t)*prev) : slot_gone(s);
   }
 }
 
 void parse_bind(Parser *p, const char *name, BindTag tag, void *val) {
   Scope *s = &p->scope;
   if (s->n == s->cap) {
-    s->cap = s->cap ? s->cap * 2 : 64;
-    s->items = realloc(s->items, s->cap * sizeof(Binding));
-    if (!s->items) rly_oom();
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    s->items = big_realloc(s->items, s->cap * sizeof(Binding), cap * sizeof(Binding));
+    s->cap = cap;
   }
   if (s->n >= SCOPE_MAX_BINDINGS) rly_oom();
   /* The table grows with the bindings, not only with the names in use: a
@@ -316,10 +322,17 @@ void parse_bind(Parser *p, const char *name, BindTag tag, void *val) {
   if (2 * (live + 1) > s->nslots) scope_rehash(s);
   size_t n = strlen(name);
   uint32_t h = name_hash(name, n), *slot = scope_slot(s, name, n, h);
+  RLY_ASSERT(((uintptr_t)val & 3) == 0);
   Binding *b = &s->items[s->n++];
-  b->val = val, b->tag = tag, b->hash = h;
+  b->word = (uintptr_t)val | (uintptr_t)tag;
   RLY_ASSERT(parse_binding_name(b) == name);
-  b->prev = *slot == slot_gone(s) ? 0 : *slot & slot_mask(s);
+  uint32_t prev = *slot == slot_gone(s) ? 0 : *slot & slot_mask(s);
+  /* An index is used again after a pop: its entry is overwritten either way. */
+  uint64_t *old = s->shadowed.len ? u64map_find(&s->shadowed, s->n) : NULL;
+  if (prev)
+    *u64map_slot(&s->shadowed, s->n) = prev;
+  else if (old)
+    *old = 0;
   if (*slot == 0) s->used++;
   *slot = slot_tagged(s, h, (uint32_t)s->n);
 }
@@ -364,7 +377,7 @@ const char *parse_nearest_bound(Parser *p, const char *name, BindTag tag) {
   size_t stop = p->scope.n > NEAREST_SCAN_LIMIT ? p->scope.n - NEAREST_SCAN_LIMIT : 0;
   for (size_t i = p->scope.n; i-- > stop;) {
     Binding *b = &p->scope.items[i];
-    if (b->tag != tag || !scope_innermost(p, i)) continue;
+    if (binding_tag(b) != tag || !scope_innermost(p, i)) continue;
     int dist = parse_edit_distance(name, parse_binding_name(b));
     if (dist < best_d) best_d = dist, best = parse_binding_name(b);
   }
@@ -490,7 +503,8 @@ PARSE_NOINLINE static Expr *pvar_ref(Parser *p) {
   Token t = parse_next(p);
   Span sp = tok_span(p, &t);
   Binding *b = parse_lookup(p, tok_text(p, &t) + 1, t.len - 1);
-  if (b && (b->tag == BIND_VAR || b->tag == BIND_UNBOUND)) return expr_var(p->a, b->val, sp);
+  if (b && (binding_tag(b) == BIND_VAR || binding_tag(b) == BIND_UNBOUND))
+    return expr_var(p->a, binding_val(b), sp);
   const char *name = parse_name(p, &t);
   parse_sem_err(p, sp, "unbound variable `%%%s`", name);
   const char *near = parse_nearest_bound(p, name, BIND_VAR);
@@ -1722,9 +1736,10 @@ static void parser_init(Parser *p, Module *m, DiagCtx *d, uint32_t file, bool sc
 }
 
 static void parser_free(Parser *p) {
-  free(p->scope.slots);
+  big_free(p->scope.slots, p->scope.nslots * sizeof *p->scope.slots);
   free(p->op_nodes);
-  free(p->scope.items);
+  big_free(p->scope.items, p->scope.cap * sizeof(Binding));
+  u64map_free(&p->scope.shadowed);
   vec_free(&p->tparams);
   vec_free(&p->global_refs);
   vec_free(&p->type_refs);

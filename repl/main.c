@@ -186,13 +186,12 @@ static bool use_color(void) { return isatty(2) && !getenv("NO_COLOR"); }
 
 /* Registers a file as a source; prints an error and returns 0 if unreadable. */
 static uint32_t load_source(DiagCtx *d, const char *path) {
-  size_t len = 0;
-  char *text = read_whole_file(path, &len);
-  if (!text) {
+  FileText ft;
+  if (!file_text_read(path, &ft)) {
     fprintf(stderr, "rly: cannot read '%s'\n", path);
     return 0;
   }
-  return diag_take_source(d, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len);
+  return diag_take_file(d, strcmp(path, "-") == 0 ? "<stdin>" : path, &ft);
 }
 
 /* Prints the non-definition items of a script after the module, in order. */

@@ -366,10 +366,10 @@ static bool blank(const char *t, size_t from, size_t to) {
 
 /* Runs the parts of an input split at its command lines, in order; stops
  * at the first error or :quit. */
-static RunStatus run_split(Session *s, const char *name, const char *text, size_t len,
-                           const EngineScan *sc) {
-  uint32_t whole = diag_add_source(&s->diag, name, text, len);
-  size_t from = 0;
+static RunStatus run_split(Session *s, uint32_t whole, const EngineScan *sc) {
+  const SourceFile *f = diag_source(&s->diag, whole);
+  const char *name = f->name, *text = f->text;
+  size_t len = f->len, from = 0;
   for (int i = 0; i <= sc->ncmds; i++) {
     size_t to = i < sc->ncmds ? sc->cmds[i].off : len;
     RunStatus st = RUN_OK;
@@ -388,30 +388,37 @@ static RunStatus run_split(Session *s, const char *name, const char *text, size_
   return RUN_OK;
 }
 
-RunStatus session_run(Session *s, const char *name, const char *text, size_t len,
-                      bool may_continue) {
+/* Runs a registered source: in parts when it has command lines. */
+static RunStatus run_source(Session *s, uint32_t file, bool may_continue) {
+  const SourceFile *f = diag_source(&s->diag, file);
   EngineScan sc = {0};
-  engine_scan(name, text, len, &sc);
-  RunStatus st;
-  if (sc.ncmds)
-    st = run_split(s, name, text, len, &sc);
-  else
-    st = run_part(s, diag_add_source(&s->diag, name, text, len), &sc, may_continue);
+  engine_scan(f->name, f->text, f->len, &sc);
+  RunStatus st = sc.ncmds ? run_split(s, file, &sc) : run_part(s, file, &sc, may_continue);
   engine_scan_free(&sc);
   return st;
 }
 
+RunStatus session_run(Session *s, const char *name, const char *text, size_t len,
+                      bool may_continue) {
+  return run_source(s, diag_add_source(&s->diag, name, text, len), may_continue);
+}
+
+/* A file registered as it is read (a large one mapped, not copied); 0 with
+ * errno set when it cannot be read. */
+static uint32_t add_file_source(Session *s, const char *path) {
+  FileText ft;
+  if (!file_text_read(path, &ft)) return 0;
+  return diag_take_file(&s->diag, strcmp(path, "-") == 0 ? "<stdin>" : path, &ft);
+}
+
 RunStatus session_run_file(Session *s, const char *path) {
-  size_t len = 0;
-  char *text = read_whole_file(path, &len);
-  if (!text) {
+  uint32_t file = add_file_source(s, path);
+  if (!file) {
     fflush(stdout);
     fprintf(stderr, "rly: cannot read '%s': %s\n", path, strerror(errno ? errno : EIO));
     return RUN_ERROR;
   }
-  RunStatus st = session_run(s, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len, false);
-  free(text);
-  return st;
+  return run_source(s, file, false);
 }
 
 /* ───────────────────────── :load, :reset, expressions in commands ───────────────────────── */
@@ -446,22 +453,21 @@ static void print_loaded(const PtrVec *loaded, const char *path) {
 /* `:load FILE` as one transaction: any error leaves the session as it
  * was.  Loads may nest (a file may :load another), each with its own list. */
 RunStatus session_load(Session *s, const char *path, Span where) {
-  size_t len = 0;
-  char *text = read_whole_file(path, &len);
-  if (!text) {
-    session_error(s, where, NULL, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
+  if (!engine_txn_begin(session_engine(s))) {
+    session_error(s, where, NULL, ":load is nested too deeply");
     return RUN_ERROR;
   }
-  if (!engine_txn_begin(session_engine(s))) {
-    free(text);
-    session_error(s, where, NULL, ":load is nested too deeply");
+  uint32_t file = add_file_source(s, path);
+  if (!file) {
+    session_error(s, where, NULL, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
+    engine_txn_end(session_engine(s), false);
     return RUN_ERROR;
   }
   bool was_loading = s->loading;
   PtrVec outer = s->loaded;
   s->loading = true;
   memset(&s->loaded, 0, sizeof s->loaded);
-  RunStatus st = session_run(s, path, text, len, false);
+  RunStatus st = run_source(s, file, false);
   engine_txn_end(session_engine(s), st != RUN_ERROR);
   if (st != RUN_ERROR)
     print_loaded(&s->loaded, path);
@@ -469,7 +475,6 @@ RunStatus session_load(Session *s, const char *path, Span where) {
     printf("%s: not loaded; the session is unchanged\n", path);
   vec_free(&s->loaded);
   s->loaded = outer, s->loading = was_loading;
-  free(text);
   return st == RUN_QUIT ? RUN_OK : st;
 }
 

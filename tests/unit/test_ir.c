@@ -1215,7 +1215,7 @@ static void test_walk_deep_and_tir(void) {
  * what they hold. */
 static void test_node_sizes(void) {
   CHECK(expr_size(EX_VAR) == 24 && expr_size(EX_CONST) == 24 && expr_size(EX_LET) == 40);
-  CHECK(expr_size(EX_CALL) == sizeof(Expr) && expr_size(EX_MATCH) == sizeof(Expr));
+  CHECK(expr_size(EX_CALL) == 40 && expr_size(EX_MATCH) == sizeof(Expr));
   CHECK(sizeof(Var) == 32);
   Var *v = var_new(&A, "x", NULL, S0);
   Expr *use = expr_var(&A, v, S0), *c = expr_copy(&A, use);
@@ -1223,7 +1223,10 @@ static void test_node_sizes(void) {
   Expr *args[1] = {use};
   Expr *call = expr_call(&A, expr_global(&A, "f", S0), 1, args, NULL, S0);
   Expr *cc = expr_copy(&A, call);
-  CHECK(cc->u.call.nargs == 1 && cc->u.call.args == call->u.call.args && expr_equal(cc, call));
+  /* A call's arguments follow it and are copied with it. */
+  CHECK(expr_bytes(call) == 48 && (void *)call->u.call.args == (void *)((char *)call + 40));
+  CHECK(cc->u.call.nargs == 1 && cc->u.call.args[0] == use &&
+        cc->u.call.args != call->u.call.args && expr_equal(cc, call));
   CHECK(var_device(v) == NULL);
   AttrValue *dev = attr_int(&A, 1, DT_INT32);
   Var *w = var_new_device(&A, "w", NULL, S0, dev);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/tir.h"
 #include "parser/lexer.h"
@@ -65,7 +66,7 @@ static bool contains(const char *hay, const char *needle) {
 
 static void dump(StrBuf *b, const Expr *e);
 
-static void dump_args(StrBuf *b, int n, Expr **args) {
+static void dump_args(StrBuf *b, int n, Expr *const *args) {
   for (int i = 0; i < n; i++) sb_putc(b, ' '), dump(b, args[i]);
 }
 
@@ -981,6 +982,38 @@ static void test_shadowing(void) {
   sb_free(&b);
 }
 
+/* A file over FILE_MAP_MIN is mapped, and its pages leave memory behind
+ * the lexer: an error found near its start is still rendered with its
+ * line after the whole file was parsed, the text reads back unchanged, and
+ * a size that is a multiple of the page size still ends in a NUL. */
+static void test_mapped_source(void) {
+  char path[] = "/tmp/rly-test-mapped-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  StrBuf b = {0};
+  sb_puts(&b, "def @m(%x0: float32) -> float32 {\n  let %x1 = add(%nope, 1f);\n");
+  for (int i = 2; b.len < 3 * FILE_MAP_MIN; i++)
+    sb_printf(&b, "  let %%x%d = add(%%x%d, 1f);\n", i, i - 1);
+  sb_puts(&b, "  %x2\n}\n");
+  while (b.len % 4096) sb_putc(&b, ' ');
+  CHECK(write(fd, b.data, b.len) == (ssize_t)b.len);
+  close(fd);
+  FileText ft;
+  CHECK(file_text_read(path, &ft) && ft.map_len > 0 && ft.len == b.len && ft.text[ft.len] == 0);
+  uint32_t file = diag_take_file(&D, path, &ft);
+  CHECK(!parse_module(M, &D, file));
+  const SourceFile *f = diag_source(&D, file);
+  CHECK(f && f->len == b.len && memcmp(f->text, b.data, b.len) == 0);
+  char *r = rendered();
+  CHECK_HAS(r, ":2:17: error: unbound variable `%nope`");
+  CHECK_HAS(r, "  let %x1 = add(%nope, 1f);");
+  CHECK_HAS(r, "^~~~~");
+  free(r);
+  reset(); /* unmaps it */
+  unlink(path);
+  sb_free(&b);
+}
+
 /* Runs the tests; reset() gives each parser test a fresh module and diagnostics. */
 int main(void) {
   diag_init(&D);
@@ -1005,6 +1038,7 @@ int main(void) {
   reset(), test_metadata();
   reset(), test_deep();
   reset(), test_shadowing();
+  reset(), test_mapped_source();
   free_module_tables(M);
   diag_free(&D);
   arena_free(&A);
