@@ -132,7 +132,7 @@ int rly_load_text(rly_session *s, const char *name, const char *text) {
   engine_scan(name, text, len, &sc);
   uint32_t file = diag_add_source(&s->diag, name, text, len);
   EngineInput in;
-  bool ok = engine_input_check(s->engine, &in, &s->arena, file, &sc, NULL);
+  bool ok = engine_input_check(s->engine, &in, &s->arena, file, 0, 0, &sc, NULL);
   if (ok && !no_commands(s, &in.r)) {
     module_free(in.m); /* checked, not committed */
     ok = false;

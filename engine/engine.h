@@ -204,8 +204,8 @@ typedef struct EngineInput {
  * expression's type for the items after it, and its own back at the end.
  * False after diagnostics (in->r.incomplete: the first error is at the end
  * of the text); the current module is untouched either way. */
-bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, const EngineScan *scan,
-                        Var *last);
+bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, uint32_t from,
+                        uint32_t to, const EngineScan *scan, Var *last);
 /* Makes a checked input's module current when it defines anything, and
  * marks the definitions that replace the prelude's as new (not
  * `replaced`).  The caller then evaluates its expressions and lets

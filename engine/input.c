@@ -178,13 +178,13 @@ static bool check_exprs(Engine *e, EngineInput *in, Var *last) {
   return ok;
 }
 
-bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, const EngineScan *scan,
-                        Var *last) {
+bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, uint32_t from,
+                        uint32_t to, const EngineScan *scan, Var *last) {
   Program *p = engine_program(e);
   *in = (EngineInput){0};
   in->m = scan && p->prelude_names.len ? prelude_input_module(e, &scan->names, a)
                                        : module_copy(p->m, a);
-  ParseOptions po = {.nsession = p->nvars, .session = p->vars};
+  ParseOptions po = {.nsession = p->nvars, .session = p->vars, .from = from, .to = to};
   in->r = parse_script(in->m, engine_diag(e), file, &po);
   if (in->r.ok && check_defs(e, in) && check_exprs(e, in, last)) return true;
   module_free(in->m);

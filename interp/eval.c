@@ -439,8 +439,8 @@ typedef struct SizeBinding {
 } SizeBinding;
 
 static const char *param_name(const Proc *p, int i) {
-  const char *n = p->fn->params[i]->name;
-  return n ? n : "?";
+  const Var *v = p->fn->params[i];
+  return var_named(v) ? v->name : "?";
 }
 
 static bool check_dims(Interp *in, const Proc *p, const ParamCheck *c, const RtTensor *t,
@@ -605,7 +605,8 @@ static bool step_eval(Machine *M) {
       int s = proc_slot(M->proc, e->u.var);
       Value *v = s >= 0 ? in->slots[M->fb + (size_t)s] : NULL;
       if (!v)
-        return fail(in, e->span, "%%%s has no value here", e->u.var->name ? e->u.var->name : "_");
+        return fail(in, e->span, "%%%s has no value here",
+                    var_named(e->u.var) ? e->u.var->name : "_");
       M->v = v;
       return true;
     }

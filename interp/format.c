@@ -56,7 +56,7 @@ static void format_tensor(Interp *in, StrBuf *b, const RtTensor *t, int indent) 
     print_scalar_to(b, &f.view, 0);
     return;
   }
-  elems(&f, 0, 0, indent);
+  if (!print_empty_tensor_to(b, &f.view)) elems(&f, 0, 0, indent);
 }
 
 static void format_key(StrBuf *b, const Value *v) {
@@ -71,7 +71,8 @@ static void format_closure(StrBuf *b, const Value *v) {
   }
   sb_puts(b, "<closure fn (");
   for (int i = 0; p->fn && i < p->fn->nparams; i++)
-    sb_printf(b, "%s%%%s", i ? ", " : "", p->fn->params[i]->name ? p->fn->params[i]->name : "_");
+    sb_printf(b, "%s%%%s", i ? ", " : "",
+              var_named(p->fn->params[i]) ? p->fn->params[i]->name : "_");
   sb_puts(b, ")>");
 }
 

@@ -125,8 +125,12 @@ Span diag_span(const DiagCtx *d, uint32_t file, uint32_t off, uint32_t len) {
 }
 
 const SourceFile *diag_span_source(const DiagCtx *d, Span sp, uint32_t *local) {
+  return diag_source(d, diag_span_file(d, sp, local));
+}
+
+uint32_t diag_span_file(const DiagCtx *d, Span sp, uint32_t *local) {
   *local = 0;
-  if (!sp.off) return NULL;
+  if (!sp.off) return 0;
   uint32_t lo = 0, hi = d->nfiles; /* the last file with base <= sp.off */
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
@@ -135,11 +139,11 @@ const SourceFile *diag_span_source(const DiagCtx *d, Span sp, uint32_t *local) {
     else
       hi = mid;
   }
-  if (!lo) return NULL;
+  if (!lo) return 0;
   const SourceFile *f = d->files[lo - 1];
-  if (sp.off - f->base > f->len) return NULL;
+  if (sp.off - f->base > f->len) return 0;
   *local = sp.off - f->base;
-  return f;
+  return lo;
 }
 
 bool diag_too_many(const DiagCtx *d) { return d->nerrors > max_errors(d); }

@@ -65,6 +65,8 @@ Span diag_span(const DiagCtx *d, uint32_t file, uint32_t off, uint32_t len);
 /* The source a span points into and the span's offset in its text; NULL
  * (and *local 0) for no location. */
 const SourceFile *diag_span_source(const DiagCtx *d, Span sp, uint32_t *local);
+/* The same as a file id (0: no location). */
+uint32_t diag_span_file(const DiagCtx *d, Span sp, uint32_t *local);
 
 void diag_error(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_warning(DiagCtx *d, Span sp, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -99,29 +99,36 @@ Type *type_unit(Arena *a) {
 
 /* ── expressions ── */
 
-Var *var_new(Arena *a, const char *name, Type *annot, Span sp) {
-  Var *v = ARENA_NEW(a, Var);
-  v->name = name, v->annot = annot, v->id = ir_fresh_id();
+/* A Var and its name in one allocation, `before` bytes after its start. */
+static Var *var_alloc(Arena *a, size_t before, const char *name, size_t len, Type *annot, Span sp) {
+  char *block = arena_alloc(a, before + sizeof(Var) + len + 1);
+  Var *v = (Var *)(void *)(block + before);
+  if (len) memcpy(v->name, name, len);
+  v->annot = annot, v->id = ir_fresh_id();
   var_set_span(v, sp);
   return v;
 }
 
-/* The device pointer follows the Var in the same allocation. */
-typedef struct VarWithDevice {
-  Var var;
-  const AttrValue *device;
-} VarWithDevice;
+Var *var_new_n(Arena *a, const char *name, size_t len, Type *annot, Span sp) {
+  return var_alloc(a, 0, name, len, annot, sp);
+}
 
+Var *var_new(Arena *a, const char *name, Type *annot, Span sp) {
+  return var_alloc(a, 0, name, name ? strlen(name) : 0, annot, sp);
+}
+
+/* The device pointer precedes the Var in the same allocation. */
 Var *var_new_device(Arena *a, const char *name, Type *annot, Span sp, const AttrValue *device) {
-  VarWithDevice *w = ARENA_NEW(a, VarWithDevice);
-  w->var.name = name, w->var.annot = annot, w->var.id = ir_fresh_id();
-  var_set_span(&w->var, sp);
-  w->var.has_device = true, w->device = device;
-  return &w->var;
+  Var *v = var_alloc(a, sizeof device, name, name ? strlen(name) : 0, annot, sp);
+  v->has_device = true;
+  memcpy((char *)v - sizeof device, &device, sizeof device);
+  return v;
 }
 
 const AttrValue *var_device(const Var *v) {
-  return v->has_device ? ((const VarWithDevice *)v)->device : NULL;
+  const AttrValue *device = NULL;
+  if (v->has_device) memcpy(&device, (const char *)v - sizeof device, sizeof device);
+  return device;
 }
 
 #define PAYLOAD(member) (offsetof(Expr, u) + sizeof(((Expr *)0)->u.member))
@@ -172,7 +179,7 @@ _Static_assert(sizeof(Span) == 8, "a span is 8 bytes");
 _Static_assert(sizeof(ExprKind) == 1 && offsetof(Expr, kind) == 7,
                "an Expr's kind is its span's last byte");
 _Static_assert(offsetof(Expr, ty) == 8 && offsetof(Expr, u) == 16, "an Expr's header is 16 bytes");
-_Static_assert(sizeof(Var) == 32, "a Var is 32 bytes");
+_Static_assert(sizeof(Var) == 24, "a Var is 24 bytes and its name");
 
 /* The range into the span's first 7 bytes; the 8th (aux) is the owner's. */
 static void span_store(void *dst, Span sp) {

@@ -183,13 +183,13 @@ const AttrValue *attrs_get(const Attrs *a, const char *key);
 /* ─────────────────────────── expressions ─────────────────────────── */
 
 /* A variable: shared by its binding site and all its uses.  `id` is unique
- * in the process; `name` is the hint printed (NULL for the anonymous variable
- * of `a; b`).  Graph temporaries (`%3`) are ordinary vars with is_graph set.
- * A parameter's `{virtual_device=...}`, kept for printing, is rare: it sits
- * after the Var (var_new_device, var_device), which stays 32 bytes: the
- * flags sit in the span's spare byte. */
+ * in the process; `name` is the hint printed, held in the Var itself (""
+ * for the anonymous variable of `a; b`: var_named).  Graph temporaries
+ * (`%3`) are ordinary vars with is_graph set.  A parameter's
+ * `{virtual_device=...}`, kept for printing, is rare: it sits before the
+ * Var (var_new_device, var_device).  24 bytes and the name: the flags sit
+ * in the span's spare byte. */
 struct Var {
-  const char *name;
   Type *annot; /* written annotation, or NULL */
   uint64_t id;
   union {
@@ -202,7 +202,10 @@ struct Var {
       unsigned has_device : 1; /* made by var_new_device */
     };
   };
+  char name[]; /* NUL-terminated */
 };
+
+static inline bool var_named(const Var *v) { return v->name[0] != 0; }
 
 struct Function {
   int nparams;
@@ -472,7 +475,10 @@ bool type_name_builtin(const char *name);
 Type *type_incomplete(Arena *a, int64_t id, Span sp);
 Type *type_unit(Arena *a); /* () */
 
+/* A Var named name (copied; NULL: anonymous). */
 Var *var_new(Arena *a, const char *name, Type *annot, Span sp);
+/* The same with the name's length given (name need not end there). */
+Var *var_new_n(Arena *a, const char *name, size_t len, Type *annot, Span sp);
 /* The same with `{virtual_device=device}` written on it. */
 Var *var_new_device(Arena *a, const char *name, Type *annot, Span sp, const AttrValue *device);
 const AttrValue *var_device(const Var *v); /* NULL when none was written */
@@ -559,6 +565,10 @@ void print_func_def_to(StrBuf *b, const Module *m, const FuncDef *f, PrintOption
 void print_attr_value_to(StrBuf *b, const AttrValue *v);
 /* A constant as a literal: `3f`, `-2i64`, `True`, `[[1f, 2f], [3f, 4f]]`. */
 void print_tensor_literal_to(StrBuf *b, const Tensor *t);
+/* A tensor with no elements has no literal (`[]` has no element type):
+ * it prints as the call making it, `zeros(shape=[2, 0], dtype="float32")`,
+ * and true; false (nothing printed) for any other tensor. */
+bool print_empty_tensor_to(StrBuf *b, const Tensor *t);
 void print_scalar_to(StrBuf *b, const Tensor *t, int64_t i); /* one element with suffix */
 /* Quoted string with C escapes. */
 void print_string_to(StrBuf *b, const char *s);

@@ -126,7 +126,18 @@ static void tensor_elems(StrBuf *b, const Tensor *t, int d, int64_t *next) {
   sb_putc(b, ']');
 }
 
+bool print_empty_tensor_to(StrBuf *b, const Tensor *t) {
+  bool empty = false;
+  for (int d = 0; d < t->ndim; d++) empty |= t->shape[d] == 0;
+  if (!empty) return false;
+  sb_puts(b, "zeros(shape=[");
+  for (int d = 0; d < t->ndim; d++) sb_printf(b, "%s%" PRId64, d ? ", " : "", t->shape[d]);
+  sb_printf(b, "], dtype=\"%s\")", dtype_name(t->dtype));
+  return true;
+}
+
 void print_tensor_literal_to(StrBuf *b, const Tensor *t) {
+  if (print_empty_tensor_to(b, t)) return;
   int64_t next = 0;
   tensor_elems(b, t, 0, &next);
 }
@@ -548,7 +559,7 @@ static void put_var(Printer *P, const Var *v) {
   }
   uint64_t *s = pm_slot(&P->names, v);
   if (!*s && v->is_graph) *s = (uint64_t)P->next_num++ + 1;
-  if (!*s) *s = (uint64_t)(uintptr_t)fresh_name(P, v->name && v->name[0] ? v->name : "v");
+  if (!*s) *s = (uint64_t)(uintptr_t)fresh_name(P, var_named(v) ? v->name : "v");
   if (v->is_graph)
     sb_printf(P->b, "%%%" PRIu64, *s - 1);
   else
@@ -621,7 +632,7 @@ static void count_refs(Printer *P, const Expr *root) {
   while (st.len) {
     const Expr *e = vec_pop(&st);
     if (!e) continue;
-    if (e->kind == EX_VAR && !e->u.var->name) *pm_slot(&P->var_flags, e->u.var) |= VAR_USED;
+    if (e->kind == EX_VAR && !var_named(e->u.var)) *pm_slot(&P->var_flags, e->u.var) |= VAR_USED;
     if (is_atom(e)) continue;
     if (ps_insert(&P->seen, e))
       push_children(&st, e);
@@ -1186,7 +1197,7 @@ static void print_let(Printer *P, const Expr *e, int ind) {
   if (v->is_graph) {
     put_var(P, v);
     sb_puts(b, " = ");
-  } else if (v->name || (var_flags(P, v) & VAR_USED)) {
+  } else if (var_named(v) || (var_flags(P, v) & VAR_USED)) {
     sb_puts(b, "let ");
     put_var(P, v);
     if (v->annot) {

@@ -745,6 +745,12 @@ void lex_init(Lexer *lx, DiagCtx *d, uint32_t file, bool script) {
   if (starts_with(lx, 0, "\xEF\xBB\xBF")) lx->pos = 3; /* a UTF-8 byte order mark */
 }
 
+void lex_restrict(Lexer *lx, uint32_t from, uint32_t to) {
+  RLY_ASSERT(lx->count == 0);
+  if (to && to < lx->len) lx->len = to;
+  if (from > lx->pos) lx->pos = from < lx->len ? from : lx->len;
+}
+
 const Token *lex_peek(Lexer *lx, int k) {
   RLY_ASSERT(k >= 0 && k < LEX_LOOKAHEAD);
   while (lx->count <= k) {

@@ -130,6 +130,9 @@ typedef struct Lexer {
 
 void lex_init(Lexer *lx, DiagCtx *d, uint32_t file, bool script);
 /* The k-th token ahead (0 = current); k < LEX_LOOKAHEAD. */
+/* Reads only bytes [from, to) of the source (to == 0: to its end); before
+ * the first token. */
+void lex_restrict(Lexer *lx, uint32_t from, uint32_t to);
 const Token *lex_peek(Lexer *lx, int k);
 Token lex_next(Lexer *lx);
 /* Reports an error at sp; at_eof marks it as "more input could fix this". */

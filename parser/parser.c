@@ -61,6 +61,12 @@ const char *parse_name(Parser *p, const Token *t) {
   return arena_strndup(p->a, tok_text(p, t) + skip, t->len - skip);
 }
 
+/* A Var named by a `%x` token (its name copied once, into the Var). */
+static Var *token_var(Parser *p, const Token *t, Type *annot) {
+  size_t skip = t->kind == T_LOCAL || t->kind == T_GRAPH;
+  return var_new_n(p->a, tok_text(p, t) + skip, t->len - skip, annot, tok_span(p, t));
+}
+
 uint32_t parse_local_off(const Parser *p, Span sp) {
   return sp.off >= p->lx.base && p->lx.base ? sp.off - p->lx.base : 0;
 }
@@ -505,12 +511,12 @@ PARSE_NOINLINE static Expr *pvar_ref(Parser *p) {
   Binding *b = parse_lookup(p, tok_text(p, &t) + 1, t.len - 1);
   if (b && (binding_tag(b) == BIND_VAR || binding_tag(b) == BIND_UNBOUND))
     return expr_var(p->a, binding_val(b), sp);
-  const char *name = parse_name(p, &t);
-  parse_sem_err(p, sp, "unbound variable `%%%s`", name);
-  const char *near = parse_nearest_bound(p, name, BIND_VAR);
+  Var *v = token_var(p, &t, NULL); /* bound here so the error is said once */
+  var_set_span(v, sp);
+  parse_sem_err(p, sp, "unbound variable `%%%s`", v->name);
+  const char *near = parse_nearest_bound(p, v->name, BIND_VAR);
   if (near) parse_hint(p, "did you mean `%%%s`?", near);
-  Var *v = var_new(p->a, name, NULL, sp); /* bound here so the error is said once */
-  parse_bind(p, name, BIND_UNBOUND, v);
+  parse_bind(p, v->name, BIND_UNBOUND, v);
   return expr_var(p->a, v, sp);
 }
 
@@ -729,9 +735,8 @@ static Var *pparam(Parser *p) {
   if (at_kind(p, T_LBRACE) && !pparam_attrs(p, &device)) return NULL;
   if (parse_accept(p, T_COLON) && !(annot = parse_ty(p))) return NULL;
   if (at_kind(p, T_LBRACE) && !pparam_attrs(p, &device)) return NULL; /* also after the type */
-  const char *name = parse_name(p, &t);
-  if (device) return var_new_device(p->a, name, annot, tok_span(p, &t), device);
-  return var_new(p->a, name, annot, tok_span(p, &t));
+  if (device) return var_new_device(p->a, parse_name(p, &t), annot, tok_span(p, &t), device);
+  return token_var(p, &t, annot);
 }
 
 static void bind_param(Parser *p, PtrVec *params, Var *v) {
@@ -883,7 +888,7 @@ static Pattern *ppattern_inner(Parser *p) {
   }
   if (t->kind != T_LOCAL) return parse_expected(p, "a pattern"), NULL;
   Token v = parse_next(p);
-  Var *var = var_new(p->a, parse_name(p, &v), NULL, tok_span(p, &v));
+  Var *var = token_var(p, &v, NULL);
   if (parse_accept(p, T_COLON) && !(var->annot = parse_ty(p))) return NULL;
   parse_bind(p, var->name, BIND_VAR, var);
   Pattern *q = pat_new(p, PAT_VAR, start);
@@ -1154,7 +1159,7 @@ static Expr *pexpr(Parser *p) {
 /* ───────────────────────── binding chains ───────────────────────── */
 
 typedef struct Frame {
-  Var *var;    /* the anonymous var of `a; b` has name NULL */
+  Var *var;    /* the anonymous var of `a; b` has the name "" */
   Expr *value; /* NULL for free_var */
   uint32_t start, end;
   bool early; /* already bound (a recursive function) */
@@ -1162,8 +1167,9 @@ typedef struct Frame {
 
 /* The bindings of a chain so far, as let (and free_var) nodes linked
  * through their bodies as they are parsed: a million-binding chain needs
- * no side array.  Until chain_build a node's span is its binding's own
- * (from `let` to the `;`) and the last body is NULL. */
+ * no side array.  A node's span is its binding's own (from `let` to the
+ * `;`), not the rest of the chain: nothing walks the chain again to widen
+ * them.  Until chain_build the last body is NULL. */
 typedef struct Frames {
   Expr *first, *last;
   size_t n;
@@ -1196,7 +1202,7 @@ PARSE_NOINLINE static bool plet_binding(Parser *p, Frame *f) {
   parse_next(p);
   if (!at_kind(p, T_LOCAL)) return parse_expected(p, "a variable like `%x` after `let`"), false;
   Token v = parse_next(p);
-  f->var = var_new(p->a, parse_name(p, &v), NULL, tok_span(p, &v));
+  f->var = token_var(p, &v, NULL);
   parse_bind_soon(p, f->var->name);
   if (parse_accept(p, T_COLON) && !(f->var->annot = parse_ty(p))) return false;
   if (!parse_expect(p, T_EQ, "`=`")) return false;
@@ -1208,7 +1214,7 @@ PARSE_NOINLINE static bool plet_binding(Parser *p, Frame *f) {
 PARSE_NOINLINE static bool pgraph_binding(Parser *p, Frame *f) {
   Token v = parse_next(p);
   parse_next(p);
-  f->var = var_new(p->a, parse_name(p, &v), NULL, tok_span(p, &v));
+  f->var = token_var(p, &v, NULL);
   f->var->is_graph = true;
   return (f->value = pexpr(p)) && parse_expect_semi(p, "binding");
 }
@@ -1219,7 +1225,7 @@ PARSE_NOINLINE static bool pfree_var(Parser *p, Frame *f) {
   if (!at_kind(p, T_LOCAL))
     return parse_expected(p, "a variable like `%x` after `free_var`"), false;
   Token v = parse_next(p);
-  f->var = var_new(p->a, parse_name(p, &v), NULL, tok_span(p, &v));
+  f->var = token_var(p, &v, NULL);
   f->var->is_free = true;
   if (parse_accept(p, T_COLON) && !(f->var->annot = parse_ty(p))) return false;
   return parse_expect_semi(p, "binding");
@@ -1288,7 +1294,7 @@ static bool chain_closes(Parser *p) {
 typedef enum ChainEnd { CH_TAIL, CH_OPEN, CH_FAIL } ChainEnd;
 
 static void bind_frame(Parser *p, Frames *fs, Frame *f) {
-  if (f->var && f->var->name && !f->early) parse_bind(p, f->var->name, BIND_VAR, f->var);
+  if (f->var && var_named(f->var) && !f->early) parse_bind(p, f->var->name, BIND_VAR, f->var);
   push_frame(p, fs, f);
 }
 
@@ -1323,13 +1329,10 @@ static ChainEnd chain_collect(Parser *p, Frames *fs, bool toplevel, bool brace, 
   }
 }
 
-/* Ends the chain with its tail: every node's span now reaches the tail's end. */
+/* Ends the chain with its tail. */
 static Expr *chain_build(Parser *p, Frames *fs, Expr *tail) {
   if (!fs->first) return tail;
   *chain_body(fs->last) = tail;
-  uint32_t end = tail->span.off + tail->span.len;
-  for (Expr *e = fs->first; e != tail; e = *chain_body(e))
-    expr_set_span(e, span_range(e->span.off, end));
   return fs->first;
 }
 
@@ -1613,9 +1616,9 @@ static void pscript_expr(Parser *p, Items *items) {
     for (Expr *f = fs.first; f; f = f->u.let.body) { /* each binding is its own item */
       RLY_ASSERT(f->kind == EX_LET);                 /* a free_var chain never ends open */
       Var *v = f->u.let.var;
-      ScriptItem *it = new_item(items, v->name ? ITEM_LET : ITEM_EXPR, f->span);
+      ScriptItem *it = new_item(items, var_named(v) ? ITEM_LET : ITEM_EXPR, f->span);
       it->expr = f->u.let.value;
-      it->var = v->name ? v : NULL;
+      it->var = var_named(v) ? v : NULL;
     }
   } else {
     parse_scope_pop(p, mark);
@@ -1667,8 +1670,10 @@ static void pitems(Parser *p, Items *items) {
 /* ───────────────────────── metadata, checks ───────────────────────── */
 
 static void load_metadata(Parser *p) {
-  long off = lex_find_metadata(p->lx.src, p->lx.len);
+  uint32_t from = p->lx.pos;
+  long off = lex_find_metadata(p->lx.src + from, p->lx.len - from);
   if (off < 0) return;
+  off += from;
   size_t json = (size_t)off + strlen("#[metadata]");
   const char *err = NULL;
   size_t err_off = 0;
@@ -1729,8 +1734,9 @@ static void parser_init(Parser *p, Module *m, DiagCtx *d, uint32_t file, bool sc
   p->stack_base = (uintptr_t)__builtin_frame_address(0);
   p->stack_budget = stack_budget();
   lex_init(&p->lx, d, file, script);
+  if (opt) lex_restrict(&p->lx, opt->from, opt->to);
   for (int i = 0; opt && i < opt->nsession; i++)
-    if (opt->session[i] && opt->session[i]->name)
+    if (opt->session[i] && var_named(opt->session[i]))
       parse_bind(p, opt->session[i]->name, BIND_VAR, opt->session[i]);
   load_metadata(p);
 }

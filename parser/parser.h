@@ -36,6 +36,10 @@ typedef struct ParseOptions {
   /* Session variables visible to expressions (REPL `let %x = …;`), may be NULL. */
   int nsession;
   Var **session;
+  /* Only bytes [from, to) of the source are read (a script's part between
+   * command lines); to == 0: from there to its end.  Spans stay offsets in
+   * the whole source. */
+  uint32_t from, to;
 } ParseOptions;
 
 typedef struct ParseResult {

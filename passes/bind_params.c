@@ -56,9 +56,9 @@ static bool same_printed(const char *a, const char *b) {
 static int find_param(const Function *fn, const char *key) {
   if (key[0] == '%') key++;
   for (int i = 0; i < fn->nparams; i++)
-    if (fn->params[i]->name && strcmp(fn->params[i]->name, key) == 0) return i;
+    if (var_named(fn->params[i]) && strcmp(fn->params[i]->name, key) == 0) return i;
   for (int i = 0; i < fn->nparams; i++)
-    if (fn->params[i]->name && same_printed(fn->params[i]->name, key)) return i;
+    if (var_named(fn->params[i]) && same_printed(fn->params[i]->name, key)) return i;
   return -1;
 }
 
@@ -70,7 +70,7 @@ static void unknown_key(PassCtx *pc, const FuncDef *f, int k) {
   for (int i = 0; i < f->fn->nparams; i++) {
     const Var *v = f->fn->params[i];
     char *ty = v->annot ? print_type(v->annot) : NULL;
-    sb_printf(&ps, "%s%%%s%s%s", i ? ", " : "", v->name ? v->name : "_", ty ? ": " : "",
+    sb_printf(&ps, "%s%%%s%s%s", i ? ", " : "", var_named(v) ? v->name : "_", ty ? ": " : "",
               ty ? ty : "");
     free(ty);
   }

@@ -123,7 +123,7 @@ static void bind(Dot *D, const Var *v, int id) {
   if (id >= 0) *u64map_slot(&D->vars, PTR_KEY(v)) = (uint64_t)id + 1;
 }
 
-static const char *var_name(const Var *v) { return v->name ? v->name : "_"; }
+static const char *var_name(const Var *v) { return var_named(v) ? v->name : "_"; }
 
 static bool is_primitive(const Function *f) {
   const AttrValue *v = attrs_get(f->attrs, "Primitive");

@@ -312,7 +312,7 @@ static int flow_var(Eff *E, Expr *e) {
     fail(E, e->span,
          "EffectToState: %%%s is a reference to @%s; it can only be read (%%r^), written "
          "(%%r := v) or captured here, not passed on as a value",
-         v->name ? v->name : "_", E->globals[g]->name);
+         var_named(v) ? v->name : "_", E->globals[g]->name);
     return -1;
   }
   intptr_t k = (intptr_t)rw_map_get(&E->var_node, v);

@@ -691,6 +691,8 @@ typedef struct GroupBuild {
   RwMap tuple_var;  /* tuple op call → the Var* holding it in the body */
 } GroupBuild;
 
+#define PARAM_NAME_ROOM "p0123456789"
+
 static Var *ext_param(Emit *E, GroupBuild *gb, Expr *a) {
   const void *key = a->kind == EX_VAR ? (const void *)a->u.var : (const void *)a;
   for (int i = 0; i < gb->next; i++)
@@ -700,7 +702,9 @@ static Var *ext_param(Emit *E, GroupBuild *gb, Expr *a) {
     gb->ext = realloc(gb->ext, sizeof(Ext) * (size_t)gb->cap);
     if (!gb->ext) rly_oom();
   }
-  Var *p = var_new(E->F->a, "p", a->ty, a->span);
+  /* Named p0, p1, ... once sorted (the group's parameters): the name is
+   * written in place, so the Var is made with room for any int. */
+  Var *p = var_new(E->F->a, PARAM_NAME_ROOM, a->ty, a->span);
   int seq = (int)(intptr_t)rw_map_get(&E->G->ext_seq, a);
   gb->ext[gb->next++] = (Ext){key, a, p, seq ? seq : 1 << 30};
   return p;
@@ -798,7 +802,7 @@ static Expr *emit_group(Emit *E, int o) {
   Type **ptys = ARENA_ARRAY(a, Type *, gb.next + 1);
   for (int i = 0; i < gb.next; i++) {
     params[i] = gb.ext[i].param;
-    params[i]->name = arena_printf(a, "p%d", i);
+    snprintf(params[i]->name, sizeof PARAM_NAME_ROOM, "p%d", i);
     ptys[i] = params[i]->annot;
     args[i] = rebuild(E, gb.ext[i].arg);
   }

@@ -193,7 +193,7 @@ static Expr *fo_atom(Fo *F, Expr *e, const char *name) {
         continue;
       case EX_LET: {
         Var *v = e->u.let.var;
-        Expr *a = fo_atom(F, e->u.let.value, v->name && !v->is_graph ? v->name : NULL);
+        Expr *a = fo_atom(F, e->u.let.value, var_named(v) && !v->is_graph ? v->name : NULL);
         if (!a) return NULL;
         rw_map_put(&F->subst, v, a);
         e = e->u.let.body;

@@ -604,7 +604,7 @@ static bool boundary(Ho *H, const FuncDef *f) {
                  "Gradient: parameter %%%s of @%s holds float tensors inside a %s; give @%s "
                  "tensors or tuples of them (a function, ADT or reference parameter cannot be "
                  "differentiated)",
-                 v->name ? v->name : "", f->name, kind_words(ft->u.func.params[i]), f->name);
+                 var_named(v) ? v->name : "", f->name, kind_words(ft->u.func.params[i]), f->name);
       return false;
     }
   if (boundary_ok(ft->u.func.ret)) return true;

@@ -236,7 +236,7 @@ static void arms_end(Lin *L, Branches *b) {
 static void bind(Lin *L, Var *v, Shape *s) {
   if (s->kind == SH_NONE && v->annot) s = by_type(L, v->annot);
   if (s->kind == SH_NONE && !rw_map_get(&L->shape, v)) return;
-  if (v->name && s->kind != SH_NONE) name_keys(L, s, arena_printf(L->ar, "%%%s", v->name));
+  if (var_named(v) && s->kind != SH_NONE) name_keys(L, s, arena_printf(L->ar, "%%%s", v->name));
   rw_map_put(&L->shape, v, s);
 }
 

@@ -63,7 +63,7 @@ static void check_pattern(TyCtx *c, Pattern *p, Type *t) {
         Type *at = ty_import(c, v->annot);
         if (!ty_unify(c, at, t))
           diag_error(c->d, p->span, "%%%s is annotated %s but the value matched has type %s",
-                     v->name ? v->name : "_", ty_show(c, at), ty_show(c, t));
+                     var_named(v) ? v->name : "_", ty_show(c, at), ty_show(c, t));
         t = at;
       }
       ty_varmap_put(&c->vars, v->id, t);

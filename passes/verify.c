@@ -44,7 +44,7 @@ static void push(Verifier *V, ActKind k, const void *p, const Expr *site) {
   V->st[V->n++] = (Act){k, p, site};
 }
 
-static const char *vname(const Var *v) { return v->name ? v->name : "_"; }
+static const char *vname(const Var *v) { return var_named(v) ? v->name : "_"; }
 
 static void bind(Verifier *V, Var *v, const Expr *site) {
   const Expr *prev = rw_map_get(&V->site, v);

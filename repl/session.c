@@ -66,19 +66,6 @@ void session_error(Session *s, Span where, const char *hint, const char *fmt, ..
   session_render(s);
 }
 
-/* Registers the part [from, to) of text under name, everything else blanked. */
-static uint32_t add_part_source(Session *s, const char *name, const char *text, size_t len,
-                                size_t from, size_t to) {
-  char *copy = malloc(len + 1);
-  if (!copy) rly_oom();
-  for (size_t i = 0; i < len; i++)
-    copy[i] = (i >= from && i < to) || text[i] == '\n' ? text[i] : ' ';
-  copy[len] = 0;
-  uint32_t id = diag_add_source(&s->diag, name, copy, len);
-  free(copy);
-  return id;
-}
-
 /* ───────────────────────── one part: parse, check, commit ───────────────────────── */
 
 typedef struct Input {
@@ -335,12 +322,14 @@ static RunStatus run_items(Session *s, const Input *in) {
   return RUN_OK;
 }
 
-/* One part: checked, committed, run.  A parse error at the end of the
- * input, when more may follow, is RUN_INCOMPLETE with its diagnostics
- * dropped, so the REPL asks for another line. */
-static RunStatus run_part(Session *s, uint32_t file, const EngineScan *sc, bool may_continue) {
+/* One part, bytes [from, to) of file (to == 0: to its end): checked,
+ * committed, run.  A parse error at the end of the input, when more may
+ * follow, is RUN_INCOMPLETE with its diagnostics dropped, so the REPL asks
+ * for another line. */
+static RunStatus run_part(Session *s, uint32_t file, uint32_t from, uint32_t to,
+                          const EngineScan *sc, bool may_continue) {
   Input in = input_begin(s);
-  if (!engine_input_check(session_engine(s), &in.in, &s->inputs, file, sc, s->last)) {
+  if (!engine_input_check(session_engine(s), &in.in, &s->inputs, file, from, to, sc, s->last)) {
     bool more = may_continue && !in.in.r.ok && in.in.r.incomplete;
     if (more)
       diag_clear(&s->diag);
@@ -368,13 +357,12 @@ static bool blank(const char *t, size_t from, size_t to) {
  * at the first error or :quit. */
 static RunStatus run_split(Session *s, uint32_t whole, const EngineScan *sc) {
   const SourceFile *f = diag_source(&s->diag, whole);
-  const char *name = f->name, *text = f->text;
+  const char *text = f->text;
   size_t len = f->len, from = 0;
   for (int i = 0; i <= sc->ncmds; i++) {
     size_t to = i < sc->ncmds ? sc->cmds[i].off : len;
     RunStatus st = RUN_OK;
-    if (!blank(text, from, to))
-      st = run_part(s, add_part_source(s, name, text, len, from, to), sc, false);
+    if (!blank(text, from, to)) st = run_part(s, whole, (uint32_t)from, (uint32_t)to, sc, false);
     if (st == RUN_OK && i < sc->ncmds) {
       uint32_t off = sc->cmds[i].off, n = sc->cmds[i].len;
       char *line = strndup(text + off + 1, n - 1);
@@ -393,7 +381,7 @@ static RunStatus run_source(Session *s, uint32_t file, bool may_continue) {
   const SourceFile *f = diag_source(&s->diag, file);
   EngineScan sc = {0};
   engine_scan(f->name, f->text, f->len, &sc);
-  RunStatus st = sc.ncmds ? run_split(s, file, &sc) : run_part(s, file, &sc, may_continue);
+  RunStatus st = sc.ncmds ? run_split(s, file, &sc) : run_part(s, file, 0, 0, &sc, may_continue);
   engine_scan_free(&sc);
   return st;
 }
@@ -503,13 +491,11 @@ void session_reset(Session *s) {
  * and checked against a view of the current module whose allocations go
  * to a: expressions add nothing to the module, so its tables are shared. */
 Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view) {
-  uint32_t off;
-  const SourceFile *src = diag_span_source(&s->diag, where, &off);
-  RLY_ASSERT(src);
-  uint32_t file = add_part_source(s, src->name, src->text, src->len, off, off + where.len);
+  uint32_t off, file = diag_span_file(&s->diag, where, &off);
+  RLY_ASSERT(file);
   *view = *session_module(s);
   view->arena = a;
-  ParseOptions po = {0};
+  ParseOptions po = {.from = off, .to = off + where.len};
   po.session = (Var **)engine_vars(session_engine(s), &po.nsession);
   Expr *e = parse_expr(view, &s->diag, file, &po);
   if (e && !ty_check_expr(view, e, &s->diag)) e = NULL;

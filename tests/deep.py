@@ -9,7 +9,9 @@ allows go through the type checker, the printer (with types), the passes
 and the evaluator; nesting past the parser's limit is an error naming it;
 and let chains that grow a type one level per binding, or double it, stop
 at the type checker's named limits instead of overflowing the stack of
-every routine that walks types (or taking exponential time)."""
+every routine that walks types (or taking exponential time).  Last, a
+script of 400 parts between command lines runs in memory near its own
+size."""
 import os
 import resource
 import subprocess
@@ -152,6 +154,53 @@ def type_limits(d):
     return passed, failed
 
 
+SCRIPT_PARTS, PART_LETS = 400, 500
+
+
+def gen_script_parts(f):
+    """A script of many parts: a def, then a command line about it."""
+    for k in range(SCRIPT_PARTS):
+        f.write(f"def @f{k}(%x0: float32) -> float32 {{\n")
+        for i in range(1, PART_LETS + 1):
+            f.write(f"  let %x{i} = add(%x{i-1}, 1f);\n")
+        f.write(f"  %x{PART_LETS}\n}}\n:type @f{k}\n")
+
+
+def run_peak(args, out_path):
+    """Exit code and peak RSS (KiB) of one child, its output in out_path."""
+    with open(out_path, "wb") as out:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(out.fileno(), 1)
+                os.dup2(out.fileno(), 2)
+                small_stack()
+                os.execvp(args[0], args)
+            finally:
+                os._exit(127)
+        _, status, ru = os.wait4(pid, 0)
+    return os.waitstatus_to_exitcode(status), ru.ru_maxrss
+
+
+def script_parts(d):
+    """Each part of a script between command lines is parsed in place:
+    memory stays near the script's own size, not a copy of it per part."""
+    path, out = os.path.join(d, "parts.rly"), os.path.join(d, "parts.out")
+    with open(path, "w") as f:
+        gen_script_parts(f)
+    size_kib = os.path.getsize(path) // 1024
+    code, peak = run_peak([RLY, path], out)
+    with open(out, "rb") as f:
+        text = f.read().decode()
+    typed = text.count("fn (float32) -> float32")
+    limit = 16 * size_kib + 128 * 1024
+    if code == 0 and typed == 2 * SCRIPT_PARTS and peak < limit:
+        return 1, 0
+    print(f"FAIL script of {SCRIPT_PARTS} parts ({size_kib} KiB): exit {code}, {typed} types "
+          f"printed, peak {peak} KiB (limit {limit})\n{text[-2000:]}")
+    return 0, 1
+
+
 def run(path, *args):
     p = subprocess.run([RLY, *args, path], capture_output=True, preexec_fn=small_stack, timeout=600)
     return p
@@ -181,7 +230,7 @@ def main():
             else:
                 failed += 1
                 print(f"FAIL {name} chain of {n}: --print exit {p.returncode}\n{p.stderr.decode()[-2000:]}")
-        for part in (nesting, type_limits):
+        for part in (nesting, type_limits, script_parts):
             p, f = part(d)
             passed, failed = passed + p, failed + f
     print(f"deep: {passed} passed, {failed} failed")

@@ -114,7 +114,7 @@ static void dump(StrBuf *b, const Expr *e) {
           sb_putc(b, ')');
       break;
     case EX_LET:
-      sb_printf(b, "(let %s ", e->u.let.var->name ? e->u.let.var->name : "_");
+      sb_printf(b, "(let %s ", var_named(e->u.let.var) ? e->u.let.var->name : "_");
       dump(b, e->u.let.value), sb_putc(b, ' '), dump(b, e->u.let.body), sb_putc(b, ')');
       break;
     case EX_REF_NEW:
@@ -571,7 +571,8 @@ static void test_literals_and_attrs(void) {
   free(rendered());
 }
 
-/* Spans of lets, variables and calls cover exactly their source text. */
+/* Spans of lets (their binding, up to the `;`), variables and calls cover
+ * exactly their source text. */
 static void test_spans(void) {
   const char *text = "let %x = 1;\nnn.relu(%x) + add(%x, %x)";
   uint32_t f = src(text);
@@ -579,7 +580,7 @@ static void test_spans(void) {
   CHECK(e && e->kind == EX_LET);
   if (!e) return;
   uint32_t b = diag_source(&D, f)->base; /* offsets in spans start at the source's base */
-  CHECK(b > 0 && e->span.off == b && e->span.len == strlen(text));
+  CHECK(b > 0 && e->span.off == b && e->span.len == strlen("let %x = 1;"));
   Var *x = e->u.let.var;
   CHECK(x->span.off == b + 4 && x->span.len == 2);
   Expr *sum = e->u.let.body;
@@ -682,7 +683,7 @@ static void test_script(void) {
   CHECK(pr.items[6].span.len == 11 && pr.items[7].span.len == 12); /* each binding up to its `;` */
   /* session variables from earlier inputs */
   Var *s = pr.items[2].var;
-  ParseOptions opt = {1, &s};
+  ParseOptions opt = {.nsession = 1, .session = &s};
   pr = parse_script(M, &D, src("%w + %w\n%a\n"), &opt);
   r = rendered();
   CHECK(!pr.ok && contains(r, "t.rly:2:1: error: unbound variable `%a`"));

@@ -455,7 +455,7 @@ static void test_entry_points(void) {
   Dim dims[2] = {{DIM_CONST, 5, NULL}, {DIM_CONST, 2, NULL}};
   Span none = {0};
   Var *s = var_new(&r->arena, "s", type_tensor(&r->arena, DT_FLOAT32, 2, dims, none), none);
-  ParseOptions po = {1, &s};
+  ParseOptions po = {.nsession = 1, .session = &s};
   Expr *e = parse_expr(r->m, &r->d, f, &po);
   CHECK(e != NULL);
   Type *t = e ? ty_check_expr(r->m, e, &r->d) : NULL;
