@@ -1,5 +1,6 @@
 /* util.c — bug reporting, string buffers, string and integer hash maps,
- * hashing, reading a whole file or mapping a source file.  (Float literal text is in tensor.c.) */
+ * hashing, reading a whole file or mapping a source file, buffers straight
+ * from the kernel.  (Float literal text is in tensor.c.) */
 #include "ir/util.h"
 
 #include <fcntl.h>
