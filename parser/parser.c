@@ -302,8 +302,18 @@ static void scope_rehash(Scope *s) {
   }
 }
 
+/* Popping more bindings than stay (the end of a long chain) rebuilds the
+ * table from those that stay: a binding at a time would hash each name
+ * again and write a table slot that is a cache miss in a big table. */
+enum { POP_REBUILD_MIN = 4096 };
+
 void parse_scope_pop(Parser *p, size_t mark) {
   Scope *s = &p->scope;
+  if (s->n - mark >= POP_REBUILD_MIN && s->n - mark > mark) {
+    s->n = mark;
+    scope_rehash(s);
+    return;
+  }
   while (s->n > mark) {
     Binding *b = &s->items[--s->n];
     uint32_t h = binding_hash(b), *slot = binding_slot(s, b, h);
