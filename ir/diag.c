@@ -44,6 +44,12 @@ static char *vformat(const char *fmt, va_list ap) {
   return sb_take(&b);
 }
 
+/* A registered source's text as the FileText it was taken from. */
+static FileText source_text(const SourceFile *f) {
+  FileText ft = {f->text, f->len, f->map_len};
+  return ft;
+}
+
 void diag_init(DiagCtx *d) { memset(d, 0, sizeof *d); }
 
 static size_t max_errors(const DiagCtx *d) {
@@ -65,7 +71,7 @@ void diag_free(DiagCtx *d) {
   for (uint32_t i = 0; i < d->nfiles; i++) {
     SourceFile *f = d->files[i];
     free(f->name);
-    FileText ft = {f->text, f->len, f->map_len};
+    FileText ft = source_text(f);
     file_text_free(&ft);
     free(f->line_starts);
     free(f);
@@ -107,10 +113,16 @@ uint32_t diag_take_file(DiagCtx *d, const char *name, FileText *ft) {
   return id;
 }
 
+uint32_t diag_add_file(DiagCtx *d, const char *path) {
+  FileText ft;
+  if (!file_text_read(path, &ft)) return 0;
+  return diag_take_file(d, strcmp(path, "-") == 0 ? "<stdin>" : path, &ft);
+}
+
 void diag_source_release(DiagCtx *d, uint32_t file, size_t upto) {
   const SourceFile *f = diag_source(d, file);
   if (!f || !f->map_len) return;
-  FileText ft = {f->text, f->len, f->map_len};
+  FileText ft = source_text(f);
   file_text_release(&ft, upto);
 }
 

@@ -56,6 +56,9 @@ uint32_t diag_take_source(DiagCtx *d, const char *name, char *text, size_t len);
 /* The same for a file's text (ir/util.h), which now belongs to d (*ft is
  * emptied). */
 uint32_t diag_take_file(DiagCtx *d, const char *name, FileText *ft);
+/* The file at path ("-": stdin, named "<stdin>") read and registered that
+ * way; 0 (errno set) when it cannot be read. */
+uint32_t diag_add_file(DiagCtx *d, const char *path);
 /* The parser is past byte upto of file: a mapped file's pages before it
  * may leave memory (they are read back if a diagnostic needs them). */
 void diag_source_release(DiagCtx *d, uint32_t file, size_t upto);

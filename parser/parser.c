@@ -56,14 +56,19 @@ bool parse_is_word(const Parser *p, const Token *t, const char *word) {
   return t->kind == T_IDENT && t->len == n && memcmp(tok_text(p, t), word, n) == 0;
 }
 
+/* The sigil a name token starts with (`%`, `@`), if any. */
+static size_t name_skip(const Token *t) {
+  return t->kind == T_LOCAL || t->kind == T_GRAPH || t->kind == T_GLOBAL;
+}
+
 const char *parse_name(Parser *p, const Token *t) {
-  size_t skip = t->kind == T_LOCAL || t->kind == T_GRAPH || t->kind == T_GLOBAL;
+  size_t skip = name_skip(t);
   return arena_strndup(p->a, tok_text(p, t) + skip, t->len - skip);
 }
 
 /* A Var named by a `%x` token (its name copied once, into the Var). */
 static Var *token_var(Parser *p, const Token *t, Type *annot) {
-  size_t skip = t->kind == T_LOCAL || t->kind == T_GRAPH;
+  size_t skip = name_skip(t);
   return var_new_n(p->a, tok_text(p, t) + skip, t->len - skip, annot, tok_span(p, t));
 }
 

@@ -186,12 +186,9 @@ static bool use_color(void) { return isatty(2) && !getenv("NO_COLOR"); }
 
 /* Registers a file as a source; prints an error and returns 0 if unreadable. */
 static uint32_t load_source(DiagCtx *d, const char *path) {
-  FileText ft;
-  if (!file_text_read(path, &ft)) {
-    fprintf(stderr, "rly: cannot read '%s'\n", path);
-    return 0;
-  }
-  return diag_take_file(d, strcmp(path, "-") == 0 ? "<stdin>" : path, &ft);
+  uint32_t file = diag_add_file(d, path);
+  if (!file) fprintf(stderr, "rly: cannot read '%s'\n", path);
+  return file;
 }
 
 /* Prints the non-definition items of a script after the module, in order. */

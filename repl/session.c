@@ -391,16 +391,8 @@ RunStatus session_run(Session *s, const char *name, const char *text, size_t len
   return run_source(s, diag_add_source(&s->diag, name, text, len), may_continue);
 }
 
-/* A file registered as it is read (a large one mapped, not copied); 0 with
- * errno set when it cannot be read. */
-static uint32_t add_file_source(Session *s, const char *path) {
-  FileText ft;
-  if (!file_text_read(path, &ft)) return 0;
-  return diag_take_file(&s->diag, strcmp(path, "-") == 0 ? "<stdin>" : path, &ft);
-}
-
 RunStatus session_run_file(Session *s, const char *path) {
-  uint32_t file = add_file_source(s, path);
+  uint32_t file = diag_add_file(&s->diag, path);
   if (!file) {
     fflush(stdout);
     fprintf(stderr, "rly: cannot read '%s': %s\n", path, strerror(errno ? errno : EIO));
@@ -445,7 +437,7 @@ RunStatus session_load(Session *s, const char *path, Span where) {
     session_error(s, where, NULL, ":load is nested too deeply");
     return RUN_ERROR;
   }
-  uint32_t file = add_file_source(s, path);
+  uint32_t file = diag_add_file(&s->diag, path);
   if (!file) {
     session_error(s, where, NULL, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
     engine_txn_end(session_engine(s), false);
