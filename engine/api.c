@@ -138,7 +138,7 @@ int rly_load_text(rly_session *s, const char *name, const char *text) {
     ok = false;
   }
   if (ok) {
-    engine_input_commit(s->engine, &in);
+    module_free(engine_input_commit(s->engine, &in));
     ok = run_items(s, &in.r);
   }
   engine_txn_end(s->engine, ok);

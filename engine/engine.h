@@ -191,7 +191,9 @@ void engine_scan_free(EngineScan *sc);
 typedef struct EngineInput {
   Module *m;
   ParseResult r;
-  int ndefs; /* definitions among the items */
+  int ndefs;              /* definitions among the items */
+  int nrederived;         /* derived definitions the input rederived (engine_rederive) */
+  const char **rederived; /* "@f_grad (Gradient @f)" each, in the input's arena */
 } EngineInput;
 
 /* Parses `file` (registered in the engine's DiagCtx) into a copy of the
@@ -208,9 +210,38 @@ bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, uin
                         uint32_t to, const EngineScan *scan, Var *last);
 /* Makes a checked input's module current when it defines anything, and
  * marks the definitions that replace the prelude's as new (not
- * `replaced`).  The caller then evaluates its expressions and lets
- * (engine_eval against engine_module, engine_var_set for a let). */
-void engine_input_commit(Engine *e, EngineInput *in);
+ * `replaced`).  Returns the module it replaced, for the caller to keep (an
+ * undo step) or free, as engine_replace_module.  The caller then evaluates
+ * its expressions and lets (engine_eval against engine_module,
+ * engine_var_set for a let). */
+Module *engine_input_commit(Engine *e, EngineInput *in);
+/* ── derived definitions (derived.c) ──
+ *
+ * A pipeline that adds definitions at the session's request (`:pass
+ * Gradient @f` adds @f_grad) records them as derived from @f and what @f
+ * uses.  An input that redefines any of those rederives them
+ * (engine_input_check runs the pipeline again on the input's module); when
+ * that fails, the derived definition is stale: a warning says so and inputs
+ * that use it are refused until the pass is run again. */
+
+/* Records the definitions `after` has and `before` lacks as derived from
+ * @src by the pipeline `passes` (as `:pass` was given it; src NULL: none
+ * recorded). */
+void engine_derived_add(Engine *e, const Module *before, const Module *after, const char *passes,
+                        const char *src);
+/* The source function of m's definition `name` when it is a stale derived
+ * one (*passes, may be NULL, gets its pipeline), else NULL. */
+const char *engine_derived_stale(const Engine *e, const Module *m, const char *name,
+                                 const char **passes);
+/* Rederives in place m's stale derived definitions derived from one of
+ * `names` (the definitions an input gives), allocating in a (where: the
+ * input, for the warnings of those that fail); pushes "@f_grad (Gradient
+ * @f)" for each success onto done (may be NULL).  How many it tried. */
+int engine_rederive(Engine *e, Module *m, Arena *a, Span where, const PtrVec *names, PtrVec *done);
+/* False, after an error per use, when x uses a stale derived definition
+ * of m. */
+bool engine_refuse_stale(Engine *e, const Module *m, Expr *x);
+
 /* The type an ITEM_DEF of a type defined, in the input's module m. */
 AdtDef *engine_item_adt(const Module *m, const ScriptItem *it);
 

@@ -30,6 +30,7 @@ typedef struct Program {
   StrMap prelude_defs; /* key ("@f", "T", a constructor) → the definition's identity */
   StrMap prelude_deps; /* key → PtrVec * of the names its text mentions */
   PtrVec prelude_names;
+  PtrVec derived; /* Derived * (derived.c), in arena, oldest first */
 } Program;
 
 Program *engine_program(const Engine *e); /* engine.c */

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "engine/engine_int.h"
+#include "ir/util.h"
+#include "ir/walk.h"
 #include "parser/lexer.h"
 #include "passes/passes.h"
 
@@ -114,16 +116,105 @@ AdtDef *engine_item_adt(const Module *m, const ScriptItem *it) {
 }
 
 /* Old function and global definitions get private copies in the input's
- * module before a whole-module check, which rewrites FuncDef.ty: the
- * current module (and any transaction's) must not see the rewrite. */
+ * module before a whole-module check, which writes FuncDef.ty and every
+ * node's Expr.ty: the current module (and any transaction's or undo
+ * step's, which share those nodes) must not see the rewrite, whether the
+ * check succeeds (the types may change with a redefined callee) or fails
+ * (the rejected input's memory is released). */
 static void isolate_old_defs(const Module *cur, Module *m) {
   for (int i = 0; i < m->ndefs; i++) {
     Def *d = &m->defs[i];
-    if (d->kind == DEF_FUNC && module_func(cur, d->u.func->name) == d->u.func)
-      d->u.func = arena_memdup(m->arena, d->u.func, sizeof(FuncDef));
-    else if (d->kind == DEF_GLOBAL && module_state_global(cur, d->u.global->name) == d->u.global)
-      d->u.global = arena_memdup(m->arena, d->u.global, sizeof(StateGlobal));
+    if (d->kind == DEF_FUNC && module_func(cur, d->u.func->name) == d->u.func) {
+      FuncDef *f = d->u.func = arena_memdup(m->arena, d->u.func, sizeof(FuncDef));
+      f->fn = arena_memdup(m->arena, f->fn, sizeof(Function));
+      f->fn->body = expr_clone(m->arena, f->fn->body);
+    } else if (d->kind == DEF_GLOBAL &&
+               module_state_global(cur, d->u.global->name) == d->u.global) {
+      StateGlobal *g = d->u.global = arena_memdup(m->arena, d->u.global, sizeof(StateGlobal));
+      g->init = g->init ? expr_clone(m->arena, g->init) : NULL;
+    }
   }
+}
+
+/* ── the dependents of a rejected redefinition ── */
+
+static bool defined_here(const EngineInput *in, const char *name) {
+  for (int i = 0; i < in->r.nitems; i++) {
+    const ScriptItem *it = &in->r.items[i];
+    if (it->kind == ITEM_DEF && it->def_name && strcmp(it->def_name, name) == 0) return true;
+  }
+  return false;
+}
+
+/* The old definition of m (one the input does not define) whose text
+ * holds the offset, or NULL. */
+static const Def *old_def_at(const EngineInput *in, uint32_t off) {
+  for (int i = 0; i < in->m->ndefs; i++) {
+    const Def *d = &in->m->defs[i];
+    Span sp = def_span(d);
+    bool func = d->kind == DEF_FUNC || d->kind == DEF_GLOBAL;
+    if (func && off >= sp.off && off - sp.off < sp.len && !defined_here(in, def_name(d))) return d;
+  }
+  return NULL;
+}
+
+typedef struct Mentions {
+  const EngineInput *in;
+  StrBuf names; /* "`@e`, `@g`" */
+  StrMap seen;
+} Mentions;
+
+static bool mention_visit(void *ctx, Expr *e) {
+  Mentions *m = ctx;
+  if (e->kind != EX_GLOBAL || !defined_here(m->in, e->u.global.name) ||
+      strmap_get(&m->seen, e->u.global.name))
+    return true;
+  strmap_put(&m->seen, e->u.global.name, (void *)1);
+  sb_printf(&m->names, "%s`@%s`", m->names.len ? ", " : "", e->u.global.name);
+  return true;
+}
+
+/* A note on the old definition d that no longer checks: which of the
+ * input's definitions it uses. */
+static void note_dependent(Engine *e, const EngineInput *in, const Def *d) {
+  Mentions m = {.in = in};
+  Expr *body = d->kind == DEF_FUNC ? d->u.func->fn->body : d->u.global->init;
+  if (body) expr_walk(body, mention_visit, &m);
+  const char *name = def_name(d);
+  if (m.names.len)
+    diag_note(engine_diag(e), def_span(d),
+              "`@%s` uses %s, which this input redefines, and no longer type-checks: "
+              "the input is rejected",
+              name, m.names.data);
+  else
+    diag_note(engine_diag(e), def_span(d),
+              "`@%s` no longer type-checks with this input's definitions: the input is rejected",
+              name);
+  diag_hint(engine_diag(e),
+            "redefine `@%s` in the same input, or give the new definition "
+            "another name",
+            name);
+  sb_free(&m.names);
+  strmap_free(&m.seen);
+}
+
+/* After a rejected whole-module check: every old definition an error
+ * (from diagnostic `first` on) falls in is named, once, as a dependent
+ * that forced the rejection. */
+static void note_dependents(Engine *e, const EngineInput *in, size_t first) {
+  DiagCtx *d = engine_diag(e);
+  PtrVec done = {0};
+  size_t n = d->n;
+  for (size_t i = first; i < n; i++) {
+    if (d->items[i].level != DIAG_ERROR) continue;
+    const Def *def = old_def_at(in, d->items[i].span.off);
+    bool seen = false;
+    for (size_t k = 0; def && k < done.len; k++) seen |= done.items[k] == def;
+    if (!def || seen) continue;
+    vec_push(&done, (void *)def);
+    note_dependent(e, in, def);
+  }
+  vec_free(&done);
 }
 
 /* A brand-new function, global or prim is checked alone; anything that
@@ -142,7 +233,10 @@ static bool check_defs(Engine *e, EngineInput *in) {
   if (!in->ndefs) return true;
   if (!whole) return ty_check_def(in->m, single->def_name, engine_diag(e));
   isolate_old_defs(engine_module(e), in->m);
-  return ty_check_module(in->m, engine_diag(e));
+  size_t first = engine_diag(e)->n;
+  if (ty_check_module(in->m, engine_diag(e))) return true;
+  note_dependents(e, in, first);
+  return false;
 }
 
 /* A session let takes its value's type, or must have the declared one. */
@@ -178,6 +272,39 @@ static bool check_exprs(Engine *e, EngineInput *in, Var *last) {
   return ok;
 }
 
+/* The input's derived definitions whose sources it changed, rederived in
+ * its module (derived.c); their names kept for the report. */
+static void rederive(Engine *e, EngineInput *in, Arena *a) {
+  const ScriptItem *def = NULL;
+  PtrVec names = {0}, done = {0};
+  for (int i = 0; i < in->r.nitems; i++) {
+    const ScriptItem *it = &in->r.items[i];
+    if (it->kind != ITEM_DEF || !it->def_name) continue;
+    if (!def) def = it;
+    vec_push(&names, (void *)it->def_name);
+  }
+  if (def) engine_rederive(e, in->m, a, def->span, &names, &done);
+  vec_free(&names);
+  in->nrederived = (int)done.len;
+  in->rederived = done.len ? arena_memdup(a, done.items, sizeof(char *) * done.len) : NULL;
+  vec_free(&done);
+}
+
+/* No item uses a stale derived definition (its expressions, the bodies
+ * of the definitions it gives). */
+static bool refuse_stale(Engine *e, const EngineInput *in) {
+  bool ok = true;
+  for (int i = 0; i < in->r.nitems; i++) {
+    const ScriptItem *it = &in->r.items[i];
+    const FuncDef *f = it->kind == ITEM_DEF && it->def_kind == DEF_FUNC && it->def_name
+                           ? module_func(in->m, it->def_name)
+                           : NULL;
+    Expr *x = f ? f->fn->body : it->kind == ITEM_EXPR || it->kind == ITEM_LET ? it->expr : NULL;
+    ok &= engine_refuse_stale(e, in->m, x);
+  }
+  return ok;
+}
+
 bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, uint32_t from,
                         uint32_t to, const EngineScan *scan, Var *last) {
   Program *p = engine_program(e);
@@ -186,7 +313,9 @@ bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, uin
                                        : module_copy(p->m, a);
   ParseOptions po = {.nsession = p->nvars, .session = p->vars, .from = from, .to = to};
   in->r = parse_script(in->m, engine_diag(e), file, &po);
-  if (in->r.ok && check_defs(e, in) && check_exprs(e, in, last)) return true;
+  bool ok = in->r.ok && check_defs(e, in);
+  if (ok && in->ndefs) rederive(e, in, a);
+  if (ok && refuse_stale(e, in) && check_exprs(e, in, last)) return true;
   module_free(in->m);
   return false;
 }
@@ -209,10 +338,9 @@ static void unmark_prelude_replacements(Engine *e, EngineInput *in) {
   }
 }
 
-void engine_input_commit(Engine *e, EngineInput *in) {
+Module *engine_input_commit(Engine *e, EngineInput *in) {
   unmark_prelude_replacements(e, in);
-  if (in->ndefs)
-    engine_set_module(e, in->m);
-  else
-    module_free(in->m);
+  if (in->ndefs) return engine_replace_module(e, in->m);
+  module_free(in->m);
+  return NULL;
 }

@@ -33,6 +33,7 @@ void program_free(Program *p) {
   drop(p, p->m, NULL);
   module_free(p->base);
   vec_free(&p->dead);
+  vec_free(&p->derived);
   free(p->vars);
   prelude_free(p);
   arena_free(&p->arena);

@@ -56,12 +56,24 @@ static size_t max_errors(const DiagCtx *d) {
   return d->max_errors ? d->max_errors : DIAG_DEFAULT_MAX_ERRORS;
 }
 
-void diag_clear(DiagCtx *d) {
-  for (size_t i = 0; i < d->n; i++) {
+void diag_truncate(DiagCtx *d, size_t n) {
+  if (n >= d->n) return;
+  for (size_t i = n; i < d->n; i++) {
     if (d->items[i].msg != TOO_MANY) free(d->items[i].msg);
     free(d->items[i].hint);
   }
-  d->n = 0;
+  d->n = n;
+  size_t errors = 0, warnings = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (d->items[i].msg == TOO_MANY) return; /* the count past the cap stays */
+    errors += d->items[i].level == DIAG_ERROR;
+    warnings += d->items[i].level == DIAG_WARNING;
+  }
+  d->nerrors = errors, d->nwarnings = warnings;
+}
+
+void diag_clear(DiagCtx *d) {
+  diag_truncate(d, 0);
   d->nerrors = d->nwarnings = 0;
 }
 

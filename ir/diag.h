@@ -85,6 +85,8 @@ void diag_line_col(DiagCtx *d, Span sp, uint32_t *line, uint32_t *col);
 void diag_render(DiagCtx *d, FILE *f, size_t from, bool color);
 /* Forgets collected diagnostics (sources stay). */
 void diag_clear(DiagCtx *d);
+/* Drops the diagnostics from the n-th on (their counts too). */
+void diag_truncate(DiagCtx *d, size_t n);
 bool diag_too_many(const DiagCtx *d);
 
 #endif

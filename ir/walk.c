@@ -194,6 +194,25 @@ Expr *expr_rebuild(Arena *a, Expr *e, Expr **kids, int n) {
   return r;
 }
 
+/* Each node is copied (with its box) where its parent's copy holds it:
+ * the stack pairs a slot of a copied node with the original child. */
+Expr *expr_clone(Arena *a, const Expr *root) {
+  Expr *out = NULL;
+  PtrVec todo = {0};
+  if (root) vec_push(&todo, &out), vec_push(&todo, (void *)root);
+  while (todo.len) {
+    Expr *src = vec_pop(&todo), **dst = vec_pop(&todo);
+    Expr *r = expr_copy(a, src);
+    Layout l = layout(r);
+    own_box(a, &l, r);
+    *dst = r;
+    for (int i = count(&l); i-- > 0;)
+      if (*slot(&l, i)) vec_push(&todo, slot(&l, i)), vec_push(&todo, *slot(&l, i));
+  }
+  vec_free(&todo);
+  return out;
+}
+
 /* ───────────────────────────── walking ───────────────────────────── */
 
 void expr_walk(Expr *root, ExprVisitFn visit, void *ctx) {

@@ -69,6 +69,12 @@ Expr *expr_rest(const Expr *e);
  * e itself when every child is the same pointer.  Everything else (binders,
  * patterns, attributes, span) is shared; e.ty is not copied. */
 Expr *expr_rebuild(Arena *a, Expr *e, Expr **kids, int n);
+/* A deep copy of root: every node and out-of-line block (argument and
+ * field arrays, match clauses, a function's Function) copied into a, with
+ * its type; binders (Vars), patterns, attributes, types and constants'
+ * tensors shared.  What a type check writes (Expr.ty) then stays private
+ * to the copy.  Iterative: a chain of any length costs no C stack. */
+Expr *expr_clone(Arena *a, const Expr *root);
 
 /* Pre-order visit of every node under root, children in source order.
  * visit returns whether to descend into e's children.  Iterative: a chain

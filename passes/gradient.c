@@ -18,6 +18,7 @@
  * Invariants: the input is type-checked (Expr.ty on every node) and never
  * modified; every node built here carries its type, since gradient rules
  * read them; nothing recurses on the length of a let chain. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/grad.h"
@@ -384,6 +385,33 @@ static Function *first_order(Fo *F, const FuncDef *f) {
   return rw_function_with(F->a, fn, n, params, NULL, body);
 }
 
+/* Whether t is not known before run time (`_`, or a tuple holding one):
+ * the gradient's shape and dtype cannot be built for it. */
+static bool type_unknown(const Type *t) {
+  if (!t || t->kind == TY_INCOMPLETE) return true;
+  for (int i = 0; t->kind == TY_TUPLE && i < t->u.tuple.n; i++)
+    if (type_unknown(t->u.tuple.fields[i])) return true;
+  return false;
+}
+
+/* An error for the first parameter of f whose type checking left unknown
+ * (`def @sq(%x) { multiply(%x, %x) }`): its gradient would be `()`. */
+static bool untyped_param(PassCtx *pc, const FuncDef *f) {
+  for (int i = 0; i < f->fn->nparams; i++) {
+    if (!type_unknown(f->ty->u.func.params[i])) continue;
+    const Var *v = f->fn->params[i];
+    char *ty = print_type(f->ty);
+    diag_error(pc->d, v->span,
+               "Gradient: the type of parameter %%%s of `@%s` is not known (`@%s : %s`), so "
+               "its gradient cannot be built",
+               v->name, f->name, f->name, ty);
+    diag_hint(pc->d, "annotate it (e.g. `%%%s: float32`) and run the pass again", v->name);
+    free(ty);
+    return true;
+  }
+  return false;
+}
+
 /* The function the pass differentiates, or NULL after an error. */
 static const FuncDef *target(PassCtx *pc, Module *in) {
   if (!pc->arg) {
@@ -403,7 +431,7 @@ static const FuncDef *target(PassCtx *pc, Module *in) {
                pc->arg);
     return NULL;
   }
-  return f;
+  return untyped_param(pc, f) ? NULL : f;
 }
 
 Module *pass_gradient(PassCtx *pc, Module *in) {

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "engine/draw.h"
+#include "ir/util.h"
 #include "passes/pass.h"
 #include "repl/repl.h"
 
@@ -42,19 +43,25 @@ void repl_pass_help(void) {
   list_passes(false);
 }
 
-void repl_undo_push(Session *s, Module *m) {
+/* Frees an undo step's module unless the session still uses it. */
+static void undo_drop(Session *s, UndoStep *u) {
+  if (u->m != engine_base(session_engine(s)) && u->m != session_module(s)) module_free(u->m);
+  free(u->what);
+}
+
+void repl_undo_push(Session *s, Module *m, const char *what) {
   if (s->nundo == REPL_UNDO_DEPTH) {
-    if (s->undo[0] != engine_base(session_engine(s))) module_free(s->undo[0]);
-    memmove(s->undo, s->undo + 1, sizeof(Module *) * (REPL_UNDO_DEPTH - 1));
+    undo_drop(s, &s->undo[0]);
+    memmove(s->undo, s->undo + 1, sizeof(UndoStep) * (REPL_UNDO_DEPTH - 1));
     s->nundo--;
   }
-  s->undo[s->nundo++] = m;
+  char *label = strdup(what);
+  if (!label) rly_oom();
+  s->undo[s->nundo++] = (UndoStep){m, label};
 }
 
 void repl_undo_clear(Session *s) {
-  for (int i = 0; i < s->nundo; i++)
-    if (s->undo[i] != engine_base(session_engine(s)) && s->undo[i] != session_module(s))
-      module_free(s->undo[i]);
+  for (int i = 0; i < s->nundo; i++) undo_drop(s, &s->undo[i]);
   s->nundo = 0;
 }
 
@@ -197,6 +204,7 @@ static void keep_result(Session *s, PassResult *r, const char *names, const char
     r->module = NULL;
     return;
   }
+  engine_derived_add(session_engine(s), session_module(s), r->module, names, only);
   session_keep_module(s, r->module);
   printf("%s%s%s: %d rewrite%s; kept (undo with :undo)\n", names, only ? " @" : "",
          only ? only : "", n, n == 1 ? "" : "s");
@@ -249,12 +257,71 @@ RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step) {
   return st;
 }
 
+/* Whether two versions of a definition are the same: the same text, and
+ * for functions the same body (a pass keeps the text's span). */
+static bool same_def(const Def *a, const Def *b) {
+  if (a->kind != b->kind || def_span(a).off != def_span(b).off) return false;
+  if (a->kind == DEF_FUNC)
+    return a->u.func == b->u.func || func_equal(a->u.func->fn, b->u.func->fn);
+  return true;
+}
+
+enum { UNDO_NAMES = 8 }; /* names listed per kind; more are counted */
+
+/* Appends "@f" to a list of n names so far (", " between; past
+ * UNDO_NAMES only counted). */
+static void list_name(StrBuf *b, int *n, const char *name) {
+  if (*n < UNDO_NAMES) sb_printf(b, "%s@%s", *n ? ", " : " ", name);
+  ++*n;
+}
+
+static void end_list(StrBuf *b, int n) {
+  if (n > UNDO_NAMES) sb_printf(b, " and %d more", n - UNDO_NAMES);
+}
+
+/* The definitions of `from` that `to` lacks (missing) or holds in another
+ * version (changed), as " @f, @g". */
+static void undo_names(const Module *from, const Module *to, StrBuf *missing, StrBuf *changed) {
+  int nm = 0, nc = 0;
+  for (int i = 0; i < from->ndefs; i++) {
+    const Def *d = &from->defs[i];
+    if (d->kind == DEF_ADT) continue;
+    const Def *t = module_lookup(to, def_name(d));
+    if (!t)
+      list_name(missing, &nm, def_name(d));
+    else if (!same_def(d, t))
+      list_name(changed, &nc, def_name(d));
+  }
+  end_list(missing, nm), end_list(changed, nc);
+}
+
+/* "undid :pass Gradient @f: removed @f_grad; restored the earlier @g". */
+static void report_undo(Session *s, const UndoStep *u, const Module *undone) {
+  StrBuf removed = {0}, restored = {0}, back = {0}, none = {0};
+  undo_names(undone, u->m, &removed, &restored);
+  undo_names(u->m, undone, &back, &none);
+  printf("undid %s", u->what);
+  const char *sep = ": ";
+  if (removed.len) printf("%sremoved%s", sep, removed.data), sep = "; ";
+  if (restored.len) printf("%srestored the earlier%s", sep, restored.data), sep = "; ";
+  if (back.len) printf("%sbrought back%s", sep, back.data);
+  putchar('\n');
+  sb_free(&removed), sb_free(&restored), sb_free(&back), sb_free(&none);
+}
+
 RunStatus repl_cmd_undo(Session *s, Span where) {
-  if (!s->nundo) {
-    session_error(s, where, NULL, "nothing to undo: no :pass since the last :reset");
+  if (s->nloads) {
+    session_error(s, where, NULL, "`:undo` cannot be used in a file being loaded");
     return RUN_ERROR;
   }
-  module_free(engine_replace_module(session_engine(s), s->undo[--s->nundo]));
-  puts("restored the module from before the last :pass");
+  if (!s->nundo) {
+    session_error(s, where, NULL, "nothing to undo since the session started or the last :reset");
+    return RUN_ERROR;
+  }
+  UndoStep u = s->undo[--s->nundo];
+  Module *undone = engine_replace_module(session_engine(s), u.m);
+  report_undo(s, &u, undone ? undone : session_module(s));
+  if (undone) module_free(undone);
+  free(u.what);
   return RUN_OK;
 }

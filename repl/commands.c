@@ -37,12 +37,13 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
   X(quit, "quit", "", NONE, "leave rly (Ctrl-D on an empty line does too)", NULL)                 \
   X(type, "type", "EXPR", EXPR, "show the type of an expression",                                 \
     "The expression is type-checked, not evaluated; session variables may be used.")              \
-  X(load, "load", "FILE", FILE, "run a script; if any part of it fails, nothing of it is kept",   \
+  X(load, "load", "FILE", FILE, "run a script; an error stops it, keeping what ran before",       \
     "Definitions, expressions (their values are printed), lets and `:` commands,\n"               \
-    "in order.  An error anywhere rolls the session back to before the :load.")                   \
+    "in order (definitions that use each other are checked together).  An error\n"                \
+    "or Ctrl-C stops the file; everything before it is kept, and rly says where it\n"             \
+    "stopped.  `:undo` takes the whole :load back.")                                              \
   X(reload, "reload", "", NONE, "load the last :load-ed file again",                              \
-    "Definitions from the file replace the session's by name; the session is\n"                   \
-    "unchanged if the file no longer loads.")                                                     \
+    "Definitions from the file replace the session's by name, as :load.")                         \
   X(print, "print", "[@f | TYPE | prelude] [meta]", DEF,                                          \
     "print the session's definitions, or one of them",                                            \
     "With `:set types on`, expressions are annotated with their types.  Constants\n"              \
@@ -61,7 +62,10 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
   X(step, "step", "NAME [NAME ...] [@f]", PASS, "run passes one rewrite at a time",               \
     "Each rewrite shows its rule, function, location and before/after; Enter for\n"               \
     "the next, `c` to run to the end, `q` to stop without applying anything.\n" PASS_SCOPE_HELP)  \
-  X(undo, "undo", "", NONE, "restore the module from before the last :pass", NULL)                \
+  X(undo, "undo", "", NONE, "take back the last change of the module, naming what it undoes",     \
+    "A change is a definition (an input's), a :pass, :bind, :import or a whole\n"                 \
+    "`:load`; :undo says which it took back and which definitions it removed\n"                   \
+    "or restored.  The last 32 changes are kept.")                                                \
   X(seed, "seed", "N", NONE, "set @prng_state to random.key(N)", NULL)                            \
   X(set, "set", "[NAME [VALUE]]", SETTING, "change a setting; alone, show the settings", NULL)    \
   X(bind, "bind", "@f FILE", DATA,                                                                \
@@ -228,7 +232,14 @@ RunStatus cmd_run(Session *s, const char *line, Span where) {
   if (!args) rly_oom();
   Span arg_sp = span_make(where.off + 1 + (uint32_t)a, e - a);
   if (!arg_sp.len) arg_sp = name_sp;
+  const char *outer = s->doing;
+  char *doing = malloc(strlen(line) + 2);
+  if (!doing) rly_oom();
+  sprintf(doing, ":%s", line);
+  s->doing = doing;
   RunStatus st = c->fn(s, args, arg_sp);
+  s->doing = outer;
+  free(doing);
   free(args);
   fflush(stdout);
   return st;
@@ -300,7 +311,7 @@ static RunStatus cmd_reload(Session *s, const char *args, Span where) {
 }
 
 static RunStatus cmd_reset(Session *s, const char *args, Span where) {
-  if (engine_txn_depth(session_engine(s))) {
+  if (s->nloads) {
     session_error(s, where, NULL, "`:reset` cannot be used in a file being loaded");
     return RUN_ERROR;
   }

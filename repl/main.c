@@ -376,6 +376,7 @@ static int run_session(Cli *cli) {
   SessionOptions so = {.color = use_color(), .prelude = !cli->no_prelude, .engine = cli->engine};
   Session *s = session_new(so);
   s->profile = cli->profile;
+  s->goes_on = repl; /* a script's error then says what it kept */
   bool quit = false;
   int status = run_actions(s, cli, &quit);
   if (repl && !quit) session_repl(s, tty && isatty(1));

@@ -70,7 +70,21 @@ Module *repl_eval_lowered(Evaluator *ev, Module *m, Expr **e);
 
 /* ── the session ── */
 
-enum { REPL_UNDO_DEPTH = 32 };
+enum { REPL_UNDO_DEPTH = 32, REPL_LOAD_DEPTH = 16 };
+
+/* One step :undo can take back: the module before it and what it was
+ * (":pass FuseOps", "the definition of @f", ":load model.rly"). */
+typedef struct UndoStep {
+  Module *m;
+  char *what; /* malloc'd */
+} UndoStep;
+
+/* What a script (a file run or :load-ed) ran before it stopped: said when
+ * an error stops it (everything before the error is kept). */
+typedef struct Ran {
+  int defs, lets, values;
+  Span stopped; /* the first error that stopped it, or {0} */
+} Ran;
 
 typedef struct Session {
   SessionOptions opt;
@@ -85,13 +99,18 @@ typedef struct Session {
   PtrVec loaded;     /* names defined by the current :load (const char *) */
   char *last_load;   /* for :reload */
   bool show_types;
-  bool verify;                   /* :set verify on: type-check and verify after every pass */
-  bool show_prelude;             /* :set show-prelude on: :pass and :step include the prelude */
-  char step_dot[1024];           /* :set step-dot DIR: :step draws each rewrite there ("": off) */
-  bool profile;                  /* rly --profile: a per-kernel profile of each evaluation */
-  Profile *last_profile;         /* the last :profile's, for :dot's colours (or NULL) */
-  Module *undo[REPL_UNDO_DEPTH]; /* modules before each :pass (cmd_pass.c) */
+  bool verify;                    /* :set verify on: type-check and verify after every pass */
+  bool show_prelude;              /* :set show-prelude on: :pass and :step include the prelude */
+  char step_dot[1024];            /* :set step-dot DIR: :step draws each rewrite there ("": off) */
+  bool profile;                   /* rly --profile: a per-kernel profile of each evaluation */
+  Profile *last_profile;          /* the last :profile's, for :dot's colours (or NULL) */
+  UndoStep undo[REPL_UNDO_DEPTH]; /* before each change of the module, newest last */
   int nundo;
+  const char *doing; /* the `:` command running (":pass FuseOps"), for its undo step */
+  Module *load_before[REPL_LOAD_DEPTH]; /* the module before each :load in progress */
+  int nloads;
+  Ran ran;      /* what the script running now has run (session.c) */
+  bool goes_on; /* the session goes on after its scripts (the REPL follows) */
 } Session;
 
 Session *session_new(SessionOptions opt);
@@ -119,7 +138,7 @@ extern volatile sig_atomic_t repl_in_eval, repl_interrupted;
 Engine *session_engine(const Session *s);
 Module *session_module(const Session *s);
 /* Makes m (a :pass, :bind or :import result) the current module; the one
- * before is kept for :undo. */
+ * before is kept for :undo, labelled with the command running. */
 void session_keep_module(Session *s, Module *m);
 RunStatus session_load(Session *s, const char *path, Span where);
 void session_reset(Session *s);
@@ -142,9 +161,9 @@ void repl_undo_clear(Session *s);
 /* `rly --list-ops=FORMAT` (op_table.c): the op registry as a table on
  * stdout, FORMAT `text` or `markdown` (the README's); 2 for another. */
 int repl_list_ops(const char *format);
-/* Keeps m (the module before a change) for :undo; the oldest of
- * REPL_UNDO_DEPTH is dropped. */
-void repl_undo_push(Session *s, Module *m);
+/* Keeps m (the module before a change) for :undo as the step `what`; the
+ * oldest of REPL_UNDO_DEPTH is dropped. */
+void repl_undo_push(Session *s, Module *m, const char *what);
 /* The data commands (cmd_data.c): tensor files, BindParams, externals. */
 RunStatus repl_cmd_bind(Session *s, const char *args, Span where);
 RunStatus repl_cmd_save(Session *s, const char *args, Span where);

@@ -38,11 +38,22 @@ bool session_is_prelude(const Session *s, const Def *d) {
   return engine_is_prelude_def(session_engine(s), d);
 }
 
-/* The module before stays for :undo, unless a :load in progress owns it
- * (its transaction may roll back to it). */
+/* A module the session replaced: an undo step labelled `what`, except
+ * inside a :load, whose whole file is one step: there it is freed unless
+ * it is the module from before a :load in progress. */
+static void keep_old(Session *s, Module *old, const char *what) {
+  if (!old) return;
+  if (!s->nloads) {
+    repl_undo_push(s, old, what);
+    return;
+  }
+  for (int i = 0; i < s->nloads; i++)
+    if (s->load_before[i] == old) return;
+  module_free(old);
+}
+
 void session_keep_module(Session *s, Module *m) {
-  Module *old = engine_replace_module(session_engine(s), m);
-  if (old) repl_undo_push(s, old);
+  keep_old(s, engine_replace_module(session_engine(s), m), s->doing ? s->doing : "a change");
 }
 
 /* ───────────────────────── diagnostics ───────────────────────── */
@@ -209,6 +220,7 @@ char *session_def_line(const char *verb, const char *name, const Type *ty) {
  * :load the name is collected instead, for one summary line. */
 static void report_def(Session *s, const Input *in, const ScriptItem *it) {
   const char *verb = it->replaced ? "redefined" : "defined";
+  s->ran.defs++;
   if (it->def_kind == DEF_ADT) {
     AdtDef *t = engine_item_adt(in->in.m, it);
     if (!t) return;
@@ -272,6 +284,7 @@ static bool run_expr(Session *s, ScriptItem *it) {
   bool ok = evaluate(s, it->expr, s->last, &text);
   profile_stop(p);
   if (ok) {
+    s->ran.values++;
     s->last->annot = it->expr->ty;
     print_value(s, text, it->expr->ty);
     repl_print_profile(s, p, it->span);
@@ -292,6 +305,7 @@ static bool run_let(Session *s, ScriptItem *it) {
     return false;
   }
   engine_var_set(session_engine(s), it->var);
+  s->ran.lets++;
   if (s->show_types) {
     char *ty = print_type(it->var->annot);
     printf("%%%s : %s\n", it->var->name, ty);
@@ -302,11 +316,38 @@ static bool run_let(Session *s, ScriptItem *it) {
   return true;
 }
 
+/* The first error diagnostic from `first` on that lies in [lo, hi) (global
+ * offsets); its offset, or 0. */
+static uint32_t first_error_in(const DiagCtx *d, size_t first, uint32_t lo, uint32_t hi) {
+  uint32_t at = 0;
+  for (size_t i = first; i < d->n; i++) {
+    uint32_t off = d->items[i].span.off;
+    if (d->items[i].level == DIAG_ERROR && off >= lo && off < hi && (!at || off < at)) at = off;
+  }
+  return at;
+}
+
+/* Renders the diagnostics of an error that stops the script, remembering
+ * where it stopped (for the report of what was kept): at the item that
+ * failed to run, or else where the first error points. */
+static void render_stop(Session *s, const ScriptItem *it) {
+  uint32_t at = it ? it->span.off : first_error_in(&s->diag, 0, 1, UINT32_MAX);
+  if (!s->ran.stopped.off && at) s->ran.stopped = span_make(at, 1);
+  session_render(s);
+}
+
+/* The derived definitions the input rederived (engine/derived.c). */
+static void report_rederived(const Input *in) {
+  for (int i = 0; i < in->in.nrederived; i++) printf("rederived %s\n", in->in.rederived[i]);
+}
+
 static RunStatus run_items(Session *s, const Input *in) {
+  bool told = false; /* the rederived definitions, after the definitions */
   for (int i = 0; i < in->in.r.nitems; i++) {
     ScriptItem *it = &in->in.r.items[i];
     bool ok = true;
     RunStatus st = RUN_OK;
+    if (it->kind != ITEM_DEF && !told) report_rederived(in), told = true;
     if (it->kind == ITEM_DEF)
       report_def(s, in, it);
     else if (it->kind == ITEM_EXPR && it->expr)
@@ -315,31 +356,112 @@ static RunStatus run_items(Session *s, const Input *in) {
       ok = run_let(s, it);
     else if (it->kind == ITEM_COMMAND)
       st = cmd_run(s, it->command, it->span);
-    if (!ok) session_render(s);
+    if (!ok) render_stop(s, it);
     if (!ok || st != RUN_OK) return ok ? st : RUN_ERROR;
   }
+  if (!told) report_rederived(in);
   session_render(s); /* warnings of the evaluation, if any */
   return RUN_OK;
+}
+
+/* "the definition of @f" / "the definitions of @f, @g" (at most three
+ * named), the undo step of a committed input. */
+static char *defs_label(const Input *in) {
+  StrBuf b = {0};
+  int n = 0;
+  for (int i = 0; i < in->in.r.nitems; i++) {
+    const ScriptItem *it = &in->in.r.items[i];
+    if (it->kind != ITEM_DEF) continue;
+    if (n < 3) {
+      AdtDef *t = it->def_kind == DEF_ADT ? engine_item_adt(in->in.m, it) : NULL;
+      sb_printf(&b, "%s%s%s", n ? ", " : "", t ? "type " : "@", t ? t->name : it->def_name);
+    } else if (n == 3) {
+      sb_puts(&b, ", ...");
+    }
+    n++;
+  }
+  StrBuf label = {0};
+  sb_printf(&label, "%s %s", n == 1 ? "the definition of" : "the definitions of",
+            b.data ? b.data : "");
+  sb_free(&b);
+  return sb_take(&label);
+}
+
+/* Where a part that failed to check can be cut so that the items before
+ * its first error still run: the start of the first item that reaches the
+ * error (or the error itself, between items), as a file offset; 0 when no
+ * whole item precedes it (or the error lies elsewhere, in an old
+ * definition a redefinition broke). */
+static uint32_t cut_before_error(Session *s, const Input *in, size_t first, uint32_t file,
+                                 uint32_t from, uint32_t to) {
+  const SourceFile *f = diag_source(&s->diag, file);
+  uint32_t lo = f->base + from, hi = f->base + (to ? to : (uint32_t)f->len);
+  uint32_t err = first_error_in(&s->diag, first, lo, hi);
+  if (!err) return 0;
+  uint32_t cut = err;
+  int before = 0;
+  for (int i = 0; i < in->in.r.nitems; i++) {
+    Span sp = in->in.r.items[i].span;
+    if (sp.off + sp.len <= err && sp.off >= lo)
+      before++;
+    else if (sp.off < cut)
+      cut = sp.off;
+  }
+  return before && cut > lo ? cut - f->base : 0;
+}
+
+static RunStatus run_part(Session *s, uint32_t file, uint32_t from, uint32_t to,
+                          const EngineScan *sc, bool may_continue, bool may_cut);
+
+/* A part that failed: when whole items precede its first error, they run
+ * on their own (what precedes an error is kept, as in a script that ran
+ * item by item), then the rest, which fails again and says why.  If the
+ * items before the error do not check on their own (they use definitions
+ * given after it), the part is rejected whole as it was. */
+static RunStatus run_before_error(Session *s, uint32_t file, uint32_t from, uint32_t to,
+                                  uint32_t cut, const EngineScan *sc) {
+  size_t mark = s->diag.n;
+  Input pre = input_begin(s);
+  if (!engine_input_check(session_engine(s), &pre.in, &s->inputs, file, from, cut, sc, s->last)) {
+    input_end(s, &pre, false);
+    diag_truncate(&s->diag, mark);
+    return run_part(s, file, from, to, sc, false, false);
+  }
+  session_render(s);
+  char *label = defs_label(&pre);
+  keep_old(s, engine_input_commit(session_engine(s), &pre.in), label);
+  free(label);
+  RunStatus st = run_items(s, &pre);
+  input_end(s, &pre, true);
+  return st == RUN_OK ? run_part(s, file, cut, to, sc, false, false) : st;
 }
 
 /* One part, bytes [from, to) of file (to == 0: to its end): checked,
  * committed, run.  A parse error at the end of the input, when more may
  * follow, is RUN_INCOMPLETE with its diagnostics dropped, so the REPL asks
- * for another line. */
+ * for another line.  may_cut: on an error, run what precedes it first. */
 static RunStatus run_part(Session *s, uint32_t file, uint32_t from, uint32_t to,
-                          const EngineScan *sc, bool may_continue) {
+                          const EngineScan *sc, bool may_continue, bool may_cut) {
   Input in = input_begin(s);
+  size_t first = s->diag.n;
   if (!engine_input_check(session_engine(s), &in.in, &s->inputs, file, from, to, sc, s->last)) {
     bool more = may_continue && !in.in.r.ok && in.in.r.incomplete;
+    uint32_t cut = more || !may_cut ? 0 : cut_before_error(s, &in, first, file, from, to);
+    input_end(s, &in, false);
+    if (cut) {
+      diag_truncate(&s->diag, first);
+      return run_before_error(s, file, from, to, cut, sc);
+    }
     if (more)
       diag_clear(&s->diag);
     else
-      session_render(s);
-    input_end(s, &in, false);
+      render_stop(s, NULL);
     return more ? RUN_INCOMPLETE : RUN_ERROR;
   }
   session_render(s); /* warnings */
-  engine_input_commit(session_engine(s), &in.in);
+  char *label = defs_label(&in);
+  keep_old(s, engine_input_commit(session_engine(s), &in.in), label);
+  free(label);
   RunStatus st = run_items(s, &in);
   input_end(s, &in, true);
   return st;
@@ -362,7 +484,8 @@ static RunStatus run_split(Session *s, uint32_t whole, const EngineScan *sc) {
   for (int i = 0; i <= sc->ncmds; i++) {
     size_t to = i < sc->ncmds ? sc->cmds[i].off : len;
     RunStatus st = RUN_OK;
-    if (!blank(text, from, to)) st = run_part(s, whole, (uint32_t)from, (uint32_t)to, sc, false);
+    if (!blank(text, from, to))
+      st = run_part(s, whole, (uint32_t)from, (uint32_t)to, sc, false, true);
     if (st == RUN_OK && i < sc->ncmds) {
       uint32_t off = sc->cmds[i].off, n = sc->cmds[i].len;
       char *line = strndup(text + off + 1, n - 1);
@@ -381,7 +504,8 @@ static RunStatus run_source(Session *s, uint32_t file, bool may_continue) {
   const SourceFile *f = diag_source(&s->diag, file);
   EngineScan sc = {0};
   engine_scan(f->name, f->text, f->len, &sc);
-  RunStatus st = sc.ncmds ? run_split(s, file, &sc) : run_part(s, file, 0, 0, &sc, may_continue);
+  RunStatus st =
+      sc.ncmds ? run_split(s, file, &sc) : run_part(s, file, 0, 0, &sc, may_continue, true);
   engine_scan_free(&sc);
   return st;
 }
@@ -391,6 +515,50 @@ RunStatus session_run(Session *s, const char *name, const char *text, size_t len
   return run_source(s, diag_add_source(&s->diag, name, text, len), may_continue);
 }
 
+/* " 2 definitions, 1 let, 3 values" for what a script ran (definitions
+ * only when `defs`). */
+static void ran_counts(StrBuf *b, const Ran *r, bool defs) {
+  const struct {
+    int n;
+    const char *one, *many;
+  } parts[] = {{defs ? r->defs : 0, "definition", "definitions"},
+               {r->lets, "let", "lets"},
+               {r->values, "value", "values"}};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+    if (parts[i].n)
+      sb_printf(b, "%s%d %s", b->len ? ", " : "", parts[i].n,
+                parts[i].n == 1 ? parts[i].one : parts[i].many);
+}
+
+/* After an error stopped a script whose session goes on: where it
+ * stopped and what it kept (everything before the error). */
+static void report_stop(Session *s, const char *path, const Ran *r, bool defs) {
+  StrBuf b = {0};
+  ran_counts(&b, r, defs);
+  uint32_t line = 0, col = 0;
+  if (r->stopped.off) diag_line_col(&s->diag, r->stopped, &line, &col);
+  fflush(stdout);
+  fprintf(stderr, "%s: stopped", path);
+  if (line) fprintf(stderr, " at line %u", line);
+  if (b.len)
+    fprintf(stderr, "; what ran before it is kept (%s)\n", b.data);
+  else
+    fprintf(stderr, "; nothing ran before it\n");
+  sb_free(&b);
+}
+
+/* Runs a script file with its own account of what ran (added to the
+ * enclosing script's afterwards). */
+static RunStatus run_counted(Session *s, uint32_t file, Ran *mine) {
+  Ran outer = s->ran;
+  s->ran = (Ran){0};
+  RunStatus st = run_source(s, file, false);
+  *mine = s->ran;
+  outer.defs += mine->defs, outer.lets += mine->lets, outer.values += mine->values;
+  s->ran = outer;
+  return st;
+}
+
 RunStatus session_run_file(Session *s, const char *path) {
   uint32_t file = diag_add_file(&s->diag, path);
   if (!file) {
@@ -398,7 +566,10 @@ RunStatus session_run_file(Session *s, const char *path) {
     fprintf(stderr, "rly: cannot read '%s': %s\n", path, strerror(errno ? errno : EIO));
     return RUN_ERROR;
   }
-  return run_source(s, file, false);
+  Ran mine;
+  RunStatus st = run_counted(s, file, &mine);
+  if (st == RUN_ERROR && s->goes_on) report_stop(s, path, &mine, true);
+  return st;
 }
 
 /* ───────────────────────── :load, :reset, expressions in commands ───────────────────────── */
@@ -430,29 +601,35 @@ static void print_loaded(const PtrVec *loaded, const char *path) {
     printf("loaded %s (no definitions)\n", path);
 }
 
-/* `:load FILE` as one transaction: any error leaves the session as it
- * was.  Loads may nest (a file may :load another), each with its own list. */
+/* `:load FILE`: the file runs item by item; an error stops it and keeps
+ * what ran before (and says so).  The whole load is one undo step.  Loads
+ * may nest (a file may :load another), each with its own list. */
 RunStatus session_load(Session *s, const char *path, Span where) {
-  if (!engine_txn_begin(session_engine(s))) {
+  if (s->nloads == REPL_LOAD_DEPTH) {
     session_error(s, where, NULL, ":load is nested too deeply");
     return RUN_ERROR;
   }
   uint32_t file = diag_add_file(&s->diag, path);
   if (!file) {
     session_error(s, where, NULL, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
-    engine_txn_end(session_engine(s), false);
     return RUN_ERROR;
   }
+  Module *before = session_module(s);
+  s->load_before[s->nloads++] = before;
   bool was_loading = s->loading;
   PtrVec outer = s->loaded;
   s->loading = true;
   memset(&s->loaded, 0, sizeof s->loaded);
-  RunStatus st = run_source(s, file, false);
-  engine_txn_end(session_engine(s), st != RUN_ERROR);
-  if (st != RUN_ERROR)
-    print_loaded(&s->loaded, path);
-  else
-    printf("%s: not loaded; the session is unchanged\n", path);
+  Ran mine;
+  RunStatus st = run_counted(s, file, &mine);
+  s->nloads--;
+  if (session_module(s) != before) {
+    char what[1100];
+    snprintf(what, sizeof what, ":load %s", path);
+    keep_old(s, before, what);
+  }
+  if (st != RUN_ERROR || s->loaded.len) print_loaded(&s->loaded, path);
+  if (st == RUN_ERROR) report_stop(s, path, &mine, false);
   vec_free(&s->loaded);
   s->loaded = outer, s->loading = was_loading;
   return st == RUN_QUIT ? RUN_OK : st;
