@@ -505,9 +505,16 @@ static Module *runnable(Engine *e, Module *m, Expr **ex) {
   return lm;
 }
 
+/* A failure of the memory limit during the evaluation gets a note naming
+ * the session variables that hold the most (rt knows no sessions: its
+ * hook only records the request). */
 Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind) {
   Module *run = runnable(e, m, &ex);
+  e->prog.limit_want = 0;
+  rt_set_limit_hook(program_limit_hit, &e->prog);
   Value *v = interp_eval(e->in, run, ex);
+  rt_set_limit_hook(NULL, NULL);
+  if (!v && e->prog.limit_want) program_limit_note(e);
   if (v && bind) interp_bind(e->in, bind, v);
   return v;
 }

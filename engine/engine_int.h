@@ -30,11 +30,18 @@ typedef struct Program {
   StrMap prelude_defs; /* key ("@f", "T", a constructor) → the definition's identity */
   StrMap prelude_deps; /* key → PtrVec * of the names its text mentions */
   PtrVec prelude_names;
+  size_t limit_want; /* the first allocation the memory limit refused in an evaluation */
 } Program;
 
 Program *engine_program(const Engine *e); /* engine.c */
 void program_init(Program *p);
 void program_free(Program *p);
+
+/* rt's memory-limit hook during an evaluation (ctx: the Program). */
+void program_limit_hit(void *ctx, size_t want);
+/* After an evaluation the limit failed: a note naming the session
+ * variables that hold the most and what the allocation wanted. */
+void program_limit_note(Engine *e);
 
 /* prelude.c */
 /* "@f" for a global (written into buf), the name for a type. */

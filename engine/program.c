@@ -16,6 +16,11 @@
 
 #include "engine/engine_int.h"
 
+/* A released value holding at least this much tensor data is collected at
+ * once (rebinding `%huge` frees the old one before the next input runs);
+ * smaller garbage waits for the collector's own schedule. */
+#define RELEASE_COLLECT ((size_t)1 << 20)
+
 void program_init(Program *p) {
   arena_init(&p->arena);
   p->base = module_new(&p->arena);
@@ -75,14 +80,30 @@ Var *engine_var(const Engine *e, const char *name) {
   return NULL;
 }
 
+/* May an open transaction bring v back (it was bound when one began)? */
+static bool var_kept(const Program *p, const Var *v) {
+  for (int i = 0; i < p->ntxns; i++)
+    if (var_listed(p->txns[i].vars, p->txns[i].nvars, v)) return true;
+  return false;
+}
+
+/* Unbinds v; its value, when it held much tensor data, is collected now. */
+static void release(Engine *e, Var *v) {
+  Interp *in = engine_interp(e);
+  size_t bytes = interp_value_bytes(in, interp_bound(in, v));
+  engine_unbind(e, v);
+  if (bytes >= RELEASE_COLLECT) interp_gc(in);
+}
+
 /* Binds v's name to v.  The value of the variable it replaces is released
  * unless a transaction may bring that variable back. */
 void engine_var_set(Engine *e, Var *v) {
   Program *p = engine_program(e);
   for (int i = 0; i < p->nvars; i++)
     if (strcmp(p->vars[i]->name, v->name) == 0) {
-      if (!p->ntxns && p->vars[i] != v) engine_unbind(e, p->vars[i]);
+      Var *old = p->vars[i];
       p->vars[i] = v;
+      if (old != v && !var_kept(p, old)) release(e, old);
       return;
     }
   if (p->nvars == p->capvars) {
@@ -91,6 +112,115 @@ void engine_var_set(Engine *e, Var *v) {
     if (!p->vars) rly_oom();
   }
   p->vars[p->nvars++] = v;
+}
+
+/* Removes v's binding: its value is freed now (its bytes measured as the
+ * tensor data that leaves memory, the buffers kept for reuse given back
+ * too), or -1 when an open transaction may bring v back (then at its end).
+ * The last result's root goes as well: it was only kept for printing. */
+int64_t engine_var_del(Engine *e, Var *v) {
+  Program *p = engine_program(e);
+  int k = 0;
+  for (int i = 0; i < p->nvars; i++)
+    if (p->vars[i] != v) p->vars[k++] = p->vars[i];
+  p->nvars = k;
+  if (var_kept(p, v)) return -1;
+  Interp *in = engine_interp(e);
+  interp_bind(in, NULL, NULL);
+  interp_gc(in), rt_cache_trim(), rt_pool_trim();
+  size_t before = rt_live_bytes();
+  engine_unbind(e, v);
+  interp_gc(in), rt_cache_trim(), rt_pool_trim();
+  return (int64_t)(before - rt_live_bytes());
+}
+
+/* ───────────────────────── what the variables hold ───────────────────────── */
+
+/* Each variable's buffers (sorted, from interp_value_buffers) and how many
+ * variables hold each buffer (counts, keyed by the buffer). */
+static PtrVec *var_buffers(Engine *e, const Program *p, U64Map *counts) {
+  PtrVec *bufs = calloc((size_t)p->nvars + 1, sizeof *bufs);
+  if (!bufs) rly_oom();
+  Interp *in = engine_interp(e);
+  for (int i = 0; i < p->nvars; i++) {
+    interp_value_buffers(in, interp_bound(in, p->vars[i]), &bufs[i]);
+    for (size_t j = 0; j < bufs[i].len; j++) ++*u64map_slot(counts, PTR_KEY(bufs[i].items[j]));
+  }
+  return bufs;
+}
+
+EngineVarSize *engine_var_sizes(Engine *e, int *n, size_t *total) {
+  const Program *p = engine_program(e);
+  U64Map counts = {0};
+  PtrVec *bufs = var_buffers(e, p, &counts);
+  EngineVarSize *out = calloc((size_t)p->nvars + 1, sizeof *out);
+  if (!out) rly_oom();
+  *total = 0;
+  for (int i = 0; i < p->nvars; i++) {
+    out[i].var = p->vars[i];
+    for (size_t j = 0; j < bufs[i].len; j++) {
+      const RtBuffer *b = bufs[i].items[j];
+      uint64_t c = *u64map_find(&counts, PTR_KEY(b));
+      out[i].bytes += b->nbytes;
+      if (c > 1) out[i].shared += b->nbytes;
+    }
+    vec_free(&bufs[i]);
+  }
+  for (size_t i = 0; i < counts.cap; i++) /* each buffer once */
+    if (counts.keys[i]) *total += ((const RtBuffer *)(uintptr_t)counts.keys[i])->nbytes;
+  free(bufs);
+  u64map_free(&counts);
+  *n = p->nvars;
+  return out;
+}
+
+/* ───────────────────────── the memory limit ───────────────────────── */
+
+enum { LIMIT_HOLDERS = 3 };
+
+void program_limit_hit(void *ctx, size_t want) {
+  Program *p = ctx;
+  if (!p->limit_want) p->limit_want = want;
+}
+
+static int by_bytes_desc(const void *a, const void *b) {
+  const EngineVarSize *x = a, *y = b;
+  return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->var->name, y->var->name);
+}
+
+/* "%a 191 MiB, %b 95 MiB" (the largest first); false when none holds any. */
+static bool holders(Engine *e, StrBuf *b, const char **first) {
+  int n;
+  size_t total;
+  EngineVarSize *v = engine_var_sizes(e, &n, &total);
+  qsort(v, (size_t)n, sizeof *v, by_bytes_desc);
+  for (int i = 0; i < n && i < LIMIT_HOLDERS && v[i].bytes; i++) {
+    char sz[32];
+    sb_printf(b, "%s%%%s %s", i ? ", " : "", v[i].var->name,
+              rt_bytes_str(sz, sizeof sz, (double)v[i].bytes));
+  }
+  *first = n && v[0].bytes ? v[0].var->name : NULL;
+  free(v);
+  return *first != NULL;
+}
+
+void program_limit_note(Engine *e) {
+  Program *p = engine_program(e);
+  char want[32];
+  rt_bytes_str(want, sizeof want, (double)p->limit_want);
+  StrBuf b = {0};
+  const char *first;
+  DiagCtx *d = engine_diag(e);
+  if (holders(e, &b, &first)) {
+    diag_note(d, (Span){0}, "the allocation wanted %s; session variables holding the most: %s",
+              want, b.data);
+    diag_hint(d, "`:del %%%s` frees its value, or `:set max-memory SIZE` raises the limit", first);
+  } else {
+    diag_note(d, (Span){0}, "the allocation wanted %s; no session variable holds tensor data",
+              want);
+    diag_hint(d, "`:set max-memory SIZE` raises the limit");
+  }
+  sb_free(&b);
 }
 
 /* ───────────────────────── transactions ───────────────────────── */
@@ -124,7 +254,7 @@ static void txn_rollback(Engine *e, Program *p, EngineTxn *t) {
 /* After the outermost transaction: release the variables it replaced. */
 static void txn_release(Engine *e, const Program *p, const EngineTxn *t) {
   for (int i = 0; i < t->nvars; i++)
-    if (!var_listed(p->vars, p->nvars, t->vars[i])) engine_unbind(e, t->vars[i]);
+    if (!var_listed(p->vars, p->nvars, t->vars[i])) release(e, t->vars[i]);
 }
 
 void engine_txn_end(Engine *e, bool ok) {
