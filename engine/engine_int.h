@@ -16,6 +16,11 @@ typedef struct EngineTxn {
 
 enum { ENGINE_TXN_MAX = 16 };
 
+/* A released value holding at least this much tensor data is collected at
+ * once (rebinding `%huge`, or a new `%_`, frees the old value before the
+ * next input runs); smaller garbage waits for the collector's schedule. */
+#define ENGINE_RELEASE_COLLECT ((size_t)1 << 20)
+
 typedef struct Program {
   Arena arena; /* the base module, its copies, the prelude's records */
   Module *m;   /* the current module */

@@ -16,11 +16,6 @@
 
 #include "engine/engine_int.h"
 
-/* A released value holding at least this much tensor data is collected at
- * once (rebinding `%huge` frees the old one before the next input runs);
- * smaller garbage waits for the collector's own schedule. */
-#define RELEASE_COLLECT ((size_t)1 << 20)
-
 void program_init(Program *p) {
   arena_init(&p->arena);
   p->base = module_new(&p->arena);
@@ -92,7 +87,7 @@ static void release(Engine *e, Var *v) {
   Interp *in = engine_interp(e);
   size_t bytes = interp_value_bytes(in, interp_bound(in, v));
   engine_unbind(e, v);
-  if (bytes >= RELEASE_COLLECT) interp_gc(in);
+  if (bytes >= ENGINE_RELEASE_COLLECT) interp_gc(in);
 }
 
 /* Binds v's name to v.  The value of the variable it replaces is released
@@ -199,9 +194,12 @@ static bool holders(Engine *e, StrBuf *b, const char **first) {
     sb_printf(b, "%s%%%s %s", i ? ", " : "", v[i].var->name,
               rt_bytes_str(sz, sizeof sz, (double)v[i].bytes));
   }
-  *first = n && v[0].bytes ? v[0].var->name : NULL;
+  *first = NULL; /* the one to suggest deleting: %_ cannot be */
+  for (int i = n - 1; i >= 0; i--)
+    if (v[i].bytes && strcmp(v[i].var->name, "_") != 0) *first = v[i].var->name;
+  bool any = n && v[0].bytes;
   free(v);
-  return *first != NULL;
+  return any;
 }
 
 void program_limit_note(Engine *e) {
@@ -214,7 +212,11 @@ void program_limit_note(Engine *e) {
   if (holders(e, &b, &first)) {
     diag_note(d, (Span){0}, "the allocation wanted %s; session variables holding the most: %s",
               want, b.data);
-    diag_hint(d, "`:del %%%s` frees its value, or `:set max-memory SIZE` raises the limit", first);
+    if (first)
+      diag_hint(d, "`:del %%%s` frees its value, or `:set max-memory SIZE` raises the limit",
+                first);
+    else
+      diag_hint(d, "`:set max-memory SIZE` raises the limit");
   } else {
     diag_note(d, (Span){0}, "the allocation wanted %s; no session variable holds tensor data",
               want);
