@@ -225,7 +225,7 @@ void interp_value_buffers(Interp *in, Value *v, PtrVec *out) {
         kids[i]->mark = epoch, vec_push(&in->mark_stack, kids[i]);
   }
   size_t n = out->len - from, k = 0;
-  qsort(out->items + from, n, sizeof(void *), cmp_ptr);
+  if (n > 1) qsort(out->items + from, n, sizeof(void *), cmp_ptr);
   for (size_t i = 0; i < n; i++)
     if (!k || out->items[from + i] != out->items[from + k - 1])
       out->items[from + k++] = out->items[from + i];
