@@ -198,14 +198,17 @@ static void closure(Deps *d, const Words *w) {
     if (m->defs[i].kind == DEF_ADT && user_def(d->s, &m->defs[i])) vec_push(&d->defs, &m->defs[i]);
 }
 
-/* Every @f named exists (a located error otherwise). */
+/* Every @f named is a definition of the user's (a located error otherwise). */
 static bool check_names(Session *s, const Words *w) {
-  for (int i = 1; i < w->n; i++)
-    if (w->w[i][0] != '@' || !module_lookup(session_module(s), w->w[i] + 1)) {
+  for (int i = 1; i < w->n; i++) {
+    const Def *d = w->w[i][0] == '@' ? module_lookup(session_module(s), w->w[i] + 1) : NULL;
+    if (d && !user_def(s, d))
+      session_error(s, w->sp[i], "every rly has it", "`%s` is the prelude's definition", w->w[i]);
+    else if (!d)
       session_error(s, w->sp[i], "`:browse` lists the definitions", "no definition named `%s`",
                     w->w[i]);
-      return false;
-    }
+    if (!d || !user_def(s, d)) return false;
+  }
   return true;
 }
 
