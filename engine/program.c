@@ -8,6 +8,9 @@
  * - A transaction remembers the module and the session variables; rolling
  *   back restores both and releases the values of the variables bound
  *   since.  Transactions nest (a loaded file may load another).
+ * - A variable replaced (rebound) or deleted is released at once unless an
+ *   open transaction may bring it back, else when the last of those ends;
+ *   a released value holding much tensor data is collected then.
  * - Module tables (StrMap, malloc'd) of replaced modules are freed when no
  *   open transaction can roll back to them; the base module's when the
  *   engine goes. */
@@ -248,15 +251,17 @@ static void txn_rollback(Engine *e, Program *p, EngineTxn *t) {
   p->dead.len = t->dead_from;
   p->m = t->module;
   for (int i = 0; i < p->nvars; i++)
-    if (!var_listed(t->vars, t->nvars, p->vars[i])) engine_unbind(e, p->vars[i]);
+    if (!var_listed(t->vars, t->nvars, p->vars[i])) release(e, p->vars[i]);
   p->nvars = t->nvars;
   if (t->nvars) memcpy(p->vars, t->vars, sizeof(Var *) * (size_t)t->nvars);
 }
 
-/* After the outermost transaction: release the variables it replaced. */
+/* After a transaction (t, no longer open): release the variables it
+ * replaced or deleted that no transaction still open may bring back. */
 static void txn_release(Engine *e, const Program *p, const EngineTxn *t) {
   for (int i = 0; i < t->nvars; i++)
-    if (!var_listed(p->vars, p->nvars, t->vars[i])) release(e, t->vars[i]);
+    if (!var_listed(p->vars, p->nvars, t->vars[i]) && !var_kept(p, t->vars[i]))
+      release(e, t->vars[i]);
 }
 
 void engine_txn_end(Engine *e, bool ok) {
@@ -264,7 +269,7 @@ void engine_txn_end(Engine *e, bool ok) {
   EngineTxn *t = &p->txns[--p->ntxns];
   if (!ok)
     txn_rollback(e, p, t);
-  else if (!p->ntxns)
+  else
     txn_release(e, p, t);
   free(t->vars);
   if (p->ntxns) return;
