@@ -10,7 +10,8 @@
  * big tensors run in bounded memory.  The minimum collection interval is
  * small (8192 objects) so the garbage of a scalar loop stays in cache.
  * Roots also include the fast path's registers (fast.c) and the cached
- * constants and def closures (Interp.consts). */
+ * constants and def closures (Interp.consts).  interp_value_buffers walks
+ * one value the same way for the tensor data it holds (`:bindings`). */
 #include <stdlib.h>
 #include <string.h>
 
