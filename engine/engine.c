@@ -505,10 +505,26 @@ static Module *runnable(Engine *e, Module *m, Expr **ex) {
   return lm;
 }
 
+/* Binds v to var; an old value holding much tensor data is collected now
+ * (a safe point: v is rooted, nothing is being evaluated). */
+static void bind_value(Engine *e, Var *var, Value *v) {
+  Value *old = interp_bound(e->in, var);
+  size_t bytes = old && old != v ? interp_value_bytes(e->in, old) : 0;
+  interp_bind(e->in, var, v);
+  if (bytes >= ENGINE_RELEASE_COLLECT) interp_gc(e->in);
+}
+
+/* A failure of the memory limit during the evaluation gets a note naming
+ * the session variables that hold the most (rt knows no sessions: its
+ * hook only records the request). */
 Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind) {
   Module *run = runnable(e, m, &ex);
+  e->prog.limit_want = 0;
+  rt_set_limit_hook(program_limit_hit, &e->prog);
   Value *v = interp_eval(e->in, run, ex);
-  if (v && bind) interp_bind(e->in, bind, v);
+  rt_set_limit_hook(NULL, NULL);
+  if (!v && e->prog.limit_want) program_limit_note(e);
+  if (v && bind) bind_value(e, bind, v);
   return v;
 }
 

@@ -166,6 +166,20 @@ bool engine_is_prelude_def(const Engine *e, const Def *d);
 Var *const *engine_vars(const Engine *e, int *n);
 Var *engine_var(const Engine *e, const char *name); /* NULL if none */
 void engine_var_set(Engine *e, Var *v);
+/* Removes v's binding (later inputs no longer see it) and frees its value
+ * when nothing else holds it: the bytes of tensor data that left memory,
+ * or -1 inside a transaction that may bring v back (freed at its end). */
+int64_t engine_var_del(Engine *e, Var *v);
+/* What a session variable's value holds: bytes of tensor data (each
+ * buffer once, views included), and how much of it another variable
+ * holds too. */
+typedef struct EngineVarSize {
+  Var *var;
+  size_t bytes, shared;
+} EngineVarSize;
+/* One row per session variable, in binding order (malloc'd, *n rows);
+ * *total: the bytes of all of them, shared buffers counted once. */
+EngineVarSize *engine_var_sizes(Engine *e, int *n, size_t *total);
 
 /* Transactions nest (up to 16; begin returns false beyond).  end(ok):
  * keep what happened since the matching begin, or roll the module and the

@@ -16,6 +16,11 @@ typedef struct EngineTxn {
 
 enum { ENGINE_TXN_MAX = 16 };
 
+/* A released value holding at least this much tensor data is collected at
+ * once (rebinding `%huge`, or a new `%_`, frees the old value before the
+ * next input runs); smaller garbage waits for the collector's schedule. */
+#define ENGINE_RELEASE_COLLECT ((size_t)1 << 20)
+
 typedef struct Program {
   Arena arena; /* the base module, its copies, the prelude's records */
   Module *m;   /* the current module */
@@ -30,12 +35,19 @@ typedef struct Program {
   StrMap prelude_defs; /* key ("@f", "T", a constructor) → the definition's identity */
   StrMap prelude_deps; /* key → PtrVec * of the names its text mentions */
   PtrVec prelude_names;
-  PtrVec derived; /* Derived * (derived.c), in arena, oldest first */
+  PtrVec derived;    /* Derived * (derived.c), in arena, oldest first */
+  size_t limit_want; /* the first allocation the memory limit refused in an evaluation */
 } Program;
 
 Program *engine_program(const Engine *e); /* engine.c */
 void program_init(Program *p);
 void program_free(Program *p);
+
+/* rt's memory-limit hook during an evaluation (ctx: the Program). */
+void program_limit_hit(void *ctx, size_t want);
+/* After an evaluation the limit failed: a note naming the session
+ * variables that hold the most and what the allocation wanted. */
+void program_limit_note(Engine *e);
 
 /* prelude.c */
 /* "@f" for a global (written into buf), the name for a type. */

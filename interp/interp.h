@@ -107,6 +107,15 @@ Value *interp_value_tensor(Interp *in, RtTensor *t);
 /* Binds a session variable (a root until rebound or interp_reset); val
  * NULL unbinds it. */
 void interp_bind(Interp *in, Var *v, Value *val);
+/* The value bound to a session variable (NULL: none; var NULL: the last
+ * result, rooted until the next evaluation). */
+Value *interp_bound(Interp *in, const Var *var);
+/* The distinct buffers of tensor data a value holds (RtBuffer *, a
+ * constant's borrowed data included), appended to out in address order;
+ * views of one buffer give it once. */
+void interp_value_buffers(Interp *in, Value *v, PtrVec *out);
+/* The bytes of those buffers. */
+size_t interp_value_bytes(Interp *in, Value *v);
 /* Sets @prng_state to random.key(seed) (`:seed N`). */
 void interp_seed(Interp *in, int64_t seed);
 

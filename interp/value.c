@@ -10,7 +10,8 @@
  * big tensors run in bounded memory.  The minimum collection interval is
  * small (8192 objects) so the garbage of a scalar loop stays in cache.
  * Roots also include the fast path's registers (fast.c) and the cached
- * constants and def closures (Interp.consts). */
+ * constants and def closures (Interp.consts).  interp_value_buffers walks
+ * one value the same way for the tensor data it holds (`:bindings`). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,9 +155,13 @@ static void pool_drain(void) {
 /* Mark and sweep.  Marks use a fresh epoch number, so nothing is cleared
  * between collections; the next threshold is twice the live count, which
  * keeps collection cost proportional to allocation. */
-size_t gc_collect(Interp *in) {
+static uint32_t next_epoch(void) {
   static uint32_t epoch_counter;
-  uint32_t epoch = ++epoch_counter ? epoch_counter : ++epoch_counter;
+  return ++epoch_counter ? epoch_counter : ++epoch_counter;
+}
+
+size_t gc_collect(Interp *in) {
+  uint32_t epoch = next_epoch();
   mark_roots(in, epoch);
   Value **link = &in->heap;
   size_t live = 0, live_bytes = 0;
@@ -190,4 +195,55 @@ void gc_free_all(Interp *in) {
   in->nobjects = 0;
   pool_drain();
   vec_free(&in->mark_stack);
+}
+
+/* ───────────────────────── what a value holds ───────────────────────── */
+
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void push_buffer(PtrVec *out, const Value *v) {
+  if (v->kind == V_TENSOR) vec_push(out, v->u.tensor->buf);
+}
+
+/* Marks with an epoch of its own (collections take fresh ones), so a
+ * cycle through a reference is walked once; views of one buffer give it
+ * once (sorted, then duplicates dropped). */
+void interp_value_buffers(Interp *in, Value *v, PtrVec *out) {
+  size_t from = out->len;
+  uint32_t epoch = next_epoch();
+  if (!v) return;
+  v->mark = epoch;
+  vec_push(&in->mark_stack, v);
+  while (in->mark_stack.len) {
+    Value *x = vec_pop(&in->mark_stack), **kids;
+    push_buffer(out, x);
+    int n = value_children(x, &kids);
+    for (int i = 0; i < n; i++)
+      if (kids[i] && kids[i]->mark != epoch)
+        kids[i]->mark = epoch, vec_push(&in->mark_stack, kids[i]);
+  }
+  size_t n = out->len - from, k = 0;
+  if (n > 1) qsort(out->items + from, n, sizeof(void *), cmp_ptr);
+  for (size_t i = 0; i < n; i++)
+    if (!k || out->items[from + i] != out->items[from + k - 1])
+      out->items[from + k++] = out->items[from + i];
+  out->len = from + k;
+}
+
+size_t interp_value_bytes(Interp *in, Value *v) {
+  PtrVec bufs = {0};
+  interp_value_buffers(in, v, &bufs);
+  size_t bytes = 0;
+  for (size_t i = 0; i < bufs.len; i++) bytes += ((RtBuffer *)bufs.items[i])->nbytes;
+  vec_free(&bufs);
+  return bytes;
+}
+
+Value *interp_bound(Interp *in, const Var *var) {
+  for (size_t i = 0; i < in->nsession; i++)
+    if (in->session[i].var == var) return in->session[i].value;
+  return NULL;
 }

@@ -233,8 +233,24 @@ static void import_summary(const Module *m, const char *fn, const char *path,
   free(line);
 }
 
+/* "fn (...) -> ..." or "global of T" for the definition @fn replaces, or
+ * NULL when the name is new (malloc'd). */
+static char *replaced_text(const Module *m, const char *fn) {
+  const Def *d = module_lookup(m, fn);
+  if (!d) return NULL;
+  StrBuf b = {0};
+  if (d->kind == DEF_FUNC && d->u.func->ty)
+    print_type_to(&b, d->u.func->ty);
+  else if (d->kind == DEF_GLOBAL)
+    sb_puts(&b, "a state global of "), print_type_to(&b, d->u.global->type);
+  else
+    sb_puts(&b, d->kind == DEF_PRIM ? "a prim function" : "a function");
+  return sb_take(&b);
+}
+
 /* `:import FILE.onnx [as @name]`: the model's function, its weights bound
- * as constants, replaces the session's module (one undo step).  A failed
+ * as constants, replaces the session's module (one undo step); the
+ * definition of that name it replaces, if any, is named with its type.  A failed
  * import leaves the session as it was and releases what it built. */
 RunStatus repl_cmd_import(Session *s, const char *args, Span where) {
   Words w;
@@ -258,6 +274,9 @@ RunStatus repl_cmd_import(Session *s, const char *args, Span where) {
     return RUN_ERROR;
   }
   import_summary(out, fn, w.w[0], &wts);
+  char *was = replaced_text(session_module(s), fn);
+  if (was) printf("replaced @%s (was %s)\n", fn, was);
+  free(was);
   session_keep_module(s, out);
   s->kept_gen++;
   free_words(&w);

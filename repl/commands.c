@@ -114,7 +114,19 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "their share of the time in kernels, with a legend.  .svg and .png are laid out\n"            \
     "by Graphviz (over " DRAW_DOT_NODES_TEXT                                                      \
     " nodes: placed in rows, edges without types).\n"                                             \
-    "`rly --dot @f FILE.rly -o OUT.svg` draws from the command line.")
+    "`rly --dot @f FILE.rly -o OUT.svg` draws from the command line.")                            \
+  X(bindings, "bindings", "[name|size]", NONE,                                                    \
+    "list the session variables: type, bytes of tensor data, total, memory limit",                \
+    "Sorted by name, or by size (largest first).  Storage several variables share\n"              \
+    "is marked (shared) and counted once in the total.")                                          \
+  X(del, "del", "%x [%y ...]", DATA, "remove session variables and free their values",            \
+    "Says how many bytes of tensor data left memory (nothing when another\n"                      \
+    "variable still holds the data).  Later inputs no longer see the names.")                     \
+  X(write, "write", "FILE.rly [@f ...]", DATA,                                                    \
+    "write your definitions as a module that reads back the same",                                \
+    "Types, functions, state globals and prim functions (prelude definitions only\n"              \
+    "where you replaced them); large constants go in its #[metadata] section.\n"                  \
+    "With @f ..., those definitions and what they use.  `:load FILE` reads it back.")
 
 #define X(id, name, args, complete, help, more) \
   static RunStatus cmd_##id(Session *s, const char *args_, Span where);
@@ -559,4 +571,16 @@ static RunStatus cmd_profile(Session *s, const char *args, Span where) {
 
 static RunStatus cmd_dot(Session *s, const char *args, Span where) {
   return repl_cmd_dot(s, args, where);
+}
+
+/* ───────────────────────── the workspace (cmd_workspace.c) ───────────────────────── */
+
+static RunStatus cmd_bindings(Session *s, const char *args, Span where) {
+  return repl_cmd_bindings(s, args, where);
+}
+static RunStatus cmd_del(Session *s, const char *args, Span where) {
+  return repl_cmd_del(s, args, where);
+}
+static RunStatus cmd_write(Session *s, const char *args, Span where) {
+  return repl_cmd_write(s, args, where);
 }

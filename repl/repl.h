@@ -188,6 +188,10 @@ RunStatus repl_cmd_profile(Session *s, const char *args, Span where);
 void repl_print_profile(Session *s, Profile *p, Span where);
 /* :dot @f FILE: the function's dataflow graph as .dot, .svg or .png (cmd_dot.c). */
 RunStatus repl_cmd_dot(Session *s, const char *args, Span where);
+/* The workspace commands (cmd_workspace.c): :bindings, :del, :write. */
+RunStatus repl_cmd_bindings(Session *s, const char *args, Span where);
+RunStatus repl_cmd_del(Session *s, const char *args, Span where);
+RunStatus repl_cmd_write(Session *s, const char *args, Span where);
 /* Keeps p as the session's last profile (:dot colours kernels by it). */
 void repl_keep_profile(Session *s, Profile *p);
 

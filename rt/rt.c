@@ -21,7 +21,15 @@ static size_t max_bytes = RT_DEFAULT_MAX_BYTES;
 /* Data bytes of owned buffers not yet freed: alive, pooled or cached. */
 static size_t live_bytes;
 
+static RtLimitHook limit_hook;
+static void *limit_ctx;
+
 void rt_set_max_bytes(size_t n) { max_bytes = n; }
+void rt_set_limit_hook(RtLimitHook fn, void *ctx) { limit_hook = fn, limit_ctx = ctx; }
+
+static void limit_hit(size_t want) {
+  if (limit_hook) limit_hook(limit_ctx, want);
+}
 size_t rt_max_bytes(void) { return max_bytes; }
 size_t rt_live_bytes(void) { return live_bytes; }
 
@@ -176,6 +184,7 @@ static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
     set_err(err, errn,
             "cannot allocate %g bytes: more than the memory limit (%s; :set max-memory SIZE)",
             (double)nbytes, rt_bytes_str(lim, sizeof lim, (double)max_bytes));
+    limit_hit(nbytes);
     return NULL;
   }
   size_t cap = nbytes ? (nbytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN : RT_ALIGN;
@@ -188,6 +197,7 @@ static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
             "(:set max-memory SIZE)",
             (double)nbytes, rt_bytes_str(lim, sizeof lim, (double)max_bytes),
             rt_bytes_str(live, sizeof live, (double)live_bytes));
+    limit_hit(nbytes);
     return NULL;
   }
   if (!b) {

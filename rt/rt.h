@@ -89,6 +89,12 @@ void rt_pool_trim(void);
 /* The memory limit (bytes) on the data of the tensors alive at once. */
 void rt_set_max_bytes(size_t n);
 size_t rt_max_bytes(void);
+/* Called (on the allocating thread) when a request of `want` bytes is
+ * refused by the memory limit, before the error is returned: a caller
+ * that knows who holds the memory (the engine: session variables) notes
+ * it for its report.  One hook at a time; NULL removes it. */
+typedef void (*RtLimitHook)(void *ctx, size_t want);
+void rt_set_limit_hook(RtLimitHook fn, void *ctx);
 /* Bytes of tensor data allocated now (alive or kept for reuse). */
 size_t rt_live_bytes(void);
 /* The machine's physical memory in bytes (0 when unknown). */
