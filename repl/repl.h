@@ -82,7 +82,7 @@ typedef struct UndoStep {
 /* What a script (a file run or :load-ed) ran before it stopped: said when
  * an error stops it (everything before the error is kept). */
 typedef struct Ran {
-  int defs, lets, values;
+  int defs, lets, values, commands;
   Span stopped; /* the first error that stopped it, or {0} */
 } Ran;
 

@@ -355,7 +355,7 @@ static RunStatus run_items(Session *s, const Input *in) {
     else if (it->kind == ITEM_LET && it->expr)
       ok = run_let(s, it);
     else if (it->kind == ITEM_COMMAND)
-      st = cmd_run(s, it->command, it->span);
+      s->ran.commands += (st = cmd_run(s, it->command, it->span)) == RUN_OK;
     if (!ok) render_stop(s, it);
     if (!ok || st != RUN_OK) return ok ? st : RUN_ERROR;
   }
@@ -491,6 +491,9 @@ static RunStatus run_split(Session *s, uint32_t whole, const EngineScan *sc) {
       char *line = strndup(text + off + 1, n - 1);
       if (!line) rly_oom();
       st = cmd_run(s, line, diag_span(&s->diag, whole, off, n));
+      s->ran.commands += st == RUN_OK;
+      if (st == RUN_ERROR && !s->ran.stopped.off)
+        s->ran.stopped = diag_span(&s->diag, whole, off, 1);
       free(line);
       from = off + n;
     }
@@ -515,15 +518,16 @@ RunStatus session_run(Session *s, const char *name, const char *text, size_t len
   return run_source(s, diag_add_source(&s->diag, name, text, len), may_continue);
 }
 
-/* " 2 definitions, 1 let, 3 values" for what a script ran (definitions
- * only when `defs`). */
+/* "2 definitions, 1 let, 3 values, 1 command" for what a script ran
+ * (definitions only when `defs`). */
 static void ran_counts(StrBuf *b, const Ran *r, bool defs) {
   const struct {
     int n;
     const char *one, *many;
   } parts[] = {{defs ? r->defs : 0, "definition", "definitions"},
                {r->lets, "let", "lets"},
-               {r->values, "value", "values"}};
+               {r->values, "value", "values"},
+               {r->commands, "command", "commands"}};
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
     if (parts[i].n)
       sb_printf(b, "%s%d %s", b->len ? ", " : "", parts[i].n,
@@ -555,6 +559,7 @@ static RunStatus run_counted(Session *s, uint32_t file, Ran *mine) {
   RunStatus st = run_source(s, file, false);
   *mine = s->ran;
   outer.defs += mine->defs, outer.lets += mine->lets, outer.values += mine->values;
+  outer.commands += mine->commands;
   s->ran = outer;
   return st;
 }
