@@ -170,6 +170,16 @@ static bool unify_func(TyCtx *c, Type *a, Type *b) {
 /* Unifies two resolved types of the same kind, part by part.  Lists are
  * unified in full even after a failure (`&`, not `&&`), so every
  * metavariable that can be bound is. */
+/* A polymorphic function where a monomorphic function type is expected
+ * (`@map(@id, %l)`, a `fn [A]` literal passed or returned): a fresh
+ * instance of the polymorphic one unifies with the other, as TVM's checker
+ * instantiates it at the use. */
+static bool unify_instance(TyCtx *c, Type *a, Type *b) {
+  Type *poly = a->u.func.ntparams ? a : b, *mono = poly == a ? b : a;
+  Type *inst = ty_instantiate(c, poly, poly->u.func.ntparams, poly->u.func.tparams, false);
+  return inst->u.func.nparams == mono->u.func.nparams && unify_func(c, inst, mono);
+}
+
 static bool unify_same_kind(TyCtx *c, Type *a, Type *b) {
   switch (a->kind) {
     case TY_TENSOR: {
@@ -184,6 +194,7 @@ static bool unify_same_kind(TyCtx *c, Type *a, Type *b) {
       return a->u.tuple.n == b->u.tuple.n &&
              unify_list(c, a->u.tuple.n, a->u.tuple.fields, b->u.tuple.fields);
     case TY_FUNC:
+      if (!a->u.func.ntparams != !b->u.func.ntparams) return unify_instance(c, a, b);
       if (a->u.func.nparams != b->u.func.nparams || a->u.func.ntparams != b->u.func.ntparams)
         return false;
       return unify_func(c, a, b);
