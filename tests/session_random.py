@@ -17,7 +17,7 @@ rejected definition (with the dependent it names), a rederivation, an
 undo's label and removed names.  Sessions are separated by `:reset` and
 run many to a process; a marker expression after each step splits the
 output.  The process must exit 0 (no crash; under AddressSanitizer no
-memory error).  Batches alternate between the two exec modes.
+memory error and no leak).  Batches alternate between the two exec modes.
 """
 import os
 import random
@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ["f%d" % i for i in range(5)]
 MARK = 7770000  # marker values: MARK + step number, printed as an int32
 
@@ -310,6 +311,10 @@ def run_batch(rly, sessions, seed, exec_mode):
         text.append(t)
         text.append("%d" % (MARK + i))
     env = dict(os.environ, NO_COLOR="1", RLY_EXEC=exec_mode)
+    # Under AddressSanitizer, a leak fails the run too (LLVM's own are suppressed).
+    asan = re.sub(r"detect_leaks=\d", "", env.get("ASAN_OPTIONS", "")).strip(":")
+    env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "detect_leaks=1"
+    env["LSAN_OPTIONS"] = "suppressions=" + os.path.join(HERE, "lsan-jit.supp")
     p = subprocess.run([rly, "-i"], input="\n".join(text) + "\n", stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, env=env, timeout=1800)
     out = p.stdout
