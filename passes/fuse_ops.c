@@ -110,6 +110,8 @@ void fuse_set_default_max_depth(int n) { default_max_depth = n > 0 ? n : 256; }
 
 FuseOptions fuse_options_default(void) { return (FuseOptions){default_max_depth, false}; }
 
+FuseOptions fuse_options_jit(void) { return (FuseOptions){default_max_depth, true}; }
+
 static OpPattern pmax(OpPattern a, OpPattern b) { return a > b ? a : b; }
 
 /* ───────────────────────────── candidates ───────────────────────────── */
@@ -1007,9 +1009,11 @@ Expr *fuse_expr(Arena *a, const Module *m, Expr *e, const FuseOptions *o) {
   return fuse_block(&F, e);
 }
 
+/* The jit mode's options (fuse_options_jit): the groups `:pass FuseOps`
+ * shows are the groups the jit compiles. */
 Module *pass_fuse_ops(PassCtx *pc, Module *in) {
   Module *out = module_copy(in, pc->a);
-  FuseOptions o = fuse_options_default();
+  FuseOptions o = fuse_options_jit();
   for (int i = 0; i < in->ndefs && !pc->stopped; i++) {
     if (in->defs[i].kind != DEF_FUNC || !pass_in_scope(pc, &in->defs[i])) continue;
     FuncDef *fd = in->defs[i].u.func;

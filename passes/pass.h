@@ -42,6 +42,7 @@
 #define RLY_PASS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "ir/diag.h"
 #include "ir/ir.h"
@@ -145,12 +146,20 @@ Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, cons
 Module *pass_run_arg(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                      const PassScope *scope, const char *arg, Span where);
 
+/* `:set print-after-all on`, `rly --print-after-all`: called with the
+ * module after each pass of a pipeline (pass_print_after prints it). */
+typedef struct PassAfter {
+  void (*fn)(void *user, const char *pass, const Module *m);
+  void *user;
+} PassAfter;
+
 typedef struct PassOptions {
   bool verify;            /* type-check and verify after every pass (:set verify on) */
   bool typecheck;         /* type-check the final module (so it can run); default true */
   const PassHook *hook;   /* :step; NULL otherwise */
   const PassScope *scope; /* NULL: the whole module */
   Span where;             /* where the pass names were written (for "unknown pass") */
+  const PassAfter *after; /* print-after-all; NULL otherwise */
 } PassOptions;
 
 PassOptions pass_options_default(void);
@@ -180,6 +189,11 @@ char *pass_diff(const Module *before, const Module *after);
  * space separated (malloc'd), or NULL when there are none. */
 char *pass_diff_scoped(const Module *before, const Module *after, const PassScope *scope,
                        char **outside);
+
+/* print-after-all's text: each definition of m in scope (NULL: all), a
+ * function or a prim function, after a header line
+ * `; *** IR after PASS on @f ***`, to out. */
+void pass_print_after(FILE *out, const char *pass, const Module *m, const PassScope *scope);
 
 /* Type checks m and verifies structural invariants (every variable bound
  * before use and bound once, globals defined, TIR verified).  False after

@@ -72,8 +72,8 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
 
 /* ───────────────────────── :dump ───────────────────────── */
 
-/* `:dump tir|llvm|asm @f`: tir goes to cmd_lower.c; llvm and asm need a
- * prim function and come from the JIT. */
+/* `:dump tir|llvm|asm NAME`: NAME is a function, a prim function or a
+ * kernel (cmd_lower.c resolves it); llvm and asm come from the JIT. */
 RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
   size_t k = strcspn(args, " \t");
   const char *rest = args + k + strspn(args + k, " \t");
@@ -85,22 +85,20 @@ RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
                   "`:dump` needs tir, llvm or asm");
     return RUN_ERROR;
   }
-  const PrimFunc *p = rest[0] == '@' ? module_prim(session_module(s), rest + 1) : NULL;
-  if (!p) {
-    session_error(s, rest_sp.len ? rest_sp : where,
-                  "`:dump tir @f` shows the TIR of a Relay function",
-                  "`:dump %s` needs a prim function @p%s%s", llvm ? "llvm" : "asm",
-                  *rest ? ", not " : "", rest);
-    return RUN_ERROR;
+  PtrVec ps;
+  bool func, ok = true;
+  if (!repl_dump_prims(s, rest, rest_sp.len ? rest_sp : where, &ps, &func)) return RUN_ERROR;
+  for (size_t i = 0; ok && i < ps.len; i++) {
+    StrBuf b = {0};
+    TirError e;
+    ok = jit_dump(ps.items[i], llvm ? "llvm" : "asm", &b, &e);
+    if (ok)
+      fputs(b.data ? b.data : "", stdout);
+    else
+      session_error(s, rest_sp, NULL, "%s", e.msg);
+    sb_free(&b);
   }
-  StrBuf b = {0};
-  TirError e;
-  bool ok = jit_dump(p, llvm ? "llvm" : "asm", &b, &e);
-  if (ok)
-    fputs(b.data ? b.data : "", stdout);
-  else
-    session_error(s, rest_sp, NULL, "%s", e.msg);
-  sb_free(&b);
+  vec_free(&ps);
   return ok ? RUN_OK : RUN_ERROR;
 }
 
