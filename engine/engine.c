@@ -242,10 +242,16 @@ Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int
   return NULL;
 }
 
+static void print_after(void *user, const char *pass, const Module *m);
+
 Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names) {
   PassOptions po = pass_options_default();
+  PassAfter after = {print_after, e};
+  if (e->opt.print_after_all) po.after = &after;
   PassResult r = {0};
+  e->cur = m;
   Module *out = pass_pipeline(names, m, a, e->diag, &po, &r) ? r.module : NULL;
+  e->cur = NULL;
   pass_result_free(&r);
   return out;
 }
@@ -544,16 +550,36 @@ Module *engine_jit_pipeline(Engine *e, Module *m, Arena *a, JitWatch *w) {
 
 /* print-after-all during a compile: the user's definitions (not the
  * prelude's, decided by the definition of the same name in the module
- * compiled) and the prim functions, on stderr. */
-static bool user_def(void *user, const Def *d) {
-  const Engine *e = user;
+ * compiled) and the prim functions they call, on stderr. */
+typedef struct AfterScope {
+  const Engine *e;
+  Module *used; /* the prims the user's functions call (PrimUse) */
+} AfterScope;
+
+static bool user_func(const Engine *e, const Def *d) {
   const Def *orig = e->cur ? module_lookup(e->cur, def_name(d)) : NULL;
   return !orig || !engine_is_prelude_def(e, orig);
 }
 
+static bool user_def(void *user, const Def *d) {
+  const AfterScope *as = user;
+  if (d->kind == DEF_PRIM) return module_lookup(as->used, d->u.prim->name) != NULL;
+  return user_func(as->e, d);
+}
+
 static void print_after(void *user, const char *pass, const Module *m) {
-  PassScope sc = {user_def, user, NULL};
+  Engine *e = user;
+  Arena a;
+  arena_init(&a);
+  AfterScope as = {e, module_new(&a)};
+  PrimUse u = {e, as.used};
+  for (int i = 0; i < m->ndefs; i++)
+    if (m->defs[i].kind == DEF_FUNC && user_func(e, &m->defs[i]))
+      expr_walk(m->defs[i].u.func->fn->body, prim_use_visit, &u);
+  PassScope sc = {user_def, &as, NULL};
   pass_print_after(stderr, pass, m, &sc);
+  module_free(as.used);
+  arena_free(&a);
 }
 
 /* The module with lowered definitions and the prim functions they call;
