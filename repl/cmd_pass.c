@@ -85,6 +85,7 @@ typedef struct Stepper {
   int drawn;    /* the rewrites drawn (:set step-dot), numbering the files */
   bool show;    /* :step (else :pass, which only counts) */
   bool run_to_end;
+  bool pass_names; /* several passes (or jit): each rewrite names its pass */
 } Stepper;
 
 /* :set step-dot DIR: the rewrite's before and after as DIR/NNN-before.svg
@@ -115,9 +116,10 @@ static bool step_hook(void *user, const PassRewrite *rw) {
   if (!st->show) return ++st->n, true;
   char *text = pass_rewrite_format(rw, &st->s->diag, 12);
   if (st->total >= ++st->n)
-    printf("[%d/%d] %s", st->n, st->total, text);
+    printf("[%d/%d] ", st->n, st->total);
   else
-    printf("[%d] %s", st->n, text);
+    printf("[%d] ", st->n);
+  printf("%s%s%s", st->pass_names ? rw->pass : "", st->pass_names ? " " : "", text);
   free(text);
   draw_step(st->s, &st->drawn, rw);
   if (st->run_to_end) return true;
@@ -260,7 +262,7 @@ static bool run_once(Session *s, const char *names, const PassOptions *opt, Pass
 /* :step's total: the rewrites of a run that only counts (its result
  * dropped); -1 when that run failed (its errors are in the diag). */
 static int count_rewrites(Session *s, const char *names, PassOptions opt) {
-  Stepper st = {s, 0, 0, 0, false, false};
+  Stepper st = {s, 0, 0, 0, false, false, false};
   PassHook hook = {step_hook, &st};
   opt.hook = &hook, opt.after = NULL;
   PassResult r = {0};
@@ -278,7 +280,7 @@ static void print_after(void *user, const char *pass, const Module *m) {
 
 static RunStatus run_pipeline(Session *s, const char *names, const char *only, Span where,
                               bool step) {
-  Stepper st = {s, 0, 0, 0, step, false};
+  Stepper st = {s, 0, 0, 0, step, false, is_jit(names) || strpbrk(names, ", \t")};
   PassHook hook = {step_hook, &st};
   Scope sc = {s, only};
   PassScope scope = {scope_has, &sc, only};
