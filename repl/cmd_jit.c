@@ -5,10 +5,11 @@
  * an input would: once as a warm-up (its time, with the compile time of
  * the kernels it compiled, on its own line), then N times or for about a
  * second; it prints min, median and max per call, a warning when the max
- * is over 4× the min, and GFLOP/s and GB/s at the median when the cost of
- * the call is known: dense/matmul/batch_matmul/conv2d (2 flops per
- * multiply-add), elementwise ops (one flop per element), call_tir (bytes
- * of inputs and outputs). */
+ * is over 4× the min, and GFLOP/s and GB/s at the median: the flops and
+ * bytes of the kernels the warm-up call ran, as :profile counts them (a
+ * call of @f sums its kernels), or, when no kernel reported, a rough cost
+ * of a top-level op call (2 flops per multiply-add, one per element of an
+ * elementwise op, bytes of operands and result). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,11 +268,16 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   Module view; /* the input's IR stays (values may borrow its constants) */
   Expr *e = session_parse_expr(s, esp, &s->inputs, &view);
   if (!e) return RUN_ERROR;
-  Cost c = cost_of(e);
   int k0 = jit_kernel_count();
   double ms;
+  Profile *p = profile_start(); /* the cost of a call: its kernels' flops and bytes */
   bool ok = eval_once(s, &view, e, &ms, NULL);
+  profile_stop(p);
   if (ok) first_call(ms, k0);
+  Cost c = cost_of(e);
+  if (p) profile_totals(p, &c.flops, &c.bytes);
+  if (c.flops <= 0 && c.bytes <= 0) c = cost_of(e);
+  profile_free(p);
   int cap = n > 0 ? (int)n : 1024, count = 0;
   double *t = malloc(sizeof *t * (size_t)cap), *cpu = malloc(sizeof *cpu * (size_t)cap), spent = 0;
   if (!t || !cpu) rly_oom();
