@@ -364,7 +364,7 @@ static bool prims_clash(Engine *e, const Module *m) {
  * convolutions move to blocked layouts and products with constant weights
  * to nn.contrib_dense_pack, their weights packed once), JIT_TRANSCENDENTAL
  * on one with exp/tanh/erf/sigmoid/softmax/power; both only under fast math
- * (they change rounding).  FuseOpsJit is FuseOps with the jit's options
+ * (they change rounding).  JitFuseOps is FuseOps with the jit's options
  * (fuse_options_jit); LowerTIR turns each group into
  * call_tir of a prim function. */
 #define JIT_PIPELINE(X)                \
@@ -374,7 +374,7 @@ static bool prims_clash(Engine *e, const Module *m) {
   X("AlterOpLayout", JIT_PRODUCTS)     \
   X("FoldConstant", JIT_PRODUCTS)      \
   X("FastMath", JIT_TRANSCENDENTAL)    \
-  X("FuseOpsJit", JIT_ALWAYS)          \
+  X("JitFuseOps", JIT_ALWAYS)          \
   X("LowerTIR", JIT_ALWAYS)
 
 typedef enum JitWhen { JIT_ALWAYS, JIT_PRODUCTS, JIT_TRANSCENDENTAL } JitWhen;
@@ -408,7 +408,7 @@ static bool step_applies(const Engine *e, const Module *m, JitWhen w) {
 }
 
 static bool is_graph_pass(const char *name) {
-  return strcmp(name, "FuseOpsJit") != 0 && strcmp(name, "LowerTIR") != 0;
+  return strcmp(name, "JitFuseOps") != 0 && strcmp(name, "LowerTIR") != 0;
 }
 
 /* m after the pipeline's graph passes that apply (freeing the intermediate
@@ -524,10 +524,10 @@ static Module *jit_watched(Engine *e, Module *m, Module *src, Arena *a, JitWatch
   PassScope sc = {jit_scope_has, &js, w->scope ? w->scope->func : NULL};
   DiagCtx d;
   diag_init(&d);
-  Module *fused = pass_run_scoped(pass_lookup("FuseOpsJit"), src, a, &d, w->hook, &sc);
+  Module *fused = pass_run_scoped(pass_lookup("JitFuseOps"), src, a, &d, w->hook, &sc);
   diag_free(&d);
   if (!fused) return NULL; /* stopped (FuseOps reports no error) */
-  if (w->after) w->after->fn(w->after->user, "FuseOpsJit", fused);
+  if (w->after) w->after->fn(w->after->user, "JitFuseOps", fused);
   Module *lm = lower_watched(e, fused, a, w, &sc);
   if (fused != src && fused != m) module_free(fused);
   if (w->stopped) {

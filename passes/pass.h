@@ -11,7 +11,7 @@
  *   EffectToState          effect_to_state.c  state globals become parameters/results
  *   CheckKeyLinearity      linearity.c  a RandState key used twice is an error
  *   FuseOps                fuse_ops.c   pure op calls grouped into Primitive functions
- *   FuseOpsJit             fuse_ops.c   the same with the jit mode's options
+ *   JitFuseOps             fuse_ops.c   the same with the jit mode's options
  *   BindParams             bind_params.c  parameters named in a tensor file become constants
  *   FoldConstant           fold_constant.c  calls on constants evaluated (reference kernels)
  *   SimplifyInference      simplify_inference.c  normalizations and dropout as arithmetic
@@ -86,7 +86,7 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
     "error when a RandState key is used twice (seed 000: keys are linear)")                  \
   X("FuseOps", pass_fuse_ops, true, true, true,                                              \
     "group pure op calls into Primitive functions (TVM's FuseOps rules)")                    \
-  X("FuseOpsJit", pass_fuse_ops_jit, true, true, true,                                       \
+  X("JitFuseOps", pass_fuse_ops_jit, true, true, true,                                       \
     "FuseOps with the jit's options: scalar arithmetic and ops without a TIR compute rule "  \
     "stay out of groups (the groups the jit compiles)")                                      \
   X("BindParams", pass_bind_params, true, false, false,                                      \
