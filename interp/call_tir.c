@@ -253,12 +253,18 @@ static bool culprit_visit(void *ctx, Expr *x) {
   return !c->best;
 }
 
-/* The kernel's message without its "@fused_...: " prefix. */
-static const char *user_message(const PrimFunc *p, const char *msg) {
-  size_t n = strlen(p->name);
-  if (msg[0] == '@' && strncmp(msg + 1, p->name, n) == 0 && strncmp(msg + 1 + n, ": ", 2) == 0)
-    return msg + n + 3;
-  return msg;
+/* The kernel's message in the user's terms, into buf: without its
+ * "@fused_...: " prefix, a buffer's "for %p0 dimension 1" as "for axis 1". */
+static const char *user_message(const PrimFunc *p, const char *msg, char *buf, size_t n) {
+  size_t k = strlen(p->name);
+  if (msg[0] == '@' && strncmp(msg + 1, p->name, k) == 0 && strncmp(msg + 1 + k, ": ", 2) == 0)
+    msg += k + 3;
+  const char *at = strstr(msg, " for %"), *dim = at ? strstr(at, " dimension ") : NULL;
+  if (!dim || memchr(at + 6, ' ', (size_t)(dim - at - 6)))
+    snprintf(buf, n, "%s", msg);
+  else
+    snprintf(buf, n, "%.*s for axis %s", (int)(at - msg), msg, dim + 11);
+  return buf;
 }
 
 /* An error inside a lowered group: at the user's op that raised it (the
@@ -272,8 +278,9 @@ static bool group_error(Interp *in, const Expr *call, const PrimFunc *p, const T
   const Expr *op = c.best ? c.best : c.root;
   if (!op) return false;
   bool here = p->group->body->span.off == call->span.off || p->group->span.off == call->span.off;
+  char buf[sizeof e->msg];
   interp_fail(in, here ? op->span : call->span, "%s: %s", op->u.call.fn->u.op.name,
-              user_message(p, e->msg));
+              user_message(p, e->msg, buf, sizeof buf));
   return true;
 }
 
