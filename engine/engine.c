@@ -2,7 +2,8 @@
  * and checking, passes by name, the jit mode's lowering, evaluation.
  *
  * In jit mode every function of the module and the expression being
- * evaluated go through FuseOps and the lowering to TIR (passes/lower.h):
+ * evaluated go through the jit's pipeline (JIT_PIPELINE below: graph
+ * passes, FuseOps and the lowering to TIR, passes/lower.h):
  * pure op calls become call_tir of prim functions, which call_tir runs on
  * the registered compiled executor (the JIT, rt/exec.h) or the TIR
  * interpreter.  The lowered program is evaluated against a copy of the
@@ -365,8 +366,9 @@ static bool prims_clash(Engine *e, const Module *m) {
  * to nn.contrib_dense_pack, their weights packed once), JIT_TRANSCENDENTAL
  * on one with exp/tanh/erf/sigmoid/softmax/power; both only under fast math
  * (they change rounding).  JitFuseOps is FuseOps with the jit's options
- * (fuse_options_jit); LowerTIR turns each group into
- * call_tir of a prim function. */
+ * (fuse_options_jit); LowerTIR turns each group into call_tir of a prim
+ * function.  Unwatched, the last two run per definition, cached
+ * (lower_def: the same fuse_function and lower_function). */
 #define JIT_PIPELINE(X)                \
   X("SimplifyInference", JIT_PRODUCTS) \
   X("FoldConstant", JIT_PRODUCTS)      \
@@ -392,7 +394,7 @@ enum { JIT_NSTEPS = (int)(sizeof jit_steps / sizeof jit_steps[0]) };
 
 static const char *const jit_when_text[] = {
     "always", "on a module with a convolution or a product",
-    "on a module with exp, tanh, erf, sigmoid, softmax or power"};
+    "on a module with exp, tanh, erf, sigmoid, softmax or power, approx-math on"};
 
 const char *engine_jit_step(int i, const char **when) {
   if (i < 0 || i >= JIT_NSTEPS) return NULL;
