@@ -245,10 +245,22 @@ Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int
 
 static void print_after(void *user, const char *pass, const Module *m);
 
+static Module *jit_passes(Engine *e, Module *m, Arena *a, const PassAfter *after) {
+  JitWatch w = {.after = after};
+  Module *out = engine_jit_pipeline(e, m, a, &w);
+  if (out && !ty_recheck_module(out, e->diag)) {
+    module_free(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* `jit` names the jit's pipeline (engine_jit_pipeline). */
 Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names) {
   PassOptions po = pass_options_default();
   PassAfter after = {print_after, e};
   if (e->opt.print_after_all) po.after = &after;
+  if (strcasecmp(names, "jit") == 0) return jit_passes(e, m, a, po.after);
   PassResult r = {0};
   e->cur = m;
   Module *out = pass_pipeline(names, m, a, e->diag, &po, &r) ? r.module : NULL;

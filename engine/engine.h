@@ -94,8 +94,9 @@ DiagCtx *engine_diag(Engine *e);
  * variables (may be NULL) are visible to expressions. */
 Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int nsession,
                      Var **session, ParseResult *items);
-/* Runs the passes named in `names` ("EffectToState,FuseOps") on m; the
- * new module, or NULL after diagnostics. */
+/* Runs the passes named in `names` ("EffectToState,FuseOps"; "jit": the
+ * jit's pipeline, engine_jit_pipeline) on m; the new module, or NULL after
+ * diagnostics. */
 Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names);
 
 /* Imports the ONNX model at path into a copy of base (in a) as @func
