@@ -2,7 +2,8 @@
  * and checking, passes by name, the jit mode's lowering, evaluation.
  *
  * In jit mode every function of the module and the expression being
- * evaluated go through FuseOps and the lowering to TIR (passes/lower.h):
+ * evaluated go through the jit's pipeline (JIT_PIPELINE below: graph
+ * passes, FuseOps and the lowering to TIR, passes/lower.h):
  * pure op calls become call_tir of prim functions, which call_tir runs on
  * the registered compiled executor (the JIT, rt/exec.h) or the TIR
  * interpreter.  The lowered program is evaluated against a copy of the
@@ -150,7 +151,8 @@ void engine_options_from_env(EngineOptions *o) {
 }
 
 void engine_set_options(Engine *e, const EngineOptions *o) {
-  if (o->approx_math != e->opt.approx_math || o->fast_math != e->opt.fast_math)
+  if (o->approx_math != e->opt.approx_math || o->fast_math != e->opt.fast_math ||
+      o->print_after_all != e->opt.print_after_all)
     e->view_src = NULL; /* the jit mode's passes change: lower again */
   e->opt = *o;
   InterpOptions *io = interp_options(e->in);
@@ -241,10 +243,28 @@ Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int
   return NULL;
 }
 
+static void print_after(void *user, const char *pass, const Module *m);
+
+static Module *jit_passes(Engine *e, Module *m, Arena *a, const PassAfter *after) {
+  JitWatch w = {.after = after};
+  Module *out = engine_jit_pipeline(e, m, a, &w);
+  if (out && !ty_recheck_module(out, e->diag)) {
+    module_free(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* `jit` names the jit's pipeline (engine_jit_pipeline). */
 Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names) {
   PassOptions po = pass_options_default();
+  PassAfter after = {print_after, e};
+  if (e->opt.print_after_all) po.after = &after;
+  if (strcasecmp(names, "jit") == 0) return jit_passes(e, m, a, po.after);
   PassResult r = {0};
+  e->cur = m;
   Module *out = pass_pipeline(names, m, a, e->diag, &po, &r) ? r.module : NULL;
+  e->cur = NULL;
   pass_result_free(&r);
   return out;
 }
@@ -278,10 +298,10 @@ Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *
 
 /* ───────────────────────────── lowering ───────────────────────────── */
 
+/* The jit's (fuse_options_jit), with this engine's max_depth. */
 static FuseOptions jit_fuse_options(const Engine *e) {
-  FuseOptions o = fuse_options_default();
+  FuseOptions o = fuse_options_jit();
   o.max_depth = e->opt.fuse_max_depth;
-  o.need_compute = true;
   return o;
 }
 
@@ -348,43 +368,232 @@ static bool prims_clash(Engine *e, const Module *m) {
   return false;
 }
 
-/* The passes the jit mode runs before fusion on a module with a 2-D
- * convolution or a product: batch norms become arithmetic folded into the
- * weights, convolutions move to blocked layouts and products with constant
- * weights to nn.contrib_dense_pack, their weights packed once; and on a
- * module with transcendental ops, FastMath. */
-static const char *const conv_passes[] = {"SimplifyInference", "FoldConstant", "FoldScaleAxis",
-                                          "AlterOpLayout",     "FoldConstant", NULL};
-static const char *const fast_passes[] = {"FastMath", NULL};
+/* ───────────────────────────── the jit's pipeline ───────────────────────────── */
 
-/* cur after the passes of names (freeing the intermediate modules that are
- * not m), or NULL when one failed. */
-static Module *run_passes(Engine *e, Module *m, Module *cur, const char *const *names, DiagCtx *d) {
-  for (size_t i = 0; names[i] && cur; i++) {
-    Module *next = pass_run(pass_lookup(names[i]), cur, &e->arena, d, NULL);
-    if (cur != m && cur != next) module_free(cur);
-    cur = next;
-  }
-  return cur;
+/* The jit mode's pipeline, the one definition of what a compile runs (the
+ * engine's lowering, `:passes`, `:pass jit`, `:step jit` and print-after-all
+ * read it).  X(pass, when): JIT_PRODUCTS on a module with a 2-D convolution
+ * or a product (batch norms become arithmetic folded into the weights,
+ * convolutions move to blocked layouts and products with constant weights
+ * to nn.contrib_dense_pack, their weights packed once), JIT_TRANSCENDENTAL
+ * on one with exp/tanh/erf/sigmoid/softmax/power; both only under fast math
+ * (they change rounding).  JitFuseOps is FuseOps with the jit's options
+ * (fuse_options_jit); LowerTIR turns each group into call_tir of a prim
+ * function.  Unwatched, the last two run per definition, cached
+ * (lower_def: the same fuse_function and lower_function). */
+#define JIT_PIPELINE(X)                \
+  X("SimplifyInference", JIT_PRODUCTS) \
+  X("FoldConstant", JIT_PRODUCTS)      \
+  X("FoldScaleAxis", JIT_PRODUCTS)     \
+  X("AlterOpLayout", JIT_PRODUCTS)     \
+  X("FoldConstant", JIT_PRODUCTS)      \
+  X("FastMath", JIT_TRANSCENDENTAL)    \
+  X("JitFuseOps", JIT_ALWAYS)          \
+  X("LowerTIR", JIT_ALWAYS)
+
+typedef enum JitWhen { JIT_ALWAYS, JIT_PRODUCTS, JIT_TRANSCENDENTAL } JitWhen;
+
+static const struct {
+  const char *pass;
+  JitWhen when;
+} jit_steps[] = {
+#define X(p, w) {p, w},
+    JIT_PIPELINE(X)
+#undef X
+};
+
+enum { JIT_NSTEPS = (int)(sizeof jit_steps / sizeof jit_steps[0]) };
+
+static const char *const jit_when_text[] = {
+    "always", "on a module with a convolution or a product",
+    "on a module with exp, tanh, erf, sigmoid, softmax or power, approx-math on"};
+
+const char *engine_jit_step(int i, const char **when) {
+  if (i < 0 || i >= JIT_NSTEPS) return NULL;
+  if (when) *when = jit_when_text[jit_steps[i].when];
+  return jit_steps[i].pass;
 }
 
-/* m after conv_passes and fast_passes where they apply (fast math only:
- * they change rounding), or m itself when none applies or a pass fails
- * (its messages are dropped: the program then runs as written). */
-static Module *jit_prepared(Engine *e, Module *m) {
-  bool conv = alter_op_layout_applies(m), fast = e->opt.approx_math && fast_math_applies(m);
-  if (!e->opt.fast_math || (!conv && !fast)) return m;
+static bool step_applies(const Engine *e, const Module *m, JitWhen w) {
+  if (w == JIT_PRODUCTS) return e->opt.fast_math && alter_op_layout_applies(m);
+  if (w == JIT_TRANSCENDENTAL)
+    return e->opt.fast_math && e->opt.approx_math && fast_math_applies(m);
+  return true;
+}
+
+static bool is_graph_pass(const char *name) {
+  return strcmp(name, "JitFuseOps") != 0 && strcmp(name, "LowerTIR") != 0;
+}
+
+/* m after the pipeline's graph passes that apply (freeing the intermediate
+ * modules that are not m), or m itself when none applies or one fails (its
+ * messages are dropped and *failed names it: the program then runs as
+ * written). */
+static Module *jit_prepared(Engine *e, Module *m, Arena *a, JitWatch *w, const char **failed) {
   DiagCtx d;
   diag_init(&d);
   Module *cur = m;
-  if (conv) cur = run_passes(e, m, cur, conv_passes, &d);
-  if (fast) cur = run_passes(e, m, cur, fast_passes, &d);
-  if (cur && !ty_recheck_module(cur, &d)) {
-    if (cur != m) module_free(cur);
-    cur = NULL;
+  for (int i = 0; i < JIT_NSTEPS && cur; i++) {
+    if (!is_graph_pass(jit_steps[i].pass) || !step_applies(e, m, jit_steps[i].when)) continue;
+    const PassDef *p = pass_lookup(jit_steps[i].pass);
+    size_t errors = d.nerrors;
+    Module *next = pass_run_scoped(p, cur, a, &d, w ? w->hook : NULL, w ? w->scope : NULL);
+    if (cur != m && cur != next) module_free(cur);
+    if (!next && w && d.nerrors == errors) w->stopped = true; /* :step's q */
+    if (!next && !(w && w->stopped)) *failed = p->name;
+    if ((cur = next) && w && w->after) w->after->fn(w->after->user, p->name, cur);
+  }
+  if (cur && cur != m && !ty_recheck_module(cur, &d)) {
+    module_free(cur);
+    cur = NULL, *failed = "the type check after the passes";
   }
   diag_free(&d);
   return cur ? cur : m;
+}
+
+/* The module with lowered definitions and the prim functions they call,
+ * unwatched: fusion and lowering per definition, cached (lower_def). */
+static Module *lowered_cached(Engine *e, Module *src) {
+  Module *lm = module_copy(src, &e->arena);
+  for (int i = 0; i < src->ndefs; i++) {
+    if (src->defs[i].kind != DEF_FUNC) continue;
+    FuncDef *fd = src->defs[i].u.func, *l = lower_def(e, src, fd);
+    if (l != fd) module_add(lm, (Def){.kind = DEF_FUNC, .u.func = l});
+  }
+  return lm;
+}
+
+/* ── the watched pipeline (:pass jit, :step jit, print-after-all) ── */
+
+typedef struct PrimUse {
+  Engine *e;
+  Module *m;
+} PrimUse;
+
+static PrimFunc *lowered_prim(const Engine *e, const char *name) {
+  for (int i = 0; i < lower_prim_count(e->low); i++)
+    if (strcmp(lower_prim(e->low, i)->name, name) == 0) return lower_prim(e->low, i);
+  return NULL;
+}
+
+static bool prim_use_visit(void *ctx, Expr *x) {
+  PrimUse *u = ctx;
+  if (x->kind != EX_CALL || x->u.call.fn->kind != EX_OP || x->u.call.nargs < 1) return true;
+  if (!ops_has_flag(x->u.call.fn->u.op.index, OP_CALL_TIR)) return true;
+  const Expr *g = x->u.call.args[0];
+  PrimFunc *p = g->kind == EX_GLOBAL ? lowered_prim(u->e, g->u.global.name) : NULL;
+  if (p && !module_lookup(u->m, p->name)) module_add(u->m, (Def){.kind = DEF_PRIM, .u.prim = p});
+  return true;
+}
+
+/* The scope of a watched run: the caller's, without the definitions the
+ * jit leaves unfused (holds_too_big, as lower_def). */
+typedef struct JitScope {
+  const PassScope *outer;
+} JitScope;
+
+static bool jit_scope_has(void *user, const Def *d) {
+  const JitScope *js = user;
+  if (js->outer && !js->outer->has(js->outer->user, d)) return false;
+  return d->kind != DEF_FUNC || !holds_too_big(d->u.func->fn->body);
+}
+
+static void report_lowering(JitWatch *w, const FuncDef *fd, Function *f) {
+  if (!w->hook || !w->hook->fn) return;
+  char name[300];
+  snprintf(name, sizeof name, "@%s", fd->name);
+  PassRewrite rw = {.pass = "LowerTIR",
+                    .rule = "call_tir",
+                    .func = name,
+                    .context = fd->fn,
+                    .before = fd->fn->body,
+                    .after = f->body,
+                    .span = fd->span};
+  if (!w->hook->fn(w->hook->user, &rw)) w->stopped = true;
+}
+
+/* LowerTIR on the definitions in scope of cur: each group becomes call_tir
+ * of the engine's prim function (the one the jit compiles), added to the
+ * module. */
+static Module *lower_watched(Engine *e, Module *cur, Arena *a, JitWatch *w, const PassScope *sc) {
+  Module *lm = module_copy(cur, a);
+  PrimUse u = {e, lm};
+  for (int i = 0; i < cur->ndefs && !w->stopped; i++) {
+    const Def *d = &cur->defs[i];
+    if (d->kind != DEF_FUNC || !sc->has(sc->user, d)) continue;
+    FuncDef *fd = d->u.func;
+    Function *f = lower_function(e->low, fd->fn);
+    if (f == fd->fn) continue;
+    report_lowering(w, fd, f);
+    FuncDef *nf = ARENA_NEW(a, FuncDef);
+    *nf = *fd, nf->fn = f;
+    module_add(lm, (Def){.kind = DEF_FUNC, .u.func = nf});
+    expr_walk(f->body, prim_use_visit, &u);
+  }
+  return lm;
+}
+
+static Module *jit_watched(Engine *e, Module *m, Module *src, Arena *a, JitWatch *w) {
+  JitScope js = {w->scope};
+  PassScope sc = {jit_scope_has, &js, w->scope ? w->scope->func : NULL};
+  DiagCtx d;
+  diag_init(&d);
+  Module *fused = pass_run_scoped(pass_lookup("JitFuseOps"), src, a, &d, w->hook, &sc);
+  diag_free(&d);
+  if (!fused) return NULL; /* stopped (FuseOps reports no error) */
+  if (w->after) w->after->fn(w->after->user, "JitFuseOps", fused);
+  Module *lm = lower_watched(e, fused, a, w, &sc);
+  if (fused != src && fused != m) module_free(fused);
+  if (w->stopped) {
+    module_free(lm);
+    return NULL;
+  }
+  if (w->after) w->after->fn(w->after->user, "LowerTIR", lm);
+  return lm;
+}
+
+Module *engine_jit_pipeline(Engine *e, Module *m, Arena *a, JitWatch *w) {
+  w->failed = NULL, w->stopped = false;
+  e->cur = m;
+  Module *src = jit_prepared(e, m, a, w, &w->failed);
+  Module *lm = w->stopped ? NULL : jit_watched(e, m, src, a, w);
+  if (src != m) module_free(src);
+  e->cur = NULL;
+  return lm;
+}
+
+/* print-after-all during a compile: the user's definitions (not the
+ * prelude's, decided by the definition of the same name in the module
+ * compiled) and the prim functions they call, on stderr. */
+typedef struct AfterScope {
+  const Engine *e;
+  Module *used; /* the prims the user's functions call (PrimUse) */
+} AfterScope;
+
+static bool user_func(const Engine *e, const Def *d) {
+  const Def *orig = e->cur ? module_lookup(e->cur, def_name(d)) : NULL;
+  return !orig || !engine_is_prelude_def(e, orig);
+}
+
+static bool user_def(void *user, const Def *d) {
+  const AfterScope *as = user;
+  if (d->kind == DEF_PRIM) return module_lookup(as->used, d->u.prim->name) != NULL;
+  return user_func(as->e, d);
+}
+
+static void print_after(void *user, const char *pass, const Module *m) {
+  Engine *e = user;
+  Arena a;
+  arena_init(&a);
+  AfterScope as = {e, module_new(&a)};
+  PrimUse u = {e, as.used};
+  for (int i = 0; i < m->ndefs; i++)
+    if (m->defs[i].kind == DEF_FUNC && user_func(e, &m->defs[i]))
+      expr_walk(m->defs[i].u.func->fn->body, prim_use_visit, &u);
+  PassScope sc = {user_def, &as, NULL};
+  pass_print_after(stderr, pass, m, &sc);
+  module_free(as.used);
+  arena_free(&a);
 }
 
 /* The module with lowered definitions and the prim functions they call;
@@ -392,13 +601,15 @@ static Module *jit_prepared(Engine *e, Module *m) {
 static Module *lowered_module(Engine *e, Module *m) {
   e->cur = m;
   if (prims_clash(e, m)) return NULL;
-  Module *src = jit_prepared(e, m);
-  Module *lm = module_copy(src, &e->arena);
-  for (int i = 0; i < src->ndefs; i++) {
-    if (src->defs[i].kind != DEF_FUNC) continue;
-    FuncDef *fd = src->defs[i].u.func, *l = lower_def(e, src, fd);
-    if (l != fd) module_add(lm, (Def){.kind = DEF_FUNC, .u.func = l});
+  if (e->opt.print_after_all) {
+    PassAfter after = {print_after, e};
+    JitWatch w = {.after = &after};
+    Module *lm = engine_jit_pipeline(e, m, &e->arena, &w);
+    if (lm) return lm;
   }
+  const char *failed = NULL;
+  Module *src = jit_prepared(e, m, &e->arena, NULL, &failed);
+  Module *lm = lowered_cached(e, src);
   if (src != m) module_free(src);
   return lm;
 }
@@ -533,6 +744,12 @@ void engine_unbind(Engine *e, Var *v) { interp_bind(e->in, v, NULL); }
 void engine_collect(Engine *e) { interp_gc(e->in); }
 void engine_seed(Engine *e, int64_t seed) { interp_seed(e->in, seed); }
 void engine_interrupt(void) { rt_interrupt(); }
+
+PrimFunc *engine_kernel(const Engine *e, const char *name) { return lowered_prim(e, name); }
+
+int engine_kernel_count(const Engine *e) { return lower_prim_count(e->low); }
+
+PrimFunc *engine_kernel_at(const Engine *e, int i) { return lower_prim(e->low, i); }
 
 /* The prim function the jit mode lowers a Primitive function to: lowered
  * once through the engine's lowerer (the names `:profile` shows), nothing

@@ -28,6 +28,7 @@
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "parser/parser.h"
+#include "passes/pass.h"
 
 /* X(enum, name): the execution modes, in `:set exec` order. */
 #define EXEC_MODES(X) \
@@ -58,6 +59,7 @@ typedef struct EngineOptions {
   bool planned;         /* dataflow functions on the planned executor (RLY_PLAN=0: off) */
   int64_t print_limit;  /* tensors with more elements print summarized (1000) */
   int64_t max_depth;    /* non-tail call depth limit (100000) */
+  bool print_after_all; /* a compile prints the IR after each pass on stderr */
   int64_t max_memory;   /* bytes of tensor data alive at once (RLY_MAX_MEMORY; 75% of RAM) */
   bool prng_original;   /* JAX's original PRNG mode instead of the partitionable one */
 } EngineOptions;
@@ -92,8 +94,9 @@ DiagCtx *engine_diag(Engine *e);
  * variables (may be NULL) are visible to expressions. */
 Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int nsession,
                      Var **session, ParseResult *items);
-/* Runs the passes named in `names` ("EffectToState,FuseOps") on m; the
- * new module, or NULL after diagnostics. */
+/* Runs the passes named in `names` ("EffectToState,FuseOps"; "jit": the
+ * jit's pipeline, engine_jit_pipeline) on m; the new module, or NULL after
+ * diagnostics. */
 Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names);
 
 /* Imports the ONNX model at path into a copy of base (in a) as @func
@@ -110,6 +113,32 @@ Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *
  * NULL when lowering is not possible (then run m as is).  The view
  * belongs to the engine (valid until m changes). */
 Module *engine_lowered(Engine *e, Module *m, Expr **ex);
+
+/* The prim functions the jit mode lowered so far (the kernels `:kernels`
+ * and `:profile` name): by name (NULL if none), their count, the i-th. */
+PrimFunc *engine_kernel(const Engine *e, const char *name);
+int engine_kernel_count(const Engine *e);
+PrimFunc *engine_kernel_at(const Engine *e, int i);
+
+/* The jit mode's pipeline (engine.c's JIT_PIPELINE, the one definition):
+ * step i's pass and when it runs (*when may be NULL); NULL past the end. */
+const char *engine_jit_step(int i, const char **when);
+
+/* What watches a run of the pipeline: the rewrites (hook), the module after
+ * each pass (after), the definitions it is about (scope); all may be NULL. */
+typedef struct JitWatch {
+  const PassHook *hook;
+  const PassScope *scope;
+  const PassAfter *after;
+  const char *failed; /* out: the graph pass that failed (the rest then ran on m as written) */
+  bool stopped;       /* out: the hook stopped the run */
+} JitWatch;
+
+/* m through the jit's pipeline exactly as a compile runs it: the graph
+ * passes that apply, FuseOps with the jit's options, LowerTIR to call_tir
+ * of the engine's prim functions (those the jit compiles, added to the
+ * module); allocated in a, NULL when the hook stopped it. */
+Module *engine_jit_pipeline(Engine *e, Module *m, Arena *a, JitWatch *w);
 /* The name of the kernel (prim function) the jit mode lowers a Primitive
  * function to, or NULL when it cannot be lowered. */
 const char *engine_kernel_name(Engine *e, const Function *prim);

@@ -411,6 +411,14 @@ double profile_kernels_ms(const Profile *p) {
   return ms;
 }
 
+void profile_totals(const Profile *p, double *flops, double *bytes) {
+  *flops = *bytes = 0;
+  for (int i = 0; p && i < p->n; i++) {
+    if (!p->rows[i].flops_unknown) *flops += p->rows[i].flops;
+    *bytes += p->rows[i].bytes;
+  }
+}
+
 double profile_share(const Profile *p, const char *name, bool reference, double *ms) {
   double total = profile_kernels_ms(p);
   char row[160]; /* a reference kernel's row is "OP (reference)" (on_reference) */

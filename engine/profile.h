@@ -33,6 +33,9 @@ void profile_free(Profile *p);
 /* The time spent in kernels (the rows' sum, without compiling and the time
  * outside kernels). */
 double profile_kernels_ms(const Profile *p);
+/* The flops (of the rows whose flops are known) and the bytes of every
+ * kernel run (for `:time`: a call's cost, as the table counts it). */
+void profile_totals(const Profile *p, double *flops, double *bytes);
 /* A kernel's share (0..1) of the time in kernels and its time in *ms (may
  * be NULL), by name (a prim function's; an op's for a reference kernel);
  * negative when it did not run.  For `:dot`'s colours. */

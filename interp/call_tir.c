@@ -31,6 +31,7 @@
 
 #include "interp/extern.h"
 #include "interp/interp_int.h"
+#include "ir/walk.h"
 #include "rt/tir_interp.h"
 
 enum { MAX_OUTS = 64 };
@@ -223,12 +224,73 @@ static Value *param_error(Interp *in, const Expr *call, const PrimFunc *p, int n
   return NULL;
 }
 
+/* ── errors inside a kernel the lowering made: told as the user's op's ── */
+
+/* The ops whose kernels can divide by zero (by a divisor not constant). */
+static bool divides(const char *op, const Expr *call) {
+  if (call->u.call.nargs == 2 && call->u.call.args[1]->kind == EX_CONST) return false;
+  static const char *const names[] = {"divide",       "floor_divide", "mod",  "floor_mod",
+                                      "trunc_divide", "trunc_mod",    "power"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(op, names[i]) == 0) return true;
+  return false;
+}
+
+typedef struct Culprit {
+  bool division;    /* the error is a division by zero */
+  const Expr *root; /* the group's first op call (walk order) */
+  const Expr *best; /* the op that can raise the error */
+} Culprit;
+
+static bool culprit_visit(void *ctx, Expr *x) {
+  Culprit *c = ctx;
+  if (c->best || x->kind != EX_CALL || x->u.call.fn->kind != EX_OP) return !c->best;
+  if (!c->root) c->root = x;
+  const OpDef *op = ops_get(x->u.call.fn->u.op.index);
+  bool integer = x->ty && x->ty->kind == TY_TENSOR && dtype_is_int(x->ty->u.tensor.dtype);
+  if (op && (c->division ? divides(op->name, x) && integer : op->pattern >= OPAT_INJECTIVE))
+    c->best = x;
+  return !c->best;
+}
+
+/* The kernel's message in the user's terms, into buf: without its
+ * "@fused_...: " prefix, a buffer's "for %p0 dimension 1" as "for axis 1". */
+static const char *user_message(const PrimFunc *p, const char *msg, char *buf, size_t n) {
+  size_t k = strlen(p->name);
+  if (msg[0] == '@' && strncmp(msg + 1, p->name, k) == 0 && strncmp(msg + 1 + k, ": ", 2) == 0)
+    msg += k + 3;
+  const char *at = strstr(msg, " for %"), *dim = at ? strstr(at, " dimension ") : NULL;
+  if (!dim || memchr(at + 6, ' ', (size_t)(dim - at - 6)))
+    snprintf(buf, n, "%s", msg);
+  else
+    snprintf(buf, n, "%.*s for axis %s", (int)(at - msg), msg, dim + 11);
+  return buf;
+}
+
+/* An error inside a lowered group: at the user's op that raised it (the
+ * group's op that can, else its first), named by its op, as the reference
+ * kernels report it.  The group of a prim function shared by identical
+ * groups elsewhere gives the op's name; the location is then this call's. */
+static bool group_error(Interp *in, const Expr *call, const PrimFunc *p, const TirError *e) {
+  if (!p->group) return false;
+  Culprit c = {strstr(e->msg, "division by zero") != NULL, NULL, NULL};
+  expr_walk(p->group->body, culprit_visit, &c);
+  const Expr *op = c.best ? c.best : c.root;
+  if (!op) return false;
+  bool here = p->group->body->span.off == call->span.off || p->group->span.off == call->span.off;
+  char buf[sizeof e->msg];
+  interp_fail(in, here ? op->span : call->span, "%s: %s", op->u.call.fn->u.op.name,
+              user_message(p, e->msg, buf, sizeof buf));
+  return true;
+}
+
 /* An error from running @p: a parameter that did not fit, or one inside @p. */
 void call_tir_error(Interp *in, const Expr *call, const PrimFunc *p, int nin, const TirError *e) {
   if (e->param >= 0) {
     param_error(in, call, p, nin, e);
     return;
   }
+  if (group_error(in, call, p, e)) return;
   interp_fail(in, e->span, "%s", e->msg);
   note(in, call->span, "in @%s, called by call_tir here", p->name);
 }

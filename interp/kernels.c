@@ -125,6 +125,11 @@ static void *run_hook_user;
 
 void kernels_set_run_hook(KernelRunHook hook, void *user) { run_hook = hook, run_hook_user = user; }
 
+KernelRunHook kernels_run_hook(void **user) {
+  *user = run_hook_user;
+  return run_hook;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -69,6 +69,8 @@ bool kernels_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, const Attr
 typedef void (*KernelRunHook)(void *user, int op, int nin, RtTensor *const *in, int nout,
                               RtTensor *const *out, double ms);
 void kernels_set_run_hook(KernelRunHook hook, void *user);
+/* The hook installed (NULL: none) and its user. */
+KernelRunHook kernels_run_hook(void **user);
 /* Runs the op's type relation on the inputs' actual shapes and values,
  * allocates the outputs (a tuple type gives several), and runs the kernel.
  * On success out[0..*nout) hold new references (views for OP_VIEW ops); on

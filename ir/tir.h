@@ -255,6 +255,9 @@ struct PrimFunc {
    * same order (a chain of reshapes): callers may share its memory instead
    * of running the kernel. */
   bool out_is_view;
+  /* Set by the lowering: the fused Relay function (Primitive) it computes,
+   * whose op calls carry the user's spans (run-time errors name them). */
+  const Function *group;
 };
 
 const char *prim_binop_text(PrimBinOp op);

@@ -110,6 +110,8 @@ void fuse_set_default_max_depth(int n) { default_max_depth = n > 0 ? n : 256; }
 
 FuseOptions fuse_options_default(void) { return (FuseOptions){default_max_depth, false}; }
 
+FuseOptions fuse_options_jit(void) { return (FuseOptions){default_max_depth, true}; }
+
 static OpPattern pmax(OpPattern a, OpPattern b) { return a > b ? a : b; }
 
 /* ───────────────────────────── candidates ───────────────────────────── */
@@ -1007,9 +1009,11 @@ Expr *fuse_expr(Arena *a, const Module *m, Expr *e, const FuseOptions *o) {
   return fuse_block(&F, e);
 }
 
-Module *pass_fuse_ops(PassCtx *pc, Module *in) {
+/* TVM's rules alone (fuse_options_default): scalar arithmetic and ops
+ * without a compute rule fuse too.  The jit's pipeline runs it with
+ * fuse_options_jit (pass_fuse_ops_jit). */
+static Module *fuse_ops_with(PassCtx *pc, Module *in, FuseOptions o) {
   Module *out = module_copy(in, pc->a);
-  FuseOptions o = fuse_options_default();
   for (int i = 0; i < in->ndefs && !pc->stopped; i++) {
     if (in->defs[i].kind != DEF_FUNC || !pass_in_scope(pc, &in->defs[i])) continue;
     FuncDef *fd = in->defs[i].u.func;
@@ -1018,4 +1022,12 @@ Module *pass_fuse_ops(PassCtx *pc, Module *in) {
     if (f != fd->fn) pass_replace_def(pc, out, fd, f);
   }
   return out;
+}
+
+Module *pass_fuse_ops(PassCtx *pc, Module *in) {
+  return fuse_ops_with(pc, in, fuse_options_default());
+}
+
+Module *pass_fuse_ops_jit(PassCtx *pc, Module *in) {
+  return fuse_ops_with(pc, in, fuse_options_jit());
 }

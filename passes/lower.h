@@ -37,6 +37,8 @@ typedef struct FuseOptions {
 /* max_depth 256 (TVM's) or what the engine set (EngineOptions.fuse_max_depth,
  * RLY_FUSE_MAX_DEPTH: the pass FuseOps and the jit mode), need_compute off. */
 FuseOptions fuse_options_default(void);
+/* The jit mode's: the same max_depth, need_compute on (the pass JitFuseOps's). */
+FuseOptions fuse_options_jit(void);
 void fuse_set_default_max_depth(int n);
 
 /* The function with every block fused; f itself when nothing changed.

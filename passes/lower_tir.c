@@ -313,6 +313,7 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
     pf->nparams = nbuf + 1, pf->params = params, pf->body = body, pf->span = f->span;
     pf->out_whole = whole;
     pf->out_is_view = is_view_chain(f);
+    pf->group = f;
     pf->nsizevars = lc_nsize_vars(B.C);
     pf->sizevars = ARENA_ARRAY(a, TirVar *, pf->nsizevars + 1);
     for (int i = 0; i < pf->nsizevars; i++) pf->sizevars[i] = lc_size_vars(B.C)[i];

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ir/tir.h"
 #include "passes/pass_int.h"
 #include "passes/passes.h"
 
@@ -193,6 +194,7 @@ bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const Pa
       return false;
     }
     cur = next;
+    if (opt->after) opt->after->fn(opt->after->user, list[i]->name, cur);
   }
   if (opt->typecheck && !opt->verify && !ty_recheck_module(cur, d)) {
     diag_note(d, (Span){0}, "the module produced by %s does not type-check", list[n - 1]->name);
@@ -204,6 +206,22 @@ bool pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const Pa
   r->diff = pass_diff_scoped(in, cur, opt->scope, &r->outside);
   r->changed = r->outside || strcmp(r->diff, "no change\n") != 0;
   return true;
+}
+
+void pass_print_after(FILE *out, const char *pass, const Module *m, const PassScope *scope) {
+  for (int i = 0; i < m->ndefs; i++) {
+    const Def *d = &m->defs[i];
+    if ((d->kind != DEF_FUNC && d->kind != DEF_PRIM) || (scope && !scope->has(scope->user, d)))
+      continue;
+    StrBuf b = {0};
+    if (d->kind == DEF_FUNC)
+      print_func_def_to(&b, m, d->u.func, (PrintOptions){.meta_limit = PRINT_DISPLAY_META_LIMIT});
+    else
+      print_prim_func_to(&b, d->u.prim);
+    fprintf(out, "; *** IR after %s on @%s ***\n%s", pass, def_name(d), b.data ? b.data : "");
+    if (b.len && b.data[b.len - 1] != '\n') fputc('\n', out);
+    sb_free(&b);
+  }
 }
 
 void pass_result_free(PassResult *r) {

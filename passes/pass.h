@@ -11,6 +11,7 @@
  *   EffectToState          effect_to_state.c  state globals become parameters/results
  *   CheckKeyLinearity      linearity.c  a RandState key used twice is an error
  *   FuseOps                fuse_ops.c   pure op calls grouped into Primitive functions
+ *   JitFuseOps             fuse_ops.c   the same with the jit mode's options
  *   BindParams             bind_params.c  parameters named in a tensor file become constants
  *   FoldConstant           fold_constant.c  calls on constants evaluated (reference kernels)
  *   SimplifyInference      simplify_inference.c  normalizations and dropout as arithmetic
@@ -42,6 +43,7 @@
 #define RLY_PASS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "ir/diag.h"
 #include "ir/ir.h"
@@ -84,6 +86,9 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
     "error when a RandState key is used twice (seed 000: keys are linear)")                  \
   X("FuseOps", pass_fuse_ops, true, true, true,                                              \
     "group pure op calls into Primitive functions (TVM's FuseOps rules)")                    \
+  X("JitFuseOps", pass_fuse_ops_jit, true, true, true,                                       \
+    "FuseOps with the jit's options: scalar arithmetic and ops without a TIR compute rule "  \
+    "stay out of groups (the groups the jit compiles)")                                      \
   X("BindParams", pass_bind_params, true, false, false,                                      \
     "parameters named in a tensor file become constants (:bind @f FILE, rly --params)")      \
   X("FoldConstant", pass_fold_constant, true, true, true,                                    \
@@ -145,12 +150,20 @@ Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, cons
 Module *pass_run_arg(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                      const PassScope *scope, const char *arg, Span where);
 
+/* `:set print-after-all on`, `rly --print-after-all`: called with the
+ * module after each pass of a pipeline (pass_print_after prints it). */
+typedef struct PassAfter {
+  void (*fn)(void *user, const char *pass, const Module *m);
+  void *user;
+} PassAfter;
+
 typedef struct PassOptions {
   bool verify;            /* type-check and verify after every pass (:set verify on) */
   bool typecheck;         /* type-check the final module (so it can run); default true */
   const PassHook *hook;   /* :step; NULL otherwise */
   const PassScope *scope; /* NULL: the whole module */
   Span where;             /* where the pass names were written (for "unknown pass") */
+  const PassAfter *after; /* print-after-all; NULL otherwise */
 } PassOptions;
 
 PassOptions pass_options_default(void);
@@ -180,6 +193,11 @@ char *pass_diff(const Module *before, const Module *after);
  * space separated (malloc'd), or NULL when there are none. */
 char *pass_diff_scoped(const Module *before, const Module *after, const PassScope *scope,
                        char **outside);
+
+/* print-after-all's text: each definition of m in scope (NULL: all), a
+ * function or a prim function, after a header line
+ * `; *** IR after PASS on @f ***`, to out. */
+void pass_print_after(FILE *out, const char *pass, const Module *m, const PassScope *scope);
 
 /* Type checks m and verifies structural invariants (every variable bound
  * before use and bound once, globals defined, TIR verified).  False after

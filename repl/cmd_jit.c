@@ -5,10 +5,11 @@
  * an input would: once as a warm-up (its time, with the compile time of
  * the kernels it compiled, on its own line), then N times or for about a
  * second; it prints min, median and max per call, a warning when the max
- * is over 4× the min, and GFLOP/s and GB/s at the median when the cost of
- * the call is known: dense/matmul/batch_matmul/conv2d (2 flops per
- * multiply-add), elementwise ops (one flop per element), call_tir (bytes
- * of inputs and outputs). */
+ * is over 4× the min, and GFLOP/s and GB/s at the median: the flops and
+ * bytes of the kernels the warm-up call ran, as :profile counts them (a
+ * call of @f sums its kernels), or, when no kernel reported, a rough cost
+ * of a top-level op call (2 flops per multiply-add, one per element of an
+ * elementwise op, bytes of operands and result). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,8 +73,8 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
 
 /* ───────────────────────── :dump ───────────────────────── */
 
-/* `:dump tir|llvm|asm @f`: tir goes to cmd_lower.c; llvm and asm need a
- * prim function and come from the JIT. */
+/* `:dump tir|llvm|asm NAME`: NAME is a function, a prim function or a
+ * kernel (cmd_lower.c resolves it); llvm and asm come from the JIT. */
 RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
   size_t k = strcspn(args, " \t");
   const char *rest = args + k + strspn(args + k, " \t");
@@ -85,22 +86,20 @@ RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
                   "`:dump` needs tir, llvm or asm");
     return RUN_ERROR;
   }
-  const PrimFunc *p = rest[0] == '@' ? module_prim(session_module(s), rest + 1) : NULL;
-  if (!p) {
-    session_error(s, rest_sp.len ? rest_sp : where,
-                  "`:dump tir @f` shows the TIR of a Relay function",
-                  "`:dump %s` needs a prim function @p%s%s", llvm ? "llvm" : "asm",
-                  *rest ? ", not " : "", rest);
-    return RUN_ERROR;
+  PtrVec ps;
+  bool func, ok = true;
+  if (!repl_dump_prims(s, rest, rest_sp.len ? rest_sp : where, &ps, &func)) return RUN_ERROR;
+  for (size_t i = 0; ok && i < ps.len; i++) {
+    StrBuf b = {0};
+    TirError e;
+    ok = jit_dump(ps.items[i], llvm ? "llvm" : "asm", &b, &e);
+    if (ok)
+      fputs(b.data ? b.data : "", stdout);
+    else
+      session_error(s, rest_sp, NULL, "%s", e.msg);
+    sb_free(&b);
   }
-  StrBuf b = {0};
-  TirError e;
-  bool ok = jit_dump(p, llvm ? "llvm" : "asm", &b, &e);
-  if (ok)
-    fputs(b.data ? b.data : "", stdout);
-  else
-    session_error(s, rest_sp, NULL, "%s", e.msg);
-  sb_free(&b);
+  vec_free(&ps);
   return ok ? RUN_OK : RUN_ERROR;
 }
 
@@ -269,11 +268,16 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   Module view; /* the input's IR stays (values may borrow its constants) */
   Expr *e = session_parse_expr(s, esp, &s->inputs, &view);
   if (!e) return RUN_ERROR;
-  Cost c = cost_of(e);
   int k0 = jit_kernel_count();
   double ms;
+  Profile *p = profile_start(); /* the cost of a call: its kernels' flops and bytes */
   bool ok = eval_once(s, &view, e, &ms, NULL);
+  profile_stop(p);
   if (ok) first_call(ms, k0);
+  Cost c = cost_of(e);
+  if (p) profile_totals(p, &c.flops, &c.bytes);
+  if (c.flops <= 0 && c.bytes <= 0) c = cost_of(e);
+  profile_free(p);
   int cap = n > 0 ? (int)n : 1024, count = 0;
   double *t = malloc(sizeof *t * (size_t)cap), *cpu = malloc(sizeof *cpu * (size_t)cap), spent = 0;
   if (!t || !cpu) rly_oom();

@@ -1,7 +1,9 @@
-/* cmd_lower.c — `:dump tir @f`: the prim functions the jit execution mode
- * lowers @f's fused op groups to (repl_eval_lowered), each printed once in
- * the order @f calls them; a prim function @p prints itself.  A function
- * with nothing to lower says so (it runs on the reference kernels). */
+/* cmd_lower.c — what `:dump tir|llvm|asm NAME` shows: the prim functions a
+ * name stands for.  A prim function of the module or a kernel the jit
+ * mode lowered (the `@fused_...` names `:kernels` and `:profile` list) is
+ * itself; a Relay function @f stands for the prim functions its lowered
+ * form calls (repl_eval_lowered), each once in the order @f calls them.
+ * An unknown name lists the kernel names (did you mean). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,14 +31,7 @@ static bool collect_visit(void *ctx, Expr *e) {
   return true;
 }
 
-static void print_prim(const PrimFunc *p) {
-  StrBuf b = {0};
-  print_prim_func_to(&b, p);
-  fputs(b.data ? b.data : "", stdout);
-  sb_free(&b);
-}
-
-/* "@name" from the arguments, or NULL. */
+/* "name" of "@name" from the arguments, or NULL. */
 static const char *global_arg(const char *args, char *buf, size_t n) {
   while (isspace((unsigned char)*args)) args++;
   if (*args != '@') return NULL;
@@ -49,32 +44,81 @@ static const char *global_arg(const char *args, char *buf, size_t n) {
   return buf;
 }
 
-/* `:dump tir @f`: a prim function as it is; for a Relay function, the
- * prim functions its lowered form calls (what the JIT would compile). */
-RunStatus repl_dump_tir(Session *s, const char *args, Span where) {
-  char name[256];
-  if (!global_arg(args, name, sizeof name)) {
-    session_error(s, where, "write `:dump tir @f`", "expected a function or prim name");
-    return RUN_ERROR;
-  }
-  const Def *d = module_lookup(session_module(s), name);
-  if (!d || (d->kind != DEF_FUNC && d->kind != DEF_PRIM)) {
-    session_error(s, where, NULL, "@%s is not a function or prim function", name);
-    return RUN_ERROR;
-  }
-  if (d->kind == DEF_PRIM) {
-    print_prim(d->u.prim);
-    return RUN_OK;
-  }
+/* The kernel names (the module's prim functions, then the jit's), for the
+ * error of an unknown name: NULL-terminated, malloc'd. */
+static const char **kernel_names(Session *s) {
+  const Module *m = session_module(s);
+  Engine *e = session_engine(s);
+  const char **v = calloc((size_t)(m->ndefs + engine_kernel_count(e) + 1), sizeof *v);
+  if (!v) rly_oom();
+  int n = 0;
+  for (int i = 0; i < m->ndefs; i++)
+    if (m->defs[i].kind == DEF_PRIM) v[n++] = m->defs[i].u.prim->name;
+  for (int i = 0; i < engine_kernel_count(e); i++)
+    if (!module_lookup(m, engine_kernel_at(e, i)->name)) v[n++] = engine_kernel_at(e, i)->name;
+  return v;
+}
+
+static void unknown_name(Session *s, const char *name, Span where) {
+  const char **names = kernel_names(s);
+  const char *near = repl_nearest(names, name);
+  StrBuf b = {0};
+  if (near) sb_printf(&b, "did you mean `@%s`? ", near);
+  if (names[0]) sb_puts(&b, "the kernels are");
+  for (int i = 0; names[i] && i < 24; i++) sb_printf(&b, "%s @%s", i ? "," : "", names[i]);
+  if (!names[0]) sb_puts(&b, "no kernel was lowered yet (run an expression, or `:pass jit`)");
+  session_error(s, where, b.data, "no function, prim function or kernel `@%s`", name);
+  sb_free(&b);
+  free(names);
+}
+
+/* The prim functions a Relay function's lowered form calls. */
+static void lowered_prims(Session *s, const char *name, PtrVec *out) {
   Module *lm = repl_eval_lowered(s->ev, session_module(s), NULL);
   FuncDef *f = lm ? module_func(lm, name) : NULL;
   Collect c = {lm, {0}};
   if (f) expr_walk(f->fn->body, collect_visit, &c);
-  if (!c.prims.len) printf("// @%s has no fused kernels: it runs on the reference kernels\n", name);
-  for (size_t i = 0; i < c.prims.len; i++) {
-    if (i) putchar('\n');
-    print_prim(c.prims.items[i]);
+  *out = c.prims;
+}
+
+bool repl_dump_prims(Session *s, const char *args, Span where, PtrVec *out, bool *func) {
+  char name[256];
+  *func = false;
+  memset(out, 0, sizeof *out);
+  if (!global_arg(args, name, sizeof name)) {
+    session_error(s, where, "write `:dump tir @f` or `:dump asm @fused_...` (:kernels lists them)",
+                  "expected a function, prim function or kernel name");
+    return false;
   }
-  vec_free(&c.prims);
+  const Def *d = module_lookup(session_module(s), name);
+  PrimFunc *k = d ? NULL : engine_kernel(session_engine(s), name);
+  if (d && d->kind == DEF_FUNC) {
+    *func = true;
+    lowered_prims(s, name, out);
+  } else if ((d && d->kind == DEF_PRIM) || k) {
+    vec_push(out, d ? d->u.prim : k);
+  } else if (d) {
+    session_error(s, where, NULL, "@%s is not a function, prim function or kernel", name);
+    return false;
+  } else {
+    unknown_name(s, name, where);
+    return false;
+  }
+  if (!out->len) printf("// @%s has no fused kernels: it runs on the reference kernels\n", name);
+  return true;
+}
+
+/* `:dump tir NAME`: the prim functions NAME stands for, as TIR. */
+RunStatus repl_dump_tir(Session *s, const char *args, Span where) {
+  PtrVec ps;
+  bool func;
+  if (!repl_dump_prims(s, args, where, &ps, &func)) return RUN_ERROR;
+  for (size_t i = 0; i < ps.len; i++) {
+    StrBuf b = {0};
+    print_prim_func_to(&b, ps.items[i]);
+    printf("%s%s", i ? "\n" : "", b.data ? b.data : "");
+    sb_free(&b);
+  }
+  vec_free(&ps);
   return RUN_OK;
 }

@@ -15,12 +15,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "engine/draw.h"
 #include "ir/util.h"
 #include "passes/pass.h"
+#include "passes/passes.h"
 #include "repl/repl.h"
+
+/* The jit's pipeline, from the engine's table: what `:pass jit` runs;
+ * a run of steps with the same condition is followed by it. */
+static void print_jit_pipeline(void) {
+  fputs("the jit runs:", stdout);
+  const char *when, *next;
+  for (int i = 0; engine_jit_step(i, &when); i++) {
+    printf("%s %s", i ? "," : "", engine_jit_step(i, NULL));
+    bool last = !engine_jit_step(i + 1, &next) || strcmp(next, when) != 0;
+    if (last && strcmp(when, "always") != 0) printf(" (%s)", when);
+  }
+  puts(
+      "\n  FuseOps with the jit's options (ops without a compute rule and scalar arithmetic"
+      "\n  stay outside groups), the same as `:pass FuseOps`; LowerTIR turns each group into"
+      "\n  call_tir of the prim function the jit compiles.  `:pass jit [@f]` applies it,"
+      "\n  `:step jit` steps through it.");
+}
 
 RunStatus repl_cmd_passes(Session *s) {
   (void)s;
@@ -28,6 +47,7 @@ RunStatus repl_cmd_passes(Session *s) {
     const PassDef *p = pass_get(i);
     printf("  %-24s %s\n", p->name, p->doc);
   }
+  print_jit_pipeline();
   return RUN_OK;
 }
 
@@ -68,16 +88,19 @@ void repl_undo_clear(Session *s) {
 /* What :step shows for one rewrite, and its Enter / c / q prompt. */
 typedef struct Stepper {
   Session *s;
-  int n;
-  bool show; /* :step (else :pass, which only counts) */
+  int n, total; /* total: the rewrites of a first, counting run (0: unknown) */
+  int drawn;    /* the rewrites drawn (:set step-dot), numbering the files */
+  bool show;    /* :step (else :pass, which only counts) */
   bool run_to_end;
+  bool pass_names; /* several passes (or jit): each rewrite names its pass */
 } Stepper;
 
 /* :set step-dot DIR: the rewrite's before and after as DIR/NNN-before.svg
  * and DIR/NNN-after.svg (DIR made when missing; a rewrite given as text
  * only is not drawn). */
-static void draw_step(Session *s, int n, const PassRewrite *rw) {
+static void draw_step(Session *s, int *drawn, const PassRewrite *rw) {
   if (!s->step_dot[0] || !rw->before || !rw->after) return;
+  int n = ++*drawn;
   mkdir(s->step_dot, 0777); /* an existing one stays; a failure shows when writing */
   const Expr *sides[2] = {rw->before, rw->after};
   const char *names[2] = {"before", "after"};
@@ -99,9 +122,13 @@ static bool step_hook(void *user, const PassRewrite *rw) {
   Stepper *st = user;
   if (!st->show) return ++st->n, true;
   char *text = pass_rewrite_format(rw, &st->s->diag, 12);
-  printf("[%d] %s", ++st->n, text);
+  if (st->total >= ++st->n)
+    printf("[%d/%d] ", st->n, st->total);
+  else
+    printf("[%d] ", st->n);
+  printf("%s%s%s", st->pass_names ? rw->pass : "", st->pass_names ? " " : "", text);
   free(text);
-  draw_step(st->s, st->n, rw);
+  draw_step(st->s, &st->drawn, rw);
   if (st->run_to_end) return true;
   fputs("[Enter] next  [c] continue  [q] quit\n", stdout);
   fflush(stdout);
@@ -210,19 +237,74 @@ static void keep_result(Session *s, PassResult *r, const char *names, const char
          only ? only : "", n, n == 1 ? "" : "s");
 }
 
+static bool is_jit(const char *names) { return strcasecmp(names, "jit") == 0; }
+
+/* `:pass jit`: the engine's pipeline as a compile runs it, its result
+ * checked (and verified under :set verify on) as a pipeline's is. */
+static bool run_jit(Session *s, const PassOptions *opt, PassResult *r, bool quiet) {
+  memset(r, 0, sizeof *r);
+  JitWatch w = {opt->hook, opt->scope, opt->after, NULL, false};
+  Module *in = session_module(s), *out = engine_jit_pipeline(session_engine(s), in, &s->inputs, &w);
+  if (w.failed && !quiet)
+    printf("note: the jit's %s failed on this module: it compiles the rest as written\n", w.failed);
+  r->stopped = w.stopped;
+  if (!out) return false;
+  bool ok = opt->verify ? pass_verify(out, &s->diag) : ty_recheck_module(out, &s->diag);
+  if (!ok) {
+    diag_note(&s->diag, (Span){0}, "the module produced by the jit's pipeline does not check");
+    module_free(out);
+    return false;
+  }
+  r->module = out;
+  r->diff = pass_diff_scoped(in, out, opt->scope, &r->outside);
+  r->changed = r->outside || strcmp(r->diff, "no change\n") != 0;
+  return true;
+}
+
+static bool run_once(Session *s, const char *names, const PassOptions *opt, PassResult *r,
+                     bool quiet) {
+  if (is_jit(names)) return run_jit(s, opt, r, quiet);
+  return pass_pipeline(names, session_module(s), &s->inputs, &s->diag, opt, r);
+}
+
+/* :step's total: the rewrites of a run that only counts (its result
+ * dropped); -1 when that run failed (its errors are in the diag). */
+static int count_rewrites(Session *s, const char *names, PassOptions opt) {
+  Stepper st = {s, 0, 0, 0, false, false, false};
+  PassHook hook = {step_hook, &st};
+  opt.hook = &hook, opt.after = NULL;
+  PassResult r = {0};
+  bool ok = run_once(s, names, &opt, &r, true);
+  if (r.module && r.module != session_module(s)) module_free(r.module);
+  pass_result_free(&r);
+  return ok ? st.n : -1;
+}
+
+/* print-after-all for :pass and :step: the definitions in scope after each
+ * pass, on stderr (as a compile prints them). */
+static void print_after(void *user, const char *pass, const Module *m) {
+  pass_print_after(stderr, pass, m, user);
+}
+
 static RunStatus run_pipeline(Session *s, const char *names, const char *only, Span where,
                               bool step) {
-  Stepper st = {s, 0, step, false};
+  Stepper st = {s, 0, 0, 0, step, false, is_jit(names) || strpbrk(names, ", \t")};
   PassHook hook = {step_hook, &st};
   Scope sc = {s, only};
   PassScope scope = {scope_has, &sc, only};
   PassOptions opt = pass_options_default();
   opt.verify = s->verify;
   opt.where = where;
-  opt.hook = &hook;
   opt.scope = only || !s->show_prelude ? &scope : NULL;
+  PassAfter after = {print_after, (void *)opt.scope};
+  if (step && (st.total = count_rewrites(s, names, opt)) < 0) {
+    session_render(s);
+    return RUN_ERROR;
+  }
+  opt.hook = &hook;
+  if (engine_options(session_engine(s))->print_after_all) opt.after = &after;
   PassResult r = {0};
-  bool ok = pass_pipeline(names, session_module(s), &s->inputs, &s->diag, &opt, &r);
+  bool ok = run_once(s, names, &opt, &r, false);
   session_render(s);
   if (!ok || r.stopped || !r.module) {
     bool stopped = r.stopped;

@@ -54,14 +54,16 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "definition whose name contains TEXT.")                                                       \
   X(reset, "reset", "", NONE, "forget all definitions and session variables (the prelude stays)", \
     NULL)                                                                                         \
-  X(passes, "passes", "", NONE, "list the passes", NULL)                                          \
+  X(passes, "passes", "", NONE, "list the passes and the jit's pipeline", NULL)                   \
   X(pass, "pass", "NAME [NAME ...] [@f]", PASS,                                                   \
     "run passes on the session's module, show the diff, keep the result",                         \
     "Names are separated by spaces or commas.  `:undo` restores the module "                      \
-    "before.\n" PASS_SCOPE_HELP)                                                                  \
+    "before.\n`:pass jit` runs the jit's pipeline (`:passes` shows it) down to call_tir\n"        \
+    "of the kernels it compiles.\n" PASS_SCOPE_HELP)                                              \
   X(step, "step", "NAME [NAME ...] [@f]", PASS, "run passes one rewrite at a time",               \
     "Each rewrite shows its rule, function, location and before/after; Enter for\n"               \
-    "the next, `c` to run to the end, `q` to stop without applying anything.\n" PASS_SCOPE_HELP)  \
+    "the next, `c` to run to the end, `q` to stop without applying anything;\n"                   \
+    "[n/N] counts them.  `:step jit` steps through the jit's pipeline.\n" PASS_SCOPE_HELP)        \
   X(undo, "undo", "", NONE, "take back the last change of the module, naming what it undoes",     \
     "A change is a definition (an input's), a :pass, :bind, :import or a whole\n"                 \
     "`:load`; :undo says which it took back and which definitions it removed\n"                   \
@@ -92,12 +94,13 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                 \
     "($XDG_CACHE_HOME/rly).")                                                                     \
   X(dump, "dump", "tir|llvm|asm @f", DUMP,                                                        \
-    "show a function's TIR, or its kernel's optimized LLVM IR or assembly",                       \
-    "For llvm and asm, @f is a prim function (`:set opt` picks the optimization level).")         \
+    "show a function's kernels as TIR, optimized LLVM IR or assembly",                            \
+    "@f is a function (its kernels), a prim function or a kernel named by :kernels\n"             \
+    "or :profile (`@fused_...`); `:set opt` picks the optimization level.")                       \
   X(time, "time", "EXPR [-n N]", EXPR,                                                            \
     "time an expression: first call, then min/median/max of N runs",                              \
-    "Without -n, runs for about a second.  GFLOP/s and GB/s are shown when the\n"                 \
-    "cost of the call is known (dense, matmul, conv2d, elementwise ops, call_tir).\n"             \
+    "Without -n, runs for about a second.  GFLOP/s and GB/s: the kernels the\n"                   \
+    "first call ran, counted as :profile counts them (a call of @f sums its kernels).\n"          \
     "Values of earlier runs are collected between runs, outside the timing.  The\n"               \
     "CPU time per call (all threads) is shown too: a busy machine inflates wall time.")           \
   X(profile, "profile", "EXPR", EXPR, "run an expression once and show where its time went",      \

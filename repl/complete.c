@@ -147,8 +147,10 @@ static void offer_functions(const Session *s, Cands *c) {
 }
 
 static void offer_passes(const Session *s, Cands *c) {
-  if (c->word[0] != '@')
+  if (c->word[0] != '@') {
     for (int i = 0; i < pass_count(); i++) offer(c, "", pass_get(i)->name, "");
+    offer(c, "", "jit", ""); /* the jit's pipeline (:pass jit) */
+  }
   if (c->word[0] == '@' || (!c->n && c->w > 1)) offer_functions(s, c);
 }
 

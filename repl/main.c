@@ -35,7 +35,7 @@ typedef struct Action {
 } Action;
 
 typedef struct Cli {
-  bool print, types, check, help, version, interactive, no_prelude, profile;
+  bool print, types, check, help, version, interactive, no_prelude, profile, print_after_all;
   const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
   const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
   const char *import; /* --import FILE.onnx: print the model's module */
@@ -50,15 +50,17 @@ typedef struct Cli {
 } Cli;
 
 /* X(flag, field, help) */
-#define CLI_FLAGS(X)                                                                          \
-  X("--print", print, "parse, type-check and print the canonical text")                       \
-  X("--types", types, "with --print: annotate expressions with /* ty=... */")                 \
-  X("--check", check, "parse and type-check only (exit 1 on errors)")                         \
-  X("--help", help, "show this help")                                                         \
-  X("--version", version, "show the version")                                                 \
-  X("-i", interactive, "run the REPL (after any FILE / -e), even if stdin is not a terminal") \
-  X("--no-prelude", no_prelude, "do not load the standard library (lib/prelude.rly)")         \
-  X("--profile", profile, "print a per-kernel profile of every expression and let scripts run")
+#define CLI_FLAGS(X)                                                                            \
+  X("--print", print, "parse, type-check and print the canonical text")                         \
+  X("--types", types, "with --print: annotate expressions with /* ty=... */")                   \
+  X("--check", check, "parse and type-check only (exit 1 on errors)")                           \
+  X("--help", help, "show this help")                                                           \
+  X("--version", version, "show the version")                                                   \
+  X("-i", interactive, "run the REPL (after any FILE / -e), even if stdin is not a terminal")   \
+  X("--no-prelude", no_prelude, "do not load the standard library (lib/prelude.rly)")           \
+  X("--profile", profile, "print a per-kernel profile of every expression and let scripts run") \
+  X("--print-after-all", print_after_all,                                                       \
+    "print the IR after each pass of a compile or of --pass on stderr")
 
 static void usage(FILE *f) {
   fputs("usage: rly [options] [FILE.rly | -] …\n\noptions:\n", f);
@@ -390,7 +392,9 @@ int main(int argc, char **argv) {
   Cli cli = {.engine = engine_options_default()};
   engine_options_from_env(&cli.engine); /* the only reading of RLY_* variables */
   int status = 0;
-  if (!parse_args(&cli, argc, argv)) {
+  bool parsed = parse_args(&cli, argc, argv);
+  cli.engine.print_after_all |= cli.print_after_all;
+  if (!parsed) {
     usage(stderr);
     status = 2;
   } else if (cli.help) {

@@ -157,6 +157,10 @@ void repl_pass_help(void); /* which passes are function-local (:help pass) */
 /* :dump tir @f — the prim functions @f lowers to (cmd_lower.c); args: the
  * text after `tir`. */
 RunStatus repl_dump_tir(Session *s, const char *args, Span where);
+/* The prim functions `:dump`'s `@NAME` stands for (cmd_lower.c): a prim
+ * function or kernel, or those a Relay function's lowered form calls
+ * (*func); false after an error. */
+bool repl_dump_prims(Session *s, const char *args, Span where, PtrVec *out, bool *func);
 void repl_undo_clear(Session *s);
 /* `rly --list-ops=FORMAT` (op_table.c): the op registry as a table on
  * stdout, FORMAT `text` or `markdown` (the README's); 2 for another. */
