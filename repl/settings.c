@@ -39,6 +39,7 @@ ENGINE_ACCESSORS(prng_original) /* prng's values: partitionable (0), original (1
 ENGINE_ACCESSORS(exec)          /* exec's values are EXEC_MODES' names, in ExecMode order */
 ENGINE_ACCESSORS(opt_level)     /* opt's values are O0..O3: the index is the level */
 ENGINE_ACCESSORS(approx_math)
+ENGINE_ACCESSORS(fp_contract)
 
 static int64_t get_types(const Session *s) { return s->show_types; }
 static void set_types(Session *s, int64_t v) { s->show_types = v; }
@@ -90,6 +91,9 @@ static const Setting settings[] = {
     {"approx-math", SETTING_BOOL, on_off, 0, 0, "on", true, "RLY_APPROX_MATH",
      "jit: float32 exp/tanh/erf/softmax as TVM's fast_* approximations (FastMath)", get_approx_math,
      set_approx_math, NULL, NULL},
+    {"fp-contract", SETTING_BOOL, on_off, 0, 0, "on", true, "RLY_JIT_CONTRACT",
+     "jit: a*b+c in kernels may be one fused multiply-add, rounded once (off: as interp)",
+     get_fp_contract, set_fp_contract, NULL, NULL},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
