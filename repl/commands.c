@@ -39,7 +39,9 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "The expression is type-checked, not evaluated; session variables may be used.")              \
   X(load, "load", "FILE", FILE, "run a script; if any part of it fails, nothing of it is kept",   \
     "Definitions, expressions (their values are printed), lets and `:` commands,\n"               \
-    "in order.  An error anywhere rolls the session back to before the :load.")                   \
+    "in order.  An error anywhere rolls the session back to before the :load.\n"                  \
+    "In a script, a relative FILE (here and in :load-tensor, :bind, :import,\n"                   \
+    ":save, :extern) is beside the script; at the prompt, in the current directory.")             \
   X(reload, "reload", "", NONE, "load the last :load-ed file again",                              \
     "Definitions from the file replace the session's by name; the session is\n"                   \
     "unchanged if the file no longer loads.")                                                     \
@@ -282,9 +284,10 @@ static char *unquote(const char *a) {
 
 static RunStatus cmd_load(Session *s, const char *args, Span where) {
   if (!*args) return usage_error(s, "load", where);
-  char *path = unquote(args);
-  if (!path) rly_oom();
-  free(s->last_load);
+  char *arg = unquote(args);
+  if (!arg) rly_oom();
+  char *path = session_path(s, arg, where); /* beside the script a :load comes from */
+  free(arg), free(s->last_load);
   s->last_load = strdup(path);
   RunStatus st = session_load(s, path, where);
   free(path);

@@ -398,6 +398,7 @@ RunStatus session_run_file(Session *s, const char *path) {
     fprintf(stderr, "rly: cannot read '%s': %s\n", path, strerror(errno ? errno : EIO));
     return RUN_ERROR;
   }
+  if (!session_text_file(s, file, path, (Span){0})) return RUN_ERROR;
   return run_source(s, file, false);
 }
 
@@ -438,8 +439,9 @@ RunStatus session_load(Session *s, const char *path, Span where) {
     return RUN_ERROR;
   }
   uint32_t file = diag_add_file(&s->diag, path);
-  if (!file) {
+  if (!file)
     session_error(s, where, NULL, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
+  if (!file || !session_text_file(s, file, path, where)) {
     engine_txn_end(session_engine(s), false);
     return RUN_ERROR;
   }
