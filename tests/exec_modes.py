@@ -14,8 +14,8 @@ be identical.
 
 The jit run may not fall back to the reference path (RLY_JIT_REQUIRE=1: no
 JIT, or a kernel that does not compile, is an error), and it ends with
-`:kernels`: every example but those of NO_KERNELS, and every program of
-tests/lit/lower, must have compiled at least one kernel, so that the two
+`:kernels`: every example and every program of tests/lit/lower, but those
+of NO_KERNELS, must have compiled at least one kernel, so that the two
 modes cannot agree by both running the reference kernels.
 """
 import os
@@ -27,8 +27,9 @@ NUM = re.compile(r"-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|inf|nan)f(?:16|64)?")
 RTOL, ATOL = 2e-4, 1e-5
 
 
-# Examples with nothing to compile: random ops on keys and state, lists.
-NO_KERNELS = {"effects.rly", "lists.rly"}
+# Programs with nothing to compile: random ops on keys and state, lists;
+# :dump alone (nothing runs).
+NO_KERNELS = {"examples/effects.rly", "examples/lists.rly", "tests/lit/lower/dump.rly"}
 
 
 def run(rly, path, mode):
@@ -80,10 +81,9 @@ def kernel_count(out):
     return len(re.findall(r"(?m)^@\w+ .* ms$", out or ""))
 
 
-def must_compile(path):
-    if "/examples/" in path:
-        return os.path.basename(path) not in NO_KERNELS
-    return "/lit/lower/" in path
+def must_compile(path, root):
+    rel = os.path.relpath(path, root)
+    return rel.startswith(("examples/", "tests/lit/lower/")) and rel not in NO_KERNELS
 
 
 def wanted(path):
@@ -118,7 +118,7 @@ def main():
         rb, ob, eb = run(rly, path, "jit")
         kernels = kernel_count(ob)
         compiled += kernels > 0
-        if must_compile(path) and not kernels:
+        if must_compile(path, root) and not kernels:
             bad += 1
             print(f"FAIL {os.path.relpath(path, root)}: compiled no kernel in jit mode\n"
                   f"  jit stderr: {(eb or '')[:400]}")
