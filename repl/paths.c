@@ -30,10 +30,10 @@ char *session_path(Session *s, const char *path, Span where) {
   const char *slash = f && f->is_file ? strrchr(f->name, '/') : NULL;
   StrBuf b = {0};
   if (path[0] == '/' || !slash)
-    sb_puts(&b, path);
+    sb_printf(&b, "%s", path);
   else
     sb_printf(&b, "%.*s/%s", (int)(slash - f->name), f->name, path);
-  return b.data; /* sb_* never leaves it NULL after a write */
+  return b.data; /* sb_printf allocates, even for "" */
 }
 
 /* ───────────────────────── text or not ───────────────────────── */
