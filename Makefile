@@ -4,8 +4,9 @@ BUILD ?= build
 SAN_BUILD ?= build-san
 MESON_SETUP = meson setup --native-file scripts/llvm19.ini
 
-# Needed by the tests only (tests/onnx_torch.py exports models with PyTorch).
-TEST_PKGS = python3-torch python3-torchvision python3-onnx
+# Needed by the tests only (tests/onnx_torch.py exports models with PyTorch; tests/dot_check.py
+# counts instructions with valgrind).
+TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 

@@ -140,6 +140,7 @@ void engine_options_from_env(EngineOptions *o) {
   if (env_is("RLY_FAST_MATH", "0")) o->fast_math = false;
   if (env_is("RLY_APPROX_MATH", "0")) o->approx_math = false;
   if (env_is("RLY_JIT_CONTRACT", "0")) o->fp_contract = false;
+  if (env_is("RLY_JIT_REQUIRE", "1")) o->jit_require = true;
   if (env_is("RLY_FAST", "0")) o->fast_path = false;
   if (env_is("RLY_FAST", "trace")) o->fast_trace = true;
   if (env_is("RLY_PLAN", "0")) o->planned = false;
@@ -157,6 +158,7 @@ void engine_set_options(Engine *e, const EngineOptions *o) {
   e->opt = *o;
   InterpOptions *io = interp_options(e->in);
   io->exec_jit = o->exec == EXEC_JIT;
+  io->jit_require = o->jit_require;
   io->no_fast = !o->fast_path;
   io->no_plan = !o->planned;
   io->fast_trace = o->fast_trace;
@@ -689,6 +691,14 @@ static bool reaches_kernel(const Module *lm, Expr *e) {
 
 /* ───────────────────────────── evaluation ───────────────────────────── */
 
+/* jit mode with jit_require, and the expression would run without kernels:
+ * the JIT does not load (why), or the module's names clash with the
+ * lowered kernels' (why NULL). */
+static void engine_no_fallback(Engine *e, const Expr *ex, const char *why) {
+  diag_error(e->diag, ex->span, "jit mode cannot compile kernels: %s (RLY_JIT_REQUIRE=1)",
+             why ? why : "the program's names clash with the kernels'");
+}
+
 /* The prim functions lowered since the last call compile at once, on the
  * pool's threads (their first calls then only load them). */
 static void precompile(Engine *e) {
@@ -703,13 +713,16 @@ static void precompile(Engine *e) {
 }
 
 /* The module and expression to run: the lowered ones in jit mode when
- * they can reach a kernel and the JIT loads, else m and ex as written. */
+ * they can reach a kernel and the JIT loads, else m and ex as written
+ * (NULL, an error, when jit_require forbids that). */
 static Module *runnable(Engine *e, Module *m, Expr **ex) {
   if (e->opt.exec != EXEC_JIT) return m;
   Expr *le = *ex;
   Module *lm = engine_lowered(e, m, &le);
   if (lm && e->jit_state == 0 && lower_prim_count(e->low) > 0 && reaches_kernel(lm, le))
     e->jit_state = jit_available() ? 1 : 2;
+  if ((!lm || e->jit_state == 2) && e->opt.jit_require)
+    return engine_no_fallback(e, *ex, lm ? jit_unavailable_reason() : NULL), NULL;
   if (!lm || e->jit_state == 2) return m;
   if (e->jit_state == 1) precompile(e);
   *ex = le;
@@ -730,6 +743,7 @@ static void bind_value(Engine *e, Var *var, Value *v) {
  * hook only records the request). */
 Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind) {
   Module *run = runnable(e, m, &ex);
+  if (!run) return NULL;
   e->prog.limit_want = 0;
   rt_set_limit_hook(program_limit_hit, &e->prog);
   Value *v = interp_eval(e->in, run, ex);

@@ -51,6 +51,8 @@ typedef struct EngineOptions {
   char cache_dir[512];  /* $XDG_CACHE_HOME/rly, else ~/.cache/rly; "" with no home */
   char jit_module[512]; /* rly-jit.so to load (RLY_JIT_MODULE); "": beside the executable */
   bool fp_contract;     /* a*b+c may become fma in kernels (RLY_JIT_CONTRACT=0: off) */
+  bool jit_require;     /* jit mode may not fall back (no JIT, a kernel that does not compile) to
+                           the reference path: an error instead (RLY_JIT_REQUIRE=1; the tests) */
   bool fast_math;       /* dense accumulates in its dtype (RLY_FAST_MATH=0: float64, exact) */
   bool approx_math;     /* with fast_math, FastMath before fusion (RLY_APPROX_MATH=0: off) */
   int fuse_max_depth;   /* ops per fused group (RLY_FUSE_MAX_DEPTH; TVM's 256) */

@@ -398,13 +398,17 @@ static Value *results(Interp *in, const Outs *o, RtTensor **outs, bool *owned) {
 
 /* The compiled executor when exec is jit and it can compile @p (silently
  * the interpreter otherwise: none registered, or a construct it does not
- * handle). */
+ * handle; an error instead with jit_require). */
 static bool get_runner(Interp *in, const Expr *call, const PrimFunc *p, Runner *r) {
-  TirError e;
+  TirError e = {.msg = "no compiled executor"};
   r->x = in->opt.exec_jit ? rt_executor() : NULL;
   r->kernel = r->x ? r->x->prepare(p, &e) : NULL;
   r->prog = NULL;
   if (r->kernel) return true;
+  if (in->opt.exec_jit && in->opt.jit_require)
+    return interp_fail(in, call->span, "@%s was not compiled: %s (RLY_JIT_REQUIRE=1)", p->name,
+                       e.msg),
+           false;
   if (!in->tir) in->tir = tir_interp_cache_new();
   r->prog = tir_interp_compile(in->tir, p, &e);
   if (!r->prog) return interp_fail(in, e.span.off ? e.span : call->span, "%s", e.msg), false;

@@ -86,6 +86,8 @@ typedef struct InterpOptions {
   bool prng_original;  /* JAX's original PRNG mode instead of the partitionable one */
   bool exec_jit;       /* call_tir runs the registered compiled executor (rt/exec.h); default
                           on; the engine (engine/engine.h) sets it from `:set exec` */
+  bool jit_require;    /* with exec_jit, a prim function the executor cannot compile is an
+                          error, not a run on the TIR interpreter (RLY_JIT_REQUIRE=1) */
   bool no_fast;        /* disable the scalar fast path */
   bool no_plan;        /* disable the planned executor (plan.c) */
   bool fast_trace;     /* say on stderr which functions run on the fast path */

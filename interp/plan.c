@@ -72,6 +72,7 @@ typedef struct Plan Plan;
 struct Plan {
   const Module *mod; /* the module the callees were resolved in */
   const RtExecutor *x;
+  unsigned generation; /* rt_executor_generation() of its kernels */
   PVal *vals;
   int nvals;
   Storage *st;
@@ -455,7 +456,7 @@ static Plan *plan_build(Interp *in, Proc *p) {
   const Function *f = p->fn;
   Plan *P = calloc(1, sizeof *P);
   if (!P) rly_oom();
-  P->mod = in->mod, P->x = rt_executor();
+  P->mod = in->mod, P->x = rt_executor(), P->generation = rt_executor_generation();
   Build B = {.in = in, .p = p, .P = P, .ok = P->x != NULL};
   for (int i = 0; i < f->nparams && B.ok; i++) {
     DType dt;
@@ -588,6 +589,8 @@ static Value *result_value(Interp *in, Plan *P, Value **args) {
 
 static bool plan_usable(Interp *in, Proc *p) {
   if (!in->opt.exec_jit || in->opt.no_plan || !p->fn || p->ncap || p->plan_state < 0) return false;
+  if (p->plan && !p->plan->running && p->plan->generation != rt_executor_generation())
+    plan_drop(p); /* compiled with other options (:set opt, fp-contract, approx-math) */
   if (p->plan && p->plan->mod != in->mod) {
     /* another module: the same callee names must still be the same prims */
     Plan *P = p->plan;

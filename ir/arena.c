@@ -82,7 +82,7 @@ void *arena_alloc(Arena *a, size_t n) { return arena_alloc_aligned(a, n ? n : 1,
 
 char *arena_strndup(Arena *a, const char *s, size_t n) {
   char *p = arena_alloc_aligned(a, n + 1, 1);
-  memcpy(p, s, n);
+  if (n) memcpy(p, s, n); /* s may be NULL when n is 0 (an empty protobuf bytes field) */
   p[n] = 0;
   return p;
 }

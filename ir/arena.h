@@ -30,7 +30,7 @@ void arena_init(Arena *a);
 void arena_free(Arena *a);
 void *arena_alloc(Arena *a, size_t n); /* zeroed, ARENA_ALIGN-aligned */
 void *arena_alloc_aligned(Arena *a, size_t n, size_t align);
-char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_strndup(Arena *a, const char *s, size_t n); /* s may be NULL when n is 0 */
 char *arena_strdup(Arena *a, const char *s);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void *arena_memdup(Arena *a, const void *p, size_t n);

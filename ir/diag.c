@@ -128,7 +128,10 @@ uint32_t diag_take_file(DiagCtx *d, const char *name, FileText *ft) {
 uint32_t diag_add_file(DiagCtx *d, const char *path) {
   FileText ft;
   if (!file_text_read(path, &ft)) return 0;
-  return diag_take_file(d, strcmp(path, "-") == 0 ? "<stdin>" : path, &ft);
+  bool stdin_ = strcmp(path, "-") == 0;
+  uint32_t id = diag_take_file(d, stdin_ ? "<stdin>" : path, &ft);
+  d->files[id - 1]->is_file = !stdin_;
+  return id;
 }
 
 void diag_source_release(DiagCtx *d, uint32_t file, size_t upto) {

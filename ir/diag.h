@@ -24,6 +24,7 @@ typedef struct SourceFile {
   uint32_t base;         /* the offset of text[0] in spans; 0: too late to address */
   uint32_t *line_starts; /* computed lazily */
   uint32_t nlines;
+  bool is_file; /* read by diag_add_file: name is its path (relative paths in it start there) */
 } SourceFile;
 
 typedef struct Diag {

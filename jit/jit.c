@@ -230,10 +230,20 @@ bool jit_module_found(void) {
 
 const char *jit_unavailable_reason(void) { return J.mod ? NULL : J.why; }
 
-void jit_set_opt_level(int level) { J.opt_level = level < 0 ? 0 : level > 3 ? 3 : level; }
+/* The compile options: a change makes prepared kernels stale (rt/exec.h). */
+static void set_flag(bool *field, bool v) {
+  if (*field != v) rt_executor_changed();
+  *field = v;
+}
+
+void jit_set_opt_level(int level) {
+  level = level < 0 ? 0 : level > 3 ? 3 : level;
+  if (J.opt_level != level) rt_executor_changed();
+  J.opt_level = level;
+}
 int jit_opt_level(void) { return J.opt_level; }
-void jit_set_contract(bool on) { J.no_contract = !on; }
-void jit_set_vector_math(bool on) { J.vector_math = on; }
+void jit_set_contract(bool on) { set_flag(&J.no_contract, !on); }
+void jit_set_vector_math(bool on) { set_flag(&J.vector_math, on); }
 void jit_set_threads(int n) { rly_pool_set_threads(n); }
 
 void jit_set_module_path(const char *path) {

@@ -216,6 +216,13 @@ static NumParts scan_number(const Lexer *lx, uint32_t i, bool digits_only) {
   return n;
 }
 
+/* The largest finite value of a float dtype, as a literal's digits. */
+static const char *float_max_text(DType dt) {
+  return dt == DT_FLOAT16   ? "65504"
+         : dt == DT_FLOAT32 ? "3.4028235e+38"
+                            : "1.7976931348623157e+308";
+}
+
 /* float_literal := number with suffix 'f' ( '16' | '32' | '64' )?
  * Float literal: width from the suffix, the body rounded once to that
  * width; in range when it rounds to a finite value (3.4028235e+38f, which
@@ -242,8 +249,9 @@ static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
   memcpy(buf + n->neg, lx->src + n->digits, blen - n->neg);
   buf[blen] = 0;
   if (!float_from_text(buf, t->dtype, &t->v.f)) {
-    lex_error(lx, sp, false, "float literal `%.*s` is out of range for %s", (int)t->len,
-              lx->src + t->off, dtype_name(t->dtype));
+    lex_error(lx, sp, false,
+              "float literal `%.*s` is out of range for %s (largest finite value %s)", (int)t->len,
+              lx->src + t->off, dtype_name(t->dtype), float_max_text(t->dtype));
     t->bad = true;
     t->v.f = 0;
   }

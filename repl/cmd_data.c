@@ -1,5 +1,6 @@
 /* cmd_data.c — the data commands: :bind (BindParams), :save, :load-tensor,
- * :extern, and `rly --params FILE` (repl_bind_file).
+ * :extern, and `rly --params FILE` (repl_bind_file).  Their file names are
+ * relative to the directory of the script they are in (paths.c).
  *
  * Tensor files are read and written by interp/tensor_io.h; binding goes
  * through the BindParams pass (passes/bind_params.c), so the session keeps
@@ -61,6 +62,13 @@ static bool split_words(Session *s, const char *args, Span where, Words *out) {
 static void free_words(Words *w) {
   for (int i = 0; i < w->n; i++) free(w->w[i]);
   w->n = 0;
+}
+
+/* Word i is a path: beside the script the command comes from (paths.c). */
+static void word_path(Session *s, Words *w, int i) {
+  char *p = session_path(s, w->w[i], w->sp[i]);
+  free(w->w[i]);
+  w->w[i] = p;
 }
 
 /* ───────────────────────── binding a file ───────────────────────── */
@@ -193,6 +201,7 @@ RunStatus repl_cmd_bind(Session *s, const char *args, Span where) {
   Words w;
   if (!split_words(s, args, where, &w)) return RUN_ERROR;
   if (w.n != 2 || w.w[0][0] != '@' || !w.w[0][1]) return free_words(&w), bind_usage(s, where);
+  word_path(s, &w, 1);
   const char *fn = w.w[0] + 1, *path = w.w[1];
   Bound b = {0};
   Module *out =
@@ -262,6 +271,7 @@ RunStatus repl_cmd_import(Session *s, const char *args, Span where) {
     return RUN_ERROR;
   }
   const char *fn = w.n == 3 ? w.w[2] + 1 : "main";
+  word_path(s, &w, 0);
   ArenaMark mark = arena_mark(&s->inputs);
   uint64_t gen = s->kept_gen;
   OnnxWeights wts;
@@ -345,6 +355,7 @@ RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where) {
   TioFile f;
   char err[RT_ERR_LEN];
   RunStatus st = RUN_ERROR;
+  word_path(s, &w, 1);
   if (!tio_load(w.w[1], &f, err, sizeof err)) {
     session_error(s, w.sp[1], NULL, "%s", err);
     return free_words(&w), RUN_ERROR;
@@ -471,6 +482,7 @@ RunStatus repl_cmd_save(Session *s, const char *args, Span where) {
                   ":save needs variables and a file name");
     return RUN_ERROR;
   }
+  word_path(s, &w, w.n - 1);
   const char *path = w.w[w.n - 1];
   TioFormat fmt = tio_format_of_path(path);
   SaveList l = {0};
@@ -514,6 +526,7 @@ RunStatus repl_cmd_extern(Session *s, const char *args, Span where) {
     return RUN_ERROR;
   }
   char err[RT_ERR_LEN];
+  if (strchr(w.w[1], '/')) word_path(s, &w, 1); /* a bare name: dlopen's search */
   bool ok = rly_extern_load(w.w[0], w.w[1], w.w[2], err, sizeof err);
   if (ok)
     printf("registered %s = %s from %s\n", w.w[0], w.w[2], w.w[1]);

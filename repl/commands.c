@@ -41,7 +41,9 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "Definitions, expressions (their values are printed), lets and `:` commands,\n"               \
     "in order (definitions that use each other are checked together).  An error\n"                \
     "or Ctrl-C stops the file; everything before it is kept, and rly says where it\n"             \
-    "stopped.  `:undo` takes the whole :load back.")                                              \
+    "stopped.  `:undo` takes the whole :load back.  In a script, a relative FILE\n"               \
+    "(here and in :load-tensor, :bind, :import, :save, :extern) is beside the\n"                  \
+    "script; at the prompt, in the current directory.")                                           \
   X(reload, "reload", "", NONE, "load the last :load-ed file again",                              \
     "Definitions from the file replace the session's by name, as :load.")                         \
   X(print, "print", "[@f | TYPE | prelude] [meta]", DEF,                                          \
@@ -308,9 +310,10 @@ static char *unquote(const char *a) {
 
 static RunStatus cmd_load(Session *s, const char *args, Span where) {
   if (!*args) return usage_error(s, "load", where);
-  char *path = unquote(args);
-  if (!path) rly_oom();
-  free(s->last_load);
+  char *arg = unquote(args);
+  if (!arg) rly_oom();
+  char *path = session_path(s, arg, where); /* beside the script a :load comes from */
+  free(arg), free(s->last_load);
   s->last_load = strdup(path);
   RunStatus st = session_load(s, path, where);
   free(path);

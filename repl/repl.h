@@ -141,6 +141,11 @@ Module *session_module(const Session *s);
  * before is kept for :undo, labelled with the command running. */
 void session_keep_module(Session *s, Module *m);
 RunStatus session_load(Session *s, const char *path, Span where);
+/* paths.c: path as the command at `where` means it, relative to its
+ * script's directory (malloc'd); whether a file read as a script is rly
+ * text (else an error at where, naming it as shown, and what to use). */
+char *session_path(Session *s, const char *path, Span where);
+bool session_text_file(Session *s, uint32_t file, const char *shown, Span where);
 void session_reset(Session *s);
 /* Is d still the prelude's definition of its name? */
 bool session_is_prelude(const Session *s, const Def *d);

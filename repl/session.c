@@ -571,6 +571,7 @@ RunStatus session_run_file(Session *s, const char *path) {
     fprintf(stderr, "rly: cannot read '%s': %s\n", path, strerror(errno ? errno : EIO));
     return RUN_ERROR;
   }
+  if (!session_text_file(s, file, path, (Span){0})) return RUN_ERROR;
   Ran mine;
   RunStatus st = run_counted(s, file, &mine);
   if (st == RUN_ERROR && s->goes_on) report_stop(s, path, &mine, true);
@@ -615,10 +616,9 @@ RunStatus session_load(Session *s, const char *path, Span where) {
     return RUN_ERROR;
   }
   uint32_t file = diag_add_file(&s->diag, path);
-  if (!file) {
+  if (!file)
     session_error(s, where, NULL, "cannot read '%s': %s", path, strerror(errno ? errno : EIO));
-    return RUN_ERROR;
-  }
+  if (!file || !session_text_file(s, file, path, where)) return RUN_ERROR;
   Module *before = session_module(s);
   s->load_before[s->nloads++] = before;
   bool was_loading = s->loading;

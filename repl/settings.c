@@ -40,6 +40,7 @@ ENGINE_ACCESSORS(exec)          /* exec's values are EXEC_MODES' names, in ExecM
 ENGINE_ACCESSORS(opt_level)     /* opt's values are O0..O3: the index is the level */
 ENGINE_ACCESSORS(approx_math)
 ENGINE_ACCESSORS(print_after_all)
+ENGINE_ACCESSORS(fp_contract)
 
 static int64_t get_types(const Session *s) { return s->show_types; }
 static void set_types(Session *s, int64_t v) { s->show_types = v; }
@@ -94,6 +95,9 @@ static const Setting settings[] = {
     {"print-after-all", SETTING_BOOL, on_off, 0, 0, "off", true, NULL,
      "print the IR after each pass of a compile, :pass and :step, on stderr", get_print_after_all,
      set_print_after_all, NULL, NULL},
+    {"fp-contract", SETTING_BOOL, on_off, 0, 0, "on", true, "RLY_JIT_CONTRACT",
+     "jit: a*b+c in kernels may be one fused multiply-add, rounded once (off: as interp)",
+     get_fp_contract, set_fp_contract, NULL, NULL},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 

@@ -12,6 +12,10 @@ volatile sig_atomic_t rt_interrupt_flag;
 void rt_executor_register(const RtExecutor *x) { registered = x; }
 const RtExecutor *rt_executor(void) { return registered; }
 
+static unsigned generation;
+void rt_executor_changed(void) { generation++; }
+unsigned rt_executor_generation(void) { return generation; }
+
 void rt_interrupt(void) { rt_interrupt_flag = 1; }
 
 bool rt_take_interrupt(void) {

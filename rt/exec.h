@@ -47,6 +47,11 @@ typedef struct RtExecutor {
 void rt_executor_register(const RtExecutor *x);
 /* The compiled executor, or NULL when none is registered. */
 const RtExecutor *rt_executor(void);
+/* A count the executor bumps when what `prepare` returns for a prim
+ * function changes (its compile options): holders of prepared kernels
+ * (the planned executor) prepare them again when it moved. */
+void rt_executor_changed(void);
+unsigned rt_executor_generation(void);
 
 /* Set by rt_interrupt (async-signal-safe, e.g. from SIGINT); evaluation
  * loops poll it and stop with "interrupted". */

@@ -9,7 +9,14 @@ expect rly to fail, and files with no RUN line invoking a plain `%rly %s`
 script run), runs `rly FILE` in both modes and compares exit status and
 stdout.  Outputs may differ only in floating-point numbers, and only within
 a relative tolerance (dense products and reductions add in another order
-when fused and lowered to TIR); everything else must be identical.
+when fused and lowered to TIR, a*b+c may be one fma); everything else must
+be identical.
+
+The jit run may not fall back to the reference path (RLY_JIT_REQUIRE=1: no
+JIT, or a kernel that does not compile, is an error), and it ends with
+`:kernels`: every example and every program of tests/lit/lower, but those
+of NO_KERNELS, must have compiled at least one kernel, so that the two
+modes cannot agree by both running the reference kernels.
 """
 import os
 import re
@@ -20,10 +27,19 @@ NUM = re.compile(r"-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|inf|nan)f(?:16|64)?")
 RTOL, ATOL = 2e-4, 1e-5
 
 
+# Programs with nothing to compile: random ops on keys and state, lists;
+# :dump alone (nothing runs).
+NO_KERNELS = {"examples/effects.rly", "examples/lists.rly", "tests/lit/lower/dump.rly"}
+
+
 def run(rly, path, mode):
     env = dict(os.environ, RLY_EXEC=mode, NO_COLOR="1")
+    args = []
+    if mode == "jit":
+        env["RLY_JIT_REQUIRE"] = "1"
+        args = ["-e", ":kernels"]
     try:
-        p = subprocess.run([rly, path], capture_output=True, env=env, timeout=120,
+        p = subprocess.run([rly, path] + args, capture_output=True, env=env, timeout=120,
                            cwd=os.path.dirname(path))
     except subprocess.TimeoutExpired:
         return None, "timeout", ""
@@ -61,6 +77,15 @@ def without_kernels(out):
     return "\n".join(l for l in out.splitlines() if not KERNEL_LINE.match(l))
 
 
+def kernel_count(out):
+    return len(re.findall(r"(?m)^@\w+ .* ms$", out or ""))
+
+
+def must_compile(path, root):
+    rel = os.path.relpath(path, root)
+    return rel.startswith(("examples/", "tests/lit/lower/")) and rel not in NO_KERNELS
+
+
 def wanted(path):
     with open(path, errors="replace") as f:
         text = f.read()
@@ -84,13 +109,20 @@ def main():
             continue
         files += sorted(os.path.join(d, f) for f in fs if f.endswith(".rly"))
     bad = 0
-    checked = 0
+    checked = compiled = 0
     for path in files:
         if not wanted(path):
             continue
         checked += 1
         ra, oa, ea = run(rly, path, "interp")
         rb, ob, eb = run(rly, path, "jit")
+        kernels = kernel_count(ob)
+        compiled += kernels > 0
+        if must_compile(path, root) and not kernels:
+            bad += 1
+            print(f"FAIL {os.path.relpath(path, root)}: compiled no kernel in jit mode\n"
+                  f"  jit stderr: {(eb or '')[:400]}")
+            continue
         oa, ob = without_kernels(oa or ""), without_kernels(ob or "")
         # Under sanitizers: what jit mode adds (memory errors, UB in the
         # lowering code, leaks beyond those of interp mode) is a failure.
@@ -112,7 +144,7 @@ def main():
                     break
             if eb:
                 print("  jit stderr:", eb[:400])
-    print(f"{checked} programs, {bad} disagree")
+    print(f"{checked} programs ({compiled} compiled kernels in jit mode), {bad} failed")
     return 1 if bad else 0
 
 

@@ -1,6 +1,7 @@
 /* check.h — a tiny unit-test harness: CHECK(cond) and CHECK_STREQ(a, b)
  * count and report failures with file:line; main returns non-zero if any
- * failed and prints "N passed, N failed". */
+ * failed, or if none ran (a test that checks nothing proves nothing), and
+ * prints "N passed, N failed". */
 #ifndef RLY_CHECK_H
 #define RLY_CHECK_H
 
@@ -33,7 +34,8 @@ static int check_passed, check_failed;
 
 static inline int check_report(const char *suite) {
   printf("%s: %d passed, %d failed\n", suite, check_passed, check_failed);
-  return check_failed != 0;
+  if (check_passed + check_failed == 0) fprintf(stderr, "%s: no CHECK ran\n", suite);
+  return check_failed != 0 || check_passed + check_failed == 0;
 }
 
 #endif

@@ -138,6 +138,13 @@ def main():
                                           [("x", [2, 3]), ("a", [1], INT64)], ["y"]))
     huge = msg(field(1, 1 << 20), field(1, 1 << 20), field(2, FLOAT), field(8, "w"), field(9, b"\0" * 4))
     write(d, "huge_shape.onnx", model([node("Add", ["x", "w"], ["y"], "add0")], [("x", [4])], ["y"], [huge]))
+    # empty strings: protobuf leaves their bytes NULL (a fuzz finding, tests/fuzz/regress/onnx)
+    write(d, "empty_pad_mode.onnx", model([node("Pad", ["x", "pads"], ["y"], mode="")],
+                                          [("x", [2, 3])], ["y"], [pads]))
+    wr = [tensor(n, np.ones((1, 3, 1), np.float32)) for n in ("w", "r")]
+    write(d, "empty_activation.onnx", model([node("GRU", ["x", "w", "r"], ["y"], hidden_size=1,
+                                                  activations=["", "Tanh"])],
+                                            [("x", [2, 1, 1])], ["y"], wr))
     write(d, "size_vars.onnx", model([node("Relu", ["x"], ["y"])], [("x", ["batch", 4])], ["y"]))
 
 
