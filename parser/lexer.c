@@ -223,11 +223,20 @@ static const char *float_max_text(DType dt) {
                             : "1.7976931348623157e+308";
 }
 
+/* Whether the literal's magnitude passes the dtype's largest finite value
+ * as printed (float_max_text; long double tells 1.7976931348623158e+308
+ * from float64's 1.7976931348623157e+308). */
+static bool above_max(const char *text, DType dt) {
+  long double v = strtold(text, NULL);
+  return fabsl(v) > strtold(float_max_text(dt), NULL);
+}
+
 /* float_literal := number with suffix 'f' ( '16' | '32' | '64' )?
  * Float literal: width from the suffix, the body rounded once to that
- * width; in range when it rounds to a finite value (3.4028235e+38f, which
- * numpy prints for float32's largest value, is above FLT_MAX but rounds to
- * it). */
+ * width; in range when its magnitude is at most the dtype's largest finite
+ * value as printed: 65504 for float16 (TVM rejects 65505f16, which would
+ * round to it), 3.4028235e+38 for float32 (numpy's text for its largest
+ * value, above FLT_MAX, so the printed form reads back). */
 static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
   char buf[128];
   uint32_t blen = n->body_end - n->digits + n->neg;
@@ -248,7 +257,7 @@ static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
   buf[0] = '-';
   memcpy(buf + n->neg, lx->src + n->digits, blen - n->neg);
   buf[blen] = 0;
-  if (!float_from_text(buf, t->dtype, &t->v.f)) {
+  if (!float_from_text(buf, t->dtype, &t->v.f) || above_max(buf, t->dtype)) {
     lex_error(lx, sp, false,
               "float literal `%.*s` is out of range for %s (largest finite value %s)", (int)t->len,
               lx->src + t->off, dtype_name(t->dtype), float_max_text(t->dtype));

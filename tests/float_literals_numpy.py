@@ -109,6 +109,12 @@ def exact_decimal(f):
         return decimal.Decimal(f.numerator) / decimal.Decimal(f.denominator)
 
 
+# A literal is in range up to the dtype's largest finite value as printed
+# (TVM rejects 65505f16, which would round to 65504); past it, an error.
+LARGEST = {"float16": decimal.Decimal("65504"), "float32": decimal.Decimal("3.4028235e+38"),
+           "float64": decimal.Decimal("1.7976931348623157e+308")}
+
+
 def tie_texts(dt, rng, n):
     """Texts at and around halfway points between neighbours (where a double
     lands on the tie): exactly on it, and a hair above and below."""
@@ -126,7 +132,7 @@ def tie_texts(dt, rng, n):
             ctx.prec = 2000
             for x in (d, d + hair, d - hair):
                 s = str(x.normalize())
-                if len(s) <= MAX_TEXT and np.isfinite(round_exact(s, dt)):
+                if len(s) <= MAX_TEXT and abs(decimal.Decimal(s)) <= LARGEST[dt]:
                     out.append(s)
     return out
 
