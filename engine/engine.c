@@ -505,7 +505,7 @@ static void report_lowering(JitWatch *w, const FuncDef *fd, Function *f) {
   char name[300];
   snprintf(name, sizeof name, "@%s", fd->name);
   PassRewrite rw = {.pass = "LowerTIR",
-                    .rule = "call_tir",
+                    .rule = "to-call-tir",
                     .func = name,
                     .context = fd->fn,
                     .before = fd->fn->body,
