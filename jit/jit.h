@@ -36,7 +36,7 @@ const JitKernel *jit_get(const PrimFunc *f, TirError *err);
  * the disk cache) on the pool's threads at once, for jit_get to load: the
  * kernels of a newly lowered model compile in parallel instead of one by
  * one at their first calls.  Failures are left to jit_get to report. */
-void jit_precompile(PrimFunc *const *fs, int n);
+bool jit_precompile(PrimFunc *const *fs, int n); /* false on Ctrl-C */
 
 /* Runs k on args[0..n): inputs then outputs, like tir_interp_run, with
  * the same binding checks and errors (bounds errors inside the kernel are
