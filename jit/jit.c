@@ -433,11 +433,63 @@ typedef struct Batch {
   char err[RT_ERR_LEN];
 } Batch;
 
+/* Keys begun and not finished or dropped yet (under ready_mu): a call of
+ * a function whose compile was abandoned waits for it instead of
+ * compiling it again. */
+static struct {
+  uint64_t (*keys)[2];
+  int n, cap;
+} flight;
+
+static void flight_add(uint64_t k1, uint64_t k2) {
+  if (flight.n == flight.cap) {
+    flight.cap = flight.cap ? 2 * flight.cap : 16;
+    flight.keys = realloc(flight.keys, sizeof *flight.keys * (size_t)flight.cap);
+    if (!flight.keys) rly_oom();
+  }
+  flight.keys[flight.n][0] = k1, flight.keys[flight.n++][1] = k2;
+}
+
+static int flight_find(uint64_t k1, uint64_t k2) {
+  for (int i = 0; i < flight.n; i++)
+    if (flight.keys[i][0] == k1 && flight.keys[i][1] == k2) return i;
+  return -1;
+}
+
+static void flight_del(uint64_t k1, uint64_t k2) {
+  int i = flight_find(k1, k2);
+  if (i >= 0) memcpy(flight.keys[i], flight.keys[--flight.n], sizeof flight.keys[i]);
+}
+
+/* Whether object code for the key is ready or being compiled. */
+static bool ready_has(uint64_t k1, uint64_t k2) {
+  pthread_mutex_lock(&ready_mu);
+  bool ready = flight_find(k1, k2) >= 0;
+  for (int i = 0; i < J.nready; i++)
+    ready = ready || (J.ready[i]->k1 == k1 && J.ready[i]->k2 == k2);
+  pthread_mutex_unlock(&ready_mu);
+  return ready;
+}
+
 static void batch_leave(Batch *b) {
   if (--b->refs > 0) return;
   for (int i = atomic_load(&b->next); i < b->n; i++)
-    if (i >= 0) J.mod->discard(b->units[i].unit);
+    if (i >= 0) J.mod->discard(b->units[i].unit), flight_del(b->units[i].k1, b->units[i].k2);
   free(b->units), free(b);
+}
+
+/* Until key (k1, k2) is no longer being compiled (under ready_mu); false
+ * on Ctrl-C. */
+static bool wait_key(uint64_t k1, uint64_t k2) {
+  while (flight_find(k1, k2) >= 0) {
+    if (rt_interrupt_flag) return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 5000000;
+    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+    pthread_cond_timedwait(&ready_cv, &ready_mu, &ts);
+  }
+  return true;
 }
 
 static void *batch_worker(void *arg) {
@@ -452,6 +504,7 @@ static void *batch_worker(void *arg) {
     pthread_mutex_lock(&ready_mu);
     if (ok) add_ready(u->k1, u->k2, obj, len, now_ms() - t0);
     if (!ok && !b->err[0]) snprintf(b->err, sizeof b->err, "%s", err);
+    flight_del(u->k1, u->k2);
     b->done++;
     pthread_cond_broadcast(&ready_cv);
     pthread_mutex_unlock(&ready_mu);
@@ -492,6 +545,7 @@ static void batch_start(Batch *b, int nt) {
  * them to finish in the background.  The caller's reference is dropped. */
 static bool batch_run(Batch *b, int nt, char *err, size_t n) {
   pthread_mutex_lock(&ready_mu);
+  for (int i = 0; i < b->n; i++) flight_add(b->units[i].k1, b->units[i].k2);
   b->refs = 1;
   batch_start(b, nt < 1 ? 1 : nt);
   if (b->refs == 1) { /* no thread: finish here */
@@ -500,13 +554,7 @@ static bool batch_run(Batch *b, int nt, char *err, size_t n) {
     pthread_mutex_lock(&ready_mu);
   }
   bool stopped = false;
-  while (b->done < b->n && !(stopped = rt_interrupt_flag != 0)) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 5000000;
-    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
-    pthread_cond_timedwait(&ready_cv, &ready_mu, &ts);
-  }
+  for (int i = 0; i < b->n && !stopped; i++) stopped = !wait_key(b->units[i].k1, b->units[i].k2);
   atomic_store(&b->stop, stopped);
   snprintf(err, n, "%s", b->err);
   batch_leave(b);
@@ -518,6 +566,11 @@ static bool batch_run(Batch *b, int nt, char *err, size_t n) {
  * or Ctrl-C (then the compile goes on in the background). */
 static bool compile_one(const PrimFunc *f, const char *sym, const JitCompileOpts *o, uint64_t k1,
                         uint64_t k2, TirError *err) {
+  pthread_mutex_lock(&ready_mu);
+  bool waited = flight_find(k1, k2) >= 0, stopped = waited && !wait_key(k1, k2);
+  pthread_mutex_unlock(&ready_mu);
+  if (stopped) return set_err(err, f->span, "@%s: interrupted", f->name), false;
+  if (waited && ready_has(k1, k2)) return true;
   void *unit = J.mod->begin(f, sym, o, err->msg, sizeof err->msg);
   if (!unit) return false;
   Batch *b = calloc(1, sizeof *b);
@@ -909,12 +962,7 @@ void jit_forget_funcs(void) {
 /* Whether a key is compiled, compiled ahead, or in the disk cache. */
 static bool known_key(uint64_t k1, uint64_t k2) {
   char path[PATH_MAX + 64];
-  bool ready = false;
-  pthread_mutex_lock(&ready_mu);
-  for (int i = 0; i < J.nready; i++)
-    ready = ready || (J.ready[i]->k1 == k1 && J.ready[i]->k2 == k2);
-  pthread_mutex_unlock(&ready_mu);
-  return ready || find_code(k1, k2) ||
+  return ready_has(k1, k2) || find_code(k1, k2) ||
          (cache_path(path, sizeof path, k1, k2) && access(path, R_OK) == 0);
 }
 
