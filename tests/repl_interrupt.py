@@ -136,10 +136,12 @@ def main():
     s.run(f":load {path}", rb"loaded 1 function")
 
     def compile_():
-        interrupt(s, "@many(%x)")
+        interrupt(s, "let %r = @many(%x);")
+        s.run("%r", rb"unbound|error")  # no partial binding
         session_intact(s)
         # the model still runs: its kernels compile again or load what finished
-        s.run("@many(%x)", rb"[\r\n]64f\r\n", timeout=120)
+        s.run("let %r = @many(%x);", timeout=120)
+        s.run("%r", rb"[\r\n]64f\r\n")
 
     def kernel():
         s.run("def @mm(%a: Tensor[(2048, 2048), float32], %b: Tensor[(2048, 2048), float32]) "
