@@ -9,6 +9,7 @@ disk cache), defines a function and a variable, then interrupts
       the pool's threads),
   (b) a long-running compiled kernel (a large matrix product),
   (c) a long interpreter loop,
+  (d) :load-tensor of a large .npy file,
 and checks for each that "interrupted" and the prompt come back within
 LIMIT seconds of the ^C (the aim is 0.2 s; the measured latency is printed)
 and that the session still works: the function and the variable are still
@@ -124,6 +125,17 @@ def model(path, n):
         f.write("\n".join(lines) + "\n")
 
 
+def write_npy(path, n):
+    """A float32 (n, 1024, 1024) .npy of 1.5f (4n MiB)."""
+    hdr = f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({n}, 1024, 1024), }}"
+    hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode())
+        row = b"\x00\x00\xc0\x3f" * (1 << 20)
+        for _ in range(n):
+            f.write(row)
+
+
 def main():
     home = tempfile.mkdtemp(prefix="rly-intr-")
     path = os.path.join(home, "many.rly")
@@ -152,6 +164,16 @@ def main():
         s.run("%m2", rb"unbound|error")  # no partial binding
         session_intact(s)
 
+    def load_tensor():
+        npy = os.path.join(home, "big.npy")
+        write_npy(npy, 96)
+        try:
+            interrupt(s, f":load-tensor %t {npy}", started=0.3)
+            s.run(":type %t", rb"unbound variable")  # nothing bound
+            session_intact(s)
+        finally:
+            os.unlink(npy)
+
     def interp():
         interrupt(s, "@apply_n(fn (%i: int32) { add(%i, 1) }, 2000000000, 0)")
         session_intact(s)
@@ -159,6 +181,7 @@ def main():
     check("interrupt a JIT compile", compile_)
     check("interrupt a compiled kernel", kernel)
     check("interrupt the interpreter", interp)
+    check("interrupt :load-tensor", load_tensor)
     s.send(b"\x04")
     sys.exit(1 if failures else 0)
 
