@@ -391,6 +391,7 @@ static void push(void ***items, int *n, int *cap, void *x) {
 static pthread_mutex_t ready_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
 static int nworkers; /* compile workers alive, under ready_mu */
+static atomic_bool quitting; /* jit_quiesce: workers start nothing more */
 
 static void add_ready(uint64_t k1, uint64_t k2, void *obj, size_t len, double ms) {
   Ready *r = malloc(sizeof *r);
@@ -494,7 +495,8 @@ static bool wait_key(uint64_t k1, uint64_t k2) {
 
 static void *batch_worker(void *arg) {
   Batch *b = arg;
-  for (int i; !atomic_load(&b->stop) && (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
+  for (int i; !atomic_load(&b->stop) && !atomic_load(&quitting) &&
+              (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
     Unit *u = &b->units[i];
     void *obj = NULL;
     size_t len = 0;
@@ -517,12 +519,18 @@ static void *batch_worker(void *arg) {
   return NULL;
 }
 
-/* At exit: the compiles still running finish first. */
-static void wait_workers(void) {
+/* The compiles still running finish; those not started are dropped.  Run
+ * before exit (LLVM's statics, some registered after this handler, must
+ * outlive the workers: the REPL calls it at its end) and at exit. */
+void jit_quiesce(void) {
+  atomic_store(&quitting, true);
   pthread_mutex_lock(&ready_mu);
   while (nworkers > 0) pthread_cond_wait(&ready_cv, &ready_mu);
   pthread_mutex_unlock(&ready_mu);
+  atomic_store(&quitting, false);
 }
+
+static void wait_workers(void) { jit_quiesce(); }
 
 /* Starts up to nt detached workers on b (under ready_mu: refs). */
 static void batch_start(Batch *b, int nt) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit/jit.h"
 #include "jit/jit_config.h"
 #include "repl/repl.h"
 #include "rt/exec.h"
@@ -129,6 +130,7 @@ int session_repl(Session *s, bool tty) {
     if (st == RUN_QUIT) break;
   }
   ed->close();
+  jit_quiesce(); /* compiles a Ctrl-C left running end before exit */
   sb_free(&input);
   return 0;
 }

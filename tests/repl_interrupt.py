@@ -10,6 +10,7 @@ disk cache), defines a function and a variable, then interrupts
   (b) a long-running compiled kernel (a large matrix product),
   (c) a long interpreter loop,
   (d) :load-tensor of a large .npy file,
+and then that rly exits cleanly (status 0) right after an interrupted compile,
 and checks for each that "interrupted" and the prompt come back within
 LIMIT seconds of the ^C (the aim is 0.2 s; the measured latency is printed)
 and that the session still works: the function and the variable are still
@@ -183,6 +184,26 @@ def main():
     check("interrupt the interpreter", interp)
     check("interrupt :load-tensor", load_tensor)
     s.send(b"\x04")
+
+    def exit_after_interrupted_compile():
+        # compiles left running end before exit: a clean exit, status 0
+        e = Session(home)
+        e.expect(PROMPT)
+        e.run('let %x = ones(shape=[64, 64], dtype="float32");')
+        e.run(f":load {path}", rb"loaded 1 function")
+        interrupt(e, "let %r = @many(%x);")
+        e.send(b"\x04")
+        end = time.time() + 60
+        while time.time() < end:
+            e.read_some(0.1)
+            pid, status = os.waitpid(e.pid, os.WNOHANG)
+            if pid:
+                code = os.waitstatus_to_exitcode(status)
+                assert code == 0, f"exit status {code}: {e.buf[-300:]!r}"
+                return
+        raise TimeoutError("rly did not exit")
+
+    check("exit after an interrupted compile", exit_after_interrupted_compile)
     sys.exit(1 if failures else 0)
 
 
