@@ -390,7 +390,7 @@ static void push(void ***items, int *n, int *cap, void *x) {
 /* ready_mu guards J.ready (workers add to it) and the count of workers. */
 static pthread_mutex_t ready_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
-static int nworkers; /* compile workers alive, under ready_mu */
+static int nworkers;         /* compile workers alive, under ready_mu */
 static atomic_bool quitting; /* jit_quiesce: workers start nothing more */
 
 static void add_ready(uint64_t k1, uint64_t k2, void *obj, size_t len, double ms) {
