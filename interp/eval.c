@@ -966,7 +966,6 @@ void interp_free(Interp *in) {
 InterpOptions *interp_options(Interp *in) { return &in->opt; }
 
 Value *interp_eval(Interp *in, Module *m, Expr *e) {
-  rt_interrupt_flag = 0; /* a Ctrl-C that arrived after the previous evaluation ended */
   rt_steps_reset(in->opt.max_steps);
   fast_validate(in, m);
   in->mod = m;

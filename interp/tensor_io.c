@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "interp/tensor_io_int.h"
+#include "rt/exec.h"
 
 enum {
   NPY_MAX_HEADER = 1 << 20, /* numpy itself refuses headers above 10000 bytes by default */
@@ -391,6 +392,17 @@ static bool bool_bytes_ok(const uint8_t *p, int64_t n, char *why, size_t wn) {
 }
 
 /* Header fields → a tensor holding the data in C order, native endian. */
+/* memcpy in 16 MiB pieces (the pages of a mapped file are read as they
+ * are copied), stopping on Ctrl-C; false then. */
+static bool copy_polling(void *dst, const uint8_t *src, size_t n) {
+  enum { PIECE = 16 << 20 };
+  for (size_t at = 0; at < n; at += PIECE) {
+    if (rt_interrupt_flag) return false;
+    memcpy((uint8_t *)dst + at, src + at, n - at < PIECE ? n - at : PIECE);
+  }
+  return true;
+}
+
 static bool npy_data(const Hdr *h, const uint8_t *data, size_t avail, RtTensor **out, char *why,
                      size_t wn) {
   DType dt = DT_INVALID;
@@ -411,8 +423,10 @@ static bool npy_data(const Hdr *h, const uint8_t *data, size_t avail, RtTensor *
   if (!t) return false;
   if (h->fortran && h->ndim > 1)
     fortran_to_c(t->data, data, h->ndim, h->shape, numel, es);
-  else if (nbytes)
-    memcpy(t->data, data, (size_t)nbytes);
+  else if (nbytes && !copy_polling(t->data, data, (size_t)nbytes)) {
+    rt_tensor_release(t);
+    return tio_fail(why, wn, "interrupted");
+  }
   if (swap) swap_bytes(t->data, numel, es);
   *out = t;
   return true;

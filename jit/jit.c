@@ -15,7 +15,21 @@
  * Contraction (a*b+c → fma) is on unless the prim function has the
  * attribute fp_contract=0 (or False), or jit_set_contract(false) was called
  * or RLY_JIT_CONTRACT=0 is set (the tests use these to compare bit for bit
- * with the interpreter). */
+ * with the interpreter).
+ *
+ * Ctrl-C during a compile: LLVM's passes cannot be stopped half way, so
+ * the slow part of every compile (passes and emission, the module's
+ * finish) runs on worker threads while the calling thread waits, polling
+ * the interrupt flag every few milliseconds.  On Ctrl-C the caller stops
+ * waiting and reports "interrupted" at once; the workers are abandoned,
+ * not stopped: a compile under way finishes in the background and leaves
+ * its object code in the ready list (so a later call of the same function
+ * loads it), those not started are dropped.  Nothing is registered or
+ * loaded by a worker (loading into ORC happens on the calling thread, at
+ * the next jit_get), and a worker touches only its own LLVM context and
+ * the ready list (under ready_mu), never the prim function, which may be
+ * freed after the interrupt.  At exit the process waits for the compiles
+ * still running (LLVM's globals must outlive them). */
 #include "jit/jit.h"
 
 #include <dlfcn.h>
@@ -121,7 +135,8 @@ static void *host_alloc_raw(int64_t bytes) {
 }
 
 static void host_free(void *p) { free(p); }
-static int32_t host_poll(void) { return rt_take_interrupt(); }
+/* Every chunk of a parallel loop sees the request: the flag stays set. */
+static int32_t host_poll(void) { return rt_interrupt_flag != 0; }
 static double host_h2d(uint32_t bits) { return half_to_float((uint16_t)bits); }
 static uint32_t host_d2h(double v) { return rt_double_to_half(v); }
 
@@ -382,18 +397,208 @@ static void push(void ***items, int *n, int *cap, void *x) {
   (*items)[(*n)++] = x;
 }
 
+/* ready_mu guards J.ready (workers add to it) and the count of workers. */
+static pthread_mutex_t ready_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
+static int nworkers;         /* compile workers alive, under ready_mu */
+static atomic_bool quitting; /* jit_quiesce: workers start nothing more */
+
+static void add_ready(uint64_t k1, uint64_t k2, void *obj, size_t len, double ms) {
+  Ready *r = malloc(sizeof *r);
+  if (!r) rly_oom();
+  *r = (Ready){k1, k2, obj, len, ms};
+  push((void ***)&J.ready, &J.nready, &J.capready, r);
+}
+
 /* The object code compiled ahead for a key (removed from the list), or NULL. */
 static void *take_ready(uint64_t k1, uint64_t k2, size_t *len, double *ms) {
-  for (int i = 0; i < J.nready; i++) {
+  void *obj = NULL;
+  pthread_mutex_lock(&ready_mu);
+  for (int i = 0; i < J.nready && !obj; i++) {
     Ready *r = J.ready[i];
     if (r->k1 != k1 || r->k2 != k2) continue;
-    void *obj = r->obj;
+    obj = r->obj;
     *len = r->len, *ms = r->compile_ms;
     J.ready[i] = J.ready[--J.nready];
     free(r);
-    return obj;
   }
+  pthread_mutex_unlock(&ready_mu);
+  return obj;
+}
+
+/* ─────────────────── compiling on workers (Ctrl-C) ─────────────────── */
+
+/* One unit to finish: begun on the calling thread, finished by a worker. */
+typedef struct Unit {
+  uint64_t k1, k2;
+  void *unit;
+} Unit;
+
+/* A batch of units shared by the caller and its workers; freed by the
+ * last one to leave it (refs, under ready_mu). */
+typedef struct Batch {
+  Unit *units;
+  int n, refs, done;
+  atomic_int next;
+  atomic_bool stop; /* the caller stopped waiting: drop units not started */
+  char err[RT_ERR_LEN];
+} Batch;
+
+/* Keys begun and not finished or dropped yet (under ready_mu): a call of
+ * a function whose compile was abandoned waits for it instead of
+ * compiling it again. */
+static struct {
+  uint64_t (*keys)[2];
+  int n, cap;
+} flight;
+
+static void flight_add(uint64_t k1, uint64_t k2) {
+  if (flight.n == flight.cap) {
+    flight.cap = flight.cap ? 2 * flight.cap : 16;
+    flight.keys = realloc(flight.keys, sizeof *flight.keys * (size_t)flight.cap);
+    if (!flight.keys) rly_oom();
+  }
+  flight.keys[flight.n][0] = k1, flight.keys[flight.n++][1] = k2;
+}
+
+static int flight_find(uint64_t k1, uint64_t k2) {
+  for (int i = 0; i < flight.n; i++)
+    if (flight.keys[i][0] == k1 && flight.keys[i][1] == k2) return i;
+  return -1;
+}
+
+static void flight_del(uint64_t k1, uint64_t k2) {
+  int i = flight_find(k1, k2);
+  if (i >= 0) memcpy(flight.keys[i], flight.keys[--flight.n], sizeof flight.keys[i]);
+}
+
+/* Whether object code for the key is ready or being compiled. */
+static bool ready_has(uint64_t k1, uint64_t k2) {
+  pthread_mutex_lock(&ready_mu);
+  bool ready = flight_find(k1, k2) >= 0;
+  for (int i = 0; i < J.nready; i++)
+    ready = ready || (J.ready[i]->k1 == k1 && J.ready[i]->k2 == k2);
+  pthread_mutex_unlock(&ready_mu);
+  return ready;
+}
+
+static void batch_leave(Batch *b) {
+  if (--b->refs > 0) return;
+  for (int i = atomic_load(&b->next); i < b->n; i++)
+    if (i >= 0) J.mod->discard(b->units[i].unit), flight_del(b->units[i].k1, b->units[i].k2);
+  free(b->units), free(b);
+}
+
+/* Until key (k1, k2) is no longer being compiled (under ready_mu); false
+ * on Ctrl-C. */
+static bool wait_key(uint64_t k1, uint64_t k2) {
+  while (flight_find(k1, k2) >= 0) {
+    if (rt_interrupt_flag) return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 5000000;
+    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+    pthread_cond_timedwait(&ready_cv, &ready_mu, &ts);
+  }
+  return true;
+}
+
+static void *batch_worker(void *arg) {
+  Batch *b = arg;
+  for (int i; !atomic_load(&b->stop) && !atomic_load(&quitting) &&
+              (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
+    Unit *u = &b->units[i];
+    void *obj = NULL;
+    size_t len = 0;
+    char err[RT_ERR_LEN];
+    double t0 = now_ms();
+    bool ok = J.mod->finish(u->unit, &obj, &len, err, sizeof err);
+    pthread_mutex_lock(&ready_mu);
+    if (ok) add_ready(u->k1, u->k2, obj, len, now_ms() - t0);
+    if (!ok && !b->err[0]) snprintf(b->err, sizeof b->err, "%s", err);
+    flight_del(u->k1, u->k2);
+    b->done++;
+    pthread_cond_broadcast(&ready_cv);
+    pthread_mutex_unlock(&ready_mu);
+  }
+  pthread_mutex_lock(&ready_mu);
+  batch_leave(b);
+  nworkers--;
+  pthread_cond_broadcast(&ready_cv);
+  pthread_mutex_unlock(&ready_mu);
   return NULL;
+}
+
+/* The compiles still running finish; those not started are dropped.  Run
+ * before exit (LLVM's statics, some registered after this handler, must
+ * outlive the workers: the REPL calls it at its end) and at exit. */
+void jit_quiesce(void) {
+  atomic_store(&quitting, true);
+  pthread_mutex_lock(&ready_mu);
+  while (nworkers > 0) pthread_cond_wait(&ready_cv, &ready_mu);
+  pthread_mutex_unlock(&ready_mu);
+  atomic_store(&quitting, false);
+}
+
+static void wait_workers(void) { jit_quiesce(); }
+
+/* Starts up to nt detached workers on b (under ready_mu: refs). */
+static void batch_start(Batch *b, int nt) {
+  static bool registered;
+  if (!registered) registered = true, atexit(wait_workers);
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  for (int i = 0; i < nt; i++) {
+    pthread_t t;
+    b->refs++, nworkers++;
+    if (pthread_create(&t, &at, batch_worker, b) == 0) continue;
+    b->refs--, nworkers--;
+    break;
+  }
+  pthread_attr_destroy(&at);
+}
+
+/* Finishes b's units on nt workers; false (at once) on Ctrl-C, leaving
+ * them to finish in the background.  The caller's reference is dropped. */
+static bool batch_run(Batch *b, int nt, char *err, size_t n) {
+  pthread_mutex_lock(&ready_mu);
+  for (int i = 0; i < b->n; i++) flight_add(b->units[i].k1, b->units[i].k2);
+  b->refs = 1;
+  batch_start(b, nt < 1 ? 1 : nt);
+  if (b->refs == 1) { /* no thread: finish here */
+    pthread_mutex_unlock(&ready_mu);
+    batch_worker((b->refs++, nworkers++, b));
+    pthread_mutex_lock(&ready_mu);
+  }
+  bool stopped = false;
+  for (int i = 0; i < b->n && !stopped; i++) stopped = !wait_key(b->units[i].k1, b->units[i].k2);
+  atomic_store(&b->stop, stopped);
+  snprintf(err, n, "%s", b->err);
+  batch_leave(b);
+  pthread_mutex_unlock(&ready_mu);
+  return !stopped;
+}
+
+/* Compiles f into the ready list on a worker; false with err on a failure
+ * or Ctrl-C (then the compile goes on in the background). */
+static bool compile_one(const PrimFunc *f, const char *sym, const JitCompileOpts *o, uint64_t k1,
+                        uint64_t k2, TirError *err) {
+  pthread_mutex_lock(&ready_mu);
+  bool waited = flight_find(k1, k2) >= 0, stopped = waited && !wait_key(k1, k2);
+  pthread_mutex_unlock(&ready_mu);
+  if (stopped) return set_err(err, f->span, "@%s: interrupted", f->name), false;
+  if (waited && ready_has(k1, k2)) return true;
+  void *unit = J.mod->begin(f, sym, o, err->msg, sizeof err->msg);
+  if (!unit) return false;
+  Batch *b = calloc(1, sizeof *b);
+  Unit *u = malloc(sizeof *u);
+  if (!b || !u) rly_oom();
+  *u = (Unit){k1, k2, unit};
+  b->units = u, b->n = 1;
+  if (batch_run(b, 1, err->msg, sizeof err->msg)) return !err->msg[0];
+  set_err(err, f->span, "@%s: interrupted", f->name);
+  return false;
 }
 
 static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1, uint64_t k2,
@@ -406,7 +611,9 @@ static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1,
   void *obj = take_ready(k1, k2, &len, &ahead_ms);
   if (!obj) obj = cache_read(k1, k2, &len);
   bool from_disk = obj != NULL && ahead_ms < 0;
-  if (!obj && !J.mod->compile(f, sym, o, &obj, &len, err->msg, sizeof err->msg)) return NULL;
+  if (!obj && !compile_one(f, sym, o, k1, k2, err)) return NULL;
+  if (!obj) obj = take_ready(k1, k2, &len, &ahead_ms);
+  if (!obj) return set_err(err, f->span, "@%s: interrupted", f->name), NULL;
   double t1 = now_ms();
   void *fn = J.mod->load(obj, len, sym, err->msg, sizeof err->msg);
   if (fn && !from_disk) cache_write(k1, k2, obj, len);
@@ -770,75 +977,45 @@ void jit_forget_funcs(void) {
 
 /* ─────────────────────────── compiling ahead ─────────────────────────── */
 
-typedef struct Ahead {
-  const PrimFunc *f;
-  JitCompileOpts o;
-  uint64_t k1, k2;
-  void *obj;
-  size_t len;
-  double ms;
-} Ahead;
-
-typedef struct AheadJobs {
-  Ahead *jobs;
-  int n;
-  atomic_int next;
-} AheadJobs;
-
-/* A worker: compiles jobs until none is left (a failure leaves obj NULL:
- * the first call compiles again and reports the error). */
-static void *ahead_worker(void *arg) {
-  AheadJobs *w = arg;
-  char err[RT_ERR_LEN], sym[64];
-  for (int i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
-    Ahead *a = &w->jobs[i];
-    sym_name(sym, sizeof sym, a->k1, a->k2);
-    double t0 = now_ms();
-    if (!J.mod->compile(a->f, sym, &a->o, &a->obj, &a->len, err, sizeof err)) a->obj = NULL;
-    a->ms = now_ms() - t0;
-  }
-  return NULL;
-}
-
 /* Whether a key is compiled, compiled ahead, or in the disk cache. */
 static bool known_key(uint64_t k1, uint64_t k2) {
   char path[PATH_MAX + 64];
-  for (int i = 0; i < J.nready; i++)
-    if (J.ready[i]->k1 == k1 && J.ready[i]->k2 == k2) return true;
-  return find_code(k1, k2) || (cache_path(path, sizeof path, k1, k2) && access(path, R_OK) == 0);
+  return ready_has(k1, k2) || find_code(k1, k2) ||
+         (cache_path(path, sizeof path, k1, k2) && access(path, R_OK) == 0);
 }
 
-void jit_precompile(PrimFunc *const *fs, int n) {
-  if (n < 2 || !load_module()) return;
-  Ahead *jobs = calloc((size_t)n, sizeof *jobs);
-  if (!jobs) rly_oom();
+/* Whether key (k1, k2) is among the first m units. */
+static bool unit_dup(const Unit *u, int m, uint64_t k1, uint64_t k2) {
+  for (int j = 0; j < m; j++)
+    if (u[j].k1 == k1 && u[j].k2 == k2) return true;
+  return false;
+}
+
+/* Code generation here, the passes on the pool's threads (a failure leaves
+ * no object code: the first call compiles again and reports the error).
+ * False on Ctrl-C. */
+bool jit_precompile(PrimFunc *const *fs, int n) {
+  if (n < 2 || !load_module()) return true;
+  Batch *b = calloc(1, sizeof *b);
+  Unit *u = calloc((size_t)n, sizeof *u);
+  if (!b || !u) rly_oom();
+  b->units = u;
+  char sym[64], err[RT_ERR_LEN];
   int m = 0;
-  for (int i = 0; i < n; i++) {
-    Ahead *a = &jobs[m];
-    a->f = fs[i], a->o = opts_for(fs[i]);
-    key_of(fs[i], &a->o, &a->k1, &a->k2);
-    bool dup = false;
-    for (int j = 0; j < m && !dup; j++) dup = jobs[j].k1 == a->k1 && jobs[j].k2 == a->k2;
-    if (!dup && !known_key(a->k1, a->k2)) m++;
+  for (int i = 0; i < n && !rt_interrupt_flag; i++) {
+    JitCompileOpts o = opts_for(fs[i]);
+    key_of(fs[i], &o, &u[m].k1, &u[m].k2);
+    if (unit_dup(u, m, u[m].k1, u[m].k2) || known_key(u[m].k1, u[m].k2)) continue;
+    sym_name(sym, sizeof sym, u[m].k1, u[m].k2);
+    if ((u[m].unit = J.mod->begin(fs[i], sym, &o, err, sizeof err)) != NULL) m++;
+  }
+  b->n = m;
+  if (m == 0) {
+    free(u), free(b);
+    return !rt_interrupt_flag;
   }
   int nt = rly_pool_threads();
-  if (nt > m) nt = m;
-  AheadJobs w = {.jobs = jobs, .n = m};
-  atomic_init(&w.next, 0);
-  pthread_t th[16];
-  int started = 0;
-  for (; nt > 1 && started < nt - 1 && started < 16; started++)
-    if (pthread_create(&th[started], NULL, ahead_worker, &w) != 0) break;
-  ahead_worker(&w); /* this thread works too */
-  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-  for (int i = 0; i < m; i++) {
-    if (!jobs[i].obj) continue;
-    Ready *r = malloc(sizeof *r);
-    if (!r) rly_oom();
-    *r = (Ready){jobs[i].k1, jobs[i].k2, jobs[i].obj, jobs[i].len, jobs[i].ms};
-    push((void ***)&J.ready, &J.nready, &J.capready, r);
-  }
-  free(jobs);
+  return batch_run(b, nt > m ? m : nt, err, sizeof err);
 }
 
 void jit_reset(void) {
@@ -848,8 +1025,10 @@ void jit_reset(void) {
     free(J.kernels[i]);
   }
   for (int i = 0; i < J.ncodes; i++) free(J.codes[i]);
+  pthread_mutex_lock(&ready_mu);
   for (int i = 0; i < J.nready; i++) free(J.ready[i]->obj), free(J.ready[i]);
   free(J.ready), J.ready = NULL, J.nready = J.capready = 0;
+  pthread_mutex_unlock(&ready_mu);
   free(J.kernels), free(J.codes);
   J.kernels = NULL, J.codes = NULL;
   J.nkernels = J.capkernels = J.ncodes = J.capcodes = 0;

@@ -36,7 +36,10 @@ const JitKernel *jit_get(const PrimFunc *f, TirError *err);
  * the disk cache) on the pool's threads at once, for jit_get to load: the
  * kernels of a newly lowered model compile in parallel instead of one by
  * one at their first calls.  Failures are left to jit_get to report. */
-void jit_precompile(PrimFunc *const *fs, int n);
+bool jit_precompile(PrimFunc *const *fs, int n); /* false on Ctrl-C */
+/* Waits for the compiles left running in the background by a Ctrl-C
+ * (those not started yet are dropped); before exit. */
+void jit_quiesce(void);
 
 /* Runs k on args[0..n): inputs then outputs, like tir_interp_run, with
  * the same binding checks and errors (bounds errors inside the kernel are

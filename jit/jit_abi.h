@@ -26,7 +26,7 @@
 
 #include "ir/tir.h"
 
-enum { RLY_JIT_ABI_VERSION = 4 };
+enum { RLY_JIT_ABI_VERSION = 5 };
 
 typedef enum JitErrCode {
   JIT_OK = 0,
@@ -52,7 +52,7 @@ typedef struct RlyJitHost {
   void *(*alloc)(int64_t bytes);     /* zero-filled, 64-byte aligned; NULL on failure */
   void *(*alloc_raw)(int64_t bytes); /* the same, not filled (Buffer.no_init) */
   void (*free)(void *p);
-  int32_t (*poll)(void);        /* nonzero once after Ctrl-C */
+  int32_t (*poll)(void);        /* nonzero after Ctrl-C (the flag stays set) */
   double (*h2d)(uint32_t bits); /* binary16 → double */
   uint32_t (*d2h)(double v);    /* double → binary16, one rounding */
 } RlyJitHost;
@@ -72,6 +72,13 @@ typedef struct RlyJitModule {
    * (malloc'd into *obj).  False with err. */
   bool (*compile)(const PrimFunc *f, const char *sym, const JitCompileOpts *o, void **obj,
                   size_t *len, char *err, size_t n);
+  /* compile in two steps: begin generates f's unoptimized module (a
+   * unit, NULL with err) on the caller's thread; finish optimizes and
+   * emits it as compile does, on any thread, and frees it; discard frees
+   * a unit not finished. */
+  void *(*begin)(const PrimFunc *f, const char *sym, const JitCompileOpts *o, char *err, size_t n);
+  bool (*finish)(void *unit, void **obj, size_t *len, char *err, size_t n);
+  void (*discard)(void *unit);
   /* Adds object code to the JIT and returns sym's address (NULL with err). */
   void *(*load)(const void *obj, size_t len, const char *sym, char *err, size_t n);
   /* The optimized LLVM IR ("llvm") or assembly ("asm") of f (malloc'd). */

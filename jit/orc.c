@@ -6,7 +6,10 @@
  * then LLVMOrcLLJITAddObjectFile), so a kernel compiled now and one read
  * from the disk cache take the same path.  The runtime's functions are
  * absolute symbols rly_rt_* in the main JITDylib; libm comes from the
- * process.  Everything runs on the caller's thread. */
+ * process.  compile runs on the caller's thread; begin (code generation
+ * from the prim function, on the caller's thread) and finish (passes and
+ * emission, on any thread: the unit owns its LLVM context) split it so
+ * the slow part can run where Ctrl-C need not wait for it. */
 #include <dlfcn.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -128,6 +131,54 @@ static bool compile(const PrimFunc *f, const char *sym, const JitCompileOpts *o,
   return ok;
 }
 
+/* The unoptimized module of a compile split by begin/finish. */
+typedef struct Unit {
+  LLVMContextRef ctx;
+  LLVMModuleRef m;
+  int level;
+} Unit;
+
+static int level_of(const JitCompileOpts *o) {
+  return o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level;
+}
+
+static void *begin(const PrimFunc *f, const char *sym, const JitCompileOpts *o, char *err,
+                   size_t n) {
+  int level = level_of(o);
+  LLVMTargetMachineRef tm = machine(level);
+  if (!tm) return snprintf(err, n, "no LLVM target for %s", triple), NULL;
+  Unit *u = calloc(1, sizeof *u);
+  if (!u) abort();
+  u->ctx = new_context(), u->level = level;
+  u->m = cg_build(u->ctx, f, o, host, sym, err, n);
+  if (!u->m) {
+    LLVMContextDispose(u->ctx);
+    free(u);
+    return NULL;
+  }
+  LLVMSetTarget(u->m, triple);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(u->m, dl);
+  LLVMDisposeTargetData(dl);
+  return u;
+}
+
+static void discard(void *unit) {
+  Unit *u = unit;
+  if (!u) return;
+  LLVMDisposeModule(u->m);
+  LLVMContextDispose(u->ctx);
+  free(u);
+}
+
+static bool finish(void *unit, void **obj, size_t *len, char *err, size_t n) {
+  Unit *u = unit;
+  bool ok = optimize(u->m, machine(u->level), u->level, err, n) &&
+            emit(u->m, u->level, LLVMObjectFile, obj, len, err, n);
+  discard(u);
+  return ok;
+}
+
 static char *dump(const PrimFunc *f, const char *what, const char *sym, const JitCompileOpts *o,
                   char *err, size_t n) {
   LLVMContextRef ctx = new_context();
@@ -242,6 +293,7 @@ const RlyJitModule *rlyjit_init(const RlyJitHost *h, char *err, size_t n) {
   snprintf(self.target, sizeof self.target, "LLVM %u.%u.%u %s %s features:%016llx", major, minor,
            patch, triple, cpu, (unsigned long long)fh);
   snprintf(self.cpu, sizeof self.cpu, "%s", cpu);
-  self.compile = compile, self.load = load, self.dump = dump, self.reset = reset;
+  self.compile = compile, self.begin = begin, self.finish = finish;
+  self.discard = discard, self.load = load, self.dump = dump, self.reset = reset;
   return &self;
 }

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit/jit.h"
 #include "jit/jit_config.h"
 #include "repl/repl.h"
+#include "rt/exec.h"
 
 static bool blank_text(const char *t) {
   for (; *t; t++)
@@ -85,6 +87,18 @@ static bool collect(StrBuf *input, char *line) {
   return false;
 }
 
+/* Runs one input with Ctrl-C armed: from here to its end SIGINT sets the
+ * runtime's interrupt flag (a Ctrl-C from before this input is dropped),
+ * which the evaluator, kernels and compiles poll. */
+static RunStatus run_input(Session *s, const char *name, StrBuf *input, bool more) {
+  repl_interrupted = 0;
+  rt_interrupt_flag = 0;
+  repl_in_eval = 1;
+  RunStatus st = session_run(s, name, input->data, input->len, more);
+  repl_in_eval = 0;
+  return st;
+}
+
 /* The interactive loop: lines are collected until the input parses (or
  * fails for a reason other than running out), then run as one input;
  * Ctrl-C drops a partial input, end of input quits. */
@@ -107,7 +121,7 @@ int session_repl(Session *s, bool tty) {
     if (!collect(&input, line)) continue;
     char name[32];
     snprintf(name, sizeof name, "<repl:%d>", s->ninputs + 1);
-    RunStatus st = session_run(s, name, input.data, input.len, !eof);
+    RunStatus st = run_input(s, name, &input, !eof);
     if (st == RUN_INCOMPLETE) continue;
     s->ninputs++;
     ed->history_add(input.data);
@@ -116,6 +130,7 @@ int session_repl(Session *s, bool tty) {
     if (st == RUN_QUIT) break;
   }
   ed->close();
+  jit_quiesce(); /* compiles a Ctrl-C left running end before exit */
   sb_free(&input);
   return 0;
 }

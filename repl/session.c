@@ -251,10 +251,10 @@ static void report_def(Session *s, const Input *in, const ScriptItem *it) {
  * Ctrl-C the terminal has echoed `^C`: the diagnostic starts a new line. */
 static bool evaluate(Session *s, Expr *e, Var *bind, char **text) {
   fflush(stdout);
-  repl_interrupted = 0;
+  sig_atomic_t was = repl_in_eval;
   repl_in_eval = 1;
   bool ok = repl_eval(s->ev, session_module(s), e, bind, text);
-  repl_in_eval = 0;
+  repl_in_eval = was;
   if (!ok && repl_interrupted) putchar('\n');
   return ok;
 }
