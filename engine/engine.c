@@ -434,18 +434,22 @@ static bool is_graph_pass(const char *name) {
 static Module *jit_prepared(Engine *e, Module *m, Arena *a, JitWatch *w, const char **failed) {
   DiagCtx d;
   diag_init(&d);
-  Module *cur = m;
+  /* The passes start from a copy in a: a pass re-checks its input in the
+   * input's arena, and m's may be a session input's that is released after
+   * it ran (the types written into m's nodes must outlive it). */
+  Module *own = module_copy(m, a), *cur = own;
   for (int i = 0; i < JIT_NSTEPS && cur; i++) {
     if (!is_graph_pass(jit_steps[i].pass) || !step_applies(e, m, jit_steps[i].when)) continue;
     const PassDef *p = pass_lookup(jit_steps[i].pass);
     size_t errors = d.nerrors;
     Module *next = pass_run_scoped(p, cur, a, &d, w ? w->hook : NULL, w ? w->scope : NULL);
-    if (cur != m && cur != next) module_free(cur);
+    if (cur != next) module_free(cur);
     if (!next && w && d.nerrors == errors) w->stopped = true; /* :step's q */
     if (!next && !(w && w->stopped)) *failed = p->name;
     if ((cur = next) && w && w->after) w->after->fn(w->after->user, p->name, cur);
   }
-  if (cur && cur != m && !ty_recheck_module(cur, &d)) {
+  if (cur == own) module_free(own), cur = NULL; /* no pass applied */
+  if (cur && !ty_recheck_module(cur, &d)) {
     module_free(cur);
     cur = NULL, *failed = "the type check after the passes";
   }
