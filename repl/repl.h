@@ -169,6 +169,11 @@ RunStatus repl_cmd_profile(Session *s, const char *args, Span where);
 void repl_print_profile(Session *s, Profile *p, Span where);
 /* :dot @f FILE: the function's dataflow graph as .dot, .svg or .png (cmd_dot.c). */
 RunStatus repl_cmd_dot(Session *s, const char *args, Span where);
+/* :doc OP and :info NAME (cmd_doc.c); repl_op_doc prints the op's page
+ * (:help OP shows it too). */
+RunStatus repl_cmd_doc(Session *s, const char *args, Span where);
+RunStatus repl_cmd_info(Session *s, const char *args, Span where);
+void repl_op_doc(Session *s, int index);
 /* Keeps p as the session's last profile (:dot colours kernels by it). */
 void repl_keep_profile(Session *s, Profile *p);
 
@@ -186,6 +191,7 @@ typedef enum CmdComplete {
   COMPLETE_EXPR,    /* an expression (:type, :time) */
   COMPLETE_DUMP,    /* tir, llvm or asm, then @functions (:dump) */
   COMPLETE_DATA,    /* @globals and %variables; other words are file names (:bind, :save) */
+  COMPLETE_OP,      /* op names; @functions and %variables by their sigil (:doc, :info) */
 } CmdComplete;
 
 /* Runs a command line (text after ':'); where: the span of the whole line. */
