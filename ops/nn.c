@@ -588,7 +588,7 @@ const OpDef ops_family_nn[] = {
      .compute = compute_cross_entropy_with_logits, .grad = &grad_cross_entropy_with_logits,
      .args = "x, y", .example = "nn.cross_entropy_with_logits([[-1.4f, -0.3f]], [[0f, 1f]])"},
     {"nn.nll_loss", 3, 3, OPAT_OUT_EWISE_FUSABLE, nll_loss_attrs, rel_nll_loss,
-     "nn.nll_loss(pred, target, weights, reduction=, ignore_index=)", false,
+     "the negative log-likelihood of target classes under log-probabilities pred, weighted", false,
      .compute = compute_nll_loss, .grad = &grad_nll_loss, .args = "pred, target, weights",
      .example = "nn.nll_loss([[-1f, -2f], [-0.5f, -3f]], [0, 1], [1f, 1f], ignore_index=-1)"},
     {0},

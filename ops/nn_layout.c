@@ -395,8 +395,8 @@ static const OpAttrSpec dilate_attrs[] = {
 
 const OpDef ops_family_nn_layout[] = {
     {"nn.pad", 2, 2, OPAT_INJECTIVE, pad_attrs, rel_pad,
-     "nn.pad(x, value, pad_width=[[b, a], ...], pad_mode=\"constant\"|\"edge\"|\"reflect\")", false,
-     .compute = compute_pad, .grad = &grad_pad, .args = "data, pad_value",
+     "pad each axis by [before, after] elements: pad_mode constant (pad_value), edge or reflect",
+     false, .compute = compute_pad, .grad = &grad_pad, .args = "data, pad_value",
      .example = "nn.pad([[1f, 2f]], 0f, pad_width=[[0, 0], [1, 1]])"},
     {"nn.mirror_pad", 1, 1, OPAT_INJECTIVE, mirror_pad_attrs, rel_mirror_pad,
      "pad by mirroring: mode SYMMETRIC (with the edge) or REFLECT", false,

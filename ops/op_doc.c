@@ -43,7 +43,7 @@ static void default_args(const OpDef *op, StrBuf *b) {
 static bool in_list(const char *list, const char *name) {
   size_t n = strlen(name);
   for (const char *p = list; p && *p;) {
-    while (*p == ' ' || *p == ',' || *p == '[') p++;
+    while (*p == ' ' || *p == ',' || *p == '[' || *p == ']') p++;
     size_t k = strcspn(p, ",]");
     if (k == n && strncmp(p, name, n) == 0) return true;
     p += k;

@@ -226,7 +226,7 @@ static const OpAttrSpec scan_attrs[] = {
 const OpDef ops_family_reduce[] = {
     REDUCE_OPS(ENTRY)
     {"variance", 1, 2, OPAT_COMM_REDUCE, variance_attrs, rel_variance,
-     "variance(x[, mean]) over axes (unbiased=True: divides by n - 1)", false,
+     "variance over axes, about mean if given (unbiased=True: divides by n - 1)", false,
      .compute = compute_variance, .grad = &grad_variance, .args = "x, [mean]", .example = "variance([1f, 2f, 4f])"},
     {"std", 1, 1, OPAT_COMM_REDUCE, variance_attrs, rel_variance,
      "standard deviation over axes (unbiased=True: from n - 1)", false, .compute = compute_std,

@@ -220,8 +220,8 @@ const OpDef ops_family_vision[] = {
      .example = "vision.get_valid_counts([[[0f, 0.9f, 0f, 0f, 1f, 1f], [0f, 0.1f, 0f, 0f, 1f, "
                 "1f]]], 0.5f)"},
     {"vision.non_max_suppression", 5, 5, OPAT_OPAQUE, nms_attrs, rel_nms,
-     "vision.non_max_suppression(boxes, valid_count, indices, max_output_size, iou_threshold)",
-     false, .compute = NULL, .grad = &grad_non_max_suppression,
+     "drop boxes overlapping a higher-scored one by more than iou_threshold", false,
+     .compute = NULL, .grad = &grad_non_max_suppression,
      .args = "boxes, valid_count, indices, max_output_size, iou_threshold",
      .example = "vision.non_max_suppression([[[0f, 0.9f, 0f, 0f, 1f, 1f], [0f, 0.8f, 0f, 0f, 1f, "
                 "1f]]], [2], [[0, 1]], -1, 0.5f)"},
