@@ -28,11 +28,12 @@ static const OpAttrSpec device_copy_attrs[] = {
 
 const OpDef ops_family_device[] = {
     {"on_device", 1, 1, OPAT_OPAQUE, on_device_attrs, rel_identity,
-     "on_device(x, virtual_device=, constrain_result=): x, placed on a device (identity)", false,
-     .flags = OP_IDENTITY, .grad = &grad_copy},
+     "x, placed on a device (identity)", false, .flags = OP_IDENTITY, .grad = &grad_copy,
+     .args = "x", .example = "on_device([1f, 2f])"},
     {"device_copy", 1, 1, OPAT_OPAQUE, device_copy_attrs, rel_identity,
-     "device_copy(x, src_virtual_device=, dst_virtual_device=): x copied between devices "
+     "x copied between devices "
      "(identity)",
-     false, .flags = OP_IDENTITY, .grad = &grad_copy},
+     false, .flags = OP_IDENTITY, .grad = &grad_copy, .args = "x",
+     .example = "device_copy([1f, 2f])"},
     {0},
 };

@@ -224,18 +224,74 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
   X("isinf", compute_isinf, OPCOST_NONE, "whether x is +-inf, as a bool tensor") \
   X("isfinite", compute_isfinite, OPCOST_NONE, "whether x is finite, as a bool tensor")
 
+/* The rows' reference text: argument names, type rule and example by kind
+ * (an example is the op applied to literals). */
+#define BINARY_DOC(n, ex, rl) .args = "x, y", .rule = rl, .example = n ex
+#define ARITH_RULE "x and y have one dtype and broadcast; the result has it"
 #define ARITH_ENTRY(n, c, k, g, d) \
-  {n, 2, 2, OPAT_BROADCAST, no_attrs, rel_arith, d, false, .cost = k, .compute = c, .grad = g},
-#define COMPARE_ENTRY(n, c, k, d)                                       \
-  {n, 2,     2,         OPAT_BROADCAST, no_attrs,          rel_compare, \
-   d, false, .cost = k, .compute = c,   .grad = &grad_zero},
-#define UNARY_ENTRY(n, c, k, g, d) \
-  {n, 1, 1, OPAT_ELEMWISE, no_attrs, rel_unary, d, false, .cost = k, .compute = c, .grad = g},
-#define PREDICATE_ENTRY(n, c, k, d)                                      \
-  {n, 1,     1,         OPAT_ELEMWISE, no_attrs,          rel_predicate, \
-   d, false, .cost = k, .compute = c,  .grad = &grad_zero},
-#define BITS_ENTRY(n, r, c, d) \
-  {n, 2, 2, OPAT_BROADCAST, no_attrs, r, d, false, .compute = c, .grad = &grad_zero},
+  {n,         2,                   \
+   2,         OPAT_BROADCAST,      \
+   no_attrs,  rel_arith,           \
+   d,         false,               \
+   .cost = k, .compute = c,        \
+   .grad = g, BINARY_DOC(n, "([7f, -7f], [2f, 3f])", ARITH_RULE)},
+#define COMPARE_ENTRY(n, c, k, d)        \
+  {n,                                    \
+   2,                                    \
+   2,                                    \
+   OPAT_BROADCAST,                       \
+   no_attrs,                             \
+   rel_compare,                          \
+   d,                                    \
+   false,                                \
+   .cost = k,                            \
+   .compute = c,                         \
+   .grad = &grad_zero,                   \
+   BINARY_DOC(n, "([1f, 2f], [2f, 2f])", \
+              "x and y have one dtype and broadcast; the result is bool")},
+#define UNARY_ENTRY(n, c, k, g, d)    \
+  {n,                                 \
+   1,                                 \
+   1,                                 \
+   OPAT_ELEMWISE,                     \
+   no_attrs,                          \
+   rel_unary,                         \
+   d,                                 \
+   false,                             \
+   .cost = k,                         \
+   .compute = c,                      \
+   .grad = g,                         \
+   .args = "x",                       \
+   .rule = "the result has x's type", \
+   .example = n "([0.25f, 0.5f])"},
+#define PREDICATE_ENTRY(n, c, k, d) \
+  {n,                               \
+   1,                               \
+   1,                               \
+   OPAT_ELEMWISE,                   \
+   no_attrs,                        \
+   rel_predicate,                   \
+   d,                               \
+   false,                           \
+   .cost = k,                       \
+   .compute = c,                    \
+   .grad = &grad_zero,              \
+   .args = "x",                     \
+   .rule = "bool, of x's shape",    \
+   .example = n "([1f, 0f])"},
+#define BITS_ENTRY(n, r, c, d)       \
+  {n,                                \
+   2,                                \
+   2,                                \
+   OPAT_BROADCAST,                   \
+   no_attrs,                         \
+   r,                                \
+   d,                                \
+   false,                            \
+   .compute = c,                     \
+   .grad = &grad_zero,               \
+   BINARY_DOC(n, "([6, 5], [3, 1])", \
+              "integer (or bool) x and y of one dtype broadcast; the result has it")},
 
 /* clang-format off */
 const OpDef ops_family_elemwise[] = {
@@ -245,15 +301,20 @@ const OpDef ops_family_elemwise[] = {
     PREDICATE_OPS(PREDICATE_ENTRY)
     BITS_OPS(BITS_ENTRY)
     {"bitwise_not", 1, 1, OPAT_ELEMWISE, no_attrs, rel_bitwise_not,
-     "~x (integers; not x for bool)", false, .compute = compute_bitwise_not, .grad = &grad_zero},
+     "~x (integers; not x for bool)", false, .compute = compute_bitwise_not, .grad = &grad_zero,
+     .args = "x", .rule = "x's type (an integer or bool tensor)", .example = "bitwise_not([5, 0])"},
     {"where", 3, 3, OPAT_BROADCAST, no_attrs, rel_where,
-     "where(cond, x, y): x where cond is true, else y; all three broadcast", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_where, .grad = &grad_where},
-    {"cast", 1, 1, OPAT_ELEMWISE, cast_attrs, rel_cast, "cast(x, dtype=\"...\"): convert elements",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_cast, .grad = &grad_cast},
+     "x where cond is true, else y; all three broadcast", false,
+     .cost = OPCOST_ELEMWISE, .compute = compute_where, .grad = &grad_where,
+     .args = "cond, x, y", .rule = "cond, x and y broadcast; x and y share the result's dtype",
+     .example = "where([True, False], [1f, 2f], [3f, 4f])"},
+    {"cast", 1, 1, OPAT_ELEMWISE, cast_attrs, rel_cast, "convert elements",
+     false, .cost = OPCOST_ELEMWISE, .compute = compute_cast, .grad = &grad_cast, .args = "x",
+     .rule = "x's shape in dtype", .example = "cast([1.7f, -2.5f], dtype=\"int32\")"},
     {"clip", 1, 1, OPAT_ELEMWISE, clip_attrs, rel_clip,
-     "clip(x, a_min=, a_max=): limit values to [a_min, a_max]", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_clip, .grad = &grad_clip},
+     "limit values to [a_min, a_max]", false,
+     .cost = OPCOST_ELEMWISE, .compute = compute_clip, .grad = &grad_clip, .args = "x",
+     .rule = "the result has x's type", .example = "clip([-2f, 0.5f, 3f], a_min=0f, a_max=1f)"},
     {0},
 };
 /* clang-format on */

@@ -459,29 +459,37 @@ static const OpAttrSpec grid_sample_attrs[] = {{"method", AV_STR, "\"bilinear\""
 static const OpAttrSpec affine_grid_attrs[] = {{"target_shape", AV_LIST, NULL}, {0}};
 
 const OpDef ops_family_image[] = {
-    {"image.resize1d", 1, 1, OPAT_INJECTIVE, resize1d_attrs, rel_resize1d,
-     "image.resize1d(x, size=[w], method=, coordinate_transformation_mode=): resize W", false,
-     .compute = compute_resize1d, .grad = &grad_resize1d},
+    {"image.resize1d", 1, 1, OPAT_INJECTIVE, resize1d_attrs, rel_resize1d, "resize W", false,
+     .compute = compute_resize1d, .grad = &grad_resize1d, .args = "data",
+     .example = "image.resize1d([[[1f, 2f]]], size=[4])"},
     {"image.resize2d", 1, 1, OPAT_INJECTIVE, image_resize2d_attrs, rel_resize2d,
-     "image.resize2d(x, size=[h, w], method=\"linear\"|\"nearest_neighbor\"|\"cubic\"): resize H, "
+     "resize H, "
      "W",
-     false, .compute = compute_resize2d, .grad = &grad_resize2d},
-    {"image.resize3d", 1, 1, OPAT_INJECTIVE, resize3d_attrs, rel_resize3d,
-     "image.resize3d(x, size=[d, h, w], method=, ...): resize D, H, W", false,
-     .compute = compute_resize3d, .grad = &grad_resize3d},
+     false, .compute = compute_resize2d, .grad = &grad_resize2d, .args = "data",
+     .example =
+         "image.resize2d(ones(shape=[1, 1, 2, 2]), size=[3, 3], method=\"nearest_neighbor\")"},
+    {"image.resize3d", 1, 1, OPAT_INJECTIVE, resize3d_attrs, rel_resize3d, "resize D, H, W", false,
+     .compute = compute_resize3d, .grad = &grad_resize3d, .args = "data",
+     .example = "image.resize3d(ones(shape=[1, 1, 1, 2, 2]), size=[2, 4, 4])"},
     {"image.crop_and_resize", 3, 3, OPAT_INJECTIVE, crop_attrs, rel_crop_and_resize,
-     "image.crop_and_resize(x, boxes, box_indices, crop_size=[h, w]): resize boxes of images",
-     false, .compute = compute_crop_and_resize, .grad = &grad_crop_and_resize},
+     "resize boxes of images", false, .compute = compute_crop_and_resize,
+     .grad = &grad_crop_and_resize, .args = "data, boxes, box_indices",
+     .example = "image.crop_and_resize(ones(shape=[1, 1, 4, 4]), [[0f, 0f, 1f, 1f]], [0], "
+                "crop_size=[2, 2])"},
     {"image.grid_sample", 2, 2, OPAT_INJECTIVE, grid_sample_attrs, rel_grid_sample,
-     "image.grid_sample(x, grid, method=\"bilinear\", padding_mode=\"zeros\"): sample at grid "
+     "sample at grid "
      "points",
-     false, .compute = compute_grid_sample, .grad = &grad_grid_sample},
+     false, .compute = compute_grid_sample, .grad = &grad_grid_sample, .args = "data, grid",
+     .example = "image.grid_sample(ones(shape=[1, 1, 2, 2]), zeros(shape=[1, 2, 2, 2]))"},
     {"image.grid_sample_grad", 3, 3, OPAT_OPAQUE, grid_sample_attrs, rel_grid_sample_grad,
-     "image.grid_sample_grad(dy, x, grid, method=, padding_mode=): grid_sample's adjoints "
+     "grid_sample's adjoints "
      "(dx, dgrid)",
-     false, .compute = NULL},
+     false, .compute = NULL, .args = "dy, data, grid",
+     .example = "image.grid_sample_grad(ones(shape=[1, 1, 2, 2]), ones(shape=[1, 1, 2, 2]), "
+                "zeros(shape=[1, 2, 2, 2]))"},
     {"image.affine_grid", 1, 1, OPAT_INJECTIVE, affine_grid_attrs, rel_affine_grid,
-     "image.affine_grid(theta, target_shape=[h, w]): the sampling grid of affine maps", false,
-     .compute = compute_affine_grid, .grad = &grad_affine_grid},
+     "the sampling grid of affine maps", false, .compute = compute_affine_grid,
+     .grad = &grad_affine_grid, .args = "theta",
+     .example = "image.affine_grid([[[1f, 0f, 0f], [0f, 1f, 0f]]], target_shape=[2, 2])"},
     {0},
 };

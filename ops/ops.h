@@ -111,6 +111,13 @@ typedef struct OpDef {
   OpCost cost;
   OpComputeFn *compute;      /* NULL: no TIR rule, the op runs on its reference kernel */
   const struct OpGrad *grad; /* NULL: not differentiable (ops/grad.h, the Gradient pass) */
+  /* Reference text for :doc, :info and `rly --list-ops` (ops/op_doc.c):
+   * the arguments' names ("data, weight"; "..." ends a variadic list), a
+   * sentence on the result's type, and a call that runs (tests/op_examples.py
+   * runs every row's in both exec modes). */
+  const char *args;
+  const char *rule;
+  const char *example;
 } OpDef;
 
 int ops_count(void);
@@ -130,6 +137,17 @@ int ops_suggest(const char *name, const char **out, int k);
 /* Checks a call's attributes against the op's spec (unknown keys, wrong
  * kinds).  Returns NULL if fine, else a message (arena) with a suggestion. */
 const char *ops_check_attrs(Arena *a, const OpDef *op, const Attrs *attrs, Span *where);
+
+/* ── reference text (ops/op_doc.c) ── */
+
+/* `arange(start, stop, step, dtype: string = "float32")`: the argument
+ * names, then each attribute with its kind and default (an attribute
+ * named like an argument is left out); malloc'd. */
+char *ops_signature(const OpDef *op);
+/* The name of the i-th argument (0-based; "" past the named ones). */
+const char *ops_arg_name(const OpDef *op, int i, char *buf, size_t cap);
+/* An attribute kind as :doc and the errors write it ("int", "list of ints"). */
+const char *ops_attr_kind_name(AttrKind k);
 
 /* ── helpers for relations (ops/rel.c) ── */
 

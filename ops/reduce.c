@@ -207,27 +207,39 @@ static const OpAttrSpec scan_attrs[] = {
   X("logsumexp", rel_logsumexp, lse_attrs, compute_logsumexp, &grad_logsumexp,                    \
     "log(sum(exp(x))) over axes, computed stably")
 
-#define ENTRY(n, r, a, c, g, d) \
-  {n, 1, 1, OPAT_COMM_REDUCE, a, r, d, false, .compute = c, .grad = g},
+#define ENTRY(n, r, a, c, g, d)                                                           \
+  {n,                                                                                     \
+   1,                                                                                     \
+   1,                                                                                     \
+   OPAT_COMM_REDUCE,                                                                      \
+   a,                                                                                     \
+   r,                                                                                     \
+   d,                                                                                     \
+   false,                                                                                 \
+   .compute = c,                                                                          \
+   .grad = g,                                                                             \
+   .args = "x",                                                                           \
+   .rule = "x's dtype (int32 for arg*), without the reduced axes (size 1 with keepdims)", \
+   .example = n "([[1f, 5f], [3f, 2f]], axis=[1])"},
 
 /* clang-format off */
 const OpDef ops_family_reduce[] = {
     REDUCE_OPS(ENTRY)
     {"variance", 1, 2, OPAT_COMM_REDUCE, variance_attrs, rel_variance,
-     "variance(x[, mean]) over axes (unbiased=True: divides by n - 1)", false,
-     .compute = compute_variance, .grad = &grad_variance},
+     "variance over axes, about mean if given (unbiased=True: divides by n - 1)", false,
+     .compute = compute_variance, .grad = &grad_variance, .args = "x, [mean]", .example = "variance([1f, 2f, 4f])"},
     {"std", 1, 1, OPAT_COMM_REDUCE, variance_attrs, rel_variance,
      "standard deviation over axes (unbiased=True: from n - 1)", false, .compute = compute_std,
-     .grad = &grad_std},
+     .grad = &grad_std, .args = "x", .example = "std([1f, 2f, 4f])"},
     {"mean_variance", 1, 1, OPAT_COMM_REDUCE, variance_attrs, rel_mean_variance,
      "the tuple (mean, variance) over axes", false, .compute = compute_mean_variance,
-     .grad = &grad_mean_variance},
+     .grad = &grad_mean_variance, .args = "x", .example = "mean_variance([[1f, 2f], [3f, 5f]], axis=[1])"},
     {"cumsum", 1, 1, OPAT_OUT_EWISE_FUSABLE, scan_attrs, rel_scan,
      "running sums along axis (None: flattened); exclusive=True starts at 0", false,
-     .compute = compute_cumsum, .grad = &grad_cumsum},
+     .compute = compute_cumsum, .grad = &grad_cumsum, .args = "x", .example = "cumsum([1, 2, 3])"},
     {"cumprod", 1, 1, OPAT_OUT_EWISE_FUSABLE, scan_attrs, rel_scan,
      "running products along axis (None: flattened); exclusive=True starts at 1", false,
-     .compute = compute_cumprod, .grad = &grad_cumprod},
+     .compute = compute_cumprod, .grad = &grad_cumprod, .args = "x", .example = "cumprod([1f, 2f, 3f], exclusive=True)"},
     {0},
 };
 /* clang-format on */

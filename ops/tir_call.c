@@ -182,7 +182,10 @@ static const OpAttrSpec call_tir_attrs[] = {
 
 const OpDef ops_family_tir_call[] = {
     {"call_tir", 1, 2, OPAT_OPAQUE, call_tir_attrs, rel_call_tir,
-     "call_tir(@prim, (inputs...), shape=[...], dtype=): run a prim function on new outputs", false,
-     .flags = OP_CALL_TIR},
+     "run a prim function on new outputs", false, .flags = OP_CALL_TIR,
+     .args = "prim_or_name, (inputs...)",
+     .example =
+         "prim @dbl(%X: Buffer[(2), float32], %Y: Buffer[(2), float32]) { for %i in range(0, 2) { "
+         "%Y[%i] = %X[%i] * 2f; } }\ncall_tir(@dbl, ([1f, 2f],), shape=[2], dtype=\"float32\")"},
     {0},
 };

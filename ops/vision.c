@@ -215,19 +215,27 @@ static const OpAttrSpec multibox_prior_attrs[] = {
 
 const OpDef ops_family_vision[] = {
     {"vision.get_valid_counts", 2, 2, OPAT_OPAQUE, valid_counts_attrs, rel_get_valid_counts,
-     "vision.get_valid_counts(boxes, score_threshold): count and move boxes above a score", false,
-     .compute = NULL, .grad = &grad_get_valid_counts},
+     "count and move boxes above a score", false, .compute = NULL, .grad = &grad_get_valid_counts,
+     .args = "boxes, score_threshold",
+     .example = "vision.get_valid_counts([[[0f, 0.9f, 0f, 0f, 1f, 1f], [0f, 0.1f, 0f, 0f, 1f, "
+                "1f]]], 0.5f)"},
     {"vision.non_max_suppression", 5, 5, OPAT_OPAQUE, nms_attrs, rel_nms,
-     "vision.non_max_suppression(boxes, valid_count, indices, max_output_size, iou_threshold)",
-     false, .compute = NULL, .grad = &grad_non_max_suppression},
+     "drop boxes overlapping a higher-scored one by more than iou_threshold", false,
+     .compute = NULL, .grad = &grad_non_max_suppression,
+     .args = "boxes, valid_count, indices, max_output_size, iou_threshold",
+     .example = "vision.non_max_suppression([[[0f, 0.9f, 0f, 0f, 1f, 1f], [0f, 0.8f, 0f, 0f, 1f, "
+                "1f]]], [2], [[0, 1]], -1, 0.5f)"},
     {"vision.roi_align", 2, 2, OPAT_OUT_EWISE_FUSABLE, roi_align_attrs, rel_roi_align,
-     "vision.roi_align(x, rois, pooled_size=[h, w], spatial_scale=): bilinear pooling of regions",
-     false, .compute = compute_roi_align, .grad = &grad_roi_align},
+     "bilinear pooling of regions", false, .compute = compute_roi_align, .grad = &grad_roi_align,
+     .args = "data, rois",
+     .example = "vision.roi_align(ones(shape=[1, 1, 4, 4]), [[0f, 0f, 0f, 2f, 2f]], "
+                "pooled_size=[2, 2], spatial_scale=1f)"},
     {"vision.roi_align_grad", 3, 3, OPAT_OPAQUE, roi_align_attrs, rel_roi_align_grad,
-     "vision.roi_align_grad(dy, x, rois, pooled_size=, spatial_scale=): roi_align's adjoint of x",
-     false, .compute = NULL},
+     "roi_align's adjoint of x", false, .compute = NULL, .args = "dy, data, rois",
+     .example = "vision.roi_align_grad(ones(shape=[1, 1, 2, 2]), ones(shape=[1, 1, 4, 4]), [[0f, "
+                "0f, 0f, 2f, 2f]], pooled_size=[2, 2], spatial_scale=1f)"},
     {"vision.multibox_prior", 1, 1, OPAT_OPAQUE, multibox_prior_attrs, rel_multibox_prior,
-     "vision.multibox_prior(x, sizes=, ratios=, steps=, offsets=): SSD anchor boxes", false,
-     .compute = NULL, .grad = &grad_zero},
+     "SSD anchor boxes", false, .compute = NULL, .grad = &grad_zero, .args = "data",
+     .example = "vision.multibox_prior(ones(shape=[1, 1, 2, 2]), sizes=[0.5f])"},
     {0},
 };

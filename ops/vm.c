@@ -231,23 +231,29 @@ static const OpAttrSpec call_lowered_attrs[] = {{"metadata", AV_EXPR, "None"}, {
 
 const OpDef ops_family_vm[] = {
     {"call_lowered", 2, 2, OPAT_OPAQUE, call_lowered_attrs, rel_call_lowered,
-     "call_lowered(@f, (args...)): a lowered call of a prim function (as call_tir) or a def", false,
-     .flags = OP_OWN_RUNNER | OP_CALL_LOWERED},
+     "a lowered call of a prim function (as call_tir) or a def", false,
+     .flags = OP_OWN_RUNNER | OP_CALL_LOWERED, .args = "f, (args...)",
+     .example =
+         "def @twice(%x: Tensor[(2), float32]) { %x * 2f }\ncall_lowered(@twice, ([1f, 2f],))"},
     {"memory.alloc_storage", 2, 2, OPAT_OPAQUE, alloc_storage_attrs, rel_alloc_storage,
-     "memory.alloc_storage(size, alignment): a block of memory (Storage)", false,
-     .flags = OP_OWN_RUNNER},
+     "a block of memory (Storage)", false, .flags = OP_OWN_RUNNER, .args = "size, alignment",
+     .example = "memory.alloc_storage(16i64, 64i64, dtype=\"uint8\")"},
     {"memory.alloc_tensor", 3, 3, OPAT_OPAQUE, alloc_tensor_attrs, rel_alloc_tensor,
-     "memory.alloc_tensor(storage, offset, shape, dtype=): a tensor in a Storage", false,
-     .flags = OP_OWN_RUNNER},
-    {"memory.kill", 1, 1, OPAT_OPAQUE, no_attrs, rel_kill,
-     "memory.kill(x): end of x's lifetime; returns ()", false, .flags = OP_OWN_RUNNER},
-    {"vm.shape_of", 1, 1, OPAT_OPAQUE, shape_of_attrs, rel_shape_of,
-     "vm.shape_of(x, dtype=\"int64\"): x's shape as a 1-d tensor", false, .flags = OP_OWN_RUNNER},
+     "a tensor in a Storage", false, .flags = OP_OWN_RUNNER, .args = "storage, offset, shape",
+     .example =
+         "memory.alloc_tensor(memory.alloc_storage(16i64, 64i64), 0i64, [4i64], assert_shape=[4])"},
+    {"memory.kill", 1, 1, OPAT_OPAQUE, no_attrs, rel_kill, "end of x's lifetime; returns ()", false,
+     .flags = OP_OWN_RUNNER, .args = "x", .example = "memory.kill([1f])"},
+    {"vm.shape_of", 1, 1, OPAT_OPAQUE, shape_of_attrs, rel_shape_of, "x's shape as a 1-d tensor",
+     false, .flags = OP_OWN_RUNNER, .args = "x", .example = "vm.shape_of(ones(shape=[2, 3]))"},
     {"vm.reshape_tensor", 2, 2, OPAT_OPAQUE, reshape_tensor_attrs, rel_reshape_tensor,
-     "vm.reshape_tensor(x, shape, newshape=[...]): x with the shape given at run time", false,
-     .flags = OP_OWN_RUNNER},
+     "x with the shape given at run time", false, .flags = OP_OWN_RUNNER, .args = "x, shape",
+     .example = "vm.reshape_tensor([1f, 2f, 3f, 4f], [2i64, 2i64], newshape=[2, 2])"},
     {"vm.invoke_tvm_op", 3, 3, OPAT_OPAQUE, no_attrs, rel_invoke_tvm_op,
-     "vm.invoke_tvm_op(@prim, (ins...), (outs...)): runs a prim function into outs; returns ()",
-     false, .flags = OP_OWN_RUNNER},
+     "runs a prim function into outs; returns ()", false, .flags = OP_OWN_RUNNER,
+     .args = "prim, (inputs...), (outputs...)",
+     .example = "prim @dbl_into(%X: Buffer[(2), float32], %Y: Buffer[(2), float32]) { for %i in "
+                "range(0, 2) { %Y[%i] = %X[%i] * 2f; } }\nvm.invoke_tvm_op(@dbl_into, ([1f, 2f],), "
+                "(zeros(shape=[2]),))"},
     {0},
 };

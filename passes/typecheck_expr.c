@@ -314,6 +314,89 @@ static Type *reuse_arg_type(TyCtx *c, Type *r, int n, Type **args, ArenaMark mar
   return r;
 }
 
+/* ── hints for op calls: the signature, attributes written positionally,
+ * literals of another dtype ── */
+
+/* A note after an op call's arity or attribute error: its signature (the
+ * argument names, the attributes with kinds and defaults). */
+static void note_signature(TyCtx *c, const OpDef *op) {
+  char *sig = ops_signature(op);
+  diag_note(c->d, span_make(0, 0), "signature: %s", sig);
+  free(sig);
+}
+
+/* The source text of a span (empty when it has none). */
+static const char *span_text(TyCtx *c, Span sp, int *len) {
+  uint32_t local;
+  const SourceFile *f = diag_span_source(c->d, sp, &local);
+  *len = f ? (int)sp.len : 0;
+  return f ? f->text + local : "";
+}
+
+/* The k-th attribute of op that is neither written in the call nor named
+ * like an argument, or NULL. */
+static const char *free_attr(const OpDef *op, const Attrs *written, int k) {
+  char name[64];
+  for (const OpAttrSpec *s = op->attrs; s && s->name; s++) {
+    bool arg = false;
+    for (int i = 0; i < op->max_args && !arg; i++)
+      arg = strcmp(ops_arg_name(op, i, name, sizeof name), s->name) == 0;
+    if (arg || attrs_get(written, s->name)) continue;
+    if (k-- == 0) return s->name;
+  }
+  return NULL;
+}
+
+/* `random.split(%k, 3)`: a value past the last argument is taken for the
+ * attribute it would be (`num=3`). */
+static void hint_positional_attr(TyCtx *c, Expr *e, const OpDef *op) {
+  int n = e->u.call.nargs;
+  if (op->max_args < 0 || n <= op->max_args) return;
+  const char *attr = free_attr(op, e->u.call.attrs, 0);
+  if (!attr) return;
+  int len;
+  const char *text = span_text(c, e->u.call.args[op->max_args]->span, &len);
+  if (len)
+    diag_hint(c->d, "`%s` is an attribute, written by name: `%s=%.*s`", attr, attr, len, text);
+  else
+    diag_hint(c->d, "`%s` is an attribute, written by name: `%s=...`", attr, attr);
+}
+
+/* The suffix a literal of dtype dt takes (`f` float32, `i64`, "" int32),
+ * or NULL for one that has none. */
+static const char *literal_suffix(DType dt) {
+  static char buf[8];
+  if (dt == DT_FLOAT32) return "f";
+  if (dt == DT_INT32) return "";
+  if (dt == DT_BOOL || dt == DT_INVALID) return NULL;
+  char k = dtype_class(dt);
+  snprintf(buf, sizeof buf, "%c%d", k == 'f' ? 'f' : k == 'u' ? 'u' : 'i', dtype_bytes(dt) * 8);
+  return buf;
+}
+
+/* After a relation failed: a scalar literal whose dtype differs from a
+ * tensor argument's (`%v + 1` with %v float32) gets "write `1f`". */
+static void hint_literal_dtype(TyCtx *c, Expr *e, Type **args) {
+  int n = e->u.call.nargs, k = -1;
+  for (int i = 0; i < n && k < 0; i++) {
+    Expr *a = e->u.call.args[i];
+    if (a->kind == EX_CONST && args[i]->kind == TY_TENSOR && args[i]->u.tensor.ndim == 0) k = i;
+  }
+  for (int i = 0; k >= 0 && i < n; i++) {
+    if (i == k || args[i]->kind != TY_TENSOR || e->u.call.args[i]->kind == EX_CONST) continue;
+    DType want = args[i]->u.tensor.dtype;
+    const char *suf = literal_suffix(want);
+    int len;
+    const char *text = span_text(c, e->u.call.args[k]->span, &len);
+    int body = 0;
+    while (body < len && strchr("+-0123456789.e", text[body])) body++;
+    if (want == args[k]->u.tensor.dtype || !suf || !body) return;
+    if (dtype_class(want) != 'f' && memchr(text, '.', (size_t)body)) return;
+    diag_hint(c->d, "write `%.*s%s` for a %s constant", body, text, suf, dtype_name(want));
+    return;
+  }
+}
+
 /* Runs the op's relation.  Returns NULL when an argument is not known yet;
  * the error type after a failure. */
 static Type *run_relation(TyCtx *c, Expr *e, const OpDef *op) {
@@ -340,6 +423,7 @@ static Type *run_relation(TyCtx *c, Expr *e, const OpDef *op) {
   if (r) return reuse_arg_type(c, r, n, args, mark, binds);
   diag_error(c->d, e->span, "%s",
              cx.err[0] ? cx.err : arena_printf(c->a, "%s: type error", op->name));
+  hint_literal_dtype(c, e, args);
   return c->err;
 }
 
@@ -402,7 +486,9 @@ static Type *check_op_call(TyCtx *c, Expr *e) {
   Span where = e->span;
   const char *msg = ops_check_attrs(c->a, op, e->u.call.attrs, &where);
   if (msg) diag_error(c->d, where.off ? where : e->span, "%s", msg);
-  if (!check_arity(c, e, op->name, op->min_args, op->max_args) || msg) return c->err;
+  bool arity = check_arity(c, e, op->name, op->min_args, op->max_args);
+  if (!arity) hint_positional_attr(c, e, op);
+  if (!arity || msg) return note_signature(c, op), c->err;
   Type *lowered = op->flags & OP_CALL_LOWERED ? check_call_lowered(c, e) : NULL;
   if (lowered) return lowered;
   if (!op->rel) return ty_fresh(c, e->span);

@@ -15,6 +15,7 @@
 
 #include "engine/draw.h"
 #include "ir/tir.h"
+#include "ops/ops.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
 
@@ -131,7 +132,14 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "write your definitions as a module that reads back the same",                                \
     "Types, functions, state globals and prim functions (prelude definitions only\n"              \
     "where you replaced them); large constants go in its #[metadata] section.\n"                  \
-    "With @f ..., those definitions and what they use.  `:load FILE` reads it back.")
+    "With @f ..., those definitions and what they use.  `:load FILE` reads it back.")             \
+  X(doc, "doc", "OP", OP,                                                                         \
+    "an op's signature, type rule, exec modes, gradient, meaning and example",                    \
+    "Read from the op's registry row (`rly --list-ops` lists every op's\n"                        \
+    "signature).  `:help OP` shows the same page.")                                               \
+  X(info, "info", "OP | @f | %x", OP, "what a name is: an op, a function or a session variable",  \
+    "An op: its :doc page.  @f: its type, where it was defined, its size, the\n"                  \
+    "functions it calls and those that call it.  %x: its type and size in bytes.")
 
 #define X(id, name, args, complete, help, more) \
   static RunStatus cmd_##id(Session *s, const char *args_, Span where);
@@ -290,6 +298,8 @@ static RunStatus cmd_help(Session *s, const char *args, Span where) {
   if (!*args) return help_all(), RUN_OK;
   const char *w = args[0] == ':' ? args + 1 : args;
   const Command *c = find_command(w);
+  int op = c || args[0] == ':' ? -1 : ops_lookup(w);
+  if (op >= 0) return repl_op_doc(s, op), RUN_OK;
   if (!c) return unknown_command(s, w, where), RUN_ERROR;
   printf(":%s %s\n  %s\n", c->name, c->args, c->help);
   if (c->more) printf("%s\n", c->more);
@@ -571,6 +581,15 @@ static RunStatus cmd_time(Session *s, const char *args, Span where) {
 }
 static RunStatus cmd_profile(Session *s, const char *args, Span where) {
   return repl_cmd_profile(s, args, where);
+}
+
+/* ───────────────────────── :doc, :info (cmd_doc.c) ───────────────────────── */
+
+static RunStatus cmd_doc(Session *s, const char *args, Span where) {
+  return repl_cmd_doc(s, args, where);
+}
+static RunStatus cmd_info(Session *s, const char *args, Span where) {
+  return repl_cmd_info(s, args, where);
 }
 
 /* ───────────────────────── :dot (cmd_dot.c) ───────────────────────── */

@@ -154,6 +154,15 @@ static void offer_passes(const Session *s, Cands *c) {
   if (c->word[0] == '@' || (!c->n && c->w > 1)) offer_functions(s, c);
 }
 
+/* Op names (:doc); with `@` and `%` also functions and variables (:info). */
+static void offer_ops(const Session *s, Cands *c) {
+  if (c->w != 1) return;
+  if (c->word[0] == '@') offer_functions(s, c);
+  if (c->word[0] == '%') offer_vars(s, c);
+  for (int i = 0; c->word[0] != '@' && c->word[0] != '%' && i < ops_count(); i++)
+    offer(c, "", ops_get(i)->name, "");
+}
+
 /* A setting's name, then its values (from the settings table). */
 static void offer_setting(Cands *c, const char *line) {
   if (c->w == 1) {
@@ -217,6 +226,9 @@ static bool offer_command_args(const Session *s, Cands *c, const char *line, int
       return false;
     case COMPLETE_DATA:
       return offer_data(s, c);
+    case COMPLETE_OP:
+      offer_ops(s, c);
+      return false;
   }
   return false;
 }

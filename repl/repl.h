@@ -201,6 +201,11 @@ RunStatus repl_cmd_dot(Session *s, const char *args, Span where);
 RunStatus repl_cmd_bindings(Session *s, const char *args, Span where);
 RunStatus repl_cmd_del(Session *s, const char *args, Span where);
 RunStatus repl_cmd_write(Session *s, const char *args, Span where);
+/* :doc OP and :info NAME (cmd_doc.c); repl_op_doc prints the op's page
+ * (:help OP shows it too). */
+RunStatus repl_cmd_doc(Session *s, const char *args, Span where);
+RunStatus repl_cmd_info(Session *s, const char *args, Span where);
+void repl_op_doc(Session *s, int index);
 /* Keeps p as the session's last profile (:dot colours kernels by it). */
 void repl_keep_profile(Session *s, Profile *p);
 
@@ -218,6 +223,7 @@ typedef enum CmdComplete {
   COMPLETE_EXPR,    /* an expression (:type, :time) */
   COMPLETE_DUMP,    /* tir, llvm or asm, then @functions (:dump) */
   COMPLETE_DATA,    /* @globals and %variables; other words are file names (:bind, :save) */
+  COMPLETE_OP,      /* op names; @functions and %variables by their sigil (:doc, :info) */
 } CmdComplete;
 
 /* Runs a command line (text after ':'); where: the span of the whole line. */

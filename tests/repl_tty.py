@@ -299,8 +299,17 @@ def completion_checks(home):
         s.expect(rb"FuseOps @only_mine: 1 rewrite; kept")
         s.expect(PROMPT)
 
+    def doc_ops():
+        # After :doc, op names (a unique prefix completes whole).
+        s.send(":doc nn.batch_fl\t")
+        s.expect(rb":doc nn.batch_flatten ")
+        s.send("\r")
+        s.expect(rb"nn.batch_flatten\(x\)")
+        s.expect(PROMPT)
+
     check("Tab completes a setting's values", set_values)
     check("Tab completes @functions after a pass name", pass_functions)
+    check("Tab completes op names after :doc", doc_ops)
     s.send(b"\x04")
     s.wait_exit()
 
