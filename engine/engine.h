@@ -226,7 +226,8 @@ int engine_txn_depth(const Engine *e);
 typedef struct EngineScan {
   Span *cmds; /* offsets in the scanned text (not registered anywhere) */
   int ncmds, capcmds;
-  PtrVec names; /* malloc'd */
+  PtrVec names;                      /* malloc'd */
+  const volatile sig_atomic_t *stop; /* set by the caller: Ctrl-C ends the scan (DiagCtx.stop) */
 } EngineScan;
 void engine_scan(const char *name, const char *text, size_t len, EngineScan *out);
 void engine_scan_free(EngineScan *sc);

@@ -87,6 +87,7 @@ static void scan_token(Scanner *z, const Token *t) {
 void engine_scan(const char *name, const char *text, size_t len, EngineScan *out) {
   DiagCtx d;
   diag_init(&d);
+  d.stop = out->stop;
   uint32_t f = diag_add_source(&d, name, text, len);
   Scanner z = {.out = out};
   lex_init(&z.lx, &d, f, true);

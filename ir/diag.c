@@ -75,6 +75,15 @@ void diag_truncate(DiagCtx *d, size_t n) {
 void diag_clear(DiagCtx *d) {
   diag_truncate(d, 0);
   d->nerrors = d->nwarnings = 0;
+  d->stopped = false;
+}
+
+bool diag_stopped_slow(DiagCtx *d) {
+  if (!d->stopped) {
+    diag_error(d, (Span){0}, "interrupted (Ctrl-C)");
+    d->stopped = true;
+  }
+  return true;
 }
 
 void diag_free(DiagCtx *d) {
@@ -194,6 +203,7 @@ static void add(DiagCtx *d, DiagLevel level, Span sp, const char *fmt, va_list a
     return;
   }
   d->muted_last = false;
+  if (d->stopped) return; /* after an interrupt: only the cut's consequences */
   if (level == DIAG_ERROR) {
     d->nerrors++;
     if (d->nerrors == max_errors(d) + 1) {

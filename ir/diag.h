@@ -9,6 +9,7 @@
 #ifndef RLY_DIAG_H
 #define RLY_DIAG_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -46,6 +47,12 @@ typedef struct DiagCtx {
    * whose warnings were shown when it was entered. */
   bool mute_warnings;
   bool muted_last; /* the last diagnostic was a dropped warning */
+  /* Where a Ctrl-C is told (the run time's interrupt flag), or NULL: the
+   * lexer, the type checker and the pass manager poll it through
+   * diag_stopped and stop.  Once it was seen, further errors are dropped
+   * (they would only describe the cut). */
+  const volatile sig_atomic_t *stop;
+  bool stopped;
 } DiagCtx;
 
 void diag_init(DiagCtx *d);
@@ -86,6 +93,10 @@ void diag_line_col(DiagCtx *d, Span sp, uint32_t *line, uint32_t *col);
 void diag_render(DiagCtx *d, FILE *f, size_t from, bool color);
 /* Forgets collected diagnostics (sources stay). */
 void diag_clear(DiagCtx *d);
+/* Whether d->stop is set: the first time, an error "interrupted" is
+ * added.  Cheap enough for every token and node. */
+bool diag_stopped_slow(DiagCtx *d);
+static inline bool diag_stopped(DiagCtx *d) { return d->stop && *d->stop && diag_stopped_slow(d); }
 /* Drops the diagnostics from the n-th on (their counts too). */
 void diag_truncate(DiagCtx *d, size_t n);
 bool diag_too_many(const DiagCtx *d);

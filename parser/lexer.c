@@ -735,6 +735,7 @@ static Token scan(Lexer *lx) {
   if (lx->pos >= lx->release_at) release_behind(lx);
   for (;;) {
     skip_space(lx);
+    if (diag_stopped(lx->d)) lx->any_error = true, lx->pos = lx->len; /* Ctrl-C: end here */
     if (lx->pos >= lx->len) {
       Token t = make(lx, T_EOF, lx->len, 0);
       t.nl_before = true;

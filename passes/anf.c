@@ -118,7 +118,7 @@ static void operands(Norm *N, RwBlock *b, int n, Expr **in, Expr **out) {
 /* Binds a let chain's bindings (values normalized) in block b; returns
  * the chain's result.  A loop: chains may be a million bindings long. */
 static Expr *bind_chain(Norm *N, RwBlock *b, Expr *e) {
-  while (e->kind == EX_LET || e->kind == EX_FREE_VAR) {
+  while ((e->kind == EX_LET || e->kind == EX_FREE_VAR) && !N->pc->stopped) { /* q or Ctrl-C */
     if (e->kind == EX_FREE_VAR) {
       rw_block_free_var(b, e->u.free_var.var, e->span);
       e = e->u.free_var.body;
@@ -133,7 +133,8 @@ static Expr *bind_chain(Norm *N, RwBlock *b, Expr *e) {
 
 /* A let chain inside a value: its bindings join the current block. */
 static Expr *norm_chain(Norm *N, RwBlock *b, Expr *e) {
-  return norm_value(N, b, bind_chain(N, b, e));
+  e = bind_chain(N, b, e);
+  return N->pc->stopped ? e : norm_value(N, b, e); /* stopped: the result is dropped */
 }
 
 /* The operands through `operands` (in evaluation order), then each block
@@ -169,6 +170,7 @@ static Expr *norm_value(Norm *N, RwBlock *b, Expr *e) {
 /* The block's own let chain, then its result (an atom in ANF). */
 static Expr *block_tail(Norm *N, RwBlock *b, Expr *e) {
   e = bind_chain(N, b, e);
+  if (N->pc->stopped) return e; /* the pass's result is dropped */
   if (N->mode == NORM_ANF) return operand(N, b, e);
   return norm_value(N, b, e);
 }

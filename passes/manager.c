@@ -37,6 +37,7 @@ bool pass_listening(const PassCtx *pc) { return pc->hook && pc->hook->fn && !pc-
 /* Rewrites in a def out of scope are applied but not shown (:step does
  * not stop at them). */
 static bool deliver(PassCtx *pc, PassRewrite *rw) {
+  if (diag_stopped(pc->d)) pc->stopped = true; /* Ctrl-C: as `q` in :step */
   if (!pass_listening(pc) || (pc->func && pc->hidden)) return !pc->stopped;
   rw->pass = pc->def->name;
   rw->func = pc->func;

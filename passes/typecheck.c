@@ -65,14 +65,14 @@ bool ty_check_module(Module *m, DiagCtx *d) {
     if (df->kind == DEF_FUNC)
       strmap_put(&c.defs, df->u.func->name, ty_def_signature(&c, df->u.func));
   }
-  for (int i = 0; i < m->ndefs; i++) {
+  for (int i = 0; i < m->ndefs && !diag_stopped(d); i++) {
     Def *df = &m->defs[i];
     if (df->kind == DEF_FUNC) check_def_body(&c, df->u.func);
     if (df->kind == DEF_GLOBAL) check_global_init(&c, df->u.global);
     if (df->kind == DEF_PRIM) tir_verify(m, df->u.prim, d);
   }
-  ty_solve(&c);
-  for (int i = 0; i < m->ndefs; i++) {
+  if (!diag_stopped(d)) ty_solve(&c);
+  for (int i = 0; i < m->ndefs && !diag_stopped(d); i++) { /* Ctrl-C: rejected anyway */
     Def *df = &m->defs[i];
     if (df->kind == DEF_FUNC) finish_def(&c, df->u.func);
     if (df->kind == DEF_GLOBAL) finish_global(&c, df->u.global);
@@ -117,8 +117,7 @@ bool ty_check_def(Module *m, const char *name, DiagCtx *d) {
   } else if (df->kind == DEF_FUNC) {
     strmap_put(&c.defs, df->u.func->name, ty_def_signature(&c, df->u.func));
     check_def_body(&c, df->u.func);
-    ty_solve(&c);
-    finish_def(&c, df->u.func);
+    if (!diag_stopped(d)) ty_solve(&c), finish_def(&c, df->u.func); /* Ctrl-C: rejected */
   } else if (df->kind == DEF_GLOBAL) {
     check_global_init(&c, df->u.global);
     ty_solve(&c);

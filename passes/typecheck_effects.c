@@ -134,6 +134,7 @@ void ty_check_dataflow(TyCtx *c, Expr *e) {
 
 static bool finalize_visit(void *ctx, Expr *e) {
   TyCtx *c = ctx;
+  if (diag_stopped(c->d)) return false; /* Ctrl-C: the check fails anyway */
   if (!e->ty) return true;
   e->ty = ty_zonk(c, e->ty, true);
   return true;

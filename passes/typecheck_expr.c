@@ -640,6 +640,7 @@ static Type *check_let_chain(TyCtx *c, Expr *e) {
   Type *chain = ty_fresh(c, e->span);
   while (cur->kind == EX_LET || cur->kind == EX_FREE_VAR) {
     cur->ty = chain;
+    if (diag_stopped(c->d)) return c->err; /* Ctrl-C: the rest is not checked */
     if (cur->kind == EX_LET) {
       check_binding(c, cur->u.let.var, cur->u.let.value);
       cur = cur->u.let.body;
@@ -782,6 +783,7 @@ static Type *check_call(TyCtx *c, Expr *e) {
  * and let chains store their own types (a chain types every link). */
 Type *ty_check(TyCtx *c, Expr *e) {
   Type *t = NULL;
+  if (diag_stopped(c->d)) return e->ty = c->err; /* Ctrl-C: the rest is not checked */
   switch (e->kind) {
     case EX_CONST:
       t = const_type(c, e->u.konst.value, e->span);

@@ -305,12 +305,13 @@ static RunStatus run_pipeline(Session *s, const char *names, const char *only, S
   if (engine_options(session_engine(s))->print_after_all) opt.after = &after;
   PassResult r = {0};
   bool ok = run_once(s, names, &opt, &r, false);
+  bool cut = s->diag.stopped; /* Ctrl-C, told as an error */
   session_render(s);
   if (!ok || r.stopped || !r.module) {
     bool stopped = r.stopped;
     if (stopped) puts("stopped; the module is unchanged");
     pass_result_free(&r);
-    return stopped ? RUN_OK : RUN_ERROR;
+    return stopped && !cut ? RUN_OK : RUN_ERROR;
   }
   keep_result(s, &r, names, only, st.n);
   pass_result_free(&r);

@@ -27,6 +27,7 @@
 #include "passes/passes.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
+#include "rt/exec.h"
 
 volatile sig_atomic_t repl_in_eval, repl_interrupted;
 
@@ -505,7 +506,7 @@ static RunStatus run_split(Session *s, uint32_t whole, const EngineScan *sc) {
 /* Runs a registered source: in parts when it has command lines. */
 static RunStatus run_source(Session *s, uint32_t file, bool may_continue) {
   const SourceFile *f = diag_source(&s->diag, file);
-  EngineScan sc = {0};
+  EngineScan sc = {.stop = s->diag.stop};
   engine_scan(f->name, f->text, f->len, &sc);
   RunStatus st =
       sc.ncmds ? run_split(s, file, &sc) : run_part(s, file, 0, 0, &sc, may_continue, true);
@@ -685,6 +686,7 @@ Session *session_new(SessionOptions opt) {
   if (!s) rly_oom();
   s->opt = opt;
   diag_init(&s->diag);
+  s->diag.stop = &rt_interrupt_flag; /* Ctrl-C stops parsing, checking and passes too */
   arena_init(&s->fixed);
   arena_init(&s->inputs);
   s->ev = repl_eval_new(&s->diag, &opt.engine);

@@ -10,6 +10,7 @@ disk cache), defines a function and a variable, then interrupts
   (b) a long-running compiled kernel (a large matrix product),
   (c) a long interpreter loop,
   (d) :load-tensor of a large .npy file,
+  (e) :load of a large script (parsing, type checking) and a pass over it,
 and then that rly exits cleanly (status 0) right after an interrupted compile,
 and checks for each that "interrupted" and the prompt come back within
 LIMIT seconds of the ^C (the aim is 0.2 s; the measured latency is printed)
@@ -26,7 +27,10 @@ import tempfile
 import time
 
 RLY = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("RLY", "rly")
-LIMIT = 1.0  # seconds: slack over the 0.2 s aim for a busy machine
+# A functional bound, not a timing one: far above the 0.2 s aim (the measured
+# latency is printed; CI runs tests side by side on two cores), far below what
+# each interrupted piece of work takes when it runs to its end.
+LIMIT = 5.0
 PROMPT = rb"rly> "
 
 
@@ -126,6 +130,16 @@ def model(path, n):
         f.write("\n".join(lines) + "\n")
 
 
+def chain(path, n):
+    """@big: a chain of n lets of nested adds (seconds to parse, check and
+    put in A-normal form)."""
+    with open(path, "w") as f:
+        f.write("def @big(%x0: float32) {\n")
+        for i in range(n):
+            f.write(f"  let %x{i + 1} = add(add(%x{i}, 1f), 1f);\n")
+        f.write(f"  %x{n}\n}}\n")
+
+
 def write_npy(path, n):
     """A float32 (n, 1024, 1024) .npy of 1.5f (4n MiB)."""
     hdr = f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({n}, 1024, 1024), }}"
@@ -140,7 +154,7 @@ def write_npy(path, n):
 def main():
     home = tempfile.mkdtemp(prefix="rly-intr-")
     path = os.path.join(home, "many.rly")
-    model(path, 80)
+    model(path, 300)
     s = Session(home)
     s.expect(PROMPT)
     s.run("def @inc(%n: int32) -> int32 { add(%n, 1) }", rb"defined @inc")
@@ -157,17 +171,18 @@ def main():
         s.run("%r", rb"[\r\n]64f\r\n")
 
     def kernel():
-        s.run("def @mm(%a: Tensor[(2048, 2048), float32], %b: Tensor[(2048, 2048), float32]) "
+        s.run("def @mm(%a: Tensor[(4096, 4096), float32], %b: Tensor[(4096, 4096), float32]) "
               "{ nn.dense(%a, %b) }", rb"defined @mm")
-        s.run('let %a = ones(shape=[2048, 2048], dtype="float32");')
+        s.run('let %a = ones(shape=[4096, 4096], dtype="float32");')
         s.run("let %m = @mm(%a, %a);", timeout=300)  # compiles it
-        interrupt(s, "let %m2 = @mm(@mm(@mm(@mm(%a, %a), %a), %a), %a);", started=0.3)
+        interrupt(s, "let %m2 = @mm(@mm(@mm(@mm(@mm(@mm(%a, %a), %a), %a), %a), %a), %a);",
+                  started=0.3)
         s.run("%m2", rb"unbound|error")  # no partial binding
         session_intact(s)
 
     def load_tensor():
         npy = os.path.join(home, "big.npy")
-        write_npy(npy, 96)
+        write_npy(npy, 256)
         try:
             interrupt(s, f":load-tensor %t {npy}", started=0.3)
             s.run(":type %t", rb"unbound variable")  # nothing bound
@@ -179,10 +194,25 @@ def main():
         interrupt(s, "@apply_n(fn (%i: int32) { add(%i, 1) }, 2000000000, 0)")
         session_intact(s)
 
+    def parse_check_pass():
+        big = os.path.join(home, "big.rly")
+        chain(big, 600000)
+        try:
+            interrupt(s, f":load {big}", started=0.3)  # parsing or checking
+            s.run(":type @big", rb"unknown global|error")  # nothing of it kept
+            session_intact(s)
+            s.run(f":load {big}", rb"loaded 1 function", timeout=300)
+            interrupt(s, ":pass ToANormalForm @big", started=0.3)
+            s.run(":undo", rb"undid :load")  # the pass left no undo step
+            session_intact(s)
+        finally:
+            os.unlink(big)
+
     check("interrupt a JIT compile", compile_)
     check("interrupt a compiled kernel", kernel)
     check("interrupt the interpreter", interp)
     check("interrupt :load-tensor", load_tensor)
+    check("interrupt parsing, checking and a pass", parse_check_pass)
     s.send(b"\x04")
 
     def exit_after_interrupted_compile():
