@@ -154,7 +154,7 @@ def write_npy(path, n):
 def main():
     home = tempfile.mkdtemp(prefix="rly-intr-")
     path = os.path.join(home, "many.rly")
-    model(path, 300)
+    model(path, 80)
     s = Session(home)
     s.expect(PROMPT)
     s.run("def @inc(%n: int32) -> int32 { add(%n, 1) }", rb"defined @inc")
