@@ -477,8 +477,8 @@ const OpDef ops_family_image[] = {
     {"image.crop_and_resize", 3, 3, OPAT_INJECTIVE, crop_attrs, rel_crop_and_resize,
      "resize boxes of images", false, .compute = compute_crop_and_resize,
      .grad = &grad_crop_and_resize, .args = "data, boxes, box_indices",
-     .rule = "(boxes' count, C, crop_h, crop_w) in data's dtype (or out_dtype); boxes (B, 4), "
-             "box_indices (B)",
+     .rule = "data's dtype (or out_dtype): its batch the boxes' count, its H and W crop_size "
+             "(`layout`); boxes (B, 4), box_indices (B)",
      .example = "image.crop_and_resize(ones(shape=[1, 1, 4, 4]), [[0f, 0f, 1f, 1f]], [0], "
                 "crop_size=[2, 2])"},
     {"image.grid_sample", 2, 2, OPAT_INJECTIVE, grid_sample_attrs, rel_grid_sample,

@@ -789,8 +789,8 @@ const OpDef ops_family_transform[] = {
      .example = "strided_slice([1f, 2f, 3f, 4f, 5f], begin=[1], end=[5], strides=[2])"},
     {"take", 2, 2, OPAT_INJECTIVE, take_attrs, rel_take, "gather along an axis", false,
      .compute = compute_take, .grad = &grad_take, .args = "data, indices",
-     .rule = "data's dtype: data's shape with `axis` replaced by indices' shape (axis None: "
-             "indices' shape over the flattened data)",
+     .rule = "data's dtype: data's axes before `axis`, indices' axes from batch_dims, data's axes "
+             "after `axis` (axis None: indices' shape)",
      .example = "take([10f, 20f, 30f], [2, 0], axis=0)"},
     {"broadcast_to", 1, 1, OPAT_BROADCAST, broadcast_to_attrs, rel_broadcast_to,
      "numpy broadcasting to a shape", false, .compute = compute_broadcast_to,

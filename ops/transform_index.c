@@ -266,8 +266,8 @@ const OpDef ops_family_transform_index[] = {
     {"gather_nd", 2, 2, OPAT_INJECTIVE, gather_nd_attrs, rel_gather_nd,
      "x at the index tuples indices[:, ...]", false, .compute = compute_gather_nd,
      .grad = &grad_gather_nd, .args = "x, indices",
-     .rule =
-         "x's dtype: indices (M, Y...) index x's first M axes; shape (Y..., x's remaining axes)",
+     .rule = "x's dtype: indices (M, Y...) index x's M axes after batch_dims; shape (Y..., x's "
+             "axes after those)",
      .example = "gather_nd([[1f, 2f], [3f, 4f]], [[1, 0], [0, 1]])"},
     {"scatter", 3, 3, OPAT_OPAQUE, scatter_attrs, rel_scatter,
      "x with updates written along an axis", false, .compute = NULL, .grad = &grad_scatter,

@@ -498,7 +498,8 @@ const OpDef ops_family_transform_shape[] = {
     {"slice_like", 2, 2, OPAT_INJECTIVE, slice_like_attrs, rel_slice_like,
      "the leading part of x of like's size", false, .compute = compute_slice_like,
      .grad = &grad_slice_like, .args = "x, like",
-     .rule = "x's dtype; x's shape with the `axes` (all when empty) taken from like's shape",
+     .rule =
+         "x's dtype; x's shape with the `axes` (all shared axes when None) taken from like's shape",
      .example = "slice_like([1f, 2f, 3f], [0f, 0f])"},
     {"layout_transform", 1, 1, OPAT_INJECTIVE, layout_attrs, rel_layout_transform,
      "change the data layout", false, .compute = compute_layout_transform,
@@ -528,7 +529,7 @@ const OpDef ops_family_transform_shape[] = {
     {"sequence_mask", 2, 2, OPAT_INJECTIVE, sequence_mask_attrs, rel_sequence_mask,
      "mask positions past each length", false, .compute = compute_sequence_mask,
      .grad = &grad_sequence_mask, .args = "x, lengths",
-     .rule = "the result has x's type; lengths is 1-D of x's batch size (axis 1 - axis)",
+     .rule = "the result has x's type (rank >= 2); lengths is 1-D of x's size at axis 1 - `axis`",
      .example = "sequence_mask(ones(shape=[3, 2]), [1, 2])"},
     {"meshgrid", 1, 1, OPAT_INJECTIVE, meshgrid_attrs, rel_meshgrid,
      "coordinate grids of 1-D tensors", false, .flags = OP_TUPLE_ARG, .compute = compute_meshgrid,

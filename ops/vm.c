@@ -243,7 +243,8 @@ const OpDef ops_family_vm[] = {
      .example = "memory.alloc_storage(16i64, 64i64, dtype=\"uint8\")"},
     {"memory.alloc_tensor", 3, 3, OPAT_OPAQUE, alloc_tensor_attrs, rel_alloc_tensor,
      "a tensor in a Storage", false, .flags = OP_OWN_RUNNER, .args = "storage, offset, shape",
-     .rule = "shape `shape` (or the shape argument's value) in `dtype`, in a storage",
+     .rule = "`dtype` (float32 default), shape assert_shape, else the shape argument's value, else "
+             "unknown dims of its length",
      .example =
          "memory.alloc_tensor(memory.alloc_storage(16i64, 64i64), 0i64, [4i64], assert_shape=[4])"},
     {"memory.kill", 1, 1, OPAT_OPAQUE, no_attrs, rel_kill, "end of x's lifetime; returns ()", false,
@@ -255,7 +256,7 @@ const OpDef ops_family_vm[] = {
      .example = "vm.shape_of(ones(shape=[2, 3]))"},
     {"vm.reshape_tensor", 2, 2, OPAT_OPAQUE, reshape_tensor_attrs, rel_reshape_tensor,
      "x with the shape given at run time", false, .flags = OP_OWN_RUNNER, .args = "x, shape",
-     .rule = "x's dtype, shape `newshape` (the shape argument's value)",
+     .rule = "x's dtype, shape `newshape`; the shape argument has newshape's length",
      .example = "vm.reshape_tensor([1f, 2f, 3f, 4f], [2i64, 2i64], newshape=[2, 2])"},
     {"vm.invoke_tvm_op", 3, 3, OPAT_OPAQUE, no_attrs, rel_invoke_tvm_op,
      "runs a prim function into outs; returns ()", false, .flags = OP_OWN_RUNNER,
