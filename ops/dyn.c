@@ -399,7 +399,8 @@ const OpDef ops_family_dyn[] = {
     {"dyn.broadcast_to", 2, 2, OPAT_BROADCAST, init_attrs, rel_dyn_broadcast_to,
      "broadcast to a run-time shape", false, .compute = compute_dyn_broadcast_to,
      .grad = &grad_broadcast_to, .args = "x, shape",
-     .rule = "x's dtype: shape's value when known, else unknown dims of shape's length",
+     .rule =
+         "x's dtype (or `dtype`): shape's value when known, else unknown dims of shape's length",
      .example = "dyn.broadcast_to([1f, 2f], [2, 2])"},
     {"dyn.tile", 2, 2, OPAT_INJECTIVE, tile_attrs, rel_dyn_tile,
      "tile by repetition counts given as a tensor", false, .compute = compute_dyn_tile,

@@ -795,7 +795,7 @@ const OpDef ops_family_transform[] = {
     {"broadcast_to", 1, 1, OPAT_BROADCAST, broadcast_to_attrs, rel_broadcast_to,
      "numpy broadcasting to a shape", false, .compute = compute_broadcast_to,
      .grad = &grad_broadcast_to, .args = "x",
-     .rule = "x's dtype, shape `shape`; x broadcasts to it",
+     .rule = "x's dtype (or `dtype`), shape `shape`; x broadcasts to it",
      .example = "broadcast_to([1f, 2f], shape=[2, 2])"},
     {"zeros", 0, 0, OPAT_ELEMWISE, init_attrs, rel_zeros, "all 0", false, .compute = compute_zeros,
      .grad = &grad_zero, .args = "", .rule = "shape `shape` in `dtype`",
