@@ -352,8 +352,8 @@ const OpDef ops_family_algorithm[] = {
     {"unique", 1, 1, OPAT_OPAQUE, unique_attrs, rel_unique,
      "(unique, indices, inverse_indices, num_unique[, counts])", false, .compute = NULL,
      .grad = &grad_unique, .args = "x",
-     .rule = "a tuple (unique values in x's dtype, indices, inverse indices, num_unique (1), "
-             "[counts]): 1-D, the rest int32, of x's length",
+     .rule = "a tuple (values in x's dtype, indices, inverse indices, num_unique, [counts]): int32 "
+             "but the values, 1-D of x's length but num_unique (1)",
      .example = "unique([3, 1, 3, 2])"},
     {"einsum", 1, 1, OPAT_INJECTIVE, einsum_attrs, rel_einsum, "Einstein summation", false,
      .flags = OP_TUPLE_ARG, .cost = OPCOST_NONE, .compute = compute_einsum, .grad = &grad_einsum,
