@@ -334,20 +334,32 @@ static const OpAttrSpec einsum_attrs[] = {{"equation", AV_STR, NULL}, {0}};
 
 const OpDef ops_family_algorithm[] = {
     {"argsort", 1, 1, OPAT_OPAQUE, argsort_attrs, rel_argsort, "the indices that sort x", false,
-     .compute = NULL, .grad = &grad_zero, .args = "x", .example = "argsort([3f, 1f, 2f])"},
+     .compute = NULL, .grad = &grad_zero, .args = "x",
+     .rule = "x's shape in `dtype` (int32 default)", .example = "argsort([3f, 1f, 2f])"},
     {"sort", 1, 1, OPAT_OPAQUE, argsort_attrs, rel_sort, "x sorted along an axis", false,
-     .compute = NULL, .grad = &grad_sort, .args = "x", .example = "sort([3f, 1f, 2f])"},
+     .compute = NULL, .grad = &grad_sort, .args = "x", .rule = "the result has x's type",
+     .example = "sort([3f, 1f, 2f])"},
     {"topk", 1, 1, OPAT_OPAQUE, topk_attrs, rel_topk, "the k largest (values, indices)", false,
-     .compute = NULL, .grad = &grad_topk, .args = "x", .example = "topk([3f, 1f, 2f], k=2)"},
+     .compute = NULL, .grad = &grad_topk, .args = "x",
+     .rule = "x's shape with k along `axis`: values in x's dtype, indices in `dtype`; ret_type "
+             "both: a tuple (values, indices)",
+     .example = "topk([3f, 1f, 2f], k=2)"},
     {"searchsorted", 2, 2, OPAT_OPAQUE, searchsorted_attrs, rel_searchsorted,
      "insertion indices keeping the order", false, .compute = NULL, .grad = &grad_zero,
-     .args = "sorted, values", .example = "searchsorted([1f, 3f, 5f], [2f, 5f])"},
+     .args = "sorted, values",
+     .rule = "values' shape in `dtype` (int32 default); sorted's leading axes match values'",
+     .example = "searchsorted([1f, 3f, 5f], [2f, 5f])"},
     {"unique", 1, 1, OPAT_OPAQUE, unique_attrs, rel_unique,
      "(unique, indices, inverse_indices, num_unique[, counts])", false, .compute = NULL,
-     .grad = &grad_unique, .args = "x", .example = "unique([3, 1, 3, 2])"},
+     .grad = &grad_unique, .args = "x",
+     .rule = "a tuple (values in x's dtype, indices, inverse indices, num_unique, [counts]): int32 "
+             "but the values, 1-D of x's length but num_unique (1)",
+     .example = "unique([3, 1, 3, 2])"},
     {"einsum", 1, 1, OPAT_INJECTIVE, einsum_attrs, rel_einsum, "Einstein summation", false,
      .flags = OP_TUPLE_ARG, .cost = OPCOST_NONE, .compute = compute_einsum, .grad = &grad_einsum,
      .args = "(a, b, ...)",
+     .rule = "the inputs' dtype; the shape of `equation`'s output subscripts, each label's size "
+             "unified across the inputs",
      .example = "einsum(([[1f, 2f]], [[3f], [4f]]), equation=\"ij,jk->ik\")"},
     {0},
 };

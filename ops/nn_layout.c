@@ -397,42 +397,57 @@ const OpDef ops_family_nn_layout[] = {
     {"nn.pad", 2, 2, OPAT_INJECTIVE, pad_attrs, rel_pad,
      "pad each axis by [before, after] elements: pad_mode constant (pad_value), edge or reflect",
      false, .compute = compute_pad, .grad = &grad_pad, .args = "data, pad_value",
+     .rule =
+         "data's dtype; each axis grows by its pad_width (before + after); pad_value is a scalar",
      .example = "nn.pad([[1f, 2f]], 0f, pad_width=[[0, 0], [1, 1]])"},
     {"nn.mirror_pad", 1, 1, OPAT_INJECTIVE, mirror_pad_attrs, rel_mirror_pad,
      "pad by mirroring: mode SYMMETRIC (with the edge) or REFLECT", false,
      .compute = compute_mirror_pad, .grad = &grad_mirror_pad, .args = "data",
+     .rule = "data's dtype; each axis grows by its pad_width (before + after), each pad smaller "
+             "than the axis (REFLECT) or at most it",
      .example = "nn.mirror_pad([[1f, 2f, 3f]], pad_width=[[0, 0], [1, 1]], mode=\"REFLECT\")"},
     {"nn.upsampling", 1, 1, OPAT_INJECTIVE, upsampling_attrs, rel_upsampling,
      "scale height and width (nearest_neighbor, bilinear, bicubic)", false,
      .compute = compute_upsampling, .grad = &grad_upsampling, .args = "data",
+     .rule = "data's dtype; its H and W (per `layout`) times scale_h and scale_w, rounded to the "
+             "nearest",
      .example = "nn.upsampling(ones(shape=[1, 1, 2, 2]), scale_h=2f, scale_w=2f)"},
     {"nn.upsampling3d", 1, 1, OPAT_INJECTIVE, upsampling3d_attrs, rel_upsampling3d,
      "scale depth, height and width (nearest_neighbor, trilinear)", false,
      .compute = compute_upsampling3d, .grad = &grad_upsampling3d, .args = "data",
+     .rule = "data's dtype; its D, H and W (per `layout`) times scale_d, scale_h and scale_w, "
+             "rounded to the nearest",
      .example = "nn.upsampling3d(ones(shape=[1, 1, 1, 2, 2]), scale_d=2f, scale_h=2f, scale_w=2f)"},
     {"nn.depth_to_space", 1, 1, OPAT_INJECTIVE, subpixel_attrs_spec, rel_depth_to_space,
      "move channel blocks into block_size x block_size pixels (DCR or CRD)", false,
      .compute = compute_depth_to_space, .grad = &grad_depth_to_space, .args = "data",
+     .rule = "data's dtype: C/(b*b), H*b, W*b (per `layout`) for block_size b",
      .example =
          "nn.depth_to_space(reshape(arange(0f, 4f, 1f), newshape=[1, 4, 1, 1]), block_size=2)"},
     {"nn.space_to_depth", 1, 1, OPAT_INJECTIVE, subpixel_attrs_spec, rel_space_to_depth,
      "move block_size x block_size pixels into channels", false, .compute = compute_space_to_depth,
      .grad = &grad_space_to_depth, .args = "data",
+     .rule = "data's dtype: C*b*b, H/b, W/b (per `layout`) for block_size b",
      .example =
          "nn.space_to_depth(reshape(arange(0f, 4f, 1f), newshape=[1, 1, 2, 2]), block_size=2)"},
     {"nn.space_to_batch_nd", 1, 1, OPAT_INJECTIVE, space_to_batch_attrs, rel_space_to_batch_nd,
      "pad, then move spatial blocks into the batch (TensorFlow's)", false,
      .compute = compute_space_to_batch_nd, .grad = &grad_space_to_batch_nd, .args = "data",
+     .rule = "data's dtype: batch times prod(block_shape); each spatial axis (padded by "
+             "`paddings`) divided by its block",
      .example = "nn.space_to_batch_nd(ones(shape=[1, 2, 2, 1]), block_shape=[2, 2], paddings=[[0, "
                 "0], [0, 0]])"},
     {"nn.batch_to_space_nd", 1, 1, OPAT_INJECTIVE, batch_to_space_attrs, rel_batch_to_space_nd,
      "move batch blocks into spatial dims, then crop (TensorFlow's)", false,
      .compute = compute_batch_to_space_nd, .grad = &grad_batch_to_space_nd, .args = "data",
+     .rule = "data's dtype: batch divided by prod(block_shape); each spatial axis times its block, "
+             "less its `crops`",
      .example = "nn.batch_to_space_nd(ones(shape=[4, 1, 1, 1]), block_shape=[2, 2], crops=[[0, 0], "
                 "[0, 0]])"},
     {"nn.dilate", 1, 1, OPAT_INJECTIVE, dilate_attrs, rel_dilate,
      "insert strides - 1 dilation_values between elements along each axis", false,
      .compute = compute_dilate, .grad = &grad_dilate, .args = "data",
+     .rule = "data's dtype; each axis d becomes (d-1)*stride + 1",
      .example = "nn.dilate([[1f, 2f]], strides=[1, 2])"},
     {0},
 };

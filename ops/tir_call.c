@@ -184,6 +184,8 @@ const OpDef ops_family_tir_call[] = {
     {"call_tir", 1, 2, OPAT_OPAQUE, call_tir_attrs, rel_call_tir,
      "run a prim function on new outputs", false, .flags = OP_CALL_TIR,
      .args = "prim_or_name, (inputs...)",
+     .rule = "tensors of the `shape` and `dtype` attributes (a list of shapes: a tuple); the "
+             "inputs are a tuple of tensors",
      .example =
          "prim @dbl(%X: Buffer[(2), float32], %Y: Buffer[(2), float32]) { for %i in range(0, 2) { "
          "%Y[%i] = %X[%i] * 2f; } }\ncall_tir(@dbl, ([1f, 2f],), shape=[2], dtype=\"float32\")"},

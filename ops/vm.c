@@ -233,25 +233,35 @@ const OpDef ops_family_vm[] = {
     {"call_lowered", 2, 2, OPAT_OPAQUE, call_lowered_attrs, rel_call_lowered,
      "a lowered call of a prim function (as call_tir) or a def", false,
      .flags = OP_OWN_RUNNER | OP_CALL_LOWERED, .args = "f, (args...)",
+     .rule = "the prim function's output buffers' types (a tuple for several); args is a tuple of "
+             "its inputs",
      .example =
          "def @twice(%x: Tensor[(2), float32]) { %x * 2f }\ncall_lowered(@twice, ([1f, 2f],))"},
     {"memory.alloc_storage", 2, 2, OPAT_OPAQUE, alloc_storage_attrs, rel_alloc_storage,
      "a block of memory (Storage)", false, .flags = OP_OWN_RUNNER, .args = "size, alignment",
+     .rule = "a storage; size and alignment are int64 scalars",
      .example = "memory.alloc_storage(16i64, 64i64, dtype=\"uint8\")"},
     {"memory.alloc_tensor", 3, 3, OPAT_OPAQUE, alloc_tensor_attrs, rel_alloc_tensor,
      "a tensor in a Storage", false, .flags = OP_OWN_RUNNER, .args = "storage, offset, shape",
+     .rule = "`dtype` (float32 default), shape assert_shape, else the shape argument's value, else "
+             "unknown dims of its length",
      .example =
          "memory.alloc_tensor(memory.alloc_storage(16i64, 64i64), 0i64, [4i64], assert_shape=[4])"},
     {"memory.kill", 1, 1, OPAT_OPAQUE, no_attrs, rel_kill, "end of x's lifetime; returns ()", false,
-     .flags = OP_OWN_RUNNER, .args = "x", .example = "memory.kill([1f])"},
+     .flags = OP_OWN_RUNNER, .args = "x", .rule = "unit (the empty tuple)",
+     .example = "memory.kill([1f])"},
     {"vm.shape_of", 1, 1, OPAT_OPAQUE, shape_of_attrs, rel_shape_of, "x's shape as a 1-d tensor",
-     false, .flags = OP_OWN_RUNNER, .args = "x", .example = "vm.shape_of(ones(shape=[2, 3]))"},
+     false, .flags = OP_OWN_RUNNER, .args = "x",
+     .rule = "1-D of x's rank in `dtype` (int64 default)",
+     .example = "vm.shape_of(ones(shape=[2, 3]))"},
     {"vm.reshape_tensor", 2, 2, OPAT_OPAQUE, reshape_tensor_attrs, rel_reshape_tensor,
      "x with the shape given at run time", false, .flags = OP_OWN_RUNNER, .args = "x, shape",
+     .rule = "x's dtype, shape `newshape`; the shape argument has newshape's length",
      .example = "vm.reshape_tensor([1f, 2f, 3f, 4f], [2i64, 2i64], newshape=[2, 2])"},
     {"vm.invoke_tvm_op", 3, 3, OPAT_OPAQUE, no_attrs, rel_invoke_tvm_op,
      "runs a prim function into outs; returns ()", false, .flags = OP_OWN_RUNNER,
      .args = "prim, (inputs...), (outputs...)",
+     .rule = "unit (the empty tuple): outputs are written in place",
      .example = "prim @dbl_into(%X: Buffer[(2), float32], %Y: Buffer[(2), float32]) { for %i in "
                 "range(0, 2) { %Y[%i] = %X[%i] * 2f; } }\nvm.invoke_tvm_op(@dbl_into, ([1f, 2f],), "
                 "(zeros(shape=[2]),))"},

@@ -456,6 +456,13 @@ static void test_registry(void) {
     CHECK(!d->effectful);
     check_defaults(d);
   }
+  /* Every row carries its :doc reference text: a new op without it fails here. */
+  for (int i = 0; i < ops_count(); i++) {
+    const OpDef *d = ops_get(i);
+    bool ok = d->args && d->rule && d->rule[0] && d->example && d->example[0];
+    if (!ok) fprintf(stderr, "op %s: no args, rule or example\n", d->name);
+    CHECK(ok);
+  }
   CHECK_STREQ(op_pattern_name(ops_get(ops_lookup("nn.dense"))->pattern), "out-elemwise-fusable");
   CHECK(ops_get(ops_lookup("add"))->pattern == OPAT_BROADCAST);
   CHECK(ops_get(ops_lookup("exp"))->pattern == OPAT_ELEMWISE);
