@@ -25,20 +25,13 @@
 #include "repl/repl.h"
 
 enum {
-  MAX_WORDS = 64,
   META_INLINE_MAX = 16, /* constants with more elements print as meta[relay.Constant][i] */
 };
 
 /* ───────────────────────── argument words ───────────────────────── */
 
-typedef struct Words {
-  int n;
-  char *w[MAX_WORDS];
-  Span sp[MAX_WORDS];
-} Words;
-
 /* Splits args at blanks; "double quotes" keep blanks in a word. */
-static bool split_words(Session *s, const char *args, Span where, Words *out) {
+bool repl_split_words(Session *s, const char *args, Span where, Words *out) {
   out->n = 0;
   size_t i = 0, n = strlen(args);
   while (i < n) {
@@ -47,8 +40,8 @@ static bool split_words(Session *s, const char *args, Span where, Words *out) {
     bool q = args[i] == '"';
     size_t st = i + q, e = st;
     while (e < n && (q ? args[e] != '"' : !isspace((unsigned char)args[e]))) e++;
-    if (out->n == MAX_WORDS) {
-      session_error(s, where, NULL, "too many arguments");
+    if (out->n == REPL_MAX_WORDS) {
+      session_error(s, where, NULL, "too many arguments (at most %d)", REPL_MAX_WORDS);
       return false;
     }
     out->sp[out->n] = span_make(where.off + (uint32_t)i, e + q - i);
@@ -59,7 +52,7 @@ static bool split_words(Session *s, const char *args, Span where, Words *out) {
   return true;
 }
 
-static void free_words(Words *w) {
+void repl_free_words(Words *w) {
   for (int i = 0; i < w->n; i++) free(w->w[i]);
   w->n = 0;
 }
@@ -199,22 +192,22 @@ static RunStatus bind_usage(Session *s, Span where) {
  * the result the session's module (one undo step), printing the new @f. */
 RunStatus repl_cmd_bind(Session *s, const char *args, Span where) {
   Words w;
-  if (!split_words(s, args, where, &w)) return RUN_ERROR;
-  if (w.n != 2 || w.w[0][0] != '@' || !w.w[0][1]) return free_words(&w), bind_usage(s, where);
+  if (!repl_split_words(s, args, where, &w)) return RUN_ERROR;
+  if (w.n != 2 || w.w[0][0] != '@' || !w.w[0][1]) return repl_free_words(&w), bind_usage(s, where);
   word_path(s, &w, 1);
   const char *fn = w.w[0] + 1, *path = w.w[1];
   Bound b = {0};
   Module *out =
       bind_file(session_module(s), &s->inputs, &s->diag, fn, path, where, w.sp[0], w.sp[1], &b);
   session_render(s);
-  if (!out) return free_words(&w), RUN_ERROR;
+  if (!out) return repl_free_words(&w), RUN_ERROR;
   int before = module_func(session_module(s), fn)->fn->nparams,
       after = module_func(out, fn)->fn->nparams;
   print_with_meta(out, fn, &b, path);
   session_keep_module(s, out);
   printf("bound %d parameter%s of @%s from %s; kept (undo with :undo)\n", before - after,
          before - after == 1 ? "" : "s", fn, path);
-  free_words(&w);
+  repl_free_words(&w);
   return RUN_OK;
 }
 
@@ -263,9 +256,9 @@ static char *replaced_text(const Module *m, const char *fn) {
  * import leaves the session as it was and releases what it built. */
 RunStatus repl_cmd_import(Session *s, const char *args, Span where) {
   Words w;
-  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if (!repl_split_words(s, args, where, &w)) return RUN_ERROR;
   if (w.n != 1 && !(w.n == 3 && strcmp(w.w[1], "as") == 0 && valid_global(w.w[2]))) {
-    free_words(&w);
+    repl_free_words(&w);
     session_error(s, where, "usage: :import FILE.onnx [as @name]",
                   ":import needs a model file, and optionally `as @name`");
     return RUN_ERROR;
@@ -280,7 +273,7 @@ RunStatus repl_cmd_import(Session *s, const char *args, Span where) {
   session_render(s);
   if (!out) {
     if (s->kept_gen == gen) arena_release(&s->inputs, mark);
-    free_words(&w);
+    repl_free_words(&w);
     return RUN_ERROR;
   }
   import_summary(out, fn, w.w[0], &wts);
@@ -289,7 +282,7 @@ RunStatus repl_cmd_import(Session *s, const char *args, Span where) {
   free(was);
   session_keep_module(s, out);
   s->kept_gen++;
-  free_words(&w);
+  repl_free_words(&w);
   return RUN_OK;
 }
 
@@ -345,9 +338,9 @@ static bool bind_tensor(Session *s, const char *name, const RtTensor *t, Span sp
  * a file; quiet like `let` unless types are shown. */
 RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where) {
   Words w;
-  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if (!repl_split_words(s, args, where, &w)) return RUN_ERROR;
   if ((w.n != 2 && w.n != 3) || w.w[0][0] != '%' || !w.w[0][1]) {
-    free_words(&w);
+    repl_free_words(&w);
     session_error(s, where, "usage: :load-tensor %x FILE [KEY]",
                   ":load-tensor needs a variable and a tensor file");
     return RUN_ERROR;
@@ -358,7 +351,7 @@ RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where) {
   word_path(s, &w, 1);
   if (!tio_load(w.w[1], &f, err, sizeof err)) {
     session_error(s, w.sp[1], NULL, "%s", err);
-    return free_words(&w), RUN_ERROR;
+    return repl_free_words(&w), RUN_ERROR;
   }
   const TioEntry *e = pick_entry(s, &f, &w, where);
   if (e && bind_tensor(s, w.w[0] + 1, e->t, w.sp[0])) {
@@ -369,7 +362,7 @@ RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where) {
     st = RUN_OK;
   }
   tio_file_free(&f);
-  free_words(&w);
+  repl_free_words(&w);
   return st;
 }
 
@@ -403,14 +396,14 @@ static int capture_fn(DLTensor *a, int n, void *ctx, char *err, size_t errn) {
 typedef struct SaveList {
   StrBuf expr;  /* the tuple of operands */
   PtrVec names; /* malloc'd entry names */
-  DType dtypes[MAX_WORDS * 4];
+  DType dtypes[REPL_MAX_WORDS * 4];
   int n;
 } SaveList;
 
 static bool add_operand(Session *s, SaveList *l, const char *text, const char *name, const Type *t,
                         Span sp) {
   if (t->kind != TY_TENSOR) return false;
-  if (l->n == MAX_WORDS * 4) {
+  if (l->n == REPL_MAX_WORDS * 4) {
     session_error(s, sp, NULL, "too many tensors for one :save");
     return false;
   }
@@ -475,9 +468,9 @@ static bool capture(Session *s, SaveList *l, TioFile *file, Span where) {
  * the file's extension; all variables are checked before anything is written. */
 RunStatus repl_cmd_save(Session *s, const char *args, Span where) {
   Words w;
-  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if (!repl_split_words(s, args, where, &w)) return RUN_ERROR;
   if (w.n < 2) {
-    free_words(&w);
+    repl_free_words(&w);
     session_error(s, where, "usage: :save %x [%y ...] FILE.npy|.npz|.safetensors",
                   ":save needs variables and a file name");
     return RUN_ERROR;
@@ -510,7 +503,7 @@ RunStatus repl_cmd_save(Session *s, const char *args, Span where) {
   for (size_t i = 0; i < l.names.len; i++) free(l.names.items[i]);
   vec_free(&l.names);
   sb_free(&l.expr);
-  free_words(&w);
+  repl_free_words(&w);
   return ok ? RUN_OK : RUN_ERROR;
 }
 
@@ -518,9 +511,9 @@ RunStatus repl_cmd_save(Session *s, const char *args, Span where) {
 
 RunStatus repl_cmd_extern(Session *s, const char *args, Span where) {
   Words w;
-  if (!split_words(s, args, where, &w)) return RUN_ERROR;
+  if (!repl_split_words(s, args, where, &w)) return RUN_ERROR;
   if (w.n != 3) {
-    free_words(&w);
+    repl_free_words(&w);
     session_error(s, where, "usage: :extern NAME LIB.so SYMBOL",
                   ":extern needs a name, a shared library and a symbol");
     return RUN_ERROR;
@@ -532,6 +525,6 @@ RunStatus repl_cmd_extern(Session *s, const char *args, Span where) {
     printf("registered %s = %s from %s\n", w.w[0], w.w[2], w.w[1]);
   else
     session_error(s, where, NULL, "%s", err);
-  free_words(&w);
+  repl_free_words(&w);
   return ok ? RUN_OK : RUN_ERROR;
 }

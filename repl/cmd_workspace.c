@@ -12,36 +12,7 @@
 #include "ir/walk.h"
 #include "repl/repl.h"
 
-enum { MAX_WORDS = 64, TYPE_COLS = 44 };
-
-typedef struct Words {
-  int n;
-  char *w[MAX_WORDS];
-  Span sp[MAX_WORDS];
-} Words;
-
-/* Splits args (whose span is where) at blanks; false past MAX_WORDS. */
-static bool split(Session *s, const char *args, Span where, Words *out) {
-  out->n = 0;
-  for (size_t i = 0, n = strlen(args); i < n;) {
-    while (i < n && isspace((unsigned char)args[i])) i++;
-    size_t st = i;
-    while (i < n && !isspace((unsigned char)args[i])) i++;
-    if (i == st) break;
-    if (out->n == MAX_WORDS) {
-      session_error(s, where, NULL, "too many arguments (at most %d)", MAX_WORDS);
-      return false;
-    }
-    out->w[out->n] = strndup(args + st, i - st);
-    if (!out->w[out->n]) rly_oom();
-    out->sp[out->n++] = span_make(where.off + (uint32_t)st, i - st);
-  }
-  return true;
-}
-
-static void free_words(Words *w) {
-  for (int i = 0; i < w->n; i++) free(w->w[i]);
-}
+enum { TYPE_COLS = 44 };
 
 static const char *size_str(char *buf, size_t n, size_t bytes) {
   return rt_bytes_str(buf, n, (double)bytes);
@@ -144,14 +115,14 @@ static void del_one(Session *s, Var *v) {
 /* `:del %x [%y ...]`: every name is checked before any is deleted. */
 RunStatus repl_cmd_del(Session *s, const char *args, Span where) {
   Words w;
-  if (!split(s, args, where, &w)) return RUN_ERROR;
-  Var *vars[MAX_WORDS];
+  if (!repl_split_words(s, args, where, &w)) return RUN_ERROR;
+  Var *vars[REPL_MAX_WORDS];
   bool ok = w.n > 0;
   if (!w.n) session_error(s, where, "usage: :del %x [%y ...]", ":del needs session variables");
   for (int i = 0; i < w.n && ok; i++) ok = (vars[i] = del_target(s, w.w[i], w.sp[i])) != NULL;
   for (int i = 0; ok && i < w.n; i++)
     if (engine_var(session_engine(s), vars[i]->name) == vars[i]) del_one(s, vars[i]);
-  free_words(&w);
+  repl_free_words(&w);
   return ok ? RUN_OK : RUN_ERROR;
 }
 
@@ -238,10 +209,10 @@ static bool write_text(Session *s, const char *path, const char *text, Span sp) 
  * they use) as a module that `:load` or `rly FILE` reads back. */
 RunStatus repl_cmd_write(Session *s, const char *args, Span where) {
   Words w;
-  if (!split(s, args, where, &w)) return RUN_ERROR;
+  if (!repl_split_words(s, args, where, &w)) return RUN_ERROR;
   if (!w.n || !check_names(s, &w)) {
     if (!w.n) session_error(s, where, "usage: :write FILE.rly [@f ...]", ":write needs a file");
-    return free_words(&w), RUN_ERROR;
+    return repl_free_words(&w), RUN_ERROR;
   }
   Deps d = {.s = s};
   const Module *m = session_module(s);
@@ -258,6 +229,6 @@ RunStatus repl_cmd_write(Session *s, const char *args, Span where) {
            d.defs.len == 1 ? "" : "s", w.w[0], (long long)nmeta, nmeta == 1 ? "" : "s");
   free(text);
   vec_free(&d.todo), vec_free(&d.defs), strmap_free(&d.seen);
-  free_words(&w);
+  repl_free_words(&w);
   return ok ? RUN_OK : RUN_ERROR;
 }

@@ -173,6 +173,17 @@ int repl_list_ops(const char *format);
 /* Keeps m (the module before a change) for :undo as the step `what`; the
  * oldest of REPL_UNDO_DEPTH is dropped. */
 void repl_undo_push(Session *s, Module *m, const char *what);
+/* A command's argument words and their spans (cmd_data.c). */
+enum { REPL_MAX_WORDS = 64 };
+typedef struct Words {
+  int n;
+  char *w[REPL_MAX_WORDS];
+  Span sp[REPL_MAX_WORDS];
+} Words;
+/* Splits args (whose span is where) at blanks; "double quotes" keep blanks
+ * in a word.  False, after an error, past REPL_MAX_WORDS. */
+bool repl_split_words(Session *s, const char *args, Span where, Words *out);
+void repl_free_words(Words *w);
 /* The data commands (cmd_data.c): tensor files, BindParams, externals. */
 RunStatus repl_cmd_bind(Session *s, const char *args, Span where);
 RunStatus repl_cmd_save(Session *s, const char *args, Span where);
