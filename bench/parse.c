@@ -26,7 +26,7 @@
 #include "ir/walk.h"
 #include "parser/lexer.h"
 #include "parser/parser.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 /* Times are CPU seconds (the process's, or a child's user + system time):
  * on a shared machine the wall clock measures the neighbours too. */

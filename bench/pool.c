@@ -1,4 +1,4 @@
-/* pool.c — the thread pool's cost per parallel loop (jit/pool.h).
+/* pool.c — the thread pool's cost per parallel loop (rt/pool.h).
  *
  * Each loop has T iterations of W µs of busy work (a spin on the clock, so
  * the work is the same on every thread): the ideal wall time on P threads
@@ -7,7 +7,7 @@
  * chunks, waiting for the last one).  Loops run back to back, as a
  * kernel's loops do; the median over R loops is reported.
  * Usage: bench/pool [THREADS [R]] (THREADS 0: one per core). */
-#include "jit/pool.h"
+#include "rt/pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* prng.c — bench/prng: uniform float32 numbers per second from rly's
  * Threefry kernel (both JAX modes) against numpy's Generator(Philox), also
  * counter-based, measured in the same run; prints the ratio.  Best of 5. */
-#include "interp/prng.h"
+#include "kernels/prng.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -21,7 +21,7 @@
 #include "interp/extern.h"
 #include "ir/util.h"
 #include "jit/jit.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 struct rly_session {
   DiagCtx diag;

@@ -1,5 +1,5 @@
 /* const_eval.c — the evaluator FoldConstant calls (PassEvalFn,
- * passes/pass.h): an op's reference kernel (interp/kernels.h) run on
+ * passes/pass.h): an op's reference kernel (kernels/kernels.h) run on
  * constant tensors exactly as the interpreter runs it, the results copied
  * into the caller's arena.  passes/ sits below the kernels and reaches
  * them only through this hook, which engine_new installs. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "interp/kernels.h"
+#include "kernels/kernels.h"
 #include "passes/pass.h"
 
 /* Runs the kernel on borrowed views of the constants (nothing is copied

@@ -1,6 +1,6 @@
 /* draw.c — a function's or an expression's picture into a file (draw.h).
  *
- * The DOT text is built by passes/dot.c with the engine's kernel names and
+ * The DOT text is built by ir/dot.c with the engine's kernel names and
  * the profile's shares as callbacks; .dot files get it as is, .svg and .png
  * go through gv_render.c.  A file is written only once the picture is
  * made, so a failed layout leaves no half-written file. */
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "engine/gv_render.h"
-#include "passes/dot.h"
+#include "ir/dot.h"
 
 typedef struct DrawCtx {
   Engine *e;

@@ -1,5 +1,5 @@
 /* draw.h — pictures of dataflow graphs (`:dot`, `rly --dot`, `:set
- * step-dot`): the DOT text of passes/dot.h written as it is (.dot) or laid
+ * step-dot`): the DOT text of ir/dot.h written as it is (.dot) or laid
  * out and rendered through Graphviz's libraries (.svg, .png; gv_render.h).
  *
  * Clusters of Primitive functions are named after the kernels the jit

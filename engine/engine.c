@@ -3,7 +3,7 @@
  *
  * In jit mode every function of the module and the expression being
  * evaluated go through the jit's pipeline (JIT_PIPELINE below: graph
- * passes, FuseOps and the lowering to TIR, passes/lower.h):
+ * passes, FuseOps and the lowering to TIR, lower/lower.h):
  * pure op calls become call_tir of prim functions, which call_tir runs on
  * the registered compiled executor (the JIT, rt/exec.h) or the TIR
  * interpreter.  The lowered program is evaluated against a copy of the
@@ -21,13 +21,13 @@
 #include "engine/engine_int.h"
 #include "ir/walk.h"
 #include "jit/jit.h"
+#include "lower/lower.h"
 #include "ops/ops.h"
-#include "passes/lower.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "rt/exec.h"
 #include "rt/rt.h"
+#include "types/types.h"
 
 struct Engine {
   EngineOptions opt;
@@ -35,7 +35,7 @@ struct Engine {
   Interp *in;
   Arena arena; /* lowered IR */
   Lowerer *low;
-  RwMap lowered; /* FuncDef* (the session's) → FuncDef* (lowered, or the same) */
+  PtrMap lowered; /* FuncDef* (the session's) → FuncDef* (lowered, or the same) */
   const Module *cur;
   /* The lowered view of the session's module, rebuilt only when its
    * definitions changed (view_current), or the options (view_src = NULL). */
@@ -211,7 +211,7 @@ void engine_free(Engine *e) {
   if (e->view) module_free(e->view);
   free(e->view_defs);
   lower_free(e->low);
-  rw_map_free(&e->lowered);
+  ptrmap_free(&e->lowered);
   arena_free(&e->arena);
   free(e);
 }
@@ -342,10 +342,10 @@ static bool holds_too_big(Expr *e) {
 }
 
 static FuncDef *lower_def(Engine *e, const Module *m, FuncDef *fd) {
-  FuncDef *have = rw_map_get(&e->lowered, fd);
+  FuncDef *have = ptrmap_get(&e->lowered, fd);
   if (have) return have;
   if (holds_too_big(fd->fn->body)) {
-    rw_map_put(&e->lowered, fd, fd);
+    ptrmap_put(&e->lowered, fd, fd);
     return fd;
   }
   FuseOptions o = jit_fuse_options(e);
@@ -357,7 +357,7 @@ static FuncDef *lower_def(Engine *e, const Module *m, FuncDef *fd) {
     *r = *fd;
     r->fn = f;
   }
-  rw_map_put(&e->lowered, fd, r);
+  ptrmap_put(&e->lowered, fd, r);
   return r;
 }
 

@@ -18,7 +18,7 @@
 #include "ir/util.h"
 #include "ir/walk.h"
 #include "parser/lexer.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 /* ───────────────────────── scanning ───────────────────────── */
 

@@ -18,7 +18,7 @@
 
 #include "engine/engine_int.h"
 #include "parser/parser.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 extern const char rly_prelude_text[];
 extern const size_t rly_prelude_len;

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "interp/kernels.h"
 #include "ir/tir.h"
 #include "jit/jit.h"
+#include "kernels/kernels.h"
 #include "ops/ops.h"
 
 enum { PROFILE_SIZES = 16, ENV_MAX = 64, NAME_MAX_SHOWN = 56 };

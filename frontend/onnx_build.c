@@ -3,7 +3,7 @@
  * their arguments are constants, bound to graph variables otherwise; and
  * the helpers converters read values and attributes with.
  *
- * Folding runs the op's reference kernel (interp/kernels.h) on the
+ * Folding runs the op's reference kernel (kernels/kernels.h) on the
  * constants, exactly as the interpreter would at run time, so a folded
  * Shape→Gather→Concat chain gives the values the unfolded one would.  Only
  * calls whose arguments are all constants fold: an initializer that is a

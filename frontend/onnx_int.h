@@ -23,7 +23,7 @@
 #define RLY_FRONTEND_ONNX_INT_H
 
 #include "frontend/onnx.h"
-#include "interp/kernels.h"
+#include "kernels/kernels.h"
 #include "onnx.pb-c.h"
 #include "ops/ops.h"
 

@@ -26,8 +26,8 @@
 #include <string.h>
 
 #include "interp/interp_int.h"
-#include "interp/prng.h"
-#include "interp/scalar_ops.h"
+#include "kernels/prng.h"
+#include "kernels/scalar_ops.h"
 #include "ops/ops.h"
 
 typedef enum KontKind {

@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "interp/interp_int.h"
-#include "interp/scalar_ops.h"
+#include "kernels/scalar_ops.h"
 
 enum { MAX_PARAMS = 16 };
 

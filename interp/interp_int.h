@@ -12,7 +12,7 @@
 #include <signal.h>
 
 #include "interp/interp.h"
-#include "interp/kernels.h"
+#include "kernels/kernels.h"
 #include "rt/exec.h"
 
 /* Map from a 64-bit key (Var id or pointer) to an int (ir/util.h U64Map). */

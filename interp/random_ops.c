@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "interp/interp_int.h"
-#include "interp/prng.h"
+#include "kernels/prng.h"
 #include "ops/ops.h"
 
 typedef struct RCall {

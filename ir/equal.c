@@ -21,62 +21,8 @@
 
 #include "ir/ir.h"
 #include "ir/tir.h"
+#include "ir/util.h"
 #include "ir/walk.h"
-
-/* ───────────────────── a pointer-keyed hash map ───────────────────── */
-
-typedef struct PtrMap {
-  const void **keys;
-  uint64_t *vals;
-  size_t len, cap;
-} PtrMap;
-
-static size_t ptr_hash(const void *p) {
-  uint64_t x = (uint64_t)(uintptr_t)p;
-  x ^= x >> 29;
-  x *= 0xbf58476d1ce4e5b9ull;
-  return (size_t)(x ^ (x >> 32));
-}
-
-static uint64_t *pm_find(const PtrMap *m, const void *k) {
-  if (!m->cap) return NULL;
-  for (size_t i = ptr_hash(k) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-    if (m->keys[i] == k) return &m->vals[i];
-  return NULL;
-}
-
-static void pm_grow(PtrMap *m) {
-  PtrMap n = {0};
-  n.cap = m->cap ? m->cap * 2 : 64;
-  n.keys = calloc(n.cap, sizeof *n.keys);
-  n.vals = calloc(n.cap, sizeof *n.vals);
-  if (!n.keys || !n.vals) rly_oom();
-  for (size_t i = 0; i < m->cap; i++) {
-    if (!m->keys[i]) continue;
-    size_t j = ptr_hash(m->keys[i]) & (n.cap - 1);
-    while (n.keys[j]) j = (j + 1) & (n.cap - 1);
-    n.keys[j] = m->keys[i], n.vals[j] = m->vals[i];
-  }
-  n.len = m->len;
-  free(m->keys);
-  free(m->vals);
-  *m = n;
-}
-
-static uint64_t *pm_slot(PtrMap *m, const void *k) {
-  if ((m->len + 1) * 10 > m->cap * 7) pm_grow(m);
-  size_t i = ptr_hash(k) & (m->cap - 1);
-  for (; m->keys[i]; i = (i + 1) & (m->cap - 1))
-    if (m->keys[i] == k) return &m->vals[i];
-  m->keys[i] = k, m->len++;
-  return &m->vals[i];
-}
-
-static void pm_free(PtrMap *m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
-}
 
 /* ─────────────────────────── equality context ─────────────────────────── */
 
@@ -88,9 +34,9 @@ typedef struct Eq {
 } Eq;
 
 static void eq_free(Eq *q) {
-  pm_free(&q->ab);
-  pm_free(&q->ba);
-  pm_free(&q->memo);
+  ptrmap_free(&q->ab);
+  ptrmap_free(&q->ba);
+  ptrmap_free(&q->memo);
   vec_free(&q->ta);
   vec_free(&q->tb);
   vec_free(&q->va);
@@ -98,15 +44,15 @@ static void eq_free(Eq *q) {
 }
 
 static void bind_pair(Eq *q, const void *a, const void *b) {
-  *pm_slot(&q->ab, a) = (uint64_t)(uintptr_t)b;
-  *pm_slot(&q->ba, b) = (uint64_t)(uintptr_t)a;
+  *ptrmap_slot(&q->ab, a) = (uint64_t)(uintptr_t)b;
+  *ptrmap_slot(&q->ba, b) = (uint64_t)(uintptr_t)a;
 }
 
 /* A use: paired binders, or the same unbound object. */
 static bool use_eq(const Eq *q, const void *a, const void *b) {
-  const uint64_t *pa = pm_find(&q->ab, a);
+  const uint64_t *pa = ptrmap_find(&q->ab, a);
   if (pa) return (const void *)(uintptr_t)*pa == b;
-  return !pm_find(&q->ba, b) && a == b;
+  return !ptrmap_find(&q->ba, b) && a == b;
 }
 
 static bool str_eq(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
@@ -364,10 +310,10 @@ static bool memo_leaf(const Expr *e) {
 /* A pair already proven equal is not compared again. */
 static bool memo_eq(Eq *q, const Expr *a, const Expr *b) {
   if (memo_leaf(a)) return node_eq(q, a, b);
-  const uint64_t *m = pm_find(&q->memo, a);
+  const uint64_t *m = ptrmap_find(&q->memo, a);
   if (m && (const Expr *)(uintptr_t)*m == b) return true;
   if (!node_eq(q, a, b)) return false;
-  *pm_slot(&q->memo, a) = (uint64_t)(uintptr_t)b;
+  *ptrmap_slot(&q->memo, a) = (uint64_t)(uintptr_t)b;
   return true;
 }
 
@@ -626,18 +572,18 @@ typedef struct Hs {
 } Hs;
 
 static void hs_free(Hs *h) {
-  pm_free(&h->level);
-  pm_free(&h->memo);
+  ptrmap_free(&h->level);
+  ptrmap_free(&h->memo);
   free(h->memos);
   vec_free(&h->tparams);
 }
 
 static uint64_t str_hash(const char *s) { return s ? hash_bytes(s, strlen(s), 7) : 0; }
 
-static void hs_bind(Hs *h, const void *v) { *pm_slot(&h->level, v) = ++h->depth; }
+static void hs_bind(Hs *h, const void *v) { *ptrmap_slot(&h->level, v) = ++h->depth; }
 
 static uint64_t hs_use(const Hs *h, const void *v, uint64_t id) {
-  const uint64_t *l = pm_find(&h->level, v);
+  const uint64_t *l = ptrmap_find(&h->level, v);
   return l ? hash_mix(0xb0, *l) : hash_mix(0xf4, id);
 }
 
@@ -840,7 +786,7 @@ static uint64_t fn_hash(Hs *h, const Function *f) {
  * so a shared node is hashed once per depth. */
 static uint64_t memo_node_hash(Hs *h, const Expr *e) {
   if (memo_leaf(e)) return node_hash(h, e);
-  uint64_t *slot = pm_find(&h->memo, e);
+  uint64_t *slot = ptrmap_find(&h->memo, e);
   if (slot && h->memos[*slot - 1].depth == h->depth) return h->memos[*slot - 1].hash;
   uint64_t r = node_hash(h, e);
   if (!slot) {
@@ -849,7 +795,7 @@ static uint64_t memo_node_hash(Hs *h, const Expr *e) {
       h->memos = realloc(h->memos, sizeof *h->memos * h->capmemos);
       if (!h->memos) rly_oom();
     }
-    slot = pm_slot(&h->memo, e);
+    slot = ptrmap_slot(&h->memo, e);
     *slot = ++h->nmemos;
   }
   h->memos[*slot - 1].depth = h->depth, h->memos[*slot - 1].hash = r;

@@ -1,6 +1,6 @@
 /* tir_rules.h — the typing and conversion rules of TIR scalar expressions,
  * written once for the three places that must agree on them: the verifier
- * (passes/tir_verify.c), the reference interpreter (rt/tir_interp.c) and
+ * (types/tir_verify.c), the reference interpreter (rt/tir_interp.c) and
  * the JIT (jit/codegen_expr.c, which tests/unit/test_jit.c compares with
  * the interpreter).  Each of them implements every rule (a value computed,
  * an LLVM instruction emitted), but which rule applies is decided here.

@@ -315,3 +315,20 @@ void u64map_free(U64Map *m) {
   free(m->vals);
   memset(m, 0, sizeof *m);
 }
+
+void *ptrmap_get(const PtrMap *m, const void *key) {
+  const uint64_t *v = u64map_find(m, PTR_KEY(key));
+  return v ? (void *)(uintptr_t)*v : NULL;
+}
+
+bool ptrmap_has(const PtrMap *m, const void *key) { return u64map_find(m, PTR_KEY(key)) != NULL; }
+
+void ptrmap_put(PtrMap *m, const void *key, void *val) {
+  *u64map_slot(m, PTR_KEY(key)) = PTR_KEY(val);
+}
+
+uint64_t *ptrmap_find(const PtrMap *m, const void *key) { return u64map_find(m, PTR_KEY(key)); }
+
+uint64_t *ptrmap_slot(PtrMap *m, const void *key) { return u64map_slot(m, PTR_KEY(key)); }
+
+void ptrmap_free(PtrMap *m) { u64map_free(m); }

@@ -1,6 +1,6 @@
 /* util.h — small shared helpers: internal-bug reporting, a growable string
  * buffer, a string→pointer hash map.  User errors never go through here;
- * they are diagnostics (parser/diag.h). */
+ * they are diagnostics (ir/diag.h). */
 #ifndef RLY_UTIL_H
 #define RLY_UTIL_H
 
@@ -86,6 +86,16 @@ uint64_t *u64map_slot(U64Map *m, uint64_t key);       /* inserted as 0 when new 
 bool u64map_insert(U64Map *m, uint64_t key);          /* false if already there */
 void u64map_free(U64Map *m);
 #define PTR_KEY(p) ((uint64_t)(uintptr_t)(p))
+
+/* The same map keyed by pointers: the one pointer map of the code base
+ * (rewriters' substitutions, equality's binder pairs, use counts). */
+typedef U64Map PtrMap;
+void *ptrmap_get(const PtrMap *m, const void *key); /* NULL when absent */
+bool ptrmap_has(const PtrMap *m, const void *key);
+void ptrmap_put(PtrMap *m, const void *key, void *val);
+uint64_t *ptrmap_find(const PtrMap *m, const void *key); /* the value's slot, NULL when absent */
+uint64_t *ptrmap_slot(PtrMap *m, const void *key);       /* inserted as 0 when new */
+void ptrmap_free(PtrMap *m);
 
 uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t hash_mix(uint64_t h, uint64_t v);

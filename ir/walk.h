@@ -24,10 +24,10 @@
  *   ir/walk.c                  its children (layout) and binders (expr_binders)
  *   ir/print.c                 how it prints (the printing switch)
  *   parser/parser.c            how it parses
- *   passes/typecheck_expr.c    its typing rule
+ *   types/typecheck_expr.c     its typing rule
  *   interp/eval.c              how it evaluates
  *   passes/effect_flow.c,      what it means for EffectToState's reference
- *   passes/linearity.c         flow and for key linearity
+ *   types/linearity.c          flow and for key linearity
  * plus ir/equal.c only when it holds data besides children and binders (a
  * case in shallow_eq and shallow_hash), and the scalar fast path
  * (interp/fast.c) only to compile it instead of falling back.  Rewriters,

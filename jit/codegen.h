@@ -19,7 +19,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "jit/jit_abi.h"
+#include "rt/jit_abi.h"
 
 enum { LIN_TERMS = 4 };
 

@@ -46,9 +46,9 @@
 #include <unistd.h>
 
 #include "ir/walk.h"
-#include "jit/jit_abi.h"
 #include "jit/jit_config.h"
-#include "jit/pool.h"
+#include "rt/jit_abi.h"
+#include "rt/pool.h"
 
 typedef struct Code {
   uint64_t k1, k2; /* the key (see key_of) */

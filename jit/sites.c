@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "ir/walk.h"
-#include "jit/jit_abi.h"
+#include "rt/jit_abi.h"
 
 typedef struct Walk {
   JitSite *items;

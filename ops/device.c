@@ -9,7 +9,10 @@
  * any type: the type of the result is the argument's, and the evaluator
  * returns the argument itself (OP_IDENTITY).  The device attributes are
  * kept as written (a meta reference into the `#[metadata]` section, which
- * the parser checks, or None) so the program prints back unchanged. */
+ * the parser checks, or None) so the program prints back unchanged.
+ *
+ * The device's one fact the compilation stages ask: its vector register
+ * width (target_vector_bytes, ops/ops.h). */
 #include "ops/families.h"
 
 static Type *rel_identity(RelCtx *cx, int nargs, Type **args, const Tensor **values,
@@ -37,3 +40,12 @@ const OpDef ops_family_device[] = {
      .rule = "the result has x's type", .example = "device_copy([1f, 2f])"},
     {0},
 };
+
+int target_vector_bytes(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 64;
+  if (__builtin_cpu_supports("avx2")) return 32;
+#endif
+  return 16;
+}

@@ -10,7 +10,7 @@
  * the rank comes from the shape argument's (static) length and the dims it
  * decides are `?`.  A shape argument must be a 1-D integer tensor of known
  * length (dyn.nn.pad: (rank, 2); dyn.topk's k and dyn.one_hot's depth:
- * integer scalars).  The kernels (interp/kernels_dyn.c) likewise run the
+ * integer scalars).  The kernels (kernels/kernels_dyn.c) likewise run the
  * static ops' kernels with the rebuilt attributes. */
 #include "ops/dyn.h"
 

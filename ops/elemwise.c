@@ -9,7 +9,7 @@
  * integers only, as a type error.  fast_exp, fast_tanh and fast_erf are
  * TVM's approximations by name; rly computes them as exp, tanh and erf.
  * The rows name their compute rules (compute_elemwise.c); the reference
- * kernels are in interp/kernels_elemwise.c. */
+ * kernels are in kernels/kernels_elemwise.c. */
 #include "ops/families.h"
 
 static const Span no_span;

@@ -30,8 +30,8 @@
 OP_FAMILIES(X)
 #undef X
 
-/* The gradient rules the rows name (OpDef.grad; ops/grad.h), defined in
- * ops/grad_rules.c: grad_<name> for each name of GRAD_RULES (its backward
+/* The gradient rules the rows name (OpDef.grad; ad/grad.h), defined in
+ * ad/grad_rules.c: grad_<name> for each name of GRAD_RULES (its backward
  * function bw_<name>), and the rules sharing one of them. */
 struct OpGrad;
 /* clang-format off */

@@ -1,7 +1,7 @@
 /* fast_math.h — TVM's float32 approximations behind fast_exp, fast_tanh,
  * fast_erf and nn.fast_softmax: their constants, and the approximations
- * written once in C for the reference kernels (interp/kernels_elemwise.c,
- * interp/kernels_nn.c).  The compute rules (ops/compute_elemwise.c) build
+ * written once in C for the reference kernels (kernels/kernels_elemwise.c,
+ * kernels/kernels_nn.c).  The compute rules (lower/compute/compute_elemwise.c) build
  * the same float32 operations, in the same order, as TIR from these
  * constants, so the interpreter and compiled code agree bit for bit (with
  * contraction off; a fused multiply-add may change the last bits).

@@ -1,8 +1,8 @@
 /* image.h — the attributes of the image ops (image.resize1d/2d/3d,
  * dyn.image.resize2d, image.crop_and_resize, image.grid_sample), read and
  * checked in one place (ops/image.c) for their relations, their reference
- * kernels (interp/kernels_image.c) and their compute rules
- * (ops/compute_image.c), and the float-list attributes the image and vision
+ * kernels (kernels/kernels_image.c) and their compute rules
+ * (lower/compute/compute_image.c), and the float-list attributes the image and vision
  * ops take (roi, sizes, ratios, ...).
  *
  * The names are TVM's (relay/attrs/image.h); each enum below comes from one

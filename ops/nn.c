@@ -13,7 +13,7 @@
  * where TVM fuses the op; the normalizations and the cross entropies, which
  * TVM leaves opaque (or decomposes), are out-elemwise-fusable here (a
  * reduction for the cross entropies), since each has a compute rule
- * (ops/compute_reduce.c, compute_nn_norm.c, compute_nn_loss.c).
+ * (lower/compute/compute_reduce.c, compute_nn_norm.c, compute_nn_loss.c).
  *
  * nn.batch_norm(x, gamma, beta, moving_mean, moving_var) is TVM's inference
  * form: a 3-tuple of the normalized x and the moving mean and variance

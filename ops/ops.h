@@ -5,9 +5,9 @@
  * them.  An entry gives the name, arity, attributes with their defaults,
  * fusion pattern, a one-line description, the type relation, the flags
  * other layers ask about (instead of comparing names), the cost kind
- * :time counts, and the TIR compute rule (ops/compute.h).  The reference
+ * :time counts, and the TIR compute rule (lower/compute/compute.h).  The reference
  * kernel lives a layer up (interp/): interp registers it in a table
- * indexed by the op's registry index (kernels_get, interp/kernels.h), and
+ * indexed by the op's registry index (kernels_get, kernels/kernels.h), and
  * a unit test checks that every op has one.
  *
  * The type relation is written once and serves twice: at compile time on
@@ -92,7 +92,7 @@ typedef enum OpCost {
   OPCOST_CONV2D,   /* a multiply-add per output element and per weight entry Cin/groups × kh × kw */
 } OpCost;
 
-/* A TIR compute rule (ops/compute.h): lowers one call of the op, or returns
+/* A TIR compute rule (lower/compute/compute.h): lowers one call of the op, or returns
  * NULL after lc_fail() when it cannot (the call then stays with the
  * reference kernel).  The rules live in ops/compute_<family>.c. */
 typedef struct LowerCx LowerCx;
@@ -110,7 +110,7 @@ typedef struct OpDef {
   unsigned flags;  /* OP_* above */
   OpCost cost;
   OpComputeFn *compute;      /* NULL: no TIR rule, the op runs on its reference kernel */
-  const struct OpGrad *grad; /* NULL: not differentiable (ops/grad.h, the Gradient pass) */
+  const struct OpGrad *grad; /* NULL: not differentiable (ad/grad.h, the Gradient pass) */
   /* Reference text for :doc, :info and `rly --list-ops` (ops/op_doc.c):
    * the arguments' names ("data, weight"; "..." ends a variadic list), a
    * sentence on the result's type, and a call that runs (tests/op_examples.py
@@ -201,5 +201,10 @@ bool op_attr_is_none(const Expr *call, const char *key);
 /* An int list (a single int counts as a list of one); -1 when None (written
  * or by default) or not a list of at most max ints. */
 int op_attr_ints(const Expr *call, const char *key, int64_t *out, int max);
+
+/* The host's vector register width in bytes (AVX-512: 64, AVX2: 32, else
+ * 16): the one place kernels' register blocks and AlterOpLayout's blocked
+ * layouts are sized from (ops/device.c). */
+int target_vector_bytes(void);
 
 #endif

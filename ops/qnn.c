@@ -7,7 +7,7 @@
  * point (int32), each a scalar or, for quantize, dequantize, requantize and
  * the kernel of qnn.conv2d / qnn.dense, a 1-D tensor with one value per
  * channel of `axis` (the weight's output channels).  The arithmetic (the
- * reference kernels, interp/kernels_qnn.c) is TVM's canonical lowering:
+ * reference kernels, kernels/kernels_qnn.c) is TVM's canonical lowering:
  *   fixed_point_multiply  round(x * multiplier * 2^(shift - 31)), int32,
  *                         ties upward (q_multiply_shift)
  *   quantize    clip(round_half_even(x / scale) + zp) in out_dtype

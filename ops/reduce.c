@@ -19,9 +19,9 @@
  * giving a 1-d result), dtype (of the result and the accumulation; ""
  * keeps the data's), exclusive (element i combines the elements before
  * i).  TVM marks them opaque; here they are out-elemwise-fusable, like
- * softmax, so they lower (ops/compute_reduce.c) and their elementwise
+ * softmax, so they lower (lower/compute/compute_reduce.c) and their elementwise
  * consumers fuse into them.  The reference kernels are in
- * interp/kernels_reduce.c. */
+ * kernels/kernels_reduce.c. */
 #include "ops/families.h"
 
 static const Span no_span;

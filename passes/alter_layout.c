@@ -4,7 +4,7 @@
  * cancel.
  *
  * Rules (x NCHW, float, static shapes; lanes = the host's vector width in
- * elements, ops/compute.h's lc_vector_bytes):
+ * elements, ops/ops.h's target_vector_bytes):
  *   conv1d       nn.conv1d(x, w) (NCW / OIW, groups 1 or depthwise) →
  *                squeeze(%y, [2]) with %y
  *                the conv2d rule's rewrite of nn.conv2d(expand_dims(x, 2),
@@ -44,8 +44,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/compute.h"
 #include "ops/nn_int.h"
+#include "ops/ops.h"
 #include "passes/graph_int.h"
 
 typedef struct Blk {
@@ -95,7 +95,7 @@ static bool blocked_arg(Graph *g, Expr *arg, Blk *b) {
 /* The channel block for n channels: the vector width when it divides n,
  * else the largest divisor of n below it. */
 static int64_t pick_block(int64_t n, DType dt) {
-  int64_t lanes = lc_vector_bytes() / dtype_bytes(dt);
+  int64_t lanes = target_vector_bytes() / dtype_bytes(dt);
   for (int64_t b = lanes; b > 1; b--)
     if (n % b == 0) return b;
   return 1;
@@ -107,7 +107,7 @@ static int64_t pick_block(int64_t n, DType dt) {
  * register per column (MobileNet's 144 -> 24 convolution: 114 GFLOP/s,
  * against 46 with blocks of 12, which vectorize badly). */
 static int64_t pick_out_block(int64_t n, DType dt) {
-  int64_t lanes = lc_vector_bytes() / dtype_bytes(dt);
+  int64_t lanes = target_vector_bytes() / dtype_bytes(dt);
   if (n % lanes != 0 && n > lanes && n <= 2 * lanes && n % 8 == 0) return n;
   return pick_block(n, dt);
 }
@@ -408,16 +408,16 @@ static Tensor *pack_weight(Graph *g, const Tensor *w, bool kn, int64_t nr) {
  * time steps written out share their recurrent weight): the map in the
  * pass's user pointer keys them by the tensor and the orientation. */
 static Tensor *packed_weight(Graph *g, const Tensor *w, bool kn, int64_t nr) {
-  RwMap *memo = g->user;
+  PtrMap *memo = g->user;
   const void *key = (const char *)w + kn; /* tensors are aligned: the low bit is free */
-  Tensor *p = rw_map_get(memo, key);
-  if (!p) rw_map_put(memo, key, p = pack_weight(g, w, kn, nr));
+  Tensor *p = ptrmap_get(memo, key);
+  if (!p) ptrmap_put(memo, key, p = pack_weight(g, w, kn, nr));
   return p;
 }
 
 /* nn.dense(x, W) and nn.matmul(x, W) (x not transposed) with a constant
  * float W → nn.contrib_dense_pack(x, panels of W), the panels two vector
- * registers wide as the product's schedule reads them (ops/compute_nn.c). */
+ * registers wide as the product's schedule reads them (lower/compute/compute_nn.c). */
 static Expr *alter_product(Graph *g, Expr *e, Expr *r, bool matmul) {
   Expr *x = r->u.call.args[0], *wv = graph_value(g, r->u.call.args[1]);
   const Type *xt = graph_tensor_of(x), *yt = graph_tensor_of(r);
@@ -428,7 +428,7 @@ static Expr *alter_product(Graph *g, Expr *e, Expr *r, bool matmul) {
       dt == DT_FLOAT16 || (matmul && op_attr_bool(r, "transpose_a")))
     return r;
   bool kn = matmul && !op_attr_bool(r, "transpose_b");
-  int64_t nr = 2 * lc_vector_bytes() / dtype_bytes(dt), N = w->shape[kn ? 1 : 0];
+  int64_t nr = 2 * target_vector_bytes() / dtype_bytes(dt), N = w->shape[kn ? 1 : 0];
   Expr *args[2] = {x, graph_const(g, packed_weight(g, w, kn, nr), wv->span)};
   Attrs *at = graph_attrs(g, 1);
   graph_attr_int(g, at, 0, "units", N);
@@ -568,9 +568,9 @@ static Expr *subst(Graph *g, GraphLink *l) {
 static const GraphHooks hooks = {.rule = rule, .subst = subst};
 
 Module *pass_alter_op_layout(PassCtx *pc, Module *in) {
-  RwMap packed = {0};
+  PtrMap packed = {0};
   Module *out = graph_pass(pc, in, &hooks, &packed);
-  rw_map_free(&packed);
+  ptrmap_free(&packed);
   return out;
 }
 

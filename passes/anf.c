@@ -40,8 +40,8 @@ typedef struct Norm {
   Arena *a;
   const Module *m;
   NormMode mode;
-  RwMap memo;    /* original Expr* → Memo* (bound already) */
-  RwMap lift;    /* bbnf_needs_lift memo */
+  PtrMap memo;   /* original Expr* → Memo* (bound already) */
+  PtrMap lift;   /* bbnf_needs_lift memo */
   uint8_t *open; /* open[block id]: the block is being built */
   size_t nblocks, capblocks;
   size_t cur; /* the innermost open block */
@@ -63,7 +63,7 @@ static size_t block_open(Norm *N) {
 }
 
 static Expr *memo_get(Norm *N, const Expr *e) {
-  Memo *mo = rw_map_get(&N->memo, e);
+  Memo *mo = ptrmap_get(&N->memo, e);
   return mo && N->open[mo->block] ? expr_var(N->a, mo->var, e->span) : NULL;
 }
 
@@ -73,7 +73,7 @@ static Expr *bind_fresh(Norm *N, RwBlock *b, Expr *orig, Expr *value, const char
   rw_block_bind(b, v, value, orig->span);
   Memo *mo = ARENA_NEW(&N->pc->scratch, Memo);
   mo->var = v, mo->block = N->cur;
-  rw_map_put(&N->memo, orig, mo);
+  ptrmap_put(&N->memo, orig, mo);
   Expr *ref = expr_var(N->a, v, orig->span);
   pass_report(N->pc, rule, orig, ref, orig->span);
   return ref;
@@ -205,8 +205,8 @@ Module *pass_normalize(PassCtx *pc, Module *in, NormMode mode) {
     Function *f = norm_function(&N, d->u.func->fn);
     if (f != d->u.func->fn) pass_replace_def(pc, out, d->u.func, f);
   }
-  rw_map_free(&N.memo);
-  rw_map_free(&N.lift);
+  ptrmap_free(&N.memo);
+  ptrmap_free(&N.lift);
   free(N.open);
   return out;
 }

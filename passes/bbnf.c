@@ -33,14 +33,14 @@ bool bbnf_is_control(const Expr *e) {
 
 /* Recursion follows operand nesting only: a let / control node answers at
  * once without looking at its chain, and function bodies are not operands. */
-bool bbnf_needs_lift(RwMap *memo, const Expr *e) {
+bool bbnf_needs_lift(PtrMap *memo, const Expr *e) {
   if (bbnf_is_control(e)) return true;
-  uintptr_t known = (uintptr_t)rw_map_get(memo, e);
+  uintptr_t known = (uintptr_t)ptrmap_get(memo, e);
   if (known) return known == 2;
   bool lift = false;
   for (int i = 0; i < expr_nchildren(e) && !lift; i++)
     if (expr_child_role(e, i) == EXPR_OPERAND) lift = bbnf_needs_lift(memo, expr_child(e, i));
-  rw_map_put(memo, e, (void *)(uintptr_t)(lift ? 2 : 1));
+  ptrmap_put(memo, e, (void *)(uintptr_t)(lift ? 2 : 1));
   return lift;
 }
 

@@ -128,14 +128,14 @@ static Function *bind_function(PassCtx *pc, const FuncDef *f, const int *which, 
   Rewriter rw = {.a = pc->a};
   for (int k = 0; k < spec->n; k++) {
     Var *p = f->fn->params[which[k]];
-    rw_map_put(&rw.subst, p, expr_const(pc->a, spec->values[k], p->span));
+    ptrmap_put(&rw.subst, p, expr_const(pc->a, spec->values[k], p->span));
   }
   Var **params = ARENA_ARRAY(pc->a, Var *, f->fn->nparams ? f->fn->nparams : 1);
   int n = 0;
   for (int i = 0; i < f->fn->nparams; i++)
     if (!bound[i]) params[n++] = f->fn->params[i];
   Expr *body = rw_expr(&rw, f->fn->body);
-  rw_map_free(&rw.subst);
+  ptrmap_free(&rw.subst);
   return rw_function_with(pc->a, f->fn, n, params, f->fn->ret, body);
 }
 

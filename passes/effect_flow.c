@@ -128,15 +128,15 @@ static int opaque_fresh(Eff *E, Span sp, const char *what) {
 }
 
 static int var_node(Eff *E, Var *v) {
-  intptr_t k = (intptr_t)rw_map_get(&E->var_node, v);
+  intptr_t k = (intptr_t)ptrmap_get(&E->var_node, v);
   if (k > 0) return (int)k - 1;
   int n = fresh(E);
-  rw_map_put(&E->var_node, v, (void *)(intptr_t)(n + 1));
+  ptrmap_put(&E->var_node, v, (void *)(intptr_t)(n + 1));
   return n;
 }
 
 int eff_var_node_of(Eff *E, const Var *v) {
-  intptr_t k = (intptr_t)rw_map_get(&E->var_node, v);
+  intptr_t k = (intptr_t)ptrmap_get(&E->var_node, v);
   return k > 0 ? (int)k - 1 : -1;
 }
 
@@ -162,7 +162,7 @@ const Unit *eff_def_unit(Eff *E, const char *name) {
 }
 
 const Unit *eff_fn_unit(Eff *E, const Expr *fn) {
-  intptr_t k = (intptr_t)rw_map_get(&E->fn_unit, fn);
+  intptr_t k = (intptr_t)ptrmap_get(&E->fn_unit, fn);
   return k ? &E->units[k - 1] : NULL;
 }
 
@@ -173,7 +173,7 @@ int eff_global_index(const Eff *E, const char *name) {
 }
 
 int eff_ref_target(Eff *E, const Expr *r) {
-  if (r->kind == EX_VAR) return (int)(intptr_t)rw_map_get(&E->alias, r->u.var) - 1;
+  if (r->kind == EX_VAR) return (int)(intptr_t)ptrmap_get(&E->alias, r->u.var) - 1;
   if (r->kind == EX_REF_NEW && r->u.ref_new.init->kind == EX_GLOBAL)
     return eff_global_index(E, r->u.ref_new.init->u.global.name);
   return -1;
@@ -198,7 +198,7 @@ static int flow(Eff *E, int u, Expr *e);
 static int flow_fn(Eff *E, Expr *e) {
   int n = fresh(E);
   int u = new_unit(E, NULL, e, n);
-  rw_map_put(&E->fn_unit, e, (void *)(intptr_t)(u + 1));
+  ptrmap_put(&E->fn_unit, e, (void *)(intptr_t)(u + 1));
   Function *f = e->u.fn;
   for (int i = 0; i < f->nparams; i++) set_param(E, n, i, var_node(E, f->params[i]));
   int r = flow(E, u, f->body);
@@ -246,7 +246,7 @@ static int flow_call(Eff *E, int u, Expr *e) {
   }
   int c = flow(E, u, fn);
   if (c < 0) c = opaque_fresh(E, fn->span, "called from an unknown source");
-  rw_map_put(&E->call_node, e, (void *)(intptr_t)(c + 1));
+  ptrmap_put(&E->call_node, e, (void *)(intptr_t)(c + 1));
   vec_push(&E->units[u].callee_nodes, (void *)(intptr_t)(c + 1));
   for (int i = 0; i < e->u.call.nargs; i++)
     unify(E, flow(E, u, e->u.call.args[i]), param_of(E, c, i));
@@ -276,19 +276,19 @@ static int flow_match(Eff *E, int u, Expr *e) {
 static void flow_binding(Eff *E, int u, Var *v, Expr *value) {
   int g = eff_ref_target(E, value);
   if (value->kind == EX_REF_NEW && g >= 0) {
-    rw_map_put(&E->alias, v, (void *)(intptr_t)(g + 1));
+    ptrmap_put(&E->alias, v, (void *)(intptr_t)(g + 1));
     E->units[u].direct |= 1ull << g;
     return;
   }
   if (value->kind == EX_VAR && g >= 0) {
-    rw_map_put(&E->alias, v, (void *)(intptr_t)(g + 1));
+    ptrmap_put(&E->alias, v, (void *)(intptr_t)(g + 1));
     return;
   }
   int n = flow(E, u, value);
   if (n >= 0)
     unify(E, var_node(E, v), n);
-  else if (!rw_map_has(&E->var_node, v))
-    rw_map_put(&E->var_node, v, (void *)(intptr_t)-1);
+  else if (!ptrmap_has(&E->var_node, v))
+    ptrmap_put(&E->var_node, v, (void *)(intptr_t)-1);
 }
 
 static int flow_chain(Eff *E, int u, Expr *e) {
@@ -307,7 +307,7 @@ static int flow_chain(Eff *E, int u, Expr *e) {
 
 static int flow_var(Eff *E, Expr *e) {
   Var *v = e->u.var;
-  int g = (int)(intptr_t)rw_map_get(&E->alias, v) - 1;
+  int g = (int)(intptr_t)ptrmap_get(&E->alias, v) - 1;
   if (g >= 0) {
     fail(E, e->span,
          "EffectToState: %%%s is a reference to @%s; it can only be read (%%r^), written "
@@ -315,7 +315,7 @@ static int flow_var(Eff *E, Expr *e) {
          var_named(v) ? v->name : "_", E->globals[g]->name);
     return -1;
   }
-  intptr_t k = (intptr_t)rw_map_get(&E->var_node, v);
+  intptr_t k = (intptr_t)ptrmap_get(&E->var_node, v);
   if (k == -1) return -1;
   return var_node(E, v);
 }
@@ -474,14 +474,14 @@ void eff_free(Eff *E) {
   free(E->units);
   free(E->def_ret);
   strmap_free(&E->def_unit);
-  rw_map_free(&E->var_node);
-  rw_map_free(&E->fn_unit);
-  rw_map_free(&E->call_node);
-  rw_map_free(&E->alias);
-  rw_map_free(&E->touch);
-  rw_map_free(&E->rw.subst);
-  rw_map_free(&E->uses);
-  rw_map_free(&E->handed);
+  ptrmap_free(&E->var_node);
+  ptrmap_free(&E->fn_unit);
+  ptrmap_free(&E->call_node);
+  ptrmap_free(&E->alias);
+  ptrmap_free(&E->touch);
+  ptrmap_free(&E->rw.subst);
+  ptrmap_free(&E->uses);
+  ptrmap_free(&E->handed);
 }
 
 /* ───────────────────────────── touches ───────────────────────────── */
@@ -492,7 +492,7 @@ uint64_t eff_callee_mask(Eff *E, const Expr *call) {
     const Unit *u = eff_def_unit(E, fn->u.global.name);
     if (u) return u->mask;
   }
-  intptr_t k = (intptr_t)rw_map_get(&E->call_node, call);
+  intptr_t k = (intptr_t)ptrmap_get(&E->call_node, call);
   return k ? eff_node_mask(E, (int)k - 1) : 0;
 }
 
@@ -523,7 +523,7 @@ static bool touches_kids(Eff *E, Expr *e) {
 static bool touches_chain(Eff *E, Expr *e) {
   PtrVec chain = {0};
   Expr *cur = e;
-  while ((cur->kind == EX_LET || cur->kind == EX_FREE_VAR) && !rw_map_has(&E->touch, cur)) {
+  while ((cur->kind == EX_LET || cur->kind == EX_FREE_VAR) && !ptrmap_has(&E->touch, cur)) {
     vec_push(&chain, cur);
     cur = cur->kind == EX_LET ? cur->u.let.body : cur->u.free_var.body;
   }
@@ -531,14 +531,14 @@ static bool touches_chain(Eff *E, Expr *e) {
   for (size_t i = chain.len; i > 0; i--) {
     Expr *l = chain.items[i - 1];
     if (l->kind == EX_LET) t = t || eff_touches(E, l->u.let.value);
-    rw_map_put(&E->touch, l, (void *)(uintptr_t)(t ? 2 : 1));
+    ptrmap_put(&E->touch, l, (void *)(uintptr_t)(t ? 2 : 1));
   }
   vec_free(&chain);
   return t;
 }
 
 bool eff_touches(Eff *E, Expr *e) {
-  uintptr_t k = (uintptr_t)rw_map_get(&E->touch, e);
+  uintptr_t k = (uintptr_t)ptrmap_get(&E->touch, e);
   if (k) return k == 2;
   bool t;
   if (e->kind == EX_FN || e->kind == EX_VAR || e->kind == EX_CONST)
@@ -547,6 +547,6 @@ bool eff_touches(Eff *E, Expr *e) {
     return touches_chain(E, e);
   else
     t = touches_self(E, e) || touches_kids(E, e);
-  rw_map_put(&E->touch, e, (void *)(uintptr_t)(t ? 2 : 1));
+  ptrmap_put(&E->touch, e, (void *)(uintptr_t)(t ? 2 : 1));
   return t;
 }

@@ -59,18 +59,18 @@ typedef struct Eff {
   int nnodes, capnodes;
   Unit *units;
   int nunits, capunits;
-  StrMap def_unit; /* def name → unit index + 1 */
-  RwMap var_node;  /* Var* → node + 1, or (void*)-1: not a function */
-  RwMap fn_unit;   /* EX_FN Expr* → unit index + 1 */
-  RwMap call_node; /* EX_CALL through a value → callee node + 1 */
-  RwMap alias;     /* Var* → global index + 1 */
-  RwMap touch;     /* Expr* → 1 (pure) / 2 (touches state) */
-  int *def_ret;    /* per unit of a def: node of its result */
+  StrMap def_unit;  /* def name → unit index + 1 */
+  PtrMap var_node;  /* Var* → node + 1, or (void*)-1: not a function */
+  PtrMap fn_unit;   /* EX_FN Expr* → unit index + 1 */
+  PtrMap call_node; /* EX_CALL through a value → callee node + 1 */
+  PtrMap alias;     /* Var* → global index + 1 */
+  PtrMap touch;     /* Expr* → 1 (pure) / 2 (touches state) */
+  int *def_ret;     /* per unit of a def: node of its result */
   bool failed;
   /* the rewrite (effect_to_state.c) */
-  Rewriter rw;  /* conversion of state-free code; rw.subst is the substitution */
-  RwMap uses;   /* Var* → uses in the input */
-  RwMap handed; /* Var* → times handed out as the current state */
+  Rewriter rw;   /* conversion of state-free code; rw.subst is the substitution */
+  PtrMap uses;   /* Var* → uses in the input */
+  PtrMap handed; /* Var* → times handed out as the current state */
 } Eff;
 
 /* effect_flow.c */

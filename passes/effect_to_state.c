@@ -107,7 +107,7 @@ static Var *conv_var(Eff *E, Var *v) {
   if (t == v->annot) return v;
   Var *n = var_new(E->a, v->name, t, v->span);
   n->is_graph = v->is_graph;
-  rw_map_put(&E->rw.subst, v, expr_var(E->a, n, v->span));
+  ptrmap_put(&E->rw.subst, v, expr_var(E->a, n, v->span));
   return n;
 }
 
@@ -122,8 +122,8 @@ static Expr *bind_temp(Th *t, Expr *value, Span sp) {
 static Expr *hand(Th *t, int g) {
   Expr *s = t->S[g];
   if (s->kind == EX_VAR) {
-    uintptr_t n = (uintptr_t)rw_map_get(&t->E->handed, s->u.var);
-    rw_map_put(&t->E->handed, s->u.var, (void *)(n + 1));
+    uintptr_t n = (uintptr_t)ptrmap_get(&t->E->handed, s->u.var);
+    ptrmap_put(&t->E->handed, s->u.var, (void *)(n + 1));
   }
   if (s->kind == EX_PROJ) return expr_proj(t->E->a, s->u.proj.tuple, s->u.proj.index, s->span);
   return s;
@@ -255,7 +255,7 @@ static void th_binding(Th *t, Expr *let) {
   Eff *E = t->E;
   Var *v = let->u.let.var;
   Expr *value = let->u.let.value;
-  if (rw_map_has(&E->alias, v)) {
+  if (ptrmap_has(&E->alias, v)) {
     pass_report(E->pc, "drop-ref", value, NULL, let->span);
     return;
   }
@@ -266,7 +266,7 @@ static void th_binding(Th *t, Expr *let) {
   }
   Expr *r = th_expr(t, value);
   if (state_access(E, value) >= 0)
-    rw_map_put(&E->rw.subst, v, r);
+    ptrmap_put(&E->rw.subst, v, r);
   else
     rw_block_bind(&t->blk, conv_var(E, v), r, let->span);
 }
@@ -325,8 +325,8 @@ static long proj_binding(Th *t, const Var *x) {
 static Expr *final_state(Th *t, int g) {
   Eff *E = t->E;
   Expr *s = t->S[g];
-  if (s->kind == EX_VAR && !rw_map_get(&E->handed, s->u.var) &&
-      (uintptr_t)rw_map_get(&E->uses, s->u.var) == 1) {
+  if (s->kind == EX_VAR && !ptrmap_get(&E->handed, s->u.var) &&
+      (uintptr_t)ptrmap_get(&E->uses, s->u.var) == 1) {
     long i = proj_binding(t, s->u.var);
     if (i >= 0) {
       Expr *value = t->blk.items[i].value;

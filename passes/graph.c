@@ -66,11 +66,13 @@ bool graph_report(Graph *g, const char *rule, const Expr *before, const Expr *af
 
 /* ───────────────────────────── links ───────────────────────────── */
 
-static uintptr_t count_of(const RwMap *m, const void *key) { return (uintptr_t)rw_map_get(m, key); }
+static uintptr_t count_of(const PtrMap *m, const void *key) {
+  return (uintptr_t)ptrmap_get(m, key);
+}
 
 GraphLink *graph_link(Graph *g, const Expr *e, bool single_use, bool same_fn) {
   if (!e || e->kind != EX_VAR) return NULL;
-  GraphLink *l = rw_map_get(&g->links, e->u.var);
+  GraphLink *l = ptrmap_get(&g->links, e->u.var);
   if (!l || l->dropped) return NULL;
   if (single_use && count_of(&g->uses, l->var) != 1) return NULL;
   if (same_fn && l->depth != g->depth) return NULL;
@@ -100,8 +102,8 @@ static bool movable_visit(void *ctx, Expr *e) {
     case EX_PROJ:
       return m->ok;
     case EX_VAR: {
-      if (rw_map_has(&m->g->params, e->u.var)) return true;
-      GraphLink *l = rw_map_get(&m->g->links, e->u.var);
+      if (ptrmap_has(&m->g->params, e->u.var)) return true;
+      GraphLink *l = ptrmap_get(&m->g->links, e->u.var);
       m->ok &= l && !l->dropped && m->at && l->seq < m->at->seq;
       return false;
     }
@@ -152,7 +154,7 @@ Expr *graph_copy(Graph *g, const Expr *e) {
 static GraphLink *new_link(Graph *g, Expr *orig, Var *var) {
   GraphLink *l = ARENA_NEW(&g->pc->scratch, GraphLink);
   l->var = var, l->orig = orig, l->depth = g->depth, l->seq = ++g->seq;
-  rw_map_put(&g->links, var, l);
+  ptrmap_put(&g->links, var, l);
   return l;
 }
 
@@ -197,7 +199,7 @@ static Expr *rewrite_chain(Graph *g, Expr *e) {
     l->value = rw_expr(&g->rw, cur->u.let.value);
     splice(g, l, &links);
     Expr *atom = g->hooks->subst ? g->hooks->subst(g, l) : NULL;
-    if (atom) rw_map_put(&g->atoms, l->var, atom), l->dropped = true;
+    if (atom) ptrmap_put(&g->atoms, l->var, atom), l->dropped = true;
     vec_push(&links, l);
   }
   Expr *tail = collapse_tail(g, cur, rw_expr(&g->rw, cur), &links);
@@ -242,7 +244,7 @@ static Expr *graph_pre(Rewriter *rw, Expr *e) {
     case EX_LET:
       return rewrite_chain(g, e);
     case EX_VAR: {
-      Expr *atom = rw_map_get(&g->atoms, e->u.var);
+      Expr *atom = ptrmap_get(&g->atoms, e->u.var);
       return atom ? atom_copy(g, atom, e->span) : NULL;
     }
     case EX_FN:
@@ -271,15 +273,15 @@ static Expr *graph_post(Rewriter *rw, Expr *e, Expr *r) {
 typedef struct Dce {
   Rewriter rw;
   const Module *m;
-  RwMap *before; /* uses in the input */
-  RwMap now;     /* uses in the rewritten body, decreased as bindings go */
+  PtrMap *before; /* uses in the input */
+  PtrMap now;     /* uses in the rewritten body, decreased as bindings go */
 } Dce;
 
 static bool uncount_visit(void *ctx, Expr *e) {
   Dce *d = ctx;
   if (e->kind == EX_VAR) {
     uintptr_t n = count_of(&d->now, e->u.var);
-    if (n) rw_map_put(&d->now, e->u.var, (void *)(n - 1));
+    if (n) ptrmap_put(&d->now, e->u.var, (void *)(n - 1));
   }
   return true;
 }
@@ -327,7 +329,7 @@ static Function *drop_dead(Graph *g, Function *fn) {
   d.rw.user = &d;
   rw_count_uses(fn->body, &d.now);
   Function *r = rw_function(&d.rw, fn);
-  rw_map_free(&d.now);
+  ptrmap_free(&d.now);
   return r;
 }
 
@@ -336,14 +338,14 @@ static Function *drop_dead(Graph *g, Function *fn) {
 static Function *rewrite_def(Graph *g, const FuncDef *fd) {
   Function *fn = fd->fn;
   rw_count_uses(fn->body, &g->uses);
-  for (int i = 0; i < fn->nparams; i++) rw_map_put(&g->params, fn->params[i], (void *)1);
+  for (int i = 0; i < fn->nparams; i++) ptrmap_put(&g->params, fn->params[i], (void *)1);
   int before = g->rewrites;
   Function *r = rw_function(&g->rw, fn);
   if (g->rewrites != before && !g->pc->stopped) r = drop_dead(g, r);
-  rw_map_free(&g->links);
-  rw_map_free(&g->uses);
-  rw_map_free(&g->atoms);
-  rw_map_free(&g->params);
+  ptrmap_free(&g->links);
+  ptrmap_free(&g->uses);
+  ptrmap_free(&g->atoms);
+  ptrmap_free(&g->params);
   return r;
 }
 

@@ -130,11 +130,11 @@ struct Graph {
   PassCtx *pc;
   Arena *a; /* the output's arena (pc->a) */
   const GraphHooks *hooks;
-  RwMap links;  /* Var* → GraphLink*, the bindings met so far */
-  RwMap uses;   /* Var* → number of uses in the input definition */
-  RwMap atoms;  /* Var* → the atom replacing it (dropped bindings) */
-  RwMap params; /* Var* → 1 for the definition's own parameters */
-  int depth;    /* function nesting of the node being rewritten */
+  PtrMap links;  /* Var* → GraphLink*, the bindings met so far */
+  PtrMap uses;   /* Var* → number of uses in the input definition */
+  PtrMap atoms;  /* Var* → the atom replacing it (dropped bindings) */
+  PtrMap params; /* Var* → 1 for the definition's own parameters */
+  int depth;     /* function nesting of the node being rewritten */
   uint64_t seq;
   int rewrites; /* rules applied */
   void *user;

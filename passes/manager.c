@@ -12,7 +12,7 @@
 
 #include "ir/tir.h"
 #include "passes/pass_int.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 static const PassDef passes[] = {
 #define X(n, f, t, ty, l, d) {n, f, t, ty, l, d},

@@ -9,7 +9,7 @@
  *   ToANormalForm          anf.c        every non-atomic subexpression let-bound
  *   ToBasicBlockNormalForm bbnf.c       flat blocks; control flow only as let values
  *   EffectToState          effect_to_state.c  state globals become parameters/results
- *   CheckKeyLinearity      linearity.c  a RandState key used twice is an error
+ *   CheckKeyLinearity      verify.c     a RandState key used twice is an error (types/linearity.c)
  *   FuseOps                fuse_ops.c   pure op calls grouped into Primitive functions
  *   JitFuseOps             fuse_ops.c   the same with the jit mode's options
  *   BindParams             bind_params.c  parameters named in a tensor file become constants
@@ -242,14 +242,5 @@ typedef bool (*PassEvalFn)(int op, int nin, Tensor *const *in, const Attrs *attr
                            int maxout, int *nout, Tensor **out, char *err, size_t errn);
 void pass_set_evaluator(PassEvalFn fn);
 PassEvalFn pass_evaluator(void);
-
-/* Key linearity (seed 000): reports every RandState key consumed twice —
- * passed to two random ops / calls that consume it, split twice, written to
- * a state global and used again — with both use sites, through lets,
- * tuples, branches (one use per arm) and calls (a def that consumes its key
- * parameter counts as a use).  Needs a type-checked module.  as_error:
- * errors (the pass CheckKeyLinearity) or warnings (the type checker).
- * Returns true when no key is used twice. */
-bool ty_check_key_linearity(Module *m, DiagCtx *d, bool as_error);
 
 #endif

@@ -53,7 +53,7 @@ Module *pass_normalize(PassCtx *pc, Module *in, NormMode mode);
 /* bbnf.c: does evaluating operand e run a let chain or control flow outside
  * a nested function (so BBNF must lift it into a binding)?  memo: Expr* →
  * (void*)1 / (void*)2 (no / yes), owned by the caller. */
-bool bbnf_needs_lift(RwMap *memo, const Expr *e);
+bool bbnf_needs_lift(PtrMap *memo, const Expr *e);
 /* bbnf.c: is e itself a block-structured node (let, free_var, if, match,
  * dataflow) that BBNF never leaves in an operand? */
 bool bbnf_is_control(const Expr *e);

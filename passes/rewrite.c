@@ -14,31 +14,18 @@
 
 /* ───────────────────────────── pointer map ───────────────────────────── */
 
-void *rw_map_get(const RwMap *m, const void *key) {
-  const uint64_t *v = u64map_find(m, PTR_KEY(key));
-  return v ? (void *)(uintptr_t)*v : NULL;
-}
-
-bool rw_map_has(const RwMap *m, const void *key) { return u64map_find(m, PTR_KEY(key)) != NULL; }
-
-void rw_map_put(RwMap *m, const void *key, void *val) {
-  *u64map_slot(m, PTR_KEY(key)) = PTR_KEY(val);
-}
-
-void rw_map_free(RwMap *m) { u64map_free(m); }
-
 /* ───────────────────────────── uses ───────────────────────────── */
 
 static bool count_visit(void *ctx, Expr *e) {
   if (e->kind == EX_VAR) {
-    RwMap *m = ctx;
-    uintptr_t n = (uintptr_t)rw_map_get(m, e->u.var);
-    rw_map_put(m, e->u.var, (void *)(n + 1));
+    PtrMap *m = ctx;
+    uintptr_t n = (uintptr_t)ptrmap_get(m, e->u.var);
+    ptrmap_put(m, e->u.var, (void *)(n + 1));
   }
   return true;
 }
 
-void rw_count_uses(Expr *root, RwMap *counts) { expr_walk(root, count_visit, counts); }
+void rw_count_uses(Expr *root, PtrMap *counts) { expr_walk(root, count_visit, counts); }
 
 /* ───────────────────────────── rebuilding ───────────────────────────── */
 
@@ -64,7 +51,7 @@ Function *rw_function_with(Arena *a, const Function *f, int nparams, Var **param
 static Var *bind_var(Rewriter *rw, Var *v) {
   if (!rw->bind) return v;
   Var *n = rw->bind(rw, v);
-  if (n != v) rw_map_put(&rw->subst, v, expr_var(rw->a, n, v->span));
+  if (n != v) ptrmap_put(&rw->subst, v, expr_var(rw->a, n, v->span));
   return n;
 }
 
@@ -157,7 +144,7 @@ static Expr *rw_kids(Rewriter *rw, Expr *e) {
 static Expr *rw_node(Rewriter *rw, Expr *e) {
   if (e->kind == EX_LET || e->kind == EX_FREE_VAR) return rw_chain(rw, e);
   if (e->kind == EX_VAR) {
-    Expr *s = rw_map_get(&rw->subst, e->u.var);
+    Expr *s = ptrmap_get(&rw->subst, e->u.var);
     if (s) return s;
   }
   Expr *r = rw->pre ? rw->pre(rw, e) : NULL;

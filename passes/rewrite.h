@@ -16,21 +16,13 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
+#include "ir/util.h" /* PtrMap */
 #include "ir/walk.h"
-
-/* ── pointer → pointer hash map (Expr*, Var*, Function* keys) ── */
-
-typedef U64Map RwMap; /* ir/util.h; keys are pointers, values pointers */
-
-void *rw_map_get(const RwMap *m, const void *key); /* NULL when absent */
-bool rw_map_has(const RwMap *m, const void *key);
-void rw_map_put(RwMap *m, const void *key, void *val);
-void rw_map_free(RwMap *m);
 
 /* ── uses ── (children, walks and binders: ir/walk.h) */
 
 /* Number of EX_VAR uses of each variable under root: Var* → (void *)count. */
-void rw_count_uses(Expr *root, RwMap *counts);
+void rw_count_uses(Expr *root, PtrMap *counts);
 
 /* ── rewriting ── */
 
@@ -47,7 +39,7 @@ struct Rewriter {
    * variable to bind instead (v itself to keep it).  May be NULL. */
   Var *(*bind)(Rewriter *rw, Var *v);
   /* Variable substitution applied at EX_VAR before `pre`: Var* → Expr*. */
-  RwMap subst;
+  PtrMap subst;
   void *user;
 };
 

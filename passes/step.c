@@ -21,13 +21,13 @@ enum { NUMBERING_MAX = 20000 };
 /* ───────────────────────── numbering of a function ───────────────────────── */
 
 typedef struct Numbering {
-  RwMap num; /* Var* → number + 1 */
+  PtrMap num; /* Var* → number + 1 */
   size_t count;
 } Numbering;
 
 static void number_var(Numbering *nb, Var *v) {
-  if (v->is_graph && !rw_map_has(&nb->num, v))
-    rw_map_put(&nb->num, v, (void *)(uintptr_t)(++nb->count));
+  if (v->is_graph && !ptrmap_has(&nb->num, v))
+    ptrmap_put(&nb->num, v, (void *)(uintptr_t)(++nb->count));
 }
 
 /* Stops descending once the function has too many temporaries to list. */
@@ -48,14 +48,14 @@ static void numbering(Numbering *nb, const Function *fn) {
 /* ───────────────────────── snippet ───────────────────────── */
 
 typedef struct Free {
-  RwMap bound, used; /* Var* sets */
+  PtrMap bound, used; /* Var* sets */
 } Free;
 
-static void mark_bound(void *ctx, Var *v) { rw_map_put(&((Free *)ctx)->bound, v, (void *)1); }
+static void mark_bound(void *ctx, Var *v) { ptrmap_put(&((Free *)ctx)->bound, v, (void *)1); }
 
 static bool free_visit(void *ctx, Expr *e) {
   Free *f = ctx;
-  if (e->kind == EX_VAR) rw_map_put(&f->used, e->u.var, (void *)1);
+  if (e->kind == EX_VAR) ptrmap_put(&f->used, e->u.var, (void *)1);
   expr_binders(e, -1, mark_bound, f);
   return true;
 }
@@ -71,11 +71,11 @@ static Expr *wrap(Arena *a, const Expr *e, Numbering *nb) {
   for (size_t i = 0; i < max; i++) ps[i] = rw_graph_var(a, e->span);
   for (size_t i = 0; i < f.used.cap; i++) {
     Var *v = (Var *)f.used.keys[i];
-    uintptr_t k = v && !rw_map_has(&f.bound, v) ? (uintptr_t)rw_map_get(&nb->num, v) : 0;
+    uintptr_t k = v && !ptrmap_has(&f.bound, v) ? (uintptr_t)ptrmap_get(&nb->num, v) : 0;
     if (k) ps[k - 1] = v;
   }
-  rw_map_free(&f.bound);
-  rw_map_free(&f.used);
+  ptrmap_free(&f.bound);
+  ptrmap_free(&f.used);
   Function *fn = ARENA_NEW(a, Function);
   fn->nparams = (int)max, fn->params = ps, fn->body = (Expr *)e, fn->span = e->span;
   return expr_fn(a, fn, e->span);
@@ -113,7 +113,7 @@ static char *snippet(const Expr *e, const Function *context) {
     s = unwrap(print_expr(wrap(&a, e, &nb), opt));
     arena_free(&a);
   }
-  rw_map_free(&nb.num);
+  ptrmap_free(&nb.num);
   return s;
 }
 

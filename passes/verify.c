@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "passes/pass_int.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 typedef enum ActKind { ACT_VISIT, ACT_BIND, ACT_UNBIND } ActKind;
 
@@ -27,9 +27,9 @@ typedef struct Verifier {
   const Module *m;
   DiagCtx *d;
   const char *def;
-  RwMap scope; /* Var* → number of enclosing bindings (uintptr_t) */
-  RwMap site;  /* Var* → the binding node */
-  RwMap seen;  /* compound Expr* already walked */
+  PtrMap scope; /* Var* → number of enclosing bindings (uintptr_t) */
+  PtrMap site;  /* Var* → the binding node */
+  PtrMap seen;  /* compound Expr* already walked */
   Act *st;
   size_t n, cap;
   bool ok;
@@ -47,24 +47,24 @@ static void push(Verifier *V, ActKind k, const void *p, const Expr *site) {
 static const char *vname(const Var *v) { return var_named(v) ? v->name : "_"; }
 
 static void bind(Verifier *V, Var *v, const Expr *site) {
-  const Expr *prev = rw_map_get(&V->site, v);
+  const Expr *prev = ptrmap_get(&V->site, v);
   if (prev && prev != site && V->ok) {
     diag_error(V->d, v->span, "verify: in @%s, %%%s is bound by two different bindings", V->def,
                vname(v));
     V->ok = false;
   }
-  rw_map_put(&V->site, v, (void *)(site ? site : (const Expr *)v));
-  uintptr_t c = (uintptr_t)rw_map_get(&V->scope, v);
-  rw_map_put(&V->scope, v, (void *)(c + 1));
+  ptrmap_put(&V->site, v, (void *)(site ? site : (const Expr *)v));
+  uintptr_t c = (uintptr_t)ptrmap_get(&V->scope, v);
+  ptrmap_put(&V->scope, v, (void *)(c + 1));
 }
 
 static void unbind(Verifier *V, Var *v) {
-  uintptr_t c = (uintptr_t)rw_map_get(&V->scope, v);
-  rw_map_put(&V->scope, v, (void *)(c ? c - 1 : 0));
+  uintptr_t c = (uintptr_t)ptrmap_get(&V->scope, v);
+  ptrmap_put(&V->scope, v, (void *)(c ? c - 1 : 0));
 }
 
 static void check_use(Verifier *V, const Expr *e) {
-  if (e->kind == EX_VAR && !rw_map_get(&V->scope, e->u.var) && V->ok) {
+  if (e->kind == EX_VAR && !ptrmap_get(&V->scope, e->u.var) && V->ok) {
     diag_error(V->d, e->span, "verify: in @%s, %%%s is used outside the scope of its binding",
                V->def, vname(e->u.var));
     V->ok = false;
@@ -109,8 +109,8 @@ static void step(Verifier *V, Act a) {
       const Expr *e = a.p;
       check_use(V, e);
       if (e->kind == EX_VAR || e->kind == EX_CONST || e->kind == EX_GLOBAL) return;
-      if (rw_map_has(&V->seen, e)) return;
-      rw_map_put(&V->seen, e, (void *)1);
+      if (ptrmap_has(&V->seen, e)) return;
+      ptrmap_put(&V->seen, e, (void *)1);
       schedule(V, e);
     }
   }
@@ -129,9 +129,16 @@ bool pass_verify(Module *m, DiagCtx *d) {
   Verifier V = {.m = m, .d = d, .ok = true};
   for (int i = 0; i < m->ndefs; i++)
     if (m->defs[i].kind == DEF_FUNC) verify_def(&V, m->defs[i].u.func);
-  rw_map_free(&V.scope);
-  rw_map_free(&V.site);
-  rw_map_free(&V.seen);
+  ptrmap_free(&V.scope);
+  ptrmap_free(&V.site);
+  ptrmap_free(&V.seen);
   free(V.st);
   return typed && V.ok;
+}
+
+/* CheckKeyLinearity: the type checker's key linearity check (types/linearity.c)
+ * with its findings as errors. */
+Module *pass_check_key_linearity(PassCtx *pc, Module *in) {
+  if (!ty_check_key_linearity(in, pc->d, true)) return NULL;
+  return module_copy(in, pc->a);
 }

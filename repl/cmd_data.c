@@ -2,7 +2,7 @@
  * :extern, and `rly --params FILE` (repl_bind_file).  Their file names are
  * relative to the directory of the script they are in (paths.c).
  *
- * Tensor files are read and written by interp/tensor_io.h; binding goes
+ * Tensor files are read and written by io/tensor_io.h; binding goes
  * through the BindParams pass (passes/bind_params.c), so the session keeps
  * the previous module on the undo stack like :pass does.  Constants made
  * from a file live in the inputs arena (kept: the module and run-time
@@ -18,11 +18,11 @@
 #include <string.h>
 
 #include "interp/extern.h"
-#include "interp/tensor_io.h"
+#include "io/tensor_io.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "repl/repl.h"
+#include "types/types.h"
 
 enum {
   META_INLINE_MAX = 16, /* constants with more elements print as meta[relay.Constant][i] */
@@ -174,7 +174,7 @@ static void print_with_meta(const Module *m, const char *fn, const Bound *b, con
     if (from) printf(" = %s['%s']", path, from);
     putchar('\n');
   }
-  rw_map_free(&rw.subst);
+  ptrmap_free(&rw.subst);
   vec_free(&mc.consts);
   sb_free(&text), sb_free(&out);
   arena_free(&a);

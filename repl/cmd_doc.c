@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/kernels.h"
 #include "ir/walk.h"
+#include "kernels/kernels.h"
 #include "ops/families.h"
 #include "ops/ops.h"
 #include "repl/repl.h"

@@ -21,8 +21,8 @@
 #include "engine/draw.h"
 #include "ir/util.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
 #include "repl/repl.h"
+#include "types/types.h"
 
 /* The jit's pipeline, from the engine's table: what `:pass jit` runs;
  * a run of steps with the same condition is followed by it. */

@@ -19,14 +19,14 @@
 #include <unistd.h>
 
 #include "engine/draw.h"
-#include "interp/tensor_io.h"
+#include "io/tensor_io.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "ir/tir.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
 #include "repl/repl.h"
+#include "types/types.h"
 
 /* What to run, in command-line order: a file ('f') or -e text ('e'). */
 typedef struct Action {

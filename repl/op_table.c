@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/kernels.h"
+#include "kernels/kernels.h"
 #include "ops/families.h"
 #include "ops/ops.h"
 #include "repl/repl.h"

@@ -22,12 +22,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "interp/kernels.h"
 #include "ir/walk.h"
-#include "passes/passes.h"
+#include "kernels/kernels.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
 #include "rt/exec.h"
+#include "types/types.h"
 
 volatile sig_atomic_t repl_in_eval, repl_interrupted;
 

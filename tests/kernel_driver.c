@@ -34,12 +34,12 @@
 #include <string.h>
 
 #include "engine/engine.h"
-#include "interp/kernels.h"
 #include "ir/diag.h"
 #include "ir/walk.h"
+#include "kernels/kernels.h"
+#include "lower/lower.h"
 #include "parser/parser.h"
-#include "passes/lower.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 enum { MAX_IO = 64 };
 

@@ -37,7 +37,7 @@
 #include "jit/jit.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 /* ───────────────────────────── generator ───────────────────────────── */
 

@@ -15,7 +15,7 @@
 
 #include "parser/parser.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 typedef struct StepCtx {
   DiagCtx *d;

@@ -13,7 +13,7 @@
 #include "interp/interp.h"
 #include "ir/diag.h"
 #include "parser/parser.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 /* env.square: out = x * x, float32, any shape (destination passing). */
 static int env_square(DLTensor *a, int n, void *ctx, char *err, size_t errn) {

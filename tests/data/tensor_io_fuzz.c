@@ -1,5 +1,5 @@
 /* tensor_io_fuzz.c — mutation fuzzing of the tensor file readers
- * (interp/tensor_io.h), meant to run under AddressSanitizer + UBSan:
+ * (io/tensor_io.h), meant to run under AddressSanitizer + UBSan:
  *
  *   tensor_io_fuzz ITERATIONS SEED FILE...
  *
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/tensor_io.h"
+#include "io/tensor_io.h"
 
 static uint64_t state;
 

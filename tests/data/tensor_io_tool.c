@@ -1,4 +1,4 @@
-/* tensor_io_tool.c — a command-line driver of interp/tensor_io.h for the
+/* tensor_io_tool.c — a command-line driver of io/tensor_io.h for the
  * tests (tests/data/tensor_io_numpy.py):
  *   tensor_io_tool convert IN OUT   read IN (any format), write OUT (format by extension)
  *   tensor_io_tool list IN          one line per entry: name dtype shape
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "interp/tensor_io.h"
+#include "io/tensor_io.h"
 
 static int list(const TioFile *f) {
   for (int i = 0; i < f->n; i++) {

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #include "interp/interp.h"
-#include "passes/passes.h"
 #include "rt/rt.h"
 #include "tests/fuzz/fuzz_text.h"
+#include "types/types.h"
 
 /* Small enough that the slowest kernels (products, convolutions on
  * operands of this size) take well under the fuzzer's timeout. */

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 
 #include "passes/pass.h"
-#include "passes/passes.h"
 #include "tests/fuzz/fuzz_text.h"
+#include "types/types.h"
 
 /* Enough to reach every function of the seeds, few enough that one input
  * stays fast. */

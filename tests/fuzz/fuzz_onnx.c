@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "frontend/onnx.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

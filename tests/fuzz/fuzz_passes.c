@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "passes/lower.h"
+#include "lower/lower.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
 #include "tests/fuzz/fuzz_text.h"
+#include "types/types.h"
 
 /* Renders the diagnostics and aborts: a finding. */
 static void broken(DiagCtx *d, const char *what) {

@@ -1,5 +1,5 @@
 /* fuzz_tensor_files.c — libFuzzer target: the .npy, .npz and .safetensors
- * readers (interp/tensor_io.h) on arbitrary bytes, the format found from
+ * readers (io/tensor_io.h) on arbitrary bytes, the format found from
  * the contents.  A reader must accept or reject (with a message naming
  * the file); an accepted file is written again as an .npz, which must read
  * back with as many entries. */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/tensor_io.h"
+#include "io/tensor_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

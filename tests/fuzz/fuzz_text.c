@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "passes/passes.h"
+#include "types/types.h"
 
 extern const char rly_prelude_text[];
 extern const size_t rly_prelude_len;

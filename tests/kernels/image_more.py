@@ -1,5 +1,5 @@
 """More cases of image.crop_and_resize and dyn.image.resize2d for their
-compute rules (ops/compute_image_crop.c, compute_dyn_index.c), run in
+compute rules (lower/compute/compute_image_crop.c, compute_dyn_index.c), run in
 tests/kernels_numpy.py's namespace after image.py (Case, RsSpec,
 resize_ref, crop_ref, rs_shape, rs_attrs, F32 come from there).
 

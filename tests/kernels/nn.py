@@ -759,7 +759,7 @@ def fast_softmax32(x, axis, lanes=16):
     """TVM's float32 fast_softmax step by step: the max (a NaN wins),
     e = fast_exp(x - max), e / sum; the float32 sum in 16 interleaved partials
     (element k in partial k mod 16, each in order: cumsum is sequential), added
-    in partial order, as ops/compute_nn.c's rule and the kernel take it."""
+    in partial order, as lower/compute/compute_nn.c's rule and the kernel take it."""
     F = np.float32
     x = np.moveaxis(np.asarray(x, F), axis, -1)
     n = x.shape[-1]

@@ -1,5 +1,5 @@
 """More cases of nn.conv1d, nn.conv3d, nn.conv1d_transpose and
-nn.conv2d_transpose for their compute rule (ops/compute_conv_nd.c), run in
+nn.conv2d_transpose for their compute rule (lower/compute/compute_conv_nd.c), run in
 tests/kernels_numpy.py's namespace after nn.py (Case, GENERATORS, rand_of,
 attrs_text and nn_tol_case come from there).
 

@@ -1,5 +1,5 @@
 """More cases of nn.dense, nn.matmul and nn.batch_matmul for the compiled
-blocked schedule (ops/compute_nn.c; run in tests/kernels_numpy.py's
+blocked schedule (lower/compute/compute_nn.c; run in tests/kernels_numpy.py's
 namespace after nn.py: nn_extend, mm_case, rand_float, attrs_text come from
 there): row counts that leave a partial last block of register-tile rows
 (clamped), column counts that leave a partial last panel, enough panels for

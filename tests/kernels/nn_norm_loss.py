@@ -1,5 +1,5 @@
 """More cases of nn.batch_norm, nn.lrn, nn.cross_entropy(_with_logits) and
-nn.nll_loss for their compute rules (ops/compute_nn_norm.c,
+nn.nll_loss for their compute rules (lower/compute/compute_nn_norm.c,
 compute_nn_loss.c), run in tests/kernels_numpy.py's namespace after nn.py
 (Case, rand_float, attrs_text, nn_tol_case, nn_chan_shape, nn_extend come
 from there).  Larger tensors than nn.py's (rows longer than a vector, many

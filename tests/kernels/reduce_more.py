@@ -1,4 +1,4 @@
-"""More cases of mean_variance for its compute rule (ops/compute_misc.c),
+"""More cases of mean_variance for its compute rule (lower/compute/compute_misc.c),
 run in tests/kernels_numpy.py's namespace after reduce.py (Case,
 rand_float, rand_int, norm_axes, moved, red_shape, float_variance,
 int_variance, wrap_int, var_attrs come from there): longer rows, every

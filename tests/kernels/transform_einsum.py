@@ -1,4 +1,4 @@
-"""More cases of einsum for its compute rule (ops/compute_einsum.c), run in
+"""More cases of einsum for its compute rule (lower/compute/compute_einsum.c), run in
 tests/kernels_numpy.py's namespace after transform.py (Case, GENERATORS,
 rand_of, attrs_text, quiet, RTOL_PRODUCT come from there): longer rows and
 sums, a summed label first seen in a later operand, diagonals of one and

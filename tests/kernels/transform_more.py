@@ -1,4 +1,4 @@
-"""More cases of one_hot for its compute rule (ops/compute_misc.c), run in
+"""More cases of one_hot for its compute rule (lower/compute/compute_misc.c), run in
 tests/kernels_numpy.py's namespace (Case, RNG, attrs_text come from
 there): every dtype of the values a buffer may have, index dtypes from
 int8 to int64, negative indices and indices past the depth (no element is

@@ -1,4 +1,4 @@
-"""More cases of vision.roi_align for its compute rule (ops/compute_vision.c),
+"""More cases of vision.roi_align for its compute rule (lower/compute/compute_vision.c),
 run in tests/kernels_numpy.py's namespace after vision.py (Case, GENERATORS,
 rand_float, attrs_text, roi_align_ref, rois_data come from there): float32
 data with float64 rois (computed in float64), larger images and pooled

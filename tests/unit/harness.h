@@ -12,7 +12,7 @@
 
 #include "interp/interp.h"
 #include "parser/parser.h"
-#include "passes/passes.h"
+#include "types/types.h"
 
 typedef struct EvalEnv {
   Arena arena;

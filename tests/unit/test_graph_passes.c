@@ -14,9 +14,9 @@
 #include "ops/ops.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "tests/unit/check.h"
+#include "types/types.h"
 
 typedef struct Run {
   Arena arena;

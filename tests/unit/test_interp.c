@@ -9,9 +9,9 @@
 #include "interp/interp.h"
 #include "interp/interp_int.h"
 #include "parser/parser.h"
-#include "passes/passes.h"
 #include "tests/unit/check.h"
 #include "tests/unit/harness.h"
+#include "types/types.h"
 
 static const char *defs =
     "type L[A] { C(A, L[A]), N }\n"

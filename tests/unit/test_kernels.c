@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "interp/interp_int.h"
-#include "interp/kernels.h"
+#include "kernels/kernels.h"
 #include "tests/unit/check.h"
 
 static Arena A;

@@ -11,10 +11,10 @@
 
 #include "parser/parser.h"
 #include "passes/pass.h"
-#include "passes/passes.h"
 #include "passes/rewrite.h"
 #include "tests/unit/check.h"
 #include "tests/unit/harness.h"
+#include "types/types.h"
 
 typedef struct Run {
   Arena arena;

@@ -3,7 +3,7 @@
  * shared/docs/prng.md. */
 #include <math.h>
 
-#include "interp/prng.h"
+#include "kernels/prng.h"
 #include "tests/unit/check.h"
 
 static void test_kat(void) {

@@ -1,4 +1,4 @@
-/* test_tir.c — the TIR reference interpreter (interp/tir_interp.h) and
+/* test_tir.c — the TIR reference interpreter (rt/tir_interp.h) and
  * call_tir in the evaluator: loops of every kind, blocks with init and
  * reductions, alloc, let, if, intrinsics, casts, integer division,
  * float16 and uint64, bounds errors, size variables and parameter
@@ -11,12 +11,12 @@
 
 #include "interp/extern.h"
 #include "interp/interp.h"
+#include "lower/lower.h"
 #include "parser/parser.h"
-#include "passes/lower.h"
-#include "passes/passes.h"
 #include "rt/tir_interp.h"
 #include "tests/unit/check.h"
 #include "tests/unit/harness.h"
+#include "types/types.h"
 
 /* ───────────────────────────── tensors ───────────────────────────── */
 
@@ -586,7 +586,7 @@ static void run_rows(EvalEnv *e, const char *name, const double *want) {
   release_all(t, 2);
 }
 
-/* lower_fuse_loops (passes/tir_fuse_loops.c): a row sum and the loop that
+/* lower_fuse_loops (lower/tir_fuse_loops.c): a row sum and the loop that
  * reads it back at the same row fuse (same results), one that reads a
  * neighbouring row's sum does not. */
 static void test_fuse_loops(EvalEnv *e) {

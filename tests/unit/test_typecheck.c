@@ -8,9 +8,9 @@
 
 #include "ops/ops.h"
 #include "parser/parser.h"
-#include "passes/passes.h"
 #include "tests/unit/check.h"
 #include "tests/unit/harness.h"
+#include "types/types.h"
 
 typedef struct Run {
   Arena arena;
