@@ -4,8 +4,8 @@
  *    "__metadata__": {"k": "v"}}
  * and the data region, addressed by offsets relative to its start.
  *
- * The JSON reader is a small recursive descent over exactly that shape
- * (metadata values are skipped with a depth limit).  Offsets must cover the
+ * The header is read by the JSON reader (io/json.h, with a depth limit) and
+ * checked against exactly that shape.  Offsets must cover the
  * data region exactly: in range, end >= begin, size = the shape's size, no
  * overlap and no hole (the format's own rules).  Entries keep the header's
  * order; the writer lays data out in entry order, 8-byte aligned header. */
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/json.h"
 #include "io/tensor_io_int.h"
 
 enum {
@@ -42,151 +43,11 @@ typedef struct StEntry {
   bool has_dtype, has_shape, has_offsets;
 } StEntry;
 
-typedef struct Json {
-  const char *p, *end, *start;
+/* Where header errors go (the message buffer of tensor_io.h's calls). */
+typedef struct StErr {
   char *why;
   size_t wn;
-} Json;
-
-/* ───────────────────────── JSON ───────────────────────── */
-
-static void ws(Json *j) {
-  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
-}
-
-static bool eat(Json *j, char c) {
-  ws(j);
-  if (j->p < j->end && *j->p == c) return j->p++, true;
-  return false;
-}
-
-static bool expect(Json *j, char c) {
-  if (eat(j, c)) return true;
-  return tio_fail(j->why, j->wn, "header: expected '%c' at byte %td", c, j->p - j->start);
-}
-
-static bool put_utf8(char *out, size_t cap, size_t *len, uint32_t cp) {
-  char tmp[4];
-  size_t k = 0;
-  if (cp < 0x80)
-    tmp[k++] = (char)cp;
-  else if (cp < 0x800)
-    tmp[k++] = (char)(0xc0 | cp >> 6), tmp[k++] = (char)(0x80 | (cp & 0x3f));
-  else if (cp < 0x10000)
-    tmp[k++] = (char)(0xe0 | cp >> 12), tmp[k++] = (char)(0x80 | (cp >> 6 & 0x3f)),
-    tmp[k++] = (char)(0x80 | (cp & 0x3f));
-  else
-    tmp[k++] = (char)(0xf0 | cp >> 18), tmp[k++] = (char)(0x80 | (cp >> 12 & 0x3f)),
-    tmp[k++] = (char)(0x80 | (cp >> 6 & 0x3f)), tmp[k++] = (char)(0x80 | (cp & 0x3f));
-  if (*len + k >= cap) return false;
-  memcpy(out + *len, tmp, k);
-  *len += k;
-  return true;
-}
-
-static bool hex4(Json *j, uint32_t *v) {
-  if (j->end - j->p < 4) return false;
-  *v = 0;
-  for (int i = 0; i < 4; i++) {
-    char c = *j->p++;
-    int d = c >= '0' && c <= '9'   ? c - '0'
-            : c >= 'a' && c <= 'f' ? c - 'a' + 10
-            : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                   : -1;
-    if (d < 0) return false;
-    *v = *v << 4 | (uint32_t)d;
-  }
-  return true;
-}
-
-static bool escape(Json *j, uint32_t *cp) {
-  static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-  if (j->p >= j->end) return false;
-  char c = *j->p++;
-  const char *k = strchr(from, c);
-  if (c && k) return *cp = (uint32_t)(unsigned char)to[k - from], true;
-  if (c != 'u' || !hex4(j, cp)) return false;
-  if (*cp >= 0xd800 && *cp < 0xdc00) { /* a surrogate pair */
-    uint32_t lo;
-    if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u') return false;
-    j->p += 2;
-    if (!hex4(j, &lo) || lo < 0xdc00 || lo >= 0xe000) return false;
-    *cp = 0x10000 + ((*cp - 0xd800) << 10) + (lo - 0xdc00);
-  }
-  return *cp != 0; /* names are C strings */
-}
-
-/* A string into out (NUL-terminated); NULL out just skips it. */
-static bool string(Json *j, char *out, size_t cap) {
-  char dummy[8];
-  if (!out) out = dummy, cap = 0;
-  ws(j);
-  if (j->p >= j->end || *j->p != '"') return tio_fail(j->why, j->wn, "header: expected a string");
-  j->p++;
-  size_t len = 0;
-  while (j->p < j->end && *j->p != '"') {
-    uint32_t cp = (unsigned char)*j->p++;
-    if (cp < 0x20 || (cp == '\\' && !escape(j, &cp)))
-      return tio_fail(j->why, j->wn, "header: bad character or escape in a string");
-    if (cap && !put_utf8(out, cap, &len, cp))
-      return tio_fail(j->why, j->wn, "header: string longer than %zu bytes", cap - 1);
-  }
-  if (j->p >= j->end) return tio_fail(j->why, j->wn, "header: unterminated string");
-  j->p++;
-  if (cap) out[len] = 0;
-  return true;
-}
-
-static bool uint_value(Json *j, uint64_t *v, const char *what) {
-  ws(j);
-  const char *s = j->p;
-  uint64_t x = 0;
-  while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
-    if (__builtin_mul_overflow(x, 10, &x) || __builtin_add_overflow(x, (uint64_t)(*j->p - '0'), &x))
-      return tio_fail(j->why, j->wn, "header: %s value too large", what);
-    j->p++;
-  }
-  if (j->p == s || (j->p < j->end && strchr(".eE-", *j->p)))
-    return tio_fail(j->why, j->wn, "header: %s must be non-negative integers", what);
-  *v = x;
-  return true;
-}
-
-/* [a, b, ...] of non-negative integers; at most cap of them. */
-static bool uint_list(Json *j, uint64_t *out, int cap, int *n, const char *what) {
-  if (!expect(j, '[')) return false;
-  *n = 0;
-  if (eat(j, ']')) return true;
-  do {
-    if (*n == cap) return tio_fail(j->why, j->wn, "header: too many values in %s", what);
-    if (!uint_value(j, &out[(*n)++], what)) return false;
-  } while (eat(j, ','));
-  return expect(j, ']');
-}
-
-/* Skips any JSON value (the `__metadata__` entries), checking only the
- * structure; the depth limit keeps a hostile header off the C stack. */
-static bool skip_value(Json *j, int depth) {
-  if (depth > ST_MAX_DEPTH) return tio_fail(j->why, j->wn, "header: nested too deeply");
-  ws(j);
-  if (j->p >= j->end) return tio_fail(j->why, j->wn, "header: unexpected end");
-  char c = *j->p;
-  if (c == '"') return string(j, NULL, 0);
-  if (c == '{' || c == '[') {
-    char close = c == '{' ? '}' : ']';
-    j->p++;
-    if (eat(j, close)) return true;
-    do {
-      if (c == '{' && (!string(j, NULL, 0) || !expect(j, ':'))) return false;
-      if (!skip_value(j, depth + 1)) return false;
-    } while (eat(j, ','));
-    return expect(j, close);
-  }
-  const char *s = j->p;
-  while (j->p < j->end && strchr("0123456789+-.eEtruefalsn", *j->p)) j->p++;
-  if (j->p == s) return tio_fail(j->why, j->wn, "header: unexpected character '%c'", c);
-  return true;
-}
+} StErr;
 
 /* ───────────────────────── entries ───────────────────────── */
 
@@ -204,52 +65,74 @@ static bool st_dtype(StEntry *e, char *why, size_t wn) {
                   e->name, e->dtype);
 }
 
-/* One field of a tensor entry (dtype, shape or data_offsets); unknown or
- * duplicate fields are errors, as the format allows no others. */
-static bool entry_field(Json *j, StEntry *e) {
-  char key[32];
-  if (!string(j, key, sizeof key) || !expect(j, ':')) return false;
-  bool dup;
-  uint64_t v[TENSOR_MAX_RANK + 1];
-  int n;
-  if (strcmp(key, "dtype") == 0) {
-    dup = e->has_dtype, e->has_dtype = true;
-    if (!string(j, e->dtype, sizeof e->dtype)) return false;
-  } else if (strcmp(key, "shape") == 0) {
-    dup = e->has_shape, e->has_shape = true;
-    if (!uint_list(j, v, TENSOR_MAX_RANK, &n, "'shape'")) return false;
-    e->ndim = n;
-    for (int i = 0; i < n; i++) {
-      if (v[i] > (uint64_t)INT64_MAX) return tio_fail(j->why, j->wn, "header: dimension too large");
-      e->shape[i] = (int64_t)v[i];
-    }
-  } else if (strcmp(key, "data_offsets") == 0) {
-    dup = e->has_offsets, e->has_offsets = true;
-    if (!uint_list(j, v, 2, &n, "'data_offsets'")) return false;
-    if (n != 2)
-      return tio_fail(j->why, j->wn, "tensor '%s': 'data_offsets' needs 2 values", e->name);
-    e->begin = v[0], e->end = v[1];
-  } else {
-    return tio_fail(j->why, j->wn, "tensor '%s': unexpected field '%s'", e->name, key);
-  }
-  if (dup) return tio_fail(j->why, j->wn, "tensor '%s': duplicate field '%s'", e->name, key);
+/* A JSON string that is a C string of fewer than cap bytes. */
+static bool st_string(StErr *x, const JsonVal *v, char *out, size_t cap, const char *what) {
+  if (!v || v->kind != JSON_STR)
+    return tio_fail(x->why, x->wn, "header: %s must be a string", what);
+  if (strlen(v->text) != v->len)
+    return tio_fail(x->why, x->wn, "header: %s holds a NUL character", what);
+  if (v->len >= cap)
+    return tio_fail(x->why, x->wn, "header: string longer than %zu bytes", cap - 1);
+  memcpy(out, v->text, v->len + 1);
   return true;
 }
 
-static bool entry_object(Json *j, StEntry *e) {
-  if (!expect(j, '{')) return false;
-  if (!eat(j, '}')) {
-    do
-      if (!entry_field(j, e)) return false;
-    while (eat(j, ','));
-    if (!expect(j, '}')) return false;
+/* [a, b, ...] of non-negative integers; at most cap of them. */
+static bool uint_list(StErr *x, const JsonVal *v, uint64_t *out, int cap, int *n,
+                      const char *what) {
+  if (!v || v->kind != JSON_ARR) return tio_fail(x->why, x->wn, "header: %s must be a list", what);
+  if (v->n > cap) return tio_fail(x->why, x->wn, "header: too many values in %s", what);
+  for (int i = 0; i < v->n; i++)
+    if (!json_uint(v->items[i], &out[i]))
+      return tio_fail(x->why, x->wn, "header: %s must be non-negative integers (below 2^64)", what);
+  *n = v->n;
+  return true;
+}
+
+static bool entry_shape(StErr *x, StEntry *e, const JsonVal *v) {
+  uint64_t d[TENSOR_MAX_RANK];
+  if (!uint_list(x, v, d, TENSOR_MAX_RANK, &e->ndim, "'shape'")) return false;
+  for (int i = 0; i < e->ndim; i++) {
+    if (d[i] > (uint64_t)INT64_MAX) return tio_fail(x->why, x->wn, "header: dimension too large");
+    e->shape[i] = (int64_t)d[i];
   }
+  return true;
+}
+
+static bool entry_offsets(StErr *x, StEntry *e, const JsonVal *v) {
+  uint64_t o[2];
+  int n;
+  if (!uint_list(x, v, o, 2, &n, "'data_offsets'")) return false;
+  if (n != 2) return tio_fail(x->why, x->wn, "tensor '%s': 'data_offsets' needs 2 values", e->name);
+  e->begin = o[0], e->end = o[1];
+  return true;
+}
+
+/* One field of a tensor entry (dtype, shape or data_offsets); unknown or
+ * duplicate fields are errors, as the format allows no others. */
+static bool entry_field(StErr *x, StEntry *e, const char *key, const JsonVal *v) {
+  bool *seen = strcmp(key, "dtype") == 0          ? &e->has_dtype
+               : strcmp(key, "shape") == 0        ? &e->has_shape
+               : strcmp(key, "data_offsets") == 0 ? &e->has_offsets
+                                                  : NULL;
+  if (!seen) return tio_fail(x->why, x->wn, "tensor '%s': unexpected field '%s'", e->name, key);
+  if (*seen) return tio_fail(x->why, x->wn, "tensor '%s': duplicate field '%s'", e->name, key);
+  *seen = true;
+  if (seen == &e->has_dtype) return st_string(x, v, e->dtype, sizeof e->dtype, "'dtype'");
+  return seen == &e->has_shape ? entry_shape(x, e, v) : entry_offsets(x, e, v);
+}
+
+static bool entry_object(StErr *x, StEntry *e, const JsonVal *v) {
+  if (v->kind != JSON_OBJ)
+    return tio_fail(x->why, x->wn, "tensor '%s': expected an object", e->name);
+  for (int i = 0; i < v->n; i++)
+    if (!entry_field(x, e, v->keys[i], v->items[i])) return false;
   const char *missing = !e->has_dtype     ? "dtype"
                         : !e->has_shape   ? "shape"
                         : !e->has_offsets ? "data_offsets"
                                           : NULL;
-  if (missing) return tio_fail(j->why, j->wn, "tensor '%s': missing '%s'", e->name, missing);
-  return st_dtype(e, j->why, j->wn);
+  if (missing) return tio_fail(x->why, x->wn, "tensor '%s': missing '%s'", e->name, missing);
+  return st_dtype(e, x->why, x->wn);
 }
 
 typedef struct StList {
@@ -268,35 +151,38 @@ static StEntry *list_push(StList *l) {
   return e;
 }
 
-static bool header_entry(Json *j, StList *l, bool *seen_meta) {
+static bool header_entry(StErr *x, StList *l, const JsonVal *top, int k, bool *seen_meta) {
   char name[ST_MAX_NAME];
-  if (!string(j, name, sizeof name) || !expect(j, ':')) return false;
+  JsonVal key = {.kind = JSON_STR, .text = top->keys[k], .len = strlen(top->keys[k])};
+  if (!st_string(x, &key, name, sizeof name, "a tensor name")) return false;
   if (strcmp(name, "__metadata__") == 0) {
-    if (*seen_meta) return tio_fail(j->why, j->wn, "duplicate key '__metadata__'");
+    if (*seen_meta) return tio_fail(x->why, x->wn, "duplicate key '__metadata__'");
     *seen_meta = true;
-    return skip_value(j, 0);
+    return true;
   }
   for (int i = 0; i < l->n; i++)
     if (strcmp(l->items[i].name, name) == 0)
-      return tio_fail(j->why, j->wn, "duplicate tensor name '%s'", name);
+      return tio_fail(x->why, x->wn, "duplicate tensor name '%s'", name);
   StEntry *e = list_push(l);
   memcpy(e->name, name, sizeof name);
-  return entry_object(j, e);
+  return entry_object(x, e, top->items[k]);
 }
 
-static bool parse_header(Json *j, StList *l) {
-  bool meta = false;
-  if (!expect(j, '{')) return false;
-  if (!eat(j, '}')) {
-    do
-      if (!header_entry(j, l, &meta)) return false;
-    while (eat(j, ','));
-    if (!expect(j, '}')) return false;
-  }
-  ws(j);
-  if (j->p != j->end)
-    return tio_fail(j->why, j->wn, "header: unexpected text after the JSON object");
-  return true;
+/* The header: one JSON object (io/json.h) of tensor entries and an
+ * optional `__metadata__` entry, whose value is not interpreted. */
+static bool parse_header(StErr *x, const char *text, size_t len, StList *l) {
+  Arena a;
+  arena_init(&a);
+  JsonError je;
+  const JsonVal *top = json_parse(&a, text, len, ST_MAX_DEPTH, &je);
+  bool ok = top != NULL, meta = false;
+  if (!top)
+    tio_fail(x->why, x->wn, "header: %s at byte %zu", je.msg, je.off);
+  else if (top->kind != JSON_OBJ)
+    ok = tio_fail(x->why, x->wn, "header: expected a JSON object");
+  for (int k = 0; ok && k < top->n; k++) ok = header_entry(x, l, top, k, &meta);
+  arena_free(&a);
+  return ok;
 }
 
 /* ───────────────────────── data ───────────────────────── */
@@ -391,9 +277,10 @@ bool tio_st_parse(const uint8_t *p, size_t n, TioFile *out, char *why, size_t wn
   if (hlen > n - 8)
     return tio_fail(why, wn, "truncated .safetensors: header length %llu, only %zu bytes follow",
                     (unsigned long long)hlen, n - 8);
-  Json j = {(const char *)p + 8, (const char *)p + 8 + hlen, (const char *)p + 8, why, wn};
+  StErr x = {why, wn};
   StList l = {0};
-  bool ok = parse_header(&j, &l) && check_layout(&l, n - 8 - hlen, why, wn);
+  bool ok =
+      parse_header(&x, (const char *)p + 8, hlen, &l) && check_layout(&l, n - 8 - hlen, why, wn);
   const uint8_t *data = p + 8 + hlen;
   for (int i = 0; ok && i < l.n; i++) {
     RtTensor *t = make_tensor(&l.items[i], data + l.items[i].begin, why, wn);

@@ -1,5 +1,5 @@
-/* metadata.c — TVM's `#[metadata]` JSON: a JSON reader (recursive, with a
- * depth limit), the SaveJSON graph layout (root → Map → Array → nodes whose
+/* metadata.c — TVM's `#[metadata]` JSON (read by io/json.h), the SaveJSON
+ * graph layout (root → Map → Array → nodes whose
  * fields are node indices written as strings), base64 and the NDArray blob.
  *
  * Invariants: every read of the blob is bounds-checked and assembled byte
@@ -11,255 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/json.h"
+
 enum { JSON_MAX_DEPTH = 200 };
 static const uint64_t NDARRAY_MAGIC = 0xDD5E40F096B4A13Full;
 
-/* ── JSON values ── */
-
-typedef enum JKind { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } JKind;
-
-typedef struct JVal JVal;
-struct JVal {
-  JKind kind;
-  size_t off; /* where it starts in the text, for messages */
-  double num;
-  bool b;
-  const char *str;
-  int n;
-  JVal **items;      /* J_ARR values, J_OBJ values */
-  const char **keys; /* J_OBJ */
-};
-
-typedef struct JReader {
-  Arena *a;
-  const char *s;
-  size_t len, pos;
-  const char *err;
-  size_t err_off;
-} JReader;
-
-static bool jfail(JReader *r, size_t off, const char *msg) {
-  if (!r->err) r->err = msg, r->err_off = off;
-  return false;
-}
-
-static void jspace(JReader *r) {
-  while (r->pos < r->len && isspace((unsigned char)r->s[r->pos])) r->pos++;
-}
-
 /* trailer := ( WS | '//' CHAR* | block comment )*
  * After the JSON value: white space and line or block comments (so a
- * test file can carry FileCheck lines after its metadata). */
-static void jtrailer(JReader *r) {
+ * test file can carry FileCheck lines after its metadata).  Returns the
+ * position after it. */
+static size_t skip_trailer(const char *s, size_t len, size_t pos) {
   for (;;) {
-    jspace(r);
-    if (r->pos + 1 >= r->len || r->s[r->pos] != '/') return;
-    if (r->s[r->pos + 1] == '/') {
-      while (r->pos < r->len && r->s[r->pos] != '\n') r->pos++;
-    } else if (r->s[r->pos + 1] == '*') {
-      const char *end = memmem(r->s + r->pos + 2, r->len - r->pos - 2, "*/", 2);
-      if (!end) return;
-      r->pos = (size_t)(end - r->s) + 2;
+    while (pos < len && isspace((unsigned char)s[pos])) pos++;
+    if (pos + 1 >= len || s[pos] != '/') return pos;
+    if (s[pos + 1] == '/') {
+      while (pos < len && s[pos] != '\n') pos++;
+    } else if (s[pos + 1] == '*') {
+      const char *end = memmem(s + pos + 2, len - pos - 2, "*/", 2);
+      if (!end) return pos;
+      pos = (size_t)(end - s) + 2;
     } else {
-      return;
+      return pos;
     }
   }
-}
-
-static int hexval(int c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-static void put_utf8(StrBuf *b, unsigned cp) {
-  if (cp < 0x80)
-    sb_putc(b, (char)cp);
-  else if (cp < 0x800)
-    sb_putc(b, (char)(0xC0 | (cp >> 6))), sb_putc(b, (char)(0x80 | (cp & 63)));
-  else {
-    sb_putc(b, (char)(0xE0 | (cp >> 12)));
-    sb_putc(b, (char)(0x80 | ((cp >> 6) & 63)));
-    sb_putc(b, (char)(0x80 | (cp & 63)));
-  }
-}
-
-/* escape := '\' ( '"' | '\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' | 'u' HEX HEX HEX HEX )
- * A \u escape is written as UTF-8; surrogate pairs are not joined, which
- * is enough for the ASCII names TVM writes. */
-static bool jescape(JReader *r, StrBuf *b) {
-  size_t at = r->pos;
-  char e = r->pos + 1 < r->len ? r->s[r->pos + 1] : 0;
-  r->pos += 2;
-  const char *plain = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-  const char *k = e ? strchr(plain, e) : NULL;
-  if (k) return sb_putc(b, to[k - plain]), true;
-  if (e != 'u' || r->pos + 4 > r->len) return jfail(r, at, "bad escape in a JSON string");
-  unsigned cp = 0;
-  for (int i = 0; i < 4; i++) {
-    int h = hexval((unsigned char)r->s[r->pos + (size_t)i]);
-    if (h < 0) return jfail(r, at, "bad \\u escape in a JSON string");
-    cp = cp * 16 + (unsigned)h;
-  }
-  r->pos += 4;
-  put_utf8(b, cp);
-  return true;
-}
-
-/* jstring := '"' ( CHAR | escape )* '"' */
-static const char *jstring(JReader *r) {
-  size_t start = r->pos++;
-  StrBuf b = {0};
-  while (r->pos < r->len && r->s[r->pos] != '"') {
-    if (r->s[r->pos] == '\\') {
-      if (!jescape(r, &b)) return sb_free(&b), NULL;
-    } else {
-      sb_putc(&b, r->s[r->pos++]);
-    }
-  }
-  if (r->pos >= r->len) {
-    sb_free(&b);
-    jfail(r, start, "unterminated JSON string");
-    return NULL;
-  }
-  r->pos++;
-  const char *s = arena_strndup(r->a, b.data ? b.data : "", b.len);
-  sb_free(&b);
-  return s;
-}
-
-static JVal *jnew(JReader *r, JKind k, size_t off) {
-  JVal *v = ARENA_NEW(r->a, JVal);
-  v->kind = k, v->off = off;
-  return v;
-}
-
-static JVal *jvalue(JReader *r, int depth);
-
-/* jarray := '[' ( jvalue ( ',' jvalue )* )? ']'   (strict JSON: no trailing comma) */
-static JVal *jarray(JReader *r, int depth) {
-  JVal *v = jnew(r, J_ARR, r->pos++);
-  PtrVec items = {0};
-  jspace(r);
-  if (r->pos < r->len && r->s[r->pos] == ']') return r->pos++, v;
-  for (;;) {
-    JVal *x = jvalue(r, depth + 1);
-    if (!x) return vec_free(&items), NULL;
-    vec_push(&items, x);
-    jspace(r);
-    char c = r->pos < r->len ? r->s[r->pos] : 0;
-    r->pos++;
-    if (c == ']') break;
-    if (c != ',')
-      return vec_free(&items), jfail(r, r->pos - 1, "expected `,` or `]` in a JSON array"), NULL;
-  }
-  v->n = (int)items.len;
-  v->items = (JVal **)vec_finish(&items, r->a);
-  return v;
-}
-
-/* jmember := jstring ':' jvalue */
-static bool jmember(JReader *r, int depth, PtrVec *keys, PtrVec *vals) {
-  jspace(r);
-  if (r->pos >= r->len || r->s[r->pos] != '"')
-    return jfail(r, r->pos, "expected a key in a JSON object");
-  const char *k = jstring(r);
-  if (!k) return false;
-  jspace(r);
-  if (r->pos >= r->len || r->s[r->pos] != ':')
-    return jfail(r, r->pos, "expected `:` in a JSON object");
-  r->pos++;
-  JVal *x = jvalue(r, depth + 1);
-  if (!x) return false;
-  vec_push(keys, (void *)k);
-  vec_push(vals, x);
-  return true;
-}
-
-/* jobject := '{' ( jmember ( ',' jmember )* )? '}'   (keys kept in order; duplicates are not
- * merged) */
-static JVal *jobject(JReader *r, int depth) {
-  JVal *v = jnew(r, J_OBJ, r->pos++);
-  PtrVec keys = {0}, vals = {0};
-  jspace(r);
-  if (r->pos < r->len && r->s[r->pos] == '}') return r->pos++, v;
-  for (;;) {
-    if (!jmember(r, depth, &keys, &vals)) return vec_free(&keys), vec_free(&vals), NULL;
-    jspace(r);
-    char c = r->pos < r->len ? r->s[r->pos] : 0;
-    r->pos++;
-    if (c == '}') break;
-    if (c != ',') {
-      vec_free(&keys), vec_free(&vals);
-      jfail(r, r->pos - 1, "expected `,` or `}` in a JSON object");
-      return NULL;
-    }
-  }
-  v->n = (int)keys.len;
-  v->keys = (const char **)vec_finish(&keys, r->a);
-  v->items = (JVal **)vec_finish(&vals, r->a);
-  return v;
-}
-
-/* jnumber := [-+0-9.eE]+   (whatever strtod reads completely) */
-static JVal *jnumber(JReader *r) {
-  size_t start = r->pos;
-  while (r->pos < r->len && strchr("+-0123456789.eE", r->s[r->pos]) && r->s[r->pos]) r->pos++;
-  char buf[64];
-  size_t n = r->pos - start;
-  if (n == 0 || n >= sizeof buf) return jfail(r, start, "bad JSON number"), NULL;
-  memcpy(buf, r->s + start, n);
-  buf[n] = 0;
-  char *end;
-  JVal *v = jnew(r, J_NUM, start);
-  v->num = strtod(buf, &end);
-  if (*end) return jfail(r, start, "bad JSON number"), NULL;
-  return v;
-}
-
-/* jword := 'null' | 'true' | 'false' */
-static JVal *jword(JReader *r) {
-  static const char *const words[] = {"null", "true", "false"};
-  for (int i = 0; i < 3; i++) {
-    size_t n = strlen(words[i]);
-    if (r->pos + n <= r->len && memcmp(r->s + r->pos, words[i], n) == 0) {
-      JVal *v = jnew(r, i == 0 ? J_NULL : J_BOOL, r->pos);
-      v->b = i == 1;
-      r->pos += n;
-      return v;
-    }
-  }
-  jfail(r, r->pos, "unexpected character in JSON");
-  return NULL;
-}
-
-/* jvalue := jobject | jarray | jstring | jnumber | jword
- * The depth limit keeps hostile metadata from exhausting the C stack. */
-static JVal *jvalue(JReader *r, int depth) {
-  jspace(r);
-  if (depth > JSON_MAX_DEPTH) return jfail(r, r->pos, "JSON nested too deeply"), NULL;
-  if (r->pos >= r->len) return jfail(r, r->pos, "unexpected end of the metadata JSON"), NULL;
-  char c = r->s[r->pos];
-  if (c == '{') return jobject(r, depth);
-  if (c == '[') return jarray(r, depth);
-  if (c == '"') {
-    size_t off = r->pos;
-    const char *s = jstring(r);
-    if (!s) return NULL;
-    JVal *v = jnew(r, J_STR, off);
-    v->str = s;
-    return v;
-  }
-  if (c == '-' || isdigit((unsigned char)c)) return jnumber(r);
-  return jword(r);
-}
-
-static const JVal *jget(const JVal *obj, const char *key) {
-  if (!obj || obj->kind != J_OBJ) return NULL;
-  for (int i = 0; i < obj->n; i++)
-    if (strcmp(obj->keys[i], key) == 0) return obj->items[i];
-  return NULL;
 }
 
 /* ── base64 ── */
@@ -382,50 +156,50 @@ Tensor *meta_decode_ndarray(Arena *a, const uint8_t *p, size_t n, const char **e
 
 typedef struct Graph {
   Arena *a;
-  const JVal *nodes, *b64;
+  const JsonVal *nodes, *b64;
   const char *err;
   size_t err_off;
 } Graph;
 
-static bool gfail(Graph *g, const JVal *at, const char *msg) {
+static bool gfail(Graph *g, const JsonVal *at, const char *msg) {
   if (!g->err) g->err = msg, g->err_off = at ? at->off : 0;
   return false;
 }
 
 /* A node index written as a number or as a decimal string. */
-static bool as_index(const JVal *v, int64_t *out) {
-  if (v && v->kind == J_NUM && v->num >= 0 && v->num < 1e15) return *out = (int64_t)v->num, true;
-  if (!v || v->kind != J_STR || !v->str[0]) return false;
+static bool as_index(const JsonVal *v, int64_t *out) {
+  if (v && v->kind == JSON_NUM && v->num >= 0 && v->num < 1e15) return *out = (int64_t)v->num, true;
+  if (!v || v->kind != JSON_STR || !v->text[0]) return false;
   char *end;
-  long long x = strtoll(v->str, &end, 10);
+  long long x = strtoll(v->text, &end, 10);
   if (*end || x < 0) return false;
   *out = x;
   return true;
 }
 
-static const JVal *node_at(Graph *g, const JVal *ref) {
+static const JsonVal *node_at(Graph *g, const JsonVal *ref) {
   int64_t i;
   if (!as_index(ref, &i) || i >= g->nodes->n)
     return gfail(g, ref, "bad node index in metadata"), NULL;
-  const JVal *n = g->nodes->items[i];
-  if (n->kind != J_OBJ) return gfail(g, n, "metadata node is not an object"), NULL;
+  const JsonVal *n = g->nodes->items[i];
+  if (n->kind != JSON_OBJ) return gfail(g, n, "metadata node is not an object"), NULL;
   return n;
 }
 
-static const char *type_key(const JVal *node) {
-  const JVal *k = jget(node, "type_key");
-  return k && k->kind == J_STR ? k->str : "";
+static const char *type_key(const JsonVal *node) {
+  const JsonVal *k = json_get(node, "type_key");
+  return k && k->kind == JSON_STR ? k->text : "";
 }
 
-static bool decode_constant(Graph *g, const JVal *node, MetaEntry *e) {
-  const JVal *data = jget(jget(node, "attrs"), "data");
+static bool decode_constant(Graph *g, const JsonVal *node, MetaEntry *e) {
+  const JsonVal *data = json_get(json_get(node, "attrs"), "data");
   int64_t i;
-  if (!as_index(data, &i) || !g->b64 || i >= g->b64->n || g->b64->items[i]->kind != J_STR)
+  if (!as_index(data, &i) || !g->b64 || i >= g->b64->n || g->b64->items[i]->kind != JSON_STR)
     return gfail(g, node, "relay.Constant has no valid `data` entry in b64ndarrays");
-  const JVal *s = g->b64->items[i];
+  const JsonVal *s = g->b64->items[i];
   uint8_t *bytes;
   size_t n;
-  if (!meta_base64_decode(g->a, s->str, strlen(s->str), &bytes, &n))
+  if (!meta_base64_decode(g->a, s->text, strlen(s->text), &bytes, &n))
     return gfail(g, s, "bad base64 in b64ndarrays");
   const char *err = NULL;
   e->tensor = meta_decode_ndarray(g->a, bytes, n, &err);
@@ -433,49 +207,49 @@ static bool decode_constant(Graph *g, const JVal *node, MetaEntry *e) {
 }
 
 /* An integer attribute written as a decimal string ("-1"), else dflt. */
-static int json_attr_int(const JVal *attrs, const char *key, int dflt) {
-  const JVal *v = jget(attrs, key);
-  if (v && v->kind == J_NUM) return (int)v->num;
-  if (!v || v->kind != J_STR || !v->str[0]) return dflt;
+static int json_attr_int(const JsonVal *attrs, const char *key, int dflt) {
+  const JsonVal *v = json_get(attrs, key);
+  if (v && v->kind == JSON_NUM) return (int)v->num;
+  if (!v || v->kind != JSON_STR || !v->text[0]) return dflt;
   char *end;
-  long x = strtol(v->str, &end, 10);
+  long x = strtol(v->text, &end, 10);
   return *end || x < -1 || x > 1 << 20 ? dflt : (int)x;
 }
 
 /* VirtualDevice: device_type_int and virtual_device_id are values; the
  * memory scope is a node (a runtime.String with repr_str), 0 for none. */
-static bool decode_virtual_device(Graph *g, const JVal *node, MetaEntry *e) {
-  const JVal *attrs = jget(node, "attrs");
+static bool decode_virtual_device(Graph *g, const JsonVal *node, MetaEntry *e) {
+  const JsonVal *attrs = json_get(node, "attrs");
   e->device_type = json_attr_int(attrs, "device_type_int", -1);
   e->device_id = json_attr_int(attrs, "virtual_device_id", -1);
   e->memory_scope = "";
   int64_t i;
-  const JVal *scope = jget(attrs, "memory_scope");
+  const JsonVal *scope = json_get(attrs, "memory_scope");
   if (scope && as_index(scope, &i) && i > 0) {
-    const JVal *s = node_at(g, scope);
-    const JVal *r = s ? jget(s, "repr_str") : NULL;
+    const JsonVal *s = node_at(g, scope);
+    const JsonVal *r = s ? json_get(s, "repr_str") : NULL;
     if (!s) return false;
-    if (r && r->kind == J_STR) e->memory_scope = r->str;
+    if (r && r->kind == JSON_STR) e->memory_scope = r->text;
   }
   return true;
 }
 
-static bool decode_entry(Graph *g, const JVal *ref, MetaEntry *e) {
-  const JVal *node = node_at(g, ref);
+static bool decode_entry(Graph *g, const JsonVal *ref, MetaEntry *e) {
+  const JsonVal *node = node_at(g, ref);
   if (!node) return false;
   e->type_key = arena_strdup(g->a, type_key(node));
   if (strcmp(e->type_key, "relay.Constant") == 0) return decode_constant(g, node, e);
   if (strcmp(e->type_key, "VirtualDevice") == 0) return decode_virtual_device(g, node, e);
-  const JVal *name = jget(jget(node, "attrs"), "name");
-  if (name && name->kind == J_STR) e->name = name->str;
+  const JsonVal *name = json_get(json_get(node, "attrs"), "name");
+  if (name && name->kind == JSON_STR) e->name = name->text;
   return true;
 }
 
-static bool decode_array(Graph *g, const char *key, const JVal *ref, MetaArray *out) {
-  const JVal *node = node_at(g, ref);
+static bool decode_array(Graph *g, const char *key, const JsonVal *ref, MetaArray *out) {
+  const JsonVal *node = node_at(g, ref);
   if (!node) return false;
-  const JVal *data = jget(node, "data");
-  if (!data || data->kind != J_ARR) return gfail(g, node, "metadata array has no `data` list");
+  const JsonVal *data = json_get(node, "data");
+  if (!data || data->kind != JSON_ARR) return gfail(g, node, "metadata array has no `data` list");
   out->key = key, out->n = data->n;
   out->items = ARENA_ARRAY(g->a, MetaEntry, data->n ? data->n : 1);
   for (int i = 0; i < data->n; i++)
@@ -484,19 +258,19 @@ static bool decode_array(Graph *g, const char *key, const JVal *ref, MetaArray *
 }
 
 /* The map key of entry i: from "keys" (TVM >= 0.8) or a String node. */
-static const char *map_key(Graph *g, const JVal *map, const JVal *keys, int i) {
-  if (keys && keys->kind == J_ARR && i < keys->n && keys->items[i]->kind == J_STR)
-    return keys->items[i]->str;
-  const JVal *data = jget(map, "data");
-  const JVal *kn = data && 2 * i < data->n ? node_at(g, data->items[2 * i]) : NULL;
-  const JVal *s = kn ? jget(kn, "repr_str") : NULL;
-  return s && s->kind == J_STR ? s->str : NULL;
+static const char *map_key(Graph *g, const JsonVal *map, const JsonVal *keys, int i) {
+  if (keys && keys->kind == JSON_ARR && i < keys->n && keys->items[i]->kind == JSON_STR)
+    return keys->items[i]->text;
+  const JsonVal *data = json_get(map, "data");
+  const JsonVal *kn = data && 2 * i < data->n ? node_at(g, data->items[2 * i]) : NULL;
+  const JsonVal *s = kn ? json_get(kn, "repr_str") : NULL;
+  return s && s->kind == JSON_STR ? s->text : NULL;
 }
 
-static bool decode_map(Graph *g, const JVal *map, MetaTable *out) {
-  const JVal *keys = jget(map, "keys"), *data = jget(map, "data");
-  if (!data || data->kind != J_ARR) return gfail(g, map, "metadata map has no `data` list");
-  bool pairs = !keys || keys->kind != J_ARR;
+static bool decode_map(Graph *g, const JsonVal *map, MetaTable *out) {
+  const JsonVal *keys = json_get(map, "keys"), *data = json_get(map, "data");
+  if (!data || data->kind != JSON_ARR) return gfail(g, map, "metadata map has no `data` list");
+  bool pairs = !keys || keys->kind != JSON_ARR;
   int n = pairs ? data->n / 2 : data->n;
   if (!pairs && keys->n != n) return gfail(g, map, "metadata map keys and data differ in length");
   out->narrays = n;
@@ -515,21 +289,20 @@ static bool decode_map(Graph *g, const JVal *map, MetaTable *out) {
 bool meta_parse(Arena *a, const char *json, size_t len, MetaTable *out, const char **err,
                 size_t *err_off) {
   memset(out, 0, sizeof *out);
-  JReader r = {a, json, len, 0, NULL, 0};
-  JVal *top = jvalue(&r, 0);
-  if (top) {
-    jtrailer(&r);
-    if (r.pos < r.len) jfail(&r, r.pos, "unexpected text after the metadata JSON");
-  }
-  if (r.err) return *err = r.err, *err_off = r.err_off, false;
-  Graph g = {a, jget(top, "nodes"), jget(top, "b64ndarrays"), NULL, 0};
-  const JVal *root = jget(top, "root");
-  if (!g.nodes || g.nodes->kind != J_ARR || !root)
+  size_t pos = 0;
+  JsonError je;
+  JsonVal *top = json_read(a, json, len, &pos, JSON_MAX_DEPTH, &je);
+  if (top && (pos = skip_trailer(json, len, pos)) < len)
+    je.msg = "unexpected text after the metadata JSON", je.off = pos;
+  if (je.msg) return *err = je.msg, *err_off = je.off, false;
+  Graph g = {a, json_get(top, "nodes"), json_get(top, "b64ndarrays"), NULL, 0};
+  const JsonVal *root = json_get(top, "root");
+  if (!g.nodes || g.nodes->kind != JSON_ARR || !root)
     gfail(&g, top, "metadata JSON has no `root` and `nodes`");
-  else if (g.b64 && g.b64->kind != J_ARR)
+  else if (g.b64 && g.b64->kind != JSON_ARR)
     gfail(&g, g.b64, "`b64ndarrays` is not a list");
   else {
-    const JVal *map = node_at(&g, root);
+    const JsonVal *map = node_at(&g, root);
     if (map) decode_map(&g, map, out);
   }
   if (g.err) { /* a half-decoded table is never used */

@@ -16,7 +16,7 @@ ALLOWED = {
     "io": {"ir", "rt"},
     "ops": {"ir"},
     "kernels": {"ir", "rt", "ops"},
-    "parser": {"ir", "ops"},
+    "parser": {"ir", "ops", "io"},  # io: the JSON reader of the metadata section
     "types": {"ir", "ops"},
     "passes": {"ir", "ops", "types"},
     "ad": {"ir", "ops", "types", "passes"},

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/json.h"
 #include "ir/tir.h"
 #include "parser/lexer.h"
 #include "parser/metadata.h"
@@ -1018,6 +1019,35 @@ static void test_mapped_source(void) {
 }
 
 /* Runs the tests; reset() gives each parser test a fresh module and diagnostics. */
+/* The JSON reader (io/json.h) the metadata section and .safetensors share. */
+static const JsonVal *json_of(const char *text, JsonError *e) {
+  return json_parse(&A, text, strlen(text), 8, e);
+}
+
+static void test_json(void) {
+  JsonError e;
+  const JsonVal *v =
+      json_of(" {\"a\": [1, -2.5e1, true, null], \"b\": \"x\\u00e9\\ud83d\\ude00\"} ", &e);
+  CHECK(v && v->kind == JSON_OBJ && v->n == 2);
+  const JsonVal *a = json_get(v, "a");
+  CHECK(a && a->kind == JSON_ARR && a->n == 4 && a->items[1]->num == -25.0);
+  CHECK(a->items[2]->kind == JSON_BOOL && a->items[2]->b && a->items[3]->kind == JSON_NULL);
+  CHECK_STREQ(json_get(v, "b")->text, "x\xc3\xa9\xf0\x9f\x98\x80"); /* é, U+1F600 from a pair */
+  uint64_t u = 0;
+  v = json_of("18446744073709551615", &e); /* 2^64 - 1, exactly */
+  CHECK(v && json_uint(v, &u) && u == UINT64_MAX);
+  CHECK(!json_uint(json_of("18446744073709551616", &e), &u)); /* overflow */
+  CHECK(!json_uint(json_of("2.0", &e), &u) && !json_uint(json_of("-1", &e), &u));
+  CHECK(!json_of("[[[[[[[[[[1]]]]]]]]]]", &e) && strstr(e.msg, "nested too deeply"));
+  CHECK(!json_of("[1,]", &e) && e.off == 3);
+  CHECK(!json_of("{\"a\": 1} x", &e) && e.off == 9 && strstr(e.msg, "after the JSON value"));
+  CHECK(!json_of("01", &e) && !json_of("1.", &e) && !json_of("\"a\tb\"", &e));
+  CHECK(!json_of("{\"a\\u0000\": 1}", &e) && strstr(e.msg, "NUL"));
+  CHECK(!json_of("\"\\ud83d\"", &e) && strstr(e.msg, "bad escape")); /* a lone surrogate */
+  v = json_of("\"a\\u0000b\"", &e);
+  CHECK(v && v->len == 3 && strlen(v->text) == 1);
+}
+
 int main(void) {
   diag_init(&D);
   arena_init(&A);
@@ -1042,6 +1072,7 @@ int main(void) {
   reset(), test_deep();
   reset(), test_shadowing();
   reset(), test_mapped_source();
+  reset(), test_json();
   free_module_tables(M);
   diag_free(&D);
   arena_free(&A);
