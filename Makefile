@@ -10,7 +10,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san bench bench-cnn bench-rnn bench-train bench-transformer clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san bench bench-cnn bench-rnn bench-train bench-transformer bench-ab clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -71,6 +71,12 @@ bench-train: deps test-deps all
 # A GPT-2-structured decoder against ONNX Runtime and PyTorch (bench/transformer.py).
 bench-transformer: deps test-deps all
 	/usr/bin/python3 bench/transformer.py $(BUILD)/rly
+
+# Two builds against each other (parse, start-up, interpreter, MLP, matmul, resnet18), as
+# ratios: `make bench-ab A=old/rly` compares A with this build (bench/ab.py).
+A ?= $(BUILD)/rly
+bench-ab: deps test-deps all
+	/usr/bin/python3 bench/ab.py $(A) $(BUILD)/rly
 
 # The tree is formatted by clang-format-19 with .clang-format; CI checks it.
 SOURCES = $(shell git ls-files '*.c' '*.h')
