@@ -5,20 +5,24 @@
  *
  * A pass never edits its input: it returns a NEW module (module_copy plus
  * replaced definitions) that shares every unchanged node, so the caller can
- * keep the old module for `:undo`.  The passes (PASS_LIST, in passes/):
+ * keep the old module for `:undo`.  The passes (PASS_LIST below, the one
+ * list; in passes/ unless a folder is named):
  *   ToANormalForm          anf.c        every non-atomic subexpression let-bound
  *   ToBasicBlockNormalForm bbnf.c       flat blocks; control flow only as let values
  *   EffectToState          effect_to_state.c  state globals become parameters/results
  *   CheckKeyLinearity      verify.c     a RandState key used twice is an error (types/linearity.c)
- *   FuseOps                fuse_ops.c   pure op calls grouped into Primitive functions
- *   JitFuseOps             fuse_ops.c   the same with the jit mode's options
+ *   FuseOps                lower/fuse_ops.c  pure op calls grouped into Primitive functions
+ *   JitFuseOps             lower/fuse_ops.c  the same with the jit mode's options
  *   BindParams             bind_params.c  parameters named in a tensor file become constants
  *   FoldConstant           fold_constant.c  calls on constants evaluated (reference kernels)
  *   SimplifyInference      simplify_inference.c  normalizations and dropout as arithmetic
  *   FoldScaleAxis          fold_scale_axis.c  per-channel scales folded into conv/dense weights
  *   AlterOpLayout          alter_layout.c  conv2d in blocked layouts (NCHW16c), the ops after it
  *   FastMath               fast_math.c  float32 exp/tanh/erf/softmax to TVM's fast_* forms
- * too (the last six share the dataflow rewriter of graph.c)
+ *   Gradient               ad/gradient.c, ad/gradient_ho.c  @f_grad: reverse-mode derivative of @f
+ * (FoldConstant to FastMath share the dataflow rewriter of graph.c).  The
+ * passes of ad/ and lower/ are stages above this folder: the table names
+ * their entry points, which are defined there.
  *
  * A run may have a scope (PassScope: `:pass FuseOps @f`, or the user's
  * definitions without the prelude): a function-local pass (PassDef.local)
