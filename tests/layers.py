@@ -4,7 +4,9 @@ the layering the README describes: each folder includes only the folders
 listed for it (so interp/ and jit/ never include each other and nothing
 below parser/ includes it), repl/ never calls fusion or lowering (it
 goes through engine/), and nothing outside ops/ compares or looks up an op
-by a literal name.  Prints one line per violation and a summary."""
+by a literal name; and that docs/ARCHITECTURE.md agrees: a section per
+folder whose "may include" is the folder's row below, and every source path
+it names exists.  Prints one line per violation and a summary."""
 import os
 import re
 import sys
@@ -53,9 +55,47 @@ def sources(root, folder):
     return sorted(out)
 
 
+# docs/ARCHITECTURE.md: one "### `folder/`: ... (may include: a, b)" heading
+# per folder of ALLOWED, naming exactly what ALLOWED allows
+DOC = "docs/ARCHITECTURE.md"
+DOC_HEADING = re.compile(r"^### `(\w+)/`:.*\(may include: ([^)]*)\)\s*$", re.M)
+# a path the document names: a folder of the tree and a file name
+DOC_PATH = re.compile(r"`((?:%s)/[\w/]+\.(?:c|h|py|in))`" % "|".join(
+    ["ir", "rt", "io", "ops", "kernels", "parser", "types", "passes", "ad", "lower", "interp",
+     "jit", "frontend", "engine", "repl", "tests", "bench", "scripts", "include", "lib",
+     "examples"]))
+
+
+def check_doc(root):
+    """Problems of the architecture document against ALLOWED and the tree:
+    a folder without its heading (or the reverse), a heading whose "may
+    include" differs from ALLOWED, a named file that does not exist."""
+    text = open(os.path.join(root, DOC), encoding="utf-8").read()
+    out, seen = [], {}
+    for folder, allows in DOC_HEADING.findall(text):
+        named = set() if allows.strip() == "nothing" else {a.strip() for a in allows.split(",")}
+        seen[folder] = named
+    for folder, allowed in ALLOWED.items():
+        if folder not in seen:
+            out.append(f"{DOC}: no section for {folder}/")
+        elif seen[folder] != allowed:
+            out.append(f"{DOC}: {folder}/ may include {sorted(seen[folder])} there, "
+                       f"{sorted(allowed)} in layers.py")
+    out += [f"{DOC}: a section for {f}/, which layers.py does not know" for f in seen
+            if f not in ALLOWED]
+    for path in sorted(set(DOC_PATH.findall(text))):
+        if not os.path.exists(os.path.join(root, path)):
+            out.append(f"{DOC}: names {path}, which does not exist")
+    return out
+
+
 def main():
     root = sys.argv[1]
     bad = checked = 0
+    for problem in check_doc(root):
+        print(problem)
+        bad += 1
+    checked += 1
     for folder, allowed in ALLOWED.items():
         for name in sources(root, folder):
             text = open(os.path.join(root, folder, name), encoding="utf-8").read()
