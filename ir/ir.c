@@ -456,3 +456,11 @@ void module_free(Module *m) {
   strmap_free(&m->types);
   strmap_free(&m->ctors);
 }
+
+bool prim_attr_flag(const PrimFunc *f, const char *name, bool dflt) {
+  const AttrValue *a = f->attrs ? attrs_get(f->attrs, name) : NULL;
+  if (!a) return dflt;
+  if (a->kind == AV_INT) return a->u.i != 0;
+  if (a->kind == AV_BOOL) return a->u.b;
+  return dflt;
+}

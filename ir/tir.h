@@ -7,7 +7,14 @@
 #ifndef RLY_TIR_H
 #define RLY_TIR_H
 
-#include "ir/ir.h"
+#include "ir/span.h"
+#include "ir/tensor.h"
+#include "ir/util.h"
+
+/* Relay nodes a PrimFunc points to without looking inside (ir/ir.h). */
+typedef struct Attrs Attrs;
+typedef struct Function Function;
+typedef struct PrimFunc PrimFunc;
 
 typedef struct TirVar TirVar;
 typedef struct Buffer Buffer;
@@ -285,6 +292,9 @@ static inline const PrimExpr *tir_for_lo(const Stmt *s, int i) {
 }
 
 void print_prim_func_to(StrBuf *b, const PrimFunc *f);
+/* A flag attribute of f (`fp_contract=0` or `=False` turns one off; absent:
+ * dflt).  In ir/ir.c, with the attributes. */
+bool prim_attr_flag(const PrimFunc *f, const char *name, bool dflt);
 bool prim_func_equal(const PrimFunc *a, const PrimFunc *b);
 uint64_t prim_func_hash(const PrimFunc *f);
 

@@ -9,7 +9,7 @@
  * module boundary is this one. */
 #include <stddef.h>
 
-#include "ir/walk.h"
+#include "ir/tir_walk.h"
 
 PrimExpr *const *prim_expr_children(const PrimExpr *e, PrimExpr *tmp[2], int *n) {
   *n = 0;

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/walk.h"
+#include "ir/tir_walk.h"
 
 enum { STACK_ALLOC_MAX = 32768 };
 

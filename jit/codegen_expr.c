@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ir/tir_rules.h"
-#include "ir/walk.h"
+#include "ir/tir_walk.h"
 #include "jit/codegen.h"
 
 static const CVal NONE = {NULL, DT_INVALID};

@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ir/walk.h"
+#include "ir/tir_walk.h"
 #include "jit/jit_config.h"
 #include "rt/jit_abi.h"
 #include "rt/pool.h"
@@ -273,9 +273,7 @@ void jit_set_cache_dir(const char *dir) {
 
 static bool contract_of(const PrimFunc *f) {
   if (J.no_contract) return false;
-  const AttrValue *a = f->attrs ? attrs_get(f->attrs, "fp_contract") : NULL;
-  if (!a) return true;
-  return !((a->kind == AV_INT && a->u.i == 0) || (a->kind == AV_BOOL && !a->u.b));
+  return prim_attr_flag(f, "fp_contract", true);
 }
 
 /* f's text without `prim @name`, so equal functions under other names share code. */

@@ -7,7 +7,7 @@
  * body; a load or division before its operands. */
 #include <stdlib.h>
 
-#include "ir/walk.h"
+#include "ir/tir_walk.h"
 #include "rt/jit_abi.h"
 
 typedef struct Walk {

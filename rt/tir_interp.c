@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "ir/tir_rules.h"
-#include "ir/walk.h"
+#include "ir/tir_walk.h"
 
 typedef union Val {
   int64_t i;

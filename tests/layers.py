@@ -4,7 +4,8 @@ the layering the README describes: each folder includes only the folders
 listed for it (so interp/ and jit/ never include each other and nothing
 below parser/ includes it), repl/ never calls fusion or lowering (it
 goes through engine/), and nothing outside ops/ compares or looks up an op
-by a literal name; and that docs/ARCHITECTURE.md agrees: a section per
+by a literal name, rt/ and jit/ never reach Relay's declarations (ir/ir.h);
+and that docs/ARCHITECTURE.md agrees: a section per
 folder whose "may include" is the folder's row below, and every source path
 it names exists.  Prints one line per violation and a summary."""
 import os
@@ -53,6 +54,33 @@ def sources(root, folder):
         rel = os.path.relpath(dirpath, os.path.join(root, folder))
         out += [os.path.normpath(os.path.join(rel, n)) for n in names if n.endswith((".c", ".h"))]
     return sorted(out)
+
+
+# folders that work on TIR alone: nothing they include reaches Relay's
+# declarations (ir/ir.h), directly or through another header
+TIR_ONLY = {"rt", "jit"}
+RELAY = "ir/ir.h"
+
+
+def includes_of(root, path):
+    """The project headers path includes (paths from root)."""
+    text = open(os.path.join(root, path), encoding="utf-8").read()
+    return [inc if "/" in inc else os.path.join(os.path.dirname(path), inc)
+            for inc in INCLUDE.findall(text)]
+
+
+def reaches_relay(root, path):
+    """The include chain from path to ir/ir.h, or None."""
+    seen, stack = set(), [(path, [path])]
+    while stack:
+        p, chain = stack.pop()
+        for inc in includes_of(root, p):
+            if inc == RELAY:
+                return chain + [inc]
+            if inc not in seen and os.path.exists(os.path.join(root, inc)):
+                seen.add(inc)
+                stack.append((inc, chain + [inc]))
+    return None
 
 
 # docs/ARCHITECTURE.md: one "### `folder/`: ... (may include: a, b)" heading
@@ -109,6 +137,10 @@ def main():
                 for m in OP_BY_NAME.finditer(text):
                     print(f"{folder}/{name}: {m.group(0)} (ask the op's registry row instead)")
                     bad += 1
+            chain = reaches_relay(root, os.path.join(folder, name)) if folder in TIR_ONLY else None
+            if chain:
+                print(f"{folder}/{name}: reaches Relay's declarations: {' -> '.join(chain)}")
+                bad += 1
             if folder == "repl":
                 for m in REPL_FORBIDDEN.finditer(text):
                     print(f"repl/{name}: {m.group(0).strip()} (fusion and lowering go through engine/)")
