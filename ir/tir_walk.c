@@ -7,9 +7,9 @@
  * librly and also into the JIT's code generator module (rly-jit.so, which
  * links no symbol of librly), so every TIR walk on either side of the
  * module boundary is this one. */
-#include <stddef.h>
-
 #include "ir/tir_walk.h"
+
+#include <stddef.h>
 
 PrimExpr *const *prim_expr_children(const PrimExpr *e, PrimExpr *tmp[2], int *n) {
   *n = 0;
