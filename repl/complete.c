@@ -174,7 +174,7 @@ static void offer_setting(Cands *c, const char *line) {
   b += strspn(line + b, " \t");
   snprintf(name, sizeof name, "%.*s", (int)strcspn(line + b, " \t"), line + b);
   const Setting *st = setting_lookup(name);
-  if (c->w == 2 && st && st->values) offer_list(c, "", st->values, "");
+  if (c->w == 2 && st && st->o.values) offer_list(c, "", st->o.values, "");
 }
 
 static void offer_defs(const Session *s, Cands *c) {
