@@ -41,8 +41,8 @@ static void print_jit_pipeline(void) {
       "\n  `:step jit` steps through it.");
 }
 
-RunStatus repl_cmd_passes(Session *s) {
-  (void)s;
+RunStatus repl_cmd_passes(Session *s, const char *args, Span where) {
+  (void)s, (void)args, (void)where;
   for (int i = 0; i < pass_count(); i++) {
     const PassDef *p = pass_get(i);
     printf("  %-24s %s\n", p->name, p->doc);
@@ -321,7 +321,7 @@ static RunStatus run_pipeline(Session *s, const char *names, const char *only, S
 /* `NAME [NAME ...] [@f]`.  The pass names keep their columns (the @f word
  * is blanked) so the pass manager's errors point into the line; they are
  * trimmed for the summary line. */
-RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step) {
+static RunStatus pass_or_step(Session *s, const char *args, Span where, bool step) {
   if (!*args) {
     const char *cmd = step ? "step" : "pass";
     session_error(s, where, "`:passes` lists them", "`:%s` needs pass names", cmd);
@@ -338,6 +338,14 @@ RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step) {
   free(names);
   free(only);
   return st;
+}
+
+RunStatus repl_cmd_pass(Session *s, const char *args, Span where) {
+  return pass_or_step(s, args, where, false);
+}
+
+RunStatus repl_cmd_step(Session *s, const char *args, Span where) {
+  return pass_or_step(s, args, where, true);
 }
 
 /* Whether two versions of a definition are the same: the same text, and
@@ -392,7 +400,8 @@ static void report_undo(Session *s, const UndoStep *u, const Module *undone) {
   sb_free(&removed), sb_free(&restored), sb_free(&back), sb_free(&none);
 }
 
-RunStatus repl_cmd_undo(Session *s, Span where) {
+RunStatus repl_cmd_undo(Session *s, const char *args, Span where) {
+  (void)args;
   if (s->nloads) {
     session_error(s, where, NULL, "`:undo` cannot be used in a file being loaded");
     return RUN_ERROR;

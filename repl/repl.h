@@ -155,9 +155,10 @@ bool session_is_prelude(const Session *s, const Def *d);
 Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view);
 void session_render(Session *s); /* prints and clears collected diagnostics */
 /* The pass commands (cmd_pass.c). */
-RunStatus repl_cmd_passes(Session *s);
-RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step);
-RunStatus repl_cmd_undo(Session *s, Span where);
+RunStatus repl_cmd_passes(Session *s, const char *args, Span where);
+RunStatus repl_cmd_pass(Session *s, const char *args, Span where);
+RunStatus repl_cmd_step(Session *s, const char *args, Span where);
+RunStatus repl_cmd_undo(Session *s, const char *args, Span where);
 void repl_pass_help(void); /* which passes are function-local (:help pass) */
 /* :dump tir @f — the prim functions @f lowers to (cmd_lower.c); args: the
  * text after `tir`. */
