@@ -17,12 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/extern.h"
+#include "engine/inspect.h"
 #include "io/tensor_io.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
 #include "repl/repl.h"
-#include "types/types.h"
 
 enum {
   META_INLINE_MAX = 16, /* constants with more elements print as meta[relay.Constant][i] */
@@ -101,7 +100,7 @@ static Module *bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const 
   if (!load_constants(path, a, d, file_sp, &b)) return NULL;
   BindParamsSpec spec = {fn, b.n, b.names, b.values, path, where};
   Module *out = pass_bind(&spec, m, a, d, NULL);
-  if (out && !ty_check_module(out, d)) {
+  if (out && !engine_check_module(out, d)) {
     diag_note(d, where, "the module with @%s's parameters bound from %s does not type-check", fn,
               path);
     module_free(out);
@@ -324,7 +323,7 @@ static bool bind_tensor(Session *s, const char *name, const RtTensor *t, Span sp
   Var *v = var_new(&s->inputs, arena_strdup(&s->inputs, name), ty, sp);
   Expr *e = expr_const(&s->inputs, c, sp);
   char *text = NULL;
-  if (!ty_check_expr(session_module(s), e, &s->diag) ||
+  if (!engine_check_expr(session_module(s), e, &s->diag) ||
       !repl_eval(s->ev, session_module(s), e, v, &text)) {
     session_render(s);
     return false;
@@ -453,9 +452,9 @@ static bool capture(Session *s, SaveList *l, TioFile *file, Span where) {
   Module view;
   Expr *e = session_parse_expr(s, sp, &s->inputs, &view);
   char *text = NULL;
-  rly_register_extern("rly.capture", capture_fn, &c);
+  engine_register_extern("rly.capture", capture_fn, &c);
   bool ok = e && repl_eval(s->ev, session_module(s), e, NULL, &text) && c.ok;
-  rly_register_extern("rly.capture", NULL, NULL);
+  engine_register_extern("rly.capture", NULL, NULL);
   free(text);
   if (!ok) {
     session_render(s);
@@ -520,7 +519,7 @@ RunStatus repl_cmd_extern(Session *s, const char *args, Span where) {
   }
   char err[RT_ERR_LEN];
   if (strchr(w.w[1], '/')) word_path(s, &w, 1); /* a bare name: dlopen's search */
-  bool ok = rly_extern_load(w.w[0], w.w[1], w.w[2], err, sizeof err);
+  bool ok = engine_extern_load(w.w[0], w.w[1], w.w[2], err, sizeof err);
   if (ok)
     printf("registered %s = %s from %s\n", w.w[0], w.w[2], w.w[1]);
   else

@@ -19,10 +19,10 @@
 #include <sys/stat.h>
 
 #include "engine/draw.h"
+#include "engine/inspect.h"
 #include "ir/util.h"
 #include "passes/pass.h"
 #include "repl/repl.h"
-#include "types/types.h"
 
 /* The jit's pipeline, from the engine's table: what `:pass jit` runs;
  * a run of steps with the same condition is followed by it. */
@@ -249,7 +249,7 @@ static bool run_jit(Session *s, const PassOptions *opt, PassResult *r, bool quie
     printf("note: the jit's %s failed on this module: it compiles the rest as written\n", w.failed);
   r->stopped = w.stopped;
   if (!out) return false;
-  bool ok = opt->verify ? pass_verify(out, &s->diag) : ty_recheck_module(out, &s->diag);
+  bool ok = opt->verify ? pass_verify(out, &s->diag) : engine_recheck_module(out, &s->diag);
   if (!ok) {
     diag_note(&s->diag, (Span){0}, "the module produced by the jit's pipeline does not check");
     module_free(out);

@@ -20,14 +20,11 @@
 #include <unistd.h>
 
 #include "engine/draw.h"
-#include "io/tensor_io.h"
+#include "engine/inspect.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "ir/tir.h"
-#include "parser/parser.h"
-#include "passes/pass.h"
 #include "repl/repl.h"
-#include "types/types.h"
 
 /* What to run, in command-line order: a file ('f') or -e text ('e'). */
 typedef struct Action {
@@ -392,18 +389,10 @@ static char *weights_path(const char *out) {
 
 /* The imported weights as an .npz file (keys: the parameter names). */
 static bool write_weights(const OnnxWeights *w, const char *path) {
-  TioFile f = {0};
   char err[RT_ERR_LEN];
-  bool ok = true;
-  for (int i = 0; i < w->n && ok; i++) {
-    RtTensor *t = rt_tensor_from_ir(w->values[i], err, sizeof err);
-    ok = t && tio_add(&f, w->names[i], t, err, sizeof err);
-    rt_tensor_release(t);
-  }
-  ok = ok && tio_save(path, TIO_NPZ, &f, err, sizeof err);
-  if (!ok) fprintf(stderr, "rly: %s\n", err);
-  tio_file_free(&f);
-  return ok;
+  if (engine_save_weights(w, path, err, sizeof err)) return true;
+  fprintf(stderr, "rly: %s\n", err);
+  return false;
 }
 
 static bool write_text(const char *path, const char *text) {

@@ -30,7 +30,6 @@
 #include "engine/profile.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
-#include "parser/parser.h"
 
 #define RLY_VERSION "0.1"
 
