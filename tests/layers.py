@@ -27,10 +27,11 @@ ALLOWED = {
     "frontend": {"ir", "rt", "ops", "kernels"},
     "engine": {"ir", "rt", "io", "ops", "kernels", "parser", "types", "passes", "ad", "lower",
                "interp", "jit", "include", "frontend"},
-    # repl/ reaches the stages through engine/ (engine.h, options.h, inspect.h, draw.h);
+    # repl/ reaches the other stages through engine/ (engine.h, options.h, inspect.h, draw.h);
     # kernels: op_table.c and cmd_doc.c read the reference kernel rows; io and passes:
-    # cmd_data.c (tensor files, BindParams) and cmd_pass.c (:pass, :step) still
+    # cmd_data.c (tensor files, BindParams) and cmd_pass.c (:pass, :step) use them directly
     "repl": {"engine", "ir", "ops", "kernels", "io", "passes"},
+}
 # what repl/ must not name: fusion and lowering belong to the engine
 REPL_FORBIDDEN = re.compile(r'#include "passes/lower\.h"|\b(fuse_function|fuse_expr|lower_function|lower_expr|lower_new)\s*\(')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
