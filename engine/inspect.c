@@ -5,11 +5,11 @@
 
 #include <stdio.h>
 
-#include "io/tensor_io.h"
 #include "jit/jit_config.h"
 #include "kernels/kernels.h"
+#include "passes/pass.h"
+#include "passes/rewrite.h"
 #include "rt/exec.h"
-#include "rt/rt.h"
 #include "types/types.h"
 
 const char *engine_jit_unavailable(void) {
@@ -32,7 +32,30 @@ void engine_interrupt_clear(void) { rt_interrupt_flag = 0; }
 const char *engine_llvm_version(void) { return RLY_LLVM_VERSION; }
 
 int engine_pass_count(void) { return pass_count(); }
-const char *engine_pass_name(int i) { return pass_get(i)->name; }
+const PassDef *engine_pass_at(int i) { return i >= 0 && i < pass_count() ? pass_get(i) : NULL; }
+PassOptions engine_pass_options(void) { return pass_options_default(); }
+
+bool engine_pass_pipeline(const char *names, Module *in, Arena *a, DiagCtx *d, const PassOptions *o,
+                          PassResult *r) {
+  return pass_pipeline(names, in, a, d, o, r);
+}
+
+void engine_pass_result_free(PassResult *r) { pass_result_free(r); }
+
+char *engine_pass_diff(const Module *before, const Module *after, const PassScope *scope,
+                       char **outside) {
+  return pass_diff_scoped(before, after, scope, outside);
+}
+
+void engine_pass_print_after(FILE *out, const char *pass, const Module *m, const PassScope *scope) {
+  pass_print_after(out, pass, m, scope);
+}
+
+bool engine_verify_module(Module *m, DiagCtx *d) { return pass_verify(m, d); }
+
+char *engine_rewrite_format(const PassRewrite *rw, DiagCtx *d, int max_lines) {
+  return pass_rewrite_format(rw, d, max_lines);
+}
 
 bool engine_op_has_kernel(int op) { return kernels_get(op) != NULL; }
 
@@ -49,15 +72,25 @@ bool engine_extern_load(const char *name, const char *lib, const char *symbol, c
   return rly_extern_load(name, lib, symbol, err, n);
 }
 
-bool engine_save_weights(const OnnxWeights *w, const char *path, char *err, size_t n) {
-  TioFile f = {0};
-  bool ok = true;
-  for (int i = 0; i < w->n && ok; i++) {
-    RtTensor *t = rt_tensor_from_ir(w->values[i], err, n);
-    ok = t && tio_add(&f, w->names[i], t, err, n);
-    rt_tensor_release(t);
-  }
-  ok = ok && tio_save(path, TIO_NPZ, &f, err, n);
-  tio_file_free(&f);
-  return ok;
+/* ───────────────────────── printing with meta ───────────────────────── */
+
+typedef struct MetaCtx {
+  int64_t max_inline;
+  PtrVec *consts;
+} MetaCtx;
+
+static Expr *meta_pre(Rewriter *rw, Expr *e) {
+  MetaCtx *mc = rw->user;
+  if (e->kind != EX_CONST || e->u.konst.value->numel <= mc->max_inline) return NULL;
+  Expr *g = expr_global(rw->a, arena_printf(rw->a, "__rly_meta_%zu", mc->consts->len), e->span);
+  vec_push(mc->consts, e->u.konst.value);
+  return g;
+}
+
+Function *engine_meta_function(Arena *a, Function *fn, int64_t max_inline, PtrVec *consts) {
+  MetaCtx mc = {max_inline, consts};
+  Rewriter rw = {.a = a, .pre = meta_pre, .user = &mc};
+  Function *out = rw_function(&rw, fn);
+  ptrmap_free(&rw.subst);
+  return out;
 }

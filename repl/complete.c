@@ -148,7 +148,7 @@ static void offer_functions(const Session *s, Cands *c) {
 
 static void offer_passes(const Session *s, Cands *c) {
   if (c->word[0] != '@') {
-    for (int i = 0; i < engine_pass_count(); i++) offer(c, "", engine_pass_name(i), "");
+    for (int i = 0; i < engine_pass_count(); i++) offer(c, "", engine_pass_at(i)->name, "");
     offer(c, "", "jit", ""); /* the jit's pipeline (:pass jit) */
   }
   if (c->word[0] == '@' || (!c->n && c->w > 1)) offer_functions(s, c);

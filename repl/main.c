@@ -325,7 +325,8 @@ static bool check_module(Engine *e, const Cli *cli, Arena *arena, Module **m, ui
   module_free(base);
   if (!*m) return false;
   if (cli->params) {
-    Module *bound = repl_bind_file(*m, arena, engine_diag(e), "main", cli->params, (Span){0});
+    Module *bound = engine_bind_file(*m, arena, engine_diag(e), "main", cli->params, (Span){0},
+                                     (Span){0}, (Span){0}, NULL);
     if (!bound) return false;
     module_free(*m), *m = bound;
   }
@@ -441,7 +442,8 @@ static int import_model(const Cli *cli) {
 /* Runs the files and -e texts in order; the first error stops (exit 1). */
 /* --params: @main's parameters become constants once @main is defined. */
 static bool bind_params(Session *s, const char **params) {
-  Module *b = repl_bind_file(session_module(s), &s->inputs, &s->diag, "main", *params, (Span){0});
+  Module *b = engine_bind_file(session_module(s), &s->inputs, &s->diag, "main", *params, (Span){0},
+                               (Span){0}, (Span){0}, NULL);
   session_render(s);
   if (b) engine_set_module(session_engine(s), b);
   *params = NULL;

@@ -191,10 +191,6 @@ RunStatus repl_cmd_save(Session *s, const char *args, Span where);
 RunStatus repl_cmd_import(Session *s, const char *args, Span where);
 RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where);
 RunStatus repl_cmd_extern(Session *s, const char *args, Span where);
-/* BindParams of @fn from the tensor file at path (rly --params, :bind):
- * the new, type-checked module (allocated in a) or NULL after diagnostics. */
-Module *repl_bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const char *path,
-                       Span where);
 void session_error(Session *s, Span where, const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
