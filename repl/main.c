@@ -10,8 +10,9 @@
  *   rly --list-ops[=markdown]      the op registry as a table (op_table.c)
  *
  * User errors are diagnostics on stderr and exit status 1 (batch mode stops
- * at the first); bad usage is 2.  The option table below is the single
- * source of truth for parsing and --help.  --print and --check read one
+ * at the first); bad usage is 2.  One option table is the single source
+ * of truth for getopt_long's tables and --help: CLI_OPTIONS below, then the
+ * engine's options with a flag (ENGINE_OPTIONS, engine/options.h).  --print and --check read one
  * module or script alone (no prelude). */
 #include <getopt.h>
 #include <stdio.h>
@@ -151,7 +152,14 @@ static bool set_engine(Cli *cli, const CliOption *o, const char *a) {
   return false;
 }
 
-enum { CLI_MAX = 64, CLI_KEY = 256 };
+/* The rows' count bounds the tables: CLI_OPTIONS' rows and every engine
+ * option; a key past the letters for a row without a short letter. */
+enum {
+#define X(...) +1
+  CLI_MAX = 0 CLI_OPTIONS(X) + ENGINE_OPTION_COUNT,
+#undef X
+  CLI_KEY = 256
+};
 static CliOption cli_rows[CLI_MAX];
 static int ncli;
 
