@@ -4,10 +4,9 @@
  *
  * The REPL and the command line (repl/), the public C API (include/rly.h,
  * engine/api.c) and the tests are shells over this.  Every knob is a row
- * of ENGINE_OPTIONS (engine/options.h), a field of
- * one EngineOptions struct; the environment is read in one place
- * (engine_options_from_env), by the programs at their edge, never by the
- * library's modules.  engine_set_options pushes a struct into the modules
+ * of ENGINE_OPTIONS (engine/options.h), a field of one EngineOptions
+ * struct; the environment is read in one place (engine_options_from_env),
+ * by the programs at their edge, never by the library's modules.  engine_set_options pushes a struct into the modules
  * it concerns (the interpreter, the JIT, its thread pool, the lowering).
  *
  * Invariants:
