@@ -6,8 +6,9 @@
  * engine/api.c) and the tests are shells over this.  Every knob is a row
  * of ENGINE_OPTIONS (engine/options.h), a field of one EngineOptions
  * struct; the environment is read in one place (engine_options_from_env),
- * by the programs at their edge, never by the library's modules.  engine_set_options pushes a struct into the modules
- * it concerns (the interpreter, the JIT, its thread pool, the lowering).
+ * by the programs at their edge, never by the library's modules.
+ * engine_set_options pushes a struct into the modules it concerns (the
+ * interpreter, the JIT, its thread pool, the lowering).
  *
  * Invariants:
  * - jit mode never adds an error: what cannot be fused or lowered runs as
