@@ -12,8 +12,6 @@
  * transactions, the prelude) is in program.c, input.c and prelude.c. */
 #include "engine/engine.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -48,109 +46,9 @@ struct Engine {
   Program prog;    /* the module, session variables, transactions (program.c) */
 };
 
-static const char *const exec_names[] = {
-#define X(e, n) n,
-    EXEC_MODES(X)
-#undef X
-};
-
-const char *exec_mode_name(ExecMode m) { return exec_names[m]; }
-
 /* ───────────────────────────── options ───────────────────────────── */
 
-/* 75% of the machine's memory (the default of `:set max-memory`), or
- * rt's own default when the machine does not say. */
-static int64_t default_max_memory(void) {
-  size_t ram = rt_physical_memory();
-  return ram ? (int64_t)(ram / 4 * 3) : (int64_t)RT_DEFAULT_MAX_BYTES;
-}
-
-EngineOptions engine_options_default(void) {
-  return (EngineOptions){
-      .exec = EXEC_JIT,
-      .opt_level = 2,
-      .threads = 0,
-      .disk_cache = true,
-      .fp_contract = true,
-      .fast_math = true,
-      .approx_math = true,
-      .fuse_max_depth = 256,
-      .fast_path = true,
-      .planned = true,
-      .print_limit = 1000,
-      .max_depth = 100000,
-      .max_memory = default_max_memory(),
-  };
-}
-
-/* The suffix's multiplier (K, KB, KiB alike), 0 when it is none of them. */
-static int64_t size_unit(const char *u) {
-  static const char units[] = "KMGT";
-  if (!*u) return 1;
-  const char *at = strchr(units, toupper((unsigned char)*u));
-  if (!at || !*at) return 0;
-  const char *rest = u + 1;
-  if (strcmp(rest, "") && strcasecmp(rest, "B") && strcasecmp(rest, "iB")) return 0;
-  return (int64_t)1 << (10 * (at - units + 1));
-}
-
-bool engine_parse_size(const char *text, int64_t *bytes) {
-  char *end;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || errno || !(v > 0) || isspace((unsigned char)*text)) return false;
-  if (strcmp(end, "%") == 0) {
-    if (v > 100 || !rt_physical_memory()) return false;
-    *bytes = (int64_t)((double)rt_physical_memory() * v / 100);
-  } else {
-    int64_t unit = size_unit(end);
-    if (!unit || v * (double)unit >= 9.2e18) return false;
-    *bytes = (int64_t)(v * (double)unit);
-  }
-  if (*bytes < 1) *bytes = 1;
-  return true;
-}
-
-static bool env_is(const char *name, const char *value) {
-  const char *v = getenv(name);
-  return v && strcmp(v, value) == 0;
-}
-
-static void env_copy(char *dst, size_t n, const char *name) {
-  const char *v = getenv(name);
-  if (v && *v) snprintf(dst, n, "%s", v);
-}
-
-/* The JIT's disk cache directory: $XDG_CACHE_HOME/rly, else ~/.cache/rly. */
-static void env_cache_dir(EngineOptions *o) {
-  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (xdg && *xdg)
-    snprintf(o->cache_dir, sizeof o->cache_dir, "%s/rly", xdg);
-  else if (home && *home)
-    snprintf(o->cache_dir, sizeof o->cache_dir, "%s/.cache/rly", home);
-  if (env_is("RLY_JIT_CACHE", "0")) o->disk_cache = false;
-}
-
-void engine_options_from_env(EngineOptions *o) {
-  if (env_is("RLY_EXEC", "interp")) o->exec = EXEC_INTERP;
-  const char *t = getenv("RLY_NUM_THREADS");
-  if (t && *t) o->threads = atoi(t) < 1 ? 1 : atoi(t);
-  const char *d = getenv("RLY_FUSE_MAX_DEPTH");
-  if (d && atoi(d) > 0) o->fuse_max_depth = atoi(d);
-  if (env_is("RLY_FAST_MATH", "0")) o->fast_math = false;
-  if (env_is("RLY_APPROX_MATH", "0")) o->approx_math = false;
-  if (env_is("RLY_JIT_CONTRACT", "0")) o->fp_contract = false;
-  if (env_is("RLY_JIT_REQUIRE", "1")) o->jit_require = true;
-  if (env_is("RLY_FAST", "0")) o->fast_path = false;
-  if (env_is("RLY_FAST", "trace")) o->fast_trace = true;
-  if (env_is("RLY_PLAN", "0")) o->planned = false;
-  const char *mm = getenv("RLY_MAX_MEMORY");
-  int64_t bytes;
-  if (mm && *mm && engine_parse_size(mm, &bytes)) o->max_memory = bytes;
-  env_copy(o->jit_module, sizeof o->jit_module, "RLY_JIT_MODULE");
-  env_cache_dir(o);
-}
-
+/* The options' rows, defaults and environment are options.c's. */
 void engine_set_options(Engine *e, const EngineOptions *o) {
   if (o->approx_math != e->opt.approx_math || o->fast_math != e->opt.fast_math ||
       o->print_after_all != e->opt.print_after_all)

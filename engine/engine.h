@@ -3,11 +3,12 @@
  * jit) or the reference kernels and the TIR interpreter (exec interp).
  *
  * The REPL and the command line (repl/), the public C API (include/rly.h,
- * engine/api.c) and the tests are shells over this.  Every knob lives in
- * one EngineOptions struct; the environment is read in one place
- * (engine_options_from_env), by the programs at their edge, never by the
- * library's modules.  engine_set_options pushes a struct into the modules
- * it concerns (the interpreter, the JIT, its thread pool, the lowering).
+ * engine/api.c) and the tests are shells over this.  Every knob is a row
+ * of ENGINE_OPTIONS (engine/options.h), a field of one EngineOptions
+ * struct; the environment is read in one place (engine_options_from_env),
+ * by the programs at their edge, never by the library's modules.
+ * engine_set_options pushes a struct into the modules it concerns (the
+ * interpreter, the JIT, its thread pool, the lowering).
  *
  * Invariants:
  * - jit mode never adds an error: what cannot be fused or lowered runs as
@@ -23,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/options.h"
 #include "frontend/onnx.h"
 #include "interp/interp.h"
 #include "ir/diag.h"
@@ -30,50 +32,16 @@
 #include "parser/parser.h"
 #include "passes/pass.h"
 
-/* X(enum, name): the execution modes, in `:set exec` order. */
-#define EXEC_MODES(X) \
-  X(EXEC_JIT, "jit")  \
-  X(EXEC_INTERP, "interp")
-
-typedef enum ExecMode {
-#define X(e, n) e,
-  EXEC_MODES(X)
-#undef X
-} ExecMode;
-
 const char *exec_mode_name(ExecMode m);
 
-typedef struct EngineOptions {
-  ExecMode exec;        /* RLY_EXEC; default jit */
-  int opt_level;        /* LLVM optimisation level of new kernels, 0..3 (default 2) */
-  int threads;          /* kernel thread pool size (RLY_NUM_THREADS); 0: one per core */
-  bool disk_cache;      /* keep compiled kernels on disk (RLY_JIT_CACHE=0 turns it off) */
-  char cache_dir[512];  /* $XDG_CACHE_HOME/rly, else ~/.cache/rly; "" with no home */
-  char jit_module[512]; /* rly-jit.so to load (RLY_JIT_MODULE); "": beside the executable */
-  bool fp_contract;     /* a*b+c may become fma in kernels (RLY_JIT_CONTRACT=0: off) */
-  bool jit_require;     /* jit mode may not fall back (no JIT, a kernel that does not compile) to
-                           the reference path: an error instead (RLY_JIT_REQUIRE=1; the tests) */
-  bool fast_math;       /* dense accumulates in its dtype (RLY_FAST_MATH=0: float64, exact) */
-  bool approx_math;     /* with fast_math, FastMath before fusion (RLY_APPROX_MATH=0: off) */
-  int fuse_max_depth;   /* ops per fused group (RLY_FUSE_MAX_DEPTH; TVM's 256) */
-  bool fast_path;       /* the scalar fast path (RLY_FAST=0: off) */
-  bool fast_trace;      /* RLY_FAST=trace: report on stderr what runs on it */
-  bool planned;         /* dataflow functions on the planned executor (RLY_PLAN=0: off) */
-  int64_t print_limit;  /* tensors with more elements print summarized (1000) */
-  int64_t max_depth;    /* non-tail call depth limit (100000) */
-  bool print_after_all; /* a compile prints the IR after each pass on stderr */
-  int64_t max_memory;   /* bytes of tensor data alive at once (RLY_MAX_MEMORY; 75% of RAM) */
-  bool prng_original;   /* JAX's original PRNG mode instead of the partitionable one */
-} EngineOptions;
-
-/* The defaults above, with no environment. */
+/* The rows' defaults (engine/options.h), with no environment. */
 EngineOptions engine_options_default(void);
 /* A memory size as a user writes it: bytes, with a K, M, G or T suffix
  * (powers of 1024; KiB, MB, … accepted too), or N% of the physical memory
  * (1 to 100).  *bytes gets it (at least 1); false when the text is not one. */
 bool engine_parse_size(const char *text, int64_t *bytes);
-/* Overrides o from the environment variables named above: for programs,
- * once, at start-up. */
+/* Overrides o from the rows' environment variables (and the disk cache's
+ * directory from $XDG_CACHE_HOME or $HOME): for programs, once, at start-up. */
 void engine_options_from_env(EngineOptions *o);
 
 typedef struct Engine Engine;

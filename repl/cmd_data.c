@@ -1,10 +1,11 @@
 /* cmd_data.c — the data commands: :bind (BindParams), :save, :load-tensor,
- * :extern, and `rly --params FILE` (repl_bind_file).  Their file names are
- * relative to the directory of the script they are in (paths.c).
+ * and :extern.  Their file names are relative to the directory of the
+ * script they are in (paths.c).
  *
- * Tensor files are read and written by io/tensor_io.h; binding goes
- * through the BindParams pass (passes/bind_params.c), so the session keeps
- * the previous module on the undo stack like :pass does.  Constants made
+ * Tensor files are read and written through the engine (engine/inspect.h,
+ * as IR tensors); binding goes through its engine_bind_file (the BindParams
+ * pass, also `rly --params FILE`), so the session keeps the previous module
+ * on the undo stack like :pass does.  Constants made
  * from a file live in the inputs arena (kept: the module and run-time
  * values point at them).
  *
@@ -17,12 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp/extern.h"
-#include "io/tensor_io.h"
-#include "passes/pass.h"
-#include "passes/rewrite.h"
+#include "engine/inspect.h"
 #include "repl/repl.h"
-#include "types/types.h"
 
 enum {
   META_INLINE_MAX = 16, /* constants with more elements print as meta[relay.Constant][i] */
@@ -64,71 +61,7 @@ static void word_path(Session *s, Words *w, int i) {
   w->w[i] = p;
 }
 
-/* ───────────────────────── binding a file ───────────────────────── */
-
-typedef struct Bound {
-  int n;
-  const char **names;
-  Tensor **values;
-} Bound;
-
-static bool load_constants(const char *path, Arena *a, DiagCtx *d, Span where, Bound *b) {
-  TioFile f;
-  char err[RT_ERR_LEN];
-  if (!tio_load(path, &f, err, sizeof err)) {
-    diag_error(d, where, "%s", err);
-    return false;
-  }
-  b->n = f.n;
-  b->names = ARENA_ARRAY(a, const char *, f.n + 1);
-  b->values = ARENA_ARRAY(a, Tensor *, f.n + 1);
-  for (int i = 0; i < f.n; i++) {
-    b->names[i] = arena_strdup(a, f.entries[i].name);
-    b->values[i] = rt_tensor_to_ir(a, f.entries[i].t);
-  }
-  tio_file_free(&f);
-  return true;
-}
-
-/* where: the command; fn_sp, file_sp: its two words (for errors about them). */
-static Module *bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const char *path,
-                         Span where, Span fn_sp, Span file_sp, Bound *bp) {
-  Bound b;
-  if (!module_func(m, fn)) {
-    diag_error(d, fn_sp, "no function @%s to bind parameters of", fn);
-    return NULL;
-  }
-  if (!load_constants(path, a, d, file_sp, &b)) return NULL;
-  BindParamsSpec spec = {fn, b.n, b.names, b.values, path, where};
-  Module *out = pass_bind(&spec, m, a, d, NULL);
-  if (out && !ty_check_module(out, d)) {
-    diag_note(d, where, "the module with @%s's parameters bound from %s does not type-check", fn,
-              path);
-    module_free(out);
-    out = NULL;
-  }
-  if (bp) *bp = b;
-  return out;
-}
-
-Module *repl_bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const char *path,
-                       Span where) {
-  return bind_file(m, a, d, fn, path, where, where, where, NULL);
-}
-
 /* ───────────────────────── printing with meta ───────────────────────── */
-
-typedef struct MetaCtx {
-  int n;
-  PtrVec consts; /* Tensor * in numbering order */
-} MetaCtx;
-
-static Expr *meta_pre(Rewriter *rw, Expr *e) {
-  MetaCtx *mc = rw->user;
-  if (e->kind != EX_CONST || e->u.konst.value->numel <= META_INLINE_MAX) return NULL;
-  vec_push(&mc->consts, e->u.konst.value);
-  return expr_global(rw->a, arena_printf(rw->a, "__rly_meta_%d", mc->n++), e->span);
-}
 
 /* "@__rly_meta_N" → "meta[relay.Constant][N]". */
 static void put_meta_text(StrBuf *out, const char *text) {
@@ -145,37 +78,36 @@ static void put_meta_text(StrBuf *out, const char *text) {
   sb_puts(out, p);
 }
 
-static const char *entry_of(const Bound *b, const Tensor *t) {
+static const char *entry_of(const EngineTensors *b, const Tensor *t) {
   for (int i = 0; i < b->n; i++)
     if (b->values[i] == t) return b->names[i];
   return NULL;
 }
 
 /* Prints @fn of m; large constants as meta[relay.Constant][i] with a legend. */
-static void print_with_meta(const Module *m, const char *fn, const Bound *b, const char *path) {
+static void print_with_meta(const Module *m, const char *fn, const EngineTensors *b,
+                            const char *path) {
   FuncDef *f = module_func(m, fn);
   Arena a;
   arena_init(&a);
-  MetaCtx mc = {0};
-  Rewriter rw = {.a = &a, .pre = meta_pre, .user = &mc};
+  PtrVec consts = {0}; /* Tensor * in numbering order */
   FuncDef shown = *f;
-  shown.fn = rw_function(&rw, f->fn);
+  shown.fn = engine_meta_function(&a, f->fn, META_INLINE_MAX, &consts);
   StrBuf text = {0}, out = {0};
   print_func_def_to(&text, m, &shown, (PrintOptions){0});
   put_meta_text(&out, text.data);
   fputs(out.data, stdout);
   if (out.len && out.data[out.len - 1] != '\n') putchar('\n');
-  for (size_t i = 0; i < mc.consts.len; i++) {
-    const Tensor *t = mc.consts.items[i];
+  for (size_t i = 0; i < consts.len; i++) {
+    const Tensor *t = consts.items[i];
     char shape[256];
     const char *from = b ? entry_of(b, t) : NULL;
     printf("// meta[relay.Constant][%zu]: Tensor[%s, %s]", i,
-           rt_shape_str(shape, sizeof shape, t->ndim, t->shape), dtype_name(t->dtype));
+           engine_shape_text(shape, sizeof shape, t->ndim, t->shape), dtype_name(t->dtype));
     if (from) printf(" = %s['%s']", path, from);
     putchar('\n');
   }
-  ptrmap_free(&rw.subst);
-  vec_free(&mc.consts);
+  vec_free(&consts);
   sb_free(&text), sb_free(&out);
   arena_free(&a);
 }
@@ -196,9 +128,9 @@ RunStatus repl_cmd_bind(Session *s, const char *args, Span where) {
   if (w.n != 2 || w.w[0][0] != '@' || !w.w[0][1]) return repl_free_words(&w), bind_usage(s, where);
   word_path(s, &w, 1);
   const char *fn = w.w[0] + 1, *path = w.w[1];
-  Bound b = {0};
-  Module *out =
-      bind_file(session_module(s), &s->inputs, &s->diag, fn, path, where, w.sp[0], w.sp[1], &b);
+  EngineTensors b = {0};
+  Module *out = engine_bind_file(session_module(s), &s->inputs, &s->diag, fn, path, where, w.sp[0],
+                                 w.sp[1], &b);
   session_render(s);
   if (!out) return repl_free_words(&w), RUN_ERROR;
   int before = module_func(session_module(s), fn)->fn->nparams,
@@ -289,26 +221,25 @@ RunStatus repl_cmd_import(Session *s, const char *args, Span where) {
 /* ───────────────────────── :load-tensor ───────────────────────── */
 
 /* The entry named by KEY, or the only entry when no KEY is given; the
- * error lists the file's entries so the user can pick one. */
-static const TioEntry *pick_entry(Session *s, const TioFile *f, const Words *w, Span where) {
+ * error lists the file's entries so the user can pick one.  -1 after it. */
+static int pick_entry(Session *s, const EngineTensors *f, const Words *w, Span where) {
   if (w->n == 3) {
-    const TioEntry *e = tio_find(f, w->w[2]);
-    if (!e) {
-      StrBuf keys = {0};
-      for (int i = 0; i < f->n; i++) sb_printf(&keys, "%s'%s'", i ? ", " : "", f->entries[i].name);
-      session_error(s, w->sp[2], NULL, "%s has no entry '%s' (its entries: %s)", w->w[1], w->w[2],
-                    f->n ? keys.data : "none");
-      sb_free(&keys);
-    }
-    return e;
+    for (int i = 0; i < f->n; i++)
+      if (strcmp(f->names[i], w->w[2]) == 0) return i;
+    StrBuf keys = {0};
+    for (int i = 0; i < f->n; i++) sb_printf(&keys, "%s'%s'", i ? ", " : "", f->names[i]);
+    session_error(s, w->sp[2], NULL, "%s has no entry '%s' (its entries: %s)", w->w[1], w->w[2],
+                  f->n ? keys.data : "none");
+    sb_free(&keys);
+    return -1;
   }
-  if (f->n == 1) return &f->entries[0];
+  if (f->n == 1) return 0;
   StrBuf keys = {0};
-  for (int i = 0; i < f->n; i++) sb_printf(&keys, "%s%s", i ? " " : "", f->entries[i].name);
+  for (int i = 0; i < f->n; i++) sb_printf(&keys, "%s%s", i ? " " : "", f->names[i]);
   session_error(s, where, NULL, "%s has %d entries; name one: %s", w->w[1], f->n,
                 f->n ? keys.data : "(none)");
   sb_free(&keys);
-  return NULL;
+  return -1;
 }
 
 static Type *tensor_type_of(Arena *a, const Tensor *t, Span sp) {
@@ -318,13 +249,14 @@ static Type *tensor_type_of(Arena *a, const Tensor *t, Span sp) {
 }
 
 /* Evaluates the constant and binds it to a new session variable. */
-static bool bind_tensor(Session *s, const char *name, const RtTensor *t, Span sp) {
-  Tensor *c = rt_tensor_to_ir(&s->inputs, t);
+static bool bind_tensor(Session *s, const char *name, const Tensor *t, Span sp) {
+  Tensor *c = tensor_new(&s->inputs, t->dtype, t->ndim, t->shape);
+  if (tensor_nbytes(t)) memcpy(c->data, t->data, tensor_nbytes(t));
   Type *ty = tensor_type_of(&s->inputs, c, sp);
   Var *v = var_new(&s->inputs, arena_strdup(&s->inputs, name), ty, sp);
   Expr *e = expr_const(&s->inputs, c, sp);
   char *text = NULL;
-  if (!ty_check_expr(session_module(s), e, &s->diag) ||
+  if (!engine_check_expr(session_module(s), e, &s->diag) ||
       !repl_eval(s->ev, session_module(s), e, v, &text)) {
     session_render(s);
     return false;
@@ -345,23 +277,27 @@ RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where) {
                   ":load-tensor needs a variable and a tensor file");
     return RUN_ERROR;
   }
-  TioFile f;
+  EngineTensors f;
+  Arena a; /* the file's tensors; the one bound is copied into the inputs */
   char err[RT_ERR_LEN];
   RunStatus st = RUN_ERROR;
   word_path(s, &w, 1);
-  if (!tio_load(w.w[1], &f, err, sizeof err)) {
+  arena_init(&a);
+  if (!engine_tensors_load(w.w[1], &a, &f, err, sizeof err)) {
     session_error(s, w.sp[1], NULL, "%s", err);
+    arena_free(&a);
     return repl_free_words(&w), RUN_ERROR;
   }
-  const TioEntry *e = pick_entry(s, &f, &w, where);
-  if (e && bind_tensor(s, w.w[0] + 1, e->t, w.sp[0])) {
+  int e = pick_entry(s, &f, &w, where);
+  if (e >= 0 && bind_tensor(s, w.w[0] + 1, f.values[e], w.sp[0])) {
+    const Tensor *t = f.values[e];
     char shape[256];
     if (s->show_types) /* silent otherwise, like `let` */
       printf("%s : Tensor[%s, %s]\n", w.w[0],
-             rt_shape_str(shape, sizeof shape, e->t->ndim, e->t->shape), dtype_name(e->t->dtype));
+             engine_shape_text(shape, sizeof shape, t->ndim, t->shape), dtype_name(t->dtype));
     st = RUN_OK;
   }
-  tio_file_free(&f);
+  arena_free(&a);
   repl_free_words(&w);
   return st;
 }
@@ -369,7 +305,8 @@ RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where) {
 /* ───────────────────────── :save ───────────────────────── */
 
 typedef struct Capture {
-  TioFile *file;
+  Arena *a;           /* the copies */
+  PtrVec vals;        /* Tensor *, one per captured input */
   const char **names; /* one per captured input */
   const DType *dtypes;
   int n;
@@ -382,13 +319,11 @@ typedef struct Capture {
 static int capture_fn(DLTensor *a, int n, void *ctx, char *err, size_t errn) {
   Capture *c = ctx;
   for (int i = 0; i < n - 1 && i < c->n; i++) {
-    RtTensor *t = rt_tensor_new(c->dtypes[i], a[i].ndim, a[i].shape, err, errn);
-    if (!t) return 1;
-    if (rt_tensor_nbytes(t)) memcpy(t->data, a[i].data, rt_tensor_nbytes(t));
-    bool ok = tio_add(c->file, c->names[i], t, err, errn);
-    rt_tensor_release(t);
-    if (!ok) return 1;
+    Tensor *t = tensor_new(c->a, c->dtypes[i], a[i].ndim, a[i].shape);
+    if (tensor_nbytes(t)) memcpy(t->data, a[i].data, tensor_nbytes(t));
+    vec_push(&c->vals, t);
   }
+  (void)err, (void)errn;
   c->ok = true;
   return 0;
 }
@@ -441,9 +376,9 @@ bad:;
   return false;
 }
 
-/* Evaluates the capture call over the operands; fills l's file. */
-static bool capture(Session *s, SaveList *l, TioFile *file, Span where) {
-  Capture c = {file, (const char **)l->names.items, l->dtypes, l->n, false, ""};
+/* Evaluates the capture call over the operands; fills *out (in a). */
+static bool capture(Session *s, SaveList *l, Arena *a, EngineTensors *out, Span where) {
+  Capture c = {a, {0}, (const char **)l->names.items, l->dtypes, l->n, false, ""};
   StrBuf src = {0};
   sb_printf(&src, "call_tir(\"rly.capture\", (%s%s), shape=[0], dtype=\"uint8\")", l->expr.data,
             l->n == 1 ? "," : "");
@@ -453,14 +388,19 @@ static bool capture(Session *s, SaveList *l, TioFile *file, Span where) {
   Module view;
   Expr *e = session_parse_expr(s, sp, &s->inputs, &view);
   char *text = NULL;
-  rly_register_extern("rly.capture", capture_fn, &c);
+  engine_register_extern("rly.capture", capture_fn, &c);
   bool ok = e && repl_eval(s->ev, session_module(s), e, NULL, &text) && c.ok;
-  rly_register_extern("rly.capture", NULL, NULL);
+  engine_register_extern("rly.capture", NULL, NULL);
   free(text);
   if (!ok) {
     session_render(s);
     session_error(s, where, NULL, "could not read the variables' values");
   }
+  out->n = (int)c.vals.len;
+  out->names = c.names;
+  out->values = ARENA_ARRAY(a, Tensor *, c.vals.len + 1);
+  for (size_t i = 0; i < c.vals.len; i++) out->values[i] = c.vals.items[i];
+  vec_free(&c.vals);
   return ok;
 }
 
@@ -477,29 +417,31 @@ RunStatus repl_cmd_save(Session *s, const char *args, Span where) {
   }
   word_path(s, &w, w.n - 1);
   const char *path = w.w[w.n - 1];
-  TioFormat fmt = tio_format_of_path(path);
+  int capacity = engine_tensors_capacity(path);
   SaveList l = {0};
-  TioFile file = {0};
-  bool ok = fmt != TIO_UNKNOWN;
+  EngineTensors file = {0};
+  Arena a;
+  arena_init(&a);
+  bool ok = capacity > 0;
   if (!ok)
     session_error(s, w.sp[w.n - 1], NULL,
                   "cannot tell the format of '%s': use .npy, .npz or "
                   ".safetensors",
                   path);
   for (int i = 0; ok && i < w.n - 1; i++) ok = add_var(s, &l, w.w[i], w.sp[i]);
-  if (ok && fmt == TIO_NPY && l.n != 1) {
+  if (ok && capacity == 1 && l.n != 1) {
     session_error(s, where, "use .npz or .safetensors for several tensors",
                   "a .npy file holds one tensor, not %d", l.n);
     ok = false;
   }
-  ok = ok && capture(s, &l, &file, where);
+  ok = ok && capture(s, &l, &a, &file, where);
   char err[RT_ERR_LEN];
-  if (ok && !tio_save(path, fmt, &file, err, sizeof err)) {
+  if (ok && !engine_tensors_save(path, &file, err, sizeof err)) {
     session_error(s, w.sp[w.n - 1], NULL, "%s", err);
     ok = false;
   }
   if (ok) printf("saved %d tensor%s to %s\n", file.n, file.n == 1 ? "" : "s", path);
-  tio_file_free(&file);
+  arena_free(&a);
   for (size_t i = 0; i < l.names.len; i++) free(l.names.items[i]);
   vec_free(&l.names);
   sb_free(&l.expr);
@@ -520,7 +462,7 @@ RunStatus repl_cmd_extern(Session *s, const char *args, Span where) {
   }
   char err[RT_ERR_LEN];
   if (strchr(w.w[1], '/')) word_path(s, &w, 1); /* a bare name: dlopen's search */
-  bool ok = rly_extern_load(w.w[0], w.w[1], w.w[2], err, sizeof err);
+  bool ok = engine_extern_load(w.w[0], w.w[1], w.w[2], err, sizeof err);
   if (ok)
     printf("registered %s = %s from %s\n", w.w[0], w.w[2], w.w[1]);
   else

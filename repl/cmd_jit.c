@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/inspect.h"
 #include "ir/tir.h"
-#include "jit/jit.h"
 #include "ops/ops.h"
 #include "repl/repl.h"
 
@@ -40,9 +40,9 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
   (void)args, (void)where;
   if (engine_options(session_engine(s))->exec != EXEC_JIT)
     puts("(exec interp: call_tir runs on the TIR interpreter)");
-  int n = jit_kernel_count();
-  if (n == 0 && !jit_available()) {
-    printf("JIT unavailable: %s; call_tir runs on the TIR interpreter\n", jit_unavailable_reason());
+  int n = engine_jit_kernel_count();
+  if (n == 0 && engine_jit_unavailable()) {
+    printf("JIT unavailable: %s; call_tir runs on the TIR interpreter\n", engine_jit_unavailable());
     return RUN_OK;
   }
   if (n == 0) {
@@ -52,14 +52,14 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
   int wn = 6, ws = 9; /* column widths: the longest name and signature */
   for (int i = 0; i < n; i++) {
     JitKernelInfo k;
-    if (!jit_kernel_info(i, &k)) continue;
+    if (!engine_jit_kernel_info(i, &k)) continue;
     int ln = (int)strlen(k.name) + 1, ls = (int)strlen(k.signature);
     wn = ln > wn ? ln : wn, ws = ls > ws ? ls : ws;
   }
   printf("%-*s  %-*s %14s %8s %11s\n", wn, "kernel", ws, "signature", "compile", "calls", "total");
   for (int i = 0; i < n; i++) {
     JitKernelInfo k;
-    if (!jit_kernel_info(i, &k)) continue;
+    if (!engine_jit_kernel_info(i, &k)) continue;
     char compile[32];
     if (k.from_disk)
       snprintf(compile, sizeof compile, "(disk) %.1f ms", k.load_ms);
@@ -91,12 +91,12 @@ RunStatus repl_cmd_dump(Session *s, const char *args, Span where) {
   if (!repl_dump_prims(s, rest, rest_sp.len ? rest_sp : where, &ps, &func)) return RUN_ERROR;
   for (size_t i = 0; ok && i < ps.len; i++) {
     StrBuf b = {0};
-    TirError e;
-    ok = jit_dump(ps.items[i], llvm ? "llvm" : "asm", &b, &e);
+    char err[RT_ERR_LEN];
+    ok = engine_jit_dump(ps.items[i], llvm ? "llvm" : "asm", &b, err, sizeof err);
     if (ok)
       fputs(b.data ? b.data : "", stdout);
     else
-      session_error(s, rest_sp, NULL, "%s", e.msg);
+      session_error(s, rest_sp, NULL, "%s", err);
     sb_free(&b);
   }
   vec_free(&ps);
@@ -218,9 +218,9 @@ static bool eval_once(Session *s, Module *view, Expr *e, double *ms, double *cpu
 static void first_call(double ms, int k0) {
   double compile = 0;
   int fresh = 0, disk = 0;
-  for (int i = k0; i < jit_kernel_count(); i++) {
+  for (int i = k0; i < engine_jit_kernel_count(); i++) {
     JitKernelInfo k;
-    if (!jit_kernel_info(i, &k)) continue;
+    if (!engine_jit_kernel_info(i, &k)) continue;
     compile += k.compile_ms, fresh += !k.from_disk, disk += k.from_disk;
   }
   print_ms("first call: ", ms);
@@ -268,7 +268,7 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   Module view; /* the input's IR stays (values may borrow its constants) */
   Expr *e = session_parse_expr(s, esp, &s->inputs, &view);
   if (!e) return RUN_ERROR;
-  int k0 = jit_kernel_count();
+  int k0 = engine_jit_kernel_count();
   double ms;
   Profile *p = profile_start(); /* the cost of a call: its kernels' flops and bytes */
   bool ok = eval_once(s, &view, e, &ms, NULL);

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "ir/tir.h"
+#include "ir/walk.h"
 #include "ops/ops.h"
-#include "passes/rewrite.h"
 #include "repl/repl.h"
 
 typedef struct Collect {

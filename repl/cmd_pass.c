@@ -19,10 +19,9 @@
 #include <sys/stat.h>
 
 #include "engine/draw.h"
+#include "engine/inspect.h"
 #include "ir/util.h"
-#include "passes/pass.h"
 #include "repl/repl.h"
-#include "types/types.h"
 
 /* The jit's pipeline, from the engine's table: what `:pass jit` runs;
  * a run of steps with the same condition is followed by it. */
@@ -41,10 +40,10 @@ static void print_jit_pipeline(void) {
       "\n  `:step jit` steps through it.");
 }
 
-RunStatus repl_cmd_passes(Session *s) {
-  (void)s;
-  for (int i = 0; i < pass_count(); i++) {
-    const PassDef *p = pass_get(i);
+RunStatus repl_cmd_passes(Session *s, const char *args, Span where) {
+  (void)s, (void)args, (void)where;
+  for (int i = 0; i < engine_pass_count(); i++) {
+    const PassDef *p = engine_pass_at(i);
     printf("  %-24s %s\n", p->name, p->doc);
   }
   print_jit_pipeline();
@@ -53,8 +52,8 @@ RunStatus repl_cmd_passes(Session *s) {
 
 static void list_passes(bool local) {
   printf("%s:", local ? "Function-local" : "Whole-module");
-  for (int i = 0, n = 0; i < pass_count(); i++)
-    if (pass_get(i)->local == local) printf("%s %s", n++ ? "," : "", pass_get(i)->name);
+  for (int i = 0, n = 0; i < engine_pass_count(); i++)
+    if (engine_pass_at(i)->local == local) printf("%s %s", n++ ? "," : "", engine_pass_at(i)->name);
   putchar('\n');
 }
 
@@ -121,7 +120,7 @@ static void draw_step(Session *s, int *drawn, const PassRewrite *rw) {
 static bool step_hook(void *user, const PassRewrite *rw) {
   Stepper *st = user;
   if (!st->show) return ++st->n, true;
-  char *text = pass_rewrite_format(rw, &st->s->diag, 12);
+  char *text = engine_rewrite_format(rw, &st->s->diag, 12);
   if (st->total >= ++st->n)
     printf("[%d/%d] ", st->n, st->total);
   else
@@ -249,14 +248,15 @@ static bool run_jit(Session *s, const PassOptions *opt, PassResult *r, bool quie
     printf("note: the jit's %s failed on this module: it compiles the rest as written\n", w.failed);
   r->stopped = w.stopped;
   if (!out) return false;
-  bool ok = opt->verify ? pass_verify(out, &s->diag) : ty_recheck_module(out, &s->diag);
+  bool ok =
+      opt->verify ? engine_verify_module(out, &s->diag) : engine_recheck_module(out, &s->diag);
   if (!ok) {
     diag_note(&s->diag, (Span){0}, "the module produced by the jit's pipeline does not check");
     module_free(out);
     return false;
   }
   r->module = out;
-  r->diff = pass_diff_scoped(in, out, opt->scope, &r->outside);
+  r->diff = engine_pass_diff(in, out, opt->scope, &r->outside);
   r->changed = r->outside || strcmp(r->diff, "no change\n") != 0;
   return true;
 }
@@ -264,7 +264,7 @@ static bool run_jit(Session *s, const PassOptions *opt, PassResult *r, bool quie
 static bool run_once(Session *s, const char *names, const PassOptions *opt, PassResult *r,
                      bool quiet) {
   if (is_jit(names)) return run_jit(s, opt, r, quiet);
-  return pass_pipeline(names, session_module(s), &s->inputs, &s->diag, opt, r);
+  return engine_pass_pipeline(names, session_module(s), &s->inputs, &s->diag, opt, r);
 }
 
 /* :step's total: the rewrites of a run that only counts (its result
@@ -276,14 +276,14 @@ static int count_rewrites(Session *s, const char *names, PassOptions opt) {
   PassResult r = {0};
   bool ok = run_once(s, names, &opt, &r, true);
   if (r.module && r.module != session_module(s)) module_free(r.module);
-  pass_result_free(&r);
+  engine_pass_result_free(&r);
   return ok ? st.n : -1;
 }
 
 /* print-after-all for :pass and :step: the definitions in scope after each
  * pass, on stderr (as a compile prints them). */
 static void print_after(void *user, const char *pass, const Module *m) {
-  pass_print_after(stderr, pass, m, user);
+  engine_pass_print_after(stderr, pass, m, user);
 }
 
 static RunStatus run_pipeline(Session *s, const char *names, const char *only, Span where,
@@ -292,7 +292,7 @@ static RunStatus run_pipeline(Session *s, const char *names, const char *only, S
   PassHook hook = {step_hook, &st};
   Scope sc = {s, only};
   PassScope scope = {scope_has, &sc, only};
-  PassOptions opt = pass_options_default();
+  PassOptions opt = engine_pass_options();
   opt.verify = s->verify;
   opt.where = where;
   opt.scope = only || !s->show_prelude ? &scope : NULL;
@@ -310,18 +310,18 @@ static RunStatus run_pipeline(Session *s, const char *names, const char *only, S
   if (!ok || r.stopped || !r.module) {
     bool stopped = r.stopped;
     if (stopped) puts("stopped; the module is unchanged");
-    pass_result_free(&r);
+    engine_pass_result_free(&r);
     return stopped && !cut ? RUN_OK : RUN_ERROR;
   }
   keep_result(s, &r, names, only, st.n);
-  pass_result_free(&r);
+  engine_pass_result_free(&r);
   return RUN_OK;
 }
 
 /* `NAME [NAME ...] [@f]`.  The pass names keep their columns (the @f word
  * is blanked) so the pass manager's errors point into the line; they are
  * trimmed for the summary line. */
-RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step) {
+static RunStatus pass_or_step(Session *s, const char *args, Span where, bool step) {
   if (!*args) {
     const char *cmd = step ? "step" : "pass";
     session_error(s, where, "`:passes` lists them", "`:%s` needs pass names", cmd);
@@ -338,6 +338,14 @@ RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step) {
   free(names);
   free(only);
   return st;
+}
+
+RunStatus repl_cmd_pass(Session *s, const char *args, Span where) {
+  return pass_or_step(s, args, where, false);
+}
+
+RunStatus repl_cmd_step(Session *s, const char *args, Span where) {
+  return pass_or_step(s, args, where, true);
 }
 
 /* Whether two versions of a definition are the same: the same text, and
@@ -392,7 +400,8 @@ static void report_undo(Session *s, const UndoStep *u, const Module *undone) {
   sb_free(&removed), sb_free(&restored), sb_free(&back), sb_free(&none);
 }
 
-RunStatus repl_cmd_undo(Session *s, Span where) {
+RunStatus repl_cmd_undo(Session *s, const char *args, Span where) {
+  (void)args;
   if (s->nloads) {
     session_error(s, where, NULL, "`:undo` cannot be used in a file being loaded");
     return RUN_ERROR;

@@ -31,120 +31,134 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
   "definitions are left out the same way (`:set show-prelude on` includes them)."
 
 /* X(id, name as typed, argument synopsis, what Tab completes in the arguments
- *   (CmdComplete without COMPLETE_), one-line help, more help or NULL);
- * the handler of a row is cmd_<id>. */
-#define REPL_COMMANDS(X)                                                                          \
-  X(help, "help", "[COMMAND]", COMMAND, "list the commands, or explain one", NULL)                \
-  X(quit, "quit", "", NONE, "leave rly (Ctrl-D on an empty line does too)", NULL)                 \
-  X(type, "type", "EXPR", EXPR, "show the type of an expression",                                 \
-    "The expression is type-checked, not evaluated; session variables may be used.")              \
-  X(load, "load", "FILE", FILE, "run a script; an error stops it, keeping what ran before",       \
-    "Definitions, expressions (their values are printed), lets and `:` commands,\n"               \
-    "in order (definitions that use each other are checked together).  An error\n"                \
-    "or Ctrl-C stops the file; everything before it is kept, and rly says where it\n"             \
-    "stopped.  `:undo` takes the whole :load back.  In a script, a relative FILE\n"               \
-    "(here and in :load-tensor, :bind, :import, :save, :extern) is beside the\n"                  \
-    "script; at the prompt, in the current directory.")                                           \
-  X(reload, "reload", "", NONE, "load the last :load-ed file again",                              \
-    "Definitions from the file replace the session's by name, as :load.")                         \
-  X(print, "print", "[@f | TYPE | prelude] [meta]", DEF,                                          \
-    "print the session's definitions, or one of them",                                            \
-    "With `:set types on`, expressions are annotated with their types.  Constants\n"              \
-    "over 16 elements show as meta[relay.Constant][i]; `meta` adds TVM's\n"                       \
-    "#[metadata] section holding them, so the text parses back on its own.")                      \
-  X(browse, "browse", "[prelude | TEXT]", DEF, "list definitions with their types",               \
-    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                     \
-    "definition whose name contains TEXT.")                                                       \
-  X(reset, "reset", "", NONE, "forget all definitions and session variables (the prelude stays)", \
-    NULL)                                                                                         \
-  X(passes, "passes", "", NONE, "list the passes and the jit's pipeline", NULL)                   \
-  X(pass, "pass", "NAME [NAME ...] [@f]", PASS,                                                   \
-    "run passes on the session's module, show the diff, keep the result",                         \
-    "Names are separated by spaces or commas.  `:undo` restores the module "                      \
-    "before.\n`:pass jit` runs the jit's pipeline (`:passes` shows it) down to call_tir\n"        \
-    "of the kernels it compiles.\n" PASS_SCOPE_HELP)                                              \
-  X(step, "step", "NAME [NAME ...] [@f]", PASS, "run passes one rewrite at a time",               \
-    "Each rewrite shows its rule, function, location and before/after; Enter for\n"               \
-    "the next, `c` to run to the end, `q` to stop without applying anything;\n"                   \
-    "[n/N] counts them.  `:step jit` steps through the jit's pipeline.\n" PASS_SCOPE_HELP)        \
-  X(undo, "undo", "", NONE, "take back the last change of the module, naming what it undoes",     \
-    "A change is a definition (an input's), a :pass, :bind, :import or a whole\n"                 \
-    "`:load`; :undo says which it took back and which definitions it removed\n"                   \
-    "or restored.  The last 32 changes are kept.")                                                \
-  X(seed, "seed", "N", NONE, "set @prng_state to random.key(N)", NULL)                            \
-  X(set, "set", "[NAME [VALUE]]", SETTING, "change a setting; alone, show the settings", NULL)    \
-  X(bind, "bind", "@f FILE", DATA,                                                                \
-    "BindParams: @f's parameters named in a tensor file become constants",                        \
-    "FILE is .npz, .safetensors (or .npy); key `w` or `%w` binds parameter %w.\n"                 \
-    "Every key must name a parameter of a fitting type.  `:undo` restores the module.")           \
-  X(import, "import", "FILE.onnx [as @name]", FILE,                                               \
-    "import an ONNX model as a function (@main), its weights bound as constants",                 \
-    "The graph's inputs become the parameters; its initializers become\n"                         \
-    "constants (BindParams).  The function is ready to call, :print and :pass;\n"                 \
-    "`:undo` restores the module.  `rly --import FILE.onnx -o OUT.rly` writes it\n"               \
-    "as text with the weights in OUT.npz instead.")                                               \
-  X(save, "save", "%x [%y ...] FILE", DATA,                                                       \
-    "write session tensors to FILE (.npy, .npz or .safetensors)",                                 \
-    "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                      \
-  X(load_tensor, "load-tensor", "%x FILE [KEY]", DATA, "bind %x to a tensor read from FILE",      \
-    "KEY picks the entry of an .npz or .safetensors file with several.")                          \
-  X(extern, "extern", "NAME LIB.so SYMBOL", DATA,                                                 \
-    "register an external function for call_tir(\"NAME\", ...)",                                  \
-    "SYMBOL is `int f(DLTensor *args, int n, void *ctx, char *err, size_t errn)`:\n"              \
-    "inputs then outputs (destination passing), see interp/extern.h.")                            \
-  X(kernels, "kernels", "", NONE,                                                                 \
-    "list the JIT-compiled kernels: signature, compile time, calls, time",                        \
-    "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                 \
-    "($XDG_CACHE_HOME/rly).")                                                                     \
-  X(dump, "dump", "tir|llvm|asm @f", DUMP,                                                        \
-    "show a function's kernels as TIR, optimized LLVM IR or assembly",                            \
-    "@f is a function (its kernels), a prim function or a kernel named by :kernels\n"             \
-    "or :profile (`@fused_...`); `:set opt` picks the optimization level.")                       \
-  X(time, "time", "EXPR [-n N]", EXPR,                                                            \
-    "time an expression: first call, then min/median/max of N runs",                              \
-    "Without -n, runs for about a second.  GFLOP/s and GB/s: the kernels the\n"                   \
-    "first call ran, counted as :profile counts them (a call of @f sums its kernels).\n"          \
-    "Values of earlier runs are collected between runs, outside the timing.  The\n"               \
-    "CPU time per call (all threads) is shown too: a busy machine inflates wall time.")           \
-  X(profile, "profile", "EXPR", EXPR, "run an expression once and show where its time went",      \
-    "One row per kernel (JIT kernels by prim function, reference kernels by op):\n"               \
-    "calls, time, share of the call, GFLOP/s and GB/s; then compiling, the time\n"                \
-    "outside kernels (evaluator, dispatch) and the total.  A first call includes\n"               \
-    "compiling its kernels; run it again for the steady state.  `rly --profile\n"                 \
-    "FILE` profiles every expression and let the scripts evaluate.")                              \
-  X(dot, "dot", "@f FILE", DEF, "draw a function's dataflow graph (.dot, .svg or .png)",          \
-    "Nodes are op calls (with their key attributes), parameters, constants (shape\n"              \
-    "and dtype), tuples, projections and calls; edges carry the values' types;\n"                 \
-    "if and match are labelled clusters.  After FuseOps each Primitive function is\n"             \
-    "a cluster named after its kernel; after :profile the kernels are coloured by\n"              \
-    "their share of the time in kernels, with a legend.  .svg and .png are laid out\n"            \
-    "by Graphviz (over " DRAW_DOT_NODES_TEXT                                                      \
-    " nodes: placed in rows, edges without types).\n"                                             \
-    "`rly --dot @f FILE.rly -o OUT.svg` draws from the command line.")                            \
-  X(bindings, "bindings", "[name|size]", NONE,                                                    \
-    "list the session variables: type, bytes of tensor data, total, memory limit",                \
-    "Sorted by name, or by size (largest first).  Storage several variables share\n"              \
-    "is marked (shared) and counted once in the total.")                                          \
-  X(del, "del", "%x [%y ...]", DATA, "remove session variables and free their values",            \
-    "Says how many bytes of tensor data left memory (nothing when another\n"                      \
-    "variable still holds the data).  Later inputs no longer see the names.")                     \
-  X(write, "write", "FILE.rly [@f ...]", DATA,                                                    \
-    "write your definitions as a module that reads back the same",                                \
-    "Types, functions, state globals and prim functions (prelude definitions only\n"              \
-    "where you replaced them); large constants go in its #[metadata] section.\n"                  \
-    "With @f ..., those definitions and what they use.  `:load FILE` reads it back.")             \
-  X(doc, "doc", "OP", OP,                                                                         \
-    "an op's signature, type rule, exec modes, gradient, meaning and example",                    \
-    "Read from the op's registry row (`rly --list-ops` lists every op's\n"                        \
-    "signature).  `:help OP` shows the same page.")                                               \
-  X(info, "info", "OP | @f | %x", OP, "what a name is: an op, a function or a session variable",  \
-    "An op: its :doc page.  @f: its type, where it was defined, its size, the\n"                  \
+ *   (CmdComplete without COMPLETE_), handler, one-line help, more help or
+ *   NULL).  A handler is commands.c's own cmd_<id> or the repl_cmd_<id> of
+ *   the file that holds the command (repl.h). */
+#define REPL_COMMANDS(X)                                                                           \
+  X(help, "help", "[COMMAND]", COMMAND, cmd_help, "list the commands, or explain one", NULL)       \
+  X(quit, "quit", "", NONE, cmd_quit, "leave rly (Ctrl-D on an empty line does too)", NULL)        \
+  X(type, "type", "EXPR", EXPR, cmd_type, "show the type of an expression",                        \
+    "The expression is type-checked, not evaluated; session variables may be used.")               \
+  X(load, "load", "FILE", FILE, cmd_load,                                                          \
+    "run a script; an error stops it, keeping what ran before",                                    \
+    "Definitions, expressions (their values are printed), lets and `:` commands,\n"                \
+    "in order (definitions that use each other are checked together).  An error\n"                 \
+    "or Ctrl-C stops the file; everything before it is kept, and rly says where it\n"              \
+    "stopped.  `:undo` takes the whole :load back.  In a script, a relative FILE\n"                \
+    "(here and in :load-tensor, :bind, :import, :save, :extern) is beside the\n"                   \
+    "script; at the prompt, in the current directory.")                                            \
+  X(reload, "reload", "", NONE, cmd_reload, "load the last :load-ed file again",                   \
+    "Definitions from the file replace the session's by name, as :load.")                          \
+  X(print, "print", "[@f | TYPE | prelude] [meta]", DEF, cmd_print,                                \
+    "print the session's definitions, or one of them",                                             \
+    "With `:set types on`, expressions are annotated with their types.  Constants\n"               \
+    "over 16 elements show as meta[relay.Constant][i]; `meta` adds TVM's\n"                        \
+    "#[metadata] section holding them, so the text parses back on its own.")                       \
+  X(browse, "browse", "[prelude | TEXT]", DEF, cmd_browse, "list definitions with their types",    \
+    "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                      \
+    "definition whose name contains TEXT.")                                                        \
+  X(reset, "reset", "", NONE, cmd_reset,                                                           \
+    "forget all definitions and session variables (the prelude stays)", NULL)                      \
+  X(passes, "passes", "", NONE, repl_cmd_passes, "list the passes and the jit's pipeline", NULL)   \
+  X(pass, "pass", "NAME [NAME ...] [@f]", PASS, repl_cmd_pass,                                     \
+    "run passes on the session's module, show the diff, keep the result",                          \
+    "Names are separated by spaces or commas.  `:undo` restores the module "                       \
+    "before.\n`:pass jit` runs the jit's pipeline (`:passes` shows it) down to call_tir\n"         \
+    "of the kernels it compiles.\n" PASS_SCOPE_HELP)                                               \
+  X(step, "step", "NAME [NAME ...] [@f]", PASS, repl_cmd_step, "run passes one rewrite at a time", \
+    "Each rewrite shows its rule, function, location and before/after; Enter for\n"                \
+    "the next, `c` to run to the end, `q` to stop without applying anything;\n"                    \
+    "[n/N] counts them.  `:step jit` steps through the jit's pipeline.\n" PASS_SCOPE_HELP)         \
+  X(undo, "undo", "", NONE, repl_cmd_undo,                                                         \
+    "take back the last change of the module, naming what it undoes",                              \
+    "A change is a definition (an input's), a :pass, :bind, :import or a whole\n"                  \
+    "`:load`; :undo says which it took back and which definitions it removed\n"                    \
+    "or restored.  The last 32 changes are kept.")                                                 \
+  X(seed, "seed", "N", NONE, cmd_seed, "set @prng_state to random.key(N)", NULL)                   \
+  X(set, "set", "[NAME [VALUE]]", SETTING, repl_cmd_set,                                           \
+    "change a setting; alone, show the settings", NULL)                                            \
+  X(bind, "bind", "@f FILE", DATA, repl_cmd_bind,                                                  \
+    "BindParams: @f's parameters named in a tensor file become constants",                         \
+    "FILE is .npz, .safetensors (or .npy); key `w` or `%w` binds parameter %w.\n"                  \
+    "Every key must name a parameter of a fitting type.  `:undo` restores the module.")            \
+  X(import, "import", "FILE.onnx [as @name]", FILE, repl_cmd_import,                               \
+    "import an ONNX model as a function (@main), its weights bound as constants",                  \
+    "The graph's inputs become the parameters; its initializers become\n"                          \
+    "constants (BindParams).  The function is ready to call, :print and :pass;\n"                  \
+    "`:undo` restores the module.  `rly --import FILE.onnx -o OUT.rly` writes it\n"                \
+    "as text with the weights in OUT.npz instead.")                                                \
+  X(save, "save", "%x [%y ...] FILE", DATA, repl_cmd_save,                                         \
+    "write session tensors to FILE (.npy, .npz or .safetensors)",                                  \
+    "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                       \
+  X(load_tensor, "load-tensor", "%x FILE [KEY]", DATA, repl_cmd_load_tensor,                       \
+    "bind %x to a tensor read from FILE",                                                          \
+    "KEY picks the entry of an .npz or .safetensors file with several.")                           \
+  X(extern, "extern", "NAME LIB.so SYMBOL", DATA, repl_cmd_extern,                                 \
+    "register an external function for call_tir(\"NAME\", ...)",                                   \
+    "SYMBOL is `int f(DLTensor *args, int n, void *ctx, char *err, size_t errn)`:\n"               \
+    "inputs then outputs (destination passing), see interp/extern.h.")                             \
+  X(kernels, "kernels", "", NONE, repl_cmd_kernels,                                                \
+    "list the JIT-compiled kernels: signature, compile time, calls, time",                         \
+    "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                  \
+    "($XDG_CACHE_HOME/rly).")                                                                      \
+  X(dump, "dump", "tir|llvm|asm @f", DUMP, repl_cmd_dump,                                          \
+    "show a function's kernels as TIR, optimized LLVM IR or assembly",                             \
+    "@f is a function (its kernels), a prim function or a kernel named by :kernels\n"              \
+    "or :profile (`@fused_...`); `:set opt` picks the optimization level.")                        \
+  X(time, "time", "EXPR [-n N]", EXPR, repl_cmd_time,                                              \
+    "time an expression: first call, then min/median/max of N runs",                               \
+    "Without -n, runs for about a second.  GFLOP/s and GB/s: the kernels the\n"                    \
+    "first call ran, counted as :profile counts them (a call of @f sums its kernels).\n"           \
+    "Values of earlier runs are collected between runs, outside the timing.  The\n"                \
+    "CPU time per call (all threads) is shown too: a busy machine inflates wall time.")            \
+  X(profile, "profile", "EXPR", EXPR, repl_cmd_profile,                                            \
+    "run an expression once and show where its time went",                                         \
+    "One row per kernel (JIT kernels by prim function, reference kernels by op):\n"                \
+    "calls, time, share of the call, GFLOP/s and GB/s; then compiling, the time\n"                 \
+    "outside kernels (evaluator, dispatch) and the total.  A first call includes\n"                \
+    "compiling its kernels; run it again for the steady state.  `rly --profile\n"                  \
+    "FILE` profiles every expression and let the scripts evaluate.")                               \
+  X(dot, "dot", "@f FILE", DEF, repl_cmd_dot,                                                      \
+    "draw a function's dataflow graph (.dot, .svg or .png)",                                       \
+    "Nodes are op calls (with their key attributes), parameters, constants (shape\n"               \
+    "and dtype), tuples, projections and calls; edges carry the values' types;\n"                  \
+    "if and match are labelled clusters.  After FuseOps each Primitive function is\n"              \
+    "a cluster named after its kernel; after :profile the kernels are coloured by\n"               \
+    "their share of the time in kernels, with a legend.  .svg and .png are laid out\n"             \
+    "by Graphviz (over " DRAW_DOT_NODES_TEXT                                                       \
+    " nodes: placed in rows, edges without types).\n"                                              \
+    "`rly --dot @f FILE.rly -o OUT.svg` draws from the command line.")                             \
+  X(bindings, "bindings", "[name|size]", NONE, repl_cmd_bindings,                                  \
+    "list the session variables: type, bytes of tensor data, total, memory limit",                 \
+    "Sorted by name, or by size (largest first).  Storage several variables share\n"               \
+    "is marked (shared) and counted once in the total.")                                           \
+  X(del, "del", "%x [%y ...]", DATA, repl_cmd_del,                                                 \
+    "remove session variables and free their values",                                              \
+    "Says how many bytes of tensor data left memory (nothing when another\n"                       \
+    "variable still holds the data).  Later inputs no longer see the names.")                      \
+  X(write, "write", "FILE.rly [@f ...]", DATA, repl_cmd_write,                                     \
+    "write your definitions as a module that reads back the same",                                 \
+    "Types, functions, state globals and prim functions (prelude definitions only\n"               \
+    "where you replaced them); large constants go in its #[metadata] section.\n"                   \
+    "With @f ..., those definitions and what they use.  `:load FILE` reads it back.")              \
+  X(doc, "doc", "OP", OP, repl_cmd_doc,                                                            \
+    "an op's signature, type rule, exec modes, gradient, meaning and example",                     \
+    "Read from the op's registry row (`rly --list-ops` lists every op's\n"                         \
+    "signature).  `:help OP` shows the same page.")                                                \
+  X(info, "info", "OP | @f | %x", OP, repl_cmd_info,                                               \
+    "what a name is: an op, a function or a session variable",                                     \
+    "An op: its :doc page.  @f: its type, where it was defined, its size, the\n"                   \
     "functions it calls and those that call it.  %x: its type and size in bytes.")
 
-#define X(id, name, args, complete, help, more) \
-  static RunStatus cmd_##id(Session *s, const char *args_, Span where);
-REPL_COMMANDS(X)
-#undef X
+static RunStatus cmd_help(Session *s, const char *args, Span where);
+static RunStatus cmd_quit(Session *s, const char *args, Span where);
+static RunStatus cmd_type(Session *s, const char *args, Span where);
+static RunStatus cmd_load(Session *s, const char *args, Span where);
+static RunStatus cmd_reload(Session *s, const char *args, Span where);
+static RunStatus cmd_print(Session *s, const char *args, Span where);
+static RunStatus cmd_browse(Session *s, const char *args, Span where);
+static RunStatus cmd_reset(Session *s, const char *args, Span where);
+static RunStatus cmd_seed(Session *s, const char *args, Span where);
 
 typedef struct Command {
   const char *name, *args, *help, *more;
@@ -153,15 +167,15 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-#define X(id, name, args, complete, help, more) \
-  {name, args, help, more, cmd_##id, COMPLETE_##complete},
+#define X(id, name, args, complete, fn, help, more) \
+  {name, args, help, more, fn, COMPLETE_##complete},
     REPL_COMMANDS(X)
 #undef X
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
 static const char *const command_names[] = {
-#define X(id, name, args, complete, help, more) name,
+#define X(id, name, args, complete, fn, help, more) name,
     REPL_COMMANDS(X)
 #undef X
         NULL};
@@ -303,8 +317,8 @@ static RunStatus cmd_help(Session *s, const char *args, Span where) {
   if (!c) return unknown_command(s, w, where), RUN_ERROR;
   printf(":%s %s\n  %s\n", c->name, c->args, c->help);
   if (c->more) printf("%s\n", c->more);
-  if (c->fn == cmd_set) settings_help();
-  if (c->fn == cmd_pass || c->fn == cmd_step) repl_pass_help();
+  if (c->fn == repl_cmd_set) settings_help();
+  if (c->fn == repl_cmd_pass || c->fn == repl_cmd_step) repl_pass_help();
   return RUN_OK;
 }
 
@@ -512,31 +526,7 @@ static RunStatus cmd_browse(Session *s, const char *args, Span where) {
   return RUN_OK;
 }
 
-/* ───────────────────────── :set (settings.c) ───────────────────────── */
-
-static RunStatus cmd_set(Session *s, const char *args, Span where) {
-  return repl_cmd_set(s, args, where);
-}
-
-/* ───────────────────────── passes ───────────────────────── */
-
-static RunStatus cmd_passes(Session *s, const char *args, Span where) {
-  (void)args, (void)where;
-  return repl_cmd_passes(s);
-}
-
-static RunStatus cmd_pass(Session *s, const char *args, Span where) {
-  return repl_cmd_pass(s, args, where, false);
-}
-
-static RunStatus cmd_step(Session *s, const char *args, Span where) {
-  return repl_cmd_pass(s, args, where, true);
-}
-
-static RunStatus cmd_undo(Session *s, const char *args, Span where) {
-  (void)args;
-  return repl_cmd_undo(s, where);
-}
+/* ───────────────────────── :seed ───────────────────────── */
 
 static RunStatus cmd_seed(Session *s, const char *args, Span where) {
   char *end;
@@ -548,64 +538,4 @@ static RunStatus cmd_seed(Session *s, const char *args, Span where) {
   }
   repl_eval_seed(s->ev, n);
   return RUN_OK;
-}
-
-/* ───────────────────────── data (cmd_data.c) ───────────────────────── */
-
-static RunStatus cmd_bind(Session *s, const char *args, Span where) {
-  return repl_cmd_bind(s, args, where);
-}
-static RunStatus cmd_import(Session *s, const char *args, Span where) {
-  return repl_cmd_import(s, args, where);
-}
-static RunStatus cmd_save(Session *s, const char *args, Span where) {
-  return repl_cmd_save(s, args, where);
-}
-static RunStatus cmd_load_tensor(Session *s, const char *args, Span where) {
-  return repl_cmd_load_tensor(s, args, where);
-}
-static RunStatus cmd_extern(Session *s, const char *args, Span where) {
-  return repl_cmd_extern(s, args, where);
-}
-
-/* ───────────────────────── the JIT (cmd_jit.c) ───────────────────────── */
-
-static RunStatus cmd_kernels(Session *s, const char *args, Span where) {
-  return repl_cmd_kernels(s, args, where);
-}
-static RunStatus cmd_dump(Session *s, const char *args, Span where) {
-  return repl_cmd_dump(s, args, where);
-}
-static RunStatus cmd_time(Session *s, const char *args, Span where) {
-  return repl_cmd_time(s, args, where);
-}
-static RunStatus cmd_profile(Session *s, const char *args, Span where) {
-  return repl_cmd_profile(s, args, where);
-}
-
-/* ───────────────────────── :doc, :info (cmd_doc.c) ───────────────────────── */
-
-static RunStatus cmd_doc(Session *s, const char *args, Span where) {
-  return repl_cmd_doc(s, args, where);
-}
-static RunStatus cmd_info(Session *s, const char *args, Span where) {
-  return repl_cmd_info(s, args, where);
-}
-
-/* ───────────────────────── :dot (cmd_dot.c) ───────────────────────── */
-
-static RunStatus cmd_dot(Session *s, const char *args, Span where) {
-  return repl_cmd_dot(s, args, where);
-}
-
-/* ───────────────────────── the workspace (cmd_workspace.c) ───────────────────────── */
-
-static RunStatus cmd_bindings(Session *s, const char *args, Span where) {
-  return repl_cmd_bindings(s, args, where);
-}
-static RunStatus cmd_del(Session *s, const char *args, Span where) {
-  return repl_cmd_del(s, args, where);
-}
-static RunStatus cmd_write(Session *s, const char *args, Span where) {
-  return repl_cmd_write(s, args, where);
 }

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/inspect.h"
 #include "ir/tir.h"
 #include "ops/ops.h"
-#include "passes/pass.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
 
@@ -148,7 +148,7 @@ static void offer_functions(const Session *s, Cands *c) {
 
 static void offer_passes(const Session *s, Cands *c) {
   if (c->word[0] != '@') {
-    for (int i = 0; i < pass_count(); i++) offer(c, "", pass_get(i)->name, "");
+    for (int i = 0; i < engine_pass_count(); i++) offer(c, "", engine_pass_at(i)->name, "");
     offer(c, "", "jit", ""); /* the jit's pipeline (:pass jit) */
   }
   if (c->word[0] == '@' || (!c->n && c->w > 1)) offer_functions(s, c);
@@ -174,7 +174,7 @@ static void offer_setting(Cands *c, const char *line) {
   b += strspn(line + b, " \t");
   snprintf(name, sizeof name, "%.*s", (int)strcspn(line + b, " \t"), line + b);
   const Setting *st = setting_lookup(name);
-  if (c->w == 2 && st && st->values) offer_list(c, "", st->values, "");
+  if (c->w == 2 && st && st->o.values) offer_list(c, "", st->o.values, "");
 }
 
 static void offer_defs(const Session *s, Cands *c) {

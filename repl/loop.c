@@ -10,10 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jit/jit.h"
-#include "jit/jit_config.h"
+#include "engine/inspect.h"
 #include "repl/repl.h"
-#include "rt/exec.h"
 
 static bool blank_text(const char *t) {
   for (; *t; t++)
@@ -64,7 +62,7 @@ static void cpu_info(char *model, size_t mn, char *notable, size_t nn) {
 void session_banner(FILE *f) {
   char model[128], notable[128];
   cpu_info(model, sizeof model, notable, sizeof notable);
-  const char *v = RLY_LLVM_VERSION, *dot = strchr(v, '.');
+  const char *v = engine_llvm_version(), *dot = strchr(v, '.');
   int n = dot && strchr(dot + 1, '.') ? (int)(strchr(dot + 1, '.') - v) : (int)strlen(v);
   fprintf(f, "rly %s · LLVM %.*s · %s%s%s%s · :help for commands\n", RLY_VERSION, n, v, model,
           notable[0] ? " (" : "", notable, notable[0] ? ")" : "");
@@ -92,7 +90,7 @@ static bool collect(StrBuf *input, char *line) {
  * which the evaluator, kernels and compiles poll. */
 static RunStatus run_input(Session *s, const char *name, StrBuf *input, bool more) {
   repl_interrupted = 0;
-  rt_interrupt_flag = 0;
+  engine_interrupt_clear();
   repl_in_eval = 1;
   RunStatus st = session_run(s, name, input->data, input->len, more);
   repl_in_eval = 0;
@@ -130,7 +128,7 @@ int session_repl(Session *s, bool tty) {
     if (st == RUN_QUIT) break;
   }
   ed->close();
-  jit_quiesce(); /* compiles a Ctrl-C left running end before exit */
+  engine_quiesce(); /* compiles a Ctrl-C left running end before exit */
   sb_free(&input);
   return 0;
 }

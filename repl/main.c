@@ -10,23 +10,22 @@
  *   rly --list-ops[=markdown]      the op registry as a table (op_table.c)
  *
  * User errors are diagnostics on stderr and exit status 1 (batch mode stops
- * at the first); bad usage is 2.  The option table below is the single
- * source of truth for parsing and --help.  --print and --check read one
+ * at the first); bad usage is 2.  One option table is the single source
+ * of truth for getopt_long's tables and --help: CLI_OPTIONS below, then the
+ * engine's options with a flag (ENGINE_OPTIONS, engine/options.h).  --print and --check read one
  * module or script alone (no prelude). */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "engine/draw.h"
-#include "io/tensor_io.h"
+#include "engine/inspect.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 #include "ir/tir.h"
-#include "parser/parser.h"
-#include "passes/pass.h"
 #include "repl/repl.h"
-#include "types/types.h"
 
 /* What to run, in command-line order: a file ('f') or -e text ('e'). */
 typedef struct Action {
@@ -35,7 +34,7 @@ typedef struct Action {
 } Action;
 
 typedef struct Cli {
-  bool print, types, check, help, version, interactive, no_prelude, profile, print_after_all;
+  bool print, types, check, help, version, interactive, no_prelude, profile;
   const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
   const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
   const char *import; /* --import FILE.onnx: print the model's module */
@@ -46,140 +45,252 @@ typedef struct Cli {
   const char **files;
   int nactions;
   Action *actions;
-  EngineOptions engine; /* the environment, then --exec and --max-memory */
+  EngineOptions engine; /* the environment, then the engine's flags */
 } Cli;
 
-/* X(flag, field, help) */
-#define CLI_FLAGS(X)                                                                            \
-  X("--print", print, "parse, type-check and print the canonical text")                         \
-  X("--types", types, "with --print: annotate expressions with /* ty=... */")                   \
-  X("--check", check, "parse and type-check only (exit 1 on errors)")                           \
-  X("--help", help, "show this help")                                                           \
-  X("--version", version, "show the version")                                                   \
-  X("-i", interactive, "run the REPL (after any FILE / -e), even if stdin is not a terminal")   \
-  X("--no-prelude", no_prelude, "do not load the standard library (lib/prelude.rly)")           \
-  X("--profile", profile, "print a per-kernel profile of every expression and let scripts run") \
-  X("--print-after-all", print_after_all,                                                       \
-    "print the IR after each pass of a compile or of --pass on stderr")
+/* ───────────────────────── the option table ───────────────────────── */
 
-static void usage(FILE *f) {
-  fputs("usage: rly [options] [FILE.rly | -] …\n\noptions:\n", f);
-#define X(flag, field, text) fprintf(f, "  %-10s %s\n", flag, text);
-  CLI_FLAGS(X)
-#undef X
-  fprintf(f, "  %-10s %s\n", "-e TEXT", "run TEXT as a script (defs, expressions, :commands)");
-  fprintf(f, "  %-10s %s\n", "--pass P[,P…]",
-          "run the passes on FILE and print the resulting module (like mlir-opt; "
-          "Gradient=@f names the function Gradient differentiates)");
-  fprintf(f, "  %-10s %s\n", "--params FILE",
-          "bind @main's parameters named in FILE (.npz/.safetensors) as constants");
-  fprintf(f, "  %-10s %s\n", "--import M.onnx",
-          "print an ONNX model as a module (@main; weights stay parameters)");
-  fprintf(f, "  %-10s %s\n", "-o OUT.rly",
-          "with --import: write the text to OUT.rly and the weights to OUT.npz");
-  fprintf(f, "  %-10s %s\n", "--dot @f",
-          "draw @f's dataflow graph (after --pass, if any) into -o OUT.dot|svg|png");
-  fprintf(f, "  %-10s %s\n", "--list-ops[=F]",
-          "list every op: family, pattern, kernel, compute rule (F: text, markdown)");
-  fprintf(f, "  %-10s %s\n", "--exec M",
-          "jit (default: fused kernels, compiled) or interp (reference kernels); as RLY_EXEC");
-  fprintf(f, "  %-10s %s\n", "--max-memory SIZE",
-          "limit on the tensor data alive at once (512M, 4G, 50%; default 75%); as "
-          "RLY_MAX_MEMORY");
-  fputs("\nWith no option, each FILE is run as a script.\n", f);
-  fputs("With no FILE and no -e: the REPL if stdin is a terminal, else stdin is a script.\n", f);
-}
+typedef struct CliOption CliOption;
+/* A row's handler: false when arg is not a value of it (the caller then
+ * says what the row needs, or the handler did). */
+typedef bool (*CliHandler)(Cli *cli, const CliOption *o, const char *arg);
+
+struct CliOption {
+  const char *name; /* the long name (--name), or NULL */
+  int key;          /* the short letter (-e), or a code past the letters */
+  int has_arg;      /* no_argument, required_argument, optional_argument */
+  const char *arg;  /* the argument's synopsis in --help */
+  CliHandler fn;
+  const char *needs; /* what a missing or refused argument should be, or NULL */
+  const char *help;
+  int option; /* the engine's row (ENGINE_OPTIONS), or -1 */
+};
+
+#define CLI_FLAG(field)                                                  \
+  static bool set_##field(Cli *cli, const CliOption *o, const char *a) { \
+    (void)o, (void)a;                                                    \
+    return cli->field = true;                                            \
+  }
+#define CLI_TEXT(field)                                                  \
+  static bool set_##field(Cli *cli, const CliOption *o, const char *a) { \
+    (void)o;                                                             \
+    cli->field = a;                                                      \
+    return *a != '\0';                                                   \
+  }
+CLI_FLAG(print)
+CLI_FLAG(types)
+CLI_FLAG(check)
+CLI_FLAG(help)
+CLI_FLAG(version)
+CLI_FLAG(interactive)
+CLI_FLAG(no_prelude)
+CLI_FLAG(profile)
+CLI_TEXT(passes)
+CLI_TEXT(params)
+CLI_TEXT(import)
+CLI_TEXT(output)
+CLI_TEXT(dot)
 
 static void add_action(Cli *cli, char kind, const char *arg) {
   cli->actions[cli->nactions].kind = kind;
   cli->actions[cli->nactions++].arg = arg;
 }
 
-/* The command line: -e and file arguments are kept in order as actions,
- * options with values accept `--opt v` and `--opt=v`, flags come from
- * CLI_FLAGS. */
+static bool run_text(Cli *cli, const CliOption *o, const char *a) {
+  (void)o;
+  add_action(cli, 'e', a);
+  return true;
+}
+
+static bool list_ops(Cli *cli, const CliOption *o, const char *a) {
+  (void)o;
+  cli->ops = a ? a : "text";
+  return true;
+}
+
+/* X(long name or NULL, short letter or 0, has_arg, argument synopsis,
+ *   handler, what a missing argument should be, help); the engine's rows
+ * with a flag (ENGINE_OPTIONS) follow them. */
+#define CLI_OPTIONS(X)                                                                            \
+  X("print", 0, no_argument, NULL, set_print, NULL,                                               \
+    "parse, type-check and print the canonical text")                                             \
+  X("types", 0, no_argument, NULL, set_types, NULL,                                               \
+    "with --print: annotate expressions with /* ty=... */")                                       \
+  X("check", 0, no_argument, NULL, set_check, NULL,                                               \
+    "parse and type-check only (exit 1 on errors)")                                               \
+  X("help", 'h', no_argument, NULL, set_help, NULL, "show this help")                             \
+  X("version", 0, no_argument, NULL, set_version, NULL, "show the version")                       \
+  X(NULL, 'i', no_argument, NULL, set_interactive, NULL,                                          \
+    "run the REPL (after any FILE / -e), even if stdin is not a terminal")                        \
+  X("no-prelude", 0, no_argument, NULL, set_no_prelude, NULL,                                     \
+    "do not load the standard library (lib/prelude.rly)")                                         \
+  X("profile", 0, no_argument, NULL, set_profile, NULL,                                           \
+    "print a per-kernel profile of every expression and let scripts run")                         \
+  X(NULL, 'e', required_argument, "TEXT", run_text, "an argument",                                \
+    "run TEXT as a script (defs, expressions, :commands)")                                        \
+  X("pass", 0, required_argument, "P[,P...]", set_passes, "pass names (see :passes in the REPL)", \
+    "run the passes on FILE and print the resulting module (like mlir-opt; "                      \
+    "Gradient=@f names the function Gradient differentiates)")                                    \
+  X("params", 0, required_argument, "FILE", set_params, "a tensor file (.npz, .safetensors)",     \
+    "bind @main's parameters named in FILE (.npz/.safetensors) as constants")                     \
+  X("import", 0, required_argument, "M.onnx", set_import, "a file",                               \
+    "print an ONNX model as a module (@main; weights stay parameters)")                           \
+  X(NULL, 'o', required_argument, "OUT.rly", set_output, "a file",                                \
+    "with --import: write the text to OUT.rly and the weights to OUT.npz")                        \
+  X("dot", 0, required_argument, "@f", set_dot, "a function (@f)",                                \
+    "draw @f's dataflow graph (after --pass, if any) into -o OUT.dot|svg|png")                    \
+  X("list-ops", 0, optional_argument, "F", list_ops, NULL,                                        \
+    "list every op: family, pattern, kernel, compute rule (F: text, markdown)")
+
+/* An engine option's flag: its value parsed as `:set` parses it (a BOOL
+ * flag alone turns it on). */
+static bool set_engine(Cli *cli, const CliOption *o, const char *a) {
+  if (engine_option_parse(&cli->engine, o->option, a ? a : "on")) return true;
+  char want[128];
+  fprintf(stderr, "rly: --%s needs %s, not '%s'\n", o->name,
+          option_describe(engine_option_info(o->option), want, sizeof want), a);
+  return false;
+}
+
+/* The rows' count bounds the tables: CLI_OPTIONS' rows and every engine
+ * option; a key past the letters for a row without a short letter. */
+enum {
+#define X(...) +1
+  CLI_MAX = 0 CLI_OPTIONS(X) + ENGINE_OPTION_COUNT,
+#undef X
+  CLI_KEY = 256
+};
+static CliOption cli_rows[CLI_MAX];
+static int ncli;
+
+/* The engine row's synopsis ("jit|interp", "SIZE") and help with its
+ * default and variable, kept for the program's life. */
+static void engine_row(int i, const OptionInfo *oi) {
+  static char args[ENGINE_OPTION_COUNT][96], helps[ENGINE_OPTION_COUNT][256];
+  size_t at = 0;
+  if (oi->kind == OPT_SIZE) snprintf(args[i], sizeof args[i], "SIZE");
+  if (oi->kind == OPT_INT) snprintf(args[i], sizeof args[i], "N");
+  if (oi->kind == OPT_TEXT) snprintf(args[i], sizeof args[i], "TEXT");
+  for (int k = 0; oi->kind == OPT_ENUM && oi->values[k]; k++)
+    at += (size_t)snprintf(args[i] + at, sizeof args[i] - at, "%s%s", k ? "|" : "", oi->values[k]);
+  at = (size_t)snprintf(helps[i], sizeof helps[i], "%s", oi->help);
+  if (oi->kind != OPT_BOOL)
+    snprintf(helps[i] + at, sizeof helps[i] - at, " (default %s%s%s)", oi->def,
+             oi->env ? ", or $" : "", oi->env ? oi->env : "");
+  bool flag = oi->kind == OPT_BOOL;
+  cli_rows[ncli] = (CliOption){oi->flag,
+                               CLI_KEY + ncli,
+                               flag ? no_argument : required_argument,
+                               flag ? NULL : args[i],
+                               set_engine,
+                               NULL,
+                               helps[i],
+                               i};
+  ncli++;
+}
+
+/* The rows: CLI_OPTIONS, then the engine's options with a flag. */
+static void build_rows(void) {
+  if (ncli) return;
+#define X(name, key, has_arg, arg, fn, needs, help)                                     \
+  cli_rows[ncli] =                                                                      \
+      (CliOption){name, key ? key : CLI_KEY + ncli, has_arg, arg, fn, needs, help, -1}, \
+  ncli++;
+  CLI_OPTIONS(X)
+#undef X
+  for (int i = 0; i < ENGINE_OPTION_COUNT; i++)
+    if (engine_option_info(i)->flag) engine_row(i, engine_option_info(i));
+}
+
+/* "--exec jit|interp", "-e TEXT", "-h, --help", "--list-ops[=F]". */
+static void row_head(const CliOption *o, char *buf, size_t n) {
+  int at = 0;
+  if (o->key < CLI_KEY) at = snprintf(buf, n, "-%c%s", o->key, o->name ? ", " : "");
+  if (o->name) at += snprintf(buf + at, n - (size_t)at, "--%s", o->name);
+  if (o->has_arg == optional_argument) snprintf(buf + at, n - (size_t)at, "[=%s]", o->arg);
+  if (o->has_arg == required_argument) snprintf(buf + at, n - (size_t)at, " %s", o->arg);
+}
+
+static void usage(FILE *f) {
+  char head[128];
+  int width = 0;
+  build_rows();
+  for (int i = 0; i < ncli; i++) {
+    row_head(&cli_rows[i], head, sizeof head);
+    if ((int)strlen(head) > width) width = (int)strlen(head);
+  }
+  fputs("usage: rly [options] [FILE.rly | -] …\n\noptions:\n", f);
+  for (int i = 0; i < ncli; i++) {
+    row_head(&cli_rows[i], head, sizeof head);
+    fprintf(f, "  %-*s  %s\n", width, head, cli_rows[i].help);
+  }
+  fputs("\nWith no option, each FILE is run as a script.\n", f);
+  fputs("With no FILE and no -e: the REPL if stdin is a terminal, else stdin is a script.\n", f);
+}
+
+/* getopt_long's tables from the rows: the long options and "-:ie:o:h". */
+static void getopt_tables(struct option *longs, char *shorts) {
+  int nl = 0, ns = 0;
+  shorts[ns++] = '-'; /* FILE arguments in order, as code 1 */
+  shorts[ns++] = ':'; /* a missing argument is ':' */
+  for (int i = 0; i < ncli; i++) {
+    const CliOption *o = &cli_rows[i];
+    if (o->name) longs[nl++] = (struct option){o->name, o->has_arg, NULL, o->key};
+    if (o->key >= CLI_KEY) continue;
+    shorts[ns++] = (char)o->key;
+    if (o->has_arg != no_argument) shorts[ns++] = ':';
+  }
+  longs[nl] = (struct option){0};
+  shorts[ns] = '\0';
+}
+
+static const CliOption *row_by_key(int key) {
+  for (int i = 0; i < ncli; i++)
+    if (cli_rows[i].key == key) return &cli_rows[i];
+  return NULL;
+}
+
+/* "rly: --pass needs pass names …", "rly: --exec needs jit or interp". */
+static void needs_message(const CliOption *o) {
+  char head[128], want[128];
+  if (o->key < CLI_KEY)
+    snprintf(head, sizeof head, "-%c", o->key);
+  else
+    snprintf(head, sizeof head, "--%s", o->name);
+  const char *what =
+      o->needs ? o->needs : option_describe(engine_option_info(o->option), want, sizeof want);
+  fprintf(stderr, "rly: %s needs %s\n", head, what);
+}
+
+/* The command line through getopt_long: -e texts and FILE arguments are
+ * kept in order as actions. */
 static bool parse_args(Cli *cli, int argc, char **argv) {
+  struct option longs[CLI_MAX + 1];
+  char shorts[2 * CLI_MAX + 3];
   cli->files = calloc((size_t)argc, sizeof(char *));
   cli->actions = calloc((size_t)argc, sizeof(Action));
   if (!cli->files || !cli->actions) rly_oom();
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    bool known = false;
-    if (strcmp(a, "-e") == 0) {
-      if (i + 1 == argc) {
-        fputs("rly: -e needs an argument\n", stderr);
-        return false;
-      }
-      add_action(cli, 'e', argv[++i]);
+  build_rows();
+  getopt_tables(longs, shorts);
+  opterr = 0;
+  for (int c; (c = getopt_long(argc, argv, shorts, longs, NULL)) != -1;) {
+    if (c == 1) {
+      cli->files[cli->nfiles++] = optarg;
+      add_action(cli, 'f', optarg);
       continue;
     }
-    if (strcmp(a, "--pass") == 0 || strncmp(a, "--pass=", 7) == 0) {
-      if (a[6] == '=')
-        cli->passes = a + 7;
-      else if (i + 1 < argc)
-        cli->passes = argv[++i];
-      if (!cli->passes || !*cli->passes) {
-        fputs("rly: --pass needs pass names (see :passes in the REPL)\n", stderr);
-        return false;
-      }
-      continue;
-    }
-    if (strcmp(a, "--params") == 0 || strncmp(a, "--params=", 9) == 0) {
-      if (a[8] == '=')
-        cli->params = a + 9;
-      else if (i + 1 < argc)
-        cli->params = argv[++i];
-      if (!cli->params || !*cli->params) {
-        fputs("rly: --params needs a tensor file (.npz, .safetensors)\n", stderr);
-        return false;
-      }
-      continue;
-    }
-    if (strcmp(a, "--import") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--dot") == 0) {
-      if (i + 1 == argc || !*argv[i + 1]) {
-        fprintf(stderr, "rly: %s needs %s\n", a, a[2] == 'd' ? "a function (@f)" : "a file");
-        return false;
-      }
-      *(a[1] == 'o' ? &cli->output : a[2] == 'd' ? &cli->dot : &cli->import) = argv[++i];
-      continue;
-    }
-    if (strcmp(a, "--list-ops") == 0 || strncmp(a, "--list-ops=", 11) == 0) {
-      cli->ops = a[10] == '=' ? a + 11 : "text";
-      continue;
-    }
-    if (strcmp(a, "--exec") == 0 || strncmp(a, "--exec=", 7) == 0) {
-      const char *mode = a[6] == '=' ? a + 7 : i + 1 < argc ? argv[++i] : "";
-      if (strcmp(mode, "interp") != 0 && strcmp(mode, "jit") != 0) {
-        fputs("rly: --exec needs `interp` or `jit`\n", stderr);
-        return false;
-      }
-      cli->engine.exec = strcmp(mode, "jit") == 0 ? EXEC_JIT : EXEC_INTERP;
-      continue;
-    }
-    if (strcmp(a, "--max-memory") == 0 || strncmp(a, "--max-memory=", 13) == 0) {
-      const char *size = a[12] == '=' ? a + 13 : i + 1 < argc ? argv[++i] : "";
-      if (!engine_parse_size(size, &cli->engine.max_memory)) {
-        fprintf(stderr, "rly: --max-memory needs a size such as 512M, 4G or 50%%, not '%s'\n",
-                size);
-        return false;
-      }
-      continue;
-    }
-#define X(flag, field, text) \
-  if (strcmp(a, flag) == 0) cli->field = known = true;
-    CLI_FLAGS(X)
-#undef X
-    if (known) continue;
-    if (a[0] == '-' && a[1] == 'h' && !a[2]) {
-      cli->help = true;
-      continue;
-    }
-    if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "rly: unknown option '%s'\n", a);
+    const CliOption *o = row_by_key(c == ':' ? optopt : c);
+    if (c == '?' || !o) {
+      if (optopt && optopt < CLI_KEY)
+        fprintf(stderr, "rly: unknown option '-%c'\n", optopt);
+      else
+        fprintf(stderr, "rly: unknown option '%s'\n", argv[optind - 1]);
       return false;
     }
-    cli->files[cli->nfiles++] = a;
-    add_action(cli, 'f', a);
+    if (c == ':' || !o->fn(cli, o, optarg)) {
+      if (o->needs || c == ':') needs_message(o);
+      return false;
+    }
   }
   return true;
 }
@@ -222,7 +333,8 @@ static bool check_module(Engine *e, const Cli *cli, Arena *arena, Module **m, ui
   module_free(base);
   if (!*m) return false;
   if (cli->params) {
-    Module *bound = repl_bind_file(*m, arena, engine_diag(e), "main", cli->params, (Span){0});
+    Module *bound = engine_bind_file(*m, arena, engine_diag(e), "main", cli->params, (Span){0},
+                                     (Span){0}, (Span){0}, NULL);
     if (!bound) return false;
     module_free(*m), *m = bound;
   }
@@ -286,18 +398,10 @@ static char *weights_path(const char *out) {
 
 /* The imported weights as an .npz file (keys: the parameter names). */
 static bool write_weights(const OnnxWeights *w, const char *path) {
-  TioFile f = {0};
   char err[RT_ERR_LEN];
-  bool ok = true;
-  for (int i = 0; i < w->n && ok; i++) {
-    RtTensor *t = rt_tensor_from_ir(w->values[i], err, sizeof err);
-    ok = t && tio_add(&f, w->names[i], t, err, sizeof err);
-    rt_tensor_release(t);
-  }
-  ok = ok && tio_save(path, TIO_NPZ, &f, err, sizeof err);
-  if (!ok) fprintf(stderr, "rly: %s\n", err);
-  tio_file_free(&f);
-  return ok;
+  if (engine_save_weights(w, path, err, sizeof err)) return true;
+  fprintf(stderr, "rly: %s\n", err);
+  return false;
 }
 
 static bool write_text(const char *path, const char *text) {
@@ -346,7 +450,8 @@ static int import_model(const Cli *cli) {
 /* Runs the files and -e texts in order; the first error stops (exit 1). */
 /* --params: @main's parameters become constants once @main is defined. */
 static bool bind_params(Session *s, const char **params) {
-  Module *b = repl_bind_file(session_module(s), &s->inputs, &s->diag, "main", *params, (Span){0});
+  Module *b = engine_bind_file(session_module(s), &s->inputs, &s->diag, "main", *params, (Span){0},
+                               (Span){0}, (Span){0}, NULL);
   session_render(s);
   if (b) engine_set_module(session_engine(s), b);
   *params = NULL;
@@ -393,7 +498,6 @@ int main(int argc, char **argv) {
   engine_options_from_env(&cli.engine); /* the only reading of RLY_* variables */
   int status = 0;
   bool parsed = parse_args(&cli, argc, argv);
-  cli.engine.print_after_all |= cli.print_after_all;
   if (!parsed) {
     usage(stderr);
     status = 2;

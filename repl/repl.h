@@ -30,7 +30,6 @@
 #include "engine/profile.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
-#include "parser/parser.h"
 
 #define RLY_VERSION "0.1"
 
@@ -155,9 +154,10 @@ bool session_is_prelude(const Session *s, const Def *d);
 Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view);
 void session_render(Session *s); /* prints and clears collected diagnostics */
 /* The pass commands (cmd_pass.c). */
-RunStatus repl_cmd_passes(Session *s);
-RunStatus repl_cmd_pass(Session *s, const char *args, Span where, bool step);
-RunStatus repl_cmd_undo(Session *s, Span where);
+RunStatus repl_cmd_passes(Session *s, const char *args, Span where);
+RunStatus repl_cmd_pass(Session *s, const char *args, Span where);
+RunStatus repl_cmd_step(Session *s, const char *args, Span where);
+RunStatus repl_cmd_undo(Session *s, const char *args, Span where);
 void repl_pass_help(void); /* which passes are function-local (:help pass) */
 /* :dump tir @f — the prim functions @f lowers to (cmd_lower.c); args: the
  * text after `tir`. */
@@ -191,10 +191,6 @@ RunStatus repl_cmd_save(Session *s, const char *args, Span where);
 RunStatus repl_cmd_import(Session *s, const char *args, Span where);
 RunStatus repl_cmd_load_tensor(Session *s, const char *args, Span where);
 RunStatus repl_cmd_extern(Session *s, const char *args, Span where);
-/* BindParams of @fn from the tensor file at path (rly --params, :bind):
- * the new, type-checked module (allocated in a) or NULL after diagnostics. */
-Module *repl_bind_file(Module *m, Arena *a, DiagCtx *d, const char *fn, const char *path,
-                       Span where);
 void session_error(Session *s, Span where, const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -22,12 +22,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "engine/inspect.h"
 #include "ir/walk.h"
-#include "kernels/kernels.h"
+#include "ops/ops.h"
 #include "repl/repl.h"
 #include "repl/settings.h"
-#include "rt/exec.h"
-#include "types/types.h"
 
 volatile sig_atomic_t repl_in_eval, repl_interrupted;
 
@@ -113,7 +112,7 @@ static bool expr_safe(const Expr *e);
 static bool op_arg_safe(const Expr *call, const Expr *arg) {
   if (arg->kind != EX_CONST) return expr_safe(arg);
   int op = call->u.call.fn->u.op.index; /* call_tir and the key ops have no kernel */
-  return kernels_get(op) && !ops_has_flag(op, OP_VIEW);
+  return engine_op_has_kernel(op) && !ops_has_flag(op, OP_VIEW);
 }
 
 static bool call_safe(const Expr *e) {
@@ -648,7 +647,7 @@ static void bind_last(Session *s) {
   s->last = var_new(&s->fixed, "_", type_unit(&s->fixed), none);
   Expr *unit = expr_tuple(&s->fixed, 0, NULL, none);
   char *text = NULL;
-  if (ty_check_expr(session_module(s), unit, &s->diag))
+  if (engine_check_expr(session_module(s), unit, &s->diag))
     repl_eval(s->ev, session_module(s), unit, s->last, &text);
   free(text);
   diag_clear(&s->diag);
@@ -673,7 +672,7 @@ Expr *session_parse_expr(Session *s, Span where, Arena *a, Module *view) {
   ParseOptions po = {.from = off, .to = off + where.len};
   po.session = (Var **)engine_vars(session_engine(s), &po.nsession);
   Expr *e = parse_expr(view, &s->diag, file, &po);
-  if (e && !ty_check_expr(view, e, &s->diag)) e = NULL;
+  if (e && !engine_check_expr(view, e, &s->diag)) e = NULL;
   session_render(s);
   return e;
 }
