@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ad/grad.h"
 #include "ir/walk.h"
 #include "kernels/kernels.h"
-#include "ops/families.h"
+#include "lower/compute/compute.h"
 #include "ops/ops.h"
 #include "repl/repl.h"
 
@@ -25,10 +26,11 @@ static char *example_type(Session *s, const char *ex) {
   return ty;
 }
 
-static const char *gradient_text(const OpDef *d) {
-  if (!d->grad) return "none (the Gradient pass rejects it)";
-  if (d->grad == &grad_zero) return "zero (constant almost everywhere in its float operands)";
-  return "yes (ops/grad_rules*.c)";
+static const char *gradient_text(int index) {
+  const OpGrad *rule = grad_rule(index);
+  if (!rule) return "none (the Gradient pass rejects it)";
+  if (rule == &grad_zero) return "zero (constant almost everywhere in its float operands)";
+  return "yes (ad/grad_rules*.c)";
 }
 
 static void print_example(const char *ex) {
@@ -52,11 +54,11 @@ void repl_op_doc(Session *s, int index) {
   free(ty);
   printf("  %-9s %s, pattern %s\n", "family:", ops_family(index), op_pattern_name(d->pattern));
   const char *k = kernels_get(index) ? "reference kernel" : "run by the evaluator";
-  if (d->compute)
+  if (compute_rule(index))
     printf("  %-9s interp: %s; jit: compiled (TIR compute rule)\n", "exec:", k);
   else
     printf("  %-9s interp and jit: %s only (no TIR compute rule)\n", "exec:", k);
-  printf("  %-9s %s\n", "gradient:", gradient_text(d));
+  printf("  %-9s %s\n", "gradient:", gradient_text(index));
   if (d->example) print_example(d->example);
 }
 

@@ -5,16 +5,18 @@
  * kernel (interp/), a TIR compute rule (lowered and JIT-compiled in the jit
  * mode), a gradient rule (`zero` for grad_zero: the result is constant
  * almost everywhere in the float operands, or there are none), and (in
- * markdown) its one-line meaning.  `:doc OP` shows the same rows.  Everything is read from the rows
- * and the kernel table, so the README's table (scripts/op-table, between its
+ * markdown) its one-line meaning.  `:doc OP` shows the same rows.  Everything
+ * is read from the rows and the rule tables (kernels_get, compute_rule,
+ * grad_rule), so the README's table (scripts/op-table, between its
  * `<!-- ops:begin -->` and `<!-- ops:end -->` markers) cannot drift from
  * the code: a test compares the two. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ad/grad.h"
 #include "kernels/kernels.h"
-#include "ops/families.h"
+#include "lower/compute/compute.h"
 #include "ops/ops.h"
 #include "repl/repl.h"
 
@@ -33,10 +35,10 @@ static OpFacts op_facts(int i) {
       .family = ops_family(i),
       .pattern = op_pattern_name(d->pattern),
       .kernel = kernels_get(i) != NULL,
-      .compute = d->compute != NULL,
-      .gradient = !d->grad                ? "no"
-                  : d->grad == &grad_zero ? "zero"
-                                          : "yes",
+      .compute = compute_rule(i) != NULL,
+      .gradient = !grad_rule(i)                ? "no"
+                  : grad_rule(i) == &grad_zero ? "zero"
+                                               : "yes",
       .signature = ops_signature(d),
   };
 }

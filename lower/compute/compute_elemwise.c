@@ -30,7 +30,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/fast_math.h"
 
 /* X(kind, rule): the rule compute_<rule> (ops/families.h) lowers the kind. */
@@ -362,9 +361,9 @@ static LTensor *binary(LowerCx *L, const Expr *call, LTensor **in, int nin, BinK
   return t;
 }
 
-#define X(e, r)                                                               \
-  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
-    return binary(L, call, in, nin, e);                                       \
+#define X(e, r)                                                                      \
+  static LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
+    return binary(L, call, in, nin, e);                                              \
   }
 BIN_KINDS(X)
 #undef X
@@ -549,9 +548,9 @@ static LTensor *unary(LowerCx *L, const Expr *call, LTensor **in, int nin, UnKin
   return t;
 }
 
-#define X(e, r, f)                                                            \
-  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
-    return unary(L, call, in, nin, e);                                        \
+#define X(e, r, f)                                                                   \
+  static LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
+    return unary(L, call, in, nin, e);                                               \
   }
 UN_KINDS(X)
 #undef X
@@ -566,7 +565,7 @@ static PrimExpr *at_where(LowerCx *L, const LTensor *t, PrimExpr **idx) {
              lc_bcast_at(L, t->in[2], t->ndim, sh, idx));
 }
 
-LTensor *compute_where(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_where(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 3 || !operands_ok(L, call, in, nin)) return NULL;
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n;
@@ -583,7 +582,7 @@ static PrimExpr *at_bias_add(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, sum);
 }
 
-LTensor *compute_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || !operands_ok(L, call, in, nin) || in[0]->dtype == DT_BOOL) return NULL;
   int64_t axis = op_attr_int(call, "axis");
   if (axis < 0) axis += in[0]->ndim;
@@ -593,3 +592,76 @@ LTensor *compute_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   t->in = in, t->nin = nin, t->at = at_bias_add, t->aux[0] = axis;
   return t;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_elemwise[] = {
+    {"add", compute_add},
+    {"subtract", compute_subtract},
+    {"multiply", compute_multiply},
+    {"divide", compute_divide},
+    {"floor_divide", compute_floor_divide},
+    {"mod", compute_mod},
+    {"power", compute_power},
+    {"maximum", compute_maximum},
+    {"minimum", compute_minimum},
+    {"logical_and", compute_logical_and},
+    {"logical_or", compute_logical_or},
+    {"logical_xor", compute_logical_xor},
+    {"floor_mod", compute_floor_mod},
+    {"trunc_divide", compute_trunc_divide},
+    {"trunc_mod", compute_trunc_mod},
+    {"equal", compute_equal},
+    {"not_equal", compute_not_equal},
+    {"less", compute_less},
+    {"less_equal", compute_less_equal},
+    {"greater", compute_greater},
+    {"greater_equal", compute_greater_equal},
+    {"negative", compute_negative},
+    {"abs", compute_abs},
+    {"exp", compute_exp},
+    {"log", compute_log},
+    {"sqrt", compute_sqrt},
+    {"rsqrt", compute_rsqrt},
+    {"tanh", compute_tanh},
+    {"sigmoid", compute_sigmoid},
+    {"erf", compute_erf},
+    {"floor", compute_floor},
+    {"ceil", compute_ceil},
+    {"round", compute_round},
+    {"sign", compute_sign},
+    {"logical_not", compute_logical_not},
+    {"trunc", compute_trunc},
+    {"copy", compute_copy},
+    {"log2", compute_log2},
+    {"log10", compute_log10},
+    {"sin", compute_sin},
+    {"cos", compute_cos},
+    {"tan", compute_tan},
+    {"asin", compute_asin},
+    {"acos", compute_acos},
+    {"atan", compute_atan},
+    {"sinh", compute_sinh},
+    {"cosh", compute_cosh},
+    {"asinh", compute_asinh},
+    {"acosh", compute_acosh},
+    {"atanh", compute_atanh},
+    {"fast_exp", compute_fast_exp},
+    {"fast_tanh", compute_fast_tanh},
+    {"fast_erf", compute_fast_erf},
+    {"isnan", compute_isnan},
+    {"isinf", compute_isinf},
+    {"isfinite", compute_isfinite},
+    {"bitwise_and", compute_bitwise_and},
+    {"bitwise_or", compute_bitwise_or},
+    {"bitwise_xor", compute_bitwise_xor},
+    {"left_shift", compute_left_shift},
+    {"right_shift", compute_right_shift},
+    {"bitwise_not", compute_bitwise_not},
+    {"where", compute_where},
+    {"cast", compute_cast},
+    {"clip", compute_clip},
+    {"nn.bias_add", compute_bias_add},
+    {"nn.relu", compute_relu},
+    {"nn.leaky_relu", compute_leaky_relu},
+    {NULL, NULL},
+};

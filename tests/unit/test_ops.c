@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ad/grad.h"
 #include "ir/tir.h"
+#include "lower/compute/compute.h"
 #include "ops/ops.h"
 #include "tests/unit/check.h"
 
@@ -1063,7 +1065,6 @@ static void test_rows(void) {
   CHECK(ops_get(ops_lookup("nn.conv2d"))->cost == OPCOST_CONV2D);
   CHECK(ops_get(ops_lookup("exp"))->cost == OPCOST_ELEMWISE);
   CHECK(ops_get(ops_lookup("equal"))->cost == OPCOST_NONE);
-  CHECK(ops_get(ops_lookup("add"))->compute && !ops_get(ops_lookup("sort"))->compute);
   CHECK_STREQ(ops_family(ops_lookup("nn.conv2d")), "nn_conv");
   CHECK_STREQ(ops_family(ops_lookup("add")), "elemwise");
   CHECK(!ops_family(-1) && !ops_family(ops_count()));
@@ -1085,6 +1086,38 @@ static void test_rows(void) {
 }
 
 /* Runs the tests on one arena; the exit status is the failure report. */
+/* The rule tables of lower/ and ad/, registered by op name: every row
+ * names a registered op (the real tables build), an op has its own rule
+ * (reshape_like shares reshape's), and a row naming an unknown op or an op
+ * twice is an error naming it. */
+static void test_rule_tables(void) {
+  int add = ops_lookup("add"), sort = ops_lookup("sort"), argsort = ops_lookup("argsort");
+  CHECK(compute_rule(add) && !compute_rule(sort) && !compute_rule(-1) &&
+        !compute_rule(ops_count()));
+  CHECK(compute_rule(ops_lookup("reshape_like")) == compute_rule(ops_lookup("reshape")));
+  CHECK(compute_rule(ops_lookup("add")) != compute_rule(ops_lookup("subtract")));
+  CHECK(grad_rule(add) && grad_rule(sort) && grad_rule(sort) != &grad_zero);
+  CHECK(grad_rule(argsort) == &grad_zero && grad_rule(ops_lookup("equal")) == &grad_zero);
+  CHECK(!grad_rule(ops_lookup("image.grid_sample_grad")) && !grad_rule(-1));
+  /* rows naming an unknown op, or one op twice */
+  const void **out = calloc((size_t)ops_count(), sizeof *out);
+  char err[128] = "";
+  static const ComputeDef bad_compute[] = {{"add", NULL}, {"no_such_op", NULL}, {NULL, NULL}};
+  const ComputeDef *ct[] = {compute_family_elemwise, bad_compute};
+  CHECK(!compute_rules_index(ct + 1, 1, out, err, sizeof err));
+  CHECK_STREQ(err, "compute rule row names unknown op `no_such_op`");
+  memset(out, 0, sizeof *out * (size_t)ops_count());
+  CHECK(!compute_rules_index(ct, 2, out, err, sizeof err));
+  CHECK_STREQ(err, "two compute rule rows for op `add`");
+  static const GradDef bad_grad[] = {{"nn.dense", &grad_zero}, {"nn.dens", &grad_zero}, {0}};
+  const GradDef *gt[] = {bad_grad};
+  memset(out, 0, sizeof *out * (size_t)ops_count());
+  CHECK(!grad_rules_index(gt, 1, out, err, sizeof err));
+  CHECK_STREQ(err, "gradient rule row names unknown op `nn.dens`");
+  CHECK(out[ops_lookup("nn.dense")] == &bad_grad[0]);
+  free(out);
+}
+
 int main(void) {
   arena_init(&A);
   test_registry();
@@ -1104,6 +1137,7 @@ int main(void) {
   test_random();
   test_call_tir();
   test_rows();
+  test_rule_tables();
   arena_free(&A);
   return check_report("test_ops");
 }
