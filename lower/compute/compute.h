@@ -49,11 +49,12 @@ typedef struct ComputeDef {
 } ComputeDef;
 
 /* The per-family tables (compute_<family>.c), each ending with a NULL name. */
-#define COMPUTE_FAMILIES(X)                                                                     \
-  X(elemwise)                                                                                   \
-  X(reduce) X(misc) X(nn) X(transform) X(nn_norm) X(nn_loss) X(conv_nd) X(conv) X(nn_pool)      \
-      X(nn_layout) X(transform_shape) X(transform_index) X(einsum) X(dyn) X(dyn_index) X(image) \
-          X(image_crop) X(vision) X(qnn)
+/* clang-format off */
+#define COMPUTE_FAMILIES(X) \
+  X(elemwise) X(reduce) X(misc) X(nn) X(transform) X(nn_norm) X(nn_loss) X(conv_nd) X(conv) \
+  X(nn_pool) X(nn_layout) X(transform_shape) X(transform_index) X(einsum) X(dyn) X(dyn_index) \
+  X(image) X(image_crop) X(vision) X(qnn)
+/* clang-format on */
 #define X(f) extern const ComputeDef compute_family_##f[];
 COMPUTE_FAMILIES(X)
 #undef X
