@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/elemwise_table.h"
+
 /* ───────────────────────── binary arithmetic ───────────────────────── */
 
 static bool bw_add(GradCx *G, GradCall *c) {
@@ -93,14 +95,15 @@ static bool bw_where(GradCx *G, GradCall *c) {
 
 /* ───────────────────────── unary math ───────────────────────── */
 
-/* dx = dy * f where f is built from x and y by `factor`. */
+/* dx = dy * f where f is built from x and y by `expr`; the rule grad_<name>. */
 #define UNARY_RULE(name, expr)                     \
   static bool bw_##name(GradCx *G, GradCall *c) {  \
     Expr *x = X0, *y = c->y;                       \
     (void)x, (void)y;                              \
     if (want(c, 0)) c->dx[0] = mul(G, DY, (expr)); \
     return built(G);                               \
-  }
+  }                                                \
+  static const OpGrad grad_##name = {bw_##name, NULL};
 
 static Expr *one_minus(GradCx *G, Expr *v) { return sub(G, k(G, v, 1), v); }
 static Expr *rsqrt_one_minus_sq(GradCx *G, Expr *x) {
@@ -723,13 +726,12 @@ GradCall gr_static_form(GradCx *G, GradCall *c, const char *op, int n, Expr **ar
 /* The rules of this file: grad_<name> differentiates with bw_<name>. */
 /* clang-format off */
 #define GRAD_RULES(X) \
-  X(add) X(subtract) X(multiply) X(divide) X(power) X(maximum) X(minimum) X(where) X(exp) \
-  X(log) X(log2) X(log10) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(abs) X(sin) X(cos) X(tan) \
-  X(sinh) X(cosh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(erf) X(mod) X(floor_mod) \
-  X(negative) X(full) X(full_like) X(dequantize) X(cast) X(relu) X(leaky_relu) X(clip) X(dense) \
-  X(matmul) X(bias_add) X(conv2d) X(softmax) X(log_softmax) X(sum) X(mean) X(reshape) \
-  X(transpose) X(take) X(concatenate) X(split) X(cross_entropy) X(cross_entropy_with_logits) \
-  X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) X(layer_norm)
+  X(add) X(subtract) X(multiply) X(divide) X(power) X(maximum) X(minimum) X(where) X(mod) \
+  X(floor_mod) X(negative) X(full) X(full_like) X(dequantize) X(cast) X(relu) X(leaky_relu) \
+  X(clip) X(dense) X(matmul) X(bias_add) X(conv2d) X(softmax) X(log_softmax) X(sum) X(mean) \
+  X(reshape) X(transpose) X(take) X(concatenate) X(split) X(cross_entropy) \
+  X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) \
+  X(layer_norm)
 /* clang-format on */
 #define BACKWARD(name) static const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES(BACKWARD)
@@ -753,69 +755,13 @@ static const OpGrad grad_dropout = {bw_dropout, fw_dropout};
 
 /* The rules of this file by op name (grad_rule, ad/grad.h). */
 const GradDef grad_family_core[] = {
-    {"add", &grad_add},
-    {"subtract", &grad_subtract},
-    {"multiply", &grad_multiply},
-    {"divide", &grad_divide},
-    {"floor_divide", &grad_zero},
-    {"mod", &grad_mod},
-    {"power", &grad_power},
-    {"maximum", &grad_maximum},
-    {"minimum", &grad_minimum},
-    {"logical_and", &grad_zero},
-    {"logical_or", &grad_zero},
-    {"logical_xor", &grad_zero},
-    {"floor_mod", &grad_floor_mod},
-    {"trunc_divide", &grad_zero},
-    {"trunc_mod", &grad_mod},
-    {"equal", &grad_zero},
-    {"not_equal", &grad_zero},
-    {"less", &grad_zero},
-    {"less_equal", &grad_zero},
-    {"greater", &grad_zero},
-    {"greater_equal", &grad_zero},
-    {"negative", &grad_negative},
-    {"abs", &grad_abs},
-    {"exp", &grad_exp},
-    {"log", &grad_log},
-    {"sqrt", &grad_sqrt},
-    {"rsqrt", &grad_rsqrt},
-    {"tanh", &grad_tanh},
-    {"sigmoid", &grad_sigmoid},
-    {"erf", &grad_erf},
-    {"floor", &grad_zero},
-    {"ceil", &grad_zero},
-    {"round", &grad_zero},
-    {"sign", &grad_zero},
-    {"logical_not", &grad_zero},
-    {"trunc", &grad_zero},
-    {"copy", &grad_copy},
-    {"log2", &grad_log2},
-    {"log10", &grad_log10},
-    {"sin", &grad_sin},
-    {"cos", &grad_cos},
-    {"tan", &grad_tan},
-    {"asin", &grad_asin},
-    {"acos", &grad_acos},
-    {"atan", &grad_atan},
-    {"sinh", &grad_sinh},
-    {"cosh", &grad_cosh},
-    {"asinh", &grad_asinh},
-    {"acosh", &grad_acosh},
-    {"atanh", &grad_atanh},
-    {"fast_exp", &grad_fast_exp},
-    {"fast_tanh", &grad_fast_tanh},
-    {"fast_erf", &grad_fast_erf},
-    {"isnan", &grad_zero},
-    {"isinf", &grad_zero},
-    {"isfinite", &grad_zero},
-    {"bitwise_and", &grad_zero},
-    {"bitwise_or", &grad_zero},
-    {"bitwise_xor", &grad_zero},
-    {"left_shift", &grad_zero},
-    {"right_shift", &grad_zero},
-    {"bitwise_not", &grad_zero},
-    {"where", &grad_where},
+#define X(name, CODE, row, kernel, cost, grad, doc) {#name, &grad_##grad},
+    ELEMWISE_BINARY(X)
+#undef X
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) {#name, &grad_##grad},
+        ELEMWISE_UNARY(X)
+#undef X
+            {"where", &grad_where},
     {"cast", &grad_cast},
     {"clip", &grad_clip},
     {"sum", &grad_sum},

@@ -8,9 +8,11 @@
  * it to the compute), the bitwise ops take integers or bool and the shifts
  * integers only, as a type error.  fast_exp, fast_tanh and fast_erf are
  * TVM's approximations by name; rly computes them as exp, tanh and erf.
- * Their compute rules (lower/compute/compute_elemwise.c), gradient rules
+ * The unary and binary ops are the rows of ops/elemwise_table.h, which
+ * their compute rules (lower/compute/compute_elemwise.c), gradient rows
  * (ad/grad_rules.c) and reference kernels (kernels/kernels_elemwise.c)
- * register themselves by op name. */
+ * expand too; where, cast and clip are written here. */
+#include "ops/elemwise_table.h"
 #include "ops/families.h"
 
 static const Span no_span;
@@ -130,80 +132,6 @@ static Type *rel_clip(RelCtx *cx, int nargs, Type **args, const Tensor **values,
 static const OpAttrSpec cast_attrs[] = {{"dtype", AV_STR, NULL}, {0}};
 static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_FLOAT, NULL}, {0}};
 
-/* X(name, cost for :time, doc) */
-#define ARITH_OPS(X)                                                          \
-  X("add", OPCOST_ELEMWISE, "x + y with numpy broadcasting")                  \
-  X("subtract", OPCOST_ELEMWISE, "x - y with numpy broadcasting")             \
-  X("multiply", OPCOST_ELEMWISE, "x * y with numpy broadcasting")             \
-  X("divide", OPCOST_ELEMWISE, "x / y with numpy broadcasting")               \
-  X("floor_divide", OPCOST_ELEMWISE, "floor(x / y) with numpy broadcasting")  \
-  X("mod", OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")       \
-  X("power", OPCOST_ELEMWISE, "x raised to y, broadcasting")                  \
-  X("maximum", OPCOST_ELEMWISE, "elementwise max(x, y), broadcasting")        \
-  X("minimum", OPCOST_ELEMWISE, "elementwise min(x, y), broadcasting")        \
-  X("logical_and", OPCOST_NONE, "x and y (bool tensors), broadcasting")       \
-  X("logical_or", OPCOST_NONE, "x or y (bool tensors), broadcasting")         \
-  X("logical_xor", OPCOST_NONE, "x xor y (bool tensors), broadcasting")       \
-  X("floor_mod", OPCOST_NONE, "remainder of x / y (sign of y), broadcasting") \
-  X("trunc_divide", OPCOST_ELEMWISE, "x / y rounded toward 0, broadcasting")  \
-  X("trunc_mod", OPCOST_NONE, "remainder of x / y (sign of x), broadcasting")
-
-/* X(name, relation, doc) */
-#define BITS_OPS(X)                                                                             \
-  X("bitwise_and", rel_bitwise, "x & y (integers or bool), broadcasting")                       \
-  X("bitwise_or", rel_bitwise, "x | y (integers or bool), broadcasting")                        \
-  X("bitwise_xor", rel_bitwise, "x ^ y (integers or bool), broadcasting")                       \
-  X("left_shift", rel_shift, "x << y on integers, broadcasting (counts past the width give 0)") \
-  X("right_shift", rel_shift, "x >> y on integers, broadcasting (arithmetic for signed x)")
-
-#define COMPARE_OPS(X)                                                  \
-  X("equal", OPCOST_NONE, "x == y as a bool tensor, broadcasting")      \
-  X("not_equal", OPCOST_NONE, "x != y as a bool tensor, broadcasting")  \
-  X("less", OPCOST_NONE, "x < y as a bool tensor, broadcasting")        \
-  X("less_equal", OPCOST_NONE, "x <= y as a bool tensor, broadcasting") \
-  X("greater", OPCOST_NONE, "x > y as a bool tensor, broadcasting")     \
-  X("greater_equal", OPCOST_NONE, "x >= y as a bool tensor, broadcasting")
-
-#define UNARY_OPS(X)                                                                     \
-  X("negative", OPCOST_ELEMWISE, "-x elementwise")                                       \
-  X("abs", OPCOST_ELEMWISE, "|x| elementwise")                                           \
-  X("exp", OPCOST_ELEMWISE, "e^x elementwise")                                           \
-  X("log", OPCOST_ELEMWISE, "natural logarithm elementwise")                             \
-  X("sqrt", OPCOST_ELEMWISE, "square root elementwise")                                  \
-  X("rsqrt", OPCOST_ELEMWISE, "1 / sqrt(x) elementwise")                                 \
-  X("tanh", OPCOST_ELEMWISE, "hyperbolic tangent elementwise")                           \
-  X("sigmoid", OPCOST_ELEMWISE, "1 / (1 + e^-x) elementwise")                            \
-  X("erf", OPCOST_ELEMWISE, "Gauss error function elementwise")                          \
-  X("floor", OPCOST_ELEMWISE, "round toward -inf elementwise")                           \
-  X("ceil", OPCOST_ELEMWISE, "round toward +inf elementwise")                            \
-  X("round", OPCOST_ELEMWISE, "round to the nearest integer (ties to even) elementwise") \
-  X("sign", OPCOST_NONE, "-1, 0 or 1 by the sign of x")                                  \
-  X("logical_not", OPCOST_NONE, "not x (bool tensor)")                                   \
-  X("trunc", OPCOST_ELEMWISE, "round toward 0 elementwise")                              \
-  X("copy", OPCOST_NONE, "a copy of x")                                                  \
-  X("log2", OPCOST_ELEMWISE, "base-2 logarithm elementwise")                             \
-  X("log10", OPCOST_ELEMWISE, "base-10 logarithm elementwise")                           \
-  X("sin", OPCOST_ELEMWISE, "sine elementwise")                                          \
-  X("cos", OPCOST_ELEMWISE, "cosine elementwise")                                        \
-  X("tan", OPCOST_ELEMWISE, "tangent elementwise")                                       \
-  X("asin", OPCOST_ELEMWISE, "arcsine elementwise")                                      \
-  X("acos", OPCOST_ELEMWISE, "arccosine elementwise")                                    \
-  X("atan", OPCOST_ELEMWISE, "arctangent elementwise")                                   \
-  X("sinh", OPCOST_ELEMWISE, "hyperbolic sine elementwise")                              \
-  X("cosh", OPCOST_ELEMWISE, "hyperbolic cosine elementwise")                            \
-  X("asinh", OPCOST_ELEMWISE, "inverse hyperbolic sine")                                 \
-  X("acosh", OPCOST_ELEMWISE, "inverse hyperbolic cosine")                               \
-  X("atanh", OPCOST_ELEMWISE, "inverse hyperbolic tangent")                              \
-  X("fast_exp", OPCOST_ELEMWISE, "e^x by TVM's float32 approximation (ops/fast_math.h)") \
-  X("fast_tanh", OPCOST_ELEMWISE, "tanh by TVM's float32 approximation")                 \
-  X("fast_erf", OPCOST_ELEMWISE, "erf by TVM's float32 approximation")
-
-/* The predicates: bool results. */
-#define PREDICATE_OPS(X)                                          \
-  X("isnan", OPCOST_NONE, "whether x is NaN, as a bool tensor")   \
-  X("isinf", OPCOST_NONE, "whether x is +-inf, as a bool tensor") \
-  X("isfinite", OPCOST_NONE, "whether x is finite, as a bool tensor")
-
 /* The rows' reference text: argument names, type rule and example by kind
  * (an example is the op applied to literals). */
 #define BINARY_DOC(n, ex, rl) .args = "x, y", .rule = rl, .example = n ex
@@ -249,7 +177,7 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
    .args = "x",                  \
    .rule = "bool, of x's shape", \
    .example = n "([1f, 0f])"},
-#define BITS_ENTRY(n, r, d)          \
+#define BITS_ENTRY(n, k, d, r)       \
   {n,                                \
    2,                                \
    2,                                \
@@ -258,18 +186,51 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
    r,                                \
    d,                                \
    false,                            \
+   .cost = k,                        \
    BINARY_DOC(n, "([6, 5], [3, 1])", \
               "integer (or bool) x and y of one dtype broadcast; the result has it")},
 
+#define BITNOT_ENTRY(n, k, d)                      \
+  {n,                                              \
+   1,                                              \
+   1,                                              \
+   OPAT_ELEMWISE,                                  \
+   no_attrs,                                       \
+   rel_bitwise_not,                                \
+   d,                                              \
+   false,                                          \
+   .cost = k,                                      \
+   .args = "x",                                    \
+   .rule = "x's type (an integer or bool tensor)", \
+   .example = n "([5, 0])"},
+
+/* The rows of ops/elemwise_table.h in registry order: the ARITH and COMPARE
+ * rows, the UNARY and PREDICATE rows, then BITWISE, SHIFT and BITNOT. */
+#define BINARY_FIRST(n, c, row, kern, k, g, d) FIRST_##row(#n, OPCOST_##k, d)
+#define BINARY_LAST(n, c, row, kern, k, g, d) LAST_##row(#n, OPCOST_##k, d)
+#define UNARY_FIRST(n, c, row, kind, fn, sem, k, g, d) FIRST_##row(#n, OPCOST_##k, d)
+#define UNARY_LAST(n, c, row, kind, fn, sem, k, g, d) LAST_##row(#n, OPCOST_##k, d)
+#define FIRST_ARITH(n, k, d) ARITH_ENTRY(n, k, d)
+#define FIRST_COMPARE(n, k, d) COMPARE_ENTRY(n, k, d)
+#define FIRST_UNARY(n, k, d) UNARY_ENTRY(n, k, d)
+#define FIRST_PREDICATE(n, k, d) PREDICATE_ENTRY(n, k, d)
+#define FIRST_BITWISE(n, k, d)
+#define FIRST_SHIFT(n, k, d)
+#define FIRST_BITNOT(n, k, d)
+#define LAST_ARITH(n, k, d)
+#define LAST_COMPARE(n, k, d)
+#define LAST_UNARY(n, k, d)
+#define LAST_PREDICATE(n, k, d)
+#define LAST_BITWISE(n, k, d) BITS_ENTRY(n, k, d, rel_bitwise)
+#define LAST_SHIFT(n, k, d) BITS_ENTRY(n, k, d, rel_shift)
+#define LAST_BITNOT(n, k, d) BITNOT_ENTRY(n, k, d)
+
 /* clang-format off */
 const OpDef ops_family_elemwise[] = {
-    ARITH_OPS(ARITH_ENTRY)
-    COMPARE_OPS(COMPARE_ENTRY)
-    UNARY_OPS(UNARY_ENTRY)
-    PREDICATE_OPS(PREDICATE_ENTRY)
-    BITS_OPS(BITS_ENTRY)
-    {"bitwise_not", 1, 1, OPAT_ELEMWISE, no_attrs, rel_bitwise_not,
-     "~x (integers; not x for bool)", false, .args = "x", .rule = "x's type (an integer or bool tensor)", .example = "bitwise_not([5, 0])"},
+    ELEMWISE_BINARY(BINARY_FIRST)
+    ELEMWISE_UNARY(UNARY_FIRST)
+    ELEMWISE_BINARY(BINARY_LAST)
+    ELEMWISE_UNARY(UNARY_LAST)
     {"where", 3, 3, OPAT_BROADCAST, no_attrs, rel_where,
      "x where cond is true, else y; all three broadcast", false,
      .cost = OPCOST_ELEMWISE, .args = "cond, x, y", .rule = "cond, x and y broadcast; x and y share the result's dtype",

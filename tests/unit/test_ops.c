@@ -11,7 +11,9 @@
 
 #include "ad/grad.h"
 #include "ir/tir.h"
+#include "kernels/kernels.h"
 #include "lower/compute/compute.h"
+#include "ops/elemwise_table.h"
 #include "ops/ops.h"
 #include "tests/unit/check.h"
 
@@ -1118,6 +1120,41 @@ static void test_rule_tables(void) {
   free(out);
 }
 
+/* The elementwise ops are the rows of ops/elemwise_table.h: each row's op
+ * is registered with the row's doc and cost, lowers (a compute rule), has
+ * its gradient rule and a reference kernel; a row computed by a TIR float
+ * intrinsic names one that is a one-argument float function. */
+static void check_elemwise_row(const char *name, const char *doc, OpCost cost, bool zero,
+                               int nargs) {
+  int i = ops_lookup(name);
+  const OpDef *d = ops_get(i);
+  CHECK(d && d->min_args == nargs && d->max_args == nargs);
+  if (!d) return;
+  CHECK_STREQ(d->doc, doc);
+  CHECK(d->cost == cost && compute_rule(i) && kernels_get(i));
+  CHECK(grad_rule(i) && (grad_rule(i) == &grad_zero) == zero);
+}
+
+static void test_elemwise_table(void) {
+  int n = 0;
+#define X(name, CODE, row, kernel, cost, grad, doc) \
+  check_elemwise_row(#name, doc, OPCOST_##cost, !strcmp(#grad, "zero"), 2), n++;
+  ELEMWISE_BINARY(X)
+#undef X
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) \
+  check_elemwise_row(#name, doc, OPCOST_##cost, !strcmp(#grad, "zero"), 1), n++;
+  ELEMWISE_UNARY(X)
+#undef X
+  CHECK(n == 62);
+  enum { PI_NONE = -1 };
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc)                   \
+  CHECK(PI_##fn < 0 || (prim_intrinsic_arity((PrimIntrinsic)PI_##fn) == 1 && \
+                        prim_intrinsic_kind((PrimIntrinsic)PI_##fn) == 'f'));
+  ELEMWISE_UNARY(X)
+#undef X
+  CHECK_STREQ(prim_intrinsic_name(PI_ATANH), "atanh");
+}
+
 int main(void) {
   arena_init(&A);
   test_registry();
@@ -1138,6 +1175,7 @@ int main(void) {
   test_call_tir();
   test_rows();
   test_rule_tables();
+  test_elemwise_table();
   arena_free(&A);
   return check_report("test_ops");
 }
