@@ -1145,7 +1145,9 @@ static void test_elemwise_table(void) {
   check_elemwise_row(#name, doc, OPCOST_##cost, !strcmp(#grad, "zero"), 1), n++;
   ELEMWISE_UNARY(X)
 #undef X
-  CHECK(n == 62);
+  int family = 0; /* the elemwise family: the rows, where, cast and clip */
+  for (int i = 0; i < ops_count(); i++) family += !strcmp(ops_family(i), "elemwise");
+  CHECK(n > 0 && n == family - 3);
   enum { PI_NONE = -1 };
 #define X(name, CODE, row, kind, fn, sem, cost, grad, doc)                   \
   CHECK(PI_##fn < 0 || (prim_intrinsic_arity((PrimIntrinsic)PI_##fn) == 1 && \
