@@ -5,9 +5,9 @@
  * A first-order @f (op calls, tuples, projections, lets, constants: a
  * dataflow graph; calls of monomorphic functions are inlined) gets TVM's
  * first-order form, without references: the forward computation as a let
- * chain of atoms, then the adjoints, each op's from its registry row's
- * gradient rule (ad/grad.h), accumulated with `add` in reverse order — a
- * pure program that fuses and compiles like the forward one.  Anything
+ * chain of atoms, then the adjoints, each op's from its gradient rule
+ * (grad_rule, ad/grad.h), accumulated with `add` in reverse order — a pure
+ * program that fuses and compiles like the forward one.  Anything
  * else (if, match, closures, recursive calls, references) goes to the
  * higher-order form (gradient_ho.c).
  *
