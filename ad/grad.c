@@ -1,12 +1,47 @@
 /* grad.c — the builders gradient rules write their adjoints with
  * (ad/grad.h): typed op calls bound through the pass's GradCx.bind,
  * scalars, attributes, and the broadcast adjustment every binary rule
- * needs.  The rules themselves are in grad_rules.c. */
+ * needs; and the rules by registry index (grad_rule).  The rules themselves
+ * are in grad_rules*.c. */
 #include "ad/grad.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+static const GradDef *const families[] = {
+#define X(f) grad_family_##f,
+    GRAD_FAMILIES(X)
+#undef X
+};
+
+/* by_index[i]: the row of registry op i (NULL: not differentiable). */
+static const void **by_index;
+
+bool grad_rules_index(const GradDef *const *tables, int ntables, const void **out, char *err,
+                      size_t cap) {
+  const void *t[64];
+  RLY_ASSERT(ntables <= 64);
+  for (int i = 0; i < ntables; i++) t[i] = tables[i];
+  return ops_index_rows("gradient rule", t, ntables, sizeof(GradDef), out, err, cap);
+}
+
+static void build_table(void) {
+  if (by_index) return;
+  const void **t = calloc((size_t)ops_count() + 1, sizeof *t);
+  char err[256];
+  if (!t) rly_oom();
+  if (!grad_rules_index(families, (int)(sizeof families / sizeof families[0]), t, err, sizeof err))
+    rly_bug(__FILE__, __LINE__, err);
+  by_index = t;
+}
+
+const OpGrad *grad_rule(int op) {
+  build_table();
+  if (op < 0 || op >= ops_count() || !by_index[op]) return NULL;
+  return ((const GradDef *)by_index[op])->rule;
+}
 
 bool grad_fail(GradCx *G, const char *fmt, ...) {
   va_list ap;

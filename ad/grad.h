@@ -1,5 +1,5 @@
-/* grad.h — gradient rules of the op registry (OpDef.grad), read by the
- * Gradient pass (passes/gradient*.c).
+/* grad.h — gradient rules of the op registry's ops, read by the Gradient
+ * pass (ad/gradient*.c) through grad_rule(op index).
  *
  * A rule is written in rly ops: given the forward values of one call (its
  * arguments x[i] and its result y, atoms carrying their types) and the
@@ -52,6 +52,34 @@ typedef struct OpGrad {
    * c->saved filled; NULL after grad_fail. */
   Expr *(*forward)(GradCx *G, GradCall *c);
 } OpGrad;
+
+/* A row of a rule file's table (grad_rules*.c): the registry name of the
+ * op the rule differentiates. */
+typedef struct GradDef {
+  const char *op;
+  const OpGrad *rule;
+} GradDef;
+
+/* The per-file tables (grad_rules.c: core, grad_rules_<f>.c: f), each
+ * ending with a NULL name. */
+#define GRAD_FAMILIES(X) X(core) X(reduce) X(nn) X(conv) X(layout) X(transform) X(vision)
+#define X(f) extern const GradDef grad_family_##f[];
+GRAD_FAMILIES(X)
+#undef X
+
+/* The rule of the op at registry index `op` (the tables put in one indexed
+ * by registry index on first use); NULL: not differentiable, or an invalid
+ * index. */
+const OpGrad *grad_rule(int op);
+/* Builds the index-keyed table from `ntables` tables into out (ops_count()
+ * entries, each the row of an op or NULL); false, with the message in err,
+ * when a row names an unknown op or an op twice (ops_index_rows). */
+bool grad_rules_index(const GradDef *const *tables, int ntables, const void **out, char *err,
+                      size_t cap);
+/* The rule of the ops whose adjoint is zero: their result is constant
+ * almost everywhere in the float operands (floor, comparisons, predicates),
+ * or there are none (bitwise and logical ops).  :doc and --list-ops name it. */
+extern const OpGrad grad_zero;
 
 bool grad_fail(GradCx *G, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,4 +1,4 @@
-/* grad_rules.c — the gradient rules the registry rows name (OpDef.grad;
+/* grad_rules.c — gradient rules by op name (grad_rule;
  * ad/grad.h), after TVM's relay/op/_tensor_grad.py, written in rly ops so
  * the adjoint program fuses and compiles: the elementwise arithmetic and
  * math functions (broadcasting undone by collapse_sum_like; the remainders
@@ -15,6 +15,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "ops/elemwise_table.h"
 
 /* ───────────────────────── binary arithmetic ───────────────────────── */
 
@@ -93,14 +95,15 @@ static bool bw_where(GradCx *G, GradCall *c) {
 
 /* ───────────────────────── unary math ───────────────────────── */
 
-/* dx = dy * f where f is built from x and y by `factor`. */
+/* dx = dy * f where f is built from x and y by `expr`; the rule grad_<name>. */
 #define UNARY_RULE(name, expr)                     \
   static bool bw_##name(GradCx *G, GradCall *c) {  \
     Expr *x = X0, *y = c->y;                       \
     (void)x, (void)y;                              \
     if (want(c, 0)) c->dx[0] = mul(G, DY, (expr)); \
     return built(G);                               \
-  }
+  }                                                \
+  static const OpGrad grad_##name = {bw_##name, NULL};
 
 static Expr *one_minus(GradCx *G, Expr *v) { return sub(G, k(G, v, 1), v); }
 static Expr *rsqrt_one_minus_sq(GradCx *G, Expr *x) {
@@ -720,21 +723,120 @@ GradCall gr_static_form(GradCx *G, GradCall *c, const char *op, int n, Expr **ar
 
 /* ───────────────────────── the rules ───────────────────────── */
 
-#define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};
+/* The rules of this file: grad_<name> differentiates with bw_<name>. */
+/* clang-format off */
+#define GRAD_RULES(X) \
+  X(add) X(subtract) X(multiply) X(divide) X(power) X(maximum) X(minimum) X(where) X(mod) \
+  X(floor_mod) X(negative) X(full) X(full_like) X(dequantize) X(cast) X(relu) X(leaky_relu) \
+  X(clip) X(dense) X(matmul) X(bias_add) X(conv2d) X(softmax) X(log_softmax) X(sum) X(mean) \
+  X(reshape) X(transpose) X(take) X(concatenate) X(split) X(cross_entropy) \
+  X(cross_entropy_with_logits) X(collapse_sum_like) X(global_avg_pool2d) X(global_max_pool2d) \
+  X(layer_norm)
+/* clang-format on */
+#define BACKWARD(name) static const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES(BACKWARD)
 #undef BACKWARD
-const OpGrad grad_fast_exp = {bw_exp, NULL};
-const OpGrad grad_fast_tanh = {bw_tanh, NULL};
-const OpGrad grad_fast_erf = {bw_erf, NULL};
-const OpGrad grad_fast_softmax = {bw_softmax, NULL};
-const OpGrad grad_max = {bw_extreme, NULL};
-const OpGrad grad_min = {bw_extreme, NULL};
-const OpGrad grad_batch_flatten = {bw_reshape, NULL};
-const OpGrad grad_expand_dims = {bw_reshape, NULL};
-const OpGrad grad_squeeze = {bw_reshape, NULL};
-const OpGrad grad_copy = {bw_identity, NULL};
-const OpGrad grad_reshape_like = {bw_reshape, NULL};
-const OpGrad grad_broadcast_to = {bw_broadcast, NULL};
-const OpGrad grad_broadcast_to_like = {bw_broadcast, NULL};
-const OpGrad grad_dropout_train = {bw_dropout, fw_dropout_train};
-const OpGrad grad_dropout = {bw_dropout, fw_dropout};
+const OpGrad grad_zero = {bw_zero, NULL};
+static const OpGrad grad_fast_exp = {bw_exp, NULL};
+static const OpGrad grad_fast_tanh = {bw_tanh, NULL};
+static const OpGrad grad_fast_erf = {bw_erf, NULL};
+static const OpGrad grad_fast_softmax = {bw_softmax, NULL};
+static const OpGrad grad_max = {bw_extreme, NULL};
+static const OpGrad grad_min = {bw_extreme, NULL};
+static const OpGrad grad_batch_flatten = {bw_reshape, NULL};
+static const OpGrad grad_expand_dims = {bw_reshape, NULL};
+static const OpGrad grad_squeeze = {bw_reshape, NULL};
+static const OpGrad grad_copy = {bw_identity, NULL};
+static const OpGrad grad_reshape_like = {bw_reshape, NULL};
+static const OpGrad grad_broadcast_to = {bw_broadcast, NULL};
+static const OpGrad grad_broadcast_to_like = {bw_broadcast, NULL};
+static const OpGrad grad_dropout_train = {bw_dropout, fw_dropout_train};
+static const OpGrad grad_dropout = {bw_dropout, fw_dropout};
+
+/* The rules of this file by op name (grad_rule, ad/grad.h). */
+const GradDef grad_family_core[] = {
+#define X(name, CODE, row, kernel, cost, grad, doc) {#name, &grad_##grad},
+    ELEMWISE_BINARY(X)
+#undef X
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) {#name, &grad_##grad},
+        ELEMWISE_UNARY(X)
+#undef X
+            {"where", &grad_where},
+    {"cast", &grad_cast},
+    {"clip", &grad_clip},
+    {"sum", &grad_sum},
+    {"mean", &grad_mean},
+    {"max", &grad_max},
+    {"min", &grad_min},
+    {"argmax", &grad_zero},
+    {"argmin", &grad_zero},
+    {"all", &grad_zero},
+    {"any", &grad_zero},
+    {"nn.dense", &grad_dense},
+    {"nn.matmul", &grad_matmul},
+    {"nn.bias_add", &grad_bias_add},
+    {"nn.relu", &grad_relu},
+    {"nn.leaky_relu", &grad_leaky_relu},
+    {"nn.softmax", &grad_softmax},
+    {"nn.log_softmax", &grad_log_softmax},
+    {"nn.batch_flatten", &grad_batch_flatten},
+    {"nn.dropout", &grad_dropout},
+    {"nn.dropout_train", &grad_dropout_train},
+    {"nn.layer_norm", &grad_layer_norm},
+    {"nn.fast_softmax", &grad_fast_softmax},
+    {"nn.cross_entropy", &grad_cross_entropy},
+    {"nn.cross_entropy_with_logits", &grad_cross_entropy_with_logits},
+    {"nn.conv2d", &grad_conv2d},
+    {"nn.global_max_pool2d", &grad_global_max_pool2d},
+    {"nn.global_avg_pool2d", &grad_global_avg_pool2d},
+    {"reshape", &grad_reshape},
+    {"transpose", &grad_transpose},
+    {"expand_dims", &grad_expand_dims},
+    {"squeeze", &grad_squeeze},
+    {"concatenate", &grad_concatenate},
+    {"split", &grad_split},
+    {"take", &grad_take},
+    {"broadcast_to", &grad_broadcast_to},
+    {"zeros", &grad_zero},
+    {"ones", &grad_zero},
+    {"full", &grad_full},
+    {"zeros_like", &grad_zero},
+    {"ones_like", &grad_zero},
+    {"shape_of", &grad_zero},
+    {"ndarray_size", &grad_zero},
+    {"reshape_like", &grad_reshape_like},
+    {"broadcast_to_like", &grad_broadcast_to_like},
+    {"collapse_sum_like", &grad_collapse_sum_like},
+    {"full_like", &grad_full_like},
+    {"reinterpret", &grad_zero},
+    {"unravel_index", &grad_zero},
+    {"argsort", &grad_zero},
+    {"searchsorted", &grad_zero},
+    {"dyn.reshape", &grad_reshape_like},
+    {"dyn.full", &grad_full},
+    {"dyn.broadcast_to", &grad_broadcast_to},
+    {"dyn.zeros", &grad_zero},
+    {"dyn.ones", &grad_zero},
+    {"dyn.squeeze", &grad_reshape_like},
+    {"vision.multibox_prior", &grad_zero},
+    {"fixed_point_multiply", &grad_zero},
+    {"qnn.quantize", &grad_zero},
+    {"qnn.dequantize", &grad_dequantize},
+    {"qnn.requantize", &grad_zero},
+    {"qnn.conv2d", &grad_zero},
+    {"qnn.dense", &grad_zero},
+    {"qnn.add", &grad_zero},
+    {"qnn.mul", &grad_zero},
+    {"random.key", &grad_zero},
+    {"random.split", &grad_zero},
+    {"random.fold_in", &grad_zero},
+    {"random.bits", &grad_zero},
+    {"random.uniform", &grad_zero},
+    {"random.normal", &grad_zero},
+    {"random.bernoulli", &grad_zero},
+    {"random.key_data", &grad_zero},
+    {"random.wrap_key", &grad_zero},
+    {"on_device", &grad_copy},
+    {"device_copy", &grad_copy},
+    {NULL, NULL},
+};

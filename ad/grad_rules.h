@@ -11,7 +11,6 @@
 #define RLY_OPS_GRAD_RULES_H
 
 #include "ad/grad.h"
-#include "ops/families.h"
 
 #define X0 (c->x[0])
 #define X1 (c->x[1])

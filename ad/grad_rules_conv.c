@@ -387,6 +387,28 @@ static bool bw_avg_pool3d(GradCx *G, GradCall *c) { return avg_pool(G, c, 3); }
 
 /* ───────────────────────── the rules ───────────────────────── */
 
-#define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};
+/* The rules of this file: grad_<name> differentiates with bw_<name>. */
+/* clang-format off */
+#define GRAD_RULES_CONV(X) \
+  X(conv1d) X(conv3d) X(conv1d_transpose) X(conv2d_transpose) X(max_pool1d) X(max_pool2d) \
+  X(max_pool3d) X(avg_pool1d) X(avg_pool2d) X(avg_pool3d) X(conv2d_nchwc)
+/* clang-format on */
+#define BACKWARD(name) static const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES_CONV(BACKWARD)
 #undef BACKWARD
+
+/* The rules of this file by op name (grad_rule, ad/grad.h). */
+const GradDef grad_family_conv[] = {
+    {"nn.conv1d", &grad_conv1d},
+    {"nn.conv3d", &grad_conv3d},
+    {"nn.conv1d_transpose", &grad_conv1d_transpose},
+    {"nn.conv2d_transpose", &grad_conv2d_transpose},
+    {"nn.contrib_conv2d_NCHWc", &grad_conv2d_nchwc},
+    {"nn.max_pool1d", &grad_max_pool1d},
+    {"nn.avg_pool1d", &grad_avg_pool1d},
+    {"nn.max_pool2d", &grad_max_pool2d},
+    {"nn.avg_pool2d", &grad_avg_pool2d},
+    {"nn.max_pool3d", &grad_max_pool3d},
+    {"nn.avg_pool3d", &grad_avg_pool3d},
+    {NULL, NULL},
+};

@@ -510,7 +510,39 @@ static bool bw_affine_grid(GradCx *G, GradCall *c) {
 
 /* ───────────────────────── the rules ───────────────────────── */
 
-#define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};
+/* The rules of this file: grad_<name> differentiates with bw_<name>. */
+/* clang-format off */
+#define GRAD_RULES_POOL(X) \
+  X(adaptive_max_pool2d) X(adaptive_avg_pool2d)
+#define GRAD_RULES_LAYOUT(X) \
+  X(pad) X(mirror_pad) X(depth_to_space) X(space_to_depth) X(space_to_batch_nd) \
+  X(batch_to_space_nd) X(dilate) X(resize1d) X(resize2d) X(resize3d) X(upsampling) \
+  X(upsampling3d) X(affine_grid) X(dyn_pad) X(crop_and_resize)
+/* clang-format on */
+#define BACKWARD(name) static const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES_POOL(BACKWARD)
 GRAD_RULES_LAYOUT(BACKWARD)
 #undef BACKWARD
+
+/* The rules of this file by op name (grad_rule, ad/grad.h). */
+const GradDef grad_family_layout[] = {
+    {"nn.adaptive_max_pool2d", &grad_adaptive_max_pool2d},
+    {"nn.adaptive_avg_pool2d", &grad_adaptive_avg_pool2d},
+    {"nn.pad", &grad_pad},
+    {"nn.mirror_pad", &grad_mirror_pad},
+    {"nn.upsampling", &grad_upsampling},
+    {"nn.upsampling3d", &grad_upsampling3d},
+    {"nn.depth_to_space", &grad_depth_to_space},
+    {"nn.space_to_depth", &grad_space_to_depth},
+    {"nn.space_to_batch_nd", &grad_space_to_batch_nd},
+    {"nn.batch_to_space_nd", &grad_batch_to_space_nd},
+    {"nn.dilate", &grad_dilate},
+    {"dyn.nn.pad", &grad_dyn_pad},
+    {"dyn.image.resize2d", &grad_resize2d},
+    {"image.resize1d", &grad_resize1d},
+    {"image.resize2d", &grad_resize2d},
+    {"image.resize3d", &grad_resize3d},
+    {"image.crop_and_resize", &grad_crop_and_resize},
+    {"image.affine_grid", &grad_affine_grid},
+    {NULL, NULL},
+};

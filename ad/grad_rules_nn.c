@@ -284,6 +284,26 @@ static bool bw_nll_loss(GradCx *G, GradCall *c) {
 
 /* ───────────────────────── the rules ───────────────────────── */
 
-#define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};
+/* The rules of this file: grad_<name> differentiates with bw_<name>. */
+/* clang-format off */
+#define GRAD_RULES_NN(X) \
+  X(batch_matmul) X(dense_pack) X(prelu) X(instance_norm) X(group_norm) X(batch_norm) \
+  X(l2_normalize) X(lrn) X(nll_loss)
+/* clang-format on */
+#define BACKWARD(name) static const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES_NN(BACKWARD)
 #undef BACKWARD
+
+/* The rules of this file by op name (grad_rule, ad/grad.h). */
+const GradDef grad_family_nn[] = {
+    {"nn.contrib_dense_pack", &grad_dense_pack},
+    {"nn.batch_matmul", &grad_batch_matmul},
+    {"nn.batch_norm", &grad_batch_norm},
+    {"nn.instance_norm", &grad_instance_norm},
+    {"nn.group_norm", &grad_group_norm},
+    {"nn.l2_normalize", &grad_l2_normalize},
+    {"nn.lrn", &grad_lrn},
+    {"nn.prelu", &grad_prelu},
+    {"nn.nll_loss", &grad_nll_loss},
+    {NULL, NULL},
+};

@@ -209,6 +209,23 @@ static bool bw_cumprod(GradCx *G, GradCall *c) {
 
 /* ───────────────────────── the rules ───────────────────────── */
 
-#define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};
+/* The rules of this file: grad_<name> differentiates with bw_<name>. */
+/* clang-format off */
+#define GRAD_RULES_REDUCE(X) \
+  X(prod) X(logsumexp) X(variance) X(std) X(mean_variance) X(cumsum) X(cumprod)
+/* clang-format on */
+#define BACKWARD(name) static const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES_REDUCE(BACKWARD)
 #undef BACKWARD
+
+/* The rules of this file by op name (grad_rule, ad/grad.h). */
+const GradDef grad_family_reduce[] = {
+    {"prod", &grad_prod},
+    {"logsumexp", &grad_logsumexp},
+    {"variance", &grad_variance},
+    {"std", &grad_std},
+    {"mean_variance", &grad_mean_variance},
+    {"cumsum", &grad_cumsum},
+    {"cumprod", &grad_cumprod},
+    {NULL, NULL},
+};

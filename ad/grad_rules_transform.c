@@ -557,6 +557,48 @@ static bool bw_unique(GradCx *G, GradCall *c) {
 
 /* ───────────────────────── the rules ───────────────────────── */
 
-#define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};
+/* The rules of this file: grad_<name> differentiates with bw_<name>. */
+/* clang-format off */
+#define GRAD_RULES_TRANSFORM(X) \
+  X(stack) X(strided_slice) X(slice_like) X(layout_transform) X(tile) X(repeat) X(reverse) \
+  X(reverse_sequence) X(sequence_mask) X(trilu) X(cast_like) X(meshgrid) X(one_hot) X(gather) \
+  X(gather_nd) X(scatter) X(scatter_add) X(scatter_nd) X(adv_index) X(einsum) X(sort) X(topk) \
+  X(dyn_strided_slice) X(sparse_to_dense) X(arange) X(unique)
+/* clang-format on */
+#define BACKWARD(name) static const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES_TRANSFORM(BACKWARD)
 #undef BACKWARD
+
+/* The rules of this file by op name (grad_rule, ad/grad.h). */
+const GradDef grad_family_transform[] = {
+    {"stack", &grad_stack},
+    {"strided_slice", &grad_strided_slice},
+    {"arange", &grad_arange},
+    {"one_hot", &grad_one_hot},
+    {"slice_like", &grad_slice_like},
+    {"layout_transform", &grad_layout_transform},
+    {"tile", &grad_tile},
+    {"repeat", &grad_repeat},
+    {"reverse", &grad_reverse},
+    {"reverse_sequence", &grad_reverse_sequence},
+    {"sequence_mask", &grad_sequence_mask},
+    {"meshgrid", &grad_meshgrid},
+    {"trilu", &grad_trilu},
+    {"cast_like", &grad_cast_like},
+    {"gather", &grad_gather},
+    {"gather_nd", &grad_gather_nd},
+    {"scatter", &grad_scatter},
+    {"scatter_add", &grad_scatter_add},
+    {"scatter_nd", &grad_scatter_nd},
+    {"sparse_to_dense", &grad_sparse_to_dense},
+    {"adv_index", &grad_adv_index},
+    {"sort", &grad_sort},
+    {"topk", &grad_topk},
+    {"unique", &grad_unique},
+    {"einsum", &grad_einsum},
+    {"dyn.strided_slice", &grad_dyn_strided_slice},
+    {"dyn.tile", &grad_tile},
+    {"dyn.topk", &grad_topk},
+    {"dyn.one_hot", &grad_one_hot},
+    {NULL, NULL},
+};

@@ -98,6 +98,20 @@ static bool bw_non_max_suppression(GradCx *G, GradCall *c) {
   return built(G);
 }
 
-#define BACKWARD(name) const OpGrad grad_##name = {bw_##name, NULL};
+/* The rules of this file: grad_<name> differentiates with bw_<name>. */
+/* clang-format off */
+#define GRAD_RULES_VISION(X) \
+  X(grid_sample) X(roi_align) X(get_valid_counts) X(non_max_suppression)
+/* clang-format on */
+#define BACKWARD(name) static const OpGrad grad_##name = {bw_##name, NULL};
 GRAD_RULES_VISION(BACKWARD)
 #undef BACKWARD
+
+/* The rules of this file by op name (grad_rule, ad/grad.h). */
+const GradDef grad_family_vision[] = {
+    {"image.grid_sample", &grad_grid_sample},
+    {"vision.get_valid_counts", &grad_get_valid_counts},
+    {"vision.non_max_suppression", &grad_non_max_suppression},
+    {"vision.roi_align", &grad_roi_align},
+    {NULL, NULL},
+};

@@ -5,9 +5,9 @@
  * A first-order @f (op calls, tuples, projections, lets, constants: a
  * dataflow graph; calls of monomorphic functions are inlined) gets TVM's
  * first-order form, without references: the forward computation as a let
- * chain of atoms, then the adjoints, each op's from its registry row's
- * gradient rule (ad/grad.h), accumulated with `add` in reverse order — a
- * pure program that fuses and compiles like the forward one.  Anything
+ * chain of atoms, then the adjoints, each op's from its gradient rule
+ * (grad_rule, ad/grad.h), accumulated with `add` in reverse order — a pure
+ * program that fuses and compiles like the forward one.  Anything
  * else (if, match, closures, recursive calls, references) goes to the
  * higher-order form (gradient_ho.c).
  *
@@ -104,13 +104,13 @@ static Expr *fo_call(Fo *F, Expr *e, const char *name) {
   Expr **x = ARENA_ARRAY(F->a, Expr *, n ? n : 1);
   for (int i = 0; i < n; i++)
     if (!(x[i] = fo_atom(F, e->u.call.args[i], NULL))) return NULL;
-  const OpDef *op = ops_get(e->u.call.fn->u.op.index);
+  const OpGrad *rule = grad_rule(e->u.call.fn->u.op.index);
   GradCall gc = {.call = e, .nx = n, .x = x};
   for (int i = 0; i < n && i < 32; i++) gc.constant |= (unsigned)(x[i]->kind == EX_CONST) << i;
   Expr *y;
-  if (op->grad && op->grad->forward && grad_differentiable(e->ty)) {
+  if (rule && rule->forward && grad_differentiable(e->ty)) {
     F->G.span = e->span, F->G.err[0] = 0;
-    if (!(y = op->grad->forward(&F->G, &gc))) return grad_report_rule(F->pc, &F->G, e), NULL;
+    if (!(y = rule->forward(&F->G, &gc))) return grad_report_rule(F->pc, &F->G, e), NULL;
   } else {
     Expr *c = expr_call(F->a, e->u.call.fn, n, x, e->u.call.attrs, e->span);
     c->ty = retype(F, c, e->ty);
@@ -286,15 +286,15 @@ static bool back_call(Fo *F, Bind *b, const Adj *A) {
   bool any = false;
   for (int i = 0; i < b->gc.nx; i++) any |= grad_differentiable(b->gc.x[i]->ty);
   if (!any) return true;
-  const OpDef *op = ops_get(call->u.call.fn->u.op.index);
-  if (!op->grad) return grad_report_missing(F->pc, call), false;
+  const OpGrad *rule = grad_rule(call->u.call.fn->u.op.index);
+  if (!rule) return grad_report_missing(F->pc, call), false;
   b->gc.dy = result_adjoints(F, call->ty, A);
   b->gc.dx = ARENA_ARRAY(F->a, Expr *, b->gc.nx ? b->gc.nx : 1);
   memset(b->gc.dx, 0, sizeof(Expr *) * (size_t)(b->gc.nx ? b->gc.nx : 1));
   if (call->ty->kind == TY_TENSOR && !b->gc.dy[0]) return true;
   F->G.span = call->span, F->G.err[0] = 0;
   size_t from = F->block.len;
-  if (!op->grad->backward(&F->G, &b->gc)) return grad_report_rule(F->pc, &F->G, call), false;
+  if (!rule->backward(&F->G, &b->gc)) return grad_report_rule(F->pc, &F->G, call), false;
   for (int i = 0; i < b->gc.nx; i++) accumulate(F, b->gc.x[i], b->gc.dx[i]);
   report_adjoint(F, b, from);
   return !F->G.err[0] || (grad_report_rule(F->pc, &F->G, call), false);

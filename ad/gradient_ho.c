@@ -257,14 +257,14 @@ static bool rule_failed(Ho *H, RwBlock *body, const Expr *call) {
 }
 
 /* bp := fn () { <the rule>; %old() }. */
-static bool extend_bp(Ho *H, RwBlock *b, GradCall *gc, const OpDef *op, Expr *ret, Expr **args) {
+static bool extend_bp(Ho *H, RwBlock *b, GradCall *gc, const OpGrad *rule, Expr *ret, Expr **args) {
   const Expr *call = gc->call;
   RwBlock body = {0};
   gc->dy = result_adjoints(H, &body, ret, call->ty);
   gc->dx = ARENA_ARRAY(H->a, Expr *, gc->nx ? gc->nx : 1);
   H->cur = &body;
   H->G.span = call->span, H->G.err[0] = 0;
-  if (!op->grad->backward(&H->G, gc)) return rule_failed(H, &body, call);
+  if (!rule->backward(&H->G, gc)) return rule_failed(H, &body, call);
   for (int i = 0; i < gc->nx; i++) add_adj(H, &body, args[i], call->u.call.args[i]->ty, gc->dx[i]);
   if (H->G.err[0]) return rule_failed(H, &body, call);
   Type *bt = bp_fn_type(H->a);
@@ -295,20 +295,20 @@ static Expr *ho_op_call(Ho *H, Expr *e, RwBlock *b) {
     x[i] = unwrap(H, b, args[i], a->ty);
     any |= grad_differentiable(a->ty);
   }
-  const OpDef *op = ops_get(e->u.call.fn->u.op.index);
+  const OpGrad *rule = grad_rule(e->u.call.fn->u.op.index);
   bool diff = any && grad_differentiable(e->ty);
-  if (diff && !op->grad) return grad_report_missing(H->pc, e), NULL;
+  if (diff && !rule) return grad_report_missing(H->pc, e), NULL;
   GradCall gc = {.call = e, .nx = n, .x = x, .constant = constant};
   Expr *y;
   H->cur = b, H->G.span = e->span, H->G.err[0] = 0;
-  if (diff && op->grad->forward) {
-    if (!(y = op->grad->forward(&H->G, &gc))) return grad_report_rule(H->pc, &H->G, e), NULL;
+  if (diff && rule->forward) {
+    if (!(y = rule->forward(&H->G, &gc))) return grad_report_rule(H->pc, &H->G, e), NULL;
   } else {
     y = bind_in(H, b, expr_call(H->a, e->u.call.fn, n, x, e->u.call.attrs, e->span), e->ty);
   }
   gc.y = y;
   Expr *ret = wrap(H, b, y, e->ty);
-  if (diff && !extend_bp(H, b, &gc, op, ret, args)) return NULL;
+  if (diff && !extend_bp(H, b, &gc, rule, ret, args)) return NULL;
   return ret;
 }
 

@@ -5,8 +5,10 @@
 
 #include <stdio.h>
 
+#include "ad/grad.h"
 #include "jit/jit_config.h"
 #include "kernels/kernels.h"
+#include "lower/compute/compute.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
 #include "rt/exec.h"
@@ -94,3 +96,10 @@ Function *engine_meta_function(Arena *a, Function *fn, int64_t max_inline, PtrVe
   ptrmap_free(&rw.subst);
   return out;
 }
+
+EngineOpGrad engine_op_grad(int op) {
+  const OpGrad *rule = grad_rule(op);
+  return !rule ? ENGINE_GRAD_NONE : rule == &grad_zero ? ENGINE_GRAD_ZERO : ENGINE_GRAD_RULE;
+}
+
+bool engine_op_lowers(int op) { return compute_rule(op) != NULL; }

@@ -30,6 +30,18 @@ void engine_quiesce(void);
 /* Drops a Ctrl-C from before the next input (engine_interrupt sets it). */
 void engine_interrupt_clear(void);
 
+/* ── what each stage holds for an op (:doc, --list-ops) ── */
+
+/* How the op at registry index `op` is differentiated. */
+typedef enum EngineOpGrad {
+  ENGINE_GRAD_NONE, /* no gradient rule */
+  ENGINE_GRAD_ZERO, /* constant almost everywhere in its float operands */
+  ENGINE_GRAD_RULE, /* a rule of ad/grad_rules*.c */
+} EngineOpGrad;
+EngineOpGrad engine_op_grad(int op);
+/* Whether the op has a TIR compute rule (lower/compute/). */
+bool engine_op_lowers(int op);
+
 /* The LLVM version the JIT was built against ("19.1.7"). */
 const char *engine_llvm_version(void);
 

@@ -513,7 +513,6 @@ char *print_type(const Type *t);
  * … 171 more) -> (… 13 results)`); display only, not parseable. */
 char *print_type_short(const Type *t, size_t width);
 void print_type_to(StrBuf *b, const Type *t);
-void print_dims_to(StrBuf *b, int ndim, const Dim *dims); /* "(2, 3)" "(4)" "()" */
 void print_func_def_to(StrBuf *b, const Module *m, const FuncDef *f, PrintOptions opt);
 void print_attr_value_to(StrBuf *b, const AttrValue *v);
 /* A constant as a literal: `3f`, `-2i64`, `True`, `[[1f, 2f], [3f, 4f]]`. */

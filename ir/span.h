@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ir/util.h"
+
 /* A source range: a byte offset in its DiagCtx's offset space (each
  * registered source gets a range of its own, as in clang's SourceManager:
  * ir/diag.h finds the file from the offset) and a length.  off == 0 means
@@ -55,5 +57,8 @@ typedef struct Dim {
   int64_t value;    /* DIM_CONST: the size; DIM_META: the metavariable id */
   const char *name; /* DIM_VAR */
 } Dim;
+
+/* Dims as the printer writes them: "(2, 3)" "(4)" "()" (ir/print.c). */
+void print_dims_to(StrBuf *b, int ndim, const Dim *dims);
 
 #endif

@@ -60,6 +60,34 @@ typedef enum PrimBinOp {
 #undef X
 } PrimBinOp;
 
+/* The one-argument float functions, each a libm function, written once
+ * for the TIR interpreter, the JIT and the reference kernels (which compute
+ * an elementwise op with the libm function of its intrinsic, so the three
+ * agree to the bit): X(NAME, fn, llvm, mvec): PI_<NAME> is TIR's `fn`,
+ * computed by libm's fn (float32: fn##f; tir_float_<NAME> and
+ * tir_double_<NAME> in ir/tir_rules.h).  The JIT calls the same function,
+ * or emits the LLVM intrinsic `llvm` when it is not 0 (exact, as libm's);
+ * mvec 1: with vector math the JIT may call glibc's libmvec variants of
+ * the float32 function (jit/codegen_expr.c says which are accurate enough). */
+// clang-format off
+#define PRIM_FLOAT_FNS_WITH(X, Y)                                                         \
+  X(EXP, exp, 0, 0, Y) X(LOG, log, 0, 1, Y) X(SQRT, sqrt, "llvm.sqrt", 0, Y)            \
+  X(TANH, tanh, 0, 1, Y) X(FLOOR, floor, "llvm.floor", 0, Y)                            \
+  X(CEIL, ceil, "llvm.ceil", 0, Y) X(TRUNC, trunc, "llvm.trunc", 0, Y)                  \
+  X(NEARBYINT, nearbyint, "llvm.roundeven", 0, Y) X(LOG2, log2, 0, 1, Y)                \
+  X(LOG10, log10, 0, 0, Y) X(ERF, erf, 0, 0, Y) X(SIN, sin, 0, 1, Y)                    \
+  X(COS, cos, 0, 1, Y) X(TAN, tan, 0, 0, Y) X(ASIN, asin, 0, 0, Y)                      \
+  X(ACOS, acos, 0, 1, Y) X(ATAN, atan, 0, 1, Y) X(SINH, sinh, 0, 1, Y)                  \
+  X(COSH, cosh, 0, 0, Y) X(ASINH, asinh, 0, 0, Y) X(ACOSH, acosh, 0, 0, Y)              \
+  X(ATANH, atanh, 0, 1, Y)
+// clang-format on
+/* PRIM_FLOAT_FNS(X): X(NAME, fn, llvm, mvec) per row; PRIM_FLOAT_FNS_WITH
+ * passes one more argument to each row (how PRIM_INTRINSICS, below, lists
+ * them with its own X). */
+#define PRIM_FLOAT_FNS(X) PRIM_FLOAT_FNS_WITH(PRIM_FLOAT_ROW_, X)
+#define PRIM_FLOAT_ROW_(NAME, fn, llvm, mvec, X) X(NAME, fn, llvm, mvec)
+#define PRIM_FLOAT_INTRINSIC_(NAME, fn, llvm, mvec, X) X(PI_##NAME, #fn, 1, 'f')
+
 /* Intrinsics: enum, name, arity, operand kind: 'a' any dtype (max, min,
  * abs), 'f' floats only, 'i' integers or bool (the bitwise ops), 'n'
  * integers only (shifts), 's' select (a bool condition, then any).
@@ -74,31 +102,10 @@ typedef enum PrimBinOp {
   X(PI_MAX, "max", 2, 'a')                                                            \
   X(PI_MIN, "min", 2, 'a')                                                            \
   X(PI_ABS, "abs", 1, 'a')                                                            \
-  X(PI_EXP, "exp", 1, 'f')                                                            \
-  X(PI_LOG, "log", 1, 'f')                                                            \
-  X(PI_SQRT, "sqrt", 1, 'f')                                                          \
-  X(PI_TANH, "tanh", 1, 'f')                                                          \
   X(PI_SIGMOID, "sigmoid", 1, 'f')                                                    \
   X(PI_POW, "pow", 2, 'f')                                                            \
   X(PI_SELECT, "select", 3, 's')                                                      \
-  X(PI_FLOOR, "floor", 1, 'f')                                                        \
-  X(PI_CEIL, "ceil", 1, 'f')                                                          \
-  X(PI_TRUNC, "trunc", 1, 'f')                                                        \
-  X(PI_NEARBYINT, "nearbyint", 1, 'f')                                                \
-  X(PI_LOG2, "log2", 1, 'f')                                                          \
-  X(PI_LOG10, "log10", 1, 'f')                                                        \
-  X(PI_ERF, "erf", 1, 'f')                                                            \
-  X(PI_SIN, "sin", 1, 'f')                                                            \
-  X(PI_COS, "cos", 1, 'f')                                                            \
-  X(PI_TAN, "tan", 1, 'f')                                                            \
-  X(PI_ASIN, "asin", 1, 'f')                                                          \
-  X(PI_ACOS, "acos", 1, 'f')                                                          \
-  X(PI_ATAN, "atan", 1, 'f')                                                          \
-  X(PI_SINH, "sinh", 1, 'f')                                                          \
-  X(PI_COSH, "cosh", 1, 'f')                                                          \
-  X(PI_ASINH, "asinh", 1, 'f')                                                        \
-  X(PI_ACOSH, "acosh", 1, 'f')                                                        \
-  X(PI_ATANH, "atanh", 1, 'f')                                                        \
+  PRIM_FLOAT_FNS_WITH(PRIM_FLOAT_INTRINSIC_, X)                                       \
   X(PI_BITAND, "bitwise_and", 2, 'i')                                                 \
   X(PI_BITOR, "bitwise_or", 2, 'i')                                                   \
   X(PI_BITXOR, "bitwise_xor", 2, 'i')                                                 \

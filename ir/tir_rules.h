@@ -4,11 +4,24 @@
  * the JIT (jit/codegen_expr.c, which tests/unit/test_jit.c compares with
  * the interpreter).  Each of them implements every rule (a value computed,
  * an LLVM instruction emitted), but which rule applies is decided here.
- * All inline: the JIT's code generator module links nothing of librly. */
+ * All inline: the JIT's code generator module links nothing of librly.
+ * Also the libm function computing each float intrinsic. */
 #ifndef RLY_TIR_RULES_H
 #define RLY_TIR_RULES_H
 
+#include <math.h>
+
 #include "ir/tir.h"
+
+/* The libm function of each float intrinsic (PRIM_FLOAT_FNS), by name:
+ * tir_float_EXP is expf, tir_double_EXP exp.  The TIR interpreter calls
+ * them, and so do the reference kernels of the elementwise ops computed by
+ * an intrinsic (ops/elemwise_table.h), so both compute the same bits. */
+#define X(NAME, fn, llvm, mvec)                                      \
+  static inline float tir_float_##NAME(float x) { return fn##f(x); } \
+  static inline double tir_double_##NAME(double x) { return fn(x); }
+PRIM_FLOAT_FNS(X)
+#undef X
 
 /* The dtype of a literal: an integer literal's own when it is an integer
  * or bool, else int32; a float literal's own when it is a float, else

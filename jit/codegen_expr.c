@@ -363,13 +363,13 @@ void cg_store_elem(Cg *c, LLVMValueRef p, DType t, LLVMValueRef v) {
  * variants; measured: sin 1.74, cos 1.82, tanh 1.36, log2 1.91, acos 1.91,
  * atan 1.95, sinh 1.54, atanh 1.99) and log (3.78 ulp, at 0.8837); exp,
  * tanh and erf are TVM's fast_* under approx math anyway; tan (3.3), asin
- * (2.9), log10 (2.1), cosh (2.1), exp (2.4) and erf (4.0) stay scalar. */
-static const char *const mvec_float[] = {"logf",  "sinf",  "cosf",  "tanhf", "log2f",
-                                         "acosf", "atanf", "sinhf", "atanhf"};
-
+ * (2.9), log10 (2.1), cosh (2.1), exp (2.4) and erf (4.0) stay scalar.  The
+ * listed ones are those with mvec 1 in PRIM_FLOAT_FNS (ir/tir.h). */
 static bool mvec_listed(const char *name) {
-  for (size_t i = 0; i < sizeof mvec_float / sizeof *mvec_float; i++)
-    if (strcmp(name, mvec_float[i]) == 0) return true;
+#define X(NAME, fn, llvm, mvec) \
+  if (mvec && strcmp(name, #fn "f") == 0) return true;
+  PRIM_FLOAT_FNS(X)
+#undef X
   return false;
 }
 
@@ -710,71 +710,43 @@ static LLVMValueRef absval(Cg *c, CVal x) {
 }
 
 /* The libm function of a one-argument float intrinsic computed by a call
- * (the TIR interpreter calls the same functions), or NULL. */
+ * (the TIR interpreter calls the same functions), or NULL (PRIM_FLOAT_FNS). */
 static const char *libm_name(PrimIntrinsic fn, bool d) {
   switch (fn) {
-    case PI_EXP:
-      return d ? "exp" : "expf";
-    case PI_LOG:
-      return d ? "log" : "logf";
-    case PI_TANH:
-      return d ? "tanh" : "tanhf";
-    case PI_LOG2:
-      return d ? "log2" : "log2f";
-    case PI_LOG10:
-      return d ? "log10" : "log10f";
-    case PI_ERF:
-      return d ? "erf" : "erff";
-    case PI_SIN:
-      return d ? "sin" : "sinf";
-    case PI_COS:
-      return d ? "cos" : "cosf";
-    case PI_TAN:
-      return d ? "tan" : "tanf";
-    case PI_ASIN:
-      return d ? "asin" : "asinf";
-    case PI_ACOS:
-      return d ? "acos" : "acosf";
-    case PI_ATAN:
-      return d ? "atan" : "atanf";
-    case PI_SINH:
-      return d ? "sinh" : "sinhf";
-    case PI_COSH:
-      return d ? "cosh" : "coshf";
-    case PI_ASINH:
-      return d ? "asinh" : "asinhf";
-    case PI_ACOSH:
-      return d ? "acosh" : "acoshf";
-    case PI_ATANH:
-      return d ? "atanh" : "atanhf";
+#define X(NAME, f, llvm, mvec) \
+  case PI_##NAME:              \
+    return llvm ? NULL : d ? #f : #f "f";
+    PRIM_FLOAT_FNS(X)
+#undef X
     default:
       return NULL;
   }
 }
 
-/* The one-argument float intrinsics LLVM computes itself (exactly, as the
- * TIR interpreter's libm calls do), and sigmoid as 1 / (1 + exp(-v)). */
-static LLVMValueRef math1_inline(Cg *c, PrimIntrinsic fn, LLVMTypeRef t, LLVMValueRef v, bool d) {
+/* The LLVM intrinsic computing a float intrinsic exactly (as the TIR
+ * interpreter's libm call does), or NULL (PRIM_FLOAT_FNS). */
+static const char *llvm_name(PrimIntrinsic fn) {
   switch (fn) {
-    case PI_TRUNC:
-      return cg_intrinsic(c, "llvm.trunc", &t, 1, &v, 1);
-    case PI_NEARBYINT: /* ties to even, as nearbyint in the default rounding mode */
-      return cg_intrinsic(c, "llvm.roundeven", &t, 1, &v, 1);
-    case PI_SQRT:
-      return cg_intrinsic(c, "llvm.sqrt", &t, 1, &v, 1);
-    case PI_FLOOR:
-      return cg_intrinsic(c, "llvm.floor", &t, 1, &v, 1);
-    case PI_CEIL:
-      return cg_intrinsic(c, "llvm.ceil", &t, 1, &v, 1);
-    case PI_SIGMOID: {
-      LLVMValueRef n = LLVMBuildFNeg(c->B, v, "");
-      LLVMValueRef ex = libm(c, d ? "exp" : "expf", t, &n, 1);
-      LLVMValueRef one = LLVMConstReal(t, 1.0);
-      return LLVMBuildFDiv(c->B, one, LLVMBuildFAdd(c->B, one, ex, ""), "");
-    }
+#define X(NAME, f, llvm, mvec) \
+  case PI_##NAME:              \
+    return llvm ? llvm : NULL;
+    PRIM_FLOAT_FNS(X)
+#undef X
     default:
-      abort();
+      return NULL;
   }
+}
+
+/* The one-argument float intrinsics LLVM computes itself, and sigmoid as
+ * 1 / (1 + exp(-v)). */
+static LLVMValueRef math1_inline(Cg *c, PrimIntrinsic fn, LLVMTypeRef t, LLVMValueRef v, bool d) {
+  const char *llvm = llvm_name(fn);
+  if (llvm) return cg_intrinsic(c, llvm, &t, 1, &v, 1);
+  if (fn != PI_SIGMOID) abort();
+  LLVMValueRef n = LLVMBuildFNeg(c->B, v, "");
+  LLVMValueRef ex = libm(c, d ? "exp" : "expf", t, &n, 1);
+  LLVMValueRef one = LLVMConstReal(t, 1.0);
+  return LLVMBuildFDiv(c->B, one, LLVMBuildFAdd(c->B, one, ex, ""), "");
 }
 
 /* One-argument float functions: in float for float32 and float16 (then

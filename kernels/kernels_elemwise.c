@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/tir_rules.h"
 #include "kernels/kernels.h"
 #include "kernels/scalar_ops.h"
 #include "ops/fast_math.h"
@@ -46,17 +47,18 @@ enum { BLK = KBLK };
 
 /* ───────────────────────────── binary ops ───────────────────────────── */
 
-/* BINARY_OPS and BinOp are in scalar_ops.h (the scalar fast path names them). */
+/* BinOp is in scalar_ops.h (the scalar fast path names its codes): the
+ * ELEMWISE_BINARY rows (ops/elemwise_table.h) of kernel BIN. */
 
 static const bool bin_is_cmp[] = {
-#define X(e, n, c) c,
-    BINARY_OPS(X)
+#define X(name, CODE, row, kernel, cost, grad, doc) EW_KERNEL_##kernel(EW_IS_COMPARE_##row, )
+    ELEMWISE_BINARY(X)
 #undef X
 };
 
 static const char *const bin_names[] = {
-#define X(e, n, c) n,
-    BINARY_OPS(X)
+#define X(name, CODE, row, kernel, cost, grad, doc) EW_KERNEL_##kernel(#name, )
+    ELEMWISE_BINARY(X)
 #undef X
 };
 
@@ -368,67 +370,56 @@ static bool run_binary(KernelCtx *kx, BinOp op, RtTensor *const *in, RtTensor *o
   return true;
 }
 
-#define X(e, n, c)                                                                             \
-  static bool k_##e(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout, \
-                    RtTensor *const *out) {                                                    \
-    return run_binary(kx, e, in, out[0]);                                                      \
+#define BIN_KERNEL(CODE)                                                                  \
+  static bool k_B_##CODE(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, \
+                         int nout, RtTensor *const *out) {                                \
+    return run_binary(kx, B_##CODE, in, out[0]);                                          \
   }
-BINARY_OPS(X)
+#define X(name, CODE, row, kernel, cost, grad, doc) EW_KERNEL_##kernel(BIN_KERNEL(CODE))
+ELEMWISE_BINARY(X)
 #undef X
 
 /* ───────────────────────────── unary ops ───────────────────────────── */
 
-/* X(enum, name, kind): kind 'f' float-only math (integers compute in
- * double), 'a' any dtype, 'p' predicate with a bool result. */
-#define UNARY_OPS(X)             \
-  X(U_NEG, "negative", 'a')      \
-  X(U_ABS, "abs", 'a')           \
-  X(U_SIGN, "sign", 'a')         \
-  X(U_FLOOR, "floor", 'a')       \
-  X(U_CEIL, "ceil", 'a')         \
-  X(U_ROUND, "round", 'a')       \
-  X(U_TRUNC, "trunc", 'a')       \
-  X(U_COPY, "copy", 'a')         \
-  X(U_LNOT, "logical_not", 'a')  \
-  X(U_BNOT, "bitwise_not", 'a')  \
-  X(U_EXP, "exp", 'f')           \
-  X(U_LOG, "log", 'f')           \
-  X(U_LOG2, "log2", 'f')         \
-  X(U_LOG10, "log10", 'f')       \
-  X(U_SQRT, "sqrt", 'f')         \
-  X(U_RSQRT, "rsqrt", 'f')       \
-  X(U_TANH, "tanh", 'f')         \
-  X(U_SIGMOID, "sigmoid", 'f')   \
-  X(U_ERF, "erf", 'f')           \
-  X(U_SIN, "sin", 'f')           \
-  X(U_COS, "cos", 'f')           \
-  X(U_TAN, "tan", 'f')           \
-  X(U_ATAN, "atan", 'f')         \
-  X(U_ISNAN, "isnan", 'p')       \
-  X(U_ISINF, "isinf", 'p')       \
-  X(U_ISFINITE, "isfinite", 'p') \
-  X(U_ASIN, "asin", 'f')         \
-  X(U_ACOS, "acos", 'f')         \
-  X(U_SINH, "sinh", 'f')         \
-  X(U_COSH, "cosh", 'f')         \
-  X(U_ASINH, "asinh", 'f')       \
-  X(U_ACOSH, "acosh", 'f')       \
-  X(U_ATANH, "atanh", 'f')       \
-  X(U_FEXP, "fast_exp", 'f')     \
-  X(U_FTANH, "fast_tanh", 'f')   \
-  X(U_FERF, "fast_erf", 'f')
-
+/* The unary ops: U_<CODE> of each ELEMWISE_UNARY row (ops/elemwise_table.h),
+ * in order; kind 'f' float-only math (integers compute in double), 'a' any
+ * dtype, 'p' predicate with a bool result. */
 typedef enum UnOp {
-#define X(e, n, k) e,
-  UNARY_OPS(X)
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) U_##CODE,
+  ELEMWISE_UNARY(X)
 #undef X
 } UnOp;
 
 static const char un_kind[] = {
-#define X(e, n, k) k,
-    UNARY_OPS(X)
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) kind,
+    ELEMWISE_UNARY(X)
 #undef X
 };
+
+/* The ops of sem LIBM: their intrinsic's libm function (ir/tir_rules.h),
+ * the one the TIR interpreter and the JIT call; false for the others. */
+#define LIBM_CASE(T, CODE, fn)       \
+  case U_##CODE:                     \
+    FOR x[i] = tir_##T##_##fn(x[i]); \
+    return true;
+static bool un_libm_float(UnOp op, float *x, int64_t n) {
+  switch (op) {
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) EW_SEM_##sem(LIBM_CASE(float, CODE, fn))
+    ELEMWISE_UNARY(X)
+#undef X
+    default:
+      return false;
+  }
+}
+static bool un_libm_double(UnOp op, double *x, int64_t n) {
+  switch (op) {
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) EW_SEM_##sem(LIBM_CASE(double, CODE, fn))
+    ELEMWISE_UNARY(X)
+#undef X
+    default:
+      return false;
+  }
+}
 
 /* The fast_ functions per compute lane: TVM's approximations in float, exact in double. */
 static float fast_exp_float(float x) { return fast_expf(x); }
@@ -467,29 +458,11 @@ static double fast_erf_double(double x) { return erf(x); }
       case U_LNOT:                                                                    \
         FOR x[i] = x[i] == 0;                                                         \
         break;                                                                        \
-      case U_EXP:                                                                     \
-        FOR x[i] = exp##SFX(x[i]);                                                    \
-        break;                                                                        \
       case U_FEXP:                                                                    \
         FOR x[i] = fast_exp_##T(x[i]);                                                \
         break;                                                                        \
-      case U_LOG:                                                                     \
-        FOR x[i] = log##SFX(x[i]);                                                    \
-        break;                                                                        \
-      case U_LOG2:                                                                    \
-        FOR x[i] = log2##SFX(x[i]);                                                   \
-        break;                                                                        \
-      case U_LOG10:                                                                   \
-        FOR x[i] = log10##SFX(x[i]);                                                  \
-        break;                                                                        \
-      case U_SQRT:                                                                    \
-        FOR x[i] = sqrt##SFX(x[i]);                                                   \
-        break;                                                                        \
       case U_RSQRT:                                                                   \
         FOR x[i] = 1 / sqrt##SFX(x[i]);                                               \
-        break;                                                                        \
-      case U_TANH:                                                                    \
-        FOR x[i] = tanh##SFX(x[i]);                                                   \
         break;                                                                        \
       case U_FTANH:                                                                   \
         FOR x[i] = fast_tanh_##T(x[i]);                                               \
@@ -497,44 +470,8 @@ static double fast_erf_double(double x) { return erf(x); }
       case U_SIGMOID:                                                                 \
         FOR x[i] = 1 / (1 + exp##SFX(-x[i]));                                         \
         break;                                                                        \
-      case U_ERF:                                                                     \
-        FOR x[i] = erf##SFX(x[i]);                                                    \
-        break;                                                                        \
       case U_FERF:                                                                    \
         FOR x[i] = fast_erf_##T(x[i]);                                                \
-        break;                                                                        \
-      case U_SIN:                                                                     \
-        FOR x[i] = sin##SFX(x[i]);                                                    \
-        break;                                                                        \
-      case U_COS:                                                                     \
-        FOR x[i] = cos##SFX(x[i]);                                                    \
-        break;                                                                        \
-      case U_TAN:                                                                     \
-        FOR x[i] = tan##SFX(x[i]);                                                    \
-        break;                                                                        \
-      case U_ATAN:                                                                    \
-        FOR x[i] = atan##SFX(x[i]);                                                   \
-        break;                                                                        \
-      case U_ASIN:                                                                    \
-        FOR x[i] = asin##SFX(x[i]);                                                   \
-        break;                                                                        \
-      case U_ACOS:                                                                    \
-        FOR x[i] = acos##SFX(x[i]);                                                   \
-        break;                                                                        \
-      case U_SINH:                                                                    \
-        FOR x[i] = sinh##SFX(x[i]);                                                   \
-        break;                                                                        \
-      case U_COSH:                                                                    \
-        FOR x[i] = cosh##SFX(x[i]);                                                   \
-        break;                                                                        \
-      case U_ASINH:                                                                   \
-        FOR x[i] = asinh##SFX(x[i]);                                                  \
-        break;                                                                        \
-      case U_ACOSH:                                                                   \
-        FOR x[i] = acosh##SFX(x[i]);                                                  \
-        break;                                                                        \
-      case U_ATANH:                                                                   \
-        FOR x[i] = atanh##SFX(x[i]);                                                  \
         break;                                                                        \
       case U_ISNAN:                                                                   \
         FOR p[i] = isnan(x[i]) != 0;                                                  \
@@ -546,6 +483,7 @@ static double fast_erf_double(double x) { return erf(x); }
         FOR p[i] = isfinite(x[i]) != 0;                                               \
         break;                                                                        \
       default:                                                                        \
+        if (un_libm_##T(op, x, n)) break;                                             \
         return kernel_fail(kx, "%s: not defined for floating-point tensors", kx->op); \
     }                                                                                 \
     return true;                                                                      \
@@ -641,12 +579,12 @@ static bool run_unary(KernelCtx *kx, UnOp op, const RtTensor *x, RtTensor *out) 
   return true;
 }
 
-#define X(e, n, k)                                                                             \
-  static bool k_##e(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout, \
-                    RtTensor *const *out) {                                                    \
-    return run_unary(kx, e, in[0], out[0]);                                                    \
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc)                                \
+  static bool k_U_##CODE(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, \
+                         int nout, RtTensor *const *out) {                                \
+    return run_unary(kx, U_##CODE, in[0], out[0]);                                        \
   }
-UNARY_OPS(X)
+ELEMWISE_UNARY(X)
 #undef X
 
 /* ─────────────────────────── where, cast, clip ─────────────────────────── */
@@ -772,25 +710,32 @@ static bool k_trunc_divide(KernelCtx *kx, int nin, RtTensor *const *in, const At
   return !dtype_is_float(out[0]->dtype) || run_unary(kx, U_TRUNC, out[0], out[0]);
 }
 
+/* trunc_mod: mod (the truncated remainder). */
+static bool k_trunc_mod(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                        RtTensor *const *out) {
+  return run_binary(kx, B_MOD, in, out[0]);
+}
+
 const KernelDef kernels_family_elemwise[] = {
-#define X(e, n, c) {n, k_##e},
-    BINARY_OPS(X)
+#define X(name, CODE, row, kernel, cost, grad, doc) EW_KERNEL_##kernel({#name, k_B_##CODE}, )
+    ELEMWISE_BINARY(X)
 #undef X
-#define X(e, n, k) {n, k_##e},
-        UNARY_OPS(X)
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) {#name, k_U_##CODE},
+        ELEMWISE_UNARY(X)
 #undef X
             {"where", k_where},
     {"cast", k_cast},
     {"clip", k_clip},
-    {"trunc_divide", k_trunc_divide},
-    {"trunc_mod", k_B_MOD},
-    {NULL, NULL},
+#define X(name, CODE, row, kernel, cost, grad, doc) EW_NOT_KERNEL_##kernel({#name, k_##name}, )
+    ELEMWISE_BINARY(X)
+#undef X
+        {NULL, NULL},
 };
 
 /* ─────────────────── one-element entry points (scalar_ops.h) ─────────────────── */
 
 /* The family table lists the binary ops' kernels first, then the unary
- * ones, each in BINARY_OPS / UNARY_OPS order: an op's code is the position
+ * ones, each in the order of their rows: an op's code is the position
  * of its registered kernel there. */
 enum { NBIN = sizeof bin_names / sizeof bin_names[0] };
 
@@ -802,8 +747,8 @@ int scalar_binop(int op) {
 }
 
 static const char *const un_names[] = {
-#define X(e, n, k) n,
-    UNARY_OPS(X)
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) #name,
+    ELEMWISE_UNARY(X)
 #undef X
 };
 

@@ -10,38 +10,14 @@
 #define RLY_SCALAR_OPS_H
 
 #include "kernels/kernels.h"
+#include "ops/elemwise_table.h"
 
-/* The binary elementwise kernels (kernels/kernels_elemwise.c), also the
- * codes of scalar_binop.  X(enum, registry name, result is bool) */
-#define BINARY_OPS(X)              \
-  X(B_ADD, "add", 0)               \
-  X(B_SUB, "subtract", 0)          \
-  X(B_MUL, "multiply", 0)          \
-  X(B_DIV, "divide", 0)            \
-  X(B_FLOORDIV, "floor_divide", 0) \
-  X(B_MOD, "mod", 0)               \
-  X(B_FLOORMOD, "floor_mod", 0)    \
-  X(B_POW, "power", 0)             \
-  X(B_MAX, "maximum", 0)           \
-  X(B_MIN, "minimum", 0)           \
-  X(B_LAND, "logical_and", 0)      \
-  X(B_LOR, "logical_or", 0)        \
-  X(B_LXOR, "logical_xor", 0)      \
-  X(B_BAND, "bitwise_and", 0)      \
-  X(B_BOR, "bitwise_or", 0)        \
-  X(B_BXOR, "bitwise_xor", 0)      \
-  X(B_SHL, "left_shift", 0)        \
-  X(B_SHR, "right_shift", 0)       \
-  X(B_EQ, "equal", 1)              \
-  X(B_NE, "not_equal", 1)          \
-  X(B_LT, "less", 1)               \
-  X(B_LE, "less_equal", 1)         \
-  X(B_GT, "greater", 1)            \
-  X(B_GE, "greater_equal", 1)
-
+/* The binary elementwise ops computed by the binary kernel's lane
+ * switches (kernels/kernels_elemwise.c): the ELEMWISE_BINARY rows of kernel
+ * BIN, in order; B_<CODE> is also the op's code for scalar_binop. */
 typedef enum BinOp {
-#define X(e, n, c) e,
-  BINARY_OPS(X)
+#define X(name, CODE, row, kernel, cost, grad, doc) EW_KERNEL_##kernel(B_##CODE, )
+  ELEMWISE_BINARY(X)
 #undef X
 } BinOp;
 

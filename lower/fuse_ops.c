@@ -146,7 +146,7 @@ static bool candidate(const Fuse *F, const Expr *e) {
   /* For lowering: scalar arithmetic stays with the interpreter (its scalar
    * fast path beats a kernel call), and ops need a compute rule. */
   if (F->o.need_compute && scalar) return false;
-  return !F->o.need_compute || op->compute != NULL;
+  return !F->o.need_compute || compute_rule(e->u.call.fn->u.op.index) != NULL;
 }
 
 /* Past this many fields a tuple op stays one call: one kernel per field
@@ -165,7 +165,7 @@ static bool candidate_tuple(const Fuse *F, const Expr *e) {
     if (e->ty->u.tuple.fields[i]->kind != TY_TENSOR) return false;
   for (int i = 0; i < e->u.call.nargs; i++)
     if (!e->u.call.args[i]->ty) return false;
-  return !F->o.need_compute || op->compute != NULL;
+  return !F->o.need_compute || compute_rule(e->u.call.fn->u.op.index) != NULL;
 }
 
 static bool scalar_const(const Expr *e) {

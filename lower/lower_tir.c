@@ -190,8 +190,7 @@ static bool dtypes_fit(const Expr *c, LTensor **in, int n) {
  * (OP_TUPLE_ARG) gets the tuple's fields, then its other arguments. */
 static LTensor *lower_call(Build *B, const Expr *c) {
   if (c->kind != EX_CALL || c->u.call.fn->kind != EX_OP) return lc_fail(B->C, "not an op call");
-  const OpDef *op = ops_get(c->u.call.fn->u.op.index);
-  OpComputeFn *rule = op ? op->compute : NULL;
+  OpComputeFn *rule = compute_rule(c->u.call.fn->u.op.index);
   if (!rule) return lc_fail(B->C, "%s has no compute rule", c->u.call.fn->u.op.name);
   if (!c->ty || (c->ty->kind != TY_TENSOR && c->ty->kind != TY_TUPLE))
     return lc_fail(B->C, "untyped call");

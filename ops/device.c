@@ -31,13 +31,13 @@ static const OpAttrSpec device_copy_attrs[] = {
 
 const OpDef ops_family_device[] = {
     {"on_device", 1, 1, OPAT_OPAQUE, on_device_attrs, rel_identity,
-     "x, placed on a device (identity)", false, .flags = OP_IDENTITY, .grad = &grad_copy,
-     .args = "x", .rule = "the result has x's type", .example = "on_device([1f, 2f])"},
+     "x, placed on a device (identity)", false, .flags = OP_IDENTITY, .args = "x",
+     .rule = "the result has x's type", .example = "on_device([1f, 2f])"},
     {"device_copy", 1, 1, OPAT_OPAQUE, device_copy_attrs, rel_identity,
      "x copied between devices "
      "(identity)",
-     false, .flags = OP_IDENTITY, .grad = &grad_copy, .args = "x",
-     .rule = "the result has x's type", .example = "device_copy([1f, 2f])"},
+     false, .flags = OP_IDENTITY, .args = "x", .rule = "the result has x's type",
+     .example = "device_copy([1f, 2f])"},
     {0},
 };
 

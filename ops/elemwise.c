@@ -8,8 +8,11 @@
  * it to the compute), the bitwise ops take integers or bool and the shifts
  * integers only, as a type error.  fast_exp, fast_tanh and fast_erf are
  * TVM's approximations by name; rly computes them as exp, tanh and erf.
- * The rows name their compute rules (compute_elemwise.c); the reference
- * kernels are in kernels/kernels_elemwise.c. */
+ * The unary and binary ops are the rows of ops/elemwise_table.h, which
+ * their compute rules (lower/compute/compute_elemwise.c), gradient rows
+ * (ad/grad_rules.c) and reference kernels (kernels/kernels_elemwise.c)
+ * expand too; where, cast and clip are written here. */
+#include "ops/elemwise_table.h"
 #include "ops/families.h"
 
 static const Span no_span;
@@ -129,113 +132,14 @@ static Type *rel_clip(RelCtx *cx, int nargs, Type **args, const Tensor **values,
 static const OpAttrSpec cast_attrs[] = {{"dtype", AV_STR, NULL}, {0}};
 static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_FLOAT, NULL}, {0}};
 
-/* X(name, compute rule, cost for :time, gradient rule, doc); NULL: no TIR
- * rule (the op runs on its reference kernel in both execution modes), or
- * no gradient.  grad_zero: the result is constant almost everywhere in the
- * float operands (floor, comparisons, predicates), or there are none
- * (bitwise and logical ops): the adjoint contribution is zero. */
-#define ARITH_OPS(X)                                                                            \
-  X("add", compute_add, OPCOST_ELEMWISE, &grad_add, "x + y with numpy broadcasting")            \
-  X("subtract", compute_subtract, OPCOST_ELEMWISE, &grad_subtract,                              \
-    "x - y with numpy broadcasting")                                                            \
-  X("multiply", compute_multiply, OPCOST_ELEMWISE, &grad_multiply,                              \
-    "x * y with numpy broadcasting")                                                            \
-  X("divide", compute_divide, OPCOST_ELEMWISE, &grad_divide, "x / y with numpy broadcasting")   \
-  X("floor_divide", compute_floor_divide, OPCOST_ELEMWISE, &grad_zero,                          \
-    "floor(x / y) with numpy broadcasting")                                                     \
-  X("mod", compute_mod, OPCOST_NONE, &grad_mod, "remainder of x / y (sign of x), broadcasting") \
-  X("power", compute_power, OPCOST_ELEMWISE, &grad_power, "x raised to y, broadcasting")        \
-  X("maximum", compute_maximum, OPCOST_ELEMWISE, &grad_maximum,                                 \
-    "elementwise max(x, y), broadcasting")                                                      \
-  X("minimum", compute_minimum, OPCOST_ELEMWISE, &grad_minimum,                                 \
-    "elementwise min(x, y), broadcasting")                                                      \
-  X("logical_and", compute_logical_and, OPCOST_NONE, &grad_zero,                                \
-    "x and y (bool tensors), broadcasting")                                                     \
-  X("logical_or", compute_logical_or, OPCOST_NONE, &grad_zero,                                  \
-    "x or y (bool tensors), broadcasting")                                                      \
-  X("logical_xor", compute_logical_xor, OPCOST_NONE, &grad_zero,                                \
-    "x xor y (bool tensors), broadcasting")                                                     \
-  X("floor_mod", compute_floor_mod, OPCOST_NONE, &grad_floor_mod,                               \
-    "remainder of x / y (sign of y), broadcasting")                                             \
-  X("trunc_divide", compute_trunc_divide, OPCOST_ELEMWISE, &grad_zero,                          \
-    "x / y rounded toward 0, broadcasting")                                                     \
-  X("trunc_mod", compute_trunc_mod, OPCOST_NONE, &grad_mod,                                     \
-    "remainder of x / y (sign of x), broadcasting")
-
-/* X(name, relation, compute rule, doc) */
-#define BITS_OPS(X)                                                                            \
-  X("bitwise_and", rel_bitwise, compute_bitwise_and, "x & y (integers or bool), broadcasting") \
-  X("bitwise_or", rel_bitwise, compute_bitwise_or, "x | y (integers or bool), broadcasting")   \
-  X("bitwise_xor", rel_bitwise, compute_bitwise_xor, "x ^ y (integers or bool), broadcasting") \
-  X("left_shift", rel_shift, compute_left_shift,                                               \
-    "x << y on integers, broadcasting (counts past the width give 0)")                         \
-  X("right_shift", rel_shift, compute_right_shift,                                             \
-    "x >> y on integers, broadcasting (arithmetic for signed x)")
-
-#define COMPARE_OPS(X)                                                                      \
-  X("equal", compute_equal, OPCOST_NONE, "x == y as a bool tensor, broadcasting")           \
-  X("not_equal", compute_not_equal, OPCOST_NONE, "x != y as a bool tensor, broadcasting")   \
-  X("less", compute_less, OPCOST_NONE, "x < y as a bool tensor, broadcasting")              \
-  X("less_equal", compute_less_equal, OPCOST_NONE, "x <= y as a bool tensor, broadcasting") \
-  X("greater", compute_greater, OPCOST_NONE, "x > y as a bool tensor, broadcasting")        \
-  X("greater_equal", compute_greater_equal, OPCOST_NONE, "x >= y as a bool tensor, broadcasting")
-
-#define UNARY_OPS(X)                                                                          \
-  X("negative", compute_negative, OPCOST_ELEMWISE, &grad_negative, "-x elementwise")          \
-  X("abs", compute_abs, OPCOST_ELEMWISE, &grad_abs, "|x| elementwise")                        \
-  X("exp", compute_exp, OPCOST_ELEMWISE, &grad_exp, "e^x elementwise")                        \
-  X("log", compute_log, OPCOST_ELEMWISE, &grad_log, "natural logarithm elementwise")          \
-  X("sqrt", compute_sqrt, OPCOST_ELEMWISE, &grad_sqrt, "square root elementwise")             \
-  X("rsqrt", compute_rsqrt, OPCOST_ELEMWISE, &grad_rsqrt, "1 / sqrt(x) elementwise")          \
-  X("tanh", compute_tanh, OPCOST_ELEMWISE, &grad_tanh, "hyperbolic tangent elementwise")      \
-  X("sigmoid", compute_sigmoid, OPCOST_ELEMWISE, &grad_sigmoid, "1 / (1 + e^-x) elementwise") \
-  X("erf", compute_erf, OPCOST_ELEMWISE, &grad_erf, "Gauss error function elementwise")       \
-  X("floor", compute_floor, OPCOST_ELEMWISE, &grad_zero, "round toward -inf elementwise")     \
-  X("ceil", compute_ceil, OPCOST_ELEMWISE, &grad_zero, "round toward +inf elementwise")       \
-  X("round", compute_round, OPCOST_ELEMWISE, &grad_zero,                                      \
-    "round to the nearest integer (ties to even) elementwise")                                \
-  X("sign", compute_sign, OPCOST_NONE, &grad_zero, "-1, 0 or 1 by the sign of x")             \
-  X("logical_not", compute_logical_not, OPCOST_NONE, &grad_zero, "not x (bool tensor)")       \
-  X("trunc", compute_trunc, OPCOST_ELEMWISE, &grad_zero, "round toward 0 elementwise")        \
-  X("copy", compute_copy, OPCOST_NONE, &grad_copy, "a copy of x")                             \
-  X("log2", compute_log2, OPCOST_ELEMWISE, &grad_log2, "base-2 logarithm elementwise")        \
-  X("log10", compute_log10, OPCOST_ELEMWISE, &grad_log10, "base-10 logarithm elementwise")    \
-  X("sin", compute_sin, OPCOST_ELEMWISE, &grad_sin, "sine elementwise")                       \
-  X("cos", compute_cos, OPCOST_ELEMWISE, &grad_cos, "cosine elementwise")                     \
-  X("tan", compute_tan, OPCOST_ELEMWISE, &grad_tan, "tangent elementwise")                    \
-  X("asin", compute_asin, OPCOST_ELEMWISE, &grad_asin, "arcsine elementwise")                 \
-  X("acos", compute_acos, OPCOST_ELEMWISE, &grad_acos, "arccosine elementwise")               \
-  X("atan", compute_atan, OPCOST_ELEMWISE, &grad_atan, "arctangent elementwise")              \
-  X("sinh", compute_sinh, OPCOST_ELEMWISE, &grad_sinh, "hyperbolic sine elementwise")         \
-  X("cosh", compute_cosh, OPCOST_ELEMWISE, &grad_cosh, "hyperbolic cosine elementwise")       \
-  X("asinh", compute_asinh, OPCOST_ELEMWISE, &grad_asinh, "inverse hyperbolic sine")          \
-  X("acosh", compute_acosh, OPCOST_ELEMWISE, &grad_acosh, "inverse hyperbolic cosine")        \
-  X("atanh", compute_atanh, OPCOST_ELEMWISE, &grad_atanh, "inverse hyperbolic tangent")       \
-  X("fast_exp", compute_fast_exp, OPCOST_ELEMWISE, &grad_fast_exp,                            \
-    "e^x by TVM's float32 approximation (ops/fast_math.h)")                                   \
-  X("fast_tanh", compute_fast_tanh, OPCOST_ELEMWISE, &grad_fast_tanh,                         \
-    "tanh by TVM's float32 approximation")                                                    \
-  X("fast_erf", compute_fast_erf, OPCOST_ELEMWISE, &grad_fast_erf,                            \
-    "erf by TVM's float32 approximation")
-
-/* The predicates: bool results. */
-#define PREDICATE_OPS(X)                                                         \
-  X("isnan", compute_isnan, OPCOST_NONE, "whether x is NaN, as a bool tensor")   \
-  X("isinf", compute_isinf, OPCOST_NONE, "whether x is +-inf, as a bool tensor") \
-  X("isfinite", compute_isfinite, OPCOST_NONE, "whether x is finite, as a bool tensor")
-
 /* The rows' reference text: argument names, type rule and example by kind
  * (an example is the op applied to literals). */
 #define BINARY_DOC(n, ex, rl) .args = "x, y", .rule = rl, .example = n ex
 #define ARITH_RULE "x and y have one dtype and broadcast; the result has it"
-#define ARITH_ENTRY(n, c, k, g, d) \
-  {n,         2,                   \
-   2,         OPAT_BROADCAST,      \
-   no_attrs,  rel_arith,           \
-   d,         false,               \
-   .cost = k, .compute = c,        \
-   .grad = g, BINARY_DOC(n, "([7f, -7f], [2f, 3f])", ARITH_RULE)},
-#define COMPARE_ENTRY(n, c, k, d)        \
+#define ARITH_ENTRY(n, k, d)                      \
+  {n,         2, 2,     OPAT_BROADCAST, no_attrs, \
+   rel_arith, d, false, .cost = k,      BINARY_DOC(n, "([7f, -7f], [2f, 3f])", ARITH_RULE)},
+#define COMPARE_ENTRY(n, k, d)           \
   {n,                                    \
    2,                                    \
    2,                                    \
@@ -245,11 +149,9 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
    d,                                    \
    false,                                \
    .cost = k,                            \
-   .compute = c,                         \
-   .grad = &grad_zero,                   \
    BINARY_DOC(n, "([1f, 2f], [2f, 2f])", \
               "x and y have one dtype and broadcast; the result is bool")},
-#define UNARY_ENTRY(n, c, k, g, d)    \
+#define UNARY_ENTRY(n, k, d)          \
   {n,                                 \
    1,                                 \
    1,                                 \
@@ -259,27 +161,23 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
    d,                                 \
    false,                             \
    .cost = k,                         \
-   .compute = c,                      \
-   .grad = g,                         \
    .args = "x",                       \
    .rule = "the result has x's type", \
    .example = n "([0.25f, 0.5f])"},
-#define PREDICATE_ENTRY(n, c, k, d) \
-  {n,                               \
-   1,                               \
-   1,                               \
-   OPAT_ELEMWISE,                   \
-   no_attrs,                        \
-   rel_predicate,                   \
-   d,                               \
-   false,                           \
-   .cost = k,                       \
-   .compute = c,                    \
-   .grad = &grad_zero,              \
-   .args = "x",                     \
-   .rule = "bool, of x's shape",    \
+#define PREDICATE_ENTRY(n, k, d) \
+  {n,                            \
+   1,                            \
+   1,                            \
+   OPAT_ELEMWISE,                \
+   no_attrs,                     \
+   rel_predicate,                \
+   d,                            \
+   false,                        \
+   .cost = k,                    \
+   .args = "x",                  \
+   .rule = "bool, of x's shape", \
    .example = n "([1f, 0f])"},
-#define BITS_ENTRY(n, r, c, d)       \
+#define BITS_ENTRY(n, k, d, r)       \
   {n,                                \
    2,                                \
    2,                                \
@@ -288,32 +186,61 @@ static const OpAttrSpec clip_attrs[] = {{"a_min", AV_FLOAT, NULL}, {"a_max", AV_
    r,                                \
    d,                                \
    false,                            \
-   .compute = c,                     \
-   .grad = &grad_zero,               \
+   .cost = k,                        \
    BINARY_DOC(n, "([6, 5], [3, 1])", \
               "integer (or bool) x and y of one dtype broadcast; the result has it")},
 
+#define BITNOT_ENTRY(n, k, d)                      \
+  {n,                                              \
+   1,                                              \
+   1,                                              \
+   OPAT_ELEMWISE,                                  \
+   no_attrs,                                       \
+   rel_bitwise_not,                                \
+   d,                                              \
+   false,                                          \
+   .cost = k,                                      \
+   .args = "x",                                    \
+   .rule = "x's type (an integer or bool tensor)", \
+   .example = n "([5, 0])"},
+
+/* The rows of ops/elemwise_table.h in registry order: the ARITH and COMPARE
+ * rows, the UNARY and PREDICATE rows, then BITWISE, SHIFT and BITNOT. */
+#define BINARY_FIRST(n, c, row, kern, k, g, d) FIRST_##row(#n, OPCOST_##k, d)
+#define BINARY_LAST(n, c, row, kern, k, g, d) LAST_##row(#n, OPCOST_##k, d)
+#define UNARY_FIRST(n, c, row, kind, fn, sem, k, g, d) FIRST_##row(#n, OPCOST_##k, d)
+#define UNARY_LAST(n, c, row, kind, fn, sem, k, g, d) LAST_##row(#n, OPCOST_##k, d)
+#define FIRST_ARITH(n, k, d) ARITH_ENTRY(n, k, d)
+#define FIRST_COMPARE(n, k, d) COMPARE_ENTRY(n, k, d)
+#define FIRST_UNARY(n, k, d) UNARY_ENTRY(n, k, d)
+#define FIRST_PREDICATE(n, k, d) PREDICATE_ENTRY(n, k, d)
+#define FIRST_BITWISE(n, k, d)
+#define FIRST_SHIFT(n, k, d)
+#define FIRST_BITNOT(n, k, d)
+#define LAST_ARITH(n, k, d)
+#define LAST_COMPARE(n, k, d)
+#define LAST_UNARY(n, k, d)
+#define LAST_PREDICATE(n, k, d)
+#define LAST_BITWISE(n, k, d) BITS_ENTRY(n, k, d, rel_bitwise)
+#define LAST_SHIFT(n, k, d) BITS_ENTRY(n, k, d, rel_shift)
+#define LAST_BITNOT(n, k, d) BITNOT_ENTRY(n, k, d)
+
 /* clang-format off */
 const OpDef ops_family_elemwise[] = {
-    ARITH_OPS(ARITH_ENTRY)
-    COMPARE_OPS(COMPARE_ENTRY)
-    UNARY_OPS(UNARY_ENTRY)
-    PREDICATE_OPS(PREDICATE_ENTRY)
-    BITS_OPS(BITS_ENTRY)
-    {"bitwise_not", 1, 1, OPAT_ELEMWISE, no_attrs, rel_bitwise_not,
-     "~x (integers; not x for bool)", false, .compute = compute_bitwise_not, .grad = &grad_zero,
-     .args = "x", .rule = "x's type (an integer or bool tensor)", .example = "bitwise_not([5, 0])"},
+    ELEMWISE_BINARY(BINARY_FIRST)
+    ELEMWISE_UNARY(UNARY_FIRST)
+    ELEMWISE_BINARY(BINARY_LAST)
+    ELEMWISE_UNARY(UNARY_LAST)
     {"where", 3, 3, OPAT_BROADCAST, no_attrs, rel_where,
      "x where cond is true, else y; all three broadcast", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_where, .grad = &grad_where,
-     .args = "cond, x, y", .rule = "cond, x and y broadcast; x and y share the result's dtype",
+     .cost = OPCOST_ELEMWISE, .args = "cond, x, y", .rule = "cond, x and y broadcast; x and y share the result's dtype",
      .example = "where([True, False], [1f, 2f], [3f, 4f])"},
     {"cast", 1, 1, OPAT_ELEMWISE, cast_attrs, rel_cast, "convert elements",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_cast, .grad = &grad_cast, .args = "x",
+     false, .cost = OPCOST_ELEMWISE, .args = "x",
      .rule = "x's shape in dtype", .example = "cast([1.7f, -2.5f], dtype=\"int32\")"},
     {"clip", 1, 1, OPAT_ELEMWISE, clip_attrs, rel_clip,
      "limit values to [a_min, a_max]", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_clip, .grad = &grad_clip, .args = "x",
+     .cost = OPCOST_ELEMWISE, .args = "x",
      .rule = "the result has x's type", .example = "clip([-2f, 0.5f, 3f], a_min=0f, a_max=1f)"},
     {0},
 };

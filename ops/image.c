@@ -460,23 +460,20 @@ static const OpAttrSpec affine_grid_attrs[] = {{"target_shape", AV_LIST, NULL}, 
 
 const OpDef ops_family_image[] = {
     {"image.resize1d", 1, 1, OPAT_INJECTIVE, resize1d_attrs, rel_resize1d, "resize W", false,
-     .compute = compute_resize1d, .grad = &grad_resize1d, .args = "data",
-     .rule = "data's dtype (or out_dtype), its W axis `size`",
+     .args = "data", .rule = "data's dtype (or out_dtype), its W axis `size`",
      .example = "image.resize1d([[[1f, 2f]]], size=[4])"},
     {"image.resize2d", 1, 1, OPAT_INJECTIVE, image_resize2d_attrs, rel_resize2d,
      "resize H, "
      "W",
-     false, .compute = compute_resize2d, .grad = &grad_resize2d, .args = "data",
+     false, .args = "data",
      .rule = "data's dtype (or out_dtype), its H and W axes `size` (`layout`)",
      .example =
          "image.resize2d(ones(shape=[1, 1, 2, 2]), size=[3, 3], method=\"nearest_neighbor\")"},
     {"image.resize3d", 1, 1, OPAT_INJECTIVE, resize3d_attrs, rel_resize3d, "resize D, H, W", false,
-     .compute = compute_resize3d, .grad = &grad_resize3d, .args = "data",
-     .rule = "data's dtype (or out_dtype), its D, H and W axes `size`",
+     .args = "data", .rule = "data's dtype (or out_dtype), its D, H and W axes `size`",
      .example = "image.resize3d(ones(shape=[1, 1, 1, 2, 2]), size=[2, 4, 4])"},
     {"image.crop_and_resize", 3, 3, OPAT_INJECTIVE, crop_attrs, rel_crop_and_resize,
-     "resize boxes of images", false, .compute = compute_crop_and_resize,
-     .grad = &grad_crop_and_resize, .args = "data, boxes, box_indices",
+     "resize boxes of images", false, .args = "data, boxes, box_indices",
      .rule = "data's dtype (or out_dtype): its batch the boxes' count, its H and W crop_size "
              "(`layout`); boxes (B, 4), box_indices (B)",
      .example = "image.crop_and_resize(ones(shape=[1, 1, 4, 4]), [[0f, 0f, 1f, 1f]], [0], "
@@ -484,20 +481,19 @@ const OpDef ops_family_image[] = {
     {"image.grid_sample", 2, 2, OPAT_INJECTIVE, grid_sample_attrs, rel_grid_sample,
      "sample at grid "
      "points",
-     false, .compute = compute_grid_sample, .grad = &grad_grid_sample, .args = "data, grid",
+     false, .args = "data, grid",
      .rule = "data's dtype: (N, C, grid's H, grid's W) (3-D: D too); grid is (N, 2, H, W) or (N, "
              "3, D, H, W)",
      .example = "image.grid_sample(ones(shape=[1, 1, 2, 2]), zeros(shape=[1, 2, 2, 2]))"},
     {"image.grid_sample_grad", 3, 3, OPAT_OPAQUE, grid_sample_attrs, rel_grid_sample_grad,
      "grid_sample's adjoints "
      "(dx, dgrid)",
-     false, .compute = NULL, .args = "dy, data, grid",
+     false, .args = "dy, data, grid",
      .rule = "a tuple (data's type, grid's type); dy has grid_sample's result type",
      .example = "image.grid_sample_grad(ones(shape=[1, 1, 2, 2]), ones(shape=[1, 1, 2, 2]), "
                 "zeros(shape=[1, 2, 2, 2]))"},
     {"image.affine_grid", 1, 1, OPAT_INJECTIVE, affine_grid_attrs, rel_affine_grid,
-     "the sampling grid of affine maps", false, .compute = compute_affine_grid,
-     .grad = &grad_affine_grid, .args = "theta",
+     "the sampling grid of affine maps", false, .args = "theta",
      .rule = "(N, 2, H, W) in theta's dtype for target_shape (H, W); theta is (N, 2, 3)",
      .example = "image.affine_grid([[[1f, 0f, 0f], [0f, 1f, 0f]]], target_shape=[2, 2])"},
     {0},

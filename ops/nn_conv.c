@@ -401,34 +401,31 @@ static const OpAttrSpec conv2d_nchwc_attrs[] = {
 
 const OpDef ops_family_nn_conv[] = {
     {"nn.conv1d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_attrs, rel_conv1d,
-     "1-D convolution, NCW data and OIW weight", false, .compute = compute_conv1d,
-     .grad = &grad_conv1d, .args = "data, weight",
+     "1-D convolution, NCW data and OIW weight", false, .args = "data, weight",
      .rule = "(N, O, W') in data's dtype (or out_dtype): W' = (W + pad_l + pad_r - dilation*(KW-1) "
              "- 1) / stride + 1; weight is (O, C/groups, KW)",
      .example = "nn.conv1d(ones(shape=[1, 1, 5]), ones(shape=[2, 1, 3]), padding=[1, 1])"},
     {"nn.conv2d", 2, 2, OPAT_OUT_EWISE_FUSABLE, nn_conv2d_attrs, rel_conv2d,
      "2-D convolution, NCHW data and OIHW weight or NHWC and HWIO / OHWI / HWOI (groups, "
      "dilation, padding)",
-     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d, .grad = &grad_conv2d,
-     .args = "data, weight",
+     false, .cost = OPCOST_CONV2D, .args = "data, weight",
      .rule = "(N, O, H', W') in data's dtype (or out_dtype): H' = (H + pad_top + pad_bottom - "
              "dilation*(KH-1) - 1) / stride + 1; weight is (O, C/groups, KH, KW)",
      .example = "nn.conv2d(ones(shape=[1, 1, 4, 4]), ones(shape=[2, 1, 3, 3]), padding=[1, 1])"},
     {"nn.conv3d", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv3d_attrs, rel_conv3d,
-     "3-D convolution, NCDHW data and OIDHW weight", false, .compute = compute_conv3d,
-     .grad = &grad_conv3d, .args = "data, weight",
+     "3-D convolution, NCDHW data and OIDHW weight", false, .args = "data, weight",
      .rule = "(N, O, D', H', W') in data's dtype (or out_dtype), each D' = (D + pads - "
              "dilation*(KD-1) - 1) / stride + 1; weight is (O, C/groups, KD, KH, KW)",
      .example = "nn.conv3d(ones(shape=[1, 1, 3, 3, 3]), ones(shape=[1, 1, 2, 2, 2]))"},
     {"nn.conv1d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv1d_transpose_attrs,
      rel_conv1d_transpose, "1-D transposed convolution, NCW data, weight (C, O/groups, k)", false,
-     .compute = compute_conv1d_transpose, .grad = &grad_conv1d_transpose, .args = "data, weight",
+     .args = "data, weight",
      .rule = "(N, O, W') in data's dtype (or out_dtype): W' = (W-1)*stride - pad_l - pad_r + "
              "dilation*(KW-1) + 1 + output_padding; weight is (C, O/groups, KW)",
      .example = "nn.conv1d_transpose(ones(shape=[1, 1, 3]), ones(shape=[1, 2, 2]), strides=[2])"},
     {"nn.conv2d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_transpose_attrs,
      rel_conv2d_transpose, "2-D transposed convolution, NCHW data, IOHW or OIHW weight", false,
-     .compute = compute_conv2d_transpose, .grad = &grad_conv2d_transpose, .args = "data, weight",
+     .args = "data, weight",
      .rule = "(N, O, H', W') in data's dtype (or out_dtype): H' = (H-1)*stride - pads + "
              "dilation*(KH-1) + 1 + output_padding; weight is (C, O/groups, KH, KW)",
      .example =
@@ -436,8 +433,7 @@ const OpDef ops_family_nn_conv[] = {
     {"nn.contrib_conv2d_NCHWc", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_nchwc_attrs, rel_conv2d_nchwc,
      "2-D convolution in blocked layouts: data NCHW<c>c, weight OIHW<i>i<o>o, result NCHW<o>c "
      "(groups 1 or depthwise)",
-     false, .cost = OPCOST_CONV2D, .compute = compute_conv2d_nchwc, .grad = &grad_conv2d_nchwc,
-     .args = "data, weight",
+     false, .cost = OPCOST_CONV2D, .args = "data, weight",
      .rule = "(N, O/oc, H', W', oc) in data's dtype (or out_dtype), H' and W' as nn.conv2d; data "
              "(N, C/ic, H, W, ic), weight (O/oc, C/ic, KH, KW, ic, oc)",
      .example = "nn.contrib_conv2d_NCHWc(ones(shape=[1, 1, 4, 4, 2]), ones(shape=[1, 1, 3, 3, 2, "

@@ -116,75 +116,54 @@ static const OpAttrSpec adaptive_pool2d_attrs[] = {
     {"out_layout", AV_STR, "\"\""}, {0}};
 /* clang-format on */
 
-/* tr: the type rule (OpDef.rule); cmp: the TIR compute rule; ex: the row's example. */
-#define POOL_ROW(name, attrs, rel, doc, tr, cmp, g, ex) \
-  {name,                                                \
-   1,                                                   \
-   1,                                                   \
-   OPAT_OUT_EWISE_FUSABLE,                              \
-   attrs,                                               \
-   rel,                                                 \
-   doc,                                                 \
-   false,                                               \
-   .compute = cmp,                                      \
-   .grad = g,                                           \
-   .args = "data",                                      \
-   .rule = tr,                                          \
+/* tr: the type rule (OpDef.rule); ex: the row's example. */
+#define POOL_ROW(name, attrs, rel, doc, tr, ex)                                                    \
+  {name,         1, 1, OPAT_OUT_EWISE_FUSABLE, attrs, rel, doc, false, .args = "data", .rule = tr, \
    .example = ex}
 
 const OpDef ops_family_nn_pool[] = {
     POOL_ROW("nn.max_pool1d", max_pool1d_attrs, rel_pool1d, "1-D max pooling (NCW)",
              "(N, C, W') in data's dtype: W' = (W + pads - dilation*(K-1) - 1) / stride + 1 "
              "(rounded up with ceil_mode)",
-             compute_max_pool1d, &grad_max_pool1d,
              "nn.max_pool1d([[[1f, 3f, 2f, 4f]]], pool_size=[2], strides=[2])"),
     POOL_ROW("nn.avg_pool1d", avg_pool1d_attrs, rel_pool1d, "1-D average pooling (NCW)",
              "(N, C, W') in data's dtype: W' = (W + pads - dilation*(K-1) - 1) / stride + 1 "
              "(rounded up with ceil_mode)",
-             compute_avg_pool1d, &grad_avg_pool1d,
              "nn.avg_pool1d([[[1f, 3f, 2f, 4f]]], pool_size=[2], strides=[2])"),
     POOL_ROW("nn.max_pool2d", max_pool2d_attrs, rel_pool2d, "2-D max pooling (NCHW)",
              "(N, C, H', W') in data's dtype (`layout`): H' = (H + pads - dilation*(KH-1) - 1) / "
              "stride + 1 (rounded up with ceil_mode)",
-             compute_max_pool2d, &grad_max_pool2d,
              "nn.max_pool2d(reshape(arange(0f, 16f, 1f), newshape=[1, 1, 4, 4]), pool_size=[2, 2], "
              "strides=[2, 2])"),
     POOL_ROW("nn.avg_pool2d", avg_pool2d_attrs, rel_pool2d, "2-D average pooling (NCHW)",
              "(N, C, H', W') in data's dtype (`layout`): H' = (H + pads - dilation*(KH-1) - 1) / "
              "stride + 1 (rounded up with ceil_mode)",
-             compute_avg_pool2d, &grad_avg_pool2d,
              "nn.avg_pool2d(reshape(arange(0f, 16f, 1f), newshape=[1, 1, 4, 4]), pool_size=[2, 2], "
              "strides=[2, 2])"),
     POOL_ROW("nn.max_pool3d", max_pool3d_attrs, rel_pool3d, "3-D max pooling (NCDHW)",
              "(N, C, D', H', W') in data's dtype: each D' = (D + pads - dilation*(K-1) - 1) / "
              "stride + 1 (rounded up with ceil_mode)",
-             compute_max_pool3d, &grad_max_pool3d,
              "nn.max_pool3d(ones(shape=[1, 1, 2, 2, 2]), pool_size=[2, 2, 2])"),
     POOL_ROW("nn.avg_pool3d", avg_pool3d_attrs, rel_pool3d, "3-D average pooling (NCDHW)",
              "(N, C, D', H', W') in data's dtype: each D' = (D + pads - dilation*(K-1) - 1) / "
              "stride + 1 (rounded up with ceil_mode)",
-             compute_avg_pool3d, &grad_avg_pool3d,
              "nn.avg_pool3d(ones(shape=[1, 1, 2, 2, 2]), pool_size=[2, 2, 2])"),
     {"nn.global_max_pool2d", 1, 1, OPAT_OUT_EWISE_FUSABLE, global_pool2d_attrs, rel_global_pool2d,
-     "max over the whole height and width (NCHW): (N, C, 1, 1)", false,
-     .compute = compute_global_max_pool2d, .grad = &grad_global_max_pool2d, .args = "data",
+     "max over the whole height and width (NCHW): (N, C, 1, 1)", false, .args = "data",
      .rule = "data's dtype, its H and W axes 1 (`layout`)",
      .example = "nn.global_max_pool2d(reshape(arange(0f, 8f, 1f), newshape=[1, 2, 2, 2]))"},
     {"nn.global_avg_pool2d", 1, 1, OPAT_OUT_EWISE_FUSABLE, global_pool2d_attrs, rel_global_pool2d,
-     "mean over the whole height and width (NCHW): (N, C, 1, 1)", false,
-     .compute = compute_global_avg_pool2d, .grad = &grad_global_avg_pool2d, .args = "data",
+     "mean over the whole height and width (NCHW): (N, C, 1, 1)", false, .args = "data",
      .rule = "data's dtype, its H and W axes 1 (`layout`)",
      .example = "nn.global_avg_pool2d(reshape(arange(0f, 8f, 1f), newshape=[1, 2, 2, 2]))"},
     POOL_ROW("nn.adaptive_max_pool2d", adaptive_pool2d_attrs, rel_adaptive_pool2d,
              "max pooling to an output_size, windows spread evenly (NCHW)",
              "data's dtype, its H and W axes output_size (one value: both; empty: unchanged)",
-             compute_adaptive_max_pool2d, &grad_adaptive_max_pool2d,
              "nn.adaptive_max_pool2d(reshape(arange(0f, 16f, 1f), newshape=[1, 1, 4, 4]), "
              "output_size=[2, 2])"),
     POOL_ROW("nn.adaptive_avg_pool2d", adaptive_pool2d_attrs, rel_adaptive_pool2d,
              "average pooling to an output_size, windows spread evenly (NCHW)",
              "data's dtype, its H and W axes output_size (one value: both; empty: unchanged)",
-             compute_adaptive_avg_pool2d, &grad_adaptive_avg_pool2d,
              "nn.adaptive_avg_pool2d(reshape(arange(0f, 16f, 1f), newshape=[1, 1, 4, 4]), "
              "output_size=[2, 2])"),
     {0},

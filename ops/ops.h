@@ -4,11 +4,12 @@
  * dyn.c, random.c, tir_call.c) holding a table of OpDef; registry.c joins
  * them.  An entry gives the name, arity, attributes with their defaults,
  * fusion pattern, a one-line description, the type relation, the flags
- * other layers ask about (instead of comparing names), the cost kind
- * :time counts, and the TIR compute rule (lower/compute/compute.h).  The reference
- * kernel lives a layer up (interp/): interp registers it in a table
- * indexed by the op's registry index (kernels_get, kernels/kernels.h), and
- * a unit test checks that every op has one.
+ * other layers ask about (instead of comparing names) and the cost kind
+ * :time counts.  The rules of the stages above ops/ name the op they serve
+ * and are put in tables indexed by its registry index on first use: the
+ * reference kernels (kernels_get, kernels/kernels.h), the TIR compute rules
+ * (compute_rule, lower/compute/compute.h) and the gradient rules
+ * (grad_rule, ad/grad.h); ops_index_rows builds such a table.
  *
  * The type relation is written once and serves twice: at compile time on
  * types whose dims may be constants, `?`, size variables or metavariables,
@@ -92,13 +93,6 @@ typedef enum OpCost {
   OPCOST_CONV2D,   /* a multiply-add per output element and per weight entry Cin/groups × kh × kw */
 } OpCost;
 
-/* A TIR compute rule (lower/compute/compute.h): lowers one call of the op, or returns
- * NULL after lc_fail() when it cannot (the call then stays with the
- * reference kernel).  The rules live in ops/compute_<family>.c. */
-typedef struct LowerCx LowerCx;
-typedef struct LTensor LTensor;
-typedef LTensor *OpComputeFn(LowerCx *L, const Expr *call, LTensor **in, int nin);
-
 typedef struct OpDef {
   const char *name;
   int min_args, max_args; /* max_args -1: variadic */
@@ -109,8 +103,6 @@ typedef struct OpDef {
   bool effectful;  /* may not appear in a dataflow block */
   unsigned flags;  /* OP_* above */
   OpCost cost;
-  OpComputeFn *compute;      /* NULL: no TIR rule, the op runs on its reference kernel */
-  const struct OpGrad *grad; /* NULL: not differentiable (ad/grad.h, the Gradient pass) */
   /* Reference text for :doc, :info and `rly --list-ops` (ops/op_doc.c):
    * the arguments' names ("data, weight"; "..." ends a variadic list), a
    * sentence on the result's type, and a call that runs (tests/op_examples.py
@@ -132,6 +124,16 @@ int ops_find_flag(unsigned flags);
 /* An Op node for the op at registry index i: the index, the row's name and
  * the row's OP_CALL_TIR flag (which ir/print.c reads from the node). */
 Expr *ops_expr(Arena *a, int index, Span sp);
+/* A table of rules keyed by op name, made a table keyed by registry index:
+ * `tables` holds ntables arrays of rows of row_size bytes, each row's
+ * first member its op's name (const char *), each array ending with a row
+ * whose name is NULL; out[i] (ops_count() entries, zeroed by the caller)
+ * becomes the row naming op i.  `what` names the rules for the message:
+ * false, with "compute rule row names unknown op `x`" or "two compute rule
+ * rows for op `x`" in err, when a row names no registered op or an op
+ * twice. */
+bool ops_index_rows(const char *what, const void *const *tables, int ntables, size_t row_size,
+                    const void **out, char *err, size_t cap);
 /* Up to k registered names nearest to `name` (edit distance), best first. */
 int ops_suggest(const char *name, const char **out, int k);
 /* Checks a call's attributes against the op's spec (unknown keys, wrong

@@ -230,27 +230,25 @@ const OpDef ops_family_qnn[] = {
     {"fixed_point_multiply", 1, 1, OPAT_ELEMWISE, fpm_attrs, rel_fixed_point_multiply,
      "round(x * multiplier * 2^(shift - 31)), "
      "int32, ties upward",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_fixed_point_multiply, .grad = &grad_zero,
-     .args = "x", .rule = "the result has x's type (int32)",
+     false, .cost = OPCOST_ELEMWISE, .args = "x", .rule = "the result has x's type (int32)",
      .example = "fixed_point_multiply([100, -7], multiplier=1073741824, shift=0)"},
     {"qnn.quantize", 3, 3, OPAT_ELEMWISE, quantize_attrs, rel_quantize,
      "clip(round(x / scale) + "
      "zero_point)",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_quantize, .grad = &grad_zero,
-     .args = "x, scale, zero_point",
+     false, .cost = OPCOST_ELEMWISE, .args = "x, scale, zero_point",
      .rule = "x's shape in out_dtype (int8 default); x float32; scale float32, zero_point int32, "
              "scalars or 1-D of x's `axis` size",
      .example = "qnn.quantize([0.5f, -1f, 2f], 0.5f, 0)"},
     {"qnn.dequantize", 3, 3, OPAT_ELEMWISE, dequantize_attrs, rel_dequantize,
      "(q - zero_point) * scale in float32", false, .cost = OPCOST_ELEMWISE,
-     .compute = compute_dequantize, .grad = &grad_dequantize, .args = "q, scale, zero_point",
+     .args = "q, scale, zero_point",
      .rule =
          "q's shape in float32; scale float32, zero_point int32, scalars or 1-D of q's `axis` size",
      .example = "qnn.dequantize([1i8, -2i8, 4i8], 0.5f, 0)"},
     {"qnn.requantize", 5, 5, OPAT_ELEMWISE, requantize_attrs, rel_requantize,
      ""
      "q in other quantization parameters",
-     false, .cost = OPCOST_ELEMWISE, .compute = compute_requantize, .grad = &grad_zero,
+     false, .cost = OPCOST_ELEMWISE,
      .args = "q, in_scale, in_zero_point, out_scale, out_zero_point",
      .rule = "q's shape in out_dtype (int8 default); the scales float32, zero points int32, "
              "scalars or 1-D of q's `axis` size",
@@ -258,7 +256,7 @@ const OpDef ops_family_qnn[] = {
     {"qnn.conv2d", 6, 6, OPAT_OUT_EWISE_FUSABLE, nn_conv2d_attrs, rel_qnn_conv2d,
      "int32 convolution of x - "
      "x_zp and w - w_zp",
-     false, .cost = OPCOST_CONV2D, .compute = compute_qnn_conv2d, .grad = &grad_zero,
+     false, .cost = OPCOST_CONV2D,
      .args = "data, weight, data_zero_point, weight_zero_point, data_scale, weight_scale",
      .rule = "nn.conv2d's type in out_dtype (int32 when unset); data and weight "
              "int8/uint8/int16/int32, zero points int32, scales float32",
@@ -267,20 +265,19 @@ const OpDef ops_family_qnn[] = {
     {"qnn.dense", 6, 6, OPAT_OUT_EWISE_FUSABLE, qdense_attrs, rel_qnn_dense,
      "int32 product of x - "
      "x_zp and w - w_zp",
-     false, .compute = compute_qnn_dense, .grad = &grad_zero,
-     .args = "data, weight, data_zero_point, weight_zero_point, data_scale, weight_scale",
+     false, .args = "data, weight, data_zero_point, weight_zero_point, data_scale, weight_scale",
      .rule = "nn.dense's type in out_dtype (int32 when unset); data and weight "
              "int8/uint8/int16/int32, zero points int32, scales float32",
      .example = "qnn.dense(ones(shape=[1, 2], dtype=\"int8\"), ones(shape=[3, 2], dtype=\"int8\"), "
                 "0, 0, 0.5f, 0.5f, units=3)"},
     {"qnn.add", 8, 8, OPAT_BROADCAST, qbinary_attrs, rel_qnn_binary, "quantized a + b", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_qnn_add, .grad = &grad_zero,
+     .cost = OPCOST_ELEMWISE,
      .args = "a, b, a_scale, a_zero_point, b_scale, b_zero_point, out_scale, out_zero_point",
      .rule = "a and b (one quantized dtype) broadcast, in that dtype; the scales float32, zero "
              "points int32 scalars",
      .example = "qnn.add([1i8, 2i8], [3i8, 4i8], 0.5f, 0, 0.5f, 0, 0.5f, 0)"},
     {"qnn.mul", 8, 8, OPAT_BROADCAST, qbinary_attrs, rel_qnn_binary, "quantized a * b", false,
-     .cost = OPCOST_ELEMWISE, .compute = compute_qnn_mul, .grad = &grad_zero,
+     .cost = OPCOST_ELEMWISE,
      .args = "a, b, a_scale, a_zero_point, b_scale, b_zero_point, out_scale, out_zero_point",
      .rule = "a and b (one quantized dtype) broadcast, in that dtype; the scales float32, zero "
              "points int32 scalars",

@@ -191,23 +191,20 @@ static const OpAttrSpec variance_attrs[] = {{"axis", AV_LIST, "None"},
 static const OpAttrSpec scan_attrs[] = {
     {"axis", AV_NONE, "None"}, {"dtype", AV_STR, "\"\""}, {"exclusive", AV_BOOL, "False"}, {0}};
 
-/* X(name, rel, attrs, compute rule, gradient rule, doc) */
-#define REDUCE_OPS(X)                                                                             \
-  X("sum", rel_reduce, reduce_attrs, compute_sum, &grad_sum, "sum over axes (axis=None: all)")    \
-  X("mean", rel_reduce, reduce_attrs, compute_mean, &grad_mean, "arithmetic mean over axes")      \
-  X("max", rel_reduce, reduce_attrs, compute_max, &grad_max, "maximum over axes")                 \
-  X("min", rel_reduce, reduce_attrs, compute_min, &grad_min, "minimum over axes")                 \
-  X("prod", rel_reduce, reduce_attrs, compute_prod, &grad_prod, "product over axes")              \
-  X("argmax", rel_argreduce, argreduce_attrs, compute_argmax, &grad_zero,                         \
-    "int32 index of the maximum along axes")                                                      \
-  X("argmin", rel_argreduce, argreduce_attrs, compute_argmin, &grad_zero,                         \
-    "int32 index of the minimum along axes")                                                      \
-  X("all", rel_reduce, reduce_attrs, compute_all, &grad_zero, "whether every element is nonzero") \
-  X("any", rel_reduce, reduce_attrs, compute_any, &grad_zero, "whether some element is nonzero")  \
-  X("logsumexp", rel_logsumexp, lse_attrs, compute_logsumexp, &grad_logsumexp,                    \
-    "log(sum(exp(x))) over axes, computed stably")
+/* X(name, rel, attrs, doc) */
+#define REDUCE_OPS(X)                                                                  \
+  X("sum", rel_reduce, reduce_attrs, "sum over axes (axis=None: all)")                 \
+  X("mean", rel_reduce, reduce_attrs, "arithmetic mean over axes")                     \
+  X("max", rel_reduce, reduce_attrs, "maximum over axes")                              \
+  X("min", rel_reduce, reduce_attrs, "minimum over axes")                              \
+  X("prod", rel_reduce, reduce_attrs, "product over axes")                             \
+  X("argmax", rel_argreduce, argreduce_attrs, "int32 index of the maximum along axes") \
+  X("argmin", rel_argreduce, argreduce_attrs, "int32 index of the minimum along axes") \
+  X("all", rel_reduce, reduce_attrs, "whether every element is nonzero")               \
+  X("any", rel_reduce, reduce_attrs, "whether some element is nonzero")                \
+  X("logsumexp", rel_logsumexp, lse_attrs, "log(sum(exp(x))) over axes, computed stably")
 
-#define ENTRY(n, r, a, c, g, d)                                                           \
+#define ENTRY(n, r, a, d)                                                                 \
   {n,                                                                                     \
    1,                                                                                     \
    1,                                                                                     \
@@ -216,8 +213,6 @@ static const OpAttrSpec scan_attrs[] = {
    r,                                                                                     \
    d,                                                                                     \
    false,                                                                                 \
-   .compute = c,                                                                          \
-   .grad = g,                                                                             \
    .args = "x",                                                                           \
    .rule = "x's dtype (int32 for arg*), without the reduced axes (size 1 with keepdims)", \
    .example = n "([[1f, 5f], [3f, 2f]], axis=[1])"},
@@ -227,19 +222,17 @@ const OpDef ops_family_reduce[] = {
     REDUCE_OPS(ENTRY)
     {"variance", 1, 2, OPAT_COMM_REDUCE, variance_attrs, rel_variance,
      "variance over axes, about mean if given (unbiased=True: divides by n - 1)", false,
-     .compute = compute_variance, .grad = &grad_variance, .args = "x, [mean]", .rule = "x's dtype (not bool), without the reduced axes (size 1 with keepdims); the optional mean is x's mean over them", .example = "variance([1f, 2f, 4f])"},
+     .args = "x, [mean]", .rule = "x's dtype (not bool), without the reduced axes (size 1 with keepdims); the optional mean is x's mean over them", .example = "variance([1f, 2f, 4f])"},
     {"std", 1, 1, OPAT_COMM_REDUCE, variance_attrs, rel_variance,
-     "standard deviation over axes (unbiased=True: from n - 1)", false, .compute = compute_std,
-     .grad = &grad_std, .args = "x", .rule = "x's dtype (not bool), without the reduced axes (size 1 with keepdims)", .example = "std([1f, 2f, 4f])"},
+     "standard deviation over axes (unbiased=True: from n - 1)", false, .args = "x", .rule = "x's dtype (not bool), without the reduced axes (size 1 with keepdims)", .example = "std([1f, 2f, 4f])"},
     {"mean_variance", 1, 1, OPAT_COMM_REDUCE, variance_attrs, rel_mean_variance,
-     "the tuple (mean, variance) over axes", false, .compute = compute_mean_variance,
-     .grad = &grad_mean_variance, .args = "x", .rule = "a tuple (mean, variance), each x's dtype (not bool) without the reduced axes (size 1 with keepdims)", .example = "mean_variance([[1f, 2f], [3f, 5f]], axis=[1])"},
+     "the tuple (mean, variance) over axes", false, .args = "x", .rule = "a tuple (mean, variance), each x's dtype (not bool) without the reduced axes (size 1 with keepdims)", .example = "mean_variance([[1f, 2f], [3f, 5f]], axis=[1])"},
     {"cumsum", 1, 1, OPAT_OUT_EWISE_FUSABLE, scan_attrs, rel_scan,
      "running sums along axis (None: flattened); exclusive=True starts at 0", false,
-     .compute = compute_cumsum, .grad = &grad_cumsum, .args = "x", .rule = "x's shape in `dtype` (default x's dtype); with axis=None, 1-D of x's element count", .example = "cumsum([1, 2, 3])"},
+     .args = "x", .rule = "x's shape in `dtype` (default x's dtype); with axis=None, 1-D of x's element count", .example = "cumsum([1, 2, 3])"},
     {"cumprod", 1, 1, OPAT_OUT_EWISE_FUSABLE, scan_attrs, rel_scan,
      "running products along axis (None: flattened); exclusive=True starts at 1", false,
-     .compute = compute_cumprod, .grad = &grad_cumprod, .args = "x", .rule = "x's shape in `dtype` (default x's dtype); with axis=None, 1-D of x's element count", .example = "cumprod([1f, 2f, 3f], exclusive=True)"},
+     .args = "x", .rule = "x's shape in `dtype` (default x's dtype); with axis=None, 1-D of x's element count", .example = "cumprod([1f, 2f, 3f], exclusive=True)"},
     {0},
 };
 /* clang-format on */

@@ -1,7 +1,9 @@
 /* registry.c — joins the per-family op tables into one registry with
  * name lookup (hash map, built on first use), flag queries and
  * nearest-name suggestions.  An op's index is its position in the joined
- * registry; the layers above key their per-op tables by it. */
+ * registry; the layers above key their per-op tables by it, built from
+ * their rows keyed by op name (ops_index_rows). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,4 +145,24 @@ int ops_suggest(const char *name, const char **out, int k) {
     dist[j] = d, out[j] = all_ops[i]->name;
   }
   return n;
+}
+
+/* The name of a rule row: its first member. */
+static const char *row_name(const char *row) {
+  const char *name;
+  memcpy(&name, row, sizeof name);
+  return name;
+}
+
+bool ops_index_rows(const char *what, const void *const *tables, int ntables, size_t row_size,
+                    const void **out, char *err, size_t cap) {
+  for (int t = 0; t < ntables; t++)
+    for (const char *row = tables[t]; row_name(row); row += row_size) {
+      int i = ops_lookup(row_name(row));
+      if (i < 0)
+        return snprintf(err, cap, "%s row names unknown op `%s`", what, row_name(row)), false;
+      if (out[i]) return snprintf(err, cap, "two %s rows for op `%s`", what, row_name(row)), false;
+      out[i] = row;
+    }
+  return true;
 }

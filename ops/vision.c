@@ -215,34 +215,31 @@ static const OpAttrSpec multibox_prior_attrs[] = {
 
 const OpDef ops_family_vision[] = {
     {"vision.get_valid_counts", 2, 2, OPAT_OPAQUE, valid_counts_attrs, rel_get_valid_counts,
-     "count and move boxes above a score", false, .compute = NULL, .grad = &grad_get_valid_counts,
-     .args = "boxes, score_threshold",
+     "count and move boxes above a score", false, .args = "boxes, score_threshold",
      .rule =
          "a tuple (valid_count int32 (B), boxes' type, indices int32 (B, N)) for boxes (B, N, K)",
      .example = "vision.get_valid_counts([[[0f, 0.9f, 0f, 0f, 1f, 1f], [0f, 0.1f, 0f, 0f, 1f, "
                 "1f]]], 0.5f)"},
     {"vision.non_max_suppression", 5, 5, OPAT_OPAQUE, nms_attrs, rel_nms,
      "drop boxes overlapping a higher-scored one by more than iou_threshold", false,
-     .compute = NULL, .grad = &grad_non_max_suppression,
      .args = "boxes, valid_count, indices, max_output_size, iou_threshold",
      .rule = "boxes' type; with return_indices a tuple (indices int32 (B, N), valid box count "
              "int32 (B, 1))",
      .example = "vision.non_max_suppression([[[0f, 0.9f, 0f, 0f, 1f, 1f], [0f, 0.8f, 0f, 0f, 1f, "
                 "1f]]], [2], [[0, 1]], -1, 0.5f)"},
     {"vision.roi_align", 2, 2, OPAT_OUT_EWISE_FUSABLE, roi_align_attrs, rel_roi_align,
-     "bilinear pooling of regions", false, .compute = compute_roi_align, .grad = &grad_roi_align,
-     .args = "data, rois",
+     "bilinear pooling of regions", false, .args = "data, rois",
      .rule =
          "(R, C, PH, PW) in data's dtype (`layout`): one pooled_size map per roi; rois is (R, 5)",
      .example = "vision.roi_align(ones(shape=[1, 1, 4, 4]), [[0f, 0f, 0f, 2f, 2f]], "
                 "pooled_size=[2, 2], spatial_scale=1f)"},
     {"vision.roi_align_grad", 3, 3, OPAT_OPAQUE, roi_align_attrs, rel_roi_align_grad,
-     "roi_align's adjoint of x", false, .compute = NULL, .args = "dy, data, rois",
+     "roi_align's adjoint of x", false, .args = "dy, data, rois",
      .rule = "data's type; dy has roi_align's result type",
      .example = "vision.roi_align_grad(ones(shape=[1, 1, 2, 2]), ones(shape=[1, 1, 4, 4]), [[0f, "
                 "0f, 0f, 2f, 2f]], pooled_size=[2, 2], spatial_scale=1f)"},
     {"vision.multibox_prior", 1, 1, OPAT_OPAQUE, multibox_prior_attrs, rel_multibox_prior,
-     "SSD anchor boxes", false, .compute = NULL, .grad = &grad_zero, .args = "data",
+     "SSD anchor boxes", false, .args = "data",
      .rule = "(1, H*W*(len(sizes)+len(ratios)-1), 4) in data's dtype",
      .example = "vision.multibox_prior(ones(shape=[1, 1, 2, 2]), sizes=[0.5f])"},
     {0},

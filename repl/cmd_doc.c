@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/inspect.h"
 #include "ir/walk.h"
-#include "kernels/kernels.h"
-#include "ops/families.h"
 #include "ops/ops.h"
 #include "repl/repl.h"
 
@@ -25,10 +24,11 @@ static char *example_type(Session *s, const char *ex) {
   return ty;
 }
 
-static const char *gradient_text(const OpDef *d) {
-  if (!d->grad) return "none (the Gradient pass rejects it)";
-  if (d->grad == &grad_zero) return "zero (constant almost everywhere in its float operands)";
-  return "yes (ops/grad_rules*.c)";
+static const char *gradient_text(int index) {
+  EngineOpGrad g = engine_op_grad(index);
+  if (g == ENGINE_GRAD_NONE) return "none (the Gradient pass rejects it)";
+  if (g == ENGINE_GRAD_ZERO) return "zero (constant almost everywhere in its float operands)";
+  return "yes (ad/grad_rules*.c)";
 }
 
 static void print_example(const char *ex) {
@@ -51,12 +51,12 @@ void repl_op_doc(Session *s, int index) {
   if (ty) printf("  %-9s %s for the example\n", d->rule ? "" : "type:", ty);
   free(ty);
   printf("  %-9s %s, pattern %s\n", "family:", ops_family(index), op_pattern_name(d->pattern));
-  const char *k = kernels_get(index) ? "reference kernel" : "run by the evaluator";
-  if (d->compute)
+  const char *k = engine_op_has_kernel(index) ? "reference kernel" : "run by the evaluator";
+  if (engine_op_lowers(index))
     printf("  %-9s interp: %s; jit: compiled (TIR compute rule)\n", "exec:", k);
   else
     printf("  %-9s interp and jit: %s only (no TIR compute rule)\n", "exec:", k);
-  printf("  %-9s %s\n", "gradient:", gradient_text(d));
+  printf("  %-9s %s\n", "gradient:", gradient_text(index));
   if (d->example) print_example(d->example);
 }
 

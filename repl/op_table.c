@@ -5,16 +5,16 @@
  * kernel (interp/), a TIR compute rule (lowered and JIT-compiled in the jit
  * mode), a gradient rule (`zero` for grad_zero: the result is constant
  * almost everywhere in the float operands, or there are none), and (in
- * markdown) its one-line meaning.  `:doc OP` shows the same rows.  Everything is read from the rows
- * and the kernel table, so the README's table (scripts/op-table, between its
+ * markdown) its one-line meaning.  `:doc OP` shows the same rows.  Everything
+ * is read from the rows and the rule tables (through engine/inspect.h:
+ * kernels_get, compute_rule, grad_rule), so the README's table (scripts/op-table, between its
  * `<!-- ops:begin -->` and `<!-- ops:end -->` markers) cannot drift from
  * the code: a test compares the two. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/kernels.h"
-#include "ops/families.h"
+#include "engine/inspect.h"
 #include "ops/ops.h"
 #include "repl/repl.h"
 
@@ -32,11 +32,11 @@ static OpFacts op_facts(int i) {
       .name = d->name,
       .family = ops_family(i),
       .pattern = op_pattern_name(d->pattern),
-      .kernel = kernels_get(i) != NULL,
-      .compute = d->compute != NULL,
-      .gradient = !d->grad                ? "no"
-                  : d->grad == &grad_zero ? "zero"
-                                          : "yes",
+      .kernel = engine_op_has_kernel(i),
+      .compute = engine_op_lowers(i),
+      .gradient = engine_op_grad(i) == ENGINE_GRAD_NONE   ? "no"
+                  : engine_op_grad(i) == ENGINE_GRAD_ZERO ? "zero"
+                                                          : "yes",
       .signature = ops_signature(d),
   };
 }

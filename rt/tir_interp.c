@@ -530,54 +530,16 @@ typedef struct MathFns {
   double (*fd)(double);
 } MathFns;
 
+/* The float intrinsics' libm functions (ir/tir_rules.h), and sigmoid. */
 static MathFns math_fns(PrimIntrinsic fn) {
   switch (fn) {
-    case PI_EXP:
-      return (MathFns){expf, exp};
-    case PI_LOG:
-      return (MathFns){logf, log};
-    case PI_SQRT:
-      return (MathFns){sqrtf, sqrt};
-    case PI_TANH:
-      return (MathFns){tanhf, tanh};
+#define X(NAME, f, llvm, mvec) \
+  case PI_##NAME:              \
+    return (MathFns){tir_float_##NAME, tir_double_##NAME};
+    PRIM_FLOAT_FNS(X)
+#undef X
     case PI_SIGMOID:
       return (MathFns){sigmoidf_, sigmoid_};
-    case PI_FLOOR:
-      return (MathFns){floorf, floor};
-    case PI_CEIL:
-      return (MathFns){ceilf, ceil};
-    case PI_TRUNC:
-      return (MathFns){truncf, trunc};
-    case PI_NEARBYINT:
-      return (MathFns){nearbyintf, nearbyint};
-    case PI_LOG2:
-      return (MathFns){log2f, log2};
-    case PI_LOG10:
-      return (MathFns){log10f, log10};
-    case PI_ERF:
-      return (MathFns){erff, erf};
-    case PI_SIN:
-      return (MathFns){sinf, sin};
-    case PI_COS:
-      return (MathFns){cosf, cos};
-    case PI_TAN:
-      return (MathFns){tanf, tan};
-    case PI_ASIN:
-      return (MathFns){asinf, asin};
-    case PI_ACOS:
-      return (MathFns){acosf, acos};
-    case PI_ATAN:
-      return (MathFns){atanf, atan};
-    case PI_SINH:
-      return (MathFns){sinhf, sinh};
-    case PI_COSH:
-      return (MathFns){coshf, cosh};
-    case PI_ASINH:
-      return (MathFns){asinhf, asinh};
-    case PI_ACOSH:
-      return (MathFns){acoshf, acosh};
-    case PI_ATANH:
-      return (MathFns){atanhf, atanh};
     default:
       return (MathFns){NULL, NULL};
   }

@@ -37,6 +37,7 @@
 #include "ir/diag.h"
 #include "ir/walk.h"
 #include "kernels/kernels.h"
+#include "lower/compute/compute.h"
 #include "lower/lower.h"
 #include "parser/parser.h"
 #include "types/types.h"
@@ -415,7 +416,7 @@ static bool read_inputs(int nin, RtTensor **in, bool *cst, char *err, size_t err
 static int list_ops(void) {
   for (int i = 0; i < ops_count(); i++) {
     const OpDef *d = ops_get(i);
-    printf("%s %d %d\n", d->name, kernels_get(i) != NULL, d->compute != NULL);
+    printf("%s %d %d\n", d->name, kernels_get(i) != NULL, compute_rule(i) != NULL);
   }
   return 0;
 }

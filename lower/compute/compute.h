@@ -23,15 +23,56 @@
  * dtype in another order (tests compare those with a tolerance), softmax
  * works in float64 as the reference does.
  *
- * The rules are in ops/compute_<family>.c; an op's registry row names its
- * rule (OpDef.compute, declared in ops/families.h).  Attributes are read
- * with op_attr_* (ops/ops.h), which fall back to the row's defaults. */
+ * The rules are in lower/compute/compute_<family>.c; each file ends with a
+ * table of {op name, rule} rows (compute_family_<family>), which
+ * compute_rule puts in a table indexed by the op's registry index on first
+ * use (a row naming an unknown op is a bug it reports).  Attributes are
+ * read with op_attr_* (ops/ops.h), which fall back to the row's defaults. */
 #ifndef RLY_COMPUTE_H
 #define RLY_COMPUTE_H
 
 #include "ir/ir.h"
 #include "ir/tir.h"
 #include "ops/ops.h"
+
+typedef struct LowerCx LowerCx;
+typedef struct LTensor LTensor;
+
+/* A TIR compute rule: lowers one call of the op, or returns NULL after
+ * lc_fail() when it cannot (the call then stays with the reference kernel). */
+typedef LTensor *OpComputeFn(LowerCx *L, const Expr *call, LTensor **in, int nin);
+
+/* A row of a family's table: the registry name of the op the rule lowers. */
+typedef struct ComputeDef {
+  const char *op;
+  OpComputeFn *fn;
+} ComputeDef;
+
+/* The per-family tables (compute_<family>.c), each ending with a NULL name. */
+/* clang-format off */
+#define COMPUTE_FAMILIES(X) \
+  X(elemwise) X(reduce) X(misc) X(nn) X(transform) X(nn_norm) X(nn_loss) X(conv_nd) X(conv) \
+  X(nn_pool) X(nn_layout) X(transform_shape) X(transform_index) X(einsum) X(dyn) X(dyn_index) \
+  X(image) X(image_crop) X(vision) X(qnn)
+/* clang-format on */
+#define X(f) extern const ComputeDef compute_family_##f[];
+COMPUTE_FAMILIES(X)
+#undef X
+
+/* The rule of the op at registry index `op`; NULL: it has none (or the
+ * index is invalid), the op runs on its reference kernel.  FuseOps and the
+ * lowering ask it whether and how an op lowers. */
+OpComputeFn *compute_rule(int op);
+/* Builds the index-keyed table from `ntables` family tables into out
+ * (ops_count() entries, each the row of an op or NULL); false, with the message in err, when a row
+ * names an unknown op or an op twice (ops_index_rows). */
+bool compute_rules_index(const ComputeDef *const *tables, int ntables, const void **out, char *err,
+                         size_t cap);
+
+/* The rules other rules call: dyn.* on constant shapes are the static ops,
+ * qnn's on widened operands the float ones, mean_variance's variance. */
+OpComputeFn compute_reshape, compute_broadcast_to, compute_full, compute_zeros, compute_ones,
+    compute_strided_slice, compute_pad, compute_variance, compute_conv2d, compute_dense;
 
 typedef PrimExpr *(*LAtFn)(LowerCx *L, const LTensor *t, PrimExpr **idx);
 

@@ -37,7 +37,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/nn_int.h"
 
 /* Register tile widths (output columns) by vector width: AVX-512 has 32
@@ -589,7 +588,7 @@ static void narrow_tile(Blocked *k, DType dt) {
  * data repacked only when it needs padding or another channel block, the
  * weight used as it is).  Fast math off or sizes known only at run time:
  * no rule (the op runs on its reference kernel). */
-LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->ndim != 5 || in[1]->ndim != 6)
     return lc_fail(L, "nn.contrib_conv2d_NCHWc of this rank");
   DType dt = in[0]->dtype;
@@ -643,3 +642,10 @@ LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in, int ni
   lc_mark_total(L, out); /* O = nob x lanes: every tile stores all its lanes */
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_conv[] = {
+    {"nn.conv2d", compute_conv2d},
+    {"nn.contrib_conv2d_NCHWc", compute_conv2d_nchwc},
+    {NULL, NULL},
+};

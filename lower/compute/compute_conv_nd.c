@@ -32,7 +32,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/nn_int.h"
 
 enum { MAX_AXES = 2 + NN_MAX_SPATIAL };
@@ -285,18 +284,27 @@ static LTensor *conv_nd(LowerCx *L, const Expr *call, LTensor **in, int nin, int
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_conv1d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_conv1d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return conv_nd(L, call, in, nin, 1, false);
 }
 
-LTensor *compute_conv3d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_conv3d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return conv_nd(L, call, in, nin, 3, false);
 }
 
-LTensor *compute_conv1d_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_conv1d_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return conv_nd(L, call, in, nin, 1, true);
 }
 
-LTensor *compute_conv2d_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_conv2d_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return conv_nd(L, call, in, nin, 2, true);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_conv_nd[] = {
+    {"nn.conv1d", compute_conv1d},
+    {"nn.conv3d", compute_conv3d},
+    {"nn.conv1d_transpose", compute_conv1d_transpose},
+    {"nn.conv2d_transpose", compute_conv2d_transpose},
+    {NULL, NULL},
+};

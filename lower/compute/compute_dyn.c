@@ -15,29 +15,39 @@
  * have rules in compute_dyn_index.c (the first two read those values back
  * from the result's dims, the last two from their constant arguments). */
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 
-LTensor *compute_dyn_reshape(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_reshape(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   (void)nin;
   return compute_reshape(L, call, in, 1);
 }
 
-LTensor *compute_dyn_broadcast_to(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_broadcast_to(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   (void)nin;
   return compute_broadcast_to(L, call, in, 1);
 }
 
-LTensor *compute_dyn_full(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_full(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   (void)nin;
   return compute_full(L, call, in, 1);
 }
 
-LTensor *compute_dyn_zeros(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_zeros(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   (void)in, (void)nin;
   return compute_zeros(L, call, NULL, 0);
 }
 
-LTensor *compute_dyn_ones(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_ones(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   (void)in, (void)nin;
   return compute_ones(L, call, NULL, 0);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_dyn[] = {
+    {"dyn.reshape", compute_dyn_reshape},
+    {"dyn.full", compute_dyn_full},
+    {"dyn.broadcast_to", compute_dyn_broadcast_to},
+    {"dyn.zeros", compute_dyn_zeros},
+    {"dyn.ones", compute_dyn_ones},
+    {"dyn.squeeze", compute_dyn_reshape},
+    {NULL, NULL},
+};

@@ -19,7 +19,6 @@
  * the kernel rebuild them, then apply the static op's rule. */
 #include "lower/compute/compute_image.h"
 #include "ops/dyn.h"
-#include "ops/families.h"
 #include "ops/nn_int.h"
 
 /* ───────────────────────────── dyn.tile ───────────────────────────── */
@@ -37,7 +36,7 @@ static PrimExpr *at_dyn_tile(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_at(L, x, sub);
 }
 
-LTensor *compute_dyn_tile(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_tile(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const Type *ty = lc_result_type(call);
   const LTensor *x = in[0];
   int m = ty->u.tensor.ndim;
@@ -86,7 +85,7 @@ static AttrValue *roi_attr(LowerCx *L, const Tensor *v) {
 /* image.resize2d's rule on the dyn call (same attributes; the size is the
  * result type's), without the integer-division form; tf_crop_and_resize
  * takes its roi from a constant roi tensor. */
-LTensor *compute_dyn_resize2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_resize2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   RelCtx cx;
   nn_call_ctx(&cx, lc_arena(L), call);
   ResizeSpec s;
@@ -104,7 +103,7 @@ LTensor *compute_dyn_resize2d(LowerCx *L, const Expr *call, LTensor **in, int ni
 /* ──────────────────── dyn.strided_slice, dyn.nn.pad ──────────────────── */
 
 /* begin, end (and strides) from constants into strided_slice's rule. */
-LTensor *compute_dyn_strided_slice(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_strided_slice(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   static const char *keys[3] = {"begin", "end", "strides"};
   RelCtx cx;
   nn_call_ctx(&cx, lc_arena(L), call);
@@ -118,7 +117,7 @@ LTensor *compute_dyn_strided_slice(LowerCx *L, const Expr *call, LTensor **in, i
 }
 
 /* pad_width from a constant into nn.pad's rule (data and pad value). */
-LTensor *compute_dyn_pad(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_pad(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const char *key = "pad_width";
   const Tensor *v = nin == 3 ? lc_const_value(in[1]) : NULL;
   if (!v) return lc_fail(L, "dyn.nn.pad: pad_width known only at run time");
@@ -129,3 +128,12 @@ LTensor *compute_dyn_pad(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   sin[0] = in[0], sin[1] = in[2];
   return compute_pad(L, with_static_attrs(L, &cx, call, 1, &key, &val), sin, 2);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_dyn_index[] = {
+    {"dyn.strided_slice", compute_dyn_strided_slice},
+    {"dyn.tile", compute_dyn_tile},
+    {"dyn.nn.pad", compute_dyn_pad},
+    {"dyn.image.resize2d", compute_dyn_resize2d},
+    {NULL, NULL},
+};

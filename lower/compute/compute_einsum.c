@@ -15,7 +15,6 @@
  * the result's ellipsis variables, right-aligned, a dim of size 1 at 0
  * (broadcast). */
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/transform_int.h"
 
 enum { MAX_AXES = 2 * TENSOR_MAX_RANK + EINSUM_ELLIPSIS };
@@ -134,7 +133,7 @@ static bool einsum_setup(LowerCx *L, const Expr *call, LTensor **in, int nin, Ei
   return true;
 }
 
-LTensor *compute_einsum(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_einsum(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Ein E = {0};
   if (!einsum_setup(L, call, in, nin, &E)) return NULL;
   const Type *ty = lc_result_type(call);
@@ -161,3 +160,9 @@ LTensor *compute_einsum(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   lc_mark_total(L, out); /* each element stored once */
   return lc_failed(L) ? NULL : shape_of;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_einsum[] = {
+    {"einsum", compute_einsum},
+    {NULL, NULL},
+};

@@ -25,102 +25,46 @@
  * or the sign fill (right), as numpy defines them (TVM leaves them
  * undefined).  Float math on integers and bool computes in float64 and
  * converts back by the cast rules.  Integer power is materialized
- * (int_power: a loop over the exponent's bits per element). */
+ * (int_power: a loop over the exponent's bits per element).
+ *
+ * The kinds, rules and {op name, rule} rows of the elementwise ops are
+ * expanded from ops/elemwise_table.h; a unary op computed by a TIR float
+ * intrinsic (its row's fn) is one call of it. */
 #include <math.h>
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
+#include "ops/elemwise_table.h"
 #include "ops/fast_math.h"
 
-/* X(kind, rule): the rule compute_<rule> (ops/families.h) lowers the kind. */
-#define BIN_KINDS(X)          \
-  X(B_ADD, add)               \
-  X(B_SUB, subtract)          \
-  X(B_MUL, multiply)          \
-  X(B_DIV, divide)            \
-  X(B_MOD, mod)               \
-  X(B_POW, power)             \
-  X(B_MAX, maximum)           \
-  X(B_MIN, minimum)           \
-  X(B_AND, logical_and)       \
-  X(B_OR, logical_or)         \
-  X(B_XOR, logical_xor)       \
-  X(B_EQ, equal)              \
-  X(B_NE, not_equal)          \
-  X(B_LT, less)               \
-  X(B_LE, less_equal)         \
-  X(B_GT, greater)            \
-  X(B_GE, greater_equal)      \
-  X(B_FLOORMOD, floor_mod)    \
-  X(B_FLOORDIV, floor_divide) \
-  X(B_TDIV, trunc_divide)     \
-  X(B_TMOD, trunc_mod)        \
-  X(B_BAND, bitwise_and)      \
-  X(B_BOR, bitwise_or)        \
-  X(B_BXOR, bitwise_xor)      \
-  X(B_SHL, left_shift)        \
-  X(B_SHR, right_shift)
-
+/* The binary kinds: B_<CODE> of each ELEMWISE_BINARY row. */
 typedef enum BinKind {
-#define X(e, r) e,
-  BIN_KINDS(X)
+#define X(name, CODE, row, kernel, cost, grad, doc) B_##CODE,
+  ELEMWISE_BINARY(X)
 #undef X
 } BinKind;
 
-/* X(kind, rule, TIR intrinsic of a float function or -1) */
-#define UN_KINDS(X)                 \
-  X(U_NEG, negative, -1)            \
-  X(U_ABS, abs, -1)                 \
-  X(U_EXP, exp, PI_EXP)             \
-  X(U_LOG, log, PI_LOG)             \
-  X(U_SQRT, sqrt, PI_SQRT)          \
-  X(U_RSQRT, rsqrt, -1)             \
-  X(U_TANH, tanh, PI_TANH)          \
-  X(U_SIGMOID, sigmoid, PI_SIGMOID) \
-  X(U_FLOOR, floor, -1)             \
-  X(U_CEIL, ceil, -1)               \
-  X(U_SIGN, sign, -1)               \
-  X(U_NOT, logical_not, -1)         \
-  X(U_RELU, relu, -1)               \
-  X(U_LEAKY, leaky_relu, -1)        \
-  X(U_CLIP, clip, -1)               \
-  X(U_CAST, cast, -1)               \
-  X(U_TRUNC, trunc, -1)             \
-  X(U_ROUND, round, -1)             \
-  X(U_COPY, copy, -1)               \
-  X(U_BNOT, bitwise_not, -1)        \
-  X(U_ISNAN, isnan, -1)             \
-  X(U_ISINF, isinf, -1)             \
-  X(U_ISFINITE, isfinite, -1)       \
-  X(U_LOG2, log2, PI_LOG2)          \
-  X(U_LOG10, log10, PI_LOG10)       \
-  X(U_ERF, erf, PI_ERF)             \
-  X(U_SIN, sin, PI_SIN)             \
-  X(U_COS, cos, PI_COS)             \
-  X(U_TAN, tan, PI_TAN)             \
-  X(U_ASIN, asin, PI_ASIN)          \
-  X(U_ACOS, acos, PI_ACOS)          \
-  X(U_ATAN, atan, PI_ATAN)          \
-  X(U_SINH, sinh, PI_SINH)          \
-  X(U_COSH, cosh, PI_COSH)          \
-  X(U_ASINH, asinh, PI_ASINH)       \
-  X(U_ACOSH, acosh, PI_ACOSH)       \
-  X(U_ATANH, atanh, PI_ATANH)       \
-  X(U_FEXP, fast_exp, -1)           \
-  X(U_FTANH, fast_tanh, -1)         \
-  X(U_FERF, fast_erf, -1)
+/* The unary kinds: U_<CODE> of each ELEMWISE_UNARY row, then the ops of
+ * other rows that lower as unary ones (their rules are below). */
+#define OTHER_UNARY(X) X(RELU, relu) X(LEAKY, leaky_relu) X(CLIP, clip) X(CAST, cast)
 
 typedef enum UnKind {
-#define X(e, r, f) e,
-  UN_KINDS(X)
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) U_##CODE,
+  ELEMWISE_UNARY(X)
+#undef X
+#define X(CODE, rule) U_##CODE,
+      OTHER_UNARY(X)
 #undef X
 } UnKind;
 
-/* The intrinsic computing a float function kind, or -1. */
+/* The TIR float intrinsic computing a kind (the row's fn), or -1 (NONE). */
+enum { PI_NONE = -1 };
 static const int un_intrinsic[] = {
-#define X(e, r, f) f,
-    UN_KINDS(X)
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) [U_##CODE] = PI_##fn,
+    ELEMWISE_UNARY(X)
+#undef X
+#define X(CODE, rule) [U_##CODE] = -1,
+        OTHER_UNARY(X)
 #undef X
 };
 
@@ -200,14 +144,14 @@ static PrimBinOp tir_binop(BinKind k) {
     case B_MOD:
     case B_TMOD:
       return PB_MOD;
-    case B_AND:
+    case B_LAND:
       return PB_AND;
-    case B_OR:
+    case B_LOR:
       return PB_OR;
     case B_EQ:
       return PB_EQ;
     case B_NE:
-    case B_XOR:
+    case B_LXOR:
       return PB_NE;
     case B_LT:
       return PB_LT;
@@ -234,9 +178,9 @@ static PrimExpr *binary_of(LowerCx *L, BinKind k, PrimExpr *a, PrimExpr *b, DTyp
       return fl ? floor_mod_of(L, a, b, dt) : int_floor_of(L, a, b, dt, true);
     case B_FLOORDIV:
       return fl ? floor_div_of(L, a, b, dt) : int_floor_of(L, a, b, dt, false);
-    case B_AND: /* of numbers: as truth values (NaN is true), 1 or 0 in the dtype */
-    case B_OR:
-    case B_XOR:
+    case B_LAND: /* of numbers: as truth values (NaN is true), 1 or 0 in the dtype */
+    case B_LOR:
+    case B_LXOR:
       if (dt == DT_BOOL) return lc_bin(L, tir_binop(k), a, b);
       return lc_cast(L, dt,
                      lc_bin(L, tir_binop(k), lc_cast(L, DT_BOOL, a), lc_cast(L, DT_BOOL, b)));
@@ -362,11 +306,11 @@ static LTensor *binary(LowerCx *L, const Expr *call, LTensor **in, int nin, BinK
   return t;
 }
 
-#define X(e, r)                                                               \
-  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
-    return binary(L, call, in, nin, e);                                       \
+#define X(name, CODE, row, kernel, cost, grad, doc)                                     \
+  static LTensor *compute_##name(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
+    return binary(L, call, in, nin, B_##CODE);                                          \
   }
-BIN_KINDS(X)
+ELEMWISE_BINARY(X)
 #undef X
 
 /* ───────────────────────────── unary ───────────────────────────── */
@@ -475,7 +419,7 @@ static PrimExpr *unary_of(LowerCx *L, const LTensor *t, UnKind k, PrimExpr *x, D
       return x;
     case U_SIGN:
       return sign_of(L, x, dt);
-    case U_NOT:
+    case U_LNOT:
       return dt == DT_BOOL ? lc_not(L, x) : lc_cast(L, dt, lc_bin(L, PB_EQ, x, lc_lit(L, dt, 0)));
     case U_BNOT:
       return dt == DT_BOOL ? lc_not(L, x) : lc_call(L, PI_BITNOT, x, NULL, NULL);
@@ -549,11 +493,15 @@ static LTensor *unary(LowerCx *L, const Expr *call, LTensor **in, int nin, UnKin
   return t;
 }
 
-#define X(e, r, f)                                                            \
-  LTensor *compute_##r(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
-    return unary(L, call, in, nin, e);                                        \
+#define UNARY_RULE(rule, CODE)                                                          \
+  static LTensor *compute_##rule(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
+    return unary(L, call, in, nin, U_##CODE);                                           \
   }
-UN_KINDS(X)
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) UNARY_RULE(name, CODE)
+ELEMWISE_UNARY(X)
+#undef X
+#define X(CODE, rule) UNARY_RULE(rule, CODE)
+OTHER_UNARY(X)
 #undef X
 
 /* ───────────────────────── where, bias_add ───────────────────────── */
@@ -566,7 +514,7 @@ static PrimExpr *at_where(LowerCx *L, const LTensor *t, PrimExpr **idx) {
              lc_bcast_at(L, t->in[2], t->ndim, sh, idx));
 }
 
-LTensor *compute_where(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_where(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 3 || !operands_ok(L, call, in, nin)) return NULL;
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n;
@@ -583,7 +531,7 @@ static PrimExpr *at_bias_add(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, sum);
 }
 
-LTensor *compute_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || !operands_ok(L, call, in, nin) || in[0]->dtype == DT_BOOL) return NULL;
   int64_t axis = op_attr_int(call, "axis");
   if (axis < 0) axis += in[0]->ndim;
@@ -593,3 +541,20 @@ LTensor *compute_bias_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   t->in = in, t->nin = nin, t->at = at_bias_add, t->aux[0] = axis;
   return t;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_elemwise[] = {
+#define X(name, CODE, row, kernel, cost, grad, doc) {#name, compute_##name},
+    ELEMWISE_BINARY(X)
+#undef X
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) {#name, compute_##name},
+        ELEMWISE_UNARY(X)
+#undef X
+            {"where", compute_where},
+    {"cast", compute_cast},
+    {"clip", compute_clip},
+    {"nn.bias_add", compute_bias_add},
+    {"nn.relu", compute_relu},
+    {"nn.leaky_relu", compute_leaky_relu},
+    {NULL, NULL},
+};

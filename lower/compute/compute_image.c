@@ -23,8 +23,6 @@
 
 #include <string.h>
 
-#include "ops/families.h"
-
 /* ───────────────────────────── expression helpers ───────────────────────────── */
 
 static PrimExpr *lit(LowerCx *L, DType dt, double v) { return lc_lit(L, dt, v); }
@@ -242,15 +240,15 @@ LTensor *image_resize_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, 
   return t;
 }
 
-LTensor *compute_resize1d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_resize1d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return image_resize_rule(L, call, in, nin, 1, false);
 }
 
-LTensor *compute_resize2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_resize2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return image_resize_rule(L, call, in, nin, 2, true); /* the static op's integer division */
 }
 
-LTensor *compute_resize3d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_resize3d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return image_resize_rule(L, call, in, nin, 3, false);
 }
 
@@ -419,7 +417,7 @@ static PrimExpr *at_grid_sample(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, g_px(&g, p));
 }
 
-LTensor *compute_grid_sample(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_grid_sample(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (!const_shape(L, call, shape)) return NULL;
   DType dt = in[0]->dtype;
@@ -454,7 +452,7 @@ static PrimExpr *at_affine_grid(LowerCx *L, const LTensor *t, PrimExpr **idx) {
                  lc_plus(L, lc_plus(L, lc_times(L, e[0], x), lc_times(L, e[1], y)), e[2]));
 }
 
-LTensor *compute_affine_grid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_affine_grid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (!const_shape(L, call, shape)) return NULL;
   if (!dtype_is_float(in[0]->dtype))
@@ -474,3 +472,10 @@ PrimExpr *image_resample(LowerCx *L, const LTensor *x, const ResizeSpec *s, cons
                          PrimExpr **idx) {
   return resample(L, x, s, t, 0, idx);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_image[] = {
+    {"image.resize1d", compute_resize1d},       {"image.resize2d", compute_resize2d},
+    {"image.resize3d", compute_resize3d},       {"image.grid_sample", compute_grid_sample},
+    {"image.affine_grid", compute_affine_grid}, {NULL, NULL},
+};

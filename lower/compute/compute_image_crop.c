@@ -17,7 +17,6 @@
  * channels and spatial dims must be positive constants (the coordinate
  * constants depend on H and W; element 0 must exist). */
 #include "lower/compute/compute_image.h"
-#include "ops/families.h"
 
 typedef struct Crop {
   ResizeSpec s;
@@ -93,7 +92,7 @@ static bool crop_ok(LowerCx *L, const Expr *call, LTensor **in, int nin, Crop *k
   return true;
 }
 
-LTensor *compute_crop_and_resize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_crop_and_resize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Crop *k = ARENA_NEW(lc_arena(L), Crop);
   if (!crop_ok(L, call, in, nin, k)) return NULL;
   const Type *ty = lc_result_type(call);
@@ -113,3 +112,9 @@ LTensor *compute_crop_and_resize(LowerCx *L, const Expr *call, LTensor **in, int
   lc_mark_total(L, out); /* each element stored once */
   return lc_from_buffer(L, call, out);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_image_crop[] = {
+    {"image.crop_and_resize", compute_crop_and_resize},
+    {NULL, NULL},
+};

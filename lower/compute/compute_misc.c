@@ -17,7 +17,6 @@
  * computed wherever one is used (a fused function projects the one it
  * needs). */
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 
 /* ───────────────────────────── one_hot ───────────────────────────── */
 
@@ -52,11 +51,11 @@ static LTensor *one_hot(LowerCx *L, const Expr *call, LTensor **in) {
   return t;
 }
 
-LTensor *compute_one_hot(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_one_hot(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return nin == 3 ? one_hot(L, call, in) : lc_fail(L, "one_hot: operands");
 }
 
-LTensor *compute_dyn_one_hot(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dyn_one_hot(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return nin == 4 ? one_hot(L, call, in) : lc_fail(L, "dyn.one_hot: operands");
 }
 
@@ -221,7 +220,7 @@ static void int_mean_variance(LowerCx *L, const Kept *k, Buffer **outs) {
 
 /* Floats: the mean field here, the variance field variance's own rule
  * (compute_reduce.c, the same passes); integers: both here. */
-LTensor *compute_mean_variance(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_mean_variance(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const LTensor *x = in[0];
   bool fl = dtype_is_float(x->dtype);
   if (nin != 1 || !lc_buffer_dtype_ok(x->dtype) || x->dtype == DT_BOOL)
@@ -238,3 +237,11 @@ LTensor *compute_mean_variance(LowerCx *L, const Expr *call, LTensor **in, int n
   r->fields[1] = fl ? compute_variance(L, call, in, 1) : lc_from_buffer(L, call, outs[1]);
   return r->fields[1] ? r : NULL;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_misc[] = {
+    {"mean_variance", compute_mean_variance},
+    {"one_hot", compute_one_hot},
+    {"dyn.one_hot", compute_dyn_one_hot},
+    {NULL, NULL},
+};

@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/fast_math.h"
 #include "ops/nn_int.h"
 
@@ -594,7 +593,7 @@ LTensor *compute_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
  * product reads it in place instead of packing it on every call.  The
  * panel width must be the schedule's (two vector registers), and the
  * weight a buffer. */
-LTensor *compute_dense_pack(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dense_pack(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->ndim < 1 || in[1]->ndim != 3)
     return lc_fail(L, "nn.contrib_dense_pack of this rank");
   const LTensor *x = in[0], *w = in[1];
@@ -612,7 +611,7 @@ LTensor *compute_dense_pack(LowerCx *L, const Expr *call, LTensor **in, int nin)
 
 /* nn.matmul: 2-d operands, or an N-d a (not transposed) whose leading dims
  * are the product's rows (a (B, S, K) activation times a (K, N) weight). */
-LTensor *compute_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   bool ta = op_attr_bool(call, "transpose_a"), tb = op_attr_bool(call, "transpose_b");
   if (nin == 2 && in[0]->ndim > 2 && in[1]->ndim == 2 && !ta) {
     Mm m = {.a = in[0], .b = in[1], .tb = tb, .N = in[1]->shape[tb ? 0 : 1]};
@@ -631,7 +630,7 @@ LTensor *compute_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return product(L, call, &m);
 }
 
-LTensor *compute_batch_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_batch_matmul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->ndim != 3 || in[1]->ndim != 3)
     return lc_fail(L, "nn.batch_matmul of rank != 3");
   bool ta = op_attr_bool(call, "transpose_a"), tb = op_attr_bool(call, "transpose_b");
@@ -714,10 +713,10 @@ static LTensor *softmax(LowerCx *L, const Expr *call, LTensor **in, int nin, boo
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return softmax(L, c, in, n, false);
 }
-LTensor *compute_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_log_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return softmax(L, c, in, n, true);
 }
 
@@ -807,7 +806,7 @@ static void lane_reduce(LowerCx *L, const LTensor *x, Buffer *out, int axis, Tir
  * exponentials and the division; the reference kernel
  * (kernels/kernels_nn.c) does the same operations in the same order.
  * Other dtypes: the exact softmax. */
-LTensor *compute_fast_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_fast_softmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
   const LTensor *x = in[0];
   if (n != 1 || x->dtype != DT_FLOAT32 || x->ndim == 0) return softmax(L, c, in, n, false);
   int axis = (int)op_attr_int(c, "axis");
@@ -836,7 +835,7 @@ static PrimExpr *at_prelu(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_call(L, PI_SELECT, pos, x, lc_times(L, x, lc_at(L, t->in[1], &j)));
 }
 
-LTensor *compute_prelu(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_prelu(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[0]->dtype != in[1]->dtype || !lc_elem_dtype_ok(in[0]->dtype) ||
       in[0]->dtype == DT_BOOL || in[1]->ndim != 1)
     return lc_fail(L, "nn.prelu on these operands");
@@ -847,3 +846,16 @@ LTensor *compute_prelu(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   t->in = in, t->nin = nin, t->at = at_prelu, t->aux[0] = axis;
   return t;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_nn[] = {
+    {"nn.dense", compute_dense},
+    {"nn.contrib_dense_pack", compute_dense_pack},
+    {"nn.matmul", compute_matmul},
+    {"nn.batch_matmul", compute_batch_matmul},
+    {"nn.softmax", compute_softmax},
+    {"nn.log_softmax", compute_log_softmax},
+    {"nn.prelu", compute_prelu},
+    {"nn.fast_softmax", compute_fast_softmax},
+    {NULL, NULL},
+};

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/nn_int.h"
 
 static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
@@ -154,7 +153,7 @@ LTensor *compute_pad(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return pad_rule(L, call, in, nin, mode);
 }
 
-LTensor *compute_mirror_pad(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_mirror_pad(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const char *m = op_attr_str(lc_arena(L), call, "mode");
   return pad_rule(L, call, in, nin, !strcmp(m, "REFLECT") ? PAD_REFLECT : PAD_SYMMETRIC);
 }
@@ -300,11 +299,11 @@ static LTensor *up_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, int
   return t;
 }
 
-LTensor *compute_upsampling(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_upsampling(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return up_rule(L, call, in, nin, 2);
 }
 
-LTensor *compute_upsampling3d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_upsampling3d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return up_rule(L, call, in, nin, 3);
 }
 
@@ -345,11 +344,11 @@ static LTensor *subpixel_rule(LowerCx *L, const Expr *call, LTensor **in, int ni
   return t;
 }
 
-LTensor *compute_depth_to_space(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_depth_to_space(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return subpixel_rule(L, call, in, nin, true);
 }
 
-LTensor *compute_space_to_depth(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_space_to_depth(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return subpixel_rule(L, call, in, nin, false);
 }
 
@@ -423,11 +422,11 @@ static LTensor *blocks_rule(LowerCx *L, const Expr *call, LTensor **in, int nin,
   return inline_result(L, call, in, nin, to_batch ? at_space_to_batch : at_batch_to_space);
 }
 
-LTensor *compute_space_to_batch_nd(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_space_to_batch_nd(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return blocks_rule(L, call, in, nin, true);
 }
 
-LTensor *compute_batch_to_space_nd(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_batch_to_space_nd(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return blocks_rule(L, call, in, nin, false);
 }
 
@@ -452,7 +451,7 @@ static PrimExpr *at_dilate(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return sel(L, on, v, lc_lit(L, x->dtype, op_attr_float(t->call, "dilation_value")));
 }
 
-LTensor *compute_dilate(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dilate(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t s[TENSOR_MAX_RANK];
   if (op_attr_ints(call, "strides", s, TENSOR_MAX_RANK) != in[0]->ndim)
     return lc_fail(L, "nn.dilate: strides");
@@ -460,3 +459,17 @@ LTensor *compute_dilate(LowerCx *L, const Expr *call, LTensor **in, int nin) {
     return lc_fail(L, "nn.dilate of %s", dtype_name(in[0]->dtype));
   return inline_result(L, call, in, nin, at_dilate);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_nn_layout[] = {
+    {"nn.pad", compute_pad},
+    {"nn.mirror_pad", compute_mirror_pad},
+    {"nn.upsampling", compute_upsampling},
+    {"nn.upsampling3d", compute_upsampling3d},
+    {"nn.depth_to_space", compute_depth_to_space},
+    {"nn.space_to_depth", compute_space_to_depth},
+    {"nn.space_to_batch_nd", compute_space_to_batch_nd},
+    {"nn.batch_to_space_nd", compute_batch_to_space_nd},
+    {"nn.dilate", compute_dilate},
+    {NULL, NULL},
+};

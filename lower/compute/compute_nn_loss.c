@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 
 static PrimExpr *f64(LowerCx *L, PrimExpr *e) { return lc_cast(L, DT_FLOAT64, e); }
 static PrimExpr *lit(LowerCx *L, double v) { return lc_lit(L, DT_FLOAT64, v); }
@@ -67,11 +66,12 @@ static LTensor *cross_entropy(LowerCx *L, const Expr *call, LTensor **in, int ni
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_cross_entropy(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_cross_entropy(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return cross_entropy(L, call, in, nin, false);
 }
 
-LTensor *compute_cross_entropy_with_logits(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_cross_entropy_with_logits(LowerCx *L, const Expr *call, LTensor **in,
+                                                  int nin) {
   return cross_entropy(L, call, in, nin, true);
 }
 
@@ -125,7 +125,7 @@ static void nll_loops(LowerCx *L, const Nll *k) {
     lc_for(L, d == 0 && k->none ? LOOP_PARALLEL : LOOP_RANGE, v[d], k->t->shape[d], lc_close(L));
 }
 
-LTensor *compute_nll_loss(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_nll_loss(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Nll k = {.p = in[0], .t = in[1], .w = in[2]};
   if (nin != 3 || !float_ok(k.p->dtype) || !float_ok(k.w->dtype) || !dtype_is_int(k.t->dtype) ||
       k.t->ndim != k.p->ndim - 1)
@@ -148,3 +148,11 @@ LTensor *compute_nll_loss(LowerCx *L, const Expr *call, LTensor **in, int nin) {
            strcmp(red, "sum") == 0 ? sum : lc_bin(L, PB_DIV, sum, slot(L, k.acc, 1)));
   return lc_from_buffer(L, call, k.out);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_nn_loss[] = {
+    {"nn.cross_entropy", compute_cross_entropy},
+    {"nn.cross_entropy_with_logits", compute_cross_entropy_with_logits},
+    {"nn.nll_loss", compute_nll_loss},
+    {NULL, NULL},
+};

@@ -16,7 +16,6 @@
  * Both take every float dtype: float16 computes in float64 like the others
  * and rounds once, as the kernels do. */
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 
 static PrimExpr *f64(LowerCx *L, PrimExpr *e) { return lc_cast(L, DT_FLOAT64, e); }
 static PrimExpr *lit(LowerCx *L, double v) { return lc_lit(L, DT_FLOAT64, v); }
@@ -44,7 +43,7 @@ static PrimExpr *at_batch_norm(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, y);
 }
 
-LTensor *compute_batch_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_batch_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 5) return lc_fail(L, "nn.batch_norm: operands");
   const LTensor *x = in[0];
   for (int i = 0; i < nin; i++)
@@ -97,7 +96,7 @@ static void lrn_element(LowerCx *L, const Lrn *k, Buffer *out, PrimExpr **idx) {
   lc_store(L, out, k->x->ndim, idx, lc_bin(L, PB_DIV, f64(L, lc_at(L, k->x, idx)), den));
 }
 
-LTensor *compute_lrn(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_lrn(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Lrn k = {.x = in[0]};
   int n = k.x->ndim;
   if (nin != 1 || !dtype_is_float(k.x->dtype))
@@ -119,3 +118,10 @@ LTensor *compute_lrn(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   lc_mark_total(L, out); /* each element stored once */
   return lc_from_buffer(L, call, out);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_nn_norm[] = {
+    {"nn.batch_norm", compute_batch_norm},
+    {"nn.lrn", compute_lrn},
+    {NULL, NULL},
+};

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/nn_int.h"
 
 static PrimExpr *sel(LowerCx *L, PrimExpr *c, PrimExpr *a, PrimExpr *b) {
@@ -227,9 +226,9 @@ static LTensor *pool_rule(LowerCx *L, const Expr *call, LTensor **in, int nin, i
   return lc_from_buffer(L, call, out);
 }
 
-#define POOL_RULE(name, S, is_max)                                     \
-  LTensor *name(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
-    return pool_rule(L, call, in, nin, S, is_max);                     \
+#define POOL_RULE(name, S, is_max)                                            \
+  static LTensor *name(LowerCx *L, const Expr *call, LTensor **in, int nin) { \
+    return pool_rule(L, call, in, nin, S, is_max);                            \
   }
 POOL_RULE(compute_max_pool1d, 1, true)
 POOL_RULE(compute_avg_pool1d, 1, false)
@@ -302,11 +301,11 @@ static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin,
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_global_max_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_global_max_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return global_pool(L, call, in, nin, true);
 }
 
-LTensor *compute_global_avg_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_global_avg_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return global_pool(L, call, in, nin, false);
 }
 
@@ -375,10 +374,25 @@ static LTensor *adaptive_pool(LowerCx *L, const Expr *call, LTensor **in, int ni
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_adaptive_max_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_adaptive_max_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return adaptive_pool(L, call, in, nin, true);
 }
 
-LTensor *compute_adaptive_avg_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_adaptive_avg_pool2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return adaptive_pool(L, call, in, nin, false);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_nn_pool[] = {
+    {"nn.max_pool1d", compute_max_pool1d},
+    {"nn.avg_pool1d", compute_avg_pool1d},
+    {"nn.max_pool2d", compute_max_pool2d},
+    {"nn.avg_pool2d", compute_avg_pool2d},
+    {"nn.max_pool3d", compute_max_pool3d},
+    {"nn.avg_pool3d", compute_avg_pool3d},
+    {"nn.global_max_pool2d", compute_global_max_pool2d},
+    {"nn.global_avg_pool2d", compute_global_avg_pool2d},
+    {"nn.adaptive_max_pool2d", compute_adaptive_max_pool2d},
+    {"nn.adaptive_avg_pool2d", compute_adaptive_avg_pool2d},
+    {NULL, NULL},
+};

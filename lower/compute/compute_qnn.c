@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/nn_int.h"
 
 /* Operand slots of the QNN ops' parameters (TVM's argument order). */
@@ -167,7 +166,7 @@ static PrimExpr *at_fpm(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return fixed_point(L, x, i64(L, m), i64(L, s), false);
 }
 
-LTensor *compute_fixed_point_multiply(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_fixed_point_multiply(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 1 || in[0]->dtype != DT_INT32)
     return lc_fail(L, "fixed_point_multiply on %s", nin == 1 ? dtype_name(in[0]->dtype) : "?");
   LTensor *t = lc_tensor(L, call, DT_INT32, in[0]->ndim, in[0]->shape);
@@ -188,7 +187,7 @@ static PrimExpr *at_quantize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return clip_to(L, bin(L, PB_ADD, r, param_at(L, t->in[2], n, idx, axis)), t->dtype);
 }
 
-LTensor *compute_quantize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_quantize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (!operands_ok(in, nin, 3, 1, "fi") || in[0]->dtype != DT_FLOAT32)
     return lc_fail(L, "qnn.quantize of these operands");
   return elementwise(L, call, in, nin, at_quantize);
@@ -202,7 +201,7 @@ static PrimExpr *at_dequantize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return bin(L, PB_MUL, lc_cast(L, DT_FLOAT32, d), param_at(L, t->in[1], n, idx, axis));
 }
 
-LTensor *compute_dequantize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_dequantize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (!operands_ok(in, nin, 3, 1, "fi") || !dtype_is_int(in[0]->dtype))
     return lc_fail(L, "qnn.dequantize of these operands");
   return elementwise(L, call, in, nin, at_dequantize);
@@ -219,7 +218,7 @@ static PrimExpr *at_requantize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
                         p[RQ_OUT_Z], t->aux[1], t->dtype);
 }
 
-LTensor *compute_requantize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_requantize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (!operands_ok(in, nin, 5, 1, "fifi") || !dtype_is_int(in[0]->dtype))
     return lc_fail(L, "qnn.requantize of these operands");
   if (!ratio_ok(in[RQ_IN_S], NULL, in[RQ_OUT_S]))
@@ -275,11 +274,11 @@ static LTensor *binary(LowerCx *L, const Expr *call, LTensor **in, int nin, bool
   return t;
 }
 
-LTensor *compute_qnn_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_qnn_add(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return binary(L, call, in, nin, false);
 }
 
-LTensor *compute_qnn_mul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_qnn_mul(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return binary(L, call, in, nin, true);
 }
 
@@ -313,7 +312,7 @@ static LTensor **product_operands(LowerCx *L, const Expr *call, LTensor **in, in
   return two;
 }
 
-LTensor *compute_qnn_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_qnn_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   RelCtx cx;
   nn_call_ctx(&cx, lc_arena(L), call);
   NnConvAxes ax;
@@ -322,7 +321,20 @@ LTensor *compute_qnn_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin)
   return two ? compute_conv2d(L, call, two, 2) : NULL;
 }
 
-LTensor *compute_qnn_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_qnn_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   LTensor **two = product_operands(L, call, in, nin, 0);
   return two ? compute_dense(L, call, two, 2) : NULL;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_qnn[] = {
+    {"fixed_point_multiply", compute_fixed_point_multiply},
+    {"qnn.quantize", compute_quantize},
+    {"qnn.dequantize", compute_dequantize},
+    {"qnn.requantize", compute_requantize},
+    {"qnn.conv2d", compute_qnn_conv2d},
+    {"qnn.dense", compute_qnn_dense},
+    {"qnn.add", compute_qnn_add},
+    {"qnn.mul", compute_qnn_mul},
+    {NULL, NULL},
+};

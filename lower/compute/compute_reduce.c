@@ -25,7 +25,6 @@
 #include <stdint.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 
 enum { LANES = 8 };
 
@@ -314,32 +313,32 @@ static LTensor *argreduce(LowerCx *L, const Expr *call, LTensor **in, int nin, b
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_argmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_argmax(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return argreduce(L, c, in, n, true);
 }
-LTensor *compute_argmin(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_argmin(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return argreduce(L, c, in, n, false);
 }
 
-LTensor *compute_sum(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_sum(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return reduce(L, c, in, n, R_SUM);
 }
-LTensor *compute_mean(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_mean(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return reduce(L, c, in, n, R_MEAN);
 }
-LTensor *compute_prod(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_prod(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return reduce(L, c, in, n, R_PROD);
 }
-LTensor *compute_max(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_max(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return reduce(L, c, in, n, R_MAX);
 }
-LTensor *compute_min(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_min(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return reduce(L, c, in, n, R_MIN);
 }
-LTensor *compute_all(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_all(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return reduce(L, c, in, n, R_ALL);
 }
-LTensor *compute_any(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_any(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return reduce(L, c, in, n, R_ANY);
 }
 
@@ -578,13 +577,13 @@ static LTensor *stats(LowerCx *L, const Expr *call, LTensor **in, int nin, StatK
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_logsumexp(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_logsumexp(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return stats(L, c, in, n, S_LSE);
 }
 LTensor *compute_variance(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return stats(L, c, in, n, S_VAR);
 }
-LTensor *compute_std(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_std(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return stats(L, c, in, n, S_STD);
 }
 
@@ -681,10 +680,10 @@ static LTensor *scan(LowerCx *L, const Expr *call, LTensor **in, int nin, bool p
   return lc_from_buffer(L, call, out);
 }
 
-LTensor *compute_cumsum(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_cumsum(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return scan(L, c, in, n, false);
 }
-LTensor *compute_cumprod(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_cumprod(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return scan(L, c, in, n, true);
 }
 
@@ -846,7 +845,7 @@ static void norm_params(Norm *N, const Expr *call, LTensor **in) {
 }
 
 /* layer_norm: one group per line along the axis. */
-LTensor *compute_layer_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_layer_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Norm N = {.k = N_LAYER, .x = in[0]};
   bool red[TENSOR_MAX_RANK] = {0};
   if (nin != 3 || (N.axis = norm_axis(L, call, in[0]->ndim)) < 0) return NULL;
@@ -857,7 +856,7 @@ LTensor *compute_layer_norm(LowerCx *L, const Expr *call, LTensor **in, int nin)
 }
 
 /* instance_norm: one group per (batch index, channel): every other dim reduced. */
-LTensor *compute_instance_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_instance_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Norm N = {.k = N_GROUPED, .x = in[0]};
   bool red[TENSOR_MAX_RANK] = {0};
   if (nin != 3 || (N.axis = norm_axis(L, call, in[0]->ndim)) < 0) return NULL;
@@ -870,7 +869,7 @@ LTensor *compute_instance_norm(LowerCx *L, const Expr *call, LTensor **in, int n
 /* group_norm: one group per (index over the dims before the axis, channel
  * group); the channel splits into the group (a key) and the channel
  * within it (reduced, first), the dims after the axis are reduced. */
-LTensor *compute_group_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_group_norm(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Norm N = {.k = N_GROUPED, .x = in[0]};
   const LTensor *x = in[0];
   if (nin != 3 || (N.axis = norm_axis(L, call, x->ndim)) < 0) return NULL;
@@ -889,7 +888,7 @@ LTensor *compute_group_norm(LowerCx *L, const Expr *call, LTensor **in, int nin)
 }
 
 /* l2_normalize: the sum of squares over the axes, x / sqrt(max(sum, eps)). */
-LTensor *compute_l2_normalize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_l2_normalize(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Norm N = {.k = N_L2, .x = in[0]};
   bool red[TENSOR_MAX_RANK] = {0};
   int64_t ax[TENSOR_MAX_RANK];
@@ -904,3 +903,26 @@ LTensor *compute_l2_normalize(LowerCx *L, const Expr *call, LTensor **in, int ni
   N.eps = op_attr_float(call, "eps");
   return norm_emit(L, call, &N);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_reduce[] = {
+    {"sum", compute_sum},
+    {"mean", compute_mean},
+    {"max", compute_max},
+    {"min", compute_min},
+    {"prod", compute_prod},
+    {"argmax", compute_argmax},
+    {"argmin", compute_argmin},
+    {"all", compute_all},
+    {"any", compute_any},
+    {"logsumexp", compute_logsumexp},
+    {"variance", compute_variance},
+    {"std", compute_std},
+    {"cumsum", compute_cumsum},
+    {"cumprod", compute_cumprod},
+    {"nn.layer_norm", compute_layer_norm},
+    {"nn.instance_norm", compute_instance_norm},
+    {"nn.group_norm", compute_group_norm},
+    {"nn.l2_normalize", compute_l2_normalize},
+    {NULL, NULL},
+};

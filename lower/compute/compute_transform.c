@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 
 static LTensor *inline_like(LowerCx *L, const Expr *call, LTensor **in, int nin, int ndim,
                             PrimExpr **shape, LAtFn at) {
@@ -61,7 +60,7 @@ LTensor *compute_reshape(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return inline_like(L, call, in, nin, lc_result_type(call)->u.tensor.ndim, shape, at_reshape);
 }
 
-LTensor *compute_batch_flatten(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_batch_flatten(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (in[0]->ndim < 1) return lc_fail(L, "nn.batch_flatten of a scalar");
   PrimExpr *shape[2] = {in[0]->shape[0], lc_int(L, 1)};
   for (int j = 1; j < in[0]->ndim; j++) shape[1] = lc_mul(L, shape[1], in[0]->shape[j]);
@@ -89,7 +88,7 @@ static LTensor *axis_map(LowerCx *L, const Expr *call, LTensor **in, int nin, in
   return t;
 }
 
-LTensor *compute_expand_dims(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_expand_dims(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   int64_t axis = op_attr_int(call, "axis"), k = op_attr_int(call, "num_newaxis");
   if (axis < 0) axis += n + 1;
@@ -107,7 +106,7 @@ LTensor *compute_expand_dims(LowerCx *L, const Expr *call, LTensor **in, int nin
 
 /* squeeze as an axis map: the given axes, or without `axis` every dim of
  * size 1 (which must then be known statically). */
-LTensor *compute_squeeze(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_squeeze(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   bool drop[TENSOR_MAX_RANK] = {0};
   int64_t ax[TENSOR_MAX_RANK];
@@ -128,7 +127,7 @@ LTensor *compute_squeeze(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return axis_map(L, call, in, nin, d, map);
 }
 
-LTensor *compute_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   int64_t ax[TENSOR_MAX_RANK];
   int na = op_attr_ints(call, "axes", ax, TENSOR_MAX_RANK);
@@ -240,7 +239,7 @@ static PrimExpr *at_take(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 /* take with clip or wrap indices, as a lazy accessor.  The indexed axis
  * must have a known, non-zero size, since clipping into an empty axis is an
  * error in the reference. */
-LTensor *compute_take(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_take(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const char *mode = op_attr_str(lc_arena(L), call, "mode");
   if (nin != 2 || !dtype_is_int(in[1]->dtype) || op_attr_int(call, "batch_dims") != 0 ||
       (strcmp(mode, "clip") && strcmp(mode, "wrap")))
@@ -307,10 +306,10 @@ LTensor *compute_ones(LowerCx *L, const Expr *c, LTensor **in, int n) {
 LTensor *compute_full(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return fill(L, c, in, n, 0, true, false);
 }
-LTensor *compute_zeros_like(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_zeros_like(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return fill(L, c, in, n, 0, false, true);
 }
-LTensor *compute_ones_like(LowerCx *L, const Expr *c, LTensor **in, int n) {
+static LTensor *compute_ones_like(LowerCx *L, const Expr *c, LTensor **in, int n) {
   return fill(L, c, in, n, 1, false, true);
 }
 
@@ -356,7 +355,7 @@ static bool join_ok(LowerCx *L, const Expr *call, LTensor **in, int nin, int ran
 /* concatenate: each operand written into its slice of the result along
  * the axis (materialized: no select between operands, so no load outside
  * an operand, and empty operands write nothing). */
-LTensor *compute_concatenate(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_concatenate(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t axis;
   if (!join_ok(L, call, in, nin, in[0]->ndim, &axis)) return NULL;
   PrimExpr *shape[TENSOR_MAX_RANK];
@@ -373,7 +372,7 @@ LTensor *compute_concatenate(LowerCx *L, const Expr *call, LTensor **in, int nin
 }
 
 /* stack: operand i written at index i of the new axis. */
-LTensor *compute_stack(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_stack(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t axis;
   int n = in[0]->ndim;
   if (n + 1 > TENSOR_MAX_RANK || !join_ok(L, call, in, nin, n + 1, &axis)) return NULL;
@@ -404,7 +403,7 @@ static PrimExpr *at_split(LowerCx *L, const LTensor *t, PrimExpr **idx) {
  * sizes before it; the sizes come from the result type, so the split axis
  * must be static (a `?` piece is refused: the kernel checks at run time
  * that the pieces cover the axis). */
-LTensor *compute_split(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_split(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const Type *ty = call->ty;
   int n = in[0]->ndim;
   int64_t axis = op_attr_int(call, "axis");
@@ -431,7 +430,7 @@ LTensor *compute_split(LowerCx *L, const Expr *call, LTensor **in, int nin) {
 
 /* The product of the operand's dims (size variables too), in int64 and
  * converted to the result dtype as the kernel stores it. */
-LTensor *compute_ndarray_size(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_ndarray_size(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const Type *ty = lc_result_type(call);
   DType dt = ty->u.tensor.dtype;
   if (!lc_elem_dtype_ok(dt)) return lc_fail(L, "ndarray_size to %s", dtype_name(dt));
@@ -441,3 +440,27 @@ LTensor *compute_ndarray_size(LowerCx *L, const Expr *call, LTensor **in, int ni
   t->value = lc_cast(L, dt, n);
   return t;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_transform[] = {
+    {"nn.batch_flatten", compute_batch_flatten},
+    {"reshape", compute_reshape},
+    {"transpose", compute_transpose},
+    {"expand_dims", compute_expand_dims},
+    {"squeeze", compute_squeeze},
+    {"concatenate", compute_concatenate},
+    {"stack", compute_stack},
+    {"split", compute_split},
+    {"strided_slice", compute_strided_slice},
+    {"take", compute_take},
+    {"broadcast_to", compute_broadcast_to},
+    {"zeros", compute_zeros},
+    {"ones", compute_ones},
+    {"full", compute_full},
+    {"zeros_like", compute_zeros_like},
+    {"ones_like", compute_ones_like},
+    {"ndarray_size", compute_ndarray_size},
+    {"reshape_like", compute_reshape},
+    {"broadcast_to_like", compute_broadcast_to},
+    {NULL, NULL},
+};

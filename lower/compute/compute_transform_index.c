@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 
 static PrimExpr *i64(LowerCx *L, PrimExpr *e) {
   return e->kind == PE_INT ? lc_int(L, e->u.i) : lc_cast(L, DT_INT64, e);
@@ -45,7 +44,7 @@ static PrimExpr *at_gather(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_at(L, x, sub);
 }
 
-LTensor *compute_gather(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_gather(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   if (op_attr_is_none(call, "axis") || in[1]->ndim != n) return lc_fail(L, "gather: axis");
   int64_t a = op_attr_int(call, "axis");
@@ -73,7 +72,7 @@ static PrimExpr *at_gather_nd(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_at(L, x, sub);
 }
 
-LTensor *compute_gather_nd(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_gather_nd(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const LTensor *x = in[0], *ix = in[1];
   int64_t m = ix->ndim ? lc_const(ix->shape[0]) : -1, b = op_attr_int(call, "batch_dims");
   int k = ix->ndim - 1;
@@ -115,7 +114,7 @@ static PrimExpr *at_unravel(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, r);
 }
 
-LTensor *compute_unravel_index(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_unravel_index(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t nd = lc_const(in[1]->shape[0]);
   if (nd < 0 || nd > 64 || in[0]->ndim > 1) return lc_fail(L, "unravel_index: a dynamic shape");
   PrimExpr *shape[2] = {in[1]->shape[0], in[0]->ndim ? in[0]->shape[0] : NULL};
@@ -140,7 +139,7 @@ static PrimExpr *at_adv_index(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 
 /* adv_index inline: the indices' broadcast shape, then the data dims they
  * do not index; each output element reads the data at the indices there. */
-LTensor *compute_adv_index(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_adv_index(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int ni = nin - 1, nb = 0;
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (ni < 1 || ni > in[0]->ndim) return lc_fail(L, "adv_index: %d indices", ni);
@@ -156,3 +155,12 @@ LTensor *compute_adv_index(LowerCx *L, const Expr *call, LTensor **in, int nin) 
   t->aux[0] = nb, t->aux[1] = ni;
   return t;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_transform_index[] = {
+    {"gather", compute_gather},
+    {"gather_nd", compute_gather_nd},
+    {"unravel_index", compute_unravel_index},
+    {"adv_index", compute_adv_index},
+    {NULL, NULL},
+};

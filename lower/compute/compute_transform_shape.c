@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 #include "ops/transform_int.h"
 
 static LTensor *inline_t(LowerCx *L, const Expr *call, DType dt, int ndim, PrimExpr **shape,
@@ -54,7 +53,7 @@ static PrimExpr *at_full_like(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, lc_at(L, t->in[1], NULL));
 }
 
-LTensor *compute_full_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_full_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (nin != 2 || in[1]->ndim != 0) return lc_fail(L, "full_like: operands");
   return inline_t(L, call, in[0]->dtype, in[0]->ndim, in[0]->shape, in, nin, at_full_like);
 }
@@ -63,7 +62,7 @@ static PrimExpr *at_cast_like(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_cast(L, t->dtype, lc_at(L, t->in[0], idx));
 }
 
-LTensor *compute_cast_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_cast_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return inline_t(L, call, in[1]->dtype, in[0]->ndim, in[0]->shape, in, nin, at_cast_like);
 }
 
@@ -72,7 +71,7 @@ static PrimExpr *at_reinterpret(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 }
 
 /* reinterpret: a bit cast per element (the relation checked the widths). */
-LTensor *compute_reinterpret(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_reinterpret(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   DType to = lc_result_type(call)->u.tensor.dtype;
   if (!lc_elem_dtype_ok(to) || !lc_elem_dtype_ok(in[0]->dtype))
     return lc_fail(L, "reinterpret of %s as %s", dtype_name(in[0]->dtype), dtype_name(to));
@@ -84,7 +83,7 @@ static PrimExpr *at_identity(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 }
 
 /* The leading part of x: the sliced axes take shape_like's dims. */
-LTensor *compute_slice_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_slice_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim, nl = in[1]->ndim;
   PrimExpr *shape[TENSOR_MAX_RANK];
   for (int a = 0; a < n; a++) shape[a] = in[0]->shape[a];
@@ -142,7 +141,7 @@ static bool layout_pads(const LayoutMap *m, const LTensor *x, int i) {
 /* The destination shape from the operand's (a split dim rounded up) and
  * an accessor through the logical coordinates; the letters whose split
  * can pad are recorded so only they are range-checked. */
-LTensor *compute_layout_transform(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_layout_transform(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   LayoutMap *m = ARENA_NEW(lc_arena(L), LayoutMap);
   char err[256];
   const char *src = op_attr_str(lc_arena(L), call, "src_layout");
@@ -182,7 +181,7 @@ static PrimExpr *at_tile(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return lc_at(L, x, sub);
 }
 
-LTensor *compute_tile(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_tile(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t reps[TENSOR_MAX_RANK];
   int r = op_attr_ints(call, "reps", reps, TENSOR_MAX_RANK), n = in[0]->ndim;
   if (r < 0 || n > TENSOR_MAX_RANK || r > TENSOR_MAX_RANK) return lc_fail(L, "tile: reps");
@@ -225,12 +224,12 @@ static LTensor *axis_op(LowerCx *L, const Expr *call, LTensor **in, int nin, int
   return t;
 }
 
-LTensor *compute_repeat(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_repeat(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t reps = op_attr_int(call, "repeats");
   return reps < 1 ? lc_fail(L, "repeat: repeats") : axis_op(L, call, in, nin, reps);
 }
 
-LTensor *compute_reverse(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_reverse(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return axis_op(L, call, in, nin, 0);
 }
 
@@ -255,7 +254,7 @@ static PrimExpr *at_reverse_sequence(LowerCx *L, const LTensor *t, PrimExpr **id
 
 static int64_t norm_axis(int64_t a, int n) { return a < 0 ? a + n : a; }
 
-LTensor *compute_reverse_sequence(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_reverse_sequence(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int n = in[0]->ndim;
   int64_t s = norm_axis(op_attr_int(call, "seq_axis"), n);
   int64_t b = norm_axis(op_attr_int(call, "batch_axis"), n);
@@ -276,7 +275,7 @@ static PrimExpr *at_sequence_mask(LowerCx *L, const LTensor *t, PrimExpr **idx) 
   return sel(L, past, mask, lc_at(L, t->in[0], idx));
 }
 
-LTensor *compute_sequence_mask(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_sequence_mask(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   int64_t a = op_attr_int(call, "axis");
   if ((a != 0 && a != 1) || in[0]->ndim < 2 || in[1]->dtype == DT_BOOL)
     return lc_fail(L, "sequence_mask: axis");
@@ -299,7 +298,7 @@ static PrimExpr *at_trilu(LowerCx *L, const LTensor *t, PrimExpr **idx) {
   return sel(L, keep, lc_at(L, t->in[0], idx), lc_lit(L, t->dtype, 0));
 }
 
-LTensor *compute_trilu(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_trilu(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (in[0]->ndim < 2 || in[1]->ndim != 0 || !dtype_is_int(in[1]->dtype))
     return lc_fail(L, "trilu: operands");
   LTensor *t = inline_t(L, call, in[0]->dtype, in[0]->ndim, in[0]->shape, in, nin, at_trilu);
@@ -327,7 +326,7 @@ static bool collapse_axes(LowerCx *L, const LTensor *x, const LTensor *like, boo
  * dtype, float16 rounded once at the end) or
  * int64 (integers of every width, wrapping, then narrowed): the additions
  * of the reference kernel, in its order, so the results agree exactly. */
-LTensor *compute_collapse_sum_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_collapse_sum_like(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   const LTensor *x = in[0], *like = in[1];
   int nx = x->ndim, nl = like->ndim, nk = 0;
   bool red[TENSOR_MAX_RANK];
@@ -370,7 +369,7 @@ static PrimExpr *at_meshgrid(LowerCx *L, const LTensor *t, PrimExpr **idx) {
 
 /* meshgrid as a tuple of inline grids, one per operand, each of the shape
  * of the operands' lengths ("xy": the first two swapped), as the kernel. */
-LTensor *compute_meshgrid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_meshgrid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   bool xy = strcmp(op_attr_str(lc_arena(L), call, "indexing"), "xy") == 0;
   PrimExpr *shape[TENSOR_MAX_RANK];
   if (nin < 1 || nin > TENSOR_MAX_RANK) return lc_fail(L, "meshgrid of %d tensors", nin);
@@ -388,3 +387,21 @@ LTensor *compute_meshgrid(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   }
   return r;
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_transform_shape[] = {
+    {"collapse_sum_like", compute_collapse_sum_like},
+    {"full_like", compute_full_like},
+    {"slice_like", compute_slice_like},
+    {"layout_transform", compute_layout_transform},
+    {"tile", compute_tile},
+    {"repeat", compute_repeat},
+    {"reverse", compute_reverse},
+    {"reverse_sequence", compute_reverse_sequence},
+    {"sequence_mask", compute_sequence_mask},
+    {"meshgrid", compute_meshgrid},
+    {"trilu", compute_trilu},
+    {"cast_like", compute_cast_like},
+    {"reinterpret", compute_reinterpret},
+    {NULL, NULL},
+};

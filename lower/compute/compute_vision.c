@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
-#include "ops/families.h"
 
 enum { GRID_MAX = 1 << 12 };
 
@@ -184,7 +183,7 @@ static bool roi_attrs(LowerCx *L, const Expr *call, Roi *k) {
   return true;
 }
 
-LTensor *compute_roi_align(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+static LTensor *compute_roi_align(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   Roi k = {.x = in[0], .rois = in[1]};
   if (nin != 2 || k.x->ndim != 4 || !roi_attrs(L, call, &k)) return NULL;
   DType dt = k.x->dtype;
@@ -204,3 +203,9 @@ LTensor *compute_roi_align(LowerCx *L, const Expr *call, LTensor **in, int nin) 
   lc_mark_total(L, out); /* each element stored once */
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
+
+/* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
+const ComputeDef compute_family_vision[] = {
+    {"vision.roi_align", compute_roi_align},
+    {NULL, NULL},
+};

@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ad/grad.h"
 #include "ir/tir.h"
+#include "kernels/kernels.h"
+#include "lower/compute/compute.h"
+#include "ops/elemwise_table.h"
 #include "ops/ops.h"
 #include "tests/unit/check.h"
 
@@ -1063,7 +1067,6 @@ static void test_rows(void) {
   CHECK(ops_get(ops_lookup("nn.conv2d"))->cost == OPCOST_CONV2D);
   CHECK(ops_get(ops_lookup("exp"))->cost == OPCOST_ELEMWISE);
   CHECK(ops_get(ops_lookup("equal"))->cost == OPCOST_NONE);
-  CHECK(ops_get(ops_lookup("add"))->compute && !ops_get(ops_lookup("sort"))->compute);
   CHECK_STREQ(ops_family(ops_lookup("nn.conv2d")), "nn_conv");
   CHECK_STREQ(ops_family(ops_lookup("add")), "elemwise");
   CHECK(!ops_family(-1) && !ops_family(ops_count()));
@@ -1085,6 +1088,75 @@ static void test_rows(void) {
 }
 
 /* Runs the tests on one arena; the exit status is the failure report. */
+/* The rule tables of lower/ and ad/, registered by op name: every row
+ * names a registered op (the real tables build), an op has its own rule
+ * (reshape_like shares reshape's), and a row naming an unknown op or an op
+ * twice is an error naming it. */
+static void test_rule_tables(void) {
+  int add = ops_lookup("add"), sort = ops_lookup("sort"), argsort = ops_lookup("argsort");
+  CHECK(compute_rule(add) && !compute_rule(sort) && !compute_rule(-1) &&
+        !compute_rule(ops_count()));
+  CHECK(compute_rule(ops_lookup("reshape_like")) == compute_rule(ops_lookup("reshape")));
+  CHECK(compute_rule(ops_lookup("add")) != compute_rule(ops_lookup("subtract")));
+  CHECK(grad_rule(add) && grad_rule(sort) && grad_rule(sort) != &grad_zero);
+  CHECK(grad_rule(argsort) == &grad_zero && grad_rule(ops_lookup("equal")) == &grad_zero);
+  CHECK(!grad_rule(ops_lookup("image.grid_sample_grad")) && !grad_rule(-1));
+  /* rows naming an unknown op, or one op twice */
+  const void **out = calloc((size_t)ops_count(), sizeof *out);
+  char err[128] = "";
+  static const ComputeDef bad_compute[] = {{"add", NULL}, {"no_such_op", NULL}, {NULL, NULL}};
+  const ComputeDef *ct[] = {compute_family_elemwise, bad_compute};
+  CHECK(!compute_rules_index(ct + 1, 1, out, err, sizeof err));
+  CHECK_STREQ(err, "compute rule row names unknown op `no_such_op`");
+  memset(out, 0, sizeof *out * (size_t)ops_count());
+  CHECK(!compute_rules_index(ct, 2, out, err, sizeof err));
+  CHECK_STREQ(err, "two compute rule rows for op `add`");
+  static const GradDef bad_grad[] = {{"nn.dense", &grad_zero}, {"nn.dens", &grad_zero}, {0}};
+  const GradDef *gt[] = {bad_grad};
+  memset(out, 0, sizeof *out * (size_t)ops_count());
+  CHECK(!grad_rules_index(gt, 1, out, err, sizeof err));
+  CHECK_STREQ(err, "gradient rule row names unknown op `nn.dens`");
+  CHECK(out[ops_lookup("nn.dense")] == &bad_grad[0]);
+  free(out);
+}
+
+/* The elementwise ops are the rows of ops/elemwise_table.h: each row's op
+ * is registered with the row's doc and cost, lowers (a compute rule), has
+ * its gradient rule and a reference kernel; a row computed by a TIR float
+ * intrinsic names one that is a one-argument float function. */
+static void check_elemwise_row(const char *name, const char *doc, OpCost cost, bool zero,
+                               int nargs) {
+  int i = ops_lookup(name);
+  const OpDef *d = ops_get(i);
+  CHECK(d && d->min_args == nargs && d->max_args == nargs);
+  if (!d) return;
+  CHECK_STREQ(d->doc, doc);
+  CHECK(d->cost == cost && compute_rule(i) && kernels_get(i));
+  CHECK(grad_rule(i) && (grad_rule(i) == &grad_zero) == zero);
+}
+
+static void test_elemwise_table(void) {
+  int n = 0;
+#define X(name, CODE, row, kernel, cost, grad, doc) \
+  check_elemwise_row(#name, doc, OPCOST_##cost, !strcmp(#grad, "zero"), 2), n++;
+  ELEMWISE_BINARY(X)
+#undef X
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc) \
+  check_elemwise_row(#name, doc, OPCOST_##cost, !strcmp(#grad, "zero"), 1), n++;
+  ELEMWISE_UNARY(X)
+#undef X
+  int family = 0; /* the elemwise family: the rows, where, cast and clip */
+  for (int i = 0; i < ops_count(); i++) family += !strcmp(ops_family(i), "elemwise");
+  CHECK(n > 0 && n == family - 3);
+  enum { PI_NONE = -1 };
+#define X(name, CODE, row, kind, fn, sem, cost, grad, doc)                   \
+  CHECK(PI_##fn < 0 || (prim_intrinsic_arity((PrimIntrinsic)PI_##fn) == 1 && \
+                        prim_intrinsic_kind((PrimIntrinsic)PI_##fn) == 'f'));
+  ELEMWISE_UNARY(X)
+#undef X
+  CHECK_STREQ(prim_intrinsic_name(PI_ATANH), "atanh");
+}
+
 int main(void) {
   arena_init(&A);
   test_registry();
@@ -1104,6 +1176,8 @@ int main(void) {
   test_random();
   test_call_tir();
   test_rows();
+  test_rule_tables();
+  test_elemwise_table();
   arena_free(&A);
   return check_report("test_ops");
 }
