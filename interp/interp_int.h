@@ -101,6 +101,8 @@ typedef struct FastStack {
 typedef struct Kont Kont;
 
 struct Interp {
+  Value *value_pool[5]; /* value.c's free lists of small values (VALUE_POOL_CLASSES) */
+  uint32_t gc_epoch;    /* value.c: the last collection's mark */
   DiagCtx *diag;
   InterpOptions opt;
   Arena arena;   /* procs */

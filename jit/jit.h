@@ -28,6 +28,18 @@
 
 typedef struct JitKernel JitKernel;
 
+/* An engine's JIT context: its compile options (opt level, contraction,
+ * vector math), disk cache directory, kernels and run hook; the settings
+ * and statistics below act on the CURRENT one, thread-local like rt's
+ * (rt/rt.h: the engine enters it on every call; threads that entered
+ * none share a default).  The loaded module, the compiled code (keyed by
+ * the prim function's text and options) and the code compiled ahead are
+ * shared by the process, under a mutex. */
+typedef struct JitCtx JitCtx;
+JitCtx *jit_ctx_new(void);
+void jit_ctx_free(JitCtx *c);
+JitCtx *jit_ctx_enter(JitCtx *c); /* NULL: the default; returns the previous */
+
 /* The kernel for f, compiling it on first use (f must outlive the cache;
  * a structurally equal prim function shares the kernel).  NULL with err
  * filled when the JIT is unavailable or f cannot be compiled. */

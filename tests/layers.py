@@ -18,7 +18,7 @@ ALLOWED = {
     "kernels": {"ir", "rt", "ops"},
     "parser": {"ir", "ops"},
     "types": {"ir", "ops"},
-    "passes": {"ir", "ops", "types"},
+    "passes": {"ir", "ops", "types", "kernels"},
     "ad": {"ir", "ops", "types", "passes"},
     "lower": {"ir", "ops", "types", "passes"},
     "interp": {"ir", "rt", "ops", "kernels"},
