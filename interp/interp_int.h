@@ -95,6 +95,7 @@ typedef struct FastStack {
   size_t nframes, frames_cap;
   PtrVec fns;       /* every compiled function (to drop them) */
   PtrVec undecided; /* procs refused for a module-dependent reason (decided again) */
+  PtrVec pending;   /* functions allocated but not compiled yet (FastFn, FuncDef pairs) */
 } FastStack;
 
 /* One continuation on the machine's stack (see eval.c). */
