@@ -6,8 +6,10 @@
  *
  * Caches: Code entries (compiled machine code) keyed by a 128-bit hash of
  * the prim function's printed text without its name, the opt level and
- * contraction; JitKernel entries per PrimFunc pointer (name, error sites,
- * statistics) pointing at a Code.  On disk, one file per Code key (plus the
+ * contraction, shared by every engine of the process (under J_mu);
+ * JitKernel entries per PrimFunc pointer (name, error sites, statistics)
+ * pointing at a Code, in the engine's own JitCtx (current per thread, like
+ * rt's context: see `struct JitCtx` below).  On disk, one file per Code key (plus the
  * LLVM version and target): a header with magic, key, length and checksum,
  * then the object code; anything that does not check out is recompiled and
  * rewritten (atomically, through a temporary file and rename).

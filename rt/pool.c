@@ -56,12 +56,13 @@ static atomic_int nthreads; /* set by every engine (its threads option) */
 static int started;
 static _Thread_local bool in_pool;
 
-/* Measured cost per loop body, by function (direct mapped; only the thread
- * that submits jobs touches it: nested loops run inline before it). */
+/* Measured cost per loop body, by function (direct mapped; per thread:
+ * only a thread that submits jobs touches it, nested loops run inline
+ * before it, and sessions on several threads measure their own). */
 enum { COST_SLOTS = 1024 };
 static const double INLINE_NS = 50e3, AWAKE_INLINE_NS = 10e3, SPIN_NS = 200e3;
-static double last_end_ns; /* when the last job ended (its workers then spin SPIN_NS) */
-static struct {
+static _Atomic double last_end_ns; /* when the last job ended (its workers then spin SPIN_NS) */
+static _Thread_local struct {
   RlyJitBodyFn body;
   double ns_per_iter;
   unsigned inline_runs; /* an inline run is timed once in COST_SAMPLE (clock reads add up) */
