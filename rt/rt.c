@@ -45,7 +45,7 @@ void rt_ctx_free(RtCtx *ctx) {
   rt_pool_trim();
   rt_ctx_enter(prev == ctx ? NULL : prev);
   if (ctx->nbufs)
-    ctx->dead = true; /* tensors still alive: freed with the last (owned_free) */
+    ctx->dead = true; /* tensors still alive: freed with the last (buffer_free) */
   else
     free(ctx);
 }
@@ -79,10 +79,12 @@ const char *rt_bytes_str(char *buf, size_t n, double bytes) {
   return buf;
 }
 
-/* An owned buffer's whole allocation is freed (its data leaves the count). */
-static void owned_free(RtBuffer *b) {
+/* A buffer's allocation is freed (an owned one's data leaves the count);
+ * a dead context goes with its last buffer. */
+static void buffer_free(RtBuffer *b) {
   RtCtx *c = b->owner;
-  c->live_bytes -= b->cap;
+  if (!b->borrowed) c->live_bytes -= b->cap;
+  c->nbufs--;
   free(b);
   if (c->dead && !c->nbufs) free(c);
 }
@@ -158,7 +160,7 @@ static bool cache_put(RtBuffer *b) {
 
 static void cache_trim(RtCtx *c) {
   for (int i = 0; i < CACHE_SLOTS; i++)
-    if (c->cache[i]) owned_free(c->cache[i]), c->cache[i] = NULL;
+    if (c->cache[i]) buffer_free(c->cache[i]), c->cache[i] = NULL;
   c->cached_bytes = 0;
 }
 
@@ -192,9 +194,9 @@ void rt_pool_trim(void) {
   RtCtx *c = rt_ctx_current();
   void *x;
   while ((x = pool_take(&c->header_pool))) free(x);
-  while ((x = pool_take(&c->borrowed_pool))) owned_free(x);
+  while ((x = pool_take(&c->borrowed_pool))) buffer_free(x);
   for (int i = 0; i < SMALL_CAPS; i++)
-    while ((x = pool_take(&c->small_pool[i]))) owned_free(x);
+    while ((x = pool_take(&c->small_pool[i]))) buffer_free(x);
 }
 
 /* Whether cap more bytes keep the data under c's limit, after giving the
@@ -253,7 +255,7 @@ static void buffer_release(RtBuffer *b) {
   RtCtx *c = b->owner;
   Pool *sp = b->borrowed ? &c->borrowed_pool : small_pool_for(c, b->cap);
   if (sp ? pool_put(c, sp, b) : cache_put(b)) return;
-  owned_free(b);
+  buffer_free(b);
 }
 
 static RtTensor *header_new(DType dt, int ndim, const int64_t *shape, int64_t numel, char *err,
@@ -362,7 +364,7 @@ RtTensor *rt_tensor_borrow_ir(const Tensor *t, char *err, size_t errn) {
   b->owner = c;
   RtTensor *r = header_new(t->dtype, t->ndim, t->shape, t->numel, err, errn);
   if (!r) {
-    if (!pool_put(c, &c->borrowed_pool, b)) owned_free(b);
+    if (!pool_put(c, &c->borrowed_pool, b)) buffer_free(b);
     return NULL;
   }
   r->buf = b, r->data = b->data;
