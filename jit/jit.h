@@ -80,7 +80,7 @@ int jit_opt_level(void);
  * f's kernel into b.  False with err on failure. */
 bool jit_dump(const PrimFunc *f, const char *what, StrBuf *b, TirError *err);
 
-/* :kernels — one row per compiled kernel, in compile order. */
+/* :kernels — one row per kernel of the current context, in compile order. */
 typedef struct JitKernelInfo {
   const char *name;      /* the prim function's name */
   const char *signature; /* e.g. "(float32[n, 784], float32[128, 784]) -> float32[n, 128]" */
@@ -126,10 +126,12 @@ typedef void (*JitRunHook)(void *user, const PrimFunc *f, const char *name, cons
                            RtTensor *const *args, int n, double ms);
 void jit_set_run_hook(JitRunHook hook, void *user);
 
-/* Forgets the in-memory cache and statistics (the disk cache stays). */
+/* Forgets the in-memory cache (shared: for one engine in the process) and
+ * the current context's kernels and statistics (the disk cache stays). */
 void jit_reset(void);
-/* Drops the kernels' pointers to their prim functions (which their owner
- * is about to free) and keeps the compiled code for later copies. */
+/* Drops the current context's kernels' pointers to their prim functions
+ * (which their owner is about to free) and keeps the compiled code for
+ * later copies. */
 void jit_forget_funcs(void);
 
 #endif
