@@ -2,6 +2,7 @@
 # Debian 12 machine: they install missing packages first.
 BUILD ?= build
 SAN_BUILD ?= build-san
+TSAN_BUILD ?= build-tsan
 MESON_SETUP = meson setup --native-file scripts/llvm19.ini
 
 # Needed by the tests only (tests/onnx_torch.py exports models with PyTorch; tests/dot_check.py
@@ -10,7 +11,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san bench bench-cnn bench-rnn bench-train bench-transformer bench-ab clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-rnn bench-train bench-transformer bench-ab clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -37,15 +38,25 @@ $(BUILD)/build.ninja: | deps
 $(SAN_BUILD)/build.ninja: | deps
 	$(MESON_SETUP) -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug $(SAN_BUILD)
 
+$(TSAN_BUILD)/build.ninja: | deps
+	$(MESON_SETUP) -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug $(TSAN_BUILD)
+
 run: deps all
 	$(BUILD)/rly examples/tour.rly
 
 test: deps test-deps all
 	@scripts/run-tests $(BUILD)
 
-test-san: deps test-deps $(SAN_BUILD)/build.ninja
+test-san: deps test-deps $(SAN_BUILD)/build.ninja test-tsan
 	ninja -C $(SAN_BUILD)
 	@scripts/run-tests $(SAN_BUILD)
+
+# The tests of engines on several threads under ThreadSanitizer (any race
+# fails them); only what they need is built.
+TSAN_TESTS = sessions_threads
+test-tsan: deps $(TSAN_BUILD)/build.ninja
+	ninja -C $(TSAN_BUILD) $(addprefix tests/,$(TSAN_TESTS)) jit/rly-jit.so
+	TSAN_OPTIONS=halt_on_error=1 meson test -C $(TSAN_BUILD) --no-rebuild --print-errorlogs $(TSAN_TESTS)
 
 bench: deps all
 	$(BUILD)/bench/parse

@@ -12,6 +12,7 @@
  * freed on return (it holds no function literal, so no value can point
  * into it), and copies its results out, so any number of calls runs in
  * bounded memory. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,11 @@ struct rly_session {
 
 /* ───────────────────────────── errors ───────────────────────────── */
 
+/* Every entry makes the session's engine current on the calling thread
+ * (engine_enter: its memory limit, JIT options, interrupt flag) and clears
+ * the last error. */
 static void clear_error(rly_session *s) {
+  engine_enter(s->engine);
   free(s->error);
   s->error = NULL;
   diag_clear(&s->diag);
@@ -94,6 +99,24 @@ int rly_set_exec(rly_session *s, rly_exec mode) {
     return fail_msg(s, "%s", "unknown exec mode");
   EngineOptions o = *engine_options(s->engine);
   o.exec = mode == RLY_EXEC_JIT ? EXEC_JIT : EXEC_INTERP;
+  engine_set_options(s->engine, &o);
+  return 0;
+}
+
+int rly_set_max_memory(rly_session *s, size_t bytes) {
+  clear_error(s);
+  if (bytes == 0 || bytes > (size_t)INT64_MAX) return fail_msg(s, "%s", "bad memory limit");
+  EngineOptions o = *engine_options(s->engine);
+  o.max_memory = (int64_t)bytes;
+  engine_set_options(s->engine, &o);
+  return 0;
+}
+
+int rly_set_opt_level(rly_session *s, int level) {
+  clear_error(s);
+  if (level < 0 || level > 3) return fail_msg(s, "%s", "the optimisation level is 0 to 3");
+  EngineOptions o = *engine_options(s->engine);
+  o.opt_level = level;
   engine_set_options(s->engine, &o);
   return 0;
 }
@@ -167,6 +190,7 @@ int rly_run_passes(rly_session *s, const char *names) {
 }
 
 char *rly_print(rly_session *s) {
+  engine_enter(s->engine);
   PrintOptions opt = {.header = true};
   return print_module(engine_module(s->engine), opt);
 }

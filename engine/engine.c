@@ -44,12 +44,15 @@ struct Engine {
   int jit_state;   /* 0: not asked yet, 1: the JIT loads, 2: it does not */
   int precompiled; /* lowered prims handed to jit_precompile so far */
   Program prog;    /* the module, session variables, transactions (program.c) */
+  RtCtx *rt;       /* its run-time state: memory limit and count, caches, interrupt (rt/rt.h) */
+  JitCtx *jit;     /* its JIT options, kernels and run hook (jit/jit.h) */
 };
 
 /* ───────────────────────────── options ───────────────────────────── */
 
 /* The options' rows, defaults and environment are options.c's. */
 void engine_set_options(Engine *e, const EngineOptions *o) {
+  engine_enter(e);
   if (o->approx_math != e->opt.approx_math || o->fast_math != e->opt.fast_math ||
       o->print_after_all != e->opt.print_after_all)
     e->view_src = NULL; /* the jit mode's passes change: lower again */
@@ -86,15 +89,27 @@ static bool name_taken(void *user, const char *name) {
   return e->cur && module_lookup(e->cur, name) != NULL;
 }
 
+/* The run-time and JIT state are the engine's, made current on this
+ * thread (thread-local, rt/rt.h): every entry from another thread, or
+ * after another engine ran on this one, enters it again (engine_enter). */
+void engine_enter(Engine *e) {
+  rt_ctx_enter(e->rt);
+  jit_ctx_enter(e->jit);
+  fuse_set_default_max_depth(e->opt.fuse_max_depth);
+}
+
 Engine *engine_new(const EngineOptions *o, DiagCtx *d) {
   Engine *e = calloc(1, sizeof *e);
   if (!e) rly_oom();
+  e->rt = rt_ctx_new();
+  e->jit = jit_ctx_new();
+  engine_enter(e);
+  rt_ctx_take_signals(e->rt); /* Ctrl-C stops the first engine alive (the REPL's) */
   e->diag = d;
   e->in = interp_new(d);
   arena_init(&e->arena);
   e->low = lower_new(&e->arena, name_taken, e);
   jit_register_executor();
-  engine_install_evaluator();
   engine_set_options(e, o);
   program_init(&e->prog);
   return e;
@@ -102,6 +117,8 @@ Engine *engine_new(const EngineOptions *o, DiagCtx *d) {
 
 void engine_free(Engine *e) {
   if (!e) return;
+  RtCtx *prev_rt = rt_ctx_enter(e->rt);
+  JitCtx *prev_jit = jit_ctx_enter(e->jit);
   const RtExecutor *x = rt_executor(); /* its kernels point into this engine's IR */
   if (x && x->forget) x->forget();
   program_free(&e->prog);
@@ -111,6 +128,11 @@ void engine_free(Engine *e) {
   lower_free(e->low);
   ptrmap_free(&e->lowered);
   arena_free(&e->arena);
+  rt_ctx_drop_signals(e->rt);
+  rt_ctx_enter(prev_rt == e->rt ? NULL : prev_rt); /* the engine used before, if another */
+  jit_ctx_enter(prev_jit == e->jit ? NULL : prev_jit);
+  rt_ctx_free(e->rt); /* after the values: tensors still alive keep it */
+  jit_ctx_free(e->jit);
   free(e);
 }
 
@@ -157,6 +179,7 @@ static Module *jit_passes(Engine *e, Module *m, Arena *a, const PassAfter *after
 
 /* `jit` names the jit's pipeline (engine_jit_pipeline). */
 Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names) {
+  engine_enter(e);
   PassOptions po = pass_options_default();
   PassAfter after = {print_after, e};
   if (e->opt.print_after_all) po.after = &after;
@@ -173,6 +196,7 @@ Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names) {
 
 Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *path,
                            const char *func, bool bind, Span where, OnnxWeights *w) {
+  engine_enter(e);
   OnnxWeights local;
   if (!w) w = &local;
   Module *m = module_copy(base, a);
@@ -457,6 +481,7 @@ static Module *jit_watched(Engine *e, Module *m, Module *src, Arena *a, JitWatch
 }
 
 Module *engine_jit_pipeline(Engine *e, Module *m, Arena *a, JitWatch *w) {
+  engine_enter(e);
   w->failed = NULL, w->stopped = false;
   e->cur = m;
   Module *src = jit_prepared(e, m, a, w, &w->failed);
@@ -544,6 +569,7 @@ static void remember_view(Engine *e, Module *lm, const Module *m) {
 }
 
 Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
+  engine_enter(e);
   if (!view_current(e, m)) {
     Module *built = lowered_module(e, m);
     if (!built) return NULL;
@@ -644,6 +670,7 @@ static void bind_value(Engine *e, Var *var, Value *v) {
  * the session variables that hold the most (rt knows no sessions: its
  * hook only records the request). */
 Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind) {
+  engine_enter(e);
   Module *run = runnable(e, m, &ex);
   if (!run) return NULL;
   e->prog.limit_want = 0;
@@ -657,7 +684,10 @@ Value *engine_eval(Engine *e, Module *m, Expr *ex, Var *bind) {
 
 char *engine_format(Engine *e, const Value *v) { return interp_format(e->in, v); }
 void engine_unbind(Engine *e, Var *v) { interp_bind(e->in, v, NULL); }
-void engine_collect(Engine *e) { interp_gc(e->in); }
+void engine_collect(Engine *e) {
+  engine_enter(e);
+  interp_gc(e->in);
+}
 void engine_seed(Engine *e, int64_t seed) { interp_seed(e->in, seed); }
 void engine_interrupt(void) { rt_interrupt(); }
 

@@ -52,6 +52,9 @@ void engine_free(Engine *e);
 const EngineOptions *engine_options(const Engine *e);
 /* Applies o: the interpreter's, the JIT's and the pool's settings. */
 void engine_set_options(Engine *e, const EngineOptions *o);
+/* Makes e's run-time and JIT state current on this thread (engine_new
+ * does): before using e from another thread, or after another engine. */
+void engine_enter(Engine *e);
 Interp *engine_interp(Engine *e);
 DiagCtx *engine_diag(Engine *e);
 
@@ -124,9 +127,6 @@ void engine_unbind(Engine *e, Var *v);     /* release a replaced variable's valu
 void engine_collect(Engine *e);            /* collect unreachable values now (:time) */
 void engine_seed(Engine *e, int64_t seed); /* @prng_state = random.key(seed) */
 void engine_interrupt(void);               /* async-signal-safe */
-/* Installs FoldConstant's evaluator (the reference kernels, const_eval.c);
- * engine_new does; a program running passes without an engine calls it. */
-void engine_install_evaluator(void);
 
 /* ── the program: module, prelude, session variables, transactions ──
  *

@@ -43,7 +43,10 @@ struct Profile {
   bool running;
 };
 
-static Profile *active;
+/* The profile running on this thread (one at a time): thread-local like
+ * the hooks it installs (kernels' run hook, the current JIT context's),
+ * since an engine runs on one thread at a time. */
+static _Thread_local Profile *active;
 
 static double now_ms(void) {
   struct timespec ts;

@@ -15,7 +15,11 @@
  * after which rly_error(s) holds the diagnostics as rly prints them
  * (`file:line:col: error: ...`, the source line, a caret).  Nothing here
  * exits or aborts on a user error.  A session is used by one thread at a
- * time.  The JIT is set up but LLVM is loaded only on the first kernel. */
+ * time; sessions on different threads run side by side, each with its own
+ * settings (exec mode, memory limit, optimisation level), memory count and
+ * kernels.  Compiled code is shared between sessions when the kernel's
+ * text and options are equal.  The JIT is set up but LLVM is loaded only
+ * on the first kernel. */
 #ifndef RLY_H
 #define RLY_H
 
@@ -43,6 +47,13 @@ rly_session *rly_open(int flags);
 void rly_close(rly_session *s);
 
 int rly_set_exec(rly_session *s, rly_exec mode);
+/* The session's memory limit: bytes of tensor data alive at once (default
+ * RLY_MAX_MEMORY with RLY_OPEN_ENV, else 75% of the machine's memory); an
+ * allocation past it fails with an error naming the limit. */
+int rly_set_max_memory(rly_session *s, size_t bytes);
+/* LLVM's optimisation level (0..3, default 2) for the kernels the session
+ * compiles from now on. */
+int rly_set_opt_level(rly_session *s, int level);
 
 /* Adds the definitions of `text` (named `name` in messages) to the
  * session's module; top-level expressions in it are evaluated in order,
@@ -75,7 +86,8 @@ int rly_eval(rly_session *s, const char *expr, char **text);
 char *rly_print(rly_session *s);
 
 /* How many kernels the JIT has compiled (or loaded from its disk cache)
- * in this process: 0 means nothing ran through compiled code. */
+ * for the session used last on this thread: 0 means nothing ran through
+ * compiled code. */
 int rly_kernel_count(void);
 
 /* The diagnostics of the last failure ("" after a success). */

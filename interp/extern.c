@@ -4,10 +4,17 @@
  * names; one lookup per call).  Entries are separate allocations so the
  * pointer handed out as the call context stays valid while other names are
  * registered.  Libraries opened by rly_extern_load stay open for the life
- * of the process: a registered function may be called at any time. */
+ * of the process: a registered function may be called at any time.
+ *
+ * Process-wide on purpose: an extern names a C function of the process
+ * (rly_register_extern takes no session), as the libraries it opens are.
+ * Sessions on several threads may register and call at once: `mu` guards
+ * the table, and a call copies its entry's function and context under it.
+ * Removing a name while another thread calls it is the embedder's race. */
 #include "interp/extern.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +27,7 @@ typedef struct Entry {
   void *ctx;
 } Entry;
 
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static Entry **entries;
 static size_t nentries, capentries;
 
@@ -38,7 +46,7 @@ static void remove_entry(Entry **e) {
 /* Registers, replaces (same name) or, with fn NULL, removes an external
  * function.  An existing entry is updated in place, so a context pointer
  * already handed out stays valid. */
-void rly_register_extern(const char *name, RlyDLExternFn fn, void *ctx) {
+static void register_locked(const char *name, RlyDLExternFn fn, void *ctx) {
   Entry **e = find(name);
   if (!fn) {
     if (e) remove_entry(e);
@@ -58,10 +66,18 @@ void rly_register_extern(const char *name, RlyDLExternFn fn, void *ctx) {
   (*e)->fn = fn, (*e)->ctx = ctx;
 }
 
+void rly_register_extern(const char *name, RlyDLExternFn fn, void *ctx) {
+  pthread_mutex_lock(&mu);
+  register_locked(name, fn, ctx);
+  pthread_mutex_unlock(&mu);
+}
+
 void rly_extern_clear(void) {
+  pthread_mutex_lock(&mu);
   while (nentries) remove_entry(&entries[nentries - 1]);
   free(entries);
   entries = NULL, capentries = 0;
+  pthread_mutex_unlock(&mu);
 }
 
 bool rly_extern_load(const char *name, const char *lib, const char *symbol, char *err,
@@ -121,13 +137,20 @@ static int call_dlpack(const RlyTensor *args, int nargs, void *ctx, char *err, s
     ts[i].strides = NULL;
     ts[i].byte_offset = 0;
   }
-  int rc = e->fn(ts, nargs, e->ctx, err, errn);
+  pthread_mutex_lock(&mu);
+  RlyDLExternFn fn = e->fn;
+  void *fctx = e->ctx;
+  pthread_mutex_unlock(&mu);
+  int rc = fn(ts, nargs, fctx, err, errn);
   free(ts);
   return rc;
 }
 
 RlyExternFn rly_extern_lookup(const char *name, void **ctx) {
+  pthread_mutex_lock(&mu);
   Entry **e = find(name);
-  if (ctx) *ctx = e ? *e : NULL;
-  return e ? call_dlpack : NULL;
+  Entry *found = e ? *e : NULL;
+  pthread_mutex_unlock(&mu);
+  if (ctx) *ctx = found;
+  return found ? call_dlpack : NULL;
 }

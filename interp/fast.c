@@ -767,9 +767,6 @@ static void compile(Interp *in, FastFn *f, const FuncDef *fd) {
   vec_free(&c.deps), vec_free(&c.callees);
 }
 
-/* Functions allocated but not compiled yet (compile_pending). */
-static PtrVec pending;
-
 static FastFn *fastfn_of(Interp *in, Proc *p, const FuncDef *fd) {
   if (p->fast) return p->fast;
   FastFn *f = calloc(1, sizeof *f);
@@ -782,8 +779,8 @@ static FastFn *fastfn_of(Interp *in, Proc *p, const FuncDef *fd) {
     p->fast_state = -1;
     return NULL;
   }
-  vec_push(&pending, f);
-  vec_push(&pending, (void *)fd);
+  vec_push(&in->fast.pending, f); /* compiled by compile_pending */
+  vec_push(&in->fast.pending, (void *)fd);
   return f;
 }
 
@@ -791,9 +788,9 @@ static FastFn *fastfn_of(Interp *in, Proc *p, const FuncDef *fd) {
  * eligible ones all of whose callees run fast (a fixpoint over cycles). */
 static void compile_pending(Interp *in) {
   PtrVec batch = {0};
-  while (pending.len) {
-    const FuncDef *fd = vec_pop(&pending);
-    FastFn *f = vec_pop(&pending);
+  while (in->fast.pending.len) {
+    const FuncDef *fd = vec_pop(&in->fast.pending);
+    FastFn *f = vec_pop(&in->fast.pending);
     compile(in, f, fd);
     vec_push(&batch, f);
   }
@@ -899,6 +896,7 @@ void fast_free(Interp *in) {
   free(in->fast.frames);
   vec_free(&in->fast.fns);
   vec_free(&in->fast.undecided);
+  vec_free(&in->fast.pending);
   in->fast = (FastStack){0};
 }
 

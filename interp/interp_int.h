@@ -95,12 +95,15 @@ typedef struct FastStack {
   size_t nframes, frames_cap;
   PtrVec fns;       /* every compiled function (to drop them) */
   PtrVec undecided; /* procs refused for a module-dependent reason (decided again) */
+  PtrVec pending;   /* functions allocated but not compiled yet (FastFn, FuncDef pairs) */
 } FastStack;
 
 /* One continuation on the machine's stack (see eval.c). */
 typedef struct Kont Kont;
 
 struct Interp {
+  Value *value_pool[5]; /* value.c's free lists of small values (VALUE_POOL_CLASSES) */
+  uint32_t gc_epoch;    /* value.c: the last collection's mark */
   DiagCtx *diag;
   InterpOptions opt;
   Arena arena;   /* procs */

@@ -18,11 +18,13 @@
 #include "interp/interp_int.h"
 
 enum { GC_MIN_OBJECTS = 1 << 13, POOL_CLASSES = 5 };
+_Static_assert(POOL_CLASSES == sizeof((Interp *)0)->value_pool / sizeof(Value *),
+               "Interp.value_pool has one list per class");
 
 /* Freed values with up to POOL_CLASSES-1 children are kept on per-size free
- * lists (linked through gc_next) and reused: a loop that allocates and drops
- * small values then costs no malloc/free per iteration. */
-static Value *pool[POOL_CLASSES];
+ * lists (the interpreter's value_pool, linked through gc_next) and reused: a
+ * loop that allocates and drops small values then costs no malloc/free per
+ * iteration.  Per interpreter, so two engines share nothing here. */
 
 static int pool_class(const Value *v) {
   Value **kids;
@@ -37,6 +39,7 @@ static int pool_class(const Value *v) {
 Value *value_new(Interp *in, ValueKind kind, int nchildren) {
   size_t extra = sizeof(Value *) * (size_t)(nchildren > 0 ? nchildren : 0);
   Value *v;
+  Value **pool = in->value_pool;
   if (nchildren < POOL_CLASSES && pool[nchildren]) {
     v = pool[nchildren];
     pool[nchildren] = v->gc_next;
@@ -132,18 +135,19 @@ static void mark_roots(Interp *in, uint32_t epoch) {
     if (in->globals.keys[i]) mark(in, in->globals.vals[i], epoch);
 }
 
-static void free_value(Value *v) {
+static void free_value(Interp *in, Value *v) {
   if (v->kind == V_TENSOR) rt_tensor_release(v->u.tensor);
   int c = pool_class(v);
   if (c < POOL_CLASSES) {
-    v->gc_next = pool[c];
-    pool[c] = v;
+    v->gc_next = in->value_pool[c];
+    in->value_pool[c] = v;
   } else {
     free(v);
   }
 }
 
-static void pool_drain(void) {
+static void pool_drain(Interp *in) {
+  Value **pool = in->value_pool;
   for (int c = 0; c < POOL_CLASSES; c++)
     while (pool[c]) {
       Value *v = pool[c];
@@ -155,13 +159,10 @@ static void pool_drain(void) {
 /* Mark and sweep.  Marks use a fresh epoch number, so nothing is cleared
  * between collections; the next threshold is twice the live count, which
  * keeps collection cost proportional to allocation. */
-static uint32_t next_epoch(void) {
-  static uint32_t epoch_counter;
-  return ++epoch_counter ? epoch_counter : ++epoch_counter;
-}
+static uint32_t next_epoch(Interp *in) { return ++in->gc_epoch ? in->gc_epoch : ++in->gc_epoch; }
 
 size_t gc_collect(Interp *in) {
-  uint32_t epoch = next_epoch();
+  uint32_t epoch = next_epoch(in);
   mark_roots(in, epoch);
   Value **link = &in->heap;
   size_t live = 0, live_bytes = 0;
@@ -173,7 +174,7 @@ size_t gc_collect(Interp *in) {
       link = &v->gc_next;
     } else {
       *link = v->gc_next;
-      free_value(v);
+      free_value(in, v);
     }
   }
   in->nobjects = live;
@@ -188,12 +189,12 @@ void gc_free_all(Interp *in) {
   Value *v = in->heap;
   while (v) {
     Value *next = v->gc_next;
-    free_value(v);
+    free_value(in, v);
     v = next;
   }
   in->heap = NULL;
   in->nobjects = 0;
-  pool_drain();
+  pool_drain(in);
   vec_free(&in->mark_stack);
 }
 
@@ -213,7 +214,7 @@ static void push_buffer(PtrVec *out, const Value *v) {
  * once (sorted, then duplicates dropped). */
 void interp_value_buffers(Interp *in, Value *v, PtrVec *out) {
   size_t from = out->len;
-  uint32_t epoch = next_epoch();
+  uint32_t epoch = next_epoch(in);
   if (!v) return;
   v->mark = epoch;
   vec_push(&in->mark_stack, v);

@@ -6,8 +6,10 @@
  *
  * Caches: Code entries (compiled machine code) keyed by a 128-bit hash of
  * the prim function's printed text without its name, the opt level and
- * contraction; JitKernel entries per PrimFunc pointer (name, error sites,
- * statistics) pointing at a Code.  On disk, one file per Code key (plus the
+ * contraction, shared by every engine of the process (under J_mu);
+ * JitKernel entries per PrimFunc pointer (name, error sites, statistics)
+ * pointing at a Code, in the engine's own JitCtx (current per thread, like
+ * rt's context: see `struct JitCtx` below).  On disk, one file per Code key (plus the
  * LLVM version and target): a header with magic, key, length and checksum,
  * then the object code; anything that does not check out is recompiled and
  * rewritten (atomically, through a temporary file and rename).
@@ -72,26 +74,43 @@ struct JitKernel {
   double total_ms;
 };
 
+/* What the process shares (under J_mu, recursive: the public functions
+ * lock it and call each other): the loaded module (one LLVM per process),
+ * the compiled code keyed by the prim function's text and the compile
+ * options (equal keys are equal code, whichever engine asked), and the
+ * object code compiled ahead (also under ready_mu: workers add to it). */
+static pthread_mutex_t J_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static struct {
   bool tried;
   void *handle;
   const RlyJitModule *mod;
   uint64_t mod_hash;    /* of the module file: a rebuilt code generator misses the disk cache */
   char why[RT_ERR_LEN]; /* why the module is unavailable */
-  int opt_level;
-  bool no_contract;
-  bool vector_math;           /* jit_set_vector_math */
-  char module_path[PATH_MAX]; /* jit_set_module_path; "": beside the executable */
-  char cache_dir[PATH_MAX];   /* jit_set_cache_dir; "": no disk cache */
+  char module_path[PATH_MAX]; /* jit_set_module_path; "": beside the executable (first load wins) */
   Code **codes;
   int ncodes, capcodes;
+  struct Ready **ready; /* object code compiled ahead (jit_precompile), not loaded yet */
+  int nready, capready;
+} J;
+
+/* What each engine has of its own (jit.h's JitCtx): the compile options,
+ * the disk cache, its kernels (entries per PrimFunc of its IR) and the run
+ * hook.  Current per thread, as rt's context (rt/rt.h): the engine enters
+ * it on every call; a thread that entered none uses `default_cx`. */
+struct JitCtx {
+  int opt_level;
+  bool no_contract;
+  bool vector_math;         /* jit_set_vector_math */
+  char cache_dir[PATH_MAX]; /* jit_set_cache_dir; "": no disk cache */
   JitKernel **kernels;
   int nkernels, capkernels;
   JitRunHook hook; /* jit_set_run_hook */
   void *hook_user;
-  struct Ready **ready; /* object code compiled ahead (jit_precompile), not loaded yet */
-  int nready, capready;
-} J = {.opt_level = 2};
+};
+static JitCtx default_cx = {.opt_level = 2};
+static _Thread_local JitCtx *cur;
+
+static JitCtx *cx(void) { return cur ? cur : &default_cx; }
 
 /* Object code of a key compiled ahead of its first call. */
 typedef struct Ready {
@@ -206,7 +225,7 @@ static bool open_beside_exe(void) {
   return false;
 }
 
-static bool load_module(void) {
+static bool load_module_locked(void) {
   if (J.tried) return J.mod != NULL;
   J.tried = true;
   snprintf(J.why, sizeof J.why,
@@ -220,11 +239,18 @@ static bool load_module(void) {
   return open_beside_exe() || try_open(RLY_JIT_BUILD_PATH);
 }
 
+static bool load_module(void) {
+  pthread_mutex_lock(&J_mu);
+  bool ok = load_module_locked();
+  pthread_mutex_unlock(&J_mu);
+  return ok;
+}
+
 bool jit_available(void) { return load_module(); }
 
 /* The module's file exists where load_module would look: no dlopen, so
  * start-up paths can ask without loading LLVM. */
-bool jit_module_found(void) {
+static bool module_found_locked(void) {
   if (J.tried) return J.mod != NULL;
   if (J.module_path[0]) return access(J.module_path, R_OK) == 0;
   char exe[PATH_MAX];
@@ -243,7 +269,12 @@ bool jit_module_found(void) {
   return access(RLY_JIT_BUILD_PATH, R_OK) == 0;
 }
 
-const char *jit_unavailable_reason(void) { return J.mod ? NULL : J.why; }
+const char *jit_unavailable_reason(void) {
+  pthread_mutex_lock(&J_mu);
+  const char *why = J.mod ? NULL : J.why; /* J.why is written only before the module loads */
+  pthread_mutex_unlock(&J_mu);
+  return why;
+}
 
 /* The compile options: a change makes prepared kernels stale (rt/exec.h). */
 static void set_flag(bool *field, bool v) {
@@ -253,26 +284,28 @@ static void set_flag(bool *field, bool v) {
 
 void jit_set_opt_level(int level) {
   level = level < 0 ? 0 : level > 3 ? 3 : level;
-  if (J.opt_level != level) rt_executor_changed();
-  J.opt_level = level;
+  if (cx()->opt_level != level) rt_executor_changed();
+  cx()->opt_level = level;
 }
-int jit_opt_level(void) { return J.opt_level; }
-void jit_set_contract(bool on) { set_flag(&J.no_contract, !on); }
-void jit_set_vector_math(bool on) { set_flag(&J.vector_math, on); }
+int jit_opt_level(void) { return cx()->opt_level; }
+void jit_set_contract(bool on) { set_flag(&cx()->no_contract, !on); }
+void jit_set_vector_math(bool on) { set_flag(&cx()->vector_math, on); }
 void jit_set_threads(int n) { rly_pool_set_threads(n); }
 
 void jit_set_module_path(const char *path) {
+  pthread_mutex_lock(&J_mu);
   snprintf(J.module_path, sizeof J.module_path, "%s", path ? path : "");
+  pthread_mutex_unlock(&J_mu);
 }
 
 void jit_set_cache_dir(const char *dir) {
-  snprintf(J.cache_dir, sizeof J.cache_dir, "%s", dir ? dir : "");
+  snprintf(cx()->cache_dir, sizeof cx()->cache_dir, "%s", dir ? dir : "");
 }
 
 /* ─────────────────────────── keys ─────────────────────────── */
 
 static bool contract_of(const PrimFunc *f) {
-  if (J.no_contract) return false;
+  if (cx()->no_contract) return false;
   return prim_attr_flag(f, "fp_contract", true);
 }
 
@@ -292,7 +325,7 @@ static void key_of(const PrimFunc *f, const JitCompileOpts *o, uint64_t *k1, uin
 }
 
 static JitCompileOpts opts_for(const PrimFunc *f) {
-  return (JitCompileOpts){J.opt_level, contract_of(f), J.vector_math};
+  return (JitCompileOpts){cx()->opt_level, contract_of(f), cx()->vector_math};
 }
 
 static void sym_name(char *buf, size_t n, uint64_t k1, uint64_t k2) {
@@ -310,8 +343,8 @@ typedef struct CacheHeader {
 } CacheHeader;
 
 static bool cache_dir(char *buf, size_t n) {
-  if (!J.cache_dir[0]) return false;
-  snprintf(buf, n, "%s", J.cache_dir);
+  if (!cx()->cache_dir[0]) return false;
+  snprintf(buf, n, "%s", cx()->cache_dir);
   return true;
 }
 
@@ -807,18 +840,18 @@ static JitKernel *new_kernel(const PrimFunc *f, Code *c) {
    * tiles, an epilogue fused into a product's store). */
   if (f->out_whole && f->nparams > 0) k->covers[f->nparams - 1] = k->writes[f->nparams - 1];
   k->signature = signature_of(f, k->writes);
-  push((void ***)&J.kernels, &J.nkernels, &J.capkernels, k);
+  push((void ***)&cx()->kernels, &cx()->nkernels, &cx()->capkernels, k);
   return k;
 }
 
 /* The kernel for f: the entry for this PrimFunc, else shared code with the
  * same key (memory or disk cache), else a fresh compile.  A re-lowered
  * copy of a known kernel takes over its entry. */
-const JitKernel *jit_get(const PrimFunc *f, TirError *err) {
+static const JitKernel *get_locked(const PrimFunc *f, TirError *err) {
   err->msg[0] = 0, err->param = -1, err->span = f->span;
   JitCompileOpts o = opts_for(f);
-  for (int i = 0; i < J.nkernels; i++) {
-    JitKernel *k = J.kernels[i];
+  for (int i = 0; i < cx()->nkernels; i++) {
+    JitKernel *k = cx()->kernels[i];
     if (k->f == f && k->opts.opt_level == o.opt_level && k->opts.contract == o.contract &&
         k->opts.vector_math == o.vector_math)
       return k;
@@ -827,8 +860,8 @@ const JitKernel *jit_get(const PrimFunc *f, TirError *err) {
   uint64_t k1, k2;
   key_of(f, &o, &k1, &k2);
   Code *c = find_code(k1, k2);
-  for (int i = 0; c && i < J.nkernels; i++) { /* a re-lowered copy of a known kernel */
-    JitKernel *k = J.kernels[i];
+  for (int i = 0; c && i < cx()->nkernels; i++) { /* a re-lowered copy of a known kernel */
+    JitKernel *k = cx()->kernels[i];
     if (k->code != c || strcmp(k->name, f->name) != 0) continue;
     free(k->sites);
     k->f = f, k->sites = jit_sites(f, &k->nsites), k->opts = o;
@@ -921,7 +954,7 @@ bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err) {
     JitKernel *mk = (JitKernel *)k;
     double ms = now_ms() - t0;
     mk->calls++, mk->total_ms += ms;
-    if (J.hook) J.hook(J.hook_user, f, k->name, sizes, args, n, ms);
+    if (cx()->hook) cx()->hook(cx()->hook_user, f, k->name, sizes, args, n, ms);
     if (rc) kernel_error(k, rc, &ctx, err), ok = false;
   }
   if (sizes != sizes_s) free(sizes);
@@ -932,7 +965,7 @@ bool jit_run(const JitKernel *k, RtTensor **args, int n, TirError *err) {
 
 /* ─────────────────────────── dumps, statistics ─────────────────────────── */
 
-bool jit_dump(const PrimFunc *f, const char *what, StrBuf *b, TirError *err) {
+static bool dump_locked(const PrimFunc *f, const char *what, StrBuf *b, TirError *err) {
   err->msg[0] = 0, err->param = -1, err->span = f->span;
   if (!load_module()) return set_err(err, f->span, "%s", J.why), false;
   JitCompileOpts o = opts_for(f);
@@ -947,26 +980,26 @@ bool jit_dump(const PrimFunc *f, const char *what, StrBuf *b, TirError *err) {
   return true;
 }
 
-int jit_kernel_count(void) { return J.nkernels; }
+int jit_kernel_count(void) { return cx()->nkernels; }
 
-void jit_set_run_hook(JitRunHook hook, void *user) { J.hook = hook, J.hook_user = user; }
+void jit_set_run_hook(JitRunHook hook, void *user) { cx()->hook = hook, cx()->hook_user = user; }
 
 bool jit_kernel_info(int i, JitKernelInfo *out) {
-  if (i < 0 || i >= J.nkernels) return false;
-  const JitKernel *k = J.kernels[i];
+  if (i < 0 || i >= cx()->nkernels) return false;
+  const JitKernel *k = cx()->kernels[i];
   *out = (JitKernelInfo){k->name,          k->signature, k->code->compile_ms, k->code->from_disk,
                          k->code->load_ms, k->calls,     k->total_ms};
   return true;
 }
 
-const char *jit_cpu_name(void) { return load_module() ? J.mod->cpu : NULL; }
+const char *jit_cpu_name(void) { return load_module() ? J.mod->cpu : NULL; } /* set once */
 
 /* The prim functions handed to jit_get so far may be freed: drop the
  * pointers to them, keep the compiled code.  A later jit_get of a copy
  * finds its code by key and takes the entry over. */
 void jit_forget_funcs(void) {
-  for (int i = 0; i < J.nkernels; i++) {
-    JitKernel *k = J.kernels[i];
+  for (int i = 0; i < cx()->nkernels; i++) {
+    JitKernel *k = cx()->kernels[i];
     k->f = NULL;
     free(k->sites);
     k->sites = NULL, k->nsites = 0;
@@ -992,7 +1025,7 @@ static bool unit_dup(const Unit *u, int m, uint64_t k1, uint64_t k2) {
 /* Code generation here, the passes on the pool's threads (a failure leaves
  * no object code: the first call compiles again and reports the error).
  * False on Ctrl-C. */
-bool jit_precompile(PrimFunc *const *fs, int n) {
+static bool precompile_locked(PrimFunc *const *fs, int n) {
   if (n < 2 || !load_module()) return true;
   Batch *b = calloc(1, sizeof *b);
   Unit *u = calloc((size_t)n, sizeof *u);
@@ -1016,21 +1049,86 @@ bool jit_precompile(PrimFunc *const *fs, int n) {
   return batch_run(b, nt > m ? m : nt, err, sizeof err);
 }
 
-void jit_reset(void) {
-  for (int i = 0; i < J.nkernels; i++) {
-    free(J.kernels[i]->sites), free(J.kernels[i]->writes), free(J.kernels[i]->signature);
-    free(J.kernels[i]->covers), free(J.kernels[i]->name);
-    free(J.kernels[i]);
-  }
+static void free_kernel(JitKernel *k);
+
+static void reset_locked(void) {
+  for (int i = 0; i < cx()->nkernels; i++) free_kernel(cx()->kernels[i]);
   for (int i = 0; i < J.ncodes; i++) free(J.codes[i]);
   pthread_mutex_lock(&ready_mu);
   for (int i = 0; i < J.nready; i++) free(J.ready[i]->obj), free(J.ready[i]);
   free(J.ready), J.ready = NULL, J.nready = J.capready = 0;
   pthread_mutex_unlock(&ready_mu);
-  free(J.kernels), free(J.codes);
-  J.kernels = NULL, J.codes = NULL;
-  J.nkernels = J.capkernels = J.ncodes = J.capcodes = 0;
+  free(cx()->kernels), free(J.codes);
+  cx()->kernels = NULL, J.codes = NULL;
+  cx()->nkernels = cx()->capkernels = J.ncodes = J.capcodes = 0;
   if (J.mod) J.mod->reset();
+}
+
+/* ── the public entries that touch the shared state: under J_mu ── */
+
+const JitKernel *jit_get(const PrimFunc *f, TirError *err) {
+  pthread_mutex_lock(&J_mu);
+  const JitKernel *k = get_locked(f, err);
+  pthread_mutex_unlock(&J_mu);
+  return k;
+}
+
+bool jit_dump(const PrimFunc *f, const char *what, StrBuf *b, TirError *err) {
+  pthread_mutex_lock(&J_mu);
+  bool ok = dump_locked(f, what, b, err);
+  pthread_mutex_unlock(&J_mu);
+  return ok;
+}
+
+/* The whole compile holds J_mu: another engine's compile waits. */
+bool jit_precompile(PrimFunc *const *fs, int n) {
+  pthread_mutex_lock(&J_mu);
+  bool ok = precompile_locked(fs, n);
+  pthread_mutex_unlock(&J_mu);
+  return ok;
+}
+
+/* Drops the current context's kernels and the shared compiled code: for
+ * one engine in the process (the tests, `:jit reset`). */
+void jit_reset(void) {
+  pthread_mutex_lock(&J_mu);
+  reset_locked();
+  pthread_mutex_unlock(&J_mu);
+}
+
+bool jit_module_found(void) {
+  pthread_mutex_lock(&J_mu);
+  bool ok = module_found_locked();
+  pthread_mutex_unlock(&J_mu);
+  return ok;
+}
+
+/* ── per-engine contexts (jit.h) ── */
+
+JitCtx *jit_ctx_new(void) {
+  JitCtx *c = calloc(1, sizeof *c);
+  if (!c) rly_oom();
+  c->opt_level = 2;
+  return c;
+}
+
+JitCtx *jit_ctx_enter(JitCtx *c) {
+  JitCtx *prev = cur;
+  cur = c;
+  return prev;
+}
+
+static void free_kernel(JitKernel *k) {
+  free(k->sites), free(k->writes), free(k->signature), free(k->covers), free(k->name);
+  free(k);
+}
+
+void jit_ctx_free(JitCtx *c) {
+  if (!c) return;
+  for (int i = 0; i < c->nkernels; i++) free_kernel(c->kernels[i]);
+  free(c->kernels);
+  if (cur == c) cur = NULL;
+  free(c);
 }
 
 /* ── the executor call_tir uses (rt/exec.h) ── */

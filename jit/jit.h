@@ -28,6 +28,18 @@
 
 typedef struct JitKernel JitKernel;
 
+/* An engine's JIT context: its compile options (opt level, contraction,
+ * vector math), disk cache directory, kernels and run hook; the settings
+ * and statistics below act on the CURRENT one, thread-local like rt's
+ * (rt/rt.h: the engine enters it on every call; threads that entered
+ * none share a default).  The loaded module, the compiled code (keyed by
+ * the prim function's text and options) and the code compiled ahead are
+ * shared by the process, under a mutex. */
+typedef struct JitCtx JitCtx;
+JitCtx *jit_ctx_new(void);
+void jit_ctx_free(JitCtx *c);
+JitCtx *jit_ctx_enter(JitCtx *c); /* NULL: the default; returns the previous */
+
 /* The kernel for f, compiling it on first use (f must outlive the cache;
  * a structurally equal prim function shares the kernel).  NULL with err
  * filled when the JIT is unavailable or f cannot be compiled. */
@@ -68,7 +80,7 @@ int jit_opt_level(void);
  * f's kernel into b.  False with err on failure. */
 bool jit_dump(const PrimFunc *f, const char *what, StrBuf *b, TirError *err);
 
-/* :kernels — one row per compiled kernel, in compile order. */
+/* :kernels — one row per kernel of the current context, in compile order. */
 typedef struct JitKernelInfo {
   const char *name;      /* the prim function's name */
   const char *signature; /* e.g. "(float32[n, 784], float32[128, 784]) -> float32[n, 128]" */
@@ -114,10 +126,12 @@ typedef void (*JitRunHook)(void *user, const PrimFunc *f, const char *name, cons
                            RtTensor *const *args, int n, double ms);
 void jit_set_run_hook(JitRunHook hook, void *user);
 
-/* Forgets the in-memory cache and statistics (the disk cache stays). */
+/* Forgets the in-memory cache (shared: for one engine in the process) and
+ * the current context's kernels and statistics (the disk cache stays). */
 void jit_reset(void);
-/* Drops the kernels' pointers to their prim functions (which their owner
- * is about to free) and keeps the compiled code for later copies. */
+/* Drops the current context's kernels' pointers to their prim functions
+ * (which their owner is about to free) and keeps the compiled code for
+ * later copies. */
 void jit_forget_funcs(void);
 
 #endif

@@ -120,8 +120,11 @@ static const OpDef *begin(KernelCtx *kx, int op) {
   return def;
 }
 
-static KernelRunHook run_hook;
-static void *run_hook_user;
+/* Per thread: the profiler sets it around one engine's evaluation on that
+ * engine's thread (a session is used by one thread at a time), so another
+ * engine's kernels on another thread are not counted. */
+static _Thread_local KernelRunHook run_hook;
+static _Thread_local void *run_hook_user;
 
 void kernels_set_run_hook(KernelRunHook hook, void *user) { run_hook = hook, run_hook_user = user; }
 

@@ -103,8 +103,10 @@ typedef struct Fuse {
   long changes;
 } Fuse;
 
-/* TVM's default (relay.FuseOps.max_depth), or the engine's setting. */
-static int default_max_depth = 256;
+/* TVM's default (relay.FuseOps.max_depth), or the engine's setting.  Per
+ * thread: the engine sets it on entry (engine_enter), as the session that
+ * thread runs; the jit's fusion passes its own depth explicitly. */
+static _Thread_local int default_max_depth = 256;
 
 void fuse_set_default_max_depth(int n) { default_max_depth = n > 0 ? n : 256; }
 

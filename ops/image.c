@@ -248,10 +248,6 @@ static Type *tensor_of(RelCtx *cx, DType dt, int n, const Dim *dims) {
   return type_tensor(cx->arena, dt, n, dims, no_span);
 }
 
-static const char *shape_of(RelCtx *cx, const Type *t) {
-  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
-}
-
 static bool has_rank(RelCtx *cx, const Type *t, int rank, const char *what, const char *layout) {
   if (t->u.tensor.ndim == rank) return true;
   rel_fail(cx, "%s: %s must have rank %d%s%s, got %s", cx->op_name, what, rank,
@@ -277,11 +273,11 @@ static bool same_dim(RelCtx *cx, const Type *a, int i, const char *an, const Typ
                      const char *bn) {
   if (rel_unify_dim(cx, a->u.tensor.dims[i], b->u.tensor.dims[j])) return true;
   if (i == j)
-    rel_fail(cx, "%s: %s %s and %s %s disagree in dim %d", cx->op_name, an, shape_of(cx, a), bn,
-             shape_of(cx, b), i);
+    rel_fail(cx, "%s: %s %s and %s %s disagree in dim %d", cx->op_name, an,
+             rel_tensor_shape_str(cx, a), bn, rel_tensor_shape_str(cx, b), i);
   else
     rel_fail(cx, "%s: %s %s and %s %s disagree (dim %d vs dim %d)", cx->op_name, an,
-             shape_of(cx, a), bn, shape_of(cx, b), i, j);
+             rel_tensor_shape_str(cx, a), bn, rel_tensor_shape_str(cx, b), i, j);
   return false;
 }
 
@@ -316,7 +312,8 @@ static Type *resized(RelCtx *cx, const Type *x, const ResizeSpec *s, const Dim *
     Dim d = x->u.tensor.dims[s->sp_axis[i]];
     if (d.kind == DIM_CONST && d.value == 0)
       return rel_fail(cx, "%s: cannot resize the empty axis %c of %s to %lld", cx->op_name,
-                      canon_layouts[s->nsp][2 + i], shape_of(cx, x), (long long)size[i].value);
+                      canon_layouts[s->nsp][2 + i], rel_tensor_shape_str(cx, x),
+                      (long long)size[i].value);
   }
   DType dt = s->out_dtype == DT_INVALID ? x->u.tensor.dtype : s->out_dtype;
   return tensor_of(cx, dt, rank, out);
@@ -370,7 +367,7 @@ static Type *rel_crop_and_resize(RelCtx *cx, int nargs, Type **args, const Tenso
     return NULL;
   if (!rel_unify_dim(cx, boxes->u.tensor.dims[1], dim_const(4)))
     return rel_fail(cx, "image.crop_and_resize: boxes must have shape (num_boxes, 4), got %s",
-                    shape_of(cx, boxes));
+                    rel_tensor_shape_str(cx, boxes));
   if (!same_dim(cx, boxes, 0, "boxes", ix, 0, "box_indices")) return NULL;
   return resized(cx, x, &s, size, 0, boxes);
 }
@@ -392,7 +389,7 @@ static Type *rel_grid_sample(RelCtx *cx, int nargs, Type **args, const Tensor **
     return NULL;
   if (!rel_unify_dim(cx, g->u.tensor.dims[1], dim_const(rank - 2)))
     return rel_fail(cx, "%s: grid %s must have %d coordinates in dim 1", cx->op_name,
-                    shape_of(cx, g), rank - 2);
+                    rel_tensor_shape_str(cx, g), rank - 2);
   Dim out[5];
   out[0] = x->u.tensor.dims[0], out[1] = x->u.tensor.dims[1];
   for (int i = 2; i < rank; i++) out[i] = g->u.tensor.dims[i];

@@ -41,10 +41,6 @@ static const char *dstr(RelCtx *cx, Dim d) {
   return arena_strndup(cx->arena, s + 1, strlen(s) - 2);
 }
 
-static const char *shape_of(RelCtx *cx, const Type *t) {
-  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
-}
-
 static const char *tf(bool b) { return b ? "True" : "False"; }
 
 static bool same_dtype(RelCtx *cx, const Type *a, const Type *b) {
@@ -80,7 +76,7 @@ static bool check_units(RelCtx *cx, const Attrs *attrs, const Type *w, Dim n, Di
   if (cx->err[0]) return false;
   if (!rel_unify_dim(cx, dim_const(u), n)) {
     rel_fail(cx, "%s: units=%lld but weight has shape %s", cx->op_name, (long long)u,
-             shape_of(cx, w));
+             rel_tensor_shape_str(cx, w));
     return false;
   }
   if (n.kind == DIM_ANY) *out = dim_const(u);
@@ -109,7 +105,7 @@ static Type *rel_dense(RelCtx *cx, int nargs, Type **args, const Tensor **values
   const Dim *xd = x->u.tensor.dims, *wd = w->u.tensor.dims;
   if (!rel_unify_dim(cx, xd[nx - 1], wd[1]))
     return rel_fail(cx, "nn.dense: input has %s features but weight has shape %s",
-                    dstr(cx, xd[nx - 1]), shape_of(cx, w));
+                    dstr(cx, xd[nx - 1]), rel_tensor_shape_str(cx, w));
   Dim dims[TENSOR_MAX_RANK];
   memcpy(dims, xd, sizeof(Dim) * (size_t)(nx - 1));
   if (!check_units(cx, attrs, w, wd[0], &dims[nx - 1])) return NULL;
@@ -131,7 +127,7 @@ static Type *rel_dense_pack(RelCtx *cx, int nargs, Type **args, const Tensor **v
   const Dim *xd = x->u.tensor.dims, *wd = w->u.tensor.dims;
   if (!rel_unify_dim(cx, xd[nx - 1], wd[1]))
     return rel_fail(cx, "%s: input has %s features but weight has shape %s", cx->op_name,
-                    dstr(cx, xd[nx - 1]), shape_of(cx, w));
+                    dstr(cx, xd[nx - 1]), rel_tensor_shape_str(cx, w));
   Dim dims[TENSOR_MAX_RANK];
   memcpy(dims, xd, sizeof(Dim) * (size_t)(nx - 1));
   bool known = wd[0].kind == DIM_CONST && wd[2].kind == DIM_CONST;
@@ -142,7 +138,7 @@ static Type *rel_dense_pack(RelCtx *cx, int nargs, Type **args, const Tensor **v
     if (cx->err[0]) return NULL;
     if (known && (u <= cols - wd[2].value || u > cols))
       return rel_fail(cx, "%s: units=%lld does not fit weight panels of shape %s", cx->op_name,
-                      (long long)u, shape_of(cx, w));
+                      (long long)u, rel_tensor_shape_str(cx, w));
     dims[nx - 1] = dim_const(u);
   }
   DType dt = out_dtype(cx, attrs, x);
@@ -165,7 +161,8 @@ static Type *rel_matmul(RelCtx *cx, int nargs, Type **args, const Tensor **value
     return rel_fail(
         cx,
         "nn.matmul: shapes %s and %s are incompatible: %s vs %s (transpose_a=%s, transpose_b=%s)",
-        shape_of(cx, a), shape_of(cx, b), dstr(cx, k), dstr(cx, k2), tf(ta), tf(tb));
+        rel_tensor_shape_str(cx, a), rel_tensor_shape_str(cx, b), dstr(cx, k), dstr(cx, k2), tf(ta),
+        tf(tb));
   Dim dims[TENSOR_MAX_RANK];
   memcpy(dims, ad, sizeof(Dim) * (size_t)(na - 1));
   if (ta) dims[na - 2] = ad[na - 1];
@@ -181,7 +178,8 @@ static bool batch_dim(RelCtx *cx, const Type *x, const Type *y, Dim *out) {
   if (a.kind == DIM_CONST && b.kind == DIM_CONST && a.value != b.value && a.value != 1 &&
       b.value != 1) {
     rel_fail(cx, "nn.batch_matmul: batch sizes %lld and %lld differ (shapes %s and %s)",
-             (long long)a.value, (long long)b.value, shape_of(cx, x), shape_of(cx, y));
+             (long long)a.value, (long long)b.value, rel_tensor_shape_str(cx, x),
+             rel_tensor_shape_str(cx, y));
     return false;
   }
   if (!rel_broadcast(cx, 1, &a, 1, &b, &n, &d)) return false;
@@ -203,7 +201,8 @@ static Type *rel_batch_matmul(RelCtx *cx, int nargs, Type **args, const Tensor *
     return rel_fail(cx,
                     "nn.batch_matmul: shapes %s and %s are incompatible: %s vs %s (transpose_a=%s, "
                     "transpose_b=%s)",
-                    shape_of(cx, x), shape_of(cx, y), dstr(cx, k), dstr(cx, k2), tf(ta), tf(tb));
+                    rel_tensor_shape_str(cx, x), rel_tensor_shape_str(cx, y), dstr(cx, k),
+                    dstr(cx, k2), tf(ta), tf(tb));
   Dim dims[3] = {{0}, ta ? xd[2] : xd[1], tb ? yd[1] : yd[2]};
   if (!batch_dim(cx, x, y, &dims[0])) return NULL;
   DType dt = out_dtype(cx, attrs, x);
@@ -221,7 +220,7 @@ static Type *rel_bias_add(RelCtx *cx, int nargs, Type **args, const Tensor **val
   Dim want = x->u.tensor.dims[axis];
   if (b->u.tensor.ndim != 1 || !rel_unify_dim(cx, b->u.tensor.dims[0], want))
     return rel_fail(cx, "nn.bias_add: bias has shape %s but data %s has %s at axis %d",
-                    shape_of(cx, b), shape_of(cx, x), dstr(cx, want), axis);
+                    rel_tensor_shape_str(cx, b), rel_tensor_shape_str(cx, x), dstr(cx, want), axis);
   return args[0];
 }
 
@@ -300,7 +299,8 @@ static bool channel_params(RelCtx *cx, Type **args, const Type *x, int axis, int
     if (!p || !same_dtype(cx, x, p)) return false;
     if (p->u.tensor.ndim != 1 || !rel_unify_dim(cx, p->u.tensor.dims[0], want))
       return rel_fail(cx, "%s: %s has shape %s but data %s has %s at axis %d", cx->op_name,
-                      names[i], shape_of(cx, p), shape_of(cx, x), dstr(cx, want), axis),
+                      names[i], rel_tensor_shape_str(cx, p), rel_tensor_shape_str(cx, x),
+                      dstr(cx, want), axis),
              false;
   }
   return true;
@@ -339,7 +339,7 @@ static Type *rel_group_norm(RelCtx *cx, int nargs, Type **args, const Tensor **v
     return rel_fail(cx,
                     "nn.group_norm: %lld channels (axis %d of %s) are not divisible by "
                     "num_groups=%lld",
-                    (long long)c.value, axis, shape_of(cx, x), (long long)g);
+                    (long long)c.value, axis, rel_tensor_shape_str(cx, x), (long long)g);
   return args[0];
 }
 
@@ -412,7 +412,7 @@ static Type *rel_cross_entropy(RelCtx *cx, int nargs, Type **args, const Tensor 
   const Dim *a = x->u.tensor.dims, *b = y->u.tensor.dims;
   if (!rel_unify_dim(cx, a[0], b[0]) || !rel_unify_dim(cx, a[1], b[1]))
     return rel_fail(cx, "%s: predictions %s and targets %s differ in shape", cx->op_name,
-                    shape_of(cx, x), shape_of(cx, y));
+                    rel_tensor_shape_str(cx, x), rel_tensor_shape_str(cx, y));
   if (!dtype_is_float(x->u.tensor.dtype))
     return rel_fail(cx, "%s: predictions must be a float tensor, got %s", cx->op_name,
                     rel_type_str(cx, x));
@@ -434,7 +434,7 @@ static Type *rel_nll_loss(RelCtx *cx, int nargs, Type **args, const Tensor **val
   int np = p->u.tensor.ndim, nt = t->u.tensor.ndim;
   if (np < 2 || nt != np - 1)
     return rel_fail(cx, "nn.nll_loss: predictions %s must be (N, C, d...) and targets %s (N, d...)",
-                    shape_of(cx, p), shape_of(cx, t));
+                    rel_tensor_shape_str(cx, p), rel_tensor_shape_str(cx, t));
   if (!rank_is(cx, w, 1, "weights", "classes")) return NULL;
   if (!dtype_is_float(p->u.tensor.dtype) || !same_dtype(cx, p, w))
     return rel_fail(cx,
@@ -446,13 +446,13 @@ static Type *rel_nll_loss(RelCtx *cx, int nargs, Type **args, const Tensor **val
   const Dim *pd = p->u.tensor.dims, *td = t->u.tensor.dims;
   if (!rel_unify_dim(cx, pd[1], w->u.tensor.dims[0]))
     return rel_fail(cx, "nn.nll_loss: predictions %s have %s classes but weights have shape %s",
-                    shape_of(cx, p), dstr(cx, pd[1]), shape_of(cx, w));
+                    rel_tensor_shape_str(cx, p), dstr(cx, pd[1]), rel_tensor_shape_str(cx, w));
   for (int i = 0; i < nt; i++)
     if (!rel_unify_dim(cx, pd[i == 0 ? 0 : i + 1], td[i]))
       return rel_fail(cx,
                       "nn.nll_loss: targets %s do not match predictions %s without their "
                       "class axis",
-                      shape_of(cx, t), shape_of(cx, p));
+                      rel_tensor_shape_str(cx, t), rel_tensor_shape_str(cx, p));
   if (strcmp(red, "none") == 0) return tensor_of(cx, p->u.tensor.dtype, nt, td);
   return tensor_of(cx, p->u.tensor.dtype, 0, NULL);
 }

@@ -27,10 +27,6 @@
 
 static const Span no_span;
 
-static const char *shape_of(RelCtx *cx, const Type *t) {
-  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
-}
-
 /* A single dim as text ("4", "n", "?"). */
 static const char *dim_text(RelCtx *cx, Dim d) {
   const char *s = rel_shape_str(cx, 1, &d);
@@ -124,17 +120,17 @@ static bool conv_channels(RelCtx *cx, const Conv *c) {
   if (ch.kind == DIM_CONST && in.kind == DIM_CONST) {
     if (__builtin_mul_overflow(in.value, g, &want) || ch.value != want)
       return rel_fail(cx, "%s: input has %lld channels but weight %s expects %lld (groups=%lld)",
-                      cx->op_name, (long long)ch.value, shape_of(cx, c->w), (long long)want,
-                      (long long)g),
+                      cx->op_name, (long long)ch.value, rel_tensor_shape_str(cx, c->w),
+                      (long long)want, (long long)g),
              false;
   } else if (g == 1 && !rel_unify_dim(cx, ch, in)) {
     return rel_fail(cx, "%s: input has %s channels but weight %s expects %s", cx->op_name,
-                    dim_text(cx, ch), shape_of(cx, c->w), dim_text(cx, in)),
+                    dim_text(cx, ch), rel_tensor_shape_str(cx, c->w), dim_text(cx, in)),
            false;
   }
   if (o.kind == DIM_CONST && o.value % g != 0)
     return rel_fail(cx, "%s: weight %s has %lld output channels, not divisible by groups=%lld",
-                    cx->op_name, shape_of(cx, c->w), (long long)o.value, (long long)g),
+                    cx->op_name, rel_tensor_shape_str(cx, c->w), (long long)o.value, (long long)g),
            false;
   return true;
 }
@@ -144,7 +140,8 @@ static bool transposed_channels(RelCtx *cx, const Conv *c) {
   Dim ch = c->x->u.tensor.dims[1], in = c->w->u.tensor.dims[c->w_in];
   if (!rel_unify_dim(cx, ch, in))
     return rel_fail(cx, "%s: input has %s channels but weight %s has %s input channels (axis %d)",
-                    cx->op_name, dim_text(cx, ch), shape_of(cx, c->w), dim_text(cx, in), c->w_in),
+                    cx->op_name, dim_text(cx, ch), rel_tensor_shape_str(cx, c->w), dim_text(cx, in),
+                    c->w_in),
            false;
   if (ch.kind == DIM_CONST && ch.value % c->groups != 0)
     return rel_fail(cx, "%s: %lld input channels are not divisible by groups=%lld", cx->op_name,
@@ -170,7 +167,7 @@ static bool conv_hints(RelCtx *cx, const Attrs *attrs, const Conv *c) {
     Dim o = out_channels(cx, c);
     if (!cx->err[0] && !rel_unify_dim(cx, dim_const(ch), o))
       rel_fail(cx, "%s: channels=%lld but the weight %s gives %s output channels%s", cx->op_name,
-               (long long)ch, shape_of(cx, c->w), dim_text(cx, o),
+               (long long)ch, rel_tensor_shape_str(cx, c->w), dim_text(cx, o),
                c->transpose ? arena_printf(cx->arena, " (groups=%lld)", (long long)c->groups) : "");
   }
   if (!cx->err[0] && !rel_attr_is_none(cx, attrs, "kernel_size")) {
@@ -182,7 +179,7 @@ static bool conv_hints(RelCtx *cx, const Attrs *attrs, const Conv *c) {
       StrBuf b = {0};
       for (int i = 0; i < c->S; i++) sb_printf(&b, "%s%lld", i ? ", " : "", (long long)ks[i]);
       rel_fail(cx, "%s: kernel_size=[%s] but weight has shape %s", cx->op_name, b.data,
-               shape_of(cx, c->w));
+               rel_tensor_shape_str(cx, c->w));
       sb_free(&b);
     }
   }
@@ -276,7 +273,7 @@ bool nn_layout_oihwio(const char *l, int64_t *i, int64_t *o) {
 static bool block_dim(RelCtx *cx, Dim d, int64_t f, const char *what, const Type *t) {
   if (rel_unify_dim(cx, d, dim_const(f))) return true;
   rel_fail(cx, "%s: the %s block of %s must be %lld (the layout's)", cx->op_name, what,
-           shape_of(cx, t), (long long)f);
+           rel_tensor_shape_str(cx, t), (long long)f);
   return false;
 }
 
@@ -317,7 +314,7 @@ static bool nchwc_channels(RelCtx *cx, const Nchwc *c) {
   if (c->groups == 1) {
     if (C < 0 || wd[1].kind != DIM_CONST || wd[1].value * c->ib == C) return true;
     return rel_fail(cx, "%s: data %s has %lld channels but weight %s expects %lld", cx->op_name,
-                    shape_of(cx, c->x), (long long)C, shape_of(cx, c->w),
+                    rel_tensor_shape_str(cx, c->x), (long long)C, rel_tensor_shape_str(cx, c->w),
                     (long long)(wd[1].value * c->ib)),
            false;
   }
@@ -329,7 +326,7 @@ static bool nchwc_channels(RelCtx *cx, const Nchwc *c) {
                   "data's %lld channels, weight (C/%lld, 1, kh, kw, 1, %lld)), got data %s and "
                   "weight %s",
                   cx->op_name, (long long)c->groups, (long long)C, (long long)c->cb,
-                  (long long)c->cb, shape_of(cx, c->x), shape_of(cx, c->w)),
+                  (long long)c->cb, rel_tensor_shape_str(cx, c->x), rel_tensor_shape_str(cx, c->w)),
          false;
 }
 
@@ -351,7 +348,7 @@ static Type *rel_conv2d_nchwc(RelCtx *cx, int nargs, Type **args, const Tensor *
     int64_t ch = rel_attr_int(cx, attrs, "channels");
     if (!cx->err[0] && wd[0].kind == DIM_CONST && wd[0].value * c.ob != ch)
       return rel_fail(cx, "%s: channels=%lld but the weight %s gives %lld output channels",
-                      cx->op_name, (long long)ch, shape_of(cx, c.w),
+                      cx->op_name, (long long)ch, rel_tensor_shape_str(cx, c.w),
                       (long long)(wd[0].value * c.ob));
   }
   NnWindow win = {.S = 2};

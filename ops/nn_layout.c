@@ -29,10 +29,6 @@ static Type *tensor_like(RelCtx *cx, const Type *x, const Dim *dims) {
   return type_tensor(cx->arena, x->u.tensor.dtype, x->u.tensor.ndim, dims, no_span);
 }
 
-static const char *shape_of(RelCtx *cx, const Type *t) {
-  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
-}
-
 /* d + add for a constant d (false when negative); `?` otherwise, or d
  * itself when add is 0. */
 static bool dim_plus(Dim d, int64_t add, Dim *out) {
@@ -51,7 +47,7 @@ static int pad_pairs(RelCtx *cx, const Attrs *attrs, const Type *x, int64_t (*pw
   if (n < 0) return -1;
   if (n != x->u.tensor.ndim) {
     rel_fail(cx, "%s: pad_width has %d pairs but the data %s has rank %d", cx->op_name, n,
-             shape_of(cx, x), x->u.tensor.ndim);
+             rel_tensor_shape_str(cx, x), x->u.tensor.ndim);
     return -1;
   }
   for (int i = 0; i < n; i++)
@@ -290,7 +286,7 @@ static int block_attrs(RelCtx *cx, const Attrs *attrs, const Type *x, const char
            -1;
   if (x->u.tensor.ndim <= m)
     return rel_fail(cx, "%s: the data %s needs a rank above %d (batch, then %d block dims)",
-                    cx->op_name, shape_of(cx, x), m, m),
+                    cx->op_name, rel_tensor_shape_str(cx, x), m, m),
            -1;
   for (int i = 0; i < m; i++)
     if (pairs[i][0] < 0 || pairs[i][1] < 0 || pairs[i][0] > ((int64_t)1 << 40) ||
@@ -351,7 +347,7 @@ static Type *rel_dilate(RelCtx *cx, int nargs, Type **args, const Tensor **value
   if (n < 0 || cx->err[0] || (rel_attr_float(cx, attrs, "dilation_value"), cx->err[0])) return NULL;
   if (n != x->u.tensor.ndim)
     return rel_fail(cx, "nn.dilate: strides has %d values but the data %s has rank %d", n,
-                    shape_of(cx, x), x->u.tensor.ndim);
+                    rel_tensor_shape_str(cx, x), x->u.tensor.ndim);
   Dim out[TENSOR_MAX_RANK];
   for (int i = 0; i < n; i++) {
     Dim d = x->u.tensor.dims[i];

@@ -182,6 +182,8 @@ int rel_axis(RelCtx *cx, int64_t axis, int ndim);
 DType rel_attr_dtype(RelCtx *cx, const Attrs *attrs, const char *key, DType dflt);
 /* A type as text for messages (arena string, via print_type_to). */
 const char *rel_type_str(RelCtx *cx, const Type *t);
+/* A tensor type's shape as text ("(2, n, ?)"), for messages. */
+const char *rel_tensor_shape_str(RelCtx *cx, const Type *t);
 
 /* Argument i is the adjoint of a result of type y (a backward op's dy):
  * y's dtype and dims, or fails naming both. */

@@ -3,6 +3,7 @@
  * nearest-name suggestions.  An op's index is its position in the joined
  * registry; the layers above key their per-op tables by it, built from
  * their rows keyed by op name (ops_index_rows). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +37,10 @@ static const char *const pattern_names[] = {
 const char *op_pattern_name(OpPattern p) { return pattern_names[p]; }
 
 /* Builds the registry on first use: the family tables in order, one index
- * per op, and the name map (a duplicate name is a bug). */
-static void ops_init(void) {
-  if (all_ops) return;
+ * per op, and the name map (a duplicate name is a bug).  Once per process
+ * (pthread_once: sessions on several threads may ask first at once); read
+ * only afterwards. */
+static void ops_build(void) {
   int n = 0;
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
     for (const OpDef *d = families[f]; d->name; d++) n++;
@@ -56,6 +58,11 @@ static void ops_init(void) {
     }
   nops = n;
   all_ops = list;
+}
+
+static void ops_init(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, ops_build);
 }
 
 int ops_count(void) {

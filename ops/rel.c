@@ -28,6 +28,10 @@ Type *rel_fail(RelCtx *cx, const char *fmt, ...) {
   return NULL;
 }
 
+const char *rel_tensor_shape_str(RelCtx *cx, const Type *t) {
+  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
+}
+
 const char *rel_type_str(RelCtx *cx, const Type *t) {
   StrBuf b = {0};
   print_type_to(&b, t);

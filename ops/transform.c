@@ -27,10 +27,6 @@ static Type *tensor_of(RelCtx *cx, DType dt, int n, const Dim *dims) {
   return type_tensor(cx->arena, dt, n, dims, no_span);
 }
 
-static const char *shape_of(RelCtx *cx, const Type *t) {
-  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
-}
-
 static bool push(RelCtx *cx, Dim *out, int *n, Dim d) {
   if (*n < TENSOR_MAX_RANK) return out[(*n)++] = d, true;
   rel_fail(cx, "%s: the result would have more than %d dims", cx->op_name, TENSOR_MAX_RANK);
@@ -170,8 +166,8 @@ static Dim rs_infer(RelCtx *cx, Reshape *r, int m, const Dim *ns) {
   if (den == 0 || num % den != 0)
     return rel_fail(cx,
                     "%s: cannot reshape %s (%lld elements) to %s: %lld is not a multiple of %lld",
-                    cx->op_name, shape_of(cx, r->x), (long long)num, rel_shape_str(cx, m, ns),
-                    (long long)num, (long long)den),
+                    cx->op_name, rel_tensor_shape_str(cx, r->x), (long long)num,
+                    rel_shape_str(cx, m, ns), (long long)num, (long long)den),
            dim_any();
   return dim_const(num / den);
 }
@@ -190,7 +186,8 @@ static Type *reshape_to(RelCtx *cx, const Type *x, int m, const Dim *ns, bool al
   int64_t a = numel(x->u.tensor.ndim, x->u.tensor.dims), b = numel(r.n, r.out);
   if (a >= 0 && b >= 0 && a != b)
     return rel_fail(cx, "%s: cannot reshape %s (%lld elements) to %s (%lld elements)", cx->op_name,
-                    shape_of(cx, x), (long long)a, rel_shape_str(cx, r.n, r.out), (long long)b);
+                    rel_tensor_shape_str(cx, x), (long long)a, rel_shape_str(cx, r.n, r.out),
+                    (long long)b);
   return tensor_of(cx, x->u.tensor.dtype, r.n, r.out);
 }
 
@@ -288,8 +285,8 @@ static Type *rel_squeeze(RelCtx *cx, int nargs, Type **args, const Tensor **valu
       int a = rel_axis(cx, ax[i], n);
       if (a < 0) return NULL;
       if (d[a].kind == DIM_CONST && d[a].value != 1)
-        return rel_fail(cx, "squeeze: axis %d of %s has size %lld, not 1", a, shape_of(cx, x),
-                        (long long)d[a].value);
+        return rel_fail(cx, "squeeze: axis %d of %s has size %lld, not 1", a,
+                        rel_tensor_shape_str(cx, x), (long long)d[a].value);
       drop[a] = true;
     }
   }
@@ -354,7 +351,7 @@ static Type *rel_concatenate(RelCtx *cx, int nargs, Type **args, const Tensor **
       } else if (!rel_unify_dim(cx, out[a], d[a])) {
         return rel_fail(
             cx, "concatenate: shapes %s and %s differ at axis %d (concatenating along axis %d)",
-            shape_of(cx, f[0]), shape_of(cx, f[i]), a, axis);
+            rel_tensor_shape_str(cx, f[0]), rel_tensor_shape_str(cx, f[i]), a, axis);
       }
     }
   }
@@ -375,8 +372,8 @@ static Type *rel_stack(RelCtx *cx, int nargs, Type **args, const Tensor **values
   for (int i = 1; i < n; i++)
     for (int a = 0; a < rank; a++)
       if (!rel_unify_dim(cx, f[0]->u.tensor.dims[a], f[i]->u.tensor.dims[a]))
-        return rel_fail(cx, "stack: shapes %s and %s differ", shape_of(cx, f[0]),
-                        shape_of(cx, f[i]));
+        return rel_fail(cx, "stack: shapes %s and %s differ", rel_tensor_shape_str(cx, f[0]),
+                        rel_tensor_shape_str(cx, f[i]));
   int at = (int)(axis < 0 ? axis + rank + 1 : axis), m = 0;
   Dim out[TENSOR_MAX_RANK];
   for (int i = 0; i <= rank; i++) {
@@ -555,8 +552,8 @@ static Type *rel_take(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                     (long long)rel_attr_int(cx, attrs, "batch_dims"), ni, axis);
   for (int i = 0; i < bd; i++)
     if (!rel_unify_dim(cx, x->u.tensor.dims[i], ix->u.tensor.dims[i]))
-      return rel_fail(cx, "take: data %s and indices %s differ in batch dim %d", shape_of(cx, x),
-                      shape_of(cx, ix), i);
+      return rel_fail(cx, "take: data %s and indices %s differ in batch dim %d",
+                      rel_tensor_shape_str(cx, x), rel_tensor_shape_str(cx, ix), i);
   Dim out[TENSOR_MAX_RANK * 2];
   if (nx - 1 + ni - bd > TENSOR_MAX_RANK)
     return rel_fail(cx, "take: the result would have too many dims");
@@ -577,7 +574,7 @@ static Type *broadcast_to(RelCtx *cx, const Type *x, int n, const Dim *to, DType
     ok = (a.kind == DIM_CONST && a.value == 1) || rel_unify_dim(cx, a, b);
   }
   if (!ok)
-    return rel_fail(cx, "%s: cannot broadcast %s to %s", cx->op_name, shape_of(cx, x),
+    return rel_fail(cx, "%s: cannot broadcast %s to %s", cx->op_name, rel_tensor_shape_str(cx, x),
                     rel_shape_str(cx, n, to));
   return tensor_of(cx, dt == DT_INVALID ? x->u.tensor.dtype : dt, n, to);
 }

@@ -21,10 +21,6 @@ static Type *tensor_of(RelCtx *cx, DType dt, int n, const Dim *dims) {
   return type_tensor(cx->arena, dt, n, dims, no_span);
 }
 
-static const char *shape_of(RelCtx *cx, const Type *t) {
-  return rel_shape_str(cx, t->u.tensor.ndim, t->u.tensor.dims);
-}
-
 /* Argument i as a tensor of the given rank and dtype class ('f' float,
  * 'i' integer), or fails naming it. */
 static const Type *arg_of(RelCtx *cx, Type **args, int i, const char *what, int rank, char cls) {
@@ -49,11 +45,11 @@ static bool same_dim(RelCtx *cx, const Type *a, int i, const char *an, const Typ
                      const char *bn) {
   if (rel_unify_dim(cx, a->u.tensor.dims[i], b->u.tensor.dims[j])) return true;
   if (i == j)
-    rel_fail(cx, "%s: %s %s and %s %s disagree in dim %d", cx->op_name, an, shape_of(cx, a), bn,
-             shape_of(cx, b), i);
+    rel_fail(cx, "%s: %s %s and %s %s disagree in dim %d", cx->op_name, an,
+             rel_tensor_shape_str(cx, a), bn, rel_tensor_shape_str(cx, b), i);
   else
     rel_fail(cx, "%s: %s %s and %s %s disagree (dim %d vs dim %d)", cx->op_name, an,
-             shape_of(cx, a), bn, shape_of(cx, b), i, j);
+             rel_tensor_shape_str(cx, a), bn, rel_tensor_shape_str(cx, b), i, j);
   return false;
 }
 
@@ -143,7 +139,7 @@ static Type *rel_roi_align(RelCtx *cx, int nargs, Type **args, const Tensor **va
                     rel_type_str(cx, x));
   if (!rel_unify_dim(cx, r->u.tensor.dims[1], dim_const(5)))
     return rel_fail(cx, "%s: rois must have shape (num_rois, 5), got %s", cx->op_name,
-                    shape_of(cx, r));
+                    rel_tensor_shape_str(cx, r));
   const Dim *d = x->u.tensor.dims;
   Dim out[4] = {r->u.tensor.dims[0], d[1], ps[0], ps[1]};
   if (!nchw) out[1] = ps[0], out[2] = ps[1], out[3] = d[3];

@@ -19,6 +19,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -631,14 +632,17 @@ static const Punct puncts[] = {
  * character (first_punct is built once; the table lists two-character
  * tokens before one-character ones). */
 static int8_t first_punct[256];
-static bool puncts_ready;
 
-static void init_puncts(void) {
-  if (puncts_ready) return;
+static void build_puncts(void) {
   memset(first_punct, -1, sizeof first_punct);
   for (int k = (int)(sizeof puncts / sizeof puncts[0]) - 1; k >= 0; k--)
     first_punct[(unsigned char)puncts[k].text[0]] = (int8_t)k;
-  puncts_ready = true;
+}
+
+/* Once per process (lexers may start on several threads at once). */
+static void init_puncts(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, build_puncts);
 }
 
 /* punct := one entry of PUNCTS   (the longest: two-character entries are listed first) */

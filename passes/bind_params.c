@@ -2,17 +2,15 @@
  * parameters of one function whose names match the keys of a tensor file
  * become constants; the other parameters stay, in order.
  *
- * The pass takes its input from a side table (pass_bind_params_set, or
- * pass_bind which sets it, runs the pass and clears it), since a file is
- * not something a pass list can name; `:pass BindParams` alone is an error
- * that says so.  A key `w` or `%w` matches parameter `%w` (failing an exact
- * match, `fc1.weight` matches `%fc1_weight`, the way the printer shows it).  Every key must
- * name a parameter, and its tensor must fit the parameter's annotation
- * (dtype and rank; constant dims equal; `?` and size variables take any
- * size — the type check of the result catches inconsistent size
- * variables).  Errors name both sides: the parameter with its declared type
- * at its span, the file's entry with its shape and dtype.  Each bound
- * parameter is reported to the hook as rule "bind". */
+ * The pass takes its tensors as its input besides the module (PassCtx.input,
+ * which pass_bind gives it), since a file is not something a pass list can
+ * name; `:pass BindParams` alone is an error that says so.  A key `w` or `%w` matches parameter
+ * `%w` (failing an exact match, `fc1.weight` matches `%fc1_weight`, the way the printer shows it).
+ * Every key must name a parameter, and its tensor must fit the parameter's annotation (dtype and
+ * rank; constant dims equal; `?` and size variables take any size — the type check of the result
+ * catches inconsistent size variables).  Errors name both sides: the parameter with its declared
+ * type at its span, the file's entry with its shape and dtype.  Each bound parameter is reported to
+ * the hook as rule "bind". */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +18,6 @@
 
 #include "passes/pass_int.h"
 #include "passes/rewrite.h"
-
-static const BindParamsSpec *spec; /* set around one run (not thread-safe, like the registry) */
-
-void pass_bind_params_set(const BindParamsSpec *s) { spec = s; }
 
 /* "Tensor[(2, 3), float32]" of a file entry, as the printer writes types. */
 static void tensor_type_text(StrBuf *b, const Tensor *t) {
@@ -63,6 +57,7 @@ static int find_param(const Function *fn, const char *key) {
 }
 
 static void unknown_key(PassCtx *pc, const FuncDef *f, int k) {
+  const BindParamsSpec *spec = pc->input;
   StrBuf b = {0}, ps = {0};
   tensor_type_text(&b, spec->values[k]);
   diag_error(pc->d, spec->where, "%s: entry '%s' (%s) is not a parameter of @%s", spec->source,
@@ -79,6 +74,7 @@ static void unknown_key(PassCtx *pc, const FuncDef *f, int k) {
 }
 
 static void mismatch(PassCtx *pc, const FuncDef *f, const Var *p, int k) {
+  const BindParamsSpec *spec = pc->input;
   StrBuf b = {0};
   tensor_type_text(&b, spec->values[k]);
   char *ty = print_type(p->annot);
@@ -91,6 +87,7 @@ static void mismatch(PassCtx *pc, const FuncDef *f, const Var *p, int k) {
 
 /* Maps each key to its parameter (which[k]); false after errors. */
 static bool match_keys(PassCtx *pc, const FuncDef *f, int *which, bool *bound) {
+  const BindParamsSpec *spec = pc->input;
   bool ok = true;
   for (int k = 0; k < spec->n; k++) {
     int i = which[k] = find_param(f->fn, spec->names[k]);
@@ -109,6 +106,7 @@ static bool match_keys(PassCtx *pc, const FuncDef *f, int *which, bool *bound) {
 }
 
 static void report_binds(PassCtx *pc, const FuncDef *f, const int *which) {
+  const BindParamsSpec *spec = pc->input;
   if (!pass_listening(pc)) return;
   for (int k = 0; k < spec->n && !pc->stopped; k++) {
     const Var *p = f->fn->params[which[k]];
@@ -125,6 +123,7 @@ static void report_binds(PassCtx *pc, const FuncDef *f, const int *which) {
 }
 
 static Function *bind_function(PassCtx *pc, const FuncDef *f, const int *which, const bool *bound) {
+  const BindParamsSpec *spec = pc->input;
   Rewriter rw = {.a = pc->a};
   for (int k = 0; k < spec->n; k++) {
     Var *p = f->fn->params[which[k]];
@@ -143,6 +142,7 @@ static Function *bind_function(PassCtx *pc, const FuncDef *f, const int *which, 
  * Every key is matched and checked before anything is built, so a failed
  * bind returns NULL and never a half-bound module. */
 Module *pass_bind_params(PassCtx *pc, Module *in) {
+  const BindParamsSpec *spec = pc->input;
   if (!spec) {
     diag_error(pc->d, (Span){0},
                "BindParams needs a tensor file: use `:bind @f FILE` "
@@ -167,8 +167,5 @@ Module *pass_bind_params(PassCtx *pc, Module *in) {
 }
 
 Module *pass_bind(const BindParamsSpec *s, Module *in, Arena *a, DiagCtx *d, const PassHook *hook) {
-  pass_bind_params_set(s);
-  Module *out = pass_run(pass_lookup("BindParams"), in, a, d, hook);
-  pass_bind_params_set(NULL);
-  return out;
+  return pass_run_input(pass_lookup("BindParams"), in, a, d, hook, NULL, NULL, (Span){0}, s);
 }

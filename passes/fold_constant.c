@@ -4,9 +4,9 @@
  * Rules, applied bottom-up so folds cascade (`add(multiply(c1, c2), c3)`
  * folds twice):
  *   fold        an op call whose arguments are all constants (an
- *               OP_TUPLE_ARG op: a tuple of constants) is run by the
- *               evaluator (pass_evaluator: the reference kernels, so the
- *               value is the one interp mode computes) and becomes a
+ *               OP_TUPLE_ARG op: a tuple of constants) is run by its
+ *               reference kernel (kernels/kernels.h, so the value is the
+ *               one interp mode computes) and becomes a
  *               constant, or a tuple of constants for a tuple result;
  *   fold-shape  shape_of / ndarray_size of a tensor whose type has a static
  *               shape becomes a constant without evaluating anything;
@@ -24,19 +24,53 @@
  * the result is empty (no literal writes it) or would have more than
  * FOLD_MAX_NEW elements and more than its largest argument
  * (`full(0f, shape=[65536, 65536])` stays a call, while elementwise work
- * on a large weight folds), and when the evaluator fails (a division by
+ * on a large weight folds), and when the kernel fails (a division by
  * zero stays in the program and fails when it runs). */
+#include <stdlib.h>
 #include <string.h>
 
+#include "kernels/kernels.h"
 #include "passes/graph_int.h"
 
 /* Elements a folded constant may have when no argument is as large. */
 enum { FOLD_MAX_NEW = 1 << 20 };
 
-static PassEvalFn evaluator;
-
-void pass_set_evaluator(PassEvalFn fn) { evaluator = fn; }
-PassEvalFn pass_evaluator(void) { return evaluator; }
+/* Runs op's reference kernel on borrowed views of the constants (nothing
+ * is copied in), exactly as the interpreter runs it; the outputs (one, or
+ * a tuple's fields) are copied into a and released.  False with a message
+ * in err when it cannot (a run-time error such as an integer division by
+ * zero: the call then stays).  Not a run of the program: a profile (the
+ * kernels' run hook) does not count it. */
+static bool eval_op(int op, int nin, Tensor *const *in, const Attrs *attrs, Arena *a, int maxout,
+                    int *nout, Tensor **out, char *err, size_t errn) {
+  RtTensor **rin = calloc((size_t)nin + 1, sizeof *rin);
+  RtTensor **rout = calloc((size_t)maxout + 1, sizeof *rout);
+  if (!rin || !rout) rly_oom();
+  KernelCtx kx;
+  kernel_ctx_init(&kx);
+  bool ok = true;
+  int have = 0;
+  for (; ok && have < nin; have++) ok = (rin[have] = rt_tensor_borrow_ir(in[have], err, errn));
+  int n = 0;
+  void *hook_user;
+  KernelRunHook hook = kernels_run_hook(&hook_user);
+  kernels_set_run_hook(NULL, NULL);
+  if (ok && !kernels_infer_and_run(&kx, op, nin, rin, attrs, maxout, &n, rout)) {
+    snprintf(err, errn, "%s", kx.err);
+    ok = false;
+  }
+  kernels_set_run_hook(hook, hook_user);
+  for (int i = 0; i < n; i++) {
+    out[i] = rt_tensor_to_ir(a, rout[i]);
+    rt_tensor_release(rout[i]);
+  }
+  for (int i = 0; i < have; i++) rt_tensor_release(rin[i]);
+  *nout = ok ? n : 0;
+  kernel_ctx_free(&kx);
+  free(rin);
+  free(rout);
+  return ok;
+}
 
 /* A constant, or a tuple of such. */
 static bool constant_value(const Expr *e) {
@@ -131,12 +165,12 @@ static Expr *fold_call(Graph *g, Expr *e, Expr *r) {
   Tensor **in;
   int64_t largest, numel = result_numel(e->ty);
   int nin = const_args(g, r, def, &in, &largest);
-  if (nin < 0 || numel < 0 || !evaluator) return r;
+  if (nin < 0 || numel < 0) return r;
   if (numel > FOLD_MAX_NEW && numel > largest) return r;
   int maxout = e->ty->kind == TY_TUPLE ? e->ty->u.tuple.n : 1, nout = 0;
   Tensor **out = ARENA_ARRAY(&g->pc->scratch, Tensor *, maxout ? maxout : 1);
-  char err[256];
-  if (!evaluator(op, nin, in, r->u.call.attrs, g->a, maxout, &nout, out, err, sizeof err)) return r;
+  char err[sizeof((KernelCtx *)0)->err];
+  if (!eval_op(op, nin, in, r->u.call.attrs, g->a, maxout, &nout, out, err, sizeof err)) return r;
   Expr *c = as_expr(g, e->ty, nout, out, r->span);
   if (!c) return r;
   graph_report(g, "fold", e, c);

@@ -6,6 +6,7 @@
  * every let chain (walked in a loop, one GraphLink per binding, relinked
  * backwards) and every variable replaced by an atom, and whose post hook
  * types rebuilt nodes and runs the pass's rule. */
+#include <pthread.h>
 #include <string.h>
 
 #include "ir/walk.h"
@@ -19,17 +20,20 @@ static const char *const op_names[GOP_COUNT] = {
 #undef X
 };
 
-int graph_op(GraphOp k) {
-  static int index[GOP_COUNT];
-  static bool resolved;
-  if (!resolved) {
-    for (int i = 0; i < GOP_COUNT; i++) {
-      index[i] = ops_lookup(op_names[i]);
-      RLY_ASSERT(index[i] >= 0);
-    }
-    resolved = true;
+static int op_index[GOP_COUNT];
+
+static void resolve_ops(void) {
+  for (int i = 0; i < GOP_COUNT; i++) {
+    op_index[i] = ops_lookup(op_names[i]);
+    RLY_ASSERT(op_index[i] >= 0);
   }
-  return index[k];
+}
+
+/* Resolved once per process (passes may run on several threads at once). */
+int graph_op(GraphOp k) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, resolve_ops);
+  return op_index[k];
 }
 
 bool graph_is_call(const Expr *e, GraphOp k) {

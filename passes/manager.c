@@ -88,6 +88,11 @@ Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, cons
 
 Module *pass_run_arg(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                      const PassScope *scope, const char *arg, Span where) {
+  return pass_run_input(p, in, a, d, hook, scope, arg, where, NULL);
+}
+
+Module *pass_run_input(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
+                       const PassScope *scope, const char *arg, Span where, const void *input) {
   size_t errors = d->nerrors;
   if (p->needs_types && !ty_recheck_module(in, d)) {
     diag_error(d, (Span){0}, "%s needs a module that type-checks", p->name);
@@ -102,7 +107,8 @@ Module *pass_run_arg(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const P
                 .arg = arg     ? arg
                        : scope ? scope->func
                                : NULL,
-                .where = where};
+                .where = where,
+                .input = input};
   arena_init(&pc.scratch);
   Module *out = p->run(&pc, in);
   arena_free(&pc.scratch);

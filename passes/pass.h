@@ -153,6 +153,10 @@ Module *pass_run_scoped(const PassDef *p, Module *in, Arena *a, DiagCtx *d, cons
  * scope's function, if any) and where the pass was named (its errors). */
 Module *pass_run_arg(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
                      const PassScope *scope, const char *arg, Span where);
+/* Same, with the pass's input besides the module (PassCtx.input: BindParams'
+ * spec) instead of a side table. */
+Module *pass_run_input(const PassDef *p, Module *in, Arena *a, DiagCtx *d, const PassHook *hook,
+                       const PassScope *scope, const char *arg, Span where, const void *input);
 
 /* `:set print-after-all on`, `rly --print-after-all`: called with the
  * module after each pass of a pipeline (pass_print_after prints it). */
@@ -218,8 +222,8 @@ char *pass_rewrite_format(const PassRewrite *rw, DiagCtx *d, int max_lines);
 /* BindParams (bind_params.c): its input besides the module — the function
  * and the named tensors (IR constants, e.g. rt_tensor_to_ir of a tensor
  * file's entries).  `source` names the file in messages; `where` is the
- * span of the command that asked.  pass_bind sets the spec, runs the pass
- * (rewrites reach the hook as rule "bind") and clears it; NULL after
+ * span of the command that asked.  pass_bind runs the pass with the spec
+ * as its input (PassCtx.input; rewrites reach the hook as rule "bind"); NULL after
  * diagnostics naming both sides of a mismatch. */
 typedef struct BindParamsSpec {
   const char *func; /* "main" for @main */
@@ -230,21 +234,6 @@ typedef struct BindParamsSpec {
   Span where;
 } BindParamsSpec;
 
-void pass_bind_params_set(const BindParamsSpec *s);
 Module *pass_bind(const BindParamsSpec *s, Module *in, Arena *a, DiagCtx *d, const PassHook *hook);
-
-/* FoldConstant's evaluator: runs the op at registry index `op` on constant
- * tensors (an OP_TUPLE_ARG op: the tuple's tensors) and writes its results
- * (one, or a tuple's fields) as tensors allocated in a to out[0..*nout),
- * exactly as the interpreter's reference kernels compute them; false, with
- * a message in err, when it cannot (no kernel, a run-time error such as an
- * integer division by zero: the call then stays).  The kernels live above
- * passes/, so the engine installs the evaluator (engine_new); without one,
- * FoldConstant folds only what needs no kernel (shape_of of a static shape,
- * projections of tuples). */
-typedef bool (*PassEvalFn)(int op, int nin, Tensor *const *in, const Attrs *attrs, Arena *a,
-                           int maxout, int *nout, Tensor **out, char *err, size_t errn);
-void pass_set_evaluator(PassEvalFn fn);
-PassEvalFn pass_evaluator(void);
 
 #endif

@@ -23,9 +23,10 @@ struct PassCtx {
   const char *func; /* "@f" while a def is rewritten, for reports */
   const Function *context;
   const PassScope *scope; /* NULL: the whole module */
-  bool hidden;     /* the def being rewritten is out of scope: its rewrites are not reported */
-  const char *arg; /* the pass's argument: "f" of `Gradient=@f` or of the scope `@f`; or NULL */
-  Span where;      /* where the pass was named (for errors about its argument) */
+  bool hidden;       /* the def being rewritten is out of scope: its rewrites are not reported */
+  const char *arg;   /* the pass's argument: "f" of `Gradient=@f` or of the scope `@f`; or NULL */
+  Span where;        /* where the pass was named (for errors about its argument) */
+  const void *input; /* the pass's input besides the module (BindParams: its BindParamsSpec) */
 };
 
 /* True when someone listens (so a pass may skip building report data). */

@@ -685,10 +685,10 @@ Session *session_new(SessionOptions opt) {
   if (!s) rly_oom();
   s->opt = opt;
   diag_init(&s->diag);
-  s->diag.stop = &rt_interrupt_flag; /* Ctrl-C stops parsing, checking and passes too */
   arena_init(&s->fixed);
   arena_init(&s->inputs);
   s->ev = repl_eval_new(&s->diag, &opt.engine);
+  s->diag.stop = &rt_interrupt_flag; /* the engine's: Ctrl-C stops parsing, checking, passes */
   if (opt.prelude && !engine_load_prelude(session_engine(s))) {
     fputs("rly: internal error: the prelude does not check; continuing without it\n", stderr);
     session_render(s);

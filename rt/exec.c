@@ -1,41 +1,65 @@
-/* exec.c — the registered compiled executor, the interrupt flag and the
- * step budget (rt/exec.h).  Process-wide: there is one JIT, one SIGINT,
- * and one evaluation at a time. */
+/* exec.c — the compiled executor, the interrupt flag and the step budget
+ * (rt/exec.h), each a field of the current run-time context (rt/rt.h:
+ * thread-local, set by the engine on entry).  Ctrl-C comes as a signal to
+ * the process, not to a thread: rt_interrupt sets the flag of the context
+ * that took the signals (`signal_ctx`, the one process-wide pointer here:
+ * the first engine alive, the REPL's), else the current one; an embedder
+ * with several sessions stops one with rt_ctx_interrupt. */
 #include "rt/exec.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 
-static const RtExecutor *registered;
-volatile sig_atomic_t rt_interrupt_flag;
+#include "rt/rt_ctx.h"
 
-void rt_executor_register(const RtExecutor *x) { registered = x; }
-const RtExecutor *rt_executor(void) { return registered; }
+static _Atomic(RtCtx *) signal_ctx;
 
-static unsigned generation;
-void rt_executor_changed(void) { generation++; }
-unsigned rt_executor_generation(void) { return generation; }
+void rt_executor_register(const RtExecutor *x) { rt_ctx_current()->executor = x; }
+const RtExecutor *rt_executor(void) { return rt_ctx_current()->executor; }
 
-void rt_interrupt(void) { rt_interrupt_flag = 1; }
+void rt_executor_changed(void) { rt_ctx_current()->generation++; }
+unsigned rt_executor_generation(void) { return rt_ctx_current()->generation; }
+
+volatile sig_atomic_t *rt_interrupt_flag_of(RtCtx *ctx) { return &ctx->interrupt; }
+volatile sig_atomic_t *rt_interrupt_flag_ptr(void) { return &rt_ctx_current()->interrupt; }
+
+void rt_ctx_take_signals(RtCtx *ctx) {
+  RtCtx *none = NULL;
+  atomic_compare_exchange_strong(&signal_ctx, &none, ctx);
+}
+void rt_ctx_drop_signals(RtCtx *ctx) {
+  RtCtx *want = ctx;
+  atomic_compare_exchange_strong(&signal_ctx, &want, NULL);
+}
+void rt_ctx_interrupt(RtCtx *ctx) { ctx->interrupt = 1; }
+
+void rt_interrupt(void) {
+  RtCtx *c = atomic_load(&signal_ctx);
+  (c ? c : rt_ctx_current())->interrupt = 1;
+}
 
 bool rt_take_interrupt(void) {
-  if (!rt_interrupt_flag) return false;
-  rt_interrupt_flag = 0;
+  RtCtx *c = rt_ctx_current();
+  if (!c->interrupt) return false;
+  c->interrupt = 0;
   return true;
 }
 
-static int64_t step_budget, steps_left;
-
-void rt_steps_reset(int64_t budget) { step_budget = steps_left = budget > 0 ? budget : 0; }
+void rt_steps_reset(int64_t budget) {
+  RtCtx *c = rt_ctx_current();
+  c->step_budget = c->steps_left = budget > 0 ? budget : 0;
+}
 
 bool rt_steps_charge(int64_t n) {
-  if (!step_budget) return false;
-  steps_left -= n;
-  return steps_left < 0;
+  RtCtx *c = rt_ctx_current();
+  if (!c->step_budget) return false;
+  c->steps_left -= n;
+  return c->steps_left < 0;
 }
 
 const char *rt_steps_message(void) {
-  static char msg[64];
-  snprintf(msg, sizeof msg, "step limit %lld reached", (long long)step_budget);
-  return msg;
+  RtCtx *c = rt_ctx_current();
+  snprintf(c->steps_msg, sizeof c->steps_msg, "step limit %lld reached", (long long)c->step_budget);
+  return c->steps_msg;
 }

@@ -43,7 +43,7 @@ typedef struct RtExecutor {
   void (*forget)(void);
 } RtExecutor;
 
-/* Installs x as the compiled executor (NULL removes it). */
+/* Installs x as the current context's compiled executor (NULL removes it). */
 void rt_executor_register(const RtExecutor *x);
 /* The compiled executor, or NULL when none is registered. */
 const RtExecutor *rt_executor(void);
@@ -53,10 +53,18 @@ const RtExecutor *rt_executor(void);
 void rt_executor_changed(void);
 unsigned rt_executor_generation(void);
 
-/* Set by rt_interrupt (async-signal-safe, e.g. from SIGINT); evaluation
- * loops poll it and stop with "interrupted". */
-extern volatile sig_atomic_t rt_interrupt_flag;
+/* The current context's interrupt flag (rt/rt.h), set by rt_interrupt;
+ * evaluation loops poll it and stop with "interrupted". */
+#define rt_interrupt_flag (*rt_interrupt_flag_ptr())
+volatile sig_atomic_t *rt_interrupt_flag_ptr(void);
+volatile sig_atomic_t *rt_interrupt_flag_of(RtCtx *ctx);
+/* Async-signal-safe (SIGINT): interrupts the context that holds the
+ * signals (rt_ctx_take_signals: the first to ask, until it drops them;
+ * the current one when none does). */
 void rt_interrupt(void);
+void rt_ctx_take_signals(RtCtx *ctx);
+void rt_ctx_drop_signals(RtCtx *ctx); /* if ctx has them */
+void rt_ctx_interrupt(RtCtx *ctx);    /* stops ctx's evaluation (any thread) */
 /* True (once) if an interrupt was requested; clears the request. */
 bool rt_take_interrupt(void);
 

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rt/rt.h"
+
 typedef struct Job {
   RlyJitBodyFn body;
   void *closure;
@@ -34,6 +36,7 @@ typedef struct Job {
   atomic_llong err_chunk; /* lowest failed chunk (INT64_MAX: none); its error under mu */
   int32_t rc;
   RlyJitCtx err;
+  RtCtx *rt; /* the caller's run-time context (rt.h): workers run with it */
 } Job;
 
 /* mu guards sleeping workers (with `work`) and a failed chunk's error;
@@ -48,16 +51,18 @@ static pthread_cond_t work = PTHREAD_COND_INITIALIZER;
 static atomic_ullong generation; /* bumped for each job */
 static atomic_int active;        /* workers inside the current job */
 static _Atomic(Job *) job;
-static int sleeping; /* workers waiting on `work`, under mu */
-static int nthreads, started;
+static int sleeping;        /* workers waiting on `work`, under mu */
+static atomic_int nthreads; /* set by every engine (its threads option) */
+static int started;
 static _Thread_local bool in_pool;
 
-/* Measured cost per loop body, by function (direct mapped; only the thread
- * that submits jobs touches it: nested loops run inline before it). */
+/* Measured cost per loop body, by function (direct mapped; per thread:
+ * only a thread that submits jobs touches it, nested loops run inline
+ * before it, and sessions on several threads measure their own). */
 enum { COST_SLOTS = 1024 };
 static const double INLINE_NS = 50e3, AWAKE_INLINE_NS = 10e3, SPIN_NS = 200e3;
-static double last_end_ns; /* when the last job ended (its workers then spin SPIN_NS) */
-static struct {
+static _Atomic double last_end_ns; /* when the last job ended (its workers then spin SPIN_NS) */
+static _Thread_local struct {
   RlyJitBodyFn body;
   double ns_per_iter;
   unsigned inline_runs; /* an inline run is timed once in COST_SAMPLE (clock reads add up) */
@@ -159,7 +164,11 @@ static bool spin_for_job(uint64_t seen) {
 static void join_job(void) {
   atomic_fetch_add(&active, 1);
   Job *j = atomic_load(&job);
-  if (j) run_chunks(j);
+  if (j) {
+    rt_ctx_enter(j->rt);
+    run_chunks(j);
+    rt_ctx_enter(NULL);
+  }
   atomic_fetch_sub(&active, 1);
 }
 
@@ -205,7 +214,7 @@ int32_t rly_pool_parallel_for(RlyJitBodyFn body, void *closure, int64_t lo, int6
   if (small_work(body, hi - lo) || pthread_mutex_trylock(&busy) != 0)
     return run_inline(body, closure, lo, hi, ctx);
   start_workers();
-  Job j = {.body = body, .closure = closure, .lo = lo, .n = hi - lo};
+  Job j = {.body = body, .closure = closure, .lo = lo, .n = hi - lo, .rt = rt_ctx_current()};
   j.nchunks = j.n < 4 * (int64_t)nthreads ? j.n : 4 * (int64_t)nthreads;
   atomic_init(&j.err_chunk, INT64_MAX);
   atomic_init(&j.next, 0);

@@ -16,22 +16,51 @@
 #include <unistd.h>
 
 #include "ir/util.h"
+#include "rt/rt_ctx.h"
 
-static size_t max_bytes = RT_DEFAULT_MAX_BYTES;
-/* Data bytes of owned buffers not yet freed: alive, pooled or cached. */
-static size_t live_bytes;
+/* The context of threads that entered none (rt.h); `current` is this
+ * thread's. */
+static RtCtx default_ctx = {.max_bytes = RT_DEFAULT_MAX_BYTES};
+static _Thread_local RtCtx *current;
 
-static RtLimitHook limit_hook;
-static void *limit_ctx;
+RtCtx *rt_ctx_current(void) { return current ? current : &default_ctx; }
 
-void rt_set_max_bytes(size_t n) { max_bytes = n; }
-void rt_set_limit_hook(RtLimitHook fn, void *ctx) { limit_hook = fn, limit_ctx = ctx; }
-
-static void limit_hit(size_t want) {
-  if (limit_hook) limit_hook(limit_ctx, want);
+RtCtx *rt_ctx_enter(RtCtx *ctx) {
+  RtCtx *prev = current;
+  current = ctx;
+  return prev;
 }
-size_t rt_max_bytes(void) { return max_bytes; }
-size_t rt_live_bytes(void) { return live_bytes; }
+
+RtCtx *rt_ctx_new(void) {
+  RtCtx *c = calloc(1, sizeof *c);
+  if (!c) rly_oom();
+  c->max_bytes = RT_DEFAULT_MAX_BYTES;
+  return c;
+}
+
+void rt_ctx_free(RtCtx *ctx) {
+  if (!ctx) return;
+  RtCtx *prev = rt_ctx_enter(ctx);
+  rt_cache_trim();
+  rt_pool_trim();
+  rt_ctx_enter(prev == ctx ? NULL : prev);
+  if (ctx->nbufs)
+    ctx->dead = true; /* tensors still alive: freed with the last (buffer_free) */
+  else
+    free(ctx);
+}
+
+void rt_set_max_bytes(size_t n) { rt_ctx_current()->max_bytes = n; }
+void rt_set_limit_hook(RtLimitHook fn, void *ctx) {
+  RtCtx *c = rt_ctx_current();
+  c->limit_hook = fn, c->limit_ctx = ctx;
+}
+
+static void limit_hit(RtCtx *c, size_t want) {
+  if (c->limit_hook) c->limit_hook(c->limit_ctx, want);
+}
+size_t rt_max_bytes(void) { return rt_ctx_current()->max_bytes; }
+size_t rt_live_bytes(void) { return rt_ctx_current()->live_bytes; }
 
 size_t rt_physical_memory(void) {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
@@ -50,10 +79,14 @@ const char *rt_bytes_str(char *buf, size_t n, double bytes) {
   return buf;
 }
 
-/* An owned buffer's whole allocation is freed (its data leaves the count). */
-static void owned_free(RtBuffer *b) {
-  live_bytes -= b->cap;
+/* A buffer's allocation is freed (an owned one's data leaves the count);
+ * a dead context goes with its last buffer. */
+static void buffer_free(RtBuffer *b) {
+  RtCtx *c = b->owner;
+  if (!b->borrowed) c->live_bytes -= b->cap;
+  c->nbufs--;
   free(b);
+  if (c->dead && !c->nbufs) free(c);
 }
 
 static void set_err(char *err, size_t errn, const char *fmt, ...)
@@ -99,48 +132,46 @@ static int64_t checked_numel(DType dt, int ndim, const int64_t *shape) {
  * allocation that size faults in 80,000 pages inside the kernel writing
  * it (175 ms of a 1.33 s product), a cached one none.  The cache is
  * given back before the memory limit would be passed. */
-enum { CACHE_SLOTS = 16, CACHE_MIN = 64 * 1024 };
+enum { CACHE_SLOTS = RT_CACHE_SLOTS, CACHE_MIN = 64 * 1024 };
 #define CACHE_MAX ((size_t)1 << 30)
-static RtBuffer *cache[CACHE_SLOTS];
-static size_t cached_bytes;
 
-static RtBuffer *cache_take(size_t cap) {
+static RtBuffer *cache_take(RtCtx *c, size_t cap) {
   if (cap < CACHE_MIN) return NULL;
   for (int i = 0; i < CACHE_SLOTS; i++)
-    if (cache[i] && cache[i]->cap == cap) {
-      RtBuffer *b = cache[i];
-      cache[i] = NULL, cached_bytes -= cap;
+    if (c->cache[i] && c->cache[i]->cap == cap) {
+      RtBuffer *b = c->cache[i];
+      c->cache[i] = NULL, c->cached_bytes -= cap;
       return b;
     }
   return NULL;
 }
 
 static bool cache_put(RtBuffer *b) {
-  if (b->borrowed || b->cap < CACHE_MIN || cached_bytes + b->cap > CACHE_MAX) return false;
+  RtCtx *c = b->owner;
+  if (c->dead || b->borrowed || b->cap < CACHE_MIN || c->cached_bytes + b->cap > CACHE_MAX)
+    return false;
   for (int i = 0; i < CACHE_SLOTS; i++)
-    if (!cache[i]) {
-      cache[i] = b, cached_bytes += b->cap;
+    if (!c->cache[i]) {
+      c->cache[i] = b, c->cached_bytes += b->cap;
       return true;
     }
   return false;
 }
 
-void rt_cache_trim(void) {
+static void cache_trim(RtCtx *c) {
   for (int i = 0; i < CACHE_SLOTS; i++)
-    if (cache[i]) owned_free(cache[i]), cache[i] = NULL;
-  cached_bytes = 0;
+    if (c->cache[i]) buffer_free(c->cache[i]), c->cache[i] = NULL;
+  c->cached_bytes = 0;
 }
+
+void rt_cache_trim(void) { cache_trim(rt_ctx_current()); }
 
 /* Small objects are recycled through free lists instead of malloc/free:
  * interpreting scalar code allocates and drops millions of tiny tensors.
  * Lists: tensor headers, borrowed-buffer headers, and owned buffers with
  * 64..256 data bytes (one list per size).  Each keeps at most POOL_MAX. */
-enum { POOL_MAX = 1 << 16, SMALL_CAPS = 4 };
-typedef struct Pool {
-  void *head;
-  size_t n;
-} Pool;
-static Pool header_pool, borrowed_pool, small_pool[SMALL_CAPS];
+enum { POOL_MAX = 1 << 16, SMALL_CAPS = RT_SMALL_CAPS };
+typedef RtPool Pool;
 
 static void *pool_take(Pool *p) {
   void *x = p->head;
@@ -148,56 +179,59 @@ static void *pool_take(Pool *p) {
   return x;
 }
 
-static bool pool_put(Pool *p, void *x) {
-  if (p->n >= POOL_MAX) return false;
+static bool pool_put(RtCtx *c, Pool *p, void *x) {
+  if (c->dead || p->n >= POOL_MAX) return false;
   *(void **)x = p->head;
   p->head = x, p->n++;
   return true;
 }
 
-static Pool *small_pool_for(size_t cap) {
-  return cap <= SMALL_CAPS * RT_ALIGN ? &small_pool[cap / RT_ALIGN - 1] : NULL;
+static Pool *small_pool_for(RtCtx *c, size_t cap) {
+  return cap <= SMALL_CAPS * RT_ALIGN ? &c->small_pool[cap / RT_ALIGN - 1] : NULL;
 }
 
 void rt_pool_trim(void) {
+  RtCtx *c = rt_ctx_current();
   void *x;
-  while ((x = pool_take(&header_pool))) free(x);
-  while ((x = pool_take(&borrowed_pool))) free(x);
+  while ((x = pool_take(&c->header_pool))) free(x);
+  while ((x = pool_take(&c->borrowed_pool))) buffer_free(x);
   for (int i = 0; i < SMALL_CAPS; i++)
-    while ((x = pool_take(&small_pool[i]))) owned_free(x);
+    while ((x = pool_take(&c->small_pool[i]))) buffer_free(x);
 }
 
-/* Whether cap more bytes keep the data under the limit, after giving the
+/* Whether cap more bytes keep the data under c's limit, after giving the
  * cached buffers back if that is what it takes. */
-static bool within_limit(size_t cap) {
-  if (cap <= max_bytes && live_bytes <= max_bytes - cap) return true;
-  rt_cache_trim();
-  return cap <= max_bytes && live_bytes <= max_bytes - cap;
+static bool within_limit(RtCtx *c, size_t cap) {
+  if (cap <= c->max_bytes && c->live_bytes <= c->max_bytes - cap) return true;
+  cache_trim(c);
+  return cap <= c->max_bytes && c->live_bytes <= c->max_bytes - cap;
 }
 
 /* A buffer for nbytes: from a small-size pool or the cache when one fits,
  * else a fresh aligned allocation.  The size limit is checked first, so an
  * absurd shape is a clear error rather than an out-of-memory. */
 static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
+  RtCtx *c = rt_ctx_current();
+  size_t max_bytes = c->max_bytes;
   if (nbytes > max_bytes) {
     char lim[32];
     set_err(err, errn,
             "cannot allocate %g bytes: more than the memory limit (%s; :set max-memory SIZE)",
             (double)nbytes, rt_bytes_str(lim, sizeof lim, (double)max_bytes));
-    limit_hit(nbytes);
+    limit_hit(c, nbytes);
     return NULL;
   }
   size_t cap = nbytes ? (nbytes + RT_ALIGN - 1) / RT_ALIGN * RT_ALIGN : RT_ALIGN;
-  Pool *sp = small_pool_for(cap);
-  RtBuffer *b = sp ? pool_take(sp) : cache_take(cap);
-  if (!b && !within_limit(cap)) {
+  Pool *sp = small_pool_for(c, cap);
+  RtBuffer *b = sp ? pool_take(sp) : cache_take(c, cap);
+  if (!b && !within_limit(c, cap)) {
     char lim[32], live[32];
     set_err(err, errn,
             "cannot allocate %g bytes: the memory limit (%s) would be passed, %s being in use "
             "(:set max-memory SIZE)",
             (double)nbytes, rt_bytes_str(lim, sizeof lim, (double)max_bytes),
-            rt_bytes_str(live, sizeof live, (double)live_bytes));
-    limit_hit(nbytes);
+            rt_bytes_str(live, sizeof live, (double)c->live_bytes));
+    limit_hit(c, nbytes);
     return NULL;
   }
   if (!b) {
@@ -208,8 +242,8 @@ static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
     }
     _Static_assert(sizeof(RtBuffer) <= RT_ALIGN, "RtBuffer header must fit its padding");
     b = (RtBuffer *)p;
-    b->data = p + RT_ALIGN, b->cap = cap;
-    live_bytes += cap;
+    b->data = p + RT_ALIGN, b->cap = cap, b->owner = c;
+    c->live_bytes += cap, c->nbufs++;
   }
   b->refs = 1, b->nbytes = nbytes, b->borrowed = false;
   return b;
@@ -218,17 +252,15 @@ static RtBuffer *buffer_alloc(size_t nbytes, char *err, size_t errn) {
 static void buffer_release(RtBuffer *b) {
   /* Owned: header and data are one allocation; borrowed: only the header. */
   if (--b->refs > 0) return;
-  Pool *sp = b->borrowed ? &borrowed_pool : small_pool_for(b->cap);
-  if (sp ? pool_put(sp, b) : cache_put(b)) return;
-  if (b->borrowed)
-    free(b);
-  else
-    owned_free(b);
+  RtCtx *c = b->owner;
+  Pool *sp = b->borrowed ? &c->borrowed_pool : small_pool_for(c, b->cap);
+  if (sp ? pool_put(c, sp, b) : cache_put(b)) return;
+  buffer_free(b);
 }
 
 static RtTensor *header_new(DType dt, int ndim, const int64_t *shape, int64_t numel, char *err,
                             size_t errn) {
-  RtTensor *t = pool_take(&header_pool);
+  RtTensor *t = pool_take(&rt_ctx_current()->header_pool);
   if (!t) t = malloc(sizeof *t);
   if (!t) {
     set_err(err, errn, "cannot allocate %g bytes: out of memory", (double)sizeof *t);
@@ -284,8 +316,9 @@ RtTensor *rt_tensor_retain(RtTensor *t) {
 
 void rt_tensor_release(RtTensor *t) {
   if (!t || --t->refs > 0) return;
-  buffer_release(t->buf);
-  if (!pool_put(&header_pool, t)) free(t);
+  RtBuffer *b = t->buf;
+  if (!pool_put(b->owner, &b->owner->header_pool, t)) free(t);
+  buffer_release(b); /* may free its context (a dead one's last buffer) */
 }
 
 RtTensor *rt_tensor_view(RtTensor *base, int ndim, const int64_t *shape, char *err, size_t errn) {
@@ -320,16 +353,18 @@ RtTensor *rt_tensor_from_ir(const Tensor *t, char *err, size_t errn) {
 
 RtTensor *rt_tensor_borrow_ir(const Tensor *t, char *err, size_t errn) {
   RLY_ASSERT(((uintptr_t)t->data & (RT_ALIGN - 1)) == 0);
-  RtBuffer *b = pool_take(&borrowed_pool);
-  if (!b) b = malloc(sizeof *b);
+  RtCtx *c = rt_ctx_current();
+  RtBuffer *b = pool_take(&c->borrowed_pool);
+  if (!b && (b = malloc(sizeof *b))) c->nbufs++;
   if (!b) {
     set_err(err, errn, "cannot allocate %g bytes: out of memory", (double)sizeof *b);
     return NULL;
   }
   b->refs = 1, b->nbytes = b->cap = tensor_nbytes(t), b->data = t->data, b->borrowed = true;
+  b->owner = c;
   RtTensor *r = header_new(t->dtype, t->ndim, t->shape, t->numel, err, errn);
   if (!r) {
-    if (!pool_put(&borrowed_pool, b)) free(b);
+    if (!pool_put(c, &c->borrowed_pool, b)) buffer_free(b);
     return NULL;
   }
   r->buf = b, r->data = b->data;

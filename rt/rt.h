@@ -36,8 +36,11 @@ enum {
  * a fraction of the machine's memory (engine_options_default). */
 #define RT_DEFAULT_MAX_BYTES ((size_t)1 << 38)
 
+typedef struct RtCtx RtCtx;
+
 typedef struct RtBuffer {
   int64_t refs;
+  RtCtx *owner; /* the context whose memory count and free lists it belongs to */
   size_t nbytes;
   size_t cap;    /* bytes reserved for data (nbytes rounded up to RT_ALIGN) */
   void *data;    /* 64-byte aligned */
@@ -79,6 +82,28 @@ Tensor rt_tensor_as_ir(const RtTensor *t);
 /* Element i, converted as C does (see tensor_get_*). */
 double rt_get_f64(const RtTensor *t, int64_t i);
 int64_t rt_get_i64(const RtTensor *t, int64_t i);
+
+/* ── run-time contexts ──
+ *
+ * An RtCtx holds what used to be process-wide: the memory limit, the bytes
+ * alive, the cache of freed buffers, the free lists, the compiled executor,
+ * the interrupt flag and the step budget (rt/exec.h).  Each engine owns
+ * one.  Passing it to every allocation would touch every kernel, so it is
+ * a thread-local CURRENT context instead: the engine makes its context
+ * current (rt_ctx_enter) on every entry, mirroring the rule that a session
+ * is used by one thread at a time.  A thread that entered none uses the
+ * process's default context (programs and tests without an engine).  A
+ * buffer remembers its context: freeing it counts against that one, on any
+ * thread (the pool's workers run with their caller's context). */
+RtCtx *rt_ctx_new(void);
+/* Frees ctx's caches; the context itself goes with its last buffer. */
+void rt_ctx_free(RtCtx *ctx);
+/* Makes ctx (NULL: the default) current on this thread; returns the
+ * previous one (NULL when it was the default). */
+RtCtx *rt_ctx_enter(RtCtx *ctx);
+RtCtx *rt_ctx_current(void); /* never NULL */
+
+/* The functions below act on the current context. */
 
 /* Frees the buffers kept for reuse (they are reachable until then). */
 void rt_cache_trim(void);

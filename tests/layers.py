@@ -23,7 +23,7 @@ ALLOWED = {
     "kernels": {"ir", "rt", "ops"},
     "parser": {"ir", "ops", "io"},  # io: the JSON reader of the metadata section
     "types": {"ir", "ops"},
-    "passes": {"ir", "ops", "types"},
+    "passes": {"ir", "ops", "types", "kernels"},
     "ad": {"ir", "ops", "types", "passes"},
     "lower": {"ir", "ops", "types", "passes"},
     "interp": {"ir", "rt", "ops", "kernels"},

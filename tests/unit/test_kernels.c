@@ -183,6 +183,31 @@ static void test_ir_conversion(void) {
   rt_tensor_release(b);
 }
 
+/* A context counts only the data it owns: borrowing an IR constant's data
+ * and freeing it leave the count as it was; two contexts count apart. */
+static void test_ctx_counts(void) {
+  int64_t shape[1] = {3};
+  Tensor *c = tensor_new(&A, DT_FLOAT32, 1, shape);
+  RtCtx *x = rt_ctx_new(), *prev = rt_ctx_enter(x);
+  rt_set_max_bytes(1 << 20);
+  for (int i = 0; i < 3; i++) {
+    rt_tensor_release(rt_tensor_borrow_ir(c, NULL, 0));
+    rt_pool_trim();
+  }
+  CHECK(rt_live_bytes() == 0);
+  RtTensor *t = rt_tensor_new(DT_FLOAT32, 1, shape, NULL, 0);
+  CHECK(t && rt_live_bytes() == RT_ALIGN && rt_max_bytes() == 1 << 20);
+  rt_ctx_enter(prev);
+  CHECK(rt_max_bytes() != 1 << 20); /* the other context's limit */
+  rt_tensor_release(t);             /* counted against its own context, from any */
+  rt_ctx_enter(x);
+  CHECK(rt_live_bytes() == RT_ALIGN); /* kept in x's free list */
+  rt_pool_trim();
+  CHECK(rt_live_bytes() == 0);
+  rt_ctx_enter(prev);
+  rt_ctx_free(x);
+}
+
 /* float16 rounding from double agrees with the float version on floats,
  * and rounds once on doubles. */
 static void test_half(void) {
@@ -359,6 +384,7 @@ int main(void) {
   test_buffer_cache();
   test_alloc_failure();
   test_ir_conversion();
+  test_ctx_counts();
   test_half();
   test_every_op_has_a_kernel();
   test_view_ops();
