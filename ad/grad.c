@@ -5,6 +5,7 @@
  * are in grad_rules*.c. */
 #include "ad/grad.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,9 @@ bool grad_rules_index(const GradDef *const *tables, int ntables, const void **ou
   return ops_index_rows("gradient rule", t, ntables, sizeof(GradDef), out, err, cap);
 }
 
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
 static void build_table(void) {
-  if (by_index) return;
   const void **t = calloc((size_t)ops_count() + 1, sizeof *t);
   char err[256];
   if (!t) rly_oom();
@@ -38,7 +40,7 @@ static void build_table(void) {
 }
 
 const OpGrad *grad_rule(int op) {
-  build_table();
+  pthread_once(&table_once, build_table); /* sessions on several threads */
   if (op < 0 || op >= ops_count() || !by_index[op]) return NULL;
   return ((const GradDef *)by_index[op])->rule;
 }

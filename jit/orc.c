@@ -18,6 +18,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,10 +234,13 @@ static bool define_runtime(LLVMOrcJITDylibRef jd, char *err, size_t n) {
                     "JIT runtime symbols");
 }
 
+static bool have_libmvec;
+static void load_libmvec(void) { have_libmvec = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL); }
+
 bool cg_libmvec(void) {
-  static int state = -1;
-  if (state < 0) state = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != NULL;
-  return state == 1;
+  static pthread_once_t once = PTHREAD_ONCE_INIT; /* compiles run on several threads */
+  pthread_once(&once, load_libmvec);
+  return have_libmvec;
 }
 
 static bool ensure_jit(char *err, size_t n) {

@@ -9,6 +9,7 @@
 #include "kernels/kernels.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,8 +88,9 @@ static const KernelDef *const families[] = {
 /* by_index[i]: the kernel of registry op i (NULL: none). */
 static const KernelDef **by_index;
 
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
 static void build_table(void) {
-  if (by_index) return;
   const KernelDef **t = calloc((size_t)ops_count() + 1, sizeof *t);
   if (!t) rly_oom();
   for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
@@ -102,7 +104,7 @@ static void build_table(void) {
 }
 
 const KernelDef *kernels_get(int op) {
-  build_table();
+  pthread_once(&table_once, build_table); /* sessions on several threads */
   return op >= 0 && op < ops_count() ? by_index[op] : NULL;
 }
 

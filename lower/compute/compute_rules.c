@@ -2,6 +2,7 @@
  * tables' {op name, rule} rows (compute_<family>.c) put in a table indexed
  * by the op's registry index on first use, so FuseOps and the lowering find
  * an op's rule with one array access. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "lower/compute/compute.h"
@@ -23,8 +24,9 @@ bool compute_rules_index(const ComputeDef *const *tables, int ntables, const voi
   return ops_index_rows("compute rule", t, ntables, sizeof(ComputeDef), out, err, cap);
 }
 
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
 static void build_table(void) {
-  if (by_index) return;
   const void **t = calloc((size_t)ops_count() + 1, sizeof *t);
   char err[256];
   if (!t) rly_oom();
@@ -35,7 +37,7 @@ static void build_table(void) {
 }
 
 OpComputeFn *compute_rule(int op) {
-  build_table();
+  pthread_once(&table_once, build_table); /* sessions on several threads */
   if (op < 0 || op >= ops_count() || !by_index[op]) return NULL;
   return ((const ComputeDef *)by_index[op])->fn;
 }
