@@ -5,7 +5,6 @@
  * are in grad_rules*.c. */
 #include "ad/grad.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +16,6 @@ static const GradDef *const families[] = {
 #undef X
 };
 
-/* by_index[i]: the row of registry op i (NULL: not differentiable). */
-static const void **by_index;
-
 bool grad_rules_index(const GradDef *const *tables, int ntables, const void **out, char *err,
                       size_t cap) {
   const void *t[64];
@@ -28,21 +24,12 @@ bool grad_rules_index(const GradDef *const *tables, int ntables, const void **ou
   return ops_index_rows("gradient rule", t, ntables, sizeof(GradDef), out, err, cap);
 }
 
-static pthread_once_t table_once = PTHREAD_ONCE_INIT;
-
-static void build_table(void) {
-  const void **t = calloc((size_t)ops_count() + 1, sizeof *t);
-  char err[256];
-  if (!t) rly_oom();
-  if (!grad_rules_index(families, (int)(sizeof families / sizeof families[0]), t, err, sizeof err))
-    rly_bug(__FILE__, __LINE__, err);
-  by_index = t;
-}
+static OpsRuleTable table = {"gradient rule", (const void *const *)families,
+                             (int)(sizeof families / sizeof families[0]), sizeof(GradDef), NULL};
 
 const OpGrad *grad_rule(int op) {
-  pthread_once(&table_once, build_table); /* sessions on several threads */
-  if (op < 0 || op >= ops_count() || !by_index[op]) return NULL;
-  return ((const GradDef *)by_index[op])->rule;
+  const GradDef *d = ops_rule_row(&table, op);
+  return d ? d->rule : NULL;
 }
 
 bool grad_fail(GradCx *G, const char *fmt, ...) {

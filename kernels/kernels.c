@@ -9,7 +9,6 @@
 #include "kernels/kernels.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,28 +84,10 @@ static const KernelDef *const families[] = {
 #undef X
 };
 
-/* by_index[i]: the kernel of registry op i (NULL: none). */
-static const KernelDef **by_index;
+static OpsRuleTable table = {"kernel", (const void *const *)families,
+                             (int)(sizeof families / sizeof families[0]), sizeof(KernelDef), NULL};
 
-static pthread_once_t table_once = PTHREAD_ONCE_INIT;
-
-static void build_table(void) {
-  const KernelDef **t = calloc((size_t)ops_count() + 1, sizeof *t);
-  if (!t) rly_oom();
-  for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-    for (const KernelDef *d = families[f]; d->name; d++) {
-      int i = ops_lookup(d->name);
-      if (i < 0) continue; /* a kernel ahead of its registry entry */
-      RLY_ASSERT(!t[i]);   /* one kernel per op */
-      t[i] = d;
-    }
-  by_index = t;
-}
-
-const KernelDef *kernels_get(int op) {
-  pthread_once(&table_once, build_table); /* sessions on several threads */
-  return op >= 0 && op < ops_count() ? by_index[op] : NULL;
-}
+const KernelDef *kernels_get(int op) { return ops_rule_row(&table, op); }
 
 /* The op's row (its attribute defaults, flags) for relations and messages. */
 static const OpDef *begin(KernelCtx *kx, int op) {

@@ -55,8 +55,8 @@ typedef struct KernelDef {
   KernelFn fn;
 } KernelDef;
 
-/* The kernel of the op at registry index `op`, or NULL.  A kernel listed
- * ahead of its registry entry (a name the registry lacks) is not registered. */
+/* The kernel of the op at registry index `op`, or NULL (the families'
+ * rows by index: ops_rule_row, which rejects a row naming an unknown op). */
 const KernelDef *kernels_get(int op);
 /* Calls the kernel of the op at registry index `op` on outputs the caller
  * allocated.  Fails with "no op with registry index N" for an invalid index

@@ -18,6 +18,8 @@
 #ifndef RLY_OPS_H
 #define RLY_OPS_H
 
+#include <stdatomic.h>
+
 #include "ir/ir.h"
 
 /* Fusion patterns, as TVM orders them (lower fuses more freely). */
@@ -134,6 +136,20 @@ Expr *ops_expr(Arena *a, int index, Span sp);
  * twice. */
 bool ops_index_rows(const char *what, const void *const *tables, int ntables, size_t row_size,
                     const void **out, char *err, size_t cap);
+
+/* A stage's rules by registry index, built from its rows keyed by op name
+ * (ops_index_rows) on first use, once for the process (sessions on several
+ * threads share it): `what`, `tables`, `ntables` and `row_size` as above;
+ * by_index starts NULL.  A row naming an unknown op is a bug (rly_bug). */
+typedef struct OpsRuleTable {
+  const char *what;
+  const void *const *tables;
+  int ntables;
+  size_t row_size;
+  _Atomic(const void **) by_index;
+} OpsRuleTable;
+/* The row naming op `op` (NULL: none, or an invalid index). */
+const void *ops_rule_row(OpsRuleTable *t, int op);
 /* Up to k registered names nearest to `name` (edit distance), best first. */
 int ops_suggest(const char *name, const char **out, int k);
 /* Checks a call's attributes against the op's spec (unknown keys, wrong

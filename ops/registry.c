@@ -173,3 +173,28 @@ bool ops_index_rows(const char *what, const void *const *tables, int ntables, si
     }
   return true;
 }
+
+/* ───────────────────────── the stages' rule tables ───────────────────────── */
+
+static pthread_mutex_t rule_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static const void **rule_table_build(OpsRuleTable *t) {
+  pthread_mutex_lock(&rule_mu);
+  const void **rows = atomic_load_explicit(&t->by_index, memory_order_relaxed);
+  if (!rows) {
+    char err[256];
+    rows = calloc((size_t)ops_count() + 1, sizeof *rows);
+    if (!rows) rly_oom();
+    if (!ops_index_rows(t->what, t->tables, t->ntables, t->row_size, rows, err, sizeof err))
+      rly_bug(__FILE__, __LINE__, err);
+    atomic_store_explicit(&t->by_index, rows, memory_order_release);
+  }
+  pthread_mutex_unlock(&rule_mu);
+  return rows;
+}
+
+const void *ops_rule_row(OpsRuleTable *t, int op) {
+  const void **rows = atomic_load_explicit(&t->by_index, memory_order_acquire);
+  if (!rows) rows = rule_table_build(t);
+  return op >= 0 && op < ops_count() ? rows[op] : NULL;
+}

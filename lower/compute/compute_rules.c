@@ -2,7 +2,6 @@
  * tables' {op name, rule} rows (compute_<family>.c) put in a table indexed
  * by the op's registry index on first use, so FuseOps and the lowering find
  * an op's rule with one array access. */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "lower/compute/compute.h"
@@ -13,9 +12,6 @@ static const ComputeDef *const families[] = {
 #undef X
 };
 
-/* by_index[i]: the row of registry op i (NULL: no rule). */
-static const void **by_index;
-
 bool compute_rules_index(const ComputeDef *const *tables, int ntables, const void **out, char *err,
                          size_t cap) {
   const void *t[64];
@@ -24,20 +20,10 @@ bool compute_rules_index(const ComputeDef *const *tables, int ntables, const voi
   return ops_index_rows("compute rule", t, ntables, sizeof(ComputeDef), out, err, cap);
 }
 
-static pthread_once_t table_once = PTHREAD_ONCE_INIT;
-
-static void build_table(void) {
-  const void **t = calloc((size_t)ops_count() + 1, sizeof *t);
-  char err[256];
-  if (!t) rly_oom();
-  if (!compute_rules_index(families, (int)(sizeof families / sizeof families[0]), t, err,
-                           sizeof err))
-    rly_bug(__FILE__, __LINE__, err);
-  by_index = t;
-}
+static OpsRuleTable table = {"compute rule", (const void *const *)families,
+                             (int)(sizeof families / sizeof families[0]), sizeof(ComputeDef), NULL};
 
 OpComputeFn *compute_rule(int op) {
-  pthread_once(&table_once, build_table); /* sessions on several threads */
-  if (op < 0 || op >= ops_count() || !by_index[op]) return NULL;
-  return ((const ComputeDef *)by_index[op])->fn;
+  const ComputeDef *d = ops_rule_row(&table, op);
+  return d ? d->fn : NULL;
 }
