@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "engine/engine_int.h"
+#include "engine/schedule.h"
 #include "ir/walk.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
@@ -158,7 +159,9 @@ Module *engine_parse(Engine *e, const Module *base, Arena *a, uint32_t file, int
   Module *m = module_copy(base, a);
   ParseOptions po = {.nsession = nsession, .session = session};
   ParseResult r = parse_script(m, e->diag, file, &po);
-  bool ok = r.ok && ty_check_module(m, e->diag) && check_items(m, &r, e->diag);
+  bool ok = r.ok && ty_check_module(m, e->diag) &&
+            engine_apply_schedules(m, e->diag, e->opt.verify_schedules) &&
+            check_items(m, &r, e->diag);
   if (items) *items = r;
   if (ok) return m;
   module_free(m);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "engine/engine_int.h"
+#include "engine/schedule.h"
 #include "ir/util.h"
 #include "ir/walk.h"
 #include "parser/lexer.h"
@@ -71,7 +72,8 @@ static void scan_token(Scanner *z, const Token *t) {
   if (t->kind == T_COMMAND)
     scan_push_cmd(z->out, span_make(t->off, t->len));
   else if (t->kind == T_GLOBAL &&
-           (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL || z->prev == T_KW_PRIM))
+           (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL || z->prev == T_KW_PRIM ||
+            z->prev == T_KW_SCHEDULE))
     scan_name(z, t, true);
   else if (t->kind == T_IDENT && z->prev == T_KW_TYPE) {
     scan_name(z, t, false);
@@ -232,10 +234,13 @@ static bool check_defs(Engine *e, EngineInput *in) {
     single = it;
   }
   if (!in->ndefs) return true;
-  if (!whole) return ty_check_def(in->m, single->def_name, engine_diag(e));
+  bool verify = engine_options(e)->verify_schedules;
+  if (!whole)
+    return ty_check_def(in->m, single->def_name, engine_diag(e)) &&
+           engine_apply_schedules(in->m, engine_diag(e), verify);
   isolate_old_defs(engine_module(e), in->m);
   size_t first = engine_diag(e)->n;
-  if (ty_check_module(in->m, engine_diag(e))) return true;
+  if (ty_check_module(in->m, engine_diag(e))) return engine_apply_schedules(in->m, engine_diag(e), verify);
   note_dependents(e, in, first);
   return false;
 }

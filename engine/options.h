@@ -87,7 +87,9 @@ typedef enum OptionKind {
   X(fast_trace, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "off", "RLY_FAST", "trace", NULL, NULL,         \
     "report on stderr what runs on the scalar fast path")                                         \
   X(planned, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "on", "RLY_PLAN", "0", NULL, NULL,                 \
-    "dataflow functions run on the planned executor")
+    "dataflow functions run on the planned executor")                                             \
+  X(verify_schedules, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "off", "RLY_VERIFY_SCHEDULES", "1", NULL, \
+    NULL, "every schedule step's result compared with the unscheduled function's (:set verify)")
 
 /* The field of a row: text options are fixed-size strings. */
 #define OPT_FIELD_OPT_BOOL(type, field) type field;

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/sched.h"
 #include "ir/tir.h"
 #include "ir/walk.h"
 
@@ -1366,8 +1367,9 @@ static void print_def(Printer *P, const Def *d) {
     case DEF_GLOBAL:
       print_root(P, NULL, d->u.global->init, emit_global, d->u.global);
       break;
-    case DEF_PRIM:
-      print_prim_func_to(P->b, d->u.prim);
+    case DEF_PRIM: /* a scheduled one as its source: the function, then its schedule */
+      print_prim_func_to(P->b, d->u.prim->unscheduled ? d->u.prim->unscheduled : d->u.prim);
+      if (d->u.prim->trace) print_sched_trace_to(P->b, d->u.prim->trace);
       break;
   }
 }
@@ -1513,6 +1515,14 @@ static bool is_simple(const Stmt *s) {
 /* A TIR loop in its canonical text: `range` always shows its begin, other
  * kinds show a begin only when it is not 0 (matching what the parser
  * normalises), so printing is a fixed point. */
+/* A schedule's annotations, as a comment inside the loop or block. */
+static void tir_annots(StrBuf *b, const Stmt *s, int ind) {
+  for (int i = 0; i < s->nannots; i++) {
+    sb_indent(b, ind);
+    sb_printf(b, "// annotate %s=%s\n", s->annots[i].key, s->annots[i].value);
+  }
+}
+
 static void tir_for(StrBuf *b, const Stmt *s, int ind) {
   sb_puts(b, "for ");
   for (int i = 0; i < s->u.for_.nvars; i++)
@@ -1533,6 +1543,7 @@ static void tir_for(StrBuf *b, const Stmt *s, int ind) {
     tir_list(b, s->u.for_.nvars, s->u.for_.hi);
   }
   sb_puts(b, ") {\n");
+  tir_annots(b, s, ind + 2);
   tir_stmt(b, s->u.for_.body, ind + 2);
   sb_indent(b, ind);
   sb_puts(b, "}\n");
@@ -1565,6 +1576,7 @@ static void tir_block(StrBuf *b, const Stmt *s, int ind) {
     tir_expr(b, it->binding, 0);
   }
   sb_puts(b, ") {\n");
+  tir_annots(b, s, ind + 2);
   if (s->u.block.init) tir_init(b, s->u.block.init, ind + 2);
   if (s->u.block.body) tir_stmt(b, s->u.block.body, ind + 2);
   sb_indent(b, ind);

@@ -20,6 +20,7 @@ typedef struct TirVar TirVar;
 typedef struct Buffer Buffer;
 typedef struct PrimExpr PrimExpr;
 typedef struct Stmt Stmt;
+typedef struct SchedTrace SchedTrace;
 
 /* A scalar variable: loop variable, block iteration variable, `let`, or a
  * size variable of a buffer shape (then is_size is set, dtype int64). */
@@ -207,9 +208,17 @@ typedef enum StmtKind {
 #undef X
 } StmtKind;
 
+/* An annotation a schedule attached to a loop or block (`annotate`):
+ * hints for later stages, printed with the statement. */
+typedef struct TirAnnot {
+  const char *key, *value; /* value as written: 1, "text", 0.5 */
+} TirAnnot;
+
 struct Stmt {
   StmtKind kind;
   Span span;
+  int nannots; /* ST_FOR, ST_BLOCK */
+  TirAnnot *annots;
   union {
     struct {
       int n;
@@ -272,6 +281,12 @@ struct PrimFunc {
   /* Set by the lowering: the fused Relay function (Primitive) it computes,
    * whose op calls carry the user's spans (run-time errors name them). */
   const Function *group;
+  /* A schedule (ir/sched.h, applied by sched/): the steps, and the
+   * function they were applied to.  unscheduled is NULL while the steps are
+   * still to be applied (just parsed); a function without a schedule has
+   * both NULL. */
+  const SchedTrace *trace;
+  const PrimFunc *unscheduled;
 };
 
 const char *prim_binop_text(PrimBinOp op);

@@ -40,7 +40,8 @@ const char *lex_kind_text(TokKind k) { return kind_texts[k]; }
   X("extern", T_KW_EXTERN) X("free_var", T_KW_FREE_VAR)                  \
   X("ref", T_KW_REF) X("ref_read", T_KW_REF_READ)                        \
   X("ref_write", T_KW_REF_WRITE) X("prim", T_KW_PRIM)                    \
-  X("global", T_KW_GLOBAL) X("dataflow", T_KW_DATAFLOW)
+  X("global", T_KW_GLOBAL) X("schedule", T_KW_SCHEDULE)            \
+  X("dataflow", T_KW_DATAFLOW)
 /* clang-format on */
 
 typedef struct Keyword {

@@ -47,6 +47,7 @@
   X(T_KW_REF_WRITE, "`ref_write`")                               \
   X(T_KW_PRIM, "`prim`")                                         \
   X(T_KW_GLOBAL, "`global`")                                     \
+  X(T_KW_SCHEDULE, "`schedule`")                                 \
   X(T_KW_DATAFLOW, "`dataflow`")                                 \
   X(T_LPAREN, "`(`")                                             \
   X(T_RPAREN, "`)`")                                             \

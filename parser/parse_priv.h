@@ -11,6 +11,7 @@
 #ifndef RLY_PARSE_PRIV_H
 #define RLY_PARSE_PRIV_H
 
+#include "ir/sched.h"
 #include "ir/tir.h"
 #include "parser/lexer.h"
 #include "parser/metadata.h"
@@ -131,6 +132,11 @@ void parse_expected(Parser *p, const char *what);
 bool parse_enter(Parser *p);
 void parse_leave(Parser *p);
 int parse_edit_distance(const char *a, const char *b);
+
+/* schedule_def (parse_sched.c), after pdefinition saw `schedule`. */
+bool parse_sched_def(Parser *p, ScriptItem *it, size_t errs);
+SchedStep *parse_sched_step_in(Parser *p);
+void parse_mark_failed(Parser *p, const char *name);
 
 /* ── scopes ── */
 

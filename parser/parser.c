@@ -1266,7 +1266,7 @@ static int pbinding(Parser *p, Frame *f) {
 
 static bool starts_item(TokKind k) {
   return k == T_KW_DEF || k == T_KW_TYPE || k == T_KW_EXTERN || k == T_KW_PRIM ||
-         k == T_KW_GLOBAL || k == T_COMMAND || k == T_VERSION;
+         k == T_KW_SCHEDULE || k == T_KW_GLOBAL || k == T_COMMAND || k == T_VERSION;
 }
 
 static bool is_closer(TokKind k) { return k == T_RPAREN || k == T_RBRACKET || k == T_RBRACE; }
@@ -1390,6 +1390,8 @@ static ScriptItem *new_item(Items *it, ScriptItemKind k, Span sp) {
 static void mark_failed(Parser *p, const char *name) {
   if (name) strmap_put(&p->failed, name, (void *)1);
 }
+
+void parse_mark_failed(Parser *p, const char *name) { mark_failed(p, name); }
 
 /* Records key as defined at sp in this parse; a second definition is an
  * error there with a note at the first (TVM rejects duplicates in one
@@ -1572,6 +1574,9 @@ static void pdefinition(Parser *p, Items *items) {
       break;
     case T_KW_PRIM:
       ok = pprim_def(p, &tmp, errs);
+      break;
+    case T_KW_SCHEDULE:
+      ok = parse_sched_def(p, &tmp, errs);
       break;
     default:
       ok = padt_def(p, &tmp, errs);
@@ -1813,6 +1818,18 @@ Expr *parse_expr(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt) 
   bool ok = !p.lx.any_error;
   parser_free(&p);
   return ok ? e : NULL;
+}
+
+/* sched_entry := step EOF   (`let` optional, no `;` needed) */
+SchedStep *parse_sched_step(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt) {
+  Parser p;
+  parser_init(&p, m, d, file, false, opt);
+  SchedStep *s = parse_sched_step_in(&p);
+  parse_accept(&p, T_SEMI);
+  if (s && !at_kind(&p, T_EOF)) parse_expected(&p, "end of the step");
+  bool ok = !p.lx.any_error;
+  parser_free(&p);
+  return ok ? s : NULL;
 }
 
 /* type_entry := type EOF */

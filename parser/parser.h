@@ -30,6 +30,7 @@ typedef struct ScriptItem {
   const char *def_name; /* ITEM_DEF: the name defined (without '@'); NULL for ADTs */
   DefKind def_kind;     /* ITEM_DEF */
   bool replaced;        /* ITEM_DEF: an earlier definition of the same name was replaced */
+  bool schedule;        /* ITEM_DEF: a `schedule @f { ... }` (def_kind DEF_PRIM) */
 } ScriptItem;
 
 typedef struct ParseOptions {
@@ -61,6 +62,10 @@ ParseResult parse_script(Module *m, DiagCtx *d, uint32_t file, const ParseOption
 
 /* Parses one expression (globals, ADTs and constructors of m are visible). */
 Expr *parse_expr(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt);
+
+/* Parses one schedule step (ir/sched.h), as `:sched @f STEP` gives it. */
+typedef struct SchedStep SchedStep;
+SchedStep *parse_sched_step(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt);
 
 /* Parses one type, e.g. for `:type` or tests. */
 Type *parse_type(Module *m, DiagCtx *d, uint32_t file);

@@ -238,6 +238,19 @@ static bool diff_def(StrBuf *out, const char *key, const Module *ma, const Def *
   return true;
 }
 
+char *text_diff(const char *key, const char *before, const char *after) {
+  if (strcmp(before, after) == 0) return strdup("no change\n");
+  StrBuf out = {0};
+  char *ta = strdup(before), *tb = strdup(after);
+  if (!ta || !tb) abort();
+  sb_printf(&out, "--- %s\n+++ %s\n", key, key);
+  Lines la = split_lines(ta), lb = split_lines(tb);
+  Script s = diff_lines(la, lb);
+  put_hunks(&out, &s);
+  free(s.e), free(la.l), free(lb.l), free(ta), free(tb);
+  return sb_take(&out);
+}
+
 /* A changed definition out of scope: its key goes to `outside` when its
  * text changed (the diff itself is dropped). */
 static void note_outside(StrBuf *outside, const char *key, const Module *ma, const Def *a,

@@ -195,6 +195,9 @@ void pass_result_free(PassResult *r);
 /* A unified-style diff of the printed definitions (each def on its own:
  * `--- @f` / `+++ @f` and hunks), or "no change\n".  malloc'd. */
 char *pass_diff(const Module *before, const Module *after);
+/* The line diff of two texts under the heading `--- key` / `+++ key`
+ * ("no change\n" when they are the same); malloc'd. */
+char *text_diff(const char *key, const char *before, const char *after);
 /* The diff of the definitions in scope (decided on the definition before the
  * change, so a rewritten prelude function still counts as the prelude's);
  * *outside (may be NULL) gets the keys of the other changed definitions,

@@ -74,6 +74,16 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "A change is a definition (an input's), a :pass, :bind, :import or a whole\n"                  \
     "`:load`; :undo says which it took back and which definitions it removed\n"                    \
     "or restored.  The last 32 changes are kept.")                                                 \
+  X(sched, "sched", "@f PRIMITIVE(ARGS)", DEF, repl_cmd_sched,                                     \
+    "apply one schedule primitive to a prim function: diff shown, kept",                           \
+    "The primitive is TVM's (tvm.tir.Schedule), written as in a `schedule @f { ... }`\n"           \
+    "block: `:sched @f split(%j, factors=[?, 4])`; `let (%a, %b) = ...` names what it\n"           \
+    "gives.  Each step is checked before it rewrites (a refused step changes nothing);\n"          \
+    "with `:set verify on` its result is compared with the unscheduled function's on\n"            \
+    "random inputs.  `:undo` takes the step back; `:trace @f` prints the schedule,\n"             \
+    "`:step @f` replays it one primitive at a time, `:print --unscheduled @f` shows\n"            \
+    "the function as written.")                                                                    \
+  X(trace, "trace", "@f", DEF, repl_cmd_trace, "print a prim function's schedule as text", NULL)   \
   X(seed, "seed", "N", NONE, cmd_seed, "set @prng_state to random.key(N)", NULL)                   \
   X(set, "set", "[NAME [VALUE]]", SETTING, repl_cmd_set,                                           \
     "change a setting; alone, show the settings", NULL)                                            \
@@ -319,6 +329,7 @@ static RunStatus cmd_help(Session *s, const char *args, Span where) {
   if (c->more) printf("%s\n", c->more);
   if (c->fn == repl_cmd_set) settings_help();
   if (c->fn == repl_cmd_pass || c->fn == repl_cmd_step) repl_pass_help();
+  if (c->fn == repl_cmd_sched) repl_sched_help();
   return RUN_OK;
 }
 
@@ -437,10 +448,31 @@ static bool take_last_word(const char *args, const char *word, char *buf, size_t
 
 /* Prints one definition, the user's definitions, or with `prelude` the
  * prelude's (builtins left out); a last word `meta` adds the metadata. */
+/* `--unscheduled` in args: removed (args rewritten into buf). */
+static bool take_flag(const char **args, const char *flag, char *buf, size_t n) {
+  const char *at = strstr(*args, flag);
+  if (!at || strlen(*args) >= n) return false;
+  size_t k = (size_t)(at - *args), len = strlen(flag);
+  snprintf(buf, n, "%.*s%s", (int)k, *args, at + len);
+  size_t b = strspn(buf, " \t"), e = strlen(buf);
+  while (e > b && (buf[e - 1] == ' ' || buf[e - 1] == '\t')) buf[--e] = 0;
+  memmove(buf, buf + b, e - b + 1);
+  *args = buf;
+  return true;
+}
+
 static RunStatus cmd_print(Session *s, const char *args, Span where) {
-  char buf[256];
+  char buf[256], flagbuf[256];
+  bool unscheduled = take_flag(&args, "--unscheduled", flagbuf, sizeof flagbuf);
   bool meta = take_last_word(args, "meta", buf, sizeof buf);
   if (meta) args = buf;
+  const Def *pd = *args ? find_def(session_module(s), args) : NULL;
+  if (pd && pd->kind == DEF_PRIM)
+    return repl_print_prim(s, def_name(pd), unscheduled, where) ? RUN_OK : RUN_ERROR;
+  if (unscheduled) {
+    session_error(s, where, "usage: :print --unscheduled @f", "`--unscheduled` needs a prim function");
+    return RUN_ERROR;
+  }
   bool prelude = strcmp(args, "prelude") == 0;
   PtrVec v = {0};
   if (*args && !prelude) {

@@ -158,6 +158,13 @@ RunStatus repl_cmd_passes(Session *s, const char *args, Span where);
 RunStatus repl_cmd_pass(Session *s, const char *args, Span where);
 RunStatus repl_cmd_step(Session *s, const char *args, Span where);
 RunStatus repl_cmd_undo(Session *s, const char *args, Span where);
+/* cmd_sched.c: :sched, :trace; :step @f of a scheduled prim function;
+ * :print [--unscheduled] @f of a prim function; :help sched's list. */
+RunStatus repl_cmd_sched(Session *s, const char *args, Span where);
+RunStatus repl_cmd_trace(Session *s, const char *args, Span where);
+bool repl_sched_replay(Session *s, const char *name, Span where);
+bool repl_print_prim(Session *s, const char *name, bool unscheduled, Span where);
+void repl_sched_help(void);
 void repl_pass_help(void); /* which passes are function-local (:help pass) */
 /* :dump tir @f — the prim functions @f lowers to (cmd_lower.c); args: the
  * text after `tir`. */

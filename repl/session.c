@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "engine/inspect.h"
+#include "ir/sched.h"
 #include "ir/walk.h"
 #include "ops/ops.h"
 #include "repl/repl.h"
@@ -233,6 +234,12 @@ static void report_def(Session *s, const Input *in, const ScriptItem *it) {
   if (s->loading) {
     char k = it->def_kind == DEF_FUNC ? 'f' : it->def_kind == DEF_GLOBAL ? 'g' : 'p';
     vec_push(&s->loaded, arena_printf(&s->fixed, "%c%s", k, it->def_name));
+    return;
+  }
+  const PrimFunc *p = it->schedule ? module_prim(session_module(s), it->def_name) : NULL;
+  if (p && p->trace) {
+    printf("scheduled @%s: %d step%s (:trace @%s shows them)\n", it->def_name, p->trace->n,
+           p->trace->n == 1 ? "" : "s", it->def_name);
     return;
   }
   FuncDef *f = module_func(session_module(s), it->def_name);

@@ -19,7 +19,13 @@ static int64_t get_types(const Session *s) { return s->show_types; }
 static void set_types(Session *s, int64_t v) { s->show_types = v; }
 
 static int64_t get_verify(const Session *s) { return s->verify; }
-static void set_verify(Session *s, int64_t v) { s->verify = v; }
+/* Schedules are verified with the passes (engine option verify_schedules). */
+static void set_verify(Session *s, int64_t v) {
+  s->verify = v;
+  EngineOptions o = *engine_options(session_engine(s));
+  o.verify_schedules = v;
+  engine_set_options(session_engine(s), &o);
+}
 
 static int64_t get_show_prelude(const Session *s) { return s->show_prelude; }
 static void set_show_prelude(Session *s, int64_t v) { s->show_prelude = v; }
@@ -160,6 +166,7 @@ static void synopsis(const Setting *st, StrBuf *b) {
 }
 
 void settings_init(Session *s) {
+  bool verify = engine_options(session_engine(s))->verify_schedules; /* RLY_VERIFY_SCHEDULES=1 */
   for (int i = 0; i < NSESSION; i++) {
     const Setting *st = &session_rows[i];
     int64_t v;
@@ -170,6 +177,7 @@ void settings_init(Session *s) {
     if (!option_parse(&st->o, st->o.def, &v)) rly_bug(__FILE__, __LINE__, st->name);
     st->set(s, v);
   }
+  if (verify) set_verify(s, 1);
 }
 
 /* ───────────────────────── :set and :help set ───────────────────────── */

@@ -26,12 +26,15 @@ ALLOWED = {
     "passes": {"ir", "ops", "types", "kernels"},
     "ad": {"ir", "ops", "types", "passes"},
     "lower": {"ir", "ops", "types", "passes"},
+    # schedules of prim functions: TIR rewrites, checked by the TIR verifier and
+    # against the TIR interpreter
+    "sched": {"ir", "rt", "types"},
     "interp": {"ir", "rt", "ops", "kernels"},
     "jit": {"ir", "rt"},
     # model importers: build IR through the op registry, fold constants with the kernels
     "frontend": {"ir", "rt", "ops", "kernels"},
     "engine": {"ir", "rt", "io", "ops", "kernels", "parser", "types", "passes", "ad", "lower",
-               "interp", "jit", "include", "frontend"},
+               "interp", "jit", "include", "frontend", "sched"},
     # repl/ reaches the other stages through engine/ (engine.h, options.h, inspect.h, draw.h)
     "repl": {"engine", "ir", "ops"},
 }
@@ -93,7 +96,7 @@ DOC = "docs/ARCHITECTURE.md"
 DOC_HEADING = re.compile(r"^### `(\w+)/`:.*\(may include: ([^)]*)\)\s*$", re.M)
 # a path the document names: a folder of the tree and a file name
 DOC_PATH = re.compile(r"`((?:%s)/[\w/]+\.(?:c|h|py|in))`" % "|".join(
-    ["ir", "rt", "io", "ops", "kernels", "parser", "types", "passes", "ad", "lower", "interp",
+    ["ir", "rt", "io", "ops", "kernels", "parser", "types", "passes", "ad", "lower", "sched", "interp",
      "jit", "frontend", "engine", "repl", "tests", "bench", "scripts", "include", "lib",
      "examples"]))
 

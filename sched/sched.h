@@ -1,0 +1,49 @@
+/* sched.h — schedules of TIR prim functions: TensorIR's primitives
+ * (sched_prims.h) applied to a function, one step at a time, each checked
+ * before it rewrites (a refused step leaves the function as it was).
+ *
+ *   prim @f(...) { ... }            the function as written
+ *   schedule @f { let %Y = ...; }   its steps (ir/sched.h; parsed after it)
+ *
+ * A scheduled function is a new PrimFunc whose `unscheduled` is the
+ * original and whose `trace` lists the steps applied, with the names each
+ * bound and the decisions sampling took, so the trace applies again to
+ * the same result. */
+#ifndef RLY_SCHED_H
+#define RLY_SCHED_H
+
+#include "ir/arena.h"
+#include "ir/diag.h"
+#include "ir/sched.h"
+#include "ir/tir.h"
+
+typedef struct SchedOptions {
+  uint64_t seed; /* the sampling primitives' seed (a recorded decision wins) */
+} SchedOptions;
+
+/* Applies the pending trace of f (f->trace set, f->unscheduled NULL) to
+ * f: the scheduled function, or NULL with errors in d. */
+PrimFunc *sched_apply_trace(Arena *a, const PrimFunc *f, DiagCtx *d, const SchedOptions *o);
+
+/* f (scheduled or not) with one more step: the trace replayed, then st. */
+PrimFunc *sched_apply_step(Arena *a, const PrimFunc *f, const SchedStep *st, DiagCtx *d,
+                           const SchedOptions *o);
+
+/* The first k steps of f's trace applied to its unscheduled function
+ * (k = 0: that function itself), or NULL with errors in d. */
+PrimFunc *sched_prefix(Arena *a, const PrimFunc *f, int k, DiagCtx *d, const SchedOptions *o);
+
+/* Runs f and its unscheduled function through the TIR interpreter on the
+ * same random inputs (seeded) and compares every output buffer (floats
+ * within a relative 1e-4, others exactly).  True when they agree or f has
+ * no schedule; else false with the first difference in err. */
+bool sched_verify(const PrimFunc *f, uint64_t seed, char *err, size_t n);
+
+/* The primitives, for help and completion. */
+typedef struct SchedPrimInfo {
+  const char *name, *args, *help;
+} SchedPrimInfo;
+int sched_prim_count(void);
+const SchedPrimInfo *sched_prim_info(int i);
+
+#endif
