@@ -16,6 +16,8 @@ rly = os.environ.get("RLY", "rly")
 config.substitutions.append(("%rly", rly))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.environment["NO_COLOR"] = "1"
+# Every schedule step is checked against the unscheduled function on random inputs.
+config.environment["RLY_VERIFY_SCHEDULES"] = "1"
 config.environment["PATH"] = os.environ.get("PATH", "")
 for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME"):
     if k in os.environ:
