@@ -367,6 +367,10 @@ static Token lex_number(Lexer *lx, bool digits_only) {
   }
   if (n.suffix == 'f') {
     lex_float(lx, &t, &n);
+  } else if (n.is_float_body && lx->bare_floats) { /* a schedule's 0.5: float64 */
+    NumParts wide = n;
+    wide.width = 64;
+    lex_float(lx, &t, &wide);
   } else if (n.is_float_body) {
     t.kind = T_FLOAT, t.dtype = DT_FLOAT32, t.bad = true;
     lex_error(lx, lex_span(lx, &t), false, "a float literal needs a suffix");

@@ -125,6 +125,7 @@ typedef struct Lexer {
   uint32_t release_at;
   /* Bookkeeping shared with the parser. */
   bool any_error;  /* an error was reported through lex_error */
+  bool bare_floats; /* `0.5` without a suffix is a float64 (a schedule's arguments) */
   bool incomplete; /* the first error was at end of input */
   bool eof_error;  /* a string or comment ran into the end of input */
 } Lexer;

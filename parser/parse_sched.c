@@ -205,7 +205,9 @@ bool parse_sched_def(Parser *p, ScriptItem *it, size_t errs) {
   Token g = parse_next(p);
   const char *name = it->def_name = parse_name(p, &g);
   const PrimFunc *f = scheduled_prim(p, &g, name);
+  p->lx.bare_floats = true;
   SchedTrace *t = psteps(p, name, start);
+  p->lx.bare_floats = false;
   if (!f || !t || p->d->nerrors != errs) return parse_mark_failed(p, name), false;
   PrimFunc *copy = ARENA_NEW(p->a, PrimFunc);
   *copy = *f;

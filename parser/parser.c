@@ -1824,6 +1824,7 @@ Expr *parse_expr(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt) 
 SchedStep *parse_sched_step(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt) {
   Parser p;
   parser_init(&p, m, d, file, false, opt);
+  p.lx.bare_floats = true;
   SchedStep *s = parse_sched_step_in(&p);
   parse_accept(&p, T_SEMI);
   if (s && !at_kind(&p, T_EOF)) parse_expected(&p, "end of the step");

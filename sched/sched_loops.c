@@ -128,9 +128,9 @@ static bool infer_factors(Sched *s, const SchedArg *a, int64_t *f, int n, int64_
       unknown = i;
       continue;
     }
+    if (f[i] == -1) return sched_fail(s, a->span, "only one factor may be `?`");
     if (f[i] <= 0)
-      return sched_fail(s, a->span, "a factor must be positive or `?` (one at most), not %lld",
-                        (long long)f[i]);
+      return sched_fail(s, a->span, "a factor must be positive or `?`, not %lld", (long long)f[i]);
     if (__builtin_mul_overflow(prod, f[i], &prod))
       return sched_fail(s, a->span, "factors overflow");
   }
