@@ -208,6 +208,15 @@ bool sp_fuse(Sched *s, const SchedStep *st, SchedVals *out) {
                         "loops with nothing between them fuse",
                         loops[i]->u.for_.vars[0]->name, loops[i - 1]->u.for_.vars[0]->name);
   }
+  for (int i = 1; i < n; i++) {
+    const TirVar *a = loops[0]->u.for_.vars[0], *b = loops[i]->u.for_.vars[0];
+    bool ra = sched_var_bound_as(loops[0], a, true), rb = sched_var_bound_as(loops[i], b, true);
+    if (ra != rb)
+      return sched_fail(s, st->args[i].span,
+                        "cannot fuse `%%%s` (bound to %s variables) with `%%%s` (bound to %s "
+                        "variables)",
+                        a->name, ra ? "reduction" : "spatial", b->name, rb ? "reduction" : "spatial");
+  }
   char name[256] = "";
   for (int i = 0; i < n; i++)
     snprintf(name + strlen(name), sizeof name - strlen(name), "%s%s", i ? "_" : "",
