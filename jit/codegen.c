@@ -121,6 +121,10 @@ LLVMValueRef cg_call_rt(Cg *c, const char *name, LLVMTypeRef ret, LLVMTypeRef *p
   if (!fn) {
     fn = LLVMAddFunction(c->M, name, ft);
     add_fn_attr(c, fn, "nounwind");
+    if (strncmp(name, "rly_rt_alloc", 12) == 0) { /* malloc-like: a new object each call */
+      unsigned na = LLVMGetEnumAttributeKindForName("noalias", 7);
+      LLVMAddAttributeAtIndex(fn, LLVMAttributeReturnIndex, LLVMCreateEnumAttribute(c->C, na, 0));
+    }
     if (strcmp(name, "rly_rt_h2d") == 0 || strcmp(name, "rly_rt_d2h") == 0) {
       unsigned mem = LLVMGetEnumAttributeKindForName("memory", 6);
       LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
@@ -706,8 +710,8 @@ static void c_store(Cg *c, const Stmt *s) {
 
 /* An alloc, zero-filled like the interpreter's (not when the rule that made
  * it stores every element first: Buffer.no_init).  Small constant sizes use
- * the stack; others are heap blocks allocated on first execution, reused
- * by later iterations and freed at the function's exit block. */
+ * the stack; others are heap blocks, a new one each time the alloc runs
+ * (the one before freed), the last freed at the function's exit block. */
 static void c_alloc(Cg *c, const Stmt *s) {
   const Buffer *b = s->u.alloc;
   LLVMValueRef bytes = i64c(c, elem_bytes(b->dtype));
@@ -735,28 +739,22 @@ static void c_alloc(Cg *c, const Stmt *s) {
       if (!fs->heap) abort();
     }
     fs->heap[fs->nheap++] = slot;
+    /* An alloc inside a loop frees the block of the iteration before and
+     * takes a new one (zeroed by the host): the pointer is then the result
+     * of a malloc-like call, which LLVM knows aliases nothing else, so
+     * accesses to other buffers in the loop stay in registers. */
     LLVMValueRef cur = LLVMBuildLoad2(c->B, c->ptr, slot, "");
+    LLVMBasicBlockRef drop = LLVMAppendBasicBlockInContext(c->C, fs->fn, "alloc.free");
     LLVMBasicBlockRef fresh = LLVMAppendBasicBlockInContext(c->C, fs->fn, "alloc");
-    LLVMBasicBlockRef reuse = LLVMAppendBasicBlockInContext(c->C, fs->fn, "alloc.reuse");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(c->C, fs->fn, "alloc.end");
-    LLVMBuildCondBr(c->B, LLVMBuildIsNull(c->B, cur, ""), fresh, reuse);
-    /* a buffer used again (an alloc inside a loop) is zeroed again; a new
-     * one comes zeroed from the host */
-    LLVMPositionBuilderAtEnd(c->B, reuse);
-    if (!b->no_init) LLVMBuildMemSet(c->B, cur, LLVMConstInt(c->i8, 0, 0), bytes, 64);
-    LLVMBuildBr(c->B, join);
+    LLVMBuildCondBr(c->B, LLVMBuildIsNull(c->B, cur, ""), fresh, drop);
+    LLVMPositionBuilderAtEnd(c->B, drop);
+    cg_call_rt(c, "rly_rt_free", c->vd, &c->ptr, 1, &cur);
+    LLVMBuildStore(c->B, LLVMConstPointerNull(c->ptr), slot); /* a failed alloc frees nothing twice */
+    LLVMBuildBr(c->B, fresh);
     LLVMPositionBuilderAtEnd(c->B, fresh);
-    LLVMValueRef q =
-        cg_call_rt(c, b->no_init ? "rly_rt_alloc_raw" : "rly_rt_alloc", c->ptr, &c->i64, 1, &bytes);
-    cg_check(c, LLVMBuildIsNull(c->B, q, ""), JIT_E_ALLOC, cg_site(c, s), bytes, NULL, NULL);
-    LLVMBuildStore(c->B, q, slot);
-    LLVMBasicBlockRef fresh_end = LLVMGetInsertBlock(c->B);
-    LLVMBuildBr(c->B, join);
-    LLVMPositionBuilderAtEnd(c->B, join);
-    p = LLVMBuildPhi(c->B, c->ptr, "");
-    LLVMValueRef in[] = {cur, q};
-    LLVMBasicBlockRef bbs[] = {reuse, fresh_end};
-    LLVMAddIncoming(p, in, bbs, 2);
+    p = cg_call_rt(c, b->no_init ? "rly_rt_alloc_raw" : "rly_rt_alloc", c->ptr, &c->i64, 1, &bytes);
+    cg_check(c, LLVMBuildIsNull(c->B, p, ""), JIT_E_ALLOC, cg_site(c, s), bytes, NULL, NULL);
+    LLVMBuildStore(c->B, p, slot);
   }
   push_buf(c, b, p);
 }

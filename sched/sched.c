@@ -248,6 +248,7 @@ static bool replay(Sched *s, SchedStep *const *steps, int n, PtrVec *out) {
 }
 
 static PrimFunc *finish(Sched *s, const PrimFunc *orig, PtrVec *steps, Span sp) {
+  if (steps->len) sched_compact(s);
   SchedTrace *t = ARENA_NEW(s->a, SchedTrace);
   t->func = orig->name, t->n = (int)steps->len, t->span = sp;
   t->steps = (SchedStep **)vec_finish(steps, s->a);

@@ -160,6 +160,10 @@ typedef struct SLin {
 bool sched_linear(const PrimExpr *e, SLin *out);
 PrimExpr *sched_from_linear(Sched *s, const SLin *l, DType dt);
 
+/* After the last step: allocations moved to where they are used, shrunk to
+ * one iteration's region (sched_compact.c). */
+void sched_compact(Sched *s);
+
 /* ── the primitives (each in its file; the table is sched_prims.h) ── */
 typedef bool (*SchedPrimFn)(Sched *s, const SchedStep *st, SchedVals *out);
 #define X(name, args, help) bool sp_##name(Sched *s, const SchedStep *st, SchedVals *out);
