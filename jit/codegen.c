@@ -749,7 +749,8 @@ static void c_alloc(Cg *c, const Stmt *s) {
     LLVMBuildCondBr(c->B, LLVMBuildIsNull(c->B, cur, ""), fresh, drop);
     LLVMPositionBuilderAtEnd(c->B, drop);
     cg_call_rt(c, "rly_rt_free", c->vd, &c->ptr, 1, &cur);
-    LLVMBuildStore(c->B, LLVMConstPointerNull(c->ptr), slot); /* a failed alloc frees nothing twice */
+    LLVMBuildStore(c->B, LLVMConstPointerNull(c->ptr),
+                   slot); /* a failed alloc frees nothing twice */
     LLVMBuildBr(c->B, fresh);
     LLVMPositionBuilderAtEnd(c->B, fresh);
     p = cg_call_rt(c, b->no_init ? "rly_rt_alloc_raw" : "rly_rt_alloc", c->ptr, &c->i64, 1, &bytes);

@@ -110,8 +110,7 @@ typedef struct Dim1 {
   int64_t lo, hi;
 } Dim1;
 
-static bool split_index(const PrimExpr *e, const Stmt *const *outer, int c, const Use *u,
-                        Dim1 *d) {
+static bool split_index(const PrimExpr *e, const Stmt *const *outer, int c, const Use *u, Dim1 *d) {
   SLin l;
   if (!sched_linear(e, &l)) return false;
   *d = (Dim1){.lo = l.c, .hi = l.c};
@@ -126,8 +125,10 @@ static bool split_index(const PrimExpr *e, const Stmt *const *outer, int c, cons
         ext = sched_loop_extent(u->loops[j]);
     if (ext < 1) return false; /* a block variable, or a loop not constant from 0 */
     int64_t span = l.k[i] * (ext - 1);
-    if (span > 0) d->hi += span;
-    else d->lo += span;
+    if (span > 0)
+      d->hi += span;
+    else
+      d->lo += span;
   }
   return true;
 }
@@ -245,7 +246,8 @@ static void compact_into(Sched *s, int i, const Buffer *b, const Stmt *const *ou
   Buffer *nb = ARENA_NEW(s->a, Buffer);
   *nb = *b;
   nb->dims = arena_alloc(s->a, sizeof(Dim) * (size_t)b->ndim);
-  for (int d = 0; d < b->ndim; d++) nb->dims[d] = (Dim){DIM_CONST, dims[d].hi - dims[d].lo + 1, NULL};
+  for (int d = 0; d < b->ndim; d++)
+    nb->dims[d] = (Dim){DIM_CONST, dims[d].hi - dims[d].lo + 1, NULL};
   Move mv = {.s = s, .from = b, .to = nb, .dims = dims};
   const Stmt *L = outer[c - 1];
   Stmt *body = sched_copy(s, L->u.for_.body, NULL);

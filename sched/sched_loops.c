@@ -215,7 +215,8 @@ bool sp_fuse(Sched *s, const SchedStep *st, SchedVals *out) {
       return sched_fail(s, st->args[i].span,
                         "cannot fuse `%%%s` (bound to %s variables) with `%%%s` (bound to %s "
                         "variables)",
-                        a->name, ra ? "reduction" : "spatial", b->name, rb ? "reduction" : "spatial");
+                        a->name, ra ? "reduction" : "spatial", b->name,
+                        rb ? "reduction" : "spatial");
   }
   char name[256] = "";
   for (int i = 0; i < n; i++)

@@ -63,7 +63,8 @@ static SchedArg int_list(Sched *s, const int64_t *v, int n, Span sp) {
   SchedArg l = {.kind = SA_LIST, .span = sp};
   l.u.list.n = n;
   l.u.list.items = arena_alloc(s->a, sizeof(SchedArg) * (size_t)n);
-  for (int i = 0; i < n; i++) l.u.list.items[i] = (SchedArg){.kind = SA_INT, .span = sp, .u.i = v[i]};
+  for (int i = 0; i < n; i++)
+    l.u.list.items[i] = (SchedArg){.kind = SA_INT, .span = sp, .u.i = v[i]};
   return l;
 }
 
@@ -86,7 +87,8 @@ bool sp_sample_perfect_tile(Sched *s, const SchedStep *st, SchedVals *out) {
   int nd;
   if (da) {
     if (!sched_arg_ints(s, da, f, SCHED_MAX_VALS, &nd)) return false;
-    if (nd != n) return sched_fail(s, da->span, "the decision has %d factors, n is %lld", nd, (long long)n);
+    if (nd != n)
+      return sched_fail(s, da->span, "the decision has %d factors, n is %lld", nd, (long long)n);
     if (!check_tile(s, da, f, (int)n, e, maxin)) return false;
   } else {
     draw_tile(s, e, (int)n, maxin, f);

@@ -90,22 +90,54 @@ static int gen(const Shape *sh, char *out, size_t n) {
   const char *B2 = sh->blocks[pick(sh->nblocks)];
   int f = factors[pick(6)], kind = pick(16);
   switch (kind) {
-    case 0: snprintf(out, n, "split(%%%s, factors=[?, %d])", L, f); break;
-    case 1: snprintf(out, n, "split(%%%s, factors=[%d, ?, 2])", L, f); break;
-    case 2: snprintf(out, n, "fuse(%%%s, %%%s)", L, C); break;
-    case 3: snprintf(out, n, "reorder(%%%s, %%%s)", C, L); break;
-    case 4: snprintf(out, n, "parallel(%%%s)", L); break;
-    case 5: snprintf(out, n, "vectorize(%%%s)", L); break;
-    case 6: snprintf(out, n, "unroll(%%%s)", L); break;
-    case 7: snprintf(out, n, "compute_at(get_block(\"%s\"), %%%s)", B, L); break;
-    case 8: snprintf(out, n, "reverse_compute_at(get_block(\"%s\"), %%%s)", B, L); break;
-    case 9: snprintf(out, n, "compute_inline(get_block(\"%s\"))", B); break;
-    case 10: snprintf(out, n, "reverse_compute_inline(get_block(\"%s\"))", B); break;
-    case 11: snprintf(out, n, "cache_read(get_block(\"%s\"), %d, \"global\")", B, pick(2)); break;
-    case 12: snprintf(out, n, "cache_write(get_block(\"%s\"), 0, \"global\")", B); break;
-    case 13: snprintf(out, n, "decompose_reduction(get_block(\"%s\"), %%%s)", B, L); break;
-    case 14: snprintf(out, n, "rfactor(%%%s, 0)", L); break;
-    default: snprintf(out, n, "blockize(%%%s)", B2 ? L : L); break;
+    case 0:
+      snprintf(out, n, "split(%%%s, factors=[?, %d])", L, f);
+      break;
+    case 1:
+      snprintf(out, n, "split(%%%s, factors=[%d, ?, 2])", L, f);
+      break;
+    case 2:
+      snprintf(out, n, "fuse(%%%s, %%%s)", L, C);
+      break;
+    case 3:
+      snprintf(out, n, "reorder(%%%s, %%%s)", C, L);
+      break;
+    case 4:
+      snprintf(out, n, "parallel(%%%s)", L);
+      break;
+    case 5:
+      snprintf(out, n, "vectorize(%%%s)", L);
+      break;
+    case 6:
+      snprintf(out, n, "unroll(%%%s)", L);
+      break;
+    case 7:
+      snprintf(out, n, "compute_at(get_block(\"%s\"), %%%s)", B, L);
+      break;
+    case 8:
+      snprintf(out, n, "reverse_compute_at(get_block(\"%s\"), %%%s)", B, L);
+      break;
+    case 9:
+      snprintf(out, n, "compute_inline(get_block(\"%s\"))", B);
+      break;
+    case 10:
+      snprintf(out, n, "reverse_compute_inline(get_block(\"%s\"))", B);
+      break;
+    case 11:
+      snprintf(out, n, "cache_read(get_block(\"%s\"), %d, \"global\")", B, pick(2));
+      break;
+    case 12:
+      snprintf(out, n, "cache_write(get_block(\"%s\"), 0, \"global\")", B);
+      break;
+    case 13:
+      snprintf(out, n, "decompose_reduction(get_block(\"%s\"), %%%s)", B, L);
+      break;
+    case 14:
+      snprintf(out, n, "rfactor(%%%s, 0)", L);
+      break;
+    default:
+      snprintf(out, n, "blockize(%%%s)", B2 ? L : L);
+      break;
   }
   return kind;
 }
