@@ -242,7 +242,7 @@ static double stmt_flops(Env *E, const Stmt *s) {
   }
 }
 
-static double tir_flops(const PrimFunc *f, const int64_t *sizes) {
+double profile_prim_flops(const PrimFunc *f, const int64_t *sizes) {
   Env E = {.f = f, .sizes = sizes, .ok = true};
   double n = stmt_flops(&E, f->body);
   return E.ok ? n : -1;
@@ -272,7 +272,7 @@ static void on_jit(void *user, const PrimFunc *f, const char *name, const int64_
   bool same = f && r->f == f && r->nsizes == ns && ns <= PROFILE_SIZES &&
               memcmp(r->sizes, sizes, sizeof *sizes * (size_t)ns) == 0;
   if (!same && f) {
-    r->f = f, r->nsizes = ns, r->f_flops = tir_flops(f, sizes);
+    r->f = f, r->nsizes = ns, r->f_flops = profile_prim_flops(f, sizes);
     if (ns <= PROFILE_SIZES)
       memcpy(r->sizes, sizes, sizeof *sizes * (size_t)ns);
     else

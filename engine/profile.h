@@ -18,7 +18,10 @@
 #define RLY_PROFILE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "ir/tir.h"
 
 typedef struct Profile Profile;
 
@@ -36,6 +39,8 @@ double profile_kernels_ms(const Profile *p);
 /* The flops (of the rows whose flops are known) and the bytes of every
  * kernel run (for `:time`: a call's cost, as the table counts it). */
 void profile_totals(const Profile *p, double *flops, double *bytes);
+/* The flops of one call of f with its size variables at sizes (-1: unknown). */
+double profile_prim_flops(const PrimFunc *f, const int64_t *sizes);
 /* A kernel's share (0..1) of the time in kernels and its time in *ms (may
  * be NULL), by name (a prim function's; an op's for a reference kernel);
  * negative when it did not run.  For `:dot`'s colours. */

@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/profile.h"
+#include "jit/jit.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
+#include "rt/tir_interp.h"
 #include "sched/sched.h"
 #include "types/types.h"
 
@@ -117,3 +120,50 @@ char *engine_sched_help(void) {
   }
   return sb_take(&b);
 }
+
+/* ───────────────────────── timing a prim function ───────────────────────── */
+
+enum { RUN_SEED = 3, SIZE_VALUE = 7 };
+
+struct PrimRun {
+  const PrimFunc *f;
+  const JitKernel *k; /* NULL: the TIR interpreter */
+  RtTensor *args[64];
+  double flops, bytes;
+};
+
+void engine_prim_run_free(PrimRun *r) {
+  if (!r) return;
+  for (int i = 0; i < r->f->nparams; i++) rt_tensor_release(r->args[i]);
+  free(r);
+}
+
+PrimRun *engine_prim_run_new(const Engine *e, const PrimFunc *f, char *err, size_t n) {
+  if (f->nparams > 64) return snprintf(err, n, "more than 64 buffers"), NULL;
+  PrimRun *r = calloc(1, sizeof *r);
+  if (!r) abort();
+  r->f = f;
+  if (!sched_random_args(f, RUN_SEED, r->args, err, n)) return engine_prim_run_free(r), NULL;
+  TirError te = {0};
+  if (engine_options(e)->exec == EXEC_JIT && jit_available() && !(r->k = jit_get(f, &te))) {
+    snprintf(err, n, "%s", te.msg);
+    return engine_prim_run_free(r), NULL;
+  }
+  int64_t sizes[64];
+  for (int i = 0; i < f->nsizevars && i < 64; i++) sizes[i] = SIZE_VALUE;
+  r->flops = profile_prim_flops(f, sizes);
+  for (int i = 0; i < f->nparams; i++)
+    r->bytes += (double)r->args[i]->numel * dtype_bytes(r->args[i]->dtype);
+  return r;
+}
+
+bool engine_prim_run(PrimRun *r, char *err, size_t n) {
+  TirError te = {0};
+  bool ok = r->k ? jit_run(r->k, r->args, r->f->nparams, &te)
+                 : tir_interp_run_func(r->f, r->args, r->f->nparams, &te);
+  if (!ok) snprintf(err, n, "%s", te.msg);
+  return ok;
+}
+
+double engine_prim_run_flops(const PrimRun *r) { return r->flops; }
+double engine_prim_run_bytes(const PrimRun *r) { return r->bytes; }

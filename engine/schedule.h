@@ -4,6 +4,7 @@
 #ifndef RLY_ENGINE_SCHEDULE_H
 #define RLY_ENGINE_SCHEDULE_H
 
+#include "engine/engine.h"
 #include "ir/arena.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
@@ -35,6 +36,16 @@ char *engine_sched_prefix_text(const PrimFunc *f, int k, DiagCtx *d);
 
 /* The line diff of two texts (passes/diff.c's), malloc'd. */
 char *engine_text_diff(const char *key, const char *before, const char *after);
+
+/* `:time @f` of a prim function: f run on random inputs (those of
+ * sched_verify) by the JIT or, in interp mode, the TIR interpreter. */
+typedef struct PrimRun PrimRun;
+PrimRun *engine_prim_run_new(const Engine *e, const PrimFunc *f, char *err, size_t n);
+bool engine_prim_run(PrimRun *r, char *err, size_t n);
+/* One call's flops (-1: unknown) and the bytes of its buffers. */
+double engine_prim_run_flops(const PrimRun *r);
+double engine_prim_run_bytes(const PrimRun *r);
+void engine_prim_run_free(PrimRun *r);
 
 /* `:help sched`: one line per primitive, from the table. */
 char *engine_sched_help(void);

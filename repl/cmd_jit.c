@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "engine/inspect.h"
+#include "engine/schedule.h"
 #include "ir/tir.h"
 #include "ops/ops.h"
 #include "repl/repl.h"
@@ -257,12 +258,52 @@ static void report(double *t, double *cpu, int n, Cost c) {
 
 /* `:time EXPR [-n N]`: the first run is reported apart (it may compile),
  * then N runs, or as many as fit in about a second (at least 3). */
+/* `:time @f` of a prim function: on random inputs (a schedule's steps are
+ * timed so), jit or interp as exec says. */
+static RunStatus time_prim(Session *s, const PrimFunc *f, long n) {
+  char err[512];
+  int k0 = engine_jit_kernel_count();
+  double t0 = now_ms();
+  PrimRun *r = engine_prim_run_new(session_engine(s), f, err, sizeof err);
+  bool ok = r && engine_prim_run(r, err, sizeof err);
+  if (ok) first_call(now_ms() - t0, k0);
+  int cap = n > 0 ? (int)n : 1024, count = 0;
+  double *t = malloc(sizeof *t * (size_t)cap), *cpu = malloc(sizeof *cpu * (size_t)cap), spent = 0;
+  if (!t || !cpu) rly_oom();
+  while (ok && (n > 0 ? count < n : (spent < 1000 && count < 1000000) || count < 3)) {
+    if (count == cap) {
+      cap *= 2;
+      t = realloc(t, sizeof *t * (size_t)cap), cpu = realloc(cpu, sizeof *cpu * (size_t)cap);
+      if (!t || !cpu) rly_oom();
+    }
+    double w0 = now_ms(), c0 = cpu_ms();
+    ok = engine_prim_run(r, err, sizeof err);
+    t[count] = now_ms() - w0, cpu[count] = cpu_ms() - c0;
+    spent += t[count++];
+    if (repl_interrupted) break;
+  }
+  if (!ok) fprintf(stderr, "error: @%s: %s\n", f->name, err);
+  if (ok && count > 0) {
+    printf("(@%s on random inputs)\n", f->name);
+    report(t, cpu, count, (Cost){engine_prim_run_flops(r), engine_prim_run_bytes(r)});
+  }
+  engine_prim_run_free(r);
+  free(t), free(cpu);
+  return ok ? RUN_OK : RUN_ERROR;
+}
+
 RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   size_t elen;
   long n;
   if (!*args || !split_n(args, &elen, &n)) {
     session_error(s, where, "e.g. `:time nn.dense(%x, %w) -n 100`", "`:time` needs EXPR [-n N]");
     return RUN_ERROR;
+  }
+  char name[256];
+  if (args[0] == '@' && elen < sizeof name && strcspn(args, " \t") >= elen) {
+    snprintf(name, sizeof name, "%.*s", (int)elen - 1, args + 1);
+    const PrimFunc *f = module_prim(session_module(s), name);
+    if (f) return time_prim(s, f, n);
   }
   Span esp = span_make(where.off, elen);
   Module view; /* the input's IR stays (values may borrow its constants) */

@@ -80,8 +80,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "block: `:sched @f split(%j, factors=[?, 4])`; `let (%a, %b) = ...` names what it\n"           \
     "gives.  Each step is checked before it rewrites (a refused step changes nothing);\n"          \
     "with `:set verify on` its result is compared with the unscheduled function's on\n"            \
-    "random inputs.  `:undo` takes the step back; `:trace @f` prints the schedule,\n"             \
-    "`:step @f` replays it one primitive at a time, `:print --unscheduled @f` shows\n"            \
+    "random inputs.  `:undo` takes the step back; `:trace @f` prints the schedule,\n"              \
+    "`:step @f` replays it one primitive at a time, `:print --unscheduled @f` shows\n"             \
     "the function as written.")                                                                    \
   X(trace, "trace", "@f", DEF, repl_cmd_trace, "print a prim function's schedule as text", NULL)   \
   X(seed, "seed", "N", NONE, cmd_seed, "set @prng_state to random.key(N)", NULL)                   \
@@ -120,7 +120,9 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "Without -n, runs for about a second.  GFLOP/s and GB/s: the kernels the\n"                    \
     "first call ran, counted as :profile counts them (a call of @f sums its kernels).\n"           \
     "Values of earlier runs are collected between runs, outside the timing.  The\n"                \
-    "CPU time per call (all threads) is shown too: a busy machine inflates wall time.")            \
+    "CPU time per call (all threads) is shown too: a busy machine inflates wall time.\n"           \
+    "`:time @f` of a prim function runs it alone on random inputs (a schedule's steps\n"           \
+    "are timed so).")                                                                              \
   X(profile, "profile", "EXPR", EXPR, repl_cmd_profile,                                            \
     "run an expression once and show where its time went",                                         \
     "One row per kernel (JIT kernels by prim function, reference kernels by op):\n"                \
@@ -470,7 +472,8 @@ static RunStatus cmd_print(Session *s, const char *args, Span where) {
   if (pd && pd->kind == DEF_PRIM)
     return repl_print_prim(s, def_name(pd), unscheduled, where) ? RUN_OK : RUN_ERROR;
   if (unscheduled) {
-    session_error(s, where, "usage: :print --unscheduled @f", "`--unscheduled` needs a prim function");
+    session_error(s, where, "usage: :print --unscheduled @f",
+                  "`--unscheduled` needs a prim function");
     return RUN_ERROR;
   }
   bool prelude = strcmp(args, "prelude") == 0;

@@ -16,6 +16,7 @@
 #include "ir/diag.h"
 #include "ir/sched.h"
 #include "ir/tir.h"
+#include "rt/rt.h"
 
 typedef struct SchedOptions {
   uint64_t seed; /* the sampling primitives' seed (a recorded decision wins) */
@@ -38,6 +39,11 @@ PrimFunc *sched_prefix(Arena *a, const PrimFunc *f, int k, DiagCtx *d, const Sch
  * within a relative 1e-4, others exactly).  True when they agree or f has
  * no schedule; else false with the first difference in err. */
 bool sched_verify(const PrimFunc *f, uint64_t seed, char *err, size_t n);
+
+/* Tensors for f's parameters, filled as sched_verify fills them (size
+ * variables 7); false with err when one cannot be made (*out partly set:
+ * release what is not NULL). */
+bool sched_random_args(const PrimFunc *f, uint64_t seed, RtTensor **out, char *err, size_t n);
 
 /* The primitives, for help and completion. */
 typedef struct SchedPrimInfo {

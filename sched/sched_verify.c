@@ -102,17 +102,24 @@ static bool run(const PrimFunc *f, RtTensor **args, char *err, size_t n, const c
   return false;
 }
 
+bool sched_random_args(const PrimFunc *f, uint64_t seed, RtTensor **out, char *err, size_t n) {
+  uint64_t rng = seed * 0x9E3779B97F4A7C15ull + 0x1234567;
+  for (int i = 0; i < f->nparams; i++) {
+    out[i] = random_tensor(f->params[i], &rng, err, n);
+    if (!out[i]) return false;
+  }
+  return true;
+}
+
 bool sched_verify(const PrimFunc *f, uint64_t seed, char *err, size_t n) {
   if (!f->unscheduled) return true;
   int np = f->nparams;
   RtTensor *a[64] = {0}, *b[64] = {0};
   if (np > 64) return true;
-  uint64_t rng = seed * 0x9E3779B97F4A7C15ull + 0x1234567;
-  bool ok = true;
+  bool ok = sched_random_args(f, seed, a, err, n);
   for (int i = 0; i < np && ok; i++) {
-    a[i] = random_tensor(f->params[i], &rng, err, n);
-    b[i] = a[i] ? rt_tensor_new(a[i]->dtype, a[i]->ndim, a[i]->shape, err, n) : NULL;
-    ok = a[i] && b[i];
+    b[i] = rt_tensor_new(a[i]->dtype, a[i]->ndim, a[i]->shape, err, n);
+    ok = b[i] != NULL;
     if (ok) memcpy(b[i]->data, a[i]->data, (size_t)a[i]->numel * (size_t)dtype_bytes(a[i]->dtype));
   }
   ok = ok && run(f->unscheduled, a, err, n, "unscheduled") && run(f, b, err, n, "scheduled");
