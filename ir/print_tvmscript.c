@@ -355,18 +355,141 @@ void print_tvmscript_prim_to(StrBuf *b, const PrimFunc *f, int ind) {
   body(b, f->body, ind + 4, &l);
 }
 
-void print_tvmscript_module_to(StrBuf *b, const Def *const *defs, int n) {
-  sb_puts(b, "from tvm.script import ir as I\nfrom tvm.script import tir as T\n\n\n");
-  sb_puts(b, "@I.ir_module\nclass Module:\n");
-  int nprims = 0;
+/* ───────────────────────── Relax mains ───────────────────────── */
+
+/* A variable's Python name: graph temporaries %0 become lv0. */
+static void r_var(StrBuf *b, const Var *v) {
+  sb_printf(b, "%s%s", v->is_graph ? "lv" : "", v->name);
+}
+
+static bool r_dims(StrBuf *b, int n, const Dim *d) {
+  sb_putc(b, '(');
   for (int i = 0; i < n; i++) {
-    if (defs[i]->kind != DEF_PRIM) continue;
-    if (nprims++) sb_putc(b, '\n');
-    print_tvmscript_prim_to(b, defs[i]->u.prim, 4);
+    if (d[i].kind == DIM_CONST)
+      sb_printf(b, "%s%" PRId64, i ? ", " : "", d[i].value);
+    else if (d[i].kind == DIM_VAR && d[i].name)
+      sb_printf(b, "%s\"%s\"", i ? ", " : "", d[i].name);
+    else
+      return false;
   }
-  if (!nprims) sb_puts(b, "    pass\n");
-  for (int i = 0; i < n; i++)
-    if (defs[i]->kind != DEF_PRIM && defs[i]->kind != DEF_ADT)
-      sb_printf(b, "    # @%s (a Relay %s) has no TVMScript form here\n", def_name(defs[i]),
-                defs[i]->kind == DEF_FUNC ? "function" : "global");
+  sb_puts(b, n == 1 ? ",)" : ")");
+  return true;
+}
+
+static bool r_tensor(StrBuf *b, const Type *t) {
+  if (!t || t->kind != TY_TENSOR) return false;
+  sb_puts(b, "R.Tensor(");
+  if (!r_dims(b, t->u.tensor.ndim, t->u.tensor.dims)) return false;
+  sb_printf(b, ", dtype=\"%s\")", dtype_name(t->u.tensor.dtype));
+  return true;
+}
+
+/* call_tir(@f, (%a, %b), shape=[..], dtype="..") → R.call_tir(cls.f, (a, b), out_sinfo=...) */
+static bool r_call_tir(StrBuf *b, const Expr *e) {
+  if (e->kind != EX_CALL || e->u.call.fn->kind != EX_OP || !e->u.call.fn->u.op.call_tir ||
+      e->u.call.nargs != 2 || e->u.call.args[0]->kind != EX_GLOBAL ||
+      e->u.call.args[1]->kind != EX_TUPLE)
+    return false;
+  const AttrValue *shp = attrs_get(e->u.call.attrs, "shape"),
+                  *dt = attrs_get(e->u.call.attrs, "dtype");
+  if (!shp || shp->kind != AV_LIST || !dt || dt->kind != AV_STR) return false;
+  const Expr *t = e->u.call.args[1];
+  sb_printf(b, "R.call_tir(cls.%s, (", e->u.call.args[0]->u.global.name);
+  for (int i = 0; i < t->u.tuple.n; i++) {
+    if (t->u.tuple.fields[i]->kind != EX_VAR) return false;
+    if (i) sb_puts(b, ", ");
+    r_var(b, t->u.tuple.fields[i]->u.var);
+  }
+  sb_puts(b, t->u.tuple.n == 1 ? ",), out_sinfo=R.Tensor((" : "), out_sinfo=R.Tensor((");
+  for (int i = 0; i < shp->u.list.n; i++) {
+    const AttrValue *d = shp->u.list.items[i];
+    if (d->kind != AV_INT && d->kind != AV_SYM) return false;
+    if (i) sb_puts(b, ", ");
+    if (d->kind == AV_INT)
+      sb_printf(b, "%" PRId64, d->u.i);
+    else
+      sb_printf(b, "\"%s\"", d->u.s);
+  }
+  sb_printf(b, "%s), dtype=\"%s\"))", shp->u.list.n == 1 ? "," : "", dt->u.s);
+  return true;
+}
+
+/* A dataflow block's body: a chain of named call_tir bindings, then a
+ * call_tir or a variable (its output). */
+static bool r_dataflow(StrBuf *b, const Expr *e, int ind, StrBuf *out) {
+  sb_indent(b, ind);
+  sb_puts(b, "with R.dataflow():\n");
+  for (; e->kind == EX_LET; e = e->u.let.body) {
+    if (!var_named(e->u.let.var)) return false;
+    sb_indent(b, ind + 4);
+    r_var(b, e->u.let.var);
+    sb_puts(b, " = ");
+    if (!r_call_tir(b, e->u.let.value)) return false;
+    sb_putc(b, '\n');
+  }
+  if (e->kind == EX_VAR) {
+    r_var(out, e->u.var);
+  } else {
+    sb_puts(out, "gv");
+    sb_indent(b, ind + 4);
+    sb_puts(b, "gv = ");
+    if (!r_call_tir(b, e)) return false;
+    sb_putc(b, '\n');
+  }
+  sb_indent(b, ind + 4);
+  sb_printf(b, "R.output(%s)\n", out->data);
+  return true;
+}
+
+/* `def @f(...) { dataflow { ... } }` or `{ let %o = dataflow { ... }; %o }`
+ * as an @R.function; false when f is not of that form. */
+static bool r_function(StrBuf *b, const FuncDef *f, int ind) {
+  const Function *fn = f->fn;
+  const Expr *e = fn->body, *df = NULL;
+  if (e->kind == EX_DATAFLOW) df = e;
+  if (e->kind == EX_LET && e->u.let.value->kind == EX_DATAFLOW && e->u.let.body->kind == EX_VAR &&
+      e->u.let.body->u.var == e->u.let.var)
+    df = e->u.let.value;
+  if (!df) return false;
+  sb_indent(b, ind);
+  sb_printf(b, "@R.function\n%*sdef %s(", ind, "", f->name);
+  for (int i = 0; i < fn->nparams; i++) {
+    if (i) sb_puts(b, ", ");
+    r_var(b, fn->params[i]);
+    sb_puts(b, ": ");
+    if (!r_tensor(b, fn->params[i]->annot)) return false;
+  }
+  sb_putc(b, ')');
+  if (fn->ret && (sb_puts(b, " -> "), !r_tensor(b, fn->ret))) return false;
+  sb_printf(b, ":\n%*scls = Module\n", ind + 4, "");
+  StrBuf out = {0};
+  bool ok = r_dataflow(b, df->u.dataflow.body, ind + 4, &out);
+  if (ok) sb_printf(b, "%*sreturn %s\n", ind + 4, "", out.data);
+  sb_free(&out);
+  return ok;
+}
+
+void print_tvmscript_module_to(StrBuf *b, const Def *const *defs, int n) {
+  StrBuf body = {0}, rest = {0};
+  int nitems = 0;
+  bool relax = false;
+  for (int i = 0; i < n; i++) {
+    const Def *d = defs[i];
+    StrBuf one = {0};
+    bool ok = d->kind == DEF_PRIM   ? (print_tvmscript_prim_to(&one, d->u.prim, 4), true)
+              : d->kind == DEF_FUNC ? r_function(&one, d->u.func, 4)
+                                    : d->kind == DEF_ADT;
+    if (ok && one.len) sb_printf(&body, "%s%s", nitems++ ? "\n" : "", one.data);
+    relax |= ok && d->kind == DEF_FUNC;
+    if (!ok)
+      sb_printf(&rest, "    # @%s (a Relay %s) has no TVMScript form here\n", def_name(d),
+                d->kind == DEF_FUNC ? "function" : "global");
+    sb_free(&one);
+  }
+  sb_puts(b, "from tvm.script import ir as I\n");
+  if (relax) sb_puts(b, "from tvm.script import relax as R\n");
+  sb_puts(b, "from tvm.script import tir as T\n\n\n@I.ir_module\nclass Module:\n");
+  sb_puts(b, body.len ? body.data : rest.len ? "" : "    pass\n");
+  if (rest.len) sb_puts(b, rest.data);
+  sb_free(&body), sb_free(&rest);
 }
