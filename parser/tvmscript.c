@@ -707,8 +707,13 @@ static bool ex_power(Tx *x, StrBuf *b) {
   StrBuf a = {0};
   bool ok = atom(x, &a);
   if (ok && accept_op(x, "**")) {
+    const PTok *t = cur(x);
+    const PTok *after = x->p + 1 < x->e ? &x->t[x->p + 1] : NULL;
+    bool int_lit = t && t->k == K_NUM && (!after || tok_is(x, after, K_OP, ")") ||
+                                          tok_is(x, after, K_OP, ",")); /* t ** 2: 2f */
     sb_printf(b, "pow(%s, ", a.data);
     ok = ex_unary(x, b);
+    if (int_lit && !memchr(x->src + t->off, '.', t->len)) sb_putc(b, 'f');
     sb_putc(b, ')');
   } else if (ok) {
     sb_puts(b, a.data);
@@ -839,13 +844,14 @@ static void block_head_close(Tx *x, Frame *f, uint32_t line) {
  * and, under T.where, the body's `if (c) {` opened. */
 static bool block_body(Tx *x, Frame *f, uint32_t line) {
   if (f->kind != F_BLOCK) return true;
+  line = x->last_line; /* `) {` and `if (c) {` end the line before */
   block_head_close(x, f, line);
   f->had_body = true;
   if (f->pred_from < 0 || f->body_if) return true;
   StrBuf b = {0};
-  sb_puts(&b, "if ");
+  sb_puts(&b, "if (");
   bool ok = pred_text(x, f, &b);
-  if (ok) emit(x, line, b.data), emit(x, line, "{");
+  if (ok) emit(x, line, b.data), emit(x, line, ") {");
   sb_free(&b);
   f->body_if = ok;
   return ok;
@@ -1050,8 +1056,10 @@ static bool axes(Tx *x, Frame *f, int eq) {
     if (kinds[i] != 'S' && kinds[i] != 'R')
       return err_at(x, at->off, at->len, "axis kind `%c`: the subset has S and R", kinds[i]);
     StrBuf b = {0};
-    sb_printf(&b, "%s%s %%%.*s = ", f->naxes++ ? ", " : "", kinds[i] == 'S' ? "spatial" : "reduce",
+    if (!i && f->naxes) emit(x, x->last_line, ","); /* after the previous line's axis */
+    sb_printf(&b, "%s%s %%%.*s = ", i ? ", " : "", kinds[i] == 'S' ? "spatial" : "reduce",
               (int)n->len, x->src + n->off);
+    f->naxes++;
     bool ok = ex(x, &b) && (i == nnames - 1 || expect_op(x, ","));
     if (ok) emit(x, n->line, b.data);
     sb_free(&b);
@@ -1160,10 +1168,10 @@ static bool with_block(Tx *x, Frame *f, const char *fn, const PTok *at) {
   if (!strcmp(fn, "T.init")) {
     if (f->kind != F_BLOCK) return err_at(x, at->off, at->len, "`T.init()` belongs in a block");
     if (f->had_body) return err_at(x, at->off, at->len, "`T.init()` comes before the block's body");
-    block_head_close(x, f, at->line);
+    block_head_close(x, f, x->last_line);
     StrBuf b = {0};
     sb_puts(&b, "init {");
-    if (f->pred_from >= 0) sb_puts(&b, " if "), pred_text(x, f, &b), sb_puts(&b, " {");
+    if (f->pred_from >= 0) sb_puts(&b, " if ("), pred_text(x, f, &b), sb_puts(&b, ") {");
     emit(x, at->line, b.data);
     sb_free(&b);
     return expect_op(x, "(") && expect_op(x, ")") && at_end_colon(x) &&
@@ -1195,9 +1203,9 @@ static bool if_stmt(Tx *x, Frame *f, bool after_if) {
   x->p++;
   if (is_else) return at_end_colon(x) && (emit(x, t->line, "else {"), push(x, F_ELSE, "}"));
   StrBuf b = {0};
-  sb_puts(&b, is_if ? "if " : "else if ");
+  sb_puts(&b, is_if ? "if (" : "else if (");
   bool ok = ex(x, &b) && at_end_colon(x);
-  if (ok) emit(x, t->line, b.data), emit(x, t->line, "{");
+  if (ok) emit(x, t->line, b.data), emit(x, t->line, ") {");
   sb_free(&b);
   return ok && push(x, F_IF, "}");
 }
