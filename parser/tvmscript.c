@@ -880,9 +880,11 @@ static bool line_indent(Tx *x, const PLine *l) {
     top(x)->indent = l->indent;
     return true;
   }
+  int depth = x->depth;
   while (x->depth > 1 && l->indent < top(x)->indent) pop(x);
-  if (l->indent > top(x)->indent) return err_at(x, t->off, t->len, "unexpected indent");
-  if (l->indent < top(x)->indent)
+  if (l->indent > top(x)->indent && depth == x->depth)
+    return err_at(x, t->off, t->len, "unexpected indent");
+  if (l->indent != top(x)->indent)
     return err_at(x, t->off, t->len, "unindent does not match any outer indentation level");
   return true;
 }
