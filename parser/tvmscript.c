@@ -709,8 +709,9 @@ static bool ex_power(Tx *x, StrBuf *b) {
   if (ok && accept_op(x, "**")) {
     const PTok *t = cur(x);
     const PTok *after = x->p + 1 < x->e ? &x->t[x->p + 1] : NULL;
-    bool int_lit = t && t->k == K_NUM && (!after || tok_is(x, after, K_OP, ")") ||
-                                          tok_is(x, after, K_OP, ",")); /* t ** 2: 2f */
+    bool int_lit =
+        t && t->k == K_NUM &&
+        (!after || tok_is(x, after, K_OP, ")") || tok_is(x, after, K_OP, ",")); /* t ** 2: 2f */
     sb_printf(b, "pow(%s, ", a.data);
     ok = ex_unary(x, b);
     if (int_lit && !memchr(x->src + t->off, '.', t->len)) sb_putc(b, 'f');
@@ -1399,7 +1400,6 @@ char *tvms_translate(DiagCtx *d, uint32_t file, size_t *out_len, bool *at_end) {
   clear_sizevars(&x);
   free(x.t), free(x.lines);
   *at_end = x.at_end;
-  if (getenv("RLY_TVMS_DEBUG")) fprintf(stderr, "%s\n", x.out.data ? x.out.data : "");
   *out_len = x.out.len;
   if (!ok) return sb_free(&x.out), NULL;
   if (!x.out.data) sb_putc(&x.out, ' '), x.out.len = 0;
