@@ -209,13 +209,12 @@ static bool tokenize(Tx *x) {
   size_t i = 0;
   uint32_t line = 1;
   int depth = 0;
-  bool bol = true;
+  bool bol = true, open = false; /* open: a logical line takes the next token */
+  uint32_t ind = 0;
   while (i < x->len && !x->failed) {
     if (bol && depth == 0) {
-      uint32_t ind = indentation(x, &i);
-      bol = false;
-      if (i < x->len && x->src[i] != '\n' && x->src[i] != '#' && x->src[i] != '\r')
-        push_line(x, x->nt, ind, line);
+      ind = indentation(x, &i);
+      bol = open = false;
       continue;
     }
     char c = x->src[i];
@@ -228,6 +227,7 @@ static bool tokenize(Tx *x) {
     } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f') {
       i++;
     } else {
+      if (!open) push_line(x, x->nt, ind, line), open = true;
       size_t n = one_token(x, i, &line);
       if (!n) return false;
       i += n;
@@ -723,11 +723,14 @@ static bool ex_power(Tx *x, StrBuf *b) {
   return ok;
 }
 
+/* unary := ('-' | '+')* power   (a loop: no recursion on a long chain) */
 static bool ex_unary(Tx *x, StrBuf *b) {
-  if (accept_op(x, "+")) return ex_unary(x, b);
-  if (!accept_op(x, "-")) return ex_power(x, b);
-  sb_putc(b, '-');
-  return ex_unary(x, b);
+  for (;;) {
+    if (accept_op(x, "-"))
+      sb_putc(b, '-');
+    else if (!accept_op(x, "+"))
+      return ex_power(x, b);
+  }
 }
 
 /* Left-associative binary levels: each row's operators, Python's and rly's. */
@@ -772,10 +775,8 @@ static bool ex_cmp(Tx *x, StrBuf *b) {
 }
 
 static bool ex_not(Tx *x, StrBuf *b) {
-  if (!at_name(x, "not")) return ex_cmp(x, b);
-  x->p++;
-  sb_puts(b, "!");
-  return ex_not(x, b);
+  for (; at_name(x, "not"); x->p++) sb_puts(b, "!");
+  return ex_cmp(x, b);
 }
 
 static bool ex_bool(Tx *x, StrBuf *b, const char *py, const char *rly) {
@@ -930,7 +931,7 @@ static bool function(Tx *x, bool relax) {
   if (!expect_op(x, "(")) return false;
   for (int n = 0; !at_op(x, ")"); n++)
     if (!param(x, n) || (!accept_op(x, ",") && !at_op(x, ")")))
-      return x->failed || err_here(x, "expected `,` or `)`");
+      return x->failed ? false : err_here(x, "expected `,` or `)`");
   x->p++;
   emit(x, x->t[x->p - 1].line, ")");
   if (accept_op(x, "->")) {
@@ -1020,55 +1021,62 @@ static void skip_arg(Tx *x) {
   }
 }
 
+/* The axis function fn's kinds ("SSR"), after its `(`: remap's string and
+ * `[`, or spatial/reduce's domain (dropped) and `,`. */
+static const char *axis_kinds(Tx *x, const char *fn, const PTok *at, int nnames) {
+  if (!strcmp(fn, "T.axis.remap")) {
+    const PTok *k = cur(x);
+    if (!k || k->k != K_STR) return err_here(x, "expected the axis kinds, like \"SSR\""), NULL;
+    if ((int)k->len - 2 != nnames)
+      return err_at(x, k->off, k->len, "%d axis kinds for %d names", (int)k->len - 2, nnames), NULL;
+    x->p++;
+    return expect_op(x, ",") && expect_op(x, "[") ? x->src + k->off + 1 : NULL;
+  }
+  bool s = !strcmp(fn, "T.axis.spatial") || !strcmp(fn, "T.axis.S");
+  bool r = !strcmp(fn, "T.axis.reduce") || !strcmp(fn, "T.axis.R");
+  if (!s && !r)
+    return err_at(x, at->off, (uint32_t)strlen(fn),
+                  "unknown block axis `%s` (the subset has T.axis.spatial, T.axis.reduce and "
+                  "T.axis.remap)",
+                  fn),
+           NULL;
+  if (nnames != 1) return err_at(x, at->off, at->len, "`%s` binds one name", fn), NULL;
+  skip_arg(x);
+  return expect_op(x, ",") ? (s ? "S" : "R") : NULL;
+}
+
+/* One block variable: `spatial %vi = <binding>` on its name's line. */
+static bool axis_binding(Tx *x, Frame *f, const PTok *n, char kind, bool first, const PTok *at) {
+  if (kind != 'S' && kind != 'R')
+    return err_at(x, at->off, at->len, "axis kind `%c`: the subset has S and R", kind);
+  if (n->k != K_NAME) return err_at(x, n->off, n->len, "expected a name");
+  StrBuf b = {0};
+  if (first && f->naxes) emit(x, x->last_line, ","); /* after the previous line's axis */
+  sb_printf(&b, "%s%s %%%.*s = ", first ? "" : ", ", kind == 'S' ? "spatial" : "reduce",
+            (int)n->len, x->src + n->off);
+  f->naxes++;
+  bool ok = ex(x, &b);
+  if (ok) emit(x, n->line, b.data);
+  sb_free(&b);
+  return ok;
+}
+
 /* vi = T.axis.spatial(DOM, binding) (also S, reduce, R; the domain is
  * dropped) or vi, vj = T.axis.remap("SR", [i, j]), on a block's head. */
 static bool axes(Tx *x, Frame *f, int eq) {
-  const PTok *first = cur(x);
+  const PTok *first = cur(x), *at;
   if (f->kind != F_BLOCK || !f->head)
     return err_at(x, first->off, first->len, "block axes come first in a `with T.block(...)`");
   int names = x->p, nnames = (eq - x->p + 1) / 2;
   char fn[64];
-  const PTok *at;
   x->p = eq + 1;
   if (!dotted(x, fn, sizeof fn, &at) || !expect_op(x, "(")) return false;
-  bool remap = !strcmp(fn, "T.axis.remap");
-  const char *kinds = NULL;
-  if (remap) {
-    const PTok *k = cur(x);
-    if (!k || k->k != K_STR) return err_here(x, "expected the axis kinds, like \"SSR\"");
-    kinds = x->src + k->off + 1;
-    if ((int)k->len - 2 != nnames)
-      return err_at(x, k->off, k->len, "%d axis kinds for %d names", (int)k->len - 2, nnames);
-    x->p++;
-    if (!expect_op(x, ",") || !expect_op(x, "[")) return false;
-  } else {
-    bool s = !strcmp(fn, "T.axis.spatial") || !strcmp(fn, "T.axis.S");
-    bool r = !strcmp(fn, "T.axis.reduce") || !strcmp(fn, "T.axis.R");
-    if (!s && !r)
-      return err_at(x, at->off, (uint32_t)strlen(fn),
-                    "unknown block axis `%s` (the subset has "
-                    "T.axis.spatial, T.axis.reduce and T.axis.remap)",
-                    fn);
-    if (nnames != 1) return err_at(x, first->off, first->len, "`%s` binds one name", fn);
-    kinds = s ? "S" : "R";
-    skip_arg(x);
-    if (!expect_op(x, ",")) return false;
-  }
-  for (int i = 0; i < nnames; i++) {
-    const PTok *n = &x->t[names + 2 * i];
-    if (kinds[i] != 'S' && kinds[i] != 'R')
-      return err_at(x, at->off, at->len, "axis kind `%c`: the subset has S and R", kinds[i]);
-    StrBuf b = {0};
-    if (!i && f->naxes) emit(x, x->last_line, ","); /* after the previous line's axis */
-    sb_printf(&b, "%s%s %%%.*s = ", i ? ", " : "", kinds[i] == 'S' ? "spatial" : "reduce",
-              (int)n->len, x->src + n->off);
-    f->naxes++;
-    bool ok = ex(x, &b) && (i == nnames - 1 || expect_op(x, ","));
-    if (ok) emit(x, n->line, b.data);
-    sb_free(&b);
-    if (!ok) return false;
-  }
-  if (remap && !expect_op(x, "]")) return false;
+  const char *kinds = axis_kinds(x, fn, at, nnames);
+  for (int i = 0; kinds && i < nnames; i++)
+    if (!axis_binding(x, f, &x->t[names + 2 * i], kinds[i], !i, at) ||
+        (i < nnames - 1 && !expect_op(x, ",")))
+      return false;
+  if (!kinds || (!strcmp(fn, "T.axis.remap") && !expect_op(x, "]"))) return false;
   return expect_op(x, ")") && (!cur(x) || err_here(x, "expected the end of the line"));
 }
 
@@ -1087,53 +1095,71 @@ static bool alloc(Tx *x, const PTok *name, int eq) {
 }
 
 /* Y[i, j] = e, Y[i, j] += e, t = e or t: T.float32 = e */
+/* `t = ` or `t: T.float32 = ` as `let %t[: float32]` into lhs. */
+static bool let_lhs(Tx *x, const PTok *name, int eq, StrBuf *lhs) {
+  const PTok *op = &x->t[eq];
+  sb_printf(lhs, "let %%%.*s", (int)name->len, x->src + name->off);
+  x->p++;
+  if (accept_op(x, ":")) {
+    char fn[32];
+    const PTok *at;
+    if (!dotted(x, fn, sizeof fn, &at)) return false;
+    bool t = !strncmp(fn, "T.", 2);
+    if (!t || dtype_from_name(fn + 2, strlen(fn + 2)) == DT_INVALID)
+      return err_at(x, at->off, at->len, "expected a dtype like `T.float32`");
+    sb_printf(lhs, ": %s", fn + 2);
+  }
+  if (x->p != eq) return err_here(x, "expected `=`");
+  if (op->len == 2)
+    return err_at(x, op->off, op->len, "`%.*s` needs a buffer element", 2, x->src + op->off);
+  return true;
+}
+
+/* Y[i, j] = e, Y[i, j] += e, t = e or t: T.float32 = e (axes and
+ * T.alloc_buffer have their own functions) */
 static bool assign(Tx *x, Frame *f, int eq) {
   const PTok *first = cur(x), *op = &x->t[eq];
-  if (eq > x->p + 1 && tok_is(x, &x->t[x->p + 1], K_OP, ",")) return axes(x, f, eq);
-  if (eq + 2 < x->e && tok_is(x, &x->t[eq + 1], K_NAME, "T") &&
-      tok_is(x, &x->t[eq + 2], K_OP, ".") && eq + 3 < x->e &&
-      tok_is(x, &x->t[eq + 3], K_NAME, "axis"))
+  bool remap = eq > x->p + 1 && tok_is(x, &x->t[x->p + 1], K_OP, ",");
+  if (remap || (eq + 3 < x->e && tok_is(x, &x->t[eq + 1], K_NAME, "T") &&
+                tok_is(x, &x->t[eq + 2], K_OP, ".") && tok_is(x, &x->t[eq + 3], K_NAME, "axis")))
     return axes(x, f, eq);
   if (!block_body(x, f, first->line)) return false;
   if (eq == x->p + 1 && eq + 3 < x->e && tok_is(x, &x->t[eq + 3], K_NAME, "alloc_buffer"))
     return alloc(x, first, eq);
-  StrBuf lhs = {0};
-  bool ok = true, store = eq > x->p + 1 && tok_is(x, &x->t[x->p + 1], K_OP, "[");
-  if (store) {
-    ok = name_atom(x, &lhs) && (x->p == eq || err_here(x, "expected `=`"));
-  } else {
-    sb_printf(&lhs, "let %%%.*s", (int)first->len, x->src + first->off);
-    x->p++;
-    if (accept_op(x, ":")) {
-      char fn[32];
-      const PTok *at;
-      DType dt = DT_INVALID;
-      if (!dotted(x, fn, sizeof fn, &at)) return sb_free(&lhs), false;
-      if (!strncmp(fn, "T.", 2)) dt = dtype_from_name(fn + 2, strlen(fn + 2));
-      if (dt == DT_INVALID) ok = err_at(x, at->off, at->len, "expected a dtype like `T.float32`");
-      sb_printf(&lhs, ": %s", fn + 2);
-    }
-    if (ok && x->p != eq) ok = err_here(x, "expected `=`");
-    if (ok && op->len == 2)
-      ok = err_at(x, op->off, op->len, "`%.*s` needs a buffer element", 2, x->src + op->off);
-  }
+  StrBuf lhs = {0}, b = {0};
+  bool store = eq > x->p + 1 && tok_is(x, &x->t[x->p + 1], K_OP, "[");
+  bool ok = store ? name_atom(x, &lhs) && (x->p == eq || err_here(x, "expected `=`"))
+                  : let_lhs(x, first, eq, &lhs);
   x->p = eq + 1;
-  if (ok) {
-    StrBuf b = {0};
-    sb_printf(&b, "%s = ", lhs.data);
-    if (op->len == 2) sb_printf(&b, "%s %c (", lhs.data, x->src[op->off]);
-    ok = emit_expr_rest(x, first->line, b.data, op->len == 2 ? ");" : ";");
-    sb_free(&b);
-  }
-  sb_free(&lhs);
+  sb_printf(&b, "%s = ", lhs.data ? lhs.data : "");
+  if (op->len == 2) sb_printf(&b, "%s %c (", lhs.data ? lhs.data : "", x->src[op->off]);
+  ok = ok && emit_expr_rest(x, first->line, b.data, op->len == 2 ? ");" : ";");
+  sb_free(&b), sb_free(&lhs);
   return ok;
 }
 
 /* for i, j in T.grid(a, b):  (T.serial, range, T.parallel, T.vectorized, T.unroll) */
-static bool for_stmt(Tx *x, Frame *f) {
+/* `in KIND`: rly's loop kind for TVMScript's T.grid, T.serial, ... */
+static const char *loop_kind(Tx *x) {
   static const char *const kinds[][2] = {
       {"T.grid", "grid"},         {"T.serial", "range"},          {"range", "range"},
       {"T.parallel", "parallel"}, {"T.vectorized", "vectorized"}, {"T.unroll", "unrolled"}};
+  char fn[64];
+  const PTok *at;
+  if (!at_name(x, "in")) return err_here(x, "expected `in`"), NULL;
+  x->p++;
+  if (!dotted(x, fn, sizeof fn, &at)) return NULL;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (!strcmp(fn, kinds[i][0])) return kinds[i][1];
+  err_at(x, at->off, (uint32_t)strlen(fn),
+         "unknown loop `%s` (the subset has T.grid, T.serial, range, T.parallel, T.vectorized "
+         "and T.unroll)",
+         fn);
+  return NULL;
+}
+
+/* for i, j in T.grid(a, b):  (T.serial, range, T.parallel, T.vectorized, T.unroll) */
+static bool for_stmt(Tx *x, Frame *f) {
   uint32_t line = cur(x)->line;
   if (!block_body(x, f, line)) return false;
   StrBuf b = {0};
@@ -1146,21 +1172,10 @@ static bool for_stmt(Tx *x, Frame *f) {
     x->p++;
     if (!accept_op(x, ",")) break;
   }
-  char fn[64];
-  const PTok *at;
+  const char *kind = loop_kind(x);
   int n = 0;
-  const char *kind = NULL;
-  bool ok =
-      (at_name(x, "in") || err_here(x, "expected `in`")) && (x->p++, dotted(x, fn, sizeof fn, &at));
-  for (size_t i = 0; ok && i < sizeof kinds / sizeof kinds[0]; i++)
-    if (!strcmp(fn, kinds[i][0])) kind = kinds[i][1];
-  if (ok && !kind)
-    ok = err_at(x, at->off, (uint32_t)strlen(fn),
-                "unknown loop `%s` (the subset has T.grid, "
-                "T.serial, range, T.parallel, T.vectorized and T.unroll)",
-                fn);
-  sb_printf(&b, " in %s", kind ? kind : "");
-  ok = ok && args(x, &b, &n) && at_end_colon(x);
+  if (kind) sb_printf(&b, " in %s", kind);
+  bool ok = kind && args(x, &b, &n) && at_end_colon(x);
   if (ok) emit(x, line, b.data), emit(x, line, "{");
   sb_free(&b);
   return ok && push(x, F_FOR, "}");
@@ -1317,31 +1332,14 @@ static bool output(Tx *x, Frame *f, const PTok *at) {
 }
 
 /* lv = e, lv: R.Tensor(...) = e, return e, R.output(...), with R.dataflow() */
-static bool relax_stmt(Tx *x, Frame *f, int li) {
+/* lv = e or lv: R.Tensor(...) = e  →  let %lv[: Tensor[...]] = e;  (cls = M is dropped) */
+static bool relax_let(Tx *x, int eq) {
   const PTok *t = cur(x);
-  char fn[64];
-  const PTok *at;
-  if (tok_is(x, t, K_NAME, "return")) return x->p++, emit_expr_rest(x, t->line, "", "");
-  if (tok_is(x, t, K_NAME, "with")) {
-    x->p++;
-    if (!dotted(x, fn, sizeof fn, &at)) return false;
-    if (strcmp(fn, "R.dataflow"))
-      return err_at(x, at->off, (uint32_t)strlen(fn), "unknown `with %s` in a Relax function", fn);
-    return dataflow(x, li, at);
-  }
-  int eq = assign_at(x);
-  if (eq < 0 && tok_is(x, t, K_NAME, "R")) {
-    if (!dotted(x, fn, sizeof fn, &at)) return false;
-    if (!strcmp(fn, "R.output")) return output(x, f, at);
-    if (!strcmp(fn, "R.func_attr")) return true;
-    return err_at(x, at->off, (uint32_t)strlen(fn), "unknown statement `%s` in a Relax function",
-                  fn);
-  }
-  if (eq < 0 || t->k != K_NAME || x->t[eq].len != 1)
+  if (eq >= x->e || t->k != K_NAME || x->t[eq].len != 1)
     return err_at(x, t->off, t->len,
-                  "outside the TVMScript subset: expected `name = e`, "
-                  "`with R.dataflow():`, `R.output(...)` or `return e`");
-  if (tok_is(x, t, K_NAME, "cls") && eq == x->p + 1) return true; /* cls = Module */
+                  "outside the TVMScript subset: expected `name = e`, `with R.dataflow():`, "
+                  "`R.output(...)` or `return e`");
+  if (tok_is(x, t, K_NAME, "cls") && eq == x->p + 1) return true;
   StrBuf b = {0};
   sb_printf(&b, "let %%%.*s", (int)t->len, x->src + t->off);
   x->p++;
@@ -1353,6 +1351,25 @@ static bool relax_stmt(Tx *x, Frame *f, int li) {
   ok = ok && emit_expr_rest(x, t->line, b.data, ";");
   sb_free(&b);
   return ok;
+}
+
+/* A statement of a Relax function: a binding, `with R.dataflow():`,
+ * R.output(...), R.func_attr (dropped) or `return e`. */
+static bool relax_stmt(Tx *x, Frame *f, int li) {
+  const PTok *t = cur(x), *at;
+  char fn[64];
+  if (tok_is(x, t, K_NAME, "return")) return x->p++, emit_expr_rest(x, t->line, "", "");
+  int eq = assign_at(x);
+  if (eq >= 0) return relax_let(x, eq);
+  bool with = tok_is(x, t, K_NAME, "with");
+  if (!with && !tok_is(x, t, K_NAME, "R")) return relax_let(x, x->e);
+  x->p += with;
+  if (!dotted(x, fn, sizeof fn, &at)) return false;
+  if (with && !strcmp(fn, "R.dataflow")) return dataflow(x, li, at);
+  if (!with && !strcmp(fn, "R.output")) return output(x, f, at);
+  if (!with && !strcmp(fn, "R.func_attr")) return true;
+  return err_at(x, at->off, (uint32_t)strlen(fn), "unknown %s`%s` in a Relax function",
+                with ? "`with` " : "statement ", fn);
 }
 
 /* ───────────────────────── the driver ───────────────────────── */
@@ -1402,7 +1419,7 @@ char *tvms_translate(DiagCtx *d, uint32_t file, size_t *out_len, bool *at_end) {
   *at_end = x.at_end;
   *out_len = x.out.len;
   if (!ok) return sb_free(&x.out), NULL;
-  if (!x.out.data) sb_putc(&x.out, ' '), x.out.len = 0;
+  if (!x.out.data) sb_putc(&x.out, 0), x.out.len = 0; /* "": still a NUL-terminated text */
   return sb_take(&x.out);
 }
 
