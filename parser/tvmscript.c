@@ -432,11 +432,11 @@ static bool cast_call(Tx *x, StrBuf *b, bool bits) {
 
 /* T.floordiv(a, b) → (a / b) and the like: a two-operand call as an infix. */
 static bool infix_call(Tx *x, StrBuf *b, const char *op) {
-  sb_putc(b, '(');
+  sb_puts(b, "((");
   if (!expect_op(x, "(") || !ex(x, b)) return false;
-  sb_printf(b, " %s ", op);
+  sb_printf(b, ") %s (", op);
   if (!expect_op(x, ",") || !ex(x, b)) return false;
-  sb_putc(b, ')');
+  sb_puts(b, "))");
   return expect_op(x, ")");
 }
 
