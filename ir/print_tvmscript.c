@@ -7,6 +7,8 @@
  *   block "Y" (spatial %vi = e)   → with T.block("Y"): vi = T.axis.spatial(DOM, e)
  *   init { ... }                  → with T.init():
  *   alloc %Y: Buffer[(n), f32]    → Y = T.alloc_buffer((n,), "float32")
+ *   %A: Buffer[(n, 4), float32]   → var_A: T.handle, then in the body n = T.int64()
+ *                                   and A = T.match_buffer(var_A, (n, 4), "float32")
  *   let %t = e;                   → t: T.float32 = e
  *   0f, 3i64, max(a, b), float32(e), select(c, a, b), int a / b
  *                                 → T.float32(0), T.int64(3), T.max(a, b),
@@ -338,19 +340,47 @@ static void stmt(StrBuf *b, const Stmt *s, int ind, Loops *l) {
   sb_putc(b, '\n');
 }
 
+/* A buffer with a size variable in its shape is a `T.handle` parameter
+ * matched in the body, after its sizes are declared (`n = T.int64()`). */
+static bool dynamic(const Buffer *buf) {
+  for (int i = 0; i < buf->ndim; i++)
+    if (buf->dims[i].kind != DIM_CONST) return true;
+  return false;
+}
+
+static void dynamic_params(StrBuf *b, const PrimFunc *f, int ind) {
+  for (int i = 0; i < f->nsizevars; i++) {
+    sb_indent(b, ind);
+    sb_printf(b, "%s = T.%s()\n", f->sizevars[i]->name, dtype_name(f->sizevars[i]->dtype));
+  }
+  for (int i = 0; i < f->nparams; i++) {
+    if (!dynamic(f->params[i])) continue;
+    sb_indent(b, ind);
+    sb_printf(b, "%s = T.match_buffer(var_%s, ", f->params[i]->name, f->params[i]->name);
+    shape(b, f->params[i]);
+    sb_printf(b, ", \"%s\")\n", dtype_name(f->params[i]->dtype));
+  }
+}
+
 void print_tvmscript_prim_to(StrBuf *b, const PrimFunc *f, int ind) {
   sb_indent(b, ind);
   sb_puts(b, "@T.prim_func\n");
   sb_indent(b, ind);
   sb_printf(b, "def %s(", f->name);
   for (int i = 0; i < f->nparams; i++) {
-    sb_printf(b, "%s%s: T.Buffer(", i ? ", " : "", f->params[i]->name);
-    shape(b, f->params[i]);
-    sb_printf(b, ", \"%s\")", dtype_name(f->params[i]->dtype));
+    const Buffer *p = f->params[i];
+    if (dynamic(p)) {
+      sb_printf(b, "%svar_%s: T.handle", i ? ", " : "", p->name);
+      continue;
+    }
+    sb_printf(b, "%s%s: T.Buffer(", i ? ", " : "", p->name);
+    shape(b, p);
+    sb_printf(b, ", \"%s\")", dtype_name(p->dtype));
   }
   sb_puts(b, "):\n");
   sb_indent(b, ind + 4);
   sb_printf(b, "T.func_attr({\"global_symbol\": \"%s\", \"tir.noalias\": True})\n", f->name);
+  dynamic_params(b, f, ind + 4);
   Loops l = {0};
   body(b, f->body, ind + 4, &l);
 }

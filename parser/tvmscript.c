@@ -84,6 +84,7 @@ typedef struct Tx {
   const char *decorator; /* "T" or "R" before a def */
   char *sizevars[TVMS_MAX_NAMES];
   int nsizevars, nest;
+  int li; /* the current logical line */
 } Tx;
 
 /* ───────────────────────── errors ───────────────────────── */
@@ -899,6 +900,40 @@ static bool at_end_colon(Tx *x) {
 }
 
 /* One parameter: prim `%A: Buffer[...]`, Relax `%x: Tensor[...]` or `%x`. */
+/* The line of the function's body `A = T.match_buffer(handle, shape, dtype)`
+ * for parameter `handle: T.handle`: its token index, or -1. */
+static int match_buffer_line(const Tx *x, const PTok *handle) {
+  const PLine *def = &x->lines[x->li];
+  for (int i = x->li + 1; i < x->nlines && x->lines[i].indent > def->indent; i++) {
+    const PLine *l = &x->lines[i];
+    const PTok *t = &x->t[l->from];
+    if (l->to - l->from > 7 && tok_is(x, &t[4], K_NAME, "match_buffer") && t[6].k == K_NAME &&
+        t[6].len == handle->len && !memcmp(x->src + t[6].off, x->src + handle->off, handle->len))
+      return l->from;
+  }
+  return -1;
+}
+
+/* `a: T.handle` with `A = T.match_buffer(a, (n, 4), "float32")` in the
+ * body: the parameter `%A: Buffer[(n, 4), float32]` (its sizes declared). */
+static bool handle_param(Tx *x, const PTok *handle, StrBuf *b) {
+  int at = match_buffer_line(x, handle);
+  if (at < 0)
+    return err_at(x, handle->off, handle->len, "no `T.match_buffer(%.*s, ...)` for this handle",
+                  (int)handle->len, x->src + handle->off);
+  int p = x->p, e = x->e;
+  char dt[16];
+  x->p = at + 7; /* A = T.match_buffer(a `,` */
+  for (int i = x->li + 1; i < x->nlines; i++)
+    if (x->lines[i].from == at) x->e = x->lines[i].to;
+  b->len = 0;
+  sb_printf(b, "%%%.*s: Buffer[", (int)x->t[at].len, x->src + x->t[at].off);
+  bool ok = expect_op(x, ",") && shape(x, b, true) && shape_dtype(x, dt, sizeof dt, ")");
+  sb_printf(b, ", %s]", dt);
+  x->p = p, x->e = e;
+  return ok;
+}
+
 static bool param(Tx *x, int n) {
   const PTok *t = cur(x);
   if (!t || t->k != K_NAME) return err_here(x, "expected a parameter name");
@@ -907,7 +942,12 @@ static bool param(Tx *x, int n) {
   sb_printf(&b, "%%%.*s", (int)t->len, x->src + t->off);
   x->p++;
   bool ok = true;
-  if (accept_op(x, ":")) {
+  bool handle = !x->relax && x->p + 3 < x->e && tok_is(x, &x->t[x->p + 1], K_NAME, "T") &&
+                tok_is(x, &x->t[x->p + 3], K_NAME, "handle");
+  if (handle && accept_op(x, ":")) {
+    x->p += 3;
+    ok = handle_param(x, t, &b);
+  } else if (accept_op(x, ":")) {
     sb_puts(&b, ": ");
     ok = x->relax ? tensor_type(x, &b) : buffer_type(x, &b, true);
   } else if (!x->relax) {
@@ -1115,6 +1155,16 @@ static bool let_lhs(Tx *x, const PTok *name, int eq, StrBuf *lhs) {
   return true;
 }
 
+/* `n = T.int64()` (a size variable, declared by the shapes that use it) or
+ * `A = T.match_buffer(a, ...)` (a parameter, read with the signature). */
+static bool declaration(const Tx *x, int eq) {
+  const PTok *t = &x->t[eq];
+  if (eq != x->p + 1 || eq + 4 >= x->e || !tok_is(x, &t[1], K_NAME, "T")) return false;
+  if (tok_is(x, &t[3], K_NAME, "match_buffer")) return true;
+  bool dt = dtype_from_name(x->src + t[3].off, t[3].len) != DT_INVALID;
+  return dt && eq + 6 == x->e && tok_is(x, &t[5], K_OP, ")");
+}
+
 /* Y[i, j] = e, Y[i, j] += e, t = e or t: T.float32 = e (axes and
  * T.alloc_buffer have their own functions) */
 static bool assign(Tx *x, Frame *f, int eq) {
@@ -1123,6 +1173,7 @@ static bool assign(Tx *x, Frame *f, int eq) {
   if (remap || (eq + 3 < x->e && tok_is(x, &x->t[eq + 1], K_NAME, "T") &&
                 tok_is(x, &x->t[eq + 2], K_OP, ".") && tok_is(x, &x->t[eq + 3], K_NAME, "axis")))
     return axes(x, f, eq);
+  if (declaration(x, eq)) return true;
   if (!block_body(x, f, first->line)) return false;
   if (eq == x->p + 1 && eq + 3 < x->e && tok_is(x, &x->t[eq + 3], K_NAME, "alloc_buffer"))
     return alloc(x, first, eq);
@@ -1377,7 +1428,7 @@ static bool relax_stmt(Tx *x, Frame *f, int li) {
 static bool statement(Tx *x, int li) {
   const PLine *l = &x->lines[li];
   if (!line_indent(x, l)) return false;
-  x->p = l->from, x->e = l->to;
+  x->p = l->from, x->e = l->to, x->li = li;
   bool after_if = x->closed_if;
   x->closed_if = false;
   Frame *f = top(x);
