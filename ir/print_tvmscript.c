@@ -13,7 +13,7 @@
  *   0f, 3i64, max(a, b), float32(e), select(c, a, b), int a / b
  *                                 → T.float32(0), T.int64(3), T.max(a, b),
  *                                   T.Cast("float32", e), T.if_then_else(c, a, b),
- *                                   T.truncdiv(a, b)
+ *                                   T.truncdiv(a, b); a % b → T.truncmod(a, b)
  *
  * DOM, the domain of a block variable, is its loop's extent when the
  * binding is a loop variable, else one more than the binding's largest

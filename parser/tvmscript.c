@@ -2,17 +2,26 @@
  * with their indentation, and a translator that writes each statement as
  * rly text on the line it came from.  Suites become braces: a frame per
  * open suite (class, function, for, block, init, if, dataflow), closed at
- * the end of the last line of its body.
+ * the end of the last line of its body.  What becomes what:
  *
- *   @T.prim_func def f(A: T.Buffer((1, 128), "float32")):  → prim @f(%A: Buffer[(1, 128), float32])
- * { for i, j in T.grid(1, 128):                             → for %i, %j in grid(1, 128) { with
- * T.block("Y"): vi, vj = T.axis.remap("SS", [i, j]) → block "Y" (spatial %vi = %i, ...) { with
- * T.init():                                          → init { Y[vi, vj] = T.max(X[vi, vj],
- * T.float32(0))              → %Y[%vi, %vj] = max(%X[%vi, %vj], 0f);
- *   @R.function def main(x: R.Tensor((1, 784), "float32")): → def @main(%x: Tensor[(1, 784),
- * float32]) { with R.dataflow(): ... R.output(out)                    → let %out = dataflow { ...;
- * %out }; lv = R.call_tir(cls.f, (x,), (1, 128), dtype="float32") → let %lv = call_tir(@f, (%x,),
- * shape=[1, 128], dtype="float32");
+ *   @T.prim_func def f(A: T.Buffer((1, 128), "float32")):
+ *       prim @f(%A: Buffer[(1, 128), float32]) {
+ *   for i, j in T.grid(1, 128):
+ *       for %i, %j in grid(1, 128) {
+ *   with T.block("Y"): vi, vj = T.axis.remap("SS", [i, j])
+ *       block "Y" (spatial %vi = %i, spatial %vj = %j) {
+ *   with T.init():
+ *       init {
+ *   Y[vi, vj] = T.max(X[vi, vj], T.float32(0))
+ *       %Y[%vi, %vj] = max(%X[%vi, %vj], 0f);
+ *   a: T.handle ... A = T.match_buffer(a, (n, 4), "float32")
+ *       %A: Buffer[(n, 4), float32] (the parameter)
+ *   @R.function def main(x: R.Tensor((1, 784), "float32")):
+ *       def @main(%x: Tensor[(1, 784), float32]) {
+ *   with R.dataflow(): ... R.output(out)
+ *       let %out = dataflow { ...; %out };
+ *   lv = R.call_tir(cls.f, (x,), (1, 128), dtype="float32")
+ *       let %lv = call_tir(@f, (%x,), shape=[1, 128], dtype="float32");
  *
  * T.reads, T.writes, T.func_attr and T.block_attr are read and dropped;
  * T.where(c) wraps the block's init and body in `if (c)`.  The first error
