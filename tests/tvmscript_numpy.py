@@ -4,7 +4,9 @@
 Usage: /usr/bin/python3 tests/tvmscript_numpy.py [PATH/TO/rly] [SOURCE_ROOT]
 
 Cases: the course's mm_relu (examples/mm_relu.py, as TVM prints it), the
-same function printed back by `rly --print-tvmscript` and read again, and
+same function printed back by `rly --print-tvmscript` and read again, the
+same after the course's schedule (inputs/mm_relu_scheduled.py: split loops,
+a root-level alloc, an init block, T.reads/T.writes), and
 tests/lit/tvmscript/inputs/features.py (T.serial/range from a begin,
 T.parallel, T.vectorized, T.unroll, T.axis.remap with a reduction,
 T.where, if/elif/else, T.if_then_else, T.Cast, T.truncdiv, // on indices, **,
@@ -84,6 +86,8 @@ def main():
         cases = [("mm_relu", os.path.join(root, "examples/mm_relu.py"), "mm_relu", [a, b], (128, 128),
                   mm_relu_ref(a, b)),
                  ("mm_relu printed back", printed, "mm_relu", [a, b], (128, 128), mm_relu_ref(a, b)),
+                 ("mm_relu scheduled", os.path.join(root, "tests/lit/tvmscript/inputs/mm_relu_scheduled.py"),
+                  "mm_relu", [a, b], (128, 128), mm_relu_ref(a, b)),
                  ("features", os.path.join(root, "tests/lit/tvmscript/inputs/features.py"), "feats",
                   [fa, fb], (8, 8), feats_ref(fa, fb))]
         for name, src, fn, ins, shape, (ref, scale) in cases:
