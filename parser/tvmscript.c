@@ -694,6 +694,17 @@ static bool atom(Tx *x, StrBuf *b) {
   if (!t) return err_here(x, "expected an expression");
   if (t->k == K_NUM) return x->p++, number(x, b, t, false, "", "f");
   if (t->k == K_NAME) return name_atom(x, b);
+  if (x->relax && tok_is(x, t, K_OP, "[")) { /* an attribute's list: axis=[1] */
+    x->p++;
+    sb_putc(b, '[');
+    for (int n = 0; !at_op(x, "]"); n++) {
+      if (n) sb_puts(b, ", ");
+      if (!ex(x, b)) return false;
+      if (!accept_op(x, ",")) break;
+    }
+    sb_putc(b, ']');
+    return expect_op(x, "]");
+  }
   if (tok_is(x, t, K_OP, "(")) {
     x->p++;
     sb_putc(b, '(');
