@@ -9,6 +9,7 @@
 #include "jit/jit_config.h"
 #include "kernels/kernels.h"
 #include "lower/compute/compute.h"
+#include "parser/tvmscript.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
 #include "rt/exec.h"
@@ -103,3 +104,16 @@ EngineOpGrad engine_op_grad(int op) {
 }
 
 bool engine_op_lowers(int op) { return compute_rule(op) != NULL; }
+
+/* ───────────────────────── TVMScript in ───────────────────────── */
+
+bool engine_tvmscript_detect(const char *name, const char *text, size_t len) {
+  return tvms_detect(name, text, len);
+}
+
+bool engine_tvmscript_complete(const char *text, size_t len) { return tvms_complete(text, len); }
+
+char *engine_tvmscript_translate(DiagCtx *d, uint32_t file, size_t *len) {
+  bool at_end = false;
+  return tvms_translate(d, file, len, &at_end);
+}

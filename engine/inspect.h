@@ -112,4 +112,11 @@ Function *engine_meta_function(Arena *a, Function *fn, int64_t max_inline, PtrVe
 /* "(2, 3)": a shape as the tensor files' messages write it. */
 const char *engine_shape_text(char *buf, size_t n, int ndim, const int64_t *shape);
 
+/* TVMScript in (parser/tvmscript.h): whether a source is TVMScript, whether
+ * such text typed at the prompt is complete (two empty lines end it), and
+ * its rly text, line for line (NULL after diagnostics in d). */
+bool engine_tvmscript_detect(const char *name, const char *text, size_t len);
+bool engine_tvmscript_complete(const char *text, size_t len);
+char *engine_tvmscript_translate(DiagCtx *d, uint32_t file, size_t *len);
+
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/draw.h"
+#include "ir/print_tvmscript.h"
 #include "ir/tir.h"
 #include "ops/ops.h"
 #include "repl/repl.h"
@@ -49,11 +50,14 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "script; at the prompt, in the current directory.")                                            \
   X(reload, "reload", "", NONE, cmd_reload, "load the last :load-ed file again",                   \
     "Definitions from the file replace the session's by name, as :load.")                          \
-  X(print, "print", "[@f | TYPE | prelude] [meta]", DEF, cmd_print,                                \
+  X(print, "print", "[--tvmscript] [--unscheduled] [@f | TYPE | prelude] [meta]", DEF, cmd_print,  \
     "print the session's definitions, or one of them",                                             \
     "With `:set types on`, expressions are annotated with their types.  Constants\n"               \
     "over 16 elements show as meta[relay.Constant][i]; `meta` adds TVM's\n"                        \
-    "#[metadata] section holding them, so the text parses back on its own.")                       \
+    "#[metadata] section holding them, so the text parses back on its own.\n"                      \
+    "`--tvmscript`: prim function @f, or alone all of yours as one\n"                              \
+    "`@I.ir_module class Module:`, in TVMScript (rly reads it back: `:load F.py`).\n"              \
+    "A scheduled prim function prints as scheduled; `--unscheduled`: as written.")                 \
   X(browse, "browse", "[prelude | TEXT]", DEF, cmd_browse, "list definitions with their types",    \
     "Alone: your definitions; `prelude`: the standard library; TEXT: every\n"                      \
     "definition whose name contains TEXT.")                                                        \
@@ -463,9 +467,33 @@ static bool take_flag(const char **args, const char *flag, char *buf, size_t n) 
   return true;
 }
 
+/* `:print --tvmscript [--unscheduled] [@f]`: a prim function, or all of the user's. */
+static RunStatus print_tvmscript(Session *s, const char *args, bool unscheduled, Span where) {
+  StrBuf b = {0};
+  PtrVec v = {0};
+  const Def *d = *args ? find_def(session_module(s), args) : NULL;
+  if (*args && (!d || d->kind != DEF_PRIM)) {
+    session_error(s, where, "`:print --tvmscript` prints prim functions", "%s `%s`",
+                  d ? "not a prim function:" : "no definition named", args);
+    return RUN_ERROR;
+  }
+  for (int i = 0; !d && i < session_module(s)->ndefs; i++)
+    if (user_def(s, &session_module(s)->defs[i])) vec_push(&v, &session_module(s)->defs[i]);
+  if (d)
+    print_tvmscript_prim_to(
+        &b, unscheduled && d->u.prim->unscheduled ? d->u.prim->unscheduled : d->u.prim, 0);
+  else
+    print_tvmscript_module_to(&b, (const Def *const *)v.items, (int)v.len);
+  fputs(b.data, stdout);
+  sb_free(&b), vec_free(&v);
+  return RUN_OK;
+}
+
 static RunStatus cmd_print(Session *s, const char *args, Span where) {
   char buf[256], flagbuf[256];
   bool unscheduled = take_flag(&args, "--unscheduled", flagbuf, sizeof flagbuf);
+  if (!strncmp(args, "--tvmscript", 11) && (!args[11] || args[11] == ' '))
+    return print_tvmscript(s, args + 11 + strspn(args + 11, " "), unscheduled, where);
   bool meta = take_last_word(args, "meta", buf, sizeof buf);
   if (meta) args = buf;
   const Def *pd = *args ? find_def(session_module(s), args) : NULL;

@@ -24,6 +24,7 @@
 #include "engine/inspect.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
+#include "ir/print_tvmscript.h"
 #include "ir/tir.h"
 #include "repl/repl.h"
 
@@ -35,6 +36,7 @@ typedef struct Action {
 
 typedef struct Cli {
   bool print, types, check, help, version, interactive, no_prelude, profile;
+  bool tvmscript;     /* --print-tvmscript: the prim functions as TVMScript */
   const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
   const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
   const char *import; /* --import FILE.onnx: print the model's module */
@@ -78,6 +80,10 @@ struct CliOption {
     return *a != '\0';                                                   \
   }
 CLI_FLAG(print)
+static bool set_tvmscript(Cli *cli, const CliOption *o, const char *a) {
+  (void)o, (void)a;
+  return cli->print = cli->tvmscript = true;
+}
 CLI_FLAG(types)
 CLI_FLAG(check)
 CLI_FLAG(help)
@@ -114,6 +120,8 @@ static bool list_ops(Cli *cli, const CliOption *o, const char *a) {
 #define CLI_OPTIONS(X)                                                                            \
   X("print", 0, no_argument, NULL, set_print, NULL,                                               \
     "parse, type-check and print the canonical text")                                             \
+  X("print-tvmscript", 0, no_argument, NULL, set_tvmscript, NULL,                                 \
+    "parse, type-check and print the prim functions as TVMScript")                                \
   X("types", 0, no_argument, NULL, set_types, NULL,                                               \
     "with --print: annotate expressions with /* ty=... */")                                       \
   X("check", 0, no_argument, NULL, set_check, NULL,                                               \
@@ -298,10 +306,27 @@ static bool parse_args(Cli *cli, int argc, char **argv) {
 static bool use_color(void) { return isatty(2) && !getenv("NO_COLOR"); }
 
 /* Registers a file as a source; prints an error and returns 0 if unreadable. */
+/* A file's source; TVMScript's as its rly text (the same lines). */
 static uint32_t load_source(DiagCtx *d, const char *path) {
   uint32_t file = diag_add_file(d, path);
   if (!file) fprintf(stderr, "rly: cannot read '%s'\n", path);
-  return file;
+  const SourceFile *f = file ? diag_source(d, file) : NULL;
+  if (!f || !engine_tvmscript_detect(f->name, f->text, f->len)) return file;
+  size_t n = 0;
+  char *text = engine_tvmscript_translate(d, file, &n);
+  if (!text) diag_render(d, stderr, 0, use_color());
+  return text ? diag_take_source(d, f->name, text, n) : 0;
+}
+
+/* --print-tvmscript: the module's prim functions as one ir_module. */
+static void print_tvmscript(const Module *m) {
+  PtrVec v = {0};
+  StrBuf b = {0};
+  for (int i = 0; i < m->ndefs; i++)
+    if (def_span(&m->defs[i]).off) vec_push(&v, &m->defs[i]); /* not the built-in @prng_state */
+  print_tvmscript_module_to(&b, (const Def *const *)v.items, (int)v.len);
+  fputs(b.data, stdout);
+  sb_free(&b), vec_free(&v);
 }
 
 /* Prints the non-definition items of a script after the module, in order. */
@@ -371,6 +396,8 @@ static int check_file(const Cli *cli, const char *path) {
     diag_render(&d, stderr, 0, use_color());
     if (ok && cli->dot) {
       ok = draw_function(e, m, cli);
+    } else if (ok && cli->tvmscript) {
+      print_tvmscript(m);
     } else if (ok && (cli->print || cli->passes)) {
       PrintOptions opt = {.types = cli->types, .header = true};
       char *text = print_module(m, opt);

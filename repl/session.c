@@ -509,9 +509,26 @@ static RunStatus run_split(Session *s, uint32_t whole, const EngineScan *sc) {
   return RUN_OK;
 }
 
+/* TVMScript runs as its rly text (engine_tvmscript_translate), registered
+ * under the script's name: diagnostics keep its line numbers. */
+static RunStatus tvmscript_source(Session *s, uint32_t *file, bool may_continue) {
+  const SourceFile *f = diag_source(&s->diag, *file);
+  if (may_continue && !engine_tvmscript_complete(f->text, f->len)) return RUN_INCOMPLETE;
+  size_t n = 0;
+  char *text = engine_tvmscript_translate(&s->diag, *file, &n);
+  if (!text) return render_stop(s, NULL), RUN_ERROR;
+  *file = diag_take_source(&s->diag, f->name, text, n);
+  return RUN_OK;
+}
+
 /* Runs a registered source: in parts when it has command lines. */
 static RunStatus run_source(Session *s, uint32_t file, bool may_continue) {
   const SourceFile *f = diag_source(&s->diag, file);
+  if (engine_tvmscript_detect(f->name, f->text, f->len)) {
+    RunStatus ts = tvmscript_source(s, &file, may_continue);
+    if (ts != RUN_OK) return ts;
+    f = diag_source(&s->diag, file);
+  }
   EngineScan sc = {.stop = s->diag.stop};
   engine_scan(f->name, f->text, f->len, &sc);
   RunStatus st =

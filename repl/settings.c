@@ -177,7 +177,11 @@ void settings_init(Session *s) {
     if (!option_parse(&st->o, st->o.def, &v)) rly_bug(__FILE__, __LINE__, st->name);
     st->set(s, v);
   }
-  if (verify) set_verify(s, 1);
+  if (verify) { /* RLY_VERIFY_SCHEDULES=1 verifies schedules, `:set verify` stays as it was */
+    EngineOptions o = *engine_options(session_engine(s));
+    o.verify_schedules = true;
+    engine_set_options(session_engine(s), &o);
+  }
 }
 
 /* ───────────────────────── :set and :help set ───────────────────────── */

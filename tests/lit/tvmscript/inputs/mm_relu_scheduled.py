@@ -1,0 +1,35 @@
+# The course's mm_relu after split, reorder, reverse_compute_at and decompose_reduction,
+# as TVM prints it (mod.script()).
+# from tvm.script import ir as I
+# from tvm.script import tir as T
+
+@I.ir_module
+class Module:
+    @T.prim_func
+    def mm_relu(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+        T.func_attr({"global_symbol": "mm_relu", "tir.noalias": T.bool(True)})
+        # with T.block("root"):
+        Y = T.alloc_buffer((128, 128))
+        for i, j_0 in T.grid(128, 16):
+            for j_1_init in range(8):
+                with T.block("Y_init"):
+                    vi = T.axis.spatial(128, i)
+                    vj = T.axis.spatial(128, j_0 * 8 + j_1_init)
+                    T.reads()
+                    T.writes(Y[vi, vj])
+                    Y[vi, vj] = T.float32(0.0)
+            for k, j_1 in T.grid(128, 8):
+                with T.block("Y_update"):
+                    vi = T.axis.spatial(128, i)
+                    vj = T.axis.spatial(128, j_0 * 8 + j_1)
+                    vk = T.axis.reduce(128, k)
+                    T.reads(Y[vi, vj], A[vi, vk], B[vk, vj])
+                    T.writes(Y[vi, vj])
+                    Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+            for ax0 in range(8):
+                with T.block("C"):
+                    vi = T.axis.spatial(128, i)
+                    vj = T.axis.spatial(128, j_0 * 8 + ax0)
+                    T.reads(Y[vi, vj])
+                    T.writes(C[vi, vj])
+                    C[vi, vj] = T.max(Y[vi, vj], T.float32(0.0))
