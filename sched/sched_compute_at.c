@@ -168,6 +168,13 @@ static bool move_scope(Sched *s, const Move *m) {
     return mfail(s, m, m->la->span,
                  "the loop comes after the block (a consumer moves under a "
                  "loop of its producers, before it)");
+  return true;
+}
+
+/* After the buffer checks: nothing between the block and the loop conflicts. */
+static bool move_order(Sched *s, const Move *m) {
+  const Stmt *parent = m->bp.node[m->root - 1];
+  int a = seq_index(parent, m->bp.node[m->root]), b = seq_index(parent, m->lp.node[m->root]);
   return m->reverse ? move_between(s, m, parent, b, a) : move_between(s, m, parent, a, b);
 }
 
@@ -200,22 +207,22 @@ static bool producer_buffer(Sched *s, Move *m) {
   m->buf = only_write(m->block);
   if (!m->buf) return mfail(s, m, m->ba->span, "it writes more than one buffer");
   const Stmt *blocks[MAXB];
-  int n = sched_blocks_under(s->f->body, blocks, MAXB), readers = 0;
+  int n = sched_blocks_under(m->loop, blocks, MAXB), readers = 0;
+  for (int i = 0; i < n; i++) readers += block_reads(blocks[i], m->buf);
+  if (!readers)
+    return mfail(s, m, m->la->span, "no block under it reads `%%%s`, which the block writes",
+                 m->buf->name);
+  n = sched_blocks_under(s->f->body, blocks, MAXB);
   for (int i = 0; i < n; i++) {
     const Stmt *b = blocks[i];
     if (b == m->block) continue;
     if (block_writes(b, m->buf))
       return mfail(s, m, m->ba->span, "block \"%s\" also writes `%%%s`", b->u.block.name,
                    m->buf->name);
-    if (!block_reads(b, m->buf)) continue;
-    if (!is_under(m->loop, b))
+    if (block_reads(b, m->buf) && !is_under(m->loop, b))
       return mfail(s, m, m->la->span, "block \"%s\" reads `%%%s` outside the loop", b->u.block.name,
                    m->buf->name);
-    readers++;
   }
-  if (!readers)
-    return mfail(s, m, m->la->span, "no block under it reads `%%%s`, which the block writes",
-                 m->buf->name);
   if (!map_dims(m->block, m->buf, true, true, m->dim_of))
     return mfail(s, m, m->ba->span,
                  "it writes `%%%s` at an index other than its spatial iteration variables",
@@ -427,7 +434,8 @@ static void move_install(Sched *s, const Move *m, Stmt *nest) {
 static bool move_step(Sched *s, const SchedStep *st, bool reverse) {
   Move m = {.reverse = reverse};
   if (!move_args(s, st, &m) || !move_scope(s, &m)) return false;
-  if (!(reverse ? consumer_buffer(s, &m) : producer_buffer(s, &m)) || !move_region(s, &m))
+  if (!(reverse ? consumer_buffer(s, &m) : producer_buffer(s, &m)) || !move_order(s, &m) ||
+      !move_region(s, &m))
     return false;
   Stmt *nest = move_nest(s, &m);
   if (!nest) return false;
