@@ -674,6 +674,32 @@ static const Buffer *consumed(const Sched *s, const Stmt *c, int *dim_of) {
   return found;
 }
 
+/* The values [lo, hi] iteration variable j of block b takes over its loops. */
+static bool iter_domain(Sched *s, const Stmt *b, int j, int64_t *lo, int64_t *hi) {
+  SPath p;
+  SRanges r = {0};
+  SLin l;
+  return sched_find_block(s, b->u.block.name, &p) && sched_ranges_add_path(&r, &p, 0, p.n) &&
+         sched_linear(b->u.block.iters[j].binding, &l) && sched_lin_const_bounds(&l, &r, lo, hi);
+}
+
+/* The consumer visits every element of buf the producer writes, once:
+ * each of its iteration variables has the domain of the producer's
+ * variable for the same dimension. */
+static bool same_domain(Sched *s, const Stmt *c, const int *dim_of, const Stmt *p) {
+  int pdim[SCHED_MAX_DEPTH];
+  map_dims(p, only_store(p)->u.store.buf, true, true, pdim);
+  for (int j = 0; j < c->u.block.niters; j++) {
+    int64_t clo, chi, plo, phi;
+    int k = 0;
+    while (k < p->u.block.niters && pdim[k] != dim_of[j]) k++;
+    if (k == p->u.block.niters || !iter_domain(s, c, j, &clo, &chi) ||
+        !iter_domain(s, p, k, &plo, &phi) || clo != plo || chi != phi)
+      return false;
+  }
+  return true;
+}
+
 /* The consumer c folds into its producer: checks, and finds the producer. */
 static bool rinline_checks(Sched *s, const SchedArg *a, const Stmt *c, int *dim_of,
                            const Stmt **prod) {
@@ -700,6 +726,11 @@ static bool rinline_checks(Sched *s, const SchedArg *a, const Stmt *c, int *dim_
            : is_param(s, buf) ? "a parameter of the function"
                               : "");
   if (writers > 1 || readers || is_param(s, buf)) return ifail(s, a, true, nm, why);
+  if (!same_domain(s, c, dim_of, *prod)) {
+    snprintf(why, sizeof why, "it does not visit exactly the elements of `%%%s` \"%s\" writes",
+             buf->name, (*prod)->u.block.name);
+    return ifail(s, a, true, nm, why);
+  }
   return true;
 }
 
