@@ -414,12 +414,17 @@ static Stmt *move_nest(Sched *s, Move *m) {
   return body;
 }
 
-/* Removes the block's own statement and puts `nest` first (compute_at) or
- * last (reverse_compute_at) in the loop's body. */
-static void move_install(Sched *s, const Move *m, Stmt *nest) {
+/* Removes the block's own statement (first: the new loops' names are then
+ * free again). */
+static void move_remove(Sched *s, const Move *m) {
   SPath own = m->bp;
   own.n = m->root + 1;
   sched_set_body(s, sched_replace(s, &own, NULL));
+}
+
+/* Puts `nest` first (compute_at) or last (reverse_compute_at) in the
+ * loop's body. */
+static void move_install(Sched *s, const Move *m, Stmt *nest) {
   SPath lp;
   sched_find_loop(s, m->loop->u.for_.vars[0], &lp);
   const Stmt *l = lp.node[lp.n - 1];
@@ -437,8 +442,9 @@ static bool move_step(Sched *s, const SchedStep *st, bool reverse) {
   if (!(reverse ? consumer_buffer(s, &m) : producer_buffer(s, &m)) || !move_order(s, &m) ||
       !move_region(s, &m))
     return false;
+  move_remove(s, &m);
   Stmt *nest = move_nest(s, &m);
-  if (!nest) return false;
+  if (!nest) return false; /* the body is restored by the caller */
   move_install(s, &m, nest);
   return true;
 }
