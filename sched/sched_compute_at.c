@@ -436,9 +436,22 @@ static void move_install(Sched *s, const Move *m, Stmt *nest) {
   sched_set_body(s, sched_replace(s, &lp, c));
 }
 
+/* A block that adds into what it writes without an init cannot be
+ * computed twice: refused (its region may be computed in several
+ * iterations). */
+static bool move_repeatable(Sched *s, const Move *m) {
+  SAccess acc[MAXA];
+  int n = sched_block_accesses(m->block, acc, MAXA);
+  for (int i = 0; i < n && !m->block->u.block.init; i++)
+    if (acc[i].write && block_reads(m->block, acc[i].buf))
+      return mfail(s, m, m->ba->span, "it updates `%%%s` in place without an init",
+                   acc[i].buf->name);
+  return true;
+}
+
 static bool move_step(Sched *s, const SchedStep *st, bool reverse) {
   Move m = {.reverse = reverse};
-  if (!move_args(s, st, &m) || !move_scope(s, &m)) return false;
+  if (!move_args(s, st, &m) || !move_scope(s, &m) || !move_repeatable(s, &m)) return false;
   if (!(reverse ? consumer_buffer(s, &m) : producer_buffer(s, &m)) || !move_order(s, &m) ||
       !move_region(s, &m))
     return false;
