@@ -112,34 +112,39 @@ static Buffer *cache_new_buffer(Sched *s, const Buffer *buf, const char *scope) 
   return nb;
 }
 
-/* for ax0, ... { block "<dst>" (spatial v0 = min0 + ax0, ...) { dst[v] = src[v]; } } */
-static Stmt *copy_nest(Sched *s, const SRegion *reg, Buffer *src, Buffer *dst, const char *name) {
-  int n = reg->n;
-  TirVar *ax[SCHED_MAX_DIMS];
-  IterVar *iters = arena_alloc(s->a, sizeof(IterVar) * (size_t)(n ? n : 1));
+/* dst[v0, ...] = src[v0, ...] */
+static Stmt *copy_store(Sched *s, TirVar *const *v, int n, Buffer *src, Buffer *dst) {
   PrimExpr **idx = arena_alloc(s->a, sizeof(PrimExpr *) * (size_t)(n ? n : 1));
   PrimExpr **idx2 = arena_alloc(s->a, sizeof(PrimExpr *) * (size_t)(n ? n : 1));
-  char nm[32];
-  for (int d = 0; d < n; d++) {
-    snprintf(nm, sizeof nm, "ax%d", d);
-    ax[d] = sched_new_var(s, nm, DT_INT32);
-    snprintf(nm, sizeof nm, "v%d", d);
-    TirVar *v = sched_new_var(s, nm, DT_INT32);
-    PrimExpr *b = sched_bin(s, PB_ADD, sched_int(s, reg->min[d].c, DT_INT32), sched_var(s, ax[d]));
-    iters[d] = (IterVar){.reduce = false, .var = v, .binding = b};
-    idx[d] = sched_var(s, v), idx2[d] = sched_var(s, v);
-  }
+  for (int d = 0; d < n; d++) idx[d] = sched_var(s, v[d]), idx2[d] = sched_var(s, v[d]);
   PrimExpr *load = ARENA_NEW(s->a, PrimExpr);
   *load = (PrimExpr){.kind = PE_LOAD, .dtype = src->dtype, .span = s->step->span};
   load->u.load.buf = src, load->u.load.n = n, load->u.load.idx = idx2;
   Stmt *store = ARENA_NEW(s->a, Stmt);
   *store = (Stmt){.kind = ST_STORE, .span = s->step->span};
-  store->u.store.buf = dst, store->u.store.n = n, store->u.store.idx = idx,
+  store->u.store.buf = dst, store->u.store.n = n, store->u.store.idx = idx;
   store->u.store.value = load;
+  return store;
+}
+
+/* for ax0, ... { block "<name>" (spatial v0 = min0 + ax0, ...) { dst[v] = src[v]; } } */
+static Stmt *copy_nest(Sched *s, const SRegion *reg, Buffer *src, Buffer *dst, const char *name) {
+  int n = reg->n;
+  TirVar *ax[SCHED_MAX_DIMS], *v[SCHED_MAX_DIMS];
+  IterVar *iters = arena_alloc(s->a, sizeof(IterVar) * (size_t)(n ? n : 1));
+  char nm[32];
+  for (int d = 0; d < n; d++) {
+    snprintf(nm, sizeof nm, "ax%d", d);
+    ax[d] = sched_new_var(s, nm, DT_INT32);
+    snprintf(nm, sizeof nm, "v%d", d);
+    v[d] = sched_new_var(s, nm, DT_INT32);
+    PrimExpr *b = sched_bin(s, PB_ADD, sched_int(s, reg->min[d].c, DT_INT32), sched_var(s, ax[d]));
+    iters[d] = (IterVar){.reduce = false, .var = v[d], .binding = b};
+  }
   Stmt *blk = ARENA_NEW(s->a, Stmt);
   *blk = (Stmt){.kind = ST_BLOCK, .span = s->step->span};
   blk->u.block.name = name, blk->u.block.niters = n, blk->u.block.iters = iters;
-  blk->u.block.body = store;
+  blk->u.block.body = copy_store(s, v, n, src, dst);
   Stmt *body = blk;
   for (int d = n - 1; d >= 0; d--)
     body = sched_for(s, ax[d], sched_int(s, reg->ext[d], DT_INT32), LOOP_RANGE, body);

@@ -230,6 +230,19 @@ static bool producer_buffer(Sched *s, Move *m) {
   return true;
 }
 
+/* A producer under the loop finishes its reduction there: no reduction
+ * variable is bound to the loop or a loop above it. */
+static bool reduced_inside(Sched *s, const Move *m, const Stmt *b) {
+  for (int j = 0; j < b->u.block.niters; j++)
+    for (int k = 0; k < m->lp.n; k++)
+      if (b->u.block.iters[j].reduce && m->lp.node[k]->kind == ST_FOR &&
+          sched_expr_uses(b->u.block.iters[j].binding, m->lp.node[k]->u.for_.vars[0]))
+        return mfail(s, m, m->la->span,
+                     "block \"%s\" finishes its reduction into `%%%s` only outside the loop",
+                     b->u.block.name, m->buf->name);
+  return true;
+}
+
 /* reverse_compute_at: the one buffer the block reads that blocks under
  * the loop write (no block outside the loop), each finishing it there. */
 static bool consumer_buffer(Sched *s, Move *m) {
@@ -250,13 +263,7 @@ static bool consumer_buffer(Sched *s, Move *m) {
     if (!is_under(m->loop, b))
       return mfail(s, m, m->la->span, "block \"%s\" writes `%%%s` outside the loop",
                    b->u.block.name, m->buf->name);
-    for (int j = 0; j < b->u.block.niters; j++)
-      for (int k = 0; k < m->lp.n; k++)
-        if (b->u.block.iters[j].reduce && m->lp.node[k]->kind == ST_FOR &&
-            sched_expr_uses(b->u.block.iters[j].binding, m->lp.node[k]->u.for_.vars[0]))
-          return mfail(s, m, m->la->span,
-                       "block \"%s\" finishes its reduction into `%%%s` only outside the loop",
-                       b->u.block.name, m->buf->name);
+    if (!reduced_inside(s, m, b)) return false;
   }
   if (!map_dims(m->block, m->buf, false, false, m->dim_of))
     return mfail(s, m, m->ba->span,
