@@ -663,6 +663,42 @@ static bool inlinable(Sched *s, const SchedArg *a, const Stmt *b, int *dim_of) {
   return true;
 }
 
+/* The blocks of the function in order (pre-order) and b's position. */
+static int block_order(const Sched *s, const Stmt *b, const Stmt **blocks, int *n) {
+  *n = sched_blocks_under(s->f->body, blocks, MAXB);
+  for (int i = 0; i < *n; i++)
+    if (blocks[i] == b) return i;
+  return -1;
+}
+
+/* Does block x write a buffer block b reads? */
+static bool writes_input(const Stmt *x, const Stmt *b) {
+  SAccess acc[MAXA];
+  int n = sched_block_accesses(b, acc, MAXA);
+  for (int i = 0; i < n; i++)
+    if (!acc[i].write && block_writes(x, acc[i].buf)) return true;
+  return false;
+}
+
+/* Every read of buf comes after b, and no block between b and a reader
+ * changes what b's value reads. */
+static bool inline_order(Sched *s, const SchedArg *a, const Stmt *b, const Buffer *buf) {
+  const Stmt *blocks[MAXB];
+  int n, at = block_order(s, b, blocks, &n), last = -1;
+  char why[256];
+  for (int i = 0; i < n; i++)
+    if (blocks[i] != b && block_reads(blocks[i], buf)) last = i;
+  for (int i = 0; i < n; i++) {
+    const Stmt *x = blocks[i];
+    bool early = i < at && block_reads(x, buf), between = i > at && i < last && writes_input(x, b);
+    if (!early && !between) continue;
+    snprintf(why, sizeof why, "block \"%s\" %s", x->u.block.name,
+             early ? "reads it before it runs" : "changes what it reads before the last reader");
+    return ifail(s, a, false, b->u.block.name, why);
+  }
+  return true;
+}
+
 bool sp_compute_inline(Sched *s, const SchedStep *st, SchedVals *out) {
   (void)out;
   const SchedArg *a;
@@ -670,7 +706,9 @@ bool sp_compute_inline(Sched *s, const SchedStep *st, SchedVals *out) {
   int dim_of[SCHED_MAX_DEPTH];
   if (!inline_arg(s, st, &a, &p)) return false;
   const Stmt *b = p.node[p.n - 1];
-  if (b->u.block.niters > SCHED_MAX_DEPTH || !inlinable(s, a, b, dim_of)) return false;
+  if (b->u.block.niters > SCHED_MAX_DEPTH || !inlinable(s, a, b, dim_of) ||
+      !inline_order(s, a, b, only_store(b)->u.store.buf))
+    return false;
   const Stmt *store = only_store(b);
   Inline in = {store->u.store.buf, b, dim_of, store->u.store.value};
   p.n = own_root(&p) + 1;
@@ -752,6 +790,17 @@ static bool rinline_checks(Sched *s, const SchedArg *a, const Stmt *c, int *dim_
            : is_param(s, buf) ? "a parameter of the function"
                               : "");
   if (writers > 1 || readers || is_param(s, buf)) return ifail(s, a, true, nm, why);
+  const Stmt *blocks[MAXB];
+  int n, at = block_order(s, c, blocks, &n), from = block_order(s, *prod, blocks, &n);
+  for (int i = from + 1; i < at; i++)
+    if (conflict(c, blocks[i])) {
+      snprintf(why, sizeof why,
+               "block \"%s\" between it and its producer uses what it reads or "
+               "writes",
+               blocks[i]->u.block.name);
+      return ifail(s, a, true, nm, why);
+    }
+  if (from > at) return ifail(s, a, true, nm, "it runs before its producer");
   if (!same_domain(s, c, dim_of, *prod)) {
     snprintf(why, sizeof why, "it does not visit exactly the elements of `%%%s` \"%s\" writes",
              buf->name, (*prod)->u.block.name);
