@@ -104,6 +104,8 @@ static bool cache_alone(Sched *s, const Cache *c) {
 static Buffer *cache_new_buffer(Sched *s, const Buffer *buf, const char *scope) {
   char name[256];
   snprintf(name, sizeof name, "%s_%s", buf->name, scope);
+  for (char *c = name; *c; c++)
+    if (*c == '.') *c = '_'; /* shared.dyn → A_shared_dyn */
   Buffer *nb = ARENA_NEW(s->a, Buffer);
   *nb = *buf;
   nb->name = sched_fresh_name(s, name);
@@ -179,6 +181,18 @@ static void cache_install(Sched *s, const Cache *c, Buffer *nb, Stmt *nest) {
   vec_free(&v);
 }
 
+/* A storage scope as TVM writes them: letters, digits, `_` and `.`. */
+static bool scope_ok(Sched *s, const SchedArg *a, const char *scope) {
+  bool ok = *scope != '\0';
+  for (const char *c = scope; *c; c++)
+    ok &= (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '.';
+  if (ok) return true;
+  return sched_fail(s, a->span,
+                    "\"%s\" is not a storage scope (e.g. \"global\", \"shared\", "
+                    "\"local\")",
+                    scope);
+}
+
 static bool cache_step(Sched *s, const SchedStep *st, bool write, SchedVals *out) {
   Cache c;
   const char *scope;
@@ -186,7 +200,8 @@ static bool cache_step(Sched *s, const SchedStep *st, bool write, SchedVals *out
   if (!cache_buffer(s, st, write ? "write_buffer_index" : "read_buffer_index", write, &c))
     return false;
   const SchedArg *sa = sched_need(s, st, 2, "storage_scope", "a storage scope");
-  if (!sa || !sched_arg_str(s, sa, &scope) || !cache_region(s, &c, &reg) || !cache_alone(s, &c))
+  if (!sa || !sched_arg_str(s, sa, &scope) || !scope_ok(s, sa, scope) ||
+      !cache_region(s, &c, &reg) || !cache_alone(s, &c))
     return false;
   Buffer *nb = cache_new_buffer(s, c.buf, scope);
   Stmt *nest =
