@@ -71,9 +71,8 @@ static void scan_token(Scanner *z, const Token *t) {
   if (closer) z->depth--;
   if (t->kind == T_COMMAND)
     scan_push_cmd(z->out, span_make(t->off, t->len));
-  else if (t->kind == T_GLOBAL &&
-           (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL || z->prev == T_KW_PRIM ||
-            z->prev == T_KW_SCHEDULE))
+  else if (t->kind == T_GLOBAL && (z->prev == T_KW_DEF || z->prev == T_KW_GLOBAL ||
+                                   z->prev == T_KW_PRIM || z->prev == T_KW_SCHEDULE))
     scan_name(z, t, true);
   else if (t->kind == T_IDENT && z->prev == T_KW_TYPE) {
     scan_name(z, t, false);
@@ -240,7 +239,8 @@ static bool check_defs(Engine *e, EngineInput *in) {
            engine_apply_schedules(in->m, engine_diag(e), verify);
   isolate_old_defs(engine_module(e), in->m);
   size_t first = engine_diag(e)->n;
-  if (ty_check_module(in->m, engine_diag(e))) return engine_apply_schedules(in->m, engine_diag(e), verify);
+  if (ty_check_module(in->m, engine_diag(e)))
+    return engine_apply_schedules(in->m, engine_diag(e), verify);
   note_dependents(e, in, first);
   return false;
 }

@@ -142,7 +142,7 @@ PrimRun *engine_prim_run_new(const Engine *e, const PrimFunc *f, char *err, size
   if (f->nparams > 64) return snprintf(err, n, "more than 64 buffers"), NULL;
   PrimRun *r = calloc(1, sizeof *r);
   if (!r) abort();
-  r->f = f;
+  r->f = f = prim_to_run(f);
   if (!sched_random_args(f, RUN_SEED, r->args, err, n)) return engine_prim_run_free(r), NULL;
   TirError te = {0};
   if (engine_options(e)->exec == EXEC_JIT && jit_available() && !(r->k = jit_get(f, &te))) {

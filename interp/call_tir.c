@@ -311,7 +311,7 @@ static const PrimFunc *callee(Interp *in, const Expr *call) {
   const PrimFunc *p = d && d->kind == DEF_PRIM ? d->u.prim : NULL;
   if (!p)
     return interp_fail(in, g->span, "%s: @%s is not a prim function", op, g->u.global.name), NULL;
-  return p;
+  return prim_to_run(p);
 }
 
 static const Value *input_tuple(Interp *in, const Expr *call, Value **args, int n) {

@@ -209,11 +209,15 @@ static bool is_call_tir(const Expr *e) {
          e->u.call.args[0]->kind == EX_GLOBAL && !attrs_get(e->u.call.attrs, "callee");
 }
 
+/* Does the module's prim function f run as the compiled step's `run`? */
+static bool same_prim(const PrimFunc *f, const PrimFunc *run) { return f && prim_to_run(f) == run; }
+
 /* A call_tir step: its inputs' atoms, its prim function compiled, its
  * output a new value (a view of the input for a reshape). */
 static int add_step(Build *B, const Expr *call) {
   Plan *P = B->P;
   const PrimFunc *pf = module_prim(B->in->mod, call->u.call.args[0]->u.global.name);
+  if (pf) pf = prim_to_run(pf);
   const Expr *tup = call->u.call.args[1];
   if (!pf || tup->kind != EX_TUPLE || tup->u.tuple.n + 1 != pf->nparams ||
       pf->nparams > PLAN_MAX_OPERANDS)
@@ -596,8 +600,8 @@ static bool plan_usable(Interp *in, Proc *p) {
     Plan *P = p->plan;
     for (int i = 0; i < P->nsteps; i++)
       if (P->steps[i].op < 0 &&
-          module_prim(in->mod, P->steps[i].call->u.call.args[0]->u.global.name) !=
-              P->steps[i].prim) {
+          !same_prim(module_prim(in->mod, P->steps[i].call->u.call.args[0]->u.global.name),
+                     P->steps[i].prim)) {
         plan_free(P), p->plan = NULL, p->plan_state = 0;
         break;
       }

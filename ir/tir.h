@@ -287,7 +287,14 @@ struct PrimFunc {
    * both NULL. */
   const SchedTrace *trace;
   const PrimFunc *unscheduled;
+  /* Set by a schedule: the function as it runs, its buffers compacted
+   * (sched/sched_compact.c), as TVM lowers a schedule before building.
+   * The executors run prim_to_run(f). */
+  const PrimFunc *lowered;
 };
+
+/* What the executors run for prim function f. */
+static inline const PrimFunc *prim_to_run(const PrimFunc *f) { return f->lowered ? f->lowered : f; }
 
 const char *prim_binop_text(PrimBinOp op);
 int prim_binop_prec(PrimBinOp op);

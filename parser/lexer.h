@@ -124,10 +124,10 @@ typedef struct Lexer {
    * are released from memory (diag_source_release); UINT32_MAX: never. */
   uint32_t release_at;
   /* Bookkeeping shared with the parser. */
-  bool any_error;  /* an error was reported through lex_error */
+  bool any_error;   /* an error was reported through lex_error */
   bool bare_floats; /* `0.5` without a suffix is a float64 (a schedule's arguments) */
-  bool incomplete; /* the first error was at end of input */
-  bool eof_error;  /* a string or comment ran into the end of input */
+  bool incomplete;  /* the first error was at end of input */
+  bool eof_error;   /* a string or comment ran into the end of input */
 } Lexer;
 
 void lex_init(Lexer *lx, DiagCtx *d, uint32_t file, bool script);

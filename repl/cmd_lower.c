@@ -96,7 +96,7 @@ bool repl_dump_prims(Session *s, const char *args, Span where, PtrVec *out, bool
     *func = true;
     lowered_prims(s, name, out);
   } else if ((d && d->kind == DEF_PRIM) || k) {
-    vec_push(out, d ? d->u.prim : k);
+    vec_push(out, d ? (PrimFunc *)prim_to_run(d->u.prim) : k); /* as it runs */
   } else if (d) {
     session_error(s, where, NULL, "@%s is not a function, prim function or kernel", name);
     return false;

@@ -345,9 +345,8 @@ RunStatus repl_cmd_pass(Session *s, const char *args, Span where) {
 }
 
 RunStatus repl_cmd_step(Session *s, const char *args, Span where) {
-  const PrimFunc *p = args[0] == '@' && !strpbrk(args, " \t,")
-                          ? module_prim(session_module(s), args + 1)
-                          : NULL;
+  const PrimFunc *p =
+      args[0] == '@' && !strpbrk(args, " \t,") ? module_prim(session_module(s), args + 1) : NULL;
   if (p) return repl_sched_replay(s, args + 1, where) ? RUN_OK : RUN_ERROR;
   return pass_or_step(s, args, where, true);
 }

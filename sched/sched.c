@@ -234,7 +234,7 @@ static void sched_init(Sched *s, Arena *a, const PrimFunc *f, DiagCtx *d, const 
   *s = (Sched){.a = a, .d = d, .rng = (o ? o->seed : 0) * 0x9E3779B97F4A7C15ull + 1};
   s->f = ARENA_NEW(a, PrimFunc);
   *s->f = *f;
-  s->f->trace = NULL, s->f->unscheduled = NULL;
+  s->f->trace = NULL, s->f->unscheduled = NULL, s->f->lowered = NULL;
   s->f->body = sched_normalize(s, f->body);
 }
 
@@ -247,8 +247,20 @@ static bool replay(Sched *s, SchedStep *const *steps, int n, PtrVec *out) {
   return true;
 }
 
+/* The function as it runs: the scheduled one with its buffers compacted
+ * (NULL when compaction changes nothing). */
+static const PrimFunc *lowered(Sched *s) {
+  Stmt *scheduled = s->f->body;
+  sched_compact(s);
+  if (s->f->body == scheduled) return NULL;
+  PrimFunc *low = ARENA_NEW(s->a, PrimFunc);
+  *low = *s->f;
+  s->f->body = scheduled;
+  return low;
+}
+
 static PrimFunc *finish(Sched *s, const PrimFunc *orig, PtrVec *steps, Span sp) {
-  if (steps->len) sched_compact(s);
+  s->f->lowered = steps->len ? lowered(s) : NULL;
   SchedTrace *t = ARENA_NEW(s->a, SchedTrace);
   t->func = orig->name, t->n = (int)steps->len, t->span = sp;
   t->steps = (SchedStep **)vec_finish(steps, s->a);

@@ -205,6 +205,7 @@ static void rebase(Move *mv, PrimExpr **idx, int n) {
 }
 
 static void move_expr(Move *mv, PrimExpr *e) {
+  if (!e) return;
   if (e->kind == PE_LOAD && e->u.load.buf == mv->from) {
     e->u.load.buf = mv->to;
     rebase(mv, e->u.load.idx, e->u.load.n);

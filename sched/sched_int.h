@@ -164,6 +164,45 @@ PrimExpr *sched_from_linear(Sched *s, const SLin *l, DType dt);
  * one iteration's region (sched_compact.c). */
 void sched_compact(Sched *s);
 
+/* ── regions (sched_region.c) ── */
+
+/* Loop variables with their ranges [lo, hi] (inclusive). */
+enum { SCHED_MAX_DIMS = 8 };
+typedef struct SVarRange {
+  const TirVar *v;
+  int64_t lo, hi;
+} SVarRange;
+typedef struct SRanges {
+  int n;
+  SVarRange r[SCHED_MAX_DEPTH];
+} SRanges;
+/* Adds a loop's range (false: its extent is not a positive constant). */
+bool sched_ranges_add_loop(SRanges *r, const Stmt *loop);
+/* Adds the ranges of the loops p->node[from..to). */
+bool sched_ranges_add_path(SRanges *r, const SPath *p, int from, int to);
+/* The bounds of l when its variables in r run over their ranges: the least
+ * value (a linear form of l's variables not in r) and the constant extent. */
+void sched_lin_bounds(const SLin *l, const SRanges *r, SLin *min, int64_t *extent);
+/* The constant bounds [lo, hi] when every variable of l is in r. */
+bool sched_lin_const_bounds(const SLin *l, const SRanges *r, int64_t *lo, int64_t *hi);
+/* An index of an access in block, its iteration variables replaced by
+ * their (linear) bindings: a linear form of loop variables. */
+bool sched_lin_compose(const PrimExpr *idx, const Stmt *block, SLin *out);
+/* A box: per dimension the least index (linear form) and a constant extent. */
+typedef struct SRegion {
+  bool empty;
+  int n;
+  SLin min[SCHED_MAX_DIMS];
+  int64_t ext[SCHED_MAX_DIMS];
+} SRegion;
+/* a becomes the smallest box holding a and b (false: their lower bounds do
+ * not differ by a constant). */
+bool sched_region_union(SRegion *a, const SRegion *b);
+/* The union of block's reads (write false) or writes of buf when the loops
+ * in r run over their ranges (false: an index is not affine). */
+bool sched_block_region(const Stmt *block, const Buffer *buf, bool write, const SRanges *r,
+                        SRegion *reg);
+
 /* ── the primitives (each in its file; the table is sched_prims.h) ── */
 typedef bool (*SchedPrimFn)(Sched *s, const SchedStep *st, SchedVals *out);
 #define X(name, args, help) bool sp_##name(Sched *s, const SchedStep *st, SchedVals *out);

@@ -25,13 +25,23 @@
     "attach an annotation (pragma_unroll_explicit / pragma_vectorize / pragma_parallel act on "  \
     "a loop as unroll / vectorize / parallel)")                                                  \
   /* moving computation (sched_compute_at.c) */                                                  \
-  X(compute_at, "BLOCK, LOOP", "compute a producer block under a loop of its consumer")          \
-  X(reverse_compute_at, "BLOCK, LOOP", "compute a consumer block under a loop of its producer")  \
-  X(compute_inline, "BLOCK", "inline a producer block into its consumers")                       \
-  X(reverse_compute_inline, "BLOCK", "inline a consumer block into its producer")               \
+  X(compute_at, "BLOCK, LOOP, preserve_unit_loops=False",                                       \
+    "compute a producer block under a loop of its consumers: new loops ax0, ... cover what one " \
+    "iteration reads")                                                                           \
+  X(reverse_compute_at, "BLOCK, LOOP, preserve_unit_loops=False",                               \
+    "compute a consumer block under a loop of its producers: new loops cover what one "          \
+    "iteration writes")                                                                          \
+  X(compute_inline, "BLOCK",                                                                     \
+    "inline a producer `B[v...] = e` into every read of B (its loops and alloc go)")             \
+  X(reverse_compute_inline, "BLOCK",                                                             \
+    "inline a consumer into its producer, which then stores the consumer's result")              \
   /* buffers (sched_cache.c) */                                                                  \
-  X(cache_read, "BLOCK, READ_INDEX, SCOPE", "read a buffer through a copy made before BLOCK")    \
-  X(cache_write, "BLOCK, WRITE_INDEX, SCOPE", "write a buffer through a copy stored after BLOCK") \
+  X(cache_read, "BLOCK, READ_INDEX, SCOPE",                                                      \
+    "read the block's READ_INDEX-th buffer from a copy <buffer>_<scope> made before its loops "  \
+    "(gives the copy block)")                                                                    \
+  X(cache_write, "BLOCK, WRITE_INDEX, SCOPE",                                                    \
+    "write a new buffer <buffer>_<scope>, copied into the old one after the block's loops "      \
+    "(gives the copy block)")                                                                    \
   X(storage_align, "BLOCK, WRITE_INDEX, AXIS, FACTOR, OFFSET",                                   \
     "pad an allocated buffer so the stride of AXIS is FACTOR*k + OFFSET elements")              \
   /* reductions and blocks (sched_reduce.c) */                                                   \

@@ -111,25 +111,31 @@ bool sched_random_args(const PrimFunc *f, uint64_t seed, RtTensor **out, char *e
   return true;
 }
 
-bool sched_verify(const PrimFunc *f, uint64_t seed, char *err, size_t n) {
-  if (!f->unscheduled) return true;
+/* g (f as scheduled, or as it runs) against f's unscheduled function. */
+static bool verify_one(const PrimFunc *f, const PrimFunc *g, uint64_t seed, char *err, size_t n) {
   int np = f->nparams;
   RtTensor *a[64] = {0}, *b[64] = {0};
-  if (np > 64) return true;
   bool ok = sched_random_args(f, seed, a, err, n);
   for (int i = 0; i < np && ok; i++) {
     b[i] = rt_tensor_new(a[i]->dtype, a[i]->ndim, a[i]->shape, err, n);
     ok = b[i] != NULL;
     if (ok) memcpy(b[i]->data, a[i]->data, (size_t)a[i]->numel * (size_t)dtype_bytes(a[i]->dtype));
   }
-  ok = ok && run(f->unscheduled, a, err, n, "unscheduled") && run(f, b, err, n, "scheduled");
+  ok = ok && run(f->unscheduled, a, err, n, "unscheduled") &&
+       run(g, b, err, n, g == f ? "scheduled" : "compacted");
   for (int i = 0; i < np && ok; i++) {
     int64_t at = differs(a[i], b[i]);
     if (at < 0) continue;
-    snprintf(err, n, "the schedule changed the result: %%%s[%lld] is %.9g, was %.9g unscheduled",
-             f->params[i]->name, (long long)at, elem(b[i], at), elem(a[i], at));
+    snprintf(err, n, "the %s changed the result: %%%s[%lld] is %.9g, was %.9g unscheduled",
+             g == f ? "schedule" : "buffer compaction", f->params[i]->name, (long long)at,
+             elem(b[i], at), elem(a[i], at));
     ok = false;
   }
   release_all(a, np), release_all(b, np);
   return ok;
+}
+
+bool sched_verify(const PrimFunc *f, uint64_t seed, char *err, size_t n) {
+  if (!f->unscheduled || f->nparams > 64) return true;
+  return verify_one(f, f, seed, err, n) && (!f->lowered || verify_one(f, f->lowered, seed, err, n));
 }

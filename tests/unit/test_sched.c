@@ -184,7 +184,12 @@ static void one_sequence(Module *m, const PrimFunc *orig, int seq) {
     applied++, applied_by[kind]++;
     char err[512];
     bool same = sched_verify(g, (uint64_t)(seq * 31 + i), err, sizeof err);
-    if (!same) fprintf(stderr, "@%s after %s: %s\n", f->name, text, err);
+    if (!same) {
+      StrBuf t = {0};
+      print_sched_trace_to(&t, g->trace);
+      fprintf(stderr, "@%s after %s: %s\n%s", f->name, text, err, t.data);
+      sb_free(&t);
+    }
     CHECK(same);
     if (!same) return;
     f = g;
