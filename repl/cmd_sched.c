@@ -127,6 +127,9 @@ bool repl_print_prim(Session *s, const char *name, bool unscheduled, Span where)
         "// @%s as scheduled (%d steps): :trace @%s shows them, :print --unscheduled @%s the "
         "function as written\n",
         name, f->trace->n, name, name);
+  if (f->lowered && !unscheduled)
+    printf("// it runs with its buffers compacted to what one iteration uses: :dump tir @%s\n",
+           name);
   fputs(t, stdout);
   free(t);
   return true;
