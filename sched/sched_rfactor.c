@@ -92,7 +92,7 @@ static bool rf_loops(Sched *s, Rf *r, const SPath *lp, Span where) {
   if (sched_blocks_under(r->loop, blocks, 2) != 1)
     return sched_fail(s, where, "cannot rfactor `%%%s`: it must hold exactly one block", lv);
   if (r->loop->u.for_.loop != LOOP_RANGE)
-    return sched_fail(s, where, "cannot rfactor `%%%s`: it is a %s loop, not a serial one", lv,
+    return sched_fail(s, where, "cannot rfactor `%%%s`: it is `%s`, not a serial `range` loop", lv,
                       loop_kind_name(r->loop->u.for_.loop));
   r->blk = (Stmt *)blocks[0];
   if (!r->blk->u.block.init)
