@@ -52,7 +52,9 @@ static bool chain(Sched *s, Bz *z, Span where) {
     Stmt *x = z->bp.node[i];
     if (x->kind == ST_SEQ && x->u.seq.n == 1) continue;
     if (x->kind != ST_FOR)
-      return sched_fail(s, where, "cannot blockize `%%%s`: a %s stands between it and block \"%s\"",
+      return sched_fail(s, where,
+                        "cannot blockize `%%%s`: a `%s` statement stands between it and block "
+                        "\"%s\" (only loops may)",
                         lv, stmt_kind_name(x->kind), z->blk->u.block.name);
     if (sched_loop_extent(x) < 0 || tir_for_lo(x, 0))
       return sched_fail(s, where,

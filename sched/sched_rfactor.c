@@ -109,8 +109,8 @@ static bool rf_loops(Sched *s, Rf *r, const SPath *lp, Span where) {
     }
     if (i > 0)
       return sched_fail(s, where,
-                        "cannot rfactor: block \"%s\" must sit under a chain of loops alone (a %s "
-                        "stands between them)",
+                        "cannot rfactor: block \"%s\" must sit under a chain of loops alone (there "
+                        "is a `%s` statement among them)",
                         r->blk->u.block.name, stmt_kind_name(x->kind));
   }
   (void)lp;
