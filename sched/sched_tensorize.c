@@ -148,11 +148,12 @@ static bool match_stmt(Match *m, const Stmt *a, const Stmt *d);
 
 static bool match_for(Match *m, const Stmt *a, const Stmt *d) {
   int64_t ea = sched_loop_extent(a), ed = sched_loop_extent(d);
-  char x[64], y[64];
-  snprintf(x, sizeof x, "%s has extent %lld", a->u.for_.vars[0]->name, (long long)ea);
-  snprintf(y, sizeof y, "%s has %lld", d->u.for_.vars[0]->name, (long long)ed);
   if (ea < 0 || ea != ed || tir_for_lo(a, 0))
-    return differ(m, "the loop `%%%s` where the intrinsic's `%%%s`", x, y);
+    return sched_fail(m->s, m->where,
+                      "cannot tensorize: the loop `%%%s` has extent %lld where the intrinsic's "
+                      "`%%%s` has %lld",
+                      a->u.for_.vars[0]->name, (long long)ea, d->u.for_.vars[0]->name,
+                      (long long)ed);
   bind(m, d->u.for_.vars[0], a->u.for_.vars[0]);
   return match_stmt(m, a->u.for_.body, d->u.for_.body);
 }
@@ -179,7 +180,7 @@ static bool match_block(Match *m, const Stmt *a, const Stmt *d) {
 static bool match_stmt(Match *m, const Stmt *a, const Stmt *d) {
   a = strip(a), d = strip(d);
   if (!a || !d || a->kind != d->kind)
-    return differ(m, "the code has a %s where the intrinsic has a %s",
+    return differ(m, "the code has a `%s` statement where the intrinsic has a `%s` statement",
                   a ? stmt_kind_name(a->kind) : "nothing", d ? stmt_kind_name(d->kind) : "nothing");
   switch (a->kind) {
     case ST_FOR:
