@@ -74,6 +74,7 @@ enum { NINTRINS = sizeof rows / sizeof rows[0] };
 static SchedIntrin table[NINTRINS];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static Arena arena;
+static DiagCtx diag; /* holds the texts the functions' spans point into */
 
 static const PrimFunc *parse_prim(DiagCtx *d, Module *m, const char *name, const char *suffix,
                                   const char *body) {
@@ -86,13 +87,13 @@ static const PrimFunc *parse_prim(DiagCtx *d, Module *m, const char *name, const
 
 static void load(void) {
   arena_init(&arena);
-  DiagCtx d;
-  diag_init(&d);
+  diag_init(&diag);
+  DiagCtx *d = &diag;
   Module *m = module_new(&arena);
   for (int i = 0; i < NINTRINS; i++) {
     table[i] = (SchedIntrin){rows[i].name, rows[i].help, NULL, NULL};
-    table[i].desc = parse_prim(&d, m, rows[i].name, "desc", rows[i].desc);
-    table[i].impl = parse_prim(&d, m, rows[i].name, "impl", rows[i].impl);
+    table[i].desc = parse_prim(d, m, rows[i].name, "desc", rows[i].desc);
+    table[i].impl = parse_prim(d, m, rows[i].name, "impl", rows[i].impl);
     if (!table[i].desc || !table[i].impl) {
       fprintf(stderr, "rly: the tensor intrinsic %s does not check\n", rows[i].name);
       abort();
