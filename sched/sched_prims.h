@@ -35,15 +35,10 @@
   X(storage_align, "BLOCK, WRITE_INDEX, AXIS, FACTOR, OFFSET",                                   \
     "pad an allocated buffer so the stride of AXIS is FACTOR*k + OFFSET elements")              \
   /* reductions and blocks (sched_reduce.c) */                                                   \
-  X(decompose_reduction, "BLOCK, LOOP",                                                         \
-    "move a reduction's init into a block \"NAME_init\" before LOOP (the block becomes "         \
-    "\"NAME_update\"); gives the init block")                                                     \
-  X(rfactor, "LOOP, FACTOR_AXIS",                                                                \
-    "reduce over LOOP in a block \"NAME_rf\" into a buffer with one more axis, then reduce "     \
-    "that axis; gives the rf block")                                                             \
-  X(blockize, "LOOP", "make the loops from LOOP down and their block one outer block \"NAME_o\"") \
-  X(tensorize, "BLOCK|LOOP, INTRIN",                                                             \
-    "replace a computation by a tensor intrinsic (listed below; a loop is blockized first)")     \
+  X(decompose_reduction, "BLOCK, LOOP", "move a reduction's init into a block before LOOP")      \
+  X(rfactor, "LOOP, FACTOR_AXIS", "factor a reduction over LOOP into a partial-result buffer")   \
+  X(blockize, "LOOP", "make the loops under LOOP and their blocks one outer block")              \
+  X(tensorize, "BLOCK|LOOP, INTRIN", "replace a computation by a registered micro-kernel")       \
   /* sampling, for search (sched_sample.c) */                                                    \
   X(sample_perfect_tile, "LOOP, n=N, max_innermost_factor=F",                                    \
     "N factors whose product is the loop's extent (recorded as decision=[...])")                 \
