@@ -8,7 +8,6 @@
  * body is a recognised combiner (+ * max min) with its identity as init. */
 #include "sched/sched_reduce.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 

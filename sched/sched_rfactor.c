@@ -86,7 +86,7 @@ static bool combiner(Sched *s, Rf *r, Span where) {
 
 /* The loop is serial, holds only the block under a chain of loops, and is
  * bound to reduction variables only; no loop is bound to both kinds. */
-static bool rf_loops(Sched *s, Rf *r, const SPath *lp, Span where) {
+static bool rf_loops(Sched *s, Rf *r, Span where) {
   const char *lv = r->loop->u.for_.vars[0]->name;
   const Stmt *blocks[2];
   if (sched_blocks_under(r->loop, blocks, 2) != 1)
@@ -113,7 +113,6 @@ static bool rf_loops(Sched *s, Rf *r, const SPath *lp, Span where) {
                         "is a `%s` statement among them)",
                         r->blk->u.block.name, stmt_kind_name(x->kind));
   }
-  (void)lp;
   const TirVar *v = r->loop->u.for_.vars[0];
   if (!sched_var_bound_as(r->blk, v, true) || sched_var_bound_as(r->blk, v, false))
     return sched_fail(s, where,
@@ -322,7 +321,7 @@ bool sp_rfactor(Sched *s, const SchedStep *st, SchedVals *out) {
       !sched_arg_int(s, fa, &axis))
     return false;
   r.loop = lp.node[lp.n - 1];
-  if (!rf_loops(s, &r, &lp, la->span) || !combiner(s, &r, la->span)) return false;
+  if (!rf_loops(s, &r, la->span) || !combiner(s, &r, la->span)) return false;
   int nd = r.store->u.store.n;
   if (axis < -(nd + 1) || axis > nd)
     return sched_fail(s, fa->span,
