@@ -110,6 +110,15 @@ def cases(rng):
   let %o = blockize(%i1);
   tensorize(%o, "mma_8x32x16_f32");
 """)), "mm", [a, b], (16, 64), a.astype(np.float64) @ b, np.abs(a) @ np.abs(b)
+    a, b = mat(8, 32), mat(32, 32)
+    yield "tensorize with the init in the outer block", mm(8, 32, 32, """
+  let (%i, %j, %k) = get_loops(get_block("C"));
+  let (%i0, %i1) = split(%i, factors=[?, 4]);
+  let (%j0, %j1) = split(%j, factors=[?, 16]);
+  let (%k0, %k1) = split(%k, factors=[?, 16]);
+  reorder(%i0, %j0, %k0, %i1, %j1, %k1);
+  tensorize(%i1, "mma_4x16x16_f32");
+"""), "mm", [a, b], (8, 32), a.astype(np.float64) @ b, np.abs(a) @ np.abs(b)
     a, b = mat(4, 32), mat(32, 8)
     yield "tensorize dot_product_16_f32", mm(4, 8, 32, tiled(1, 1, 16, """
   tensorize(%k1, "dot_product_16_f32");
