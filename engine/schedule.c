@@ -118,6 +118,9 @@ char *engine_sched_help(void) {
     const SchedPrimInfo *p = sched_prim_info(i);
     sb_printf(&b, "  %s(%s)\n      %s\n", p->name, p->args, p->help);
   }
+  sb_printf(&b, "tensor intrinsics (tensorize's INTRIN):\n");
+  for (int i = 0; i < sched_intrin_count(); i++)
+    sb_printf(&b, "  \"%s\"\n      %s\n", sched_intrin_name(i), sched_intrin_help(i));
   return sb_take(&b);
 }
 

@@ -52,4 +52,9 @@ typedef struct SchedPrimInfo {
 int sched_prim_count(void);
 const SchedPrimInfo *sched_prim_info(int i);
 
+/* The tensor intrinsics `tensorize` knows (sched_intrin.c), for help. */
+int sched_intrin_count(void);
+const char *sched_intrin_name(int i);
+const char *sched_intrin_help(int i);
+
 #endif
