@@ -11,7 +11,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-rnn bench-train bench-transformer bench-ab clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-rnn bench-train bench-transformer bench-ab bench-schedule clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -86,6 +86,11 @@ bench-transformer: deps test-deps all
 # Two builds against each other (parse, start-up, interpreter, MLP, matmul, resnet18), as
 # ratios: `make bench-ab A=old/rly` compares A with this build (bench/ab.py).
 A ?= $(BUILD)/rly
+# The course's mm_relu unscheduled, after the course's schedule and the best one,
+# against the built-in nn.relu(nn.dense) and numpy (bench/schedule.py).
+bench-schedule: deps all
+	/usr/bin/python3 bench/schedule.py $(BUILD)/rly
+
 bench-ab: deps test-deps all
 	/usr/bin/python3 bench/ab.py $(A) $(BUILD)/rly
 

@@ -66,17 +66,17 @@ schedule @mm_relu {
   reorder(%j0, %i0, %k, %i1, %j1);
   let %C = get_block("C");
   reverse_compute_at(%C, %i0);
-  let %Yi = decompose_reduction(%Y, %k);
   let %Bp = cache_read(%Y, 1, "global");
   compute_at(%Bp, %j0);
+  let %Yi = decompose_reduction(%Y, %k);
   unroll(%i1);
   vectorize(%j1);
-  let (%ci, %cj) = get_loops(%C);
+  let (%c0, %c1, %ci, %cj) = get_loops(%C);
   vectorize(%cj);
-  let (%bi, %bj) = get_loops(%Bp);
+  let (%b0, %bi, %bj) = get_loops(%Bp);
   vectorize(%bj);
-  let (%ii, %ij) = get_loops(%Yi);
-  vectorize(%ij);
+  let (%y0, %y1, %yi, %yj) = get_loops(%Yi);
+  vectorize(%yj);
   parallel(%j0);
 }
 """
