@@ -256,42 +256,78 @@ static void report(double *t, double *cpu, int n, Cost c) {
   }
 }
 
-/* `:time EXPR [-n N]`: the first run is reported apart (it may compile),
- * then N runs, or as many as fit in about a second (at least 3). */
-/* `:time @f` of a prim function: on random inputs (a schedule's steps are
- * timed so), jit or interp as exec says. */
-static RunStatus time_prim(Session *s, const PrimFunc *f, long n) {
-  char err[512];
-  int k0 = engine_jit_kernel_count();
-  double t0 = now_ms();
-  PrimRun *r = engine_prim_run_new(session_engine(s), f, err, sizeof err);
-  bool ok = r && engine_prim_run(r, err, sizeof err);
-  if (ok) first_call(now_ms() - t0, k0);
+/* One timed run of what :time measures (false: it failed, already said). */
+typedef bool (*RunOnce)(void *ctx, double *ms, double *cpu);
+
+/* N runs, or as many as fit in about a second (at least 3), then the
+ * report; false when a run failed. */
+static bool time_runs(long n, RunOnce run, void *ctx, Cost c) {
   int cap = n > 0 ? (int)n : 1024, count = 0;
   double *t = malloc(sizeof *t * (size_t)cap), *cpu = malloc(sizeof *cpu * (size_t)cap), spent = 0;
   if (!t || !cpu) rly_oom();
+  bool ok = true;
   while (ok && (n > 0 ? count < n : (spent < 1000 && count < 1000000) || count < 3)) {
     if (count == cap) {
       cap *= 2;
       t = realloc(t, sizeof *t * (size_t)cap), cpu = realloc(cpu, sizeof *cpu * (size_t)cap);
       if (!t || !cpu) rly_oom();
     }
-    double w0 = now_ms(), c0 = cpu_ms();
-    ok = engine_prim_run(r, err, sizeof err);
-    t[count] = now_ms() - w0, cpu[count] = cpu_ms() - c0;
+    ok = run(ctx, &t[count], &cpu[count]);
     spent += t[count++];
     if (repl_interrupted) break;
   }
+  if (ok && count > 0) report(t, cpu, count, c);
+  free(t), free(cpu);
+  return ok;
+}
+
+/* `:time @f` of a prim function: on random inputs (a schedule's steps are
+ * timed so), jit or interp as exec says. */
+typedef struct PrimTiming {
+  PrimRun *r;
+  const char *name;
+} PrimTiming;
+
+static bool prim_once(void *ctx, double *ms, double *cpu) {
+  PrimTiming *pt = ctx;
+  char err[512];
+  double w0 = now_ms(), c0 = cpu_ms();
+  bool ok = engine_prim_run(pt->r, err, sizeof err);
+  *ms = now_ms() - w0, *cpu = cpu_ms() - c0;
+  if (!ok) fprintf(stderr, "error: @%s: %s\n", pt->name, err);
+  return ok;
+}
+
+static RunStatus time_prim(Session *s, const PrimFunc *f, long n) {
+  char err[512];
+  int k0 = engine_jit_kernel_count();
+  double t0 = now_ms();
+  PrimRun *r = engine_prim_run_new(session_engine(s), f, err, sizeof err);
+  bool ok = r && engine_prim_run(r, err, sizeof err);
   if (!ok) fprintf(stderr, "error: @%s: %s\n", f->name, err);
-  if (ok && count > 0) {
+  if (ok) {
+    first_call(now_ms() - t0, k0);
     printf("(@%s on random inputs)\n", f->name);
-    report(t, cpu, count, (Cost){engine_prim_run_flops(r), engine_prim_run_bytes(r)});
+    PrimTiming pt = {r, f->name};
+    ok = time_runs(n, prim_once, &pt, (Cost){engine_prim_run_flops(r), engine_prim_run_bytes(r)});
   }
   engine_prim_run_free(r);
-  free(t), free(cpu);
   return ok ? RUN_OK : RUN_ERROR;
 }
 
+typedef struct ExprTiming {
+  Session *s;
+  Module *view;
+  Expr *e;
+} ExprTiming;
+
+static bool expr_once(void *ctx, double *ms, double *cpu) {
+  ExprTiming *et = ctx;
+  return eval_once(et->s, et->view, et->e, ms, cpu);
+}
+
+/* `:time EXPR [-n N]`: the first run is reported apart (it may compile),
+ * then N runs, or as many as fit in about a second (at least 3). */
 RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   size_t elen;
   long n;
@@ -319,21 +355,8 @@ RunStatus repl_cmd_time(Session *s, const char *args, Span where) {
   if (p) profile_totals(p, &c.flops, &c.bytes);
   if (c.flops <= 0 && c.bytes <= 0) c = cost_of(e);
   profile_free(p);
-  int cap = n > 0 ? (int)n : 1024, count = 0;
-  double *t = malloc(sizeof *t * (size_t)cap), *cpu = malloc(sizeof *cpu * (size_t)cap), spent = 0;
-  if (!t || !cpu) rly_oom();
-  while (ok && (n > 0 ? count < n : (spent < 1000 && count < 1000000) || count < 3)) {
-    if (count == cap) {
-      cap *= 2;
-      t = realloc(t, sizeof *t * (size_t)cap), cpu = realloc(cpu, sizeof *cpu * (size_t)cap);
-      if (!t || !cpu) rly_oom();
-    }
-    ok = eval_once(s, &view, e, &t[count], &cpu[count]);
-    spent += t[count++];
-    if (repl_interrupted) break;
-  }
-  if (ok && count > 0) report(t, cpu, count, c);
-  free(t), free(cpu);
+  ExprTiming et = {s, &view, e};
+  if (ok) ok = time_runs(n, expr_once, &et, c);
   return ok ? RUN_OK : RUN_ERROR;
 }
 
