@@ -232,7 +232,10 @@ static void report_def(Session *s, const Input *in, const ScriptItem *it) {
     return;
   }
   if (s->loading) {
-    char k = it->def_kind == DEF_FUNC ? 'f' : it->def_kind == DEF_GLOBAL ? 'g' : 'p';
+    char k = it->schedule                 ? 's'
+             : it->def_kind == DEF_FUNC   ? 'f'
+             : it->def_kind == DEF_GLOBAL ? 'g'
+                                          : 'p';
     vec_push(&s->loaded, arena_printf(&s->fixed, "%c%s", k, it->def_name));
     return;
   }
@@ -612,7 +615,8 @@ static void print_loaded(const PtrVec *loaded, const char *path) {
   } kinds[] = {{'f', "function", "functions", "@"},
                {'t', "type", "types", ""},
                {'g', "global", "globals", "@"},
-               {'p', "prim function", "prim functions", "@"}};
+               {'p', "prim function", "prim functions", "@"},
+               {'s', "schedule", "schedules", "@"}};
   bool any = false;
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     int n = 0;
