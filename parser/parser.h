@@ -63,6 +63,10 @@ ParseResult parse_script(Module *m, DiagCtx *d, uint32_t file, const ParseOption
 /* Parses one expression (globals, ADTs and constructors of m are visible). */
 Expr *parse_expr(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt);
 
+/* The edit distance of a and b (a transposition counts one), for "did you
+ * mean"; 99 for names over 64 characters. */
+int parse_edit_distance(const char *a, const char *b);
+
 /* Parses one schedule step (ir/sched.h), as `:sched @f STEP` gives it. */
 typedef struct SchedStep SchedStep;
 SchedStep *parse_sched_step(Module *m, DiagCtx *d, uint32_t file, const ParseOptions *opt);

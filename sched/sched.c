@@ -10,6 +10,7 @@
 
 #include "ir/ir.h"
 #include "ir/tir_walk.h"
+#include "parser/parser.h"
 #include "sched/sched_int.h"
 #include "types/types.h"
 
@@ -184,11 +185,15 @@ static bool apply_call(Sched *s, const SchedStep *st, SchedVals *out) {
   int i = prim_index(st->prim);
   if (i < 0) {
     sched_fail(s, st->span, "unknown schedule primitive `%s`", st->prim);
-    for (int j = 0; j < NPRIMS; j++)
-      if (strncmp(prims[j].name, st->prim, 3) == 0) {
-        diag_hint(s->d, "did you mean `%s`?", prims[j].name);
-        return false;
-      }
+    int best = -1, bd = 1 + (int)strlen(st->prim) / 3; /* a third may differ */
+    for (int j = 0; j < NPRIMS; j++) {
+      int dist = parse_edit_distance(prims[j].name, st->prim);
+      if (dist < bd) best = j, bd = dist;
+    }
+    if (best >= 0) {
+      diag_hint(s->d, "did you mean `%s`?", prims[best].name);
+      return false;
+    }
     diag_hint(s->d, "`:help sched` lists the primitives");
     return false;
   }
