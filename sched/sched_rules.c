@@ -14,15 +14,14 @@
  *   the register tile's row loop unrolled, its innermost loop vectorized,
  *   the outer tile's loops fused and parallel;
  * - an elementwise block left alone: compute_inline when it writes a buffer
- *   of the function's own, else fused, split by a sampled factor, the inner
- *   loop vectorized and the outer one parallel.
+ *   of the function's own, else its innermost loop split by a sampled factor
+ *   and the inner part vectorized, its outermost loop parallel.
  * A step the generator only tries (a vectorize, an inline) and a primitive
  * refuses is left out; a refused tiling step fails the candidate.
  *
  * Decisions: the k-th sampling step takes its decision from the parent's
  * trace (mutation keeps all but one), else draws from the seed. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ir/tir_walk.h"
@@ -82,12 +81,6 @@ static bool apply(Gen *g, SchedStep *st, bool required) {
   diag_init(&d);
   SchedOptions o = {.seed = g->seed * 1000003u + (uint64_t)g->nsample * 7919u + 1};
   PrimFunc *h = sched_apply_step(g->a, g->f, st, &d, &o);
-  if (!h && getenv("RLY_TUNE_DEBUG")) {
-    StrBuf b = {0};
-    print_sched_step_to(&b, st);
-    fprintf(stderr, "refused: %s: %s\n", b.data, d.n ? d.items[0].msg : "?");
-    free(sb_take(&b));
-  }
   diag_free(&d);
   if (h) g->f = h;
   if (!h && required) g->ok = false;
@@ -340,11 +333,11 @@ static void vectorize_moved(Gen *g, const char *tiled) {
 
 static void multi_level_tiling(Gen *g, const char *name) {
   BlockAt at;
-  if (!block_at(g->f, name, &at) || !trivially_bound(&at)) return;
-  const Stmt *b = at.block;
   const char *bvar = fresh(g, "b"), *loops[MAXL];
   SchedArg arg = a_str(name);
-  apply(g, mk(g, "get_block", 1, &arg, 1, &bvar), true);
+  apply(g, mk(g, "get_block", 1, &arg, 1, &bvar), true); /* the function normalized */
+  if (!g->ok || !block_at(g->f, name, &at) || !trivially_bound(&at)) return;
+  const Stmt *b = at.block;
   int nl = get_loops(g, name, loops);
   Tiles t;
   if (!nl || !tile_block(g, b, loops, nl, &t) || !t.ns) return;
@@ -386,22 +379,17 @@ static void multi_level_tiling(Gen *g, const char *name) {
 
 static void elementwise(Gen *g, const char *name) {
   BlockAt at;
-  if (!block_at(g->f, name, &at) || !trivially_bound(&at)) return;
-  const Buffer *out = written(at.block);
   SchedArg arg = a_str(name);
+  if (!g->f->trace) apply(g, mk(g, "get_block", 1, &arg, 0, NULL), true); /* normalized */
+  if (!g->ok || !block_at(g->f, name, &at) || !trivially_bound(&at)) return;
+  const Buffer *out = written(at.block);
   if (out && !is_param(g->f, out) && apply(g, mk(g, "compute_inline", 1, &arg, 0, NULL), false))
     return;
-  const char *loops[MAXL], *fz = fresh(g, "f");
+  const char *loops[MAXL], *sp[2];
   int nl = get_loops(g, name, loops);
-  if (!nl) return;
-  SchedArg fa[MAXL];
-  for (int i = 0; i < nl; i++) fa[i] = a_name(loops[i]);
-  if (nl > 1 && !apply(g, mk(g, "fuse", nl, fa, 1, &fz), false)) return;
-  if (nl == 1) fz = loops[0];
-  const char *sp[2];
   int64_t ext[2];
-  if (!tile_loop(g, fz, 2, 64, sp, ext)) return;
-  SchedArg va = a_name(sp[1]), pa = a_name(sp[0]);
+  if (!nl || !tile_loop(g, loops[nl - 1], 2, 64, sp, ext)) return;
+  SchedArg va = a_name(sp[1]), pa = a_name(nl > 1 ? loops[0] : sp[0]);
   if (ext[1] > 1) apply(g, mk(g, "vectorize", 1, &va, 0, NULL), false);
   apply(g, mk(g, "parallel", 1, &pa, 0, NULL), false);
 }
@@ -428,9 +416,6 @@ PrimFunc *sched_space_sample(Arena *a, const PrimFunc *f, uint64_t seed, const S
   const char *names[MAXB];
   int n = plain_blocks(plain, names, MAXB);
   bool tiled[MAXB] = {0};
-  if (!n) return NULL;
-  SchedArg first = a_str(names[0]); /* a first step: the function normalized */
-  apply(&g, mk(&g, "get_block", 1, &first, 0, NULL), true);
   for (int i = 0; i < n && g.ok; i++) {
     BlockAt at;
     if (block_at(g.f, names[i], &at) && is_reduction(at.block))
