@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/inspect.h"
 #include "engine/schedule.h"
 #include "engine/tune.h"
 #include "ir/tir.h"
@@ -36,7 +35,9 @@ static bool progress(void *user, const TuneTrial *t) {
     printf("[start] ");
   else
     printf("[%d/%d] ", t->k, t->n);
-  if (t->refused)
+  if (repl_interrupted)
+    printf("interrupted");
+  else if (t->refused)
     printf("refused by a primitive");
   else if (t->wrong)
     printf("WRONG: differs from the unscheduled function (dropped)");
@@ -101,10 +102,8 @@ RunStatus repl_cmd_tune(Session *s, const char *args, Span where) {
     if (ok) {
       char err[512];
       TuneResult r;
-      repl_in_eval = 1;
+      /* Ctrl-C (armed for the input, loop.c) sets repl_interrupted: progress stops. */
       ok = engine_tune(session_engine(s), f, &s->inputs, &o, progress, NULL, &r, err, sizeof err);
-      repl_in_eval = 0;
-      if (repl_interrupted) engine_interrupt_clear(), repl_interrupted = 0;
       if (!ok) fprintf(stderr, "error: @%s: %s\n", f->name, err);
       st = ok ? finish(s, f, &r) : RUN_ERROR;
       free(r.wrong_msg);
