@@ -198,7 +198,7 @@ bool engine_tune(Engine *e, const PrimFunc *f, Arena *a, const TuneOptions *o, T
   double start = now_ms(), budget = o->minutes > 0 ? o->minutes * 60e3 : 0;
   bool go = report(&t, t.plain, 0, o->trials);
   out->start_ms = t.npop ? t.pop[0].ms : -1;
-  if (go && f->unscheduled) go = report(&t, f, 0, o->trials);
+  if (go && f->unscheduled) go = report(&t, f, -1, o->trials); /* its current schedule */
   for (int i = 1; go && i <= o->trials && (!budget || now_ms() - start < budget); i++)
     go = report(&t, candidate(&t, o->seed, i, o->trials), i, o->trials);
   out->stopped = !go;

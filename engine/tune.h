@@ -27,7 +27,7 @@ typedef struct TuneOptions {
 
 /* One trial, for the progress line; return false to stop (Ctrl-C). */
 typedef struct TuneTrial {
-  int k, n;          /* trial k of n (1-based) */
+  int k, n;          /* trial k of n (1-based; 0: the function as written, -1: its schedule) */
   bool refused;      /* a primitive refused the candidate (not measured) */
   bool wrong;        /* its results differ from the unscheduled function's */
   double ms, gflops; /* its median time and speed */

@@ -31,8 +31,8 @@ static bool option(Session *s, const Words *w, int i, TuneOptions *o) {
 
 static bool progress(void *user, const TuneTrial *t) {
   (void)user;
-  if (t->k == 0)
-    printf("[start] ");
+  if (t->k <= 0)
+    printf("%s ", t->k ? "[current]" : "[start]");
   else
     printf("[%d/%d] ", t->k, t->n);
   if (repl_interrupted)
