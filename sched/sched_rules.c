@@ -331,6 +331,36 @@ static void vectorize_moved(Gen *g, const char *tiled) {
   }
 }
 
+/* The tiled block's only consumer, when elementwise, under the outer tile. */
+static void move_consumer(Gen *g, const Stmt *b, const char *outer) {
+  const Buffer *out = written(b);
+  const Stmt *cons[4];
+  int nc = out && !is_param(g->f, out) ? readers_of(g->f, out, cons, 4) : 0;
+  if (nc != 1 || is_reduction(cons[0])) return;
+  SchedArg name = a_str(cons[0]->u.block.name);
+  SchedStep *gb = mk(g, "get_block", 1, &name, 0, NULL);
+  SchedArg rc[2] = {{.kind = SA_STEP, .u.step = gb}, a_name(outer)};
+  apply(g, mk(g, "reverse_compute_at", 2, rc, 0, NULL), false);
+}
+
+/* The register tile's rows unrolled (up to 16), its columns vectorized, the
+ * other blocks' inner loops vectorized, the outer tile fused and parallel. */
+static void finish_tile(Gen *g, const Tiles *t, const char *name) {
+  if (t->ns >= 2 && t->sext[t->ns - 2][2] > 1 && t->sext[t->ns - 2][2] <= 16) {
+    SchedArg ua = a_name(t->s[t->ns - 2][2]);
+    apply(g, mk(g, "unroll", 1, &ua, 0, NULL), false);
+  }
+  SchedArg va = a_name(t->s[t->ns - 1][2]);
+  if (t->sext[t->ns - 1][2] > 1) apply(g, mk(g, "vectorize", 1, &va, 0, NULL), false);
+  vectorize_moved(g, name);
+  const char *fz = t->ns > 1 ? fresh(g, "f") : t->s[0][0];
+  SchedArg fa[MAXL];
+  for (int i = 0; i < t->ns; i++) fa[i] = a_name(t->s[i][0]);
+  if (t->ns > 1 && !apply(g, mk(g, "fuse", t->ns, fa, 1, &fz), false)) return;
+  SchedArg pa = a_name(fz);
+  apply(g, mk(g, "parallel", 1, &pa, 0, NULL), false);
+}
+
 static void multi_level_tiling(Gen *g, const char *name) {
   BlockAt at;
   const char *bvar = fresh(g, "b"), *loops[MAXL];
@@ -341,38 +371,14 @@ static void multi_level_tiling(Gen *g, const char *name) {
   int nl = get_loops(g, name, loops);
   Tiles t;
   if (!nl || !tile_block(g, b, loops, nl, &t) || !t.ns) return;
-  const char *outer = t.s[t.ns - 1][0];
-  const Buffer *out = written(b);
-  const Stmt *cons[4];
-  int nc = out && !is_param(g->f, out) ? readers_of(g->f, out, cons, 4) : 0;
-  const char *cname = nc == 1 && !is_reduction(cons[0]) ? cons[0]->u.block.name : NULL;
-  if (cname) {
-    SchedArg ra[2] = {a_str(cname), a_name(outer)};
-    SchedStep *gb = mk(g, "get_block", 1, ra, 0, NULL);
-    SchedArg rc[2] = {{.kind = SA_STEP, .u.step = gb}, a_name(outer)};
-    apply(g, mk(g, "reverse_compute_at", 2, rc, 0, NULL), true);
-  }
-  pack_operand(g, bvar, b, outer);
+  move_consumer(g, b, t.s[t.ns - 1][0]);
+  pack_operand(g, bvar, b, t.s[t.ns - 1][0]);
   if (t.nr) {
     const char *init = fresh(g, "i");
     SchedArg dr[2] = {a_name(bvar), a_name(t.r[0][0])};
     apply(g, mk(g, "decompose_reduction", 2, dr, 1, &init), true);
   }
-  if (t.ns >= 2 && t.sext[t.ns - 2][2] > 1 && t.sext[t.ns - 2][2] <= 16) {
-    SchedArg ua = a_name(t.s[t.ns - 2][2]);
-    apply(g, mk(g, "unroll", 1, &ua, 0, NULL), false);
-  }
-  SchedArg va = a_name(t.s[t.ns - 1][2]);
-  if (t.sext[t.ns - 1][2] > 1) apply(g, mk(g, "vectorize", 1, &va, 0, NULL), false);
-  vectorize_moved(g, name);
-  const char *s0[MAXL], *fz = fresh(g, "f");
-  for (int i = 0; i < t.ns; i++) s0[i] = t.s[i][0];
-  SchedArg fa[MAXL];
-  for (int i = 0; i < t.ns; i++) fa[i] = a_name(s0[i]);
-  if (t.ns > 1 ? apply(g, mk(g, "fuse", t.ns, fa, 1, &fz), false) : (fz = s0[0], true)) {
-    SchedArg pa = a_name(fz);
-    apply(g, mk(g, "parallel", 1, &pa, 0, NULL), false);
-  }
+  finish_tile(g, &t, name);
 }
 
 /* ───────────────────────── elementwise blocks ───────────────────────── */
