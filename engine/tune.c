@@ -164,12 +164,13 @@ static uint64_t mix(uint64_t x) {
   return x ^ (x >> 33);
 }
 
-/* Trial k's candidate: a random sample, or (past the first half, with a
- * population) a parent's trace with one decision drawn again. */
-static const PrimFunc *candidate(Tuner *t, uint64_t seed, int k, int n) {
+/* Trial k's candidate: a random sample, or (evolve: past the first half of
+ * the trials or of the time, with a population) one of the fastest three's
+ * traces with one decision drawn again. */
+static const PrimFunc *candidate(Tuner *t, uint64_t seed, int k, bool evolve) {
   uint64_t r = mix(seed * 0x9E3779B97F4A7C15ull + (uint64_t)k);
   const PrimFunc *parent = NULL;
-  if (k >= n / 2 && t->npop) {
+  if (evolve && t->npop) {
     parent = t->pop[r % (uint64_t)(t->npop < 3 ? t->npop : 3)].f;
     if (!parent->unscheduled || !sched_trace_nsamples(parent->trace)) parent = NULL;
   }
@@ -199,8 +200,10 @@ bool engine_tune(Engine *e, const PrimFunc *f, Arena *a, const TuneOptions *o, T
   bool go = report(&t, t.plain, 0, o->trials);
   out->start_ms = t.npop ? t.pop[0].ms : -1;
   if (go && f->unscheduled) go = report(&t, f, -1, o->trials); /* its current schedule */
-  for (int i = 1; go && i <= o->trials && (!budget || now_ms() - start < budget); i++)
-    go = report(&t, candidate(&t, o->seed, i, o->trials), i, o->trials);
+  for (int i = 1; go && i <= o->trials && (!budget || now_ms() - start < budget); i++) {
+    bool evolve = i > o->trials / 2 || (budget && now_ms() - start > budget / 2);
+    go = report(&t, candidate(&t, o->seed, i, evolve), i, o->trials);
+  }
   out->stopped = !go;
   run_free(&t.ref);
   if (t.npop) out->best = t.pop[0].f, out->best_ms = t.pop[0].ms;
