@@ -11,7 +11,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-rnn bench-train bench-transformer bench-ab bench-schedule clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -90,6 +90,11 @@ A ?= $(BUILD)/rly
 # against the built-in nn.relu(nn.dense) and numpy (bench/schedule.py).
 bench-schedule: deps all
 	/usr/bin/python3 bench/schedule.py $(BUILD)/rly
+
+# :tune's schedules (64 trials) of a 512 matmul and a 256 mm_relu against the
+# functions as written and the built-in ops (bench/tune.py).
+bench-tune: deps all
+	/usr/bin/python3 bench/tune.py $(BUILD)/rly
 
 bench-ab: deps test-deps all
 	/usr/bin/python3 bench/ab.py $(A) $(BUILD)/rly

@@ -208,6 +208,8 @@ typedef struct EngineInput {
   int ndefs;              /* definitions among the items */
   int nrederived;         /* derived definitions the input rederived (engine_rederive) */
   const char **rederived; /* "@f_grad (Gradient @f)" each, in the input's arena */
+  int ntuned;             /* prim functions scheduled from the tuning database */
+  const char **tuned;     /* "@f (N steps)" each (engine/tune.h) */
 } EngineInput;
 
 /* Parses `file` (registered in the engine's DiagCtx) into a copy of the

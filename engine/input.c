@@ -16,6 +16,7 @@
 
 #include "engine/engine_int.h"
 #include "engine/schedule.h"
+#include "engine/tune.h"
 #include "ir/util.h"
 #include "ir/walk.h"
 #include "parser/lexer.h"
@@ -296,6 +297,15 @@ static void rederive(Engine *e, EngineInput *in, Arena *a) {
   vec_free(&done);
 }
 
+/* The input's new prim functions scheduled from the tuning database. */
+static void tuned(Engine *e, EngineInput *in, Arena *a) {
+  PtrVec done = {0};
+  engine_tuning_apply(e, in->m, &in->r, a, &done);
+  in->ntuned = (int)done.len;
+  in->tuned = done.len ? arena_memdup(a, done.items, sizeof(char *) * done.len) : NULL;
+  vec_free(&done);
+}
+
 /* No item uses a stale derived definition (its expressions, the bodies
  * of the definitions it gives). */
 static bool refuse_stale(Engine *e, const EngineInput *in) {
@@ -320,7 +330,7 @@ bool engine_input_check(Engine *e, EngineInput *in, Arena *a, uint32_t file, uin
   ParseOptions po = {.nsession = p->nvars, .session = p->vars, .from = from, .to = to};
   in->r = parse_script(in->m, engine_diag(e), file, &po);
   bool ok = in->r.ok && check_defs(e, in);
-  if (ok && in->ndefs) rederive(e, in, a);
+  if (ok && in->ndefs) rederive(e, in, a), tuned(e, in, a);
   if (ok && refuse_stale(e, in) && check_exprs(e, in, last)) return true;
   module_free(in->m);
   return false;

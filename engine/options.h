@@ -89,7 +89,11 @@ typedef enum OptionKind {
   X(planned, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "on", "RLY_PLAN", "0", NULL, NULL,                 \
     "dataflow functions run on the planned executor")                                             \
   X(verify_schedules, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "off", "RLY_VERIFY_SCHEDULES", "1", NULL, \
-    NULL, "every schedule step's result compared with the unscheduled function's (:set verify)")
+    NULL, "every schedule step's result compared with the unscheduled function's (:set verify)")  \
+  X(tuning_db, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "on", "RLY_TUNING_DB", "0", NULL, NULL,          \
+    "a prim function defined without a schedule gets the tuning database's for its workload")     \
+  X(tuning_log, OPT_TEXT, char, NULL, 0, 0, "off", NULL, NULL, NULL, "tuning-log",                \
+    "the tuning database :tune writes and definitions read (off: cache_dir/tuning.txt)")
 
 /* The field of a row: text options are fixed-size strings. */
 #define OPT_FIELD_OPT_BOOL(type, field) type field;

@@ -993,6 +993,7 @@ bool jit_kernel_info(int i, JitKernelInfo *out) {
 }
 
 const char *jit_cpu_name(void) { return load_module() ? J.mod->cpu : NULL; } /* set once */
+const char *jit_target_name(void) { return load_module() ? J.mod->target : NULL; }
 
 /* The prim functions handed to jit_get so far may be freed: drop the
  * pointers to them, keep the compiled code.  A later jit_get of a copy

@@ -104,6 +104,9 @@ void jit_set_contract(bool on);
  * loops with glibc's libmvec (a few ulp; the approx-math setting). */
 void jit_set_vector_math(bool on);
 const char *jit_cpu_name(void);
+/* The target kernels are compiled for: LLVM version, triple, CPU and a hash
+ * of its features (loads the module; NULL if unavailable). */
+const char *jit_target_name(void);
 
 /* Settings from the engine's options (engine/engine.h; nothing here reads
  * the environment): the pool size (0: one thread per core), the module to

@@ -162,6 +162,8 @@ RunStatus repl_cmd_undo(Session *s, const char *args, Span where);
  * :print [--unscheduled] @f of a prim function; :help sched's list. */
 RunStatus repl_cmd_sched(Session *s, const char *args, Span where);
 RunStatus repl_cmd_trace(Session *s, const char *args, Span where);
+/* cmd_tune.c: :tune @f [trials=N] [minutes=M] [seed=S] | --show. */
+RunStatus repl_cmd_tune(Session *s, const char *args, Span where);
 bool repl_sched_replay(Session *s, const char *name, Span where);
 bool repl_print_prim(Session *s, const char *name, bool unscheduled, Span where);
 void repl_sched_help(void);

@@ -349,6 +349,7 @@ static void render_stop(Session *s, const ScriptItem *it) {
 /* The derived definitions the input rederived (engine/derived.c). */
 static void report_rederived(const Input *in) {
   for (int i = 0; i < in->in.nrederived; i++) printf("rederived %s\n", in->in.rederived[i]);
+  for (int i = 0; i < in->in.ntuned; i++) printf("scheduled %s\n", in->in.tuned[i]);
 }
 
 static RunStatus run_items(Session *s, const Input *in) {

@@ -45,6 +45,17 @@ bool sched_verify(const PrimFunc *f, uint64_t seed, char *err, size_t n);
  * release what is not NULL). */
 bool sched_random_args(const PrimFunc *f, uint64_t seed, RtTensor **out, char *err, size_t n);
 
+/* The tuner's design space (sched_rules.c): a candidate schedule of f's
+ * unscheduled function built by the schedule rules (multi-level tiling of
+ * reductions, inlining or vectorizing elementwise blocks, parallel outer
+ * loops), its sampling steps' decisions taken from parent's (may be NULL)
+ * except the resample-th (-1: none), the others drawn from seed.  NULL
+ * when a rule's primitive refuses or no rule applies. */
+PrimFunc *sched_space_sample(Arena *a, const PrimFunc *f, uint64_t seed, const SchedTrace *parent,
+                             int resample);
+/* The number of sampling steps of t (decisions a mutation can redraw). */
+int sched_trace_nsamples(const SchedTrace *t);
+
 /* The primitives, for help and completion. */
 typedef struct SchedPrimInfo {
   const char *name, *args, *help;

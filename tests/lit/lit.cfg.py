@@ -18,6 +18,8 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 config.environment["NO_COLOR"] = "1"
 # Every schedule step is checked against the unscheduled function on random inputs.
 config.environment["RLY_VERIFY_SCHEDULES"] = "1"
+# No tuning database: tests do not see each other's records (tune.test turns it on).
+config.environment["RLY_TUNING_DB"] = "0"
 config.environment["PATH"] = os.environ.get("PATH", "")
 for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME"):
     if k in os.environ:
