@@ -98,7 +98,7 @@ let %c = call_tir(@mm_relu, (%a, %b), shape=[N, N], dtype="float32");
 
 
 def median_ms(text):
-    m = re.findall(r"median ([0-9.]+) ?(ns|us|ms|s)\b", text)
+    m = re.findall(r"runs?: min .*? median ([0-9.]+) ?(ns|us|ms|s)\b", text)
     return [float(v) * UNIT[u] * 1e3 for v, u in m]
 
 
