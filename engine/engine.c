@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "engine/engine_int.h"
 #include "engine/schedule.h"
+#include "engine/specialize.h"
 #include "ir/walk.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
@@ -40,7 +42,9 @@ struct Engine {
    * definitions changed (view_current), or the options (view_src = NULL). */
   Module *view;
   const Module *view_src;
-  Def *view_defs; /* view_src's definitions when the view was built */
+  Module *view_prep; /* the view's module after the graph passes (specializations start there) */
+  SpecCache *spec;   /* shape-specialised copies (specialize.h) */
+  Def *view_defs;    /* view_src's definitions when the view was built */
   int view_ndefs;
   int jit_state;   /* 0: not asked yet, 1: the JIT loads, 2: it does not */
   int precompiled; /* lowered prims handed to jit_precompile so far */
@@ -85,6 +89,10 @@ DiagCtx *engine_diag(Engine *e) { return e->diag; }
 
 /* ───────────────────────────── life ───────────────────────────── */
 
+static bool spec_get(void *user, const char *name, const Function *called, Value **args, int n,
+                     const Function **fn, const Module **mod);
+static void spec_refused_cb(void *user, const Function *fn);
+
 static bool name_taken(void *user, const char *name) {
   Engine *e = user;
   return e->cur && module_lookup(e->cur, name) != NULL;
@@ -108,6 +116,8 @@ Engine *engine_new(const EngineOptions *o, DiagCtx *d) {
   rt_ctx_take_signals(e->rt); /* Ctrl-C stops the first engine alive (the REPL's) */
   e->diag = d;
   e->in = interp_new(d);
+  e->spec = spec_cache_new();
+  interp_set_specializer(e->in, &(InterpSpecializer){spec_get, spec_refused_cb, e});
   arena_init(&e->arena);
   e->low = lower_new(&e->arena, name_taken, e);
   jit_register_executor();
@@ -123,8 +133,10 @@ void engine_free(Engine *e) {
   const RtExecutor *x = rt_executor(); /* its kernels point into this engine's IR */
   if (x && x->forget) x->forget();
   program_free(&e->prog);
+  spec_cache_free(e->spec, e->in);
   interp_free(e->in);
   if (e->view) module_free(e->view);
+  if (e->view_prep) module_free(e->view_prep);
   free(e->view_defs);
   lower_free(e->low);
   ptrmap_free(&e->lowered);
@@ -530,8 +542,9 @@ static void print_after(void *user, const char *pass, const Module *m) {
 
 /* The module with lowered definitions and the prim functions they call;
  * NULL when our prim names clash with the user's (then: interp mode). */
-static Module *lowered_module(Engine *e, Module *m) {
+static Module *lowered_module(Engine *e, Module *m, Module **prep) {
   e->cur = m;
+  *prep = NULL;
   if (prims_clash(e, m)) return NULL;
   if (e->opt.print_after_all) {
     PassAfter after = {print_after, e};
@@ -542,6 +555,7 @@ static Module *lowered_module(Engine *e, Module *m) {
   const char *failed = NULL;
   Module *src = jit_prepared(e, m, &e->arena, NULL, &failed);
   Module *lm = lowered_cached(e, src);
+  *prep = module_copy(src, &e->arena);
   if (src != m) module_free(src);
   return lm;
 }
@@ -562,9 +576,11 @@ static bool view_current(const Engine *e, const Module *m) {
          (!m->ndefs || memcmp(e->view_defs, m->defs, sizeof(Def) * (size_t)m->ndefs) == 0);
 }
 
-static void remember_view(Engine *e, Module *lm, const Module *m) {
+static void remember_view(Engine *e, Module *lm, Module *prep, const Module *m) {
   if (e->view) module_free(e->view);
-  e->view = lm, e->view_src = m, e->view_ndefs = m->ndefs;
+  if (e->view_prep) module_free(e->view_prep);
+  spec_cache_clear(e->spec, e->in); /* copies of the old definitions */
+  e->view = lm, e->view_prep = prep, e->view_src = m, e->view_ndefs = m->ndefs;
   free(e->view_defs);
   e->view_defs = malloc(sizeof(Def) * (size_t)(m->ndefs + 1));
   if (!e->view_defs) rly_oom();
@@ -574,9 +590,10 @@ static void remember_view(Engine *e, Module *lm, const Module *m) {
 Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
   engine_enter(e);
   if (!view_current(e, m)) {
-    Module *built = lowered_module(e, m);
+    Module *prep;
+    Module *built = lowered_module(e, m, &prep);
     if (!built) return NULL;
-    remember_view(e, built, m);
+    remember_view(e, built, prep, m);
   }
   Module *lm = e->view;
   e->cur = m;
@@ -658,6 +675,67 @@ static Module *runnable(Engine *e, Module *m, Expr **ex) {
   if (e->jit_state == 1) precompile(e);
   *ex = le;
   return lm;
+}
+
+/* ───────────────────────────── shape specialisation ───────────────────────────── */
+
+static double spec_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A new copy of src for the arguments' shapes: typed, fused and lowered
+ * (its kernels join the engine's and compile at once, on the pool), in a
+ * module holding the view's definitions and every kernel. */
+static SpecEntry *spec_build(Engine *e, FuncDef *src, char *key, Value **args, int n) {
+  double t0 = spec_now_ms();
+  Function *sf = spec_function(&e->arena, e->view_prep, src, args, n);
+  if (!sf || holds_too_big(sf->body)) return free(key), NULL;
+  FuseOptions o = jit_fuse_options(e);
+  const Module *was = e->cur;
+  e->cur = e->view_prep; /* kernel names must not clash with its definitions */
+  Function *f = lower_function(e->low, fuse_function(&e->arena, e->view_prep, sf, &o, NULL));
+  e->cur = was;
+  Module *m = module_copy(e->view, &e->arena);
+  add_prims(e, m);
+  if (e->jit_state == 1) precompile(e);
+  return spec_add(e->spec, e->in, e->opt.specialize, src, key, f, m, spec_now_ms() - t0);
+}
+
+/* The interpreter's specialiser (InterpSpecializer): called is the view's
+ * definition of name, whose prepared form is copied. */
+static bool spec_get(void *user, const char *name, const Function *called, Value **args, int n,
+                     const Function **fn, const Module **mod) {
+  Engine *e = user;
+  FuncDef *src = e->view_prep ? module_func(e->view_prep, name) : NULL;
+  FuncDef *low = e->view ? module_func(e->view, name) : NULL;
+  if (!src || !low || low->fn != called || e->opt.specialize <= 0 || spec_refused(e->spec, src))
+    return false;
+  char *key = spec_key(src, args, n);
+  if (!key) return false;
+  SpecEntry *s = spec_find(e->spec, src, key);
+  if (s)
+    free(key);
+  else
+    s = spec_build(e, src, key, args, n);
+  if (!s) return false;
+  *fn = s->fn, *mod = s->mod;
+  return true;
+}
+
+static void spec_refused_cb(void *user, const Function *fn) {
+  Engine *e = user;
+  spec_refuse(e->spec, fn);
+}
+
+int engine_spec_count(const Engine *e) { return spec_count(e->spec); }
+
+bool engine_spec_info(const Engine *e, int i, EngineSpecInfo *out) {
+  const SpecEntry *s = spec_at(e->spec, i);
+  if (!s) return false;
+  *out = (EngineSpecInfo){s->src->name, s->key, s->calls, s->build_ms};
+  return true;
 }
 
 /* Binds v to var; an old value holding much tensor data is collected now

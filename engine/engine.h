@@ -112,6 +112,18 @@ typedef struct JitWatch {
  * of the engine's prim functions (those the jit compiles, added to the
  * module); allocated in a, NULL when the hook stopped it. */
 Module *engine_jit_pipeline(Engine *e, Module *m, Arena *a, JitWatch *w);
+/* The jit mode's shape-specialised copies of functions with `?`
+ * dimensions (engine/specialize.h), most recently used first: the
+ * function, its arguments' shapes, calls, milliseconds to type and lower. */
+typedef struct EngineSpecInfo {
+  const char *name;
+  const char *shapes;
+  uint64_t calls;
+  double build_ms;
+} EngineSpecInfo;
+int engine_spec_count(const Engine *e);
+bool engine_spec_info(const Engine *e, int i, EngineSpecInfo *out);
+
 /* The name of the kernel (prim function) the jit mode lowers a Primitive
  * function to, or NULL when it cannot be lowered. */
 const char *engine_kernel_name(Engine *e, const Function *prim);

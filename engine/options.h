@@ -88,6 +88,8 @@ typedef enum OptionKind {
     "report on stderr what runs on the scalar fast path")                                         \
   X(planned, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "on", "RLY_PLAN", "0", NULL, NULL,                 \
     "dataflow functions run on the planned executor")                                             \
+  X(specialize, OPT_INT, int, NULL, 0, 4096, "16", "RLY_SPECIALIZE", NULL, "specialize", NULL,    \
+    "jit: copies of functions with ? dimensions kept, lowered per argument shape (LRU); 0: none") \
   X(verify_schedules, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "off", "RLY_VERIFY_SCHEDULES", "1", NULL, \
     NULL, "every schedule step's result compared with the unscheduled function's (:set verify)")  \
   X(tuning_db, OPT_BOOL, bool, OPT_ON_OFF, 0, 0, "on", "RLY_TUNING_DB", "0", NULL, NULL,          \

@@ -570,7 +570,8 @@ static bool apply(Machine *M, const Expr *call, size_t vbase, bool callee_value)
       r = run_op(in, call, f->u.op.index, args, n);
     } else if (f->kind == V_CTOR) {
       r = make_adt(in, f->u.ctor.adt, f->u.ctor.index, args, n, call->span);
-    } else if (f->kind == V_CLOSURE && plan_call(in, f->u.closure.proc, args, n, &r)) {
+    } else if (f->kind == V_CLOSURE && (spec_call(in, f->u.closure.proc, args, n, &r) ||
+                                        plan_call(in, f->u.closure.proc, args, n, &r))) {
       if (!r) interp_push_frame(in, f->u.closure.name, call->span);
     } else if (f->kind == V_CLOSURE) {
       /* No safe point inside enter: f and args need no extra rooting. */

@@ -128,6 +128,23 @@ void interp_reset(Interp *in);
 char *interp_format(Interp *in, const Value *v);
 void interp_format_to(Interp *in, StrBuf *b, const Value *v);
 
+/* Shape specialisation (jit mode): a call of a global function with a `?`
+ * or size-variable dimension in a parameter's type (`called`) asks get for a copy
+ * lowered for the arguments' concrete shapes; it returns false (no copy:
+ * the call runs as written) or the copy and the module its kernels
+ * resolve in.  The copy runs on the planned executor; one that cannot
+ * (control flow) is handed back to refused and the call runs as written.
+ * Both pointers stay valid until interp_drop_plan of the copy. */
+typedef struct InterpSpecializer {
+  bool (*get)(void *user, const char *name, const Function *called, Value **args, int n,
+              const Function **spec, const Module **mod);
+  void (*refused)(void *user, const Function *spec);
+  void *user;
+} InterpSpecializer;
+void interp_set_specializer(Interp *in, const InterpSpecializer *s);
+/* Frees the planned executor of fn's proc (its buffers), if any. */
+void interp_drop_plan(Interp *in, const Function *fn);
+
 /* Runs the collector now; returns the number of live objects. */
 size_t interp_gc(Interp *in);
 

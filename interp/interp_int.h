@@ -43,6 +43,7 @@ struct Proc {
   int8_t fast_state;   /* 0 not decided yet, 1 runs on the fast path, -1 does not */
   struct Plan *plan;   /* its planned executor (plan.c), or NULL */
   int8_t plan_state;   /* 0 not decided yet, 1 planned, -1 not plannable */
+  int8_t spec_state;   /* 0 not decided yet, 1 a `?` dimension in a parameter, -1 none */
 };
 
 /* Prepares (once; cached by Function pointer) the proc of a function. */
@@ -140,7 +141,8 @@ struct Interp {
   char note[RT_ERR_LEN]; /* a note shown after the error (e.g. at a prim parameter), or "" */
   Span note_span;
 
-  struct TirCache *tir; /* prim functions compiled for call_tir (call_tir.c) */
+  struct TirCache *tir;   /* prim functions compiled for call_tir (call_tir.c) */
+  InterpSpecializer spec; /* shape specialisation (spec.c); get NULL: none */
 
   FastStack fast; /* the scalar fast path's registers and frames (fast.c) */
   U64Map consts;  /* EX_CONST node in a function → its Value, and a def's Proc →
@@ -181,6 +183,9 @@ bool plan_call(Interp *in, Proc *p, Value **args, int n, Value **out);
  * a random op taking a key, or an op with its own runner). */
 bool interp_plain_op(int opindex, int nargs);
 void plan_drop(Proc *p);
+/* A call of p (a global function with a dynamic parameter shape) on a copy
+ * specialised for the arguments' shapes (spec.c); false: run p itself. */
+bool spec_call(Interp *in, Proc *p, Value **args, int n, Value **out);
 /* A constant's Value in p (made once; a root). */
 Value *interp_const_value(Interp *in, const Proc *p, const Expr *e);
 
