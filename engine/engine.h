@@ -114,7 +114,7 @@ typedef struct JitWatch {
 Module *engine_jit_pipeline(Engine *e, Module *m, Arena *a, JitWatch *w);
 /* The jit mode's shape-specialised copies of functions with `?`
  * dimensions (engine/specialize.h), most recently used first: the
- * function, its arguments' shapes, calls, milliseconds to type and lower. */
+ * function, its arguments' shapes, calls, milliseconds to build (type, lower, compile). */
 typedef struct EngineSpecInfo {
   const char *name;
   const char *shapes;

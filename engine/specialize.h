@@ -25,7 +25,7 @@ typedef struct SpecEntry {
   Module *mod;        /* the module its kernels resolve in */
   uint64_t used;      /* the cache's clock at its last call */
   uint64_t calls;
-  double build_ms; /* typing, fusing and lowering (compiles come on first call) */
+  double build_ms; /* typing, fusing, lowering and compiling its kernels */
 } SpecEntry;
 
 SpecCache *spec_cache_new(void);

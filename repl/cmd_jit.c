@@ -37,6 +37,21 @@ static double cpu_ms(void) {
 
 /* `:kernels`: a table of the compiled kernels (signature, compile or disk
  * load time, calls, total run time), or why there are none. */
+/* The shape-specialized copies of functions with `?` dimensions, most
+ * recently used first. */
+static void print_specializations(Engine *e) {
+  int n = engine_spec_count(e);
+  if (n == 0) return;
+  printf("specialized (%d, at most %d: :set specialize)  shapes  calls  built in\n", n,
+         engine_options(e)->specialize);
+  for (int i = 0; i < n; i++) {
+    EngineSpecInfo si;
+    if (engine_spec_info(e, i, &si))
+      printf("@%s  %s  %llu  %.1f ms\n", si.name, si.shapes, (unsigned long long)si.calls,
+             si.build_ms);
+  }
+}
+
 RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
   (void)args, (void)where;
   if (engine_options(session_engine(s))->exec != EXEC_JIT)
@@ -69,6 +84,7 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
     printf("@%-*s  %-*s %14s %8llu %8.3f ms\n", wn - 1, k.name, ws, k.signature, compile,
            (unsigned long long)k.calls, k.total_ms);
   }
+  print_specializations(session_engine(s));
   return RUN_OK;
 }
 

@@ -124,7 +124,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
   X(kernels, "kernels", "", NONE, repl_cmd_kernels,                                                \
     "list the JIT-compiled kernels: signature, compile time, calls, time",                         \
     "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                  \
-    "($XDG_CACHE_HOME/rly).")                                                                      \
+    "($XDG_CACHE_HOME/rly).  Then the functions with ? dimensions specialized per\n"               \
+    "argument shape (their kernels static), most recently used first.")                            \
   X(dump, "dump", "tir|llvm|asm @f", DUMP, repl_cmd_dump,                                          \
     "show a function's kernels as TIR, optimized LLVM IR or assembly",                             \
     "@f is a function (its kernels), a prim function or a kernel named by :kernels\n"              \
