@@ -726,7 +726,7 @@ static bool spec_get(void *user, const char *name, const Function *called, Value
 
 static void spec_refused_cb(void *user, const Function *fn) {
   Engine *e = user;
-  spec_refuse(e->spec, fn);
+  spec_refuse(e->spec, e->in, fn);
 }
 
 int engine_spec_count(const Engine *e) { return spec_count(e->spec); }

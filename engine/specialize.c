@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/walk.h"
+#include "passes/pass.h"
 #include "passes/rewrite.h"
 #include "types/types.h"
 
-enum { SPEC_MAX_SIZEVARS = 64 };
+enum { SPEC_MAX_SIZEVARS = 64, SPEC_FOLD_ROUNDS = 16 };
 
 struct SpecCache {
   SpecEntry *items; /* malloc'd */
@@ -130,9 +132,14 @@ SpecEntry *spec_add(SpecCache *c, Interp *in, int max, const FuncDef *src, char 
 
 bool spec_refused(const SpecCache *c, const FuncDef *src) { return ptrmap_has(&c->refused, src); }
 
-void spec_refuse(SpecCache *c, const Function *fn) {
-  for (int i = 0; i < c->n; i++)
-    if (c->items[i].fn == fn) ptrmap_put(&c->refused, c->items[i].src, (void *)1);
+void spec_refuse(SpecCache *c, Interp *in, const Function *fn) {
+  for (int i = 0; i < c->n; i++) {
+    if (c->items[i].fn != fn) continue;
+    ptrmap_put(&c->refused, c->items[i].src, (void *)1);
+    entry_drop(&c->items[i], in);
+    c->items[i] = c->items[--c->n];
+    return;
+  }
 }
 
 int spec_count(const SpecCache *c) { return c ? c->n : 0; }
@@ -161,6 +168,39 @@ static Type *concrete_type(Arena *a, const RtTensor *x, Span sp) {
   return type_tensor(a, x->dtype, x->ndim, dims, sp);
 }
 
+static bool only_spec(void *user, const Def *d) {
+  return d->kind == DEF_FUNC && strcmp(d->u.func->name, user) == 0;
+}
+
+/* One FoldConstant over the copy, checked again; NULL when nothing changed
+ * or it failed. */
+static Module *fold_once(Arena *a, Module *sm, const char *name, DiagCtx *d) {
+  Function *sf = module_func(sm, name)->fn;
+  PassScope sc = {only_spec, (void *)name, name};
+  Module *fm = pass_run_scoped(pass_lookup("FoldConstant"), sm, a, d, NULL, &sc);
+  if (!fm || fm == sm) return NULL;
+  FuncDef *fd = module_func(fm, name);
+  if (fd && fd->fn != sf && ty_check_def(fm, name, d)) return fm;
+  module_free(fm);
+  return NULL;
+}
+
+/* The copy after FoldConstant: the shapes its arithmetic reads (shape_of
+ * of what is now static) become constants, so reshapes to them are static
+ * too, and what follows them, in the next round. */
+static Function *folded(Arena *a, Module *sm, const char *name, DiagCtx *d) {
+  Module *cur = sm;
+  for (int i = 0; i < SPEC_FOLD_ROUNDS; i++) {
+    Module *next = fold_once(a, cur, name, d);
+    if (!next) break;
+    if (cur != sm) module_free(cur);
+    cur = next;
+  }
+  Function *r = module_func(cur, name)->fn;
+  if (cur != sm) module_free(cur);
+  return r;
+}
+
 Function *spec_function(Arena *a, const Module *m, const FuncDef *src, Value **args, int n) {
   const Function *f = src->fn;
   Var **params = ARENA_ARRAY(a, Var *, n);
@@ -170,7 +210,7 @@ Function *spec_function(Arena *a, const Module *m, const FuncDef *src, Value **a
     params[i] = var_new(a, p->name, concrete_type(a, args[i]->u.tensor, p->span), p->span);
     ptrmap_put(&rw.subst, p, expr_var(a, params[i], p->span));
   }
-  Expr *body = rw_expr(&rw, f->body);
+  Expr *body = rw_expr(&rw, expr_clone(a, f->body)); /* every node the copy's own */
   ptrmap_free(&rw.subst);
   Function *sf = rw_function_with(a, f, n, params, NULL, body);
   Module *sm = module_copy(m, a);
@@ -179,8 +219,11 @@ Function *spec_function(Arena *a, const Module *m, const FuncDef *src, Value **a
   module_add(sm, (Def){.kind = DEF_FUNC, .u.func = sfd});
   DiagCtx d;
   diag_init(&d);
-  bool ok = ty_check_def(sm, src->name, &d);
+  if (ty_check_def(sm, src->name, &d))
+    sf = folded(a, sm, src->name, &d);
+  else
+    sf = NULL;
   diag_free(&d);
   module_free(sm);
-  return ok ? sf : NULL;
+  return sf;
 }

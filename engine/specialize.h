@@ -44,10 +44,11 @@ SpecEntry *spec_add(SpecCache *c, Interp *in, int max, const FuncDef *src, char 
                     const Function *fn, Module *mod, double build_ms);
 /* Whether src was refused (its copies cannot run planned); refusing one. */
 bool spec_refused(const SpecCache *c, const FuncDef *src);
-void spec_refuse(SpecCache *c, const Function *fn);
+void spec_refuse(SpecCache *c, Interp *in, const Function *fn); /* dropping its copy */
 
 /* src's function with its parameters typed by the arguments' shapes,
- * checked in m (a module holding src's callees); NULL on a type error. */
+ * checked in m (a module holding src's callees) and constant-folded;
+ * NULL on a type error. */
 Function *spec_function(Arena *a, const Module *m, const FuncDef *src, Value **args, int n);
 
 int spec_count(const SpecCache *c);
