@@ -13,8 +13,15 @@ in PyTorch:
   bert   a BERT-base-sized encoder: embeddings and their layer norm, 12
          post-norm blocks of bidirectional attention and an erf-GELU MLP
          (d=768, 12 heads, 3072 hidden); the hidden states are the output;
-         one sequence each of 32, 128 and 512 tokens.
-Each is exported to ONNX by torch.onnx.export (opset 13) and run by:
+         one sequence each of 32, 128 and 512 tokens;
+  encoder  torch.nn.TransformerEncoder: 6 post-norm layers of d=512, 8 heads,
+         2048 hidden, batch_first, on float32 inputs (1, S, 512) for S in 16,
+         64, 200 and 512, exported twice (opset 14): once with a dynamic
+         sequence axis (one model for every S: rly runs it on copies
+         specialized per length) and once per S with S fixed; rows `dyn` and
+         `static`, then rly's dynamic/static ratio per S (ORT's is on the
+         dynamic model, its own static row on the fixed one).
+Each is exported to ONNX by torch.onnx.export (opset 13 unless said) and run by:
   rly          `:import`, `:time @main(%x) -n N` (median per call, after the
                first call, which is reported too), jit mode, RLY_NUM_THREADS=T
   PyTorch      the module under torch.no_grad(), torch.set_num_threads(T)
@@ -23,8 +30,9 @@ Each is exported to ONNX by torch.onnx.export (opset 13) and run by:
 at T = 1 and 2 threads.  Prints medians in ms, the ratios rly/ORT and
 rly/PyTorch (below 1: rly faster) and the largest relative difference of
 rly's and ORT's outputs from PyTorch's.  Timings are never asserted.
-Usage: /usr/bin/python3 bench/transformer.py [path/to/rly] [--models gpt2,bert]
-       [--layers L] [--batch B] [--seq S] [--bert-seqs 32,128,512] [--threads 1,2]
+Usage: /usr/bin/python3 bench/transformer.py [path/to/rly] [--models gpt2,bert,encoder]
+       [--layers L] [--batch B] [--seq S] [--bert-seqs 32,128,512]
+       [--encoder-seqs 16,64,200,512] [--threads 1,2]
        [--runs N] [--cpu]"""
 import argparse
 import math
@@ -138,6 +146,57 @@ def bert(torch, layers, d, heads, hidden, vocab, ctx):
     return mod
 
 
+def encoder(torch, layers):
+    """nn.TransformerEncoder (d=512, 8 heads, 2048 hidden, post-norm, batch_first, dropout 0)."""
+    nn = torch.nn
+    torch.manual_seed(2)
+    layer = nn.TransformerEncoderLayer(512, 8, 2048, dropout=0.0, batch_first=True)
+    return nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).eval()
+
+
+def export_encoder(torch, mod, seq, path, dynamic):
+    import warnings
+    x = torch.randn(1, seq, 512)
+    axes = {"x": {1: "seq"}, "y": {1: "seq"}} if dynamic else None
+    # PyTorch's fused inference path (no ONNX form) is taken only without autograd
+    with warnings.catch_warnings(), torch.enable_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(mod, (x,), path, opset_version=14, input_names=["x"],
+                          output_names=["y"], dynamic_axes=axes)
+
+
+def row(label, t, rt, first, ot, pt, ry, oy, ref):
+    print(f"{label:13s} {t:3d} {rt:9.1f} {first:9.1f} {ot:9.1f} {pt:9.1f} {rt / ot:8.2f} "
+          f"{rt / pt:7.2f} {rel_diff(ry, ref):9.2e} {rel_diff(oy, ref):9.2e}", flush=True)
+
+
+def run_encoder(torch, args, ort_dir, threads):
+    """The encoder at every length of --encoder-seqs: the dynamic model (exported once) and a
+    static export per length, each in rly and ORT, PyTorch once per length."""
+    mod = encoder(torch, args.encoder_layers)
+    with tempfile.TemporaryDirectory() as d:
+        dyn = os.path.join(d, "encoder_dyn.onnx")
+        export_encoder(torch, mod, 8, dyn, True)
+        for seq in map(int, args.encoder_seqs.split(",")):
+            x = np.random.default_rng(seq).standard_normal((1, seq, 512)).astype(np.float32)
+            xpath, static = os.path.join(d, "x.npy"), os.path.join(d, f"encoder_{seq}.onnx")
+            np.save(xpath, x)
+            export_encoder(torch, mod, seq, static, False)
+            for t in threads:
+                pt, ref = cnn.torch_time(torch, mod, x, t, args.runs)
+                times = {}
+                for kind, onnx in (("dyn", dyn), ("static", static)):
+                    ot, oy = cnn.ort_time(ort_dir, onnx, xpath, t, args.runs, d)
+                    first = []
+                    rt, ry = cnn.rly_time(args.rly, onnx, xpath, t, args.runs, d, first)
+                    times[kind] = (rt, ot)
+                    row(f"enc {kind} {seq}", t, rt, first[0], ot, pt, ry, oy, ref)
+                (rd, od), (rs, os_) = times["dyn"], times["static"]
+                print(f"{'':13s} {t:3d} encoder 1x{seq}: rly dynamic/static {rd / rs:.2f}, "
+                      f"ORT dynamic/static {od / os_:.2f}, rly dynamic / ORT dynamic {rd / od:.2f}",
+                      flush=True)
+
+
 def rel_diff(a, ref):
     return float(np.abs(a.reshape(ref.shape) - ref).max() / max(np.abs(ref).max(), 1e-30))
 
@@ -146,12 +205,14 @@ def configs(args):
     """(label, builder, batch, seq) for every model asked for."""
     out = []
     for m in args.models.split(","):
+        if m == "encoder":
+            continue  # run_encoder
         if m == "gpt2":
             out.append((f"gpt2 {args.batch}x{args.seq}", gpt2, args.batch, args.seq, 50257))
         elif m == "bert":
             out += [(f"bert 1x{s}", bert, 1, s, 30522) for s in map(int, args.bert_seqs.split(","))]
         else:
-            sys.exit(f"bench/transformer.py: unknown model {m} (gpt2, bert)")
+            sys.exit(f"bench/transformer.py: unknown model {m} (gpt2, bert, encoder)")
     return out
 
 
@@ -202,11 +263,13 @@ def run_one(torch, args, ort_dir, cfg, d, threads):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rly", nargs="?", default=os.path.join(ROOT, "build", "rly"))
-    ap.add_argument("--models", default="gpt2,bert")
+    ap.add_argument("--models", default="gpt2,bert,encoder")
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--seq", type=int, default=32)
     ap.add_argument("--bert-seqs", default="32,128,512")
+    ap.add_argument("--encoder-seqs", default="16,64,200,512")
+    ap.add_argument("--encoder-layers", type=int, default=6)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-text", action="store_true", help="GPT-2 only through ONNX, not as Relay text")
@@ -217,7 +280,8 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                 if l.startswith("model name")), "?")
     print(f"cpu: {cpu}, {os.cpu_count()} cores; rly {args.rly}; torch {torch.__version__}")
-    print(f"models: {args.layers} layers, d=768, 12 heads, 3072 hidden; {args.runs} timed runs each")
+    print(f"models: gpt2/bert {args.layers} layers, d=768, 12 heads, 3072 hidden; encoder "
+          f"{args.encoder_layers} layers, d=512, 8 heads, 2048 hidden; {args.runs} timed runs each")
     print(f"times: median {'CPU ' if args.cpu else ''}ms per call; ratios: rly time / other time "
           "(< 1: rly faster); diff: max |output - PyTorch's| / max |PyTorch's|")
     head = (f"{'model':13s} {'thr':>3s} {'rly':>9s} {'rly 1st':>9s} {'ORT':>9s} {'PyTorch':>9s} "
@@ -228,6 +292,8 @@ def main():
     for cfg in configs(args):
         with tempfile.TemporaryDirectory() as d:
             run_one(torch, args, ort_dir, cfg, d, threads)
+    if "encoder" in args.models.split(","):
+        run_encoder(torch, args, ort_dir, threads)
 
 
 if __name__ == "__main__":
