@@ -647,15 +647,51 @@ static void engine_no_fallback(Engine *e, const Expr *ex, const char *why) {
              why ? why : "the program's names clash with the kernels'");
 }
 
+/* Whether calls of the view's fd run on shape-specialized copies (as
+ * interp/spec.c decides: every parameter an annotated tensor, one of a
+ * dynamic shape). */
+static bool specialized_def(const Engine *e, const FuncDef *fd) {
+  if (e->opt.specialize <= 0 || !e->opt.planned || !e->view_prep || fd->fn->nparams == 0)
+    return false;
+  bool dyn = false;
+  for (int i = 0; i < fd->fn->nparams; i++) {
+    const Type *t = fd->fn->params[i]->annot;
+    if (!t || t->kind != TY_TENSOR) return false;
+    for (int d = 0; d < t->u.tensor.ndim; d++) dyn = dyn || t->u.tensor.dims[d].kind != DIM_CONST;
+  }
+  return dyn;
+}
+
+/* The kernels of the view's specialized functions (their copies have
+ * kernels of their own; these run only when a copy is refused, and then
+ * compile at their first call). */
+static Module *unspecialized_kernels_skip(Engine *e, Arena *a) {
+  Module *skip = module_new(a);
+  PrimUse u = {e, skip};
+  for (int i = 0; e->view && i < e->view->ndefs; i++) {
+    const Def *d = &e->view->defs[i];
+    if (d->kind == DEF_FUNC && specialized_def(e, d->u.func))
+      expr_walk(d->u.func->fn->body, prim_use_visit, &u);
+  }
+  return skip;
+}
+
 /* The prim functions lowered since the last call compile at once, on the
- * pool's threads (their first calls then only load them). */
+ * pool's threads (their first calls then only load them), but for those
+ * only the dynamic functions that run specialized call. */
 static void precompile(Engine *e) {
-  int n = lower_prim_count(e->low);
+  int n = lower_prim_count(e->low), m = 0;
   if (n - e->precompiled < 2) return;
   PrimFunc **fs = malloc(sizeof *fs * (size_t)(n - e->precompiled));
   if (!fs) rly_oom();
-  for (int i = e->precompiled; i < n; i++) fs[i - e->precompiled] = lower_prim(e->low, i);
-  jit_precompile(fs, n - e->precompiled);
+  Arena a;
+  arena_init(&a);
+  Module *skip = unspecialized_kernels_skip(e, &a);
+  for (int i = e->precompiled; i < n; i++)
+    if (!module_lookup(skip, lower_prim(e->low, i)->name)) fs[m++] = lower_prim(e->low, i);
+  module_free(skip);
+  arena_free(&a);
+  if (m) jit_precompile(fs, m);
   free(fs);
   e->precompiled = n;
 }
