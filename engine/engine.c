@@ -648,8 +648,8 @@ static void engine_no_fallback(Engine *e, const Expr *ex, const char *why) {
 }
 
 /* Whether calls of the view's fd run on shape-specialized copies (as
- * interp/spec.c decides: every parameter an annotated tensor, one of a
- * dynamic shape). */
+ * interp/spec.c and spec_get decide: every parameter an annotated tensor,
+ * one of a dynamic shape, and a body the planned executor runs). */
 static bool specialized_def(const Engine *e, const FuncDef *fd) {
   if (e->opt.specialize <= 0 || !e->opt.planned || !e->view_prep || fd->fn->nparams == 0)
     return false;
@@ -659,7 +659,8 @@ static bool specialized_def(const Engine *e, const FuncDef *fd) {
     if (!t || t->kind != TY_TENSOR) return false;
     for (int d = 0; d < t->u.tensor.ndim; d++) dyn = dyn || t->u.tensor.dims[d].kind != DIM_CONST;
   }
-  return dyn;
+  const FuncDef *src = dyn ? module_func(e->view_prep, fd->name) : NULL;
+  return src && spec_plannable(src);
 }
 
 /* The kernels of the view's specialized functions (their copies have
@@ -748,6 +749,7 @@ static bool spec_get(void *user, const char *name, const Function *called, Value
   FuncDef *low = e->view ? module_func(e->view, name) : NULL;
   if (!src || !low || low->fn != called || e->opt.specialize <= 0 || spec_refused(e->spec, src))
     return false;
+  if (!spec_plannable(src)) return spec_refuse_def(e->spec, src), false;
   char *key = spec_key(src, args, n);
   if (!key) return false;
   SpecEntry *s = spec_find(e->spec, src, key);

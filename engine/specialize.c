@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ir/walk.h"
+#include "ops/ops.h"
 #include "passes/pass.h"
 #include "passes/rewrite.h"
 #include "types/types.h"
@@ -82,6 +83,37 @@ static void key_tensor(StrBuf *b, const RtTensor *x) {
   sb_printf(b, "%s) %s", x->ndim == 1 ? "," : "", dtype_name(x->dtype));
 }
 
+/* What the planned executor cannot run (interp/plan.c): control flow,
+ * closures, references, state, calls of functions and effectful ops. */
+static bool unplannable_visit(void *ctx, Expr *e) {
+  bool *bad = ctx;
+  switch (e->kind) {
+    case EX_IF:
+    case EX_MATCH:
+    case EX_FN:
+    case EX_REF_NEW:
+    case EX_REF_READ:
+    case EX_REF_WRITE:
+    case EX_FREE_VAR:
+    case EX_GLOBAL:
+    case EX_CTOR:
+      *bad = true;
+      break;
+    case EX_OP:
+      *bad = *bad || ops_get(e->u.op.index)->effectful;
+      break;
+    default:
+      break;
+  }
+  return !*bad;
+}
+
+bool spec_plannable(const FuncDef *src) {
+  bool bad = false;
+  expr_walk(src->fn->body, unplannable_visit, &bad);
+  return !bad;
+}
+
 char *spec_key(const FuncDef *src, Value **args, int n) {
   if (src->fn->nparams != n) return NULL;
   SizeVars sv = {.n = 0};
@@ -131,6 +163,8 @@ SpecEntry *spec_add(SpecCache *c, Interp *in, int max, const FuncDef *src, char 
 }
 
 bool spec_refused(const SpecCache *c, const FuncDef *src) { return ptrmap_has(&c->refused, src); }
+
+void spec_refuse_def(SpecCache *c, const FuncDef *src) { ptrmap_put(&c->refused, src, (void *)1); }
 
 void spec_refuse(SpecCache *c, Interp *in, const Function *fn) {
   for (int i = 0; i < c->n; i++) {

@@ -33,6 +33,10 @@ SpecCache *spec_cache_new(void);
 void spec_cache_clear(SpecCache *c, Interp *in);
 void spec_cache_free(SpecCache *c, Interp *in);
 
+/* Whether src's body is a dataflow graph the planned executor may run (no
+ * control flow, closures, references, calls or effects): others are not
+ * specialized. */
+bool spec_plannable(const FuncDef *src);
 /* The arguments' shapes as a key, or NULL when they do not fit src's
  * parameter types (rank, dtype, a constant dimension, one size variable
  * with two sizes): the call then runs as written and reports it. */
@@ -44,6 +48,7 @@ SpecEntry *spec_add(SpecCache *c, Interp *in, int max, const FuncDef *src, char 
                     const Function *fn, Module *mod, double build_ms);
 /* Whether src was refused (its copies cannot run planned); refusing one. */
 bool spec_refused(const SpecCache *c, const FuncDef *src);
+void spec_refuse_def(SpecCache *c, const FuncDef *src);
 void spec_refuse(SpecCache *c, Interp *in, const Function *fn); /* dropping its copy */
 
 /* src's function with its parameters typed by the arguments' shapes,

@@ -68,9 +68,11 @@ def same(a, b):
     return len(na) == len(nb) and all(close(x, y) for x, y in zip(na, nb))
 
 
-# What `:kernels` prints differs between the modes by design (the kernels,
-# or a note that there are none): examples may end with it.
-KERNEL_LINE = re.compile(r"^(@\w+ .* ms|kernel +signature .*|\(exec interp: .*\)|\(no kernels .*\))$")
+# What `:kernels` prints differs between the modes by design (the kernels
+# and the specialized copies, or a note that there are none): examples may
+# end with it.
+KERNEL_LINE = re.compile(r"^(@\w+ .* ms|kernel +signature .*|specialized \(.*|\(exec interp: .*\)|"
+                         r"\(no kernels .*\))$")
 
 
 def without_kernels(out):
