@@ -1,8 +1,9 @@
-/* specialize.c — the cache of shape-specialised copies (specialize.h):
+/* specialize.c — the cache of shape-specialized copies (specialize.h):
  * keys from the arguments' shapes, least-recently-used eviction, and the
- * copy's typing: the prepared function with new parameters typed by the
- * shapes, substituted in its body (the nodes that depend on them are new,
- * so the check's types stay private to the copy) and checked again. */
+ * copy's typing: the prepared function's body cloned (every node the
+ * copy's own, so the check's types stay private to it) with new parameters
+ * typed by the shapes, checked again, then constant-folded until its shape
+ * arithmetic is constant.  Fusing and lowering are the engine's. */
 #include "engine/specialize.h"
 
 #include <stdlib.h>
