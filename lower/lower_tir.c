@@ -285,18 +285,18 @@ static bool is_view_chain(const Function *f) {
 static Attrs *knobs_attr(Arena *a, const LowerKnobs *k) {
   char buf[512];
   Attrs *at = attrs_new(a, 1);
-  at->keys[0] = "knobs", at->vals[0] = attr_str(a, knob_text(k, buf, sizeof buf));
+  at->keys[0] = "knobs", at->vals[0] = attr_str(a, arena_strdup(a, knob_text(k, buf, sizeof buf)));
   return at;
 }
 
 /* Lowers one Primitive function: parameters become buffers, each binding's
  * op call is lowered by its compute rule, and the result is written to an
  * extra last parameter (destination passing).  NULL with *why on failure. */
-static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const LowerKnobs *k,
+static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const LowerKnobs *knobs,
                        uint32_t *read, const char **why) {
   Build B = {lc_new(a), {0}, {0}, 0};
   lc_set_fast_math(B.C, fast_math);
-  lc_set_knobs(B.C, k);
+  lc_set_knobs(B.C, knobs);
   PrimFunc *pf = NULL;
   int nbuf = 0;
   for (int i = 0; i < f->nparams; i++) nbuf += param_width(f->params[i]);
@@ -333,7 +333,7 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const LowerK
     pf->nsizevars = lc_nsize_vars(B.C);
     pf->sizevars = ARENA_ARRAY(a, TirVar *, pf->nsizevars + 1);
     for (int i = 0; i < pf->nsizevars; i++) pf->sizevars[i] = lc_size_vars(B.C)[i];
-    if (k && k->set) pf->attrs = knobs_attr(a, k);
+    if (knobs && knobs->set) pf->attrs = knobs_attr(a, knobs);
     if (read) *read = lc_knobs_read(B.C);
   } else if (why) {
     *why = arena_strdup(a, lc_failed(B.C) ? lc_why(B.C) : "no result");
