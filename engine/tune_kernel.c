@@ -196,6 +196,7 @@ static bool try_one(KernelTask *t, int c, int of, KernelProgress cb, void *user)
   if (ms >= 0) {
     t->res.measured++;
     if (c == 0) t->res.start_ms = ms;
+    t->res.last_ms = ms;
     if (t->res.best_ms < 0 || ms < t->res.best_ms) t->res.best_ms = ms, t->res.best = k;
     tr.t.ms = ms, tr.t.gflops = t->res.flops > 0 ? t->res.flops / (ms * 1e6) : 0;
   }
@@ -218,10 +219,34 @@ bool kernel_task_step(KernelTask *t, int trials, KernelProgress cb, void *user) 
   return !t->res.exhausted && !t->res.stopped;
 }
 
+/* The space of the defaults and k alone. */
+static void pin_space(KernelTask *t, const LowerKnobs *k) {
+  uint32_t code = 0;
+  for (int i = 0; i < t->nknobs; i++) {
+    const KnobDef *d = knob_def((KnobId)t->ids[i]);
+    for (int j = 0; j < d->nvalues; j++)
+      if (d->values[j] == knob_value(k, (KnobId)t->ids[i])) code |= (uint32_t)j << (4 * i);
+  }
+  t->cands[1] = code, t->ncands = t->res.space = 2;
+}
+
+/* Whether the rules of t's kernel read every knob k sets. */
+static bool pin_applies(const KernelTask *t, const LowerKnobs *k) {
+  uint32_t read = 0;
+  for (int i = 0; i < t->nknobs; i++) read |= 1u << t->ids[i];
+  return (k->set & ~read) == 0;
+}
+
 bool engine_tune_kernel(Engine *e, const PrimFunc *kernel, Arena *a, const TuneOptions *o,
-                        KernelProgress cb, void *user, KernelTuneResult *out, char *err, size_t n) {
+                        const LowerKnobs *pin, KernelProgress cb, void *user, KernelTuneResult *out,
+                        char *err, size_t n) {
   KernelTask *t = kernel_task_new(e, kernel, a, o->seed, err, n);
   if (!t) return false;
+  if (pin && (!pin_applies(t, pin) || t->ncands < 2)) {
+    snprintf(err, n, "its rules do not read every knob of the setting given");
+    return kernel_task_free(t), false;
+  }
+  if (pin) pin_space(t, pin);
   double start = now_ms(), budget = o->minutes > 0 ? o->minutes * 60e3 : 0;
   int left = o->trials + 1; /* the defaults, then o->trials candidates */
   while (left > 0 && !t->res.stopped && (!budget || now_ms() - start < budget)) {
@@ -229,7 +254,9 @@ bool engine_tune_kernel(Engine *e, const PrimFunc *kernel, Arena *a, const TuneO
     if (!kernel_task_step(t, 1, cb, user)) break;
     left -= t->res.measured + t->res.refused + t->res.wrong - before;
   }
-  t->res.recorded = kernel_task_record(t, t->res.record_err, sizeof t->res.record_err);
+  if (pin && t->res.measured == 2) t->res.best = *pin, t->res.best_ms = t->res.last_ms;
+  if (t->res.best_ms > 0)
+    t->res.recorded = kernel_task_record(t, t->res.record_err, sizeof t->res.record_err);
   *out = t->res, t->res.wrong_msg = NULL;
   kernel_task_free(t);
   return true;
@@ -241,7 +268,7 @@ bool kernel_task_record(KernelTask *t, char *err, size_t n) {
   err[0] = 0;
   const KernelTuneResult *r = &t->res;
   const char *target = jit_target_name();
-  if (!r->best.set || r->best_ms <= 0 || !target) return false;
+  if (r->best_ms <= 0 || !target) return snprintf(err, n, "nothing measured"), false;
   char knobs[512], *w = engine_tuning_workload(t->plain);
   StrBuf b = {0};
   sb_printf(&b, "kernel @%s %s\ntarget: %s\ngflops: %.3f\nknobs: %s\n", t->plain->name, w, target,
@@ -340,9 +367,8 @@ bool engine_kernel_knobs(void *engine, const PrimFunc *plain, LowerKnobs *out) {
   char *w = engine_tuning_workload(plain);
   double best = -1;
   LowerKnobs k;
-  for (int i = 0; i < c->n; i++)
-    if (strcmp(head_workload(c->recs[i].head), w) == 0 && c->recs[i].gflops > best &&
-        knob_parse(c->recs[i].knobs, &k))
+  for (int i = 0; i < c->n; i++) /* the newest record applies */
+    if (strcmp(head_workload(c->recs[i].head), w) == 0 && knob_parse(c->recs[i].knobs, &k))
       best = c->recs[i].gflops, *out = k;
   free(w);
   return best >= 0 && out->set;

@@ -19,7 +19,7 @@
  * keyed by the workload of the kernel lowered with the defaults (its TIR:
  * the fused function's structure, shapes and dtypes) and the target.
  * Every later lowering of that workload by an engine with tuning_db on
- * (RLY_TUNING_DB) takes the recorded setting (engine_kernel_knobs, the
+ * (RLY_TUNING_DB) takes the newest recorded setting (engine_kernel_knobs, the
  * lowering's knob hook): the kernel then carries `knobs="..."`, which its
  * TIR, `:kernels` and the JIT's cache keys show. */
 #ifndef RLY_ENGINE_TUNE_KERNEL_H
@@ -39,6 +39,7 @@ typedef bool (*KernelProgress)(void *user, const KernelTrial *t);
 typedef struct KernelTuneResult {
   LowerKnobs best;
   double start_ms, best_ms, flops;
+  double last_ms;                      /* the last candidate measured */
   int measured, refused, wrong, space; /* space: the candidates there are */
   bool exhausted;                      /* every candidate was tried */
   bool stopped;
@@ -60,14 +61,18 @@ bool kernel_task_step(KernelTask *t, int trials, KernelProgress cb, void *user);
 const KernelTuneResult *kernel_task_result(const KernelTask *t);
 /* Its default kernel (the workload's) and name. */
 const PrimFunc *kernel_task_plain(const KernelTask *t);
-/* Records the best setting when it beat the defaults (true: recorded;
- * *err empty when there was nothing to record). */
+/* Records the best setting (true; false with err); the newest record of
+ * a workload is the one that applies. */
 bool kernel_task_record(KernelTask *t, char *err, size_t n);
 void kernel_task_free(KernelTask *t);
 
-/* `:tune NAME` of one kernel: trials from o (o->minutes bounds the time). */
+/* `:tune NAME` of one kernel: trials from o (o->minutes bounds the time);
+ * the best setting is recorded (the defaults too: the record then says
+ * they are best).  pin (NULL: search): the only candidate besides the
+ * defaults, recorded whatever its time (`:tune NAME set=...`). */
 bool engine_tune_kernel(Engine *e, const PrimFunc *kernel, Arena *a, const TuneOptions *o,
-                        KernelProgress cb, void *user, KernelTuneResult *out, char *err, size_t n);
+                        const LowerKnobs *pin, KernelProgress cb, void *user, KernelTuneResult *out,
+                        char *err, size_t n);
 /* The lowering's knob hook (lower_set_knobs_hook, user: the Engine): the
  * recorded setting of plain's workload on this target, when tuning_db. */
 bool engine_kernel_knobs(void *engine, const PrimFunc *plain, LowerKnobs *out);

@@ -170,6 +170,7 @@ static void record_best(Task *k) {
   const KernelTuneResult *r = kernel_task_result(k->t);
   char err[512];
   if (!r->best.set || (k->recorded_ms > 0 && r->best_ms >= k->recorded_ms)) return;
+  /* (only improvements on the defaults: the model's kernels stay as they were otherwise) */
   if (kernel_task_record(k->t, err, sizeof err)) k->recorded_ms = r->best_ms;
   knob_text(&r->best, k->row->knobs, sizeof k->row->knobs);
 }
@@ -190,7 +191,8 @@ static void schedule(Task *ts, int n, const TuneOptions *o, ModelProgress cb, vo
     const KernelTuneResult *r = kernel_task_result(k->t);
     int before = r->measured + r->refused + r->wrong;
     Fwd f = {cb, user, k->row->name};
-    kernel_task_step(k->t, STEP, forward, &f);
+    int step = o->trials && o->trials - out->trials < STEP ? o->trials - out->trials : STEP;
+    kernel_task_step(k->t, step, forward, &f);
     int done = r->measured + r->refused + r->wrong - before;
     k->row->trials += done, out->trials += done;
     record_best(k);

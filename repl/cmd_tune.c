@@ -52,6 +52,14 @@ static bool trial_result(const TuneTrial *t) {
   return !repl_interrupted;
 }
 
+/* `set=conv2d.tile=7,conv2d.winograd=0`: a kernel's knobs given. */
+static bool pin_option(Session *s, const Words *w, int i, LowerKnobs *k, bool *pinned) {
+  if (knob_parse(w->w[i] + 4, k) && k->set) return *pinned = true;
+  session_error(s, w->sp[i], "e.g. set=conv2d.tile=7,conv2d.winograd=0 (`:help tune`)",
+                "`%s` is not a setting of knobs and values they take", w->w[i]);
+  return false;
+}
+
 static bool progress(void *user, const TuneTrial *t) {
   (void)user;
   if (t->k <= 0)
@@ -98,8 +106,8 @@ static void kernel_summary(const char *name, const KernelTuneResult *r) {
   if (r->wrong)
     fprintf(stderr, "error: %d candidate%s gave wrong results (a bug, please report it): %s\n",
             r->wrong, r->wrong == 1 ? "" : "s", r->wrong_msg ? r->wrong_msg : "");
-  if (!r->best.set)
-    printf("@%s keeps its default knobs: no candidate was faster\n", name);
+  if (!r->best.set && r->recorded)
+    printf("@%s: its default knobs are the best; recorded in the tuning database\n", name);
   else if (r->recorded)
     printf("@%s: knobs {%s} recorded in the tuning database\n", name,
            knob_text(&r->best, knobs, sizeof knobs));
@@ -108,12 +116,12 @@ static void kernel_summary(const char *name, const KernelTuneResult *r) {
            r->record_err);
 }
 
-static RunStatus tune_kernel(Session *s, const PrimFunc *k, TuneOptions *o) {
+static RunStatus tune_kernel(Session *s, const PrimFunc *k, TuneOptions *o, const LowerKnobs *pin) {
   char err[512];
   if (!o->trials) o->trials = 64;
   KernelTuneResult r;
   Engine *e = session_engine(s);
-  if (!engine_tune_kernel(e, k, &s->inputs, o, kernel_progress, NULL, &r, err, sizeof err)) {
+  if (!engine_tune_kernel(e, k, &s->inputs, o, pin, kernel_progress, NULL, &r, err, sizeof err)) {
     fprintf(stderr, "error: @%s: %s\n", k->name, err);
     return RUN_ERROR;
   }
@@ -214,7 +222,11 @@ RunStatus repl_cmd_tune(Session *s, const char *args, Span where) {
   } else if (w.w[0][0] != '@' || !module_prim(session_module(s), w.w[0] + 1)) {
     const char *name = w.w[0] + (w.w[0][0] == '@');
     bool ok = true;
-    for (int i = 1; i < w.n && ok; i++) ok = option(s, &w, i, &o);
+    LowerKnobs pin = {0};
+    bool pinned = false;
+    for (int i = 1; i < w.n && ok; i++)
+      ok = strncmp(w.w[i], "set=", 4) == 0 ? pin_option(s, &w, i, &pin, &pinned)
+                                           : option(s, &w, i, &o);
     const PrimFunc *k = NULL;
     bool fn = ok && module_func(session_module(s), name);
     if (ok && !fn && !(k = find_kernel(s, name)))
@@ -222,7 +234,7 @@ RunStatus repl_cmd_tune(Session *s, const char *args, Span where) {
                     "no prim function, function or kernel named `@%s`", name);
     session_render(s);
     if (fn) st = tune_model(s, name, &o);
-    if (k) st = tune_kernel(s, k, &o);
+    if (k) st = tune_kernel(s, k, &o, pinned ? &pin : NULL);
   } else {
     const PrimFunc *f = engine_prim(session_module(s), w.w[0], &s->diag, w.sp[0]);
     bool ok = f != NULL;

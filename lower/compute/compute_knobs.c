@@ -65,8 +65,8 @@ static bool parse_word(const char *w, size_t len, LowerKnobs *k) {
 bool knob_parse(const char *text, LowerKnobs *k) {
   *k = (LowerKnobs){0};
   for (const char *p = text; *p;) {
-    p += strspn(p, " \t");
-    size_t len = strcspn(p, " \t\n");
+    p += strspn(p, " \t,");
+    size_t len = strcspn(p, " \t\n,");
     if (len && !parse_word(p, len, k)) return false;
     p += len;
   }

@@ -67,8 +67,8 @@ void knob_set(LowerKnobs *k, KnobId id, int v);
 /* "conv2d.tile=7 product.mr=4" (the knobs set, in table order; "" when
  * none); the buffer's text. */
 const char *knob_text(const LowerKnobs *k, char *buf, size_t n);
-/* Parses knob_text's form into k; false (k partly set) on an unknown knob
- * or a value that is not one of its row's. */
+/* Parses knob_text's form (words separated by spaces or commas) into k; false (k partly set) on an
+ * unknown knob or a value that is not one of its row's. */
 bool knob_parse(const char *text, LowerKnobs *k);
 
 #endif
