@@ -374,6 +374,19 @@ bool engine_kernel_knobs(void *engine, const PrimFunc *plain, LowerKnobs *out) {
   return best >= 0 && out->set;
 }
 
+char *engine_knobs_text(void) {
+  StrBuf b = {0};
+  for (int i = 0; i < KNOB_COUNT; i++) {
+    const KnobDef *d = knob_def((KnobId)i);
+    char name[64];
+    snprintf(name, sizeof name, "%s.%s", d->rule, d->name);
+    sb_printf(&b, "%-17s default %d, values", name, d->dflt);
+    for (int j = 0; j < d->nvalues; j++) sb_printf(&b, "%s %d", j ? "," : "", d->values[j]);
+    sb_printf(&b, ": %s\n", d->what);
+  }
+  return sb_take(&b);
+}
+
 char *engine_kernel_records_show(const Engine *e, int *count) {
   char *path = engine_tuning_path(e);
   const KCache *c = kcache_get(path);

@@ -76,6 +76,9 @@ bool engine_tune_kernel(Engine *e, const PrimFunc *kernel, Arena *a, const TuneO
 /* The lowering's knob hook (lower_set_knobs_hook, user: the Engine): the
  * recorded setting of plain's workload on this target, when tuning_db. */
 bool engine_kernel_knobs(void *engine, const PrimFunc *plain, LowerKnobs *out);
+/* The knobs' table (lower/compute/compute_knobs.h) as text, a row per
+ * knob: name, default, values, what it sets (malloc'd; `:tune --knobs`). */
+char *engine_knobs_text(void);
 /* The kernel records of this target, as text (malloc'd); *count gets
  * their number. */
 char *engine_kernel_records_show(const Engine *e, int *count);

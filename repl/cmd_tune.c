@@ -18,7 +18,8 @@
 #include "repl/repl.h"
 
 static const char *usage =
-    "usage: :tune @f|@kernel [trials=N] [minutes=M] [seed=S]  or  :tune --show";
+    "usage: :tune @f|@kernel [trials=N] [minutes=M] [seed=S] [set=K=V,...]  or  :tune "
+    "--show|--knobs";
 
 /* `key=VALUE` word i: a non-negative number into *v; false after an error. */
 static bool option(Session *s, const Words *w, int i, TuneOptions *o) {
@@ -216,6 +217,10 @@ RunStatus repl_cmd_tune(Session *s, const char *args, Span where) {
   TuneOptions o = {.trials = 0}; /* 0: 64 for one function or kernel, no bound for a model */
   if (w.n == 1 && strcmp(w.w[0], "--show") == 0) {
     st = show(s);
+  } else if (w.n == 1 && strcmp(w.w[0], "--knobs") == 0) {
+    char *t = engine_knobs_text();
+    fputs(t, stdout), free(t);
+    st = RUN_OK;
   } else if (!w.n || !w.w[0][w.w[0][0] == '@']) {
     session_error(s, w.n ? w.sp[0] : where, usage,
                   "`:tune` needs a prim function, a function or a kernel like `@f`");

@@ -150,8 +150,7 @@ static bool list_ops(Cli *cli, const CliOption *o, const char *a) {
   X("dot", 0, required_argument, "@f", set_dot, "a function (@f)",                                \
     "draw @f's dataflow graph (after --pass, if any) into -o OUT.dot|svg|png")                    \
   X("tune", 0, no_argument, NULL, set_tune, NULL,                                                 \
-    "rly --tune [MINUTES] FILE.rly|FILE.onnx: tune the kernels of its @main (:tune @main;\n"      \
-    "MINUTES 10 by default), records kept in the tuning database")                                \
+    "--tune [MINUTES] FILE.rly|.onnx: tune its @main's kernels (10 minutes by default)")          \
   X("list-ops", 0, optional_argument, "F", list_ops, NULL,                                        \
     "list every op: family, pattern, kernel, compute rule (F: text, markdown)")
 
