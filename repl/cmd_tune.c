@@ -184,6 +184,23 @@ static const PrimFunc *find_kernel(Session *s, const char *name) {
   return k;
 }
 
+/* `:tune NAME ...` of a function (the model's kernels) or a kernel. */
+static RunStatus tune_named(Session *s, const Words *w, TuneOptions *o) {
+  const char *name = w->w[0] + (w->w[0][0] == '@');
+  bool ok = true, pinned = false;
+  LowerKnobs pin = {0};
+  for (int i = 1; i < w->n && ok; i++)
+    ok = strncmp(w->w[i], "set=", 4) == 0 ? pin_option(s, w, i, &pin, &pinned) : option(s, w, i, o);
+  const PrimFunc *k = NULL;
+  bool fn = ok && module_func(session_module(s), name);
+  if (ok && !fn && !(k = find_kernel(s, name)))
+    session_error(s, w->sp[0], "`:kernels` lists the kernels compiled so far",
+                  "no prim function, function or kernel named `@%s`", name);
+  session_render(s);
+  if (fn) return tune_model(s, name, o);
+  return k ? tune_kernel(s, k, o, pinned ? &pin : NULL) : RUN_ERROR;
+}
+
 /* The best kept: a new module with @f scheduled so, its text, the record. */
 static RunStatus finish(Session *s, const PrimFunc *f, const TuneResult *r) {
   printf("%s: @%s %.3f ms -> %.3f ms (%.2fx), %d measured, %d refused\n",
@@ -225,21 +242,7 @@ RunStatus repl_cmd_tune(Session *s, const char *args, Span where) {
     session_error(s, w.n ? w.sp[0] : where, usage,
                   "`:tune` needs a prim function, a function or a kernel like `@f`");
   } else if (w.w[0][0] != '@' || !module_prim(session_module(s), w.w[0] + 1)) {
-    const char *name = w.w[0] + (w.w[0][0] == '@');
-    bool ok = true;
-    LowerKnobs pin = {0};
-    bool pinned = false;
-    for (int i = 1; i < w.n && ok; i++)
-      ok = strncmp(w.w[i], "set=", 4) == 0 ? pin_option(s, &w, i, &pin, &pinned)
-                                           : option(s, &w, i, &o);
-    const PrimFunc *k = NULL;
-    bool fn = ok && module_func(session_module(s), name);
-    if (ok && !fn && !(k = find_kernel(s, name)))
-      session_error(s, w.sp[0], "`:kernels` names the kernels (compiled so far)",
-                    "no prim function, function or kernel named `@%s`", name);
-    session_render(s);
-    if (fn) st = tune_model(s, name, &o);
-    if (k) st = tune_kernel(s, k, &o, pinned ? &pin : NULL);
+    st = tune_named(s, &w, &o);
   } else {
     const PrimFunc *f = engine_prim(session_module(s), w.w[0], &s->diag, w.sp[0]);
     bool ok = f != NULL;
