@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/inspect.h"
 #include "engine/profile.h"
 #include "engine/tune_kernel.h"
 #include "ir/walk.h"
@@ -283,7 +284,8 @@ bool engine_tune_model(Engine *e, Module *m, const char *fn, Arena *a, const Tun
   schedule(ts, nt, o, cb, user, out);
   for (int i = 0; i < nt; i++) kernel_task_free(ts[i].t);
   free(ts);
-  engine_relower(e); /* the records now apply */
+  if (out->stopped) engine_interrupt_clear(); /* Ctrl-C stopped the search, not the timing */
+  engine_relower(e);                          /* the records now apply */
   out->after_ms = model_ms(e, m, call);
   Profile *q = model_profile(e, m, call);
   if (q) kernel_times(q, out->rows, out->nrows, true);

@@ -154,6 +154,7 @@ static void model_table(const ModelTuneResult *r) {
            k->before_ms, k->after_ms, k->after_ms > 0 ? k->before_ms / k->after_ms : 0,
            k->knobs[0] ? k->knobs : "(default)");
   }
+  if (r->after_ms < 0) printf("(the model did not run again: no time after)\n");
   printf("model: %.3f ms -> %.3f ms (%.2fx), %d trials%s\n", r->before_ms, r->after_ms,
          r->after_ms > 0 ? r->before_ms / r->after_ms : 0, r->trials,
          r->stopped ? " (interrupted: what was found is kept)" : "");
