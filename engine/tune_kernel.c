@@ -5,6 +5,7 @@
  * tuning database, which the lowering's knob hook reads. */
 #include "engine/tune_kernel.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,7 +317,8 @@ static const char *head_workload(const char *head) {
   return sp ? sp + 1 : "";
 }
 
-/* This target's kernel records, read again when the file changed. */
+/* This target's kernel records, read again when the file changed; one
+ * cache for the process, under kmu (engines lower on several threads). */
 typedef struct KCache {
   char path[1100];
   struct timespec mtime;
@@ -325,6 +327,7 @@ typedef struct KCache {
   KRecord *recs;
 } KCache;
 static KCache kcache;
+static pthread_mutex_t kmu = PTHREAD_MUTEX_INITIALIZER;
 
 static void kcache_load(const char *path, const struct stat *st) {
   free(kcache.recs);
@@ -360,18 +363,18 @@ static const KCache *kcache_get(const char *path) {
 bool engine_kernel_knobs(void *engine, const PrimFunc *plain, LowerKnobs *out) {
   const Engine *e = engine;
   if (!engine_options(e)->tuning_db) return false;
-  char *path = engine_tuning_path(e);
+  char *path = engine_tuning_path(e), *w = NULL;
+  pthread_mutex_lock(&kmu);
   const KCache *c = kcache_get(path);
-  free(path);
-  if (!c || !c->n) return false;
-  char *w = engine_tuning_workload(plain);
-  double best = -1;
+  bool found = false;
   LowerKnobs k;
-  for (int i = 0; i < c->n; i++) /* the newest record applies */
+  if (c && c->n) w = engine_tuning_workload(plain);
+  for (int i = 0; w && i < c->n; i++) /* the newest record applies */
     if (strcmp(head_workload(c->recs[i].head), w) == 0 && knob_parse(c->recs[i].knobs, &k))
-      best = c->recs[i].gflops, *out = k;
-  free(w);
-  return best >= 0 && out->set;
+      found = true, *out = k;
+  pthread_mutex_unlock(&kmu);
+  free(path), free(w);
+  return found && out->set;
 }
 
 char *engine_knobs_text(void) {
@@ -389,13 +392,15 @@ char *engine_knobs_text(void) {
 
 char *engine_kernel_records_show(const Engine *e, int *count) {
   char *path = engine_tuning_path(e);
-  const KCache *c = kcache_get(path);
-  free(path);
   StrBuf b = {0};
   sb_printf(&b, "%s", "");
+  pthread_mutex_lock(&kmu);
+  const KCache *c = kcache_get(path);
   *count = c ? c->n : 0;
   for (int i = 0; c && i < c->n; i++)
     sb_printf(&b, "kernel %s\n  %.3f GFLOP/s\n  knobs: %s\n", c->recs[i].head, c->recs[i].gflops,
               c->recs[i].knobs);
+  pthread_mutex_unlock(&kmu);
+  free(path);
   return sb_take(&b);
 }
