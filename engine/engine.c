@@ -20,6 +20,7 @@
 #include "engine/engine_int.h"
 #include "engine/schedule.h"
 #include "engine/specialize.h"
+#include "engine/tune_kernel.h"
 #include "ir/walk.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
@@ -120,6 +121,7 @@ Engine *engine_new(const EngineOptions *o, DiagCtx *d) {
   interp_set_specializer(e->in, &(InterpSpecializer){spec_get, spec_refused_cb, e});
   arena_init(&e->arena);
   e->low = lower_new(&e->arena, name_taken, e);
+  lower_set_knobs_hook(e->low, engine_kernel_knobs, e); /* the tuning database's kernel records */
   jit_register_executor();
   engine_set_options(e, o);
   program_init(&e->prog);
@@ -809,6 +811,16 @@ void engine_collect(Engine *e) {
 }
 void engine_seed(Engine *e, int64_t seed) { interp_seed(e->in, seed); }
 void engine_interrupt(void) { rt_interrupt(); }
+
+void engine_relower(Engine *e) {
+  lower_free(e->low);
+  e->low = lower_new(&e->arena, name_taken, e);
+  lower_set_fast_math(e->low, e->opt.fast_math);
+  lower_set_knobs_hook(e->low, engine_kernel_knobs, e);
+  ptrmap_free(&e->lowered);
+  e->lowered = (PtrMap){0};
+  e->view_src = NULL, e->precompiled = 0;
+}
 
 PrimFunc *engine_kernel(const Engine *e, const char *name) { return lowered_prim(e, name); }
 

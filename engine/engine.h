@@ -93,6 +93,11 @@ PrimFunc *engine_kernel(const Engine *e, const char *name);
 int engine_kernel_count(const Engine *e);
 PrimFunc *engine_kernel_at(const Engine *e, int i);
 
+/* Forgets every lowered definition and kernel (they stay allocated): the
+ * next compile lowers again, with the tuning database's kernel records
+ * as they are now (after `:tune` recorded a kernel's knobs). */
+void engine_relower(Engine *e);
+
 /* The jit mode's pipeline (engine.c's JIT_PIPELINE, the one definition):
  * step i's pass and when it runs (*when may be NULL); NULL past the end. */
 const char *engine_jit_step(int i, const char **when);

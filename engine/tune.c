@@ -38,10 +38,7 @@ static double now_ms(void) {
 
 /* ───────────────────────── running a candidate ───────────────────────── */
 
-typedef struct Run {
-  const PrimFunc *f;
-  RtTensor *args[64];
-} Run;
+typedef TuneRun Run;
 
 static void run_free(Run *r) {
   for (int i = 0; i < r->f->nparams; i++) rt_tensor_release(r->args[i]), r->args[i] = NULL;
@@ -90,6 +87,18 @@ static bool same_outputs(const Run *a, const Run *b, char *err, size_t n) {
     }
   }
   return true;
+}
+
+/* The helpers above for other tuners (engine/tune.h). */
+bool engine_tune_run_new(TuneRun *r, const PrimFunc *f, char *err, size_t n) {
+  return run_new(r, f, err, n);
+}
+void engine_tune_run_free(TuneRun *r) { run_free(r); }
+double engine_tune_time(const JitKernel *k, TuneRun *r, double best, bool *ok) {
+  return time_kernel(k, r, best, ok);
+}
+bool engine_tune_same(const TuneRun *a, const TuneRun *b, char *err, size_t n) {
+  return same_outputs(a, b, err, n);
 }
 
 /* ───────────────────────── the search ───────────────────────── */
@@ -222,7 +231,7 @@ char *engine_tuning_path(const Engine *e) {
 }
 
 /* "workload=<hash> (float32[64, 64], ...)" of f's unscheduled function. */
-static char *workload(const PrimFunc *f) {
+char *engine_tuning_workload(const PrimFunc *f) {
   const PrimFunc *plain = f->unscheduled ? f->unscheduled : f;
   PrimFunc anon = *plain;
   anon.name = "", anon.trace = NULL, anon.unscheduled = NULL, anon.lowered = NULL;
@@ -255,9 +264,21 @@ static void mkdirs(const char *path) {
   mkdir(tmp, 0755);
 }
 
+bool engine_tuning_append(const Engine *e, const char *text, char *err, size_t n) {
+  char *path = engine_tuning_path(e);
+  FILE *fp = path ? (mkdirs(path), fopen(path, "a")) : NULL;
+  bool ok = fp && fputs(text, fp) >= 0;
+  if (fp && fclose(fp) != 0) ok = false;
+  if (!ok)
+    snprintf(err, n, "cannot write %s", path ? path : "the tuning database (no cache directory)");
+  free(path);
+  return ok;
+}
+
 bool engine_tuning_record(const Engine *e, const PrimFunc *best, double gflops, char *err,
                           size_t n) {
-  char *path = engine_tuning_path(e), *w = workload(best), *s = engine_sched_text(best);
+  char *path = engine_tuning_path(e), *w = engine_tuning_workload(best),
+       *s = engine_sched_text(best);
   const char *target = jit_target_name();
   bool ok = path && s && target;
   FILE *fp = NULL;
@@ -332,7 +353,7 @@ char *engine_tuning_show(const Engine *e, int *count) {
 /* The schedule text of the fastest record of f's workload on this target
  * (malloc'd, its `schedule @name` renamed to f's), or NULL. */
 static char *lookup(const Engine *e, const PrimFunc *f) {
-  char *path = engine_tuning_path(e), *w = workload(f), *best = NULL;
+  char *path = engine_tuning_path(e), *w = engine_tuning_workload(f), *best = NULL;
   FILE *fp = path ? fopen(path, "r") : NULL;
   const char *target = fp && jit_module_found() ? jit_target_name() : NULL;
   if (!target && fp) fclose(fp), fp = NULL;

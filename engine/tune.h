@@ -49,6 +49,27 @@ typedef struct TuneResult {
 bool engine_tune(Engine *e, const PrimFunc *f, Arena *a, const TuneOptions *o, TuneProgress cb,
                  void *user, TuneResult *out, char *err, size_t n);
 
+/* The helpers engine_tune measures with, for the kernels' tuner
+ * (engine/tune_kernel.h): random inputs of a function (the same for every
+ * function of the same parameters), a kernel's median time, and whether
+ * two runs' buffers agree within float rounding (err: the first element
+ * that does not). */
+typedef struct TuneRun {
+  const PrimFunc *f;
+  RtTensor *args[64];
+} TuneRun;
+bool engine_tune_run_new(TuneRun *r, const PrimFunc *f, char *err, size_t n);
+void engine_tune_run_free(TuneRun *r);
+typedef struct JitKernel JitKernel;
+double engine_tune_time(const JitKernel *k, TuneRun *r, double best, bool *ok);
+bool engine_tune_same(const TuneRun *a, const TuneRun *b, char *err, size_t n);
+
+/* "workload=<hash> (float32[64, 64], ...)": a prim function's (its
+ * unscheduled text without its name) key in the database (malloc'd). */
+char *engine_tuning_workload(const PrimFunc *f);
+/* Appends text to the database file; false with err. */
+bool engine_tuning_append(const Engine *e, const char *text, char *err, size_t n);
+
 /* The database file (malloc'd; NULL when there is none: no cache directory). */
 char *engine_tuning_path(const Engine *e);
 /* Appends a record of f's best schedule measured at gflops; false with err. */

@@ -26,6 +26,7 @@
 
 #include "ir/ir.h"
 #include "ir/tir.h"
+#include "lower/compute/compute_knobs.h"
 
 typedef struct PassCtx PassCtx;
 
@@ -57,6 +58,18 @@ void lower_free(Lowerer *L);
 /* Fast math (default on) for prim functions built from now on: see
  * lc_set_fast_math in lower/compute/compute.h. */
 void lower_set_fast_math(Lowerer *L, bool on);
+/* Where the knobs of each kernel come from (NULL: the rules' defaults):
+ * given the kernel lowered with the defaults, fn fills a setting and
+ * returns true to have it lowered again so (the engine: from the tuning
+ * database).  A kernel lowered with knobs set carries them as its
+ * attribute `knobs` ("conv2d.tile=7 ..."). */
+typedef bool (*LowerKnobsFn)(void *user, const PrimFunc *plain, LowerKnobs *out);
+void lower_set_knobs_hook(Lowerer *L, LowerKnobsFn fn, void *user);
+/* Lowers one Primitive function with the setting k (NULL: the defaults),
+ * not cached nor named uniquely (the tuner's candidates); *read (may be
+ * NULL) gets the knobs its rules read (a bit per KnobId). */
+PrimFunc *lower_with_knobs(Lowerer *L, const Function *f, const LowerKnobs *k, uint32_t *read,
+                           const char **why);
 /* f / e with every lowerable Primitive call replaced by call_tir and the
  * others inlined back (f or e itself when there are none). */
 Function *lower_function(Lowerer *L, Function *f);

@@ -42,7 +42,9 @@ struct Lowerer {
   Arena *a;
   bool (*taken)(void *user, const char *name);
   void *user;
-  bool exact; /* fast math off (lower_set_fast_math) */
+  bool exact;         /* fast math off (lower_set_fast_math) */
+  LowerKnobsFn knobs; /* the setting of a kernel's knobs (lower_set_knobs_hook) */
+  void *knobs_user;
   PtrVec prims;
   PtrMap fn_prim;    /* Function* → PrimFunc* (or (void *)1: cannot lower) */
   PtrMap var_prim;   /* Var* (bound to a lowered fn) → PrimFunc* */
@@ -60,6 +62,10 @@ Lowerer *lower_new(Arena *a, bool (*taken)(void *user, const char *name), void *
 }
 
 void lower_set_fast_math(Lowerer *L, bool on) { L->exact = !on; }
+
+void lower_set_knobs_hook(Lowerer *L, LowerKnobsFn fn, void *user) {
+  L->knobs = fn, L->knobs_user = user;
+}
 
 void lower_free(Lowerer *L) {
   if (!L) return;
@@ -274,12 +280,23 @@ static bool is_view_chain(const Function *f) {
   }
 }
 
+/* The attribute `knobs="conv2d.tile=7 ..."` of a kernel lowered with a
+ * setting (it shows in its text, so the JIT's keys tell it apart). */
+static Attrs *knobs_attr(Arena *a, const LowerKnobs *k) {
+  char buf[512];
+  Attrs *at = attrs_new(a, 1);
+  at->keys[0] = "knobs", at->vals[0] = attr_str(a, arena_strdup(a, knob_text(k, buf, sizeof buf)));
+  return at;
+}
+
 /* Lowers one Primitive function: parameters become buffers, each binding's
  * op call is lowered by its compute rule, and the result is written to an
  * extra last parameter (destination passing).  NULL with *why on failure. */
-static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char **why) {
+static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const LowerKnobs *knobs,
+                       uint32_t *read, const char **why) {
   Build B = {lc_new(a), {0}, {0}, 0};
   lc_set_fast_math(B.C, fast_math);
+  lc_set_knobs(B.C, knobs);
   PrimFunc *pf = NULL;
   int nbuf = 0;
   for (int i = 0; i < f->nparams; i++) nbuf += param_width(f->params[i]);
@@ -316,6 +333,8 @@ static PrimFunc *build(Arena *a, const Function *f, bool fast_math, const char *
     pf->nsizevars = lc_nsize_vars(B.C);
     pf->sizevars = ARENA_ARRAY(a, TirVar *, pf->nsizevars + 1);
     for (int i = 0; i < pf->nsizevars; i++) pf->sizevars[i] = lc_size_vars(B.C)[i];
+    if (knobs && knobs->set) pf->attrs = knobs_attr(a, knobs);
+    if (read) *read = lc_knobs_read(B.C);
   } else if (why) {
     *why = arena_strdup(a, lc_failed(B.C) ? lc_why(B.C) : "no result");
   }
@@ -368,9 +387,21 @@ static PrimFunc *intern(Lowerer *L, PrimFunc *pf, const Function *f) {
 PrimFunc *lower_primitive(Lowerer *L, const Function *f, const char **why) {
   void *have = ptrmap_get(&L->fn_prim, f);
   if (have) return have == (void *)1 ? NULL : have;
-  PrimFunc *pf = build(L->a, f, !L->exact, why);
+  PrimFunc *pf = build(L->a, f, !L->exact, NULL, NULL, why);
+  LowerKnobs k = {0};
+  if (pf && L->knobs && L->knobs(L->knobs_user, pf, &k) && k.set) {
+    PrimFunc *tuned = build(L->a, f, !L->exact, &k, NULL, NULL);
+    if (tuned) pf = tuned;
+  }
   if (pf) pf = intern(L, pf, f);
   ptrmap_put(&L->fn_prim, f, pf ? (void *)pf : (void *)1);
+  return pf;
+}
+
+PrimFunc *lower_with_knobs(Lowerer *L, const Function *f, const LowerKnobs *k, uint32_t *read,
+                           const char **why) {
+  PrimFunc *pf = build(L->a, f, !L->exact, k, read, why);
+  if (pf) pf->name = base_name(L->a, f);
   return pf;
 }
 

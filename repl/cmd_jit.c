@@ -81,8 +81,12 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
       snprintf(compile, sizeof compile, "(disk) %.1f ms", k.load_ms);
     else
       snprintf(compile, sizeof compile, "%.1f ms", k.compile_ms);
-    printf("@%-*s  %-*s %14s %8llu %8.3f ms\n", wn - 1, k.name, ws, k.signature, compile,
+    printf("@%-*s  %-*s %14s %8llu %8.3f ms", wn - 1, k.name, ws, k.signature, compile,
            (unsigned long long)k.calls, k.total_ms);
+    const PrimFunc *f = engine_kernel(session_engine(s), k.name);
+    const AttrValue *kn = f && f->attrs ? attrs_get(f->attrs, "knobs") : NULL;
+    if (kn && kn->kind == AV_STR) printf("  tuned {%s}", kn->u.s); /* the tuning database's knobs */
+    putchar('\n');
   }
   print_specializations(session_engine(s));
   return RUN_OK;

@@ -88,8 +88,9 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "`:step @f` replays it one primitive at a time, `:print --unscheduled @f` shows\n"             \
     "the function as written.")                                                                    \
   X(trace, "trace", "@f", DEF, repl_cmd_trace, "print a prim function's schedule as text", NULL)   \
-  X(tune, "tune", "@f [trials=N] [minutes=M] [seed=S] | --show", DEF, repl_cmd_tune,               \
-    "find a prim function's schedule by measurement (kept, recorded)",                             \
+  X(tune, "tune", "@f|@kernel [trials=N] [minutes=M] [seed=S] [set=K=V,...] | --show | --knobs",   \
+    DEF, repl_cmd_tune,                                                                            \
+    "find a prim function's schedule or a kernel's knobs by measurement (recorded)",               \
     "Candidates come from schedule rules (multi-level tiling of reductions with\n"                 \
     "sampled tile sizes, a packed operand, elementwise blocks inlined or vectorized,\n"            \
     "outer loops parallel): random samples, then mutations of the fastest.  Each is\n"             \
@@ -97,7 +98,15 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "early.  The best becomes @f's schedule (`:undo` takes it back) and is appended\n"             \
     "to the tuning database ($XDG_CACHE_HOME/rly/tuning.txt, `rly --tuning-log FILE`),\n"          \
     "from which a prim function defined without a schedule gets its workload's\n"                  \
-    "(RLY_TUNING_DB=0: not).  `--show` lists this target's records.")                              \
+    "(RLY_TUNING_DB=0: not).  `--show` lists this target's records.\n"                             \
+    "@kernel, a kernel as :kernels names it: its compute rules' knobs (tile widths,\n"             \
+    "tile rows, panel widths, the parallel loop; `:tune --knobs` lists them), the\n"               \
+    "defaults first, then the other settings in the seed's order; the best is\n"                   \
+    "recorded and every later compile of that workload takes it (`:kernels` says\n"                \
+    "tuned).  set=K=V,... measures and records the setting given.  @f, a function:\n"              \
+    "each of its kernels by a task scheduler (the most time in the model first;\n"                 \
+    "minutes=10 by default), then a table of before and after (`rly --tune\n"                      \
+    "[MINUTES] FILE`).")                                                                           \
   X(seed, "seed", "N", NONE, cmd_seed, "set @prng_state to random.key(N)", NULL)                   \
   X(set, "set", "[NAME [VALUE]]", SETTING, repl_cmd_set,                                           \
     "change a setting; alone, show the settings", NULL)                                            \

@@ -36,6 +36,7 @@ typedef struct Action {
 
 typedef struct Cli {
   bool print, types, check, help, version, interactive, no_prelude, profile;
+  bool tune;          /* --tune [MINUTES] FILE: tune the model's kernels (:tune @main) */
   bool tvmscript;     /* --print-tvmscript: the prim functions as TVMScript */
   const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
   const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
@@ -91,6 +92,7 @@ CLI_FLAG(version)
 CLI_FLAG(interactive)
 CLI_FLAG(no_prelude)
 CLI_FLAG(profile)
+CLI_FLAG(tune)
 CLI_TEXT(passes)
 CLI_TEXT(params)
 CLI_TEXT(import)
@@ -147,6 +149,8 @@ static bool list_ops(Cli *cli, const CliOption *o, const char *a) {
     "with --import: write the text to OUT.rly and the weights to OUT.npz")                        \
   X("dot", 0, required_argument, "@f", set_dot, "a function (@f)",                                \
     "draw @f's dataflow graph (after --pass, if any) into -o OUT.dot|svg|png")                    \
+  X("tune", 0, no_argument, NULL, set_tune, NULL,                                                 \
+    "--tune [MINUTES] FILE.rly|.onnx: tune its @main's kernels (10 minutes by default)")          \
   X("list-ops", 0, optional_argument, "F", list_ops, NULL,                                        \
     "list every op: family, pattern, kernel, compute rule (F: text, markdown)")
 
@@ -518,6 +522,28 @@ static int run_session(Cli *cli) {
   return status;
 }
 
+/* --tune [MINUTES] FILE: the file (an .onnx imported as @main), then
+ * `:tune @main minutes=M`, as a session's actions. */
+static int tune_session(Cli *cli) {
+  char *end = NULL, cmd[600], imp[4200];
+  double minutes = cli->nfiles == 2 ? strtod(cli->files[0], &end) : 10;
+  if (cli->nfiles < 1 || cli->nfiles > 2 || (end && (*end || minutes <= 0))) {
+    fputs("rly: --tune needs [MINUTES] FILE.rly|FILE.onnx\n", stderr);
+    return 2;
+  }
+  const char *file = cli->files[cli->nfiles - 1];
+  size_t n = strlen(file);
+  cli->nactions = 0;
+  snprintf(imp, sizeof imp, ":import %s", file);
+  if (n > 5 && strcmp(file + n - 5, ".onnx") == 0)
+    add_action(cli, 'e', imp);
+  else
+    add_action(cli, 'f', file);
+  snprintf(cmd, sizeof cmd, ":tune @main minutes=%g", minutes);
+  add_action(cli, 'e', cmd);
+  return run_session(cli);
+}
+
 /* Batch modes (check, print, passes) run per file and stop at the first
  * failure; otherwise a session runs the actions and maybe the REPL. */
 int main(int argc, char **argv) {
@@ -540,6 +566,8 @@ int main(int argc, char **argv) {
     fputs("rly: --dot needs -o OUT.dot, OUT.svg or OUT.png\n", stderr), status = 2;
   } else if (cli.output && !cli.dot) {
     fputs("rly: -o goes with --import or --dot\n", stderr), usage(stderr), status = 2;
+  } else if (cli.tune) {
+    status = tune_session(&cli);
   } else if (cli.print || cli.check || cli.passes || cli.dot) {
     if (cli.nfiles == 0) usage(stderr), status = 2;
     for (int i = 0; i < cli.nfiles && status == 0; i++) status = check_file(&cli, cli.files[i]);

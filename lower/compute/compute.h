@@ -33,6 +33,7 @@
 
 #include "ir/ir.h"
 #include "ir/tir.h"
+#include "lower/compute/compute_knobs.h"
 #include "ops/ops.h"
 
 typedef struct LowerCx LowerCx;
@@ -99,6 +100,12 @@ LowerCx *lc_new(Arena *a);
  * for bit as the reference kernels (EngineOptions.fast_math). */
 void lc_set_fast_math(LowerCx *L, bool on);
 bool lc_fast_math(const LowerCx *L);
+/* The knobs' setting (lower/compute/compute_knobs.h; NULL: every default)
+ * for the rules to read with lc_knob, which also notes which knobs the
+ * rules read (lc_knobs_read: a bit per KnobId), the kernel's search space. */
+void lc_set_knobs(LowerCx *L, const LowerKnobs *k);
+int lc_knob(LowerCx *L, KnobId id);
+uint32_t lc_knobs_read(const LowerCx *L);
 void lc_free(LowerCx *L);
 Arena *lc_arena(LowerCx *L);
 /* NULL; records why (the first reason wins). */

@@ -27,9 +27,18 @@ struct LowerCx {
   PtrVec size_list;
   PtrVec lists; /* open statement lists (PtrVec *) */
   int counter;
-  bool exact;    /* !fast_math */
-  PtrVec totals; /* buffers written whole by one store (lc_mark_total) */
+  bool exact;              /* !fast_math */
+  PtrVec totals;           /* buffers written whole by one store (lc_mark_total) */
+  const LowerKnobs *knobs; /* overrides of the rules' knobs, or NULL */
+  uint32_t knobs_read;     /* the knobs the rules asked (bit per KnobId) */
 };
+
+void lc_set_knobs(LowerCx *L, const LowerKnobs *k) { L->knobs = k; }
+int lc_knob(LowerCx *L, KnobId id) {
+  L->knobs_read |= 1u << id;
+  return knob_value(L->knobs, id);
+}
+uint32_t lc_knobs_read(const LowerCx *L) { return L->knobs_read; }
 
 void lc_set_fast_math(LowerCx *L, bool on) { L->exact = !on; }
 bool lc_fast_math(const LowerCx *L) { return !L->exact; }

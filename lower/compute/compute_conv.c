@@ -419,9 +419,9 @@ static void blocked_init(LowerCx *L, Blocked *k, const Conv *c, DType dt) {
   k->KH = lc_const(c->KH), k->KW = lc_const(c->KW);
   k->OH = lc_const(c->OH), k->OW = lc_const(c->OW);
   for (int i = 0; i < 2; i++) k->s[i] = c->s[i], k->d[i] = c->d[i], k->p[i] = c->p[i];
-  k->tile = pick_tile(k->OW);
+  int tile = lc_knob(L, KNOB_CONV2D_TILE); /* 0: by the width and the target */
+  k->tile = tile ? tile : pick_tile(k->OW);
   k->ax = c->ax;
-  (void)L;
 }
 
 /* Emits the packing, the tiles and (NCHW results) the unpacking. */
@@ -444,6 +444,8 @@ static bool blocked_emit(LowerCx *L, Blocked *k, Buffer *out, bool nchw_out) {
   return true;
 }
 
+static void narrow_tile(Blocked *k, DType dt);
+
 /* The blocked schedule of an NCHW / OIHW convolution with static sizes:
  * false (nothing emitted) when it does not apply. */
 static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
@@ -456,7 +458,8 @@ static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
   if (c->groups != 1 && !dw) return false;
   Blocked k = {.C = C, .H = H, .W = W, .O = O * c->groups, .depthwise = dw};
   blocked_init(L, &k, c, dt);
-  k.lanes = target_vector_bytes() / dtype_bytes(dt);
+  k.lanes = target_vector_bytes() / dtype_bytes(dt) * (dw ? 1 : lc_knob(L, KNOB_CONV2D_OC_REGS));
+  if (!lc_knob(L, KNOB_CONV2D_TILE)) narrow_tile(&k, dt);
   k.nob = (k.O + k.lanes - 1) / k.lanes;
   k.cb = dw ? k.lanes : (int)C, k.ncb = dw ? k.nob : 1;
   return blocked_emit(L, &k, out, true);
@@ -618,7 +621,7 @@ static LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in,
   Blocked k = {.C = d[0] * cb, .H = d[1], .W = d[2], .O = d[3] * ob, .depthwise = groups > 1};
   blocked_init(L, &k, &c, dt);
   k.xblock = cb, k.wblocked = true, k.lanes = (int)ob, k.nob = d[3];
-  narrow_tile(&k, dt);
+  if (!lc_knob(L, KNOB_CONV2D_TILE)) narrow_tile(&k, dt);
   k.cb = (int)(k.depthwise ? ob : ib), k.ncb = k.depthwise ? d[3] : d[4];
   PrimExpr *shape[5] = {in[0]->shape[0], in[1]->shape[0], c.OH, c.OW, lc_int(L, ob)};
   Buffer *out = lc_result_buffer(L, call, dt, 5, shape);
@@ -633,7 +636,8 @@ static LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in,
                  .H = k.H,
                  .W = k.W,
                  .dt = dt};
-  if (winograd_shape(&k, &c, ib, cb) && wg.N > 0 && lc_winograd_applies(&wg)) {
+  if (winograd_shape(&k, &c, ib, cb) && wg.N > 0 && lc_winograd_applies(&wg) &&
+      lc_knob(L, KNOB_CONV2D_WINOGRAD)) {
     lc_conv_winograd(L, &wg, out);
     lc_mark_total(L, out);
     return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);

@@ -473,7 +473,9 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
     lc_fail(L, "nn.dense: no buffer for the packed weights");
     return;
   }
-  if (lc_const(nb) >= PANELS_PARALLEL && lc_const(m->M) >= 0)
+  int split = lc_knob(L, KNOB_PRODUCT_SPLIT); /* 0: by the panel count */
+  bool panels = split ? split == 2 : lc_const(nb) >= PANELS_PARALLEL;
+  if (panels && lc_const(m->M) >= 0)
     by_panels(L, m, out, wp, nb);
   else
     by_rows(L, m, out, wp, nb);
@@ -522,8 +524,10 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   if (!product_dtypes(L, call, m))
     return lc_fail(L, "%s of %s and %s", call->u.call.fn->u.op.name, dtype_name(m->a->dtype),
                    dtype_name(m->b->dtype));
-  m->nr = 2 * vector_bytes() / dtype_bytes(m->acc);
-  m->mr = tile_rows(lc_const(m->M));
+  /* a prepacked weight's panels are two registers wide (its layout's) */
+  m->nr = (m->packed ? 2 : lc_knob(L, KNOB_PRODUCT_NR_REGS)) * vector_bytes() / dtype_bytes(m->acc);
+  int mr = lc_knob(L, KNOB_PRODUCT_MR); /* 0: by the row count and the target */
+  m->mr = mr ? mr : tile_rows(lc_const(m->M));
   PrimExpr *shape[TENSOR_MAX_RANK];
   int n = 0;
   if (m->batched) shape[n++] = m->B;
