@@ -12,8 +12,9 @@ torch.nn.functional.conv3d in float64: |rly - ref| <= TOL * (1 + bound),
 bound being the same convolution of |x| and |w| (float32 sums' rounding
 grows with it).
 The shapes cover strides 1 and 2, padding, dilation, channel counts that
-are not a multiple of the vector width, and rows longer and shorter than a
-register tile.  Exits non-zero on any failure, 77 when torch is missing."""
+are not a multiple of the vector width, rows longer and shorter than a
+register tile, and rows narrow enough for a tile to hold several.  Exits
+non-zero on any failure, 77 when torch is missing."""
 import os
 import subprocess
 import sys
@@ -41,6 +42,7 @@ CASES = [
     ("residual", (2, 32, 3, 7, 30), (32, 32, 3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1),
      "residual"),
     ("pointwise_s2", (1, 8, 4, 8, 8), (16, 8, 1, 1, 1), (2, 2, 2), (0, 0, 0), (1, 1, 1), "none"),
+    ("rows_of_7", (1, 24, 2, 4, 7), (16, 24, 3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), "residual"),
     ("small", (1, 5, 4, 6, 3), (7, 5, 2, 3, 1), (1, 1, 2), (0, 2, 0), (2, 1, 1), "bias_relu"),
 ]
 

@@ -286,7 +286,12 @@ typedef struct Blk3 {
   DType dt;
   PrimExpr *N;
   int64_t C, O, in[3], k[3], out[3], pad[3]; /* pad: the padded input's sizes */
+  /* a dim of one tap, no padding and stride s is packed decimated: XP
+   * holds every s-th input position (step s, extent out), read at stride 1
+   * (xs); else step 1, extent in, read at the stride */
+  int64_t step[3], ext[3], xs[3];
   int lanes, tile;
+  int rows; /* output rows per tile: > 1 when whole rows are narrower than a tile */
   int64_t nob;
   bool wdirect; /* the weight read in place: DHWIO, O a multiple of lanes */
   Buffer *xp, *wp, *yb;
@@ -311,16 +316,17 @@ static Buffer *pack_input3(LowerCx *L, const Blk3 *k) {
   PrimExpr *shape[5] = {k->N, ci(L, k->pad[0]), ci(L, k->pad[1]), ci(L, k->pad[2]), ci(L, k->C)};
   Buffer *xp = lc_alloc(L, "XP", k->dt, 5, shape);
   TirVar *n = lc_tvar(L, "n", k->N), *v[3], *ch = lc_tvar(L, "c", ci(L, k->C));
-  for (int i = 0; i < 3; i++) v[i] = lc_tvar(L, "p", ci(L, k->in[i]));
+  for (int i = 0; i < 3; i++) v[i] = lc_tvar(L, "p", ci(L, k->ext[i]));
   PrimExpr *pi[5] = {lc_var(L, n)}, *xi[5] = {lc_var(L, n), lc_var(L, ch)}, *at[MAX_AXES];
   for (int i = 0; i < 3; i++)
-    pi[1 + i] = lc_plus(L, lc_var(L, v[i]), ci(L, c->lo[i])), xi[2 + i] = lc_var(L, v[i]);
+    pi[1 + i] = lc_plus(L, lc_var(L, v[i]), ci(L, c->lo[i])),
+           xi[2 + i] = lc_times(L, lc_var(L, v[i]), ci(L, k->step[i]));
   pi[4] = lc_var(L, ch);
   for (int i = 0; i < 5; i++) lc_open(L);
   lc_store(L, xp, 5, pi, lc_at(L, c->x, placed(at, c->ax.x, xi, 5)));
   lc_for(L, LOOP_VECTORIZED, ch, ci(L, k->C), lc_close(L));
   for (int i = 2; i >= 0; i--)
-    lc_for(L, i == 0 ? LOOP_PARALLEL : LOOP_RANGE, v[i], ci(L, k->in[i]), lc_close(L));
+    lc_for(L, i == 0 ? LOOP_PARALLEL : LOOP_RANGE, v[i], ci(L, k->ext[i]), lc_close(L));
   lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
   return xp;
 }
@@ -365,8 +371,19 @@ static PrimExpr *w_elem(LowerCx *L, const Blk3 *k, PrimExpr *ob, PrimExpr **tap,
 typedef struct Tile3 {
   Buffer *acc;
   PrimExpr *n, *ob, *od, *oh, *ow0;
-  int T;
+  int T, W; /* T positions: rows of W columns from (oh, ow0) */
 } Tile3;
+
+/* The output row and column of position tt of tile t (constants per
+ * position once the tile's loop is unrolled). */
+static void tile_pos(LowerCx *L, const Tile3 *t, PrimExpr *tt, PrimExpr **oh, PrimExpr **ow) {
+  if (t->T == t->W) {
+    *oh = t->oh, *ow = lc_plus(L, t->ow0, tt);
+    return;
+  }
+  *oh = lc_plus(L, t->oh, lc_bin(L, PB_DIV, tt, ci(L, t->W)));
+  *ow = lc_plus(L, t->ow0, lc_bin(L, PB_MOD, tt, ci(L, t->W)));
+}
 
 /* acc[t, l] += XP[n, od*s + a*d, oh*s + b*d, (ow0 + t)*s + e*d, c] * W,
  * over the taps (a, b, e) and input channels c, t unrolled, l vectorized. */
@@ -374,10 +391,11 @@ static void tile3_taps(LowerCx *L, const Blk3 *k, const Tile3 *t) {
   const ConvNd *c = k->c;
   TirVar *tv[3], *ch = lc_tvar(L, "c", ci(L, k->C)), *tt = lc_tvar(L, "t", ci(L, t->T)),
                  *l = lc_tvar(L, "l", ci(L, k->lanes));
-  PrimExpr *tap[3], *o[3] = {t->od, t->oh, lc_plus(L, t->ow0, lc_var(L, tt))}, *xi[5] = {t->n};
+  PrimExpr *tap[3], *o[3] = {t->od}, *xi[5] = {t->n};
+  tile_pos(L, t, lc_var(L, tt), &o[1], &o[2]);
   for (int i = 0; i < 3; i++) {
     tv[i] = lc_tvar(L, "k", ci(L, k->k[i])), tap[i] = lc_var(L, tv[i]);
-    xi[1 + i] = lc_plus(L, lc_times(L, o[i], ci(L, c->s[i])), lc_times(L, tap[i], ci(L, c->d[i])));
+    xi[1 + i] = lc_plus(L, lc_times(L, o[i], ci(L, k->xs[i])), lc_times(L, tap[i], ci(L, c->d[i])));
   }
   xi[4] = lc_var(L, ch);
   PrimExpr *ai[2] = {lc_var(L, tt), lc_var(L, l)};
@@ -398,7 +416,8 @@ static void tile3(LowerCx *L, const Blk3 *k, const Tile3 *t) {
     if (pass == 1) tile3_taps(L, k, t);
     TirVar *tt = lc_tvar(L, "t", ci(L, t->T)), *l = lc_tvar(L, "l", ci(L, k->lanes));
     PrimExpr *ai[2] = {lc_var(L, tt), lc_var(L, l)};
-    PrimExpr *yi[6] = {t->n, t->ob, t->od, t->oh, lc_plus(L, t->ow0, lc_var(L, tt)), ai[1]};
+    PrimExpr *yi[6] = {t->n, t->ob, t->od, NULL, NULL, ai[1]};
+    tile_pos(L, t, lc_var(L, tt), &yi[3], &yi[4]);
     lc_open(L);
     lc_open(L);
     if (pass == 0)
@@ -423,7 +442,8 @@ static void blocked3_loops(LowerCx *L, const Blk3 *k) {
              .ob = lc_bin(L, PB_DIV, pv, ci(L, OD * OH)),
              .od = lc_bin(L, PB_MOD, lc_bin(L, PB_DIV, pv, ci(L, OH)), ci(L, OD)),
              .oh = lc_bin(L, PB_MOD, pv, ci(L, OH)),
-             .T = k->tile};
+             .T = k->tile,
+             .W = k->tile};
   lc_open(L);
   lc_open(L);
   t.acc = lc_alloc(L, "acc", k->dt, 2, tshape);
@@ -432,8 +452,44 @@ static void blocked3_loops(LowerCx *L, const Blk3 *k) {
   lc_open(L);
   tile3(L, k, &t);
   lc_for(L, LOOP_RANGE, tw, ci(L, full), lc_close(L));
-  if (OW % k->tile) t.T = (int)(OW % k->tile), t.ow0 = ci(L, full * k->tile), tile3(L, k, &t);
+  if (OW % k->tile) t.T = t.W = (int)(OW % k->tile), t.ow0 = ci(L, full * k->tile), tile3(L, k, &t);
   lc_for(L, LOOP_PARALLEL, p, rows, lc_close(L));
+  lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
+}
+
+/* Rows narrower than a tile (7 columns at the end of a video net): tiles of
+ * k->rows whole rows, so a weight vector serves more columns; the last
+ * chunk of rows may be shorter. */
+static void blocked3_row_tiles(LowerCx *L, const Blk3 *k) {
+  int64_t OD = k->out[0], OH = k->out[1], OW = k->out[2], R = k->rows;
+  int64_t chunks = (OH + R - 1) / R, last = OH - (chunks - 1) * R;
+  PrimExpr *nrows = ci(L, k->nob * OD * chunks);
+  TirVar *n = lc_tvar(L, "n", k->N), *p = lc_tvar(L, "rows", nrows);
+  PrimExpr *pv = lc_var(L, p), *q = lc_bin(L, PB_MOD, pv, ci(L, chunks));
+  PrimExpr *tshape[2] = {ci(L, R * OW), ci(L, k->lanes)};
+  Tile3 t = {.n = lc_var(L, n),
+             .ob = lc_bin(L, PB_DIV, pv, ci(L, OD * chunks)),
+             .od = lc_bin(L, PB_MOD, lc_bin(L, PB_DIV, pv, ci(L, chunks)), ci(L, OD)),
+             .oh = lc_times(L, q, ci(L, R)),
+             .ow0 = ci(L, 0),
+             .T = (int)(R * OW),
+             .W = (int)OW};
+  lc_open(L);
+  lc_open(L);
+  t.acc = lc_alloc(L, "acc", k->dt, 2, tshape);
+  t.acc->no_init = true;
+  lc_open(L);
+  tile3(L, k, &t);
+  Stmt *whole = lc_close(L);
+  if (last == R) {
+    lc_emit(L, whole);
+  } else {
+    t.T = (int)(last * OW);
+    lc_open(L);
+    tile3(L, k, &t);
+    lc_if_else(L, lc_bin(L, PB_LT, q, ci(L, chunks - 1)), whole, lc_close(L));
+  }
+  lc_for(L, LOOP_PARALLEL, p, nrows, lc_close(L));
   lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
 }
 
@@ -463,6 +519,10 @@ static bool blocked3_sizes(const ConvNd *c, Blk3 *k) {
     ok = ok && k->in[i] > 0 && k->k[i] > 0 && k->out[i] > 0;
     int64_t need = (k->out[i] - 1) * c->s[i] + (k->k[i] - 1) * c->d[i] + 1;
     k->pad[i] = need > k->in[i] + c->lo[i] ? need : k->in[i] + c->lo[i];
+    bool dec = k->k[i] == 1 && c->lo[i] == 0 && c->s[i] > 1;
+    k->step[i] = dec ? c->s[i] : 1, k->xs[i] = dec ? 1 : c->s[i];
+    k->ext[i] = dec ? k->out[i] : k->in[i];
+    if (dec) k->pad[i] = k->out[i];
   }
   return ok;
 }
@@ -479,6 +539,9 @@ static bool conv3d_blocked(LowerCx *L, const ConvNd *c, DType dt, Buffer *out) {
   k.lanes = target_vector_bytes() / dtype_bytes(dt);
   k.nob = (k.O + k.lanes - 1) / k.lanes;
   k.tile = pick_tile(k.out[2]);
+  int budget = target_vector_bytes() >= 64 ? TILE_WIDE : TILE_NARROW;
+  k.rows = 2 * k.out[2] <= budget ? (int)(budget / k.out[2]) : 1;
+  if (k.rows > k.out[1]) k.rows = (int)k.out[1];
   k.wdirect = c->ax.w[0] == 4 && k.O % k.lanes == 0;
   PrimExpr *yshape[6] = {
       k.N, ci(L, k.nob), ci(L, k.out[0]), ci(L, k.out[1]), ci(L, k.out[2]), ci(L, k.lanes)};
@@ -487,7 +550,10 @@ static bool conv3d_blocked(LowerCx *L, const ConvNd *c, DType dt, Buffer *out) {
   k.yb = lc_alloc(L, "YB", dt, 6, yshape);
   if (!k.xp || (!k.wdirect && !k.wp) || !k.yb) return false;
   k.yb->no_init = true; /* every tile stores all its lanes */
-  blocked3_loops(L, &k);
+  if (k.rows > 1)
+    blocked3_row_tiles(L, &k);
+  else
+    blocked3_loops(L, &k);
   unpack3(L, &k, out);
   return true;
 }
