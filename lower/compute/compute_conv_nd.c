@@ -308,25 +308,54 @@ static int pick_tile(int64_t ow) {
 
 static PrimExpr *ci(LowerCx *L, int64_t v) { return lc_int(L, v); }
 
-/* XP[n, d + lo0, h + lo1, w + lo2, c] = x(n, c, d, h, w): channels last
- * and zero-padded (the alloc's zeros), so the tiles' loads need no tests
- * and a tap's channels are contiguous. */
+static PrimExpr *both(LowerCx *L, PrimExpr *a, PrimExpr *b) { return a ? and_(L, a, b) : b; }
+
+/* The channel loop of XP's position pi: every channel stored, from x at
+ * xi's position or (xi NULL) zero. */
+static void pack_channels(LowerCx *L, const Blk3 *k, Buffer *xp, PrimExpr **pi, PrimExpr **xi) {
+  TirVar *ch = lc_tvar(L, "c", ci(L, k->C));
+  PrimExpr *at[MAX_AXES], *p[5] = {pi[0], pi[1], pi[2], pi[3], lc_var(L, ch)};
+  lc_open(L);
+  if (xi) {
+    xi[1] = lc_var(L, ch);
+    lc_store(L, xp, 5, p, lc_at(L, k->c->x, placed(at, k->c->ax.x, xi, 5)));
+  } else {
+    lc_store(L, xp, 5, p, lc_lit(L, k->dt, 0));
+  }
+  lc_for(L, LOOP_VECTORIZED, ch, ci(L, k->C), lc_close(L));
+}
+
+/* XP[n, d, h, w, c] = x(n, c, d - lo0, h - lo1, w - lo2) inside the input,
+ * 0 in the padding: channels last, so a tap's channels are contiguous and
+ * the tiles' loads need no tests.  Every element is stored (no zero fill
+ * of the whole buffer first). */
 static Buffer *pack_input3(LowerCx *L, const Blk3 *k) {
   const ConvNd *c = k->c;
   PrimExpr *shape[5] = {k->N, ci(L, k->pad[0]), ci(L, k->pad[1]), ci(L, k->pad[2]), ci(L, k->C)};
   Buffer *xp = lc_alloc(L, "XP", k->dt, 5, shape);
-  TirVar *n = lc_tvar(L, "n", k->N), *v[3], *ch = lc_tvar(L, "c", ci(L, k->C));
-  for (int i = 0; i < 3; i++) v[i] = lc_tvar(L, "p", ci(L, k->ext[i]));
-  PrimExpr *pi[5] = {lc_var(L, n)}, *xi[5] = {lc_var(L, n), lc_var(L, ch)}, *at[MAX_AXES];
-  for (int i = 0; i < 3; i++)
-    pi[1 + i] = lc_plus(L, lc_var(L, v[i]), ci(L, c->lo[i])),
-           xi[2 + i] = lc_times(L, lc_var(L, v[i]), ci(L, k->step[i]));
-  pi[4] = lc_var(L, ch);
-  for (int i = 0; i < 5; i++) lc_open(L);
-  lc_store(L, xp, 5, pi, lc_at(L, c->x, placed(at, c->ax.x, xi, 5)));
-  lc_for(L, LOOP_VECTORIZED, ch, ci(L, k->C), lc_close(L));
+  xp->no_init = true;
+  TirVar *n = lc_tvar(L, "n", k->N), *v[3];
+  PrimExpr *pi[5] = {lc_var(L, n)}, *xi[5] = {lc_var(L, n)}, *inside = NULL;
+  for (int i = 0; i < 3; i++) {
+    v[i] = lc_tvar(L, "p", shape[1 + i]), pi[1 + i] = lc_var(L, v[i]);
+    xi[2 + i] = lc_times(L, lc_minus(L, pi[1 + i], ci(L, c->lo[i])), ci(L, k->step[i]));
+    if (c->lo[i] > 0) inside = both(L, inside, lc_bin(L, PB_GE, pi[1 + i], ci(L, c->lo[i])));
+    if (k->pad[i] > c->lo[i] + k->ext[i])
+      inside = both(L, inside, lc_bin(L, PB_LT, pi[1 + i], ci(L, c->lo[i] + k->ext[i])));
+  }
+  for (int i = 0; i < 4; i++) lc_open(L);
+  lc_open(L);
+  pack_channels(L, k, xp, pi, xi);
+  if (inside) {
+    Stmt *in = lc_close(L);
+    lc_open(L);
+    pack_channels(L, k, xp, pi, NULL);
+    lc_if_else(L, inside, in, lc_close(L));
+  } else {
+    lc_emit(L, lc_close(L));
+  }
   for (int i = 2; i >= 0; i--)
-    lc_for(L, i == 0 ? LOOP_PARALLEL : LOOP_RANGE, v[i], ci(L, k->ext[i]), lc_close(L));
+    lc_for(L, i == 0 ? LOOP_PARALLEL : LOOP_RANGE, v[i], shape[1 + i], lc_close(L));
   lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
   return xp;
 }
