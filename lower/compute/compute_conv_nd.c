@@ -26,13 +26,15 @@
  * A float32/64 nn.conv3d with groups 1, static sizes and fast math on takes
  * the blocked 3-D schedule instead (conv3d_blocked, below), the 2-D blocked
  * schedule of compute_conv.c with a depth dim: the input packed per call
- * into a zero-padded, channels-last XP[n, d, h, w, c]; the weight read as
+ * into a zero-padded, channels-last XP[n, d, h, w, c] (a dim of one tap,
+ * stride s and no padding keeps only every s-th position); the weight read as
  * vectors of `lanes` output channels (one vector register: 16 float32 with
  * AVX-512, 8 with AVX2) from a DHWIO weight in place (AlterOpLayout's,
  * folded once into the constant) or else from WP[ob, kd, kh, kw, c, l]
- * packed per call; a register tile of T output columns x lanes channels
- * summing broadcast input elements times weight vectors over the taps and
- * input channels, in the operands' dtype (so it rounds as the 2-D blocked
+ * packed per call; a register tile of T output positions (columns of a
+ * row, or whole rows when they are narrow) x lanes channels summing
+ * broadcast input elements times weight vectors over the taps and input
+ * channels, in the operands' dtype (so it rounds as the 2-D blocked
  * schedule does, not bit for bit with the kernel); (block, depth, row)
  * triples in parallel; the blocked YB[n, ob, d, h, w, l] then unpacked to
  * the result's layout (the fused epilogue applied there).
