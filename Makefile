@@ -11,7 +11,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-video bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -70,6 +70,11 @@ bench: deps all
 # Runtime at 1 and 2 threads; needs python3-torch(vision) and node/npm.
 bench-cnn: deps test-deps all
 	/usr/bin/python3 bench/cnn.py $(BUILD)/rly
+
+# torchvision's r3d_18 video network (16 and 8 frames) and each of its 3-D convolutions
+# against PyTorch and ONNX Runtime at one thread (bench/video.py).
+bench-video: deps test-deps all
+	/usr/bin/python3 bench/video.py $(BUILD)/rly --threads 1
 
 # LSTM and GRU layers against ONNX Runtime and PyTorch at 1 and 2 threads (bench/rnn.py).
 bench-rnn: deps test-deps all

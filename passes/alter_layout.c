@@ -33,6 +33,12 @@
  *   pool         nn.max_pool2d, nn.avg_pool2d, nn.global_max_pool2d,
  *                nn.global_avg_pool2d with layout NCHW of a blocked x: the
  *                same with layout NCHW<c>c
+ *   conv3d       nn.conv3d(x, w) (NCDHW / OIDHW, groups 1, output channels a
+ *                multiple of lanes) → nn.conv3d(x, layout_transform(w,
+ *                "OIDHW", "DHWIO"), kernel_layout="DHWIO"): the blocked 3-D
+ *                schedule (lower/compute/compute_conv_nd.c) then reads each
+ *                block's lanes of output channels in place, with no packing
+ *                per call (the transform folds once into the constant)
  *   cancel       layout_transform(layout_transform(x, A, B), B, A) → x
  * "x has a blocked form" means x is a variable bound to
  * layout_transform(%t, "NCHW<c>c", "NCHW") with %t a variable: the graph
@@ -172,6 +178,36 @@ static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
                           attrs_with(g, r->u.call.attrs, 3, keys, vals), e->span);
   Expr *out = back_to_nchw(g, "conv2d", e, &blk, conv, ob);
   return out ? out : r;
+}
+
+/* ───────────────────────────── conv3d ───────────────────────────── */
+
+/* A float 5-D tensor type with static dims. */
+static bool ncdhw_static(const Type *t) {
+  return t && t->kind == TY_TENSOR && t->u.tensor.ndim == 5 && graph_static(t) &&
+         blocked_dtype(t->u.tensor.dtype);
+}
+
+/* nn.conv3d with its OIDHW weight transposed to DHWIO (see the top). */
+static Expr *alter_conv3d(Graph *g, Expr *e, Expr *r) {
+  Expr *x = r->u.call.args[0], *w = r->u.call.args[1];
+  const Type *xt = graph_tensor_of(x), *wt = graph_tensor_of(w), *yt = graph_tensor_of(r);
+  const char *ol = str_attr(g, r, "out_layout"), *od = str_attr(g, r, "out_dtype");
+  if (!ncdhw_static(xt) || !ncdhw_static(wt) || !ncdhw_static(yt) ||
+      wt->u.tensor.dtype != xt->u.tensor.dtype || op_attr_int(r, "groups") != 1 ||
+      strcmp(str_attr(g, r, "data_layout"), "NCDHW") ||
+      strcmp(str_attr(g, r, "kernel_layout"), "OIDHW") || (ol[0] && strcmp(ol, "NCDHW")) ||
+      (od[0] && strcmp(od, dtype_name(xt->u.tensor.dtype))))
+    return r;
+  int64_t lanes = target_vector_bytes() / dtype_bytes(xt->u.tensor.dtype);
+  if (wt->u.tensor.dims[0].value % lanes) return r; /* packed per call, zero-filled */
+  const char *key = "kernel_layout", *val = "DHWIO";
+  Expr *args[2] = {x, transform(g, w, "OIDHW", "DHWIO", e->span)};
+  Expr *out =
+      graph_call(g, GOP_CONV3D, 2, args, attrs_with(g, r->u.call.attrs, 1, &key, &val), e->span);
+  if (!out->ty) return r;
+  graph_report(g, "conv3d", e, out);
+  return out;
 }
 
 /* ───────────────────────────── conv1d ───────────────────────────── */
@@ -545,6 +581,7 @@ static Expr *rule(Graph *g, Expr *e, Expr *r) {
   if (r->kind != EX_CALL || r->u.call.fn->kind != EX_OP) return r;
   if (graph_is_call(r, GOP_CONV2D)) return alter_conv(g, e, r);
   if (graph_is_call(r, GOP_CONV1D)) return alter_conv1d(g, e, r);
+  if (graph_is_call(r, GOP_CONV3D)) return alter_conv3d(g, e, r);
   if (graph_is_call(r, GOP_CONV2D_TRANSPOSE)) return alter_conv2d_transpose(g, e, r);
   if (graph_is_call(r, GOP_CONV1D_TRANSPOSE)) return alter_conv1d_transpose(g, e, r);
   if (graph_is_call(r, GOP_DENSE)) return alter_product(g, e, r, false);
@@ -576,6 +613,7 @@ Module *pass_alter_op_layout(PassCtx *pc, Module *in) {
 
 bool alter_op_layout_applies(const Module *m) {
   static const GraphOp ops[] = {GOP_CONV2D, GOP_CONV1D,           GOP_CONV2D_TRANSPOSE,
-                                GOP_DENSE,  GOP_CONV1D_TRANSPOSE, GOP_MATMUL};
-  return graph_module_calls(m, ops, 6);
+                                GOP_DENSE,  GOP_CONV1D_TRANSPOSE, GOP_MATMUL,
+                                GOP_CONV3D};
+  return graph_module_calls(m, ops, 7);
 }

@@ -59,6 +59,7 @@
   X(GOP_DROPOUT, "nn.dropout")                     \
   X(GOP_CONV1D, "nn.conv1d")                       \
   X(GOP_CONV2D, "nn.conv2d")                       \
+  X(GOP_CONV3D, "nn.conv3d")                       \
   X(GOP_SQUEEZE, "squeeze")                        \
   X(GOP_CONV2D_TRANSPOSE, "nn.conv2d_transpose")   \
   X(GOP_CONV1D_TRANSPOSE, "nn.conv1d_transpose")   \

@@ -103,7 +103,8 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
   X("FoldScaleAxis", pass_fold_scale_axis, true, true, true,                                 \
     "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")           \
   X("AlterOpLayout", pass_alter_op_layout, true, true, true,                                 \
-    "conv2d to the blocked nn.contrib_conv2d_NCHWc; elementwise ops and pools follow")       \
+    "conv2d to the blocked nn.contrib_conv2d_NCHWc, conv3d weights to DHWIO; elementwise "   \
+    "ops and pools follow")                                                                  \
   X("FastMath", pass_fast_math, true, true, true,                                            \
     "float32 exp/tanh/erf/softmax/sigmoid to TVM's fast_* approximations; power(x, 2|3) to " \
     "products")                                                                              \
@@ -115,7 +116,7 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
 PASS_LIST(X)
 #undef X
 
-/* Does m call nn.conv2d, nn.dense or nn.matmul (so AlterOpLayout may have
+/* Does m call a convolution, nn.dense or nn.matmul (so AlterOpLayout may have
  * work to do)? */
 bool alter_op_layout_applies(const Module *m);
 /* Does m call an op FastMath rewrites (exp, tanh, erf, nn.softmax, power)? */

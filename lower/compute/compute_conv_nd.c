@@ -23,6 +23,22 @@
  * input column and tap adds to the output column it reaches), which tries
  * no tap that the stride drops.
  *
+ * A float32/64 nn.conv3d with groups 1, static sizes and fast math on takes
+ * the blocked 3-D schedule instead (conv3d_blocked, below), the 2-D blocked
+ * schedule of compute_conv.c with a depth dim: the input packed per call
+ * into a zero-padded, channels-last XP[n, d, h, w, c] (a dim of one tap,
+ * stride s and no padding keeps only every s-th position); the weight read as
+ * vectors of `lanes` output channels (one vector register: 16 float32 with
+ * AVX-512, 8 with AVX2) from a DHWIO weight in place (AlterOpLayout's,
+ * folded once into the constant) or else from WP[ob, kd, kh, kw, c, l]
+ * packed per call; a register tile of T output positions (columns of a
+ * row, or whole rows when they are narrow) x lanes channels summing
+ * broadcast input elements times weight vectors over the taps and input
+ * channels, in the operands' dtype (so it rounds as the 2-D blocked
+ * schedule does, not bit for bit with the kernel); (block, depth, row)
+ * triples in parallel; the blocked YB[n, ob, d, h, w, l] then unpacked to
+ * the result's layout (the fused epilogue applied there).
+ *
  * Layouts: a convolution takes the data and weight layouts nn_conv_axes
  * reads (NWC, NDHWC, WIO, ...; the result has the data's layout).  A
  * transposed convolution has NC... data and its weight's channel axes as
@@ -261,6 +277,318 @@ static void nd_loops(LowerCx *L, const ConvNd *c, Buffer *out) {
   lc_for(L, LOOP_RANGE, n, c->N, lc_close(L));
 }
 
+/* ───────────────────────── the blocked 3-D schedule ───────────────────────── */
+
+/* Register tile widths (output columns) by vector width: AVX-512 has 32
+ * vector registers, AVX2 16 (as compute_conv.c's). */
+enum { TILE_WIDE = 14, TILE_NARROW = 12, TILE_MIN = 4 };
+
+typedef struct Blk3 {
+  const ConvNd *c;
+  DType dt;
+  PrimExpr *N;
+  int64_t C, O, in[3], k[3], out[3], pad[3]; /* pad: the padded input's sizes */
+  /* a dim of one tap, no padding and stride s is packed decimated: XP
+   * holds every s-th input position (step s, extent out), read at stride 1
+   * (xs); else step 1, extent in, read at the stride */
+  int64_t step[3], ext[3], xs[3];
+  int lanes, tile;
+  int rows; /* output rows per tile: > 1 when whole rows are narrower than a tile */
+  int64_t nob;
+  bool wdirect; /* the weight read in place: DHWIO, O a multiple of lanes */
+  Buffer *xp, *wp, *yb;
+} Blk3;
+
+/* The widest tile up to the register budget that divides ow, else the
+ * budget itself. */
+static int pick_tile(int64_t ow) {
+  int max = target_vector_bytes() >= 64 ? TILE_WIDE : TILE_NARROW;
+  for (int t = max; t >= TILE_MIN; t--)
+    if (ow % t == 0) return t;
+  return ow < max ? (int)ow : max;
+}
+
+static PrimExpr *ci(LowerCx *L, int64_t v) { return lc_int(L, v); }
+
+static PrimExpr *both(LowerCx *L, PrimExpr *a, PrimExpr *b) { return a ? and_(L, a, b) : b; }
+
+/* The channel loop of XP's position pi: every channel stored, from x at
+ * xi's position or (xi NULL) zero. */
+static void pack_channels(LowerCx *L, const Blk3 *k, Buffer *xp, PrimExpr **pi, PrimExpr **xi) {
+  TirVar *ch = lc_tvar(L, "c", ci(L, k->C));
+  PrimExpr *at[MAX_AXES], *p[5] = {pi[0], pi[1], pi[2], pi[3], lc_var(L, ch)};
+  lc_open(L);
+  if (xi) {
+    xi[1] = lc_var(L, ch);
+    lc_store(L, xp, 5, p, lc_at(L, k->c->x, placed(at, k->c->ax.x, xi, 5)));
+  } else {
+    lc_store(L, xp, 5, p, lc_lit(L, k->dt, 0));
+  }
+  lc_for(L, LOOP_VECTORIZED, ch, ci(L, k->C), lc_close(L));
+}
+
+/* XP[n, d, h, w, c] = x(n, c, d - lo0, h - lo1, w - lo2) inside the input,
+ * 0 in the padding: channels last, so a tap's channels are contiguous and
+ * the tiles' loads need no tests.  Every element is stored (no zero fill
+ * of the whole buffer first). */
+static Buffer *pack_input3(LowerCx *L, const Blk3 *k) {
+  const ConvNd *c = k->c;
+  PrimExpr *shape[5] = {k->N, ci(L, k->pad[0]), ci(L, k->pad[1]), ci(L, k->pad[2]), ci(L, k->C)};
+  Buffer *xp = lc_alloc(L, "XP", k->dt, 5, shape);
+  xp->no_init = true;
+  TirVar *n = lc_tvar(L, "n", k->N), *v[3];
+  PrimExpr *pi[5] = {lc_var(L, n)}, *xi[5] = {lc_var(L, n)}, *inside = NULL;
+  for (int i = 0; i < 3; i++) {
+    v[i] = lc_tvar(L, "p", shape[1 + i]), pi[1 + i] = lc_var(L, v[i]);
+    xi[2 + i] = lc_times(L, lc_minus(L, pi[1 + i], ci(L, c->lo[i])), ci(L, k->step[i]));
+    if (c->lo[i] > 0) inside = both(L, inside, lc_bin(L, PB_GE, pi[1 + i], ci(L, c->lo[i])));
+    if (k->pad[i] > c->lo[i] + k->ext[i])
+      inside = both(L, inside, lc_bin(L, PB_LT, pi[1 + i], ci(L, c->lo[i] + k->ext[i])));
+  }
+  for (int i = 0; i < 4; i++) lc_open(L);
+  lc_open(L);
+  pack_channels(L, k, xp, pi, xi);
+  if (inside) {
+    Stmt *in = lc_close(L);
+    lc_open(L);
+    pack_channels(L, k, xp, pi, NULL);
+    lc_if_else(L, inside, in, lc_close(L));
+  } else {
+    lc_emit(L, lc_close(L));
+  }
+  for (int i = 2; i >= 0; i--)
+    lc_for(L, i == 0 ? LOOP_PARALLEL : LOOP_RANGE, v[i], shape[1 + i], lc_close(L));
+  lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
+  return xp;
+}
+
+/* WP[ob, a, b, e, c, l] = w(ob * lanes + l, c, a, b, e), zero past O: the
+ * lanes of a block contiguous.  Not needed when the weight is DHWIO with
+ * whole blocks (AlterOpLayout's, folded once at bind time). */
+static Buffer *pack_weights3(LowerCx *L, const Blk3 *k) {
+  const ConvNd *c = k->c;
+  PrimExpr *lanes = ci(L, k->lanes);
+  PrimExpr *shape[6] = {ci(L, k->nob),  ci(L, k->k[0]), ci(L, k->k[1]),
+                        ci(L, k->k[2]), ci(L, k->C),    lanes};
+  Buffer *wp = lc_alloc(L, "WP", k->dt, 6, shape);
+  TirVar *v[6];
+  for (int i = 0; i < 6; i++) v[i] = lc_tvar(L, "i", shape[i]);
+  PrimExpr *pi[6], *at[MAX_AXES];
+  for (int i = 0; i < 6; i++) pi[i] = lc_var(L, v[i]);
+  PrimExpr *o = lc_plus(L, lc_times(L, pi[0], lanes), pi[5]);
+  PrimExpr *wi[5] = {o, pi[4], pi[1], pi[2], pi[3]};
+  for (int i = 0; i < 7; i++) lc_open(L);
+  lc_store(L, wp, 6, pi, lc_at(L, c->w, placed(at, c->ax.w, wi, 5)));
+  lc_if(L, lc_bin(L, PB_LT, o, ci(L, k->O)), lc_close(L));
+  for (int i = 5; i >= 0; i--)
+    lc_for(L, i == 0 ? LOOP_PARALLEL : LOOP_RANGE, v[i], shape[i], lc_close(L));
+  return wp;
+}
+
+/* The weight vector element of block ob, taps tap[], input channel c,
+ * lane l. */
+static PrimExpr *w_elem(LowerCx *L, const Blk3 *k, PrimExpr *ob, PrimExpr **tap, PrimExpr *c,
+                        PrimExpr *l) {
+  if (!k->wdirect) {
+    PrimExpr *wi[6] = {ob, tap[0], tap[1], tap[2], c, l};
+    return lc_load(L, k->wp, 6, wi);
+  }
+  PrimExpr *o = lc_plus(L, lc_times(L, ob, ci(L, k->lanes)), l), *wi[5] = {o, c}, *at[MAX_AXES];
+  for (int i = 0; i < 3; i++) wi[2 + i] = tap[i];
+  return lc_at(L, k->c->w, placed(at, k->c->ax.w, wi, 5));
+}
+
+/* Where a tile is: batch, block, output depth and row, first column. */
+typedef struct Tile3 {
+  Buffer *acc;
+  PrimExpr *n, *ob, *od, *oh, *ow0;
+  int T, W; /* T positions: rows of W columns from (oh, ow0) */
+} Tile3;
+
+/* The output row and column of position tt of tile t (constants per
+ * position once the tile's loop is unrolled). */
+static void tile_pos(LowerCx *L, const Tile3 *t, PrimExpr *tt, PrimExpr **oh, PrimExpr **ow) {
+  if (t->T == t->W) {
+    *oh = t->oh, *ow = lc_plus(L, t->ow0, tt);
+    return;
+  }
+  *oh = lc_plus(L, t->oh, lc_bin(L, PB_DIV, tt, ci(L, t->W)));
+  *ow = lc_plus(L, t->ow0, lc_bin(L, PB_MOD, tt, ci(L, t->W)));
+}
+
+/* acc[t, l] += XP[n, od*s + a*d, oh*s + b*d, (ow0 + t)*s + e*d, c] * W,
+ * over the taps (a, b, e) and input channels c, t unrolled, l vectorized. */
+static void tile3_taps(LowerCx *L, const Blk3 *k, const Tile3 *t) {
+  const ConvNd *c = k->c;
+  TirVar *tv[3], *ch = lc_tvar(L, "c", ci(L, k->C)), *tt = lc_tvar(L, "t", ci(L, t->T)),
+                 *l = lc_tvar(L, "l", ci(L, k->lanes));
+  PrimExpr *tap[3], *o[3] = {t->od}, *xi[5] = {t->n};
+  tile_pos(L, t, lc_var(L, tt), &o[1], &o[2]);
+  for (int i = 0; i < 3; i++) {
+    tv[i] = lc_tvar(L, "k", ci(L, k->k[i])), tap[i] = lc_var(L, tv[i]);
+    xi[1 + i] = lc_plus(L, lc_times(L, o[i], ci(L, k->xs[i])), lc_times(L, tap[i], ci(L, c->d[i])));
+  }
+  xi[4] = lc_var(L, ch);
+  PrimExpr *ai[2] = {lc_var(L, tt), lc_var(L, l)};
+  PrimExpr *prod =
+      lc_times(L, lc_load(L, k->xp, 5, xi), w_elem(L, k, t->ob, tap, lc_var(L, ch), lc_var(L, l)));
+  for (int i = 0; i < 6; i++) lc_open(L);
+  lc_store(L, t->acc, 2, ai, lc_plus(L, lc_load(L, t->acc, 2, ai), prod));
+  lc_for(L, LOOP_VECTORIZED, l, ci(L, k->lanes), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, tt, ci(L, t->T), lc_close(L));
+  lc_for(L, LOOP_RANGE, ch, ci(L, k->C), lc_close(L));
+  for (int i = 2; i >= 0; i--) lc_for(L, LOOP_RANGE, tv[i], ci(L, k->k[i]), lc_close(L));
+}
+
+/* One register tile: T x lanes accumulators zeroed, summed, stored to
+ * YB[n, ob, od, oh, ow0 + t, l]. */
+static void tile3(LowerCx *L, const Blk3 *k, const Tile3 *t) {
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) tile3_taps(L, k, t);
+    TirVar *tt = lc_tvar(L, "t", ci(L, t->T)), *l = lc_tvar(L, "l", ci(L, k->lanes));
+    PrimExpr *ai[2] = {lc_var(L, tt), lc_var(L, l)};
+    PrimExpr *yi[6] = {t->n, t->ob, t->od, NULL, NULL, ai[1]};
+    tile_pos(L, t, lc_var(L, tt), &yi[3], &yi[4]);
+    lc_open(L);
+    lc_open(L);
+    if (pass == 0)
+      lc_store(L, t->acc, 2, ai, lc_lit(L, k->dt, 0));
+    else
+      lc_store(L, k->yb, 6, yi, lc_load(L, t->acc, 2, ai));
+    lc_for(L, LOOP_VECTORIZED, l, ci(L, k->lanes), lc_close(L));
+    lc_for(L, LOOP_UNROLLED, tt, ci(L, t->T), lc_close(L));
+  }
+}
+
+/* n; in parallel the (block, depth, row) triples, block-major (a thread's
+ * consecutive rows share their block's weights); whole tiles along the row,
+ * then one shorter tile for what is left. */
+static void blocked3_loops(LowerCx *L, const Blk3 *k) {
+  int64_t OD = k->out[0], OH = k->out[1], OW = k->out[2], full = OW / k->tile;
+  PrimExpr *rows = ci(L, k->nob * OD * OH);
+  TirVar *n = lc_tvar(L, "n", k->N), *p = lc_tvar(L, "row", rows),
+         *tw = lc_tvar(L, "tw", ci(L, full));
+  PrimExpr *pv = lc_var(L, p), *tshape[2] = {ci(L, k->tile), ci(L, k->lanes)};
+  Tile3 t = {.n = lc_var(L, n),
+             .ob = lc_bin(L, PB_DIV, pv, ci(L, OD * OH)),
+             .od = lc_bin(L, PB_MOD, lc_bin(L, PB_DIV, pv, ci(L, OH)), ci(L, OD)),
+             .oh = lc_bin(L, PB_MOD, pv, ci(L, OH)),
+             .T = k->tile,
+             .W = k->tile};
+  lc_open(L);
+  lc_open(L);
+  t.acc = lc_alloc(L, "acc", k->dt, 2, tshape);
+  t.acc->no_init = true; /* each tile zeroes its accumulators */
+  t.ow0 = lc_times(L, lc_var(L, tw), ci(L, k->tile));
+  lc_open(L);
+  tile3(L, k, &t);
+  lc_for(L, LOOP_RANGE, tw, ci(L, full), lc_close(L));
+  if (OW % k->tile) t.T = t.W = (int)(OW % k->tile), t.ow0 = ci(L, full * k->tile), tile3(L, k, &t);
+  lc_for(L, LOOP_PARALLEL, p, rows, lc_close(L));
+  lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
+}
+
+/* Rows narrower than a tile (7 columns at the end of a video net): tiles of
+ * k->rows whole rows, so a weight vector serves more columns; the last
+ * chunk of rows may be shorter. */
+static void blocked3_row_tiles(LowerCx *L, const Blk3 *k) {
+  int64_t OD = k->out[0], OH = k->out[1], OW = k->out[2], R = k->rows;
+  int64_t chunks = (OH + R - 1) / R, last = OH - (chunks - 1) * R;
+  PrimExpr *nrows = ci(L, k->nob * OD * chunks);
+  TirVar *n = lc_tvar(L, "n", k->N), *p = lc_tvar(L, "rows", nrows);
+  PrimExpr *pv = lc_var(L, p), *q = lc_bin(L, PB_MOD, pv, ci(L, chunks));
+  PrimExpr *tshape[2] = {ci(L, R * OW), ci(L, k->lanes)};
+  Tile3 t = {.n = lc_var(L, n),
+             .ob = lc_bin(L, PB_DIV, pv, ci(L, OD * chunks)),
+             .od = lc_bin(L, PB_MOD, lc_bin(L, PB_DIV, pv, ci(L, chunks)), ci(L, OD)),
+             .oh = lc_times(L, q, ci(L, R)),
+             .ow0 = ci(L, 0),
+             .T = (int)(R * OW),
+             .W = (int)OW};
+  lc_open(L);
+  lc_open(L);
+  t.acc = lc_alloc(L, "acc", k->dt, 2, tshape);
+  t.acc->no_init = true;
+  lc_open(L);
+  tile3(L, k, &t);
+  Stmt *whole = lc_close(L);
+  if (last == R) {
+    lc_emit(L, whole);
+  } else {
+    t.T = (int)(last * OW);
+    lc_open(L);
+    tile3(L, k, &t);
+    lc_if_else(L, lc_bin(L, PB_LT, q, ci(L, chunks - 1)), whole, lc_close(L));
+  }
+  lc_for(L, LOOP_PARALLEL, p, nrows, lc_close(L));
+  lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
+}
+
+/* out(n, o, od, oh, ow) = YB[n, o / lanes, od, oh, ow, o % lanes]. */
+static void unpack3(LowerCx *L, const Blk3 *k, Buffer *out) {
+  TirVar *n = lc_tvar(L, "n", k->N), *o = lc_tvar(L, "o", ci(L, k->O)), *v[3];
+  for (int i = 0; i < 3; i++) v[i] = lc_tvar(L, "q", ci(L, k->out[i]));
+  PrimExpr *lanes = ci(L, k->lanes), *at[MAX_AXES];
+  PrimExpr *yi[6] = {lc_var(L, n),    lc_bin(L, PB_DIV, lc_var(L, o), lanes),
+                     lc_var(L, v[0]), lc_var(L, v[1]),
+                     lc_var(L, v[2]), lc_bin(L, PB_MOD, lc_var(L, o), lanes)};
+  PrimExpr *oi[5] = {lc_var(L, n), lc_var(L, o), yi[2], yi[3], yi[4]};
+  for (int i = 0; i < 5; i++) lc_open(L);
+  lc_store(L, out, 5, placed(at, k->c->ax.x, oi, 5), lc_load(L, k->yb, 6, yi));
+  for (int i = 2; i >= 0; i--)
+    lc_for(L, i == 2 ? LOOP_VECTORIZED : LOOP_RANGE, v[i], ci(L, k->out[i]), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, o, ci(L, k->O), lc_close(L));
+  lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
+}
+
+/* The sizes as constants; false when one is known only at run time. */
+static bool blocked3_sizes(const ConvNd *c, Blk3 *k) {
+  k->C = lc_const(c->cg), k->O = lc_const(c->O);
+  bool ok = k->C > 0 && k->O > 0 && lc_const(c->N) > 0;
+  for (int i = 0; i < 3; i++) {
+    k->in[i] = lc_const(c->in[i]), k->k[i] = lc_const(c->k[i]), k->out[i] = lc_const(c->out[i]);
+    ok = ok && k->in[i] > 0 && k->k[i] > 0 && k->out[i] > 0;
+    int64_t need = (k->out[i] - 1) * c->s[i] + (k->k[i] - 1) * c->d[i] + 1;
+    k->pad[i] = need > k->in[i] + c->lo[i] ? need : k->in[i] + c->lo[i];
+    bool dec = k->k[i] == 1 && c->lo[i] == 0 && c->s[i] > 1;
+    k->step[i] = dec ? c->s[i] : 1, k->xs[i] = dec ? 1 : c->s[i];
+    k->ext[i] = dec ? k->out[i] : k->in[i];
+    if (dec) k->pad[i] = k->out[i];
+  }
+  return ok;
+}
+
+/* The blocked schedule of a float conv3d (fast math, groups 1, static
+ * sizes): false, nothing emitted, when it does not apply.  Sums in the
+ * operands' dtype. */
+static bool conv3d_blocked(LowerCx *L, const ConvNd *c, DType dt, Buffer *out) {
+  Blk3 k = {.c = c, .dt = dt, .N = c->N};
+  if (c->S != 3 || c->transpose || c->groups != 1 || !lc_fast_math(L) || !dtype_is_float(dt) ||
+      !lc_dtype_ok(dt) || dt == DT_FLOAT16 || c->x->dtype != dt || c->w->dtype != dt ||
+      !blocked3_sizes(c, &k))
+    return false;
+  k.lanes = target_vector_bytes() / dtype_bytes(dt);
+  k.nob = (k.O + k.lanes - 1) / k.lanes;
+  k.tile = pick_tile(k.out[2]);
+  int budget = target_vector_bytes() >= 64 ? TILE_WIDE : TILE_NARROW;
+  k.rows = 2 * k.out[2] <= budget ? (int)(budget / k.out[2]) : 1;
+  if (k.rows > k.out[1]) k.rows = (int)k.out[1];
+  k.wdirect = c->ax.w[0] == 4 && k.O % k.lanes == 0;
+  PrimExpr *yshape[6] = {
+      k.N, ci(L, k.nob), ci(L, k.out[0]), ci(L, k.out[1]), ci(L, k.out[2]), ci(L, k.lanes)};
+  k.xp = pack_input3(L, &k);
+  k.wp = k.wdirect ? NULL : pack_weights3(L, &k);
+  k.yb = lc_alloc(L, "YB", dt, 6, yshape);
+  if (!k.xp || (!k.wdirect && !k.wp) || !k.yb) return false;
+  k.yb->no_init = true; /* every tile stores all its lanes */
+  if (k.rows > 1)
+    blocked3_row_tiles(L, &k);
+  else
+    blocked3_loops(L, &k);
+  unpack3(L, &k, out);
+  return true;
+}
+
 static LTensor *conv_nd(LowerCx *L, const Expr *call, LTensor **in, int nin, int S,
                         bool transpose) {
   const char *name = call->u.call.fn->u.op.name;
@@ -279,7 +607,7 @@ static LTensor *conv_nd(LowerCx *L, const Expr *call, LTensor **in, int nin, int
   for (int i = 0; i < S; i++) plain[2 + i] = c.out[i];
   Buffer *out = lc_result_buffer(L, call, dt, 2 + S, placed(shape, c.ax.x, plain, 2 + S));
   if (!out) return NULL;
-  nd_loops(L, &c, out);
+  if (!conv3d_blocked(L, &c, dt, out)) nd_loops(L, &c, out);
   lc_mark_total(L, out); /* each element stored once, from its row */
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }

@@ -136,6 +136,17 @@ def main():
     write(d, "ill_typed.onnx", model([node("Add", ["x", "z"], ["y"], "add0")], [("x", [2, 3]), ("z", [4])], ["y"]))
     write(d, "empty_required.onnx", model([node("Pad", ["", "a"], ["y"], "pad0")],
                                           [("x", [2, 3]), ("a", [1], INT64)], ["y"]))
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((32, 3, 3, 3)), rng.standard_normal((32, 32, 1, 1))
+    write(d, "convnet2d.onnx", model([node("Conv", ["x", "w1"], ["a"], "conv0", pads=[1, 1, 1, 1]),
+                                      node("Relu", ["a"], ["r"], "relu0"),
+                                      node("Conv", ["r", "w2"], ["y"], "conv1")],
+                                     [("x", [1, 3, 8, 8])], ["y"], [tensor("w1", w1), tensor("w2", w2)]))
+    v1, v2 = rng.standard_normal((16, 3, 3, 3, 3)), rng.standard_normal((32, 16, 1, 1, 1))
+    write(d, "convnet3d.onnx", model([node("Conv", ["x", "v1"], ["a"], "conv0", pads=[1, 1, 1, 1, 1, 1]),
+                                      node("Relu", ["a"], ["r"], "relu0"),
+                                      node("Conv", ["r", "v2"], ["y"], "conv1", strides=[2, 2, 2])],
+                                     [("x", [1, 3, 4, 8, 8])], ["y"], [tensor("v1", v1), tensor("v2", v2)]))
     huge = msg(field(1, 1 << 20), field(1, 1 << 20), field(2, FLOAT), field(8, "w"), field(9, b"\0" * 4))
     write(d, "huge_shape.onnx", model([node("Add", ["x", "w"], ["y"], "add0")], [("x", [4])], ["y"], [huge]))
     # empty strings: protobuf leaves their bytes NULL (a fuzz finding, tests/fuzz/regress/onnx)
