@@ -27,7 +27,9 @@ PyTorch's and that over max |PyTorch's| ("rel"); the geometric means of the
 ratios.  --interp also runs rly's interp mode once and prints its
 differences.  Timings are never asserted.
 Usage: /usr/bin/python3 bench/zoo.py [path/to/rly] [--list] [--only NAME[,NAME]]
-         [--threads 1[,2]] [--interp] [--tuned MINUTES] [--cpu]"""
+         [--threads 1[,2]] [--interp] [--tuned MINUTES] [--profile K] [--no-time] [--cpu]
+(--profile K: each row's K slowest kernels from `rly --profile` of a second
+call; --no-time: the checks only)"""
 import argparse
 import math
 import os
@@ -236,6 +238,24 @@ def torch_ref(torch, mod, x):
         return mod(torch.from_numpy(x)).numpy().astype(np.float64)
 
 
+def profile(rly, m, onnx, xpath, top, d):
+    """`rly --profile` of a second call (the first compiles): its top
+    kernels by time, printed under the row."""
+    script = os.path.join(d, "profile.rly")
+    body = rly_script(m, onnx, xpath, os.path.join(d, "y_profile.npy"), 0)
+    with open(script, "w") as f:
+        f.write(body.replace("let %y = @main(%x);", "let %w = @main(%x);\nlet %y = @main(%x);"))
+    cache = tempfile.mkdtemp(dir=d, prefix="cache")
+    p = subprocess.run([rly, "--exec", "jit", "--profile", script], capture_output=True, text=True,
+                       env=rly_env(1, cache), timeout=7200)
+    shutil.rmtree(cache, ignore_errors=True)
+    last = p.stdout.split("profile of ")[-1].splitlines()
+    rows = [l for l in last[2:] if l.startswith("@") or l.startswith("(")]
+    kernels = sorted((l for l in rows if l.startswith("@")), key=lambda l: -float(l.split()[2]))
+    for l in [last[1]] + kernels[:top] + [l for l in rows if l.startswith("(")]:
+        print("    " + l)
+
+
 def supports_tune(rly):
     p = subprocess.run([rly, "--help"], capture_output=True, text=True)
     return "--tune" in p.stdout
@@ -263,6 +283,7 @@ def arg_parser():
     ap.add_argument("--tuned", type=float, metavar="MINUTES", help="run `rly --tune MINUTES` on each model first")
     ap.add_argument("--cpu", action="store_true", help="compare CPU time per call, not wall time")
     ap.add_argument("--no-time", action="store_true", help="check only: one call in each mode, no timing")
+    ap.add_argument("--profile", type=int, metavar="K", help="print each row's top K kernels (rly --profile)")
     ap.add_argument("--runs", type=int, help="timed calls per measurement (default: from PyTorch's time)")
     return ap
 
@@ -339,6 +360,8 @@ def run_model(args, torch, ort_dir, m, threads, ratios, d):
                 r = measure(args, torch, ort_dir, m, mod, label, onnx, xpath, t, d, extra)
                 if r:
                     ratios.setdefault(t, []).append(r)
+        if args.profile:
+            profile(args.rly, m, onnx, xpath, args.profile, d)
         if args.interp:
             check_interp(args, m, onnx, xpath, torch_ref(torch, mod, np.load(xpath)), label, d)
 
