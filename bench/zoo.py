@@ -81,7 +81,11 @@ def draw_bn(torch, mod):
 
 
 def vision(name):
-    return lambda torch: cnn.vision_model(torch, name)
+    def build(torch):
+        with warnings.catch_warnings():  # torchvision's notes on weight initialisation
+            warnings.simplefilter("ignore")
+            return cnn.vision_model(torch, name)
+    return build
 
 
 def video(name):
