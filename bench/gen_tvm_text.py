@@ -9,7 +9,9 @@ the same weights as a PyTorch module (for ONNX Runtime and the check).
               bottleneck units (bn-relu-conv three times, the stride on the
               first 1x1, a 1x1 shortcut from the first activation when the
               shape changes), bn1, relu, global average pool, batch_flatten,
-              dense + bias_add (no softmax: its outputs would hide errors)
+              dense + bias_add (no softmax: its outputs would hide errors);
+              the ImageNet stem at every input size (TVM takes a 3x3 conv0
+              at 32x32 and below)
   resnext50   ResNeXt-50 32x4d in the same dialect (conv-bn-relu, the stride on
               the grouped 3x3, a conv+bn shortcut on each stage's first unit)
 
