@@ -11,7 +11,7 @@ at 64 and 200 tokens, a bidirectional LSTM, and ResNet-50 / ResNeXt-50 as
 TVM v0.10's Relay text (bench/gen_tvm_text.py; `:load`, `:bind @main` the
 weights; ORT and PyTorch run the same network built in PyTorch).  Each is
 exported once to ONNX (opset 13, 17 where layer norm needs it) and cached in
-bench/.zoo/ with its input.
+bench/.zoo/ with its input (delete the folder after changing a model here).
 
 For each model and thread count T (RLY_NUM_THREADS=T, torch.set_num_threads,
 ORT's intra/inter-op threads):
