@@ -399,7 +399,8 @@ def main():
         args.tuned = None
     os.makedirs(CACHE, exist_ok=True)
     print("command: " + " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]))
-    cnn.print_head(args.rly, torch, HEAD)
+    cnn.print_head(args.rly, torch, "model, mode: max abs difference from PyTorch, rel (over max |PyTorch|)"
+                   if args.no_time else HEAD)
     ratios = {}
     with tempfile.TemporaryDirectory() as d:
         for m in models:
