@@ -11,7 +11,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-video bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-video bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune bench-zoo clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -100,6 +100,13 @@ bench-schedule: deps all
 # functions as written and the built-in ops (bench/tune.py).
 bench-tune: deps all
 	/usr/bin/python3 bench/tune.py $(BUILD)/rly
+
+# Real networks (torchvision's families, r3d_18, a dynamic-length transformer encoder, a
+# bidirectional LSTM, ResNet-50 / ResNeXt-50 as TVM text) against ONNX Runtime and PyTorch,
+# checked and timed at one thread (bench/zoo.py; ZOO="--only resnet50 --threads 1,2 ...").
+ZOO ?=
+bench-zoo: deps test-deps all
+	/usr/bin/python3 bench/zoo.py $(BUILD)/rly $(ZOO)
 
 bench-ab: deps test-deps all
 	/usr/bin/python3 bench/ab.py $(A) $(BUILD)/rly
