@@ -23,6 +23,7 @@ typedef struct TuneOptions {
   int trials;     /* candidates measured (default 64) */
   double minutes; /* time budget (0: none) */
   uint64_t seed;  /* the sampling's seed: the same seed, the same candidates */
+  bool model_off; /* no cost model: random samples, then mutations (model=off) */
 } TuneOptions;
 
 /* One trial, for the progress line; return false to stop (Ctrl-C). */
@@ -33,6 +34,7 @@ typedef struct TuneTrial {
   double ms, gflops; /* its median time and speed */
   double best_gflops;
   int refused_so_far;
+  double predicted_gflops; /* the cost model's prediction for it (0: none) */
 } TuneTrial;
 typedef bool (*TuneProgress)(void *user, const TuneTrial *t);
 

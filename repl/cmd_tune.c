@@ -1,7 +1,7 @@
-/* cmd_tune.c — `:tune @f [trials=N] [minutes=M] [seed=S]`: a prim function's
- * schedule found by measurement (engine/tune.h), one progress line per
- * trial, Ctrl-C keeping the best so far; the best becomes the function's
- * schedule (an undo step) and a record of the tuning database.
+/* cmd_tune.c — `:tune @f [trials=N] [minutes=M] [seed=S] [model=on|off]`: a
+ * prim function's schedule found by measurement (engine/tune.h), one
+ * progress line per trial (with the cost model's prediction), Ctrl-C keeping the best so far; the
+ * best becomes the function's schedule (an undo step) and a record of the tuning database.
  * `:tune --show` lists the database's records for this target. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,8 @@
 #include "ir/tir.h"
 #include "repl/repl.h"
 
-static const char *usage = "usage: :tune @f [trials=N] [minutes=M] [seed=S]  or  :tune --show";
+static const char *usage =
+    "usage: :tune @f [trials=N] [minutes=M] [seed=S] [model=on|off]  or  :tune --show";
 
 /* `key=VALUE` word i: a non-negative number into *v; false after an error. */
 static bool option(Session *s, const Words *w, int i, TuneOptions *o) {
@@ -25,7 +26,10 @@ static bool option(Session *s, const Words *w, int i, TuneOptions *o) {
   if (num && k == 7 && strncmp(w->w[i], "minutes", 7) == 0 && v > 0) return o->minutes = v, true;
   if (num && k == 4 && strncmp(w->w[i], "seed", 4) == 0 && v == (double)(uint64_t)v)
     return o->seed = (uint64_t)v, true;
-  session_error(s, w->sp[i], usage, "`%s` is not trials=N (N >= 1), minutes=M or seed=S", w->w[i]);
+  if (strcmp(w->w[i], "model=on") == 0 || strcmp(w->w[i], "model=off") == 0)
+    return o->model_off = w->w[i][7] == 'f', true;
+  session_error(s, w->sp[i], usage,
+                "`%s` is not trials=N (N >= 1), minutes=M, seed=S or model=on|off", w->w[i]);
   return false;
 }
 
@@ -43,6 +47,7 @@ static bool progress(void *user, const TuneTrial *t) {
     printf("WRONG: differs from the unscheduled function (dropped)");
   else
     printf("%.3f ms  %.1f GFLOP/s", t->ms, t->gflops);
+  if (t->predicted_gflops > 0) printf("  [model %.1f]", t->predicted_gflops);
   printf("  (best %.1f GFLOP/s", t->best_gflops);
   if (t->refused_so_far) printf(", %d refused", t->refused_so_far);
   puts(")");
