@@ -44,6 +44,7 @@ typedef struct Store {
   double trips, ops[6]; /* ops per execution: add, mul, div, math, min/max, int */
   int nacc;             /* access 0 is the store itself */
   Access acc[MAXA];
+  int64_t st[MAXA][MAXD]; /* each access's stride along each loop level */
 } Store;
 
 typedef struct Walk {
@@ -192,6 +193,17 @@ static double float_ops(const Store *s) {
   return s->ops[0] + s->ops[1] + s->ops[2] + s->ops[3] + s->ops[4];
 }
 
+/* The stride of each loop level of access a, its variables in scope. */
+static void strides(Walk *w, const Access *a, int64_t *st) {
+  memset(w->point, 0, sizeof w->point);
+  int64_t base = address(w, a);
+  for (int l = 0; l < w->depth; l++) {
+    w->point[l] = 1;
+    st[l] = address(w, a) - base;
+    w->point[l] = 0;
+  }
+}
+
 static void on_store(Walk *w, const Stmt *st) {
   Store *s = &w->cur;
   memset(s, 0, sizeof *s);
@@ -200,6 +212,7 @@ static void on_store(Walk *w, const Stmt *st) {
     s->loops[i] = w->loops[i], s->trips *= (double)w->loops[i].extent;
   s->acc[s->nacc++] = (Access){st->u.store.buf, st->u.store.n, st->u.store.idx};
   count_expr(s, st->u.store.value);
+  for (int i = 0; i < s->nacc; i++) strides(w, &s->acc[i], s->st[i]);
   double score = s->trips * (1 + 1e3 * float_ops(s));
   w->total_flops += s->trips * float_ops(s), w->stores_exec += s->trips, w->nstores++;
   if (score > w->best_score) w->best_score = score, w->best = *s;
@@ -268,17 +281,6 @@ static void walk(Walk *w, const Stmt *s) {
 
 static float lg(double x) { return (float)log2(1 + (x > 0 ? x : 0)); }
 
-/* The stride of each loop level of access a (the best store's loops). */
-static void strides(Walk *w, const Access *a, int64_t *st) {
-  memset(w->point, 0, sizeof w->point);
-  int64_t base = address(w, a);
-  for (int l = 0; l < w->best.depth; l++) {
-    w->point[l] = 1;
-    st[l] = address(w, a) - base;
-    w->point[l] = 0;
-  }
-}
-
 /* Elements a touches while the loops from level `from` inward run: the
  * span its strides cover, at most the product of the moving loops' extents. */
 static double touched(const Store *s, const int64_t *st, int from) {
@@ -291,10 +293,9 @@ static double touched(const Store *s, const int64_t *st, int from) {
   return span < prod ? span : prod;
 }
 
-static void access_features(Walk *w, const Access *a, int slot, float *out, double *bytes_all) {
-  const Store *s = &w->best;
-  int64_t st[MAXD];
-  strides(w, a, st);
+static void access_features(const Store *s, int i, int slot, float *out, double *bytes_all) {
+  const Access *a = &s->acc[i];
+  const int64_t *st = s->st[i];
   double eb = dtype_bytes(a->buf->dtype), inner = s->depth ? (double)st[s->depth - 1] : 0;
   double all = touched(s, st, 0);
   out[SF_A_STRIDE * 4 + slot] = lg(fabs(inner));
@@ -326,13 +327,11 @@ static void loop_features(const Store *s, float *out) {
 }
 
 /* The loads of the best store in order of the bytes they touch (most first). */
-static int order_loads(Walk *w, int *idx) {
+static int order_loads(const Store *s, int *idx) {
   double b[MAXA];
   int n = 0;
-  for (int i = 1; i < w->best.nacc; i++) {
-    int64_t st[MAXD];
-    strides(w, &w->best.acc[i], st);
-    b[n] = touched(&w->best, st, 0) * dtype_bytes(w->best.acc[i].buf->dtype);
+  for (int i = 1; i < s->nacc; i++) {
+    b[n] = touched(s, s->st[i], 0) * dtype_bytes(s->acc[i].buf->dtype);
     int j = n++;
     for (; j > 0 && b[j] > b[j - 1]; j--) {
       double t = b[j];
@@ -359,16 +358,12 @@ void sched_features(const PrimFunc *f, float *out) {
   out[SF_TRIPS] = lg(s->trips);
   for (int k = 0; k < 6; k++) out[SF_ADD + k] = lg(s->ops[k] * s->trips);
   loop_features(s, out);
-  int idx[MAXA], nl = order_loads(&w, idx);
+  int idx[MAXA], nl = order_loads(s, idx);
   out[SF_LOADS] = (float)(s->nacc - 1);
   double bytes = 0;
-  access_features(&w, &s->acc[0], 0, out + SF_ACCESS0, &bytes);
-  for (int i = 0; i < nl && i < 3; i++)
-    access_features(&w, &s->acc[idx[i]], i + 1, out + SF_ACCESS0, &bytes);
-  for (int i = 3; i < nl; i++) { /* the rest count in the intensity */
-    int64_t st[MAXD];
-    strides(&w, &s->acc[idx[i]], st);
-    bytes += touched(s, st, 0) * dtype_bytes(s->acc[idx[i]].buf->dtype);
-  }
+  access_features(s, 0, 0, out + SF_ACCESS0, &bytes);
+  for (int i = 0; i < nl && i < 3; i++) access_features(s, idx[i], i + 1, out + SF_ACCESS0, &bytes);
+  for (int i = 3; i < nl; i++) /* the rest count in the intensity */
+    bytes += touched(s, s->st[idx[i]], 0) * dtype_bytes(s->acc[idx[i]].buf->dtype);
   out[SF_INTENSITY] = lg(float_ops(s) * s->trips / (bytes > 0 ? bytes : 1));
 }
