@@ -317,7 +317,7 @@ static int model_round(Tuner *t, const TuneOptions *o, int round, int i, bool *g
 static int warmup(Tuner *t, const TuneOptions *o) {
   if (!t->model) return o->trials;
   int w = o->trials / 8;
-  return w < 4 ? 4 : w > 16 ? 16 : w;
+  return w < 6 ? 6 : w > 16 ? 16 : w;
 }
 
 /* The trials: the function as written, its schedule, the warm-up, then
