@@ -1,6 +1,8 @@
 /* tune.c — `:tune @f` (engine/tune.h): candidates from the schedule rules,
  * each checked against the unscheduled function, compiled by the JIT and
- * timed; random samples first, then mutations of the fastest; and the
+ * timed; a warm-up of random samples, then rounds of candidates ranked by
+ * the cost model (engine/cost_model.c), the best measured and learnt from
+ * (model_off: random samples, then mutations of the fastest); and the
  * tuning database, a text file of records:
  *
  *   record @mm workload=1f2e... (float32[64, 64], float32[64, 64], ...)
