@@ -344,7 +344,7 @@ static int order_loads(const Store *s, int *idx) {
 }
 
 void sched_features(const PrimFunc *f, float *out) {
-  static Walk w; /* large: not on the stack (the tuner is single-threaded) */
+  Walk w; /* about 16 KiB */
   memset(&w, 0, sizeof w);
   memset(out, 0, sizeof *out * SCHED_NFEATURES);
   w.f = prim_to_run(f);
