@@ -31,8 +31,9 @@
 #include "parser/parser.h"
 #include "sched/sched.h"
 
-/* ROUND candidates ranked by the model per round, PICK of them measured. */
-enum { TUNE_SEED = 3, POP = 8, VERIFY_MAX_FLOPS = 20000000, ROUND = 128, PICK = 8 };
+/* ROUND candidates ranked by the model per round (the second half
+ * mutations of the ELITE it ranks best), PICK of them measured. */
+enum { TUNE_SEED = 3, POP = 8, VERIFY_MAX_FLOPS = 20000000, ROUND = 128, ELITE = 8, PICK = 8 };
 static const double EPSILON = 0.1; /* the share of a round's picks drawn at random */
 
 static double now_ms(void) {
@@ -230,27 +231,40 @@ static const PrimFunc *candidate(Tuner *t, uint64_t seed, int k, bool evolve) {
 
 /* ───────────────────────── search with the model ───────────────────────── */
 
-/* How a round's candidate is made, so that a picked one is made again in
- * the caller's arena: sched_space_sample(a, plain, r, parent's trace, resample). */
+/* A round's candidate (made in a scratch arena) and the model's prediction. */
 typedef struct Gen {
-  uint64_t r;
-  const PrimFunc *parent; /* NULL: a fresh sample */
-  int resample;
-  double score; /* the model's prediction */
+  const PrimFunc *c;
+  double score;
   int j;
 } Gen;
 
-/* Candidate j of a round: odd j a mutation of one of the population, even
- * j (or without a population) a fresh sample; NULL when refused. */
-static const PrimFunc *generate(Tuner *t, Arena *a, uint64_t seed, int round, int j, Gen *g) {
-  uint64_t r = mix(mix(seed ^ 0xC057u) + (uint64_t)round * 0x9E3779B97F4A7C15ull + (uint64_t)j);
-  *g = (Gen){.r = r, .resample = -1, .j = j};
-  const PrimFunc *p = t->npop && (j & 1) ? t->pop[(r >> 4) % (uint64_t)t->npop].f : NULL;
-  if (p && p->unscheduled && sched_trace_nsamples(p->trace)) {
-    g->parent = p, g->resample = (int)((r >> 40) % (uint64_t)sched_trace_nsamples(p->trace));
-    return sched_space_sample(a, t->plain, r >> 8, p->trace, g->resample);
-  }
-  return sched_space_sample(a, t->plain, r >> 8, NULL, -1);
+static uint64_t round_rand(uint64_t seed, int round, int j) {
+  return mix(mix(seed ^ 0xC057u) + (uint64_t)round * 0x9E3779B97F4A7C15ull + (uint64_t)j);
+}
+
+/* A fresh sample, or (parent not NULL) parent with one decision drawn again. */
+static const PrimFunc *make(Tuner *t, Arena *a, uint64_t r, const PrimFunc *parent) {
+  int ns = parent && parent->unscheduled ? sched_trace_nsamples(parent->trace) : 0;
+  if (!ns) return sched_space_sample(a, t->plain, r >> 8, NULL, -1);
+  return sched_space_sample(a, t->plain, r >> 8, parent->trace, (int)((r >> 40) % (uint64_t)ns));
+}
+
+typedef struct Pool {
+  Gen gens[ROUND];
+  uint64_t hashes[ROUND];
+  int n;
+} Pool;
+
+/* c joins the pool with its prediction unless refused or already known. */
+static void consider(Tuner *t, Pool *p, const PrimFunc *c, int j) {
+  uint64_t h = c ? candidate_hash(c) : 0;
+  bool dup = !c || seen(t, h);
+  for (int i = 0; i < p->n && !dup; i++) dup = p->hashes[i] == h;
+  if (dup || p->n == ROUND) return;
+  float x[SCHED_NFEATURES];
+  sched_features(c, x);
+  p->hashes[p->n] = h;
+  p->gens[p->n++] = (Gen){c, cost_model_predict(t->model, x), j};
 }
 
 static int by_score(const void *x, const void *y) {
@@ -259,28 +273,23 @@ static int by_score(const void *x, const void *y) {
   return a->j - b->j;
 }
 
-/* Up to ROUND new candidates of round `round` made in a scratch arena,
- * ranked by the model, best first: their number (gens filled). */
-static int rank_round(Tuner *t, uint64_t seed, int round, Gen *gens) {
-  Arena scratch;
-  arena_init(&scratch);
-  uint64_t hashes[ROUND];
-  int n = 0;
-  for (int j = 0; j < 2 * ROUND && n < ROUND; j++) {
-    Gen g;
-    const PrimFunc *c = generate(t, &scratch, seed, round, j, &g);
-    uint64_t h = c ? candidate_hash(c) : 0;
-    bool dup = !c || seen(t, h);
-    for (int i = 0; i < n && !dup; i++) dup = hashes[i] == h;
-    if (dup) continue;
-    float x[SCHED_NFEATURES];
-    sched_features(c, x);
-    g.score = cost_model_predict(t->model, x);
-    hashes[n] = h, gens[n++] = g;
+/* Round `round`'s candidates, ranked by the model, best first: half fresh
+ * samples and mutations of the measured fastest, then mutations of the
+ * ELITE that the model ranks best among those. */
+static void rank_round(Tuner *t, Arena *scratch, uint64_t seed, int round, Pool *p) {
+  p->n = 0;
+  for (int j = 0; j < ROUND && p->n < ROUND / 2; j++) {
+    uint64_t r = round_rand(seed, round, j);
+    const PrimFunc *parent = t->npop && (j & 1) ? t->pop[(r >> 4) % (uint64_t)t->npop].f : NULL;
+    consider(t, p, make(t, scratch, r, parent), j);
   }
-  arena_free(&scratch);
-  qsort(gens, (size_t)n, sizeof *gens, by_score);
-  return n;
+  qsort(p->gens, (size_t)p->n, sizeof *p->gens, by_score);
+  int elite = p->n < ELITE ? p->n : ELITE;
+  for (int j = ROUND; elite && j < 3 * ROUND && p->n < ROUND; j++) {
+    uint64_t r = round_rand(seed, round, j);
+    consider(t, p, make(t, scratch, r, p->gens[(r >> 4) % (uint64_t)elite].c), j);
+  }
+  qsort(p->gens, (size_t)p->n, sizeof *p->gens, by_score);
 }
 
 /* Chooses `want` of the n ranked: mostly the best, an EPSILON share at random. */
@@ -297,19 +306,23 @@ static int choose(uint64_t seed, int round, Gen *gens, int n, int want) {
   return k;
 }
 
-/* Measures round `round`'s picks as trials i, i+1, ...: the next trial's number. */
+/* Measures round `round`'s picks (made again, from their traces, in the
+ * caller's arena) as trials i, i+1, ...: the next trial's number. */
 static int model_round(Tuner *t, const TuneOptions *o, int round, int i, bool *go) {
-  Gen gens[2 * ROUND];
+  static Pool p; /* large; the tuner is not reentrant */
+  Arena scratch;
+  arena_init(&scratch);
   cost_model_fit(t->model);
-  int n = rank_round(t, o->seed, round, gens);
-  int k = choose(o->seed, round, gens, n, PICK < o->trials - i + 1 ? PICK : o->trials - i + 1);
+  rank_round(t, &scratch, o->seed, round, &p);
+  int k = choose(o->seed, round, p.gens, p.n, PICK < o->trials - i + 1 ? PICK : o->trials - i + 1);
+  const PrimFunc *picks[PICK];
+  for (int q = 0; q < k; q++)
+    picks[q] = sched_space_sample(t->a, t->plain, 0, p.gens[q].c->trace, -1);
+  arena_free(&scratch);
   if (!k) return *go = report(t, NULL, i, o->trials, 0), i + 1; /* nothing new: one refused */
-  for (int p = 0; p < k && *go; p++, i++) {
-    const PrimFunc *c =
-        sched_space_sample(t->a, t->plain, gens[p].r >> 8,
-                           gens[p].parent ? gens[p].parent->trace : NULL, gens[p].resample);
-    double g = t->res->flops > 0 ? t->res->flops / (exp2(-gens[p].score) * 1e6) : 0;
-    *go = report(t, c, i, o->trials, g);
+  for (int q = 0; q < k && *go; q++, i++) {
+    double g = t->res->flops > 0 ? t->res->flops / (exp2(-p.gens[q].score) * 1e6) : 0;
+    *go = report(t, picks[q], i, o->trials, g);
   }
   return i;
 }
