@@ -88,8 +88,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "`:step @f` replays it one primitive at a time, `:print --unscheduled @f` shows\n"             \
     "the function as written.")                                                                    \
   X(trace, "trace", "@f", DEF, repl_cmd_trace, "print a prim function's schedule as text", NULL)   \
-  X(tune, "tune", "@f [trials=N] [minutes=M] [seed=S] [model=on|off] | --show", DEF,               \
-    repl_cmd_tune, "find a prim function's schedule by measurement (kept, recorded)",              \
+  X(tune, "tune", "@f [trials=N] [minutes=M] [seed=S] [model=off] | --show", DEF, repl_cmd_tune,   \
+    "find a prim function's schedule by measurement (kept, recorded)",                             \
     "Candidates come from schedule rules (multi-level tiling of reductions with\n"                 \
     "sampled tile sizes, a packed operand, elementwise blocks inlined or vectorized,\n"            \
     "outer loops parallel): random samples, then rounds of samples and mutations of\n"             \
