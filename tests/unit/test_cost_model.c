@@ -89,7 +89,9 @@ static const PrimFunc *parse_prim(const char *text, const char *name) {
   uint32_t file = diag_add_source(&D, "features", text, strlen(text));
   bool ok = parse_module(m, &D, file) && engine_apply_schedules(m, &D, true);
   CHECK(ok);
-  return ok ? module_prim(m, name) : NULL;
+  const PrimFunc *f = ok ? module_prim(m, name) : NULL; /* in A */
+  module_free(m);
+  return f;
 }
 
 static bool near(float a, double b) { return fabs(a - b) < 1e-4; }
