@@ -1,7 +1,8 @@
 /* cmd_tune.c — `:tune @f [trials=N] [minutes=M] [seed=S] [model=on|off]`: a
  * prim function's schedule found by measurement (engine/tune.h), one
- * progress line per trial (with the cost model's prediction), Ctrl-C keeping the best so far; the
- * best becomes the function's schedule (an undo step) and a record of the tuning database.
+ * progress line per trial (with the cost model's prediction), Ctrl-C
+ * keeping the best so far; the best becomes the function's schedule (an
+ * undo step) and a record of the tuning database.
  * `:tune --show` lists the database's records for this target. */
 #include <stdio.h>
 #include <stdlib.h>
