@@ -309,7 +309,7 @@ static int choose(uint64_t seed, int round, Gen *gens, int n, int want) {
 /* Measures round `round`'s picks (made again, from their traces, in the
  * caller's arena) as trials i, i+1, ...: the next trial's number. */
 static int model_round(Tuner *t, const TuneOptions *o, int round, int i, bool *go) {
-  static Pool p; /* large; the tuner is not reentrant */
+  Pool p; /* about 4 KiB */
   Arena scratch;
   arena_init(&scratch);
   cost_model_fit(t->model);
