@@ -1,6 +1,8 @@
 /* tune.c — `:tune @f` (engine/tune.h): candidates from the schedule rules,
  * each checked against the unscheduled function, compiled by the JIT and
- * timed; random samples first, then mutations of the fastest; and the
+ * timed; a warm-up of random samples, then rounds of candidates ranked by
+ * the cost model (engine/cost_model.c), the best measured and learnt from
+ * (model_off: random samples, then mutations of the fastest); and the
  * tuning database, a text file of records:
  *
  *   record @mm workload=1f2e... (float32[64, 64], float32[64, 64], ...)
@@ -21,6 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "engine/cost_model.h"
 #include "engine/inspect.h"
 #include "engine/profile.h"
 #include "engine/schedule.h"
@@ -28,7 +31,10 @@
 #include "parser/parser.h"
 #include "sched/sched.h"
 
-enum { TUNE_SEED = 3, POP = 8, VERIFY_MAX_FLOPS = 20000000 };
+/* ROUND candidates ranked by the model per round (the second half
+ * mutations of the ELITE it ranks best), PICK of them measured. */
+enum { TUNE_SEED = 3, POP = 8, VERIFY_MAX_FLOPS = 20000000, ROUND = 128, ELITE = 8, PICK = 8 };
+static const double EPSILON = 0.1; /* the share of a round's picks drawn at random */
 
 static double now_ms(void) {
   struct timespec t;
@@ -115,6 +121,10 @@ typedef struct Tuner {
   Cand pop[POP];         /* the fastest, fastest first */
   int npop;
   TuneTrial trial;
+  CostModel *model; /* NULL: model=off */
+  bool synthetic;   /* RLY_TUNE_TIMES=synthetic: times from the features, not the clock */
+  uint64_t *seen;   /* the lowered functions measured (prim_func_hash) */
+  int nseen, capseen;
   TuneResult *res;
   TuneProgress cb;
   void *user;
@@ -130,6 +140,19 @@ static void keep(Tuner *t, const PrimFunc *f, double ms) {
   }
 }
 
+/* A time made from f's features (RLY_TUNE_TIMES=synthetic): the same for
+ * the same candidate in every run, so that the search itself can be
+ * checked for determinism; no kernel is timed. */
+static double synthetic_ms(const Tuner *t, const PrimFunc *f) {
+  float x[SCHED_NFEATURES];
+  sched_features(f, x);
+  const float *a1 = x + SF_ACCESS0 + 1;
+  double lg = 0.4 * x[SF_VEC_LANES] + 0.3 * x[SF_UNROLL] + 0.2 * x[SF_PARALLEL] +
+              0.1 * a1[4 * SF_A_REUSE] - 0.2 * a1[4 * SF_A_STRIDE] + 0.1 * x[SF_ALLOC_SMALL];
+  double flops = t->res->flops > 1e3 ? t->res->flops : 1e3;
+  return flops / (exp2(lg) * 1e6);
+}
+
 /* Compiles, runs and checks f: its median time, or -1 (t->trial says why). */
 static double measure(Tuner *t, const PrimFunc *f) {
   char err[512];
@@ -138,7 +161,8 @@ static double measure(Tuner *t, const PrimFunc *f) {
   Run r;
   if (!k || !run_new(&r, f, err, sizeof err)) return t->trial.refused = true, -1;
   bool ok;
-  double ms = time_kernel(k, &r, t->npop ? t->pop[0].ms : 0, &ok);
+  double ms = time_kernel(k, &r, t->npop && !t->synthetic ? t->pop[0].ms : 0, &ok);
+  if (t->synthetic) ms = synthetic_ms(t, f);
   bool same = ok && (f == t->plain || same_outputs(&r, &t->ref, err, sizeof err));
   if (same && f->unscheduled && t->res->flops <= VERIFY_MAX_FLOPS)
     same = sched_verify(f, 1, err, sizeof err);
@@ -152,14 +176,40 @@ static double measure(Tuner *t, const PrimFunc *f) {
   return ms;
 }
 
-static bool report(Tuner *t, const PrimFunc *f, int k, int n) {
-  t->trial = (TuneTrial){.k = k, .n = n};
+static uint64_t candidate_hash(const PrimFunc *f) { return prim_func_hash(prim_to_run(f)); }
+
+static bool seen(const Tuner *t, uint64_t h) {
+  for (int i = 0; i < t->nseen; i++)
+    if (t->seen[i] == h) return true;
+  return false;
+}
+
+static void mark_seen(Tuner *t, uint64_t h) {
+  if (t->nseen == t->capseen) {
+    t->capseen = t->capseen ? 2 * t->capseen : 64;
+    t->seen = realloc(t->seen, sizeof *t->seen * (size_t)t->capseen);
+    if (!t->seen) rly_oom();
+  }
+  t->seen[t->nseen++] = h;
+}
+
+/* A measured candidate teaches the model: its features, its log2 speed. */
+static void learn(Tuner *t, const PrimFunc *f, double ms) {
+  float x[SCHED_NFEATURES];
+  if (!t->model) return;
+  sched_features(f, x);
+  cost_model_add(t->model, x, -log2(ms > 1e-6 ? ms : 1e-6));
+}
+
+static bool report(Tuner *t, const PrimFunc *f, int k, int n, double predicted) {
+  t->trial = (TuneTrial){.k = k, .n = n, .predicted_gflops = predicted};
+  if (f) mark_seen(t, candidate_hash(f));
   double ms = f ? measure(t, f) : -1;
   if (!f) t->trial.refused = true;
   t->res->refused += t->trial.refused;
   if (ms >= 0) {
     t->res->measured++;
-    keep(t, f, ms);
+    keep(t, f, ms), learn(t, f, ms);
     t->trial.ms = ms, t->trial.gflops = t->res->flops > 0 ? t->res->flops / (ms * 1e6) : 0;
   }
   double best = t->npop ? t->pop[0].ms : 0;
@@ -188,35 +238,156 @@ static const PrimFunc *candidate(Tuner *t, uint64_t seed, int k, bool evolve) {
   return sched_space_sample(t->a, t->plain, r >> 8, parent->trace, (int)((r >> 40) % (uint64_t)ns));
 }
 
+/* ───────────────────────── search with the model ───────────────────────── */
+
+/* A round's candidate (made in a scratch arena) and the model's prediction. */
+typedef struct Gen {
+  const PrimFunc *c;
+  double score;
+  int j;
+} Gen;
+
+static uint64_t round_rand(uint64_t seed, int round, int j) {
+  return mix(mix(seed ^ 0xC057u) + (uint64_t)round * 0x9E3779B97F4A7C15ull + (uint64_t)j);
+}
+
+/* A fresh sample, or (parent not NULL) parent with one decision drawn again. */
+static const PrimFunc *make(Tuner *t, Arena *a, uint64_t r, const PrimFunc *parent) {
+  int ns = parent && parent->unscheduled ? sched_trace_nsamples(parent->trace) : 0;
+  if (!ns) return sched_space_sample(a, t->plain, r >> 8, NULL, -1);
+  return sched_space_sample(a, t->plain, r >> 8, parent->trace, (int)((r >> 40) % (uint64_t)ns));
+}
+
+typedef struct Pool {
+  Gen gens[ROUND];
+  uint64_t hashes[ROUND];
+  int n;
+} Pool;
+
+/* c joins the pool with its prediction unless refused or already known. */
+static void consider(Tuner *t, Pool *p, const PrimFunc *c, int j) {
+  uint64_t h = c ? candidate_hash(c) : 0;
+  bool dup = !c || seen(t, h);
+  for (int i = 0; i < p->n && !dup; i++) dup = p->hashes[i] == h;
+  if (dup || p->n == ROUND) return;
+  float x[SCHED_NFEATURES];
+  sched_features(c, x);
+  p->hashes[p->n] = h;
+  p->gens[p->n++] = (Gen){c, cost_model_predict(t->model, x), j};
+}
+
+static int by_score(const void *x, const void *y) {
+  const Gen *a = x, *b = y;
+  if (a->score != b->score) return a->score > b->score ? -1 : 1;
+  return a->j - b->j;
+}
+
+/* Round `round`'s candidates, ranked by the model, best first: half fresh
+ * samples and mutations of the measured fastest, then mutations of the
+ * ELITE that the model ranks best among those. */
+static void rank_round(Tuner *t, Arena *scratch, uint64_t seed, int round, Pool *p) {
+  p->n = 0;
+  for (int j = 0; j < ROUND && p->n < ROUND / 2; j++) {
+    uint64_t r = round_rand(seed, round, j);
+    const PrimFunc *parent = t->npop && (j & 1) ? t->pop[(r >> 4) % (uint64_t)t->npop].f : NULL;
+    consider(t, p, make(t, scratch, r, parent), j);
+  }
+  qsort(p->gens, (size_t)p->n, sizeof *p->gens, by_score);
+  int elite = p->n < ELITE ? p->n : ELITE;
+  for (int j = ROUND; elite && j < 3 * ROUND && p->n < ROUND; j++) {
+    uint64_t r = round_rand(seed, round, j);
+    consider(t, p, make(t, scratch, r, p->gens[(r >> 4) % (uint64_t)elite].c), j);
+  }
+  qsort(p->gens, (size_t)p->n, sizeof *p->gens, by_score);
+}
+
+/* Chooses `want` of the n ranked: mostly the best, an EPSILON share at random. */
+static int choose(uint64_t seed, int round, Gen *gens, int n, int want) {
+  int k = 0;
+  for (; k < want && k < n; k++) {
+    uint64_t r = mix(seed * 31 + (uint64_t)round * 1009 + (uint64_t)k);
+    int pick = (double)(r >> 11) / 9007199254740992.0 < EPSILON
+                   ? k + (int)((r >> 3) % (uint64_t)(n - k))
+                   : k;
+    Gen g = gens[pick];
+    gens[pick] = gens[k], gens[k] = g;
+  }
+  return k;
+}
+
+/* Measures round `round`'s picks (made again, from their traces, in the
+ * caller's arena) as trials i, i+1, ...: the next trial's number. */
+static int model_round(Tuner *t, const TuneOptions *o, int round, int i, bool *go) {
+  Pool p; /* about 4 KiB */
+  Arena scratch;
+  arena_init(&scratch);
+  cost_model_fit(t->model);
+  rank_round(t, &scratch, o->seed, round, &p);
+  int k = choose(o->seed, round, p.gens, p.n, PICK < o->trials - i + 1 ? PICK : o->trials - i + 1);
+  const PrimFunc *picks[PICK];
+  for (int q = 0; q < k; q++)
+    picks[q] = sched_space_sample(t->a, t->plain, 0, p.gens[q].c->trace, -1);
+  arena_free(&scratch);
+  if (!k) return *go = report(t, NULL, i, o->trials, 0), i + 1; /* nothing new: one refused */
+  for (int q = 0; q < k && *go; q++, i++) {
+    double g = t->res->flops > 0 ? t->res->flops / (exp2(-p.gens[q].score) * 1e6) : 0;
+    *go = report(t, picks[q], i, o->trials, g);
+  }
+  return i;
+}
+
+/* The measured warm-up: random samples (or, with model=off, the whole
+ * search: samples, then mutations past half the trials or the time). */
+static int warmup(Tuner *t, const TuneOptions *o) {
+  if (!t->model) return o->trials;
+  int w = o->trials / 8;
+  return w < 6 ? 6 : w > 16 ? 16 : w;
+}
+
+/* The trials: the function as written, its schedule, the warm-up, then
+ * the model's rounds. */
+static void search(Tuner *t, const TuneOptions *o, const PrimFunc *f) {
+  double start = now_ms(), budget = o->minutes > 0 ? o->minutes * 60e3 : 0;
+  bool go = report(t, t->plain, 0, o->trials, 0);
+  t->res->start_ms = t->npop ? t->pop[0].ms : -1;
+  if (go && f->unscheduled) go = report(t, f, -1, o->trials, 0); /* its current schedule */
+  int w = warmup(t, o), i = 1;
+  for (; go && i <= w && i <= o->trials && (!budget || now_ms() - start < budget); i++) {
+    bool evolve = i > o->trials / 2 || (budget && now_ms() - start > budget / 2);
+    go = report(t, candidate(t, o->seed, i, evolve && !t->model), i, o->trials, 0);
+  }
+  for (int round = 0; go && i <= o->trials && (!budget || now_ms() - start < budget); round++)
+    i = model_round(t, o, round, i, &go);
+  t->res->stopped = !go;
+  if (t->npop) t->res->best = t->pop[0].f, t->res->best_ms = t->pop[0].ms;
+}
+
 bool engine_tune(Engine *e, const PrimFunc *f, Arena *a, const TuneOptions *o, TuneProgress cb,
                  void *user, TuneResult *out, char *err, size_t n) {
   *out = (TuneResult){.best = f};
   if (!jit_available())
     return snprintf(err, n, "`:tune` needs the JIT: %s", jit_unavailable_reason()), false;
   (void)e;
-  Tuner t = {
-      .a = a, .plain = f->unscheduled ? f->unscheduled : f, .res = out, .cb = cb, .user = user};
+  const char *times = getenv("RLY_TUNE_TIMES");
+  Tuner t = {.a = a,
+             .plain = f->unscheduled ? f->unscheduled : f,
+             .res = out,
+             .cb = cb,
+             .user = user,
+             .model = o->model_off ? NULL : cost_model_new(SCHED_NFEATURES),
+             .synthetic = times && strcmp(times, "synthetic") == 0};
   int64_t sizes[64];
   for (int i = 0; i < 64; i++) sizes[i] = 7;
   out->flops = profile_prim_flops(t.plain, sizes);
   TirError te = {0};
   const JitKernel *k = jit_get(prim_to_run(t.plain), &te);
-  if (!k) return snprintf(err, n, "%s", te.msg), false;
-  if (!run_new(&t.ref, t.plain, err, n)) return false;
-  bool ok = jit_run(k, t.ref.args, t.ref.f->nparams, &te);
-  if (!ok) return snprintf(err, n, "%s", te.msg), run_free(&t.ref), false;
-  double start = now_ms(), budget = o->minutes > 0 ? o->minutes * 60e3 : 0;
-  bool go = report(&t, t.plain, 0, o->trials);
-  out->start_ms = t.npop ? t.pop[0].ms : -1;
-  if (go && f->unscheduled) go = report(&t, f, -1, o->trials); /* its current schedule */
-  for (int i = 1; go && i <= o->trials && (!budget || now_ms() - start < budget); i++) {
-    bool evolve = i > o->trials / 2 || (budget && now_ms() - start > budget / 2);
-    go = report(&t, candidate(&t, o->seed, i, evolve), i, o->trials);
-  }
-  out->stopped = !go;
-  run_free(&t.ref);
-  if (t.npop) out->best = t.pop[0].f, out->best_ms = t.pop[0].ms;
-  return true;
+  bool ok = k && run_new(&t.ref, t.plain, err, n);
+  if (!k) snprintf(err, n, "%s", te.msg);
+  if (ok && !jit_run(k, t.ref.args, t.ref.f->nparams, &te))
+    ok = false, snprintf(err, n, "%s", te.msg), run_free(&t.ref);
+  if (ok) search(&t, o, f), run_free(&t.ref);
+  cost_model_free(t.model), free(t.seen);
+  return ok;
 }
 
 /* ───────────────────────── the database ───────────────────────── */

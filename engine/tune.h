@@ -1,12 +1,15 @@
 /* tune.h — `:tune @f`: schedules of a prim function found by measurement
  * (engine/tune.c), and the tuning database they are kept in.
  *
- * Candidates come from the schedule rules (sched_space_sample): random
- * samples of the design space for the first part of the trials, then
- * mutations of the fastest (one sampling decision drawn again).  Each is
- * checked against the unscheduled function, compiled by the JIT and timed
- * on random inputs; the function as written and its current schedule are
- * candidates too, so the best is never slower than the start.
+ * Candidates come from the schedule rules (sched_space_sample): a
+ * warm-up of random samples of the design space, then rounds of fresh
+ * samples and mutations of the fastest (one sampling decision drawn
+ * again), ranked by a cost model (engine/cost_model.h on the features of
+ * sched_features) fitted to the measurements so far, the best few of each
+ * round measured.  With model_off: random samples for the first half of
+ * the trials, then mutations.  Each is checked against the unscheduled function, compiled by the
+ * JIT and timed on random inputs; the function as written and its current schedule are candidates
+ * too, so the best is never slower than the start.
  *
  * The database is a text file ($XDG_CACHE_HOME/rly/tuning.txt, or the
  * engine option tuning_log): one record per tuned workload and target,
@@ -23,6 +26,7 @@ typedef struct TuneOptions {
   int trials;     /* candidates measured (default 64) */
   double minutes; /* time budget (0: none) */
   uint64_t seed;  /* the sampling's seed: the same seed, the same candidates */
+  bool model_off; /* no cost model: random samples, then mutations (model=off) */
 } TuneOptions;
 
 /* One trial, for the progress line; return false to stop (Ctrl-C). */
@@ -33,6 +37,7 @@ typedef struct TuneTrial {
   double ms, gflops; /* its median time and speed */
   double best_gflops;
   int refused_so_far;
+  double predicted_gflops; /* the cost model's prediction for it (0: none) */
 } TuneTrial;
 typedef bool (*TuneProgress)(void *user, const TuneTrial *t);
 

@@ -18,8 +18,8 @@
 #include "repl/repl.h"
 
 static const char *usage =
-    "usage: :tune @f|@kernel [trials=N] [minutes=M] [seed=S] [set=K=V,...]  or  :tune "
-    "--show|--knobs";
+    "usage: :tune @f|@kernel [trials=N] [minutes=M] [seed=S] [model=on|off] [set=K=V,...]  or  "
+    ":tune --show|--knobs";
 
 /* `key=VALUE` word i: a non-negative number into *v; false after an error. */
 static bool option(Session *s, const Words *w, int i, TuneOptions *o) {
@@ -32,7 +32,10 @@ static bool option(Session *s, const Words *w, int i, TuneOptions *o) {
   if (num && k == 7 && strncmp(w->w[i], "minutes", 7) == 0 && v > 0) return o->minutes = v, true;
   if (num && k == 4 && strncmp(w->w[i], "seed", 4) == 0 && v == (double)(uint64_t)v)
     return o->seed = (uint64_t)v, true;
-  session_error(s, w->sp[i], usage, "`%s` is not trials=N (N >= 1), minutes=M or seed=S", w->w[i]);
+  if (strcmp(w->w[i], "model=on") == 0 || strcmp(w->w[i], "model=off") == 0)
+    return o->model_off = w->w[i][7] == 'f', true;
+  session_error(s, w->sp[i], usage,
+                "`%s` is not trials=N (N >= 1), minutes=M, seed=S or model=on|off", w->w[i]);
   return false;
 }
 
@@ -46,6 +49,7 @@ static bool trial_result(const TuneTrial *t) {
     printf("WRONG: differs from the unscheduled function (dropped)");
   else
     printf("%.3f ms  %.1f GFLOP/s", t->ms, t->gflops);
+  if (t->predicted_gflops > 0) printf("  [model %.1f]", t->predicted_gflops);
   printf("  (best %.1f GFLOP/s", t->best_gflops);
   if (t->refused_so_far) printf(", %d refused", t->refused_so_far);
   puts(")");

@@ -56,6 +56,66 @@ PrimFunc *sched_space_sample(Arena *a, const PrimFunc *f, uint64_t seed, const S
 /* The number of sampling steps of t (decisions a mutation can redraw). */
 int sched_trace_nsamples(const SchedTrace *t);
 
+/* The cost model's features of a candidate (sched_features.c): its loop
+ * nest as it runs (prim_to_run), described by the store with the most
+ * float ops executed (the "dominant" store), the function's totals and its
+ * allocations.  Counts are log2(1 + x); size variables count 7.
+ * X(enum, name, what the slot holds): */
+// clang-format off
+#define SCHED_FEATURES(X)                                                              \
+  X(SF_FLOPS, "flops", "log2 float ops executed by the whole function")              \
+  X(SF_STORES, "stores", "store statements in the nest")                              \
+  X(SF_STORES_EXEC, "stores_exec", "log2 stores executed")                            \
+  X(SF_ALLOCS, "allocs", "alloc statements")                                          \
+  X(SF_ALLOC_BYTES, "alloc_bytes", "log2 bytes allocated in all")                     \
+  X(SF_ALLOC_MAX, "alloc_max", "log2 bytes of the largest alloc")                     \
+  X(SF_ALLOC_SMALL, "alloc_small", "allocs of at most 4 KiB (a register/L1 tile)")    \
+  X(SF_TRIPS, "trips", "log2 executions of the dominant store")                       \
+  X(SF_ADD, "add", "log2 float adds/subs/negations it executes")                      \
+  X(SF_MUL, "mul", "log2 float multiplies")                                           \
+  X(SF_DIV, "div", "log2 float divisions and remainders")                             \
+  X(SF_MATH, "math", "log2 float math calls (exp, sqrt, ...)")                        \
+  X(SF_CMP, "cmp", "log2 min/max/abs/select and comparisons")                         \
+  X(SF_INT, "int", "log2 integer ops in the stored value")                            \
+  X(SF_DEPTH, "depth", "loops enclosing it")                                          \
+  X(SF_INNER_EXTENT, "inner_extent", "log2 (extent - 1) of its innermost loop")       \
+  X(SF_VEC_LANES, "vec_lanes", "log2 (lanes - 1) of its vectorized loop (0: none)")   \
+  X(SF_VEC_INNER, "vec_inner", "1 when its innermost loop is vectorized")             \
+  X(SF_UNROLL, "unroll", "log2 (product - 1) of its unrolled loops' extents")         \
+  X(SF_PARALLEL, "parallel", "log2 (product - 1) of its parallel loops' extents")     \
+  X(SF_PAR_OUTER, "par_outer", "1 when its outermost loop is parallel")               \
+  X(SF_LOADS, "loads", "loads in its value")                                          \
+  X(SF_INTENSITY, "intensity", "log2 float ops per byte its accesses touch")
+/* Then, per access (a0: the store's buffer, a1-a3: its loads touching the
+ * most bytes, most first; 0 when absent), slot SF_ACCESS0 + 4 * field + k
+ * for access k, named "aK.name": */
+#define SCHED_ACCESS_FEATURES(X)                                                       \
+  X(SF_A_STRIDE, "stride", "log2 |elements moved per step of the innermost loop|")    \
+  X(SF_A_CONTIG, "contig", "1 when that stride is 1 (contiguous)")                    \
+  X(SF_A_BYTES1, "bytes1", "log2 bytes touched while the innermost loop runs")        \
+  X(SF_A_BYTES2, "bytes2", "log2 bytes touched under the 2 innermost loops")          \
+  X(SF_A_BYTES4, "bytes4", "log2 bytes touched under the 4 innermost loops")          \
+  X(SF_A_BYTES_ALL, "bytes_all", "log2 bytes touched by the whole nest")              \
+  X(SF_A_REUSE, "reuse", "log2 (accesses per element touched - 1) over the nest")
+// clang-format on
+enum {
+#define X(e, name, doc) e,
+  SCHED_FEATURES(X)
+#undef X
+      SF_ACCESS0
+};
+enum {
+#define X(e, name, doc) e,
+  SCHED_ACCESS_FEATURES(X)
+#undef X
+      SF_ACCESS_FIELDS
+};
+enum { SCHED_NFEATURES = SF_ACCESS0 + 4 * SF_ACCESS_FIELDS };
+/* The features of f into out[SCHED_NFEATURES]. */
+void sched_features(const PrimFunc *f, float *out);
+/* Slot i's name ("flops", "a1.stride", ...), NULL out of range. */
+const char *sched_feature_name(int i);
+
 /* The primitives, for help and completion. */
 typedef struct SchedPrimInfo {
   const char *name, *args, *help;
