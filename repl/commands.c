@@ -88,15 +88,15 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "`:step @f` replays it one primitive at a time, `:print --unscheduled @f` shows\n"             \
     "the function as written.")                                                                    \
   X(trace, "trace", "@f", DEF, repl_cmd_trace, "print a prim function's schedule as text", NULL)   \
-  X(tune, "tune", "@f|@kernel [trials=N] [minutes=M] [seed=S] [model=off] [set=K=V,...] | --show | --knobs",   \
-    DEF, repl_cmd_tune,                                                                            \
+  X(tune, "tune", "@f|@kernel [trials=N] [minutes=M] [seed=S] [OPT=...] | --show | --knobs", DEF,  \
+    repl_cmd_tune,                                                                                 \
     "find a prim function's schedule or a kernel's knobs by measurement (recorded)",               \
     "Candidates come from schedule rules (multi-level tiling of reductions with\n"                 \
     "sampled tile sizes, a packed operand, elementwise blocks inlined or vectorized,\n"            \
     "outer loops parallel): random samples, then rounds of samples and mutations of\n"             \
     "the fastest ranked by a cost model (boosted trees on loop-nest features, fitted\n"            \
     "to the measurements; [model G] is its prediction) of which the best are\n"                    \
-    "measured (model=off: no model, random samples then mutations).  Each is\n"                    \
+    "measured (OPT model=off: no model, random samples then mutations).  Each is\n"                \
     "checked against the unscheduled function, JIT-compiled and timed; Ctrl-C stops\n"             \
     "early.  The best becomes @f's schedule (`:undo` takes it back) and is appended\n"             \
     "to the tuning database ($XDG_CACHE_HOME/rly/tuning.txt, `rly --tuning-log FILE`),\n"          \
