@@ -6,8 +6,10 @@ Usage: /usr/bin/python3 tests/conv_group_torch.py PATH/TO/rly [-v]
 Each case is a torch module (random weights, fixed seeds) exported with
 torch.onnx.export (opset 13) and imported with `:import`, so its weights
 are constants as in a network: a grouped conv2d (group widths 4, 8, 16,
-32, 64; strides 1 and 2; padding; channel counts that are not a multiple
-of 16; a bias and a ReLU after it), two grouped convolutions in a row,
+32, 64, whose narrow groups rotate their inputs in registers; more output
+than input channels per group, on block-diagonal weights; strides 1 and
+2; padding; channel counts that are not a multiple of 16; a bias and a
+ReLU after it), two grouped convolutions in a row,
 and ShuffleNetV2's channel shuffle.  rly runs each in both execution
 modes (`--exec jit`: AlterOpLayout's blocked nn.contrib_conv2d_NCHWc and
 its compiled schedule; `--exec interp`: the reference kernels) and the
@@ -66,6 +68,7 @@ CASES = [
     ("conv gw32 s1", lambda: grouped(64, 64, 2), (1, 64, 8, 30)),
     ("conv gw64 s2", lambda: grouped(128, 128, 2, stride=2), (2, 128, 9, 9)),
     ("conv gw12 5x5", lambda: grouped(36, 72, 3, k=5, pad=2), (1, 36, 11, 11)),
+    ("conv 4 in 8 out per group", lambda: grouped(24, 48, 6), (1, 24, 10, 10)),
     ("conv gw16 1x1", lambda: grouped(48, 48, 3, k=1, pad=0), (1, 48, 7, 7)),
     ("conv gw4 x2", lambda: nn.Sequential(grouped(32, 32, 8), grouped(32, 64, 8, stride=2)),
      (1, 32, 12, 12)),

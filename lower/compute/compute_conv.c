@@ -45,10 +45,12 @@ enum { TILE_WIDE = 14, TILE_NARROW = 12, TILE_MIN = 4 };
 
 /* The grouped schedule's block sizes: the knobs a tuner can search, in one
  * table (0: derived from the target and the shape). */
-#define GROUP_KNOBS(X)                                                            \
-  X(GROUP_LANES, 0, "output channels per block at most (0: one vector register)") \
-  X(GROUP_CB_MAX, 16, "input channels per packed block at most")                  \
-  X(GROUP_TILE, 0, "output columns per register tile (0: the blocked schedule's)")
+#define GROUP_KNOBS(X)                                                                    \
+  X(GROUP_LANES, 0, "output channels per block at most (0: one vector register)")         \
+  X(GROUP_CB_MAX, 16, "input channels per packed block at most")                          \
+  X(GROUP_TILE, 0, "output columns per register tile (0: the blocked schedule's)")        \
+  X(GROUP_ROTATE_MAX, 8, "widest group whose inputs are rotated in registers (0: never)") \
+  X(GROUP_ROTATE_TILE, 4, "output columns per rotated tile (LLVM unrolls no wider)")
 enum {
 #define X(name, value, doc) name = value,
   GROUP_KNOBS(X)
@@ -114,6 +116,7 @@ struct Blocked {
   int64_t cg, og;   /* grouped (else 0): input and output channels per group */
   int64_t nxb;      /* XP's channel blocks (0: ncb) */
   int64_t wib;      /* a blocked weight's input channel block */
+  bool rotate;      /* grouped, narrow groups: lanes read rotated inputs (rot_lane) */
   NnConvAxes ax;    /* the layouts' axes of a plain x, w and the result */
   Buffer *xp, *wp;
   StoreFn store;
@@ -191,10 +194,23 @@ typedef struct StepCx {
   PrimExpr *xcb; /* the input's channel block: icb, or a grouped block's */
 } StepCx;
 
+/* A block of lanes / cg whole groups of cg = og channels, its inputs one
+ * XP block: at step j lane l reads input lane l - l % cg + (l % cg + j) %
+ * cg, its group's channels rotated by j, so the cg steps give each lane
+ * each of its group's inputs once (the weights are packed in the same
+ * order).  With j and l unrolled the lanes are constants: a vector load
+ * and a shuffle, cg products per lane instead of the lanes of the
+ * block-diagonal form. */
+static PrimExpr *rot_lane(LowerCx *L, const Blocked *k, PrimExpr *l, PrimExpr *j) {
+  PrimExpr *cg = lc_int(L, k->cg), *r = lc_bin(L, PB_MOD, l, cg);
+  return lc_plus(L, lc_bin(L, PB_SUB, l, r), lc_bin(L, PB_MOD, lc_plus(L, r, j), cg));
+}
+
 static void step_lane(LowerCx *L, PrimExpr *l, void *u) {
   StepCx *c = u;
   const Blocked *k = c->k;
   PrimExpr *xi[5] = {c->n, c->xcb, c->h, c->w, k->depthwise ? l : c->ci};
+  if (k->rotate) xi[4] = rot_lane(L, k, l, c->ci);
   PrimExpr *wi[6] = {c->ob, c->icb, c->a, c->b, c->ci, l};
   if (k->depthwise) wi[1] = wi[4] = lc_int(L, 0);
   PrimExpr *ai[2] = {c->t, l};
@@ -214,20 +230,28 @@ static void tile_step(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr
   StepCx c = {k, acc, lc_var(L, t), n, ob, icb, ci, a, b, h, w, mode, icb};
   if (k->cg) c.xcb = lc_plus(L, group_first_block(L, k, ob), icb);
   lc_open(L);
-  lane_loops(L, k, step_lane, &c);
+  if (k->rotate) { /* lanes unrolled: constant rotations, for SLP's shuffles */
+    TirVar *l = lc_tvar(L, "l", lc_int(L, k->lanes));
+    lc_open(L);
+    step_lane(L, lc_var(L, l), &c);
+    lc_for(L, LOOP_UNROLLED, l, lc_int(L, k->lanes), lc_close(L));
+  } else {
+    lane_loops(L, k, step_lane, &c);
+  }
   lc_for(L, LOOP_UNROLLED, t, lc_int(L, T), lc_close(L));
 }
 
 /* The sums over input channel blocks and taps into the tile's accumulators. */
 static void tile_taps(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0, TapMode mode) {
+  int64_t nci = k->rotate ? k->cg : k->cb;
   TirVar *icb = lc_tvar(L, "cb", lc_int(L, k->ncb)), *a = lc_tvar(L, "a", lc_int(L, k->KH)),
-         *b = lc_tvar(L, "b", lc_int(L, k->KW)), *ci = lc_tvar(L, "ci", lc_int(L, k->cb));
+         *b = lc_tvar(L, "b", lc_int(L, k->KW)), *ci = lc_tvar(L, "ci", lc_int(L, nci));
   bool dw = k->depthwise;
   for (int i = 0; i < (dw ? 2 : 4); i++) lc_open(L);
   tile_step(L, k, acc, T, n, ob, oh, ow0, dw ? ob : lc_var(L, icb), dw ? NULL : lc_var(L, ci),
             lc_var(L, a), lc_var(L, b), mode);
-  if (!dw) lc_for(L, LOOP_RANGE, ci, lc_int(L, k->cb), lc_close(L));
+  if (!dw) lc_for(L, k->rotate ? LOOP_UNROLLED : LOOP_RANGE, ci, lc_int(L, nci), lc_close(L));
   lc_for(L, LOOP_RANGE, b, lc_int(L, k->KW), lc_close(L));
   lc_for(L, LOOP_RANGE, a, lc_int(L, k->KH), lc_close(L));
   if (!dw) lc_for(L, LOOP_RANGE, icb, lc_int(L, k->ncb), lc_close(L));
@@ -400,6 +424,33 @@ static PrimExpr *group_w_at(LowerCx *L, const Blocked *k, PrimExpr *o, PrimExpr 
   return lc_at(L, k->w, bi);
 }
 
+/* A rotated grouped convolution's weights (rot_lane): WP[ob, 0, a, b, j, l]
+ * = w[o, (l % cg + j) % cg, a, b] for output channel o = ob * lanes + l
+ * (zero past O). */
+static Buffer *pack_weights_rotated(LowerCx *L, const Blocked *k) {
+  PrimExpr *lanes = lc_int(L, k->lanes), *cg = lc_int(L, k->cg);
+  PrimExpr *shape[6] = {lc_int(L, k->nob), lc_int(L, 1), lc_int(L, k->KH),
+                        lc_int(L, k->KW),  cg,           lanes};
+  Buffer *wp = lc_alloc(L, "WP", k->dt, 6, shape);
+  TirVar *ob = lc_tvar(L, "ob", lc_int(L, k->nob)), *l = lc_tvar(L, "l", lanes),
+         *j = lc_tvar(L, "j", cg), *a = lc_tvar(L, "a", lc_int(L, k->KH)),
+         *b = lc_tvar(L, "b", lc_int(L, k->KW));
+  PrimExpr *o = lc_plus(L, lc_times(L, lc_var(L, ob), lanes), lc_var(L, l));
+  PrimExpr *jj =
+      lc_bin(L, PB_MOD, lc_plus(L, lc_bin(L, PB_MOD, lc_var(L, l), cg), lc_var(L, j)), cg);
+  PrimExpr *pi[6] = {lc_var(L, ob), lc_int(L, 0), lc_var(L, a),
+                     lc_var(L, b),  lc_var(L, j), lc_var(L, l)};
+  for (int i = 0; i < 6; i++) lc_open(L); /* ob, a, b, j, l, if */
+  lc_store(L, wp, 6, pi, group_w_at(L, k, o, jj, lc_var(L, a), lc_var(L, b)));
+  lc_if(L, lc_bin(L, PB_LT, o, lc_int(L, k->O)), lc_close(L));
+  lc_for(L, LOOP_RANGE, l, lanes, lc_close(L));
+  lc_for(L, LOOP_RANGE, j, cg, lc_close(L));
+  lc_for(L, LOOP_RANGE, b, lc_int(L, k->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, lc_int(L, k->KH), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, ob, lc_int(L, k->nob), lc_close(L));
+  return wp;
+}
+
 /* A grouped convolution's weights block-diagonal: WP[ob, cb, a, b, ci, l]
  * = w[o, j, a, b] for output channel o = ob * lanes + l and input channel
  * c = its block's first (group_first_block) + cb * CB + ci when c is in
@@ -408,6 +459,7 @@ static PrimExpr *group_w_at(LowerCx *L, const Blocked *k, PrimExpr *o, PrimExpr 
  * groups' inputs by zeros.  A blocked weight whose blocks are WP's (one
  * group per block, its input block CB) is used as it is. */
 static Buffer *pack_weights_grouped(LowerCx *L, const Blocked *k) {
+  if (k->rotate) return pack_weights_rotated(L, k);
   if (k->wblocked && k->w->buf && k->og % k->lanes == 0 && k->wib == k->cb) return k->w->buf;
   PrimExpr *lanes = lc_int(L, k->lanes);
   PrimExpr *shape[6] = {lc_int(L, k->nob), lc_int(L, k->ncb), lc_int(L, k->KH),
@@ -527,6 +579,11 @@ static bool blocked_emit(LowerCx *L, Blocked *k, Buffer *out, bool nchw_out) {
   return true;
 }
 
+static bool env_off(const char *name) {
+  const char *v = getenv(name);
+  return v && strcmp(v, "0") == 0;
+}
+
 /* The lanes of a grouped block, at most max: whole groups (a multiple of
  * og) when a group is narrower than max, else a divisor of og (a group
  * spans whole blocks). */
@@ -544,6 +601,9 @@ static int group_lanes(int64_t og, int max) {
 static void group_init(Blocked *k, int64_t groups, int64_t cb) {
   k->cg = k->C / groups, k->og = k->O / groups;
   int64_t K = k->og >= k->lanes ? k->cg : k->cg * (k->lanes / k->og);
+  k->rotate = k->og < k->lanes && k->cg == k->og && k->cg <= GROUP_ROTATE_MAX &&
+              !env_off("RLY_GROUP_ROTATE");
+  if (k->rotate) cb = K; /* one XP block per output block */
   if (cb <= 0 || K % cb) {
     cb = 1;
     for (int64_t b = GROUP_CB_MAX; b > 1 && cb == 1; b--)
@@ -552,6 +612,7 @@ static void group_init(Blocked *k, int64_t groups, int64_t cb) {
   k->cb = (int)cb, k->ncb = K / cb;
   k->nxb = k->og >= k->lanes ? k->C / cb : k->nob * K / cb;
   if (GROUP_TILE) k->tile = GROUP_TILE;
+  if (k->rotate) k->tile = GROUP_ROTATE_TILE;
 }
 
 /* The blocked schedule of an NCHW / OIHW convolution with static sizes:
@@ -671,11 +732,6 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (!out) return NULL;
   if (!conv2d_blocked(L, &c, dt, out)) conv2d_general(L, &c, out);
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
-}
-
-static bool env_off(const char *name) {
-  const char *v = getenv(name);
-  return v && strcmp(v, "0") == 0;
 }
 
 /* A 3x3 convolution, stride 1, padding 1 on every side (the output the
