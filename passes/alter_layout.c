@@ -25,7 +25,9 @@
  *                the weight is OIHW1i<o>o; grouped: o the largest divisor
  *                up to lanes that holds whole groups or part of one, i
  *                x's block when it divides the channels per group, else
- *                their largest divisor up to lanes)
+ *                their largest divisor up to lanes).  More output
+ *                channels than lanes in blocks under half the lanes (58
+ *                channels: 2) leave the convolution NCHW
  *   pointwise    op(x1, ...) for an elementwise op (the elemwise family,
  *                nn.relu, nn.leaky_relu) of one or two operands, when one is
  *                blocked: the op on the blocked forms (the other operand a
@@ -132,6 +134,15 @@ static int64_t pick_group_block(int64_t n, int64_t og, DType dt) {
   return 1;
 }
 
+/* Whether an output block of b of n channels is too narrow to be worth the
+ * blocked layout: channel counts with no divisor near the vector width
+ * (ShuffleNetV2's 58 and 116 = 2 x 29 and 4 x 29) keep NCHW, where the
+ * compute rule's blocks are whole vectors and the last one partial. */
+static bool narrow_block(int64_t n, int64_t b, DType dt) {
+  int64_t lanes = target_vector_bytes() / dtype_bytes(dt);
+  return n > lanes && b * 2 < lanes;
+}
+
 /* `let %y = value; layout_transform(%y, "NCHW<c>c", "NCHW")`, reported. */
 static Expr *back_to_nchw(Graph *g, const char *rule, Expr *e, RwBlock *blk, Expr *value,
                           int64_t c) {
@@ -184,6 +195,7 @@ static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
   int64_t ob = dw ? cb : pick_out_block(O, dt);
   if (groups > 1 && !dw) /* grouped: blocks of whole groups, or parts of one */
     ob = pick_group_block(O, O / groups, dt), ib = cg % cb ? pick_block(cg, dt) : cb;
+  if (narrow_block(O, ob, dt)) return r;
   RwBlock blk = {0};
   Expr *xb = have ? b.inner : transform(g, x, "NCHW", nchwc(g, cb), e->span);
   const char *kl = arena_printf(g->a, "OIHW%lldi%lldo", (long long)(dw ? 1 : ib), (long long)ob);

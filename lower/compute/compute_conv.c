@@ -299,7 +299,6 @@ static void store_lane(LowerCx *L, PrimExpr *l, void *u) {
  * edge tile's guarded), hand each sum to the store function. */
 static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0) {
-  PrimExpr *lanes = lc_int(L, k->lanes);
   TirVar *t = lc_tvar(L, "t", lc_int(L, T));
   ZeroCx z = {acc, lc_var(L, t), k->dt};
   lc_open(L);
@@ -315,22 +314,13 @@ static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr
     tile_taps(L, k, acc, T, n, ob, oh, ow0, TAP_EDGE);
     lc_if_else(L, tile_inside(L, k, T, oh, ow0), inner, lc_close(L));
   }
-  /* the last channel block may be partial: a shorter lane loop */
-  PrimExpr *width = lanes;
-  if (k->O % k->lanes)
-    width =
-        lc_call(L, PI_MIN, lanes, lc_bin(L, PB_SUB, lc_int(L, k->O), lc_times(L, ob, lanes)), NULL);
+  /* every lane is stored, those past O too (zeros: WP's zero weights):
+   * the result is blocked by whole lanes (an NCHW result's YB), which keeps
+   * the stores whole vectors */
   TirVar *t2 = lc_tvar(L, "t", lc_int(L, T));
   StoreCx sc = {k, acc, lc_var(L, t2), n, ob, oh, lc_plus(L, ow0, lc_var(L, t2))};
   lc_open(L);
-  if (width == lanes) {
-    lane_loops(L, k, store_lane, &sc);
-  } else {
-    TirVar *l2 = lc_tvar(L, "l", lanes);
-    lc_open(L);
-    store_lane(L, lc_var(L, l2), &sc);
-    lc_for(L, LOOP_VECTORIZED, l2, width, lc_close(L));
-  }
+  lane_loops(L, k, store_lane, &sc);
   lc_for(L, LOOP_UNROLLED, t2, lc_int(L, T), lc_close(L));
 }
 
