@@ -1,7 +1,7 @@
 /* compute_conv.c — compute rules (lower/compute/compute.h) of nn.conv2d (materialized).
  *
- * The fast schedule (fast math on, float32/float64, static shapes, groups 1
- * or depthwise) is a blocked direct convolution: the output channels are
+ * The fast schedule (fast math on, float32/float64, static shapes, any
+ * groups) is a blocked direct convolution: the output channels are
  * cut into blocks of OB = one vector register of lanes (16 float32 lanes
  * with AVX-512, 8 with AVX2: target_vector_bytes), and a register tile of T
  * output columns x OB channels (T accumulators) sums, over input channels
@@ -11,7 +11,14 @@
  * tests), the weights into WP[ob, cb, kh, kw, ci, oi] (the OB output
  * channels of a block contiguous); depthwise convolutions (groups =
  * channels = outputs) pack channels into blocks of OB lanes and multiply
- * lanes by lanes.  Accumulators are in the operands' dtype (as dense's),
+ * lanes by lanes.  A grouped convolution's output block holds whole groups
+ * or part of one (the lanes a multiple or a divisor of the group's output
+ * channels) and sums over the input channels of its groups only: its
+ * weights are packed block-diagonal (zeros for the other groups' inputs),
+ * or, for groups of at most GROUP_ROTATE_MAX channels in and out, each
+ * lane reads its group's inputs rotated (rot_lane: a vector load and a
+ * shuffle, no zero products).  Its block sizes are the knobs of
+ * GROUP_KNOBS.  Accumulators are in the operands' dtype (as dense's),
  * so results agree with the reference kernel (float64 sums) within
  * rounding.
  *
@@ -19,8 +26,8 @@
  * 2x2 tiles than it has input channels uses the Winograd F(2x2, 3x3)
  * schedule instead (compute_winograd.c; RLY_WINOGRAD=0: never).
  *
- * Everything else (grouped convolutions, sizes known at run time, fast
- * math off, float16, integers) uses the general rule: an accumulator row
+ * Everything else (sizes known at run time, fast math off, float16,
+ * integers) uses the general rule: an accumulator row
  * per output row, vectorized over the row, output channels in parallel,
  * summing in the reference kernel's order, so it agrees with it bit for
  * bit: in float64 for floats (float16 rounded once at the store); for
