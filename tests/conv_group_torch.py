@@ -10,7 +10,8 @@ are constants as in a network: a grouped conv2d (group widths 4, 8, 16,
 than input channels per group, on block-diagonal weights; strides 1 and
 2; padding; channel counts that are not a multiple of 16; a bias and a
 ReLU after it), two grouped convolutions in a row,
-and ShuffleNetV2's channel shuffle.  rly runs each in both execution
+and ShuffleNetV2's channel shuffle after a 1x1 convolution of 58
+channels (kept NCHW: its blocks would be 2 channels wide).  rly runs each in both execution
 modes (`--exec jit`: AlterOpLayout's blocked nn.contrib_conv2d_NCHWc and
 its compiled schedule; `--exec interp`: the reference kernels) and the
 outputs must match PyTorch's within rtol 1e-4 of the output's largest
@@ -57,7 +58,8 @@ def grouped(cin, cout, groups, k=3, stride=1, pad=1, bias=True, relu=True):
 
 
 # (name, module factory, input shape); a name starting with "conv" must compile
-# nn.contrib_conv2d_NCHWc kernels in the jit mode
+# nn.contrib_conv2d_NCHWc kernels in the jit mode, one starting with "narrow" (58
+# channels: no block near the vector width) an NCHW nn.conv2d kernel and no blocked one
 CASES = [
     ("conv gw4 s1", lambda: grouped(64, 64, 16), (1, 64, 13, 13)),
     ("conv gw4 s2 nobias", lambda: grouped(128, 128, 32, stride=2, bias=False, relu=False),
@@ -72,7 +74,7 @@ CASES = [
     ("conv gw16 1x1", lambda: grouped(48, 48, 3, k=1, pad=0), (1, 48, 7, 7)),
     ("conv gw4 x2", lambda: nn.Sequential(grouped(32, 32, 8), grouped(32, 64, 8, stride=2)),
      (1, 32, 12, 12)),
-    ("shuffle g2", lambda: Shuffle(48, 2), (1, 48, 6, 6)),
+    ("narrow shuffle g2", lambda: Shuffle(58, 2), (1, 58, 6, 6)),
 ]
 
 
@@ -115,6 +117,9 @@ def check(rly, name, make, shape, d, verbose):
         if mode == "jit" and name.startswith("conv") and \
                 not re.search(r"nn_contrib_conv2d_NCHWc\S*\s+(?!.*reference)", out):
             msgs.append("jit: no compiled nn.contrib_conv2d_NCHWc kernel in :kernels:\n" + out[-1500:])
+        if mode == "jit" and name.startswith("narrow") and \
+                ("NCHWc" in out or not re.search(r"@fused_nn_conv2d", out)):
+            msgs.append("jit: the convolution should stay NCHW:\n" + out[-1500:])
     return msgs
 
 
