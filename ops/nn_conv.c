@@ -443,7 +443,7 @@ const OpDef ops_family_nn_conv[] = {
      "(any groups)",
      false, .cost = OPCOST_CONV2D, .args = "data, weight",
      .rule = "(N, O/oc, H', W', oc) in data's dtype (or out_dtype), H' and W' as nn.conv2d; data "
-             "(N, C/ic, H, W, ic), weight (O/oc, C/ic, KH, KW, ic, oc)",
+             "(N, C/ic, H, W, ic), weight (O/oc, C/groups/ic, KH, KW, ic, oc)",
      .example = "nn.contrib_conv2d_NCHWc(ones(shape=[1, 1, 4, 4, 2]), ones(shape=[1, 1, 3, 3, 2, "
                 "2]), data_layout=\"NCHW2c\", kernel_layout=\"OIHW2i2o\")"},
     {0},
