@@ -11,7 +11,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-video bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune bench-zoo clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-conv-tail bench-video bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune bench-zoo clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -75,6 +75,10 @@ bench-cnn: deps test-deps all
 # against PyTorch and ONNX Runtime at one thread (bench/video.py).
 bench-video: deps test-deps all
 	/usr/bin/python3 bench/video.py $(BUILD)/rly --threads 1
+# Grouped and depthwise convolutions and a ShuffleNetV2 block, each alone, against ONNX
+# Runtime at 1 thread (bench/conv_tail.py).
+bench-conv-tail: deps test-deps all
+	/usr/bin/python3 bench/conv_tail.py $(BUILD)/rly
 
 # LSTM and GRU layers against ONNX Runtime and PyTorch at 1 and 2 threads (bench/rnn.py).
 bench-rnn: deps test-deps all

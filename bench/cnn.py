@@ -2,7 +2,8 @@
 """bench/cnn: CNNs in rly against PyTorch and ONNX Runtime, in one run.
 
 Models (random weights, fixed seeds, nothing downloaded; batch 1, float32):
-  resnet18, mobilenet_v2   torchvision's networks on a 1x3x224x224 input
+  resnet18, mobilenet_v2, resnext50_32x4d, regnet_x_400mf, shufflenet_v2_x1_0
+                           torchvision's networks on a 1x3x224x224 input
   conv <shape>             each distinct conv2d of ResNet-18 alone (no bias,
                            as in the network), on its input shape there
 
@@ -56,7 +57,11 @@ def vision_model(torch, name):
     so activations stay of order 1 through the depth."""
     import torchvision
     torch.manual_seed(1)
-    mod = getattr(torchvision.models, name)(weights=None).eval()
+    return vision_model_init(torch, getattr(torchvision.models, name)(weights=None).eval())
+
+
+def vision_model_init(torch, mod):
+    """mod with its batch norm statistics drawn (fixed seed)."""
     g = torch.Generator().manual_seed(2)
     for sub in mod.modules():
         if isinstance(sub, torch.nn.BatchNorm2d):
@@ -242,6 +247,8 @@ def main():
     resnet = vision_model(torch, "resnet18")
     models = [("resnet18", resnet, (1, 3, 224, 224)),
               ("mobilenet_v2", vision_model(torch, "mobilenet_v2"), (1, 3, 224, 224))]
+    models += [(n, vision_model(torch, n), (1, 3, 224, 224))
+               for n in ("resnext50_32x4d", "regnet_x_400mf", "shufflenet_v2_x1_0")]
     models += resnet_convs(torch, resnet)
     if args.only:
         models = [m for m in models if args.only in m[0]]

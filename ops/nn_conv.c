@@ -301,8 +301,25 @@ static bool nchwc_layouts(RelCtx *cx, const Attrs *attrs, Nchwc *c) {
   return rank_is(cx, c->x, 5, "data", dl) && rank_is(cx, c->w, 6, "weight", kl);
 }
 
+/* A grouped convolution's channels: the weight's input blocks times ib
+ * are the channels of a group, C / groups, and the output channels (its
+ * blocks times ob) are a multiple of groups. */
+static bool nchwc_grouped(RelCtx *cx, const Nchwc *c, int64_t C) {
+  const Dim *wd = c->w->u.tensor.dims;
+  if (C < 0 || wd[0].kind != DIM_CONST || wd[1].kind != DIM_CONST) return true;
+  if (c->groups > 0 && C % c->groups == 0 && wd[1].value * c->ib == C / c->groups &&
+      (wd[0].value * c->ob) % c->groups == 0)
+    return true;
+  return rel_fail(cx,
+                  "%s: groups=%lld needs data channels and output channels divisible by it and "
+                  "a weight of C/groups input channels, got data %s and weight %s",
+                  cx->op_name, (long long)c->groups, rel_tensor_shape_str(cx, c->x),
+                  rel_tensor_shape_str(cx, c->w)),
+         false;
+}
+
 /* Channels: groups 1 (the weight's input blocks times ib = the data's
- * channels) or depthwise (groups = the data's channels, weight (C/ob, 1,
+ * channels), grouped (above) or depthwise (groups = the data's channels, weight (C/ob, 1,
  * kh, kw, 1, ob) with ob the data's block). */
 static bool nchwc_channels(RelCtx *cx, const Nchwc *c) {
   const Dim *xd = c->x->u.tensor.dims, *wd = c->w->u.tensor.dims;
@@ -321,13 +338,7 @@ static bool nchwc_channels(RelCtx *cx, const Nchwc *c) {
   if (C >= 0 && c->groups == C && c->ib == 1 && c->ob == c->cb &&
       rel_unify_dim(cx, wd[1], dim_const(1)) && rel_unify_dim(cx, wd[0], xd[1]))
     return true;
-  return rel_fail(cx,
-                  "%s: groups=%lld is supported only as a depthwise convolution (groups = the "
-                  "data's %lld channels, weight (C/%lld, 1, kh, kw, 1, %lld)), got data %s and "
-                  "weight %s",
-                  cx->op_name, (long long)c->groups, (long long)C, (long long)c->cb,
-                  (long long)c->cb, rel_tensor_shape_str(cx, c->x), rel_tensor_shape_str(cx, c->w)),
-         false;
+  return nchwc_grouped(cx, c, C);
 }
 
 /* nn.contrib_conv2d_NCHWc: data (N, C/c, H, W, c), weight (O/o, C/i, kh,
@@ -429,10 +440,10 @@ const OpDef ops_family_nn_conv[] = {
          "nn.conv2d_transpose(ones(shape=[1, 1, 2, 2]), ones(shape=[1, 1, 2, 2]), strides=[2, 2])"},
     {"nn.contrib_conv2d_NCHWc", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_nchwc_attrs, rel_conv2d_nchwc,
      "2-D convolution in blocked layouts: data NCHW<c>c, weight OIHW<i>i<o>o, result NCHW<o>c "
-     "(groups 1 or depthwise)",
+     "(any groups)",
      false, .cost = OPCOST_CONV2D, .args = "data, weight",
      .rule = "(N, O/oc, H', W', oc) in data's dtype (or out_dtype), H' and W' as nn.conv2d; data "
-             "(N, C/ic, H, W, ic), weight (O/oc, C/ic, KH, KW, ic, oc)",
+             "(N, C/ic, H, W, ic), weight (O/oc, C/groups/ic, KH, KW, ic, oc)",
      .example = "nn.contrib_conv2d_NCHWc(ones(shape=[1, 1, 4, 4, 2]), ones(shape=[1, 1, 3, 3, 2, "
                 "2]), data_layout=\"NCHW2c\", kernel_layout=\"OIHW2i2o\")"},
     {0},

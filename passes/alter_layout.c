@@ -14,7 +14,7 @@
  *                nn.conv2d(nn.dilate(x, strides), w flipped (and
  *                transposed from IOHW), padding k - 1 - padding)
  *   conv1d_transpose  the same through a height-1 conv2d_transpose
- *   conv2d       nn.conv2d(x, w) (NCHW / OIHW, groups 1 or depthwise) →
+ *   conv2d       nn.conv2d(x, w) (NCHW / OIHW, any groups) →
  *                layout_transform(%y, "NCHW<o>c", "NCHW") with
  *                %y = nn.contrib_conv2d_NCHWc(xb, layout_transform(w, "OIHW",
  *                "OIHW<i>i<o>o")); xb is the blocked form of x when it has
@@ -22,7 +22,12 @@
  *                o: lanes when it divides the output channels, else the
  *                largest divisor up to lanes; i: x's block when it has one,
  *                else chosen the same way (depthwise: i = o = x's block, and
- *                the weight is OIHW1i<o>o)
+ *                the weight is OIHW1i<o>o; grouped: o the largest divisor
+ *                up to lanes that holds whole groups or part of one, i
+ *                x's block when it divides the channels per group, else
+ *                their largest divisor up to lanes).  More output
+ *                channels than lanes in blocks under half the lanes (58
+ *                channels: 2) leave the convolution NCHW
  *   pointwise    op(x1, ...) for an elementwise op (the elemwise family,
  *                nn.relu, nn.leaky_relu) of one or two operands, when one is
  *                blocked: the op on the blocked forms (the other operand a
@@ -118,6 +123,32 @@ static int64_t pick_out_block(int64_t n, DType dt) {
   return pick_block(n, dt);
 }
 
+/* The grouped convolution's knob: output channels per block at most (0:
+ * one vector register).  A block holds whole groups or part of one, so
+ * that the compute rule's block-diagonal weights stay one register tile
+ * (lower/compute/compute_conv.c). */
+enum { GROUP_OB_MAX = 0 };
+
+/* The output block of a grouped convolution of n channels in groups of og:
+ * the largest divisor of n up to the knob that is a multiple or a divisor
+ * of og. */
+static int64_t pick_group_block(int64_t n, int64_t og, DType dt) {
+  int64_t max = target_vector_bytes() / dtype_bytes(dt);
+  if (GROUP_OB_MAX > 0 && GROUP_OB_MAX < max) max = GROUP_OB_MAX;
+  for (int64_t b = max; b > 1; b--)
+    if (n % b == 0 && (b % og == 0 || og % b == 0)) return b;
+  return 1;
+}
+
+/* Whether an output block of b of n channels is too narrow to be worth the
+ * blocked layout: channel counts with no divisor near the vector width
+ * (ShuffleNetV2's 58 and 116 = 2 x 29 and 4 x 29) keep NCHW, where the
+ * compute rule's blocks are whole vectors and the last one partial. */
+static bool narrow_block(int64_t n, int64_t b, DType dt) {
+  int64_t lanes = target_vector_bytes() / dtype_bytes(dt);
+  return n > lanes && b * 2 < lanes;
+}
+
 /* `let %y = value; layout_transform(%y, "NCHW<c>c", "NCHW")`, reported. */
 static Expr *back_to_nchw(Graph *g, const char *rule, Expr *e, RwBlock *blk, Expr *value,
                           int64_t c) {
@@ -163,14 +194,17 @@ static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
   int64_t C = xt->u.tensor.dims[1].value, O = wt->u.tensor.dims[0].value;
   int64_t cg = wt->u.tensor.dims[1].value, groups = op_attr_int(r, "groups");
   bool dw = groups > 1 && groups == C && cg == 1 && O == C;
-  if (groups != 1 && !dw) return r;
+  if (groups < 1 || C % groups || O % groups) return r;
   Blk b;
   bool have = blocked_arg(g, x, &b) && C % b.c == 0;
-  int64_t cb = have ? b.c : pick_block(C, dt);
+  int64_t cb = have ? b.c : pick_block(C, dt), ib = cb;
   int64_t ob = dw ? cb : pick_out_block(O, dt);
+  if (groups > 1 && !dw) /* grouped: blocks of whole groups, or parts of one */
+    ob = pick_group_block(O, O / groups, dt), ib = cg % cb ? pick_block(cg, dt) : cb;
+  if (narrow_block(O, ob, dt)) return r;
   RwBlock blk = {0};
   Expr *xb = have ? b.inner : transform(g, x, "NCHW", nchwc(g, cb), e->span);
-  const char *kl = arena_printf(g->a, "OIHW%lldi%lldo", (long long)(dw ? 1 : cb), (long long)ob);
+  const char *kl = arena_printf(g->a, "OIHW%lldi%lldo", (long long)(dw ? 1 : ib), (long long)ob);
   Expr *args[2] = {xb, transform(g, w, "OIHW", kl, e->span)};
   const char *keys[3] = {"data_layout", "kernel_layout", "out_layout"};
   const char *vals[3] = {nchwc(g, cb), kl, nchwc(g, ob)};

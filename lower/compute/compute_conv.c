@@ -1,7 +1,7 @@
 /* compute_conv.c — compute rules (lower/compute/compute.h) of nn.conv2d (materialized).
  *
- * The fast schedule (fast math on, float32/float64, static shapes, groups 1
- * or depthwise) is a blocked direct convolution: the output channels are
+ * The fast schedule (fast math on, float32/float64, static shapes, any
+ * groups) is a blocked direct convolution: the output channels are
  * cut into blocks of OB = one vector register of lanes (16 float32 lanes
  * with AVX-512, 8 with AVX2: target_vector_bytes), and a register tile of T
  * output columns x OB channels (T accumulators) sums, over input channels
@@ -11,7 +11,14 @@
  * tests), the weights into WP[ob, cb, kh, kw, ci, oi] (the OB output
  * channels of a block contiguous); depthwise convolutions (groups =
  * channels = outputs) pack channels into blocks of OB lanes and multiply
- * lanes by lanes.  Accumulators are in the operands' dtype (as dense's),
+ * lanes by lanes.  A grouped convolution's output block holds whole groups
+ * or part of one (the lanes a multiple or a divisor of the group's output
+ * channels) and sums over the input channels of its groups only: its
+ * weights are packed block-diagonal (zeros for the other groups' inputs),
+ * or, for groups of at most GROUP_ROTATE_MAX channels in and out, each
+ * lane reads its group's inputs rotated (rot_lane: a vector load and a
+ * shuffle, no zero products).  Its block sizes are the knobs of
+ * GROUP_KNOBS.  Accumulators are in the operands' dtype (as dense's),
  * so results agree with the reference kernel (float64 sums) within
  * rounding.
  *
@@ -19,8 +26,8 @@
  * 2x2 tiles than it has input channels uses the Winograd F(2x2, 3x3)
  * schedule instead (compute_winograd.c; RLY_WINOGRAD=0: never).
  *
- * Everything else (grouped convolutions, sizes known at run time, fast
- * math off, float16, integers) uses the general rule: an accumulator row
+ * Everything else (sizes known at run time, fast math off, float16,
+ * integers) uses the general rule: an accumulator row
  * per output row, vectorized over the row, output channels in parallel,
  * summing in the reference kernel's order, so it agrees with it bit for
  * bit: in float64 for floats (float16 rounded once at the store); for
@@ -42,6 +49,20 @@
 /* Register tile widths (output columns) by vector width: AVX-512 has 32
  * vector registers, AVX2 16. */
 enum { TILE_WIDE = 14, TILE_NARROW = 12, TILE_MIN = 4 };
+
+/* The grouped schedule's block sizes: the knobs a tuner can search, in one
+ * table (0: derived from the target and the shape). */
+#define GROUP_KNOBS(X)                                                                    \
+  X(GROUP_LANES, 0, "output channels per block at most (0: one vector register)")         \
+  X(GROUP_CB_MAX, 16, "input channels per packed block at most")                          \
+  X(GROUP_TILE, 0, "output columns per register tile (0: the blocked schedule's)")        \
+  X(GROUP_ROTATE_MAX, 8, "widest group whose inputs are rotated in registers (0: never)") \
+  X(GROUP_ROTATE_TILE, 4, "output columns per rotated tile (LLVM unrolls no wider)")
+enum {
+#define X(name, value, doc) name = value,
+  GROUP_KNOBS(X)
+#undef X
+};
 
 typedef struct Conv {
   const LTensor *x, *w;
@@ -99,6 +120,10 @@ struct Blocked {
   int tile;         /* output columns per register tile */
   bool depthwise;   /* lanes x lanes products; XP's blocks are the output's */
   bool direct;      /* depthwise on a blocked input buffer: read in place, no XP */
+  int64_t cg, og;   /* grouped (else 0): input and output channels per group */
+  int64_t nxb;      /* XP's channel blocks (0: ncb) */
+  int64_t wib;      /* a blocked weight's input channel block */
+  bool rotate;      /* grouped, narrow groups: lanes read rotated inputs (rot_lane) */
   NnConvAxes ax;    /* the layouts' axes of a plain x, w and the result */
   Buffer *xp, *wp;
   StoreFn store;
@@ -155,17 +180,44 @@ static void lane_loops(LowerCx *L, const Blocked *k, LaneBody *body, void *u) {
   }
 }
 
+/* A grouped convolution's output block ob reads K = ncb * cb input
+ * channels, those of the groups its lanes belong to: one group's cg when a
+ * group spans whole blocks (og a multiple of the lanes), else the lanes /
+ * og groups' that share the block.  The first of them is (ob * lanes / og)
+ * * cg; this is its XP block. */
+static PrimExpr *group_first_block(LowerCx *L, const Blocked *k, PrimExpr *ob) {
+  if (k->og >= k->lanes) {
+    PrimExpr *g = lc_bin(L, PB_DIV, ob, lc_int(L, k->og / k->lanes));
+    return lc_times(L, g, lc_int(L, k->cg / k->cb));
+  }
+  return lc_times(L, ob, lc_int(L, k->ncb));
+}
+
 typedef struct StepCx {
   const Blocked *k;
   Buffer *acc;
   PrimExpr *t, *n, *ob, *icb, *ci, *a, *b, *h, *w;
   TapMode mode;
+  PrimExpr *xcb; /* the input's channel block: icb, or a grouped block's */
 } StepCx;
+
+/* A block of lanes / cg whole groups of cg = og channels, its inputs one
+ * XP block: at step j lane l reads input lane l - l % cg + (l % cg + j) %
+ * cg, its group's channels rotated by j, so the cg steps give each lane
+ * each of its group's inputs once (the weights are packed in the same
+ * order).  With j and l unrolled the lanes are constants: a vector load
+ * and a shuffle, cg products per lane instead of the lanes of the
+ * block-diagonal form. */
+static PrimExpr *rot_lane(LowerCx *L, const Blocked *k, PrimExpr *l, PrimExpr *j) {
+  PrimExpr *cg = lc_int(L, k->cg), *r = lc_bin(L, PB_MOD, l, cg);
+  return lc_plus(L, lc_bin(L, PB_SUB, l, r), lc_bin(L, PB_MOD, lc_plus(L, r, j), cg));
+}
 
 static void step_lane(LowerCx *L, PrimExpr *l, void *u) {
   StepCx *c = u;
   const Blocked *k = c->k;
-  PrimExpr *xi[5] = {c->n, c->icb, c->h, c->w, k->depthwise ? l : c->ci};
+  PrimExpr *xi[5] = {c->n, c->xcb, c->h, c->w, k->depthwise ? l : c->ci};
+  if (k->rotate) xi[4] = rot_lane(L, k, l, c->ci);
   PrimExpr *wi[6] = {c->ob, c->icb, c->a, c->b, c->ci, l};
   if (k->depthwise) wi[1] = wi[4] = lc_int(L, 0);
   PrimExpr *ai[2] = {c->t, l};
@@ -182,22 +234,31 @@ static void tile_step(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr
   PrimExpr *h = lc_plus(L, lc_times(L, oh, lc_int(L, k->s[0])), lc_times(L, a, lc_int(L, k->d[0])));
   PrimExpr *w = lc_plus(L, lc_times(L, lc_plus(L, ow0, lc_var(L, t)), lc_int(L, k->s[1])),
                         lc_times(L, b, lc_int(L, k->d[1])));
-  StepCx c = {k, acc, lc_var(L, t), n, ob, icb, ci, a, b, h, w, mode};
+  StepCx c = {k, acc, lc_var(L, t), n, ob, icb, ci, a, b, h, w, mode, icb};
+  if (k->cg) c.xcb = lc_plus(L, group_first_block(L, k, ob), icb);
   lc_open(L);
-  lane_loops(L, k, step_lane, &c);
+  if (k->rotate) { /* lanes unrolled: constant rotations, for SLP's shuffles */
+    TirVar *l = lc_tvar(L, "l", lc_int(L, k->lanes));
+    lc_open(L);
+    step_lane(L, lc_var(L, l), &c);
+    lc_for(L, LOOP_UNROLLED, l, lc_int(L, k->lanes), lc_close(L));
+  } else {
+    lane_loops(L, k, step_lane, &c);
+  }
   lc_for(L, LOOP_UNROLLED, t, lc_int(L, T), lc_close(L));
 }
 
 /* The sums over input channel blocks and taps into the tile's accumulators. */
 static void tile_taps(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0, TapMode mode) {
+  int64_t nci = k->rotate ? k->cg : k->cb;
   TirVar *icb = lc_tvar(L, "cb", lc_int(L, k->ncb)), *a = lc_tvar(L, "a", lc_int(L, k->KH)),
-         *b = lc_tvar(L, "b", lc_int(L, k->KW)), *ci = lc_tvar(L, "ci", lc_int(L, k->cb));
+         *b = lc_tvar(L, "b", lc_int(L, k->KW)), *ci = lc_tvar(L, "ci", lc_int(L, nci));
   bool dw = k->depthwise;
   for (int i = 0; i < (dw ? 2 : 4); i++) lc_open(L);
   tile_step(L, k, acc, T, n, ob, oh, ow0, dw ? ob : lc_var(L, icb), dw ? NULL : lc_var(L, ci),
             lc_var(L, a), lc_var(L, b), mode);
-  if (!dw) lc_for(L, LOOP_RANGE, ci, lc_int(L, k->cb), lc_close(L));
+  if (!dw) lc_for(L, k->rotate ? LOOP_UNROLLED : LOOP_RANGE, ci, lc_int(L, nci), lc_close(L));
   lc_for(L, LOOP_RANGE, b, lc_int(L, k->KW), lc_close(L));
   lc_for(L, LOOP_RANGE, a, lc_int(L, k->KH), lc_close(L));
   if (!dw) lc_for(L, LOOP_RANGE, icb, lc_int(L, k->ncb), lc_close(L));
@@ -245,7 +306,6 @@ static void store_lane(LowerCx *L, PrimExpr *l, void *u) {
  * edge tile's guarded), hand each sum to the store function. */
 static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr *n, PrimExpr *ob,
                       PrimExpr *oh, PrimExpr *ow0) {
-  PrimExpr *lanes = lc_int(L, k->lanes);
   TirVar *t = lc_tvar(L, "t", lc_int(L, T));
   ZeroCx z = {acc, lc_var(L, t), k->dt};
   lc_open(L);
@@ -261,22 +321,13 @@ static void tile_body(LowerCx *L, const Blocked *k, Buffer *acc, int T, PrimExpr
     tile_taps(L, k, acc, T, n, ob, oh, ow0, TAP_EDGE);
     lc_if_else(L, tile_inside(L, k, T, oh, ow0), inner, lc_close(L));
   }
-  /* the last channel block may be partial: a shorter lane loop */
-  PrimExpr *width = lanes;
-  if (k->O % k->lanes)
-    width =
-        lc_call(L, PI_MIN, lanes, lc_bin(L, PB_SUB, lc_int(L, k->O), lc_times(L, ob, lanes)), NULL);
+  /* every lane is stored, those past O too (zeros: WP's zero weights):
+   * the result is blocked by whole lanes (an NCHW result's YB), which keeps
+   * the stores whole vectors */
   TirVar *t2 = lc_tvar(L, "t", lc_int(L, T));
   StoreCx sc = {k, acc, lc_var(L, t2), n, ob, oh, lc_plus(L, ow0, lc_var(L, t2))};
   lc_open(L);
-  if (width == lanes) {
-    lane_loops(L, k, store_lane, &sc);
-  } else {
-    TirVar *l2 = lc_tvar(L, "l", lanes);
-    lc_open(L);
-    store_lane(L, lc_var(L, l2), &sc);
-    lc_for(L, LOOP_VECTORIZED, l2, width, lc_close(L));
-  }
+  lane_loops(L, k, store_lane, &sc);
   lc_for(L, LOOP_UNROLLED, t2, lc_int(L, T), lc_close(L));
 }
 
@@ -329,15 +380,17 @@ static Buffer *pack_input(LowerCx *L, const Blocked *k) {
   int64_t wp = (k->OW - 1) * k->s[1] + (k->KW - 1) * k->d[1] + 1;
   if (hp < k->H + k->p[0]) hp = k->H + k->p[0];
   if (wp < k->W + k->p[1]) wp = k->W + k->p[1];
+  int64_t nxb = k->nxb ? k->nxb : k->ncb;
+  bool partial = nxb * k->cb != k->C;
   /* already in place: blocked by cb, a buffer, no padding needed */
-  if (k->x->buf && k->xblock == k->cb && !k->p[0] && !k->p[1] && hp == k->H && wp == k->W)
+  if (k->x->buf && k->xblock == k->cb && !partial && !k->p[0] && !k->p[1] && hp == k->H &&
+      wp == k->W)
     return k->x->buf;
-  PrimExpr *shape[5] = {k->N, lc_int(L, k->ncb), lc_int(L, hp), lc_int(L, wp), lc_int(L, k->cb)};
+  PrimExpr *shape[5] = {k->N, lc_int(L, nxb), lc_int(L, hp), lc_int(L, wp), lc_int(L, k->cb)};
   Buffer *xp = lc_alloc(L, "XP", k->dt, 5, shape);
   TirVar *n = lc_tvar(L, "n", k->N), *h = lc_tvar(L, "h", lc_int(L, k->H)),
-         *vb = lc_tvar(L, "cb", lc_int(L, k->ncb)), *w = lc_tvar(L, "w", lc_int(L, k->W)),
+         *vb = lc_tvar(L, "cb", lc_int(L, nxb)), *w = lc_tvar(L, "w", lc_int(L, k->W)),
          *ci = lc_tvar(L, "ci", lc_int(L, k->cb));
-  bool partial = k->C % k->cb != 0;
   for (int i = 0; i < (partial ? 6 : 5); i++) lc_open(L); /* n, h, cb, w, ci, if */
   PrimExpr *pi[5] = {lc_var(L, n), lc_var(L, vb), lc_plus(L, lc_var(L, h), lc_int(L, k->p[0])),
                      lc_plus(L, lc_var(L, w), lc_int(L, k->p[1])), lc_var(L, ci)};
@@ -349,16 +402,95 @@ static Buffer *pack_input(LowerCx *L, const Blocked *k) {
   if (partial) lc_if(L, lc_bin(L, PB_LT, c, lc_int(L, k->C)), lc_close(L));
   lc_for(L, LOOP_VECTORIZED, ci, lc_int(L, k->cb), lc_close(L));
   lc_for(L, LOOP_RANGE, w, lc_int(L, k->W), lc_close(L));
-  lc_for(L, LOOP_RANGE, vb, lc_int(L, k->ncb), lc_close(L));
+  lc_for(L, LOOP_RANGE, vb, lc_int(L, nxb), lc_close(L));
   lc_for(L, LOOP_PARALLEL, h, lc_int(L, k->H), lc_close(L));
   lc_for(L, LOOP_RANGE, n, k->N, lc_close(L));
   return xp;
+}
+
+/* The weight of output channel o and input channel j of its group at tap
+ * (a, b): w plain (its layout's axes) or blocked (O/lanes, cg/wib, kh, kw,
+ * wib, lanes). */
+static PrimExpr *group_w_at(LowerCx *L, const Blocked *k, PrimExpr *o, PrimExpr *j, PrimExpr *a,
+                            PrimExpr *b) {
+  PrimExpr *wi[6] = {o, j, a, b}, *at[4];
+  if (!k->wblocked) return lc_at(L, k->w, placed(at, k->ax.w, wi));
+  PrimExpr *lanes = lc_int(L, k->lanes), *ib = lc_int(L, k->wib);
+  PrimExpr *bi[6] = {lc_bin(L, PB_DIV, o, lanes), lc_bin(L, PB_DIV, j, ib),   a, b,
+                     lc_bin(L, PB_MOD, j, ib),    lc_bin(L, PB_MOD, o, lanes)};
+  return lc_at(L, k->w, bi);
+}
+
+/* A rotated grouped convolution's weights (rot_lane): WP[ob, 0, a, b, j, l]
+ * = w[o, (l % cg + j) % cg, a, b] for output channel o = ob * lanes + l
+ * (zero past O). */
+static Buffer *pack_weights_rotated(LowerCx *L, const Blocked *k) {
+  PrimExpr *lanes = lc_int(L, k->lanes), *cg = lc_int(L, k->cg);
+  PrimExpr *shape[6] = {lc_int(L, k->nob), lc_int(L, 1), lc_int(L, k->KH),
+                        lc_int(L, k->KW),  cg,           lanes};
+  Buffer *wp = lc_alloc(L, "WP", k->dt, 6, shape);
+  TirVar *ob = lc_tvar(L, "ob", lc_int(L, k->nob)), *l = lc_tvar(L, "l", lanes),
+         *j = lc_tvar(L, "j", cg), *a = lc_tvar(L, "a", lc_int(L, k->KH)),
+         *b = lc_tvar(L, "b", lc_int(L, k->KW));
+  PrimExpr *o = lc_plus(L, lc_times(L, lc_var(L, ob), lanes), lc_var(L, l));
+  PrimExpr *jj =
+      lc_bin(L, PB_MOD, lc_plus(L, lc_bin(L, PB_MOD, lc_var(L, l), cg), lc_var(L, j)), cg);
+  PrimExpr *pi[6] = {lc_var(L, ob), lc_int(L, 0), lc_var(L, a),
+                     lc_var(L, b),  lc_var(L, j), lc_var(L, l)};
+  for (int i = 0; i < 6; i++) lc_open(L); /* ob, a, b, j, l, if */
+  lc_store(L, wp, 6, pi, group_w_at(L, k, o, jj, lc_var(L, a), lc_var(L, b)));
+  lc_if(L, lc_bin(L, PB_LT, o, lc_int(L, k->O)), lc_close(L));
+  lc_for(L, LOOP_RANGE, l, lanes, lc_close(L));
+  lc_for(L, LOOP_RANGE, j, cg, lc_close(L));
+  lc_for(L, LOOP_RANGE, b, lc_int(L, k->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, lc_int(L, k->KH), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, ob, lc_int(L, k->nob), lc_close(L));
+  return wp;
+}
+
+/* A grouped convolution's weights block-diagonal: WP[ob, cb, a, b, ci, l]
+ * = w[o, j, a, b] for output channel o = ob * lanes + l and input channel
+ * c = its block's first (group_first_block) + cb * CB + ci when c is in
+ * o's group (j = c - o / og * cg in [0, cg)), else zero (the alloc's):
+ * the lanes of a block that spans several groups multiply the other
+ * groups' inputs by zeros.  A blocked weight whose blocks are WP's (one
+ * group per block, its input block CB) is used as it is. */
+static Buffer *pack_weights_grouped(LowerCx *L, const Blocked *k) {
+  if (k->rotate) return pack_weights_rotated(L, k);
+  if (k->wblocked && k->w->buf && k->og % k->lanes == 0 && k->wib == k->cb) return k->w->buf;
+  PrimExpr *lanes = lc_int(L, k->lanes);
+  PrimExpr *shape[6] = {lc_int(L, k->nob), lc_int(L, k->ncb), lc_int(L, k->KH),
+                        lc_int(L, k->KW),  lc_int(L, k->cb),  lanes};
+  Buffer *wp = lc_alloc(L, "WP", k->dt, 6, shape);
+  TirVar *ob = lc_tvar(L, "ob", lc_int(L, k->nob)), *l = lc_tvar(L, "l", lanes),
+         *vb = lc_tvar(L, "cb", lc_int(L, k->ncb)), *ci = lc_tvar(L, "ci", lc_int(L, k->cb)),
+         *a = lc_tvar(L, "a", lc_int(L, k->KH)), *b = lc_tvar(L, "b", lc_int(L, k->KW));
+  PrimExpr *o = lc_plus(L, lc_times(L, lc_var(L, ob), lanes), lc_var(L, l));
+  PrimExpr *blk = lc_plus(L, group_first_block(L, k, lc_var(L, ob)), lc_var(L, vb));
+  PrimExpr *c = lc_plus(L, lc_times(L, blk, lc_int(L, k->cb)), lc_var(L, ci));
+  PrimExpr *j =
+      lc_bin(L, PB_SUB, c, lc_times(L, lc_bin(L, PB_DIV, o, lc_int(L, k->og)), lc_int(L, k->cg)));
+  PrimExpr *in =
+      lc_bin(L, PB_AND, lc_bin(L, PB_GE, j, lc_int(L, 0)), lc_bin(L, PB_LT, j, lc_int(L, k->cg)));
+  PrimExpr *pi[6] = {lc_var(L, ob), lc_var(L, vb), lc_var(L, a),
+                     lc_var(L, b),  lc_var(L, ci), lc_var(L, l)};
+  for (int i = 0; i < 7; i++) lc_open(L); /* ob, cb, a, b, ci, l, if */
+  lc_store(L, wp, 6, pi, group_w_at(L, k, o, j, lc_var(L, a), lc_var(L, b)));
+  lc_if(L, lc_bin(L, PB_AND, lc_bin(L, PB_LT, o, lc_int(L, k->O)), in), lc_close(L));
+  lc_for(L, LOOP_RANGE, l, lanes, lc_close(L));
+  lc_for(L, LOOP_RANGE, ci, lc_int(L, k->cb), lc_close(L));
+  lc_for(L, LOOP_RANGE, b, lc_int(L, k->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, a, lc_int(L, k->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, vb, lc_int(L, k->ncb), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, ob, lc_int(L, k->nob), lc_close(L));
+  return wp;
 }
 
 /* WP[ob, cb, a, b, ci, l] = w[ob * lanes + l, cb * CB + ci, a, b] (zero
  * past O); depthwise: WP[ob, 0, a, b, 0, l] = w[ob * lanes + l, 0, a, b].
  * An OIHW weight is packed; a blocked one is used as it is. */
 static Buffer *pack_weights(LowerCx *L, const Blocked *k) {
+  if (k->cg) return pack_weights_grouped(L, k);
   if (k->wblocked && k->w->buf) return k->w->buf;
   PrimExpr *lanes = lc_int(L, k->lanes);
   int64_t ncb = k->depthwise ? 1 : k->ncb, cb = k->depthwise ? 1 : k->cb;
@@ -445,6 +577,41 @@ static bool blocked_emit(LowerCx *L, Blocked *k, Buffer *out, bool nchw_out) {
 }
 
 static void narrow_tile(Blocked *k, DType dt);
+static bool env_off(const char *name) {
+  const char *v = getenv(name);
+  return v && strcmp(v, "0") == 0;
+}
+
+/* The lanes of a grouped block, at most max: whole groups (a multiple of
+ * og) when a group is narrower than max, else a divisor of og (a group
+ * spans whole blocks). */
+static int group_lanes(int64_t og, int max) {
+  if (GROUP_LANES > 0 && GROUP_LANES < max) max = GROUP_LANES;
+  if (og < max) return (int)(og * (max / og));
+  for (int b = max; b > 1; b--)
+    if (og % b == 0) return b;
+  return 1;
+}
+
+/* The grouped sizes of k (lanes and nob set): K input channels per output
+ * block (group_first_block) in ncb blocks of cb (the preferred cb when it
+ * divides K, else K's largest divisor up to GROUP_CB_MAX). */
+static void group_init(Blocked *k, int64_t groups, int64_t cb) {
+  k->cg = k->C / groups, k->og = k->O / groups;
+  int64_t K = k->og >= k->lanes ? k->cg : k->cg * (k->lanes / k->og);
+  k->rotate = k->og < k->lanes && k->cg == k->og && k->cg <= GROUP_ROTATE_MAX &&
+              !env_off("RLY_GROUP_ROTATE");
+  if (k->rotate) cb = K; /* one XP block per output block */
+  if (cb <= 0 || K % cb) {
+    cb = 1;
+    for (int64_t b = GROUP_CB_MAX; b > 1 && cb == 1; b--)
+      if (K % b == 0) cb = b;
+  }
+  k->cb = (int)cb, k->ncb = K / cb;
+  k->nxb = k->og >= k->lanes ? k->C / cb : k->nob * K / cb;
+  if (GROUP_TILE) k->tile = GROUP_TILE;
+  if (k->rotate) k->tile = GROUP_ROTATE_TILE;
+}
 
 /* The blocked schedule of an NCHW / OIHW convolution with static sizes:
  * false (nothing emitted) when it does not apply. */
@@ -455,13 +622,15 @@ static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
       O < 0 || KH < 0 || KW < 0 || cg < 0)
     return false;
   bool dw = c->groups > 1 && cg == 1 && c->groups == C && O == 1;
-  if (c->groups != 1 && !dw) return false;
   Blocked k = {.C = C, .H = H, .W = W, .O = O * c->groups, .depthwise = dw};
   blocked_init(L, &k, c, dt);
-  k.lanes = target_vector_bytes() / dtype_bytes(dt) * (dw ? 1 : lc_knob(L, KNOB_CONV2D_OC_REGS));
+  int vl = target_vector_bytes() / dtype_bytes(dt);
+  k.lanes =
+      c->groups > 1 && !dw ? group_lanes(O, vl) : vl * (dw ? 1 : lc_knob(L, KNOB_CONV2D_OC_REGS));
   if (!lc_knob(L, KNOB_CONV2D_TILE)) narrow_tile(&k, dt);
   k.nob = (k.O + k.lanes - 1) / k.lanes;
   k.cb = dw ? k.lanes : (int)C, k.ncb = dw ? k.nob : 1;
+  if (c->groups > 1 && !dw) group_init(&k, c->groups, 0);
   return blocked_emit(L, &k, out, true);
 }
 
@@ -565,16 +734,11 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
 
-static bool env_off(const char *name) {
-  const char *v = getenv(name);
-  return v && strcmp(v, "0") == 0;
-}
-
 /* A 3x3 convolution, stride 1, padding 1 on every side (the output the
  * input's size), groups 1, the weight blocked by the data's channel block:
  * the Winograd schedule's shape (lower/compute/compute_winograd.c). */
 static bool winograd_shape(const Blocked *k, const Conv *c, int64_t ib, int64_t cb) {
-  return !k->depthwise && k->KH == 3 && k->KW == 3 && c->s[0] == 1 && c->s[1] == 1 &&
+  return !k->depthwise && !k->cg && k->KH == 3 && k->KW == 3 && c->s[0] == 1 && c->s[1] == 1 &&
          c->d[0] == 1 && c->d[1] == 1 && c->p[0] == 1 && c->p[1] == 1 && k->OH == k->H &&
          k->OW == k->W && ib == cb && !env_off("RLY_WINOGRAD");
 }
@@ -585,6 +749,21 @@ static bool winograd_shape(const Blocked *k, const Conv *c, int64_t ib, int64_t 
 static void narrow_tile(Blocked *k, DType dt) {
   int64_t vl = target_vector_bytes() / dtype_bytes(dt), regs = (k->lanes + vl - 1) / vl;
   if (regs > 1) k->tile = k->tile / (int)regs > 0 ? k->tile / (int)regs : 1;
+}
+
+/* The grouped sizes of a blocked convolution (group_init): its input block
+ * the weight's (read in place) when a group spans whole blocks, else the
+ * data's when it divides K.  A block that holds part of two groups has no
+ * schedule (the op runs on its reference kernel). */
+static bool nchwc_group_init(LowerCx *L, Blocked *k, int64_t groups) {
+  int64_t og = k->O / groups;
+  if (k->C % groups || k->O % groups || (og % k->lanes && k->lanes % og))
+    return lc_fail(L, "nn.contrib_conv2d_NCHWc: %lld groups in blocks of %d", (long long)groups,
+                   k->lanes),
+           false;
+  int64_t K = og >= k->lanes ? k->C / groups : k->C / groups * (k->lanes / og);
+  group_init(k, groups, og >= k->lanes || K % k->xblock ? k->wib : k->xblock);
+  return true;
 }
 
 /* nn.contrib_conv2d_NCHWc: the blocked schedule on blocked operands (the
@@ -618,11 +797,13 @@ static LTensor *compute_conv2d_nchwc(LowerCx *L, const Expr *call, LTensor **in,
   plain_axes(&c.ax);
   for (int i = 0; i < 2; i++) c.s[i] = win.stride[i], c.d[i] = win.dil[i], c.p[i] = win.lo[i];
   c.OH = lc_int(L, ty->u.tensor.dims[2].value), c.OW = lc_int(L, ty->u.tensor.dims[3].value);
-  Blocked k = {.C = d[0] * cb, .H = d[1], .W = d[2], .O = d[3] * ob, .depthwise = groups > 1};
+  Blocked k = {.C = d[0] * cb, .H = d[1], .W = d[2], .O = d[3] * ob};
+  k.depthwise = groups > 1 && groups == k.C && d[4] * ib == 1 && k.O == k.C && ob == cb;
   blocked_init(L, &k, &c, dt);
-  k.xblock = cb, k.wblocked = true, k.lanes = (int)ob, k.nob = d[3];
+  k.xblock = cb, k.wblocked = true, k.lanes = (int)ob, k.nob = d[3], k.wib = ib;
   if (!lc_knob(L, KNOB_CONV2D_TILE)) narrow_tile(&k, dt);
   k.cb = (int)(k.depthwise ? ob : ib), k.ncb = k.depthwise ? d[3] : d[4];
+  if (groups > 1 && !k.depthwise && !nchwc_group_init(L, &k, groups)) return NULL;
   PrimExpr *shape[5] = {in[0]->shape[0], in[1]->shape[0], c.OH, c.OW, lc_int(L, ob)};
   Buffer *out = lc_result_buffer(L, call, dt, 5, shape);
   if (!out) return lc_failed(L) ? NULL : lc_fail(L, "no buffer");

@@ -71,6 +71,13 @@ CB_SHAPES = [
     # lanes in loops of one register each, a narrower tile
     (1, 32, 6, 21, 24, 1, 1, [1, 1], [0, 0, 0, 0], [1, 1], 1, 16, 16, 24),
     (1, 24, 7, 9, 48, 3, 3, [2, 1], [1, 1, 1, 1], [1, 1], 1, 24, 24, 24),
+    # grouped: blocks of several whole groups (block-diagonal weights), a group over whole blocks,
+    # the data's block other than the weight's input block, 8-lane blocks of 104 channels
+    (1, 32, 9, 9, 32, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 8, 16, 4, 16),
+    (1, 64, 11, 11, 64, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 2, 16, 16, 16),
+    (1, 48, 7, 13, 48, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 3, 8, 16, 16),
+    (2, 104, 6, 6, 104, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 13, 8, 8, 8),
+    (1, 24, 8, 8, 48, 1, 1, [1, 1], [0, 0, 0, 0], [1, 1], 6, 8, 4, 16),
 ]
 
 
@@ -93,7 +100,7 @@ def g_conv2d_nchwc(op):
     yield Case(op, 'kernel_layout="OIHW16o16i"', [x, w], "is not OIHW<n>i<m>o")
     yield Case(op, 'data_layout="NCHW8c"', [x, w], "the channel block of")
     yield Case(op, 'out_layout="NCHW8c"', [x, w], "out_layout NCHW8c is not NCHW16c")
-    yield Case(op, 'groups=2', [x, w], "groups=2 is supported only as a depthwise")
+    yield Case(op, 'groups=2', [x, w], "groups=2 needs data channels and output channels")
     yield Case(op, '', [x, cb_block_weight(rand_float((16, 32, 3, 3), np.float32), 16, 16)],
                "has 16 channels but weight")
     yield Case(op, 'channels=32', [x, w], "channels=32 but the weight")
@@ -116,7 +123,10 @@ def cb_conv2d_more(op):
                 (1, 24, 15, 15, 24, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 24),
                 (1, 20, 10, 10, 20, 3, 3, [1, 1], [2, 2, 2, 2], [2, 2], 20),
                 (1, 40, 6, 19, 36, 1, 1, [1, 1], [0, 0, 0, 0], [1, 1], 1),
-                (1, 8, 13, 13, 16, 5, 3, [2, 1], [0, 1, 2, 1], [1, 2], 1)]:
+                (1, 8, 13, 13, 16, 5, 3, [2, 1], [0, 1, 2, 1], [1, 2], 1),
+                (1, 64, 9, 17, 64, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 16),  # grouped, 4 per group
+                (1, 40, 8, 8, 40, 3, 3, [2, 2], [1, 1, 1, 1], [1, 1], 5),  # 8 per group, 40 lanes
+                (1, 36, 7, 7, 72, 3, 3, [1, 1], [1, 1, 1, 1], [1, 1], 3)]:  # 12 in, 24 out
             x = rand_float((N, C, H, W), dt, specials=False)
             w = rand_float((O, C // g, KH, KW), dt, specials=False)
             ref = cb_conv_ref(x.astype(np.float64), w.astype(np.float64), s, p, d, g)
