@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jit/codegen.h"
 
@@ -137,7 +138,23 @@ typedef struct Unit {
   LLVMContextRef ctx;
   LLVMModuleRef m;
   int level;
+  JitCompileStats st; /* begin's part */
 } Unit;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The number of instructions in m (the size the passes work on). */
+static int count_instructions(LLVMModuleRef m) {
+  int n = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+  return n;
+}
 
 static int level_of(const JitCompileOpts *o) {
   return o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level;
@@ -151,7 +168,9 @@ static void *begin(const PrimFunc *f, const char *sym, const JitCompileOpts *o, 
   Unit *u = calloc(1, sizeof *u);
   if (!u) abort();
   u->ctx = new_context(), u->level = level;
+  double t0 = now_ms();
   u->m = cg_build(u->ctx, f, o, host, sym, err, n);
+  u->st.codegen_ms = now_ms() - t0;
   if (!u->m) {
     LLVMContextDispose(u->ctx);
     free(u);
@@ -172,10 +191,16 @@ static void discard(void *unit) {
   free(u);
 }
 
-static bool finish(void *unit, void **obj, size_t *len, char *err, size_t n) {
+static bool finish(void *unit, void **obj, size_t *len, JitCompileStats *st, char *err, size_t n) {
   Unit *u = unit;
-  bool ok = optimize(u->m, machine(u->level), u->level, err, n) &&
-            emit(u->m, u->level, LLVMObjectFile, obj, len, err, n);
+  *st = u->st;
+  st->ir_before = count_instructions(u->m);
+  double t0 = now_ms();
+  bool ok = optimize(u->m, machine(u->level), u->level, err, n);
+  double t1 = now_ms();
+  st->opt_ms = t1 - t0, st->ir_after = count_instructions(u->m);
+  ok = ok && emit(u->m, u->level, LLVMObjectFile, obj, len, err, n);
+  st->emit_ms = now_ms() - t1, st->obj_bytes = ok ? *len : 0;
   discard(u);
   return ok;
 }
