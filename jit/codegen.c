@@ -626,7 +626,7 @@ static void c_loop_level(Cg *c, const Stmt *s, int level) {
 }
 
 static void c_for(Cg *c, const Stmt *s) {
-  if (s->u.for_.nvars < 1 || cg_vector_loop(c, s)) return;
+  if (s->u.for_.nvars < 1 || cg_copy_loop(c, s) || cg_vector_loop(c, s)) return;
   c_loop_level(c, s, 0);
 }
 

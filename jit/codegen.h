@@ -136,6 +136,9 @@ bool cg_in_bounds(Cg *c, const Buffer *b, int d, const PrimExpr *idx);
  * with nothing emitted, when its body is not of the kinds it handles
  * (codegen_vec.c). */
 bool cg_vector_loop(Cg *c, const Stmt *s);
+/* A loop nest copying a contiguous block between two buffers emitted as one
+ * memcpy; false, with nothing emitted, otherwise (codegen_copy.c). */
+bool cg_copy_loop(Cg *c, const Stmt *s);
 
 /* The kernel of f as an LLVM module in ctx (codegen.c). */
 LLVMModuleRef cg_build(LLVMContextRef ctx, const PrimFunc *f, const JitCompileOpts *o,

@@ -159,8 +159,9 @@ static DType vtype(Vec *v, const PrimExpr *e, bool spec) {
       int i = let_index(v, e->u.var);
       return i >= 0 ? v->let_dt[i] : DT_INVALID; /* the lane itself as a value: no */
     }
-    case PE_LOAD:
-      if (!access_ok(v, e->u.load.buf, e->u.load.n, e->u.load.idx) || !load_ok_for_store(v, e))
+    case PE_LOAD: /* in a select's arm, every index in bounds: nothing to check */
+      if (!access_ok(v, e->u.load.buf, e->u.load.n, e->u.load.idx) || !load_ok_for_store(v, e) ||
+          (spec && !cg_can_speculate(v->c, e)))
         return DT_INVALID;
       return cg_find_buf(v->c, e->u.load.buf)->b->dtype;
     case PE_BIN:
@@ -298,7 +299,7 @@ static bool plan(Vec *v, const Stmt *st, const Stmt *const *lets, int nlets) {
   for (int i = 0; i < nlets; i++) {
     const TirVar *x = lets[i]->u.let.var;
     DType t = vtype(v, lets[i]->u.let.value, false);
-      if (!float_type(t) || (x->dtype != DT_INVALID && x->dtype != t)) return false;
+    if (!float_type(t) || (x->dtype != DT_INVALID && x->dtype != t)) return false;
     v->lets[v->nlets] = x, v->let_dt[v->nlets++] = t;
   }
   if (!access_ok(v, st->u.store.buf, st->u.store.n, st->u.store.idx)) return false;
