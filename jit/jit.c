@@ -1039,7 +1039,15 @@ static bool unit_dup(const Unit *u, int m, uint64_t k1, uint64_t k2) {
   return false;
 }
 
-/* Code generation here, the passes on the pool's threads (a failure leaves
+/* Compiles ahead run on every core, whatever the pool's size for kernels
+ * (RLY_NUM_THREADS=1 still compiles a model on all of them). */
+static int compile_threads(void) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int nt = rly_pool_threads();
+  return cores > nt ? (int)(cores < 64 ? cores : 64) : nt;
+}
+
+/* Code generation here, the passes on worker threads (a failure leaves
  * no object code: the first call compiles again and reports the error).
  * False on Ctrl-C. */
 static bool precompile_locked(PrimFunc *const *fs, int n) {
@@ -1062,7 +1070,7 @@ static bool precompile_locked(PrimFunc *const *fs, int n) {
     free(u), free(b);
     return !rt_interrupt_flag;
   }
-  int nt = rly_pool_threads();
+  int nt = compile_threads();
   return batch_run(b, nt > m ? m : nt, err, sizeof err);
 }
 

@@ -46,7 +46,7 @@ JitCtx *jit_ctx_enter(JitCtx *c); /* NULL: the default; returns the previous */
  * filled when the JIT is unavailable or f cannot be compiled. */
 const JitKernel *jit_get(const PrimFunc *f, TirError *err);
 /* Compiles the object code of those of fs not compiled yet (in memory or
- * the disk cache) on the pool's threads at once, for jit_get to load: the
+ * the disk cache) on one thread per core at once, for jit_get to load: the
  * kernels of a newly lowered model compile in parallel instead of one by
  * one at their first calls.  Failures are left to jit_get to report. */
 bool jit_precompile(PrimFunc *const *fs, int n); /* false on Ctrl-C */

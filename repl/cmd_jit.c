@@ -75,7 +75,7 @@ static void list_kernels(int n) {
 /* Totals of `:kernels --compile`. */
 typedef struct CompileSums {
   int kernels, compiled, shared, disk;
-  double codegen, passes, emit, load, total, fresh; /* fresh: the compiled kernels' total */
+  double codegen, passes, emit, load, wall;
 } CompileSums;
 
 static void compile_row(const JitKernelInfo *k, int wn, CompileSums *t) {
@@ -89,34 +89,35 @@ static void compile_row(const JitKernelInfo *k, int wn, CompileSums *t) {
     return;
   }
   if (k->from_disk) {
-    t->disk++, t->load += k->load_ms, t->total += k->load_ms;
-    printf("@%-*s  (disk) %46s %7.1f %9.1f\n", wn - 1, k->name, "", k->load_ms, k->load_ms);
+    t->disk++, t->load += k->load_ms, t->wall += k->load_ms;
+    printf("@%-*s  (disk) %46s %7.1f %8.1f\n", wn - 1, k->name, "", k->load_ms, k->load_ms);
     return;
   }
-  double total = k->compile_ms + k->load_ms;
+  double wall = k->compile_ms + k->load_ms;
   t->compiled++, t->codegen += st->codegen_ms, t->passes += st->opt_ms, t->emit += st->emit_ms;
-  t->load += k->load_ms, t->total += total, t->fresh += total;
-  printf("@%-*s  %7d %7d %7zu %7.1f %7.1f %7.1f %7.1f %9.1f\n", wn - 1, k->name, st->ir_before,
-         st->ir_after, st->obj_bytes, st->codegen_ms, st->opt_ms, st->emit_ms, k->load_ms, total);
+  t->load += k->load_ms, t->wall += wall;
+  printf("@%-*s  %7d %7d %7zu %7.1f %7.1f %7.1f %7.1f %8.1f\n", wn - 1, k->name, st->ir_before,
+         st->ir_after, st->obj_bytes, st->codegen_ms, st->opt_ms, st->emit_ms, k->load_ms, wall);
 }
 
 /* `:kernels --compile`: where each kernel's compile went. */
 static void compile_stats(int n) {
   int wn, ws;
   kernel_widths(n, &wn, &ws);
-  printf("%-*s  %7s %7s %7s %7s %7s %7s %7s %9s\n", wn, "kernel", "IR in", "IR out", "bytes",
-         "codegen", "passes", "emit", "load", "total ms");
+  printf("%-*s  %7s %7s %7s %7s %7s %7s %7s %8s\n", wn, "kernel", "IR in", "IR out", "bytes",
+         "codegen", "passes", "emit", "load", "wall ms");
   CompileSums t = {0};
   for (int i = 0; i < n; i++) {
     JitKernelInfo k;
     if (engine_jit_kernel_info(i, &k)) compile_row(&k, wn, &t);
   }
+  double cpu = t.codegen + t.passes + t.emit;
   printf("%d kernels: %d compiled, %d identical to an earlier one, %d from the disk cache\n",
          t.kernels, t.compiled, t.shared, t.disk);
   printf(
-      "codegen %.1f ms, passes %.1f ms, emit %.1f ms, load %.1f ms: %.1f ms (%.1f ms a "
-      "compiled kernel)\n",
-      t.codegen, t.passes, t.emit, t.load, t.total, t.compiled ? t.fresh / t.compiled : 0.0);
+      "CPU ms: codegen %.1f, passes %.1f, emit %.1f: %.1f (%.1f a compiled kernel); "
+      "load %.1f ms\n",
+      t.codegen, t.passes, t.emit, cpu, t.compiled ? cpu / t.compiled : 0.0, t.load);
 }
 
 /* `:kernels [--compile]`: a table of the compiled kernels (signature,

@@ -126,9 +126,10 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                  \
     "($XDG_CACHE_HOME/rly); `= @k`: the same TIR as the earlier kernel @k, whose\n"                \
     "code it runs (compiled once).  --compile: where each compile went: LLVM\n"                    \
-    "instructions before and after the passes, object bytes, ms in code generation\n"              \
+    "instructions before and after the passes, object bytes, CPU ms in code generation\n"          \
     "(TIR to LLVM IR), the LLVM passes, emission (instruction selection to object\n"               \
-    "code) and loading (ORC linking), and the totals.")                                            \
+    "code) (CPU time of the compiling thread), loading (ORC linking) and the\n"                    \
+    "wall time from the compile's start to loaded, and the totals.")                               \
   X(dump, "dump", "tir|llvm|asm @f", DUMP, repl_cmd_dump,                                          \
     "show a function's kernels as TIR, optimized LLVM IR or assembly",                             \
     "@f is a function (its kernels), a prim function or a kernel named by :kernels\n"              \
