@@ -6,8 +6,8 @@
  * tile's accumulators are scalar memory that SROA, DSE and GVN untangle:
  * most of a kernel's compile time, for code the schedule already spelled
  * out.  Here `for %l in vectorized(N)` (2 <= N <= 64) whose body is lets
- * and one store of float32 or float64 values becomes one N-lane vector
- * statement:
+ * and stores of float32 or float64 values becomes N-lane vector statements
+ * (a Winograd transform's 16 stores, a tile's update, an epilogue):
  *   - a load or store whose last index is %l plus terms free of %l, every
  *     lane provably in bounds, is one vector access (other indices free of
  *     %l, checked once as the scalar code checks them);
@@ -17,22 +17,21 @@
  *     the scalar code's instructions (contraction, NaN rules), so results
  *     are bit for bit the scalar loop's.
  * Anything else (another shape of index, a cast, an integer lane value, a
- * load of the stored buffer at other indices, which the lanes' order would
- * make differ) is found before any code is emitted and the loop compiles
- * as a scalar loop, as before. */
+ * load of a stored buffer at other indices, two stores that may hit one
+ * element: the lanes' order would make these differ) is found before any code is emitted and the
+ * loop compiles as a scalar loop, as before. */
 #include <string.h>
 
 #include "jit/codegen.h"
 
-enum { VEC_MAX_LANES = 64, VEC_MAX_LETS = 16 };
+enum { VEC_MAX_LANES = 64, VEC_MAX_LETS = 16, VEC_MAX_ITEMS = 32 };
 
 typedef struct Vec {
   Cg *c;
   const TirVar *lane;
   int n;
-  const Buffer *stored;
-  const PrimExpr *const *stored_idx;
-  int nidx;
+  const Stmt *const *items; /* the body's lets and stores */
+  int nitems;
   const TirVar *lets[VEC_MAX_LETS];
   DType let_dt[VEC_MAX_LETS];
   LLVMValueRef let_v[VEC_MAX_LETS];
@@ -99,13 +98,46 @@ static bool same_buffer(const Buffer *a, const Buffer *b) {
   return a == b || strcmp(a->name, b->name) == 0;
 }
 
-/* A load of the stored buffer must read the element its lane stores
- * (then reading all lanes before storing them changes nothing). */
+/* The number of stores of the body into b, and the last of them. */
+static int stores_into(const Vec *v, const Buffer *b, const Stmt **last) {
+  int n = 0;
+  for (int i = 0; i < v->nitems; i++)
+    if (v->items[i]->kind == ST_STORE && same_buffer(v->items[i]->u.store.buf, b))
+      n++, *last = v->items[i];
+  return n;
+}
+
+/* A load of a buffer the body stores into must read the element its lane
+ * stores, the only store into it (then reading all lanes before or after
+ * storing all of them changes nothing). */
 static bool load_ok_for_store(const Vec *v, const PrimExpr *e) {
-  if (!v->stored || !same_buffer(e->u.load.buf, v->stored)) return true;
-  if (e->u.load.n != v->nidx) return false;
-  for (int i = 0; i < v->nidx; i++)
-    if (!same_expr(e->u.load.idx[i], v->stored_idx[i])) return false;
+  const Stmt *st = NULL;
+  int n = stores_into(v, e->u.load.buf, &st);
+  if (n == 0) return true;
+  if (n > 1 || e->u.load.n != st->u.store.n) return false;
+  for (int i = 0; i < e->u.load.n; i++)
+    if (!same_expr(e->u.load.idx[i], st->u.store.idx[i])) return false;
+  return true;
+}
+
+/* Two stores into one buffer: distinct constants in an index before the
+ * last, so no element is stored by both (in whatever order of lanes). */
+static bool disjoint(const Stmt *a, const Stmt *b) {
+  for (int d = 0; d + 1 < a->u.store.n && d + 1 < b->u.store.n; d++) {
+    const PrimExpr *x = a->u.store.idx[d], *y = b->u.store.idx[d];
+    if (x->kind == PE_INT && y->kind == PE_INT && x->u.i != y->u.i) return true;
+  }
+  return false;
+}
+
+static bool stores_disjoint(const Vec *v) {
+  for (int i = 0; i < v->nitems; i++)
+    for (int j = 0; j < i; j++) {
+      const Stmt *a = v->items[i], *b = v->items[j];
+      if (a->kind == ST_STORE && b->kind == ST_STORE &&
+          same_buffer(a->u.store.buf, b->u.store.buf) && !disjoint(a, b))
+        return false;
+    }
   return true;
 }
 
@@ -279,43 +311,45 @@ static bool flatten(const Stmt *s, const Stmt **out, int *n, int max) {
   return true;
 }
 
-/* The body as lets then one store (NULL otherwise). */
-static const Stmt *body_store(const Stmt *body, const Stmt **lets, int *nlets) {
-  const Stmt *items[VEC_MAX_LETS + 1];
-  int n = 0;
-  *nlets = 0;
-  if (!flatten(body, items, &n, VEC_MAX_LETS + 1) || n < 1) return NULL;
-  for (int i = 0; i + 1 < n; i++) {
-    if (items[i]->kind != ST_LET) return NULL;
-    lets[(*nlets)++] = items[i];
+/* Whether every statement of the body vectorizes (nothing emitted). */
+static bool plan(Vec *v) {
+  if (!stores_disjoint(v)) return false;
+  for (int i = 0; i < v->nitems; i++) {
+    const Stmt *st = v->items[i];
+    if (st->kind == ST_LET) {
+      const TirVar *x = st->u.let.var;
+      DType t = vtype(v, st->u.let.value, false);
+      if (!float_type(t) || (x->dtype != DT_INVALID && x->dtype != t)) return false;
+      v->lets[v->nlets] = x, v->let_dt[v->nlets++] = t;
+      continue;
+    }
+    if (st->kind != ST_STORE || !access_ok(v, st->u.store.buf, st->u.store.n, st->u.store.idx))
+      return false;
+    if (vtype(v, st->u.store.value, false) != cg_find_buf(v->c, st->u.store.buf)->b->dtype)
+      return false;
   }
-  return items[n - 1]->kind == ST_STORE ? items[n - 1] : NULL;
+  return true;
 }
 
-/* Whether every part of the body vectorizes (nothing emitted). */
-static bool plan(Vec *v, const Stmt *st, const Stmt *const *lets, int nlets) {
-  v->stored = st->u.store.buf, v->stored_idx = (const PrimExpr *const *)st->u.store.idx;
-  v->nidx = st->u.store.n;
-  for (int i = 0; i < nlets; i++) {
-    const TirVar *x = lets[i]->u.let.var;
-    DType t = vtype(v, lets[i]->u.let.value, false);
-    if (!float_type(t) || (x->dtype != DT_INVALID && x->dtype != t)) return false;
-    v->lets[v->nlets] = x, v->let_dt[v->nlets++] = t;
-  }
-  if (!access_ok(v, st->u.store.buf, st->u.store.n, st->u.store.idx)) return false;
-  return vtype(v, st->u.store.value, false) == cg_find_buf(v->c, st->u.store.buf)->b->dtype;
-}
-
-static void emit(Vec *v, const Stmt *st, const Stmt *const *lets, int nlets) {
+static void emit_store(Vec *v, const Stmt *st) {
   Cg *c = v->c;
-  for (int i = 0; i < nlets; i++)
-    if (!(v->let_v[i] = vexpr(v, lets[i]->u.let.value))) return;
   LLVMValueRef p = cg_access(c, cg_site(c, st), st->u.store.buf, st->u.store.n, st->u.store.idx);
   LLVMValueRef x = p ? vexpr(v, st->u.store.value) : NULL;
   if (!x) return;
   DType t = cg_find_buf(c, st->u.store.buf)->b->dtype;
-  LLVMValueRef s = LLVMBuildStore(c->B, x, p);
-  LLVMSetAlignment(s, (unsigned)cg_dtype_bits(t) / 8);
+  LLVMSetAlignment(LLVMBuildStore(c->B, x, p), (unsigned)cg_dtype_bits(t) / 8);
+}
+
+/* The statements in order, the lets' lanes in v->let_v (plan bound them). */
+static void emit(Vec *v) {
+  int let = 0;
+  for (int i = 0; i < v->nitems && !v->c->failed; i++) {
+    const Stmt *st = v->items[i];
+    if (st->kind == ST_STORE)
+      emit_store(v, st);
+    else if (!(v->let_v[let++] = vexpr(v, st->u.let.value)))
+      return;
+  }
 }
 
 bool cg_vector_loop(Cg *c, const Stmt *s) {
@@ -323,19 +357,20 @@ bool cg_vector_loop(Cg *c, const Stmt *s) {
   if (s->u.for_.loop != LOOP_VECTORIZED || s->u.for_.nvars != 1 || tir_for_lo(s, 0) ||
       hi->kind != PE_INT || hi->u.i < 2 || hi->u.i > VEC_MAX_LANES)
     return false;
-  const Stmt *lets[VEC_MAX_LETS];
-  int nlets;
-  const Stmt *st = body_store(s->u.for_.body, lets, &nlets);
+  const Stmt *items[VEC_MAX_ITEMS];
+  int n = 0, nlets = 0;
+  if (!flatten(s->u.for_.body, items, &n, VEC_MAX_ITEMS)) return false;
+  for (int i = 0; i < n; i++) nlets += items[i]->kind == ST_LET;
   const TirVar *lane = s->u.for_.vars[0];
   DType lt = cg_is_int(lane->dtype) ? lane->dtype : cg_expr_type(c, hi);
-  if (!st || (lt != DT_INT32 && lt != DT_INT64)) return false;
+  if (nlets > VEC_MAX_LETS || (lt != DT_INT32 && lt != DT_INT64)) return false;
   int nv = c->nvars;
   Lin top = cg_lin_const(hi->u.i - 1);
   cg_push_var(c, (VarB){lane, LLVMConstInt(cg_lty(c, lt), 0, 0), lt, NULL,
                         (Range){true, cg_lin_const(0), top}});
-  Vec v = {.c = c, .lane = lane, .n = (int)hi->u.i};
-  bool ok = plan(&v, st, lets, nlets);
-  if (ok) emit(&v, st, lets, nlets);
+  Vec v = {.c = c, .lane = lane, .n = (int)hi->u.i, .items = items, .nitems = n};
+  bool ok = plan(&v);
+  if (ok) emit(&v);
   c->nvars = nv;
   return ok;
 }
