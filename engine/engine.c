@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "engine/engine_int.h"
 #include "engine/schedule.h"
@@ -44,6 +45,7 @@ struct Engine {
   int view_ndefs;
   int jit_state;   /* 0: not asked yet, 1: the JIT loads, 2: it does not */
   int precompiled; /* lowered prims handed to jit_precompile so far */
+  double lower_ms; /* wall time in the jit mode's graph passes, FuseOps and lowering to TIR */
   Program prog;    /* the module, session variables, transactions (program.c) */
   RtCtx *rt;       /* its run-time state: memory limit and count, caches, interrupt (rt/rt.h) */
   JitCtx *jit;     /* its JIT options, kernels and run hook (jit/jit.h) */
@@ -571,8 +573,17 @@ static void remember_view(Engine *e, Module *lm, const Module *m) {
   if (m->ndefs) memcpy(e->view_defs, m->defs, sizeof(Def) * (size_t)m->ndefs);
 }
 
+static double wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+double engine_lowering_ms(const Engine *e) { return e->lower_ms; }
+
 Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
   engine_enter(e);
+  double t0 = wall_ms();
   if (!view_current(e, m)) {
     Module *built = lowered_module(e, m);
     if (!built) return NULL;
@@ -587,6 +598,7 @@ Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
   }
   add_prims(e, lm);
   e->cur = NULL;
+  e->lower_ms += wall_ms() - t0;
   return lm;
 }
 

@@ -129,7 +129,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "instructions before and after the passes, object bytes, CPU ms in code generation\n"          \
     "(TIR to LLVM IR), the LLVM passes, emission (instruction selection to object\n"               \
     "code) (CPU time of the compiling thread), loading (ORC linking) and the\n"                    \
-    "wall time from the compile's start to loaded, and the totals.")                               \
+    "wall time from the compile's start to loaded; then the totals and the time\n"                 \
+    "spent in graph passes, FuseOps and lowering to TIR before the compiles.")                     \
   X(dump, "dump", "tir|llvm|asm @f", DUMP, repl_cmd_dump,                                          \
     "show a function's kernels as TIR, optimized LLVM IR or assembly",                             \
     "@f is a function (its kernels), a prim function or a kernel named by :kernels\n"              \
