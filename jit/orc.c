@@ -31,8 +31,19 @@ static RlyJitModule self;
 static char *triple, *cpu, *features;
 /* One target machine per opt level and thread: code generation through a
  * target machine is not thread-safe, and jit_precompile compiles on
- * several threads. */
-static _Thread_local LLVMTargetMachineRef tms[4];
+ * several threads.  Compile threads come and go (one per batch), so a
+ * thread's machines go back to a shared stock when it ends and the next
+ * thread takes them: not a new target machine per compile. */
+typedef struct TmSet {
+  LLVMTargetMachineRef tm[4];
+} TmSet;
+enum { TM_STOCK = 64 };
+static pthread_mutex_t tm_mu = PTHREAD_MUTEX_INITIALIZER;
+static LLVMTargetMachineRef stock[4][TM_STOCK];
+static int nstock[4];
+static pthread_key_t tm_key;
+static pthread_once_t tm_once = PTHREAD_ONCE_INIT;
+static _Thread_local TmSet *tms;
 static LLVMOrcLLJITRef jit;
 
 static bool take_error(LLVMErrorRef e, char *err, size_t n, const char *what) {
@@ -43,8 +54,37 @@ static bool take_error(LLVMErrorRef e, char *err, size_t n, const char *what) {
   return false;
 }
 
+/* A thread's end: its machines back to the stock (or freed when it is full). */
+static void return_machines(void *p) {
+  TmSet *set = p;
+  pthread_mutex_lock(&tm_mu);
+  for (int l = 0; l < 4; l++) {
+    if (set->tm[l] && nstock[l] < TM_STOCK)
+      stock[l][nstock[l]++] = set->tm[l];
+    else if (set->tm[l])
+      LLVMDisposeTargetMachine(set->tm[l]);
+  }
+  pthread_mutex_unlock(&tm_mu);
+  free(set);
+}
+
+static void make_key(void) { pthread_key_create(&tm_key, return_machines); }
+
+/* This thread's set, its machine for level from the stock if there is one. */
+static LLVMTargetMachineRef from_stock(int level) {
+  pthread_once(&tm_once, make_key);
+  if (!tms) {
+    if (!(tms = calloc(1, sizeof *tms))) abort();
+    pthread_setspecific(tm_key, tms);
+  }
+  pthread_mutex_lock(&tm_mu);
+  if (!tms->tm[level] && nstock[level] > 0) tms->tm[level] = stock[level][--nstock[level]];
+  pthread_mutex_unlock(&tm_mu);
+  return tms->tm[level];
+}
+
 static LLVMTargetMachineRef machine(int level) {
-  if (tms[level]) return tms[level];
+  if ((tms && tms->tm[level]) || from_stock(level)) return tms->tm[level];
   LLVMTargetRef t;
   char *msg = NULL;
   if (LLVMGetTargetFromTriple(triple, &t, &msg)) {
@@ -53,9 +93,9 @@ static LLVMTargetMachineRef machine(int level) {
   }
   static const LLVMCodeGenOptLevel cgl[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                             LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive};
-  tms[level] = LLVMCreateTargetMachine(t, triple, cpu, features, cgl[level], LLVMRelocPIC,
-                                       LLVMCodeModelSmall);
-  return tms[level];
+  tms->tm[level] = LLVMCreateTargetMachine(t, triple, cpu, features, cgl[level], LLVMRelocPIC,
+                                           LLVMCodeModelSmall);
+  return tms->tm[level];
 }
 
 static bool optimize(LLVMModuleRef m, LLVMTargetMachineRef tm, int level, char *err, size_t n) {
