@@ -16,8 +16,9 @@ where the build has it.  The table gives per build:
            TIR compiled once; a build without `:kernels --compile`: all)
   per k    compile CPU ms per compiled kernel (`:kernels --compile`'s
            codegen + passes + emit), where the build reports it
-  call     the steady-state median ms per call
-and the ratios new/old of cold and call.  Timings are never asserted.
+  call     the steady-state median ms per call, wall and CPU (all threads: a
+           loaded machine inflates the wall time, not this)
+and the ratios new/old of cold, cpu and call CPU.  Timings are never asserted.
 Usage: /usr/bin/python3 bench/compile.py [NEW_RLY] [--old OLD_RLY] [--only NAME]
        [--threads T] [--runs N]"""
 import argparse
@@ -78,8 +79,10 @@ def ms_of(pattern, text):
 
 
 def parse(out, cpu):
-    """cold ms, cpu s, kernels, distinct, CPU ms per compiled kernel, call ms."""
-    cold, call = ms_of(r"first call:", out), ms_of(r"median", out)
+    """cold ms, cpu s, kernels, distinct, CPU ms per compiled kernel, call ms
+    (wall), call ms (CPU)."""
+    cold, call = ms_of(r"first call:", out), ms_of(r"runs: min [\d.]+ \w+ +median", out)
+    call_cpu = ms_of(r"cpu time: median", out)
     m = re.search(r"^(\d+) kernels: (\d+) compiled, (\d+) identical", out, re.M)
     c = re.search(r"^CPU ms: .*\(([\d.]+) a compiled kernel\)", out, re.M)
     if m:
@@ -87,7 +90,7 @@ def parse(out, cpu):
     else:  # a build without :kernels --compile: count the :kernels rows
         kernels = distinct = len(re.findall(r"^@\w+ +\(", out, re.M))
     per = float(c.group(1)) if c else float("nan")
-    return cold, cpu, kernels, distinct, per, call
+    return cold, cpu, kernels, distinct, per, call, call_cpu
 
 
 def main():
@@ -108,9 +111,10 @@ def main():
     for tag, path in builds:
         print(f"{tag}: {path}")
     head = f"{'model':14s} {'build':5s} {'cold ms':>9s} {'cpu s':>7s} {'kernels':>9s} " \
-           f"{'per k':>7s} {'call ms':>9s}"
-    print(head + (f" {'cold new/old':>12s} {'call new/old':>12s}" if args.old else ""))
-    print("-" * (len(head) + (26 if args.old else 0)))
+           f"{'per k':>7s} {'call ms':>9s} {'call cpu':>9s}"
+    ratios = f" {'cold n/o':>9s} {'cpu n/o':>8s} {'call cpu n/o':>12s}"
+    print(head + (ratios if args.old else ""))
+    print("-" * (len(head) + (len(ratios) if args.old else 0)))
     models = [m for m in MODELS if not args.only or args.only in m[0]]
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as d:
@@ -121,11 +125,12 @@ def main():
             cnn.export(torch, model(torch, name), x, onnx)
             rows = [parse(*run_rly(path, onnx, xpath, args.threads, args.runs))
                     for _, path in builds]
-            for (tag, _), (cold, cs, k, dk, per, call) in zip(builds, rows):
+            for (tag, _), (cold, cs, k, dk, per, call, ccpu) in zip(builds, rows):
                 line = (f"{name:14s} {tag:5s} {cold:9.1f} {cs:7.2f} {f'{k}/{dk}':>9s} "
-                        f"{per:7.1f} {call:9.3f}")
+                        f"{per:7.1f} {call:9.3f} {ccpu:9.3f}")
                 if args.old and tag == "new":
-                    line += f" {cold / rows[1][0]:12.2f} {call / rows[1][5]:12.2f}"
+                    o = rows[1]
+                    line += f" {cold / o[0]:9.2f} {cs / o[1]:8.2f} {ccpu / o[6]:12.2f}"
                 print(line, flush=True)
 
 
