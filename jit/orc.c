@@ -339,6 +339,31 @@ static void reset(void) {
   jit = NULL;
 }
 
+/* One empty compile per opt level on the loading thread: LLVM creates some
+ * statics (timer groups, pass registries) lazily on the first compile, and
+ * the compiles ahead start several at once. */
+static void warm_up(void) {
+  for (int level = 0; level < 4; level++) {
+    LLVMContextRef ctx = new_context();
+    LLVMModuleRef m = LLVMModuleCreateWithNameInContext("rly_warm_up", ctx);
+    LLVMValueRef f =
+        LLVMAddFunction(m, "rly_warm_up", LLVMFunctionType(LLVMVoidTypeInContext(ctx), NULL, 0, 0));
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, f, "entry"));
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    LLVMSetTarget(m, triple);
+    char err[256];
+    void *obj = NULL;
+    size_t len;
+    if (machine(level) && optimize(m, machine(level), level, err, sizeof err) &&
+        emit(m, level, LLVMObjectFile, &obj, &len, err, sizeof err))
+      free(obj);
+    LLVMDisposeModule(m);
+    LLVMContextDispose(ctx);
+  }
+}
+
 /* The module's entry: checks the ABI, sets up the native target once and
  * describes it (LLVM version, triple, CPU, a hash of the features), which
  * the loader uses to key its disk cache. */
@@ -364,6 +389,7 @@ const RlyJitModule *rlyjit_init(const RlyJitHost *h, char *err, size_t n) {
   snprintf(self.target, sizeof self.target, "LLVM %u.%u.%u %s %s features:%016llx", major, minor,
            patch, triple, cpu, (unsigned long long)fh);
   snprintf(self.cpu, sizeof self.cpu, "%s", cpu);
+  warm_up();
   self.compile = compile, self.begin = begin, self.finish = finish;
   self.discard = discard, self.load = load, self.dump = dump, self.reset = reset;
   return &self;
