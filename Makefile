@@ -11,7 +11,7 @@ TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
-.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-conv-tail bench-video bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune bench-zoo clean format format-check
+.PHONY: all deps test-deps fuzz-deps fuzz-ci run test test-san test-tsan bench bench-cnn bench-conv-tail bench-video bench-rnn bench-train bench-transformer bench-ab bench-schedule bench-tune bench-zoo bench-compile clean format format-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -114,6 +114,12 @@ bench-zoo: deps test-deps all
 
 bench-ab: deps test-deps all
 	/usr/bin/python3 bench/ab.py $(A) $(BUILD)/rly
+
+# Cold compiles (an empty disk cache) of six torchvision CNNs: first call, CPU time,
+# kernels / distinct kernels, CPU ms per kernel, and the steady call time; OLD=path/rly
+# adds another build's row and the ratios (bench/compile.py).
+bench-compile: deps test-deps all
+	/usr/bin/python3 bench/compile.py $(BUILD)/rly $(if $(OLD),--old $(OLD))
 
 # The tree is formatted by clang-format-19 with .clang-format; CI checks it.
 SOURCES = $(shell git ls-files '*.c' '*.h')

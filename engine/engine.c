@@ -49,6 +49,7 @@ struct Engine {
   int view_ndefs;
   int jit_state;   /* 0: not asked yet, 1: the JIT loads, 2: it does not */
   int precompiled; /* lowered prims handed to jit_precompile so far */
+  double lower_ms; /* wall time in the jit mode's graph passes, FuseOps and lowering to TIR */
   Program prog;    /* the module, session variables, transactions (program.c) */
   RtCtx *rt;       /* its run-time state: memory limit and count, caches, interrupt (rt/rt.h) */
   JitCtx *jit;     /* its JIT options, kernels and run hook (jit/jit.h) */
@@ -589,8 +590,17 @@ static void remember_view(Engine *e, Module *lm, Module *prep, const Module *m) 
   if (m->ndefs) memcpy(e->view_defs, m->defs, sizeof(Def) * (size_t)m->ndefs);
 }
 
+static double wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+double engine_lowering_ms(const Engine *e) { return e->lower_ms; }
+
 Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
   engine_enter(e);
+  double t0 = wall_ms();
   if (!view_current(e, m)) {
     Module *prep;
     Module *built = lowered_module(e, m, &prep);
@@ -606,6 +616,7 @@ Module *engine_lowered(Engine *e, Module *m, Expr **ex) {
   }
   add_prims(e, lm);
   e->cur = NULL;
+  e->lower_ms += wall_ms() - t0;
   return lm;
 }
 

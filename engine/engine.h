@@ -50,6 +50,9 @@ typedef struct Engine Engine;
 Engine *engine_new(const EngineOptions *o, DiagCtx *d);
 void engine_free(Engine *e);
 const EngineOptions *engine_options(const Engine *e);
+/* Wall ms spent so far in the jit mode's graph passes, FuseOps and
+ * lowering to TIR (:kernels --compile). */
+double engine_lowering_ms(const Engine *e);
 /* Applies o: the interpreter's, the JIT's and the pool's settings. */
 void engine_set_options(Engine *e, const EngineOptions *o);
 /* Makes e's run-time and JIT state current on this thread (engine_new

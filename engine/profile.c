@@ -328,7 +328,7 @@ void profile_stop(Profile *p) {
   active = NULL;
   for (int i = p->kernels0; i < jit_kernel_count(); i++) {
     JitKernelInfo k;
-    if (!jit_kernel_info(i, &k)) continue;
+    if (!jit_kernel_info(i, &k) || k.first) continue; /* identical TIR: compiled once */
     p->compile_ms += k.from_disk ? k.load_ms : k.compile_ms;
     p->compiled++;
   }

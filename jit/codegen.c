@@ -184,6 +184,8 @@ static void push_var(Cg *c, VarB v) {
   c->vars[c->nvars++] = v;
 }
 
+void cg_push_var(Cg *c, VarB v) { push_var(c, v); }
+
 static void push_buf(Cg *c, const Buffer *b, LLVMValueRef base) {
   if (c->nbufs == c->capbufs) {
     c->capbufs = c->capbufs ? 2 * c->capbufs : 16;
@@ -624,7 +626,7 @@ static void c_loop_level(Cg *c, const Stmt *s, int level) {
 }
 
 static void c_for(Cg *c, const Stmt *s) {
-  if (s->u.for_.nvars < 1) return;
+  if (s->u.for_.nvars < 1 || cg_copy_loop(c, s) || cg_vector_loop(c, s)) return;
   c_loop_level(c, s, 0);
 }
 

@@ -111,6 +111,7 @@ LLVMValueRef cg_intrinsic(Cg *c, const char *name, LLVMTypeRef *types, int ntype
 
 /* Scope. */
 const VarB *cg_find_var(const Cg *c, const TirVar *v);
+void cg_push_var(Cg *c, VarB v);
 const BufB *cg_find_buf(const Cg *c, const Buffer *b);
 /* A pointer to element idx of b (indices evaluated and checked in order). */
 LLVMValueRef cg_access(Cg *c, int site, const Buffer *b, int n, PrimExpr *const *idx);
@@ -130,6 +131,14 @@ bool cg_lin_sub(const Lin *a, const Lin *b, Lin *out);
 Lin cg_lin_const(int64_t k);
 bool cg_can_speculate(Cg *c, const PrimExpr *e);
 bool cg_in_bounds(Cg *c, const Buffer *b, int d, const PrimExpr *idx);
+
+/* A `vectorized` loop of constant extent emitted as vector code; false,
+ * with nothing emitted, when its body is not of the kinds it handles
+ * (codegen_vec.c). */
+bool cg_vector_loop(Cg *c, const Stmt *s);
+/* A loop nest copying a contiguous block between two buffers emitted as one
+ * memcpy; false, with nothing emitted, otherwise (codegen_copy.c). */
+bool cg_copy_loop(Cg *c, const Stmt *s);
 
 /* The kernel of f as an LLVM module in ctx (codegen.c). */
 LLVMModuleRef cg_build(LLVMContextRef ctx, const PrimFunc *f, const JitCompileOpts *o,

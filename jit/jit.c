@@ -58,6 +58,7 @@ typedef struct Code {
   double compile_ms;
   bool from_disk;
   double load_ms;
+  JitCompileStats st; /* where the compile's time went (zero from the disk) */
 } Code;
 
 struct JitKernel {
@@ -118,6 +119,7 @@ typedef struct Ready {
   void *obj;
   size_t len;
   double compile_ms;
+  JitCompileStats st;
 } Ready;
 
 static double now_ms(void) {
@@ -434,22 +436,23 @@ static pthread_cond_t ready_cv = PTHREAD_COND_INITIALIZER;
 static int nworkers;         /* compile workers alive, under ready_mu */
 static atomic_bool quitting; /* jit_quiesce: workers start nothing more */
 
-static void add_ready(uint64_t k1, uint64_t k2, void *obj, size_t len, double ms) {
+static void add_ready(uint64_t k1, uint64_t k2, void *obj, size_t len, double ms,
+                      const JitCompileStats *st) {
   Ready *r = malloc(sizeof *r);
   if (!r) rly_oom();
-  *r = (Ready){k1, k2, obj, len, ms};
+  *r = (Ready){k1, k2, obj, len, ms, *st};
   push((void ***)&J.ready, &J.nready, &J.capready, r);
 }
 
 /* The object code compiled ahead for a key (removed from the list), or NULL. */
-static void *take_ready(uint64_t k1, uint64_t k2, size_t *len, double *ms) {
+static void *take_ready(uint64_t k1, uint64_t k2, size_t *len, double *ms, JitCompileStats *st) {
   void *obj = NULL;
   pthread_mutex_lock(&ready_mu);
   for (int i = 0; i < J.nready && !obj; i++) {
     Ready *r = J.ready[i];
     if (r->k1 != k1 || r->k2 != k2) continue;
     obj = r->obj;
-    *len = r->len, *ms = r->compile_ms;
+    *len = r->len, *ms = r->compile_ms, *st = r->st;
     J.ready[i] = J.ready[--J.nready];
     free(r);
   }
@@ -542,10 +545,11 @@ static void *batch_worker(void *arg) {
     void *obj = NULL;
     size_t len = 0;
     char err[RT_ERR_LEN];
+    JitCompileStats st = {0};
     double t0 = now_ms();
-    bool ok = J.mod->finish(u->unit, &obj, &len, err, sizeof err);
+    bool ok = J.mod->finish(u->unit, &obj, &len, &st, err, sizeof err);
     pthread_mutex_lock(&ready_mu);
-    if (ok) add_ready(u->k1, u->k2, obj, len, now_ms() - t0);
+    if (ok) add_ready(u->k1, u->k2, obj, len, now_ms() - t0 + st.codegen_ms, &st);
     if (!ok && !b->err[0]) snprintf(b->err, sizeof b->err, "%s", err);
     flight_del(u->k1, u->k2);
     b->done++;
@@ -639,11 +643,12 @@ static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1,
   double t0 = now_ms();
   size_t len = 0;
   double ahead_ms = -1;
-  void *obj = take_ready(k1, k2, &len, &ahead_ms);
+  JitCompileStats st = {0};
+  void *obj = take_ready(k1, k2, &len, &ahead_ms, &st);
   if (!obj) obj = cache_read(k1, k2, &len);
   bool from_disk = obj != NULL && ahead_ms < 0;
   if (!obj && !compile_one(f, sym, o, k1, k2, err)) return NULL;
-  if (!obj) obj = take_ready(k1, k2, &len, &ahead_ms);
+  if (!obj) obj = take_ready(k1, k2, &len, &ahead_ms, &st);
   if (!obj) return set_err(err, f->span, "@%s: interrupted", f->name), NULL;
   double t1 = now_ms();
   void *fn = J.mod->load(obj, len, sym, err->msg, sizeof err->msg);
@@ -655,6 +660,7 @@ static Code *build_code(const PrimFunc *f, const JitCompileOpts *o, uint64_t k1,
   c->k1 = k1, c->k2 = k2, c->fn = (RlyJitKernelFn)(uintptr_t)fn, c->from_disk = from_disk;
   c->compile_ms = from_disk ? 0 : ahead_ms >= 0 ? ahead_ms : now_ms() - t0;
   c->load_ms = from_disk ? now_ms() - t0 : now_ms() - t1;
+  c->st = st;
   push((void ***)&J.codes, &J.ncodes, &J.capcodes, c);
   return c;
 }
@@ -984,11 +990,21 @@ int jit_kernel_count(void) { return cx()->nkernels; }
 
 void jit_set_run_hook(JitRunHook hook, void *user) { cx()->hook = hook, cx()->hook_user = user; }
 
+/* How many of the current context's kernels run code c. */
+static int sharing(const Code *c) {
+  int n = 0;
+  for (int i = 0; i < cx()->nkernels; i++) n += cx()->kernels[i]->code == c;
+  return n;
+}
+
 bool jit_kernel_info(int i, JitKernelInfo *out) {
   if (i < 0 || i >= cx()->nkernels) return false;
   const JitKernel *k = cx()->kernels[i];
-  *out = (JitKernelInfo){k->name,          k->signature, k->code->compile_ms, k->code->from_disk,
-                         k->code->load_ms, k->calls,     k->total_ms};
+  const Code *c = k->code;
+  *out = (JitKernelInfo){k->name,  k->signature, c->compile_ms, c->from_disk, c->load_ms,
+                         k->calls, k->total_ms,  c->st,         sharing(c),   0};
+  for (int j = 0; j < i; j++) /* the first kernel on its code is the one that compiled it */
+    if (cx()->kernels[j]->code == c) out->first = j + 1;
   return true;
 }
 
@@ -1023,7 +1039,15 @@ static bool unit_dup(const Unit *u, int m, uint64_t k1, uint64_t k2) {
   return false;
 }
 
-/* Code generation here, the passes on the pool's threads (a failure leaves
+/* Compiles ahead run on every core, whatever the pool's size for kernels
+ * (RLY_NUM_THREADS=1 still compiles a model on all of them). */
+static int compile_threads(void) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int nt = rly_pool_threads();
+  return cores > nt ? (int)(cores < 64 ? cores : 64) : nt;
+}
+
+/* Code generation here, the passes on worker threads (a failure leaves
  * no object code: the first call compiles again and reports the error).
  * False on Ctrl-C. */
 static bool precompile_locked(PrimFunc *const *fs, int n) {
@@ -1046,7 +1070,7 @@ static bool precompile_locked(PrimFunc *const *fs, int n) {
     free(u), free(b);
     return !rt_interrupt_flag;
   }
-  int nt = rly_pool_threads();
+  int nt = compile_threads();
   return batch_run(b, nt > m ? m : nt, err, sizeof err);
 }
 

@@ -23,6 +23,7 @@
 #include "ir/tir.h"
 #include "ir/util.h"
 #include "rt/exec.h"
+#include "rt/jit_abi.h"
 #include "rt/rt.h"
 #include "rt/tir_interp.h"
 
@@ -45,7 +46,7 @@ JitCtx *jit_ctx_enter(JitCtx *c); /* NULL: the default; returns the previous */
  * filled when the JIT is unavailable or f cannot be compiled. */
 const JitKernel *jit_get(const PrimFunc *f, TirError *err);
 /* Compiles the object code of those of fs not compiled yet (in memory or
- * the disk cache) on the pool's threads at once, for jit_get to load: the
+ * the disk cache) on one thread per core at once, for jit_get to load: the
  * kernels of a newly lowered model compile in parallel instead of one by
  * one at their first calls.  Failures are left to jit_get to report. */
 bool jit_precompile(PrimFunc *const *fs, int n); /* false on Ctrl-C */
@@ -88,7 +89,10 @@ typedef struct JitKernelInfo {
   bool from_disk;
   double load_ms; /* (addition) linking it into the process (incl. reading the cache) */
   uint64_t calls;
-  double total_ms; /* time spent running it */
+  double total_ms;    /* time spent running it */
+  JitCompileStats st; /* the compile's stages (:kernels --compile; zero from the disk) */
+  int shared;         /* kernels of the context running the same code (1: its own) */
+  int first;          /* 0, or 1 + the index of an earlier kernel whose code it runs */
 } JitKernelInfo;
 int jit_kernel_count(void);
 bool jit_kernel_info(int i, JitKernelInfo *out);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jit/codegen.h"
 
@@ -30,8 +31,19 @@ static RlyJitModule self;
 static char *triple, *cpu, *features;
 /* One target machine per opt level and thread: code generation through a
  * target machine is not thread-safe, and jit_precompile compiles on
- * several threads. */
-static _Thread_local LLVMTargetMachineRef tms[4];
+ * several threads.  Compile threads come and go (one per batch), so a
+ * thread's machines go back to a shared stock when it ends and the next
+ * thread takes them: not a new target machine per compile. */
+typedef struct TmSet {
+  LLVMTargetMachineRef tm[4];
+} TmSet;
+enum { TM_STOCK = 64 };
+static pthread_mutex_t tm_mu = PTHREAD_MUTEX_INITIALIZER;
+static LLVMTargetMachineRef stock[4][TM_STOCK];
+static int nstock[4];
+static pthread_key_t tm_key;
+static pthread_once_t tm_once = PTHREAD_ONCE_INIT;
+static _Thread_local TmSet *tms;
 static LLVMOrcLLJITRef jit;
 
 static bool take_error(LLVMErrorRef e, char *err, size_t n, const char *what) {
@@ -42,8 +54,37 @@ static bool take_error(LLVMErrorRef e, char *err, size_t n, const char *what) {
   return false;
 }
 
+/* A thread's end: its machines back to the stock (or freed when it is full). */
+static void return_machines(void *p) {
+  TmSet *set = p;
+  pthread_mutex_lock(&tm_mu);
+  for (int l = 0; l < 4; l++) {
+    if (set->tm[l] && nstock[l] < TM_STOCK)
+      stock[l][nstock[l]++] = set->tm[l];
+    else if (set->tm[l])
+      LLVMDisposeTargetMachine(set->tm[l]);
+  }
+  pthread_mutex_unlock(&tm_mu);
+  free(set);
+}
+
+static void make_key(void) { pthread_key_create(&tm_key, return_machines); }
+
+/* This thread's set, its machine for level from the stock if there is one. */
+static LLVMTargetMachineRef from_stock(int level) {
+  pthread_once(&tm_once, make_key);
+  if (!tms) {
+    if (!(tms = calloc(1, sizeof *tms))) abort();
+    pthread_setspecific(tm_key, tms);
+  }
+  pthread_mutex_lock(&tm_mu);
+  if (!tms->tm[level] && nstock[level] > 0) tms->tm[level] = stock[level][--nstock[level]];
+  pthread_mutex_unlock(&tm_mu);
+  return tms->tm[level];
+}
+
 static LLVMTargetMachineRef machine(int level) {
-  if (tms[level]) return tms[level];
+  if ((tms && tms->tm[level]) || from_stock(level)) return tms->tm[level];
   LLVMTargetRef t;
   char *msg = NULL;
   if (LLVMGetTargetFromTriple(triple, &t, &msg)) {
@@ -52,9 +93,9 @@ static LLVMTargetMachineRef machine(int level) {
   }
   static const LLVMCodeGenOptLevel cgl[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
                                             LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive};
-  tms[level] = LLVMCreateTargetMachine(t, triple, cpu, features, cgl[level], LLVMRelocPIC,
-                                       LLVMCodeModelSmall);
-  return tms[level];
+  tms->tm[level] = LLVMCreateTargetMachine(t, triple, cpu, features, cgl[level], LLVMRelocPIC,
+                                           LLVMCodeModelSmall);
+  return tms->tm[level];
 }
 
 static bool optimize(LLVMModuleRef m, LLVMTargetMachineRef tm, int level, char *err, size_t n) {
@@ -137,7 +178,25 @@ typedef struct Unit {
   LLVMContextRef ctx;
   LLVMModuleRef m;
   int level;
+  JitCompileStats st; /* begin's part */
 } Unit;
+
+/* The compiling thread's CPU time: a stage's cost, whatever else the
+ * machine runs meanwhile. */
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The number of instructions in m (the size the passes work on). */
+static int count_instructions(LLVMModuleRef m) {
+  int n = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+  return n;
+}
 
 static int level_of(const JitCompileOpts *o) {
   return o->opt_level < 0 ? 0 : o->opt_level > 3 ? 3 : o->opt_level;
@@ -151,7 +210,9 @@ static void *begin(const PrimFunc *f, const char *sym, const JitCompileOpts *o, 
   Unit *u = calloc(1, sizeof *u);
   if (!u) abort();
   u->ctx = new_context(), u->level = level;
+  double t0 = now_ms();
   u->m = cg_build(u->ctx, f, o, host, sym, err, n);
+  u->st.codegen_ms = now_ms() - t0;
   if (!u->m) {
     LLVMContextDispose(u->ctx);
     free(u);
@@ -172,10 +233,16 @@ static void discard(void *unit) {
   free(u);
 }
 
-static bool finish(void *unit, void **obj, size_t *len, char *err, size_t n) {
+static bool finish(void *unit, void **obj, size_t *len, JitCompileStats *st, char *err, size_t n) {
   Unit *u = unit;
-  bool ok = optimize(u->m, machine(u->level), u->level, err, n) &&
-            emit(u->m, u->level, LLVMObjectFile, obj, len, err, n);
+  *st = u->st;
+  st->ir_before = count_instructions(u->m);
+  double t0 = now_ms();
+  bool ok = optimize(u->m, machine(u->level), u->level, err, n);
+  double t1 = now_ms();
+  st->opt_ms = t1 - t0, st->ir_after = count_instructions(u->m);
+  ok = ok && emit(u->m, u->level, LLVMObjectFile, obj, len, err, n);
+  st->emit_ms = now_ms() - t1, st->obj_bytes = ok ? *len : 0;
   discard(u);
   return ok;
 }
@@ -272,6 +339,31 @@ static void reset(void) {
   jit = NULL;
 }
 
+/* One empty compile per opt level on the loading thread: LLVM creates some
+ * statics (timer groups, pass registries) lazily on the first compile, and
+ * the compiles ahead start several at once. */
+static void warm_up(void) {
+  for (int level = 0; level < 4; level++) {
+    LLVMContextRef ctx = new_context();
+    LLVMModuleRef m = LLVMModuleCreateWithNameInContext("rly_warm_up", ctx);
+    LLVMValueRef f =
+        LLVMAddFunction(m, "rly_warm_up", LLVMFunctionType(LLVMVoidTypeInContext(ctx), NULL, 0, 0));
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, f, "entry"));
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    LLVMSetTarget(m, triple);
+    char err[256];
+    void *obj = NULL;
+    size_t len;
+    if (machine(level) && optimize(m, machine(level), level, err, sizeof err) &&
+        emit(m, level, LLVMObjectFile, &obj, &len, err, sizeof err))
+      free(obj);
+    LLVMDisposeModule(m);
+    LLVMContextDispose(ctx);
+  }
+}
+
 /* The module's entry: checks the ABI, sets up the native target once and
  * describes it (LLVM version, triple, CPU, a hash of the features), which
  * the loader uses to key its disk cache. */
@@ -297,6 +389,7 @@ const RlyJitModule *rlyjit_init(const RlyJitHost *h, char *err, size_t n) {
   snprintf(self.target, sizeof self.target, "LLVM %u.%u.%u %s %s features:%016llx", major, minor,
            patch, triple, cpu, (unsigned long long)fh);
   snprintf(self.cpu, sizeof self.cpu, "%s", cpu);
+  warm_up();
   self.compile = compile, self.begin = begin, self.finish = finish;
   self.discard = discard, self.load = load, self.dump = dump, self.reset = reset;
   return &self;

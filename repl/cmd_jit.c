@@ -35,8 +35,6 @@ static double cpu_ms(void) {
 
 /* ───────────────────────── :kernels ───────────────────────── */
 
-/* `:kernels`: a table of the compiled kernels (signature, compile or disk
- * load time, calls, total run time), or why there are none. */
 /* The shape-specialized copies of functions with `?` dimensions, most
  * recently used first. */
 static void print_specializations(Engine *e) {
@@ -52,8 +50,104 @@ static void print_specializations(Engine *e) {
   }
 }
 
+/* The widest kernel name (with its @) and signature of the table. */
+static void kernel_widths(int n, int *wn, int *ws) {
+  *wn = 6, *ws = 9;
+  for (int i = 0; i < n; i++) {
+    JitKernelInfo k;
+    if (!engine_jit_kernel_info(i, &k)) continue;
+    int ln = (int)strlen(k.name) + 1, ls = (int)strlen(k.signature);
+    *wn = ln > *wn ? ln : *wn, *ws = ls > *ws ? ls : *ws;
+  }
+}
+
+/* The compile column: the time, the disk cache's load, or the earlier
+ * kernel whose code this one runs (identical TIR is compiled once). */
+static void compile_cell(const JitKernelInfo *k, char *buf, size_t n) {
+  JitKernelInfo first;
+  if (k->first && engine_jit_kernel_info(k->first - 1, &first))
+    snprintf(buf, n, "= @%s", first.name);
+  else if (k->from_disk)
+    snprintf(buf, n, "(disk) %.1f ms", k->load_ms);
+  else
+    snprintf(buf, n, "%.1f ms", k->compile_ms);
+}
+
+static void list_kernels(Engine *e, int n) {
+  int wn, ws;
+  kernel_widths(n, &wn, &ws);
+  printf("%-*s  %-*s %14s %8s %11s\n", wn, "kernel", ws, "signature", "compile", "calls", "total");
+  for (int i = 0; i < n; i++) {
+    JitKernelInfo k;
+    if (!engine_jit_kernel_info(i, &k)) continue;
+    char compile[160];
+    compile_cell(&k, compile, sizeof compile);
+    printf("@%-*s  %-*s %14s %8llu %8.3f ms", wn - 1, k.name, ws, k.signature, compile,
+           (unsigned long long)k.calls, k.total_ms);
+    const PrimFunc *f = engine_kernel(e, k.name);
+    const AttrValue *kn = f && f->attrs ? attrs_get(f->attrs, "knobs") : NULL;
+    if (kn && kn->kind == AV_STR) printf("  tuned {%s}", kn->u.s); /* the tuning database's knobs */
+    putchar('\n');
+  }
+}
+
+/* Totals of `:kernels --compile`. */
+typedef struct CompileSums {
+  int kernels, compiled, shared, disk;
+  double codegen, passes, emit, load, wall;
+} CompileSums;
+
+static void compile_row(const JitKernelInfo *k, int wn, CompileSums *t) {
+  const JitCompileStats *st = &k->st;
+  t->kernels++;
+  if (k->first) {
+    JitKernelInfo f;
+    t->shared++;
+    if (engine_jit_kernel_info(k->first - 1, &f))
+      printf("@%-*s  = @%s (the same TIR: compiled once)\n", wn - 1, k->name, f.name);
+    return;
+  }
+  if (k->from_disk) {
+    t->disk++, t->load += k->load_ms, t->wall += k->load_ms;
+    printf("@%-*s  (disk) %46s %7.1f %8.1f\n", wn - 1, k->name, "", k->load_ms, k->load_ms);
+    return;
+  }
+  double wall = k->compile_ms + k->load_ms;
+  t->compiled++, t->codegen += st->codegen_ms, t->passes += st->opt_ms, t->emit += st->emit_ms;
+  t->load += k->load_ms, t->wall += wall;
+  printf("@%-*s  %7d %7d %7zu %7.1f %7.1f %7.1f %7.1f %8.1f\n", wn - 1, k->name, st->ir_before,
+         st->ir_after, st->obj_bytes, st->codegen_ms, st->opt_ms, st->emit_ms, k->load_ms, wall);
+}
+
+/* `:kernels --compile`: where each kernel's compile went. */
+static void compile_stats(int n) {
+  int wn, ws;
+  kernel_widths(n, &wn, &ws);
+  printf("%-*s  %7s %7s %7s %7s %7s %7s %7s %8s\n", wn, "kernel", "IR in", "IR out", "bytes",
+         "codegen", "passes", "emit", "load", "wall ms");
+  CompileSums t = {0};
+  for (int i = 0; i < n; i++) {
+    JitKernelInfo k;
+    if (engine_jit_kernel_info(i, &k)) compile_row(&k, wn, &t);
+  }
+  double cpu = t.codegen + t.passes + t.emit;
+  printf("%d kernels: %d compiled, %d identical to an earlier one, %d from the disk cache\n",
+         t.kernels, t.compiled, t.shared, t.disk);
+  printf(
+      "CPU ms: codegen %.1f, passes %.1f, emit %.1f: %.1f (%.1f a compiled kernel); "
+      "load %.1f ms\n",
+      t.codegen, t.passes, t.emit, cpu, t.compiled ? cpu / t.compiled : 0.0, t.load);
+}
+
+/* `:kernels [--compile]`: a table of the compiled kernels (signature,
+ * compile or disk load time, calls, total run time), or where their
+ * compiles' time went, or why there are none. */
 RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
-  (void)args, (void)where;
+  bool stats = strcmp(args, "--compile") == 0;
+  if (*args && !stats) {
+    session_error(s, where, "`:kernels` or `:kernels --compile`", "unknown option `%s`", args);
+    return RUN_ERROR;
+  }
   if (engine_options(session_engine(s))->exec != EXEC_JIT)
     puts("(exec interp: call_tir runs on the TIR interpreter)");
   int n = engine_jit_kernel_count();
@@ -65,29 +159,10 @@ RunStatus repl_cmd_kernels(Session *s, const char *args, Span where) {
     puts("(no kernels compiled yet)");
     return RUN_OK;
   }
-  int wn = 6, ws = 9; /* column widths: the longest name and signature */
-  for (int i = 0; i < n; i++) {
-    JitKernelInfo k;
-    if (!engine_jit_kernel_info(i, &k)) continue;
-    int ln = (int)strlen(k.name) + 1, ls = (int)strlen(k.signature);
-    wn = ln > wn ? ln : wn, ws = ls > ws ? ls : ws;
-  }
-  printf("%-*s  %-*s %14s %8s %11s\n", wn, "kernel", ws, "signature", "compile", "calls", "total");
-  for (int i = 0; i < n; i++) {
-    JitKernelInfo k;
-    if (!engine_jit_kernel_info(i, &k)) continue;
-    char compile[32];
-    if (k.from_disk)
-      snprintf(compile, sizeof compile, "(disk) %.1f ms", k.load_ms);
-    else
-      snprintf(compile, sizeof compile, "%.1f ms", k.compile_ms);
-    printf("@%-*s  %-*s %14s %8llu %8.3f ms", wn - 1, k.name, ws, k.signature, compile,
-           (unsigned long long)k.calls, k.total_ms);
-    const PrimFunc *f = engine_kernel(session_engine(s), k.name);
-    const AttrValue *kn = f && f->attrs ? attrs_get(f->attrs, "knobs") : NULL;
-    if (kn && kn->kind == AV_STR) printf("  tuned {%s}", kn->u.s); /* the tuning database's knobs */
-    putchar('\n');
-  }
+  if (stats)
+    compile_stats(n);
+  else
+    list_kernels(session_engine(s), n);
   print_specializations(session_engine(s));
   return RUN_OK;
 }
@@ -241,7 +316,7 @@ static void first_call(double ms, int k0) {
   int fresh = 0, disk = 0;
   for (int i = k0; i < engine_jit_kernel_count(); i++) {
     JitKernelInfo k;
-    if (!engine_jit_kernel_info(i, &k)) continue;
+    if (!engine_jit_kernel_info(i, &k) || k.first) continue; /* identical code: compiled once */
     compile += k.compile_ms, fresh += !k.from_disk, disk += k.from_disk;
   }
   print_ms("first call: ", ms);

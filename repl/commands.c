@@ -133,11 +133,18 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "register an external function for call_tir(\"NAME\", ...)",                                   \
     "SYMBOL is `int f(DLTensor *args, int n, void *ctx, char *err, size_t errn)`:\n"               \
     "inputs then outputs (destination passing), see interp/extern.h.")                             \
-  X(kernels, "kernels", "", NONE, repl_cmd_kernels,                                                \
+  X(kernels, "kernels", "[--compile]", NONE, repl_cmd_kernels,                                     \
     "list the JIT-compiled kernels: signature, compile time, calls, time",                         \
     "A kernel marked (disk) came from the disk cache, loaded in the time shown\n"                  \
-    "($XDG_CACHE_HOME/rly).  Then the functions with ? dimensions specialized per\n"               \
-    "argument shape (their kernels static), most recently used first.")                            \
+    "($XDG_CACHE_HOME/rly); `= @k`: the same TIR as the earlier kernel @k, whose\n"                \
+    "code it runs (compiled once).  Then the functions with ? dimensions specialized\n"            \
+    "per argument shape (their kernels static), most recently used first.\n"                       \
+    "--compile: where each compile went: LLVM\n"                                                   \
+    "instructions before and after the passes, object bytes, CPU ms in code generation\n"          \
+    "(TIR to LLVM IR), the LLVM passes, emission (instruction selection to object\n"               \
+    "code) (CPU time of the compiling thread), loading (ORC linking) and the\n"                    \
+    "wall time from the compile's start to loaded; then the totals and the time\n"                 \
+    "spent in graph passes, FuseOps and lowering to TIR before the compiles.")                     \
   X(dump, "dump", "tir|llvm|asm @f", DUMP, repl_cmd_dump,                                          \
     "show a function's kernels as TIR, optimized LLVM IR or assembly",                             \
     "@f is a function (its kernels), a prim function or a kernel named by :kernels\n"              \

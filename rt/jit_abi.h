@@ -26,7 +26,7 @@
 
 #include "ir/tir.h"
 
-enum { RLY_JIT_ABI_VERSION = 5 };
+enum { RLY_JIT_ABI_VERSION = 6 };
 
 typedef enum JitErrCode {
   JIT_OK = 0,
@@ -63,6 +63,17 @@ typedef struct JitCompileOpts {
   bool vector_math; /* libm calls in vectorized loops may use libmvec's variants (codegen_expr.c) */
 } JitCompileOpts;
 
+/* Where one compile's time went (ms) and the size of its code: begin
+ * fills codegen_ms and ir_before, finish the rest. */
+typedef struct JitCompileStats {
+  double codegen_ms; /* TIR → LLVM IR (begin) */
+  double opt_ms;     /* the LLVM pass pipeline */
+  double emit_ms;    /* instruction selection, register allocation, object code */
+  int ir_before;     /* LLVM instructions before the passes */
+  int ir_after;      /* and after */
+  size_t obj_bytes;
+} JitCompileStats;
+
 /* module → librly. */
 typedef struct RlyJitModule {
   int abi_version;
@@ -74,10 +85,10 @@ typedef struct RlyJitModule {
                   size_t *len, char *err, size_t n);
   /* compile in two steps: begin generates f's unoptimized module (a
    * unit, NULL with err) on the caller's thread; finish optimizes and
-   * emits it as compile does, on any thread, and frees it; discard frees
-   * a unit not finished. */
+   * emits it as compile does, on any thread, fills *st and frees it;
+   * discard frees a unit not finished. */
   void *(*begin)(const PrimFunc *f, const char *sym, const JitCompileOpts *o, char *err, size_t n);
-  bool (*finish)(void *unit, void **obj, size_t *len, char *err, size_t n);
+  bool (*finish)(void *unit, void **obj, size_t *len, JitCompileStats *st, char *err, size_t n);
   void (*discard)(void *unit);
   /* Adds object code to the JIT and returns sym's address (NULL with err). */
   void *(*load)(const void *obj, size_t len, const char *sym, char *err, size_t n);

@@ -8,7 +8,10 @@
  * must fail in A naming A's limit and succeed in B.  Each thread checks
  * that its current run-time and JIT state are its session's (rt_max_bytes,
  * jit_opt_level) and that its kernels are its own (B switches to interp
- * mode and compiles nothing more).  Built under ThreadSanitizer by `make
+ * mode and compiles nothing more).  @g adds kernels, so the first call
+ * compiles the module's kernels ahead on the compile threads, in both
+ * sessions at once (jit_precompile); B checks @g's value.  Built under
+ * ThreadSanitizer by `make
  * test-san` (scripts/run-tests-tsan), where any data race fails it. */
 #include <math.h>
 #include <pthread.h>
@@ -25,6 +28,9 @@ enum { N = 1 << 15, ROUNDS = 4 }; /* @f's loop large enough for the pool's threa
 static const char *program =
     "def @f(%x: Tensor[(32768), float32]) {\n"
     "  add(multiply(exp(%x), 2f), %x)\n"
+    "}\n"
+    "def @g(%x: Tensor[(4096), float32]) {\n"
+    "  add(sum(exp(%x)), 1f)\n"
     "}\n";
 static const char *big = "sum(zeros(shape=[1000, 1000], dtype=\"float32\"))";
 
@@ -64,6 +70,24 @@ static void call_f(Case *c, rly_session *s) {
   out->deleter(out);
 }
 
+/* @g: 1 + the sum of exp over 4096 of call_f's inputs. */
+static void call_g(Case *c, rly_session *s) {
+  static _Thread_local float x[4096];
+  int64_t shape[1] = {4096};
+  double want = 1;
+  for (int i = 0; i < 4096; i++) x[i] = (float)(i % 100) / 100, want += exp(x[i]);
+  DLTensor in = {.data = x, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}};
+  in.shape = shape;
+  DLManagedTensor *out = NULL;
+  int n = 0;
+  int rc = rly_call(s, "g", &in, 1, &out, 1, &n);
+  if (rc) fprintf(stderr, "%s: %s", c->name, rly_error(s));
+  check(c, rc == 0 && n == 1, "rly_call @g");
+  if (rc || n != 1) return;
+  check(c, fabs(*(const float *)out->dl_tensor.data - want) <= 1e-4 * want, "@g's result");
+  out->deleter(out);
+}
+
 /* The 4 MB tensor: an error naming this session's limit, or 0. */
 static void allocate_big(Case *c, rly_session *s) {
   char *text = NULL;
@@ -91,6 +115,7 @@ static void *run(void *arg) {
   pthread_barrier_wait(&start);
   for (int r = 0; r < ROUNDS; r++) {
     call_f(c, s);
+    if (!c->limit_text) call_g(c, s); /* A's 1 MiB holds @f's tensors only */
     allocate_big(c, s);
     check(c, rt_max_bytes() == c->max_memory, "the thread's memory limit is its session's");
     check(c, jit_opt_level() == c->opt_level, "the thread's opt level is its session's");
