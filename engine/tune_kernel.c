@@ -383,7 +383,7 @@ char *engine_knobs_text(void) {
     const KnobDef *d = knob_def((KnobId)i);
     char name[64];
     snprintf(name, sizeof name, "%s.%s", d->rule, d->name);
-    sb_printf(&b, "%-17s default %d, values", name, d->dflt);
+    sb_printf(&b, "%-18s default %d, values", name, d->dflt);
     for (int j = 0; j < d->nvalues; j++) sb_printf(&b, "%s %d", j ? "," : "", d->values[j]);
     sb_printf(&b, ": %s\n", d->what);
   }

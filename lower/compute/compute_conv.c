@@ -15,10 +15,10 @@
  * or part of one (the lanes a multiple or a divisor of the group's output
  * channels) and sums over the input channels of its groups only: its
  * weights are packed block-diagonal (zeros for the other groups' inputs),
- * or, for groups of at most GROUP_ROTATE_MAX channels in and out, each
+ * or, for groups of at most conv2d.rotate_max channels in and out, each
  * lane reads its group's inputs rotated (rot_lane: a vector load and a
- * shuffle, no zero products).  Its block sizes are the knobs of
- * GROUP_KNOBS.  Accumulators are in the operands' dtype (as dense's),
+ * shuffle, no zero products).  Its block sizes are conv2d's group_* and
+ * rotate_* knobs (compute_knobs.h).  Accumulators are in the operands' dtype (as dense's),
  * so results agree with the reference kernel (float64 sums) within
  * rounding.
  *
@@ -50,19 +50,10 @@
  * vector registers, AVX2 16. */
 enum { TILE_WIDE = 14, TILE_NARROW = 12, TILE_MIN = 4 };
 
-/* The grouped schedule's block sizes: the knobs a tuner can search, in one
- * table (0: derived from the target and the shape). */
-#define GROUP_KNOBS(X)                                                                    \
-  X(GROUP_LANES, 0, "output channels per block at most (0: one vector register)")         \
-  X(GROUP_CB_MAX, 16, "input channels per packed block at most")                          \
-  X(GROUP_TILE, 0, "output columns per register tile (0: the blocked schedule's)")        \
-  X(GROUP_ROTATE_MAX, 8, "widest group whose inputs are rotated in registers (0: never)") \
-  X(GROUP_ROTATE_TILE, 4, "output columns per rotated tile (LLVM unrolls no wider)")
-enum {
-#define X(name, value, doc) name = value,
-  GROUP_KNOBS(X)
-#undef X
-};
+/* The grouped schedule's block sizes are knobs (compute_knobs.h: conv2d's
+ * group_cb, group_tile, rotate_max, rotate_tile); at most this many output
+ * channels a block (0: one vector register). */
+enum { GROUP_LANES = 0 };
 
 typedef struct Conv {
   const LTensor *x, *w;
@@ -595,22 +586,23 @@ static int group_lanes(int64_t og, int max) {
 
 /* The grouped sizes of k (lanes and nob set): K input channels per output
  * block (group_first_block) in ncb blocks of cb (the preferred cb when it
- * divides K, else K's largest divisor up to GROUP_CB_MAX). */
-static void group_init(Blocked *k, int64_t groups, int64_t cb) {
+ * divides K, else K's largest divisor up to conv2d.group_cb). */
+static void group_init(LowerCx *L, Blocked *k, int64_t groups, int64_t cb) {
   k->cg = k->C / groups, k->og = k->O / groups;
   int64_t K = k->og >= k->lanes ? k->cg : k->cg * (k->lanes / k->og);
-  k->rotate = k->og < k->lanes && k->cg == k->og && k->cg <= GROUP_ROTATE_MAX &&
+  k->rotate = k->og < k->lanes && k->cg == k->og && k->cg <= lc_knob(L, KNOB_CONV2D_ROTATE_MAX) &&
               !env_off("RLY_GROUP_ROTATE");
   if (k->rotate) cb = K; /* one XP block per output block */
   if (cb <= 0 || K % cb) {
     cb = 1;
-    for (int64_t b = GROUP_CB_MAX; b > 1 && cb == 1; b--)
+    for (int64_t b = lc_knob(L, KNOB_CONV2D_GROUP_CB); b > 1 && cb == 1; b--)
       if (K % b == 0) cb = b;
   }
   k->cb = (int)cb, k->ncb = K / cb;
   k->nxb = k->og >= k->lanes ? k->C / cb : k->nob * K / cb;
-  if (GROUP_TILE) k->tile = GROUP_TILE;
-  if (k->rotate) k->tile = GROUP_ROTATE_TILE;
+  int tile = lc_knob(L, KNOB_CONV2D_GROUP_TILE);
+  if (tile) k->tile = tile;
+  if (k->rotate) k->tile = lc_knob(L, KNOB_CONV2D_ROTATE_TILE);
 }
 
 /* The blocked schedule of an NCHW / OIHW convolution with static sizes:
@@ -630,7 +622,7 @@ static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
   if (!lc_knob(L, KNOB_CONV2D_TILE)) narrow_tile(&k, dt);
   k.nob = (k.O + k.lanes - 1) / k.lanes;
   k.cb = dw ? k.lanes : (int)C, k.ncb = dw ? k.nob : 1;
-  if (c->groups > 1 && !dw) group_init(&k, c->groups, 0);
+  if (c->groups > 1 && !dw) group_init(L, &k, c->groups, 0);
   return blocked_emit(L, &k, out, true);
 }
 
@@ -762,7 +754,7 @@ static bool nchwc_group_init(LowerCx *L, Blocked *k, int64_t groups) {
                    k->lanes),
            false;
   int64_t K = og >= k->lanes ? k->C / groups : k->C / groups * (k->lanes / og);
-  group_init(k, groups, og >= k->lanes || K % k->xblock ? k->wib : k->xblock);
+  group_init(L, k, groups, og >= k->lanes || K % k->xblock ? k->wib : k->xblock);
   return true;
 }
 

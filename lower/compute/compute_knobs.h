@@ -27,6 +27,16 @@
     1, 0)                                                                                          \
   X(CONV2D_OC_REGS, "conv2d", "oc_regs", 1,                                                        \
     "output channels per block, in vector registers (NCHW convolutions)", 1, 2)                    \
+  X(CONV2D_GROUP_CB, "conv2d", "group_cb", 16,                                                    \
+    "input channels per packed block of a grouped convolution, at most", 16, 4, 8, 32)              \
+  X(CONV2D_GROUP_TILE, "conv2d", "group_tile", 0,                                                  \
+    "output columns per register tile of a grouped convolution (0: the blocked one's)",            \
+    0, 4, 6, 7, 8, 12, 14)                                                                         \
+  X(CONV2D_ROTATE_MAX, "conv2d", "rotate_max", 8,                                                  \
+    "widest group whose inputs rotate in registers (0: never; block-diagonal weights)", 8, 0, 4,   \
+    16)                                                                                            \
+  X(CONV2D_ROTATE_TILE, "conv2d", "rotate_tile", 4, "output columns per rotated tile", 4, 2, 3,    \
+    5, 6, 7)                                                                                       \
   X(PRODUCT_MR, "product", "mr", 0, "rows per register tile (0: by row count and target)",         \
     0, 2, 3, 4, 5, 6, 8)                                                                           \
   X(PRODUCT_NR_REGS, "product", "nr_regs", 2,                                                      \
