@@ -100,6 +100,7 @@ static Expr *expand_batch_norm(Graph *g, const Expr *call, const Type *x, Span s
   if (op_attr_bool(call, "center")) shift = graph_call2(g, GOP_ADD, shift, moved(g, a[2]), sp);
   Expr *scale = bcast(&n, bn_scale(&n, call, gamma, var));
   Expr *out = graph_call2(g, GOP_MULTIPLY, moved(g, a[0]), scale, sp);
+  out = graph_bind(g, &n.b, out, sp); /* a binding of its own: see the top */
   return finish(&n, graph_call2(g, GOP_ADD, out, bcast(&n, shift), sp));
 }
 
