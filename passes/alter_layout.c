@@ -27,7 +27,9 @@
  *                nn.relu, nn.leaky_relu) of one or two operands, when one is
  *                blocked: the op on the blocked forms (the other operand a
  *                scalar, a per-channel tensor reshaped to (1, C/c, 1, 1,
- *                c), or an NCHW tensor of x's shape transformed) →
+ *                c), an NCHW tensor of x's shape transformed, or a blocked
+ *                rewrite written inline: `let ...; layout_transform(%v,
+ *                "NCHW<c>c", "NCHW")` is used as its %v) →
  *                layout_transform(%y, "NCHW<c>c", "NCHW")
  *   bias_add     nn.bias_add(x, b) of a blocked x: add with b reshaped
  *   pool         nn.max_pool2d, nn.avg_pool2d, nn.global_max_pool2d,
