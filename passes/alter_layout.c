@@ -32,7 +32,9 @@
  *                nn.relu, nn.leaky_relu) of one or two operands, when one is
  *                blocked: the op on the blocked forms (the other operand a
  *                scalar, a per-channel tensor reshaped to (1, C/c, 1, 1,
- *                c), or an NCHW tensor of x's shape transformed) →
+ *                c), an NCHW tensor of x's shape transformed, or a blocked
+ *                rewrite written inline: `let ...; layout_transform(%v,
+ *                "NCHW<c>c", "NCHW")` is used as its %v) →
  *                layout_transform(%y, "NCHW<c>c", "NCHW")
  *   bias_add     nn.bias_add(x, b) of a blocked x: add with b reshaped
  *   pool         nn.max_pool2d, nn.avg_pool2d, nn.global_max_pool2d,
@@ -528,11 +530,34 @@ static bool same_shape(const Type *a, const Type *b) {
   return true;
 }
 
+/* The let chain e with its body replaced by body (typed as body). */
+static Expr *rebody(Graph *g, Expr *e, Expr *body) {
+  if (e->kind != EX_LET) return body;
+  Expr *r = expr_let(g->a, e->u.let.var, e->u.let.value, rebody(g, e->u.let.body, body), e->span);
+  r->ty = body->ty;
+  return r;
+}
+
+/* `let ...; layout_transform(%v, "NCHW<c>c", "NCHW")` inline in an operand
+ * (a blocked rewrite inside a larger expression: a bias FoldScaleAxis
+ * scaled, `add(%y, multiply(%z, S))`): the let chain ending in %v. */
+static Expr *inline_blocked(Graph *g, Expr *o, int64_t c) {
+  Expr *body = o;
+  int64_t bc;
+  while (body->kind == EX_LET) body = body->u.let.body;
+  if (body == o || !graph_is_call(body, GOP_LAYOUT_TRANSFORM) ||
+      body->u.call.args[0]->kind != EX_VAR || strcmp(str_attr(g, body, "dst_layout"), "NCHW") ||
+      !nn_layout_nchwc(str_attr(g, body, "src_layout"), &bc) || bc != c)
+    return NULL;
+  return rebody(g, o, graph_copy(g, body->u.call.args[0]));
+}
+
 /* The other operand of a pointwise op with a blocked one (x: its NCHW
  * type, c: the block) in the blocked layout, or NULL. */
 static Expr *other_blocked(Graph *g, Expr *o, const Type *x, int64_t c, Span sp) {
   Blk b;
   if (blocked_arg(g, o, &b)) return b.c == c ? b.inner : NULL;
+  if (o->kind == EX_LET) return inline_blocked(g, o, c);
   const Type *t = graph_tensor_of(o);
   int64_t cc;
   if (!graph_static(t)) return NULL;

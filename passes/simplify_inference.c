@@ -6,9 +6,12 @@
  * dtype, `bcast(v)` = expand_dims(v, axis=1, num_newaxis=n-1-a) so a
  * per-channel vector broadcasts along a):
  *   batch_norm   nn.batch_norm(x, gamma, beta, mean, var).0 →
- *                add(multiply(x, bcast(s)), bcast(add(multiply(negative(mean), s), beta)))
+ *                %y = multiply(x, bcast(s)); add(%y, bcast(add(multiply(negative(mean), s), beta)))
  *                with s = multiply(divide(1, sqrt(add(var, eps))), gamma)
- *                (no gamma with scale=False, no beta with center=False)
+ *                (no gamma with scale=False, no beta with center=False); the
+ *                product is a binding of its own so that AlterOpLayout,
+ *                which follows a blocked operand through bound variables,
+ *                keeps both ops blocked after a blocked conv
  *   dropout      nn.dropout(x).0 → x (the one-argument, inference form)
  *   layer_norm   divide(subtract(x, m), sqrt(add(variance(x, m), eps))) with
  *                m = mean(x, axis=[a], keepdims=True), then multiply by
@@ -100,6 +103,7 @@ static Expr *expand_batch_norm(Graph *g, const Expr *call, const Type *x, Span s
   if (op_attr_bool(call, "center")) shift = graph_call2(g, GOP_ADD, shift, moved(g, a[2]), sp);
   Expr *scale = bcast(&n, bn_scale(&n, call, gamma, var));
   Expr *out = graph_call2(g, GOP_MULTIPLY, moved(g, a[0]), scale, sp);
+  out = graph_bind(g, &n.b, out, sp); /* %y: see the top */
   return finish(&n, graph_call2(g, GOP_ADD, out, bcast(&n, shift), sp));
 }
 

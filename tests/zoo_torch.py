@@ -11,6 +11,8 @@ comparison), on small versions of the zoo's networks:
   resnet50 / resnext50  (tvm text) bench/gen_tvm_text.py at one unit per stage,
                         1x3x32x32: rly `:load`s the Relay text and `:bind`s the
                         .npz; PyTorch runs the same network with the same weights
+                        (ResNet-50 also with two units in stage 1: a residual sum
+                        used by the next unit's batch norm and its add)
 Each runs in both exec modes (jit and interp); every output element must
 satisfy |rly - torch| <= ATOL + RTOL * |torch| with ONNX's runner's RTOL 1e-3
 and ATOL 1e-5 (outputs are of order 1; float32 sums in another order than
@@ -36,6 +38,7 @@ import zoo  # noqa: E402  (bench/zoo.py)
 
 RTOL, ATOL = 1e-3, 1e-5
 UNITS = (1, 1, 1, 1)
+UNITS2 = (2, 1, 1, 1)  # a unit whose residual sum feeds both the next bn and the next add
 
 
 def models():
@@ -45,6 +48,8 @@ def models():
                   opset=17, dynamic=("x", 1)),
         zoo.Model("resnet50 (tvm text)", "tvm text", zoo.tvm_text("resnet50", UNITS), [(1, 3, 32, 32)],
                   text="resnet50", units=UNITS),
+        zoo.Model("resnet50 (tvm text) 2-unit", "tvm text", zoo.tvm_text("resnet50", UNITS2),
+                  [(1, 3, 32, 32)], text="resnet50", units=UNITS2),
         zoo.Model("resnext50 (tvm text)", "tvm text", zoo.tvm_text("resnext50", UNITS), [(1, 3, 32, 32)],
                   text="resnext50", units=UNITS),
     ]
