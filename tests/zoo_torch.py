@@ -6,8 +6,8 @@ Usage: /usr/bin/python3 tests/zoo_torch.py PATH/TO/rly
 Through bench/zoo.py's own functions (export, inputs, rly's run, the
 comparison), on small versions of the zoo's networks:
   squeezenet1_1         torchvision's, random weights, at 1x3x64x64
-  densenet121           the same at 1x3x32x32 (concatenate chains between
-                        blocked convolutions)
+  densenet121           the same at 1x3x32x32 (its dense blocks'
+                        concatenate chains)
   transformer_enc       a 2-layer nn.TransformerEncoder (d=32, 4 heads) exported
                         once with a dynamic sequence axis, run at 5 and 12 tokens
   resnet50 / resnext50  (tvm text) bench/gen_tvm_text.py at one unit per stage,
