@@ -28,7 +28,8 @@
  *                blocked: the op on the blocked forms (the other operand a
  *                scalar, a per-channel tensor reshaped to (1, C/c, 1, 1,
  *                c), or an NCHW tensor of x's shape transformed) →
- *                layout_transform(%y, "NCHW<c>c", "NCHW")
+ *                layout_transform(%y, "NCHW<c>c", "NCHW"); a blocked operand
+ *                may also be a call nested in this one (add(multiply(x, s), b))
  *   bias_add     nn.bias_add(x, b) of a blocked x: add with b reshaped
  *   pool         nn.max_pool2d, nn.avg_pool2d, nn.global_max_pool2d,
  *                nn.global_avg_pool2d with layout NCHW of a blocked x: the
@@ -514,11 +515,26 @@ static Expr *other_blocked(Graph *g, Expr *o, const Type *x, int64_t c, Span sp)
   return graph_call1(g, GOP_RESHAPE, o, at, sp);
 }
 
+/* An operand nested in the call (`add(multiply(%c, s), b)`) that a rule
+ * rewrote to `let %y = v; layout_transform(%y, "NCHW<c>c", "NCHW")`: its
+ * blocked form is v itself, nested in turn. */
+static bool blocked_nested(Graph *g, Expr *arg, Blk *b) {
+  if (arg->kind != EX_LET || !graph_is_call(arg->u.let.body, GOP_LAYOUT_TRANSFORM)) return false;
+  Expr *t = arg->u.let.body, *y = t->u.call.args[0];
+  if (y->kind != EX_VAR || y->u.var != arg->u.let.var ||
+      strcmp(str_attr(g, t, "dst_layout"), "NCHW") ||
+      !nn_layout_nchwc(str_attr(g, t, "src_layout"), &b->c))
+    return false;
+  b->inner = arg->u.let.value;
+  return true;
+}
+
 static Expr *alter_pointwise(Graph *g, Expr *e, Expr *r) {
   int n = r->u.call.nargs, k = -1;
   Blk b[2];
   for (int i = 0; i < n && k < 0; i++)
-    if (blocked_arg(g, r->u.call.args[i], &b[i])) k = i;
+    if (blocked_arg(g, r->u.call.args[i], &b[i]) || blocked_nested(g, r->u.call.args[i], &b[i]))
+      k = i;
   const Type *yt = graph_tensor_of(r);
   if (k < 0 || !nchw_static(yt)) return r;
   Expr *args[2];
