@@ -34,7 +34,9 @@
  *                scalar, a per-channel tensor reshaped to (1, C/c, 1, 1,
  *                c), an NCHW tensor of x's shape transformed, or a blocked
  *                rewrite written inline: `let ...; layout_transform(%v,
- *                "NCHW<c>c", "NCHW")` is used as its %v) →
+ *                "NCHW<c>c", "NCHW")` is used as its %v; the blocked operand
+ *                itself may be such a call nested in this one:
+ *                add(multiply(x, s), b)) →
  *                layout_transform(%y, "NCHW<c>c", "NCHW")
  *   bias_add     nn.bias_add(x, b) of a blocked x: add with b reshaped
  *   pool         nn.max_pool2d, nn.avg_pool2d, nn.global_max_pool2d,
@@ -46,6 +48,8 @@
  *                schedule (lower/compute/compute_conv_nd.c) then reads each
  *                block's lanes of output channels in place, with no packing
  *                per call (the transform folds once into the constant)
+ *   concat       concatenate((x1, ...), axis=1) of NCHW tensors whose blocked
+ *                forms have one block c: the same on those forms
  *   cancel       layout_transform(layout_transform(x, A, B), B, A) → x
  * "x has a blocked form" means x is a variable bound to
  * layout_transform(%t, "NCHW<c>c", "NCHW") with %t a variable: the graph
@@ -571,11 +575,26 @@ static Expr *other_blocked(Graph *g, Expr *o, const Type *x, int64_t c, Span sp)
   return graph_call1(g, GOP_RESHAPE, o, at, sp);
 }
 
+/* An operand nested in the call (`add(multiply(%c, s), b)`) that a rule
+ * rewrote to `let %y = v; layout_transform(%y, "NCHW<c>c", "NCHW")`: its
+ * blocked form is v itself, nested in turn. */
+static bool blocked_nested(Graph *g, Expr *arg, Blk *b) {
+  if (arg->kind != EX_LET || !graph_is_call(arg->u.let.body, GOP_LAYOUT_TRANSFORM)) return false;
+  Expr *t = arg->u.let.body, *y = t->u.call.args[0];
+  if (y->kind != EX_VAR || y->u.var != arg->u.let.var ||
+      strcmp(str_attr(g, t, "dst_layout"), "NCHW") ||
+      !nn_layout_nchwc(str_attr(g, t, "src_layout"), &b->c))
+    return false;
+  b->inner = arg->u.let.value;
+  return true;
+}
+
 static Expr *alter_pointwise(Graph *g, Expr *e, Expr *r) {
   int n = r->u.call.nargs, k = -1;
   Blk b[2];
   for (int i = 0; i < n && k < 0; i++)
-    if (blocked_arg(g, r->u.call.args[i], &b[i])) k = i;
+    if (blocked_arg(g, r->u.call.args[i], &b[i]) || blocked_nested(g, r->u.call.args[i], &b[i]))
+      k = i;
   const Type *yt = graph_tensor_of(r);
   if (k < 0 || !nchw_static(yt)) return r;
   Expr *args[2];
@@ -622,6 +641,31 @@ static Expr *alter_pool(Graph *g, Expr *e, Expr *r) {
   return out ? out : r;
 }
 
+/* concatenate((x1, ...), axis=1) of NCHW tensors that all have blocked
+ * forms of one block c: the same on the blocked forms (whole blocks of
+ * channels side by side), so the convolutions around it keep their layout. */
+static Expr *alter_concat(Graph *g, Expr *e, Expr *r) {
+  Expr *t = r->u.call.args[0];
+  int64_t axis = op_attr_int(r, "axis");
+  if (t->kind != EX_TUPLE || t->u.tuple.n < 1 || !nchw_static(r->ty) || (axis != 1 && axis != -3))
+    return r;
+  int n = t->u.tuple.n;
+  Expr **xs = ARENA_ARRAY(g->a, Expr *, n);
+  Type **ts = ARENA_ARRAY(g->a, Type *, n);
+  Blk b, first = {0};
+  for (int i = 0; i < n; i++) {
+    if (!blocked_arg(g, t->u.tuple.fields[i], &b) || (i && b.c != first.c)) return r;
+    if (!i) first = b;
+    xs[i] = b.inner, ts[i] = b.inner->ty;
+  }
+  Expr *tup = expr_tuple(g->a, n, xs, e->span);
+  tup->ty = type_tuple(g->a, n, ts, e->span);
+  Expr *call = graph_call_index(g, r->u.call.fn->u.op.index, 1, &tup, r->u.call.attrs, e->span);
+  RwBlock blk = {0};
+  Expr *out = back_to_nchw(g, "concat", e, &blk, call, first.c);
+  return out ? out : r;
+}
+
 /* layout_transform(%v, B, A) with %v bound to layout_transform(x, A, B):
  * x (a variable; the binding is then replaced by it). */
 static Expr *cancel(Graph *g, Expr *e, Expr *r) {
@@ -650,6 +694,7 @@ static Expr *rule(Graph *g, Expr *e, Expr *r) {
   if (graph_is_call(r, GOP_MAX_POOL2D) || graph_is_call(r, GOP_AVG_POOL2D) ||
       graph_is_call(r, GOP_GLOBAL_MAX_POOL2D) || graph_is_call(r, GOP_GLOBAL_AVG_POOL2D))
     return alter_pool(g, e, r);
+  if (graph_is_call(r, GOP_CONCATENATE)) return alter_concat(g, e, r);
   if (pointwise_op(r)) return alter_pointwise(g, e, r);
   return r;
 }

@@ -76,6 +76,7 @@
   X(GOP_AVG_POOL2D, "nn.avg_pool2d")               \
   X(GOP_GLOBAL_MAX_POOL2D, "nn.global_max_pool2d") \
   X(GOP_GLOBAL_AVG_POOL2D, "nn.global_avg_pool2d") \
+  X(GOP_CONCATENATE, "concatenate")                \
   X(GOP_MATMUL, "nn.matmul")                       \
   X(GOP_DENSE_PACK, "nn.contrib_dense_pack")       \
   X(GOP_EXP, "exp")                                \

@@ -104,7 +104,7 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
     "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")           \
   X("AlterOpLayout", pass_alter_op_layout, true, true, true,                                 \
     "conv2d to the blocked nn.contrib_conv2d_NCHWc, conv3d weights to DHWIO; elementwise "   \
-    "ops and pools follow")                                                                  \
+    "ops, pools and channel concatenates follow")                                            \
   X("FastMath", pass_fast_math, true, true, true,                                            \
     "float32 exp/tanh/erf/softmax/sigmoid to TVM's fast_* approximations; power(x, 2|3) to " \
     "products")                                                                              \

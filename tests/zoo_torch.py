@@ -6,6 +6,8 @@ Usage: /usr/bin/python3 tests/zoo_torch.py PATH/TO/rly
 Through bench/zoo.py's own functions (export, inputs, rly's run, the
 comparison), on small versions of the zoo's networks:
   squeezenet1_1         torchvision's, random weights, at 1x3x64x64
+  densenet121           the same at 1x3x32x32 (its dense blocks'
+                        concatenate chains)
   transformer_enc       a 2-layer nn.TransformerEncoder (d=32, 4 heads) exported
                         once with a dynamic sequence axis, run at 5 and 12 tokens
   resnet50 / resnext50  (tvm text) bench/gen_tvm_text.py at one unit per stage,
@@ -44,6 +46,7 @@ UNITS2 = (2, 1, 1, 1)  # a unit whose residual sum feeds both the next bn and th
 def models():
     return [
         zoo.Model("squeezenet1_1", "squeezenet", zoo.vision("squeezenet1_1"), [(1, 3, 64, 64)]),
+        zoo.Model("densenet121", "densenet", zoo.vision("densenet121"), [(1, 3, 32, 32)]),
         zoo.Model("transformer_enc", "transformer", zoo.encoder(2, 32, 4, 64), [(1, 5, 32), (1, 12, 32)],
                   opset=17, dynamic=("x", 1)),
         zoo.Model("resnet50 (tvm text)", "tvm text", zoo.tvm_text("resnet50", UNITS), [(1, 3, 32, 32)],

@@ -233,7 +233,8 @@ typedef struct Winograd {
   DType dt;
 } Winograd;
 /* Whether it pays off (more 2x2 output tiles than input channels: the
- * weights are transformed on every call) and applies (float32, even sizes). */
+ * weights are transformed on every call; scratch buffers of at most 32 MiB)
+ * and applies (float32, even sizes). */
 bool lc_winograd_applies(const Winograd *g);
 /* Emits it, storing every element of out once. */
 void lc_conv_winograd(LowerCx *L, const Winograd *g, Buffer *out);

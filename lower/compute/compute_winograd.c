@@ -2,7 +2,8 @@
  * 3x3 convolution (stride 1, padding 1, float32): nn.contrib_conv2d_NCHWc's
  * rule (compute_conv.c) uses it for layers with more 2x2 output tiles than
  * input channels (ResNet's first two stages), where it needs 2.25 times
- * fewer multiplications than the direct schedule.
+ * fewer multiplications than the direct schedule, and whose scratch
+ * buffers V and M take at most 32 MiB each.
  *
  * With the standard matrices (Lavin and Gray)
  *   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
@@ -24,6 +25,7 @@
 #include "lower/compute/compute.h"
 
 enum { WG_TILE = 14 }; /* output tiles per register tile (AVX-512: 14 x 1 vector) */
+#define WG_SCRATCH_MAX ((int64_t)32 << 20) /* bytes per scratch buffer (scratch_fits) */
 
 static const int BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
 static const float G[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
@@ -233,11 +235,22 @@ static void output_transform(LowerCx *L, const Winograd *g, Buffer *M, Buffer *o
   lc_for(L, LOOP_PARALLEL, q, lc_int(L, g->OB * g->N * TH), lc_close(L));
 }
 
+/* Whether the scratch buffers V[16, tiles, C] and M[16, tiles, O] stay
+ * under WG_SCRATCH_MAX bytes each.  Larger ones (VGG's 224x224 layers: 51
+ * MB) are allocated per call above glibc's largest mmap threshold (32 MiB),
+ * so every call maps them afresh and page-faults through them: 10-50x
+ * slower than the direct schedule there. */
+static bool scratch_fits(const Winograd *g, int64_t tiles) {
+  int64_t per_chan = 16 * g->N * tiles * dtype_bytes(DT_FLOAT32);
+  int64_t chans = g->CB * g->cb > g->OB * g->ob ? g->CB * g->cb : g->OB * g->ob;
+  return chans <= WG_SCRATCH_MAX / per_chan;
+}
+
 bool lc_winograd_applies(const Winograd *g) {
   int64_t tiles = (g->H / 2) * (g->W / 2);
   return g->dt == DT_FLOAT32 && g->H % 2 == 0 && g->W % 2 == 0 && g->H >= 4 && g->W >= 4 &&
          tiles >= g->CB * g->cb && g->cb * dtype_bytes(DT_FLOAT32) <= 64 &&
-         g->ob * dtype_bytes(DT_FLOAT32) <= target_vector_bytes();
+         g->ob * dtype_bytes(DT_FLOAT32) <= target_vector_bytes() && scratch_fits(g, tiles);
 }
 
 void lc_conv_winograd(LowerCx *L, const Winograd *g, Buffer *out) {
