@@ -64,7 +64,7 @@ def vision_model_init(torch, mod):
     """mod with its batch norm statistics drawn (fixed seed)."""
     g = torch.Generator().manual_seed(2)
     for sub in mod.modules():
-        if isinstance(sub, torch.nn.BatchNorm2d):
+        if isinstance(sub, torch.nn.modules.batchnorm._BatchNorm):  # 1-, 2- and 3-D
             n = sub.num_features
             sub.running_mean.copy_(torch.randn(n, generator=g) * 0.1)
             sub.running_var.copy_(torch.rand(n, generator=g) + 0.5)

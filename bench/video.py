@@ -23,16 +23,7 @@ def r3d_18(torch):
     stay of order 1 through the depth (as cnn.vision_model's)."""
     import torchvision
     torch.manual_seed(1)
-    mod = torchvision.models.video.r3d_18(weights=None).eval()
-    g = torch.Generator().manual_seed(2)
-    for sub in mod.modules():
-        if isinstance(sub, torch.nn.BatchNorm3d):
-            n = sub.num_features
-            sub.running_mean.copy_(torch.randn(n, generator=g) * 0.1)
-            sub.running_var.copy_(torch.rand(n, generator=g) + 0.5)
-            sub.weight.data = torch.rand(n, generator=g) + 0.5
-            sub.bias.data = torch.randn(n, generator=g) * 0.1
-    return mod
+    return cnn.vision_model_init(torch, torchvision.models.video.r3d_18(weights=None).eval())
 
 
 def conv3d_layers(torch, net, shape):

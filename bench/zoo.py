@@ -67,19 +67,6 @@ class Model:
         return [(f"{self.name} s={s[self.dynamic[1]]}", s) for s in self.shapes]
 
 
-def draw_bn(torch, mod):
-    """Batch norm statistics of order 1 in every BatchNorm (as cnn.vision_model's)."""
-    g = torch.Generator().manual_seed(2)
-    for sub in mod.modules():
-        if isinstance(sub, torch.nn.modules.batchnorm._BatchNorm):
-            n = sub.num_features
-            sub.running_mean.copy_(torch.randn(n, generator=g) * 0.1)
-            sub.running_var.copy_(torch.rand(n, generator=g) + 0.5)
-            sub.weight.data = torch.rand(n, generator=g) + 0.5
-            sub.bias.data = torch.randn(n, generator=g) * 0.1
-    return mod
-
-
 def redraw_zeros(torch, mod):
     """Weights initialised to zero (ViT's head) drawn at random, so the
     output depends on the whole network and the check checks something."""
@@ -105,7 +92,7 @@ def video(name):
     def build(torch):
         import torchvision
         torch.manual_seed(1)
-        return draw_bn(torch, getattr(torchvision.models.video, name)(weights=None).eval())
+        return cnn.vision_model_init(torch, getattr(torchvision.models.video, name)(weights=None).eval())
     return build
 
 
