@@ -105,6 +105,14 @@ def export(torch, mod, x, path, names=("x", "y")):
                           input_names=[names[0]], output_names=[names[1]])
 
 
+def save_case(torch, mod, x, d, name="model"):
+    """x saved as d/x.npy and mod exported on it as d/NAME.onnx: (x path, onnx path)."""
+    xpath, onnx = os.path.join(d, "x.npy"), os.path.join(d, f"{name}.onnx")
+    np.save(xpath, x)
+    export(torch, mod, x, onnx)
+    return xpath, onnx
+
+
 # --cpu: every timer reports the process's CPU time per call (all threads)
 # instead of the wall time: on a machine other programs keep busy, the one-
 # thread CPU times still compare (two threads' CPU time sums both threads).
@@ -257,10 +265,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         for name, mod, shape in models:
             x = rng.standard_normal(shape).astype(np.float32)
-            xpath = os.path.join(d, "x.npy")
-            onnx = os.path.join(d, "model.onnx")
-            np.save(xpath, x)
-            export(torch, mod, x, onnx)
+            xpath, onnx = save_case(torch, mod, x, d)
             for t in threads:
                 rt, _, ot, pt, dr, do = measure(args.rly, torch, mod, x, onnx, xpath, t, d, ort_dir)
                 print(f"{name:28s} {t:3d} {rt:9.3f} {ot:9.3f} {pt:9.3f} {rt / ot:8.2f} "

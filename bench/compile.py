@@ -120,9 +120,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         for name, side in models:
             x = rng.standard_normal((1, 3, side, side)).astype(np.float32)
-            xpath, onnx = os.path.join(d, "x.npy"), os.path.join(d, f"{name}.onnx")
-            np.save(xpath, x)
-            cnn.export(torch, model(torch, name), x, onnx)
+            xpath, onnx = cnn.save_case(torch, model(torch, name), x, d, name)
             rows = [parse(*run_rly(path, onnx, xpath, args.threads, args.runs))
                     for _, path in builds]
             for (tag, _), (cold, cs, k, dk, per, call, ccpu) in zip(builds, rows):

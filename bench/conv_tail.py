@@ -97,9 +97,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         for name, mod, shape, flops in todo:
             x = rng.standard_normal(shape).astype(np.float32)
-            xpath, onnx = os.path.join(d, "x.npy"), os.path.join(d, "model.onnx")
-            np.save(xpath, x)
-            cnn.export(torch, mod, x, onnx)
+            xpath, onnx = cnn.save_case(torch, mod, x, d)
             for t in threads:
                 rt, _, ot, pt, dr, _ = cnn.measure(args.rly, torch, mod, x, onnx, xpath, t, d,
                                                    ort_dir)

@@ -73,9 +73,7 @@ def main():
         for name, kind, T, B, I, H, L in models:
             mod = rnn_module(torch, kind, I, H, L)
             x = rng.standard_normal((T, B, I)).astype(np.float32)
-            xpath, onnx = os.path.join(d, "x.npy"), os.path.join(d, "model.onnx")
-            np.save(xpath, x)
-            cnn.export(torch, mod, x, onnx)
+            xpath, onnx = cnn.save_case(torch, mod, x, d)
             label = f"{name} ({T}x{B}, {I}, {H}, {L})"
             for t in threads:
                 rt, first, ot, pt, dr, do = cnn.measure(args.rly, torch, mod, x, onnx, xpath, t, d, ort_dir)
