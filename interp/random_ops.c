@@ -192,7 +192,7 @@ static Value *op_dropout_train(RCall *r) {
 
 /* Listed by registry name (with the argument count: nn.dropout takes a
  * key as its second argument, its one-argument form is a tensor kernel),
- * registered by registry index on first use. */
+ * indexed by registry index (below). */
 typedef struct RandomOp {
   const char *name;
   int nargs;
@@ -211,22 +211,17 @@ static const RandomOp random_ops[] = {
     {"random.wrap_key", 1, op_wrap_key},
     {"nn.dropout", 2, op_dropout_key},
     {"nn.dropout_train", 2, op_dropout_train},
+    {NULL, 0, NULL},
 };
 
-static const RandomOp **by_index; /* by registry index; NULL: not a key op */
+/* Indexed by registry index on first use, thread-safely (sessions on
+ * several threads may ask first at once). */
+static const RandomOp *const random_tables[] = {random_ops};
+static OpsRuleTable random_table = {"random op", (const void *const *)random_tables, 1,
+                                    sizeof(RandomOp), NULL};
 
 static const RandomOp *find(int op, int nargs) {
-  if (!by_index) {
-    const RandomOp **t = calloc((size_t)ops_count() + 1, sizeof *t);
-    if (!t) rly_oom();
-    for (size_t i = 0; i < sizeof random_ops / sizeof random_ops[0]; i++) {
-      int k = ops_lookup(random_ops[i].name);
-      RLY_ASSERT(k >= 0 && !t[k]); /* a registered op, listed once */
-      t[k] = &random_ops[i];
-    }
-    by_index = t;
-  }
-  const RandomOp *r = op >= 0 && op < ops_count() ? by_index[op] : NULL;
+  const RandomOp *r = ops_rule_row(&random_table, op);
   return r && r->nargs == nargs ? r : NULL;
 }
 
