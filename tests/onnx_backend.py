@@ -1,0 +1,287 @@
+#!/usr/bin/python3
+"""onnx_backend.py — ONNX's own backend test suite (Debian's libonnx-testdata).
+
+Usage: /usr/bin/python3 tests/onnx_backend.py PATH/TO/rly [options]
+
+  --data DIR        the suite's root (default /usr/share/libonnx-testdata/data)
+  --suites A,B      suites to run (default node,pytorch-converted,pytorch-operator,simple)
+  -k SUBSTR         only cases whose name contains SUBSTR (repeatable)
+  --modes M,M       execution modes (default jit,interp)
+  --stride N        every Nth case only (the sanitizer build runs a sample)
+  --jobs N          cases run at once (default: the number of cores)
+  --expected FILE   the cases expected to pass in every mode (default
+                    tests/onnx_backend.expected); any of them failing fails the run
+  --update          rewrite FILE with the cases that passed in every mode
+  --reasons         a histogram of the first error line of the refused cases
+  -v                one line per case
+
+Each case is a folder with model.onnx and test_data_set_0/{input,output}_K.pb.
+The inputs (the graph inputs that are not initializers, in order) are written to
+an .npz file, and the model is run by `rly --exec MODE` on a script of
+`:import`, `:load-tensor`, a call of @main and `:save` of every output.  A case
+passes as ONNX's runner (onnx.backend.test.runner) judges: every output present,
+the same dtype and shape, and assert_allclose(rtol=1e-3, atol=1e-7).
+
+Outcomes: pass; refused (rly reported an error, e.g. an op it does not import);
+wrong (it ran and an output differs: wrong values, dtype or shape); crash (a
+signal or a sanitizer report); timeout.  The run fails when a case listed in
+the expected file does not pass, or on any wrong, crash or timeout outcome.
+Exits 77 (skipped) when numpy, onnx or the suite is not installed."""
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+except ImportError as e:  # test-only dependencies (scripts/install-deps, make test)
+    print(f"onnx_backend: skipped ({e}; install python3-onnx python3-numpy)")
+    sys.exit(77)
+
+SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple")
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT = 120
+
+
+class Case:
+    def __init__(self, suite, folder):
+        self.suite, self.folder = suite, folder
+        self.name = f"{suite}/{os.path.basename(folder)}"
+        self.model = os.path.join(folder, "model.onnx")
+        self.data = os.path.join(folder, "test_data_set_0")
+
+
+def list_cases(root, suites, keys, stride):
+    cases = []
+    for s in suites:
+        d = os.path.join(root, s)
+        if not os.path.isdir(d):
+            continue
+        for n in sorted(os.listdir(d)):
+            c = Case(s, os.path.join(d, n))
+            if os.path.exists(c.model) and os.path.isdir(c.data):
+                if not keys or any(k in c.name for k in keys):
+                    cases.append(c)
+    return cases[::stride]
+
+
+def value_kind(vi):
+    """'tensor', 'sequence', 'optional' or 'map' of a graph input/output."""
+    k = vi.type.WhichOneof("value")
+    return {"tensor_type": "tensor", "sequence_type": "sequence", "optional_type": "optional",
+            "map_type": "map", "sparse_tensor_type": "sparse"}.get(k, "tensor" if k is None else k)
+
+
+def load_pb(path, kind):
+    proto = {"sequence": onnx.SequenceProto, "optional": onnx.OptionalProto}.get(kind, onnx.TensorProto)()
+    with open(path, "rb") as f:
+        proto.ParseFromString(f.read())
+    if kind == "sequence":
+        return [numpy_helper.to_array(t) for t in proto.tensor_values]
+    if kind == "optional":
+        return numpy_helper.to_optional(proto) if hasattr(numpy_helper, "to_optional") else None
+    return numpy_helper.to_array(proto)
+
+
+def data_files(case, prefix):
+    files = [f for f in os.listdir(case.data) if re.fullmatch(prefix + r"_\d+\.pb", f)]
+    return [os.path.join(case.data, f) for f in sorted(files, key=lambda f: int(f[len(prefix) + 1:-3]))]
+
+
+def prepare(case, tmp):
+    """The rly script of the case and its expected outputs, or (None, reason)."""
+    model = onnx.load(case.model, load_external_data=False)
+    inits = {i.name for i in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in inits]
+    in_files, out_files = data_files(case, "input"), data_files(case, "output")
+    if len(in_files) > len(inputs) or len(out_files) != len(model.graph.output):
+        return None, "runner: the data files do not match the graph's inputs and outputs"
+    arrays = {}
+    for i, (vi, f) in enumerate(zip(inputs, in_files)):
+        kind = value_kind(vi)
+        if kind != "tensor":
+            return None, f"runner: a {kind} input"
+        a = load_pb(f, kind)
+        if a.dtype == object:
+            return None, "runner: a string input"
+        arrays[f"in{i}"] = a
+    expected = []
+    for vi, f in zip(model.graph.output, out_files):
+        kind = value_kind(vi)
+        if kind != "tensor":
+            return None, f"runner: a {kind} output"
+        expected.append(load_pb(f, kind))
+    npz = os.path.join(tmp, "in.npz")
+    np.savez(npz, **arrays)
+    args = ", ".join(f"%in{i}" for i in range(len(arrays)))
+    lines = [f":import {case.model}"]
+    lines += [f":load-tensor %in{i} {npz} in{i}" for i in range(len(arrays))]
+    lines.append(f"let %y = @main({args});")
+    if len(expected) == 1:
+        outs = ["%y"]
+    else:
+        outs = [f"%o{i}" for i in range(len(expected))]
+        lines += [f"let %o{i} = %y.{i};" for i in range(len(expected))]
+    lines.append(f":save {' '.join(outs)} {os.path.join(tmp, 'out.npz')}")
+    return "\n".join(lines) + "\n", expected
+
+
+def first_error(text):
+    for line in text.splitlines():
+        m = re.search(r"error: (.*)", line)
+        if m:  # without the model's path
+            return re.sub(r"^\S*model\.onnx: ", "", m.group(1).strip())
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return lines[0].strip() if lines else "no message"
+
+
+def compare(expected, got):
+    """None when every output matches as ONNX's runner checks, else why not."""
+    if len(got) != len(expected):
+        return f"{len(got)} outputs saved, {len(expected)} expected"
+    for i, (e, g) in enumerate(zip(expected, got)):
+        if g.dtype != e.dtype:
+            return f"output {i}: dtype {g.dtype}, expected {e.dtype}"
+        if g.shape != e.shape:
+            return f"output {i}: shape {g.shape}, expected {e.shape}"
+        if e.dtype.kind in "fc":
+            try:
+                np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-7)
+            except AssertionError:
+                err = np.nanmax(np.abs(g.astype(np.float64) - e.astype(np.float64))) if e.size else 0
+                return f"output {i}: values differ (max error {err:.3g})"
+        elif not np.array_equal(g, e):
+            return f"output {i}: values differ"
+    return None
+
+
+def run_case(rly, case, mode):
+    """(outcome, detail) of one case in one mode."""
+    with tempfile.TemporaryDirectory(prefix="rly-onnx-") as tmp:
+        try:
+            script, expected = prepare(case, tmp)
+        except Exception as e:  # a data file the runner cannot read
+            return "refused", f"runner: {type(e).__name__}: {e}"
+        if script is None:
+            return "refused", expected
+        path = os.path.join(tmp, "case.rly")
+        with open(path, "w") as f:
+            f.write(script)
+        try:
+            r = subprocess.run([rly, "--exec", mode, path], capture_output=True, text=True,
+                               timeout=TIMEOUT, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return "timeout", f"over {TIMEOUT} s"
+        err = r.stderr
+        if r.returncode < 0 or "Sanitizer" in err or "runtime error:" in err:
+            return "crash", (f"signal {-r.returncode}" if r.returncode < 0 else "sanitizer report") + \
+                f": {err[-1500:]}"
+        out = os.path.join(tmp, "out.npz")
+        if r.returncode != 0 or not os.path.exists(out):
+            return "refused", first_error(err or r.stdout)
+        with np.load(out) as z:
+            got = [z[k] for k in z.files]
+        why = compare(expected, got)
+        return ("wrong", why) if why else ("pass", "")
+
+
+def read_expected(path):
+    if not os.path.exists(path):
+        return set()
+    with open(path) as f:
+        return {ln.strip() for ln in f if ln.strip() and not ln.startswith("#")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rly")
+    ap.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    ap.add_argument("--suites", default=",".join(SUITES))
+    ap.add_argument("-k", action="append", default=[])
+    ap.add_argument("--modes", default="jit,interp")
+    ap.add_argument("--stride", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--expected", default=os.path.join(HERE, "onnx_backend.expected"))
+    ap.add_argument("--update", action="store_true")
+    ap.add_argument("--reasons", action="store_true")
+    ap.add_argument("-v", action="store_true")
+    o = ap.parse_args()
+    o.rly = os.path.abspath(o.rly)
+    if not os.path.isdir(o.data):
+        print(f"onnx_backend: skipped ({o.data} is missing; install libonnx-testdata)")
+        sys.exit(77)
+    suites, modes = o.suites.split(","), o.modes.split(",")
+    cases = list_cases(o.data, suites, o.k, o.stride)
+    jobs = [(c, m) for c in cases for m in modes]
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=o.jobs) as pool:
+        futs = {pool.submit(run_case, o.rly, c, m): (c, m) for c, m in jobs}
+        for f in concurrent.futures.as_completed(futs):
+            c, m = futs[f]
+            results[c.name, m] = f.result()
+            if o.v:
+                outcome, detail = results[c.name, m]
+                print(f"{outcome:8} {m:6} {c.name}  {detail.splitlines()[0] if detail else ''}", flush=True)
+    report(o, cases, modes, results)
+
+
+def report(o, cases, modes, results):
+    table = collections.defaultdict(collections.Counter)
+    for c in cases:
+        for m in modes:
+            table[c.suite, m][results[c.name, m][0]] += 1
+    print(f"{'suite':20} {'mode':6} {'cases':>6} {'pass':>6} {'refused':>8} {'wrong':>6} {'crash':>6} {'timeout':>8}")
+    for s in sorted({c.suite for c in cases}):
+        for m in modes:
+            t = table[s, m]
+            print(f"{s:20} {m:6} {sum(t.values()):6} {t['pass']:6} {t['refused']:8} {t['wrong']:6} "
+                  f"{t['crash']:6} {t['timeout']:8}")
+    passed_all = {c.name for c in cases if all(results[c.name, m][0] == "pass" for m in modes)}
+    bad = [(c.name, m, *results[c.name, m]) for c in cases for m in modes
+           if results[c.name, m][0] in ("wrong", "crash", "timeout")]
+    for name, m, outcome, detail in bad:
+        print(f"{outcome.upper()} {m} {name}: {detail}")
+    if o.reasons:
+        hist, ops = collections.Counter(), collections.Counter()
+        for c in cases:
+            outcome, why = results[c.name, modes[0]]
+            if outcome != "refused":
+                continue
+            why = re.sub(r" ?\(?node #\d+( '[^']*')?\)?,?", "", why)
+            missing = re.findall(r"\b(ai\.onnx[\w.]*\.\w+|ai\.onnx\.\w+)", why) if "not supported:" in why else []
+            ops.update(set(missing))
+            hist["an op is not supported" if missing else why[:110]] += 1
+        print("refused cases by reason (first mode):")
+        for why, n in hist.most_common():
+            print(f"{n:5}  {why}")
+        print("ops not imported (cases needing each):")
+        print("  " + ", ".join(f"{op} {n}" for op, n in ops.most_common()))
+    expected = read_expected(o.expected)
+    run_names = {c.name for c in cases}
+    lost = sorted(n for n in expected & run_names if n not in passed_all)
+    new = sorted(passed_all - expected)
+    for n in lost:
+        print(f"REGRESSION {n}: " + "; ".join(f"{m}: {results[n, m][0]} {results[n, m][1][:200]}" for m in modes))
+    if new and not o.update:
+        print(f"{len(new)} cases pass that {os.path.basename(o.expected)} does not list "
+              "(--update adds them): " + " ".join(new[:20]) + (" ..." if len(new) > 20 else ""))
+    if o.update:
+        keep = sorted((expected - run_names) | passed_all)
+        with open(o.expected, "w") as f:
+            f.write("# ONNX backend cases (libonnx-testdata) that pass in every execution mode;\n"
+                    "# tests/onnx_backend.py fails when one of them does not.\n")
+            f.write("\n".join(keep) + "\n")
+        print(f"wrote {len(keep)} cases to {o.expected}")
+    print(f"onnx_backend: {len(passed_all)} of {len(cases)} cases pass in every mode "
+          f"({', '.join(modes)}); {len(lost)} regressions, {len(bad)} wrong/crash/timeout")
+    sys.exit(1 if lost or bad else 0)
+
+
+if __name__ == "__main__":
+    main()
