@@ -5,9 +5,10 @@ SAN_BUILD ?= build-san
 TSAN_BUILD ?= build-tsan
 MESON_SETUP = meson setup --native-file scripts/llvm19.ini
 
-# Needed by the tests only (tests/onnx_torch.py exports models with PyTorch; tests/dot_check.py
+# Needed by the tests only (tests/onnx_torch.py exports models with PyTorch, tests/onnx_backend.py
+# runs ONNX's backend suite from libonnx-testdata; tests/dot_check.py
 # counts instructions with valgrind).
-TEST_PKGS = python3-torch python3-torchvision python3-onnx valgrind
+TEST_PKGS = python3-torch python3-torchvision python3-onnx libonnx-testdata valgrind
 
 FUZZ_PKGS = clang-19 libfuzzer-19-dev
 
