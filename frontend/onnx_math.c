@@ -213,7 +213,9 @@ bool onnx_convert_leaky_relu(OnnxCx *cx) {
 /* nn.prelu takes one slope per channel (axis 1): a slope of shape (C) or
  * (C, 1, ..., 1) is reshaped to (C); any other slope that broadcasts to
  * the input (a scalar, one per last-axis element, a full tensor) gives
- * where(x < 0, x * slope, x). */
+ * where(x < 0, x * slope, x).  A slope of shape (C) is per channel for an
+ * input of rank 2, or before opset 7; from 7 it broadcasts as numpy's
+ * rules say (along the last axis). */
 bool onnx_convert_prelu(OnnxCx *cx) {
   FeVal *x = cx->in[0], *slope = cx->in[1];
   int r = fe_rank(x), rs = fe_rank(slope);
@@ -221,6 +223,7 @@ bool onnx_convert_prelu(OnnxCx *cx) {
   bool per_channel = r >= 2 && rs >= 1 && fe_static_shape(slope, sshape) && rs <= r - 1 &&
                      fe_dim(x, 1).kind == DIM_CONST && sshape[0] == fe_dim(x, 1).value;
   for (int i = 1; per_channel && i < rs; i++) per_channel = sshape[i] == 1 && rs == r - 1;
+  if (rs == 1 && r > 2 && cx->opset >= 7) per_channel = false;
   if (!per_channel) {
     if (rs > r)
       return fe_fail(
