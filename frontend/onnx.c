@@ -5,9 +5,12 @@
  *
  * Order of work, so that a bad model fails early and completely:
  *   1. the file: readable, a ModelProto, with a graph and a default-domain
- *      opset the converters know;
- *   2. every node's op: each unsupported op (with its domain) and each
- *      Relay op missing from the registry is listed in ONE error;
+ *      opset the converters know (none when every node is of another
+ *      domain);
+ *   2. every node's op, by the opset the model imports of its domain (the
+ *      op table's row for that version): each unsupported op (with its
+ *      domain and opset) and each Relay op missing from the registry is
+ *      listed in ONE error;
  *   3. initializers (raw, typed or external data) and graph inputs;
  *   4. the nodes in graph order (ONNX requires topological order): the
  *      first converter error stops the import;
