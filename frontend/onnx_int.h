@@ -197,7 +197,8 @@ FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
   X(lstm) X(gru)
 /* clang-format on */
 /* converters of earlier versions of ops (rows with a smaller `since`) */
-#define ONNX_CONVERTERS_V1(X) X(binary_v1) X(pow_v1) X(compare_v1) X(logic_v1) X(reshape_v1)
+#define ONNX_CONVERTERS_V1(X) \
+  X(binary_v1) X(pow_v1) X(compare_v1) X(logic_v1) X(reshape_v1) X(tile_v1)
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONVERTERS(X)
 ONNX_CONVERTERS_V1(X)

@@ -137,6 +137,7 @@ static const OnnxOpDef table[] = {
     {"", "Gather", 2, 2, onnx_convert_gather, "take"},
     {"", "Expand", 2, 2, onnx_convert_expand,
      "broadcast_to dyn.broadcast_to shape_of concatenate maximum cast", 8},
+    {"", "Tile", 3, 3, onnx_convert_tile_v1, "tile"},
     {"", "Tile", 2, 2, onnx_convert_tile, "tile dyn.tile cast", 6},
     {"", "Pad", 1, 4, onnx_convert_pad, "nn.pad dyn.nn.pad reshape transpose cast"},
     {"", "Shape", 1, 1, onnx_convert_shape, "shape_of strided_slice"},

@@ -602,6 +602,23 @@ bool onnx_convert_tile(OnnxCx *cx) {
   return set_out(cx, FE_OP(cx, "tile", ab_done(&b), x));
 }
 
+/* Tile before opset 6: `tiles` copies along `axis` (two scalar inputs). */
+bool onnx_convert_tile_v1(OnnxCx *cx) {
+  FeVal *x = cx->in[0];
+  double tiles, axis;
+  if (!fe_need_scalar(cx, cx->in[1], "input 'tiles'", &tiles) ||
+      !fe_need_scalar(cx, cx->in[2], "input 'axis'", &axis))
+    return false;
+  int r = fe_rank(x), a = fe_axis(cx, (int64_t)axis, r, "axis");
+  if (a < 0) return false;
+  if (tiles < 0) return fe_fail(cx, "%lld tiles", (long long)tiles);
+  int64_t reps[TENSOR_MAX_RANK];
+  for (int i = 0; i < r; i++) reps[i] = i == a ? (int64_t)tiles : 1;
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "reps", r, reps);
+  return set_out(cx, FE_OP(cx, "tile", ab_done(&b), x));
+}
+
 /* pad_width=[[b0, e0], [b1, e1], ...] from ONNX's [b0, b1, ..., e0, e1, ...]. */
 static void ab_pad_width(AttrB *b, int r, const int64_t *pads) {
   AttrValue *l = ARENA_NEW(b->a, AttrValue);

@@ -6,6 +6,7 @@ wrote them.
   add_axis.onnx    opset 6: Add with broadcast=1 aligned at axis=1, and Sum
   reshape_v1.onnx  opset 1: Reshape's shape attribute, Concat without axis
                    (1), Pad's paddings and value, Cast's `to` as a name
+  tile_v1.onnx     opset 1: Tile's tiles and axis inputs
   bn_spatial.onnx  opset 6: BatchNormalization with spatial=0 and is_test=1,
                    Dropout with is_test=1 and its mask (of the input's type)
 
@@ -39,6 +40,13 @@ def reshape_v1(d, x):
     return np.pad(c, [(0, 1), (1, 0)], constant_values=1.5).astype(np.float64)
 
 
+def tile_v1(d, x):
+    inits = [tensor("tiles", np.array(2, np.int64)), tensor("axis", np.array(1, np.int64))]
+    nodes = [node("Tile", ["x", "tiles", "axis"], ["y"], "tile0")]
+    write(d, "tile_v1.onnx", model(nodes, [("x", [2, 3, 4])], ["y"], inits, opset=1))
+    return np.concatenate([x, x], axis=1)
+
+
 def bn_spatial(d, x):
     rng = np.random.default_rng(1)
     scale, bias, mean = (rng.standard_normal((3, 4)).astype(np.float32) for _ in range(3))
@@ -58,7 +66,7 @@ def main():
     os.makedirs(d, exist_ok=True)
     x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
     np.save(os.path.join(d, "x.npy"), x)
-    for make in (add_axis, reshape_v1, bn_spatial):
+    for make in (add_axis, reshape_v1, tile_v1, bn_spatial):
         np.save(os.path.join(d, make.__name__ + ".expected.npy"), make(d, x))
 
 
