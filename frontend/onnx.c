@@ -5,9 +5,12 @@
  *
  * Order of work, so that a bad model fails early and completely:
  *   1. the file: readable, a ModelProto, with a graph and a default-domain
- *      opset the converters know;
- *   2. every node's op: each unsupported op (with its domain) and each
- *      Relay op missing from the registry is listed in ONE error;
+ *      opset the converters know (none when every node is of another
+ *      domain);
+ *   2. every node's op, by the opset the model imports of its domain (the
+ *      op table's row for that version): each unsupported op (with its
+ *      domain and opset) and each Relay op missing from the registry is
+ *      listed in ONE error;
  *   3. initializers (raw, typed or external data) and graph inputs;
  *   4. the nodes in graph order (ONNX requires topological order): the
  *      first converter error stops the import;
@@ -330,13 +333,42 @@ static Onnx__ModelProto *read_model(OnnxCx *cx, const char *path) {
 
 static bool default_domain(const char *d) { return !d || !*d || strcmp(d, "ai.onnx") == 0; }
 
-/* The default domain's opset, which the converters must know. */
+/* A node's domain as the op table spells it ("" for ai.onnx). */
+static const char *node_domain(const Onnx__NodeProto *n) {
+  return default_domain(n->domain) ? "" : n->domain;
+}
+
+/* The opset the model imports of domain dom ("" for ai.onnx), or -1. */
+static int64_t domain_opset(const Import *im, const char *dom) {
+  int64_t v = -1;
+  for (size_t i = 0; i < im->model->n_opset_import; i++) {
+    const char *d = im->model->opset_import[i]->domain;
+    if (*dom ? d && strcmp(d, dom) == 0 : default_domain(d))
+      v = im->model->opset_import[i]->version;
+  }
+  return v;
+}
+
+/* The opset of the node's domain, by which its op's row is chosen. */
+static int64_t node_opset(const Import *im, const Onnx__NodeProto *n) {
+  const char *dom = node_domain(n);
+  return *dom ? domain_opset(im, dom) : im->cx.opset;
+}
+
+/* The default domain's opset, which the converters must know.  A model
+ * whose nodes are all of other domains (ai.onnx.preview.training) may
+ * import none. */
 static bool read_opset(Import *im) {
-  im->cx.opset = -1;
-  for (size_t i = 0; i < im->model->n_opset_import; i++)
-    if (default_domain(im->model->opset_import[i]->domain))
-      im->cx.opset = im->model->opset_import[i]->version;
-  if (im->cx.opset < 0) return fe_fail(&im->cx, "the model imports no opset of the ai.onnx domain");
+  im->cx.opset = domain_opset(im, "");
+  if (im->cx.opset < 0) {
+    for (size_t i = 0; i < im->g->n_node; i++)
+      if (!*node_domain(im->g->node[i]))
+        return fe_fail(&im->cx,
+                       "the model imports no opset of the ai.onnx domain, which node #%zu "
+                       "(%s) is of",
+                       i, im->g->node[i]->op_type ? im->g->node[i]->op_type : "?");
+    return true;
+  }
   if (im->cx.opset < ONNX_MIN_OPSET || im->cx.opset > ONNX_MAX_OPSET)
     return fe_fail(&im->cx, "opset %lld of the ai.onnx domain is not supported (%d to %d are)",
                    (long long)im->cx.opset, ONNX_MIN_OPSET, ONNX_MAX_OPSET);
@@ -346,12 +378,14 @@ static bool read_opset(Import *im) {
 /* ───────────────────────── step 2: the ops ───────────────────────── */
 
 typedef struct Missing {
-  const char *what; /* "ai.onnx.Foo" or "tile" */
+  const char *what; /* "ai.onnx.Foo opset 13" or "tile" */
+  const char *note; /* after the nodes (NULL: none) */
   StrBuf nodes;     /* "#3 'a', #7 'b'" (the first few) */
   int count;
 } Missing;
 
-static void note_missing(PtrVec *list, Arena *a, const char *what, int index, const char *node) {
+static Missing *note_missing(PtrVec *list, Arena *a, const char *what, int index,
+                             const char *node) {
   Missing *m = NULL;
   for (size_t i = 0; i < list->len && !m; i++)
     if (strcmp(((Missing *)list->items[i])->what, what) == 0) m = list->items[i];
@@ -366,6 +400,7 @@ static void note_missing(PtrVec *list, Arena *a, const char *what, int index, co
   else if (m->count == 3)
     sb_puts(&m->nodes, ", ...");
   m->count++;
+  return m;
 }
 
 /* One error listing the entries of `list`; frees them. */
@@ -374,8 +409,8 @@ static void report_missing(OnnxCx *cx, PtrVec *list, const char *head) {
   StrBuf b = {0};
   for (size_t i = 0; i < list->len; i++) {
     Missing *m = list->items[i];
-    sb_printf(&b, "%s%s (%s %s)", i ? ", " : "", m->what, m->count == 1 ? "node" : "nodes",
-              m->nodes.data);
+    sb_printf(&b, "%s%s (%s %s%s%s)", i ? ", " : "", m->what, m->count == 1 ? "node" : "nodes",
+              m->nodes.data, m->note ? "; " : "", m->note ? m->note : "");
     sb_free(&m->nodes);
   }
   diag_error(cx->d, no_span, "%s: %s: %s", cx->file, head, b.data);
@@ -401,19 +436,36 @@ static void check_relay_ops(const OnnxOpDef *row, PtrVec *missing, Arena *a, int
   }
 }
 
-/* Every node's op is in the table, and every Relay op its converter may
- * emit is registered; otherwise one error lists them all. */
+/* Notes a node whose op has no row for its domain's opset: the op, its
+ * domain and version, and why (no row at all, rows only from a later
+ * opset, or a domain the model does not import). */
+static void note_unknown(Import *im, PtrVec *unknown, int index, int64_t opset, int first) {
+  const Onnx__NodeProto *n = im->g->node[index];
+  const char *dom = node_domain(n), *op = n->op_type ? n->op_type : "?";
+  Arena *a = im->cx.a;
+  const char *what =
+      opset < 0 ? arena_printf(a, "%s.%s", *dom ? dom : "ai.onnx", op)
+                : arena_printf(a, "%s.%s opset %lld", *dom ? dom : "ai.onnx", op, (long long)opset);
+  Missing *m = note_missing(unknown, a, what, index, n->name);
+  if (opset < 0)
+    m->note = arena_printf(a, "the model imports no opset of %s", dom);
+  else if (first > opset)
+    m->note = arena_printf(a, "supported from opset %d", first);
+}
+
+/* Every node's op has a row for its domain's opset, and every Relay op
+ * its converter may emit is registered; otherwise one error lists them
+ * all. */
 static bool check_ops(Import *im) {
   PtrVec unknown = {0}, relay = {0};
   for (size_t i = 0; i < im->g->n_node; i++) {
     const Onnx__NodeProto *n = im->g->node[i];
-    const char *dom = default_domain(n->domain) ? "" : n->domain;
-    const OnnxOpDef *row = onnx_op_find(dom, n->op_type ? n->op_type : "");
+    int64_t opset = node_opset(im, n);
+    int first;
+    const OnnxOpDef *row =
+        onnx_op_find(node_domain(n), n->op_type ? n->op_type : "", opset, &first);
     if (!row)
-      note_missing(
-          &unknown, im->cx.a,
-          arena_printf(im->cx.a, "%s.%s", *dom ? dom : "ai.onnx", n->op_type ? n->op_type : "?"),
-          (int)i, n->name);
+      note_unknown(im, &unknown, (int)i, opset, first);
     else
       check_relay_ops(row, &relay, im->cx.a, (int)i, n->name);
   }
@@ -550,7 +602,7 @@ static bool convert_node(Import *im, int index) {
   OnnxCx *cx = &im->cx;
   const Onnx__NodeProto *n = im->g->node[index];
   cx->node = n, cx->node_index = index;
-  cx->row = onnx_op_find(default_domain(n->domain) ? "" : n->domain, n->op_type);
+  cx->row = onnx_op_find(node_domain(n), n->op_type, node_opset(im, n), NULL);
   if (!node_inputs(cx, n)) return false;
   cx->nout = (int)n->n_output;
   cx->out = ARENA_ARRAY(cx->a, FeVal *, cx->nout ? cx->nout : 1);

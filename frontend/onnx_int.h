@@ -28,8 +28,8 @@
 #include "ops/ops.h"
 
 enum {
-  ONNX_MIN_OPSET = 9,  /* the default domain's opsets the converters know */
-  ONNX_MAX_OPSET = 18, /* (TVM's from_onnx covers 1 to 18; models of 11 to 17 are tested) */
+  ONNX_MIN_OPSET = 1,  /* the default domain's opsets the converters know (the */
+  ONNX_MAX_OPSET = 18, /* backend suite's models are of 1 to 17) */
   FE_MAX_ATTRS = 16,   /* attributes of one Relay call */
 };
 
@@ -68,16 +68,23 @@ typedef struct OnnxCx {
 typedef bool OnnxConvertFn(OnnxCx *cx);
 
 /* A row of the op table (onnx_ops.c): an ONNX op of a domain ("" is the
- * default ai.onnx domain), the inputs it takes, its converter, and the
- * Relay ops the converter may emit (space-separated). */
+ * default ai.onnx domain), the inputs it takes, its converter, the Relay
+ * ops the converter may emit (space-separated), and the first opset of
+ * the domain whose semantics the row implements (0: since opset 1); an
+ * op may have several rows, one per version its meaning changed at. */
 struct OnnxOpDef {
   const char *domain, *op_type;
   int min_in, max_in; /* max_in -1: variadic */
   OnnxConvertFn *convert;
   const char *relay_ops;
+  int since;
 };
 
-const OnnxOpDef *onnx_op_find(const char *domain, const char *op_type);
+/* The row of op in domain for a model importing opset `opset` of that
+ * domain: the one with the largest `since` <= opset; NULL when there is
+ * none (*first, when not NULL, gets the op's smallest `since`, or -1 when
+ * the table has no row of it at all). */
+const OnnxOpDef *onnx_op_find(const char *domain, const char *op_type, int64_t opset, int *first);
 int onnx_op_count(void);
 const OnnxOpDef *onnx_op_get(int i);
 /* Whether the row's op list names op (a word of relay_ops). */
@@ -189,8 +196,12 @@ FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
   X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)         \
   X(lstm) X(gru)
 /* clang-format on */
+/* converters of earlier versions of ops (rows with a smaller `since`) */
+#define ONNX_CONVERTERS_V1(X) \
+  X(binary_v1) X(pow_v1) X(compare_v1) X(logic_v1) X(reshape_v1) X(tile_v1)
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONVERTERS(X)
+ONNX_CONVERTERS_V1(X)
 #undef X
 
 #endif

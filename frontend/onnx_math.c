@@ -5,9 +5,12 @@
  * relations are, so binary ops map one to one.  Where ONNX takes a second
  * operand of another type (Pow's exponent) it is cast to the first's.
  * Activations without a Relay op of their own are written with the ops
- * TVM's converters use (HardSigmoid as clip(alpha * x + beta, 0, 1)). */
+ * TVM's converters use (HardSigmoid as clip(alpha * x + beta, 0, 1)).
+ * Before opset 7 binary ops broadcast only on request (broadcast=1,
+ * aligned at `axis`): the *_v1 converters line B up for numpy's rules. */
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "frontend/onnx_int.h"
 
@@ -90,6 +93,59 @@ bool onnx_convert_binary(OnnxCx *cx) {
   return set_out(cx, sym_binary(cx, sym_op, y, cx->in[0], cx->in[1]));
 }
 
+/* ───────────────────────── opsets 1 to 6: broadcasting on request ───────────────────────── */
+
+/* Whether the static dims of a and b differ (ranks included). */
+static bool shapes_differ(const FeVal *a, const FeVal *b) {
+  if (fe_rank(a) != fe_rank(b)) return true;
+  for (int i = 0; i < fe_rank(a); i++) {
+    Dim da = fe_dim(a, i), db = fe_dim(b, i);
+    if (da.kind == DIM_CONST && db.kind == DIM_CONST && da.value != db.value) return true;
+  }
+  return false;
+}
+
+/* Before opset 7 a binary op broadcasts B to A only with broadcast=1, B's
+ * dims lining up with A's from `axis` on (by default A's last ones, a 1
+ * stretching); without it A and B have one shape.  B gets trailing 1s
+ * (reshape's 0 keeps a dim), so numpy's broadcasting puts it at `axis`. */
+static bool legacy_broadcast(OnnxCx *cx) {
+  FeVal *a = cx->in[0], *b = cx->in[1];
+  int ra = fe_rank(a), rb = fe_rank(b);
+  if (!oa_int(cx, "broadcast", 0))
+    return !shapes_differ(a, b) ||
+           fe_fail(cx,
+                   "A and B differ in shape and broadcast is 0 (opset %lld broadcasts only "
+                   "with broadcast=1)",
+                   (long long)cx->opset);
+  int64_t axis = oa_int(cx, "axis", ra - rb), ns[TENSOR_MAX_RANK];
+  if (cx->failed) return false;
+  if (rb > ra || axis < 0 || axis + rb > ra)
+    return fe_fail(cx, "B of rank %d does not fit A of rank %d at axis %lld", rb, ra,
+                   (long long)axis);
+  if (axis + rb == ra) return true;
+  for (int i = 0; i < ra - axis; i++) ns[i] = i < rb ? 0 : 1;
+  AttrB bb = ab_new(cx);
+  ab_ints(&bb, "newshape", (int)(ra - axis), ns);
+  return (cx->in[1] = FE_OP(cx, "reshape", ab_done(&bb), b)) != NULL;
+}
+
+bool onnx_convert_binary_v1(OnnxCx *cx) { return legacy_broadcast(cx) && onnx_convert_binary(cx); }
+bool onnx_convert_pow_v1(OnnxCx *cx) { return legacy_broadcast(cx) && onnx_convert_pow(cx); }
+bool onnx_convert_compare_v1(OnnxCx *cx) {
+  return legacy_broadcast(cx) && onnx_convert_compare(cx);
+}
+bool onnx_convert_logic_v1(OnnxCx *cx) { return legacy_broadcast(cx) && onnx_convert_logic(cx); }
+
+/* Before opset 8 Max, Min, Sum and Mean take inputs of one shape. */
+static bool same_shapes(OnnxCx *cx) {
+  for (int i = 1; cx->opset < 8 && i < cx->nin; i++)
+    if (shapes_differ(cx->in[0], cx->in[i]))
+      return fe_fail(cx, "input %d differs in shape from input 0 (opset %lld does not broadcast)",
+                     i, (long long)cx->opset);
+  return true;
+}
+
 bool onnx_convert_pow(OnnxCx *cx) {
   FeVal *e = fe_cast(cx, cx->in[1], fe_dtype(cx->in[0]));
   return set_out(cx, e ? FE_OP(cx, "power", NULL, cx->in[0], e) : NULL);
@@ -132,13 +188,13 @@ bool onnx_convert_variadic(OnnxCx *cx) {
   static const char *const map[][2] = {
       {"Max", "maximum"}, {"Min", "minimum"}, {"Sum", "add"}, {NULL, NULL}};
   const char *op = relay_of(cx, map);
-  FeVal *acc = cx->in[0];
+  FeVal *acc = same_shapes(cx) ? cx->in[0] : NULL;
   for (int i = 1; i < cx->nin && acc; i++) acc = binary_op(cx, op, acc, cx->in[i]);
   return set_out(cx, acc);
 }
 
 bool onnx_convert_mean(OnnxCx *cx) {
-  FeVal *acc = cx->in[0];
+  FeVal *acc = same_shapes(cx) ? cx->in[0] : NULL;
   for (int i = 1; i < cx->nin && acc; i++) acc = FE_OP(cx, "add", NULL, acc, cx->in[i]);
   if (!acc || cx->nin == 1) return set_out(cx, acc);
   return set_out(cx, FE_OP(cx, "divide", NULL, acc, fe_scalar(cx, fe_dtype(acc), cx->nin)));
@@ -157,7 +213,9 @@ bool onnx_convert_leaky_relu(OnnxCx *cx) {
 /* nn.prelu takes one slope per channel (axis 1): a slope of shape (C) or
  * (C, 1, ..., 1) is reshaped to (C); any other slope that broadcasts to
  * the input (a scalar, one per last-axis element, a full tensor) gives
- * where(x < 0, x * slope, x). */
+ * where(x < 0, x * slope, x).  A slope of shape (C) is per channel for an
+ * input of rank 2, or before opset 7; from 7 it broadcasts as numpy's
+ * rules say (along the last axis). */
 bool onnx_convert_prelu(OnnxCx *cx) {
   FeVal *x = cx->in[0], *slope = cx->in[1];
   int r = fe_rank(x), rs = fe_rank(slope);
@@ -165,6 +223,7 @@ bool onnx_convert_prelu(OnnxCx *cx) {
   bool per_channel = r >= 2 && rs >= 1 && fe_static_shape(slope, sshape) && rs <= r - 1 &&
                      fe_dim(x, 1).kind == DIM_CONST && sshape[0] == fe_dim(x, 1).value;
   for (int i = 1; per_channel && i < rs; i++) per_channel = sshape[i] == 1 && rs == r - 1;
+  if (rs == 1 && r > 2 && cx->opset >= 7) per_channel = false;
   if (!per_channel) {
     if (rs > r)
       return fe_fail(
@@ -310,11 +369,23 @@ bool onnx_convert_where(OnnxCx *cx) {
 
 /* ───────────────────────── dtypes, identity, constants ───────────────────────── */
 
+/* Cast's `to`: a data type's code, or before opset 6 its name ("FLOAT"). */
+static int32_t cast_to(OnnxCx *cx, const Onnx__AttributeProto *to) {
+  if (cx->opset >= 6 || to->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING)
+    return (int32_t)oa_int(cx, "to", 0);
+  const char *want = oa_str(cx, "to", ""), *name;
+  for (int32_t code = 1; code < 32; code++)
+    if (onnx_dtype(code, &name), strcasecmp(name, want) == 0) return code;
+  return fe_fail(cx, "attribute 'to' names no data type ('%s')", want), 0;
+}
+
 bool onnx_convert_cast(OnnxCx *cx) {
   const Onnx__AttributeProto *to = oa_get(cx, "to");
   if (!to) return fe_fail(cx, "attribute 'to' is missing");
   const char *tn;
-  DType dt = onnx_dtype((int32_t)oa_int(cx, "to", 0), &tn);
+  int32_t code = cast_to(cx, to);
+  if (cx->failed) return false;
+  DType dt = onnx_dtype(code, &tn);
   if (dt == DT_INVALID) return fe_fail(cx, "casting to %s is not supported", tn);
   FeVal *y = fe_cast(cx, cx->in[0], dt);
   Dim s[MAXSYM]; /* a shape value cast between integer types keeps its elements */
@@ -325,8 +396,13 @@ bool onnx_convert_cast(OnnxCx *cx) {
 bool onnx_convert_identity(OnnxCx *cx) { return set_out(cx, cx->in[0]); }
 
 /* Dropout at inference is the identity; its mask, when asked for, is all
- * true.  A training_mode input that is true is refused. */
+ * true (ones of the input's type before opset 10).  Training mode (a
+ * training_mode input that is true; is_test=0, the default, before opset
+ * 7) is refused. */
 bool onnx_convert_dropout(OnnxCx *cx) {
+  if (cx->opset < 7 && !oa_int(cx, "is_test", 0))
+    return fe_fail(cx, "training mode (is_test=0 at opset %lld) is not supported (inference only)",
+                   (long long)cx->opset);
   if (cx->nin > 2 && cx->in[2]) {
     double train;
     if (!fe_need_scalar(cx, cx->in[2], "input 'training_mode'", &train)) return false;
@@ -335,7 +411,7 @@ bool onnx_convert_dropout(OnnxCx *cx) {
   cx->out[0] = cx->in[0];
   if (cx->nout > 1) {
     FeVal *ones = FE_OP(cx, "ones_like", NULL, cx->in[0]);
-    cx->out[1] = ones ? fe_cast(cx, ones, DT_BOOL) : NULL;
+    cx->out[1] = ones && cx->opset >= 10 ? fe_cast(cx, ones, DT_BOOL) : ones;
     return cx->out[1] != NULL;
   }
   return true;

@@ -300,12 +300,28 @@ bool onnx_convert_matmul(OnnxCx *cx) {
 
 /* ───────────────────────── normalizations ───────────────────────── */
 
+/* BatchNormalization with spatial=0 (before opset 9): statistics per
+ * activation, of the input's shape past the batch dim, which numpy's
+ * broadcasting lines up: (x - mean) / sqrt(var + eps) * scale + bias. */
+static FeVal *batch_norm_per_activation(OnnxCx *cx, double eps) {
+  FeVal *x = cx->in[0], *d = FE_OP(cx, "subtract", NULL, x, cx->in[3]);
+  FeVal *v = FE_OP(cx, "add", NULL, cx->in[4], fe_scalar(cx, fe_dtype(x), eps));
+  FeVal *y = d && v ? FE_OP(cx, "divide", NULL, d, FE_OP(cx, "sqrt", NULL, v)) : NULL;
+  y = y ? FE_OP(cx, "multiply", NULL, y, cx->in[1]) : NULL;
+  return y ? FE_OP(cx, "add", NULL, y, cx->in[2]) : NULL;
+}
+
+/* Inference only: training mode is refused (training_mode=1; before
+ * opset 7 is_test=0, the default). */
 bool onnx_convert_batch_norm(OnnxCx *cx) {
   for (int k = 1; k < cx->nout; k++)
     if (*cx->node->output[k])
       return fe_fail(cx, "training-mode outputs (running mean and variance) are not supported");
-  if (oa_int(cx, "training_mode", 0))
-    return fe_fail(cx, "training mode is not supported (inference only)");
+  if (oa_int(cx, "training_mode", 0) || (cx->opset < 7 && !oa_int(cx, "is_test", 0)))
+    return fe_fail(cx, "training mode is not supported (inference only%s)",
+                   cx->opset < 7 ? ": is_test must be 1" : "");
+  if (cx->opset < 9 && !oa_int(cx, "spatial", 1))
+    return set_out(cx, batch_norm_per_activation(cx, oa_float(cx, "epsilon", 1e-5)));
   AttrB b = ab_new(cx);
   ab_int(&b, "axis", 1);
   ab_float(&b, "epsilon", oa_float(cx, "epsilon", 1e-5));

@@ -4,8 +4,18 @@
  * onnx_shape.c, onnx_rnn.c), and every Relay op that converter may emit
  * (TVM's names); the importer checks those against the registry before
  * converting a model, and the builder refuses any op a row does not list.
- * Converters read the opset (cx->opset) where an op's meaning changed
- * (Softmax at 13, axes as inputs at 13 and 18, Clip's bounds at 11, ...). */
+ *
+ * Versions: a row's last field is the first opset of its domain whose
+ * semantics it implements (left out: 0, since opset 1), as TVM's
+ * converters have _impl_vN.  An op whose meaning changed may have several
+ * rows: a model gets the row with the largest `since` not past its opset
+ * (onnx_op_find), so Add has a row from opset 1 (broadcasting only with
+ * broadcast=1, aligned at `axis`) and one from 7 (numpy's broadcasting),
+ * and an op first defined at opset N (Erf at 9) has one row since N: a
+ * model of an earlier opset using it is refused, naming op, domain and
+ * version.  Smaller changes are read by the converter from cx->opset
+ * (Softmax at 13, axes as inputs at 13 and 18, Clip's bounds at 11, Pad's
+ * attributes before 11, BatchNormalization's is_test and spatial, ...). */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,19 +23,29 @@
 
 #define BINARY "add subtract multiply divide power maximum minimum cast"
 #define COMPARE "equal less greater less_equal greater_equal not_equal cast"
+#define BINARY_V1 BINARY " reshape"
+#define COMPARE_V1 COMPARE " reshape"
 #define REDUCE "mean sum max min prod"
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
   "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
 
+/* Rows of every version leave `since` out (0: since opset 1). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 /* clang-format off */
 static const OnnxOpDef table[] = {
     /* elementwise arithmetic (onnx_math.c) */
-    {"", "Add", 2, 2, onnx_convert_binary, BINARY},
-    {"", "Sub", 2, 2, onnx_convert_binary, BINARY},
-    {"", "Mul", 2, 2, onnx_convert_binary, BINARY},
-    {"", "Div", 2, 2, onnx_convert_binary, BINARY},
-    {"", "Pow", 2, 2, onnx_convert_pow, "power cast"},
+    {"", "Add", 2, 2, onnx_convert_binary_v1, BINARY_V1},
+    {"", "Add", 2, 2, onnx_convert_binary, BINARY, 7},
+    {"", "Sub", 2, 2, onnx_convert_binary_v1, BINARY_V1},
+    {"", "Sub", 2, 2, onnx_convert_binary, BINARY, 7},
+    {"", "Mul", 2, 2, onnx_convert_binary_v1, BINARY_V1},
+    {"", "Mul", 2, 2, onnx_convert_binary, BINARY, 7},
+    {"", "Div", 2, 2, onnx_convert_binary_v1, BINARY_V1},
+    {"", "Div", 2, 2, onnx_convert_binary, BINARY, 7},
+    {"", "Pow", 2, 2, onnx_convert_pow_v1, "power cast reshape"},
+    {"", "Pow", 2, 2, onnx_convert_pow, "power cast", 7},
     {"", "Max", 1, -1, onnx_convert_variadic, "maximum cast"},
     {"", "Min", 1, -1, onnx_convert_variadic, "minimum cast"},
     {"", "Sum", 1, -1, onnx_convert_variadic, "add cast"},
@@ -33,18 +53,18 @@ static const OnnxOpDef table[] = {
     {"", "Sqrt", 1, 1, onnx_convert_unary, "sqrt"},
     {"", "Exp", 1, 1, onnx_convert_unary, "exp"},
     {"", "Log", 1, 1, onnx_convert_unary, "log"},
-    {"", "Erf", 1, 1, onnx_convert_unary, "erf"},
+    {"", "Erf", 1, 1, onnx_convert_unary, "erf", 9},
     {"", "Tanh", 1, 1, onnx_convert_unary, "tanh"},
     {"", "Sigmoid", 1, 1, onnx_convert_unary, "sigmoid"},
-    {"", "Sin", 1, 1, onnx_convert_unary, "sin"},
-    {"", "Cos", 1, 1, onnx_convert_unary, "cos"},
+    {"", "Sin", 1, 1, onnx_convert_unary, "sin", 7},
+    {"", "Cos", 1, 1, onnx_convert_unary, "cos", 7},
     {"", "Neg", 1, 1, onnx_convert_unary, "negative"},
     {"", "Abs", 1, 1, onnx_convert_unary, "abs"},
     {"", "Floor", 1, 1, onnx_convert_unary, "floor"},
     {"", "Ceil", 1, 1, onnx_convert_unary, "ceil"},
-    {"", "Sign", 1, 1, onnx_convert_unary, "sign"},
+    {"", "Sign", 1, 1, onnx_convert_unary, "sign", 9},
     {"", "Round", 1, 1, onnx_convert_round,
-     "floor subtract mod not_equal equal greater logical_and logical_or add where"},
+     "floor subtract mod not_equal equal greater logical_and logical_or add where", 11},
     {"", "Reciprocal", 1, 1, onnx_convert_reciprocal, "divide"},
     /* activations */
     {"", "Relu", 1, 1, onnx_convert_relu, "nn.relu"},
@@ -52,19 +72,24 @@ static const OnnxOpDef table[] = {
     {"", "PRelu", 2, 2, onnx_convert_prelu, "nn.prelu reshape less multiply where"},
     {"", "Clip", 1, 3, onnx_convert_clip, "clip maximum minimum cast"},
     {"", "HardSigmoid", 1, 1, onnx_convert_hard_sigmoid, "multiply add clip"},
-    {"", "HardSwish", 1, 1, onnx_convert_hard_swish, "multiply add clip"},
+    {"", "HardSwish", 1, 1, onnx_convert_hard_swish, "multiply add clip", 14},
     {"", "Elu", 1, 1, onnx_convert_elu, "exp subtract multiply greater where"},
     {"", "Softplus", 1, 1, onnx_convert_softplus, "exp add log"},
     /* comparisons and logic */
-    {"", "Equal", 2, 2, onnx_convert_compare, COMPARE},
-    {"", "Less", 2, 2, onnx_convert_compare, COMPARE},
-    {"", "Greater", 2, 2, onnx_convert_compare, COMPARE},
-    {"", "LessOrEqual", 2, 2, onnx_convert_compare, COMPARE},
-    {"", "GreaterOrEqual", 2, 2, onnx_convert_compare, COMPARE},
+    {"", "Equal", 2, 2, onnx_convert_compare_v1, COMPARE_V1},
+    {"", "Equal", 2, 2, onnx_convert_compare, COMPARE, 7},
+    {"", "Less", 2, 2, onnx_convert_compare_v1, COMPARE_V1},
+    {"", "Less", 2, 2, onnx_convert_compare, COMPARE, 7},
+    {"", "Greater", 2, 2, onnx_convert_compare_v1, COMPARE_V1},
+    {"", "Greater", 2, 2, onnx_convert_compare, COMPARE, 7},
+    {"", "LessOrEqual", 2, 2, onnx_convert_compare, COMPARE, 12},
+    {"", "GreaterOrEqual", 2, 2, onnx_convert_compare, COMPARE, 12},
     {"", "Not", 1, 1, onnx_convert_not, "logical_not"},
-    {"", "And", 2, 2, onnx_convert_logic, "logical_and logical_or"},
-    {"", "Or", 2, 2, onnx_convert_logic, "logical_and logical_or"},
-    {"", "Where", 3, 3, onnx_convert_where, "where cast"},
+    {"", "And", 2, 2, onnx_convert_logic_v1, "logical_and logical_or reshape"},
+    {"", "And", 2, 2, onnx_convert_logic, "logical_and logical_or", 7},
+    {"", "Or", 2, 2, onnx_convert_logic_v1, "logical_and logical_or reshape"},
+    {"", "Or", 2, 2, onnx_convert_logic, "logical_and logical_or", 7},
+    {"", "Where", 3, 3, onnx_convert_where, "where cast", 9},
     /* dtype, identity, constants */
     {"", "Cast", 1, 1, onnx_convert_cast, "cast"},
     {"", "Identity", 1, 1, onnx_convert_identity, ""},
@@ -86,10 +111,11 @@ static const OnnxOpDef table[] = {
     {"", "Gemm", 2, 3, onnx_convert_gemm, "nn.dense transpose multiply add"},
     {"", "MatMul", 2, 2, onnx_convert_matmul,
      "nn.matmul nn.batch_matmul reshape broadcast_to"},
-    {"", "BatchNormalization", 5, 5, onnx_convert_batch_norm, "nn.batch_norm"},
+    {"", "BatchNormalization", 5, 5, onnx_convert_batch_norm,
+     "nn.batch_norm subtract add divide sqrt multiply"},
     {"", "InstanceNormalization", 3, 3, onnx_convert_instance_norm, "nn.instance_norm"},
     {"", "LayerNormalization", 2, 3, onnx_convert_layer_norm,
-     "nn.layer_norm mean subtract multiply add divide sqrt zeros_like"},
+     "nn.layer_norm mean subtract multiply add divide sqrt zeros_like", 17},
     {"", "MaxPool", 1, 1, onnx_convert_pool, "nn.max_pool1d nn.max_pool2d nn.max_pool3d"},
     {"", "AveragePool", 1, 1, onnx_convert_pool, "nn.avg_pool1d nn.avg_pool2d nn.avg_pool3d"},
     {"", "GlobalAveragePool", 1, 1, onnx_convert_global_pool, "nn.global_avg_pool2d mean"},
@@ -99,7 +125,8 @@ static const OnnxOpDef table[] = {
     {"", "GRU", 3, 6, onnx_convert_gru, RNN},
     /* shapes and data movement (onnx_shape.c) */
     {"", "Flatten", 1, 1, onnx_convert_flatten, "nn.batch_flatten reshape"},
-    {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape dyn.reshape"},
+    {"", "Reshape", 1, 1, onnx_convert_reshape_v1, "reshape"},
+    {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape dyn.reshape", 5},
     {"", "Transpose", 1, 1, onnx_convert_transpose, "transpose"},
     {"", "Squeeze", 1, 2, onnx_convert_squeeze, "squeeze"},
     {"", "Unsqueeze", 1, 2, onnx_convert_unsqueeze, "expand_dims"},
@@ -109,26 +136,37 @@ static const OnnxOpDef table[] = {
      "strided_slice dyn.strided_slice cast shape_of concatenate"},
     {"", "Gather", 2, 2, onnx_convert_gather, "take"},
     {"", "Expand", 2, 2, onnx_convert_expand,
-     "broadcast_to dyn.broadcast_to shape_of concatenate maximum cast"},
-    {"", "Tile", 2, 2, onnx_convert_tile, "tile dyn.tile cast"},
+     "broadcast_to dyn.broadcast_to shape_of concatenate maximum cast", 8},
+    {"", "Tile", 3, 3, onnx_convert_tile_v1, "tile"},
+    {"", "Tile", 2, 2, onnx_convert_tile, "tile dyn.tile cast", 6},
     {"", "Pad", 1, 4, onnx_convert_pad, "nn.pad dyn.nn.pad reshape transpose cast"},
     {"", "Shape", 1, 1, onnx_convert_shape, "shape_of strided_slice"},
     {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
-    {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full"},
-    {"", "Range", 3, 3, onnx_convert_range, "arange"},
+    {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full", 9},
+    {"", "Range", 3, 3, onnx_convert_range, "arange", 11},
 };
 /* clang-format on */
+#pragma GCC diagnostic pop
 
 enum { NTABLE = sizeof table / sizeof table[0] };
 
 int onnx_op_count(void) { return NTABLE; }
 const OnnxOpDef *onnx_op_get(int i) { return i >= 0 && i < NTABLE ? &table[i] : NULL; }
 
-const OnnxOpDef *onnx_op_find(const char *domain, const char *op_type) {
-  for (int i = 0; i < NTABLE; i++)
-    if (strcmp(table[i].domain, domain) == 0 && strcmp(table[i].op_type, op_type) == 0)
-      return &table[i];
-  return NULL;
+/* The first opset of a row (0, left out, is opset 1). */
+static int row_since(const OnnxOpDef *r) { return r->since > 1 ? r->since : 1; }
+
+const OnnxOpDef *onnx_op_find(const char *domain, const char *op_type, int64_t opset, int *first) {
+  const OnnxOpDef *best = NULL;
+  int low = -1;
+  for (int i = 0; i < NTABLE; i++) {
+    const OnnxOpDef *r = &table[i];
+    if (strcmp(r->domain, domain) != 0 || strcmp(r->op_type, op_type) != 0) continue;
+    if (low < 0 || row_since(r) < low) low = row_since(r);
+    if (row_since(r) <= opset && (!best || row_since(r) > row_since(best))) best = r;
+  }
+  if (first) *first = low;
+  return best;
 }
 
 bool onnx_row_allows(const OnnxOpDef *row, const char *op) {
@@ -142,8 +180,12 @@ const char *onnx_supported_ops(void) {
   static char buf[4096];
   if (buf[0]) return buf;
   size_t k = 0;
-  for (int i = 0; i < NTABLE && k + 64 < sizeof buf; i++)
+  for (int i = 0; i < NTABLE && k + 64 < sizeof buf; i++) {
+    if (i && !strcmp(table[i].op_type, table[i - 1].op_type) &&
+        !strcmp(table[i].domain, table[i - 1].domain))
+      continue; /* one op's rows for several versions are adjacent */
     k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s%s%s", i ? " " : "", table[i].domain,
                           *table[i].domain ? "." : "", table[i].op_type);
+  }
   return buf;
 }

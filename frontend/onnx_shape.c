@@ -180,9 +180,11 @@ static bool sym_reshape(OnnxCx *cx, FeVal *x, FeVal *shape, bool allowzero) {
  * 0 and -1 pass to reshape, which means the same; a shape known only at
  * run time is followed symbolically (sym_reshape) or else gives
  * dyn.reshape (TVM's way). */
+static bool reshape_known(OnnxCx *cx, FeVal *x, int n, int64_t *ns, bool allowzero);
+
 bool onnx_convert_reshape(OnnxCx *cx) {
   FeVal *x = cx->in[0];
-  int64_t ns[TENSOR_MAX_RANK], xs[TENSOR_MAX_RANK];
+  int64_t ns[TENSOR_MAX_RANK];
   bool allowzero = cx->opset >= 14 && oa_int(cx, "allowzero", 0);
   if (!cx->in[1]->value) { /* computed at run time (Shape → Gather → Concat) */
     if (sym_reshape(cx, x, cx->in[1], allowzero)) return !cx->failed;
@@ -191,7 +193,21 @@ bool onnx_convert_reshape(OnnxCx *cx) {
     return set_out(cx, FE_OP(cx, "dyn.reshape", ab_done(&b), x, cx->in[1]));
   }
   int n = fe_need_ints(cx, cx->in[1], "input 'shape'", ns, TENSOR_MAX_RANK);
-  if (n < 0) return false;
+  return n >= 0 && reshape_known(cx, x, n, ns, allowzero);
+}
+
+/* Reshape before opset 5: the shape is attribute 'shape'. */
+bool onnx_convert_reshape_v1(OnnxCx *cx) {
+  int64_t ns[TENSOR_MAX_RANK];
+  int n = oa_ints(cx, "shape", ns, TENSOR_MAX_RANK);
+  if (cx->failed) return false;
+  if (n < 0) return fe_fail(cx, "attribute 'shape' is missing");
+  return reshape_known(cx, cx->in[0], n, ns, false);
+}
+
+/* Reshape to a known shape ns (n entries; ONNX's 0 and -1). */
+static bool reshape_known(OnnxCx *cx, FeVal *x, int n, int64_t *ns, bool allowzero) {
+  int64_t xs[TENSOR_MAX_RANK];
   if (!fe_static_shape(x, xs)) {
     AttrB b = ab_new(cx);
     ab_ints(&b, "newshape", n, ns);
@@ -272,10 +288,11 @@ bool onnx_convert_unsqueeze(OnnxCx *cx) {
 
 /* ───────────────────────── Concat, Split ───────────────────────── */
 
+/* Concat: axis is required from opset 4, 1 by default before. */
 bool onnx_convert_concat(OnnxCx *cx) {
-  if (!oa_get(cx, "axis")) return fe_fail(cx, "attribute 'axis' is missing");
+  if (cx->opset >= 4 && !oa_get(cx, "axis")) return fe_fail(cx, "attribute 'axis' is missing");
   AttrB b = ab_new(cx);
-  ab_int(&b, "axis", oa_int(cx, "axis", 0));
+  ab_int(&b, "axis", oa_int(cx, "axis", 1));
   for (int i = 0; i < cx->nin; i++)
     if (!cx->in[i]) return fe_fail(cx, "input %d is empty", i);
   FeVal *y = fe_op(cx, "concatenate", cx->nin, cx->in, ab_done(&b));
@@ -289,17 +306,24 @@ bool onnx_convert_concat(OnnxCx *cx) {
   return set_out(cx, n >= 0 ? fe_sym_set(cx, y, n, s) : y);
 }
 
-/* Split: sizes from the 'split' attribute (opset < 13) or input, else
- * equal parts, one per output (num_outputs at 18).  Relay's split takes
- * the indices where pieces begin. */
+/* Split's sizes: the 'split' attribute (opset < 13; at opset 1, or input
+ * 1), or input 1 (from 13); -1 when none are given. */
+static int split_sizes(OnnxCx *cx, int64_t *sizes) {
+  bool input = cx->opset >= 13 || (cx->opset < 2 && !oa_get(cx, "split"));
+  if (!input) return oa_ints(cx, "split", sizes, MAXV);
+  if (cx->nin < 2 || !cx->in[1]) return -1;
+  return fe_need_ints(cx, cx->in[1], "input 'split'", sizes, MAXV);
+}
+
+/* Split: sizes given (split_sizes), else equal parts, one per output
+ * (num_outputs at 18).  Relay's split takes the indices where pieces
+ * begin. */
 bool onnx_convert_split(OnnxCx *cx) {
   FeVal *x = cx->in[0];
   int r = fe_rank(x), axis = fe_axis(cx, oa_int(cx, "axis", 0), r, "axis");
   if (axis < 0) return false;
   int64_t sizes[MAXV], idx[MAXV];
-  int n = cx->opset < 13             ? oa_ints(cx, "split", sizes, MAXV)
-          : cx->nin > 1 && cx->in[1] ? fe_need_ints(cx, cx->in[1], "input 'split'", sizes, MAXV)
-                                     : -1;
+  int n = split_sizes(cx, sizes);
   if (cx->failed) return false;
   AttrB b = ab_new(cx);
   if (n < 0) {
@@ -578,6 +602,23 @@ bool onnx_convert_tile(OnnxCx *cx) {
   return set_out(cx, FE_OP(cx, "tile", ab_done(&b), x));
 }
 
+/* Tile before opset 6: `tiles` copies along `axis` (two scalar inputs). */
+bool onnx_convert_tile_v1(OnnxCx *cx) {
+  FeVal *x = cx->in[0];
+  double tiles, axis;
+  if (!fe_need_scalar(cx, cx->in[1], "input 'tiles'", &tiles) ||
+      !fe_need_scalar(cx, cx->in[2], "input 'axis'", &axis))
+    return false;
+  int r = fe_rank(x), a = fe_axis(cx, (int64_t)axis, r, "axis");
+  if (a < 0) return false;
+  if (tiles < 0) return fe_fail(cx, "%lld tiles", (long long)tiles);
+  int64_t reps[TENSOR_MAX_RANK];
+  for (int i = 0; i < r; i++) reps[i] = i == a ? (int64_t)tiles : 1;
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "reps", r, reps);
+  return set_out(cx, FE_OP(cx, "tile", ab_done(&b), x));
+}
+
 /* pad_width=[[b0, e0], [b1, e1], ...] from ONNX's [b0, b1, ..., e0, e1, ...]. */
 static void ab_pad_width(AttrB *b, int r, const int64_t *pads) {
   AttrValue *l = ARENA_NEW(b->a, AttrValue);
@@ -649,8 +690,8 @@ bool onnx_convert_pad(OnnxCx *cx) {
   FeVal *value = pad_value(cx, x);
   if (!value) return false;
   int n, na = -1;
-  if (cx->opset < 11) {
-    n = oa_ints(cx, "pads", pads, 2 * TENSOR_MAX_RANK);
+  if (cx->opset < 11) { /* named 'paddings' at opset 1 */
+    n = oa_ints(cx, cx->opset < 2 ? "paddings" : "pads", pads, 2 * TENSOR_MAX_RANK);
   } else {
     if (cx->nin < 2 || !cx->in[1]) return fe_fail(cx, "input 'pads' is missing");
     if (!cx->in[1]->value) return set_out(cx, dynamic_pad(cx, x, cx->in[1], value, mode));

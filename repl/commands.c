@@ -122,7 +122,8 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "The graph's inputs become the parameters; its initializers become\n"                          \
     "constants (BindParams).  The function is ready to call, :print and :pass;\n"                  \
     "`:undo` restores the module.  `rly --import FILE.onnx -o OUT.rly` writes it\n"                \
-    "as text with the weights in OUT.npz instead.")                                                \
+    "as text with the weights in OUT.npz instead.  Opsets 1 to 18 of ai.onnx:\n"                   \
+    "each op is read as the opset the model imports defines it.")                                  \
   X(save, "save", "%x [%y ...] FILE", DATA, repl_cmd_save,                                         \
     "write session tensors to FILE (.npy, .npz or .safetensors)",                                  \
     "Entries are named after the variables; a tuple %t gives t_0, t_1, ...")                       \

@@ -80,12 +80,14 @@ def node(op, inputs, outputs, name="", domain="", **attrs):
     return msg(*parts)
 
 
-def model(nodes, inputs, outputs, inits=(), opset=13):
+def model(nodes, inputs, outputs, inits=(), opset=13, imports=None):
+    """imports: [(domain, version)] instead of the default domain's opset."""
     graph = msg(*[field(1, n) for n in nodes], field(2, "g"), *[field(5, t) for t in inits],
                 *[field(11, value_info(*i)) for i in inputs],
                 *[field(12, value_info(n, [])) for n in outputs])
+    imports = imports if imports is not None else [("", opset)]
     return msg(field(1, 8), field(2, "make_models.py"), field(7, graph),
-               field(8, msg(field(1, ""), field(2, opset))))
+               *[field(8, msg(field(1, dom), field(2, v))) for dom, v in imports])
 
 
 def write(d, name, data):
@@ -103,7 +105,17 @@ def main():
     write(d, "truncated.onnx", good[: len(good) // 2])
     write(d, "text.onnx", b"this is not a model\n")
     write(d, "no_graph.onnx", msg(field(1, 8), field(8, msg(field(2, 13)))))
-    write(d, "old_opset.onnx", model([node("Relu", ["x"], ["y"])], [("x", [4])], ["y"], opset=5))
+    write(d, "new_opset.onnx", model([node("Relu", ["x"], ["y"])], [("x", [4])], ["y"], opset=19))
+    write(d, "erf_opset7.onnx", model([node("Erf", ["x"], ["y"], "erf0")], [("x", [4])], ["y"], opset=7))
+    training = [node("Adagrad", ["r", "t", "x", "g", "h"], ["y", "h2"], "", "ai.onnx.preview.training")]
+    write(d, "training_only.onnx", model(training, [(n, [4]) for n in "rtxgh"], ["y"],
+                                         imports=[("ai.onnx.preview.training", 1)]))
+    write(d, "no_default_opset.onnx", model([node("Relu", ["x"], ["y"])], [("x", [4])], ["y"],
+                                            imports=[("com.example", 1)]))
+    write(d, "add_no_broadcast.onnx", model([node("Add", ["x", "z"], ["y"], "add0")],
+                                            [("x", [2, 3]), ("z", [3])], ["y"], opset=6))
+    write(d, "dropout_training.onnx", model([node("Dropout", ["x"], ["y"], "drop0")],
+                                            [("x", [4])], ["y"], opset=6))
     unknown = [node("Relu", ["x"], ["a"], "r"), node("Foo", ["a"], ["b"], "foo1", "com.example"),
                node("Bar", ["b"], ["c"], "bar1"), node("Foo", ["c"], ["d"], "foo2", "com.example"),
                node("FancyOp", ["d"], ["y"])]
