@@ -20,6 +20,7 @@ const char *engine_jit_unavailable(void) {
 }
 
 int engine_jit_kernel_count(void) { return jit_kernel_count(); }
+const char *engine_jit_passes(void) { return jit_passes_name(); }
 bool engine_jit_kernel_info(int i, JitKernelInfo *out) { return jit_kernel_info(i, out); }
 
 bool engine_jit_dump(const PrimFunc *f, const char *what, StrBuf *b, char *err, size_t n) {

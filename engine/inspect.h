@@ -21,6 +21,8 @@
 const char *engine_jit_unavailable(void);
 /* The compiled kernels, in compile order (JitKernelInfo, jit/jit.h). */
 int engine_jit_kernel_count(void);
+/* RLY_JIT_PASSES's LLVM pipeline, "" for default<On> (jit_passes_name). */
+const char *engine_jit_passes(void);
 bool engine_jit_kernel_info(int i, JitKernelInfo *out);
 /* f's kernel as optimized LLVM IR (what "llvm") or assembly ("asm") into
  * b; false with the reason in err. */

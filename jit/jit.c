@@ -351,7 +351,8 @@ static bool cache_dir(char *buf, size_t n) {
 }
 
 static uint64_t target_hash(void) {
-  return hash_bytes(J.mod->target, strlen(J.mod->target), 0x243f6a8885a308d3ull ^ J.mod_hash);
+  uint64_t h = hash_bytes(J.mod->target, strlen(J.mod->target), 0x243f6a8885a308d3ull ^ J.mod_hash);
+  return hash_bytes(J.mod->passes, strlen(J.mod->passes), h);
 }
 
 /* The file of a key: the target and the code generator are hashed in, so
@@ -1010,6 +1011,7 @@ bool jit_kernel_info(int i, JitKernelInfo *out) {
 
 const char *jit_cpu_name(void) { return load_module() ? J.mod->cpu : NULL; } /* set once */
 const char *jit_target_name(void) { return load_module() ? J.mod->target : NULL; }
+const char *jit_passes_name(void) { return load_module() ? J.mod->passes : NULL; }
 
 /* The prim functions handed to jit_get so far may be freed: drop the
  * pointers to them, keep the compiled code.  A later jit_get of a copy

@@ -111,6 +111,9 @@ const char *jit_cpu_name(void);
 /* The target kernels are compiled for: LLVM version, triple, CPU and a hash
  * of its features (loads the module; NULL if unavailable). */
 const char *jit_target_name(void);
+/* The LLVM pass pipeline RLY_JIT_PASSES gives in place of default<On>: ""
+ * when it is unset (NULL if the JIT is unavailable). */
+const char *jit_passes_name(void);
 
 /* Settings from the engine's options (engine/engine.h; nothing here reads
  * the environment): the pool size (0: one thread per core), the module to

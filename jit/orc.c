@@ -98,15 +98,25 @@ static LLVMTargetMachineRef machine(int level) {
   return tms->tm[level];
 }
 
+/* RLY_JIT_PASSES: an LLVM pass pipeline (LLVMRunPasses' text, e.g.
+ * "default<O1>" or "function(instcombine,...)") that replaces default<On>
+ * at every opt level, to measure what a leaner pipeline saves and changes
+ * (bench/compile_passes.py); unset or empty: default<On>. */
+static const char *passes_override(void) {
+  const char *v = getenv("RLY_JIT_PASSES");
+  return v && *v ? v : NULL;
+}
+
 static bool optimize(LLVMModuleRef m, LLVMTargetMachineRef tm, int level, char *err, size_t n) {
   char passes[32];
   snprintf(passes, sizeof passes, "default<O%d>", level);
+  const char *pipeline = self.passes[0] ? self.passes : passes;
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(po, level >= 2);
   LLVMPassBuilderOptionsSetSLPVectorization(po, level >= 2);
   LLVMPassBuilderOptionsSetLoopUnrolling(po, level >= 2);
   LLVMPassBuilderOptionsSetLoopInterleaving(po, level >= 2);
-  LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
+  LLVMErrorRef e = LLVMRunPasses(m, pipeline, tm, po);
   LLVMDisposePassBuilderOptions(po);
   return take_error(e, err, n, "LLVM passes");
 }
@@ -341,8 +351,10 @@ static void reset(void) {
 
 /* One empty compile per opt level on the loading thread: LLVM creates some
  * statics (timer groups, pass registries) lazily on the first compile, and
- * the compiles ahead start several at once. */
-static void warm_up(void) {
+ * the compiles ahead start several at once.  False with err if the passes
+ * fail (an RLY_JIT_PASSES that LLVM cannot parse). */
+static bool warm_up(char *err, size_t n) {
+  bool ok = true;
   for (int level = 0; level < 4; level++) {
     LLVMContextRef ctx = new_context();
     LLVMModuleRef m = LLVMModuleCreateWithNameInContext("rly_warm_up", ctx);
@@ -353,15 +365,15 @@ static void warm_up(void) {
     LLVMBuildRetVoid(b);
     LLVMDisposeBuilder(b);
     LLVMSetTarget(m, triple);
-    char err[256];
     void *obj = NULL;
     size_t len;
-    if (machine(level) && optimize(m, machine(level), level, err, sizeof err) &&
-        emit(m, level, LLVMObjectFile, &obj, &len, err, sizeof err))
-      free(obj);
+    bool passed = !machine(level) || optimize(m, machine(level), level, err, n);
+    if (passed && machine(level) && emit(m, level, LLVMObjectFile, &obj, &len, err, n)) free(obj);
+    ok = ok && passed;
     LLVMDisposeModule(m);
     LLVMContextDispose(ctx);
   }
+  return ok;
 }
 
 /* The module's entry: checks the ABI, sets up the native target once and
@@ -389,7 +401,13 @@ const RlyJitModule *rlyjit_init(const RlyJitHost *h, char *err, size_t n) {
   snprintf(self.target, sizeof self.target, "LLVM %u.%u.%u %s %s features:%016llx", major, minor,
            patch, triple, cpu, (unsigned long long)fh);
   snprintf(self.cpu, sizeof self.cpu, "%s", cpu);
-  warm_up();
+  self.passes = passes_override() ? passes_override() : "";
+  char why[256];
+  if (!warm_up(why, sizeof why)) {
+    snprintf(err, n, "RLY_JIT_PASSES=%s: %s", self.passes, why);
+    self.abi_version = 0;
+    return NULL;
+  }
   self.compile = compile, self.begin = begin, self.finish = finish;
   self.discard = discard, self.load = load, self.dump = dump, self.reset = reset;
   return &self;

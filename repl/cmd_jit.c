@@ -137,6 +137,8 @@ static void compile_stats(int n) {
       "CPU ms: codegen %.1f, passes %.1f, emit %.1f: %.1f (%.1f a compiled kernel); "
       "load %.1f ms\n",
       t.codegen, t.passes, t.emit, cpu, t.compiled ? cpu / t.compiled : 0.0, t.load);
+  const char *p = engine_jit_passes();
+  if (p && *p) printf("LLVM passes: %s (RLY_JIT_PASSES)\n", p);
 }
 
 /* `:kernels [--compile]`: a table of the compiled kernels (signature,

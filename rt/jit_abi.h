@@ -26,7 +26,7 @@
 
 #include "ir/tir.h"
 
-enum { RLY_JIT_ABI_VERSION = 6 };
+enum { RLY_JIT_ABI_VERSION = 7 };
 
 typedef enum JitErrCode {
   JIT_OK = 0,
@@ -79,6 +79,7 @@ typedef struct RlyJitModule {
   int abi_version;
   char target[256]; /* "LLVM 19.1.x <triple> <cpu> <features>": part of disk cache keys */
   char cpu[64];
+  const char *passes; /* RLY_JIT_PASSES's pipeline, "" for default<On>: part of disk cache keys */
   /* Generates, optimizes and emits f's kernel named sym as object code
    * (malloc'd into *obj).  False with err. */
   bool (*compile)(const PrimFunc *f, const char *sym, const JitCompileOpts *o, void **obj,
