@@ -1,0 +1,211 @@
+/* onnx_elem.c — converters of the elementwise, math and signal ops (rows
+ * in onnx_ops.c): Mod, BitShift, CastLike, IsInf, IsNaN, the inverse and
+ * hyperbolic trigonometric functions, the activations without a Relay op of
+ * their own (Shrink, ThresholdedRelu, Celu, Selu, Softsign), Trilu,
+ * EyeLike, LRN, MeanVarianceNormalization, Det, the window functions
+ * (Hann, Hamming, Blackman) and DFT; and the random ops, refused.
+ *
+ * Activations are written with the elementwise Relay ops as ONNX's own
+ * function bodies write them.  Windows are computed from arange, so their
+ * size may be known only at run time.  DFT multiplies by the DFT matrix
+ * (a constant built here, its length known at import time). */
+#include <math.h>
+#include <string.h>
+
+#include "frontend/onnx_int.h"
+
+static bool set_out(OnnxCx *cx, FeVal *v) {
+  cx->out[0] = v;
+  return v != NULL;
+}
+
+static const char *op_of(OnnxCx *cx, const char *const (*map)[2]) {
+  for (int i = 0; map[i][0]; i++)
+    if (strcmp(map[i][0], cx->node->op_type) == 0) return map[i][1];
+  RLY_UNREACHABLE();
+}
+
+static FeVal *scalar_like(OnnxCx *cx, const FeVal *x, double v) {
+  return fe_scalar(cx, fe_dtype(x), v);
+}
+
+/* ───────────────────────── arithmetic ───────────────────────── */
+
+/* Mod: fmod=0 takes the divisor's sign (floor_mod, integers only, as the
+ * spec says); fmod=1 is C's fmod, the dividend's sign (trunc_mod). */
+bool onnx_convert_mod(OnnxCx *cx) {
+  int64_t fmod_ = oa_int(cx, "fmod", 0);
+  FeVal *a = cx->in[0], *b = cx->in[1];
+  if (fe_dtype(a) != fe_dtype(b))
+    return fe_fail(cx, "operands of different dtypes (%s, %s)", dtype_name(fe_dtype(a)),
+                   dtype_name(fe_dtype(b)));
+  if (!fmod_ && dtype_is_float(fe_dtype(a)))
+    return fe_fail(cx, "fmod=0 on %s: the spec requires fmod=1 for floats",
+                   dtype_name(fe_dtype(a)));
+  return set_out(cx, FE_OP(cx, fmod_ ? "trunc_mod" : "floor_mod", NULL, a, b));
+}
+
+bool onnx_convert_bitshift(OnnxCx *cx) {
+  const char *dir = oa_str(cx, "direction", "");
+  bool left = strcmp(dir, "LEFT") == 0;
+  if (!left && strcmp(dir, "RIGHT") != 0)
+    return fe_fail(cx, "attribute 'direction' must be LEFT or RIGHT, got '%s'", dir);
+  return set_out(cx, FE_OP(cx, left ? "left_shift" : "right_shift", NULL, cx->in[0], cx->in[1]));
+}
+
+bool onnx_convert_cast_like(OnnxCx *cx) {
+  return set_out(cx, fe_cast(cx, cx->in[0], fe_dtype(cx->in[1])));
+}
+
+/* ───────────────────────── predicates, unary math ───────────────────────── */
+
+/* IsInf: isinf(x), restricted to the signs asked for. */
+bool onnx_convert_isinf(OnnxCx *cx) {
+  FeVal *x = cx->in[0], *inf = FE_OP(cx, "isinf", NULL, x);
+  bool pos = oa_int(cx, "detect_positive", 1) != 0, neg = oa_int(cx, "detect_negative", 1) != 0;
+  if (!inf || (pos && neg)) return set_out(cx, inf);
+  FeVal *zero = scalar_like(cx, x, 0);
+  FeVal *side = FE_OP(cx, pos ? "greater" : "less", NULL, x, zero);
+  if (!pos && !neg)
+    side = side ? FE_OP(cx, "logical_and", NULL, side, FE_OP(cx, "greater", NULL, x, zero)) : NULL;
+  return set_out(cx, side ? FE_OP(cx, "logical_and", NULL, inf, side) : NULL);
+}
+
+bool onnx_convert_math(OnnxCx *cx) {
+  static const char *const map[][2] = {{"IsNaN", "isnan"}, {"Tan", "tan"},     {"Asin", "asin"},
+                                       {"Acos", "acos"},   {"Atan", "atan"},   {"Sinh", "sinh"},
+                                       {"Cosh", "cosh"},   {"Asinh", "asinh"}, {"Acosh", "acosh"},
+                                       {"Atanh", "atanh"}, {NULL, NULL}};
+  return set_out(cx, FE_OP(cx, op_of(cx, map), NULL, cx->in[0]));
+}
+
+/* ───────────────────────── activations ───────────────────────── */
+
+/* Shrink: x + bias below -lambd, x - bias above lambd, else 0. */
+bool onnx_convert_shrink(OnnxCx *cx) {
+  FeVal *x = cx->in[0];
+  double lambd = oa_float(cx, "lambd", 0.5), bias = oa_float(cx, "bias", 0);
+  FeVal *lo = FE_OP(cx, "less", NULL, x, scalar_like(cx, x, -lambd));
+  FeVal *hi = FE_OP(cx, "greater", NULL, x, scalar_like(cx, x, lambd));
+  FeVal *up = FE_OP(cx, "add", NULL, x, scalar_like(cx, x, bias));
+  FeVal *down = FE_OP(cx, "subtract", NULL, x, scalar_like(cx, x, bias));
+  if (!lo || !hi || !up || !down) return false;
+  FeVal *inner = FE_OP(cx, "where", NULL, hi, down, scalar_like(cx, x, 0));
+  return set_out(cx, inner ? FE_OP(cx, "where", NULL, lo, up, inner) : NULL);
+}
+
+bool onnx_convert_thresholded_relu(OnnxCx *cx) {
+  FeVal *x = cx->in[0];
+  FeVal *gt = FE_OP(cx, "greater", NULL, x, scalar_like(cx, x, oa_float(cx, "alpha", 1.0)));
+  return set_out(cx, gt ? FE_OP(cx, "where", NULL, gt, x, scalar_like(cx, x, 0)) : NULL);
+}
+
+/* alpha * (exp(x / scale) - 1), the negative side of Celu and Selu. */
+static FeVal *exp_m1(OnnxCx *cx, FeVal *x, double scale, double alpha) {
+  FeVal *e = FE_OP(cx, "exp", NULL, FE_OP(cx, "divide", NULL, x, scalar_like(cx, x, scale)));
+  FeVal *m = e ? FE_OP(cx, "subtract", NULL, e, scalar_like(cx, x, 1)) : NULL;
+  return m ? FE_OP(cx, "multiply", NULL, m, scalar_like(cx, x, alpha)) : NULL;
+}
+
+/* Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)). */
+bool onnx_convert_celu(OnnxCx *cx) {
+  FeVal *x = cx->in[0], *zero = scalar_like(cx, x, 0);
+  double alpha = oa_float(cx, "alpha", 1.0);
+  FeVal *neg = exp_m1(cx, x, alpha, alpha), *pos = FE_OP(cx, "maximum", NULL, x, zero);
+  FeVal *mn = neg ? FE_OP(cx, "minimum", NULL, neg, zero) : NULL;
+  return set_out(cx, mn && pos ? FE_OP(cx, "add", NULL, pos, mn) : NULL);
+}
+
+/* Selu: gamma * (x > 0 ? x : alpha * (exp(x) - 1)). */
+bool onnx_convert_selu(OnnxCx *cx) {
+  FeVal *x = cx->in[0];
+  double alpha = oa_float(cx, "alpha", 1.67326319217681884765625);
+  double gamma = oa_float(cx, "gamma", 1.05070102214813232421875);
+  FeVal *neg = exp_m1(cx, x, 1.0, alpha);
+  FeVal *gt = FE_OP(cx, "greater", NULL, x, scalar_like(cx, x, 0));
+  FeVal *y = neg && gt ? FE_OP(cx, "where", NULL, gt, x, neg) : NULL;
+  return set_out(cx, y ? FE_OP(cx, "multiply", NULL, y, scalar_like(cx, x, gamma)) : NULL);
+}
+
+/* Softsign: x / (1 + |x|). */
+bool onnx_convert_softsign(OnnxCx *cx) {
+  FeVal *x = cx->in[0], *ax = FE_OP(cx, "abs", NULL, x);
+  FeVal *d = ax ? FE_OP(cx, "add", NULL, ax, scalar_like(cx, x, 1)) : NULL;
+  return set_out(cx, d ? FE_OP(cx, "divide", NULL, x, d) : NULL);
+}
+
+/* ───────────────────────── matrices ───────────────────────── */
+
+/* Trilu: k (an optional int64 scalar input, 0 when omitted) may be known
+ * only at run time. */
+bool onnx_convert_trilu(OnnxCx *cx) {
+  FeVal *k = cx->nin > 1 && cx->in[1] ? cx->in[1] : fe_scalar(cx, DT_INT64, 0);
+  if (fe_rank(k) != 0) return fe_fail(cx, "input 'k' must be a scalar");
+  AttrB b = ab_new(cx);
+  ab_bool(&b, "upper", oa_int(cx, "upper", 1) != 0);
+  return set_out(cx, k ? FE_OP(cx, "trilu", ab_done(&b), cx->in[0], k) : NULL);
+}
+
+/* EyeLike: ones where column - row == k, of the input's (static 2-D)
+ * shape, in `dtype` (default the input's). */
+bool onnx_convert_eye_like(OnnxCx *cx) {
+  int64_t shape[TENSOR_MAX_RANK];
+  if (fe_rank(cx->in[0]) != 2 || !fe_static_shape(cx->in[0], shape))
+    return fe_fail(cx, "the input must be 2-D with a shape known at import time");
+  const char *tn = "";
+  DType dt = fe_dtype(cx->in[0]);
+  if (oa_get(cx, "dtype")) dt = onnx_dtype((int32_t)oa_int(cx, "dtype", 0), &tn);
+  if (dt == DT_INVALID) return fe_fail(cx, "dtype %s is not supported", tn);
+  int64_t k = oa_int(cx, "k", 0);
+  Tensor *t = tensor_new(cx->a, dt, 2, shape);
+  for (int64_t r = 0; r < shape[0]; r++)
+    for (int64_t c = 0; c < shape[1]; c++) tensor_set_f64(t, r * shape[1] + c, c - r == k);
+  return set_out(cx, fe_const(cx, t));
+}
+
+/* ───────────────────────── normalizations ───────────────────────── */
+
+/* LRN over channels: the window [c - (size-1)/2, c + size/2] of nn.lrn,
+ * ONNX's own for odd sizes. */
+bool onnx_convert_lrn(OnnxCx *cx) {
+  int64_t size = oa_int(cx, "size", 0);
+  if (size < 1 || size % 2 == 0)
+    return fe_fail(cx, "size %lld is not supported (a positive odd size is)", (long long)size);
+  AttrB b = ab_new(cx);
+  ab_int(&b, "size", size);
+  ab_int(&b, "axis", 1);
+  ab_float(&b, "bias", oa_float(cx, "bias", 1.0));
+  ab_float(&b, "alpha", oa_float(cx, "alpha", 1e-4));
+  ab_float(&b, "beta", oa_float(cx, "beta", 0.75));
+  return set_out(cx, FE_OP(cx, "nn.lrn", ab_done(&b), cx->in[0]));
+}
+
+/* MeanVarianceNormalization: (x - mean) / sqrt(var + 1e-9) over axes
+ * (default 0, 2, 3), as the op's function body computes it. */
+bool onnx_convert_mvn(OnnxCx *cx) {
+  int64_t axes[TENSOR_MAX_RANK] = {0, 2, 3};
+  int n = oa_ints(cx, "axes", axes, TENSOR_MAX_RANK);
+  if (n < 0) n = 3;
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "axis", n, axes);
+  ab_bool(&b, "keepdims", true);
+  Attrs *at = ab_done(&b);
+  FeVal *x = cx->in[0], *mean = FE_OP(cx, "mean", at, x);
+  FeVal *d = mean ? FE_OP(cx, "subtract", NULL, x, mean) : NULL;
+  FeVal *var = d ? FE_OP(cx, "mean", at, FE_OP(cx, "multiply", NULL, d, d)) : NULL;
+  FeVal *sd =
+      var ? FE_OP(cx, "sqrt", NULL, FE_OP(cx, "add", NULL, var, scalar_like(cx, x, 1e-9))) : NULL;
+  return set_out(cx, sd ? FE_OP(cx, "divide", NULL, d, sd) : NULL);
+}
+
+/* ───────────────────────── random ops ───────────────────────── */
+
+/* Bernoulli, RandomUniformLike, ...: their draws cannot reproduce another
+ * implementation's (ONNX's tests compare numpy's), so they are refused
+ * rather than run with other draws. */
+bool onnx_convert_random(OnnxCx *cx) {
+  return fe_fail(cx,
+                 "ai.onnx.%s (opset %lld) draws random numbers, which rly does not import "
+                 "(its draws could not match another implementation's)",
+                 cx->node->op_type, (long long)cx->opset);
+}
