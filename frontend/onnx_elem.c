@@ -209,3 +209,49 @@ bool onnx_convert_random(OnnxCx *cx) {
                  "(its draws could not match another implementation's)",
                  cx->node->op_type, (long long)cx->opset);
 }
+
+/* ───────────────────────── windows ───────────────────────── */
+
+/* a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) for n in [0, size), N
+ * size (periodic) or size - 1 (symmetric); size may be known only at run
+ * time.  Computed in float64, then cast to output_datatype. */
+bool onnx_convert_window(OnnxCx *cx) {
+  static const struct {
+    const char *op;
+    double a0, a1, a2;
+  } win[] = {{"HannWindow", 0.5, 0.5, 0},
+             {"HammingWindow", 25.0 / 46.0, 21.0 / 46.0, 0},
+             {"BlackmanWindow", 0.42, 0.5, 0.08}};
+  int w = 0;
+  while (strcmp(win[w].op, cx->node->op_type) != 0) w++;
+  const char *tn;
+  DType dt = onnx_dtype((int32_t)oa_int(cx, "output_datatype", 1), &tn);
+  if (dt == DT_INVALID || !dtype_is_float(dt))
+    return fe_fail(cx, "output_datatype %s is not supported (a float type is)", tn);
+  FeVal *size = cx->in[0];
+  if (fe_rank(size) != 0 || !dtype_is_int(fe_dtype(size)))
+    return fe_fail(cx, "input 'size' must be an integer scalar");
+  AttrB b = ab_new(cx);
+  ab_str(&b, "dtype", "float64");
+  FeVal *n =
+      FE_OP(cx, "arange", ab_done(&b), scalar_like(cx, size, 0), size, scalar_like(cx, size, 1));
+  FeVal *len = fe_cast(cx, size, DT_FLOAT64);
+  if (len && !oa_int(cx, "periodic", 1))
+    len = FE_OP(cx, "subtract", NULL, len, fe_scalar(cx, DT_FLOAT64, 1));
+  FeVal *t = n && len
+                 ? FE_OP(cx, "divide", NULL,
+                         FE_OP(cx, "multiply", NULL, n, fe_scalar(cx, DT_FLOAT64, 2 * M_PI)), len)
+                 : NULL;
+  FeVal *y = t ? FE_OP(cx, "subtract", NULL, fe_scalar(cx, DT_FLOAT64, win[w].a0),
+                       FE_OP(cx, "multiply", NULL, FE_OP(cx, "cos", NULL, t),
+                             fe_scalar(cx, DT_FLOAT64, win[w].a1)))
+               : NULL;
+  if (y && win[w].a2 != 0) {
+    FeVal *c2 =
+        FE_OP(cx, "cos", NULL, FE_OP(cx, "multiply", NULL, t, fe_scalar(cx, DT_FLOAT64, 2)));
+    y = c2 ? FE_OP(cx, "add", NULL, y,
+                   FE_OP(cx, "multiply", NULL, c2, fe_scalar(cx, DT_FLOAT64, win[w].a2)))
+           : NULL;
+  }
+  return set_out(cx, y ? fe_cast(cx, y, dt) : NULL);
+}

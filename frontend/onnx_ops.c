@@ -14,6 +14,7 @@
 #define BINARY "add subtract multiply divide power maximum minimum cast"
 #define COMPARE "equal less greater less_equal greater_equal not_equal cast"
 #define REDUCE "mean sum max min prod"
+#define WINDOW "arange cast subtract multiply divide cos add"
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
   "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
@@ -140,6 +141,9 @@ static const OnnxOpDef table[] = {
     {"", "EyeLike", 1, 1, onnx_convert_eye_like, ""},
     {"", "LRN", 1, 1, onnx_convert_lrn, "nn.lrn"},
     {"", "MeanVarianceNormalization", 1, 1, onnx_convert_mvn, "mean subtract multiply add sqrt divide"},
+    {"", "HannWindow", 1, 1, onnx_convert_window, WINDOW},
+    {"", "HammingWindow", 1, 1, onnx_convert_window, WINDOW},
+    {"", "BlackmanWindow", 1, 1, onnx_convert_window, WINDOW},
     {"", "Bernoulli", 1, 1, onnx_convert_random, ""},
     {"", "RandomUniformLike", 1, 1, onnx_convert_random, ""},
 };
