@@ -255,3 +255,7 @@ bool onnx_convert_window(OnnxCx *cx) {
   }
   return set_out(cx, y ? fe_cast(cx, y, dt) : NULL);
 }
+
+/* ───────────────────────── linear algebra ───────────────────────── */
+
+bool onnx_convert_det(OnnxCx *cx) { return set_out(cx, FE_OP(cx, "det", NULL, cx->in[0])); }

@@ -144,6 +144,7 @@ static const OnnxOpDef table[] = {
     {"", "HannWindow", 1, 1, onnx_convert_window, WINDOW},
     {"", "HammingWindow", 1, 1, onnx_convert_window, WINDOW},
     {"", "BlackmanWindow", 1, 1, onnx_convert_window, WINDOW},
+    {"", "Det", 1, 1, onnx_convert_det, "det"},
     {"", "Bernoulli", 1, 1, onnx_convert_random, ""},
     {"", "RandomUniformLike", 1, 1, onnx_convert_random, ""},
 };
