@@ -35,8 +35,15 @@ static bool k_det(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attr
                   RtTensor *const *out) {
   const RtTensor *x = in[0];
   int64_t n = x->shape[x->ndim - 1], batch = out[0]->numel;
+  if (n == 0) { /* the empty product */
+    double one = 1;
+    for (int64_t b = 0; b < batch; b++)
+      lane_store(LANE_F64, out[0]->dtype, &one, out[0]->data, b, 1);
+    return true;
+  }
+  if (batch == 0) return true;
   double *v = lane_array(kx, x, LANE_F64);
-  double *o = v ? kernel_alloc(kx, (size_t)(batch ? batch : 1) * sizeof(double)) : NULL;
+  double *o = v ? kernel_alloc(kx, (size_t)batch * sizeof(double)) : NULL;
   if (!o) return free(v), false;
   for (int64_t b = 0; b < batch; b++) o[b] = lu_det(v + b * n * n, n);
   lane_store(LANE_F64, out[0]->dtype, o, out[0]->data, 0, batch);
