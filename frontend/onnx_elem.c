@@ -259,3 +259,99 @@ bool onnx_convert_window(OnnxCx *cx) {
 /* ───────────────────────── linear algebra ───────────────────────── */
 
 bool onnx_convert_det(OnnxCx *cx) { return set_out(cx, FE_OP(cx, "det", NULL, cx->in[0])); }
+
+/* ───────────────────────── DFT ───────────────────────── */
+
+/* Component i (0 real, 1 imaginary) of a [..., 2] or [..., 1] signal:
+ * x[..., i] as [...]. */
+static FeVal *component(OnnxCx *cx, FeVal *x, int i) {
+  AttrB b = ab_new(cx);
+  ab_int(&b, "axis", -1);
+  return FE_OP(cx, "take", ab_done(&b), x, fe_scalar(cx, DT_INT64, i));
+}
+
+/* v with axis `from` moved to position `to`. */
+static FeVal *move_axis(OnnxCx *cx, FeVal *v, int from, int to) {
+  int64_t perm[TENSOR_MAX_RANK];
+  int r = fe_rank(v), k = 0;
+  if (!v || from == to) return v;
+  for (int i = 0; i < r; i++)
+    if (i != from) perm[k++] = i;
+  memmove(perm + to + 1, perm + to, sizeof(int64_t) * (size_t)(r - 1 - to));
+  perm[to] = from;
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "axes", r, perm);
+  return FE_OP(cx, "transpose", ab_done(&b), v);
+}
+
+/* The [k, n] matrix of cos (or sin) 2 pi k n / len, k < nk, n < nn (zero
+ * where n >= len: the signal cut or zero-padded to len), times scale. */
+static FeVal *dft_matrix(OnnxCx *cx, DType dt, int64_t nk, int64_t nn, int64_t len, bool sine,
+                         double scale) {
+  int64_t shape[2] = {nk, nn};
+  Tensor *t = tensor_new(cx->a, dt, 2, shape);
+  for (int64_t k = 0; k < nk; k++)
+    for (int64_t n = 0; n < nn; n++) {
+      double a = 2 * M_PI * (double)((k * n) % len) / (double)len;
+      tensor_set_f64(t, k * nn + n, n < len ? scale * (sine ? sin(a) : cos(a)) : 0);
+    }
+  return fe_const(cx, t);
+}
+
+static FeVal *dense(OnnxCx *cx, FeVal *x, FeVal *w) { return FE_OP(cx, "nn.dense", NULL, x, w); }
+
+/* a + b, or a - b (sub), or a alone when b is NULL (a real signal). */
+static FeVal *combine(OnnxCx *cx, FeVal *a, FeVal *b, bool sub) {
+  if (!b || !a) return b ? NULL : sub ? FE_OP(cx, "negative", NULL, a) : a;
+  return FE_OP(cx, sub ? "subtract" : "add", NULL, a, b);
+}
+
+/* The DFT's length: dft_length when given (known at import time), else
+ * the signal's; false after fe_fail. */
+static bool dft_len(OnnxCx *cx, int64_t n, int64_t *len) {
+  *len = n;
+  if (cx->nin < 2 || !cx->in[1]) return true;
+  if (fe_need_ints(cx, cx->in[1], "input 'dft_length'", len, 1) != 1) return false;
+  if (*len < 1) return fe_fail(cx, "dft_length must be positive, got %lld", (long long)*len);
+  return true;
+}
+
+/* DFT (opset 17): the signal along `axis` times the DFT matrix, split into
+ * real and imaginary parts: re = xr C + xi S, im = xi C - xr S, with S
+ * negated and both scaled by 1/len for the inverse.  The signal's length
+ * must be known at import time. */
+bool onnx_convert_dft(OnnxCx *cx) {
+  FeVal *x = cx->in[0];
+  int r = fe_rank(x), axis = fe_axis(cx, oa_int(cx, "axis", 1), r, "axis");
+  bool inv = oa_int(cx, "inverse", 0) != 0, one = oa_int(cx, "onesided", 0) != 0;
+  if (axis < 0) return false;
+  Dim nd = fe_dim(x, axis), cd = fe_dim(x, r - 1);
+  if (r < 2 || axis == r - 1 || cd.kind != DIM_CONST || cd.value < 1 || cd.value > 2)
+    return fe_fail(cx, "the input must be [..., n, 1 or 2] with axis not the last");
+  if (nd.kind != DIM_CONST) return fe_fail(cx, "the signal's length must be known at import time");
+  if (!dtype_is_float(fe_dtype(x))) return fe_fail(cx, "the input must be a float tensor");
+  if (inv && one) return fe_fail(cx, "onesided with inverse is not supported");
+  int64_t len;
+  if (!dft_len(cx, nd.value, &len)) return false;
+  DType dt = fe_dtype(x);
+  int64_t nk = one ? len / 2 + 1 : len;
+  double sc = inv ? 1.0 / (double)len : 1.0;
+  FeVal *c = dft_matrix(cx, dt, nk, nd.value, len, false, sc);
+  FeVal *s = dft_matrix(cx, dt, nk, nd.value, len, true, inv ? -sc : sc);
+  FeVal *xr = move_axis(cx, component(cx, x, 0), axis, r - 2);
+  FeVal *xi = cd.value == 2 ? move_axis(cx, component(cx, x, 1), axis, r - 2) : NULL;
+  if (!xr || (cd.value == 2 && !xi)) return false;
+  FeVal *re = combine(cx, dense(cx, xr, c), xi ? dense(cx, xi, s) : NULL, false);
+  FeVal *im = xi ? combine(cx, dense(cx, xi, c), dense(cx, xr, s), true)
+                 : combine(cx, dense(cx, xr, s), NULL, true);
+  re = move_axis(cx, re, r - 2, axis), im = move_axis(cx, im, r - 2, axis);
+  AttrB b = ab_new(cx);
+  ab_int(&b, "axis", r - 1);
+  Attrs *ex = ab_done(&b);
+  FeVal *y[2] = {re ? FE_OP(cx, "expand_dims", ex, re) : NULL,
+                 im ? FE_OP(cx, "expand_dims", ex, im) : NULL};
+  if (!y[0] || !y[1]) return false;
+  AttrB cb = ab_new(cx);
+  ab_int(&cb, "axis", r - 1);
+  return set_out(cx, fe_op(cx, "concatenate", 2, y, ab_done(&cb)));
+}

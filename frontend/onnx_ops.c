@@ -145,6 +145,8 @@ static const OnnxOpDef table[] = {
     {"", "HammingWindow", 1, 1, onnx_convert_window, WINDOW},
     {"", "BlackmanWindow", 1, 1, onnx_convert_window, WINDOW},
     {"", "Det", 1, 1, onnx_convert_det, "det"},
+    {"", "DFT", 1, 2, onnx_convert_dft,
+     "take transpose nn.dense add subtract negative expand_dims concatenate"},
     {"", "Bernoulli", 1, 1, onnx_convert_random, ""},
     {"", "RandomUniformLike", 1, 1, onnx_convert_random, ""},
 };
