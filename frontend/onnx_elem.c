@@ -355,3 +355,42 @@ bool onnx_convert_dft(OnnxCx *cx) {
   ab_int(&cb, "axis", r - 1);
   return set_out(cx, fe_op(cx, "concatenate", 2, y, ab_done(&cb)));
 }
+
+/* ───────────────────────── STFT, MelWeightMatrix ───────────────────────── */
+
+/* STFT's window: the window input, else ones of frame_length (a run-time
+ * value through dyn.ones); a frame_length beside a window must match it
+ * when both are known at import time. */
+static FeVal *stft_window(OnnxCx *cx) {
+  FeVal *w = cx->nin > 2 ? cx->in[2] : NULL, *fl = cx->nin > 3 ? cx->in[3] : NULL;
+  if (!w && !fl) return FE_FAIL_NULL(cx, "a window or a frame_length is required");
+  if (fl && fe_rank(fl) != 0) return FE_FAIL_NULL(cx, "input 'frame_length' must be a scalar");
+  Dim wd = w && fe_rank(w) == 1 ? fe_dim(w, 0) : dim_any();
+  if (w && fl && fl->value && wd.kind == DIM_CONST && tensor_get_i64(fl->value, 0) != wd.value)
+    return FE_FAIL_NULL(cx, "frame_length %lld differs from the window's length %lld",
+                        (long long)tensor_get_i64(fl->value, 0), (long long)wd.value);
+  if (w) return w;
+  AttrB b = ab_new(cx), d = ab_new(cx);
+  ab_int(&b, "axis", 0);
+  ab_str(&d, "dtype", dtype_name(fe_dtype(cx->in[0])));
+  FeVal *shape = FE_OP(cx, "expand_dims", ab_done(&b), fl);
+  return shape ? FE_OP(cx, "dyn.ones", ab_done(&d), shape) : NULL;
+}
+
+/* STFT (opset 17) onto signal.stft; the frame step and length may be
+ * known only at run time. */
+bool onnx_convert_stft(OnnxCx *cx) {
+  FeVal *w = stft_window(cx);
+  AttrB b = ab_new(cx);
+  ab_bool(&b, "onesided", oa_int(cx, "onesided", 1) != 0);
+  return set_out(cx, w ? FE_OP(cx, "signal.stft", ab_done(&b), cx->in[0], cx->in[1], w) : NULL);
+}
+
+bool onnx_convert_mel_weight_matrix(OnnxCx *cx) {
+  const char *tn;
+  DType dt = onnx_dtype((int32_t)oa_int(cx, "output_datatype", 1), &tn);
+  if (dt == DT_INVALID) return fe_fail(cx, "output_datatype %s is not supported", tn);
+  AttrB b = ab_new(cx);
+  ab_str(&b, "dtype", dtype_name(dt));
+  return set_out(cx, fe_op(cx, "signal.mel_weight_matrix", 5, cx->in, ab_done(&b)));
+}

@@ -189,7 +189,8 @@ FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
   X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)         \
   X(lstm) X(gru)                                                                            \
   X(mod) X(bitshift) X(cast_like) X(isinf) X(math) X(shrink) X(thresholded_relu) X(celu)    \
-  X(selu) X(softsign) X(trilu) X(eye_like) X(lrn) X(mvn) X(random) X(window) X(det) X(dft)
+  X(selu) X(softsign) X(trilu) X(eye_like) X(lrn) X(mvn) X(random) X(window) X(det) X(dft)  \
+  X(stft) X(mel_weight_matrix)
 /* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONVERTERS(X)

@@ -147,6 +147,8 @@ static const OnnxOpDef table[] = {
     {"", "Det", 1, 1, onnx_convert_det, "det"},
     {"", "DFT", 1, 2, onnx_convert_dft,
      "take transpose nn.dense add subtract negative expand_dims concatenate"},
+    {"", "STFT", 2, 4, onnx_convert_stft, "signal.stft expand_dims dyn.ones"},
+    {"", "MelWeightMatrix", 5, 5, onnx_convert_mel_weight_matrix, "signal.mel_weight_matrix"},
     {"", "Bernoulli", 1, 1, onnx_convert_random, ""},
     {"", "RandomUniformLike", 1, 1, onnx_convert_random, ""},
 };
