@@ -187,13 +187,21 @@ FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
   X(pool) X(global_pool)                                                                    \
   X(flatten) X(reshape) X(transpose) X(squeeze) X(unsqueeze) X(concat) X(split) X(slice)    \
   X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)         \
-  X(lstm) X(gru)                                                                            \
+  X(lstm) X(gru)
+/* clang-format on */
+#define X(name) OnnxConvertFn onnx_convert_##name;
+ONNX_CONVERTERS(X)
+#undef X
+
+/* elementwise, math and signal ops (onnx_elem.c) */
+/* clang-format off */
+#define ONNX_ELEM_CONVERTERS(X)                                                             \
   X(mod) X(bitshift) X(cast_like) X(isinf) X(math) X(shrink) X(thresholded_relu) X(celu)    \
   X(selu) X(softsign) X(trilu) X(eye_like) X(lrn) X(mvn) X(random) X(window) X(det) X(dft)  \
   X(stft) X(mel_weight_matrix)
 /* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
-ONNX_CONVERTERS(X)
+ONNX_ELEM_CONVERTERS(X)
 #undef X
 
 #endif
