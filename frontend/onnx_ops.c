@@ -1,7 +1,7 @@
 /* onnx_ops.c — the ONNX ops the importer supports: one row per op, the
  * single source of truth.  A row gives the domain ("" is ai.onnx), the op,
  * how many inputs it takes, its converter (onnx_math.c, onnx_nn.c,
- * onnx_shape.c, onnx_rnn.c), and every Relay op that converter may emit
+ * onnx_shape.c, onnx_rnn.c, onnx_elem.c), and every Relay op that converter may emit
  * (TVM's names); the importer checks those against the registry before
  * converting a model, and the builder refuses any op a row does not list.
  * Converters read the opset (cx->opset) where an op's meaning changed
