@@ -212,9 +212,28 @@ bool onnx_convert_random(OnnxCx *cx) {
 
 /* ───────────────────────── windows ───────────────────────── */
 
-/* a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N) for n in [0, size), N
- * size (periodic) or size - 1 (symmetric); size may be known only at run
- * time.  Computed in float64, then cast to output_datatype. */
+static FeVal *f64(OnnxCx *cx, double v) { return fe_scalar(cx, DT_FLOAT64, v); }
+
+/* a op b (fe_op refuses NULL operands, after the error that made them). */
+static FeVal *bin(OnnxCx *cx, const char *op, FeVal *a, FeVal *b) {
+  return FE_OP(cx, op, NULL, a, b);
+}
+
+/* 2 pi n / N in float64 for n in [0, size), N size (periodic) or size - 1
+ * (symmetric). */
+static FeVal *window_angles(OnnxCx *cx, FeVal *size) {
+  AttrB b = ab_new(cx);
+  ab_str(&b, "dtype", "float64");
+  FeVal *n =
+      FE_OP(cx, "arange", ab_done(&b), scalar_like(cx, size, 0), size, scalar_like(cx, size, 1));
+  FeVal *len = fe_cast(cx, size, DT_FLOAT64);
+  if (!oa_int(cx, "periodic", 1)) len = bin(cx, "subtract", len, f64(cx, 1));
+  return bin(cx, "divide", bin(cx, "multiply", n, f64(cx, 2 * M_PI)), len);
+}
+
+/* a0 - a1 cos(t) + a2 cos(2 t) for the angles t of window_angles; size
+ * may be known only at run time.  Computed in float64, then cast to
+ * output_datatype. */
 bool onnx_convert_window(OnnxCx *cx) {
   static const struct {
     const char *op;
@@ -228,30 +247,14 @@ bool onnx_convert_window(OnnxCx *cx) {
   DType dt = onnx_dtype((int32_t)oa_int(cx, "output_datatype", 1), &tn);
   if (dt == DT_INVALID || !dtype_is_float(dt))
     return fe_fail(cx, "output_datatype %s is not supported (a float type is)", tn);
-  FeVal *size = cx->in[0];
-  if (fe_rank(size) != 0 || !dtype_is_int(fe_dtype(size)))
+  if (fe_rank(cx->in[0]) != 0 || !dtype_is_int(fe_dtype(cx->in[0])))
     return fe_fail(cx, "input 'size' must be an integer scalar");
-  AttrB b = ab_new(cx);
-  ab_str(&b, "dtype", "float64");
-  FeVal *n =
-      FE_OP(cx, "arange", ab_done(&b), scalar_like(cx, size, 0), size, scalar_like(cx, size, 1));
-  FeVal *len = fe_cast(cx, size, DT_FLOAT64);
-  if (len && !oa_int(cx, "periodic", 1))
-    len = FE_OP(cx, "subtract", NULL, len, fe_scalar(cx, DT_FLOAT64, 1));
-  FeVal *t = n && len
-                 ? FE_OP(cx, "divide", NULL,
-                         FE_OP(cx, "multiply", NULL, n, fe_scalar(cx, DT_FLOAT64, 2 * M_PI)), len)
-                 : NULL;
-  FeVal *y = t ? FE_OP(cx, "subtract", NULL, fe_scalar(cx, DT_FLOAT64, win[w].a0),
-                       FE_OP(cx, "multiply", NULL, FE_OP(cx, "cos", NULL, t),
-                             fe_scalar(cx, DT_FLOAT64, win[w].a1)))
-               : NULL;
-  if (y && win[w].a2 != 0) {
-    FeVal *c2 =
-        FE_OP(cx, "cos", NULL, FE_OP(cx, "multiply", NULL, t, fe_scalar(cx, DT_FLOAT64, 2)));
-    y = c2 ? FE_OP(cx, "add", NULL, y,
-                   FE_OP(cx, "multiply", NULL, c2, fe_scalar(cx, DT_FLOAT64, win[w].a2)))
-           : NULL;
+  FeVal *t = window_angles(cx, cx->in[0]);
+  FeVal *y = bin(cx, "subtract", f64(cx, win[w].a0),
+                 bin(cx, "multiply", FE_OP(cx, "cos", NULL, t), f64(cx, win[w].a1)));
+  if (win[w].a2 != 0) {
+    FeVal *c2 = FE_OP(cx, "cos", NULL, bin(cx, "multiply", t, f64(cx, 2)));
+    y = bin(cx, "add", y, bin(cx, "multiply", c2, f64(cx, win[w].a2)));
   }
   return set_out(cx, y ? fe_cast(cx, y, dt) : NULL);
 }
@@ -272,9 +275,9 @@ static FeVal *component(OnnxCx *cx, FeVal *x, int i) {
 
 /* v with axis `from` moved to position `to`. */
 static FeVal *move_axis(OnnxCx *cx, FeVal *v, int from, int to) {
+  if (!v || from == to) return v;
   int64_t perm[TENSOR_MAX_RANK];
   int r = fe_rank(v), k = 0;
-  if (!v || from == to) return v;
   for (int i = 0; i < r; i++)
     if (i != from) perm[k++] = i;
   memmove(perm + to + 1, perm + to, sizeof(int64_t) * (size_t)(r - 1 - to));
@@ -300,12 +303,6 @@ static FeVal *dft_matrix(OnnxCx *cx, DType dt, int64_t nk, int64_t nn, int64_t l
 
 static FeVal *dense(OnnxCx *cx, FeVal *x, FeVal *w) { return FE_OP(cx, "nn.dense", NULL, x, w); }
 
-/* a + b, or a - b (sub), or a alone when b is NULL (a real signal). */
-static FeVal *combine(OnnxCx *cx, FeVal *a, FeVal *b, bool sub) {
-  if (!b || !a) return b ? NULL : sub ? FE_OP(cx, "negative", NULL, a) : a;
-  return FE_OP(cx, sub ? "subtract" : "add", NULL, a, b);
-}
-
 /* The DFT's length: dft_length when given (known at import time), else
  * the signal's; false after fe_fail. */
 static bool dft_len(OnnxCx *cx, int64_t n, int64_t *len) {
@@ -316,6 +313,28 @@ static bool dft_len(OnnxCx *cx, int64_t n, int64_t *len) {
   return true;
 }
 
+/* DFT's input [..., n, c] (c 1 or 2) and axis, checked: n and c into
+ * *n, *c; false after fe_fail. */
+static bool dft_input(OnnxCx *cx, const FeVal *x, int axis, int64_t *n, int64_t *c) {
+  int r = fe_rank(x);
+  Dim nd = fe_dim(x, axis), cd = fe_dim(x, r - 1);
+  if (r < 2 || axis == r - 1 || cd.kind != DIM_CONST || cd.value < 1 || cd.value > 2)
+    return fe_fail(cx, "the input must be [..., n, 1 or 2] with axis not the last");
+  if (nd.kind != DIM_CONST) return fe_fail(cx, "the signal's length must be known at import time");
+  if (!dtype_is_float(fe_dtype(x))) return fe_fail(cx, "the input must be a float tensor");
+  *n = nd.value, *c = cd.value;
+  return true;
+}
+
+/* [re, im] stacked on a new last axis. */
+static FeVal *stack_complex(OnnxCx *cx, FeVal *re, FeVal *im, int r) {
+  AttrB b = ab_new(cx), cb = ab_new(cx);
+  ab_int(&b, "axis", r), ab_int(&cb, "axis", r);
+  Attrs *ex = ab_done(&b);
+  FeVal *y[2] = {FE_OP(cx, "expand_dims", ex, re), FE_OP(cx, "expand_dims", ex, im)};
+  return fe_op(cx, "concatenate", 2, y, ab_done(&cb));
+}
+
 /* DFT (opset 17): the signal along `axis` times the DFT matrix, split into
  * real and imaginary parts: re = xr C + xi S, im = xi C - xr S, with S
  * negated and both scaled by 1/len for the inverse.  The signal's length
@@ -324,36 +343,20 @@ bool onnx_convert_dft(OnnxCx *cx) {
   FeVal *x = cx->in[0];
   int r = fe_rank(x), axis = fe_axis(cx, oa_int(cx, "axis", 1), r, "axis");
   bool inv = oa_int(cx, "inverse", 0) != 0, one = oa_int(cx, "onesided", 0) != 0;
-  if (axis < 0) return false;
-  Dim nd = fe_dim(x, axis), cd = fe_dim(x, r - 1);
-  if (r < 2 || axis == r - 1 || cd.kind != DIM_CONST || cd.value < 1 || cd.value > 2)
-    return fe_fail(cx, "the input must be [..., n, 1 or 2] with axis not the last");
-  if (nd.kind != DIM_CONST) return fe_fail(cx, "the signal's length must be known at import time");
-  if (!dtype_is_float(fe_dtype(x))) return fe_fail(cx, "the input must be a float tensor");
+  int64_t n = 0, c = 0, len = 0;
+  if (axis < 0 || !dft_input(cx, x, axis, &n, &c) || !dft_len(cx, n, &len)) return false;
   if (inv && one) return fe_fail(cx, "onesided with inverse is not supported");
-  int64_t len;
-  if (!dft_len(cx, nd.value, &len)) return false;
-  DType dt = fe_dtype(x);
   int64_t nk = one ? len / 2 + 1 : len;
   double sc = inv ? 1.0 / (double)len : 1.0;
-  FeVal *c = dft_matrix(cx, dt, nk, nd.value, len, false, sc);
-  FeVal *s = dft_matrix(cx, dt, nk, nd.value, len, true, inv ? -sc : sc);
+  FeVal *cm = dft_matrix(cx, fe_dtype(x), nk, n, len, false, sc);
+  FeVal *sm = dft_matrix(cx, fe_dtype(x), nk, n, len, true, inv ? -sc : sc);
   FeVal *xr = move_axis(cx, component(cx, x, 0), axis, r - 2);
-  FeVal *xi = cd.value == 2 ? move_axis(cx, component(cx, x, 1), axis, r - 2) : NULL;
-  if (!xr || (cd.value == 2 && !xi)) return false;
-  FeVal *re = combine(cx, dense(cx, xr, c), xi ? dense(cx, xi, s) : NULL, false);
-  FeVal *im = xi ? combine(cx, dense(cx, xi, c), dense(cx, xr, s), true)
-                 : combine(cx, dense(cx, xr, s), NULL, true);
+  FeVal *xi = c == 2 ? move_axis(cx, component(cx, x, 1), axis, r - 2) : NULL;
+  FeVal *re = xi ? bin(cx, "add", dense(cx, xr, cm), dense(cx, xi, sm)) : dense(cx, xr, cm);
+  FeVal *im = xi ? bin(cx, "subtract", dense(cx, xi, cm), dense(cx, xr, sm))
+                 : FE_OP(cx, "negative", NULL, dense(cx, xr, sm));
   re = move_axis(cx, re, r - 2, axis), im = move_axis(cx, im, r - 2, axis);
-  AttrB b = ab_new(cx);
-  ab_int(&b, "axis", r - 1);
-  Attrs *ex = ab_done(&b);
-  FeVal *y[2] = {re ? FE_OP(cx, "expand_dims", ex, re) : NULL,
-                 im ? FE_OP(cx, "expand_dims", ex, im) : NULL};
-  if (!y[0] || !y[1]) return false;
-  AttrB cb = ab_new(cx);
-  ab_int(&cb, "axis", r - 1);
-  return set_out(cx, fe_op(cx, "concatenate", 2, y, ab_done(&cb)));
+  return set_out(cx, stack_complex(cx, re, im, r - 1));
 }
 
 /* ───────────────────────── STFT, MelWeightMatrix ───────────────────────── */
