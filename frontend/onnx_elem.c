@@ -59,16 +59,16 @@ bool onnx_convert_cast_like(OnnxCx *cx) {
 
 /* ───────────────────────── predicates, unary math ───────────────────────── */
 
-/* IsInf: isinf(x), restricted to the signs asked for. */
+/* IsInf: isinf(x), restricted to the signs asked for (x > 0, x < 0;
+ * neither sign: x < 0 and x > 0, all false). */
 bool onnx_convert_isinf(OnnxCx *cx) {
-  FeVal *x = cx->in[0], *inf = FE_OP(cx, "isinf", NULL, x);
+  FeVal *x = cx->in[0], *inf = FE_OP(cx, "isinf", NULL, x), *zero = scalar_like(cx, x, 0);
   bool pos = oa_int(cx, "detect_positive", 1) != 0, neg = oa_int(cx, "detect_negative", 1) != 0;
-  if (!inf || (pos && neg)) return set_out(cx, inf);
-  FeVal *zero = scalar_like(cx, x, 0);
+  if (pos && neg) return set_out(cx, inf);
   FeVal *side = FE_OP(cx, pos ? "greater" : "less", NULL, x, zero);
   if (!pos && !neg)
-    side = side ? FE_OP(cx, "logical_and", NULL, side, FE_OP(cx, "greater", NULL, x, zero)) : NULL;
-  return set_out(cx, side ? FE_OP(cx, "logical_and", NULL, inf, side) : NULL);
+    side = FE_OP(cx, "logical_and", NULL, side, FE_OP(cx, "greater", NULL, x, zero));
+  return set_out(cx, FE_OP(cx, "logical_and", NULL, inf, side));
 }
 
 bool onnx_convert_math(OnnxCx *cx) {
