@@ -180,8 +180,9 @@ bool onnx_convert_lrn(OnnxCx *cx) {
   return set_out(cx, FE_OP(cx, "nn.lrn", ab_done(&b), cx->in[0]));
 }
 
-/* MeanVarianceNormalization: (x - mean) / sqrt(var + 1e-9) over axes
- * (default 0, 2, 3), as the op's function body computes it. */
+/* MeanVarianceNormalization: (x - mean) / (sqrt(var) + 1e-9) over axes
+ * (default 0, 2, 3), as the op's function body computes it (the variance
+ * here the mean of (x - mean)^2, which cannot come out negative). */
 bool onnx_convert_mvn(OnnxCx *cx) {
   int64_t axes[TENSOR_MAX_RANK] = {0, 2, 3};
   int n = oa_ints(cx, "axes", axes, TENSOR_MAX_RANK);
@@ -194,7 +195,7 @@ bool onnx_convert_mvn(OnnxCx *cx) {
   FeVal *d = mean ? FE_OP(cx, "subtract", NULL, x, mean) : NULL;
   FeVal *var = d ? FE_OP(cx, "mean", at, FE_OP(cx, "multiply", NULL, d, d)) : NULL;
   FeVal *sd =
-      var ? FE_OP(cx, "sqrt", NULL, FE_OP(cx, "add", NULL, var, scalar_like(cx, x, 1e-9))) : NULL;
+      var ? FE_OP(cx, "add", NULL, FE_OP(cx, "sqrt", NULL, var), scalar_like(cx, x, 1e-9)) : NULL;
   return set_out(cx, sd ? FE_OP(cx, "divide", NULL, d, sd) : NULL);
 }
 

@@ -142,7 +142,7 @@ def norm_cases():
     yield "lrn_size5", model("LRN", [("x", x)], [("y", lrn)], {"size": 5, "alpha": 0.01, "beta": 0.6, "bias": 1.5}), \
         [("x", x)], [("y", lrn)]
     mu, var = x.mean(axis=1, keepdims=True), x.var(axis=1, keepdims=True)
-    mvn = ((x - mu) / np.sqrt(var + 1e-9)).astype(F32)
+    mvn = ((x - mu) / (np.sqrt(var) + 1e-9)).astype(F32)
     yield "mvn_axis1", model("MeanVarianceNormalization", [("x", x)], [("y", mvn)], {"axes": [1]}), \
         [("x", x)], [("y", mvn)]
 
