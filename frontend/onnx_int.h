@@ -204,4 +204,15 @@ ONNX_CONVERTERS(X)
 ONNX_CONVERTERS_V1(X)
 #undef X
 
+/* elementwise, math and signal ops (onnx_elem.c) */
+/* clang-format off */
+#define ONNX_ELEM_CONVERTERS(X)                                                             \
+  X(mod) X(bitshift) X(cast_like) X(isinf) X(math) X(shrink) X(thresholded_relu) X(celu)    \
+  X(selu) X(softsign) X(trilu) X(eye_like) X(lrn) X(mvn) X(random) X(window) X(det) X(dft)  \
+  X(stft) X(mel_weight_matrix)
+/* clang-format on */
+#define X(name) OnnxConvertFn onnx_convert_##name;
+ONNX_ELEM_CONVERTERS(X)
+#undef X
+
 #endif

@@ -1,7 +1,7 @@
 /* onnx_ops.c — the ONNX ops the importer supports: one row per op, the
  * single source of truth.  A row gives the domain ("" is ai.onnx), the op,
  * how many inputs it takes, its converter (onnx_math.c, onnx_nn.c,
- * onnx_shape.c, onnx_rnn.c), and every Relay op that converter may emit
+ * onnx_shape.c, onnx_rnn.c, onnx_elem.c), and every Relay op that converter may emit
  * (TVM's names); the importer checks those against the registry before
  * converting a model, and the builder refuses any op a row does not list.
  *
@@ -26,6 +26,7 @@
 #define BINARY_V1 BINARY " reshape"
 #define COMPARE_V1 COMPARE " reshape"
 #define REDUCE "mean sum max min prod"
+#define WINDOW "arange cast subtract multiply divide cos add"
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
   "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
@@ -144,6 +145,40 @@ static const OnnxOpDef table[] = {
     {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
     {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full", 9},
     {"", "Range", 3, 3, onnx_convert_range, "arange", 11},
+    /* elementwise, math and signal ops (onnx_elem.c) */
+    {"", "Mod", 2, 2, onnx_convert_mod, "floor_mod trunc_mod", 10},
+    {"", "BitShift", 2, 2, onnx_convert_bitshift, "left_shift right_shift", 11},
+    {"", "CastLike", 2, 2, onnx_convert_cast_like, "cast", 15},
+    {"", "IsInf", 1, 1, onnx_convert_isinf, "isinf greater less logical_and", 10},
+    {"", "IsNaN", 1, 1, onnx_convert_math, "isnan", 9},
+    {"", "Tan", 1, 1, onnx_convert_math, "tan", 7},
+    {"", "Asin", 1, 1, onnx_convert_math, "asin", 7},
+    {"", "Acos", 1, 1, onnx_convert_math, "acos", 7},
+    {"", "Atan", 1, 1, onnx_convert_math, "atan", 7},
+    {"", "Sinh", 1, 1, onnx_convert_math, "sinh", 9},
+    {"", "Cosh", 1, 1, onnx_convert_math, "cosh", 9},
+    {"", "Asinh", 1, 1, onnx_convert_math, "asinh", 9},
+    {"", "Acosh", 1, 1, onnx_convert_math, "acosh", 9},
+    {"", "Atanh", 1, 1, onnx_convert_math, "atanh", 9},
+    {"", "Shrink", 1, 1, onnx_convert_shrink, "less greater add subtract where", 9},
+    {"", "ThresholdedRelu", 1, 1, onnx_convert_thresholded_relu, "greater where", 10},
+    {"", "Celu", 1, 1, onnx_convert_celu, "exp divide subtract multiply maximum minimum add", 12},
+    {"", "Selu", 1, 1, onnx_convert_selu, "exp divide subtract multiply greater where"},
+    {"", "Softsign", 1, 1, onnx_convert_softsign, "abs add divide"},
+    {"", "Trilu", 1, 2, onnx_convert_trilu, "trilu", 14},
+    {"", "EyeLike", 1, 1, onnx_convert_eye_like, "", 9},
+    {"", "LRN", 1, 1, onnx_convert_lrn, "nn.lrn"},
+    {"", "MeanVarianceNormalization", 1, 1, onnx_convert_mvn, "mean subtract multiply add sqrt divide", 9},
+    {"", "HannWindow", 1, 1, onnx_convert_window, WINDOW, 17},
+    {"", "HammingWindow", 1, 1, onnx_convert_window, WINDOW, 17},
+    {"", "BlackmanWindow", 1, 1, onnx_convert_window, WINDOW, 17},
+    {"", "Det", 1, 1, onnx_convert_det, "det", 11},
+    {"", "DFT", 1, 2, onnx_convert_dft,
+     "take transpose nn.dense add subtract negative expand_dims concatenate", 17},
+    {"", "STFT", 2, 4, onnx_convert_stft, "signal.stft expand_dims dyn.ones", 17},
+    {"", "MelWeightMatrix", 5, 5, onnx_convert_mel_weight_matrix, "signal.mel_weight_matrix", 17},
+    {"", "Bernoulli", 1, 1, onnx_convert_random, "", 15},
+    {"", "RandomUniformLike", 1, 1, onnx_convert_random, ""},
 };
 /* clang-format on */
 #pragma GCC diagnostic pop

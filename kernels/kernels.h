@@ -90,6 +90,7 @@ bool kernels_infer_and_run(KernelCtx *kx, int op, int nin, RtTensor *const *in, 
   X(transform_shape)       \
   X(transform_index)       \
   X(algorithm)             \
+  X(numeric)               \
   X(dyn)                   \
   X(image)                 \
   X(vision)                \

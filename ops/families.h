@@ -16,6 +16,7 @@
   X(transform_shape)   \
   X(transform_index)   \
   X(algorithm)         \
+  X(numeric)           \
   X(dyn)               \
   X(image)             \
   X(vision)            \
