@@ -18,6 +18,9 @@
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
   "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
 
+#define POSITION "squeeze cast less add where"
+#define LOOP "add subtract less logical_and squeeze cast take expand_dims concatenate zeros"
+
 /* clang-format off */
 static const OnnxOpDef table[] = {
     /* elementwise arithmetic (onnx_math.c) */
@@ -116,6 +119,22 @@ static const OnnxOpDef table[] = {
     {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
     {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full"},
     {"", "Range", 3, 3, onnx_convert_range, "arange"},
+    /* sequences, optionals and control flow (onnx_control.c) */
+    {"", "SequenceConstruct", 1, -1, onnx_convert_seq_construct, ""},
+    {"", "SequenceEmpty", 0, 0, onnx_convert_seq_empty, ""},
+    {"", "SequenceAt", 2, 2, onnx_convert_seq_at, POSITION},
+    {"", "SequenceInsert", 2, 3, onnx_convert_seq_insert, POSITION},
+    {"", "SequenceErase", 1, 2, onnx_convert_seq_erase, POSITION " subtract"},
+    {"", "SequenceLength", 1, 1, onnx_convert_seq_length, "cast"},
+    {"", "SplitToSequence", 1, 2, onnx_convert_split_to_seq, "split squeeze"},
+    {"", "ConcatFromSequence", 1, 1, onnx_convert_concat_from_seq, "expand_dims concatenate"},
+    {"", "SequenceMap", 1, -1, onnx_convert_seq_map, LOOP},
+    {"", "Optional", 0, 1, onnx_convert_optional, ""},
+    {"", "OptionalHasElement", 0, 1, onnx_convert_optional_has, ""},
+    {"", "OptionalGetElement", 1, 1, onnx_convert_optional_get, ""},
+    {"", "If", 1, 1, onnx_convert_if, "squeeze"},
+    {"", "Loop", 2, -1, onnx_convert_loop, LOOP},
+    {"", "Scan", 1, -1, onnx_convert_scan, LOOP},
 };
 /* clang-format on */
 
