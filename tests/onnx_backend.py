@@ -102,11 +102,15 @@ def input_expr(name, value, kind, arrays):
         if value is None:
             return "None"
         return f"Some({input_expr(name, value, 'sequence' if isinstance(value, list) else 'tensor', arrays)})"
-    if kind == "sequence":
-        expr = "Nil"
+    if kind == "sequence":  # elements of any shape: given to a function typed Tensor[(?, ...)]
+        params, args, expr = [], [], "Nil"
+        for k, v in enumerate(value):
+            args.append(input_expr(f"{name}_{k}", v, "tensor", arrays))
+            dims = ", ".join("?" * v.ndim)
+            params.append(f"%x{k}: " + (f"Tensor[({dims}), {v.dtype.name}]" if v.ndim else v.dtype.name))
         for k in reversed(range(len(value))):
-            expr = f"Cons({input_expr(f'{name}_{k}', value[k], 'tensor', arrays)}, {expr})"
-        return expr
+            expr = f"Cons(%x{k}, {expr})"
+        return f"fn ({', '.join(params)}) {{ {expr} }}({', '.join(args)})" if value else "Nil"
     if value.dtype == object:
         raise ValueError("a string input")
     arrays[name] = value
