@@ -490,6 +490,7 @@ static Type *tensor_type_proto(Import *im, OnnxCx *cx, const Onnx__TypeProto__Te
   DType dt = onnx_dtype(tt->elem_type, &tn);
   if (dt == DT_INVALID)
     return fe_fail(cx, "%s has element type %s, which rly does not support", name, tn), NULL;
+  if (!tt->shape && !im) return type_incomplete(cx->a, 0, no_span); /* a sequence's element */
   if (!tt->shape) return fe_fail(cx, "%s is a tensor of unknown rank", name), NULL;
   int n = (int)tt->shape->n_dim;
   if (n > TENSOR_MAX_RANK) return fe_fail(cx, "%s has rank %d", name, n), NULL;
