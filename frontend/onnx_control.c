@@ -293,11 +293,39 @@ static int split_sizes(OnnxCx *cx, int64_t d, int64_t *sizes, int max, bool *squ
   return (int)k;
 }
 
+/* SplitToSequence along axis 0 by sizes computed at run time (a 1-D
+ * split of static length): piece k is x[ends[k] - split[k] : ends[k]],
+ * ends the running sum of the sizes. */
+static bool split_dynamic(OnnxCx *cx, FeVal *x, FeVal *split) {
+  int64_t n;
+  if (fe_rank(split) != 1 || !fe_static_shape(split, &n) || n > 4096)
+    return fe_fail(cx, "input 'split' computed at run time must be 1-D of static length");
+  FeVal *sp = fe_cast(cx, split, DT_INT64);
+  AttrB cb = ab_new(cx);
+  ab_int(&cb, "axis", 0);
+  FeVal *ends = sp ? FE_OP(cx, "cumsum", ab_done(&cb), sp) : NULL;
+  FeVal *begins = ends ? op2(cx, "subtract", ends, sp) : NULL;
+  FeVal **parts = ARENA_ARRAY(cx->a, FeVal *, n ? n : 1);
+  for (int64_t k = 0; begins && k < n; k++) {
+    FeVal *be[2] = {begins, ends};
+    for (int i = 0; i < 2; i++) {
+      AttrB b = ab_new(cx);
+      ab_ints(&b, "begin", 1, &k), ab_ints(&b, "end", 1, (int64_t[]){k + 1});
+      be[i] = FE_OP(cx, "strided_slice", ab_done(&b), be[i]);
+    }
+    parts[k] = FE_OP(cx, "dyn.strided_slice", NULL, x, be[0], be[1]);
+  }
+  return begins && !cx->failed &&
+         set_out(cx, list_of(cx, (int)n, parts, type_incomplete(cx->a, 0, no_span)));
+}
+
 bool onnx_convert_split_to_seq(OnnxCx *cx) {
   enum { MAXP = 4096 };
   FeVal *x = cx->in[0];
   int r = fe_rank(x), axis = fe_axis(cx, oa_int(cx, "axis", 0), r, "axis");
   if (axis < 0) return false;
+  if (cx->nin > 1 && cx->in[1] && !cx->in[1]->value && axis == 0)
+    return split_dynamic(cx, x, cx->in[1]);
   Dim d = fe_dim(x, axis);
   if (d.kind != DIM_CONST) return fe_fail(cx, "the split axis must have a static size");
   int64_t *sizes = ARENA_ARRAY(cx->a, int64_t, MAXP), *idx = ARENA_ARRAY(cx->a, int64_t, MAXP);
