@@ -729,12 +729,13 @@ static bool run_rec(OnnxCx *cx, Rec *r) {
 bool onnx_convert_loop(OnnxCx *cx) {
   Rec r = {.kind = REC_LOOP, .ofs = 1};
   if (!(r.g = graph_attr(cx, "body"))) return false;
-  r.ns = cx->nin - 2;
+  r.ns = cx->nin > 2 ? cx->nin - 2 : 0; /* M and cond may be omitted ("") */
   r.nacc = (int)r.g->n_output - 1 - r.ns;
-  if (r.ns < 0 || r.nacc < 0 || cx->nout > r.ns + r.nacc)
+  if (r.nacc < 0 || cx->nout > r.ns + r.nacc)
     return fe_fail(cx, "its body has %zu outputs for %d loop-carried values", r.g->n_output, r.ns);
-  if (cx->in[0] && !(r.bound = scalar_of(cx, fe_cast(cx, cx->in[0], DT_INT64), "M"))) return false;
-  if (cx->in[1] && !(r.cond0 = scalar_of(cx, cx->in[1], "cond"))) return false;
+  FeVal *m = cx->nin > 0 ? cx->in[0] : NULL, *c = cx->nin > 1 ? cx->in[1] : NULL;
+  if (m && !(r.bound = scalar_of(cx, fe_cast(cx, m, DT_INT64), "M"))) return false;
+  if (c && !(r.cond0 = scalar_of(cx, c, "cond"))) return false;
   if (!r.bound && !r.cond0) return fe_fail(cx, "a loop without a trip count or a condition");
   r.sty = ARENA_ARRAY(cx->a, Type *, r.ns + 1), r.s0 = cx->in + 2;
   for (int j = 0; j < r.ns; j++) r.sty[j] = cx->in[2 + j]->ty;

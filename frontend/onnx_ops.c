@@ -134,7 +134,7 @@ static const OnnxOpDef table[] = {
     {"", "OptionalHasElement", 0, 1, onnx_convert_optional_has, ""},
     {"", "OptionalGetElement", 1, 1, onnx_convert_optional_get, ""},
     {"", "If", 1, 1, onnx_convert_if, "squeeze"},
-    {"", "Loop", 2, -1, onnx_convert_loop, LOOP},
+    {"", "Loop", 0, -1, onnx_convert_loop, LOOP},
     {"", "Scan", 1, -1, onnx_convert_scan, LOOP},
 };
 /* clang-format on */
