@@ -285,6 +285,11 @@ static int split_sizes(OnnxCx *cx, int64_t d, int64_t *sizes, int max, bool *squ
     return (int)d;
   }
   int n = fe_need_ints(cx, split, "input 'split'", sizes, max);
+  if (n >= 0 && fe_rank(split) == 1) {
+    int64_t sum = 0;
+    for (int i = 0; i < n; i++) sum += sizes[i] < 0 ? d + 1 : sizes[i];
+    if (sum != d) return fe_fail(cx, "the split sizes do not add up to %lld", (long long)d), -1;
+  }
   if (n < 0 || fe_rank(split) == 1) return n;
   int64_t s = sizes[0], k = 0;
   if (s <= 0) return fe_fail(cx, "split %lld must be positive", (long long)s), -1;
