@@ -192,8 +192,9 @@ static FeVal *position(OnnxCx *cx, FeVal *seq, FeVal *pos) {
     return FE_FAIL_NULL(cx, "the position must be an integer scalar");
   p = fe_cast(cx, p, DT_INT32);
   if (p && p->value && tensor_get_i64(p->value, 0) >= 0) return p;
-  FeVal *zero = fe_scalar(cx, DT_INT32, 0), *len = length32(cx, seq);
-  if (!p || !len) return NULL;
+  FeVal *zero = fe_scalar(cx, DT_INT32, 0), *len = p ? length32(cx, seq) : NULL;
+  if (!len) return NULL;
+  if (p->value) return op2(cx, "add", len, p); /* a known negative position */
   FeVal *args[3] = {op2(cx, "less", p, zero), op2(cx, "add", p, len), p};
   return fe_op(cx, "where", 3, args, NULL);
 }

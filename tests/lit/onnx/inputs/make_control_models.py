@@ -66,6 +66,18 @@ def loop_model(d):
     save(g, f"{d}/loop.onnx")
 
 
+def seq_model(d):
+    """A sequence of tensors of different shapes: its length and its last
+    element (position -1)."""
+    g = helper.make_graph([helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+                           helper.make_node("SequenceLength", ["s"], ["n"]),
+                           const("pos", np.array(-1, np.int64)),
+                           helper.make_node("SequenceAt", ["s", "pos"], ["last"])], "seq",
+                          [helper.make_tensor_value_info("a", F, [2]), helper.make_tensor_value_info("b", F, [3])],
+                          [helper.make_tensor_value_info("n", I64, []), helper.make_tensor_value_info("last", F, ["k"])])
+    save(g, f"{d}/seq.onnx", opset=12)
+
+
 def bad_models(d):
     """A Loop with neither a trip count nor a condition; a body with an op
     rly does not import."""
@@ -130,7 +142,7 @@ def main():
             print(f"ok {k}" if ok else f"MISMATCH {k}: got {g.dtype}{g.shape} {g}, want {w.dtype}{w.shape} {w}")
         return
     d = sys.argv[1]
-    if_model(d), loop_model(d), bad_models(d)
+    if_model(d), loop_model(d), seq_model(d), bad_models(d)
     ins = {"x": np.array([1.5, -2], np.float32), "acc0": np.array([1, 2], np.float32),
            "x3": np.array([0.5, -1, 3], np.float32)}
     np.savez(f"{d}/in.npz", **ins)
