@@ -18,9 +18,14 @@ Usage: /usr/bin/python3 tests/onnx_backend.py PATH/TO/rly [options]
 Each case is a folder with model.onnx and test_data_set_0/{input,output}_K.pb.
 The inputs (the graph inputs that are not initializers, in order) are written to
 an .npz file, and the model is run by `rly --exec MODE` on a script of
-`:import`, `:load-tensor`, a call of @main and `:save` of every output.  A case
-passes as ONNX's runner (onnx.backend.test.runner) judges: every output present,
-the same dtype and shape, and assert_allclose(rtol=1e-3, atol=1e-7).
+`:import`, `:load-tensor`, a call of @main and `:save` of every output.  A
+sequence input is passed as the prelude's List of its tensors (through a function
+whose parameters have `?` dims, so elements may differ in shape), an optional as
+its Option; a sequence output is saved as its length and its elements, an
+optional as whether it holds a value and the value.  A case passes as ONNX's
+runner (onnx.backend.test.runner) judges: every output present, the same dtype
+and shape, and assert_allclose(rtol=1e-3, atol=1e-7); a sequence element by
+element, an optional by presence, then value.
 
 Outcomes: pass; refused (rly reported an error, e.g. an op it does not import);
 wrong (it ran and an output differs: wrong values, dtype or shape); crash (a
