@@ -404,8 +404,9 @@ bool onnx_convert_optional(OnnxCx *cx) {
   if (!at || !at->tp) return fe_fail(cx, "an empty optional needs its 'type' attribute");
   Type *t = onnx_type_proto(cx, at->tp, "attribute 'type'");
   Type *ty = t ? adt1(cx, "Option", t) : NULL;
-  FeVal *none = ty ? make(cx, "None", 0, NULL, ty) : NULL;
-  return none && set_out(cx, as_type(cx, fe_bind(cx, NULL, none->expr, NULL), ty));
+  Expr *none = ty ? ctor(cx, "None") : NULL; /* annotated: nothing else says its type */
+  return none && set_out(cx, fe_bind(cx, var_new(cx->a, "v", ty, no_span),
+                                     expr_call(cx->a, none, 0, NULL, NULL, no_span), ty));
 }
 
 /* match (o) { Some(x) => some, None => none } (none NULL: `match?`). */
