@@ -66,6 +66,21 @@ def loop_model(d):
     save(g, f"{d}/loop.onnx")
 
 
+def scan_model(d):
+    """Scan over the columns of x (scan_input_axes 1), last first; the
+    running sums stacked in reverse (scan_output_directions 1)."""
+    body = helper.make_graph([helper.make_node("Add", ["s", "col"], ["s_out"]),
+                              helper.make_node("Identity", ["s_out"], ["y"])], "body",
+                             [helper.make_tensor_value_info("s", F, [2]), helper.make_tensor_value_info("col", F, [2])],
+                             [helper.make_tensor_value_info("s_out", F, [2]), helper.make_tensor_value_info("y", F, [2])])
+    g = helper.make_graph([helper.make_node("Scan", ["s0", "x"], ["s", "ys"], body=body, num_scan_inputs=1,
+                                            scan_input_axes=[1], scan_input_directions=[1],
+                                            scan_output_directions=[1])], "scan",
+                          [helper.make_tensor_value_info("s0", F, [2]), helper.make_tensor_value_info("x", F, [2, 3])],
+                          [helper.make_tensor_value_info("s", F, [2]), helper.make_tensor_value_info("ys", F, [3, 2])])
+    save(g, f"{d}/scan.onnx", opset=11)
+
+
 def seq_model(d):
     """A sequence of tensors of different shapes: its length and its last
     element (position -1)."""
@@ -104,6 +119,11 @@ RUN_SCRIPT = """\
 :load-tensor %x in.npz x
 :load-tensor %acc0 in.npz acc0
 :load-tensor %x3 in.npz x3
+:import scan.onnx as @scan
+:load-tensor %xs in.npz xs
+let %sc = @scan(%acc0, %xs);
+let %scan_s = %sc.0;
+let %scan_ys = %sc.1;
 let %if_1 = @if(True, %x3);
 let %if_0 = @if(False, %x3);
 let %r0 = @loop(0i64, True, %acc0, %x);
@@ -111,7 +131,7 @@ let %r2 = @loop(2i64, True, %acc0, %x);
 let %r10 = @loop(10i64, True, %acc0, %x);
 """ + "".join(f"let %loop{m}_{k} = %r{m}.{i};\n" for m in (0, 2, 10)
               for i, k in enumerate(("acc", "grow", "scans"))) + \
-    ":save %if_1 %if_0 " + " ".join(f"%loop{m}_{k}" for m in (0, 2, 10) for k in ("acc", "grow", "scans")) + \
+    ":save %if_1 %if_0 %scan_s %scan_ys " + " ".join(f"%loop{m}_{k}" for m in (0, 2, 10) for k in ("acc", "grow", "scans")) + \
     " got.npz\n"
 
 
@@ -120,6 +140,11 @@ def reference(ins):
     for c in (True, False):
         x = ins["x3"]
         want[f"if_{int(c)}"] = x + 1 if c else np.concatenate([x, x]) * 2
+    s, ys = ins["acc0"], []
+    for c in reversed(range(3)):
+        s = s + ins["xs"][:, c]
+        ys.insert(0, s)
+    want["scan_s"], want["scan_ys"] = s, np.stack(ys)
     for m in (0, 2, 10):
         acc, grow, scans, i, cond = ins["acc0"].copy(), ins["x"].copy(), [], 0, True
         while i < m and cond:
@@ -142,9 +167,9 @@ def main():
             print(f"ok {k}" if ok else f"MISMATCH {k}: got {g.dtype}{g.shape} {g}, want {w.dtype}{w.shape} {w}")
         return
     d = sys.argv[1]
-    if_model(d), loop_model(d), seq_model(d), bad_models(d)
+    if_model(d), loop_model(d), scan_model(d), seq_model(d), bad_models(d)
     ins = {"x": np.array([1.5, -2], np.float32), "acc0": np.array([1, 2], np.float32),
-           "x3": np.array([0.5, -1, 3], np.float32)}
+           "x3": np.array([0.5, -1, 3], np.float32), "xs": np.array([[1, 2, 4], [8, 16, 32]], np.float32)}
     np.savez(f"{d}/in.npz", **ins)
     np.savez(f"{d}/want.npz", **reference(ins))
     with open(f"{d}/run.rly", "w") as f:
