@@ -439,8 +439,8 @@ static void check_relay_ops(const OnnxOpDef *row, PtrVec *missing, Arena *a, int
 /* Notes a node whose op has no row for its domain's opset: the op, its
  * domain and version, and why (no row at all, rows only from a later
  * opset, or a domain the model does not import). */
-static void note_unknown(Import *im, PtrVec *unknown, int index, int64_t opset, int first) {
-  const Onnx__NodeProto *n = im->g->node[index];
+static void note_unknown(Import *im, PtrVec *unknown, const Onnx__NodeProto *n, int index,
+                         int64_t opset, int first) {
   const char *dom = node_domain(n), *op = n->op_type ? n->op_type : "?";
   Arena *a = im->cx.a;
   const char *what =
@@ -453,22 +453,29 @@ static void note_unknown(Import *im, PtrVec *unknown, int index, int64_t opset, 
     m->note = arena_printf(a, "supported from opset %d", first);
 }
 
-/* Every node's op has a row for its domain's opset, and every Relay op
- * its converter may emit is registered; otherwise one error lists them
- * all. */
-static bool check_ops(Import *im) {
-  PtrVec unknown = {0}, relay = {0};
-  for (size_t i = 0; i < im->g->n_node; i++) {
-    const Onnx__NodeProto *n = im->g->node[i];
+/* The ops of g's nodes and of their subgraphs (If's branches, Loop's
+ * body), each looked up for its domain's opset, noted in unknown / relay. */
+static void note_ops(Import *im, const Onnx__GraphProto *g, PtrVec *unknown, PtrVec *relay) {
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *n = g->node[i];
     int64_t opset = node_opset(im, n);
     int first;
     const OnnxOpDef *row =
         onnx_op_find(node_domain(n), n->op_type ? n->op_type : "", opset, &first);
     if (!row)
-      note_unknown(im, &unknown, (int)i, opset, first);
+      note_unknown(im, unknown, n, (int)i, opset, first);
     else
-      check_relay_ops(row, &relay, im->cx.a, (int)i, n->name);
+      check_relay_ops(row, relay, im->cx.a, (int)i, n->name);
+    for (size_t k = 0; k < n->n_attribute; k++)
+      if (n->attribute[k]->g) note_ops(im, n->attribute[k]->g, unknown, relay);
   }
+}
+
+/* Every node's op is in the table, and every Relay op its converter may
+ * emit is registered; otherwise one error lists them all. */
+static bool check_ops(Import *im) {
+  PtrVec unknown = {0}, relay = {0};
+  note_ops(im, im->g, &unknown, &relay);
   size_t nu = unknown.len, nr = relay.len;
   report_missing(&im->cx, &unknown,
                  nu == 1 ? "an op of the model is not supported"
@@ -524,33 +531,57 @@ static const char *dim_name(Import *im, const char *param) {
   return name;
 }
 
-/* A graph input's type: its element type and dims (dim_param → a size
- * variable, nothing → `?`). */
-static Type *input_type(Import *im, const Onnx__ValueInfoProto *vi) {
-  OnnxCx *cx = &im->cx;
-  const Onnx__TypeProto *tp = vi->type;
-  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
-    return fe_fail(cx, "graph input '%s' is not a tensor", vi->name), NULL;
-  const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+/* A tensor type from its ONNX form: dim_value → a constant dim, dim_param
+ * → a size variable (by dim_name; `?` when im is NULL: inside a sequence,
+ * each element has its own shape), nothing → `?`.  NULL for an absent
+ * shape (unknown rank, which a Relay type cannot say). */
+static Type *tensor_type_proto(Import *im, OnnxCx *cx, const Onnx__TypeProto__Tensor *tt,
+                               const char *name) {
   const char *tn;
   DType dt = onnx_dtype(tt->elem_type, &tn);
   if (dt == DT_INVALID)
-    return fe_fail(cx, "graph input '%s' has element type %s, which rly does not support", vi->name,
-                   tn),
-           NULL;
-  int n = tt->shape ? (int)tt->shape->n_dim : 0;
-  if (n > TENSOR_MAX_RANK) return fe_fail(cx, "graph input '%s' has rank %d", vi->name, n), NULL;
+    return fe_fail(cx, "%s has element type %s, which rly does not support", name, tn), NULL;
+  if (!tt->shape && !im) return type_incomplete(cx->a, 0, no_span); /* a sequence's element */
+  if (!tt->shape) return fe_fail(cx, "%s is a tensor of unknown rank", name), NULL;
+  int n = (int)tt->shape->n_dim;
+  if (n > TENSOR_MAX_RANK) return fe_fail(cx, "%s has rank %d", name, n), NULL;
   Dim *dims = ARENA_ARRAY(cx->a, Dim, n ? n : 1);
   for (int i = 0; i < n; i++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
     if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0)
       dims[i] = dim_const(d->dim_value);
-    else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && *d->dim_param)
+    else if (im && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+             *d->dim_param)
       dims[i] = (Dim){DIM_VAR, 0, dim_name(im, d->dim_param)};
     else
       dims[i] = dim_any();
   }
   return type_tensor(cx->a, dt, n, dims, no_span);
+}
+
+static Type *type_proto(Import *im, OnnxCx *cx, const Onnx__TypeProto *tp, const char *name) {
+  if (!tp) return fe_fail(cx, "%s has no type", name), NULL;
+  if (tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+    return tensor_type_proto(im, cx, tp->tensor_type, name);
+  const char *adt = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE   ? "List"
+                    : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "Option"
+                                                                              : NULL;
+  if (!adt) return fe_fail(cx, "%s is not a tensor, a sequence or an optional", name), NULL;
+  const Onnx__TypeProto *et = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE
+                                  ? tp->sequence_type->elem_type
+                                  : tp->optional_type->elem_type;
+  Type *elem = type_proto(adt[0] == 'L' ? NULL : im, cx, et, name);
+  return elem ? type_adt(cx->a, adt, 1, &elem, no_span) : NULL;
+}
+
+Type *onnx_type_proto(OnnxCx *cx, const Onnx__TypeProto *tp, const char *what) {
+  return type_proto(NULL, cx, tp, what);
+}
+
+/* A graph input's type: a tensor's element type and dims; a sequence is a
+ * List, an optional an Option of its element's type. */
+static Type *input_type(Import *im, const Onnx__ValueInfoProto *vi) {
+  return type_proto(im, &im->cx, vi->type, arena_printf(im->cx.a, "graph input '%s'", vi->name));
 }
 
 static bool read_inputs(Import *im) {
@@ -598,11 +629,12 @@ static bool node_inputs(OnnxCx *cx, const Onnx__NodeProto *n) {
   return true;
 }
 
-static bool convert_node(Import *im, int index) {
-  OnnxCx *cx = &im->cx;
-  const Onnx__NodeProto *n = im->g->node[index];
+static bool convert_node(OnnxCx *cx, const Onnx__GraphProto *g, int index) {
+  const Onnx__NodeProto *n = g->node[index];
   cx->node = n, cx->node_index = index;
-  cx->row = onnx_op_find(node_domain(n), n->op_type, node_opset(im, n), NULL);
+  /* every OnnxCx converting nodes is its Import's first member */
+  cx->row = onnx_op_find(node_domain(n), n->op_type, node_opset((const Import *)cx, n), NULL);
+  if (!cx->row) return fe_fail(cx, "the op is not supported");
   if (!node_inputs(cx, n)) return false;
   cx->nout = (int)n->n_output;
   cx->out = ARENA_ARRAY(cx->a, FeVal *, cx->nout ? cx->nout : 1);
@@ -617,9 +649,37 @@ static bool convert_node(Import *im, int index) {
 
 static bool convert_nodes(Import *im) {
   for (size_t i = 0; i < im->g->n_node; i++)
-    if (!convert_node(im, (int)i)) return false;
+    if (!convert_node(&im->cx, im->g, (int)i)) return false;
   im->cx.node = NULL;
   return true;
+}
+
+/* See onnx_int.h.  The subgraph's names join the graph's value map (ONNX
+ * forbids a subgraph to shadow an outer name); the converting node's
+ * state is saved around the subgraph's nodes. */
+bool onnx_subgraph(OnnxCx *cx, const Onnx__GraphProto *g, int nin, FeVal **in) {
+  const Onnx__NodeProto *node = cx->node;
+  int index = cx->node_index, cnin = cx->nin, cnout = cx->nout;
+  const OnnxOpDef *row = cx->row;
+  FeVal **cin = cx->in, **cout = cx->out;
+  bool ok = (size_t)nin == g->n_input || fe_fail(cx, "its subgraph '%s' takes %zu inputs, %d given",
+                                                 g->name ? g->name : "", g->n_input, nin);
+  for (int i = 0; ok && i < nin; i++) strmap_put(&cx->vals, g->input[i]->name, in[i]);
+  for (size_t i = 0; ok && i < g->n_initializer; i++) {
+    Tensor *t = onnx_tensor(cx, g->initializer[i], "a subgraph initializer");
+    ok = t && (strmap_put(&cx->vals, g->initializer[i]->name, fe_const(cx, t)), true);
+  }
+  for (size_t i = 0; ok && i < g->n_node; i++) ok = convert_node(cx, g, (int)i);
+  cx->node = node, cx->node_index = index, cx->row = row;
+  cx->nin = cnin, cx->nout = cnout, cx->in = cin, cx->out = cout;
+  for (size_t i = 0; ok && i < g->n_output; i++)
+    if (!strmap_get(&cx->vals, g->output[i]->name))
+      ok = fe_fail(cx, "subgraph output '%s' is not produced by any node", g->output[i]->name);
+  return ok;
+}
+
+FeVal *onnx_subgraph_output(OnnxCx *cx, const Onnx__GraphProto *g, int i) {
+  return strmap_get(&cx->vals, g->output[i]->name);
 }
 
 /* ───────────────────────── step 5: the function ───────────────────────── */
@@ -715,7 +775,7 @@ bool onnx_import(const char *path, Module *m, const OnnxImportOptions *o, DiagCt
                  OnnxWeights *w) {
   Import im;
   memset(&im, 0, sizeof im);
-  im.cx.a = m->arena, im.cx.d = d, im.cx.file = path;
+  im.cx.a = m->arena, im.cx.d = d, im.cx.file = path, im.cx.m = m;
   kernel_ctx_init(&im.cx.kx);
   memset(w, 0, sizeof *w);
   bool ok = (im.model = read_model(&im.cx, path)) != NULL;

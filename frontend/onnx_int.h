@@ -46,7 +46,8 @@ typedef struct FeVal {
 typedef struct OnnxOpDef OnnxOpDef;
 
 typedef struct OnnxCx {
-  Arena *a; /* the module's arena: IR, types, constants */
+  Arena *a;  /* the module's arena: IR, types, constants */
+  Module *m; /* the module imported into: the prelude's List and Option */
   DiagCtx *d;
   const char *file; /* the model's path, for messages */
   int64_t opset;    /* the default domain's opset */
@@ -213,6 +214,30 @@ ONNX_CONVERTERS_V1(X)
 /* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_ELEM_CONVERTERS(X)
+#undef X
+
+/* ── sequences, optionals and control flow (onnx_control.c) ── */
+
+/* A sequence is the prelude's List of its tensors, an optional its Option;
+ * If is Relay's `if`, Loop, Scan and SequenceMap recursive local functions.
+ * A subgraph (a GraphProto attribute) is converted by onnx_subgraph in the
+ * current let chain: its inputs are bound to in[0..nin), its initializers
+ * become constants, its nodes go through the op table; its outputs are then
+ * read with onnx_subgraph_output.  False after an error. */
+bool onnx_subgraph(OnnxCx *cx, const Onnx__GraphProto *g, int nin, FeVal **in);
+FeVal *onnx_subgraph_output(OnnxCx *cx, const Onnx__GraphProto *g, int i);
+/* A TypeProto (an attribute's) as a Relay type: List / Option of tensors
+ * (dims `?` where not given); NULL after an error naming `what`. */
+Type *onnx_type_proto(OnnxCx *cx, const Onnx__TypeProto *tp, const char *what);
+
+/* clang-format off */
+#define ONNX_CONTROL_CONVERTERS(X)                                                      \
+  X(seq_construct) X(seq_empty) X(seq_at) X(seq_insert) X(seq_erase) X(seq_length)     \
+  X(split_to_seq) X(concat_from_seq) X(seq_map) X(optional) X(optional_has)            \
+  X(optional_get) X(if) X(loop) X(scan)
+/* clang-format on */
+#define X(name) OnnxConvertFn onnx_convert_##name;
+ONNX_CONTROL_CONVERTERS(X)
 #undef X
 
 #endif

@@ -34,6 +34,9 @@
 /* Rows of every version leave `since` out (0: since opset 1). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#define POSITION "squeeze cast less add where"
+#define LOOP "add subtract less logical_and squeeze cast take expand_dims concatenate zeros"
+
 /* clang-format off */
 static const OnnxOpDef table[] = {
     /* elementwise arithmetic (onnx_math.c) */
@@ -179,6 +182,23 @@ static const OnnxOpDef table[] = {
     {"", "MelWeightMatrix", 5, 5, onnx_convert_mel_weight_matrix, "signal.mel_weight_matrix", 17},
     {"", "Bernoulli", 1, 1, onnx_convert_random, "", 15},
     {"", "RandomUniformLike", 1, 1, onnx_convert_random, ""},
+    /* sequences, optionals and control flow (onnx_control.c) */
+    {"", "SequenceConstruct", 1, -1, onnx_convert_seq_construct, "", 11},
+    {"", "SequenceEmpty", 0, 0, onnx_convert_seq_empty, "", 11},
+    {"", "SequenceAt", 2, 2, onnx_convert_seq_at, POSITION, 11},
+    {"", "SequenceInsert", 2, 3, onnx_convert_seq_insert, POSITION, 11},
+    {"", "SequenceErase", 1, 2, onnx_convert_seq_erase, POSITION " subtract", 11},
+    {"", "SequenceLength", 1, 1, onnx_convert_seq_length, "cast", 11},
+    {"", "SplitToSequence", 1, 2, onnx_convert_split_to_seq,
+     "split squeeze cast cumsum subtract strided_slice dyn.strided_slice", 11},
+    {"", "ConcatFromSequence", 1, 1, onnx_convert_concat_from_seq, "expand_dims concatenate", 11},
+    {"", "SequenceMap", 1, -1, onnx_convert_seq_map, LOOP, 17},
+    {"", "Optional", 0, 1, onnx_convert_optional, "", 15},
+    {"", "OptionalHasElement", 0, 1, onnx_convert_optional_has, "", 15},
+    {"", "OptionalGetElement", 1, 1, onnx_convert_optional_get, "", 15},
+    {"", "If", 1, 1, onnx_convert_if, "squeeze"},
+    {"", "Loop", 0, -1, onnx_convert_loop, LOOP},
+    {"", "Scan", 1, -1, onnx_convert_scan, LOOP, 9},
 };
 /* clang-format on */
 #pragma GCC diagnostic pop

@@ -454,7 +454,9 @@ static int import_model(const Cli *cli) {
   Engine *e = engine_new(&cli->engine, &d);
   Module *base = module_new(&arena);
   OnnxWeights w;
-  Module *m = engine_import_onnx(e, base, &arena, cli->import, "main", false, (Span){0}, &w);
+  /* ONNX sequences and optionals are the prelude's List and Option */
+  const Module *from = engine_load_prelude(e) ? engine_base(e) : base;
+  Module *m = engine_import_onnx(e, from, &arena, cli->import, "main", false, (Span){0}, &w);
   if (m && cli->passes) {
     Module *out = engine_passes(e, m, &arena, cli->passes);
     if (out != m) module_free(m);
@@ -463,7 +465,9 @@ static int import_model(const Cli *cli) {
   diag_render(&d, stderr, 0, use_color());
   bool ok = m != NULL;
   if (ok) {
-    char *text = print_module(m, (PrintOptions){.header = true});
+    for (int i = 0; i < m->ndefs; i++) /* the model's definitions, not the prelude's */
+      if (!engine_is_prelude_def(e, &m->defs[i])) module_add(base, m->defs[i]);
+    char *text = print_module(base, (PrintOptions){.header = true});
     char *npz = cli->output ? weights_path(cli->output) : NULL;
     ok = cli->output ? write_text(cli->output, text) && write_weights(&w, npz)
                      : fputs(text, stdout) >= 0;

@@ -18,9 +18,14 @@ Usage: /usr/bin/python3 tests/onnx_backend.py PATH/TO/rly [options]
 Each case is a folder with model.onnx and test_data_set_0/{input,output}_K.pb.
 The inputs (the graph inputs that are not initializers, in order) are written to
 an .npz file, and the model is run by `rly --exec MODE` on a script of
-`:import`, `:load-tensor`, a call of @main and `:save` of every output.  A case
-passes as ONNX's runner (onnx.backend.test.runner) judges: every output present,
-the same dtype and shape, and assert_allclose(rtol=1e-3, atol=1e-7).
+`:import`, `:load-tensor`, a call of @main and `:save` of every output.  A
+sequence input is passed as the prelude's List of its tensors (through a function
+whose parameters have `?` dims, so elements may differ in shape), an optional as
+its Option; a sequence output is saved as its length and its elements, an
+optional as whether it holds a value and the value.  A case passes as ONNX's
+runner (onnx.backend.test.runner) judges: every output present, the same dtype
+and shape, and assert_allclose(rtol=1e-3, atol=1e-7); a sequence element by
+element, an optional by presence, then value.
 
 Outcomes: pass; refused (rly reported an error, e.g. an op it does not import);
 wrong (it ran and an output differs: wrong values, dtype or shape); crash (a
@@ -94,6 +99,94 @@ def data_files(case, prefix):
     return [os.path.join(case.data, f) for f in sorted(files, key=lambda f: int(f[len(prefix) + 1:-3]))]
 
 
+def input_expr(name, value, kind, arrays):
+    """The rly expression of an input value (its tensors into arrays): a tensor
+    variable, a sequence as the prelude's List (Cons(%a, Cons(%b, Nil))), an
+    optional as its Option (Some(...) or None)."""
+    if kind == "optional":
+        if value is None:
+            return "None"
+        return f"Some({input_expr(name, value, 'sequence' if isinstance(value, list) else 'tensor', arrays)})"
+    if kind == "sequence":  # elements of any shape: given to a function typed Tensor[(?, ...)]
+        params, args, expr = [], [], "Nil"
+        for k, v in enumerate(value):
+            args.append(input_expr(f"{name}_{k}", v, "tensor", arrays))
+            dims = ", ".join("?" * v.ndim)
+            params.append(f"%x{k}: " + (f"Tensor[({dims}), {v.dtype.name}]" if v.ndim else v.dtype.name))
+        for k in reversed(range(len(value))):
+            expr = f"Cons(%x{k}, {expr})"
+        return f"fn ({', '.join(params)}) {{ {expr} }}({', '.join(args)})" if value else "Nil"
+    if value.dtype == object:
+        raise ValueError("a string input")
+    arrays[name] = value
+    return f"%{name}"
+
+
+def output_lines(var, expected, key):
+    """Script lines saving the output held by `var` under keys starting with
+    `key`: a tensor as itself; a sequence's length (key_n) and the elements
+    expected (key_K); an optional's presence (key_has) and its value."""
+    if isinstance(expected, list):
+        lines = [f"let %{key}_n = @length({var});"]
+        for k, e in enumerate(expected):
+            lines += [f"let %{key}_s{k} = @nth({var}, {k});"]
+            lines += output_lines(f"%{key}_s{k}", e, f"{key}_{k}")
+        return lines
+    if isinstance(expected, Absent):
+        return [f"let %{key}_has = match ({var}) {{ Some(_) => True, None => False }};"]
+    if isinstance(expected, Present):
+        return [f"let %{key}_has = match ({var}) {{ Some(_) => True, None => False }};",
+                f"let %{key}_v = match? ({var}) {{ Some(%x) => %x }};"] + \
+            output_lines(f"%{key}_v", expected.value, f"{key}_v")
+    return [f"let %{key} = {var};"]
+
+
+def saved_keys(expected, key):
+    if isinstance(expected, list):
+        return [f"{key}_n"] + [k for i, e in enumerate(expected) for k in saved_keys(e, f"{key}_{i}")]
+    if isinstance(expected, Absent):
+        return [f"{key}_has"]
+    if isinstance(expected, Present):
+        return [f"{key}_has"] + saved_keys(expected.value, f"{key}_v")
+    return [key]
+
+
+class Absent:
+    """An optional output expected empty."""
+
+
+class Present:
+    """An optional output expected to hold value."""
+    def __init__(self, value):
+        self.value = value
+
+
+def expected_value(vi, value):
+    """The expected value of an output, optionals marked Absent / Present."""
+    if value_kind(vi) == "optional":
+        return Absent() if value is None else Present(value)
+    return value
+
+
+def read_saved(z, expected, key):
+    """What rly saved for an output, in the form of the expected value (a
+    sequence of another length is a Seq of the elements that were saved)."""
+    if isinstance(expected, list):
+        n = int(z[f"{key}_n"])
+        return Seq(n, [read_saved(z, e, f"{key}_{i}") for i, e in enumerate(expected[:n])])
+    if isinstance(expected, (Absent, Present)):
+        if not bool(z[f"{key}_has"]):
+            return Absent()
+        return Present(read_saved(z, expected.value, f"{key}_v") if isinstance(expected, Present) else None)
+    return z[key]
+
+
+class Seq(list):
+    def __init__(self, n, items):
+        super().__init__(items)
+        self.n = n
+
+
 def prepare(case, tmp):
     """The rly script of the case and its expected outputs, or (None, reason)."""
     model = onnx.load(case.model, load_external_data=False)
@@ -102,33 +195,31 @@ def prepare(case, tmp):
     in_files, out_files = data_files(case, "input"), data_files(case, "output")
     if len(in_files) > len(inputs) or len(out_files) != len(model.graph.output):
         return None, "runner: the data files do not match the graph's inputs and outputs"
-    arrays = {}
+    arrays, args = {}, []
     for i, (vi, f) in enumerate(zip(inputs, in_files)):
         kind = value_kind(vi)
-        if kind != "tensor":
+        if kind not in ("tensor", "sequence", "optional"):
             return None, f"runner: a {kind} input"
-        a = load_pb(f, kind)
-        if a.dtype == object:
-            return None, "runner: a string input"
-        arrays[f"in{i}"] = a
+        try:
+            args.append(input_expr(f"in{i}", load_pb(f, kind), kind, arrays))
+        except ValueError as e:
+            return None, f"runner: {e}"
     expected = []
     for vi, f in zip(model.graph.output, out_files):
         kind = value_kind(vi)
-        if kind != "tensor":
+        if kind not in ("tensor", "sequence", "optional"):
             return None, f"runner: a {kind} output"
-        expected.append(load_pb(f, kind))
+        expected.append(expected_value(vi, load_pb(f, kind)))
     npz = os.path.join(tmp, "in.npz")
     np.savez(npz, **arrays)
-    args = ", ".join(f"%in{i}" for i in range(len(arrays)))
     lines = [f":import {case.model}"]
-    lines += [f":load-tensor %in{i} {npz} in{i}" for i in range(len(arrays))]
-    lines.append(f"let %y = @main({args});")
-    if len(expected) == 1:
-        outs = ["%y"]
-    else:
-        outs = [f"%o{i}" for i in range(len(expected))]
-        lines += [f"let %o{i} = %y.{i};" for i in range(len(expected))]
-    lines.append(f":save {' '.join(outs)} {os.path.join(tmp, 'out.npz')}")
+    lines += [f":load-tensor %{k} {npz} {k}" for k in arrays]
+    lines.append(f"let %y = @main({', '.join(args)});")
+    keys = []
+    for i, e in enumerate(expected):
+        lines += output_lines("%y" if len(expected) == 1 else f"%y.{i}", e, f"o{i}")
+        keys += saved_keys(e, f"o{i}")
+    lines.append(f":save {' '.join('%' + k for k in keys)} {os.path.join(tmp, 'out.npz')}")
     return "\n".join(lines) + "\n", expected
 
 
@@ -141,23 +232,44 @@ def first_error(text):
     return lines[0].strip() if lines else "no message"
 
 
+def compare_value(e, g, where):
+    """None when g matches e as ONNX's runner checks (a sequence element by
+    element, an optional by presence then value), else why not."""
+    if isinstance(e, list):
+        if g.n != len(e):
+            return f"{where}: a sequence of {g.n} elements, expected {len(e)}"
+        for k, (ek, gk) in enumerate(zip(e, g)):
+            why = compare_value(ek, gk, f"{where}[{k}]")
+            if why:
+                return why
+        return None
+    if isinstance(e, (Absent, Present)):
+        if isinstance(e, Absent) != isinstance(g, Absent):
+            return f"{where}: an optional {'with' if isinstance(g, Present) else 'without'} a value"
+        return compare_value(e.value, g.value, where) if isinstance(e, Present) else None
+    if g.dtype != e.dtype:
+        return f"{where}: dtype {g.dtype}, expected {e.dtype}"
+    if g.shape != e.shape:
+        return f"{where}: shape {g.shape}, expected {e.shape}"
+    if e.dtype.kind in "fc":
+        try:
+            np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-7)
+        except AssertionError:
+            err = np.nanmax(np.abs(g.astype(np.float64) - e.astype(np.float64))) if e.size else 0
+            return f"{where}: values differ (max error {err:.3g})"
+    elif not np.array_equal(g, e):
+        return f"{where}: values differ"
+    return None
+
+
 def compare(expected, got):
     """None when every output matches as ONNX's runner checks, else why not."""
     if len(got) != len(expected):
         return f"{len(got)} outputs saved, {len(expected)} expected"
     for i, (e, g) in enumerate(zip(expected, got)):
-        if g.dtype != e.dtype:
-            return f"output {i}: dtype {g.dtype}, expected {e.dtype}"
-        if g.shape != e.shape:
-            return f"output {i}: shape {g.shape}, expected {e.shape}"
-        if e.dtype.kind in "fc":
-            try:
-                np.testing.assert_allclose(g, e, rtol=1e-3, atol=1e-7)
-            except AssertionError:
-                err = np.nanmax(np.abs(g.astype(np.float64) - e.astype(np.float64))) if e.size else 0
-                return f"output {i}: values differ (max error {err:.3g})"
-        elif not np.array_equal(g, e):
-            return f"output {i}: values differ"
+        why = compare_value(e, g, f"output {i}")
+        if why:
+            return why
     return None
 
 
@@ -186,7 +298,7 @@ def run_case(rly, case, mode):
         if r.returncode != 0 or not os.path.exists(out):
             return "refused", first_error(err or r.stdout)
         with np.load(out) as z:
-            got = [z[k] for k in z.files]
+            got = [read_saved(z, e, f"o{i}") for i, e in enumerate(expected)]
         why = compare(expected, got)
         return ("wrong", why) if why else ("pass", "")
 
