@@ -17,6 +17,9 @@
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
   "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
+#define RESIZE                                                            \
+  "image.resize1d image.resize2d image.resize3d dyn.image.resize2d take " \
+  "cast multiply floor dyn.broadcast_to"
 
 /* clang-format off */
 static const OnnxOpDef table[] = {
@@ -116,6 +119,21 @@ static const OnnxOpDef table[] = {
     {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
     {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full"},
     {"", "Range", 3, 3, onnx_convert_range, "arange"},
+    /* indexing, resizing and vision (onnx_index.c) */
+    {"", "GatherElements", 2, 2, onnx_convert_gather_elements, "gather"},
+    {"", "GatherND", 2, 2, onnx_convert_gather_nd, "gather_nd transpose"},
+    {"", "ScatterElements", 3, 3, onnx_convert_scatter_elements, "scatter scatter_add"},
+    {"", "Scatter", 3, 3, onnx_convert_scatter_elements, "scatter scatter_add"},
+    {"", "ScatterND", 3, 3, onnx_convert_scatter_nd, "scatter_nd transpose"},
+    {"", "OneHot", 3, 3, onnx_convert_one_hot, "one_hot dyn.one_hot take cast reshape less add where"},
+    {"", "DepthToSpace", 1, 1, onnx_convert_depth_to_space, "nn.depth_to_space"},
+    {"", "SpaceToDepth", 1, 1, onnx_convert_depth_to_space, "nn.space_to_depth"},
+    {"", "ReverseSequence", 2, 2, onnx_convert_reverse_sequence, "reverse_sequence"},
+    {"", "Unique", 1, 1, onnx_convert_unique, "reshape unique cast dyn.strided_slice"},
+    {"", "MaxUnpool", 2, 3, onnx_convert_max_unpool, "zeros reshape scatter"},
+    {"", "GridSample", 2, 2, onnx_convert_grid_sample, "transpose image.grid_sample"},
+    {"", "Resize", 1, 4, onnx_convert_resize, RESIZE},
+    {"", "Upsample", 1, 2, onnx_convert_resize, RESIZE},
 };
 /* clang-format on */
 
