@@ -163,6 +163,44 @@ bool onnx_convert_reverse_sequence(OnnxCx *cx) {
   return set_out(cx, FE_OP(cx, "reverse_sequence", ab_done(&b), cx->in[0], cx->in[1]));
 }
 
+/* ───────────────────────── NonZero, Compress ───────────────────────── */
+
+/* NonZero(x): int64 (rank, count), the coordinates of x's nonzeros. */
+bool onnx_convert_non_zero(OnnxCx *cx) {
+  int64_t axes[2] = {1, 0};
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "axes", 2, axes);
+  FeVal *w = FE_OP(cx, "argwhere", NULL, cx->in[0]);
+  w = w ? fe_cast(cx, w, DT_INT64) : NULL;
+  return set_out(cx, w ? FE_OP(cx, "transpose", ab_done(&b), w) : NULL);
+}
+
+/* v reshaped to 1-D. */
+static FeVal *flatten1(OnnxCx *cx, FeVal *v) {
+  int64_t flat = -1;
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "newshape", 1, &flat);
+  return v ? FE_OP(cx, "reshape", ab_done(&b), v) : NULL;
+}
+
+/* Compress(x, condition[, axis]): the slices of x along axis (of the
+ * flattened x without one) where condition is true. */
+bool onnx_convert_compress(OnnxCx *cx) {
+  FeVal *x = cx->in[0], *c = cx->in[1];
+  if (fe_rank(c) != 1) return fe_fail(cx, "condition must be 1-D");
+  int axis = 0;
+  if (oa_get(cx, "axis")) {
+    if ((axis = fe_axis(cx, oa_int(cx, "axis", 0), fe_rank(x), "axis")) < 0) return false;
+  } else {
+    x = flatten1(cx, x);
+  }
+  FeVal *ix = flatten1(cx, FE_OP(cx, "argwhere", NULL, c));
+  AttrB b = ab_new(cx);
+  ab_int(&b, "axis", axis);
+  ab_str(&b, "mode", "fast");
+  return set_out(cx, x && ix ? FE_OP(cx, "take", ab_done(&b), x, ix) : NULL);
+}
+
 /* ───────────────────────────── Unique ───────────────────────────── */
 
 /* The first n (a run-time 1-D count) entries of a 1-D value. */

@@ -129,6 +129,8 @@ static const OnnxOpDef table[] = {
     {"", "DepthToSpace", 1, 1, onnx_convert_depth_to_space, "nn.depth_to_space"},
     {"", "SpaceToDepth", 1, 1, onnx_convert_depth_to_space, "nn.space_to_depth"},
     {"", "ReverseSequence", 2, 2, onnx_convert_reverse_sequence, "reverse_sequence"},
+    {"", "NonZero", 1, 1, onnx_convert_non_zero, "argwhere cast transpose"},
+    {"", "Compress", 2, 2, onnx_convert_compress, "argwhere reshape take"},
     {"", "Unique", 1, 1, onnx_convert_unique, "reshape unique cast dyn.strided_slice"},
     {"", "MaxUnpool", 2, 3, onnx_convert_max_unpool, "zeros reshape scatter"},
     {"", "GridSample", 2, 2, onnx_convert_grid_sample, "transpose image.grid_sample"},

@@ -289,7 +289,29 @@ static bool k_adv_index(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs
   return ok;
 }
 
+/* ───────────────────────────── argwhere ───────────────────────────── */
+
+/* The coordinates of c's nonzero elements, one row each, in order. */
+static bool k_argwhere(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                       RtTensor *const *out) {
+  if (!kernel_attrs_ok(kx)) return false;
+  Tensor c = rt_tensor_as_ir(in[0]);
+  int r = in[0]->ndim;
+  int32_t *o = out[0]->data;
+  int64_t ci[TENSOR_MAX_RANK] = {0}, row = 0;
+  for (int64_t i = 0; i < c.numel; i++) {
+    if (tensor_get_f64(&c, i) != 0) {
+      if (row >= out[0]->shape[0]) return kernel_fail(kx, "argwhere: more nonzeros than rows");
+      for (int d = 0; d < r; d++) o[row * r + d] = (int32_t)ci[d];
+      row++;
+    }
+    for (int d = r - 1; d >= 0 && ++ci[d] == in[0]->shape[d]; d--) ci[d] = 0;
+  }
+  return true;
+}
+
 const KernelDef kernels_family_transform_index[] = {
+    {"argwhere", k_argwhere},
     {"gather", k_gather},
     {"gather_nd", k_gather_nd},
     {"scatter", k_scatter},
