@@ -237,6 +237,33 @@ bool onnx_convert_unique(OnnxCx *cx) {
   return true;
 }
 
+/* ───────────────────────── NonMaxSuppression ───────────────────────── */
+
+/* An optional 0-D or 1-element input as a 0-D value of dtype dt (dflt when
+ * omitted). */
+static FeVal *scalar_in(OnnxCx *cx, int i, DType dt, double dflt) {
+  FeVal *v = opt_in(cx, i);
+  if (!v) return fe_scalar(cx, dt, dflt);
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "newshape", 0, NULL);
+  v = fe_cast(cx, v, dt);
+  return v ? FE_OP(cx, "reshape", ab_done(&b), v) : NULL;
+}
+
+/* NonMaxSuppression: vision.all_class_non_max_suppression's rows cut to
+ * its count (a run-time `?`). */
+bool onnx_convert_nms(OnnxCx *cx) {
+  FeVal *mo = scalar_in(cx, 2, DT_INT64, 0), *iou = scalar_in(cx, 3, DT_FLOAT32, 0);
+  FeVal *st = scalar_in(cx, 4, DT_FLOAT32, -INFINITY);
+  if (!mo || !iou || !st) return false;
+  AttrB b = ab_new(cx);
+  ab_int(&b, "center_point_box", oa_int(cx, "center_point_box", 0));
+  FeVal *r = FE_OP(cx, "vision.all_class_non_max_suppression", ab_done(&b), cx->in[0], cx->in[1],
+                   mo, iou, st);
+  FeVal *rows = r ? fe_get(cx, r, 0) : NULL, *n = r ? fe_get(cx, r, 1) : NULL;
+  return set_out(cx, rows && n ? first_n(cx, rows, n) : NULL);
+}
+
 /* ───────────────────────────── MaxUnpool ───────────────────────────── */
 
 /* The default output size of one spatial axis. */

@@ -132,6 +132,8 @@ static const OnnxOpDef table[] = {
     {"", "NonZero", 1, 1, onnx_convert_non_zero, "argwhere cast transpose"},
     {"", "Compress", 2, 2, onnx_convert_compress, "argwhere reshape take"},
     {"", "Unique", 1, 1, onnx_convert_unique, "reshape unique cast dyn.strided_slice"},
+    {"", "NonMaxSuppression", 2, 5, onnx_convert_nms,
+     "vision.all_class_non_max_suppression reshape cast dyn.strided_slice"},
     {"", "MaxUnpool", 2, 3, onnx_convert_max_unpool, "zeros reshape scatter"},
     {"", "GridSample", 2, 2, onnx_convert_grid_sample, "transpose image.grid_sample"},
     {"", "Resize", 1, 4, onnx_convert_resize, RESIZE},
