@@ -264,6 +264,40 @@ bool onnx_convert_nms(OnnxCx *cx) {
   return set_out(cx, rows && n ? first_n(cx, rows, n) : NULL);
 }
 
+/* ───────────────────────── TfIdfVectorizer ───────────────────────── */
+
+/* TfIdfVectorizer on integer tokens (pool_int64s); string pools refused. */
+bool onnx_convert_tfidf(OnnxCx *cx) {
+  enum { MAXL = 1024 };
+  int64_t *pool = ARENA_ARRAY(cx->a, int64_t, MAXL), *counts = ARENA_ARRAY(cx->a, int64_t, MAXL);
+  int64_t *ix = ARENA_ARRAY(cx->a, int64_t, MAXL);
+  if (oa_get(cx, "pool_strings"))
+    return fe_fail(cx, "string pools (pool_strings) are not supported");
+  int np = oa_ints(cx, "pool_int64s", pool, MAXL), nc = oa_ints(cx, "ngram_counts", counts, MAXL);
+  int ni = oa_ints(cx, "ngram_indexes", ix, MAXL);
+  double w[MAXL];
+  int nw = oa_floats(cx, "weights", w, MAXL);
+  if (np < 0 || nc < 0 || ni < 0 || np >= MAXL || nc >= MAXL || ni >= MAXL || nw >= MAXL)
+    return cx->failed
+               ? false
+               : fe_fail(
+                     cx,
+                     "pool_int64s, ngram_counts and ngram_indexes must be given (at most %d each)",
+                     MAXL - 1);
+  const char *mode = oa_str(cx, "mode", "TF");
+  if (!mode) return false;
+  AttrB b = ab_new(cx);
+  ab_int(&b, "min_gram_length", oa_int(cx, "min_gram_length", 1));
+  ab_int(&b, "max_gram_length", oa_int(cx, "max_gram_length", 1));
+  ab_int(&b, "max_skip_count", oa_int(cx, "max_skip_count", 0));
+  ab_str(&b, "mode", mode);
+  ab_ints(&b, "ngram_counts", nc, counts);
+  ab_ints(&b, "ngram_indexes", ni, ix);
+  ab_ints(&b, "pool_int64s", np, pool);
+  if (nw > 0) ab_float_list(&b, "weights", nw, w);
+  return set_out(cx, FE_OP(cx, "tfidf_vectorizer", ab_done(&b), cx->in[0]));
+}
+
 /* ───────────────────────────── MaxUnpool ───────────────────────────── */
 
 /* The default output size of one spatial axis. */

@@ -134,6 +134,7 @@ static const OnnxOpDef table[] = {
     {"", "Unique", 1, 1, onnx_convert_unique, "reshape unique cast dyn.strided_slice"},
     {"", "NonMaxSuppression", 2, 5, onnx_convert_nms,
      "vision.all_class_non_max_suppression reshape cast dyn.strided_slice"},
+    {"", "TfIdfVectorizer", 1, 1, onnx_convert_tfidf, "tfidf_vectorizer"},
     {"", "MaxUnpool", 2, 3, onnx_convert_max_unpool, "zeros reshape scatter"},
     {"", "GridSample", 2, 2, onnx_convert_grid_sample, "transpose image.grid_sample"},
     {"", "Resize", 1, 4, onnx_convert_resize, RESIZE},

@@ -8,12 +8,16 @@
  * input order.  unique groups equal elements by `==` (each NaN is its own
  * group, as TVM's adjacent-difference test).  searchsorted binary-searches
  * each row with the same order.  einsum sums products in float64
- * (floats, rounded once) or modulo 2^64 (integers). */
+ * (floats, rounded once) or modulo 2^64 (integers).  tfidf_vectorizer counts
+ * as ONNX Runtime: for each skip distance 1 .. max_skip_count + 1 and start
+ * position, the n-grams of min..max tokens spaced by the distance that are
+ * in the pool; unigrams counted on the first distance only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/kernels_xform.h"
+#include "ops/image.h"
 #include "ops/transform_int.h"
 
 static int64_t prod(const int64_t *s, int from, int to) {
@@ -386,9 +390,74 @@ static bool k_einsum(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   return ok;
 }
 
+/* ─────────────────────────── tfidf_vectorizer ─────────────────────────── */
+
+enum { TFIDF_MAX = 1024 };
+
+typedef struct TfIdf {
+  int64_t lo, hi, skip, out;
+  int np, nc, ni;
+  int64_t pool[TFIDF_MAX], counts[TFIDF_MAX], ix[TFIDF_MAX];
+  double w[TFIDF_MAX];
+  int nw, mode; /* 0 TF, 1 IDF, 2 TFIDF */
+} TfIdf;
+
+/* The output index of the gram of n tokens at t (step d), or -1. */
+static int64_t gram_index(const TfIdf *f, const int64_t *t, int64_t d, int64_t n) {
+  int64_t start = f->counts[n - 1], end = n < f->nc ? f->counts[n] : f->np, ord = 0;
+  for (int64_t i = 0; i + 1 < n; i++) ord += (f->counts[i + 1] - f->counts[i]) / (i + 1);
+  for (int64_t g = start; g + n <= end; g += n, ord++) {
+    int64_t k = 0;
+    while (k < n && f->pool[g + k] == t[k * d]) k++;
+    if (k == n) return f->ix[ord];
+  }
+  return -1;
+}
+
+static void tfidf_row(const TfIdf *f, const int64_t *t, int64_t len, double *cnt) {
+  int64_t lo = f->lo;
+  for (int64_t d = 1; d <= f->skip + 1 && lo <= f->hi; d++) {
+    for (int64_t s = 0; s < len; s++)
+      for (int64_t n = lo; n <= f->hi && s + (n - 1) * d < len; n++) {
+        int64_t k = gram_index(f, t + s, d, n);
+        if (k >= 0) cnt[k] += 1;
+      }
+    if (lo == 1) lo = 2;
+  }
+}
+
+static bool tfidf_spec(KernelCtx *kx, const Attrs *attrs, TfIdf *f) {
+  f->lo = kattr_int(kx, attrs, "min_gram_length"), f->hi = kattr_int(kx, attrs, "max_gram_length");
+  f->skip = kattr_int(kx, attrs, "max_skip_count");
+  const char *m = kattr_str(kx, attrs, "mode");
+  f->mode = !strcmp(m, "TF") ? 0 : !strcmp(m, "IDF") ? 1 : 2;
+  f->np = kattr_ints(kx, attrs, "pool_int64s", f->pool, TFIDF_MAX);
+  f->nc = kattr_ints(kx, attrs, "ngram_counts", f->counts, TFIDF_MAX);
+  f->ni = kattr_ints(kx, attrs, "ngram_indexes", f->ix, TFIDF_MAX);
+  f->nw = image_attr_floats(&kx->rel, attrs, "weights", f->w, TFIDF_MAX);
+  return kernel_attrs_ok(kx) && f->nw >= 0;
+}
+
+static bool k_tfidf(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                    RtTensor *const *out) {
+  TfIdf *f = calloc(1, sizeof *f);
+  int64_t *t = f && tfidf_spec(kx, attrs, f) ? lane_array(kx, in[0], LANE_I64) : NULL;
+  int64_t rows = in[0]->ndim == 2 ? in[0]->shape[0] : 1, len = in[0]->shape[in[0]->ndim - 1];
+  int64_t no = out[0]->shape[out[0]->ndim - 1];
+  double *cnt = t ? calloc((size_t)(rows * no + 1), sizeof *cnt) : NULL;
+  for (int64_t r = 0; cnt && r < rows; r++) tfidf_row(f, t + r * len, len, cnt + r * no);
+  for (int64_t i = 0; cnt && i < rows * no; i++) {
+    double w = f->nw > i % no ? f->w[i % no] : 1.0;
+    cnt[i] = f->mode == 0 ? cnt[i] : f->mode == 1 ? (cnt[i] > 0 ? w : 0) : cnt[i] * w;
+  }
+  if (cnt) lane_store(LANE_F64, out[0]->dtype, cnt, out[0]->data, 0, out[0]->numel);
+  bool ok = cnt != NULL;
+  free(f), free(t), free(cnt);
+  return ok || (kx->err[0] ? false : kernel_fail(kx, "%s: out of memory", kx->op));
+}
+
 const KernelDef kernels_family_algorithm[] = {
-    {"argsort", k_argsort}, {"sort", k_sort},
-    {"topk", k_topk},       {"searchsorted", k_searchsorted},
-    {"unique", k_unique},   {"einsum", k_einsum},
-    {NULL, NULL},
+    {"argsort", k_argsort},           {"sort", k_sort},     {"topk", k_topk},
+    {"searchsorted", k_searchsorted}, {"unique", k_unique}, {"einsum", k_einsum},
+    {"tfidf_vectorizer", k_tfidf},    {NULL, NULL},
 };

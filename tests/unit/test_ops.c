@@ -361,6 +361,7 @@ static const char *const expected_ops[] = {
     "sparse_to_dense",
     "unravel_index",
     "adv_index",
+    "tfidf_vectorizer",
     "argwhere",
     "argsort",
     "sort",
