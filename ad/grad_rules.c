@@ -821,6 +821,7 @@ const GradDef grad_family_core[] = {
     {"dyn.squeeze", &grad_reshape_like},
     {"vision.multibox_prior", &grad_zero},
     {"vision.all_class_non_max_suppression", &grad_zero},
+    {"tfidf_vectorizer", &grad_zero},
     {"fixed_point_multiply", &grad_zero},
     {"qnn.quantize", &grad_zero},
     {"qnn.dequantize", &grad_dequantize},

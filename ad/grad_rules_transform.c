@@ -546,6 +546,8 @@ static bool bw_arange(GradCx *G, GradCall *c) {
  * none. */
 static bool bw_unique(GradCx *G, GradCall *c) {
   if (!want(c, 0) || !DY) return built(G);
+  if (X0->ty && X0->ty->kind == TY_TENSOR && X0->ty->u.tensor.ndim != 1)
+    return grad_fail(G, "the gradient of unique is defined for 1-D data");
   Expr *idx = grad_proj(G, c->y, 1);
   Attrs *it = grad_attrs(G, 1);
   grad_attr_str(G, it, 0, "dtype", dtype_name(dtype_of(idx)));

@@ -210,15 +210,49 @@ static FeVal *first_n(OnnxCx *cx, FeVal *v, FeVal *n) {
                fe_ints(cx, DT_INT64, 1, &one));
 }
 
-/* Unique without axis: relay's unique over the flattened input, its
- * outputs cut to the number of unique values; int64 indices. */
+/* v transposed by perm (n axes). */
+static FeVal *permute(OnnxCx *cx, FeVal *v, int n, const int64_t *perm) {
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "axes", n, perm);
+  return v ? FE_OP(cx, "transpose", ab_done(&b), v) : NULL;
+}
+
+static FeVal *reshape_to(OnnxCx *cx, FeVal *v, int n, const int64_t *shape) {
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "newshape", n, shape);
+  return v ? FE_OP(cx, "reshape", ab_done(&b), v) : NULL;
+}
+
+/* Unique with axis: the slices along axis as the rows of a 2-D unique
+ * (axis moved first), the unique rows put back in x's layout. */
+static FeVal *unique_axis_in(OnnxCx *cx, FeVal *x, int axis, int64_t *perm, int64_t *rest) {
+  int r = fe_rank(x);
+  int64_t shape[TENSOR_MAX_RANK], two[2] = {0, -1};
+  if (!fe_static_shape(x, shape)) return FE_FAIL_NULL(cx, "Unique with axis needs a static shape");
+  perm[0] = axis;
+  for (int i = 0, k = 1; i < r; i++)
+    if (i != axis) perm[k++] = i;
+  for (int i = 0; i < r; i++) rest[i] = i ? shape[perm[i]] : -1;
+  return reshape_to(cx, permute(cx, x, r, perm), 2, two);
+}
+
+static FeVal *unique_axis_out(OnnxCx *cx, FeVal *rows, int r, const int64_t *perm,
+                              const int64_t *rest) {
+  int64_t inv[TENSOR_MAX_RANK];
+  for (int i = 0; i < r; i++) inv[perm[i]] = i;
+  return permute(cx, reshape_to(cx, rows, r, rest), r, inv);
+}
+
+/* Unique: relay's unique over the flattened input (or the rows of the
+ * slices along axis), its outputs cut to the number of unique values;
+ * int64 indices. */
 bool onnx_convert_unique(OnnxCx *cx) {
-  if (oa_get(cx, "axis")) return fe_fail(cx, "attribute 'axis' is not supported");
   FeVal *x = cx->in[0];
-  int64_t flat = -1;
-  AttrB rb = ab_new(cx);
-  ab_ints(&rb, "newshape", 1, &flat);
-  x = FE_OP(cx, "reshape", ab_done(&rb), x);
+  bool has_axis = oa_get(cx, "axis") != NULL;
+  int r = fe_rank(x), axis = has_axis ? fe_axis(cx, oa_int(cx, "axis", 0), r, "axis") : 0;
+  int64_t flat = -1, perm[TENSOR_MAX_RANK], rest[TENSOR_MAX_RANK];
+  if (axis < 0) return false;
+  x = has_axis ? unique_axis_in(cx, x, axis, perm, rest) : reshape_to(cx, x, 1, &flat);
   AttrB b = ab_new(cx);
   ab_bool(&b, "sorted", oa_int(cx, "sorted", 1) != 0);
   ab_bool(&b, "return_counts", true);
@@ -231,6 +265,7 @@ bool onnx_convert_unique(OnnxCx *cx) {
     FeVal *f = fe_get(cx, u, field[i]);
     if (f && i) f = fe_cast(cx, f, DT_INT64);
     if (f && i != 2) f = first_n(cx, f, n);
+    if (f && i == 0 && has_axis) f = unique_axis_out(cx, f, r, perm, rest);
     if (!f) return false;
     cx->out[i] = f;
   }

@@ -131,7 +131,7 @@ static const OnnxOpDef table[] = {
     {"", "ReverseSequence", 2, 2, onnx_convert_reverse_sequence, "reverse_sequence"},
     {"", "NonZero", 1, 1, onnx_convert_non_zero, "argwhere cast transpose"},
     {"", "Compress", 2, 2, onnx_convert_compress, "argwhere reshape take"},
-    {"", "Unique", 1, 1, onnx_convert_unique, "reshape unique cast dyn.strided_slice"},
+    {"", "Unique", 1, 1, onnx_convert_unique, "reshape transpose unique cast dyn.strided_slice"},
     {"", "NonMaxSuppression", 2, 5, onnx_convert_nms,
      "vision.all_class_non_max_suppression reshape cast dyn.strided_slice"},
     {"", "TfIdfVectorizer", 1, 1, onnx_convert_tfidf, "tfidf_vectorizer"},

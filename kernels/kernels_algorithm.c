@@ -52,7 +52,18 @@ typedef struct SortRow {
   Lane l;
   const LaneVal *v; /* the row's keys */
   int dir;          /* 1 ascending, -1 descending */
+  int64_t width;    /* a key is `width` values compared in order (0: one) */
 } SortRow;
+
+/* Keys a and b of r compared (lexicographically when wider than one). */
+static int cmp_keys(const SortRow *r, int64_t a, int64_t b) {
+  int64_t w = r->width > 1 ? r->width : 1;
+  for (int64_t k = 0; k < w; k++) {
+    int c = cmp_vals(r->l, r->v[a * w + k], r->v[b * w + k]);
+    if (c) return c;
+  }
+  return 0;
+}
 
 /* Stable bottom-up merge sort of the positions idx[0..n) by key. */
 static void merge_sort(const SortRow *r, int64_t *idx, int64_t *tmp, int64_t n) {
@@ -61,7 +72,7 @@ static void merge_sort(const SortRow *r, int64_t *idx, int64_t *tmp, int64_t n) 
       int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
       int64_t i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
-        tmp[k++] = r->dir * cmp_vals(r->l, r->v[idx[j]], r->v[idx[i]]) < 0 ? idx[j++] : idx[i++];
+        tmp[k++] = r->dir * cmp_keys(r, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
       while (i < mid) tmp[k++] = idx[i++];
       while (j < hi) tmp[k++] = idx[j++];
     }
@@ -85,7 +96,7 @@ static bool sort_rows(KernelCtx *kx, const RtTensor *x, int a, bool asc, const S
   LaneVal *v = kernel_alloc(kx, sizeof(LaneVal) * m);
   int64_t *idx = kernel_alloc(kx, sizeof(int64_t) * m), *tmp = kernel_alloc(kx, 8 * m);
   bool ok = v && idx && tmp;
-  SortRow r = {l, v, asc ? 1 : -1};
+  SortRow r = {l, v, asc ? 1 : -1, 1};
   for (int64_t p = 0; ok && p < outer; p++)
     for (int64_t q = 0; q < inner; q++) {
       int64_t base = p * n * inner + q, obase = p * o->k * inner + q;
@@ -176,13 +187,20 @@ static bool same(Lane l, LaneVal a, LaneVal b) {
   return l == LANE_F64 ? a.d == b.d : l == LANE_I64 ? a.i == b.i : a.u == b.u;
 }
 
-/* Groups of equal elements in sorted order: start[g] (a position of the
- * sorted order; start[ng] = n) and group[i] for each element. */
-static int64_t group(Lane l, const LaneVal *v, const int64_t *idx, int64_t n, int64_t *start,
-                     int64_t *grp) {
+/* Rows a and b (of w values each) equal element by element. */
+static bool same_rows(Lane l, const LaneVal *v, int64_t w, int64_t a, int64_t b) {
+  for (int64_t k = 0; k < w; k++)
+    if (!same(l, v[a * w + k], v[b * w + k])) return false;
+  return true;
+}
+
+/* Groups of equal elements (rows of w) in sorted order: start[g] (a
+ * position of the sorted order; start[ng] = n) and group[i] for each. */
+static int64_t group(Lane l, const LaneVal *v, int64_t w, const int64_t *idx, int64_t n,
+                     int64_t *start, int64_t *grp) {
   int64_t ng = 0;
   for (int64_t i = 0; i < n; i++) {
-    if (i == 0 || !same(l, v[idx[i]], v[idx[i - 1]])) start[ng++] = i;
+    if (i == 0 || !same_rows(l, v, w, idx[i], idx[i - 1])) start[ng++] = i;
     grp[idx[i]] = ng - 1;
   }
   start[ng] = n;
@@ -194,7 +212,7 @@ static void unique_out(const RtTensor *x, const int64_t *idx, const int64_t *sta
                        const int64_t *grp, const int64_t *rank, int64_t ng, int nout,
                        RtTensor *const *out, int64_t *buf) {
   int64_t n = x->shape[0];
-  size_t es = (size_t)dtype_bytes(x->dtype);
+  size_t es = (size_t)dtype_bytes(x->dtype) * (size_t)(x->ndim == 2 ? x->shape[1] : 1);
   memset(out[0]->data, 0, (size_t)n * es);
   for (int64_t g = 0; g < ng; g++)
     memcpy((char *)out[0]->data + (size_t)rank[g] * es,
@@ -218,7 +236,7 @@ static bool k_unique(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   const RtTensor *x = in[0];
   bool sorted = kattr_bool(kx, attrs, "sorted");
   if (!kernel_attrs_ok(kx)) return false;
-  int64_t n = x->shape[0];
+  int64_t n = x->shape[0], w = x->ndim == 2 ? x->shape[1] : 1;
   size_t m = (size_t)(n + 1);
   Lane l = key_lane(x->dtype);
   LaneVal *v = lane_array(kx, x, l);
@@ -230,17 +248,17 @@ static bool k_unique(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   }
   if (ok) {
     int64_t *idx = a[0], *tmp = a[1], *start = a[2], *grp = a[3], *rank = a[4], *first = a[5];
-    SortRow r = {l, v, 1};
+    SortRow r = {l, v, 1, w};
     for (int64_t i = 0; i < n; i++) idx[i] = i;
     merge_sort(&r, idx, tmp, n);
-    int64_t ng = group(l, v, idx, n, start, grp);
+    int64_t ng = group(l, v, w, idx, n, start, grp);
     for (int64_t g = 0; g < ng; g++) rank[g] = g, first[g] = idx[start[g]];
     if (!sorted) { /* groups by first occurrence: sort the group ids by first index */
-      SortRow byfirst = {LANE_I64, (const LaneVal *)first, 1};
+      SortRow byfirst = {LANE_I64, (const LaneVal *)first, 1, 1};
       for (int64_t g = 0; g < ng; g++) tmp[g] = g;
       merge_sort(&byfirst, tmp, grp, ng); /* grp as scratch, recomputed below */
       for (int64_t p = 0; p < ng; p++) rank[tmp[p]] = p;
-      ng = group(l, v, idx, n, start, grp);
+      ng = group(l, v, w, idx, n, start, grp);
     }
     unique_out(x, idx, start, grp, rank, ng, nout, out, tmp);
   }

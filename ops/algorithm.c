@@ -10,7 +10,8 @@
  * of that order (k < 1: the whole axis).  unique has TVM's fixed-size form:
  * (unique, indices, inverse_indices, num_unique[, counts]), the first three
  * the size of the input, num_unique of shape (1); entries past num_unique
- * are 0 (unique, counts) or the input's length (indices). */
+ * are 0 (unique, counts) or the input's length (indices).  A 2-D input
+ * gives its unique rows, in lexicographic order (ONNX's Unique with axis). */
 #include <stdio.h>
 #include <string.h>
 
@@ -127,12 +128,12 @@ static Type *rel_unique(RelCtx *cx, int nargs, Type **args, const Tensor **value
   rel_attr_bool(cx, attrs, "sorted");
   bool counts = rel_attr_bool(cx, attrs, "return_counts");
   if (!x || cx->err[0]) return NULL;
-  if (x->u.tensor.ndim != 1)
-    return rel_fail(cx, "unique: data must be 1-D, got %s", xf_shape(cx, x));
+  if (x->u.tensor.ndim != 1 && x->u.tensor.ndim != 2)
+    return rel_fail(cx, "unique: data must be 1-D (or 2-D: unique rows), got %s", xf_shape(cx, x));
   const Dim *d = x->u.tensor.dims;
   Dim one = dim_const(1);
   Type **f = ARENA_ARRAY(cx->arena, Type *, 5);
-  f[0] = xf_tensor(cx, x->u.tensor.dtype, 1, d);
+  f[0] = xf_tensor(cx, x->u.tensor.dtype, x->u.tensor.ndim, d);
   f[1] = xf_tensor(cx, DT_INT32, 1, d);
   f[2] = xf_tensor(cx, DT_INT32, 1, d);
   f[3] = xf_tensor(cx, DT_INT32, 1, &one);
@@ -412,7 +413,8 @@ const OpDef ops_family_algorithm[] = {
     {"unique", 1, 1, OPAT_OPAQUE, unique_attrs, rel_unique,
      "(unique, indices, inverse_indices, num_unique[, counts])", false, .args = "x",
      .rule = "a tuple (values in x's dtype, indices, inverse indices, num_unique, [counts]): int32 "
-             "but the values, 1-D of x's length but num_unique (1)",
+             "but the values, 1-D of x's length but num_unique (1); of a 2-D x, unique rows "
+             "(values x's shape)",
      .example = "unique([3, 1, 3, 2])"},
     {"einsum", 1, 1, OPAT_INJECTIVE, einsum_attrs, rel_einsum, "Einstein summation", false,
      .flags = OP_TUPLE_ARG, .cost = OPCOST_NONE, .args = "(a, b, ...)",
