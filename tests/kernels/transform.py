@@ -469,6 +469,13 @@ def g_unravel_index(op):
     yield Case(op, "", [np.zeros(2, np.float32), np.array([2, 2])], "indices must be integers")
 
 
+@gen("argwhere")
+def g_argwhere(op):
+    for dt in ALL:
+        x = rand_of(rand_shape(rank=int(RNG.integers(0, 4)), maxdim=4), dt)
+        yield Case(op, "", [x], [np.argwhere(x).astype(np.int32)])
+
+
 @gen("adv_index")
 def g_adv_index(op):
     for dt in ALL:
@@ -617,7 +624,15 @@ def g_unique(op):
                 np.array([2, 2, 1, 1, 2, 0, 0, 0], np.int32)])
     yield Case(op, "", [x], [np.array([1, 2, 3, 4, 5, 0, 0, 0], np.int32), np.array([2, 3, 4, 0, 1, 8, 8, 8], np.int32),
                             np.array([3, 4, 0, 1, 2, 2, 3, 4], np.int32), np.array([5], np.int32)])
-    yield Case(op, "", [np.zeros((2, 2), np.int32)], "unique: data must be 1-D, got (2, 2)")
+    for dt in (np.int32, np.float32):  # 2-D: unique rows, lexicographic (np.unique axis=0)
+        x = RNG.integers(0, 2, (7, 3)).astype(dt)
+        u, ind, inv, cnt = np.unique(x, axis=0, return_index=True, return_inverse=True, return_counts=True)
+        ng, n = len(u), len(x)
+        pad = lambda a, v: np.concatenate([a, np.full((n - ng,) + a.shape[1:], v, a.dtype)])
+        yield Case(op, "return_counts=True", [x],
+                   [pad(u, 0), pad(ind.astype(np.int32), n), inv.reshape(-1).astype(np.int32),
+                    np.array([ng], np.int32), pad(cnt.astype(np.int32), 0)])
+    yield Case(op, "", [np.zeros((2, 2, 2), np.int32)], "unique: data must be 1-D (or 2-D: unique rows), got (2, 2, 2)")
 
 
 EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij->ji", [(3, 2)]), ("ii->i", [(3, 3)]), ("ii", [(4, 4)]),
