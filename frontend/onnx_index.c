@@ -394,6 +394,36 @@ bool onnx_convert_grid_sample(OnnxCx *cx) {
   return set_out(cx, gt ? FE_OP(cx, "image.grid_sample", ab_done(&b), x, gt) : NULL);
 }
 
+/* ───────────────────────────── RoiAlign ───────────────────────────── */
+
+/* RoiAlign(X, rois (R, 4), batch_indices (R)): vision.roi_align on rows
+ * (batch index, x1, y1, x2, y2); half_pixel (opset 16's default) is
+ * aligned.  ONNX's max mode (the maximum of weighted taps) is refused. */
+bool onnx_convert_roi_align(OnnxCx *cx) {
+  FeVal *x = cx->in[0], *rois = cx->in[1];
+  const char *mode = oa_str(cx, "mode", "avg");
+  const char *ct = oa_str(cx, "coordinate_transformation_mode",
+                          cx->opset >= 16 ? "half_pixel" : "output_half_pixel");
+  if (!mode || !ct) return false;
+  if (strcmp(mode, "avg")) return fe_fail(cx, "mode \"%s\" is not supported (avg is)", mode);
+  bool aligned = strcmp(ct, "half_pixel") == 0;
+  if (!aligned && strcmp(ct, "output_half_pixel"))
+    return fe_fail(cx, "coordinate_transformation_mode \"%s\" is not supported", ct);
+  if (fe_rank(x) != 4 || fe_rank(rois) != 2) return fe_fail(cx, "X must be 4-D and rois 2-D");
+  AttrB eb = ab_new(cx), cb = ab_new(cx), b = ab_new(cx);
+  ab_int(&eb, "axis", 1);
+  ab_int(&cb, "axis", 1);
+  FeVal *bi = fe_cast(cx, cx->in[2], fe_dtype(rois));
+  bi = bi ? FE_OP(cx, "expand_dims", ab_done(&eb), bi) : NULL;
+  FeVal *r5 = bi ? FE_OP(cx, "concatenate", ab_done(&cb), bi, rois) : NULL;
+  int64_t ps[2] = {oa_int(cx, "output_height", 1), oa_int(cx, "output_width", 1)};
+  ab_ints(&b, "pooled_size", 2, ps);
+  ab_float(&b, "spatial_scale", oa_float(cx, "spatial_scale", 1.0));
+  ab_int(&b, "sample_ratio", oa_int(cx, "sampling_ratio", 0));
+  ab_bool(&b, "aligned", aligned);
+  return set_out(cx, r5 ? FE_OP(cx, "vision.roi_align", ab_done(&b), x, r5) : NULL);
+}
+
 /* ───────────────────────── Resize, Upsample ───────────────────────── */
 
 typedef struct ResizeIn {

@@ -191,7 +191,7 @@ FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
   /* indexing, resizing, vision (onnx_index.c) */                                           \
   X(gather_elements) X(gather_nd) X(scatter_elements) X(scatter_nd) X(one_hot)              \
   X(depth_to_space) X(reverse_sequence) X(non_zero) X(compress) X(unique) X(nms) X(tfidf) X(max_unpool)     \
-  X(grid_sample) X(resize)
+  X(grid_sample) X(roi_align) X(resize)
 /* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONVERTERS(X)

@@ -137,6 +137,7 @@ static const OnnxOpDef table[] = {
     {"", "TfIdfVectorizer", 1, 1, onnx_convert_tfidf, "tfidf_vectorizer"},
     {"", "MaxUnpool", 2, 3, onnx_convert_max_unpool, "zeros reshape scatter"},
     {"", "GridSample", 2, 2, onnx_convert_grid_sample, "transpose image.grid_sample"},
+    {"", "RoiAlign", 3, 3, onnx_convert_roi_align, "cast expand_dims concatenate vision.roi_align"},
     {"", "Resize", 1, 4, onnx_convert_resize, RESIZE},
     {"", "Upsample", 1, 2, onnx_convert_resize, RESIZE},
 };

@@ -24,7 +24,8 @@
  *   most max_output_boxes_per_class of them (<= 0: none); corners in either
  *   order, or centre and size with center_point_box.
  * - roi_align averages (or takes the maximum of) bilinear samples on a grid
- *   of each bin; a ROI is at least 1x1 pixels.
+ *   of each bin; a ROI is at least 1x1 pixels (but with aligned, whose
+ *   corners move by -0.5 pixel: torchvision's aligned=True).
  * - multibox_prior computes in float32 with TVM's constant folding (the
  *   sizes times H / W in double, rounded once).
  * Inputs TVM would read out of bounds with (a valid_count above the number
@@ -47,7 +48,7 @@ static int64_t sat_i32(double v) {
 typedef struct RoiAlign {
   int64_t ph, pw, ratio;
   double scale;
-  bool avg, nchw;
+  bool avg, nchw, aligned;
 } RoiAlign;
 
 /* A ROI's batch index, checked; -1 after kernel_fail. */
@@ -300,6 +301,7 @@ static bool roi_params(KernelCtx *kx, const Attrs *attrs, RoiAlign *a) {
   a->scale = kattr_float(kx, attrs, "spatial_scale");
   a->avg = strcmp(kattr_str(kx, attrs, "mode"), "avg") == 0;
   a->nchw = strcmp(kattr_str(kx, attrs, "layout"), "NCHW") == 0;
+  a->aligned = kattr_bool(kx, attrs, "aligned");
   return kernel_attrs_ok(kx);
 }
 

@@ -126,6 +126,7 @@ static Type *rel_roi_align(RelCtx *cx, int nargs, Type **args, const Tensor **va
   Dim ps[3];
   int n = rel_attr_dims(cx, attrs, "pooled_size", ps, 3);
   rel_attr_float(cx, attrs, "spatial_scale"), rel_attr_int(cx, attrs, "sample_ratio");
+  rel_attr_bool(cx, attrs, "aligned");
   if (cx->err[0]) return NULL;
   bool nchw = strcmp(layout, "NCHW") == 0;
   if (!nchw && strcmp(layout, "NHWC") != 0)
@@ -203,10 +204,13 @@ static const OpAttrSpec nms_attrs[] = {{"force_suppress", AV_BOOL, "False"},
                                        {0}};
 static const OpAttrSpec all_class_nms_attrs[] = {
     {"output_format", AV_STR, "\"onnx\""}, {"center_point_box", AV_INT, "0"}, {0}};
-static const OpAttrSpec roi_align_attrs[] = {
-    {"pooled_size", AV_LIST, NULL}, {"spatial_scale", AV_FLOAT, NULL},
-    {"sample_ratio", AV_INT, "-1"}, {"layout", AV_STR, "\"NCHW\""},
-    {"mode", AV_STR, "\"avg\""},    {0}};
+static const OpAttrSpec roi_align_attrs[] = {{"pooled_size", AV_LIST, NULL},
+                                             {"spatial_scale", AV_FLOAT, NULL},
+                                             {"sample_ratio", AV_INT, "-1"},
+                                             {"layout", AV_STR, "\"NCHW\""},
+                                             {"mode", AV_STR, "\"avg\""},
+                                             {"aligned", AV_BOOL, "False"},
+                                             {0}};
 static const OpAttrSpec multibox_prior_attrs[] = {
     {"sizes", AV_EXPR, "[1f]"},       {"ratios", AV_EXPR, "[1f]"},
     {"steps", AV_EXPR, "[-1f, -1f]"}, {"offsets", AV_EXPR, "[0.5f, 0.5f]"},
