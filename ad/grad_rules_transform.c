@@ -342,6 +342,8 @@ static bool bw_scatter_add(GradCx *G, GradCall *c) { return scatter_rule(G, c, f
 
 /* scatter_nd: as scatter and scatter_add, an index tuple writing a slice. */
 static bool bw_scatter_nd(GradCx *G, GradCall *c) {
+  if (!strcmp(op_attr_str(G->a, c->call, "mode"), "mul"))
+    return grad_fail(G, "the gradient of scatter_nd is defined for modes update and add");
   bool add_mode = !strcmp(op_attr_str(G->a, c->call, "mode"), "add");
   Attrs *up = mode_attr(G, "update");
   if (want(c, 0))

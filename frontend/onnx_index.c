@@ -69,20 +69,23 @@ bool onnx_convert_gather_nd(OnnxCx *cx) {
   return set_out(cx, FE_OP(cx, "gather_nd", ab_done(&b), cx->in[0], last_axis_first(cx, ix)));
 }
 
-/* reduction "none" writes, "add" adds; the others are refused. */
-static int read_reduction(OnnxCx *cx) {
+/* reduction "none" writes (0), "add" adds (1), "mul" multiplies (2, ScatterND
+ * only); the others are refused. */
+static int read_reduction(OnnxCx *cx, bool mul) {
   const char *r = oa_str(cx, "reduction", "none");
   if (!r) return -1;
   if (strcmp(r, "none") == 0) return 0;
   if (strcmp(r, "add") == 0) return 1;
-  return fe_fail(cx, "reduction \"%s\" is not supported (none and add are)", r), -1;
+  if (mul && strcmp(r, "mul") == 0) return 2;
+  return fe_fail(cx, "reduction \"%s\" is not supported (none, add%s are)", r, mul ? ", mul" : ""),
+         -1;
 }
 
 /* ScatterElements (opset 11+) and Scatter (opset 9-10, the same op). */
 bool onnx_convert_scatter_elements(OnnxCx *cx) {
   FeVal *x = cx->in[0];
   int axis = fe_axis(cx, oa_int(cx, "axis", 0), fe_rank(x), "axis");
-  int red = axis < 0 ? -1 : read_reduction(cx);
+  int red = axis < 0 ? -1 : read_reduction(cx, false);
   if (red < 0) return false;
   AttrB b = ab_new(cx);
   ab_int(&b, "axis", axis);
@@ -91,12 +94,12 @@ bool onnx_convert_scatter_elements(OnnxCx *cx) {
 }
 
 bool onnx_convert_scatter_nd(OnnxCx *cx) {
-  int red = read_reduction(cx);
+  int red = read_reduction(cx, true);
   if (red < 0) return false;
   FeVal *ix = cx->in[1];
   if (fe_rank(ix) < 1) return fe_fail(cx, "indices must have rank 1 or more");
   AttrB b = ab_new(cx);
-  ab_str(&b, "mode", red ? "add" : "update");
+  ab_str(&b, "mode", red == 2 ? "mul" : red ? "add" : "update");
   return set_out(
       cx, FE_OP(cx, "scatter_nd", ab_done(&b), cx->in[0], last_axis_first(cx, ix), cx->in[2]));
 }

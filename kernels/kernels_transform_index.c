@@ -84,9 +84,9 @@ static bool k_gather_nd(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs
 
 /* ─────────────────────────── scatter helpers ─────────────────────────── */
 
-/* out[dst] = up[src], or out[dst] += up[src] computed in the dtype's lane
- * (integers wrap: the unsigned lane). */
-static void put(RtTensor *out, int64_t dst, const RtTensor *up, int64_t src, bool add) {
+/* out[dst] = up[src] (op 0), or out[dst] += up[src] (1) or *= up[src]
+ * (2) computed in the dtype's lane (integers wrap: the unsigned lane). */
+static void put(RtTensor *out, int64_t dst, const RtTensor *up, int64_t src, int add) {
   size_t es = (size_t)dtype_bytes(out->dtype);
   if (!add) {
     memcpy((char *)out->data + (size_t)dst * es, (const char *)up->data + (size_t)src * es, es);
@@ -98,11 +98,11 @@ static void put(RtTensor *out, int64_t dst, const RtTensor *up, int64_t src, boo
   lane_load(l, out->dtype, out->data, dst, 1, 1, &a);
   lane_load(l, up->dtype, up->data, src, 1, 1, &b);
   if (l == LANE_F32)
-    a.f += b.f;
+    a.f = add == 2 ? a.f * b.f : a.f + b.f;
   else if (l == LANE_F64)
-    a.d += b.d;
+    a.d = add == 2 ? a.d * b.d : a.d + b.d;
   else
-    a.u += b.u;
+    a.u = add == 2 ? a.u * b.u : a.u + b.u;
   lane_store(l, out->dtype, &a, out->data, dst, 1);
 }
 
@@ -153,7 +153,8 @@ static bool k_scatter_add(KernelCtx *kx, int nin, RtTensor *const *in, const Att
 static bool k_scatter_nd(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                          RtTensor *const *out) {
   const RtTensor *x = in[0], *ix = in[1], *up = in[2];
-  bool add = strcmp(kattr_str(kx, attrs, "mode"), "add") == 0;
+  const char *mode = kattr_str(kx, attrs, "mode");
+  int add = strcmp(mode, "add") == 0 ? 1 : strcmp(mode, "mul") == 0 ? 2 : 0;
   if (!kernel_attrs_ok(kx)) return false;
   int mm = (int)ix->shape[0];
   int64_t ny = prod(ix->shape, 1, ix->ndim), slice = prod(x->shape, mm, x->ndim);

@@ -134,8 +134,9 @@ static Type *rel_scatter_nd(RelCtx *cx, int nargs, Type **args, const Tensor **v
   const char *mode = rel_attr_str(cx, attrs, "mode");
   int64_t m = cx->err[0] ? -1 : tuple_size(cx, ix);
   if (m < 0) return NULL;
-  if (strcmp(mode, "update") && strcmp(mode, "add"))
-    return rel_fail(cx, "scatter_nd: mode must be \"update\" or \"add\", got \"%s\"", mode);
+  if (strcmp(mode, "update") && strcmp(mode, "add") && strcmp(mode, "mul"))
+    return rel_fail(cx, "scatter_nd: mode must be \"update\", \"add\" or \"mul\", got \"%s\"",
+                    mode);
   int n = x->u.tensor.ndim, k = ix->u.tensor.ndim - 1;
   if (m > n)
     return rel_fail(cx, "scatter_nd: indices %s index %lld axes but data %s has rank %d",
@@ -295,7 +296,8 @@ const OpDef ops_family_transform_index[] = {
      .rule = "the result has x's type; indices and updates share a shape of x's rank",
      .example = "scatter_add(zeros(shape=[3]), [2, 2], [5f, 6f], axis=0)"},
     {"scatter_nd", 3, 3, OPAT_OPAQUE, scatter_nd_attrs, rel_scatter_nd,
-     "x with slices at index tuples", false, .args = "x, indices, updates",
+     "x with slices at index tuples written, added or multiplied (mode update, add, mul)", false,
+     .args = "x, indices, updates",
      .rule =
          "the result has x's type; indices (M, Y...), updates (Y..., x's axes after the first M)",
      .example = "scatter_nd(zeros(shape=[3]), [[2, 0]], [5f, 6f], mode=\"update\")"},

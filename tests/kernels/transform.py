@@ -376,7 +376,7 @@ def g_scatter(op):
     yield Case(op, "", [x, np.array([0.0]), np.ones(1, np.float32)], "indices must be integers")
 
 
-def scatter_nd_ref(x, ix, up, add):
+def scatter_nd_ref(x, ix, up, add, mul=False):
     out = x.copy()
     m = ix.shape[0]
     for y in np.ndindex(*ix.shape[1:]):
@@ -384,6 +384,8 @@ def scatter_nd_ref(x, ix, up, add):
         pos = tuple(p + x.shape[j] if p < 0 else p for j, p in enumerate(pos))
         if add:
             out[pos] = quiet(lambda: out[pos] + up[y])
+        elif mul:
+            out[pos] = quiet(lambda: out[pos] * up[y])
         else:
             out[pos] = up[y]
     return out
@@ -392,18 +394,19 @@ def scatter_nd_ref(x, ix, up, add):
 @gen("scatter_nd")
 def g_scatter_nd(op):
     for dt in ALL:
-        for mode in ("update", "add"):
+        for mode in ("update", "add", "mul"):
             x = rand_of(rand_shape(rank=int(RNG.integers(1, 4)), maxdim=4, allow_empty=False), dt)
             m = int(RNG.integers(1, x.ndim + 1))
             y = rand_shape(rank=int(RNG.integers(1, 3)), maxdim=4)
             ix = np.stack([rand_index(y, x.shape[j], np.int64) for j in range(m)]).astype(
                 RNG.choice([np.int32, np.int64]))
             up = rand_of(y + x.shape[m:], dt)
-            yield Case(op, attrs_text(mode=mode), [x, ix, up], [scatter_nd_ref(x, ix, up, mode == "add")])
+            yield Case(op, attrs_text(mode=mode), [x, ix, up], [scatter_nd_ref(x, ix, up, mode == "add", mode == "mul")])
     x = np.zeros((3, 2), np.float32)
     yield Case(op, 'mode="update"', [x, np.array([[5]]), np.ones((1, 2), np.float32)],
                "scatter_nd: index 5 is out of bounds for axis 0 with size 3")
-    yield Case(op, 'mode="mul"', [x, np.array([[0]]), np.ones((1, 2), np.float32)], 'mode must be "update" or "add"')
+    yield Case(op, 'mode="max"', [x, np.array([[0]]), np.ones((1, 2), np.float32)],
+               'mode must be "update", "add" or "mul"')
     yield Case(op, 'mode="add"', [x, np.array([[0]]), np.ones((1, 3), np.float32)], "updates (1, 3) must have shape (1, 2)")
     yield Case(op, "", [x, np.array([[0]]), np.ones((1, 2), np.float32)], "missing attribute `mode`")
 

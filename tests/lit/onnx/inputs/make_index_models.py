@@ -1,7 +1,7 @@
 """Writes the ONNX models of index.test into argv[1] (onnx.helper): Resize
 forms the backend suite lacks (opset 18 axes and keep_aspect_ratio_policy,
-scales known only at run time, antialias), ScatterND's mul reduction and
-NonZero."""
+scales known only at run time, antialias), ScatterND's mul reduction,
+ScatterElements' (refused) and NonZero."""
 import os
 import sys
 
@@ -35,6 +35,9 @@ model(os.path.join(out, "resize_antialias.onnx"),
       [vi("x", F, [1, 1, 2, 2])], [vi("y", F, None)], [scales])
 model(os.path.join(out, "scatternd_mul.onnx"),
       helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction="mul"),
-      [vi("x", F, [4]), vi("i", I64, [1, 1]), vi("u", F, [1])], [vi("y", F, [4])], opset=16)
+      [vi("x", F, [4]), vi("i", I64, [2, 1]), vi("u", F, [2])], [vi("y", F, [4])], opset=16)
+model(os.path.join(out, "scatter_elements_mul.onnx"),
+      helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], reduction="mul"),
+      [vi("x", F, [4]), vi("i", I64, [1]), vi("u", F, [1])], [vi("y", F, [4])], opset=16)
 model(os.path.join(out, "nonzero.onnx"), helper.make_node("NonZero", ["x"], ["y"]),
       [vi("x", F, [2, 2])], [vi("y", I64, None)], opset=13)
