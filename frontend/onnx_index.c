@@ -343,36 +343,72 @@ static int64_t unpool_size(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t
   return (in - 1) * s - p0 - p1 + k;
 }
 
-/* MaxUnpool(X, I[, output_shape]): zeros with X written at I's flat
- * positions (scatter into a flat tensor, reshaped). */
+/* The default unpooled tensor: zeros of shape def with X written at I's
+ * flat positions (scatter into a flat tensor, reshaped). */
+static FeVal *unpool_default(OnnxCx *cx, FeVal *x, FeVal *ix, int r, const int64_t *def) {
+  int64_t total = 1, flat = -1;
+  for (int i = 0; i < r; i++) total *= def[i];
+  AttrB zb = ab_new(cx), sb = ab_new(cx);
+  ab_ints(&zb, "shape", 1, &total);
+  ab_str(&zb, "dtype", dtype_name(fe_dtype(x)));
+  ab_int(&sb, "axis", 0);
+  FeVal *z = fe_op(cx, "zeros", 0, NULL, ab_done(&zb));
+  FeVal *fi = reshape_to(cx, ix, 1, &flat), *fx = reshape_to(cx, x, 1, &flat);
+  FeVal *y = z && fi && fx ? FE_OP(cx, "scatter", ab_done(&sb), z, fi, fx) : NULL;
+  return reshape_to(cx, y, r, def);
+}
+
+/* y (of shape def) padded with zeros at the end of each axis to the
+ * output_shape os, which must not be smaller: checked here when os is
+ * known, else at run time (pads of max(os - def, 0), then a broadcast to
+ * os, which fails where os is smaller). */
+static FeVal *unpool_pad(OnnxCx *cx, FeVal *y, FeVal *os, int r, const int64_t *def) {
+  int64_t want[TENSOR_MAX_RANK], pw[2 * TENSOR_MAX_RANK] = {0};
+  bool any = false;
+  if (os->value) {
+    if (fe_need_ints(cx, os, "output_shape", want, TENSOR_MAX_RANK) != r)
+      return cx->failed ? NULL : FE_FAIL_NULL(cx, "output_shape must have %d values", r);
+    for (int i = 0; i < r; i++) {
+      if (want[i] < def[i])
+        return FE_FAIL_NULL(cx, "output_shape is smaller than the unpooled shape in axis %d", i);
+      pw[2 * i + 1] = want[i] - def[i], any |= want[i] > def[i];
+    }
+    Tensor *t = tensor_new(cx->a, DT_INT64, 2, (int64_t[]){r, 2});
+    for (int i = 0; i < 2 * r; i++) tensor_set_i64(t, i, pw[i]);
+    return any ? FE_OP(cx, "dyn.nn.pad", NULL, y, fe_const(cx, t), fe_scalar(cx, fe_dtype(y), 0))
+               : y;
+  }
+  int64_t col[2] = {r, 1};
+  Tensor *dt = tensor_new(cx->a, DT_INT64, 1, (int64_t[]){r});
+  for (int i = 0; i < r; i++) tensor_set_i64(dt, i, def[i]);
+  FeVal *shape = fe_cast(cx, os, DT_INT64);
+  FeVal *d = shape ? FE_OP(cx, "subtract", NULL, shape, fe_const(cx, dt)) : NULL;
+  d = d ? FE_OP(cx, "maximum", NULL, d, fe_scalar(cx, DT_INT64, 0)) : NULL;
+  AttrB cb = ab_new(cx);
+  ab_int(&cb, "axis", 1);
+  FeVal *zc = fe_const(cx, tensor_new(cx->a, DT_INT64, 2, col));
+  FeVal *p = d ? FE_OP(cx, "concatenate", ab_done(&cb), zc, reshape_to(cx, d, 2, col)) : NULL;
+  y = p ? FE_OP(cx, "dyn.nn.pad", NULL, y, p, fe_scalar(cx, fe_dtype(y), 0)) : NULL;
+  return y ? FE_OP(cx, "dyn.broadcast_to", NULL, y, shape) : NULL;
+}
+
+/* MaxUnpool(X, I[, output_shape]): I indexes the default unpooled shape
+ * (flat), which output_shape may enlarge at the end of each axis. */
 bool onnx_convert_max_unpool(OnnxCx *cx) {
   FeVal *x = cx->in[0], *ix = cx->in[1], *os = opt_in(cx, 2);
   int r = fe_rank(x), k = r - 2;
-  int64_t xs[TENSOR_MAX_RANK], out[TENSOR_MAX_RANK], ks[3], st[3] = {1, 1, 1}, pads[6] = {0};
+  int64_t xs[TENSOR_MAX_RANK], def[TENSOR_MAX_RANK], ks[3], st[3] = {1, 1, 1}, pads[6] = {0};
   if (k < 1 || k > 3 || !fe_static_shape(x, xs))
     return fe_fail(cx, "the input must have a static shape of rank 3 to 5");
   if (oa_ints(cx, "kernel_shape", ks, 3) != k)
     return fe_fail(cx, "attribute 'kernel_shape' must have %d values", k);
   oa_ints(cx, "strides", st, 3);
   oa_ints(cx, "pads", pads, 6);
-  out[0] = xs[0], out[1] = xs[1];
+  def[0] = xs[0], def[1] = xs[1];
   for (int i = 0; i < k; i++)
-    out[i + 2] = unpool_size(xs[i + 2], ks[i], st[i], pads[i], pads[i + k]);
-  if (os && fe_need_ints(cx, os, "output_shape", out, TENSOR_MAX_RANK) != r)
-    return cx->failed ? false : fe_fail(cx, "output_shape must have %d values", r);
-  int64_t total = 1, flat = -1;
-  for (int i = 0; i < r; i++) total *= out[i];
-  AttrB zb = ab_new(cx), f1 = ab_new(cx), f2 = ab_new(cx), ob = ab_new(cx), sb = ab_new(cx);
-  ab_ints(&zb, "shape", 1, &total);
-  ab_str(&zb, "dtype", dtype_name(fe_dtype(x)));
-  ab_ints(&f1, "newshape", 1, &flat);
-  ab_ints(&f2, "newshape", 1, &flat);
-  ab_ints(&ob, "newshape", r, out);
-  ab_int(&sb, "axis", 0);
-  FeVal *z = fe_op(cx, "zeros", 0, NULL, ab_done(&zb));
-  FeVal *fi = FE_OP(cx, "reshape", ab_done(&f1), ix), *fx = FE_OP(cx, "reshape", ab_done(&f2), x);
-  FeVal *y = z && fi && fx ? FE_OP(cx, "scatter", ab_done(&sb), z, fi, fx) : NULL;
-  return set_out(cx, y ? FE_OP(cx, "reshape", ab_done(&ob), y) : NULL);
+    def[i + 2] = unpool_size(xs[i + 2], ks[i], st[i], pads[i], pads[i + k]);
+  FeVal *y = unpool_default(cx, x, ix, r, def);
+  return set_out(cx, y && os ? unpool_pad(cx, y, os, r, def) : y);
 }
 
 /* ───────────────────────────── GridSample ───────────────────────────── */

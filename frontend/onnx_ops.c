@@ -135,7 +135,9 @@ static const OnnxOpDef table[] = {
     {"", "NonMaxSuppression", 2, 5, onnx_convert_nms,
      "vision.all_class_non_max_suppression reshape cast dyn.strided_slice"},
     {"", "TfIdfVectorizer", 1, 1, onnx_convert_tfidf, "tfidf_vectorizer"},
-    {"", "MaxUnpool", 2, 3, onnx_convert_max_unpool, "zeros reshape scatter"},
+    {"", "MaxUnpool", 2, 3, onnx_convert_max_unpool,
+     "zeros reshape scatter cast subtract maximum concatenate dyn.nn.pad "
+     "dyn.broadcast_to"},
     {"", "GridSample", 2, 2, onnx_convert_grid_sample, "transpose image.grid_sample"},
     {"", "RoiAlign", 3, 3, onnx_convert_roi_align, "cast expand_dims concatenate vision.roi_align"},
     {"", "Resize", 1, 4, onnx_convert_resize, RESIZE},

@@ -1,7 +1,8 @@
 """Writes the ONNX models of index.test into argv[1] (onnx.helper): Resize
 forms the backend suite lacks (opset 18 axes and keep_aspect_ratio_policy,
 scales known only at run time, antialias), ScatterND's mul reduction,
-ScatterElements' (refused) and NonZero."""
+ScatterElements' (refused), MaxUnpool with a constant output_shape
+and NonZero."""
 import os
 import sys
 
@@ -39,5 +40,9 @@ model(os.path.join(out, "scatternd_mul.onnx"),
 model(os.path.join(out, "scatter_elements_mul.onnx"),
       helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], reduction="mul"),
       [vi("x", F, [4]), vi("i", I64, [1]), vi("u", F, [1])], [vi("y", F, [4])], opset=16)
+unpool_shape = helper.make_tensor("os", I64, [4], [1, 1, 5, 5])
+model(os.path.join(out, "max_unpool_shape.onnx"),
+      helper.make_node("MaxUnpool", ["x", "i", "os"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
+      [vi("x", F, [1, 1, 2, 2]), vi("i", I64, [1, 1, 2, 2])], [vi("y", F, None)], [unpool_shape], opset=11)
 model(os.path.join(out, "nonzero.onnx"), helper.make_node("NonZero", ["x"], ["y"]),
       [vi("x", F, [2, 2])], [vi("y", I64, None)], opset=13)
