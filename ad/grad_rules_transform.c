@@ -342,6 +342,8 @@ static bool bw_scatter_add(GradCx *G, GradCall *c) { return scatter_rule(G, c, f
 
 /* scatter_nd: as scatter and scatter_add, an index tuple writing a slice. */
 static bool bw_scatter_nd(GradCx *G, GradCall *c) {
+  if (!strcmp(op_attr_str(G->a, c->call, "mode"), "mul"))
+    return grad_fail(G, "the gradient of scatter_nd is defined for modes update and add");
   bool add_mode = !strcmp(op_attr_str(G->a, c->call, "mode"), "add");
   Attrs *up = mode_attr(G, "update");
   if (want(c, 0))
@@ -546,6 +548,8 @@ static bool bw_arange(GradCx *G, GradCall *c) {
  * none. */
 static bool bw_unique(GradCx *G, GradCall *c) {
   if (!want(c, 0) || !DY) return built(G);
+  if (X0->ty && X0->ty->kind == TY_TENSOR && X0->ty->u.tensor.ndim != 1)
+    return grad_fail(G, "the gradient of unique is defined for 1-D data");
   Expr *idx = grad_proj(G, c->y, 1);
   Attrs *it = grad_attrs(G, 1);
   grad_attr_str(G, it, 0, "dtype", dtype_name(dtype_of(idx)));

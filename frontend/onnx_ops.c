@@ -30,6 +30,9 @@
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
   "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
+#define RESIZE                                                            \
+  "image.resize1d image.resize2d image.resize3d dyn.image.resize2d take " \
+  "cast multiply floor dyn.broadcast_to"
 
 /* Rows of every version leave `since` out (0: since opset 1). */
 #pragma GCC diagnostic push
@@ -199,6 +202,29 @@ static const OnnxOpDef table[] = {
     {"", "If", 1, 1, onnx_convert_if, "squeeze"},
     {"", "Loop", 0, -1, onnx_convert_loop, LOOP},
     {"", "Scan", 1, -1, onnx_convert_scan, LOOP, 9},
+    /* indexing, resizing and vision (onnx_index.c) */
+    {"", "GatherElements", 2, 2, onnx_convert_gather_elements, "gather", 11},
+    {"", "GatherND", 2, 2, onnx_convert_gather_nd, "gather_nd transpose", 11},
+    {"", "ScatterElements", 3, 3, onnx_convert_scatter_elements, "scatter scatter_add", 11},
+    {"", "Scatter", 3, 3, onnx_convert_scatter_elements, "scatter scatter_add", 9},
+    {"", "ScatterND", 3, 3, onnx_convert_scatter_nd, "scatter_nd transpose", 11},
+    {"", "OneHot", 3, 3, onnx_convert_one_hot, "one_hot dyn.one_hot take cast reshape less add where", 9},
+    {"", "DepthToSpace", 1, 1, onnx_convert_depth_to_space, "nn.depth_to_space"},
+    {"", "SpaceToDepth", 1, 1, onnx_convert_depth_to_space, "nn.space_to_depth"},
+    {"", "ReverseSequence", 2, 2, onnx_convert_reverse_sequence, "reverse_sequence", 10},
+    {"", "NonZero", 1, 1, onnx_convert_non_zero, "argwhere cast transpose", 9},
+    {"", "Compress", 2, 2, onnx_convert_compress, "argwhere reshape take", 9},
+    {"", "Unique", 1, 1, onnx_convert_unique, "reshape transpose unique cast dyn.strided_slice", 11},
+    {"", "NonMaxSuppression", 2, 5, onnx_convert_nms,
+     "vision.all_class_non_max_suppression reshape cast dyn.strided_slice", 10},
+    {"", "TfIdfVectorizer", 1, 1, onnx_convert_tfidf, "tfidf_vectorizer", 9},
+    {"", "MaxUnpool", 2, 3, onnx_convert_max_unpool,
+     "zeros reshape scatter cast subtract maximum concatenate dyn.nn.pad "
+     "dyn.broadcast_to", 9},
+    {"", "GridSample", 2, 2, onnx_convert_grid_sample, "transpose image.grid_sample", 16},
+    {"", "RoiAlign", 3, 3, onnx_convert_roi_align, "cast expand_dims concatenate vision.roi_align", 10},
+    {"", "Resize", 1, 4, onnx_convert_resize, RESIZE, 10},
+    {"", "Upsample", 1, 2, onnx_convert_resize, RESIZE, 9},
 };
 /* clang-format on */
 #pragma GCC diagnostic pop

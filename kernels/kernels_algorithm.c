@@ -8,12 +8,16 @@
  * input order.  unique groups equal elements by `==` (each NaN is its own
  * group, as TVM's adjacent-difference test).  searchsorted binary-searches
  * each row with the same order.  einsum sums products in float64
- * (floats, rounded once) or modulo 2^64 (integers). */
+ * (floats, rounded once) or modulo 2^64 (integers).  tfidf_vectorizer counts
+ * as ONNX Runtime: for each skip distance 1 .. max_skip_count + 1 and start
+ * position, the n-grams of min..max tokens spaced by the distance that are
+ * in the pool; unigrams counted on the first distance only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/kernels_xform.h"
+#include "ops/image.h"
 #include "ops/transform_int.h"
 
 static int64_t prod(const int64_t *s, int from, int to) {
@@ -48,7 +52,18 @@ typedef struct SortRow {
   Lane l;
   const LaneVal *v; /* the row's keys */
   int dir;          /* 1 ascending, -1 descending */
+  int64_t width;    /* a key is `width` values compared in order (0: one) */
 } SortRow;
+
+/* Keys a and b of r compared (lexicographically when wider than one). */
+static int cmp_keys(const SortRow *r, int64_t a, int64_t b) {
+  int64_t w = r->width > 1 ? r->width : 1;
+  for (int64_t k = 0; k < w; k++) {
+    int c = cmp_vals(r->l, r->v[a * w + k], r->v[b * w + k]);
+    if (c) return c;
+  }
+  return 0;
+}
 
 /* Stable bottom-up merge sort of the positions idx[0..n) by key. */
 static void merge_sort(const SortRow *r, int64_t *idx, int64_t *tmp, int64_t n) {
@@ -57,7 +72,7 @@ static void merge_sort(const SortRow *r, int64_t *idx, int64_t *tmp, int64_t n) 
       int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
       int64_t i = lo, j = mid, k = lo;
       while (i < mid && j < hi)
-        tmp[k++] = r->dir * cmp_vals(r->l, r->v[idx[j]], r->v[idx[i]]) < 0 ? idx[j++] : idx[i++];
+        tmp[k++] = r->dir * cmp_keys(r, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
       while (i < mid) tmp[k++] = idx[i++];
       while (j < hi) tmp[k++] = idx[j++];
     }
@@ -81,7 +96,7 @@ static bool sort_rows(KernelCtx *kx, const RtTensor *x, int a, bool asc, const S
   LaneVal *v = kernel_alloc(kx, sizeof(LaneVal) * m);
   int64_t *idx = kernel_alloc(kx, sizeof(int64_t) * m), *tmp = kernel_alloc(kx, 8 * m);
   bool ok = v && idx && tmp;
-  SortRow r = {l, v, asc ? 1 : -1};
+  SortRow r = {l, v, asc ? 1 : -1, 1};
   for (int64_t p = 0; ok && p < outer; p++)
     for (int64_t q = 0; q < inner; q++) {
       int64_t base = p * n * inner + q, obase = p * o->k * inner + q;
@@ -172,13 +187,20 @@ static bool same(Lane l, LaneVal a, LaneVal b) {
   return l == LANE_F64 ? a.d == b.d : l == LANE_I64 ? a.i == b.i : a.u == b.u;
 }
 
-/* Groups of equal elements in sorted order: start[g] (a position of the
- * sorted order; start[ng] = n) and group[i] for each element. */
-static int64_t group(Lane l, const LaneVal *v, const int64_t *idx, int64_t n, int64_t *start,
-                     int64_t *grp) {
+/* Rows a and b (of w values each) equal element by element. */
+static bool same_rows(Lane l, const LaneVal *v, int64_t w, int64_t a, int64_t b) {
+  for (int64_t k = 0; k < w; k++)
+    if (!same(l, v[a * w + k], v[b * w + k])) return false;
+  return true;
+}
+
+/* Groups of equal elements (rows of w) in sorted order: start[g] (a
+ * position of the sorted order; start[ng] = n) and group[i] for each. */
+static int64_t group(Lane l, const LaneVal *v, int64_t w, const int64_t *idx, int64_t n,
+                     int64_t *start, int64_t *grp) {
   int64_t ng = 0;
   for (int64_t i = 0; i < n; i++) {
-    if (i == 0 || !same(l, v[idx[i]], v[idx[i - 1]])) start[ng++] = i;
+    if (i == 0 || !same_rows(l, v, w, idx[i], idx[i - 1])) start[ng++] = i;
     grp[idx[i]] = ng - 1;
   }
   start[ng] = n;
@@ -190,7 +212,7 @@ static void unique_out(const RtTensor *x, const int64_t *idx, const int64_t *sta
                        const int64_t *grp, const int64_t *rank, int64_t ng, int nout,
                        RtTensor *const *out, int64_t *buf) {
   int64_t n = x->shape[0];
-  size_t es = (size_t)dtype_bytes(x->dtype);
+  size_t es = (size_t)dtype_bytes(x->dtype) * (size_t)(x->ndim == 2 ? x->shape[1] : 1);
   memset(out[0]->data, 0, (size_t)n * es);
   for (int64_t g = 0; g < ng; g++)
     memcpy((char *)out[0]->data + (size_t)rank[g] * es,
@@ -214,7 +236,7 @@ static bool k_unique(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   const RtTensor *x = in[0];
   bool sorted = kattr_bool(kx, attrs, "sorted");
   if (!kernel_attrs_ok(kx)) return false;
-  int64_t n = x->shape[0];
+  int64_t n = x->shape[0], w = x->ndim == 2 ? x->shape[1] : 1;
   size_t m = (size_t)(n + 1);
   Lane l = key_lane(x->dtype);
   LaneVal *v = lane_array(kx, x, l);
@@ -226,17 +248,17 @@ static bool k_unique(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   }
   if (ok) {
     int64_t *idx = a[0], *tmp = a[1], *start = a[2], *grp = a[3], *rank = a[4], *first = a[5];
-    SortRow r = {l, v, 1};
+    SortRow r = {l, v, 1, w};
     for (int64_t i = 0; i < n; i++) idx[i] = i;
     merge_sort(&r, idx, tmp, n);
-    int64_t ng = group(l, v, idx, n, start, grp);
+    int64_t ng = group(l, v, w, idx, n, start, grp);
     for (int64_t g = 0; g < ng; g++) rank[g] = g, first[g] = idx[start[g]];
     if (!sorted) { /* groups by first occurrence: sort the group ids by first index */
-      SortRow byfirst = {LANE_I64, (const LaneVal *)first, 1};
+      SortRow byfirst = {LANE_I64, (const LaneVal *)first, 1, 1};
       for (int64_t g = 0; g < ng; g++) tmp[g] = g;
       merge_sort(&byfirst, tmp, grp, ng); /* grp as scratch, recomputed below */
       for (int64_t p = 0; p < ng; p++) rank[tmp[p]] = p;
-      ng = group(l, v, idx, n, start, grp);
+      ng = group(l, v, w, idx, n, start, grp);
     }
     unique_out(x, idx, start, grp, rank, ng, nout, out, tmp);
   }
@@ -386,9 +408,74 @@ static bool k_einsum(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   return ok;
 }
 
+/* ─────────────────────────── tfidf_vectorizer ─────────────────────────── */
+
+enum { TFIDF_MAX = 1024 };
+
+typedef struct TfIdf {
+  int64_t lo, hi, skip, out;
+  int np, nc, ni;
+  int64_t pool[TFIDF_MAX], counts[TFIDF_MAX], ix[TFIDF_MAX];
+  double w[TFIDF_MAX];
+  int nw, mode; /* 0 TF, 1 IDF, 2 TFIDF */
+} TfIdf;
+
+/* The output index of the gram of n tokens at t (step d), or -1. */
+static int64_t gram_index(const TfIdf *f, const int64_t *t, int64_t d, int64_t n) {
+  int64_t start = f->counts[n - 1], end = n < f->nc ? f->counts[n] : f->np, ord = 0;
+  for (int64_t i = 0; i + 1 < n; i++) ord += (f->counts[i + 1] - f->counts[i]) / (i + 1);
+  for (int64_t g = start; g + n <= end; g += n, ord++) {
+    int64_t k = 0;
+    while (k < n && f->pool[g + k] == t[k * d]) k++;
+    if (k == n) return f->ix[ord];
+  }
+  return -1;
+}
+
+static void tfidf_row(const TfIdf *f, const int64_t *t, int64_t len, double *cnt) {
+  int64_t lo = f->lo;
+  for (int64_t d = 1; d <= f->skip + 1 && lo <= f->hi; d++) {
+    for (int64_t s = 0; s < len; s++)
+      for (int64_t n = lo; n <= f->hi && s + (n - 1) * d < len; n++) {
+        int64_t k = gram_index(f, t + s, d, n);
+        if (k >= 0) cnt[k] += 1;
+      }
+    if (lo == 1) lo = 2;
+  }
+}
+
+static bool tfidf_spec(KernelCtx *kx, const Attrs *attrs, TfIdf *f) {
+  f->lo = kattr_int(kx, attrs, "min_gram_length"), f->hi = kattr_int(kx, attrs, "max_gram_length");
+  f->skip = kattr_int(kx, attrs, "max_skip_count");
+  const char *m = kattr_str(kx, attrs, "mode");
+  f->mode = !strcmp(m, "TF") ? 0 : !strcmp(m, "IDF") ? 1 : 2;
+  f->np = kattr_ints(kx, attrs, "pool_int64s", f->pool, TFIDF_MAX);
+  f->nc = kattr_ints(kx, attrs, "ngram_counts", f->counts, TFIDF_MAX);
+  f->ni = kattr_ints(kx, attrs, "ngram_indexes", f->ix, TFIDF_MAX);
+  f->nw = image_attr_floats(&kx->rel, attrs, "weights", f->w, TFIDF_MAX);
+  return kernel_attrs_ok(kx) && f->nw >= 0;
+}
+
+static bool k_tfidf(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                    RtTensor *const *out) {
+  TfIdf *f = calloc(1, sizeof *f);
+  int64_t *t = f && tfidf_spec(kx, attrs, f) ? lane_array(kx, in[0], LANE_I64) : NULL;
+  int64_t rows = in[0]->ndim == 2 ? in[0]->shape[0] : 1, len = in[0]->shape[in[0]->ndim - 1];
+  int64_t no = out[0]->shape[out[0]->ndim - 1];
+  double *cnt = t ? calloc((size_t)(rows * no + 1), sizeof *cnt) : NULL;
+  for (int64_t r = 0; cnt && r < rows; r++) tfidf_row(f, t + r * len, len, cnt + r * no);
+  for (int64_t i = 0; cnt && i < rows * no; i++) {
+    double w = f->nw > i % no ? f->w[i % no] : 1.0;
+    cnt[i] = f->mode == 0 ? cnt[i] : f->mode == 1 ? (cnt[i] > 0 ? w : 0) : cnt[i] * w;
+  }
+  if (cnt) lane_store(LANE_F64, out[0]->dtype, cnt, out[0]->data, 0, out[0]->numel);
+  bool ok = cnt != NULL;
+  free(f), free(t), free(cnt);
+  return ok || (kx->err[0] ? false : kernel_fail(kx, "%s: out of memory", kx->op));
+}
+
 const KernelDef kernels_family_algorithm[] = {
-    {"argsort", k_argsort}, {"sort", k_sort},
-    {"topk", k_topk},       {"searchsorted", k_searchsorted},
-    {"unique", k_unique},   {"einsum", k_einsum},
-    {NULL, NULL},
+    {"argsort", k_argsort},           {"sort", k_sort},     {"topk", k_topk},
+    {"searchsorted", k_searchsorted}, {"unique", k_unique}, {"einsum", k_einsum},
+    {"tfidf_vectorizer", k_tfidf},    {NULL, NULL},
 };

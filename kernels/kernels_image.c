@@ -57,15 +57,19 @@ typedef struct Taps {
 } Taps;
 
 /* The input coordinate of output coordinate x of an axis of `in` pixels
- * resized to `out` (TOPI's get_inx). */
+ * resized to `out` (TOPI's get_inx).  With scales, the scale is 1 / scale
+ * and align_corners and tf_crop_and_resize divide by in * scale - 1 rather
+ * than out - 1 (ONNX's Resize). */
 static float resize_coord(const ResizeSpec *s, int axis, int64_t x, int64_t in, int64_t out) {
-  float fx = (float)x, scale = (float)((double)in / (double)out);
+  double sc = s->scales[axis];
+  float fx = (float)x, scale = (float)(sc > 0 ? 1.0 / sc : (double)in / (double)out);
   double st = s->roi[axis], en = s->roi[s->nsp + axis];
+  double ol = sc > 0 ? sc * (double)in : (double)out; /* ONNX: in * scale, unrounded */
   switch (s->coord) {
     case COORD_HALF_PIXEL:
       return (fx + 0.5f) * scale - 0.5f;
     case COORD_ALIGN_CORNERS:
-      return out > 1 ? (float)((double)(in - 1) / (double)(out - 1)) * fx : 0.0f;
+      return out > 1 ? (float)((double)(in - 1) / (ol - 1)) * fx : 0.0f;
     case COORD_ASYMMETRIC:
       return scale * fx;
     case COORD_PYTORCH_HALF_PIXEL:
@@ -75,7 +79,7 @@ static float resize_coord(const ResizeSpec *s, int axis, int64_t x, int64_t in, 
     case COORD_TF_CROP_AND_RESIZE:
       if (out <= 1) return (float)(0.5 * (st + en) * (double)(in - 1));
       return (float)(st * (double)(in - 1)) +
-             fx * (float)(en - st) * (float)(in - 1) / (float)(out - 1);
+             fx * (float)(en - st) * (float)(in - 1) / (float)(ol - 1);
   }
   return 0.0f;
 }
@@ -224,7 +228,7 @@ static bool resize(KernelCtx *kx, const ResizeSpec *s, const RtTensor *x, RtTens
   for (int i = 0; i < s->nsp && ok; i++) {
     int64_t in = x->shape[s->sp_axis[i]], n = out->shape[s->sp_axis[i]];
     bool div = int_div && s->method == RESIZE_NEAREST && s->coord == COORD_ASYMMETRIC &&
-               image_resize_int_div(in, n);
+               !(s->scales[i] > 0) && image_resize_int_div(in, n);
     ok = (r.taps[i] = kernel_alloc(kx, sizeof(Taps) * (size_t)(n ? n : 1))) != NULL;
     for (int64_t o = 0; ok && o < n; o++) {
       r.taps[i][o] = taps_at(s, resize_coord(s, i, o, in, n), in);
@@ -258,7 +262,8 @@ static bool k_resize3d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs 
   return k_resize(kx, in, attrs, out, 3);
 }
 
-/* dyn.image.resize2d(x, size, roi): the roi tensor replaces the attribute;
+/* dyn.image.resize2d(x, size, roi[, scales]): the roi (and scales) tensors
+ * replace the attributes;
  * the output size is out's (from the size tensor, by the relation).  The
  * sizes are not compile-time constants, so no integer-division form. */
 static bool k_dyn_resize2d(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
@@ -269,6 +274,14 @@ static bool k_dyn_resize2d(KernelCtx *kx, int nin, RtTensor *const *in, const At
   float roi[4];
   lane_load(LANE_F32, in[2]->dtype, in[2]->data, 0, 1, 4, roi);
   for (int i = 0; i < 4; i++) s.roi[i] = roi[i];
+  if (nin > 3) {
+    float sc[2];
+    if (in[3]->numel != 2) return kernel_fail(kx, "%s: scales must have 2 entries", kx->op);
+    lane_load(LANE_F32, in[3]->dtype, in[3]->data, 0, 1, 2, sc);
+    for (int i = 0; i < 2; i++)
+      if (!(sc[i] > 0)) return kernel_fail(kx, "%s: scales must be positive", kx->op);
+    for (int i = 0; i < 2; i++) s.scales[i] = sc[i];
+  }
   return resize(kx, &s, in[0], out[0], false);
 }
 

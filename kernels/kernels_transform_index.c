@@ -84,9 +84,9 @@ static bool k_gather_nd(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs
 
 /* ─────────────────────────── scatter helpers ─────────────────────────── */
 
-/* out[dst] = up[src], or out[dst] += up[src] computed in the dtype's lane
- * (integers wrap: the unsigned lane). */
-static void put(RtTensor *out, int64_t dst, const RtTensor *up, int64_t src, bool add) {
+/* out[dst] = up[src] (op 0), or out[dst] += up[src] (1) or *= up[src]
+ * (2) computed in the dtype's lane (integers wrap: the unsigned lane). */
+static void put(RtTensor *out, int64_t dst, const RtTensor *up, int64_t src, int add) {
   size_t es = (size_t)dtype_bytes(out->dtype);
   if (!add) {
     memcpy((char *)out->data + (size_t)dst * es, (const char *)up->data + (size_t)src * es, es);
@@ -98,11 +98,11 @@ static void put(RtTensor *out, int64_t dst, const RtTensor *up, int64_t src, boo
   lane_load(l, out->dtype, out->data, dst, 1, 1, &a);
   lane_load(l, up->dtype, up->data, src, 1, 1, &b);
   if (l == LANE_F32)
-    a.f += b.f;
+    a.f = add == 2 ? a.f * b.f : a.f + b.f;
   else if (l == LANE_F64)
-    a.d += b.d;
+    a.d = add == 2 ? a.d * b.d : a.d + b.d;
   else
-    a.u += b.u;
+    a.u = add == 2 ? a.u * b.u : a.u + b.u;
   lane_store(l, out->dtype, &a, out->data, dst, 1);
 }
 
@@ -153,7 +153,8 @@ static bool k_scatter_add(KernelCtx *kx, int nin, RtTensor *const *in, const Att
 static bool k_scatter_nd(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                          RtTensor *const *out) {
   const RtTensor *x = in[0], *ix = in[1], *up = in[2];
-  bool add = strcmp(kattr_str(kx, attrs, "mode"), "add") == 0;
+  const char *mode = kattr_str(kx, attrs, "mode");
+  int add = strcmp(mode, "add") == 0 ? 1 : strcmp(mode, "mul") == 0 ? 2 : 0;
   if (!kernel_attrs_ok(kx)) return false;
   int mm = (int)ix->shape[0];
   int64_t ny = prod(ix->shape, 1, ix->ndim), slice = prod(x->shape, mm, x->ndim);
@@ -289,7 +290,29 @@ static bool k_adv_index(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs
   return ok;
 }
 
+/* ───────────────────────────── argwhere ───────────────────────────── */
+
+/* The coordinates of c's nonzero elements, one row each, in order. */
+static bool k_argwhere(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                       RtTensor *const *out) {
+  if (!kernel_attrs_ok(kx)) return false;
+  Tensor c = rt_tensor_as_ir(in[0]);
+  int r = in[0]->ndim;
+  int32_t *o = out[0]->data;
+  int64_t ci[TENSOR_MAX_RANK] = {0}, row = 0;
+  for (int64_t i = 0; i < c.numel; i++) {
+    if (tensor_get_f64(&c, i) != 0) {
+      if (row >= out[0]->shape[0]) return kernel_fail(kx, "argwhere: more nonzeros than rows");
+      for (int d = 0; d < r; d++) o[row * r + d] = (int32_t)ci[d];
+      row++;
+    }
+    for (int d = r - 1; d >= 0 && ++ci[d] == in[0]->shape[d]; d--) ci[d] = 0;
+  }
+  return true;
+}
+
 const KernelDef kernels_family_transform_index[] = {
+    {"argwhere", k_argwhere},
     {"gather", k_gather},
     {"gather_nd", k_gather_nd},
     {"scatter", k_scatter},

@@ -17,8 +17,15 @@
  *   the front and their count; otherwise the boxes (invalid_to_bottom moves
  *   the rows whose column 0 is >= 0 to the top).  The IoU is computed in the
  *   data's float type, in TOPI's order.
+ * - all_class_non_max_suppression is ONNX's NonMaxSuppression: per batch
+ *   and class, the boxes with score > score_threshold in descending score
+ *   order (ties: lower index first), each kept unless it overlaps a kept one
+ *   by IoU > iou_threshold (in double; boxes of no area overlap nothing), at
+ *   most max_output_boxes_per_class of them (<= 0: none); corners in either
+ *   order, or centre and size with center_point_box.
  * - roi_align averages (or takes the maximum of) bilinear samples on a grid
- *   of each bin; a ROI is at least 1x1 pixels.
+ *   of each bin; a ROI is at least 1x1 pixels (but with aligned, whose
+ *   corners move by -0.5 pixel: torchvision's aligned=True).
  * - multibox_prior computes in float32 with TVM's constant folding (the
  *   sizes times H / W in double, rounded once).
  * Inputs TVM would read out of bounds with (a valid_count above the number
@@ -41,7 +48,7 @@ static int64_t sat_i32(double v) {
 typedef struct RoiAlign {
   int64_t ph, pw, ratio;
   double scale;
-  bool avg, nchw;
+  bool avg, nchw, aligned;
 } RoiAlign;
 
 /* A ROI's batch index, checked; -1 after kernel_fail. */
@@ -294,6 +301,7 @@ static bool roi_params(KernelCtx *kx, const Attrs *attrs, RoiAlign *a) {
   a->scale = kattr_float(kx, attrs, "spatial_scale");
   a->avg = strcmp(kattr_str(kx, attrs, "mode"), "avg") == 0;
   a->nchw = strcmp(kattr_str(kx, attrs, "layout"), "NCHW") == 0;
+  a->aligned = kattr_bool(kx, attrs, "aligned");
   return kernel_attrs_ok(kx);
 }
 
@@ -393,7 +401,82 @@ static bool k_multibox_prior(KernelCtx *kx, int nin, RtTensor *const *in, const 
   return true;
 }
 
+/* ───────────────────── all_class_non_max_suppression ───────────────────── */
+
+typedef struct Box {
+  double y0, x0, y1, x1;
+} Box;
+
+static Box read_box(const double *b, bool center) {
+  if (center) return (Box){b[1] - b[3] / 2, b[0] - b[2] / 2, b[1] + b[3] / 2, b[0] + b[2] / 2};
+  return (Box){fmin(b[0], b[2]), fmin(b[1], b[3]), fmax(b[0], b[2]), fmax(b[1], b[3])};
+}
+
+static bool overlaps(const Box *a, const Box *b, double thr) {
+  double iw = fmin(a->x1, b->x1) - fmax(a->x0, b->x0), ih = fmin(a->y1, b->y1) - fmax(a->y0, b->y0);
+  if (iw <= 0 || ih <= 0) return false;
+  double aa = (a->x1 - a->x0) * (a->y1 - a->y0), ab = (b->x1 - b->x0) * (b->y1 - b->y0);
+  double inter = iw * ih, uni = aa + ab - inter;
+  if (aa <= 0 || ab <= 0 || uni <= 0) return false;
+  return inter / uni > thr;
+}
+
+typedef struct Cand {
+  double score;
+  int64_t index;
+} Cand;
+
+/* Descending score; ties: lower index first. */
+static int by_cand(const void *pa, const void *pb) {
+  const Cand *a = pa, *b = pb;
+  if (a->score != b->score) return a->score > b->score ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* One batch entry and class: the kept boxes' indices into keep; count. */
+static int64_t nms_class(const Box *boxes, const double *sc, int64_t n, int64_t maxo, double iou,
+                         double sthr, Cand *cand, int64_t *keep) {
+  int64_t m = 0, k = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (sc[i] > sthr) cand[m++] = (Cand){sc[i], i};
+  qsort(cand, (size_t)m, sizeof *cand, by_cand);
+  for (int64_t i = 0; i < m && k < maxo; i++) {
+    bool drop = false;
+    for (int64_t j = 0; j < k && !drop; j++)
+      drop = overlaps(&boxes[cand[i].index], &boxes[keep[j]], iou);
+    if (!drop) keep[k++] = cand[i].index;
+  }
+  return k;
+}
+
+static bool k_all_class_nms(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs,
+                            int nout, RtTensor *const *out) {
+  bool center = kattr_int(kx, attrs, "center_point_box") != 0;
+  if (!kernel_attrs_ok(kx)) return false;
+  int64_t nb = in[0]->shape[0], n = in[0]->shape[1], nc = in[1]->shape[1];
+  double *bx = lane_array(kx, in[0], LANE_F64), *sc = lane_array(kx, in[1], LANE_F64);
+  double *thr = lane_array(kx, in[3], LANE_F64), *sthr = lane_array(kx, in[4], LANE_F64);
+  int64_t *maxo = lane_array(kx, in[2], LANE_I64);
+  Box *boxes = malloc(sizeof(Box) * (size_t)(n ? n : 1));
+  Cand *cand = malloc(sizeof(Cand) * (size_t)(n + 1));
+  int64_t *keep = malloc(sizeof(int64_t) * (size_t)(n + 1)), *o = out[0]->data, total = 0;
+  bool ok = bx && sc && thr && sthr && maxo && boxes && cand && keep;
+  memset(o, 0, (size_t)rt_tensor_nbytes(out[0]));
+  for (int64_t b = 0; ok && b < nb; b++) {
+    for (int64_t i = 0; i < n; i++) boxes[i] = read_box(bx + (b * n + i) * 4, center);
+    for (int64_t c = 0; c < nc; c++) {
+      int64_t k = nms_class(boxes, sc + (b * nc + c) * n, n, *maxo, *thr, *sthr, cand, keep);
+      for (int64_t j = 0; j < k; j++, total++)
+        o[total * 3] = b, o[total * 3 + 1] = c, o[total * 3 + 2] = keep[j];
+    }
+  }
+  if (ok) ((int64_t *)out[1]->data)[0] = total;
+  free(bx), free(sc), free(thr), free(sthr), free(maxo), free(boxes), free(cand), free(keep);
+  return ok || kernel_fail(kx, "%s: out of memory", kx->op);
+}
+
 const KernelDef kernels_family_vision[] = {
+    {"vision.all_class_non_max_suppression", k_all_class_nms},
     {"vision.get_valid_counts", k_get_valid_counts},
     {"vision.non_max_suppression", k_nms},
     {"vision.roi_align", k_roi_align},

@@ -31,13 +31,22 @@ typedef struct RFN(Roi) {
   int64_t grid_h, grid_w;
 } RFN(Roi);
 
-static RFN(Roi) RFN(roi_of)(const REAL *r, REAL scale, int64_t ph, int64_t pw, int64_t ratio) {
+/* aligned (torchvision's, ONNX's half_pixel): the corners shifted by half a
+ * pixel, and no 1x1 minimum. */
+static RFN(Roi)
+    RFN(roi_of)(const REAL *r, REAL scale, int64_t ph, int64_t pw, int64_t ratio, bool aligned) {
   RFN(Roi) o;
   REAL sw = r[1] * scale, sh = r[2] * scale, ew = r[3] * scale, eh = r[4] * scale;
   REAL rh = RFN(vmax)(eh - sh, (REAL)1.0), rw = RFN(vmax)(ew - sw, (REAL)1.0);
+  if (aligned) {
+    sw = sw - (REAL)0.5, sh = sh - (REAL)0.5, ew = ew - (REAL)0.5, eh = eh - (REAL)0.5;
+    rh = eh - sh, rw = ew - sw;
+  }
   o.start_h = sh, o.start_w = sw, o.bin_h = rh / (REAL)ph, o.bin_w = rw / (REAL)pw;
   o.grid_h = ratio > 0 ? ratio : sat_i32(ceil((double)(rh / (REAL)ph)));
   o.grid_w = ratio > 0 ? ratio : sat_i32(ceil((double)(rw / (REAL)pw)));
+  if (o.grid_h < 0) o.grid_h = 0; /* an aligned, flipped ROI: no samples (the rule's */
+  if (o.grid_w < 0) o.grid_w = 0; /* loops run no iteration) */
   return o;
 }
 
@@ -154,7 +163,7 @@ static bool RFN(roi_walk)(KernelCtx *kx, const RoiAlign *a, const RtTensor *x, c
   for (int64_t r = 0; r < nr; r++) {
     const REAL *ro = rois + r * 5;
     int64_t bi = roi_batch(kx, (double)ro[0], r, n);
-    RFN(Roi) g = RFN(roi_of)(ro, (REAL)a->scale, a->ph, a->pw, a->ratio);
+    RFN(Roi) g = RFN(roi_of)(ro, (REAL)a->scale, a->ph, a->pw, a->ratio, a->aligned);
     if (bi < 0 || !grid_ok(kx, g.grid_h, g.grid_w, r)) return false;
     for (int64_t ch = 0; ch < c; ch++) {
       int64_t off = bi * c * h * w + (a->nchw ? ch * h * w : ch);

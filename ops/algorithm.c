@@ -1,7 +1,8 @@
 /* algorithm.c — op family "algorithm": sorting, searching, unique and
  * einsum, with TVM v0.10's names, attributes and fusion patterns
  * (relay/attrs/algorithm.h, transform.h): argsort, sort, topk,
- * searchsorted, unique, einsum.
+ * searchsorted, unique, einsum; and tfidf_vectorizer (ONNX's
+ * TfIdfVectorizer on integer tokens: n-gram counts over a pool, with skips).
  *
  * Orders: ascending sorts put NaN last (numpy's order, -0 equal to +0) and
  * keep equal elements in their input order; descending ones are the exact
@@ -9,7 +10,8 @@
  * of that order (k < 1: the whole axis).  unique has TVM's fixed-size form:
  * (unique, indices, inverse_indices, num_unique[, counts]), the first three
  * the size of the input, num_unique of shape (1); entries past num_unique
- * are 0 (unique, counts) or the input's length (indices). */
+ * are 0 (unique, counts) or the input's length (indices).  A 2-D input
+ * gives its unique rows, in lexicographic order (ONNX's Unique with axis). */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +19,8 @@
 #include "ops/transform_int.h"
 
 static const Span no_span;
+
+enum { TFIDF_MAX = 1024 }; /* entries of tfidf_vectorizer's lists (the kernel's bound too) */
 
 /* ─────────────────────────── argsort, sort ─────────────────────────── */
 
@@ -124,12 +128,12 @@ static Type *rel_unique(RelCtx *cx, int nargs, Type **args, const Tensor **value
   rel_attr_bool(cx, attrs, "sorted");
   bool counts = rel_attr_bool(cx, attrs, "return_counts");
   if (!x || cx->err[0]) return NULL;
-  if (x->u.tensor.ndim != 1)
-    return rel_fail(cx, "unique: data must be 1-D, got %s", xf_shape(cx, x));
+  if (x->u.tensor.ndim != 1 && x->u.tensor.ndim != 2)
+    return rel_fail(cx, "unique: data must be 1-D (or 2-D: unique rows), got %s", xf_shape(cx, x));
   const Dim *d = x->u.tensor.dims;
   Dim one = dim_const(1);
   Type **f = ARENA_ARRAY(cx->arena, Type *, 5);
-  f[0] = xf_tensor(cx, x->u.tensor.dtype, 1, d);
+  f[0] = xf_tensor(cx, x->u.tensor.dtype, x->u.tensor.ndim, d);
   f[1] = xf_tensor(cx, DT_INT32, 1, d);
   f[2] = xf_tensor(cx, DT_INT32, 1, d);
   f[3] = xf_tensor(cx, DT_INT32, 1, &one);
@@ -316,6 +320,56 @@ static Type *rel_einsum(RelCtx *cx, int nargs, Type **args, const Tensor **value
   return xf_tensor(cx, f[0]->u.tensor.dtype, m, out);
 }
 
+/* ─────────────────────────── tfidf_vectorizer ─────────────────────────── */
+
+/* The n-gram count of pool level i (grams of i + 1 tokens), or -1. */
+static int64_t level_grams(const int64_t *counts, int nc, int64_t npool, int i) {
+  int64_t end = i + 1 < nc ? counts[i + 1] : npool, len = end - counts[i];
+  return counts[i] < 0 || len < 0 || len % (i + 1) ? -1 : len / (i + 1);
+}
+
+/* tfidf_vectorizer(x (C) or (N, C) integers): float32 (max(ngram_indexes)
+ * + 1) per row; the pool's levels must hold whole n-grams, one
+ * ngram_indexes entry each. */
+static Type *rel_tfidf(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                       const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  int64_t pool[TFIDF_MAX], counts[TFIDF_MAX], ix[TFIDF_MAX];
+  int np = rel_attr_ints(cx, attrs, "pool_int64s", pool, TFIDF_MAX);
+  int nc = rel_attr_ints(cx, attrs, "ngram_counts", counts, TFIDF_MAX);
+  int ni = rel_attr_ints(cx, attrs, "ngram_indexes", ix, TFIDF_MAX);
+  int64_t lo = rel_attr_int(cx, attrs, "min_gram_length"),
+          hi = rel_attr_int(cx, attrs, "max_gram_length");
+  int64_t skip = rel_attr_int(cx, attrs, "max_skip_count");
+  const char *mode = rel_attr_str(cx, attrs, "mode");
+  if (!x || cx->err[0]) return NULL;
+  if (!dtype_is_int(x->u.tensor.dtype) || x->u.tensor.ndim < 1 || x->u.tensor.ndim > 2)
+    return rel_fail(cx, "tfidf_vectorizer: x must be 1-D or 2-D integers, got %s", xf_shape(cx, x));
+  if (strcmp(mode, "TF") && strcmp(mode, "IDF") && strcmp(mode, "TFIDF"))
+    return rel_fail(cx, "tfidf_vectorizer: mode must be TF, IDF or TFIDF, got \"%s\"", mode);
+  if (lo < 1 || hi < lo || skip < 0 || nc != hi)
+    return rel_fail(cx,
+                    "tfidf_vectorizer: need 1 <= min_gram_length <= max_gram_length = "
+                    "len(ngram_counts) and max_skip_count >= 0");
+  int64_t total = 0, out = 0;
+  for (int i = 0; i < nc; i++) {
+    int64_t g = level_grams(counts, nc, np, i);
+    if (g < 0)
+      return rel_fail(cx, "tfidf_vectorizer: pool level %d does not hold whole %d-grams", i, i + 1);
+    total += g;
+  }
+  if (total != ni)
+    return rel_fail(cx, "tfidf_vectorizer: %lld n-grams in the pool but %d ngram_indexes",
+                    (long long)total, ni);
+  for (int i = 0; i < ni; i++) {
+    if (ix[i] < 0) return rel_fail(cx, "tfidf_vectorizer: ngram_indexes must not be negative");
+    if (ix[i] + 1 > out) out = ix[i] + 1;
+  }
+  Dim d[2] = {x->u.tensor.dims[0], dim_const(out)};
+  return x->u.tensor.ndim == 1 ? xf_tensor(cx, DT_FLOAT32, 1, d + 1)
+                               : xf_tensor(cx, DT_FLOAT32, 2, d);
+}
+
 /* ───────────────────────────── table ───────────────────────────── */
 
 static const OpAttrSpec argsort_attrs[] = {
@@ -331,6 +385,15 @@ static const OpAttrSpec searchsorted_attrs[] = {
 static const OpAttrSpec unique_attrs[] = {
     {"sorted", AV_BOOL, "True"}, {"return_counts", AV_BOOL, "False"}, {0}};
 static const OpAttrSpec einsum_attrs[] = {{"equation", AV_STR, NULL}, {0}};
+static const OpAttrSpec tfidf_attrs[] = {{"min_gram_length", AV_INT, "1"},
+                                         {"max_gram_length", AV_INT, "1"},
+                                         {"max_skip_count", AV_INT, "0"},
+                                         {"mode", AV_STR, "\"TF\""},
+                                         {"ngram_counts", AV_LIST, "[0]"},
+                                         {"ngram_indexes", AV_LIST, "[0]"},
+                                         {"pool_int64s", AV_LIST, "[0]"},
+                                         {"weights", AV_EXPR, "None"},
+                                         {0}};
 
 const OpDef ops_family_algorithm[] = {
     {"argsort", 1, 1, OPAT_OPAQUE, argsort_attrs, rel_argsort, "the indices that sort x", false,
@@ -350,12 +413,20 @@ const OpDef ops_family_algorithm[] = {
     {"unique", 1, 1, OPAT_OPAQUE, unique_attrs, rel_unique,
      "(unique, indices, inverse_indices, num_unique[, counts])", false, .args = "x",
      .rule = "a tuple (values in x's dtype, indices, inverse indices, num_unique, [counts]): int32 "
-             "but the values, 1-D of x's length but num_unique (1)",
+             "but the values, 1-D of x's length but num_unique (1); of a 2-D x, unique rows "
+             "(values x's shape)",
      .example = "unique([3, 1, 3, 2])"},
     {"einsum", 1, 1, OPAT_INJECTIVE, einsum_attrs, rel_einsum, "Einstein summation", false,
      .flags = OP_TUPLE_ARG, .cost = OPCOST_NONE, .args = "(a, b, ...)",
      .rule = "the inputs' dtype; the shape of `equation`'s output subscripts, each label's size "
              "unified across the inputs",
      .example = "einsum(([[1f, 2f]], [[3f], [4f]]), equation=\"ij,jk->ik\")"},
+    {"tfidf_vectorizer", 1, 1, OPAT_OPAQUE, tfidf_attrs, rel_tfidf,
+     "n-gram counts of integer tokens over a pool (ONNX's TfIdfVectorizer: skips, TF/IDF/TFIDF)",
+     false, .args = "x",
+     .rule = "float32 (max(ngram_indexes) + 1), per row of a 2-D x; the pool's levels hold whole "
+             "n-grams, one ngram_indexes entry each",
+     .example = "tfidf_vectorizer([1, 2, 1, 2], max_gram_length=2, ngram_counts=[0, 2], "
+                "ngram_indexes=[0, 1, 2], pool_int64s=[1, 2, 1, 2])"},
     {0},
 };

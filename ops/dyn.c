@@ -327,7 +327,7 @@ static Type *rel_dyn_pad(RelCtx *cx, int nargs, Type **args, const Tensor **valu
   return all_any(cx, x->u.tensor.dtype, rank);
 }
 
-/* dyn.image.resize2d(x, size (2), roi (4)): image.resize2d's type with the
+/* dyn.image.resize2d(x, size (2), roi (4)[, scales (2)]): image.resize2d's type with the
  * sizes from the tensor (`?` when not known). */
 static Type *rel_dyn_resize2d(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                               const Attrs *attrs) {
@@ -338,6 +338,11 @@ static Type *rel_dyn_resize2d(RelCtx *cx, int nargs, Type **args, const Tensor *
   if (!dtype_is_float(roi->u.tensor.dtype) || roi->u.tensor.ndim != 1 ||
       !rel_unify_dim(cx, roi->u.tensor.dims[0], dim_const(4)))
     return rel_fail(cx, "dyn.image.resize2d: roi must be 4 floats, got %s", rel_type_str(cx, roi));
+  const Type *sc = nargs > 3 ? rel_tensor(cx, args, 3) : NULL;
+  if (nargs > 3 && (!sc || !dtype_is_float(sc->u.tensor.dtype) || sc->u.tensor.ndim != 1 ||
+                    !rel_unify_dim(cx, sc->u.tensor.dims[0], dim_const(2))))
+    return rel_fail(cx, "dyn.image.resize2d: scales must be 2 floats, got %s",
+                    sc ? rel_type_str(cx, sc) : "no tensor");
   Dim size[2] = {dim_any(), dim_any()};
   const Tensor *v = value_of(values, 1);
   for (int i = 0; v && i < 2; i++) {
@@ -430,9 +435,9 @@ const OpDef ops_family_dyn[] = {
      .rule =
          "data's dtype; nn.pad's type when pad_width is known, else data's rank with unknown dims",
      .example = "dyn.nn.pad([[1f, 2f]], [[0, 0], [1, 1]], 0f)"},
-    {"dyn.image.resize2d", 3, 3, OPAT_INJECTIVE, image_resize2d_attrs, rel_dyn_resize2d,
-     "resize H, W to sizes given as a tensor", false, .flags = OP_VALUE_ARGS,
-     .args = "data, size, roi",
+    {"dyn.image.resize2d", 3, 4, OPAT_INJECTIVE, image_resize2d_attrs, rel_dyn_resize2d,
+     "resize H, W to sizes given as a tensor (and the coordinates' scales, out/in)", false,
+     .flags = OP_VALUE_ARGS, .args = "data, size, roi[, scales]",
      .rule = "image.resize2d's type with size from the `size` argument (unknown H and W unless its "
              "value is known)",
      .example = "dyn.image.resize2d(ones(shape=[1, 1, 2, 2]), [4, 4], [0f, 0f, 0f, 0f])"},

@@ -177,6 +177,24 @@ static bool read_roi(RelCtx *cx, const Attrs *attrs, int nsp, ResizeSpec *s) {
   return true;
 }
 
+/* scales: None (the coordinates scale by in/out) or nsp positive numbers,
+ * out/in per spatial axis (ONNX Resize's scales, which need not be exactly
+ * the sizes' ratio). */
+static bool read_scales(RelCtx *cx, const Attrs *attrs, int nsp, ResizeSpec *s) {
+  double sc[IMAGE_MAX_SPATIAL + 1];
+  int n = image_attr_floats(cx, attrs, "scales", sc, IMAGE_MAX_SPATIAL + 1);
+  if (n < 0) return false;
+  if (n != 0 && n != nsp)
+    return rel_fail(cx, "%s: attribute `scales` must have %d entries, got %d", cx->op_name, nsp, n),
+           false;
+  for (int i = 0; i < n; i++)
+    if (!(sc[i] > 0))
+      return rel_fail(cx, "%s: attribute `scales` must be positive, got %g", cx->op_name, sc[i]),
+             false;
+  for (int i = 0; i < nsp; i++) s->scales[i] = n ? sc[i] : 0.0;
+  return true;
+}
+
 /* Every attribute read once and checked; rounding "" resolved as TOPI does. */
 bool image_resize_spec(RelCtx *cx, const Attrs *attrs, int nsp, ResizeSpec *s) {
   memset(s, 0, sizeof *s);
@@ -186,7 +204,7 @@ bool image_resize_spec(RelCtx *cx, const Attrs *attrs, int nsp, ResizeSpec *s) {
                 : pick_name(cx, attrs, "coordinate_transformation_mode", NAMES(coord_names), false);
   int r = c < 0 ? -1 : pick_name(cx, attrs, "rounding_method", NAMES(rounding_names), false);
   if (r < 0 || !read_layout(cx, attrs, "layout", nsp, s) || !read_roi(cx, attrs, nsp, s) ||
-      !read_out_dtype(cx, attrs, s))
+      !read_scales(cx, attrs, nsp, s) || !read_out_dtype(cx, attrs, s))
     return false;
   s->method = (ResizeMethod)m, s->coord = (CoordMode)c, s->rounding = (Rounding)r;
   if (s->rounding == ROUNDING_AUTO)
@@ -439,7 +457,7 @@ static Type *rel_affine_grid(RelCtx *cx, int nargs, Type **args, const Tensor **
       {"coordinate_transformation_mode", AV_STR, "\"half_pixel\""},                 \
       {"rounding_method", AV_STR, "\"round\""}, {"cubic_alpha", AV_FLOAT, "-0.5f"}, \
       {"cubic_exclude", AV_INT, "0"}, {"extrapolation_value", AV_FLOAT, "0f"},      \
-      {"out_dtype", AV_STR, "\"\""}, {0}
+      {"scales", AV_EXPR, "None"}, {"out_dtype", AV_STR, "\"\""}, {0}
 
 static const OpAttrSpec resize1d_attrs[] = {RESIZE_ATTRS("\"NCW\"")};
 const OpAttrSpec image_resize2d_attrs[] = {RESIZE_ATTRS("\"NCHW\"")};

@@ -63,12 +63,14 @@ typedef struct ResizeSpec {
   bool cubic_exclude;                /* zero the weights of taps outside the image */
   float extrapolation;               /* tf_crop_and_resize: the value outside the image */
   double roi[2 * IMAGE_MAX_SPATIAL]; /* starts of the spatial axes, then their ends */
+  double scales[IMAGE_MAX_SPATIAL];  /* output/input per spatial axis (ONNX's scales); 0: from
+                                        the sizes */
   DType out_dtype;                   /* DT_INVALID: the data's */
 } ResizeSpec;
 
 /* Reads and checks the attributes of an image.resize{nsp}d-style call
  * (layout, method, coordinate_transformation_mode, rounding_method,
- * cubic_alpha, cubic_exclude, extrapolation_value, roi, out_dtype); fails
+ * cubic_alpha, cubic_exclude, extrapolation_value, roi, scales, out_dtype); fails
  * with a message naming the attribute.  The size attribute is the caller's. */
 bool image_resize_spec(RelCtx *cx, const Attrs *attrs, int nsp, ResizeSpec *s);
 /* The same for image.crop_and_resize (layout, method, extrapolation_value,

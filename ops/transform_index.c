@@ -2,7 +2,8 @@
  * a tensor at positions given by an index tensor, with TVM v0.10's names,
  * attributes and fusion patterns (relay/attrs/transform.h): gather,
  * gather_nd, scatter, scatter_add, scatter_nd, sparse_to_dense,
- * unravel_index, adv_index.
+ * unravel_index, adv_index, and argwhere (data-dependent: its row count
+ * is the number of nonzero elements, `?` until the value is known).
  *
  * The relations check the index tensors' dtypes and the shapes TVM's
  * relations and compute functions assume (its relations leave several to
@@ -133,8 +134,9 @@ static Type *rel_scatter_nd(RelCtx *cx, int nargs, Type **args, const Tensor **v
   const char *mode = rel_attr_str(cx, attrs, "mode");
   int64_t m = cx->err[0] ? -1 : tuple_size(cx, ix);
   if (m < 0) return NULL;
-  if (strcmp(mode, "update") && strcmp(mode, "add"))
-    return rel_fail(cx, "scatter_nd: mode must be \"update\" or \"add\", got \"%s\"", mode);
+  if (strcmp(mode, "update") && strcmp(mode, "add") && strcmp(mode, "mul"))
+    return rel_fail(cx, "scatter_nd: mode must be \"update\", \"add\" or \"mul\", got \"%s\"",
+                    mode);
   int n = x->u.tensor.ndim, k = ix->u.tensor.ndim - 1;
   if (m > n)
     return rel_fail(cx, "scatter_nd: indices %s index %lld axes but data %s has rank %d",
@@ -248,6 +250,24 @@ static Type *rel_adv_index(RelCtx *cx, int nargs, Type **args, const Tensor **va
   return xf_tensor(cx, x->u.tensor.dtype, nb, out);
 }
 
+/* ───────────────────────────── argwhere ───────────────────────────── */
+
+/* argwhere(c): int32 (count, rank of c), count the nonzero elements of c
+ * when its value is known (at run time), else `?`. */
+static Type *rel_argwhere(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                          const Attrs *attrs) {
+  const Type *c = rel_tensor(cx, args, 0);
+  if (!c) return NULL;
+  const Tensor *v = values ? values[0] : NULL;
+  Dim out[2] = {dim_any(), dim_const(c->u.tensor.ndim)};
+  if (v) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < v->numel; i++) n += tensor_get_f64(v, i) != 0;
+    out[0] = dim_const(n);
+  }
+  return xf_tensor(cx, DT_INT32, 2, out);
+}
+
 /* ───────────────────────────── table ───────────────────────────── */
 
 static const OpAttrSpec gather_attrs[] = {{"axis", AV_NONE, "None"}, {0}};
@@ -276,7 +296,8 @@ const OpDef ops_family_transform_index[] = {
      .rule = "the result has x's type; indices and updates share a shape of x's rank",
      .example = "scatter_add(zeros(shape=[3]), [2, 2], [5f, 6f], axis=0)"},
     {"scatter_nd", 3, 3, OPAT_OPAQUE, scatter_nd_attrs, rel_scatter_nd,
-     "x with slices at index tuples", false, .args = "x, indices, updates",
+     "x with slices at index tuples written, added or multiplied (mode update, add, mul)", false,
+     .args = "x, indices, updates",
      .rule =
          "the result has x's type; indices (M, Y...), updates (Y..., x's axes after the first M)",
      .example = "scatter_nd(zeros(shape=[3]), [[2, 0]], [5f, 6f], mode=\"update\")"},
@@ -293,5 +314,10 @@ const OpDef ops_family_transform_index[] = {
      .args = "(x, i0, i1, ...)",
      .rule = "x's dtype: the indices' broadcast shape, then x's axes not indexed",
      .example = "adv_index(([[1f, 2f], [3f, 4f]], [1, 0]))"},
+    {"argwhere", 1, 1, OPAT_OPAQUE, no_attrs, rel_argwhere,
+     "the coordinates of the nonzero elements, in row-major order", false, .args = "condition",
+     .rule = "int32 (count, rank of condition): count the nonzero elements, `?` until the value "
+             "is known",
+     .example = "argwhere([[1f, 0f], [0f, 2f]])"},
     {0},
 };

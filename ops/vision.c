@@ -1,5 +1,6 @@
 /* vision.c — op family "vision": vision.get_valid_counts,
- * vision.non_max_suppression, vision.roi_align and vision.multibox_prior
+ * vision.non_max_suppression, vision.all_class_non_max_suppression (ONNX's
+ * NonMaxSuppression), vision.roi_align and vision.multibox_prior
  * (TVM's relay/op/vision), and vision.roi_align_grad (roi_align's adjoint,
  * for the Gradient pass).
  *
@@ -125,6 +126,7 @@ static Type *rel_roi_align(RelCtx *cx, int nargs, Type **args, const Tensor **va
   Dim ps[3];
   int n = rel_attr_dims(cx, attrs, "pooled_size", ps, 3);
   rel_attr_float(cx, attrs, "spatial_scale"), rel_attr_int(cx, attrs, "sample_ratio");
+  rel_attr_bool(cx, attrs, "aligned");
   if (cx->err[0]) return NULL;
   bool nchw = strcmp(layout, "NCHW") == 0;
   if (!nchw && strcmp(layout, "NHWC") != 0)
@@ -200,14 +202,53 @@ static const OpAttrSpec nms_attrs[] = {{"force_suppress", AV_BOOL, "False"},
                                        {"return_indices", AV_BOOL, "True"},
                                        {"invalid_to_bottom", AV_BOOL, "False"},
                                        {0}};
-static const OpAttrSpec roi_align_attrs[] = {
-    {"pooled_size", AV_LIST, NULL}, {"spatial_scale", AV_FLOAT, NULL},
-    {"sample_ratio", AV_INT, "-1"}, {"layout", AV_STR, "\"NCHW\""},
-    {"mode", AV_STR, "\"avg\""},    {0}};
+static const OpAttrSpec all_class_nms_attrs[] = {
+    {"output_format", AV_STR, "\"onnx\""}, {"center_point_box", AV_INT, "0"}, {0}};
+static const OpAttrSpec roi_align_attrs[] = {{"pooled_size", AV_LIST, NULL},
+                                             {"spatial_scale", AV_FLOAT, NULL},
+                                             {"sample_ratio", AV_INT, "-1"},
+                                             {"layout", AV_STR, "\"NCHW\""},
+                                             {"mode", AV_STR, "\"avg\""},
+                                             {"aligned", AV_BOOL, "False"},
+                                             {0}};
 static const OpAttrSpec multibox_prior_attrs[] = {
     {"sizes", AV_EXPR, "[1f]"},       {"ratios", AV_EXPR, "[1f]"},
     {"steps", AV_EXPR, "[-1f, -1f]"}, {"offsets", AV_EXPR, "[0.5f, 0.5f]"},
     {"clip", AV_BOOL, "False"},       {0}};
+
+/* all_class_non_max_suppression(boxes (B, N, 4), scores (B, C, N),
+ * max_output_boxes_per_class, iou_threshold, score_threshold): a tuple
+ * (int64 (B * C * N, 3) rows (batch, class, box), the first count valid;
+ * int64 (1) count), TVM's "onnx" output format. */
+static Type *rel_all_class_nms(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                               const Attrs *attrs) {
+  const Type *b = arg_of(cx, args, 0, "boxes", 3, 'f');
+  const Type *s = b ? arg_of(cx, args, 1, "scores", 3, 'f') : NULL;
+  if (!s || !arg_of(cx, args, 2, "max_output_boxes_per_class", 0, 'i') ||
+      !arg_of(cx, args, 3, "iou_threshold", 0, 'f') ||
+      !arg_of(cx, args, 4, "score_threshold", 0, 'f'))
+    return NULL;
+  const char *fmt = rel_attr_str(cx, attrs, "output_format");
+  int64_t center = rel_attr_int(cx, attrs, "center_point_box");
+  if (cx->err[0]) return NULL;
+  if (strcmp(fmt, "onnx") != 0)
+    return rel_fail(cx, "%s: output_format \"%s\" is not supported (\"onnx\" is)", cx->op_name,
+                    fmt);
+  if (center != 0 && center != 1)
+    return rel_fail(cx, "%s: center_point_box must be 0 or 1", cx->op_name);
+  const Dim *bd = b->u.tensor.dims, *sd = s->u.tensor.dims;
+  if (!rel_unify_dim(cx, bd[2], dim_const(4)) || !rel_unify_dim(cx, bd[0], sd[0]) ||
+      !rel_unify_dim(cx, bd[1], sd[2]))
+    return rel_fail(cx, "%s: boxes (B, N, 4) and scores (B, C, N) do not match: %s and %s",
+                    cx->op_name, rel_type_str(cx, b), rel_type_str(cx, s));
+  Dim rows = dim_any(), one = dim_const(1);
+  if (bd[0].kind == DIM_CONST && sd[1].kind == DIM_CONST && bd[1].kind == DIM_CONST)
+    rows = dim_const(bd[0].value * sd[1].value * bd[1].value);
+  Type **f = ARENA_ARRAY(cx->arena, Type *, 2);
+  f[0] = tensor_of(cx, DT_INT64, 2, (Dim[]){rows, dim_const(3)});
+  f[1] = tensor_of(cx, DT_INT64, 1, &one);
+  return type_tuple(cx->arena, 2, f, no_span);
+}
 
 const OpDef ops_family_vision[] = {
     {"vision.get_valid_counts", 2, 2, OPAT_OPAQUE, valid_counts_attrs, rel_get_valid_counts,
@@ -223,6 +264,15 @@ const OpDef ops_family_vision[] = {
              "int32 (B, 1))",
      .example = "vision.non_max_suppression([[[0f, 0.9f, 0f, 0f, 1f, 1f], [0f, 0.8f, 0f, 0f, 1f, "
                 "1f]]], [2], [[0, 1]], -1, 0.5f)"},
+    {"vision.all_class_non_max_suppression", 5, 5, OPAT_OPAQUE, all_class_nms_attrs,
+     rel_all_class_nms,
+     "per batch and class, the boxes above score_threshold kept greedily by score, dropping "
+     "those overlapping a kept one by IoU > iou_threshold (ONNX's NonMaxSuppression)",
+     false, .args = "boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold",
+     .rule = "a tuple (int64 (B*C*N, 3) rows (batch, class, box), the first `count` valid; int64 "
+             "(1) count) for boxes (B, N, 4) and scores (B, C, N)",
+     .example = "vision.all_class_non_max_suppression([[[0f, 0f, 1f, 1f], [0f, 0.1f, 1f, 1.1f]]], "
+                "[[[0.9f, 0.8f]]], 2i64, 0.5f, 0f)"},
     {"vision.roi_align", 2, 2, OPAT_OUT_EWISE_FUSABLE, roi_align_attrs, rel_roi_align,
      "bilinear pooling of regions", false, .args = "data, rois",
      .rule =

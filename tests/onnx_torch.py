@@ -196,6 +196,28 @@ def torch_cases():
         [rand(6, 5, seed=31), np.array([4, -1, 0, 2], dtype=np.int64), np.array([3, 1, 4], dtype=np.int64)])
     add("prelu_broadcast", Fn(lambda s, x: (s.p1(x), F.prelu(x[0, 0], s.w)), p1=nn.PReLU(1, 0.3),
                               w=nn.Parameter(torch.from_numpy(rand(9, seed=32)))), [x4])
+    # indexing, resizing and vision (frontend/onnx_index.c): Resize with non-integer scales
+    # (the coordinates follow the scale, not the sizes' ratio), sizes, every mode; GridSample
+    # (opset 16) in every mode and padding; GatherElements, ScatterElements, NonZero.  (ONNX's
+    # align_corners with scales divides by in * scale - 1, PyTorch by out - 1: integer scales here.)
+    img = rand(2, 3, 5, 7, seed=34)
+    add("interpolate_modes", Fn(lambda s, x: (
+        F.interpolate(x, scale_factor=1.7, mode="nearest"),
+        F.interpolate(x, scale_factor=(0.6, 1.3), mode="bilinear", align_corners=False),
+        F.interpolate(x, scale_factor=3.0, mode="bilinear", align_corners=True),
+        F.interpolate(x, size=(4, 11), mode="bicubic", align_corners=False),
+        F.interpolate(x, size=(8, 10), mode="bicubic", align_corners=True),
+        F.interpolate(x[:, :, 0], scale_factor=2.2, mode="linear"))), [img], atol=1e-4, rtol=1e-4)
+    grid = np.random.default_rng(35).uniform(-1.2, 1.2, (2, 4, 6, 2)).astype(np.float32)
+    add("grid_sample_modes", Fn(lambda s, x, g: tuple(
+        F.grid_sample(x, g, mode=mode, padding_mode=pad, align_corners=ac)
+        for mode in ("bilinear", "nearest", "bicubic") for pad in ("zeros", "border", "reflection")
+        for ac in (False, True))), [img, grid], opset=16, atol=1e-4, rtol=1e-4)
+    idx = np.random.default_rng(36).integers(0, 7, (2, 3, 5, 4)).astype(np.int64)
+    add("gather_scatter_elements", Fn(lambda s, x, i: (
+        torch.gather(x, 3, i), torch.zeros(2, 3, 5, 7).scatter(3, i[..., :1], x[..., :1]),
+        torch.zeros(2, 3, 5, 7).scatter_add(3, i, x[..., :4]), torch.nonzero(x > 0.5))),
+        [img, idx], opset=16)
     return m
 
 

@@ -7,7 +7,8 @@
  * repetitions are the result's dims over the data's (a data dim of 0 gives
  * a result dim of 0, nothing to read), and dyn.image.resize2d's sizes are
  * the result's H and W; its roi tensor is read only by the
- * tf_crop_and_resize coordinates, which a constant roi gives.
+ * tf_crop_and_resize coordinates, which a constant roi gives, and its
+ * scales tensor (a fourth argument) by the coordinates, as a constant.
  * The reference kernel of dyn.image.resize2d never uses static resize2d's
  * integer-division form for nearest "asymmetric" (its sizes are not
  * constants to TVM), and neither does the rule.
@@ -89,15 +90,25 @@ static LTensor *compute_dyn_resize2d(LowerCx *L, const Expr *call, LTensor **in,
   RelCtx cx;
   nn_call_ctx(&cx, lc_arena(L), call);
   ResizeSpec s;
-  if (nin != 3 || !image_resize_spec(&cx, call->u.call.attrs, 2, &s))
+  if (nin < 3 || nin > 4 || !image_resize_spec(&cx, call->u.call.attrs, 2, &s))
     return lc_fail(L, "dyn.image.resize2d: attributes");
-  if (s.coord != COORD_TF_CROP_AND_RESIZE) return image_resize_rule(L, call, in, 1, 2, false);
-  const Tensor *roi = lc_const_value(in[2]);
-  if (!roi || roi->numel != 4)
-    return lc_fail(L, "dyn.image.resize2d: a roi known only at run time");
-  const char *key = "roi";
-  AttrValue *val = roi_attr(L, roi);
-  return image_resize_rule(L, with_static_attrs(L, &cx, call, 1, &key, &val), in, 1, 2, false);
+  const char *keys[2];
+  AttrValue *vals[2];
+  int n = 0;
+  if (s.coord == COORD_TF_CROP_AND_RESIZE) {
+    const Tensor *roi = lc_const_value(in[2]);
+    if (!roi || roi->numel != 4)
+      return lc_fail(L, "dyn.image.resize2d: a roi known only at run time");
+    keys[n] = "roi", vals[n++] = roi_attr(L, roi);
+  }
+  if (nin == 4) {
+    const Tensor *sc = lc_const_value(in[3]);
+    if (!sc || sc->numel != 2)
+      return lc_fail(L, "dyn.image.resize2d: scales known only at run time");
+    keys[n] = "scales", vals[n++] = roi_attr(L, sc);
+  }
+  if (!n) return image_resize_rule(L, call, in, 1, 2, false);
+  return image_resize_rule(L, with_static_attrs(L, &cx, call, n, keys, vals), in, 1, 2, false);
 }
 
 /* ──────────────────── dyn.strided_slice, dyn.nn.pad ──────────────────── */

@@ -84,9 +84,12 @@ static bool const_shape(LowerCx *L, const Expr *call, PrimExpr **shape) {
 /* TOPI's get_inx at output index x (an integer expression). */
 static PrimExpr *coord(LowerCx *L, const ResizeSpec *s, int axis, PrimExpr *x, int64_t in,
                        int64_t out) {
-  PrimExpr *fx = lc_cast(L, DT_FLOAT32, x), *scale = lit(L, DT_FLOAT32, (double)in / (double)out);
+  double sc = s->scales[axis];
+  PrimExpr *fx = lc_cast(L, DT_FLOAT32, x);
+  PrimExpr *scale = lit(L, DT_FLOAT32, sc > 0 ? 1.0 / sc : (double)in / (double)out);
   PrimExpr *half = lit(L, DT_FLOAT32, 0.5);
   double st = s->roi[axis], en = s->roi[s->nsp + axis];
+  double ol = sc > 0 ? sc * (double)in : (double)out; /* as the kernel's resize_coord */
   switch (s->coord) {
     case COORD_PYTORCH_HALF_PIXEL:
       if (out <= 1) return lit(L, DT_FLOAT32, 0);
@@ -95,7 +98,7 @@ static PrimExpr *coord(LowerCx *L, const ResizeSpec *s, int axis, PrimExpr *x, i
       return lc_minus(L, lc_times(L, lc_plus(L, fx, half), scale), half);
     case COORD_ALIGN_CORNERS:
       if (out <= 1) return lit(L, DT_FLOAT32, 0);
-      return lc_times(L, lit(L, DT_FLOAT32, (double)(in - 1) / (double)(out - 1)), fx);
+      return lc_times(L, lit(L, DT_FLOAT32, (double)(in - 1) / (ol - 1)), fx);
     case COORD_ASYMMETRIC:
       return lc_times(L, scale, fx);
     case COORD_TF_HALF_PIXEL_FOR_NN:
@@ -107,7 +110,7 @@ static PrimExpr *coord(LowerCx *L, const ResizeSpec *s, int axis, PrimExpr *x, i
   PrimExpr *span = lc_times(L, lc_times(L, fx, lit(L, DT_FLOAT32, en - st)),
                             lit(L, DT_FLOAT32, (double)(in - 1)));
   return lc_plus(L, lit(L, DT_FLOAT32, st * (double)(in - 1)),
-                 dvd(L, span, lit(L, DT_FLOAT32, (double)(out - 1))));
+                 dvd(L, span, lit(L, DT_FLOAT32, ol - 1)));
 }
 
 static PrimExpr *closest(LowerCx *L, PrimExpr *c, Rounding r) {
@@ -207,7 +210,7 @@ static PrimExpr *at_resize(LowerCx *L, const LTensor *t, PrimExpr **idx) {
     int64_t in = lc_const(x->shape[ax]), out = lc_const(t->shape[ax]);
     tp[i] = taps(L, &s, coord(L, &s, i, idx[ax], in, out), in);
     if (s.nsp == 2 && s.method == RESIZE_NEAREST && s.coord == COORD_ASYMMETRIC && t->aux[1] &&
-        image_resize_int_div(in, out))
+        !(s.scales[i] > 0) && image_resize_int_div(in, out))
       tp[i].idx[0] = clampi(L, dvd(L, i32(L, idx[ax]), lc_int(L, out / in)), in);
     if (tp[i].outside) outside = outside ? or_(L, outside, tp[i].outside) : tp[i].outside;
   }

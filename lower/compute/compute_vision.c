@@ -26,7 +26,7 @@ enum { GRID_MAX = 1 << 12 };
 typedef struct Roi {
   const LTensor *x, *rois;
   DType rt; /* the computation's float type */
-  bool nchw, avg;
+  bool nchw, avg, aligned;
   int64_t ph, pw, ratio, h, w;
   double scale;
   /* per ROI (expressions of its row r) */
@@ -66,6 +66,12 @@ static void roi_of(LowerCx *L, Roi *k) {
   PrimExpr *ew = lc_times(L, roi_col(L, k, 3), sc), *eh = lc_times(L, roi_col(L, k, 4), sc);
   PrimExpr *rh = vmax(L, lc_minus(L, eh, sh), lit(L, k, 1)),
            *rw = vmax(L, lc_minus(L, ew, sw), lit(L, k, 1));
+  if (k->aligned) {
+    PrimExpr *half = lit(L, k, 0.5);
+    sw = lc_minus(L, sw, half), sh = lc_minus(L, sh, half);
+    ew = lc_minus(L, ew, half), eh = lc_minus(L, eh, half);
+    rh = lc_minus(L, eh, sh), rw = lc_minus(L, ew, sw);
+  }
   k->start_h = sh, k->start_w = sw;
   k->bin_h = dvd(L, rh, lit(L, k, (double)k->ph)), k->bin_w = dvd(L, rw, lit(L, k, (double)k->pw));
   k->grid_h = grid_of(L, k, rh, k->ph), k->grid_w = grid_of(L, k, rw, k->pw);
@@ -180,6 +186,7 @@ static bool roi_attrs(LowerCx *L, const Expr *call, Roi *k) {
   k->scale = op_attr_float(call, "spatial_scale");
   k->avg = strcmp(op_attr_str(lc_arena(L), call, "mode"), "avg") == 0;
   k->nchw = strcmp(op_attr_str(lc_arena(L), call, "layout"), "NCHW") == 0;
+  k->aligned = op_attr_bool(call, "aligned");
   return true;
 }
 

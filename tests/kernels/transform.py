@@ -376,7 +376,7 @@ def g_scatter(op):
     yield Case(op, "", [x, np.array([0.0]), np.ones(1, np.float32)], "indices must be integers")
 
 
-def scatter_nd_ref(x, ix, up, add):
+def scatter_nd_ref(x, ix, up, add, mul=False):
     out = x.copy()
     m = ix.shape[0]
     for y in np.ndindex(*ix.shape[1:]):
@@ -384,6 +384,8 @@ def scatter_nd_ref(x, ix, up, add):
         pos = tuple(p + x.shape[j] if p < 0 else p for j, p in enumerate(pos))
         if add:
             out[pos] = quiet(lambda: out[pos] + up[y])
+        elif mul:
+            out[pos] = quiet(lambda: out[pos] * up[y])
         else:
             out[pos] = up[y]
     return out
@@ -392,18 +394,19 @@ def scatter_nd_ref(x, ix, up, add):
 @gen("scatter_nd")
 def g_scatter_nd(op):
     for dt in ALL:
-        for mode in ("update", "add"):
+        for mode in ("update", "add", "mul"):
             x = rand_of(rand_shape(rank=int(RNG.integers(1, 4)), maxdim=4, allow_empty=False), dt)
             m = int(RNG.integers(1, x.ndim + 1))
             y = rand_shape(rank=int(RNG.integers(1, 3)), maxdim=4)
             ix = np.stack([rand_index(y, x.shape[j], np.int64) for j in range(m)]).astype(
                 RNG.choice([np.int32, np.int64]))
             up = rand_of(y + x.shape[m:], dt)
-            yield Case(op, attrs_text(mode=mode), [x, ix, up], [scatter_nd_ref(x, ix, up, mode == "add")])
+            yield Case(op, attrs_text(mode=mode), [x, ix, up], [scatter_nd_ref(x, ix, up, mode == "add", mode == "mul")])
     x = np.zeros((3, 2), np.float32)
     yield Case(op, 'mode="update"', [x, np.array([[5]]), np.ones((1, 2), np.float32)],
                "scatter_nd: index 5 is out of bounds for axis 0 with size 3")
-    yield Case(op, 'mode="mul"', [x, np.array([[0]]), np.ones((1, 2), np.float32)], 'mode must be "update" or "add"')
+    yield Case(op, 'mode="max"', [x, np.array([[0]]), np.ones((1, 2), np.float32)],
+               'mode must be "update", "add" or "mul"')
     yield Case(op, 'mode="add"', [x, np.array([[0]]), np.ones((1, 3), np.float32)], "updates (1, 3) must have shape (1, 2)")
     yield Case(op, "", [x, np.array([[0]]), np.ones((1, 2), np.float32)], "missing attribute `mode`")
 
@@ -467,6 +470,13 @@ def g_unravel_index(op):
     yield Case(op, "", [np.array([3]), np.array([2, 0])], "shape has a zero at position 1")
     yield Case(op, "", [np.zeros((2, 2), np.int32), np.array([2, 2])], "indices must be a scalar or 1-D")
     yield Case(op, "", [np.zeros(2, np.float32), np.array([2, 2])], "indices must be integers")
+
+
+@gen("argwhere")
+def g_argwhere(op):
+    for dt in ALL:
+        x = rand_of(rand_shape(rank=int(RNG.integers(0, 4)), maxdim=4), dt)
+        yield Case(op, "", [x], [np.argwhere(x).astype(np.int32)])
 
 
 @gen("adv_index")
@@ -617,7 +627,15 @@ def g_unique(op):
                 np.array([2, 2, 1, 1, 2, 0, 0, 0], np.int32)])
     yield Case(op, "", [x], [np.array([1, 2, 3, 4, 5, 0, 0, 0], np.int32), np.array([2, 3, 4, 0, 1, 8, 8, 8], np.int32),
                             np.array([3, 4, 0, 1, 2, 2, 3, 4], np.int32), np.array([5], np.int32)])
-    yield Case(op, "", [np.zeros((2, 2), np.int32)], "unique: data must be 1-D, got (2, 2)")
+    for dt in (np.int32, np.float32):  # 2-D: unique rows, lexicographic (np.unique axis=0)
+        x = RNG.integers(0, 2, (7, 3)).astype(dt)
+        u, ind, inv, cnt = np.unique(x, axis=0, return_index=True, return_inverse=True, return_counts=True)
+        ng, n = len(u), len(x)
+        pad = lambda a, v: np.concatenate([a, np.full((n - ng,) + a.shape[1:], v, a.dtype)])
+        yield Case(op, "return_counts=True", [x],
+                   [pad(u, 0), pad(ind.astype(np.int32), n), inv.reshape(-1).astype(np.int32),
+                    np.array([ng], np.int32), pad(cnt.astype(np.int32), 0)])
+    yield Case(op, "", [np.zeros((2, 2, 2), np.int32)], "unique: data must be 1-D (or 2-D: unique rows), got (2, 2, 2)")
 
 
 EINSUMS = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij->ji", [(3, 2)]), ("ii->i", [(3, 3)]), ("ii", [(4, 4)]),

@@ -272,12 +272,12 @@ def g_roi_align(op):
     try:
         import torch
         import torchvision
-        for ratio in (-1, 2, 0):
+        for ratio, aligned in ((-1, False), (2, False), (0, False), (2, True), (0, True)):
             x = rand_float((2, 3, 9, 7), np.float32, specials=False)
             rois = rois_data(5, 2, 9, 7, np.float32, 0.5)
             ref = torchvision.ops.roi_align(torch.from_numpy(x), torch.from_numpy(rois), (3, 2), 0.5, ratio,
-                                            aligned=False).numpy()
-            kw = dict(pooled_size=[3, 2], spatial_scale=0.5, sample_ratio=ratio)
+                                            aligned=aligned).numpy()
+            kw = dict(pooled_size=[3, 2], spatial_scale=0.5, sample_ratio=ratio, aligned=aligned)
             yield Case(op, attrs_text(**kw), [x, rois], [ref], "tol", rtol=1e-5, scale=[np.abs(x).max()], atol=0.0)
     except ImportError:
         pass
