@@ -189,8 +189,19 @@ FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
   X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)         \
   X(lstm) X(gru)
 /* clang-format on */
+/* losses, reductions, scans, and shape arguments known at run time (onnx_reduce.c) */
+/* clang-format off */
+#define ONNX_REDUCE_CONVERTERS(X)                                                         \
+  X(nll_loss) X(sce_loss) X(reduce_ext) X(reduce_dyn) X(cumsum) X(hardmax) X(topk)        \
+  X(einsum) X(squeeze_dyn) X(unsqueeze_dyn) X(split_dyn) X(slice_dyn)
+/* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONVERTERS(X)
+ONNX_REDUCE_CONVERTERS(X)
 #undef X
+/* Whether a reduction's axes (Slice's axes or steps) are an input known
+ * only at run time: the converter then hands the node to onnx_reduce.c. */
+bool onnx_reduce_axes_at_run_time(OnnxCx *cx);
+bool onnx_slice_axes_at_run_time(OnnxCx *cx);
 
 #endif

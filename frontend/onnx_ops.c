@@ -13,7 +13,7 @@
 
 #define BINARY "add subtract multiply divide power maximum minimum cast"
 #define COMPARE "equal less greater less_equal greater_equal not_equal cast"
-#define REDUCE "mean sum max min prod"
+#define REDUCE "mean sum max min prod dyn.mean dyn.sum dyn.max dyn.min dyn.prod"
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
   "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
@@ -101,12 +101,12 @@ static const OnnxOpDef table[] = {
     {"", "Flatten", 1, 1, onnx_convert_flatten, "nn.batch_flatten reshape"},
     {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape dyn.reshape"},
     {"", "Transpose", 1, 1, onnx_convert_transpose, "transpose"},
-    {"", "Squeeze", 1, 2, onnx_convert_squeeze, "squeeze"},
-    {"", "Unsqueeze", 1, 2, onnx_convert_unsqueeze, "expand_dims"},
+    {"", "Squeeze", 1, 2, onnx_convert_squeeze, "squeeze dyn.squeeze reshape cast"},
+    {"", "Unsqueeze", 1, 2, onnx_convert_unsqueeze, "expand_dims dyn.expand_dims reshape cast"},
     {"", "Concat", 1, -1, onnx_convert_concat, "concatenate"},
-    {"", "Split", 1, 2, onnx_convert_split, "split"},
+    {"", "Split", 1, 2, onnx_convert_split, "split dyn.split cast"},
     {"", "Slice", 1, 5, onnx_convert_slice,
-     "strided_slice dyn.strided_slice cast shape_of concatenate"},
+     "strided_slice dyn.strided_slice cast shape_of concatenate reshape less add where equal sum any"},
     {"", "Gather", 2, 2, onnx_convert_gather, "take"},
     {"", "Expand", 2, 2, onnx_convert_expand,
      "broadcast_to dyn.broadcast_to shape_of concatenate maximum cast"},
@@ -116,6 +116,18 @@ static const OnnxOpDef table[] = {
     {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
     {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full"},
     {"", "Range", 3, 3, onnx_convert_range, "arange"},
+    /* losses, more reductions, scans and selections (onnx_reduce.c) */
+    {"", "NegativeLogLikelihoodLoss", 2, 3, onnx_convert_nll_loss, "nn.nll_loss"},
+    {"", "SoftmaxCrossEntropyLoss", 2, 3, onnx_convert_sce_loss, "nn.log_softmax nn.nll_loss"},
+    {"", "ReduceL1", 1, 2, onnx_convert_reduce_ext, "abs sum dyn.sum cast reshape"},
+    {"", "ReduceL2", 1, 2, onnx_convert_reduce_ext, "multiply sum dyn.sum sqrt cast reshape"},
+    {"", "ReduceSumSquare", 1, 2, onnx_convert_reduce_ext, "multiply sum dyn.sum cast reshape"},
+    {"", "ReduceLogSum", 1, 2, onnx_convert_reduce_ext, "sum dyn.sum log cast reshape"},
+    {"", "ReduceLogSumExp", 1, 2, onnx_convert_reduce_ext, "logsumexp dyn.logsumexp cast reshape"},
+    {"", "CumSum", 2, 2, onnx_convert_cumsum, "cumsum reverse dyn.cumsum cast reshape"},
+    {"", "Hardmax", 1, 1, onnx_convert_hardmax, "argmax one_hot reshape"},
+    {"", "TopK", 1, 2, onnx_convert_topk, "topk dyn.topk cast"},
+    {"", "Einsum", 1, -1, onnx_convert_einsum, "einsum"},
 };
 /* clang-format on */
 
