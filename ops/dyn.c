@@ -366,8 +366,7 @@ static Type *rel_dyn_reduce(RelCtx *cx, int nargs, Type **args, const Tensor **v
                       with_attrs(cx, attrs, 1, &key, (AttrValue *[]){list_of(cx, v)}));
   if (n > rank) return rel_fail(cx, "%s: %d axes to reduce in rank %d", cx->op_name, n, rank);
   bool keep = rel_attr_bool(cx, attrs, "keepdims");
-  Type *all = cx->err[0] ? NULL : static_rel(cx, op, 1, args, values, attrs);
-  return all ? all_any(cx, all->u.tensor.dtype, keep ? rank : rank - n) : NULL;
+  return cx->err[0] ? NULL : all_any(cx, x->u.tensor.dtype, keep ? rank : rank - n);
 }
 
 /* dyn.expand_dims(x, axes): size-1 axes inserted at the result positions
@@ -487,7 +486,8 @@ static const OpAttrSpec topk_attrs[] = {
 static const OpAttrSpec one_hot_attrs[] = {
     {"depth", AV_INT, "1"}, {"axis", AV_INT, "-1"}, {"dtype", AV_STR, "\"\""}, {0}};
 static const OpAttrSpec squeeze_attrs[] = {{"axis", AV_LIST, "None"}, {0}};
-static const OpAttrSpec dyn_reduce_attrs[] = {{"keepdims", AV_BOOL, "False"}, {0}};
+static const OpAttrSpec dyn_reduce_attrs[] = {
+    {"keepdims", AV_BOOL, "False"}, {"exclude", AV_BOOL, "False"}, {0}};
 static const OpAttrSpec dyn_split_attrs[] = {{"axis", AV_INT, "0"}, {0}};
 static const OpAttrSpec dyn_cumsum_attrs[] = {
     {"dtype", AV_STR, "\"\""}, {"exclusive", AV_BOOL, "False"}, {"reverse", AV_BOOL, "False"}, {0}};
