@@ -488,6 +488,7 @@ static const OpAttrSpec one_hot_attrs[] = {
 static const OpAttrSpec squeeze_attrs[] = {{"axis", AV_LIST, "None"}, {0}};
 static const OpAttrSpec dyn_reduce_attrs[] = {
     {"keepdims", AV_BOOL, "False"}, {"exclude", AV_BOOL, "False"}, {0}};
+static const OpAttrSpec dyn_expand_attrs[] = {{0}};
 static const OpAttrSpec dyn_split_attrs[] = {{"axis", AV_INT, "0"}, {0}};
 static const OpAttrSpec dyn_cumsum_attrs[] = {
     {"dtype", AV_STR, "\"\""}, {"exclusive", AV_BOOL, "False"}, {"reverse", AV_BOOL, "False"}, {0}};
@@ -563,7 +564,7 @@ const OpDef ops_family_dyn[] = {
     DYN_REDUCE("sum", "sum") DYN_REDUCE("mean", "mean") DYN_REDUCE("max", "maximum") DYN_REDUCE(
         "min", "minimum") DYN_REDUCE("prod", "product") DYN_REDUCE("logsumexp", "log-sum-exp")
 #undef DYN_REDUCE
-        {"dyn.expand_dims", 2, 2, OPAT_INJECTIVE, NULL, rel_dyn_expand_dims,
+        {"dyn.expand_dims", 2, 2, OPAT_INJECTIVE, dyn_expand_attrs, rel_dyn_expand_dims,
          "insert size-1 axes at the result positions listed in a tensor", false, .flags = OP_VIEW,
          .args = "x, axes",
          .rule =
