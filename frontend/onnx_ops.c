@@ -106,7 +106,7 @@ static const OnnxOpDef table[] = {
     {"", "Concat", 1, -1, onnx_convert_concat, "concatenate"},
     {"", "Split", 1, 2, onnx_convert_split, "split dyn.split cast"},
     {"", "Slice", 1, 5, onnx_convert_slice,
-     "strided_slice dyn.strided_slice cast shape_of concatenate reshape less add where equal sum any"},
+     "strided_slice dyn.strided_slice cast shape_of concatenate reshape scatter"},
     {"", "Gather", 2, 2, onnx_convert_gather, "take"},
     {"", "Expand", 2, 2, onnx_convert_expand,
      "broadcast_to dyn.broadcast_to shape_of concatenate maximum cast"},

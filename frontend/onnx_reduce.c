@@ -10,7 +10,7 @@
  * dyn.squeeze, dyn.split, dyn.topk, dyn.cumsum), whose type has the rank
  * the argument's static length decides and `?` dims.  Slice with run-time
  * axes or steps scatters starts, ends and steps into full-rank begin, end
- * and strides with a comparison against each axis (no new op). */
+ * and strides (scatter: an axis out of range fails at run time). */
 #include <string.h>
 
 #include "frontend/onnx_int.h"
@@ -295,52 +295,32 @@ bool onnx_slice_axes_at_run_time(OnnxCx *cx) {
   return runtime(input(cx, 3)) || runtime(input(cx, 4));
 }
 
-static FeVal *reshape_to(OnnxCx *cx, FeVal *v, int n, const int64_t *shape) {
-  AttrB b = ab_new(cx);
-  ab_ints(&b, "newshape", n, shape);
-  return v ? FE_OP(cx, "reshape", ab_done(&b), v) : NULL;
-}
-
-/* The full-rank (r) vector whose entry a is v[k] where hit[k, a], else
- * dflt[a]: sum_k where(hit, v[k], 0) + where(any_k hit, 0, dflt). */
-static FeVal *scatter_axes(OnnxCx *cx, FeVal *hit, FeVal *v, int n, FeVal *dflt) {
-  int64_t col[2] = {n, 1}, zero = 0;
-  FeVal *z = fe_scalar(cx, DT_INT64, 0);
-  AttrB s = ab_new(cx), y = ab_new(cx);
-  ab_ints(&s, "axis", 1, &zero), ab_ints(&y, "axis", 1, &zero);
-  FeVal *picked = FE_OP(cx, "where", NULL, hit, reshape_to(cx, v, 2, col), z);
-  picked = picked ? FE_OP(cx, "sum", ab_done(&s), picked) : NULL;
-  FeVal *any = FE_OP(cx, "any", ab_done(&y), hit);
-  FeVal *rest = any ? FE_OP(cx, "where", NULL, any, z, dflt) : NULL;
-  return picked && rest ? FE_OP(cx, "add", NULL, picked, rest) : NULL;
+/* base with base[axes[k]] = v[k] (negative axes counted from the end, an
+ * axis out of range an error at run time). */
+static FeVal *scatter_axes(OnnxCx *cx, FeVal *base, FeVal *axes, FeVal *v) {
+  return base && axes && v ? FE_OP(cx, "scatter", NULL, base, axes, v) : NULL;
 }
 
 /* Slice with axes or steps computed at run time: each of starts, ends and
  * steps scattered to the axes it names (negative ones counted from the
- * end), the other axes sliced whole, then dyn.strided_slice. */
+ * end; with an axis named twice the last wins), the other axes sliced
+ * whole, then dyn.strided_slice. */
 bool onnx_convert_slice_dyn(OnnxCx *cx) {
   FeVal *x = cx->in[0];
   int r = fe_rank(x), n = static_len(cx->in[1]);
   if (n < 0 || static_len(cx->in[2]) != n)
     return fe_fail(cx, "starts and ends must be 1-D of one static length");
-  int64_t iota[TENSOR_MAX_RANK], ones[TENSOR_MAX_RANK], zeros[TENSOR_MAX_RANK], row[2] = {1, r},
-                                                                                col[2] = {n, 1};
+  int64_t iota[TENSOR_MAX_RANK], ones[TENSOR_MAX_RANK], zeros[TENSOR_MAX_RANK];
   for (int i = 0; i < TENSOR_MAX_RANK; i++) iota[i] = i, ones[i] = 1, zeros[i] = 0;
   FeVal *ax = input(cx, 3) ? as_ints(cx, cx->in[3]) : fe_ints(cx, DT_INT64, n, iota);
   FeVal *sp = input(cx, 4) ? as_ints(cx, cx->in[4]) : fe_ints(cx, DT_INT64, n, ones);
   if (static_len(ax) != n || static_len(sp) != n)
     return fe_fail(cx, "starts, ends, axes and steps must have the same length");
-  FeVal *neg = FE_OP(cx, "less", NULL, ax, fe_scalar(cx, DT_INT64, 0));
-  FeVal *wrapped = FE_OP(cx, "add", NULL, ax, fe_scalar(cx, DT_INT64, r));
-  FeVal *axn = neg && wrapped ? FE_OP(cx, "where", NULL, neg, wrapped, ax) : NULL;
-  FeVal *all = reshape_to(cx, fe_ints(cx, DT_INT64, r, iota), 2, row);
-  FeVal *hit = axn ? FE_OP(cx, "equal", NULL, reshape_to(cx, axn, 2, col), all) : NULL;
   AttrB sb = ab_new(cx);
   ab_str(&sb, "dtype", "int64");
   FeVal *shape = FE_OP(cx, "shape_of", ab_done(&sb), x);
-  if (!hit || !shape) return false;
-  FeVal *b = scatter_axes(cx, hit, as_ints(cx, cx->in[1]), n, fe_ints(cx, DT_INT64, r, zeros));
-  FeVal *e = scatter_axes(cx, hit, as_ints(cx, cx->in[2]), n, shape);
-  FeVal *s = scatter_axes(cx, hit, sp, n, fe_ints(cx, DT_INT64, r, ones));
+  FeVal *b = scatter_axes(cx, fe_ints(cx, DT_INT64, r, zeros), ax, as_ints(cx, cx->in[1]));
+  FeVal *e = scatter_axes(cx, shape, ax, as_ints(cx, cx->in[2]));
+  FeVal *s = scatter_axes(cx, fe_ints(cx, DT_INT64, r, ones), ax, sp);
   return set_out(cx, b && e && s ? FE_OP(cx, "dyn.strided_slice", NULL, x, b, e, s) : NULL);
 }
