@@ -818,6 +818,7 @@ const GradDef grad_family_core[] = {
     {"dyn.zeros", &grad_zero},
     {"dyn.ones", &grad_zero},
     {"dyn.squeeze", &grad_reshape_like},
+    {"dyn.expand_dims", &grad_reshape_like},
     {"vision.multibox_prior", &grad_zero},
     {"fixed_point_multiply", &grad_zero},
     {"qnn.quantize", &grad_zero},
