@@ -819,6 +819,7 @@ const GradDef grad_family_core[] = {
     {"dyn.zeros", &grad_zero},
     {"dyn.ones", &grad_zero},
     {"dyn.squeeze", &grad_reshape_like},
+    {"dyn.expand_dims", &grad_reshape_like},
     {"vision.multibox_prior", &grad_zero},
     {"vision.all_class_non_max_suppression", &grad_zero},
     {"tfidf_vectorizer", &grad_zero},

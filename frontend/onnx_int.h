@@ -244,4 +244,18 @@ Type *onnx_type_proto(OnnxCx *cx, const Onnx__TypeProto *tp, const char *what);
 ONNX_CONTROL_CONVERTERS(X)
 #undef X
 
+/* losses, reductions, scans, and shape arguments known at run time (onnx_reduce.c) */
+/* clang-format off */
+#define ONNX_REDUCE_CONVERTERS(X)                                                         \
+  X(nll_loss) X(sce_loss) X(reduce_ext) X(reduce_dyn) X(cumsum) X(hardmax) X(topk)        \
+  X(einsum) X(squeeze_dyn) X(unsqueeze_dyn) X(split_dyn) X(slice_dyn)
+/* clang-format on */
+#define X(name) OnnxConvertFn onnx_convert_##name;
+ONNX_REDUCE_CONVERTERS(X)
+#undef X
+/* Whether a reduction's axes (Slice's axes or steps) are an input known
+ * only at run time: the converter then hands the node to onnx_reduce.c. */
+bool onnx_reduce_axes_at_run_time(OnnxCx *cx);
+bool onnx_slice_axes_at_run_time(OnnxCx *cx);
+
 #endif

@@ -460,6 +460,7 @@ bool onnx_convert_reduce(OnnxCx *cx) {
   static const char *const map[][2] = {{"ReduceMean", "mean"}, {"ReduceSum", "sum"},
                                        {"ReduceMax", "max"},   {"ReduceMin", "min"},
                                        {"ReduceProd", "prod"}, {NULL, NULL}};
+  if (onnx_reduce_axes_at_run_time(cx)) return onnx_convert_reduce_dyn(cx);
   int64_t axes[TENSOR_MAX_RANK];
   int n = reduce_axes(cx, axes);
   if (cx->failed) return false;

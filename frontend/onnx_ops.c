@@ -25,7 +25,7 @@
 #define COMPARE "equal less greater less_equal greater_equal not_equal cast"
 #define BINARY_V1 BINARY " reshape"
 #define COMPARE_V1 COMPARE " reshape"
-#define REDUCE "mean sum max min prod"
+#define REDUCE "mean sum max min prod dyn.mean dyn.sum dyn.max dyn.min dyn.prod"
 #define WINDOW "arange cast subtract multiply divide cos add"
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
@@ -135,12 +135,12 @@ static const OnnxOpDef table[] = {
     {"", "Reshape", 1, 1, onnx_convert_reshape_v1, "reshape"},
     {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape dyn.reshape", 5},
     {"", "Transpose", 1, 1, onnx_convert_transpose, "transpose"},
-    {"", "Squeeze", 1, 2, onnx_convert_squeeze, "squeeze"},
-    {"", "Unsqueeze", 1, 2, onnx_convert_unsqueeze, "expand_dims"},
+    {"", "Squeeze", 1, 2, onnx_convert_squeeze, "squeeze dyn.squeeze reshape cast"},
+    {"", "Unsqueeze", 1, 2, onnx_convert_unsqueeze, "expand_dims dyn.expand_dims reshape cast"},
     {"", "Concat", 1, -1, onnx_convert_concat, "concatenate"},
-    {"", "Split", 1, 2, onnx_convert_split, "split"},
+    {"", "Split", 1, 2, onnx_convert_split, "split dyn.split cast"},
     {"", "Slice", 1, 5, onnx_convert_slice,
-     "strided_slice dyn.strided_slice cast shape_of concatenate"},
+     "strided_slice dyn.strided_slice cast shape_of concatenate reshape scatter"},
     {"", "Gather", 2, 2, onnx_convert_gather, "take"},
     {"", "Expand", 2, 2, onnx_convert_expand,
      "broadcast_to dyn.broadcast_to shape_of concatenate maximum cast", 8},
@@ -225,6 +225,18 @@ static const OnnxOpDef table[] = {
     {"", "RoiAlign", 3, 3, onnx_convert_roi_align, "cast expand_dims concatenate vision.roi_align", 10},
     {"", "Resize", 1, 4, onnx_convert_resize, RESIZE, 10},
     {"", "Upsample", 1, 2, onnx_convert_resize, RESIZE, 9},
+    /* losses, more reductions, scans and selections (onnx_reduce.c) */
+    {"", "NegativeLogLikelihoodLoss", 2, 3, onnx_convert_nll_loss, "nn.nll_loss", 12},
+    {"", "SoftmaxCrossEntropyLoss", 2, 3, onnx_convert_sce_loss, "nn.log_softmax nn.nll_loss", 12},
+    {"", "ReduceL1", 1, 2, onnx_convert_reduce_ext, "abs sum dyn.sum cast reshape"},
+    {"", "ReduceL2", 1, 2, onnx_convert_reduce_ext, "multiply sum dyn.sum sqrt cast reshape"},
+    {"", "ReduceSumSquare", 1, 2, onnx_convert_reduce_ext, "multiply sum dyn.sum cast reshape"},
+    {"", "ReduceLogSum", 1, 2, onnx_convert_reduce_ext, "sum dyn.sum log cast reshape"},
+    {"", "ReduceLogSumExp", 1, 2, onnx_convert_reduce_ext, "logsumexp dyn.logsumexp cast reshape"},
+    {"", "CumSum", 2, 2, onnx_convert_cumsum, "cumsum reverse dyn.cumsum cast reshape", 11},
+    {"", "Hardmax", 1, 1, onnx_convert_hardmax, "argmax one_hot reshape"},
+    {"", "TopK", 1, 2, onnx_convert_topk, "topk dyn.topk cast"},
+    {"", "Einsum", 1, -1, onnx_convert_einsum, "einsum", 12},
 };
 /* clang-format on */
 #pragma GCC diagnostic pop
@@ -258,7 +270,7 @@ bool onnx_row_allows(const OnnxOpDef *row, const char *op) {
 }
 
 const char *onnx_supported_ops(void) {
-  static char buf[4096];
+  static char buf[8192];
   if (buf[0]) return buf;
   size_t k = 0;
   for (int i = 0; i < NTABLE && k + 64 < sizeof buf; i++) {

@@ -252,6 +252,8 @@ bool onnx_convert_transpose(OnnxCx *cx) {
 /* ───────────────────────── Squeeze, Unsqueeze ───────────────────────── */
 
 bool onnx_convert_squeeze(OnnxCx *cx) {
+  if (cx->opset >= 13 && cx->nin > 1 && cx->in[1] && !cx->in[1]->value)
+    return onnx_convert_squeeze_dyn(cx);
   int64_t axes[TENSOR_MAX_RANK];
   int n = axes_arg(cx, 13, axes);
   if (cx->failed) return false;
@@ -263,6 +265,8 @@ bool onnx_convert_squeeze(OnnxCx *cx) {
 /* Unsqueeze: axes index the output; inserted in increasing order, each
  * lands at its final place. */
 bool onnx_convert_unsqueeze(OnnxCx *cx) {
+  if (cx->opset >= 13 && cx->nin > 1 && cx->in[1] && !cx->in[1]->value)
+    return onnx_convert_unsqueeze_dyn(cx);
   int64_t axes[TENSOR_MAX_RANK];
   int n = axes_arg(cx, 13, axes);
   if (cx->failed) return false;
@@ -322,6 +326,8 @@ bool onnx_convert_split(OnnxCx *cx) {
   FeVal *x = cx->in[0];
   int r = fe_rank(x), axis = fe_axis(cx, oa_int(cx, "axis", 0), r, "axis");
   if (axis < 0) return false;
+  if (cx->opset >= 13 && cx->nin > 1 && cx->in[1] && !cx->in[1]->value)
+    return onnx_convert_split_dyn(cx);
   int64_t sizes[MAXV], idx[MAXV];
   int n = split_sizes(cx, sizes);
   if (cx->failed) return false;
@@ -445,6 +451,7 @@ bool onnx_convert_slice(OnnxCx *cx) {
     na = oa_ints(cx, "axes", ax, TENSOR_MAX_RANK);
   } else {
     if (cx->nin < 3) return fe_fail(cx, "takes starts and ends as inputs 1 and 2");
+    if (onnx_slice_axes_at_run_time(cx)) return onnx_convert_slice_dyn(cx);
     if (!cx->in[1]->value || !cx->in[2]->value) return dynamic_slice(cx);
     ns = fe_need_ints(cx, cx->in[1], "input 'starts'", st, TENSOR_MAX_RANK);
     ne = ns < 0 ? -1 : fe_need_ints(cx, cx->in[2], "input 'ends'", en, TENSOR_MAX_RANK);

@@ -1,7 +1,8 @@
 /* kernels_dyn.c — reference kernels of the dyn family: the ops whose shape
  * arguments are integer tensors (dyn.reshape, dyn.strided_slice, dyn.full,
  * dyn.broadcast_to, dyn.tile, dyn.topk, dyn.one_hot, dyn.zeros, dyn.ones,
- * dyn.squeeze, dyn.nn.pad; dyn.image.resize2d is in kernels_image.c).
+ * dyn.squeeze, dyn.nn.pad, the dyn reductions, dyn.expand_dims, dyn.split,
+ * dyn.cumsum; dyn.image.resize2d is in kernels_image.c).
  * Their output shapes come from the relations, which read the shape
  * tensors' values; the kernels reuse the static ops' code, the newer ones by
  * running the static op's registered kernel with the attribute rebuilt from
@@ -132,11 +133,80 @@ static bool k_dyn_pad(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *
   return run_static(kx, 2, args, attrs, "pad_width", ints_attr(kx, in[1], true), nout, out);
 }
 
+/* dyn.sum, dyn.mean, ...: the static reduction over the listed axes. */
+static bool k_dyn_reduce(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
+  return run_static(kx, 1, in, attrs, "axis", ints_attr(kx, in[1], false), nout, out);
+}
+
+/* dyn.split: split at the running sums of the sizes (the relation checked
+ * them against the axis). */
+static bool k_dyn_split(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                        RtTensor *const *out) {
+  AttrValue *l = ints_attr(kx, in[1], false);
+  if (!l) return false;
+  int64_t at = 0;
+  for (int i = 0; i < l->u.list.n; i++) {
+    at += l->u.list.items[i]->u.i;
+    l->u.list.items[i] = attr_int(&kx->arena, at, DT_INT64);
+  }
+  l->u.list.n = l->u.list.n ? l->u.list.n - 1 : 0;
+  return run_static(kx, 1, in, attrs, "indices_or_sections", l, nout, out);
+}
+
+/* Runs op's kernel on one tensor with attrs {axis: a}. */
+static bool run_on_axis(KernelCtx *kx, const char *op, RtTensor *x, const Attrs *base, int64_t a,
+                        RtTensor *o) {
+  const KernelDef *k = kernels_get(ops_lookup(op));
+  if (!k) return kernel_fail(kx, "%s: no kernel for %s", kx->op, op);
+  int n = base ? base->n : 0, m = 0;
+  Attrs *at = attrs_new(&kx->arena, n + 1);
+  for (int i = 0; i < n; i++)
+    if (strcmp(base->keys[i], "axis") && strcmp(base->keys[i], "reverse"))
+      at->keys[m] = base->keys[i], at->vals[m++] = base->vals[i];
+  at->keys[m] = "axis", at->vals[m++] = attr_int(&kx->arena, a, DT_INT64), at->n = m;
+  return k->fn(kx, 1, &x, at, 1, &o);
+}
+
+/* dyn.cumsum: cumsum along the axis; reverse: on the data reversed along
+ * it, reversed back. */
+static bool k_dyn_cumsum(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                         RtTensor *const *out) {
+  int64_t a = rt_get_i64(in[1], 0);
+  bool rev = kattr_bool(kx, attrs, "reverse");
+  if (!kernel_attrs_ok(kx)) return false;
+  if (!rev) return run_on_axis(kx, "cumsum", in[0], attrs, a, out[0]);
+  RtTensor *r = rt_tensor_new(in[0]->dtype, in[0]->ndim, in[0]->shape, kx->err, sizeof kx->err);
+  RtTensor *c =
+      r ? rt_tensor_new(out[0]->dtype, in[0]->ndim, in[0]->shape, kx->err, sizeof kx->err) : NULL;
+  bool ok = c && run_on_axis(kx, "reverse", in[0], NULL, a, r) &&
+            run_on_axis(kx, "cumsum", r, attrs, a, c) &&
+            run_on_axis(kx, "reverse", c, NULL, a, out[0]);
+  if (r) rt_tensor_release(r);
+  if (c) rt_tensor_release(c);
+  return ok;
+}
+
 const KernelDef kernels_family_dyn[] = {
-    {"dyn.reshape", kernel_copy_view}, {"dyn.strided_slice", k_dyn_strided_slice},
-    {"dyn.full", k_dyn_full},          {"dyn.broadcast_to", k_dyn_broadcast_to},
-    {"dyn.tile", k_dyn_tile},          {"dyn.topk", k_dyn_topk},
-    {"dyn.one_hot", k_dyn_one_hot},    {"dyn.zeros", k_dyn_zeros},
-    {"dyn.ones", k_dyn_ones},          {"dyn.squeeze", kernel_copy_view},
-    {"dyn.nn.pad", k_dyn_pad},         {NULL, NULL},
+    {"dyn.reshape", kernel_copy_view},
+    {"dyn.strided_slice", k_dyn_strided_slice},
+    {"dyn.full", k_dyn_full},
+    {"dyn.broadcast_to", k_dyn_broadcast_to},
+    {"dyn.tile", k_dyn_tile},
+    {"dyn.topk", k_dyn_topk},
+    {"dyn.one_hot", k_dyn_one_hot},
+    {"dyn.zeros", k_dyn_zeros},
+    {"dyn.ones", k_dyn_ones},
+    {"dyn.squeeze", kernel_copy_view},
+    {"dyn.nn.pad", k_dyn_pad},
+    {"dyn.sum", k_dyn_reduce},
+    {"dyn.mean", k_dyn_reduce},
+    {"dyn.max", k_dyn_reduce},
+    {"dyn.min", k_dyn_reduce},
+    {"dyn.prod", k_dyn_reduce},
+    {"dyn.logsumexp", k_dyn_reduce},
+    {"dyn.expand_dims", kernel_copy_view},
+    {"dyn.split", k_dyn_split},
+    {"dyn.cumsum", k_dyn_cumsum},
+    {NULL, NULL},
 };

@@ -1,7 +1,9 @@
 /* dyn.c — op family "dyn": TVM's dyn.* ops, whose shape-giving
  * arguments are tensors: dyn.reshape, dyn.strided_slice, dyn.full,
  * dyn.broadcast_to, dyn.tile, dyn.topk, dyn.one_hot, dyn.zeros, dyn.ones,
- * dyn.squeeze, dyn.nn.pad and dyn.image.resize2d.
+ * dyn.squeeze, dyn.nn.pad, dyn.image.resize2d, the reductions dyn.sum, dyn.mean,
+ * dyn.max, dyn.min, dyn.prod, dyn.logsumexp (axes as a tensor), dyn.expand_dims,
+ * dyn.split and dyn.cumsum.
  *
  * Each relation has two regimes.  When the shape argument's VALUE is known
  * (always at run time; at compile time for a constant), it rebuilds the
@@ -354,11 +356,120 @@ static Type *rel_dyn_resize2d(RelCtx *cx, int nargs, Type **args, const Tensor *
   return image_resize_type(cx, args, attrs, 2, size);
 }
 
+/* dyn.sum(x, axes), dyn.mean, ...: the static reduction (the op's name
+ * without "dyn.") over the axes listed in a tensor; unknown axes: x's rank
+ * with keepdims, else rank less axes' length, with unknown dims. */
+static Type *rel_dyn_reduce(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                            const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  int n = x ? shape_arg_len(cx, args, 1, "axes") : -1, rank = x ? x->u.tensor.ndim : 0;
+  if (n < 0) return NULL;
+  const char *op = cx->op_name + 4, *key = "axis";
+  const Tensor *v = value_of(values, 1);
+  if (v)
+    return static_rel(cx, op, 1, args, values,
+                      with_attrs(cx, attrs, 1, &key, (AttrValue *[]){list_of(cx, v)}));
+  if (n > rank) return rel_fail(cx, "%s: %d axes to reduce in rank %d", cx->op_name, n, rank);
+  bool keep = rel_attr_bool(cx, attrs, "keepdims");
+  return cx->err[0] ? NULL : all_any(cx, x->u.tensor.dtype, keep ? rank : rank - n);
+}
+
+/* dyn.expand_dims(x, axes): size-1 axes inserted at the result positions
+ * listed in a tensor (negative: from the end of the result), as ONNX's
+ * Unsqueeze; unknown axes: rank plus axes' length with unknown dims. */
+static Type *rel_dyn_expand_dims(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                                 const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  int n = x ? shape_arg_len(cx, args, 1, "axes") : -1, out = x ? x->u.tensor.ndim + n : 0;
+  if (n < 0) return NULL;
+  if (out > TENSOR_MAX_RANK)
+    return rel_fail(cx, "dyn.expand_dims: the result would have rank %d", out);
+  const Tensor *v = value_of(values, 1);
+  if (!v) return all_any(cx, x->u.tensor.dtype, out);
+  bool at[TENSOR_MAX_RANK] = {0};
+  for (int i = 0; i < n; i++) {
+    int a = rel_axis(cx, tensor_get_i64(v, i), out);
+    if (a < 0) return NULL;
+    if (at[a]) return rel_fail(cx, "dyn.expand_dims: axis %d is listed twice", a);
+    at[a] = true;
+  }
+  Dim dims[TENSOR_MAX_RANK];
+  for (int o = 0, k = 0; o < out; o++) dims[o] = at[o] ? dim_const(1) : x->u.tensor.dims[k++];
+  return tensor_of(cx, x->u.tensor.dtype, out, dims);
+}
+
+/* The sizes of dyn.split as split's indices (where pieces 1.. begin),
+ * checked to be non-negative and to add up to the axis (when known). */
+static AttrValue *split_indices(RelCtx *cx, const Tensor *v, Dim d) {
+  int64_t n = v->numel, at = 0;
+  AttrValue *l = ARENA_NEW(cx->arena, AttrValue);
+  l->kind = AV_LIST, l->u.list.n = (int)(n ? n - 1 : 0);
+  l->u.list.items = ARENA_ARRAY(cx->arena, AttrValue *, n ? n : 1);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t s = tensor_get_i64(v, i);
+    if (s < 0) return rel_fail(cx, "dyn.split: size %lld is negative", (long long)s), NULL;
+    at += s;
+    if (i + 1 < n) l->u.list.items[i] = attr_int(cx->arena, at, DT_INT64);
+  }
+  if (d.kind == DIM_CONST && at != d.value)
+    return rel_fail(cx, "dyn.split: sizes add up to %lld, not the axis' %lld", (long long)at,
+                    (long long)d.value),
+           NULL;
+  return l;
+}
+
+/* dyn.split(x, sizes): pieces of the given sizes along `axis` (a tuple of
+ * sizes' length); unknown sizes: x's type with `?` along the axis. */
+static Type *rel_dyn_split(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                           const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  int n = x ? shape_arg_len(cx, args, 1, "sizes") : -1;
+  int a = n >= 0 ? rel_axis(cx, rel_attr_int(cx, attrs, "axis"), x->u.tensor.ndim) : -1;
+  if (a < 0) return NULL;
+  if (n < 1) return rel_fail(cx, "dyn.split: sizes must have at least one entry");
+  const Tensor *v = value_of(values, 1);
+  if (v) {
+    const char *key = "indices_or_sections";
+    AttrValue *val = split_indices(cx, v, x->u.tensor.dims[a]);
+    return val ? static_rel(cx, "split", 1, args, values, with_attrs(cx, attrs, 1, &key, &val))
+               : NULL;
+  }
+  Type **f = ARENA_ARRAY(cx->arena, Type *, n);
+  for (int i = 0; i < n; i++) f[i] = any_at(cx, x, a);
+  return type_tuple(cx->arena, n, f, no_span);
+}
+
+/* dyn.cumsum(x, axis): cumsum along an axis given as an integer scalar
+ * (reverse=True: sums from the end); the result has cumsum's type. */
+static Type *rel_dyn_cumsum(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                            const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0);
+  if (!x || !int_scalar_arg(cx, args, 1, "axis", true)) return NULL;
+  if (x->u.tensor.ndim == 0) return rel_fail(cx, "dyn.cumsum: x must have an axis");
+  const Tensor *v = value_of(values, 1);
+  rel_attr_bool(cx, attrs, "reverse");
+  if (cx->err[0]) return NULL;
+  return static_rel(cx, "cumsum", 1, args, values,
+                    with_int(cx, attrs, "axis", v ? tensor_get_i64(v, 0) : 0));
+}
+
 /* The static op each dyn op's kernel reuses (its relation names it too). */
 static const char *const static_ops[][2] = {
-    {"dyn.tile", "tile"},     {"dyn.topk", "topk"}, {"dyn.one_hot", "one_hot"},
-    {"dyn.zeros", "zeros"},   {"dyn.ones", "ones"}, {"dyn.squeeze", "squeeze"},
+    {"dyn.tile", "tile"},
+    {"dyn.topk", "topk"},
+    {"dyn.one_hot", "one_hot"},
+    {"dyn.zeros", "zeros"},
+    {"dyn.ones", "ones"},
+    {"dyn.squeeze", "squeeze"},
     {"dyn.nn.pad", "nn.pad"},
+    {"dyn.sum", "sum"},
+    {"dyn.mean", "mean"},
+    {"dyn.max", "max"},
+    {"dyn.min", "min"},
+    {"dyn.prod", "prod"},
+    {"dyn.logsumexp", "logsumexp"},
+    {"dyn.split", "split"},
+    {"dyn.cumsum", "cumsum"},
 };
 
 int dyn_static_op(const OpDef *row) {
@@ -380,6 +491,12 @@ static const OpAttrSpec topk_attrs[] = {
 static const OpAttrSpec one_hot_attrs[] = {
     {"depth", AV_INT, "1"}, {"axis", AV_INT, "-1"}, {"dtype", AV_STR, "\"\""}, {0}};
 static const OpAttrSpec squeeze_attrs[] = {{"axis", AV_LIST, "None"}, {0}};
+static const OpAttrSpec dyn_reduce_attrs[] = {
+    {"keepdims", AV_BOOL, "False"}, {"exclude", AV_BOOL, "False"}, {0}};
+static const OpAttrSpec dyn_expand_attrs[] = {{0}};
+static const OpAttrSpec dyn_split_attrs[] = {{"axis", AV_INT, "0"}, {0}};
+static const OpAttrSpec dyn_cumsum_attrs[] = {
+    {"dtype", AV_STR, "\"\""}, {"exclusive", AV_BOOL, "False"}, {"reverse", AV_BOOL, "False"}, {0}};
 static const OpAttrSpec pad_attrs[] = {
     {"pad_width", AV_LIST, "None"}, {"pad_mode", AV_STR, "\"constant\""}, {0}};
 
@@ -435,6 +552,39 @@ const OpDef ops_family_dyn[] = {
      .rule =
          "data's dtype; nn.pad's type when pad_width is known, else data's rank with unknown dims",
      .example = "dyn.nn.pad([[1f, 2f]], [[0, 0], [1, 1]], 0f)"},
+#define DYN_REDUCE(name, doc)                                                        \
+  {"dyn." name,                                                                      \
+   2,                                                                                \
+   2,                                                                                \
+   OPAT_OPAQUE,                                                                      \
+   dyn_reduce_attrs,                                                                 \
+   rel_dyn_reduce,                                                                   \
+   doc " over axes given as a tensor",                                               \
+   false,                                                                            \
+   .args = "x, axes",                                                                \
+   .rule = name                                                                      \
+   "'s type when axes is known, else x's rank (less axes' length without keepdims) " \
+   "with unknown dims",                                                              \
+   .example = "dyn." name "([[1f, 5f], [3f, 2f]], [1])"},
+    DYN_REDUCE("sum", "sum") DYN_REDUCE("mean", "mean") DYN_REDUCE("max", "maximum") DYN_REDUCE(
+        "min", "minimum") DYN_REDUCE("prod", "product") DYN_REDUCE("logsumexp", "log-sum-exp")
+#undef DYN_REDUCE
+        {"dyn.expand_dims", 2, 2, OPAT_INJECTIVE, dyn_expand_attrs, rel_dyn_expand_dims,
+         "insert size-1 axes at the result positions listed in a tensor", false, .flags = OP_VIEW,
+         .args = "x, axes",
+         .rule =
+             "x's dtype and dims with 1s at the listed result axes when axes is known, else rank "
+             "plus axes' length with unknown dims",
+         .example = "dyn.expand_dims([1f, 2f], [0, 2])"},
+    {"dyn.split", 2, 2, OPAT_OPAQUE, dyn_split_attrs, rel_dyn_split,
+     "split into pieces of the sizes given as a tensor", false, .args = "x, sizes",
+     .rule = "a tuple of sizes' length: x's type with each size along `axis` when sizes is known "
+             "(they must add up to the axis), else `?` there",
+     .example = "dyn.split([1f, 2f, 3f], [1, 2])"},
+    {"dyn.cumsum", 2, 2, OPAT_OPAQUE, dyn_cumsum_attrs, rel_dyn_cumsum,
+     "running sums along an axis given as a tensor; reverse=True sums from the end", false,
+     .args = "x, axis", .rule = "cumsum's type (x's shape in `dtype`, default x's dtype)",
+     .example = "dyn.cumsum([1f, 2f, 3f], 0, reverse=True)"},
     {"dyn.image.resize2d", 3, 4, OPAT_INJECTIVE, image_resize2d_attrs, rel_dyn_resize2d,
      "resize H, W to sizes given as a tensor (and the coordinates' scales, out/in)", false,
      .flags = OP_VALUE_ARGS, .args = "data, size, roi[, scales]",

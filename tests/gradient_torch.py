@@ -922,6 +922,8 @@ CASES = [
     ("device_copy", "device_copy", "device_copy(%a)", [T(3)], lambda a: a),
     ("dyn.reshape", "dyn.reshape", "dyn.reshape(%a, [3, 2])", [T(2, 3)], lambda a: a.reshape(3, 2)),
     ("dyn.squeeze", "dyn.squeeze", "dyn.squeeze(%a, [1])", [T(2, 1, 3)], lambda a: a.squeeze(1)),
+    ("dyn.expand_dims", "dyn.expand_dims", "dyn.expand_dims(%a, [0, -1])", [T(2, 3)],
+     lambda a: a.unsqueeze(0).unsqueeze(-1)),
     ("dyn.broadcast_to", "dyn.broadcast_to", "dyn.broadcast_to(%a, [2, 3])", [T(1, 3)],
      lambda a: a.expand(2, 3)),
 ] + [  # ops whose result is constant almost everywhere: differentiated through

@@ -1,5 +1,6 @@
 /* compute_dyn.c — compute rules (lower/compute/compute.h) of the dyn ops whose
- * result shape the type gives: dyn.reshape, dyn.squeeze, dyn.broadcast_to,
+ * result shape the type gives: dyn.reshape, dyn.squeeze, dyn.expand_dims,
+ * dyn.broadcast_to,
  * dyn.full, dyn.zeros, dyn.ones (dyn.one_hot's rule is one_hot's, in
  * compute_misc.c).
  *
@@ -49,5 +50,6 @@ const ComputeDef compute_family_dyn[] = {
     {"dyn.zeros", compute_dyn_zeros},
     {"dyn.ones", compute_dyn_ones},
     {"dyn.squeeze", compute_dyn_reshape},
+    {"dyn.expand_dims", compute_dyn_reshape},
     {NULL, NULL},
 };

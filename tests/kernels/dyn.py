@@ -1,5 +1,7 @@
 # dyn.py — numpy cases for the dyn ops whose shape-giving argument is a
 # tensor: dyn.tile, dyn.topk, dyn.one_hot, dyn.zeros, dyn.ones, dyn.squeeze,
+# the reductions dyn.sum, dyn.mean, dyn.max, dyn.min, dyn.prod, dyn.logsumexp,
+# dyn.expand_dims, dyn.split, dyn.cumsum,
 # dyn.nn.pad (dyn.reshape, dyn.strided_slice, dyn.full and dyn.broadcast_to
 # are with their static ops in kernels_numpy.py; dyn.image.resize2d is in
 # image.py).  Run in kernels_numpy.py's namespace (Case, gen, RNG, ...).
@@ -132,3 +134,100 @@ def g_dyn_pad(op):
     yield Case(op, 'pad_mode="wrap"', [x, np.array([[0, 0], [1, 0]], np.int32), np.array(0, np.float32)],
                "pad_mode must be")
     yield Case(op, "", [x, np.array([[0, 0], [1, 0]], np.int32), np.zeros(2, np.float32)], "must be a scalar")
+
+
+def dyn_axes_case(shape):
+    """A distinct subset of shape's axes, some written negative."""
+    k = int(RNG.integers(1, len(shape) + 1))
+    axes = [int(a) for a in RNG.choice(len(shape), k, replace=False)]
+    return [a - len(shape) if RNG.random() < 0.4 else a for a in axes]
+
+
+def g_dyn_reduce(op):
+    f = {"dyn.sum": np.sum, "dyn.max": np.max, "dyn.min": np.min, "dyn.prod": np.prod}[op]
+    for dt in (np.int32, np.int64, np.int8):
+        for keep in (False, True):
+            x = rand_int(rand_shape(rank=int(RNG.integers(1, 4)), maxdim=4, allow_empty=False), dt,
+                         lo=-3, hi=3)
+            axes = dyn_axes_case(x.shape)
+            ref = f(x, axis=tuple(axes), keepdims=keep).astype(dt)
+            yield Case(op, attrs_text(keepdims=keep), [x, np.array(axes, np.int64)], [ref])
+    x = rand_int((2, 3), np.int32)
+    yield Case(op, "", [x, np.array([2], np.int64)], "out of range")
+
+
+for _op in ("dyn.sum", "dyn.max", "dyn.min", "dyn.prod"):
+    gen(_op)(g_dyn_reduce)
+
+
+@gen("dyn.mean")
+def g_dyn_mean(op):
+    for keep in (False, True):
+        x = rand_int((3, 4, 2), np.int64, lo=-50, hi=50, edges=False).astype(np.float64)
+        axes = dyn_axes_case(x.shape)
+        ref = np.mean(x, axis=tuple(axes), keepdims=keep)
+        yield Case(op, attrs_text(keepdims=keep), [x, np.array(axes, np.int32)], [ref], "tol",
+                   rtol=1e-15, atol=0.0, scale=[np.full(ref.shape, 50.0)])
+
+
+@gen("dyn.logsumexp")
+def g_dyn_logsumexp(op):
+    for keep in (False, True):
+        x = rand_float((3, 4), np.float64, specials=False)
+        axes = dyn_axes_case(x.shape)
+        m = np.max(x, axis=tuple(axes), keepdims=True)
+        ref = np.log(np.sum(np.exp(x - m), axis=tuple(axes), keepdims=True)) + m
+        ref = ref if keep else np.squeeze(ref, axis=tuple(axes))
+        yield Case(op, attrs_text(keepdims=keep), [x, np.array(axes, np.int64)], [ref], "tol",
+                   rtol=1e-14, atol=0.0, scale=[np.abs(ref) + 1])
+
+
+@gen("dyn.expand_dims")
+def g_dyn_expand_dims(op):
+    for shape in [(3,), (2, 4), (), (1, 2, 3)]:
+        x = rand_of(shape, np.float32)
+        for k in (1, 2):
+            out = len(shape) + k
+            axes = [int(a) for a in RNG.choice(out, k, replace=False)]
+            axes = [a - out if RNG.random() < 0.4 else a for a in axes]
+            yield Case(op, "", [x, np.array(axes, np.int64)], [np.expand_dims(x, tuple(axes))])
+            # constant axes: the type knows the result, the jit mode compiles it (a reshape)
+            yield Case(op, "", [x, np.array(axes, np.int64)], [np.expand_dims(x, tuple(axes))],
+                       consts=[1], compiled=True)
+    x = rand_float((2, 3), np.float32)
+    yield Case(op, "", [x, np.array([0, -4], np.int64)], "axis 0 is listed twice")
+    yield Case(op, "", [x, np.array([3], np.int64)], "out of range")
+
+
+@gen("dyn.split")
+def g_dyn_split(op):
+    for dt in (np.float32, np.int16):
+        for axis in (0, 1, -1):
+            x = rand_of((5, 4), dt)
+            n = x.shape[axis]
+            cuts = sorted(int(c) for c in RNG.integers(0, n + 1, size=2))
+            sizes = [cuts[0], cuts[1] - cuts[0], n - cuts[1]]
+            ref = np.split(x, cuts, axis=axis)
+            yield Case(op, attrs_text(axis=axis), [x, np.array(sizes, np.int64)], ref)
+    x = rand_float((5,), np.float32)
+    yield Case(op, "", [x, np.array([5], np.int32)], [x])
+    yield Case(op, "", [x, np.array([2, 2], np.int64)], "sizes add up to 4, not the axis' 5")
+    yield Case(op, "", [x, np.array([6, -1], np.int64)], "size -1 is negative")
+
+
+@gen("dyn.cumsum")
+def g_dyn_cumsum(op):
+    for dt in (np.int32, np.int64):
+        for rev in (False, True):
+            for excl in (False, True):
+                x = rand_int((3, 4), dt, lo=-9, hi=9)
+                axis = int(RNG.integers(-2, 2))
+                y = np.flip(x, axis) if rev else x
+                r = np.cumsum(y, axis=axis, dtype=dt)
+                if excl:
+                    r = np.concatenate([np.zeros_like(np.take(r, [0], axis=axis)),
+                                        np.delete(r, -1, axis=axis)], axis=axis)
+                r = np.flip(r, axis) if rev else r
+                yield Case(op, attrs_text(exclusive=excl, reverse=rev),
+                           [x, np.array(axis, np.int64)], [np.ascontiguousarray(r)])
+    yield Case(op, "", [rand_int((3,), np.int32), np.array(1, np.int64)], "out of range")
