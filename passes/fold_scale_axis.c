@@ -18,10 +18,11 @@
  * S must vary only along the channel axis (graph_along_axis) and must be
  * evaluable where the weight is (graph_movable: constants, parameters, or
  * temporaries bound before the conv); an S computed in the function (a
- * squeeze-and-excite block's scale) is folded only into a weight with no
- * more elements than the values it scales, else the weight would be
- * multiplied and re-laid-out on every call (EfficientNet's 1152 -> 192
- * projections at 7x7), and every value on the way must have
+ * squeeze-and-excite block's scale) is folded only into a weight of at
+ * most a quarter (FSA_COMPUTED_SHARE) of the elements of the values it
+ * scales, else the weight would be multiplied and re-laid-out on every
+ * call for little gain (EfficientNet's 672 -> 112 and 1152 -> 192
+ * projections at 14x14 and 7x7), and every value on the way must have
  * no other use (a shared conv output must stay unscaled).  The multiplies
  * of the weights are left for FoldConstant.  The scale crosses at most
  * FSA_MAX_PATH ops on its way (a bound on the work per multiply; chains of
@@ -30,7 +31,7 @@
 
 #include "passes/graph_int.h"
 
-enum { FSA_MAX_PATH = 64 };
+enum { FSA_MAX_PATH = 64, FSA_COMPUTED_SHARE = 4 };
 
 /* One op on the way between the multiply and the conv/dense. */
 typedef struct Step {
@@ -92,13 +93,15 @@ static bool computed_visit(void *ctx, Expr *e) {
 }
 
 /* Whether folding S into weight w pays (see the top): S made of constants
- * and parameters only, or w no larger than the data y that S scales. */
+ * and parameters only, or w at most a FSA_COMPUTED_SHARE-th of the data y
+ * that S scales. */
 static bool fold_pays(Graph *g, const Expr *s, const Expr *w, const Expr *y) {
   Computed c = {g, false};
   expr_walk((Expr *)s, computed_visit, &c);
   const Type *wt = graph_tensor_of(w), *yt = graph_tensor_of(y);
   if (!c.found) return true;
-  return wt && yt && graph_static(wt) && graph_static(yt) && graph_numel(wt) <= graph_numel(yt);
+  return wt && yt && graph_static(wt) && graph_static(yt) &&
+         graph_numel(wt) * FSA_COMPUTED_SHARE <= graph_numel(yt);
 }
 
 /* reshape(S, newshape) with c at position `at` of a rank-`rank` shape of
