@@ -118,15 +118,34 @@ static int64_t pick_block(int64_t n, DType dt) {
   return 1;
 }
 
-/* The output channel block: pick_block's, except that a count between one
- * and two vector widths that is a multiple of 8 (24 channels with AVX-512)
- * is a block of its own: a register tile then holds a whole and a half
- * register per column (MobileNet's 144 -> 24 convolution: 114 GFLOP/s,
- * against 46 with blocks of 12, which vectorize badly). */
-static int64_t pick_out_block(int64_t n, DType dt) {
-  int64_t lanes = target_vector_bytes() / dtype_bytes(dt);
-  if (n % lanes != 0 && n > lanes && n <= 2 * lanes && n % 8 == 0) return n;
-  return pick_block(n, dt);
+enum { L1_WEIGHTS = 32 << 10 };
+
+/* The share of its vector registers a block of b lanes fills. */
+static double block_fill(int64_t b, int64_t lanes) {
+  return (double)b / (double)(((b + lanes - 1) / lanes) * lanes);
+}
+
+/* The output channel block: pick_block's, unless a block of more than a
+ * vector's lanes that is a multiple of half of them (whole and half
+ * registers, which vectorize well; at most three registers) fills its
+ * registers better, or pick_block's is no such multiple (the best such
+ * block): 24 channels with AVX-512 are a block of 24 (MobileNet's 144 -> 24
+ * convolution: 114 GFLOP/s, against 46 with blocks of 12), 40 of 40 (not
+ * 10), 72 of 24, 120 of 40 (its 5x5 depthwise convolution: 53 GFLOP/s,
+ * against 30 with blocks of 15), 200 of 40.  Only when
+ * a block's weights (per: elements per output channel) fit in L1_WEIGHTS
+ * bytes, since a tile reads all of them: SqueezeNet's 512 -> 1000 in blocks
+ * of 40 ran at 31 GFLOP/s, in blocks of 10 at 98. */
+static int64_t pick_out_block(int64_t n, DType dt, int64_t per) {
+  int64_t lanes = target_vector_bytes() / dtype_bytes(dt), half = lanes / 2;
+  int64_t pb = pick_block(n, dt), best = pb;
+  if (n % lanes == 0 || n <= lanes || half < 2) return pb;
+  double fill = pb % half ? 0 : block_fill(pb, lanes);
+  for (int64_t b = lanes + half; b <= 3 * lanes; b += half) {
+    bool fits = b * per * dtype_bytes(dt) <= L1_WEIGHTS;
+    if (n % b == 0 && fits && block_fill(b, lanes) > fill) best = b, fill = block_fill(b, lanes);
+  }
+  return best;
 }
 
 /* The grouped convolution's knob: output channels per block at most (0:
@@ -204,7 +223,8 @@ static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
   Blk b;
   bool have = blocked_arg(g, x, &b) && C % b.c == 0;
   int64_t cb = have ? b.c : pick_block(C, dt), ib = cb;
-  int64_t ob = dw ? cb : pick_out_block(O, dt);
+  int64_t ob =
+      dw ? cb : pick_out_block(O, dt, cg * wt->u.tensor.dims[2].value * wt->u.tensor.dims[3].value);
   if (groups > 1 && !dw) /* grouped: blocks of whole groups, or parts of one */
     ob = pick_group_block(O, O / groups, dt), ib = cg % cb ? pick_block(cg, dt) : cb;
   if (narrow_block(O, ob, dt)) return r;

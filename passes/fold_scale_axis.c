@@ -17,7 +17,12 @@
  *             group); nn.dense(multiply(x, S), W) likewise on W's columns.
  * S must vary only along the channel axis (graph_along_axis) and must be
  * evaluable where the weight is (graph_movable: constants, parameters, or
- * temporaries bound before the conv), and every value on the way must have
+ * temporaries bound before the conv); an S computed in the function (a
+ * squeeze-and-excite block's scale) is folded only into a weight of at
+ * most a quarter (FSA_COMPUTED_SHARE) of the elements of the values it
+ * scales, else the weight would be multiplied and re-laid-out on every
+ * call for little gain (EfficientNet's 672 -> 112 and 1152 -> 192
+ * projections at 14x14 and 7x7), and every value on the way must have
  * no other use (a shared conv output must stay unscaled).  The multiplies
  * of the weights are left for FoldConstant.  The scale crosses at most
  * FSA_MAX_PATH ops on its way (a bound on the work per multiply; chains of
@@ -26,7 +31,7 @@
 
 #include "passes/graph_int.h"
 
-enum { FSA_MAX_PATH = 64 };
+enum { FSA_MAX_PATH = 64, FSA_COMPUTED_SHARE = 4 };
 
 /* One op on the way between the multiply and the conv/dense. */
 typedef struct Step {
@@ -74,6 +79,29 @@ static bool all_positive(const Expr *s) {
   for (int64_t i = 0; i < t->numel; i++)
     if (!(tensor_get_f64(t, i) > 0)) return false;
   return true;
+}
+
+typedef struct Computed {
+  Graph *g;
+  bool found;
+} Computed;
+
+static bool computed_visit(void *ctx, Expr *e) {
+  Computed *c = ctx;
+  if (e->kind == EX_VAR && !ptrmap_has(&c->g->params, e->u.var)) c->found = true;
+  return !c->found;
+}
+
+/* Whether folding S into weight w pays (see the top): S made of constants
+ * and parameters only, or w at most a FSA_COMPUTED_SHARE-th of the data y
+ * that S scales. */
+static bool fold_pays(Graph *g, const Expr *s, const Expr *w, const Expr *y) {
+  Computed c = {g, false};
+  expr_walk((Expr *)s, computed_visit, &c);
+  const Type *wt = graph_tensor_of(w), *yt = graph_tensor_of(y);
+  if (!c.found) return true;
+  return wt && yt && graph_static(wt) && graph_static(yt) &&
+         graph_numel(wt) * FSA_COMPUTED_SHARE <= graph_numel(yt);
 }
 
 /* reshape(S, newshape) with c at position `at` of a rank-`rank` shape of
@@ -238,6 +266,7 @@ static Expr *backward(Graph *g, Expr *e, Expr *r) {
     if (!graph_along_axis(graph_tensor_of(s), graph_tensor_of(y), p.axis, &c)) continue;
     if (p.positive && !all_positive(s)) continue;
     if (p.head ? !graph_movable(g, s, p.head) : !graph_plain(s)) continue;
+    if (!fold_pays(g, s, p.s[p.n - 1].call->u.call.args[1], y)) continue;
     Expr *producer = NULL;
     Expr *out = apply_backward(g, &p, y, s, c, &producer);
     graph_report(g, "backward", e, producer);
@@ -305,8 +334,10 @@ static Expr *forward(Graph *g, Expr *e, Expr *r) {
   int k = scale_side(mul, data_axis, &c);
   if (k < 0) return r;
   Expr *s = mul->u.call.args[k]; /* evaluable at the multiply, which the conv follows */
-  if ((p.positive && !all_positive(s)) || !graph_plain(s)) return r;
   Expr *inner = mul->u.call.args[1 - k];
+  if ((p.positive && !all_positive(s)) || !graph_plain(s) ||
+      !fold_pays(g, s, r->u.call.args[1], inner))
+    return r;
   for (int i = p.n - 1; i-- > 0;) { /* the relus, from the multiply up */
     Expr *relu = with_arg(g, p.s[i].call, 0, inner);
     if (p.s[i].link) {

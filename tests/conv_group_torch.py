@@ -52,6 +52,22 @@ class Shuffle(nn.Module):
         return torch.cat((a, torch.relu(b)), dim=1)
 
 
+class SqueezeExcite(nn.Module):
+    """A depthwise conv, a squeeze-and-excite scale, and the 1x1 projection
+    after it (EfficientNet's block tail; its weight larger than the data)."""
+
+    def __init__(self, c, out):
+        super().__init__()
+        self.dw = nn.Sequential(nn.Conv2d(c, c, 3, 1, 1, groups=c), nn.ReLU())
+        self.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, 8, 1), nn.ReLU(),
+                                nn.Conv2d(8, c, 1), nn.Sigmoid())
+        self.proj = nn.Conv2d(c, out, 1)
+
+    def forward(self, x):
+        y = self.dw(x)
+        return self.proj(y * self.se(y))
+
+
 def grouped(cin, cout, groups, k=3, stride=1, pad=1, bias=True, relu=True):
     conv = nn.Conv2d(cin, cout, k, stride, pad, groups=groups, bias=bias)
     return nn.Sequential(conv, nn.ReLU()) if relu else conv
@@ -74,6 +90,12 @@ CASES = [
     ("conv gw16 1x1", lambda: grouped(48, 48, 3, k=1, pad=0), (1, 48, 7, 7)),
     ("conv gw4 x2", lambda: nn.Sequential(grouped(32, 32, 8), grouped(32, 64, 8, stride=2)),
      (1, 32, 12, 12)),
+    ("conv wide blocks 120 dw5x5",
+     lambda: nn.Sequential(nn.Conv2d(24, 120, 1), nn.ReLU(), grouped(120, 120, 120, k=5, pad=2),
+                           nn.Conv2d(120, 40, 1)), (1, 24, 14, 14)),
+    ("conv wide blocks 200 dw s2", lambda: nn.Sequential(nn.Conv2d(16, 200, 1), grouped(
+        200, 200, 200, stride=2)), (1, 16, 11, 11)),
+    ("conv squeeze-excite", lambda: SqueezeExcite(192, 64), (1, 192, 3, 3)),
     ("narrow shuffle g2", lambda: Shuffle(58, 2), (1, 58, 6, 6)),
 ]
 

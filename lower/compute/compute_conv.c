@@ -722,7 +722,12 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   PrimExpr *plain[4] = {in[0]->shape[xa[0]], O, c.OH, c.OW}, *shape[4];
   Buffer *out = lc_result_buffer(L, call, dt, 4, placed(shape, xa, plain));
   if (!out) return NULL;
-  if (!conv2d_blocked(L, &c, dt, out)) conv2d_general(L, &c, out);
+  /* the blocked schedule's unpacking stores each element once, last: an
+   * elementwise epilogue (bias, relu) fuses into it (lower_epilogue.c) */
+  if (conv2d_blocked(L, &c, dt, out))
+    lc_mark_total(L, out);
+  else
+    conv2d_general(L, &c, out);
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, out);
 }
 

@@ -252,6 +252,63 @@ static const LTensor *plane_pool_operand(LowerCx *L, const Expr *call, LTensor *
   return x;
 }
 
+/* A vectorized loop over the last axis (extent e) of `body` (a statement
+ * already emitted inside lc_open). */
+static void lanes_for(LowerCx *L, TirVar *c, PrimExpr *e) {
+  lc_for(L, LOOP_VECTORIZED, c, e, lc_close(L));
+}
+
+/* A global pool of a blocked tensor (NCHW<c>c: an axis after H and W, of
+ * static H and W): for each element of the outer axes (the last of them
+ * in parallel) a row of accumulators over the lanes of the last axis sums
+ * (or maxes) the plane in row order, vectorized across the lanes: each
+ * lane's sum is the one-lane schedule's (the same float64 additions in the
+ * same order, so the same bits), without its strided scalar chain (1.3
+ * GFLOP/s on EfficientNet's squeeze-and-excite pools). */
+static void global_pool_lanes(LowerCx *L, const LTensor *x, Buffer *out, const int pos[2],
+                              bool is_max, DType at) {
+  int n = x->ndim, last = n - 1;
+  TirVar *v[TENSOR_MAX_RANK], *c[3];
+  for (int d = 0; d < n; d++) v[d] = lc_tvar(L, "i", x->shape[d]);
+  for (int k = 0; k < 3; k++) c[k] = lc_tvar(L, "c", x->shape[last]);
+  for (int d = 0; d < last; d++)
+    if (d != pos[0] && d != pos[1]) lc_open(L);
+  PrimExpr *lanes = x->shape[last];
+  Buffer *acc = lc_alloc(L, "acc", at, 1, &lanes);
+  acc->no_init = true;
+  PrimExpr *idx[TENSOR_MAX_RANK], *oidx[TENSOR_MAX_RANK], *ci[3];
+  for (int k = 0; k < 3; k++) ci[k] = lc_var(L, c[k]);
+  for (int d = 0; d < last; d++) {
+    idx[d] = lc_var(L, v[d]);
+    oidx[d] = d == pos[0] || d == pos[1] ? lc_int(L, 0) : idx[d];
+  }
+  lc_open(L);
+  PrimExpr *init = !is_max              ? lc_lit(L, at, 0)
+                   : dtype_is_float(at) ? lc_lit(L, at, -INFINITY)
+                                        : lowest(L, at);
+  lc_store(L, acc, 1, &ci[0], init);
+  lanes_for(L, c[0], x->shape[last]);
+  lc_open(L), lc_open(L), lc_open(L); /* h, w, c */
+  idx[last] = ci[1];
+  PrimExpr *val = lc_load(L, acc, 1, &ci[1]), *xv = lc_cast(L, at, lc_at(L, x, idx));
+  lc_store(L, acc, 1, &ci[1], is_max ? lc_extreme(L, val, xv, true) : lc_plus(L, val, xv));
+  lanes_for(L, c[1], x->shape[last]);
+  lc_for(L, LOOP_RANGE, v[pos[1]], x->shape[pos[1]], lc_close(L));
+  lc_for(L, LOOP_RANGE, v[pos[0]], x->shape[pos[0]], lc_close(L));
+  lc_open(L);
+  oidx[last] = ci[2];
+  PrimExpr *r = lc_load(L, acc, 1, &ci[2]);
+  PrimExpr *cnt = lc_cast(L, at, lc_mul(L, x->shape[pos[0]], x->shape[pos[1]]));
+  lc_store(L, out, n, oidx, lc_cast(L, x->dtype, is_max ? r : lc_bin(L, PB_DIV, r, cnt)));
+  lanes_for(L, c[2], x->shape[last]);
+  bool first = true;
+  for (int d = last; d-- > 0;) {
+    if (d == pos[0] || d == pos[1]) continue;
+    lc_for(L, first ? LOOP_PARALLEL : LOOP_RANGE, v[d], x->shape[d], lc_close(L));
+    first = false;
+  }
+}
+
 /* for each element of the other axes: acc = reduce over H, W; out = acc
  * (max, or lowest for an empty plane) or acc / (H * W). */
 static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin, bool is_max) {
@@ -264,6 +321,11 @@ static LTensor *global_pool(LowerCx *L, const Expr *call, LTensor **in, int nin,
   Buffer *out = lc_result_buffer(L, call, x->dtype, n, oshape);
   if (!out) return NULL;
   DType at = acc_dtype(x->dtype, is_max);
+  if (pos[0] < n - 1 && pos[1] < n - 1 && lc_const(x->shape[pos[0]]) > 0 &&
+      lc_const(x->shape[pos[1]]) > 0) {
+    global_pool_lanes(L, x, out, pos, is_max, at);
+    return lc_from_buffer(L, call, out);
+  }
   TirVar *v[TENSOR_MAX_RANK];
   for (int d = 0; d < n; d++)
     v[d] = lc_tvar(L, "i", d == pos[0] || d == pos[1] ? x->shape[d] : oshape[d]);
