@@ -332,7 +332,8 @@ bool onnx_convert_compare(OnnxCx *cx) {
 bool onnx_convert_not(OnnxCx *cx) { return set_out(cx, FE_OP(cx, "logical_not", NULL, cx->in[0])); }
 
 bool onnx_convert_logic(OnnxCx *cx) {
-  static const char *const map[][2] = {{"And", "logical_and"}, {"Or", "logical_or"}, {NULL, NULL}};
+  static const char *const map[][2] = {
+      {"And", "logical_and"}, {"Or", "logical_or"}, {"Xor", "logical_xor"}, {NULL, NULL}};
   return set_out(cx, FE_OP(cx, relay_of(cx, map), NULL, cx->in[0], cx->in[1]));
 }
 
