@@ -147,26 +147,52 @@ bool onnx_convert_conv(OnnxCx *cx) {
   return set_out(cx, bias_add(cx, y, cx->nin > 2 ? cx->in[2] : NULL));
 }
 
-/* ConvTranspose: weight (C_in, C_out / group, k...), Relay's IOHW.  An
- * output_shape attribute is turned into the pads that give it. */
+/* A transposed convolution's pads from output_shape, or from auto_pad
+ * SAME_* (output = input * stride): total = stride * (in - 1) +
+ * output_padding + (k - 1) * dilation + 1 - out, split with the larger half
+ * at the end for SAME_UPPER and at the beginning otherwise, as the ONNX spec
+ * states; a negative total (an output longer than the windows reach) is
+ * more output padding. */
+static bool transposed_pads(OnnxCx *cx, FeVal *x, Window *w, int64_t *outpad) {
+  const char *ap = oa_str(cx, "auto_pad", "NOTSET");
+  bool same = !strncmp(ap, "SAME_", 5), upper = !strcmp(ap, "SAME_UPPER");
+  int64_t outshape[3];
+  int no = oa_ints(cx, "output_shape", outshape, 3);
+  if (no < 0 && !same) return !cx->failed;
+  if (no >= 0 && no != w->k)
+    return fe_fail(cx, "output_shape has %d values, %d expected", no, w->k);
+  for (int i = 0; i < w->k; i++) {
+    Dim d = fe_dim(x, 2 + i);
+    if (d.kind != DIM_CONST)
+      return fe_fail(cx, "output_shape and auto_pad need static spatial dims (dim %d)", 2 + i);
+    int64_t out = no >= 0 ? outshape[i] : d.value * w->strides[i];
+    int64_t total =
+        w->strides[i] * (d.value - 1) + outpad[i] + (w->kernel[i] - 1) * w->dil[i] + 1 - out;
+    if (total < 0) outpad[i] -= total, total = 0;
+    int64_t half = total / 2;
+    w->pads[i] = upper ? half : total - half, w->pads[w->k + i] = upper ? total - half : half;
+  }
+  return !cx->failed;
+}
+
+/* ConvTranspose: weight (C_in, C_out / group, k...): Relay's IOHW and
+ * IODHW, and nn.conv1d_transpose's OIW (whose O names the input channels,
+ * ops/nn_conv.c).  output_shape and auto_pad SAME_* become pads. */
 bool onnx_convert_conv_transpose(OnnxCx *cx) {
   FeVal *x = cx->in[0], *w = cx->in[1];
   Window win = {.k = spatial_rank(cx, x)};
-  if (win.k < 0 || win.k > 2)
-    return win.k < 0 ? false : fe_fail(cx, "3-D transposed convolutions are not supported");
-  if (!weight_kernel(cx, w, &win) || !read_window(cx, x, &win, true)) return false;
-  int64_t outpad[3] = {0, 0, 0}, outshape[3];
-  if (oa_ints(cx, "output_padding", outpad, 3) > win.k)
-    return fe_fail(cx, "output_padding has too many values");
-  int no = oa_ints(cx, "output_shape", outshape, 3);
-  for (int i = 0; no > 0 && i < win.k; i++) {
-    Dim d = fe_dim(x, 2 + i);
-    if (no != win.k || d.kind != DIM_CONST)
-      return fe_fail(cx, "output_shape needs %d values and static spatial dims", win.k);
-    int64_t total = win.strides[i] * (d.value - 1) + outpad[i] + (win.kernel[i] - 1) * win.dil[i] +
-                    1 - outshape[i];
-    if (total < 0) return fe_fail(cx, "output_shape %lld is too large", (long long)outshape[i]);
-    win.pads[i] = total / 2, win.pads[win.k + i] = total - total / 2;
+  if (win.k < 0) return false;
+  int64_t outpad[3] = {0, 0, 0};
+  if (!weight_kernel(cx, w, &win) || !window_ints(cx, "strides", win.k, 1, win.strides) ||
+      !window_ints(cx, "dilations", win.k, 1, win.dil))
+    return false;
+  int nop = oa_ints(cx, "output_padding", outpad, 3);
+  if (nop > win.k) return fe_fail(cx, "output_padding has too many values");
+  const char *ap = oa_str(cx, "auto_pad", "NOTSET");
+  if (!strncmp(ap, "SAME_", 5) || oa_get(cx, "output_shape")) {
+    if (!transposed_pads(cx, x, &win, outpad)) return false;
+  } else if (!read_window(cx, x, &win, true)) {
+    return false;
   }
   int64_t group = oa_int(cx, "group", 1);
   AttrB b = ab_new(cx);
@@ -175,8 +201,9 @@ bool onnx_convert_conv_transpose(OnnxCx *cx) {
   window_attrs(&b, &win, true, NULL);
   ab_ints(&b, "output_padding", win.k, outpad);
   ab_int(&b, "groups", group);
-  ab_str(&b, "kernel_layout", win.k == 1 ? "IOW" : "IOHW");
-  const char *op = win.k == 1 ? "nn.conv1d_transpose" : "nn.conv2d_transpose";
+  ab_str(&b, "kernel_layout", by_rank(win.k, "OIW", "IOHW", "IODHW"));
+  const char *op =
+      by_rank(win.k, "nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose");
   FeVal *y = FE_OP(cx, op, ab_done(&b), x, w);
   return set_out(cx, bias_add(cx, y, cx->nin > 2 ? cx->in[2] : NULL));
 }

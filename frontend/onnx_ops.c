@@ -82,7 +82,7 @@ static const OnnxOpDef table[] = {
     {"", "LogSoftmax", 1, 1, onnx_convert_softmax, "nn.log_softmax reshape"},
     /* neural network layers (onnx_nn.c) */
     {"", "Conv", 2, 3, onnx_convert_conv, "nn.conv1d nn.conv2d nn.conv3d nn.bias_add"},
-    {"", "ConvTranspose", 2, 3, onnx_convert_conv_transpose, "nn.conv1d_transpose nn.conv2d_transpose nn.bias_add"},
+    {"", "ConvTranspose", 2, 3, onnx_convert_conv_transpose, "nn.conv1d_transpose nn.conv2d_transpose nn.conv3d_transpose nn.bias_add"},
     {"", "Gemm", 2, 3, onnx_convert_gemm, "nn.dense transpose multiply add"},
     {"", "MatMul", 2, 2, onnx_convert_matmul,
      "nn.matmul nn.batch_matmul reshape broadcast_to"},

@@ -89,6 +89,12 @@ def torch_cases():
     add("conv1d", nn.Conv1d(5, 6, 3, stride=2, padding=1), [x3], atol=1e-4)
     add("conv_transpose", nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1), [x4], atol=1e-4)
     add("conv_transpose_groups", nn.ConvTranspose2d(4, 4, 2, stride=2, groups=2), [x4], atol=1e-4)
+    # 1-D: the weight is (C_in, C_out / groups, k); C_in != C_out
+    add("conv_transpose1d", nn.ConvTranspose1d(5, 3, 3, stride=2, padding=1, output_padding=1), [x3], atol=1e-4)
+    add("conv_transpose1d_groups", nn.ConvTranspose1d(4, 6, 3, stride=3, padding=2, output_padding=1,
+                                                      dilation=2, groups=2), [rand(2, 4, 6, seed=37)], atol=1e-4)
+    add("conv_transpose3d", nn.ConvTranspose3d(2, 3, (2, 3, 2), stride=(2, 1, 2), padding=(0, 1, 1),
+                                               output_padding=(1, 0, 0)), [rand(1, 2, 3, 4, 5, seed=38)], atol=1e-4)
     # Gemm, MatMul
     add("linear", nn.Linear(9, 5), [rand(3, 9, seed=3)], atol=1e-4)
     add("gemm_alpha_beta", Fn(lambda s, a, b, c: torch.addmm(c, a, b, beta=0.5, alpha=2.0)),
@@ -239,6 +245,26 @@ def np_conv_same(x, w, upper):
     return F.conv2d(torch.from_numpy(xp), torch.from_numpy(w), stride=s).numpy()
 
 
+def conv_transpose_cases():
+    """ConvTranspose with auto_pad SAME_* (output = input * stride) and with an
+    output_shape beyond the windows' reach (zeros at the end, as output_padding)."""
+    out = []
+    x, w = rand(1, 3, 5, 4, seed=39), rand(3, 2, 3, 3, seed=40)
+    winit = helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.flatten())
+    full = F.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w), stride=2).numpy()  # (1, 2, 11, 9)
+    for mode in ("SAME_UPPER", "SAME_LOWER"):
+        node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], auto_pad=mode, strides=[2, 2])
+        th, tw = full.shape[2] - 10, full.shape[3] - 8
+        bh, bw = (th // 2, tw // 2) if mode == "SAME_UPPER" else (th - th // 2, tw - tw // 2)
+        out.append((f"conv_transpose_{mode.lower()}", make_model("g", [node], [("x", x)], ["y"], 13, [winit]),
+                    [x], [full[:, :, bh:bh + 10, bw:bw + 8]], 1e-4, 1e-5))
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[3, 2], output_shape=[16, 10])
+    ref = F.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w), stride=(3, 2), output_padding=(1, 1)).numpy()
+    out.append(("conv_transpose_output_shape", make_model("g", [node], [("x", x)], ["y"], 13, [winit]), [x],
+                [ref], 1e-4, 1e-5))
+    return out
+
+
 def hand_cases():
     """(name, model, inputs, expected outputs, atol, rtol)."""
     out = []
@@ -249,6 +275,7 @@ def hand_cases():
         node = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad=mode, strides=[2, 2])
         out.append((f"conv_{mode.lower()}", make_model("g", [node], [("x", x)], ["y"], 13, [winit]), [x],
                     [np_conv_same(x, w, mode == "SAME_UPPER")], 1e-4, 1e-5))
+    out += conv_transpose_cases()
     a = rand(3, 4, seed=32)
     nodes = [helper.make_node("Dropout", ["x"], ["y", "mask"]),
              helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT)]

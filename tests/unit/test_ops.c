@@ -318,6 +318,7 @@ static const char *const expected_ops[] = {
     "nn.conv3d",
     "nn.conv1d_transpose",
     "nn.conv2d_transpose",
+    "nn.conv3d_transpose",
     "nn.contrib_conv2d_NCHWc",
     "nn.max_pool1d",
     "nn.avg_pool1d",
