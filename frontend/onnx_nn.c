@@ -349,18 +349,18 @@ bool onnx_convert_instance_norm(OnnxCx *cx) {
 }
 
 /* LayerNormalization (opset 17): over the axes from `axis` to the last.
- * Over the last axis alone it is nn.layer_norm; over several, the mean and
- * variance are written out (TVM does the same). */
+ * Over the last axis alone, without the Mean and InvStdDev outputs, it is
+ * nn.layer_norm; otherwise the mean and 1 / sqrt(variance + epsilon) are
+ * written out (kept dims: the extra outputs' shape), as TVM does. */
 bool onnx_convert_layer_norm(OnnxCx *cx) {
-  for (int k = 1; k < cx->nout; k++)
-    if (*cx->node->output[k])
-      return fe_fail(cx, "the Mean and InvStdDev outputs are not supported");
+  bool stats = false;
+  for (int k = 1; k < cx->nout; k++) stats |= *cx->node->output[k] != 0;
   FeVal *x = cx->in[0], *scale = cx->in[1], *bias = cx->nin > 2 ? cx->in[2] : NULL;
   int r = fe_rank(x), axis = fe_axis(cx, oa_int(cx, "axis", -1), r, "axis");
   double eps = oa_float(cx, "epsilon", 1e-5);
   if (axis < 0) return false;
   if (!bias) bias = FE_OP(cx, "zeros_like", NULL, scale);
-  if (axis == r - 1) {
+  if (axis == r - 1 && !stats) {
     AttrB b = ab_new(cx);
     ab_int(&b, "axis", -1);
     ab_float(&b, "epsilon", eps);
@@ -371,13 +371,17 @@ bool onnx_convert_layer_norm(OnnxCx *cx) {
   AttrB m1 = ab_new(cx), m2 = ab_new(cx);
   ab_ints(&m1, "axis", r - axis, axes), ab_bool(&m1, "keepdims", true);
   ab_ints(&m2, "axis", r - axis, axes), ab_bool(&m2, "keepdims", true);
-  FeVal *d = FE_OP(cx, "subtract", NULL, x, FE_OP(cx, "mean", ab_done(&m1), x));
+  FeVal *mean = FE_OP(cx, "mean", ab_done(&m1), x);
+  FeVal *d = mean ? FE_OP(cx, "subtract", NULL, x, mean) : NULL;
   FeVal *var = d ? FE_OP(cx, "mean", ab_done(&m2), FE_OP(cx, "multiply", NULL, d, d)) : NULL;
   FeVal *den =
       var ? FE_OP(cx, "sqrt", NULL, FE_OP(cx, "add", NULL, var, fe_scalar(cx, fe_dtype(x), eps)))
           : NULL;
-  FeVal *y = den ? FE_OP(cx, "divide", NULL, d, den) : NULL;
+  FeVal *inv = den ? FE_OP(cx, "divide", NULL, fe_scalar(cx, fe_dtype(x), 1.0), den) : NULL;
+  FeVal *y = inv ? FE_OP(cx, "multiply", NULL, d, inv) : NULL;
   y = y ? FE_OP(cx, "multiply", NULL, y, scale) : NULL;
+  if (cx->nout > 1) cx->out[1] = mean;
+  if (cx->nout > 2) cx->out[2] = inv;
   return set_out(cx, y && bias ? FE_OP(cx, "add", NULL, y, bias) : NULL);
 }
 
