@@ -1,7 +1,7 @@
 /* onnx_ops.c — the ONNX ops the importer supports: one row per op, the
  * single source of truth.  A row gives the domain ("" is ai.onnx), the op,
  * how many inputs it takes, its converter (onnx_math.c, onnx_nn.c,
- * onnx_shape.c, onnx_rnn.c), and every Relay op that converter may emit
+ * onnx_shape.c, onnx_rnn.c, onnx_layers.c), and every Relay op that converter may emit
  * (TVM's names); the importer checks those against the registry before
  * converting a model, and the builder refuses any op a row does not list.
  * Converters read the opset (cx->opset) where an op's meaning changed
@@ -17,6 +17,9 @@
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
   "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
+
+#define QMATMUL "cast subtract reshape nn.matmul nn.batch_matmul broadcast_to"
+#define QCONV "cast subtract reshape nn.conv1d nn.conv2d nn.conv3d"
 
 /* clang-format off */
 static const OnnxOpDef table[] = {
@@ -116,6 +119,16 @@ static const OnnxOpDef table[] = {
     {"", "Size", 1, 1, onnx_convert_size, "ndarray_size"},
     {"", "ConstantOfShape", 1, 1, onnx_convert_constant_of_shape, "full dyn.full"},
     {"", "Range", 3, 3, onnx_convert_range, "arange"},
+    /* quantization (onnx_layers.c) */
+    {"", "QuantizeLinear", 2, 3, onnx_convert_quantize_linear, "qnn.quantize reshape cast"},
+    {"", "DequantizeLinear", 2, 3, onnx_convert_dequantize_linear, "qnn.dequantize reshape cast"},
+    {"", "DynamicQuantizeLinear", 1, 1, onnx_convert_dynamic_quantize_linear,
+     "min max minimum maximum subtract divide negative qnn.quantize reshape cast"},
+    {"", "MatMulInteger", 2, 4, onnx_convert_matmul_integer, QMATMUL},
+    {"", "QLinearMatMul", 8, 8, onnx_convert_qlinear_matmul, QMATMUL " multiply divide qnn.quantize"},
+    {"", "ConvInteger", 2, 4, onnx_convert_conv_integer, QCONV},
+    {"", "QLinearConv", 8, 9, onnx_convert_qlinear_conv,
+     QCONV " nn.bias_add multiply divide qnn.quantize"},
 };
 /* clang-format on */
 

@@ -265,6 +265,53 @@ def conv_transpose_cases():
     return out
 
 
+def typed_model(nodes, inputs, outputs, opset, inits):
+    """A graph whose inputs keep their numpy dtypes; inits: (name, array)."""
+    ty = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(n, ty[x.dtype], x.shape) for n, x in inputs],
+        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in outputs],
+        [onnx.numpy_helper.from_array(v, n) for n, v in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def quant_cases():
+    """Quantization with parameters per row, column and channel (numpy's
+    arithmetic: rint rounds half to even, as ONNX does)."""
+    import onnx.numpy_helper  # noqa: F401
+    out, g = [], np.random.default_rng(41)
+    a = g.integers(0, 256, (4, 5)).astype(np.uint8)
+    b = g.integers(-128, 128, (5, 3)).astype(np.int8)
+    azp, bzp = np.array([3, 250, 0, 128], np.uint8), np.array([-5, 0, 7], np.int8)
+    ref = (a.astype(np.int32) - azp[:, None].astype(np.int32)) @ (b.astype(np.int32) - bzp.astype(np.int32))
+    node = helper.make_node("MatMulInteger", ["a", "b", "azp", "bzp"], ["y"])
+    out.append(("matmul_integer_per_row_column", typed_model([node], [("a", a)], ["y"], 13,
+                                                             [("b", b), ("azp", azp), ("bzp", bzp)]),
+                [a], [ref], 0, 0))
+    x = g.integers(0, 256, (1, 2, 5, 5)).astype(np.uint8)
+    w = g.integers(-128, 128, (3, 2, 3, 3)).astype(np.int8)
+    bias = g.integers(-1000, 1000, (3,)).astype(np.int32)
+    xs, xzp = np.float32(0.05), np.uint8(120)
+    ws, wzp = np.array([0.01, 0.02, 0.005], np.float32), np.array([0, 0, 0], np.int8)
+    ys, yzp = np.float32(0.3), np.uint8(100)
+    acc = F.conv2d(torch.from_numpy(x.astype(np.float64) - 120), torch.from_numpy(w.astype(np.float64)),
+                   padding=1).numpy() + bias[None, :, None, None]
+    m = (xs * ws / ys).astype(np.float32)[None, :, None, None]
+    ref = np.clip(np.rint(acc.astype(np.float32) * m) + 100, 0, 255).astype(np.uint8)
+    node = helper.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "B"], ["y"],
+                            pads=[1, 1, 1, 1])
+    inits = [("xs", np.array(xs)), ("xzp", np.array(xzp)), ("w", w), ("ws", ws), ("wzp", wzp),
+             ("ys", np.array(ys)), ("yzp", np.array(yzp)), ("B", bias)]
+    out.append(("qlinear_conv_per_channel", typed_model([node], [("x", x)], ["y"], 13, inits), [x], [ref], 0, 0))
+    f = rand(3, 4, seed=42) * 3
+    s, z = np.array([0.02, 0.05, 0.1], np.float32), np.array([-3, 0, 9], np.int8)
+    ref = np.clip(np.rint(f / s[:, None]) + z[:, None], -128, 127).astype(np.int8)
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=0)
+    out.append(("quantize_linear_int8_axis0", typed_model([node], [("x", f)], ["y"], 13, [("s", s), ("z", z)]),
+                [f], [ref], 0, 0))
+    return out
+
+
 def hand_cases():
     """(name, model, inputs, expected outputs, atol, rtol)."""
     out = []
@@ -275,7 +322,7 @@ def hand_cases():
         node = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad=mode, strides=[2, 2])
         out.append((f"conv_{mode.lower()}", make_model("g", [node], [("x", x)], ["y"], 13, [winit]), [x],
                     [np_conv_same(x, w, mode == "SAME_UPPER")], 1e-4, 1e-5))
-    out += conv_transpose_cases()
+    out += conv_transpose_cases() + quant_cases()
     a = rand(3, 4, seed=32)
     nodes = [helper.make_node("Dropout", ["x"], ["y", "mask"]),
              helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT)]
