@@ -327,15 +327,52 @@ bool onnx_convert_matmul(OnnxCx *cx) {
 
 /* ───────────────────────── normalizations ───────────────────────── */
 
+/* The mean of v over every axis but 1 (the channels), dims kept or not. */
+static FeVal *channel_mean(OnnxCx *cx, FeVal *v, bool keep) {
+  int64_t axes[TENSOR_MAX_RANK];
+  int n = 0;
+  for (int i = 0; v && i < fe_rank(v); i++)
+    if (i != 1) axes[n++] = i;
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "axis", n, axes), ab_bool(&b, "keepdims", keep);
+  return v ? FE_OP(cx, "mean", ab_done(&b), v) : NULL;
+}
+
+/* r * momentum + cur * (1 - momentum): a running statistic's update. */
+static FeVal *running(OnnxCx *cx, FeVal *r, FeVal *cur, double momentum) {
+  DType dt = fe_dtype(r);
+  FeVal *a = FE_OP(cx, "multiply", NULL, r, fe_scalar(cx, dt, momentum));
+  FeVal *b = cur ? FE_OP(cx, "multiply", NULL, cur, fe_scalar(cx, dt, 1 - momentum)) : NULL;
+  return a && b ? FE_OP(cx, "add", NULL, a, b) : NULL;
+}
+
+/* Training mode (opset 14 on): normalized by the batch's mean and
+ * (biased) variance over every axis but the channels; the outputs 1 and 2
+ * are the running mean and variance updated with `momentum`. */
+static bool batch_norm_training(OnnxCx *cx, Attrs *attrs) {
+  FeVal *x = cx->in[0], *mk = channel_mean(cx, x, true);
+  FeVal *d = mk ? FE_OP(cx, "subtract", NULL, x, mk) : NULL;
+  FeVal *m = channel_mean(cx, x, false);
+  FeVal *v = d ? channel_mean(cx, FE_OP(cx, "multiply", NULL, d, d), false) : NULL;
+  FeVal *t = m && v ? FE_OP(cx, "nn.batch_norm", attrs, x, cx->in[1], cx->in[2], m, v) : NULL;
+  double momentum = oa_float(cx, "momentum", 0.9);
+  if (cx->nout > 1 && *cx->node->output[1]) cx->out[1] = running(cx, cx->in[3], m, momentum);
+  if (cx->nout > 2 && *cx->node->output[2]) cx->out[2] = running(cx, cx->in[4], v, momentum);
+  return set_out(cx, t ? fe_get(cx, t, 0) : NULL);
+}
+
 bool onnx_convert_batch_norm(OnnxCx *cx) {
-  for (int k = 1; k < cx->nout; k++)
+  bool train = cx->opset >= 14 && oa_int(cx, "training_mode", 0);
+  for (int k = 1; k < cx->nout && !train; k++)
     if (*cx->node->output[k])
-      return fe_fail(cx, "training-mode outputs (running mean and variance) are not supported");
-  if (oa_int(cx, "training_mode", 0))
-    return fe_fail(cx, "training mode is not supported (inference only)");
+      return fe_fail(cx,
+                     "the running mean and variance outputs need training_mode=1 (opset 14 on)");
+  if (cx->nout > 3)
+    return fe_fail(cx, "outputs beyond the running mean and variance are not supported");
   AttrB b = ab_new(cx);
   ab_int(&b, "axis", 1);
   ab_float(&b, "epsilon", oa_float(cx, "epsilon", 1e-5));
+  if (train) return batch_norm_training(cx, ab_done(&b));
   FeVal *t = FE_OP(cx, "nn.batch_norm", ab_done(&b), cx->in[0], cx->in[1], cx->in[2], cx->in[3],
                    cx->in[4]);
   return set_out(cx, t ? fe_get(cx, t, 0) : NULL);
