@@ -187,7 +187,7 @@ FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
   X(pool) X(global_pool)                                                                    \
   X(flatten) X(reshape) X(transpose) X(squeeze) X(unsqueeze) X(concat) X(split) X(slice)    \
   X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)         \
-  X(lstm) X(gru)                                                                            \
+  X(lstm) X(gru) X(rnn)                                                                          \
   /* onnx_layers.c */                                                                       \
   X(quantize_linear) X(dequantize_linear) X(dynamic_quantize_linear) X(matmul_integer)      \
   X(qlinear_matmul) X(conv_integer) X(qlinear_conv)

@@ -101,6 +101,7 @@ static const OnnxOpDef table[] = {
     /* recurrent layers, a loop over time of any length (onnx_rnn.c) */
     {"", "LSTM", 3, 8, onnx_convert_lstm, RNN},
     {"", "GRU", 3, 6, onnx_convert_gru, RNN},
+    {"", "RNN", 3, 6, onnx_convert_rnn, RNN},
     /* shapes and data movement (onnx_shape.c) */
     {"", "Flatten", 1, 1, onnx_convert_flatten, "nn.batch_flatten reshape"},
     {"", "Reshape", 2, 2, onnx_convert_reshape, "reshape dyn.reshape"},

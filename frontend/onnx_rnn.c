@@ -1,5 +1,5 @@
-/* onnx_rnn.c — converters of the recurrent layers LSTM and GRU (rows in
- * onnx_ops.c), for sequences of any length.
+/* onnx_rnn.c — converters of the recurrent layers LSTM, GRU and RNN (rows
+ * in onnx_ops.c), for sequences of any length.
  *
  * The time loop is a recursive local function, one per direction:
  *
@@ -29,7 +29,8 @@
  *
  * ONNX layout (layout = 0): X (T, B, I), W (D, G*H, I), R (D, G*H, H),
  * B (D, 2*G*H), initial_h / initial_c (D, B, H); Y (T, D, B, H), Y_h and
- * Y_c (D, B, H); gates i o f c (LSTM) and z r h (GRU).  Layout 1 (batch
+ * Y_c (D, B, H); gates i o f c (LSTM), z r h (GRU) and one (RNN:
+ * h' = f(xw_t + h R^T), f Tanh by default).  Layout 1 (batch
  * first: X (B, T, I), states (B, D, H), Y (B, T, D, H)) is transposed to
  * layout 0 and back.  What torch.nn.LSTM and torch.nn.GRU export is
  * covered, and activations Sigmoid, Tanh, Relu in any place; clip,
@@ -46,7 +47,7 @@ enum { RNN_UNROLL_MAX = 1024 };
 
 typedef struct Rnn {
   bool lstm;
-  int gates;      /* 4 (LSTM) or 3 (GRU) */
+  int gates;      /* 4 (LSTM), 3 (GRU) or 1 (RNN) */
   int64_t hidden; /* H */
   int ndir;
   bool reverse; /* direction "reverse" (one direction, backwards) */
@@ -180,12 +181,12 @@ static const char *const act_names[][2] = {
     {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Relu", "nn.relu"}};
 
 /* activations: per direction f, g (and h for LSTM), by default Sigmoid,
- * Tanh (, Tanh); into r->act as Relay ops.  Those with parameters
- * (activation_alpha/beta) are not supported. */
+ * Tanh (, Tanh), and RNN's one f, Tanh; into r->act as Relay ops.  Those
+ * with parameters (activation_alpha/beta) are not supported. */
 static bool read_activations(OnnxCx *cx, Rnn *r) {
-  int per = r->lstm ? 3 : 2;
+  int per = r->lstm ? 3 : r->gates == 1 ? 1 : 2;
   for (int d = 0; d < 2; d++)
-    for (int k = 0; k < 3; k++) r->act[d][k] = k ? "tanh" : "sigmoid";
+    for (int k = 0; k < 3; k++) r->act[d][k] = k || r->gates == 1 ? "tanh" : "sigmoid";
   const Onnx__AttributeProto *at = oa_get(cx, "activations");
   if (!at) return true;
   if (at->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS)
@@ -347,7 +348,7 @@ static RnnDir prepare_dir(OnnxCx *cx, const Rnn *r, int d) {
   if (r->lstm || !r->lbr) { /* biases add up before the gates' nonlinearity */
     dd.xw = input_projection(cx, r, w, b ? op2(cx, "add", wb, rb) : NULL);
     dd.r = rw;
-    if (!r->lstm) /* GRU: the h gate's product is (r * h) R_h^T */
+    if (r->gates == 3) /* GRU: the h gate's product is (r * h) R_h^T */
       dd.r = slice1(cx, rw, 0, 0, 2 * r->hidden),
       dd.r_h = slice1(cx, rw, 0, 2 * r->hidden, 3 * r->hidden);
   } else { /* GRU, linear_before_reset: Rb_h stays inside r * (h R_h^T + Rb_h) */
@@ -388,6 +389,17 @@ static FeVal *gru_step(OnnxCx *cx, const Rnn *r, const RnnDir *dd, FeVal *xw_t, 
   return op2(cx, "add", n, op2(cx, "multiply", z, op2(cx, "subtract", h, n)));
 }
 
+/* One step of the layer: h1 (and c1 for LSTM) from the state. */
+static void rnn_step(OnnxCx *cx, const Rnn *r, const RnnDir *dd, FeVal *xw_t, FeVal *h, FeVal *c,
+                     FeVal **h1, FeVal **c1) {
+  if (r->lstm)
+    lstm_step(cx, r, dd, xw_t, h, c, h1, c1);
+  else if (r->gates == 3)
+    *h1 = gru_step(cx, r, dd, xw_t, h);
+  else
+    *h1 = op1(cx, dd->act[0], op2(cx, "add", xw_t, FE_OP(cx, "nn.dense", NULL, h, dd->r)));
+}
+
 /* ───────────────────────── the loop ───────────────────────── */
 
 static Var *new_param(OnnxCx *cx, const Rnn *r, const char *what, Type *ty) {
@@ -417,10 +429,7 @@ static Expr *loop_step(OnnxCx *cx, const Rnn *r, const RnnDir *dd, Var *loop, Va
   if (dd->reverse)
     t = op2(cx, "subtract", op2(cx, "subtract", r->len, fe_scalar(cx, DT_INT64, 1)), k);
   FeVal *xw_t = fusion_fence(cx, take_at(cx, dd->xw, t, 0)), *h1 = NULL, *c1 = NULL;
-  if (r->lstm)
-    lstm_step(cx, r, dd, xw_t, h, c, &h1, &c1);
-  else
-    h1 = gru_step(cx, r, dd, xw_t, h);
+  rnn_step(cx, r, dd, xw_t, h, c, &h1, &c1);
   FeVal *y = expand_at(cx, h1, 0);
   FeVal *ys1 = dd->reverse ? concat2(cx, y, ys, 0) : concat2(cx, ys, y, 0);
   FeVal *k1 = op2(cx, "add", k, fe_scalar(cx, DT_INT64, 1));
@@ -495,10 +504,7 @@ static bool run_unrolled(OnnxCx *cx, const Rnn *r, const RnnDir *dd, int64_t T, 
   for (int64_t s = 0; s < T && !cx->failed; s++) {
     int64_t t = dd->reverse ? T - 1 - s : s;
     FeVal *xw_t = rows ? fe_get(cx, rows, (int)t) : dd->xw, *h1 = NULL, *c1 = NULL;
-    if (r->lstm)
-      lstm_step(cx, r, dd, xw_t, h, c, &h1, &c1);
-    else
-      h1 = gru_step(cx, r, dd, xw_t, h);
+    rnn_step(cx, r, dd, xw_t, h, c, &h1, &c1);
     hs[t] = h = h1, c = c1;
   }
   if (cx->failed) return false;
@@ -514,11 +520,12 @@ static bool run_unrolled(OnnxCx *cx, const Rnn *r, const RnnDir *dd, int64_t T, 
 
 /* Both ops: attributes, inputs, each direction's loop, then Y (T, D, B, H),
  * Y_h and Y_c (D, B, H) from the directions' results. */
-static bool convert_rnn(OnnxCx *cx, bool lstm) {
+static bool convert_rnn(OnnxCx *cx, int gates) {
   Rnn r;
   memset(&r, 0, sizeof r);
-  r.lstm = lstm, r.gates = lstm ? 4 : 3;
-  r.n = arena_printf(cx->a, "%s%d", lstm ? "lstm" : "gru", cx->node_index);
+  bool lstm = gates == 4;
+  r.lstm = lstm, r.gates = gates;
+  r.n = arena_printf(cx->a, "%s%d", lstm ? "lstm" : gates == 3 ? "gru" : "rnn", cx->node_index);
   if (!read_attrs(cx, &r)) return false;
   static const int64_t swap01[3] = {1, 0, 2}, to_layout1[4] = {2, 0, 1, 3};
   r.x = cx->in[0];
@@ -553,5 +560,6 @@ static bool convert_rnn(OnnxCx *cx, bool lstm) {
   return !cx->failed;
 }
 
-bool onnx_convert_lstm(OnnxCx *cx) { return convert_rnn(cx, true); }
-bool onnx_convert_gru(OnnxCx *cx) { return convert_rnn(cx, false); }
+bool onnx_convert_lstm(OnnxCx *cx) { return convert_rnn(cx, 4); }
+bool onnx_convert_gru(OnnxCx *cx) { return convert_rnn(cx, 3); }
+bool onnx_convert_rnn(OnnxCx *cx) { return convert_rnn(cx, 1); }
