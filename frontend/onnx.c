@@ -607,13 +607,14 @@ static Expr *live_body(OnnxCx *cx, Expr *result, Uses *uses) {
   return body;
 }
 
-/* A declared type as text, "Tensor[(2, N, ?), float32]". */
+/* A declared type as text, "Tensor[(2, N, ?), float32]" (no shape:
+ * "Tensor[?, float32]"). */
 static const char *declared_text(OnnxCx *cx, const Onnx__TypeProto__Tensor *tt) {
   StrBuf b = {0};
   const char *tn = "?";
   DType dt = tt->elem_type ? onnx_dtype(tt->elem_type, &tn) : DT_INVALID;
   if (dt != DT_INVALID) tn = dtype_name(dt);
-  sb_printf(&b, "Tensor[(");
+  sb_printf(&b, tt->shape ? "Tensor[(" : "Tensor[?");
   for (size_t i = 0; tt->shape && i < tt->shape->n_dim; i++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
     if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
@@ -621,7 +622,7 @@ static const char *declared_text(OnnxCx *cx, const Onnx__TypeProto__Tensor *tt) 
     else
       sb_printf(&b, "%s%s", i ? ", " : "", d->dim_param && *d->dim_param ? d->dim_param : "?");
   }
-  sb_printf(&b, "), %s]", tn);
+  sb_printf(&b, "%s, %s]", tt->shape ? ")" : "", tn);
   const char *t = arena_strdup(cx->a, b.data);
   sb_free(&b);
   return t;

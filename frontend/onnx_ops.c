@@ -71,7 +71,8 @@ static const OnnxOpDef table[] = {
     /* dtype, identity, constants */
     {"", "Cast", 1, 1, onnx_convert_cast, "cast"},
     {"", "Identity", 1, 1, onnx_convert_identity, ""},
-    {"", "Dropout", 1, 3, onnx_convert_dropout, "ones_like cast"},
+    {"", "Dropout", 1, 3, onnx_convert_dropout,
+     "ones_like cast check logical_and greater"},
     {"", "Constant", 0, 0, onnx_convert_constant, ""},
     /* reductions and softmax */
     {"", "ReduceMean", 1, 2, onnx_convert_reduce, REDUCE},

@@ -248,6 +248,7 @@ static const char *const expected_ops[] = {
     "shape_of",
     "ndarray_size",
     "one_hot",
+    "check",
     "dyn.reshape",
     "dyn.strided_slice",
     "dyn.full",

@@ -52,6 +52,11 @@ def tensor(name, array, external=None):
     return msg(*parts)
 
 
+def tensor_bool(name, value):
+    """A bool scalar TensorProto (raw data)."""
+    return msg(field(2, 9), field(8, name), field(9, bytes([int(value)])))
+
+
 def value_info(name, shape, elem=FLOAT):
     """A tensor's ValueInfoProto; shape None declares no shape (rank unknown)."""
     if shape is None:
@@ -85,7 +90,7 @@ def node(op, inputs, outputs, name="", domain="", **attrs):
 
 def model(nodes, inputs, outputs, inits=(), opset=13, value_infos=()):
     """outputs: names (no type declared) or (name, shape[, elem]) tuples."""
-    outs = [value_info(*o) if isinstance(o, tuple) else value_info(o, None) for o in outputs]
+    outs = [value_info(*o) if isinstance(o, tuple) else value_info(o, None, 0) for o in outputs]
     graph = msg(*[field(1, n) for n in nodes], field(2, "g"), *[field(5, t) for t in inits],
                 *[field(11, value_info(*i)) for i in inputs], *[field(12, o) for o in outs],
                 *[field(13, value_info(*v)) for v in value_infos])
@@ -143,6 +148,10 @@ def main():
                            ("declared_dtype", ("y", [2, 3], INT64), []), ("declared_sym", ("y", ["N", 3]), []),
                            ("declared_value_info", "y", [("r", [2, 3], INT64)])]:
         write(d, name + ".onnx", model(relu, [("x", [2, 3])], [out], value_infos=vis))
+    drop = [node("Dropout", ["x", "r", "t"], ["y", "m"], "drop0")]
+    write(d, "dropout_runtime.onnx", model(drop, [("x", [3]), ("r", []), ("t", [], 9)], ["y", "m"]))
+    write(d, "dropout_training.onnx", model(drop, [("x", [3])], ["y", "m"],
+                                            [tensor("r", np.float32(0.25)), tensor_bool("t", True)]))
     write(d, "ill_typed.onnx", model([node("Add", ["x", "z"], ["y"], "add0")], [("x", [2, 3]), ("z", [4])], ["y"]))
     write(d, "empty_required.onnx", model([node("Pad", ["", "a"], ["y"], "pad0")],
                                           [("x", [2, 3]), ("a", [1], INT64)], ["y"]))

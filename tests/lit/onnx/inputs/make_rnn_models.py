@@ -27,7 +27,7 @@ def rnn_model(op, gates, extra_inputs=(), opset=14, **attrs):
     nd = node(op, ins, outs, op.lower() + "0", hidden_size=h, **attrs)
     graph = msg(field(1, nd), field(2, "g"), *[field(5, t) for t in inits],
                 *[field(11, value_info(*v)) for v in inputs],
-                *[field(12, value_info(n, None)) for n in outs])
+                *[field(12, value_info(n, None, 0)) for n in outs])
     return msg(field(1, 8), field(2, "make_rnn_models.py"), field(7, graph),
                field(8, msg(field(1, ""), field(2, opset))))
 
