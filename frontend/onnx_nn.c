@@ -10,6 +10,7 @@
  * leading dims of the left one, static or not); otherwise the batch dims
  * broadcast and nn.batch_matmul runs on 3-D reshapes, as TVM's converter
  * builds it. */
+#include <math.h>
 #include <string.h>
 
 #include "frontend/onnx_int.h"
@@ -424,11 +425,90 @@ bool onnx_convert_layer_norm(OnnxCx *cx) {
 
 /* ───────────────────────── pools ───────────────────────── */
 
+/* v with `before` and `after` elements of value fill around axis a
+ * (static shapes). */
+static FeVal *pad_axis(OnnxCx *cx, FeVal *v, int a, int64_t before, int64_t after, double fill) {
+  int64_t shape[TENSOR_MAX_RANK];
+  if (!v || !fe_static_shape(v, shape) || (!before && !after)) return v;
+  FeVal *parts[3];
+  int n = 0;
+  for (int side = 0; side < 2; side++) {
+    if (side) parts[n++] = v;
+    shape[a] = side ? after : before;
+    if (!shape[a]) continue;
+    Tensor *t = tensor_new(cx->a, fe_dtype(v), fe_rank(v), shape);
+    for (int64_t i = 0; i < t->numel; i++) tensor_set_f64(t, i, fill);
+    parts[n++] = fe_const(cx, t);
+  }
+  AttrB b = ab_new(cx);
+  ab_int(&b, "axis", a);
+  return fe_op(cx, "concatenate", n, parts, ab_done(&b));
+}
+
+/* The flat index (storage_order 0: row-major; 1: the last two axes
+ * swapped) of each element of a static shape, padded with -1. */
+static FeVal *flat_indices(OnnxCx *cx, int r, const int64_t *shape, const int64_t *lo,
+                           const int64_t *hi, bool column) {
+  int64_t ps[TENSOR_MAX_RANK], at[TENSOR_MAX_RANK] = {0};
+  for (int i = 0; i < r; i++) ps[i] = shape[i] + lo[i] + hi[i];
+  Tensor *t = tensor_new(cx->a, DT_INT64, r, ps);
+  for (int64_t e = 0; e < t->numel; e++) {
+    int64_t flat = 0;
+    bool ok = true;
+    for (int i = 0; i < r; i++) {
+      int j = column && i >= r - 2 ? 2 * r - 3 - i : i; /* the order axes are counted in */
+      int64_t c = at[j] - lo[j];
+      ok &= c >= 0 && c < shape[j];
+      flat = flat * shape[j] + c;
+    }
+    tensor_set_i64(t, e, ok ? flat : -1);
+    for (int i = r - 1; i >= 0 && ++at[i] == ps[i]; i--) at[i] = 0;
+  }
+  return fe_const(cx, t);
+}
+
+/* MaxPool's Indices: over every kernel offset, the strided slices of the
+ * padded input (-inf) and of its flat indices; the index of the first
+ * element of each window equal to the pooled maximum y (static shapes). */
+static FeVal *pool_indices(OnnxCx *cx, FeVal *x, const Window *w, FeVal *y) {
+  int r = fe_rank(x);
+  int64_t xs[TENSOR_MAX_RANK], ys[TENSOR_MAX_RANK], lo[TENSOR_MAX_RANK] = {0},
+                                                    hi[TENSOR_MAX_RANK] = {0}, noff = 1;
+  if (!y || !fe_static_shape(x, xs) || !fe_static_shape(y, ys))
+    return FE_FAIL_NULL(cx, "the Indices output needs static shapes");
+  for (int i = 0; i < w->k; i++) {
+    int64_t need = (ys[2 + i] - 1) * w->strides[i] + (w->kernel[i] - 1) * w->dil[i] + 1;
+    lo[2 + i] = w->pads[i];
+    hi[2 + i] = need - xs[2 + i] - lo[2 + i];
+    if (hi[2 + i] < 0) hi[2 + i] = 0;
+    noff *= w->kernel[i];
+  }
+  if (noff > 256) return FE_FAIL_NULL(cx, "the Indices output of windows over 256 elements");
+  FeVal *xp = x, *ip = flat_indices(cx, r, xs, lo, hi, oa_int(cx, "storage_order", 0) != 0);
+  for (int i = 0; i < w->k; i++) xp = pad_axis(cx, xp, 2 + i, lo[2 + i], hi[2 + i], -INFINITY);
+  FeVal *bi = NULL;
+  for (int64_t o = noff - 1; o >= 0 && xp; o--) { /* the last offset first: the first wins */
+    int64_t begin[3], end[3], axes[3], rest = o;
+    for (int i = w->k - 1; i >= 0; i--)
+      begin[i] = (rest % w->kernel[i]) * w->dil[i], rest /= w->kernel[i];
+    for (int i = 0; i < w->k; i++)
+      end[i] = begin[i] + (ys[2 + i] - 1) * w->strides[i] + 1, axes[i] = 2 + i;
+    AttrB b = ab_new(cx), c = ab_new(cx);
+    ab_ints(&b, "begin", w->k, begin), ab_ints(&b, "end", w->k, end);
+    ab_ints(&b, "strides", w->k, w->strides), ab_ints(&b, "axes", w->k, axes);
+    ab_ints(&c, "begin", w->k, begin), ab_ints(&c, "end", w->k, end);
+    ab_ints(&c, "strides", w->k, w->strides), ab_ints(&c, "axes", w->k, axes);
+    FeVal *iv = FE_OP(cx, "strided_slice", ab_done(&c), ip);
+    FeVal *hit = FE_OP(cx, "equal", NULL, FE_OP(cx, "strided_slice", ab_done(&b), xp), y);
+    bi = !bi ? iv : hit && iv ? FE_OP(cx, "where", NULL, hit, iv, bi) : NULL;
+  }
+  return bi;
+}
+
 /* MaxPool / AveragePool over 1 to 3 spatial dims. */
 bool onnx_convert_pool(OnnxCx *cx) {
   bool max = strcmp(cx->node->op_type, "MaxPool") == 0;
-  if (max && cx->nout > 1 && *cx->node->output[1])
-    return fe_fail(cx, "the Indices output is not supported");
+  bool indices = max && cx->nout > 1 && *cx->node->output[1];
   FeVal *x = cx->in[0];
   Window win = {.k = spatial_rank(cx, x)};
   if (win.k < 0) return false;
@@ -437,14 +517,17 @@ bool onnx_convert_pool(OnnxCx *cx) {
     return cx->failed ? false : fe_fail(cx, "attribute 'kernel_shape' must have %d values", win.k);
   memcpy(win.kernel, ks, sizeof ks);
   if (!read_window(cx, x, &win, max)) return false;
-  if (oa_int(cx, "storage_order", 0)) return fe_fail(cx, "storage_order 1 is not supported");
+  if (oa_int(cx, "storage_order", 0) && (!indices || win.k != 2))
+    return fe_fail(cx, "storage_order 1 is supported with the Indices output of 2-D pools");
   AttrB b = ab_new(cx);
   window_attrs(&b, &win, max, "pool_size");
   ab_bool(&b, "ceil_mode", oa_int(cx, "ceil_mode", 0) != 0);
   if (!max) ab_bool(&b, "count_include_pad", oa_int(cx, "count_include_pad", 0) != 0);
   const char *op = max ? by_rank(win.k, "nn.max_pool1d", "nn.max_pool2d", "nn.max_pool3d")
                        : by_rank(win.k, "nn.avg_pool1d", "nn.avg_pool2d", "nn.avg_pool3d");
-  return set_out(cx, FE_OP(cx, op, ab_done(&b), x));
+  FeVal *y = FE_OP(cx, op, ab_done(&b), x);
+  if (indices) cx->out[1] = pool_indices(cx, x, &win, y);
+  return set_out(cx, y) && (!indices || cx->out[1]);
 }
 
 /* GlobalAveragePool / GlobalMaxPool: the 2-D ops on NCHW; other ranks a

@@ -136,6 +136,10 @@ def torch_cases():
     # pools
     add("max_pool", nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True), [x4])
     add("max_pool_dilated", nn.MaxPool2d(2, stride=1, dilation=2), [x4])
+    # MaxPool's Indices output (the exporter subtracts each plane's offset)
+    add("max_pool_indices", nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True, return_indices=True), [x4])
+    add("max_pool_indices_dilated", nn.MaxPool2d(2, stride=1, dilation=2, return_indices=True), [x4])
+    add("max_pool1d_indices", nn.MaxPool1d(3, stride=2, padding=1, return_indices=True), [x3])
     add("avg_pool", nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False, ceil_mode=True), [x4])
     add("avg_pool_include_pad", nn.AvgPool2d(2, stride=2, padding=1), [x4])
     add("global_avg_pool", nn.AdaptiveAvgPool2d(1), [x4])
