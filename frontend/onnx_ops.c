@@ -16,7 +16,7 @@
 #define REDUCE "mean sum max min prod"
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
-  "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
+  "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze less where cast"
 
 #define QMATMUL "cast subtract reshape nn.matmul nn.batch_matmul broadcast_to"
 #define QCONV "cast subtract reshape nn.conv1d nn.conv2d nn.conv3d"

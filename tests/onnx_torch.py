@@ -316,6 +316,42 @@ def quant_cases():
     return out
 
 
+def lstm_seq_lens_cases():
+    """LSTM with peepholes and sequence_lens (states stop at each length, later
+    outputs zeros), T static (the steps written out) and symbolic (the loop),
+    against numpy written from the operator's equations."""
+    g, T, B, I, H = np.random.default_rng(43), 4, 3, 5, 2
+    x = g.standard_normal((T, B, I)).astype(np.float32)
+    w, r = [g.standard_normal((1, 4 * H, k)).astype(np.float32) * 0.5 for k in (I, H)]
+    bias, p = g.standard_normal((1, 8 * H)).astype(np.float32), g.standard_normal((1, 3 * H)).astype(np.float32)
+    lens = np.array([4, 1, 2], np.int32)
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    h, c = np.zeros((B, H)), np.zeros((B, H))
+    ys = []
+    for t in range(T):
+        gt = x[t] @ w[0].T + h @ r[0].T + bias[0, :4 * H] + bias[0, 4 * H:]
+        gi, go, gf, gc = (gt[:, k * H:(k + 1) * H] for k in range(4))
+        i, f = sig(gi + p[0, :H] * c), sig(gf + p[0, 2 * H:] * c)
+        c1 = f * c + i * np.tanh(gc)
+        h1 = sig(go + p[0, H:2 * H] * c1) * np.tanh(c1)
+        live = (t < lens)[:, None]
+        ys.append(np.where(live, h1, 0))
+        h, c = np.where(live, h1, h), np.where(live, c1, c)
+    ref = [np.stack(ys)[:, None].astype(np.float32), h[None].astype(np.float32), c[None].astype(np.float32)]
+    node = helper.make_node("LSTM", ["x", "w", "r", "b", "lens", "", "", "p"], ["y", "yh", "yc"], hidden_size=H)
+    out = []
+    for name, tdim in (("lstm_peepholes_seq_lens", T), ("lstm_peepholes_seq_lens_loop", "T")):
+        m = typed_model([node], [("x", x), ("lens", lens)], ["y", "yh", "yc"], 14,
+                        [("w", w), ("r", r), ("b", bias), ("p", p)])
+        m.graph.input[0].type.tensor_type.shape.dim[0].Clear()
+        if isinstance(tdim, str):
+            m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = tdim
+        else:
+            m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = tdim
+        out.append((name, m, [x, lens], ref, 1e-5, 1e-5))
+    return out
+
+
 def hand_cases():
     """(name, model, inputs, expected outputs, atol, rtol)."""
     out = []
@@ -326,7 +362,7 @@ def hand_cases():
         node = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad=mode, strides=[2, 2])
         out.append((f"conv_{mode.lower()}", make_model("g", [node], [("x", x)], ["y"], 13, [winit]), [x],
                     [np_conv_same(x, w, mode == "SAME_UPPER")], 1e-4, 1e-5))
-    out += conv_transpose_cases() + quant_cases()
+    out += conv_transpose_cases() + quant_cases() + lstm_seq_lens_cases()
     a = rand(3, 4, seed=32)
     nodes = [helper.make_node("Dropout", ["x"], ["y", "mask"]),
              helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT)]

@@ -46,7 +46,7 @@ def main():
         "lstm_two_acts.onnx": rnn_model("LSTM", 4, activations=["Sigmoid", "Tanh"]),
         "gru_alpha.onnx": rnn_model("GRU", 3, activation_alpha=[0.5, 0.25]),
         "lstm_direction.onnx": rnn_model("LSTM", 4, direction="sideways"),
-        "lstm_seq_lens.onnx": rnn_model("LSTM", 4, extra_inputs=[("L", [1])]),
+        "lstm_seq_lens.onnx": rnn_model("LSTM", 4, extra_inputs=[("L", [1], 6)], direction="reverse"),
     }
     for name, data in models.items():
         with open(os.path.join(d, name), "wb") as f:
