@@ -21,8 +21,8 @@ def rnn_model(op, gates, extra_inputs=(), opset=14, **attrs):
     inits = [tensor("W", rng.standard_normal((ndir, gates * h, i))),
              tensor("R", rng.standard_normal((ndir, gates * h, h))),
              tensor("B", rng.standard_normal((ndir, 2 * gates * h)))]
-    inputs = [("X", ["seq", 1, i])] + [(n, s) for n, s in extra_inputs]
-    ins = ["X", "W", "R", "B"] + [n for n, _ in extra_inputs]
+    inputs = [("X", ["seq", 1, i])] + list(extra_inputs)
+    ins = ["X", "W", "R", "B"] + [v[0] for v in extra_inputs]
     outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
     nd = node(op, ins, outs, op.lower() + "0", hidden_size=h, **attrs)
     graph = msg(field(1, nd), field(2, "g"), *[field(5, t) for t in inits],
