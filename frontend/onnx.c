@@ -14,7 +14,11 @@
  *   3. initializers (raw, typed or external data) and graph inputs;
  *   4. the nodes in graph order (ONNX requires topological order): the
  *      first converter error stops the import;
- *   5. the outputs, the parameters actually used, the function.
+ *   5. the outputs, checked against the types the model declares for them
+ *      (and for the values of value_info): a different dtype, rank or
+ *      static dim is an error naming both types, a symbolic or unknown
+ *      declared dim where rly knows the size, or another float width, a
+ *      warning; then the parameters actually used, the function.
  * The module is touched only in step 5, after everything succeeded. */
 #include <ctype.h>
 #include <errno.h>
@@ -715,6 +719,82 @@ static Expr *live_body(OnnxCx *cx, Expr *result, Uses *uses) {
   return body;
 }
 
+/* A declared type as text, "Tensor[(2, N, ?), float32]" (no shape:
+ * "Tensor[?, float32]"). */
+static const char *declared_text(OnnxCx *cx, const Onnx__TypeProto__Tensor *tt) {
+  StrBuf b = {0};
+  const char *tn = "?";
+  DType dt = tt->elem_type ? onnx_dtype(tt->elem_type, &tn) : DT_INVALID;
+  if (dt != DT_INVALID) tn = dtype_name(dt);
+  sb_printf(&b, tt->shape ? "Tensor[(" : "Tensor[?");
+  for (size_t i = 0; tt->shape && i < tt->shape->n_dim; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      sb_printf(&b, "%s%lld", i ? ", " : "", (long long)d->dim_value);
+    else
+      sb_printf(&b, "%s%s", i ? ", " : "", d->dim_param && *d->dim_param ? d->dim_param : "?");
+  }
+  sb_printf(&b, "%s, %s]", tt->shape ? ")" : "", tn);
+  const char *t = arena_strdup(cx->a, b.data);
+  sb_free(&b);
+  return t;
+}
+
+/* 1 when value v's type contradicts the declared one (dtype, rank, a
+ * static dim), -1 when only the declaration is looser (a symbolic or
+ * unknown dim that rly knows) or differs in float width alone (exporters
+ * declare float64 for a Python scalar that the computation keeps in the
+ * tensor's float32, as PyTorch's Where), else 0. */
+static int declared_mismatch(const Onnx__TypeProto__Tensor *tt, const FeVal *v) {
+  const char *tn;
+  DType dt = tt->elem_type ? onnx_dtype(tt->elem_type, &tn) : fe_dtype(v);
+  int loose = 0;
+  if (dt != fe_dtype(v) && !(dtype_is_float(dt) && dtype_is_float(fe_dtype(v)))) return 1;
+  if (dt != fe_dtype(v)) loose = -1;
+  if (!tt->shape) return loose;
+  if ((int)tt->shape->n_dim != fe_rank(v)) return 1;
+  for (int i = 0; i < fe_rank(v); i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    Dim have = fe_dim(v, i);
+    if (have.kind != DIM_CONST) continue;
+    if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+      loose = -1;
+    else if (d->dim_value != have.value)
+      return 1;
+  }
+  return loose;
+}
+
+/* Checks v against the type vi declares (what: "graph output"). */
+static bool check_declared(OnnxCx *cx, const Onnx__ValueInfoProto *vi, const FeVal *v,
+                           const char *what) {
+  const Onnx__TypeProto *tp = vi->type;
+  if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !v->ty ||
+      v->ty->kind != TY_TENSOR)
+    return true;
+  int m = declared_mismatch(tp->tensor_type, v);
+  if (!m) return true;
+  char *have = print_type(v->ty);
+  const char *want = declared_text(cx, tp->tensor_type);
+  if (m > 0)
+    fe_fail(cx, "%s '%s' is declared %s, but its type is %s", what, vi->name, want, have);
+  else
+    diag_warning(cx->d, no_span, "%s: %s '%s' is declared %s; its type is %s", cx->file, what,
+                 vi->name, want, have);
+  free(have);
+  return m < 0;
+}
+
+/* The values value_info declares, checked once every node is converted. */
+static bool check_value_info(Import *im) {
+  for (size_t i = 0; i < im->g->n_value_info; i++) {
+    const Onnx__ValueInfoProto *vi = im->g->value_info[i];
+    FeVal *v = vi->name ? strmap_get(&im->cx.vals, vi->name) : NULL;
+    if (v && v->expr && !check_declared(&im->cx, vi, v, "value")) return false;
+  }
+  return true;
+}
+
 static Expr *result_expr(Import *im) {
   OnnxCx *cx = &im->cx;
   int n = (int)im->g->n_output;
@@ -725,6 +805,7 @@ static Expr *result_expr(Import *im) {
     FeVal *v = strmap_get(&cx->vals, name);
     if (!v || !v->expr)
       return fe_fail(cx, "graph output '%s' is not produced by any node", name), NULL;
+    if (!check_declared(cx, im->g->output[i], v, "graph output")) return NULL;
     outs[i] = v->expr;
   }
   return n == 1 ? outs[0] : expr_tuple(cx->a, n, outs, no_span);
@@ -781,7 +862,8 @@ bool onnx_import(const char *path, Module *m, const OnnxImportOptions *o, DiagCt
   bool ok = (im.model = read_model(&im.cx, path)) != NULL;
   if (ok) im.g = im.model->graph;
   ok = ok && read_opset(&im) && check_ops(&im) && read_initializers(&im) && read_inputs(&im) &&
-       convert_nodes(&im) && build_function(&im, m, o && o->func ? o->func : "main", w);
+       convert_nodes(&im) && check_value_info(&im) &&
+       build_function(&im, m, o && o->func ? o->func : "main", w);
   if (!ok && o && o->where.off) diag_note(d, o->where, "while importing %s", path);
   import_free(&im);
   return ok;

@@ -195,11 +195,14 @@ FeVal *fe_sym_set(OnnxCx *cx, FeVal *v, int n, const Dim *sym);
   X(pool) X(global_pool)                                                                    \
   X(flatten) X(reshape) X(transpose) X(squeeze) X(unsqueeze) X(concat) X(split) X(slice)    \
   X(gather) X(expand) X(tile) X(pad) X(shape) X(size) X(constant_of_shape) X(range)         \
-  X(lstm) X(gru)                                                                            \
+  X(lstm) X(gru) X(rnn)                                                                     \
   /* indexing, resizing, vision (onnx_index.c) */                                           \
   X(gather_elements) X(gather_nd) X(scatter_elements) X(scatter_nd) X(one_hot)              \
-  X(depth_to_space) X(reverse_sequence) X(non_zero) X(compress) X(unique) X(nms) X(tfidf) X(max_unpool)     \
-  X(grid_sample) X(roi_align) X(resize)
+  X(depth_to_space) X(reverse_sequence) X(non_zero) X(compress) X(unique) X(nms) X(tfidf)   \
+  X(max_unpool) X(grid_sample) X(roi_align) X(resize)                                       \
+  /* quantization (onnx_layers.c) */                                                        \
+  X(quantize_linear) X(dequantize_linear) X(dynamic_quantize_linear) X(matmul_integer)      \
+  X(qlinear_matmul) X(conv_integer) X(qlinear_conv)
 /* clang-format on */
 /* converters of earlier versions of ops (rows with a smaller `since`) */
 #define ONNX_CONVERTERS_V1(X) \

@@ -396,26 +396,49 @@ bool onnx_convert_cast(OnnxCx *cx) {
 
 bool onnx_convert_identity(OnnxCx *cx) { return set_out(cx, cx->in[0]); }
 
-/* Dropout at inference is the identity; its mask, when asked for, is all
- * true (ones of the input's type before opset 10).  Training mode (a
- * training_mode input that is true; is_test=0, the default, before opset
- * 7) is refused. */
+/* Whether the value is known to be zero (false), nonzero, or neither (-1). */
+static int known_nonzero(OnnxCx *cx, const FeVal *v) {
+  double d;
+  if (!v || !v->value) return -1;
+  return fe_need_scalar(cx, v, "value", &d) ? d != 0 : -1;
+}
+
+/* Dropout: the identity, with a mask of ones (of the input's type before
+ * opset 10); is_test=0 (training, the default before opset 7) is refused.  In training mode (input
+ * training_mode, opset 12 on) with a ratio above zero it draws random
+ * numbers, which no implementation can match to the suite's: refused at
+ * import when both are known, otherwise a run-time `check` refuses it
+ * then (training_mode false or ratio 0 run as the identity). */
 bool onnx_convert_dropout(OnnxCx *cx) {
   if (cx->opset < 7 && !oa_int(cx, "is_test", 0))
     return fe_fail(cx, "training mode (is_test=0 at opset %lld) is not supported (inference only)",
                    (long long)cx->opset);
-  if (cx->nin > 2 && cx->in[2]) {
-    double train;
-    if (!fe_need_scalar(cx, cx->in[2], "input 'training_mode'", &train)) return false;
-    if (train != 0) return fe_fail(cx, "training mode is not supported (inference only)");
+  FeVal *x = cx->in[0], *ratio = cx->nin > 1 ? cx->in[1] : NULL;
+  FeVal *train = cx->nin > 2 ? cx->in[2] : NULL;
+  int t = train ? known_nonzero(cx, train) : 0, r = ratio ? known_nonzero(cx, ratio) : 1;
+  const char *why = arena_printf(cx->a,
+                                 "Dropout (ai.onnx, opset %lld) in training mode with a ratio "
+                                 "above 0 draws random numbers; only inference (training_mode "
+                                 "false or ratio 0) is supported",
+                                 (long long)cx->opset);
+  if (t == 1 && r == 1) return fe_fail(cx, "%s", why);
+  if (t != 0 && r != 0) { /* decided at run time */
+    FeVal *on = fe_cast(cx, train, DT_BOOL);
+    if (r < 0)
+      on = FE_OP(cx, "logical_and", NULL, on,
+                 FE_OP(cx, "greater", NULL, ratio, fe_scalar(cx, fe_dtype(ratio), 0)));
+    AttrB b = ab_new(cx);
+    ab_str(&b, "message", arena_printf(cx->a, "%s: %s: %s", cx->file, fe_node_text(cx), why));
+    x = on ? FE_OP(cx, "check", ab_done(&b), x, on) : NULL;
   }
-  cx->out[0] = cx->in[0];
-  if (cx->nout > 1) {
-    FeVal *ones = FE_OP(cx, "ones_like", NULL, cx->in[0]);
-    cx->out[1] = ones && cx->opset >= 10 ? fe_cast(cx, ones, DT_BOOL) : ones;
+  cx->out[0] = x;
+  if (cx->nout > 1 && x) {
+    FeVal *ones = FE_OP(cx, "ones_like", NULL, x);
+    cx->out[1] =
+        ones && cx->opset >= 10 ? fe_cast(cx, ones, DT_BOOL) : ones; /* before 10: x's type */
     return cx->out[1] != NULL;
   }
-  return true;
+  return x != NULL;
 }
 
 /* Constant: the one of value, value_float(s), value_int(s) present. */

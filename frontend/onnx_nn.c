@@ -10,6 +10,7 @@
  * leading dims of the left one, static or not); otherwise the batch dims
  * broadcast and nn.batch_matmul runs on 3-D reshapes, as TVM's converter
  * builds it. */
+#include <math.h>
 #include <string.h>
 
 #include "frontend/onnx_int.h"
@@ -147,26 +148,52 @@ bool onnx_convert_conv(OnnxCx *cx) {
   return set_out(cx, bias_add(cx, y, cx->nin > 2 ? cx->in[2] : NULL));
 }
 
-/* ConvTranspose: weight (C_in, C_out / group, k...), Relay's IOHW.  An
- * output_shape attribute is turned into the pads that give it. */
+/* A transposed convolution's pads from output_shape, or from auto_pad
+ * SAME_* (output = input * stride): total = stride * (in - 1) +
+ * output_padding + (k - 1) * dilation + 1 - out, split with the larger half
+ * at the end for SAME_UPPER and at the beginning otherwise, as the ONNX spec
+ * states; a negative total (an output longer than the windows reach) is
+ * more output padding. */
+static bool transposed_pads(OnnxCx *cx, FeVal *x, Window *w, int64_t *outpad) {
+  const char *ap = oa_str(cx, "auto_pad", "NOTSET");
+  bool same = !strncmp(ap, "SAME_", 5), upper = !strcmp(ap, "SAME_UPPER");
+  int64_t outshape[3];
+  int no = oa_ints(cx, "output_shape", outshape, 3);
+  if (no < 0 && !same) return !cx->failed;
+  if (no >= 0 && no != w->k)
+    return fe_fail(cx, "output_shape has %d values, %d expected", no, w->k);
+  for (int i = 0; i < w->k; i++) {
+    Dim d = fe_dim(x, 2 + i);
+    if (d.kind != DIM_CONST)
+      return fe_fail(cx, "output_shape and auto_pad need static spatial dims (dim %d)", 2 + i);
+    int64_t out = no >= 0 ? outshape[i] : d.value * w->strides[i];
+    int64_t total =
+        w->strides[i] * (d.value - 1) + outpad[i] + (w->kernel[i] - 1) * w->dil[i] + 1 - out;
+    if (total < 0) outpad[i] -= total, total = 0;
+    int64_t half = total / 2;
+    w->pads[i] = upper ? half : total - half, w->pads[w->k + i] = upper ? total - half : half;
+  }
+  return !cx->failed;
+}
+
+/* ConvTranspose: weight (C_in, C_out / group, k...): Relay's IOHW and
+ * IODHW, and nn.conv1d_transpose's OIW (whose O names the input channels,
+ * ops/nn_conv.c).  output_shape and auto_pad SAME_* become pads. */
 bool onnx_convert_conv_transpose(OnnxCx *cx) {
   FeVal *x = cx->in[0], *w = cx->in[1];
   Window win = {.k = spatial_rank(cx, x)};
-  if (win.k < 0 || win.k > 2)
-    return win.k < 0 ? false : fe_fail(cx, "3-D transposed convolutions are not supported");
-  if (!weight_kernel(cx, w, &win) || !read_window(cx, x, &win, true)) return false;
-  int64_t outpad[3] = {0, 0, 0}, outshape[3];
-  if (oa_ints(cx, "output_padding", outpad, 3) > win.k)
-    return fe_fail(cx, "output_padding has too many values");
-  int no = oa_ints(cx, "output_shape", outshape, 3);
-  for (int i = 0; no > 0 && i < win.k; i++) {
-    Dim d = fe_dim(x, 2 + i);
-    if (no != win.k || d.kind != DIM_CONST)
-      return fe_fail(cx, "output_shape needs %d values and static spatial dims", win.k);
-    int64_t total = win.strides[i] * (d.value - 1) + outpad[i] + (win.kernel[i] - 1) * win.dil[i] +
-                    1 - outshape[i];
-    if (total < 0) return fe_fail(cx, "output_shape %lld is too large", (long long)outshape[i]);
-    win.pads[i] = total / 2, win.pads[win.k + i] = total - total / 2;
+  if (win.k < 0) return false;
+  int64_t outpad[3] = {0, 0, 0};
+  if (!weight_kernel(cx, w, &win) || !window_ints(cx, "strides", win.k, 1, win.strides) ||
+      !window_ints(cx, "dilations", win.k, 1, win.dil))
+    return false;
+  int nop = oa_ints(cx, "output_padding", outpad, 3);
+  if (nop > win.k) return fe_fail(cx, "output_padding has too many values");
+  const char *ap = oa_str(cx, "auto_pad", "NOTSET");
+  if (!strncmp(ap, "SAME_", 5) || oa_get(cx, "output_shape")) {
+    if (!transposed_pads(cx, x, &win, outpad)) return false;
+  } else if (!read_window(cx, x, &win, true)) {
+    return false;
   }
   int64_t group = oa_int(cx, "group", 1);
   AttrB b = ab_new(cx);
@@ -175,8 +202,9 @@ bool onnx_convert_conv_transpose(OnnxCx *cx) {
   window_attrs(&b, &win, true, NULL);
   ab_ints(&b, "output_padding", win.k, outpad);
   ab_int(&b, "groups", group);
-  ab_str(&b, "kernel_layout", win.k == 1 ? "IOW" : "IOHW");
-  const char *op = win.k == 1 ? "nn.conv1d_transpose" : "nn.conv2d_transpose";
+  ab_str(&b, "kernel_layout", by_rank(win.k, "OIW", "IOHW", "IODHW"));
+  const char *op =
+      by_rank(win.k, "nn.conv1d_transpose", "nn.conv2d_transpose", "nn.conv3d_transpose");
   FeVal *y = FE_OP(cx, op, ab_done(&b), x, w);
   return set_out(cx, bias_add(cx, y, cx->nin > 2 ? cx->in[2] : NULL));
 }
@@ -311,20 +339,60 @@ static FeVal *batch_norm_per_activation(OnnxCx *cx, double eps) {
   return y ? FE_OP(cx, "add", NULL, y, cx->in[2]) : NULL;
 }
 
-/* Inference only: training mode is refused (training_mode=1; before
- * opset 7 is_test=0, the default). */
+/* The mean of v over every axis but 1 (the channels), dims kept or not. */
+static FeVal *channel_mean(OnnxCx *cx, FeVal *v, bool keep) {
+  int64_t axes[TENSOR_MAX_RANK];
+  int n = 0;
+  for (int i = 0; v && i < fe_rank(v); i++)
+    if (i != 1) axes[n++] = i;
+  AttrB b = ab_new(cx);
+  ab_ints(&b, "axis", n, axes), ab_bool(&b, "keepdims", keep);
+  return v ? FE_OP(cx, "mean", ab_done(&b), v) : NULL;
+}
+
+/* r * momentum + cur * (1 - momentum): a running statistic's update. */
+static FeVal *running(OnnxCx *cx, FeVal *r, FeVal *cur, double momentum) {
+  DType dt = fe_dtype(r);
+  FeVal *a = FE_OP(cx, "multiply", NULL, r, fe_scalar(cx, dt, momentum));
+  FeVal *b = cur ? FE_OP(cx, "multiply", NULL, cur, fe_scalar(cx, dt, 1 - momentum)) : NULL;
+  return a && b ? FE_OP(cx, "add", NULL, a, b) : NULL;
+}
+
+/* Training mode (opset 14 on): normalized by the batch's mean and
+ * (biased) variance over every axis but the channels; the outputs 1 and 2
+ * are the running mean and variance updated with `momentum`. */
+static bool batch_norm_training(OnnxCx *cx, Attrs *attrs) {
+  FeVal *x = cx->in[0], *mk = channel_mean(cx, x, true);
+  FeVal *d = mk ? FE_OP(cx, "subtract", NULL, x, mk) : NULL;
+  FeVal *m = channel_mean(cx, x, false);
+  FeVal *v = d ? channel_mean(cx, FE_OP(cx, "multiply", NULL, d, d), false) : NULL;
+  FeVal *t = m && v ? FE_OP(cx, "nn.batch_norm", attrs, x, cx->in[1], cx->in[2], m, v) : NULL;
+  double momentum = oa_float(cx, "momentum", 0.9);
+  if (cx->nout > 1 && *cx->node->output[1]) cx->out[1] = running(cx, cx->in[3], m, momentum);
+  if (cx->nout > 2 && *cx->node->output[2]) cx->out[2] = running(cx, cx->in[4], v, momentum);
+  return set_out(cx, t ? fe_get(cx, t, 0) : NULL);
+}
+
+/* Training mode from opset 14 (training_mode=1) gives the running
+ * statistics; before opset 7 is_test=0 (the default) is training, refused. */
 bool onnx_convert_batch_norm(OnnxCx *cx) {
-  for (int k = 1; k < cx->nout; k++)
+  bool train = cx->opset >= 14 && oa_int(cx, "training_mode", 0);
+  for (int k = 1; k < cx->nout && !train; k++)
     if (*cx->node->output[k])
-      return fe_fail(cx, "training-mode outputs (running mean and variance) are not supported");
-  if (oa_int(cx, "training_mode", 0) || (cx->opset < 7 && !oa_int(cx, "is_test", 0)))
-    return fe_fail(cx, "training mode is not supported (inference only%s)",
-                   cx->opset < 7 ? ": is_test must be 1" : "");
+      return fe_fail(cx,
+                     "the running mean and variance outputs need training_mode=1 (opset 14 on)");
+  if (cx->nout > 3)
+    return fe_fail(cx, "outputs beyond the running mean and variance are not supported");
+  if (cx->opset < 7 && !oa_int(cx, "is_test", 0))
+    return fe_fail(cx,
+                   "training mode is not supported (inference only: is_test must be 1 before "
+                   "opset 7)");
   if (cx->opset < 9 && !oa_int(cx, "spatial", 1))
     return set_out(cx, batch_norm_per_activation(cx, oa_float(cx, "epsilon", 1e-5)));
   AttrB b = ab_new(cx);
   ab_int(&b, "axis", 1);
   ab_float(&b, "epsilon", oa_float(cx, "epsilon", 1e-5));
+  if (train) return batch_norm_training(cx, ab_done(&b));
   FeVal *t = FE_OP(cx, "nn.batch_norm", ab_done(&b), cx->in[0], cx->in[1], cx->in[2], cx->in[3],
                    cx->in[4]);
   return set_out(cx, t ? fe_get(cx, t, 0) : NULL);
@@ -338,18 +406,18 @@ bool onnx_convert_instance_norm(OnnxCx *cx) {
 }
 
 /* LayerNormalization (opset 17): over the axes from `axis` to the last.
- * Over the last axis alone it is nn.layer_norm; over several, the mean and
- * variance are written out (TVM does the same). */
+ * Over the last axis alone, without the Mean and InvStdDev outputs, it is
+ * nn.layer_norm; otherwise the mean and 1 / sqrt(variance + epsilon) are
+ * written out (kept dims: the extra outputs' shape), as TVM does. */
 bool onnx_convert_layer_norm(OnnxCx *cx) {
-  for (int k = 1; k < cx->nout; k++)
-    if (*cx->node->output[k])
-      return fe_fail(cx, "the Mean and InvStdDev outputs are not supported");
+  bool stats = false;
+  for (int k = 1; k < cx->nout; k++) stats |= *cx->node->output[k] != 0;
   FeVal *x = cx->in[0], *scale = cx->in[1], *bias = cx->nin > 2 ? cx->in[2] : NULL;
   int r = fe_rank(x), axis = fe_axis(cx, oa_int(cx, "axis", -1), r, "axis");
   double eps = oa_float(cx, "epsilon", 1e-5);
   if (axis < 0) return false;
   if (!bias) bias = FE_OP(cx, "zeros_like", NULL, scale);
-  if (axis == r - 1) {
+  if (axis == r - 1 && !stats) {
     AttrB b = ab_new(cx);
     ab_int(&b, "axis", -1);
     ab_float(&b, "epsilon", eps);
@@ -360,23 +428,106 @@ bool onnx_convert_layer_norm(OnnxCx *cx) {
   AttrB m1 = ab_new(cx), m2 = ab_new(cx);
   ab_ints(&m1, "axis", r - axis, axes), ab_bool(&m1, "keepdims", true);
   ab_ints(&m2, "axis", r - axis, axes), ab_bool(&m2, "keepdims", true);
-  FeVal *d = FE_OP(cx, "subtract", NULL, x, FE_OP(cx, "mean", ab_done(&m1), x));
+  FeVal *mean = FE_OP(cx, "mean", ab_done(&m1), x);
+  FeVal *d = mean ? FE_OP(cx, "subtract", NULL, x, mean) : NULL;
   FeVal *var = d ? FE_OP(cx, "mean", ab_done(&m2), FE_OP(cx, "multiply", NULL, d, d)) : NULL;
   FeVal *den =
       var ? FE_OP(cx, "sqrt", NULL, FE_OP(cx, "add", NULL, var, fe_scalar(cx, fe_dtype(x), eps)))
           : NULL;
-  FeVal *y = den ? FE_OP(cx, "divide", NULL, d, den) : NULL;
+  FeVal *inv = den ? FE_OP(cx, "divide", NULL, fe_scalar(cx, fe_dtype(x), 1.0), den) : NULL;
+  FeVal *y = inv ? FE_OP(cx, "multiply", NULL, d, inv) : NULL;
   y = y ? FE_OP(cx, "multiply", NULL, y, scale) : NULL;
+  if (cx->nout > 1) cx->out[1] = mean;
+  if (cx->nout > 2) cx->out[2] = inv;
   return set_out(cx, y && bias ? FE_OP(cx, "add", NULL, y, bias) : NULL);
 }
 
 /* ───────────────────────── pools ───────────────────────── */
 
+/* v with `before` and `after` elements of value fill around axis a
+ * (static shapes). */
+static FeVal *pad_axis(OnnxCx *cx, FeVal *v, int a, int64_t before, int64_t after, double fill) {
+  int64_t shape[TENSOR_MAX_RANK];
+  if (!v || !fe_static_shape(v, shape) || (!before && !after)) return v;
+  FeVal *parts[3];
+  int n = 0;
+  for (int side = 0; side < 2; side++) {
+    if (side) parts[n++] = v;
+    shape[a] = side ? after : before;
+    if (!shape[a]) continue;
+    Tensor *t = tensor_new(cx->a, fe_dtype(v), fe_rank(v), shape);
+    for (int64_t i = 0; i < t->numel; i++) tensor_set_f64(t, i, fill);
+    parts[n++] = fe_const(cx, t);
+  }
+  AttrB b = ab_new(cx);
+  ab_int(&b, "axis", a);
+  return fe_op(cx, "concatenate", n, parts, ab_done(&b));
+}
+
+/* The flat index (storage_order 0: row-major; 1: the last two axes
+ * swapped) of each element of a static shape, padded with -1. */
+static FeVal *flat_indices(OnnxCx *cx, int r, const int64_t *shape, const int64_t *lo,
+                           const int64_t *hi, bool column) {
+  int64_t ps[TENSOR_MAX_RANK], at[TENSOR_MAX_RANK] = {0};
+  for (int i = 0; i < r; i++) ps[i] = shape[i] + lo[i] + hi[i];
+  Tensor *t = tensor_new(cx->a, DT_INT64, r, ps);
+  for (int64_t e = 0; e < t->numel; e++) {
+    int64_t flat = 0;
+    bool ok = true;
+    for (int i = 0; i < r; i++) {
+      int j = column && i >= r - 2 ? 2 * r - 3 - i : i; /* the order axes are counted in */
+      int64_t c = at[j] - lo[j];
+      ok &= c >= 0 && c < shape[j];
+      flat = flat * shape[j] + c;
+    }
+    tensor_set_i64(t, e, ok ? flat : -1);
+    for (int i = r - 1; i >= 0 && ++at[i] == ps[i]; i--) at[i] = 0;
+  }
+  return fe_const(cx, t);
+}
+
+/* MaxPool's Indices: over every kernel offset, the strided slices of the
+ * padded input (-inf) and of its flat indices; the index of the first
+ * element of each window equal to the pooled maximum y (static shapes). */
+static FeVal *pool_indices(OnnxCx *cx, FeVal *x, const Window *w, FeVal *y) {
+  int r = fe_rank(x);
+  int64_t xs[TENSOR_MAX_RANK], ys[TENSOR_MAX_RANK], lo[TENSOR_MAX_RANK] = {0},
+                                                    hi[TENSOR_MAX_RANK] = {0}, noff = 1;
+  if (!y || !fe_static_shape(x, xs) || !fe_static_shape(y, ys))
+    return FE_FAIL_NULL(cx, "the Indices output needs static shapes");
+  for (int i = 0; i < w->k; i++) {
+    int64_t need = (ys[2 + i] - 1) * w->strides[i] + (w->kernel[i] - 1) * w->dil[i] + 1;
+    lo[2 + i] = w->pads[i];
+    hi[2 + i] = need - xs[2 + i] - lo[2 + i];
+    if (hi[2 + i] < 0) hi[2 + i] = 0;
+    noff *= w->kernel[i];
+  }
+  if (noff > 256) return FE_FAIL_NULL(cx, "the Indices output of windows over 256 elements");
+  FeVal *xp = x, *ip = flat_indices(cx, r, xs, lo, hi, oa_int(cx, "storage_order", 0) != 0);
+  for (int i = 0; i < w->k; i++) xp = pad_axis(cx, xp, 2 + i, lo[2 + i], hi[2 + i], -INFINITY);
+  FeVal *bi = NULL;
+  for (int64_t o = noff - 1; o >= 0 && xp; o--) { /* the last offset first: the first wins */
+    int64_t begin[3], end[3], axes[3], rest = o;
+    for (int i = w->k - 1; i >= 0; i--)
+      begin[i] = (rest % w->kernel[i]) * w->dil[i], rest /= w->kernel[i];
+    for (int i = 0; i < w->k; i++)
+      end[i] = begin[i] + (ys[2 + i] - 1) * w->strides[i] + 1, axes[i] = 2 + i;
+    AttrB b = ab_new(cx), c = ab_new(cx);
+    ab_ints(&b, "begin", w->k, begin), ab_ints(&b, "end", w->k, end);
+    ab_ints(&b, "strides", w->k, w->strides), ab_ints(&b, "axes", w->k, axes);
+    ab_ints(&c, "begin", w->k, begin), ab_ints(&c, "end", w->k, end);
+    ab_ints(&c, "strides", w->k, w->strides), ab_ints(&c, "axes", w->k, axes);
+    FeVal *iv = FE_OP(cx, "strided_slice", ab_done(&c), ip);
+    FeVal *hit = FE_OP(cx, "equal", NULL, FE_OP(cx, "strided_slice", ab_done(&b), xp), y);
+    bi = !bi ? iv : hit && iv ? FE_OP(cx, "where", NULL, hit, iv, bi) : NULL;
+  }
+  return bi;
+}
+
 /* MaxPool / AveragePool over 1 to 3 spatial dims. */
 bool onnx_convert_pool(OnnxCx *cx) {
   bool max = strcmp(cx->node->op_type, "MaxPool") == 0;
-  if (max && cx->nout > 1 && *cx->node->output[1])
-    return fe_fail(cx, "the Indices output is not supported");
+  bool indices = max && cx->nout > 1 && *cx->node->output[1];
   FeVal *x = cx->in[0];
   Window win = {.k = spatial_rank(cx, x)};
   if (win.k < 0) return false;
@@ -385,14 +536,17 @@ bool onnx_convert_pool(OnnxCx *cx) {
     return cx->failed ? false : fe_fail(cx, "attribute 'kernel_shape' must have %d values", win.k);
   memcpy(win.kernel, ks, sizeof ks);
   if (!read_window(cx, x, &win, max)) return false;
-  if (oa_int(cx, "storage_order", 0)) return fe_fail(cx, "storage_order 1 is not supported");
+  if (oa_int(cx, "storage_order", 0) && (!indices || win.k != 2))
+    return fe_fail(cx, "storage_order 1 is supported with the Indices output of 2-D pools");
   AttrB b = ab_new(cx);
   window_attrs(&b, &win, max, "pool_size");
   ab_bool(&b, "ceil_mode", oa_int(cx, "ceil_mode", 0) != 0);
   if (!max) ab_bool(&b, "count_include_pad", oa_int(cx, "count_include_pad", 0) != 0);
   const char *op = max ? by_rank(win.k, "nn.max_pool1d", "nn.max_pool2d", "nn.max_pool3d")
                        : by_rank(win.k, "nn.avg_pool1d", "nn.avg_pool2d", "nn.avg_pool3d");
-  return set_out(cx, FE_OP(cx, op, ab_done(&b), x));
+  FeVal *y = FE_OP(cx, op, ab_done(&b), x);
+  if (indices) cx->out[1] = pool_indices(cx, x, &win, y);
+  return set_out(cx, y) && (!indices || cx->out[1]);
 }
 
 /* GlobalAveragePool / GlobalMaxPool: the 2-D ops on NCHW; other ranks a

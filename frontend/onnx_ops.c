@@ -1,7 +1,8 @@
 /* onnx_ops.c — the ONNX ops the importer supports: one row per op, the
  * single source of truth.  A row gives the domain ("" is ai.onnx), the op,
  * how many inputs it takes, its converter (onnx_math.c, onnx_nn.c,
- * onnx_shape.c, onnx_rnn.c, onnx_elem.c), and every Relay op that converter may emit
+ * onnx_shape.c, onnx_rnn.c, onnx_elem.c, onnx_control.c, onnx_index.c, onnx_reduce.c,
+ * onnx_layers.c), and every Relay op that converter may emit
  * (TVM's names); the importer checks those against the registry before
  * converting a model, and the builder refuses any op a row does not list.
  *
@@ -29,7 +30,7 @@
 #define WINDOW "arange cast subtract multiply divide cos add"
 #define RNN                                                                             \
   "nn.dense add subtract multiply sigmoid tanh nn.relu strided_slice take expand_dims " \
-  "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze"
+  "concatenate reshape transpose shape_of equal zeros zeros_like split squeeze less where cast"
 #define RESIZE                                                            \
   "image.resize1d image.resize2d image.resize3d dyn.image.resize2d take " \
   "cast multiply floor dyn.broadcast_to"
@@ -39,6 +40,9 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #define POSITION "squeeze cast less add where"
 #define LOOP "add subtract less logical_and squeeze cast take expand_dims concatenate zeros"
+
+#define QMATMUL "cast subtract reshape nn.matmul nn.batch_matmul broadcast_to"
+#define QCONV "cast subtract reshape nn.conv1d nn.conv2d nn.conv3d"
 
 /* clang-format off */
 static const OnnxOpDef table[] = {
@@ -102,7 +106,8 @@ static const OnnxOpDef table[] = {
     /* dtype, identity, constants */
     {"", "Cast", 1, 1, onnx_convert_cast, "cast"},
     {"", "Identity", 1, 1, onnx_convert_identity, ""},
-    {"", "Dropout", 1, 3, onnx_convert_dropout, "ones_like cast"},
+    {"", "Dropout", 1, 3, onnx_convert_dropout,
+     "ones_like cast check logical_and greater"},
     {"", "Constant", 0, 0, onnx_convert_constant, ""},
     /* reductions and softmax */
     {"", "ReduceMean", 1, 2, onnx_convert_reduce, REDUCE},
@@ -116,22 +121,24 @@ static const OnnxOpDef table[] = {
     {"", "LogSoftmax", 1, 1, onnx_convert_softmax, "nn.log_softmax reshape"},
     /* neural network layers (onnx_nn.c) */
     {"", "Conv", 2, 3, onnx_convert_conv, "nn.conv1d nn.conv2d nn.conv3d nn.bias_add"},
-    {"", "ConvTranspose", 2, 3, onnx_convert_conv_transpose, "nn.conv1d_transpose nn.conv2d_transpose nn.bias_add"},
+    {"", "ConvTranspose", 2, 3, onnx_convert_conv_transpose, "nn.conv1d_transpose nn.conv2d_transpose nn.conv3d_transpose nn.bias_add"},
     {"", "Gemm", 2, 3, onnx_convert_gemm, "nn.dense transpose multiply add"},
     {"", "MatMul", 2, 2, onnx_convert_matmul,
      "nn.matmul nn.batch_matmul reshape broadcast_to"},
     {"", "BatchNormalization", 5, 5, onnx_convert_batch_norm,
-     "nn.batch_norm subtract add divide sqrt multiply"},
+     "nn.batch_norm mean subtract multiply add divide sqrt"},
     {"", "InstanceNormalization", 3, 3, onnx_convert_instance_norm, "nn.instance_norm"},
     {"", "LayerNormalization", 2, 3, onnx_convert_layer_norm,
      "nn.layer_norm mean subtract multiply add divide sqrt zeros_like", 17},
-    {"", "MaxPool", 1, 1, onnx_convert_pool, "nn.max_pool1d nn.max_pool2d nn.max_pool3d"},
+    {"", "MaxPool", 1, 1, onnx_convert_pool,
+     "nn.max_pool1d nn.max_pool2d nn.max_pool3d concatenate strided_slice equal where"},
     {"", "AveragePool", 1, 1, onnx_convert_pool, "nn.avg_pool1d nn.avg_pool2d nn.avg_pool3d"},
     {"", "GlobalAveragePool", 1, 1, onnx_convert_global_pool, "nn.global_avg_pool2d mean"},
     {"", "GlobalMaxPool", 1, 1, onnx_convert_global_pool, "nn.global_max_pool2d max"},
     /* recurrent layers, a loop over time of any length (onnx_rnn.c) */
     {"", "LSTM", 3, 8, onnx_convert_lstm, RNN},
     {"", "GRU", 3, 6, onnx_convert_gru, RNN},
+    {"", "RNN", 3, 6, onnx_convert_rnn, RNN},
     /* shapes and data movement (onnx_shape.c) */
     {"", "Flatten", 1, 1, onnx_convert_flatten, "nn.batch_flatten reshape"},
     {"", "Reshape", 1, 1, onnx_convert_reshape_v1, "reshape"},
@@ -239,6 +246,16 @@ static const OnnxOpDef table[] = {
     {"", "Hardmax", 1, 1, onnx_convert_hardmax, "argmax one_hot reshape"},
     {"", "TopK", 1, 2, onnx_convert_topk, "topk dyn.topk cast"},
     {"", "Einsum", 1, -1, onnx_convert_einsum, "einsum", 12},
+    /* quantization (onnx_layers.c) */
+    {"", "QuantizeLinear", 2, 3, onnx_convert_quantize_linear, "qnn.quantize reshape cast", 10},
+    {"", "DequantizeLinear", 2, 3, onnx_convert_dequantize_linear, "qnn.dequantize reshape cast", 10},
+    {"", "DynamicQuantizeLinear", 1, 1, onnx_convert_dynamic_quantize_linear,
+     "min max minimum maximum subtract divide negative qnn.quantize reshape cast", 11},
+    {"", "MatMulInteger", 2, 4, onnx_convert_matmul_integer, QMATMUL, 10},
+    {"", "QLinearMatMul", 8, 8, onnx_convert_qlinear_matmul, QMATMUL " multiply divide qnn.quantize", 10},
+    {"", "ConvInteger", 2, 4, onnx_convert_conv_integer, QCONV, 10},
+    {"", "QLinearConv", 8, 9, onnx_convert_qlinear_conv,
+     QCONV " nn.bias_add multiply divide qnn.quantize", 10},
 };
 /* clang-format on */
 #pragma GCC diagnostic pop

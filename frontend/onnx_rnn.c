@@ -1,5 +1,5 @@
-/* onnx_rnn.c — converters of the recurrent layers LSTM and GRU (rows in
- * onnx_ops.c), for sequences of any length.
+/* onnx_rnn.c — converters of the recurrent layers LSTM, GRU and RNN (rows
+ * in onnx_ops.c), for sequences of any length.
  *
  * The time loop is a recursive local function, one per direction:
  *
@@ -29,12 +29,15 @@
  *
  * ONNX layout (layout = 0): X (T, B, I), W (D, G*H, I), R (D, G*H, H),
  * B (D, 2*G*H), initial_h / initial_c (D, B, H); Y (T, D, B, H), Y_h and
- * Y_c (D, B, H); gates i o f c (LSTM) and z r h (GRU).  Layout 1 (batch
+ * Y_c (D, B, H); gates i o f c (LSTM), z r h (GRU) and one (RNN:
+ * h' = f(xw_t + h R^T), f Tanh by default).  Layout 1 (batch
  * first: X (B, T, I), states (B, D, H), Y (B, T, D, H)) is transposed to
  * layout 0 and back.  What torch.nn.LSTM and torch.nn.GRU export is
- * covered, and activations Sigmoid, Tanh, Relu in any place; clip,
- * activations with parameters, peepholes and sequence_lens fail naming
- * the attribute or input. */
+ * covered, and activations Sigmoid, Tanh, Relu in any place, LSTM's
+ * peepholes (P: i and f read P * c, o reads P * c'), and sequence_lens
+ * forward: a sequence's state stops at its length and its later outputs
+ * are zeros; clip, activations with parameters and sequence_lens of the
+ * other directions fail naming the attribute or input. */
 #include <string.h>
 
 #include "frontend/onnx_int.h"
@@ -46,7 +49,7 @@ enum { RNN_UNROLL_MAX = 1024 };
 
 typedef struct Rnn {
   bool lstm;
-  int gates;      /* 4 (LSTM) or 3 (GRU) */
+  int gates;      /* 4 (LSTM), 3 (GRU) or 1 (RNN) */
   int64_t hidden; /* H */
   int ndir;
   bool reverse; /* direction "reverse" (one direction, backwards) */
@@ -56,6 +59,7 @@ typedef struct Rnn {
   FeVal *x;              /* (T, B, I) */
   FeVal *init[2];        /* initial_h, initial_c (D, B, H), or NULL */
   FeVal *len;            /* T: an int64 scalar */
+  FeVal *lens;           /* sequence_lens as int64 (B, 1), or NULL */
   Type *h_ty;            /* the loop's state type (B, H): B static, a size variable or `?` */
   Type *ys_ty;           /* (?, B, H) */
   const char *n;         /* a prefix for the loop's names */
@@ -71,6 +75,7 @@ typedef struct RnnDir {
   FeVal *r_h;             /* GRU without linear_before_reset: the h rows (H, H) */
   FeVal *rb;              /* GRU with linear_before_reset: Rb (G*H), else NULL */
   FeVal *h0, *c0;         /* (B, H) */
+  FeVal *peep[3];         /* LSTM's peepholes P_i, P_o, P_f (H), or NULL */
 } RnnDir;
 
 /* ───────────────────────── small builders ───────────────────────── */
@@ -180,12 +185,12 @@ static const char *const act_names[][2] = {
     {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Relu", "nn.relu"}};
 
 /* activations: per direction f, g (and h for LSTM), by default Sigmoid,
- * Tanh (, Tanh); into r->act as Relay ops.  Those with parameters
- * (activation_alpha/beta) are not supported. */
+ * Tanh (, Tanh), and RNN's one f, Tanh; into r->act as Relay ops.  Those
+ * with parameters (activation_alpha/beta) are not supported. */
 static bool read_activations(OnnxCx *cx, Rnn *r) {
-  int per = r->lstm ? 3 : 2;
+  int per = r->lstm ? 3 : r->gates == 1 ? 1 : 2;
   for (int d = 0; d < 2; d++)
-    for (int k = 0; k < 3; k++) r->act[d][k] = k ? "tanh" : "sigmoid";
+    for (int k = 0; k < 3; k++) r->act[d][k] = k || r->gates == 1 ? "tanh" : "sigmoid";
   const Onnx__AttributeProto *at = oa_get(cx, "activations");
   if (!at) return true;
   if (at->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS)
@@ -277,9 +282,15 @@ static bool check_inputs(OnnxCx *cx, Rnn *r) {
       (fe_rank(cx->in[3]) != 2 || !static_dim(cx, cx->in[3], 0, "B", r->ndir) ||
        !static_dim(cx, cx->in[3], 1, "B", 2 * gh)))
     return cx->failed ? false : fe_fail(cx, "B must have rank 2 (%d)", fe_rank(cx->in[3]));
-  if (cx->nin > 4 && cx->in[4])
-    return fe_fail(cx, "input 'sequence_lens' is not supported (every sequence has length T)");
-  if (cx->nin > 7 && cx->in[7]) return fe_fail(cx, "input 'P' (peepholes) is not supported");
+  if (cx->nin > 4 && cx->in[4]) {
+    if (r->ndir != 1 || r->reverse)
+      return fe_fail(cx, "input 'sequence_lens' is supported in the forward direction only");
+    int64_t col[2] = {-1, 1};
+    r->lens = reshape(cx, fe_cast(cx, cx->in[4], DT_INT64), 2, col);
+  }
+  if (cx->nin > 7 && cx->in[7] &&
+      (fe_rank(cx->in[7]) != 2 || !static_dim(cx, cx->in[7], 1, "P", 3 * r->hidden)))
+    return cx->failed ? false : fe_fail(cx, "P must have rank 2 (%d)", fe_rank(cx->in[7]));
   for (int i = 0; i < 2; i++) {
     FeVal *s = r->init[i];
     const char *what = i ? "initial_c" : "initial_h";
@@ -347,7 +358,7 @@ static RnnDir prepare_dir(OnnxCx *cx, const Rnn *r, int d) {
   if (r->lstm || !r->lbr) { /* biases add up before the gates' nonlinearity */
     dd.xw = input_projection(cx, r, w, b ? op2(cx, "add", wb, rb) : NULL);
     dd.r = rw;
-    if (!r->lstm) /* GRU: the h gate's product is (r * h) R_h^T */
+    if (r->gates == 3) /* GRU: the h gate's product is (r * h) R_h^T */
       dd.r = slice1(cx, rw, 0, 0, 2 * r->hidden),
       dd.r_h = slice1(cx, rw, 0, 2 * r->hidden, 3 * r->hidden);
   } else { /* GRU, linear_before_reset: Rb_h stays inside r * (h R_h^T + Rb_h) */
@@ -356,6 +367,8 @@ static RnnDir prepare_dir(OnnxCx *cx, const Rnn *r, int d) {
   }
   dd.h0 = initial_state(cx, r, &dd, 0, d);
   dd.c0 = r->lstm ? initial_state(cx, r, &dd, 1, d) : NULL;
+  FeVal *p = r->lstm && cx->nin > 7 ? take_dir(cx, cx->in[7], d) : NULL;
+  for (int k = 0; p && k < 3; k++) dd.peep[k] = gate(cx, r, p, k);
   return dd;
 }
 
@@ -367,9 +380,14 @@ static void lstm_step(OnnxCx *cx, const Rnn *r, const RnnDir *dd, FeVal *xw_t, F
                       FeVal **h1, FeVal **c1) {
   FeVal *g = op2(cx, "add", xw_t, FE_OP(cx, "nn.dense", NULL, h, dd->r));
   const char *const *a = dd->act;
-  FeVal *i = op1(cx, a[0], gate(cx, r, g, 0)), *o = op1(cx, a[0], gate(cx, r, g, 1));
-  FeVal *f = op1(cx, a[0], gate(cx, r, g, 2)), *z = op1(cx, a[1], gate(cx, r, g, 3));
+  FeVal *const *p = dd->peep;
+  FeVal *gi = gate(cx, r, g, 0), *go = gate(cx, r, g, 1), *gf = gate(cx, r, g, 2);
+  if (p[0]) gi = op2(cx, "add", gi, op2(cx, "multiply", p[0], c));
+  if (p[2]) gf = op2(cx, "add", gf, op2(cx, "multiply", p[2], c));
+  FeVal *i = op1(cx, a[0], gi), *f = op1(cx, a[0], gf), *z = op1(cx, a[1], gate(cx, r, g, 3));
   *c1 = op2(cx, "add", op2(cx, "multiply", f, c), op2(cx, "multiply", i, z));
+  if (p[1]) go = op2(cx, "add", go, op2(cx, "multiply", p[1], *c1));
+  FeVal *o = op1(cx, a[0], go);
   *h1 = op2(cx, "multiply", o, op1(cx, a[2], *c1));
 }
 
@@ -386,6 +404,24 @@ static FeVal *gru_step(OnnxCx *cx, const Rnn *r, const RnnDir *dd, FeVal *xw_t, 
                      : FE_OP(cx, "nn.dense", NULL, op2(cx, "multiply", rg, h), dd->r_h);
   FeVal *n = op1(cx, a[1], op2(cx, "add", gate(cx, r, xw_t, 2), hh));
   return op2(cx, "add", n, op2(cx, "multiply", z, op2(cx, "subtract", h, n)));
+}
+
+/* One step of the layer at time t: h1 (and c1 for LSTM) from the state,
+ * and the step's output y; with sequence_lens, a sequence past its length
+ * keeps its state and outputs zeros. */
+static FeVal *rnn_step(OnnxCx *cx, const Rnn *r, const RnnDir *dd, FeVal *t, FeVal *xw_t, FeVal *h,
+                       FeVal *c, FeVal **h1, FeVal **c1) {
+  if (r->lstm)
+    lstm_step(cx, r, dd, xw_t, h, c, h1, c1);
+  else if (r->gates == 3)
+    *h1 = gru_step(cx, r, dd, xw_t, h);
+  else
+    *h1 = op1(cx, dd->act[0], op2(cx, "add", xw_t, FE_OP(cx, "nn.dense", NULL, h, dd->r)));
+  if (!r->lens || !*h1) return *h1;
+  FeVal *live = op2(cx, "less", t, r->lens), *y = *h1;
+  *h1 = live ? FE_OP(cx, "where", NULL, live, y, h) : NULL;
+  if (r->lstm) *c1 = live && *c1 ? FE_OP(cx, "where", NULL, live, *c1, c) : NULL;
+  return live ? FE_OP(cx, "where", NULL, live, y, op1(cx, "zeros_like", y)) : NULL;
 }
 
 /* ───────────────────────── the loop ───────────────────────── */
@@ -417,11 +453,8 @@ static Expr *loop_step(OnnxCx *cx, const Rnn *r, const RnnDir *dd, Var *loop, Va
   if (dd->reverse)
     t = op2(cx, "subtract", op2(cx, "subtract", r->len, fe_scalar(cx, DT_INT64, 1)), k);
   FeVal *xw_t = fusion_fence(cx, take_at(cx, dd->xw, t, 0)), *h1 = NULL, *c1 = NULL;
-  if (r->lstm)
-    lstm_step(cx, r, dd, xw_t, h, c, &h1, &c1);
-  else
-    h1 = gru_step(cx, r, dd, xw_t, h);
-  FeVal *y = expand_at(cx, h1, 0);
+  FeVal *y = rnn_step(cx, r, dd, t, xw_t, h, c, &h1, &c1);
+  y = y ? expand_at(cx, y, 0) : NULL;
   FeVal *ys1 = dd->reverse ? concat2(cx, y, ys, 0) : concat2(cx, ys, y, 0);
   FeVal *k1 = op2(cx, "add", k, fe_scalar(cx, DT_INT64, 1));
   if (cx->failed) return chain_end(cx, &saved, expr_tuple(cx->a, 0, NULL, no_span));
@@ -495,11 +528,8 @@ static bool run_unrolled(OnnxCx *cx, const Rnn *r, const RnnDir *dd, int64_t T, 
   for (int64_t s = 0; s < T && !cx->failed; s++) {
     int64_t t = dd->reverse ? T - 1 - s : s;
     FeVal *xw_t = rows ? fe_get(cx, rows, (int)t) : dd->xw, *h1 = NULL, *c1 = NULL;
-    if (r->lstm)
-      lstm_step(cx, r, dd, xw_t, h, c, &h1, &c1);
-    else
-      h1 = gru_step(cx, r, dd, xw_t, h);
-    hs[t] = h = h1, c = c1;
+    hs[t] = rnn_step(cx, r, dd, fe_scalar(cx, DT_INT64, (double)t), xw_t, h, c, &h1, &c1);
+    h = h1, c = c1;
   }
   if (cx->failed) return false;
   AttrB cat = ab_new(cx);
@@ -514,11 +544,12 @@ static bool run_unrolled(OnnxCx *cx, const Rnn *r, const RnnDir *dd, int64_t T, 
 
 /* Both ops: attributes, inputs, each direction's loop, then Y (T, D, B, H),
  * Y_h and Y_c (D, B, H) from the directions' results. */
-static bool convert_rnn(OnnxCx *cx, bool lstm) {
+static bool convert_rnn(OnnxCx *cx, int gates) {
   Rnn r;
   memset(&r, 0, sizeof r);
-  r.lstm = lstm, r.gates = lstm ? 4 : 3;
-  r.n = arena_printf(cx->a, "%s%d", lstm ? "lstm" : "gru", cx->node_index);
+  bool lstm = gates == 4;
+  r.lstm = lstm, r.gates = gates;
+  r.n = arena_printf(cx->a, "%s%d", lstm ? "lstm" : gates == 3 ? "gru" : "rnn", cx->node_index);
   if (!read_attrs(cx, &r)) return false;
   static const int64_t swap01[3] = {1, 0, 2}, to_layout1[4] = {2, 0, 1, 3};
   r.x = cx->in[0];
@@ -553,5 +584,6 @@ static bool convert_rnn(OnnxCx *cx, bool lstm) {
   return !cx->failed;
 }
 
-bool onnx_convert_lstm(OnnxCx *cx) { return convert_rnn(cx, true); }
-bool onnx_convert_gru(OnnxCx *cx) { return convert_rnn(cx, false); }
+bool onnx_convert_lstm(OnnxCx *cx) { return convert_rnn(cx, 4); }
+bool onnx_convert_gru(OnnxCx *cx) { return convert_rnn(cx, 3); }
+bool onnx_convert_rnn(OnnxCx *cx) { return convert_rnn(cx, 1); }

@@ -1,5 +1,6 @@
 /* kernels_nn_conv.c — reference kernels of ops/nn_conv.c: nn.conv1d,
- * nn.conv2d, nn.conv3d, nn.conv1d_transpose, nn.conv2d_transpose.
+ * nn.conv2d, nn.conv3d, nn.conv1d_transpose, nn.conv2d_transpose,
+ * nn.conv3d_transpose.
  *
  * Every convolution runs as a 3-D one: data (N, C, D, H, W), weight
  * (O, C / groups, KD, KH, KW), a 1-D or 2-D one with leading spatial dims
@@ -222,6 +223,7 @@ CONV_KERNEL(k_conv2d, 2, false)
 CONV_KERNEL(k_conv3d, 3, false)
 CONV_KERNEL(k_conv1d_transpose, 1, true)
 CONV_KERNEL(k_conv2d_transpose, 2, true)
+CONV_KERNEL(k_conv3d_transpose, 3, true)
 
 /* ───────────────────────── blocked layouts ───────────────────────── */
 
@@ -285,6 +287,7 @@ const KernelDef kernels_family_nn_conv[] = {
     {"nn.conv3d", k_conv3d},
     {"nn.conv1d_transpose", k_conv1d_transpose},
     {"nn.conv2d_transpose", k_conv2d_transpose},
+    {"nn.conv3d_transpose", k_conv3d_transpose},
     {"nn.contrib_conv2d_NCHWc", k_conv2d_nchwc},
     {NULL, NULL},
 };

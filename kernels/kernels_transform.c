@@ -404,6 +404,16 @@ static bool k_ndarray_size(KernelCtx *kx, int nin, RtTensor *const *in, const At
   return true;
 }
 
+/* check: data (a view), or the message as the kernel's error. */
+static bool k_check(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
+                    RtTensor *const *out) {
+  const char *msg = kattr_str(kx, attrs, "message");
+  if (!kernel_attrs_ok(kx)) return false;
+  for (int64_t i = 0; i < in[1]->numel; i++)
+    if (((const uint8_t *)in[1]->data)[i]) return kernel_fail(kx, "%s", msg);
+  return kernel_copy_view(kx, 1, in, attrs, nout, out);
+}
+
 const KernelDef kernels_family_transform[] = {
     {"reshape", kernel_copy_view},
     {"squeeze", kernel_copy_view},
@@ -424,5 +434,6 @@ const KernelDef kernels_family_transform[] = {
     {"one_hot", k_one_hot},
     {"shape_of", k_shape_of},
     {"ndarray_size", k_ndarray_size},
+    {"check", k_check},
     {NULL, NULL},
 };

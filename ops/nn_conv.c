@@ -1,5 +1,5 @@
 /* nn_conv.c — op family "nn_conv": nn.conv1d, nn.conv2d, nn.conv3d and the
- * transposed nn.conv1d_transpose, nn.conv2d_transpose.
+ * transposed nn.conv1d_transpose, nn.conv2d_transpose, nn.conv3d_transpose.
  *
  * Attributes and defaults are TVM v0.10's (Conv1DAttrs ... in
  * relay/attrs/nn.h); the window arithmetic is in ops/nn_win.c.  Layouts:
@@ -240,6 +240,7 @@ CONV_REL(rel_conv2d, 2, false)
 CONV_REL(rel_conv3d, 3, false)
 CONV_REL(rel_conv1d_transpose, 1, true)
 CONV_REL(rel_conv2d_transpose, 2, true)
+CONV_REL(rel_conv3d_transpose, 3, true)
 
 /* ───────────────────────── blocked layouts ───────────────────────── */
 
@@ -402,6 +403,8 @@ static const OpAttrSpec conv1d_transpose_attrs[] = {
     TRANSPOSE_ATTRS("[1]", "[0]", "\"NCW\"", "\"OIW\""), {0}};
 static const OpAttrSpec conv2d_transpose_attrs[] = {
     TRANSPOSE_ATTRS("[1, 1]", "[0, 0]", "\"NCHW\"", "\"OIHW\""), {0}};
+static const OpAttrSpec conv3d_transpose_attrs[] = {
+    TRANSPOSE_ATTRS("[1, 1, 1]", "[0, 0, 0]", "\"NCDHW\"", "\"OIDHW\""), {0}};
 static const OpAttrSpec conv2d_nchwc_attrs[] = {
     {"strides", AV_LIST, "[1, 1]"}, {"padding", AV_LIST, "[0, 0]"},
     {"dilation", AV_LIST, "[1, 1]"}, CONV_TAIL("\"NCHW16c\"", "\"OIHW16i16o\""), {0}};
@@ -438,6 +441,13 @@ const OpDef ops_family_nn_conv[] = {
              "dilation*(KH-1) + 1 + output_padding; weight is (C, O/groups, KH, KW)",
      .example =
          "nn.conv2d_transpose(ones(shape=[1, 1, 2, 2]), ones(shape=[1, 1, 2, 2]), strides=[2, 2])"},
+    {"nn.conv3d_transpose", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv3d_transpose_attrs,
+     rel_conv3d_transpose, "3-D transposed convolution, NCDHW data, IODHW or OIDHW weight", false,
+     .args = "data, weight",
+     .rule = "(N, O, D', H', W') in data's dtype (or out_dtype), each D' = (D-1)*stride - pads + "
+             "dilation*(KD-1) + 1 + output_padding; weight is (C, O/groups, KD, KH, KW)",
+     .example = "nn.conv3d_transpose(ones(shape=[1, 1, 2, 2, 2]), ones(shape=[1, 1, 2, 2, 2]), "
+                "strides=[2, 2, 2], kernel_layout=\"IODHW\")"},
     {"nn.contrib_conv2d_NCHWc", 2, 2, OPAT_OUT_EWISE_FUSABLE, conv2d_nchwc_attrs, rel_conv2d_nchwc,
      "2-D convolution in blocked layouts: data NCHW<c>c, weight OIHW<i>i<o>o, result NCHW<o>c "
      "(any groups)",

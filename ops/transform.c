@@ -1,6 +1,7 @@
 /* transform.c — op family "transform": reshape, transpose, expand_dims,
  * squeeze, concatenate, stack, split, strided_slice, take, broadcast_to,
- * zeros/ones/full(_like), arange, shape_of, ndarray_size, one_hot.
+ * zeros/ones/full(_like), arange, shape_of, ndarray_size, one_hot, and
+ * check (its data, or a run-time error where a condition holds).
  *
  * Attributes are TVM's (relay/attrs/transform.h).  Conventions:
  * - A dim that needs arithmetic but is not a constant gives `?`; a dim that
@@ -684,6 +685,16 @@ static Type *rel_ndarray_size(RelCtx *cx, int nargs, Type **args, const Tensor *
   return dt == DT_INVALID ? NULL : tensor_of(cx, dt, 0, NULL);
 }
 
+/* check(data, cond): data's type; cond a bool tensor of any shape. */
+static Type *rel_check(RelCtx *cx, int nargs, Type **args, const Tensor **values,
+                       const Attrs *attrs) {
+  const Type *x = rel_tensor(cx, args, 0), *c = x ? rel_tensor(cx, args, 1) : NULL;
+  if (c && c->u.tensor.dtype != DT_BOOL)
+    return rel_fail(cx, "check: cond must be bool, got %s", rel_type_str(cx, c));
+  rel_attr_str(cx, attrs, "message");
+  return c && !cx->err[0] ? args[0] : NULL;
+}
+
 static Type *rel_one_hot(RelCtx *cx, int nargs, Type **args, const Tensor **values,
                          const Attrs *attrs) {
   const Type *ix = rel_tensor(cx, args, 0);
@@ -739,6 +750,7 @@ static const OpAttrSpec arange_attrs[] = {{"start", AV_EXPR, "None"},
                                           {"dtype", AV_STR, "\"float32\""},
                                           {0}};
 static const OpAttrSpec int_dtype_attrs[] = {{"dtype", AV_STR, "\"int32\""}, {0}};
+static const OpAttrSpec check_attrs[] = {{"message", AV_STR, "\"check failed\""}, {0}};
 static const OpAttrSpec one_hot_attrs[] = {
     {"depth", AV_INT, "1"}, {"axis", AV_INT, "-1"}, {"dtype", AV_STR, "\"\""}, {0}};
 
@@ -816,5 +828,9 @@ const OpDef ops_family_transform[] = {
      .rule = "on_value's dtype (or `dtype`): indices' shape with an axis of size depth inserted at "
              "`axis` (-1: last)",
      .example = "one_hot([0, 2], 1f, 0f, depth=3)"},
+    {"check", 2, 2, OPAT_OPAQUE, check_attrs, rel_check,
+     "data, or a run-time error with `message` where any element of cond is true", false,
+     .args = "data, cond", .rule = "the result has data's type; cond is a bool tensor of any shape",
+     .example = "check([1f, 2f], less([1f, 2f], 0f), message=\"negative\")"},
     {0},
 };

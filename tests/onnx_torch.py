@@ -89,6 +89,12 @@ def torch_cases():
     add("conv1d", nn.Conv1d(5, 6, 3, stride=2, padding=1), [x3], atol=1e-4)
     add("conv_transpose", nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1), [x4], atol=1e-4)
     add("conv_transpose_groups", nn.ConvTranspose2d(4, 4, 2, stride=2, groups=2), [x4], atol=1e-4)
+    # 1-D: the weight is (C_in, C_out / groups, k); C_in != C_out
+    add("conv_transpose1d", nn.ConvTranspose1d(5, 3, 3, stride=2, padding=1, output_padding=1), [x3], atol=1e-4)
+    add("conv_transpose1d_groups", nn.ConvTranspose1d(4, 6, 3, stride=3, padding=2, output_padding=1,
+                                                      dilation=2, groups=2), [rand(2, 4, 6, seed=37)], atol=1e-4)
+    add("conv_transpose3d", nn.ConvTranspose3d(2, 3, (2, 3, 2), stride=(2, 1, 2), padding=(0, 1, 1),
+                                               output_padding=(1, 0, 0)), [rand(1, 2, 3, 4, 5, seed=38)], atol=1e-4)
     # Gemm, MatMul
     add("linear", nn.Linear(9, 5), [rand(3, 9, seed=3)], atol=1e-4)
     add("gemm_alpha_beta", Fn(lambda s, a, b, c: torch.addmm(c, a, b, beta=0.5, alpha=2.0)),
@@ -130,6 +136,10 @@ def torch_cases():
     # pools
     add("max_pool", nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True), [x4])
     add("max_pool_dilated", nn.MaxPool2d(2, stride=1, dilation=2), [x4])
+    # MaxPool's Indices output (the exporter subtracts each plane's offset)
+    add("max_pool_indices", nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True, return_indices=True), [x4])
+    add("max_pool_indices_dilated", nn.MaxPool2d(2, stride=1, dilation=2, return_indices=True), [x4])
+    add("max_pool1d_indices", nn.MaxPool1d(3, stride=2, padding=1, return_indices=True), [x3])
     add("avg_pool", nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False, ceil_mode=True), [x4])
     add("avg_pool_include_pad", nn.AvgPool2d(2, stride=2, padding=1), [x4])
     add("global_avg_pool", nn.AdaptiveAvgPool2d(1), [x4])
@@ -261,6 +271,109 @@ def np_conv_same(x, w, upper):
     return F.conv2d(torch.from_numpy(xp), torch.from_numpy(w), stride=s).numpy()
 
 
+def conv_transpose_cases():
+    """ConvTranspose with auto_pad SAME_* (output = input * stride) and with an
+    output_shape beyond the windows' reach (zeros at the end, as output_padding)."""
+    out = []
+    x, w = rand(1, 3, 5, 4, seed=39), rand(3, 2, 3, 3, seed=40)
+    winit = helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.flatten())
+    full = F.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w), stride=2).numpy()  # (1, 2, 11, 9)
+    for mode in ("SAME_UPPER", "SAME_LOWER"):
+        node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], auto_pad=mode, strides=[2, 2])
+        th, tw = full.shape[2] - 10, full.shape[3] - 8
+        bh, bw = (th // 2, tw // 2) if mode == "SAME_UPPER" else (th - th // 2, tw - tw // 2)
+        out.append((f"conv_transpose_{mode.lower()}", make_model("g", [node], [("x", x)], ["y"], 13, [winit]),
+                    [x], [full[:, :, bh:bh + 10, bw:bw + 8]], 1e-4, 1e-5))
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[3, 2], output_shape=[16, 10])
+    ref = F.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w), stride=(3, 2), output_padding=(1, 1)).numpy()
+    out.append(("conv_transpose_output_shape", make_model("g", [node], [("x", x)], ["y"], 13, [winit]), [x],
+                [ref], 1e-4, 1e-5))
+    return out
+
+
+def typed_model(nodes, inputs, outputs, opset, inits):
+    """A graph whose inputs keep their numpy dtypes; inits: (name, array)."""
+    ty = onnx.mapping.NP_TYPE_TO_TENSOR_TYPE
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(n, ty[x.dtype], x.shape) for n, x in inputs],
+        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in outputs],
+        [onnx.numpy_helper.from_array(v, n) for n, v in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def quant_cases():
+    """Quantization with parameters per row, column and channel (numpy's
+    arithmetic: rint rounds half to even, as ONNX does)."""
+    import onnx.numpy_helper  # noqa: F401
+    out, g = [], np.random.default_rng(41)
+    a = g.integers(0, 256, (4, 5)).astype(np.uint8)
+    b = g.integers(-128, 128, (5, 3)).astype(np.int8)
+    azp, bzp = np.array([3, 250, 0, 128], np.uint8), np.array([-5, 0, 7], np.int8)
+    ref = (a.astype(np.int32) - azp[:, None].astype(np.int32)) @ (b.astype(np.int32) - bzp.astype(np.int32))
+    node = helper.make_node("MatMulInteger", ["a", "b", "azp", "bzp"], ["y"])
+    out.append(("matmul_integer_per_row_column", typed_model([node], [("a", a)], ["y"], 13,
+                                                             [("b", b), ("azp", azp), ("bzp", bzp)]),
+                [a], [ref], 0, 0))
+    x = g.integers(0, 256, (1, 2, 5, 5)).astype(np.uint8)
+    w = g.integers(-128, 128, (3, 2, 3, 3)).astype(np.int8)
+    bias = g.integers(-1000, 1000, (3,)).astype(np.int32)
+    xs, xzp = np.float32(0.05), np.uint8(120)
+    ws, wzp = np.array([0.01, 0.02, 0.005], np.float32), np.array([0, 0, 0], np.int8)
+    ys, yzp = np.float32(0.3), np.uint8(100)
+    acc = F.conv2d(torch.from_numpy(x.astype(np.float64) - 120), torch.from_numpy(w.astype(np.float64)),
+                   padding=1).numpy() + bias[None, :, None, None]
+    m = (xs * ws / ys).astype(np.float32)[None, :, None, None]
+    ref = np.clip(np.rint(acc.astype(np.float32) * m) + 100, 0, 255).astype(np.uint8)
+    node = helper.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp", "B"], ["y"],
+                            pads=[1, 1, 1, 1])
+    inits = [("xs", np.array(xs)), ("xzp", np.array(xzp)), ("w", w), ("ws", ws), ("wzp", wzp),
+             ("ys", np.array(ys)), ("yzp", np.array(yzp)), ("B", bias)]
+    out.append(("qlinear_conv_per_channel", typed_model([node], [("x", x)], ["y"], 13, inits), [x], [ref], 0, 0))
+    f = rand(3, 4, seed=42) * 3
+    s, z = np.array([0.02, 0.05, 0.1], np.float32), np.array([-3, 0, 9], np.int8)
+    ref = np.clip(np.rint(f / s[:, None]) + z[:, None], -128, 127).astype(np.int8)
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=0)
+    out.append(("quantize_linear_int8_axis0", typed_model([node], [("x", f)], ["y"], 13, [("s", s), ("z", z)]),
+                [f], [ref], 0, 0))
+    return out
+
+
+def lstm_seq_lens_cases():
+    """LSTM with peepholes and sequence_lens (states stop at each length, later
+    outputs zeros), T static (the steps written out) and symbolic (the loop),
+    against numpy written from the operator's equations."""
+    g, T, B, I, H = np.random.default_rng(43), 4, 3, 5, 2
+    x = g.standard_normal((T, B, I)).astype(np.float32)
+    w, r = [g.standard_normal((1, 4 * H, k)).astype(np.float32) * 0.5 for k in (I, H)]
+    bias, p = g.standard_normal((1, 8 * H)).astype(np.float32), g.standard_normal((1, 3 * H)).astype(np.float32)
+    lens = np.array([4, 1, 2], np.int32)
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    h, c = np.zeros((B, H)), np.zeros((B, H))
+    ys = []
+    for t in range(T):
+        gt = x[t] @ w[0].T + h @ r[0].T + bias[0, :4 * H] + bias[0, 4 * H:]
+        gi, go, gf, gc = (gt[:, k * H:(k + 1) * H] for k in range(4))
+        i, f = sig(gi + p[0, :H] * c), sig(gf + p[0, 2 * H:] * c)
+        c1 = f * c + i * np.tanh(gc)
+        h1 = sig(go + p[0, H:2 * H] * c1) * np.tanh(c1)
+        live = (t < lens)[:, None]
+        ys.append(np.where(live, h1, 0))
+        h, c = np.where(live, h1, h), np.where(live, c1, c)
+    ref = [np.stack(ys)[:, None].astype(np.float32), h[None].astype(np.float32), c[None].astype(np.float32)]
+    node = helper.make_node("LSTM", ["x", "w", "r", "b", "lens", "", "", "p"], ["y", "yh", "yc"], hidden_size=H)
+    out = []
+    for name, tdim in (("lstm_peepholes_seq_lens", T), ("lstm_peepholes_seq_lens_loop", "T")):
+        m = typed_model([node], [("x", x), ("lens", lens)], ["y", "yh", "yc"], 14,
+                        [("w", w), ("r", r), ("b", bias), ("p", p)])
+        m.graph.input[0].type.tensor_type.shape.dim[0].Clear()
+        if isinstance(tdim, str):
+            m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = tdim
+        else:
+            m.graph.input[0].type.tensor_type.shape.dim[0].dim_value = tdim
+        out.append((name, m, [x, lens], ref, 1e-5, 1e-5))
+    return out
+
+
 def hand_cases():
     """(name, model, inputs, expected outputs, atol, rtol)."""
     out = []
@@ -271,6 +384,7 @@ def hand_cases():
         node = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad=mode, strides=[2, 2])
         out.append((f"conv_{mode.lower()}", make_model("g", [node], [("x", x)], ["y"], 13, [winit]), [x],
                     [np_conv_same(x, w, mode == "SAME_UPPER")], 1e-4, 1e-5))
+    out += conv_transpose_cases() + quant_cases() + lstm_seq_lens_cases()
     a = rand(3, 4, seed=32)
     nodes = [helper.make_node("Dropout", ["x"], ["y", "mask"]),
              helper.make_node("Cast", ["mask"], ["m"], to=TensorProto.FLOAT)]

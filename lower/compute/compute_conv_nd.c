@@ -1,5 +1,5 @@
 /* compute_conv_nd.c — compute rules (lower/compute/compute.h) of nn.conv1d,
- * nn.conv3d, nn.conv1d_transpose and nn.conv2d_transpose (materialized).
+ * nn.conv3d, nn.conv1d_transpose, nn.conv2d_transpose and nn.conv3d_transpose
  *
  * One direct schedule for all four, with S = 1 to 3 spatial dims: for each
  * batch, output channel (in parallel) and output position but the last
@@ -628,11 +628,16 @@ static LTensor *compute_conv2d_transpose(LowerCx *L, const Expr *call, LTensor *
   return conv_nd(L, call, in, nin, 2, true);
 }
 
+static LTensor *compute_conv3d_transpose(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  return conv_nd(L, call, in, nin, 3, true);
+}
+
 /* The rules of this file by op name (compute_rule, lower/compute/compute.h). */
 const ComputeDef compute_family_conv_nd[] = {
     {"nn.conv1d", compute_conv1d},
     {"nn.conv3d", compute_conv3d},
     {"nn.conv1d_transpose", compute_conv1d_transpose},
     {"nn.conv2d_transpose", compute_conv2d_transpose},
+    {"nn.conv3d_transpose", compute_conv3d_transpose},
     {NULL, NULL},
 };

@@ -52,7 +52,15 @@ def tensor(name, array, external=None):
     return msg(*parts)
 
 
+def tensor_bool(name, value):
+    """A bool scalar TensorProto (raw data)."""
+    return msg(field(2, 9), field(8, name), field(9, bytes([int(value)])))
+
+
 def value_info(name, shape, elem=FLOAT):
+    """A tensor's ValueInfoProto; shape None declares no shape (rank unknown)."""
+    if shape is None:
+        return msg(field(1, name), field(2, msg(field(1, msg(field(1, elem))))))
     dims = b"".join(field(1, msg(field(1, d) if isinstance(d, int) else field(2, d))) for d in shape)
     return msg(field(1, name), field(2, msg(field(1, msg(field(1, elem), field(2, dims))))))
 
@@ -80,11 +88,13 @@ def node(op, inputs, outputs, name="", domain="", **attrs):
     return msg(*parts)
 
 
-def model(nodes, inputs, outputs, inits=(), opset=13, imports=None):
-    """imports: [(domain, version)] instead of the default domain's opset."""
+def model(nodes, inputs, outputs, inits=(), opset=13, value_infos=(), imports=None):
+    """outputs: names (no type declared) or (name, shape[, elem]) tuples;
+    imports: [(domain, version)] instead of the default domain's opset."""
+    outs = [value_info(*o) if isinstance(o, tuple) else value_info(o, None, 0) for o in outputs]
     graph = msg(*[field(1, n) for n in nodes], field(2, "g"), *[field(5, t) for t in inits],
-                *[field(11, value_info(*i)) for i in inputs],
-                *[field(12, value_info(n, [])) for n in outputs])
+                *[field(11, value_info(*i)) for i in inputs], *[field(12, o) for o in outs],
+                *[field(13, value_info(*v)) for v in value_infos])
     imports = imports if imports is not None else [("", opset)]
     return msg(field(1, 8), field(2, "make_models.py"), field(7, graph),
                *[field(8, msg(field(1, dom), field(2, v))) for dom, v in imports])
@@ -145,6 +155,15 @@ def main():
     write(d, "runtime_pads_axes.onnx", model([node("Pad", ["x", "p", "", "a"], ["y"], "pad0")],
                                              [("x", [2, 3]), ("p", [2], INT64), ("a", [1], INT64)], ["y"],
                                              opset=18))
+    relu = [node("Relu", ["x"], ["r"], "relu0"), node("Neg", ["r"], ["y"], "neg0")]
+    for name, out, vis in [("declared_dim", ("y", [2, 4]), []), ("declared_rank", ("y", [6]), []),
+                           ("declared_dtype", ("y", [2, 3], INT64), []), ("declared_sym", ("y", ["N", 3]), []),
+                           ("declared_value_info", "y", [("r", [2, 3], INT64)])]:
+        write(d, name + ".onnx", model(relu, [("x", [2, 3])], [out], value_infos=vis))
+    drop = [node("Dropout", ["x", "r", "t"], ["y", "m"], "drop0")]
+    write(d, "dropout_runtime.onnx", model(drop, [("x", [3]), ("r", []), ("t", [], 9)], ["y", "m"]))
+    write(d, "dropout_training.onnx", model(drop, [("x", [3])], ["y", "m"],
+                                            [tensor("r", np.float32(0.25)), tensor_bool("t", True)]))
     write(d, "ill_typed.onnx", model([node("Add", ["x", "z"], ["y"], "add0")], [("x", [2, 3]), ("z", [4])], ["y"]))
     write(d, "empty_required.onnx", model([node("Pad", ["", "a"], ["y"], "pad0")],
                                           [("x", [2, 3]), ("a", [1], INT64)], ["y"]))

@@ -21,13 +21,13 @@ def rnn_model(op, gates, extra_inputs=(), opset=14, **attrs):
     inits = [tensor("W", rng.standard_normal((ndir, gates * h, i))),
              tensor("R", rng.standard_normal((ndir, gates * h, h))),
              tensor("B", rng.standard_normal((ndir, 2 * gates * h)))]
-    inputs = [("X", ["seq", 1, i])] + [(n, s) for n, s in extra_inputs]
-    ins = ["X", "W", "R", "B"] + [n for n, _ in extra_inputs]
+    inputs = [("X", ["seq", 1, i])] + list(extra_inputs)
+    ins = ["X", "W", "R", "B"] + [v[0] for v in extra_inputs]
     outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
     nd = node(op, ins, outs, op.lower() + "0", hidden_size=h, **attrs)
     graph = msg(field(1, nd), field(2, "g"), *[field(5, t) for t in inits],
                 *[field(11, value_info(*v)) for v in inputs],
-                *[field(12, value_info(n, [])) for n in outs])
+                *[field(12, value_info(n, None, 0)) for n in outs])
     return msg(field(1, 8), field(2, "make_rnn_models.py"), field(7, graph),
                field(8, msg(field(1, ""), field(2, opset))))
 
@@ -46,7 +46,7 @@ def main():
         "lstm_two_acts.onnx": rnn_model("LSTM", 4, activations=["Sigmoid", "Tanh"]),
         "gru_alpha.onnx": rnn_model("GRU", 3, activation_alpha=[0.5, 0.25]),
         "lstm_direction.onnx": rnn_model("LSTM", 4, direction="sideways"),
-        "lstm_seq_lens.onnx": rnn_model("LSTM", 4, extra_inputs=[("L", [1])]),
+        "lstm_seq_lens.onnx": rnn_model("LSTM", 4, extra_inputs=[("L", [1], 6)], direction="reverse"),
     }
     for name, data in models.items():
         with open(os.path.join(d, name), "wb") as f:
