@@ -1,5 +1,5 @@
 """More cases of nn.conv1d, nn.conv3d, nn.conv1d_transpose and
-nn.conv2d_transpose for their compute rule (lower/compute/compute_conv_nd.c), run in
+nn.conv2d_transpose, and the cases of nn.conv3d_transpose, for their compute rule (lower/compute/compute_conv_nd.c), run in
 tests/kernels_numpy.py's namespace after nn.py (Case, GENERATORS, rand_of,
 attrs_text and nn_tol_case come from there).
 
@@ -118,14 +118,16 @@ def cnd_convnd(op):
 
 
 def cnd_conv_transpose(op):
-    S = 1 if op == "nn.conv1d_transpose" else 2
+    S = {"nn.conv1d_transpose": 1, "nn.conv2d_transpose": 2, "nn.conv3d_transpose": 3}[op]
     # (N, C, spatial, O/groups, k, strides, lo, hi, dilation, output_padding, groups)
     shapes = [(2, 4, [13], 3, [4], [3], [2], [1], [2], [1], 2),
               (1, 3, [9], 2, [3], [1], [0], [0], [1], [0], 1),
               (2, 4, [5], 1, [2], [2], [3], [3], [3], [2], 4)] if S == 1 else \
              [(2, 4, [5, 6], 3, [3, 2], [2, 3], [1, 0], [2, 1], [2, 1], [1, 2], 2),
               (1, 3, [4, 7], 2, [2, 4], [1, 2], [0, 2], [1, 0], [1, 1], [0, 1], 1),
-              (1, 4, [3, 3], 1, [3, 3], [3, 2], [2, 1], [1, 2], [1, 2], [2, 1], 4)]
+              (1, 4, [3, 3], 1, [3, 3], [3, 2], [2, 1], [1, 2], [1, 2], [2, 1], 4)] if S == 2 else \
+             [(1, 4, [3, 4, 2], 3, [2, 3, 2], [2, 1, 2], [1, 0, 0], [0, 1, 1], [1, 2, 1], [1, 0, 1], 2),
+              (2, 3, [2, 3, 3], 2, [3, 2, 2], [1, 2, 1], [0, 1, 0], [1, 0, 0], [2, 1, 1], [0, 1, 0], 1)]
     for i, (dt, wdt, odt) in enumerate(CND_DTYPES):
         N, C, sp, og, k, s, lo, hi, d, opad, g = shapes[i % len(shapes)]
         x, w = cnd_operands(dt, (N, C) + tuple(sp), (C, og) + tuple(k), wdt)  # (C, O/groups, k)
@@ -136,9 +138,9 @@ def cnd_conv_transpose(op):
         # the weight as each layout holds it: (C, O/g, k) is OIW and IOHW
         other = i % 2 == 1
         if other:
-            kw["kernel_layout"] = "IOW" if S == 1 else "OIHW"
-        elif S == 2:
-            kw["kernel_layout"] = "IOHW"
+            kw["kernel_layout"] = {1: "IOW", 2: "OIHW", 3: "OIDHW"}[S]
+        elif S > 1:
+            kw["kernel_layout"] = "IOHW" if S == 2 else "IODHW"
         wperm = [1, 0] + list(range(2, 2 + S)) if other else None
         c = cnd_case(op, kw, x, w, cnd_transposed, s, lo, hi, d, g, out_sp, np.dtype(odt or dt))
         if wperm:
@@ -150,3 +152,4 @@ for _op in ("nn.conv1d", "nn.conv3d"):
     nn_extend(_op, cnd_convnd)
 for _op in ("nn.conv1d_transpose", "nn.conv2d_transpose"):
     nn_extend(_op, cnd_conv_transpose)
+GENERATORS["nn.conv3d_transpose"] = (cnd_conv_transpose, "nn.conv3d_transpose")

@@ -668,3 +668,15 @@ def g_einsum(op):
     yield Case(op, 'equation="ij,jk"', [a], "has 2 operands but 1 tensors are given")
     yield Case(op, 'equation="...j->j"', [np.zeros((2, 3, 4), np.float32)], '"..." in the inputs stands for dims')
     yield Case(op, 'equation="i->i"', [np.zeros(2, np.bool_)], "bool tensors are not supported")
+
+
+@gen("check")
+def g_check(op):
+    """data itself where no element of cond is true, else the error with the message."""
+    for dt in ALL:
+        x = rand_of(rand_shape(), dt)
+        for cshape in [(), (3,), (2, 1)]:
+            yield Case(op, 'message="never"', [x, np.zeros(cshape, bool)], [x])
+    cond = np.array([False, True, False])
+    yield Case(op, 'message="ratio above 0"', [np.ones((2,), np.float32), cond], "ratio above 0")
+    yield Case(op, 'message="m"', [np.ones((2,), np.float32), np.zeros((0,), bool)], [np.ones((2,), np.float32)])

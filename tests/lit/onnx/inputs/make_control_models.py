@@ -62,7 +62,7 @@ def loop_model(d):
                                    helper.make_tensor_value_info("acc0", F, [2]),
                                    helper.make_tensor_value_info("x", F, [2])],
                           [helper.make_tensor_value_info("acc", F, [2]), helper.make_tensor_value_info("grow", F, ["n"]),
-                           helper.make_tensor_value_info("scans", F, ["n"])])
+                           helper.make_tensor_value_info("scans", F, ["k", 2])])
     save(g, f"{d}/loop.onnx")
 
 

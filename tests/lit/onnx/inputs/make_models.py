@@ -124,7 +124,7 @@ def main():
                                             imports=[("com.example", 1)]))
     write(d, "add_no_broadcast.onnx", model([node("Add", ["x", "z"], ["y"], "add0")],
                                             [("x", [2, 3]), ("z", [3])], ["y"], opset=6))
-    write(d, "dropout_training.onnx", model([node("Dropout", ["x"], ["y"], "drop0")],
+    write(d, "dropout_is_test0.onnx", model([node("Dropout", ["x"], ["y"], "drop0")],
                                             [("x", [4])], ["y"], opset=6))
     unknown = [node("Relu", ["x"], ["a"], "r"), node("Foo", ["a"], ["b"], "foo1", "com.example"),
                node("Bar", ["b"], ["c"], "bar1"), node("Foo", ["c"], ["d"], "foo2", "com.example"),
