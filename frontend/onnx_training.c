@@ -8,7 +8,8 @@
  *
  * Everything is elementwise arithmetic with the elementwise Relay ops: the
  * scalar factors depending on R and T (the decayed or bias-corrected rate,
- * Momentum's first-step coefficient) are computed once, in R's dtype, and
+ * Momentum's first-step coefficient) are computed once, in float64 (1 -
+ * beta^T loses digits in float32 when beta is near 1), and
  * cast to the tensors' dtype; a condition on T (T > 0) selects with `where`,
  * so T may be known only at run time.  Gradient, of the same domain, stays
  * refused: it has no row. */
@@ -60,15 +61,18 @@ static void set_out(OnnxCx *cx, int k, FeVal *v) {
   if (k < cx->nout) cx->out[k] = v;
 }
 
-/* T as R's dtype. */
-static FeVal *t_float(OnnxCx *cx) { return fe_cast(cx, cx->in[1], fe_dtype(cx->in[0])); }
+/* T as float64. */
+static FeVal *t_float(OnnxCx *cx) { return fe_cast(cx, cx->in[1], DT_FLOAT64); }
+
+/* R as float64. */
+static FeVal *r_float(OnnxCx *cx) { return fe_cast(cx, cx->in[0], DT_FLOAT64); }
 
 /* T > 0 (a bool scalar). */
 static FeVal *t_positive(OnnxCx *cx) {
   return bin(cx, "greater", cx->in[1], fe_scalar(cx, DT_INT64, 0));
 }
 
-/* A scalar of R's dtype as x's dtype. */
+/* A scalar (float64, or R) as x's dtype. */
 static FeVal *like(OnnxCx *cx, FeVal *s, const FeVal *x) {
   return s ? fe_cast(cx, s, fe_dtype(x)) : NULL;
 }
@@ -86,8 +90,8 @@ static FeVal *regularized(OnnxCx *cx, FeVal *x, FeVal *g) {
 bool onnx_convert_adagrad(OnnxCx *cx) {
   int n = tensor_count(cx, 3, 2);
   if (!n) return false;
-  FeVal *r = cx->in[0], *tf = t_float(cx);
-  double decay = oa_float(cx, "decay_factor", 0), eps = oa_float(cx, "epsilon", 1e-6);
+  FeVal *r = r_float(cx), *tf = t_float(cx);
+  double decay = oa_float(cx, "decay_factor", 0), eps = oa_float(cx, "epsilon", 1e-6f);
   FeVal *rate = tf ? bin(cx, "divide", r, axpby(cx, decay, tf, 1, num(cx, r, 1))) : NULL;
   for (int i = 0; i < n && rate; i++) {
     FeVal *x = cx->in[2 + i], *g = regularized(cx, x, cx->in[2 + n + i]);
@@ -105,7 +109,7 @@ bool onnx_convert_adagrad(OnnxCx *cx) {
 /* The bias-corrected rate: R sqrt(1 - beta^T) / (1 - alpha^T) when T > 0,
  * else R. */
 static FeVal *adam_rate(OnnxCx *cx, double alpha, double beta) {
-  FeVal *r = cx->in[0], *tf = t_float(cx);
+  FeVal *r = r_float(cx), *tf = t_float(cx);
   FeVal *pa = bin(cx, "power", num(cx, r, alpha), tf), *pb = bin(cx, "power", num(cx, r, beta), tf);
   FeVal *qb = bin(cx, "subtract", num(cx, r, 1), pb);
   FeVal *sb = qb ? FE_OP(cx, "sqrt", NULL, qb) : NULL;
@@ -121,8 +125,8 @@ static FeVal *adam_rate(OnnxCx *cx, double alpha, double beta) {
 bool onnx_convert_adam(OnnxCx *cx) {
   int n = tensor_count(cx, 4, 3);
   if (!n) return false;
-  double alpha = oa_float(cx, "alpha", 0.9), beta = oa_float(cx, "beta", 0.999);
-  double eps = oa_float(cx, "epsilon", 1e-6), post = oa_float(cx, "norm_coefficient_post", 0);
+  double alpha = oa_float(cx, "alpha", 0.9f), beta = oa_float(cx, "beta", 0.999f);
+  double eps = oa_float(cx, "epsilon", 1e-6f), post = oa_float(cx, "norm_coefficient_post", 0);
   FeVal *rate = adam_rate(cx, alpha, beta);
   for (int i = 0; i < n && rate; i++) {
     FeVal *x = cx->in[2 + i], *g = regularized(cx, x, cx->in[2 + n + i]);
