@@ -261,4 +261,10 @@ ONNX_REDUCE_CONVERTERS(X)
 bool onnx_reduce_axes_at_run_time(OnnxCx *cx);
 bool onnx_slice_axes_at_run_time(OnnxCx *cx);
 
+/* the optimizers of ai.onnx.preview.training (onnx_training.c) */
+#define ONNX_TRAINING_CONVERTERS(X) X(adagrad) X(adam) X(momentum)
+#define X(name) OnnxConvertFn onnx_convert_##name;
+ONNX_TRAINING_CONVERTERS(X)
+#undef X
+
 #endif

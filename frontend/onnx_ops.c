@@ -2,7 +2,7 @@
  * single source of truth.  A row gives the domain ("" is ai.onnx), the op,
  * how many inputs it takes, its converter (onnx_math.c, onnx_nn.c,
  * onnx_shape.c, onnx_rnn.c, onnx_elem.c, onnx_control.c, onnx_index.c, onnx_reduce.c,
- * onnx_layers.c), and every Relay op that converter may emit
+ * onnx_layers.c, onnx_training.c), and every Relay op that converter may emit
  * (TVM's names); the importer checks those against the registry before
  * converting a model, and the builder refuses any op a row does not list.
  *
@@ -43,6 +43,7 @@
 
 #define QMATMUL "cast subtract reshape nn.matmul nn.batch_matmul broadcast_to"
 #define QCONV "cast subtract reshape nn.conv1d nn.conv2d nn.conv3d"
+#define OPTIMIZER "add subtract multiply divide sqrt greater where cast"
 
 /* clang-format off */
 static const OnnxOpDef table[] = {
@@ -256,6 +257,10 @@ static const OnnxOpDef table[] = {
     {"", "ConvInteger", 2, 4, onnx_convert_conv_integer, QCONV, 10},
     {"", "QLinearConv", 8, 9, onnx_convert_qlinear_conv,
      QCONV " nn.bias_add multiply divide qnn.quantize", 10},
+    /* the optimizers of ai.onnx.preview.training (onnx_training.c) */
+    {"ai.onnx.preview.training", "Adagrad", 5, -1, onnx_convert_adagrad, OPTIMIZER},
+    {"ai.onnx.preview.training", "Adam", 6, -1, onnx_convert_adam, OPTIMIZER " power"},
+    {"ai.onnx.preview.training", "Momentum", 5, -1, onnx_convert_momentum, OPTIMIZER},
 };
 /* clang-format on */
 #pragma GCC diagnostic pop

@@ -27,6 +27,9 @@ runner (onnx.backend.test.runner) judges: every output present, the same dtype
 and shape, and assert_allclose(rtol=1e-3, atol=1e-7); a sequence element by
 element, an optional by presence, then value.
 
+A case listed in ERRATA (a model without an attribute its expected outputs
+were computed with) is run on a copy of its model with the attribute added.
+
 Outcomes: pass; refused (rly reported an error, e.g. an op it does not import);
 wrong (it ran and an output differs: wrong values, dtype or shape); crash (a
 signal or a sanitizer report); timeout.  The run fails when a case listed in
@@ -50,6 +53,11 @@ except ImportError as e:  # test-only dependencies (scripts/install-deps, make t
     sys.exit(77)
 
 SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple")
+# Models that lack an attribute their expected outputs were computed with
+# (case -> op, attribute, value): the runner adds it, as newer ONNX releases'
+# test data does.  test_adam_multiple's outputs use epsilon=1e-2, but its node
+# has none, so the spec's default 1e-6 applies (onnx/onnx#7749).
+ERRATA = {"node/test_adam_multiple": ("Adam", "epsilon", 1e-2)}
 HERE = os.path.dirname(os.path.abspath(__file__))
 TIMEOUT = 120
 
@@ -187,6 +195,19 @@ class Seq(list):
         self.n = n
 
 
+def corrected_model(case, model, tmp):
+    """The model's path, or that of a copy with its ERRATA attribute added."""
+    if case.name not in ERRATA:
+        return case.model
+    op, name, value = ERRATA[case.name]
+    for n in model.graph.node:
+        if n.op_type == op and not any(a.name == name for a in n.attribute):
+            n.attribute.append(onnx.helper.make_attribute(name, value))
+    path = os.path.join(tmp, "model.onnx")
+    onnx.save(model, path)
+    return path
+
+
 def prepare(case, tmp):
     """The rly script of the case and its expected outputs, or (None, reason)."""
     model = onnx.load(case.model, load_external_data=False)
@@ -204,6 +225,7 @@ def prepare(case, tmp):
             args.append(input_expr(f"in{i}", load_pb(f, kind), kind, arrays))
         except ValueError as e:
             return None, f"runner: {e}"
+    model_path = corrected_model(case, model, tmp)
     expected = []
     for vi, f in zip(model.graph.output, out_files):
         kind = value_kind(vi)
@@ -212,7 +234,7 @@ def prepare(case, tmp):
         expected.append(expected_value(vi, load_pb(f, kind)))
     npz = os.path.join(tmp, "in.npz")
     np.savez(npz, **arrays)
-    lines = [f":import {case.model}"]
+    lines = [f":import {model_path}"]
     lines += [f":load-tensor %{k} {npz} {k}" for k in arrays]
     lines.append(f"let %y = @main({', '.join(args)});")
     keys = []

@@ -117,7 +117,7 @@ def main():
     write(d, "no_graph.onnx", msg(field(1, 8), field(8, msg(field(2, 13)))))
     write(d, "new_opset.onnx", model([node("Relu", ["x"], ["y"])], [("x", [4])], ["y"], opset=19))
     write(d, "erf_opset7.onnx", model([node("Erf", ["x"], ["y"], "erf0")], [("x", [4])], ["y"], opset=7))
-    training = [node("Adagrad", ["r", "t", "x", "g", "h"], ["y", "h2"], "", "ai.onnx.preview.training")]
+    training = [node("Gradient", ["x"], ["y"], "", "ai.onnx.preview.training", xs=["x"], y="x")]
     write(d, "training_only.onnx", model(training, [(n, [4]) for n in "rtxgh"], ["y"],
                                          imports=[("ai.onnx.preview.training", 1)]))
     write(d, "no_default_opset.onnx", model([node("Relu", ["x"], ["y"])], [("x", [4])], ["y"],
