@@ -505,8 +505,13 @@ static bool keep_aspect(OnnxCx *cx, ResizeIn *r, const int64_t *ax, int n) {
     double q = (double)r->out[ax[i]] / (double)r->in[ax[i]];
     s = larger ? fmax(s, q) : fmin(s, q);
   }
-  for (int i = 0; i < n; i++)
-    r->scale[ax[i]] = s, r->out[ax[i]] = (int64_t)nearbyint(s * (double)r->in[ax[i]]);
+  for (int i = 0; i < n; i++) {
+    double size = nearbyint(s * (double)r->in[ax[i]]);
+    if (!(size >= 0 && size <= (double)INT32_MAX))
+      return fe_fail(cx, "keep_aspect_ratio_policy gives no valid size for axis %lld",
+                     (long long)ax[i]);
+    r->scale[ax[i]] = s, r->out[ax[i]] = (int64_t)size;
+  }
   return true;
 }
 
@@ -536,8 +541,12 @@ static bool resize_sizes(OnnxCx *cx, FeVal *roi, FeVal *scales, FeVal *sizes, Re
   if (!scales || !scales->value) return fe_fail(cx, "scales or sizes must be known at import time");
   if (scales->value->numel != n) return fe_fail(cx, "scales must have %d values", n);
   for (int i = 0; i < n; i++) v[i] = tensor_get_f64(scales->value, i);
-  for (int i = 0; i < n; i++)
-    r->scale[ax[i]] = v[i], r->out[ax[i]] = (int64_t)floor(v[i] * (double)r->in[ax[i]]);
+  for (int i = 0; i < n; i++) {
+    double size = floor(v[i] * (double)r->in[ax[i]]);
+    if (!(v[i] > 0) || !(size >= 0 && size <= (double)INT32_MAX))
+      return fe_fail(cx, "scale %g of axis %lld gives no valid size", v[i], (long long)ax[i]);
+    r->scale[ax[i]] = v[i], r->out[ax[i]] = (int64_t)size;
+  }
   return true;
 }
 

@@ -11,6 +11,7 @@
  * the argument's static length decides and `?` dims.  Slice with run-time
  * axes or steps scatters starts, ends and steps into full-rank begin, end
  * and strides (scatter: an axis out of range fails at run time). */
+#include <math.h>
 #include <string.h>
 
 #include "frontend/onnx_int.h"
@@ -181,6 +182,7 @@ bool onnx_convert_cumsum(OnnxCx *cx) {
   }
   double v;
   if (!fe_need_scalar(cx, ax, "input 'axis'", &v)) return false;
+  if (!(fabs(v) <= TENSOR_MAX_RANK)) return fe_fail(cx, "axis %g is out of range", v);
   int a = fe_axis(cx, (int64_t)v, fe_rank(x), "axis");
   if (a < 0) return false;
   ab_int(&b, "axis", a);
@@ -235,7 +237,7 @@ bool onnx_convert_topk(OnnxCx *cx) {
   } else {
     double k = (double)oa_int(cx, "k", 0);
     if (cx->opset >= 10 && !fe_need_scalar(cx, kv, "input 'K'", &k)) return false;
-    if (k < 1) return fe_fail(cx, "k %g must be at least 1", k);
+    if (!(k >= 1 && k <= (double)INT64_MAX / 2)) return fe_fail(cx, "k %g must be at least 1", k);
     ab_int(&b, "k", (int64_t)k);
     t = FE_OP(cx, "topk", ab_done(&b), x);
   }
