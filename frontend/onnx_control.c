@@ -46,6 +46,12 @@ static void chain_swap(OnnxCx *cx, Chain *c) {
   c->vars = v, c->vals = w;
 }
 
+/* A chain given up (after an error). */
+static bool chain_drop(Chain *c) {
+  vec_free(&c->vars), vec_free(&c->vals);
+  return false;
+}
+
 /* The current chain's bindings around result; the chain is left empty. */
 static Expr *chain_wrap(OnnxCx *cx, Expr *result) {
   Expr *body = result;
@@ -496,10 +502,11 @@ bool onnx_convert_if(OnnxCx *cx) {
   }
   Chain ct = {0}, ce = {0};
   FeVal **ot = branch(cx, gt, &ct), **oe = ot ? branch(cx, ge, &ce) : NULL;
-  if (!oe) return false;
+  if (!oe) return chain_drop(&ct) || chain_drop(&ce);
   Type **tys = ARENA_ARRAY(cx->a, Type *, cx->nout ? cx->nout : 1);
   for (int i = 0; i < cx->nout; i++)
-    if (!(tys[i] = need_join(cx, ot[i]->ty, oe[i]->ty, "the branches' outputs"))) return false;
+    if (!(tys[i] = need_join(cx, ot[i]->ty, oe[i]->ty, "the branches' outputs")))
+      return chain_drop(&ct) || chain_drop(&ce);
   Expr *te = branch_expr(cx, &ct, ot, tys), *ee = branch_expr(cx, &ce, oe, tys);
   Type *ty = cx->nout == 1 ? tys[0] : type_tuple(cx->a, cx->nout, tys, no_span);
   FeVal *r = fe_bind(cx, NULL, expr_if(cx->a, c->expr, te, ee, no_span), ty);
