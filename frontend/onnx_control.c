@@ -46,9 +46,9 @@ static void chain_swap(OnnxCx *cx, Chain *c) {
   c->vars = v, c->vals = w;
 }
 
-/* A chain given up (after an error). */
-static bool chain_drop(Chain *c) {
-  vec_free(&c->vars), vec_free(&c->vals);
+/* Two branches' chains given up after an error; false. */
+static bool chains_drop(Chain *a, Chain *b) {
+  vec_free(&a->vars), vec_free(&a->vals), vec_free(&b->vars), vec_free(&b->vals);
   return false;
 }
 
@@ -502,11 +502,11 @@ bool onnx_convert_if(OnnxCx *cx) {
   }
   Chain ct = {0}, ce = {0};
   FeVal **ot = branch(cx, gt, &ct), **oe = ot ? branch(cx, ge, &ce) : NULL;
-  if (!oe) return chain_drop(&ct) || chain_drop(&ce);
+  if (!oe) return chains_drop(&ct, &ce);
   Type **tys = ARENA_ARRAY(cx->a, Type *, cx->nout ? cx->nout : 1);
   for (int i = 0; i < cx->nout; i++)
     if (!(tys[i] = need_join(cx, ot[i]->ty, oe[i]->ty, "the branches' outputs")))
-      return chain_drop(&ct) || chain_drop(&ce);
+      return chains_drop(&ct, &ce);
   Expr *te = branch_expr(cx, &ct, ot, tys), *ee = branch_expr(cx, &ce, oe, tys);
   Type *ty = cx->nout == 1 ? tys[0] : type_tuple(cx->a, cx->nout, tys, no_span);
   FeVal *r = fe_bind(cx, NULL, expr_if(cx->a, c->expr, te, ee, no_span), ty);
