@@ -27,6 +27,7 @@
 #include "engine/inspect.h"
 #include "engine/profile.h"
 #include "engine/schedule.h"
+#include "engine/tune_db.h"
 #include "jit/jit.h"
 #include "parser/parser.h"
 #include "sched/sched.h"
@@ -466,51 +467,16 @@ bool engine_tuning_record(const Engine *e, const PrimFunc *best, double gflops, 
   return ok;
 }
 
-/* One record read from the file. */
-typedef struct Record {
-  char head[4096]; /* "@name workload=... (...)" */
-  char target[4096];
-  double gflops;
-  StrBuf sched; /* `schedule @name { ... }` */
-} Record;
-
-/* Reads the next record of fp; false at the end. */
-static bool next_record(FILE *fp, Record *r) {
-  char line[4096];
-  *r = (Record){0};
-  while (fgets(line, sizeof line, fp)) {
-    line[strcspn(line, "\n")] = 0;
-    if (strncmp(line, "record ", 7) == 0) {
-      snprintf(r->head, sizeof r->head, "%s", line + 7);
-    } else if (strncmp(line, "target: ", 8) == 0) {
-      snprintf(r->target, sizeof r->target, "%s", line + 8);
-    } else if (strncmp(line, "gflops: ", 8) == 0) {
-      r->gflops = atof(line + 8);
-    } else if (r->head[0]) {
-      sb_printf(&r->sched, "%s\n", line);
-      if (strcmp(line, "}") == 0) return true;
-    }
-  }
-  free(sb_take(&r->sched));
-  return false;
-}
-
-/* The workload part of a record's head (after "@name "). */
-static const char *head_workload(const char *head) {
-  const char *sp = strchr(head, ' ');
-  return sp ? sp + 1 : "";
-}
-
 char *engine_tuning_show(const Engine *e, int *count) {
   char *path = engine_tuning_path(e);
   const char *target = jit_target_name();
   FILE *fp = path ? fopen(path, "r") : NULL;
   StrBuf b = {0};
-  Record r;
+  TuneRecord r;
   *count = 0;
   sb_printf(&b, "%s", "");
-  while (fp && target && next_record(fp, &r)) {
-    if (strcmp(r.target, target) == 0) {
+  while (fp && target && tune_db_next(fp, &r)) {
+    if (r.kind == TUNE_REC_SCHEDULE && strcmp(r.target, target) == 0) {
       sb_printf(&b, "record %s\n  %.3f GFLOP/s\n%s", r.head, r.gflops, r.sched.data);
       (*count)++;
     }
@@ -529,11 +495,11 @@ static char *lookup(const Engine *e, const PrimFunc *f) {
   const char *target = fp && jit_module_found() ? jit_target_name() : NULL;
   if (!target && fp) fclose(fp), fp = NULL;
   double best_g = -1;
-  Record r;
-  while (fp && next_record(fp, &r)) {
+  TuneRecord r;
+  while (fp && tune_db_next(fp, &r)) {
     char *text = sb_take(&r.sched);
-    const char *brace = strchr(text, '{');
-    if (brace && strcmp(r.target, target) == 0 && strcmp(head_workload(r.head), w) == 0 &&
+    const char *brace = r.kind == TUNE_REC_SCHEDULE && text ? strchr(text, '{') : NULL;
+    if (brace && strcmp(r.target, target) == 0 && strcmp(tune_db_workload(r.head), w) == 0 &&
         r.gflops > best_g) {
       free(best);
       StrBuf b = {0};

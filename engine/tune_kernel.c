@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "engine/profile.h"
+#include "engine/tune_db.h"
 #include "jit/jit.h"
 #include "lower/lower.h"
 
@@ -280,43 +281,6 @@ bool kernel_task_record(KernelTask *t, char *err, size_t n) {
   return ok;
 }
 
-/* One kernel record read from the file. */
-typedef struct KRecord {
-  char head[4096]; /* "@name workload=... (...)" */
-  char target[4096];
-  double gflops;
-  char knobs[4096];
-} KRecord;
-
-/* The next kernel record of fp (other records' lines skipped); false at
- * the end. */
-static bool next_krecord(FILE *fp, KRecord *r) {
-  char line[4096];
-  *r = (KRecord){0};
-  while (fgets(line, sizeof line, fp)) {
-    line[strcspn(line, "\n")] = 0;
-    if (strncmp(line, "kernel ", 7) == 0) {
-      *r = (KRecord){0};
-      snprintf(r->head, sizeof r->head, "%s", line + 7);
-    } else if (r->head[0] && strncmp(line, "target: ", 8) == 0) {
-      snprintf(r->target, sizeof r->target, "%s", line + 8);
-    } else if (r->head[0] && strncmp(line, "gflops: ", 8) == 0) {
-      r->gflops = atof(line + 8);
-    } else if (r->head[0] && strncmp(line, "knobs: ", 7) == 0) {
-      snprintf(r->knobs, sizeof r->knobs, "%s", line + 7);
-      return true;
-    } else if (strncmp(line, "record ", 7) == 0) {
-      r->head[0] = 0; /* a prim function's record */
-    }
-  }
-  return false;
-}
-
-static const char *head_workload(const char *head) {
-  const char *sp = strchr(head, ' ');
-  return sp ? sp + 1 : "";
-}
-
 /* This target's kernel records, read again when the file changed; one
  * cache for the process, under kmu (engines lower on several threads). */
 typedef struct KCache {
@@ -324,7 +288,7 @@ typedef struct KCache {
   struct timespec mtime;
   off_t size;
   int n;
-  KRecord *recs;
+  TuneRecord *recs;
 } KCache;
 static KCache kcache;
 static pthread_mutex_t kmu = PTHREAD_MUTEX_INITIALIZER;
@@ -334,12 +298,13 @@ static void kcache_load(const char *path, const struct stat *st) {
   kcache = (KCache){.mtime = st->st_mtim, .size = st->st_size};
   snprintf(kcache.path, sizeof kcache.path, "%s", path);
   FILE *fp = fopen(path, "r");
-  KRecord r;
+  TuneRecord r;
   const char *target = NULL;
   int cap = 0;
-  while (fp && next_krecord(fp, &r)) {
+  while (fp && tune_db_next(fp, &r)) {
+    free(sb_take(&r.sched)); /* a prim function's schedule record */
     if (!target) target = jit_module_found() ? jit_target_name() : "";
-    if (!target || strcmp(r.target, target) != 0) continue;
+    if (r.kind != TUNE_REC_KNOBS || !target || strcmp(r.target, target) != 0) continue;
     if (kcache.n == cap) {
       cap = cap ? 2 * cap : 8;
       kcache.recs = realloc(kcache.recs, sizeof *kcache.recs * (size_t)cap);
@@ -370,7 +335,7 @@ bool engine_kernel_knobs(void *engine, const PrimFunc *plain, LowerKnobs *out) {
   LowerKnobs k;
   if (c && c->n) w = engine_tuning_workload(plain);
   for (int i = 0; w && i < c->n; i++) /* the newest record applies */
-    if (strcmp(head_workload(c->recs[i].head), w) == 0 && knob_parse(c->recs[i].knobs, &k))
+    if (strcmp(tune_db_workload(c->recs[i].head), w) == 0 && knob_parse(c->recs[i].knobs, &k))
       found = true, *out = k;
   pthread_mutex_unlock(&kmu);
   free(path), free(w);
