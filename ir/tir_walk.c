@@ -122,3 +122,19 @@ void tir_walk(const Stmt *s, const TirVisitor *v) {
   TirChildFns f = {walk_kid_expr, walk_kid_stmt, (void *)v};
   stmt_each_child(s, &f);
 }
+
+bool prim_expr_same(const PrimExpr *a, const PrimExpr *b) {
+  if (a == b) return true;
+  if (a->kind != b->kind) return false;
+  switch (a->kind) {
+    case PE_INT:
+      return a->u.i == b->u.i && a->dtype == b->dtype;
+    case PE_VAR:
+      return a->u.var == b->u.var;
+    case PE_BIN:
+      return a->u.bin.op == b->u.bin.op && prim_expr_same(a->u.bin.a, b->u.bin.a) &&
+             prim_expr_same(a->u.bin.b, b->u.bin.b);
+    default:
+      return false;
+  }
+}

@@ -14,6 +14,11 @@
  * arguments, or tmp filled with the operands of the other kinds. */
 PrimExpr *const *prim_expr_children(const PrimExpr *e, PrimExpr *tmp[2], int *n);
 
+/* Whether a and b are the same index expression: equal integers of one
+ * dtype, one variable, or the same binary operator over same operands
+ * (other kinds compare equal only as one node). */
+bool prim_expr_same(const PrimExpr *a, const PrimExpr *b);
+
 /* Calls expr on each of s's scalar expressions, then stmt on each of its
  * sub-statements, in source order (either callback may be NULL).  Optional
  * parts are NULL entries, so positions depend only on the kind and counts:

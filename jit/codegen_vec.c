@@ -22,6 +22,7 @@
  * loop compiles as a scalar loop, as before. */
 #include <string.h>
 
+#include "ir/tir_walk.h"
 #include "jit/codegen.h"
 
 enum { VEC_MAX_LANES = 64, VEC_MAX_LETS = 16, VEC_MAX_ITEMS = 32 };
@@ -78,22 +79,6 @@ static bool lane_offset(const Vec *v, const PrimExpr *e) {
   return e->u.bin.op == PB_ADD && vb && !va && lane_offset(v, e->u.bin.b);
 }
 
-static bool same_expr(const PrimExpr *a, const PrimExpr *b) {
-  if (a == b) return true;
-  if (a->kind != b->kind) return false;
-  switch (a->kind) {
-    case PE_INT:
-      return a->u.i == b->u.i && a->dtype == b->dtype;
-    case PE_VAR:
-      return a->u.var == b->u.var;
-    case PE_BIN:
-      return a->u.bin.op == b->u.bin.op && same_expr(a->u.bin.a, b->u.bin.a) &&
-             same_expr(a->u.bin.b, b->u.bin.b);
-    default:
-      return false;
-  }
-}
-
 static bool same_buffer(const Buffer *a, const Buffer *b) {
   return a == b || strcmp(a->name, b->name) == 0;
 }
@@ -116,7 +101,7 @@ static bool load_ok_for_store(const Vec *v, const PrimExpr *e) {
   if (n == 0) return true;
   if (n > 1 || e->u.load.n != st->u.store.n) return false;
   for (int i = 0; i < e->u.load.n; i++)
-    if (!same_expr(e->u.load.idx[i], st->u.store.idx[i])) return false;
+    if (!prim_expr_same(e->u.load.idx[i], st->u.store.idx[i])) return false;
   return true;
 }
 

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "ir/arena.h"
+#include "ir/tir_walk.h"
 #include "ir/util.h"
 #include "lower/lower.h"
 
@@ -132,26 +133,10 @@ static Rng atom_range(const Simp *S, const PrimExpr *e) {
 
 /* ─────────────────────────── linear forms ─────────────────────────── */
 
-static bool same_expr(const PrimExpr *a, const PrimExpr *b) {
-  if (a == b) return true;
-  if (a->kind != b->kind) return false;
-  switch (a->kind) {
-    case PE_INT:
-      return a->u.i == b->u.i;
-    case PE_VAR:
-      return a->u.var == b->u.var;
-    case PE_BIN:
-      return a->u.bin.op == b->u.bin.op && same_expr(a->u.bin.a, b->u.bin.a) &&
-             same_expr(a->u.bin.b, b->u.bin.b);
-    default:
-      return false;
-  }
-}
-
 static void lin_add_term(Lin *l, int64_t k, PrimExpr *atom) {
   if (l->bad || k == 0) return;
   for (int i = 0; i < l->n; i++)
-    if (same_expr(l->atom[i], atom)) {
+    if (prim_expr_same(l->atom[i], atom)) {
       if (__builtin_add_overflow(l->k[i], k, &l->k[i])) l->bad = true;
       return;
     }
