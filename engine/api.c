@@ -10,8 +10,9 @@
  * the values of loaded expressions live in the session's arena for its
  * lifetime; a call (rly_call) builds its expression in a scratch arena
  * freed on return (it holds no function literal, so no value can point
- * into it), and copies its results out, so any number of calls runs in
- * bounded memory. */
+ * into it); its arguments are read in place when aligned, and its results
+ * are handed over (or copied when the session still holds them), so any
+ * number of calls runs in bounded memory. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,15 @@ int rly_load_file(rly_session *s, const char *path) {
   return rc;
 }
 
+int rly_import_onnx(rly_session *s, const char *path, const char *func) {
+  clear_error(s);
+  Module *m = engine_import_onnx(s->engine, engine_module(s->engine), &s->arena, path,
+                                 func ? func : "main", true, (Span){0}, NULL);
+  if (!m) return failed(s);
+  engine_set_module(s->engine, m);
+  return 0;
+}
+
 int rly_run_passes(rly_session *s, const char *names) {
   clear_error(s);
   Module *m = engine_passes(s->engine, engine_module(s->engine), &s->arena, names);
@@ -188,6 +198,8 @@ int rly_run_passes(rly_session *s, const char *names) {
   if (m != engine_module(s->engine)) engine_set_module(s->engine, m);
   return 0;
 }
+
+void rly_free(void *p) { free(p); }
 
 char *rly_print(rly_session *s) {
   engine_enter(s->engine);
@@ -212,7 +224,19 @@ int rly_eval(rly_session *s, const char *expr, char **text) {
 
 /* ───────────────────────────── calls ───────────────────────────── */
 
-/* A run-time tensor holding a copy of a contiguous CPU DLTensor. */
+/* The element count of a DLTensor's shape (-1 on a negative dim or an
+ * overflow). */
+static int64_t dl_numel(const DLTensor *t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->ndim; d++) {
+    if (t->shape[d] < 0 || (t->shape[d] && n > INT64_MAX / t->shape[d])) return -1;
+    n *= t->shape[d];
+  }
+  return n;
+}
+
+/* A run-time tensor over a contiguous CPU DLTensor: its data read in place
+ * when aligned as the run time's buffers are (RT_ALIGN), else a copy. */
 static RtTensor *tensor_in(rly_session *s, const DLTensor *t, int i) {
   char err[RT_ERR_LEN], what[64];
   snprintf(what, sizeof what, "argument %d", i + 1);
@@ -226,14 +250,44 @@ static RtTensor *tensor_in(rly_session *s, const DLTensor *t, int i) {
   for (int d = t->ndim - 1; t->strides && d >= 0; expect *= t->shape[d--])
     if (t->shape[d] != 1 && t->strides[d] != expect)
       return fail_msg(s, "%s is not contiguous (row-major)", what), NULL;
+  char *data = (char *)t->data + t->byte_offset;
+  int64_t numel = dl_numel(t);
+  if (numel > 0 && ((uintptr_t)data & (RT_ALIGN - 1)) == 0) {
+    Tensor view = {dt, t->ndim, t->shape, numel, data};
+    RtTensor *r = rt_tensor_borrow_ir(&view, err, sizeof err);
+    return r ? r : (fail_msg(s, "%s", err), NULL);
+  }
   RtTensor *r = rt_tensor_new(dt, t->ndim, t->shape, err, sizeof err);
   if (!r) return fail_msg(s, "%s", err), NULL;
-  memcpy(r->data, (const char *)t->data + t->byte_offset, rt_tensor_nbytes(r));
+  memcpy(r->data, data, rt_tensor_nbytes(r));
   return r;
 }
 
 /* One malloc'd block: the DLManagedTensor, its shape, then the data. */
 static void free_managed(DLManagedTensor *m) { free(m); }
+
+/* A result handed over without a copy: the DLManagedTensor and its shape,
+ * the run time's allocation holding the data (manager_ctx). */
+static void free_stolen(DLManagedTensor *m) {
+  free(m->manager_ctx);
+  free(m);
+}
+
+static DLManagedTensor *tensor_stolen(RtTensor *t) {
+  DLManagedTensor *m = malloc(sizeof *m + sizeof(int64_t) * (size_t)(t->ndim + 1));
+  if (!m) return NULL;
+  int64_t *shape = (int64_t *)(m + 1);
+  memcpy(shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+  *m = (DLManagedTensor){.dl_tensor = {.device = {kDLCPU, 0},
+                                       .ndim = t->ndim,
+                                       .dtype = rly_dlpack_dtype(t->dtype),
+                                       .shape = shape},
+                         .deleter = free_stolen};
+  void *block = rt_tensor_steal(t); /* t is empty after it */
+  if (!block) return free(m), NULL;
+  m->manager_ctx = block, m->dl_tensor.data = (char *)block + RT_ALIGN;
+  return m;
+}
 
 static DLManagedTensor *tensor_out(const RtTensor *t) {
   size_t head = sizeof(DLManagedTensor) + sizeof(int64_t) * (size_t)(t->ndim + 1);
@@ -253,23 +307,43 @@ static DLManagedTensor *tensor_out(const RtTensor *t) {
   return m;
 }
 
-/* The tensors of a result (a tensor, or a tuple of tensors). */
-static int results_out(rly_session *s, const Value *v, DLManagedTensor **out, int max, int *n) {
+/* Whether each tensor of a result may be handed over without a copy:
+ * nothing in the session reaches its value, and no other field is the same
+ * value (the tensors' and buffers' own counts are checked when taken). */
+static void stealable(rly_session *s, Value *const *fields, int n, bool *ok) {
+  interp_bind(engine_interp(s->engine), NULL, NULL); /* the last result is the caller's now */
+  interp_values_reached(engine_interp(s->engine), fields, n, ok);
+  for (int i = 0; i < n; i++) {
+    ok[i] = !ok[i];
+    for (int k = 0; k < n; k++)
+      if (k != i && fields[k] == fields[i]) ok[i] = false;
+  }
+}
+
+/* The tensors of a result (a tensor, or a tuple of tensors), each handed
+ * over when it is the result's alone, else copied. */
+static int results_out(rly_session *s, Value *v, DLManagedTensor **out, int max, int *n) {
   int count = v->kind == V_TENSOR ? 1 : v->kind == V_TUPLE ? v->u.tuple.n : -1;
   for (int i = 0; v->kind == V_TUPLE && i < count; i++)
     if (v->u.tuple.fields[i]->kind != V_TENSOR) count = -1;
   if (count < 0) return fail_msg(s, "%s", "the result is not a tensor or a tuple of tensors");
   if (count > max) return fail_msg(s, "%s", "the result has more tensors than max_results");
-  for (int i = 0; i < count; i++) {
-    const Value *t = v->kind == V_TENSOR ? v : v->u.tuple.fields[i];
-    out[i] = tensor_out(t->u.tensor);
+  Value **fields = v->kind == V_TENSOR ? &v : v->u.tuple.fields;
+  bool *ok = calloc((size_t)count + 1, sizeof *ok);
+  if (!ok) rly_oom();
+  stealable(s, fields, count, ok);
+  int rc = 0;
+  for (int i = 0; i < count && rc == 0; i++) {
+    out[i] = ok[i] ? tensor_stolen(fields[i]->u.tensor) : NULL;
+    if (!out[i]) out[i] = tensor_out(fields[i]->u.tensor);
     if (!out[i]) {
       for (int k = 0; k < i; k++) out[k]->deleter(out[k]);
-      return fail_msg(s, "%s", "out of memory for the results");
+      rc = fail_msg(s, "%s", "out of memory for the results");
     }
   }
-  *n = count;
-  return 0;
+  free(ok);
+  if (rc == 0) *n = count;
+  return rc;
 }
 
 /* A variable per argument, typed by its tensor, bound to it. */

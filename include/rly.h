@@ -66,15 +66,23 @@ int rly_set_opt_level(rly_session *s, int level);
 int rly_load_text(rly_session *s, const char *name, const char *text);
 int rly_load_file(rly_session *s, const char *path);
 
+/* Imports the ONNX model at path as @func (NULL: @main), its weights bound
+ * as constants, as `:import` does; a failed import changes nothing. */
+int rly_import_onnx(rly_session *s, const char *path, const char *func);
+
 /* Runs passes on the module, e.g. "EffectToState" or "ToANormalForm,FuseOps"
  * (the names of `rly --pass`); the result replaces the module. */
 int rly_run_passes(rly_session *s, const char *names);
 
 /* Calls @func on nargs CPU tensors (contiguous, row-major; int, uint,
- * float or bool dtypes; copied in).  The results (one per tensor of the
+ * float or bool dtypes).  An argument whose data is 64-byte aligned is read
+ * in place, not copied (it must not change during the call; rly never
+ * writes it); others are copied in.  The results (one per tensor of the
  * result: a tuple gives several) go to results[0..*nresults), each a
- * malloc'd tensor the caller frees with its deleter; fails when the result
- * has more than max_results tensors or is not made of tensors. */
+ * tensor the caller frees with its deleter: the run time's own buffer,
+ * handed over without a copy, when nothing else in the session holds it
+ * (64-byte aligned then), else a copy.  Fails when the result has more
+ * than max_results tensors or is not made of tensors. */
 int rly_call(rly_session *s, const char *func, const DLTensor *args, int nargs,
              DLManagedTensor **results, int max_results, int *nresults);
 
@@ -89,6 +97,9 @@ char *rly_print(rly_session *s);
  * for the session used last on this thread: 0 means nothing ran through
  * compiled code. */
 int rly_kernel_count(void);
+
+/* Frees what rly_print and rly_eval return (free() does the same). */
+void rly_free(void *p);
 
 /* The diagnostics of the last failure ("" after a success). */
 const char *rly_error(const rly_session *s);

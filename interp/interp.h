@@ -118,6 +118,10 @@ Value *interp_bound(Interp *in, const Var *var);
 void interp_value_buffers(Interp *in, Value *v, PtrVec *out);
 /* The bytes of those buffers. */
 size_t interp_value_bytes(Interp *in, Value *v);
+/* Which of vs[0..n) the program can still reach (from the session's
+ * variables, globals, constants, the stacks): reached[i] says; a value
+ * nothing reaches is the caller's alone. */
+void interp_values_reached(Interp *in, Value *const *vs, int n, bool *reached);
 /* Sets @prng_state to random.key(seed) (`:seed N`). */
 void interp_seed(Interp *in, int64_t seed);
 

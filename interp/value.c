@@ -185,6 +185,12 @@ size_t gc_collect(Interp *in) {
   return live;
 }
 
+void interp_values_reached(Interp *in, Value *const *vs, int n, bool *reached) {
+  uint32_t epoch = next_epoch(in);
+  mark_roots(in, epoch);
+  for (int i = 0; i < n; i++) reached[i] = vs[i]->mark == epoch;
+}
+
 void gc_free_all(Interp *in) {
   Value *v = in->heap;
   while (v) {

@@ -341,6 +341,18 @@ RtTensor *rt_tensor_view(RtTensor *base, int ndim, const int64_t *shape, char *e
 
 bool rt_tensor_shares_buffer(const RtTensor *a, const RtTensor *b) { return a->buf == b->buf; }
 
+void *rt_tensor_steal(RtTensor *t) {
+  RtBuffer *b = t->buf, *empty;
+  if (t->refs != 1 || b->refs != 1 || b->borrowed || t->data != b->data || !t->numel) return NULL;
+  RtCtx *c = rt_ctx_enter(b->owner); /* the empty buffer is the same context's */
+  empty = buffer_alloc(0, NULL, 0);
+  rt_ctx_enter(c);
+  if (!empty) return NULL;
+  b->owner->live_bytes -= b->cap, b->owner->nbufs--; /* b leaves the run time */
+  t->buf = empty, t->data = empty->data, t->numel = 0, t->ndim = 1, t->shape[0] = 0;
+  return b;
+}
+
 size_t rt_tensor_nbytes(const RtTensor *t) {
   return (size_t)t->numel * (size_t)dtype_bytes(t->dtype);
 }

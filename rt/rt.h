@@ -68,6 +68,13 @@ void rt_tensor_release(RtTensor *t); /* NULL is fine */
  * (refs = 1; base's buffer is retained).  NULL with a message otherwise. */
 RtTensor *rt_tensor_view(RtTensor *base, int ndim, const int64_t *shape, char *err, size_t errn);
 bool rt_tensor_shares_buffer(const RtTensor *a, const RtTensor *b);
+/* Hands t's data over to the caller without a copy when t alone holds it
+ * (one reference to t and to its owned buffer, t's data at the buffer's
+ * start): returns the allocation holding it, which the caller frees with
+ * free(); the data is at RT_ALIGN bytes into it and leaves the run time's
+ * memory count.  t becomes an empty tensor (shape (0)) of its dtype.  NULL,
+ * t unchanged, when the data is shared, borrowed or a view. */
+void *rt_tensor_steal(RtTensor *t);
 size_t rt_tensor_nbytes(const RtTensor *t);
 
 /* Conversions with IR constants.  from_ir copies; borrow_ir shares the
