@@ -769,20 +769,41 @@ static bool scan_attr(OnnxCx *cx, const char *name, int n, int64_t *out, FeVal *
   return !cx->failed;
 }
 
+/* Scan's loop-carried values and scan inputs (in[0..nin)) with the
+ * body's outputs: the counts and the arrays of the directions and axes
+ * (left at 0: the caller reads them); false after an error. */
+static bool scan_counts(OnnxCx *cx, Rec *r, FeVal **in, int nin) {
+  *r = (Rec){.kind = REC_SCAN};
+  if (!(r->g = graph_attr(cx, "body"))) return false;
+  r->nx = (int)oa_int(cx, "num_scan_inputs", 0);
+  r->ns = nin - r->nx;
+  r->nacc = (int)r->g->n_output - r->ns;
+  if (r->nx < 1 || r->ns < 0 || r->nacc < 0)
+    return fe_fail(cx, "num_scan_inputs %d does not fit", r->nx);
+  r->xs = in + r->ns, r->s0 = in;
+  r->sty = ARENA_ARRAY(cx->a, Type *, r->ns + 1);
+  for (int j = 0; j < r->ns; j++) r->sty[j] = in[j]->ty;
+  r->xaxis = ARENA_ARRAY(cx->a, int64_t, r->nx),
+  r->oaxis = ARENA_ARRAY(cx->a, int64_t, r->nacc + 1);
+  r->xrev = ARENA_ARRAY(cx->a, bool, r->nx), r->orev = ARENA_ARRAY(cx->a, bool, r->nacc + 1);
+  return true;
+}
+
+/* The scan length (the first scan input's axis) as the loop's bound, and
+ * the loop run; false after an error. */
+static bool scan_run(OnnxCx *cx, Rec *r) {
+  if (r->xaxis[0] < 0 || r->xaxis[0] >= fe_rank(r->xs[0]))
+    return fe_fail(cx, "scan input axis out of range");
+  Dim t = fe_dim(r->xs[0], (int)r->xaxis[0]);
+  if (t.kind != DIM_CONST) return fe_fail(cx, "the scan axis must have a static length");
+  r->bound = fe_scalar(cx, DT_INT64, (double)t.value);
+  return run_rec(cx, r);
+}
+
 bool onnx_convert_scan(OnnxCx *cx) {
-  Rec r = {.kind = REC_SCAN};
-  if (!(r.g = graph_attr(cx, "body"))) return false;
-  r.nx = (int)oa_int(cx, "num_scan_inputs", 0);
-  r.ns = cx->nin - r.nx;
-  r.nacc = (int)r.g->n_output - r.ns;
-  if (r.nx < 1 || r.ns < 0 || r.nacc < 0)
-    return fe_fail(cx, "num_scan_inputs %d does not fit", r.nx);
-  r.xs = cx->in + r.ns, r.s0 = cx->in;
-  r.sty = ARENA_ARRAY(cx->a, Type *, r.ns + 1);
-  for (int j = 0; j < r.ns; j++) r.sty[j] = cx->in[j]->ty;
+  Rec r;
+  if (!scan_counts(cx, &r, cx->in, cx->nin)) return false;
   int64_t *xd = ARENA_ARRAY(cx->a, int64_t, r.nx), *od = ARENA_ARRAY(cx->a, int64_t, r.nacc + 1);
-  r.xaxis = ARENA_ARRAY(cx->a, int64_t, r.nx), r.oaxis = ARENA_ARRAY(cx->a, int64_t, r.nacc + 1);
-  r.xrev = ARENA_ARRAY(cx->a, bool, r.nx), r.orev = ARENA_ARRAY(cx->a, bool, r.nacc + 1);
   if (!scan_attr(cx, "scan_input_axes", r.nx, r.xaxis, r.xs) ||
       !scan_attr(cx, "scan_input_directions", r.nx, xd, NULL) ||
       !scan_attr(cx, "scan_output_axes", r.nacc, r.oaxis, NULL) ||
@@ -790,12 +811,91 @@ bool onnx_convert_scan(OnnxCx *cx) {
     return false;
   for (int j = 0; j < r.nx; j++) r.xrev[j] = xd[j] != 0;
   for (int j = 0; j < r.nacc; j++) r.orev[j] = od[j] != 0;
-  if (r.xaxis[0] < 0 || r.xaxis[0] >= fe_rank(r.xs[0]))
-    return fe_fail(cx, "scan input axis out of range");
-  Dim t = fe_dim(r.xs[0], (int)r.xaxis[0]);
+  return scan_run(cx, &r);
+}
+
+/* ── Scan at opset 8: a batch axis first ── */
+
+enum { SCAN8_MAX_BATCH = 64 }; /* the body is converted once per batch element */
+
+/* The batch size: every input's static first dim, the same; -1 after an error. */
+static int64_t scan8_batch(OnnxCx *cx, FeVal **in, int nin) {
+  int64_t b = -1;
+  for (int j = 0; j < nin; j++) {
+    Dim d = in[j] && fe_tensor_type(in[j]) && fe_rank(in[j]) ? fe_dim(in[j], 0) : dim_any();
+    if (d.kind != DIM_CONST) return fe_fail(cx, "input %d needs a static batch axis", j + 1), -1;
+    if (b >= 0 && d.value != b)
+      return fe_fail(cx, "the inputs' batch sizes differ (%lld and %lld)", (long long)b,
+                     (long long)d.value),
+             -1;
+    b = d.value;
+  }
+  if (b < 1) return fe_fail(cx, "an empty batch"), -1;
+  if (b > SCAN8_MAX_BATCH)
+    return fe_fail(cx, "a batch of %lld (at most %d)", (long long)b, SCAN8_MAX_BATCH), -1;
+  return b;
+}
+
+/* sequence_lens, when given, must be the full scan length t (shorter
+ * sequences are refused); false after an error. */
+static bool scan8_lens(OnnxCx *cx, int64_t batch, int64_t t) {
+  if (!cx->in[0]) return true;
+  int64_t *lens = ARENA_ARRAY(cx->a, int64_t, batch + 1);
+  int n = fe_need_ints(cx, cx->in[0], "input 'sequence_lens'", lens, (int)batch);
+  if (n < 0) return false;
+  for (int b = 0; b < n; b++)
+    if (lens[b] != t)
+      return fe_fail(cx, "sequence_lens %lld of batch %d: only the full length %lld is supported",
+                     (long long)lens[b], b, (long long)t);
+  return true;
+}
+
+/* The scan of batch element b: the inputs' slices, run as a Scan of
+ * opset 9 with axes 0; its outputs into outs. */
+static bool scan8_one(OnnxCx *cx, FeVal **in, int nin, int64_t b, FeVal **outs) {
+  FeVal **sl = ARENA_ARRAY(cx->a, FeVal *, nin), *idx = fe_scalar(cx, DT_INT64, (double)b);
+  for (int j = 0; j < nin; j++)
+    if (!(sl[j] = with_axis(cx, "take", 0, 2, (FeVal *[]){in[j], idx}))) return false;
+  Rec r;
+  if (!scan_counts(cx, &r, sl, nin)) return false;
+  int64_t *dirs = ARENA_ARRAY(cx->a, int64_t, r.nx);
+  if (!scan_attr(cx, "directions", r.nx, dirs, NULL)) return false;
+  for (int j = 0; j < r.nx; j++) r.xrev[j] = dirs[j] != 0;
+  FeVal **node_out = cx->out;
+  cx->out = outs;
+  bool ok = scan_run(cx, &r);
+  cx->out = node_out;
+  return ok;
+}
+
+/* Scan (opset 8): inputs sequence_lens (optional), the loop-carried
+ * values and the scan inputs, all with a batch axis first and the scan
+ * axis second; the body runs on each batch element alone (as opset 9's
+ * Scan), and the outputs are stacked on a new batch axis. */
+bool onnx_convert_scan8(OnnxCx *cx) {
+  FeVal **in = cx->in + 1;
+  int nin = cx->nin - 1, nx = (int)oa_int(cx, "num_scan_inputs", 0);
+  if (nin < 1) return fe_fail(cx, "it has no inputs besides sequence_lens");
+  int64_t batch = scan8_batch(cx, in, nin);
+  if (batch < 0) return false;
+  if (nx < 1 || nx > nin) return fe_fail(cx, "num_scan_inputs %d does not fit", nx);
+  Dim t = fe_rank(in[nin - nx]) > 1 ? fe_dim(in[nin - nx], 1) : dim_any();
   if (t.kind != DIM_CONST) return fe_fail(cx, "the scan axis must have a static length");
-  r.bound = fe_scalar(cx, DT_INT64, (double)t.value);
-  return run_rec(cx, &r);
+  if (!scan8_lens(cx, batch, t.value)) return false;
+  FeVal ***outs = ARENA_ARRAY(cx->a, FeVal **, batch + 1);
+  for (int64_t b = 0; b < batch; b++) {
+    outs[b] = ARENA_ARRAY(cx->a, FeVal *, cx->nout + 1);
+    if (!scan8_one(cx, in, nin, b, outs[b])) return false;
+  }
+  for (int k = 0; k < cx->nout; k++) {
+    FeVal **parts = ARENA_ARRAY(cx->a, FeVal *, batch + 1);
+    for (int64_t b = 0; b < batch; b++)
+      if (!outs[b][k] || !(parts[b] = with_axis(cx, "expand_dims", 0, 1, &outs[b][k])))
+        return fe_fail(cx, "output %d is not produced", k);
+    cx->out[k] = batch == 1 ? parts[0] : with_axis(cx, "concatenate", 0, (int)batch, parts);
+    if (!cx->out[k]) return false;
+  }
+  return true;
 }
 
 /* SequenceMap: the body on the elements at each position of the input

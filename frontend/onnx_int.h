@@ -241,7 +241,7 @@ Type *onnx_type_proto(OnnxCx *cx, const Onnx__TypeProto *tp, const char *what);
 #define ONNX_CONTROL_CONVERTERS(X)                                                      \
   X(seq_construct) X(seq_empty) X(seq_at) X(seq_insert) X(seq_erase) X(seq_length)     \
   X(split_to_seq) X(concat_from_seq) X(seq_map) X(optional) X(optional_has)            \
-  X(optional_get) X(if) X(loop) X(scan)
+  X(optional_get) X(if) X(loop) X(scan) X(scan8)
 /* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONTROL_CONVERTERS(X)

@@ -211,6 +211,7 @@ static const OnnxOpDef table[] = {
     {"", "OptionalGetElement", 1, 1, onnx_convert_optional_get, "", 15},
     {"", "If", 1, 1, onnx_convert_if, "squeeze"},
     {"", "Loop", 0, -1, onnx_convert_loop, LOOP},
+    {"", "Scan", 0, -1, onnx_convert_scan8, LOOP, 8},
     {"", "Scan", 1, -1, onnx_convert_scan, LOOP, 9},
     /* indexing, resizing and vision (onnx_index.c) */
     {"", "GatherElements", 2, 2, onnx_convert_gather_elements, "gather", 11},
