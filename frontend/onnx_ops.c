@@ -262,6 +262,8 @@ static const OnnxOpDef table[] = {
     {"ai.onnx.preview.training", "Adagrad", 5, -1, onnx_convert_adagrad, OPTIMIZER},
     {"ai.onnx.preview.training", "Adam", 6, -1, onnx_convert_adam, OPTIMIZER " power"},
     {"ai.onnx.preview.training", "Momentum", 5, -1, onnx_convert_momentum, OPTIMIZER},
+    /* Gradient of ai.onnx.preview.training (onnx_training.c): a call of the Gradient pass's result */
+    {"ai.onnx.preview.training", "Gradient", 1, -1, onnx_convert_gradient, ""},
 };
 /* clang-format on */
 #pragma GCC diagnostic pop
