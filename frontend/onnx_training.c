@@ -276,7 +276,8 @@ static void rebind(OnnxCx *cx, Grad *G, const char *name, FeVal *v) {
 
 /* A parameter of the function standing for value v (passed as v). */
 static FeVal *grad_param(OnnxCx *cx, Grad *G, const char *name, const FeVal *v, bool keep) {
-  Var *p = var_new(cx->a, "p", v->ty, (Span){0});
+  const char *pn = v->expr->kind == EX_VAR ? v->expr->u.var->name : "p";
+  Var *p = var_new(cx->a, pn, v->ty, (Span){0});
   FeVal *nv = ARENA_NEW(cx->a, FeVal);
   nv->expr = expr_var(cx->a, p, (Span){0}), nv->ty = v->ty;
   if (keep) nv->value = v->value, nv->sym = v->sym; /* a captured value: constant here */
