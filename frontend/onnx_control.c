@@ -84,6 +84,19 @@ static bool dim_same(Dim a, Dim b) {
 
 static Type *join(OnnxCx *cx, Type *a, Type *b);
 
+/* Tensor types of one dtype and different ranks. */
+static bool other_rank(const Type *x, const Type *y) {
+  return x && y && x->kind == TY_TENSOR && y->kind == TY_TENSOR &&
+         x->u.tensor.dtype == y->u.tensor.dtype && x->u.tensor.ndim != y->u.tensor.ndim;
+}
+
+/* Two sequence types whose elements differ in rank alone (a sequence
+ * declared of scalars that a loop fills with vectors): a value of a has
+ * type b only when it is empty, since a List's elements share one type. */
+static bool ranks_differ(const Type *a, const Type *b) {
+  return is_adt(a, "List") && is_adt(b, "List") && other_rank(elem_of(a), elem_of(b));
+}
+
 static Type *join_tensor(OnnxCx *cx, Type *a, Type *b) {
   int n = a->u.tensor.ndim;
   if (a->u.tensor.dtype != b->u.tensor.dtype || n != b->u.tensor.ndim) return NULL;
@@ -103,6 +116,7 @@ static Type *join(OnnxCx *cx, Type *a, Type *b) {
   if (a->kind == TY_TENSOR) return join_tensor(cx, a, b);
   if (a->kind != TY_ADT || strcmp(a->u.adt.name, b->u.adt.name) != 0) return NULL;
   Type *e = join(cx, elem_of(a), elem_of(b));
+  if (!e && ranks_differ(a, b)) e = elem_of(b); /* a holds them only when empty (as_type) */
   return e ? adt1(cx, a->u.adt.name, e) : NULL;
 }
 
@@ -121,9 +135,12 @@ static Type *need_join(OnnxCx *cx, Type *a, Type *b, const char *what) {
   return NULL;
 }
 
+static FeVal *empty_as(OnnxCx *cx, FeVal *v, Type *ty);
+
 /* v as type ty (a let annotated with ty) when its own type differs. */
 static FeVal *as_type(OnnxCx *cx, FeVal *v, Type *ty) {
   if (same(v->ty, ty) || unknown(ty)) return v;
+  if (ranks_differ(v->ty, ty)) return empty_as(cx, v, ty);
   return fe_bind(cx, var_new(cx->a, "v", ty, no_span), v->expr, ty);
 }
 
@@ -180,6 +197,34 @@ static FeVal *scalar_of(OnnxCx *cx, FeVal *v, const char *what) {
 }
 
 /* ───────────────────────── sequences ───────────────────────── */
+
+static FeVal *length32(OnnxCx *cx, FeVal *seq);
+
+/* Nil of type ty, unbound. */
+static Expr *nil_of(OnnxCx *cx) {
+  Expr *c = ctor(cx, "Nil");
+  return c ? expr_call(cx->a, c, 0, NULL, NULL, no_span) : NULL;
+}
+
+/* v, a sequence whose elements' rank differs from ty's, as ty: the empty
+ * sequence, after checking at run time that v is empty (a List's elements
+ * share one rank, so a non-empty v is refused, never retyped). */
+static FeVal *empty_as(OnnxCx *cx, FeVal *v, Type *ty) {
+  FeVal *n = length32(cx, v), *zero = fe_scalar(cx, DT_INT32, 0);
+  AttrB b = ab_new(cx);
+  ab_str(&b, "message",
+         arena_printf(cx->a,
+                      "a sequence of rank-%d tensors used where rank-%d tensors are expected: "
+                      "rly's sequences hold tensors of one rank",
+                      elem_of(v->ty)->u.tensor.ndim, elem_of(ty)->u.tensor.ndim));
+  FeVal *ne = n ? op2(cx, "not_equal", n, zero) : NULL;
+  FeVal *c = ne ? FE_OP(cx, "check", ab_done(&b), n, ne) : NULL;
+  FeVal *eq = c ? op2(cx, "equal", c, zero) : NULL;
+  Expr *nil = eq ? nil_of(cx) : NULL;
+  if (!nil) return NULL;
+  return fe_bind(cx, var_new(cx->a, "v", ty, no_span), expr_if(cx->a, eq->expr, nil, nil, no_span),
+                 ty);
+}
 
 static FeVal *need_seq(OnnxCx *cx, int i) {
   FeVal *v = cx->in[i];
@@ -256,7 +301,9 @@ bool onnx_convert_seq_insert(OnnxCx *cx) {
   FeVal *seq = need_seq(cx, 0), *t = cx->in[1];
   if (!seq) return false;
   if (!fe_tensor_type(t)) return fe_fail(cx, "input 1 must be a tensor");
-  Type *elem = need_join(cx, elem_of(seq->ty), t->ty, "the inserted tensor and the sequence");
+  Type *elem = other_rank(elem_of(seq->ty), t->ty) /* seq is then empty (as_type) */
+                   ? t->ty
+                   : need_join(cx, elem_of(seq->ty), t->ty, "the inserted tensor and the sequence");
   if (!elem) return false;
   Type *ty = adt1(cx, "List", elem);
   seq = as_type(cx, seq, ty), t = as_type(cx, t, elem);
@@ -565,6 +612,20 @@ static FeVal **body_inputs(OnnxCx *cx, Rec *r, int *n) {
   return in;
 }
 
+/* A loop-carried optional stays one (and a value does not become one):
+ * the loop's state keeps one type; false after an error. */
+static bool option_kept(OnnxCx *cx, int j, const Type *before, const Type *after) {
+  if (unknown(before) || unknown(after) || is_adt(before, "Option") == is_adt(after, "Option"))
+    return true;
+  char *sa = print_type(before), *sb = print_type(after);
+  fe_fail(cx,
+          "loop-carried value %d is %s at the start and %s after a step: rly keeps one type "
+          "for it, and an optional does not turn into its value",
+          j, sa, sb);
+  free(sa), free(sb);
+  return false;
+}
+
 /* One conversion of the body with the current state types, in the chain
  * (the caller's is in *outer); whether the states' types agree. */
 static bool body_round(OnnxCx *cx, Rec *r, bool *stable) {
@@ -579,6 +640,7 @@ static bool body_round(OnnxCx *cx, Rec *r, bool *stable) {
   for (size_t k = 0; k < r->g->n_output; k++) r->out[k] = onnx_subgraph_output(cx, r->g, (int)k);
   *stable = true;
   for (int j = 0; j < r->ns; j++) {
+    if (!option_kept(cx, j, r->sty[j], r->out[r->ofs + j]->ty)) return false;
     Type *t = need_join(cx, r->sty[j], r->out[r->ofs + j]->ty, "a loop-carried value");
     if (!t) return false;
     if (!same(t, r->sty[j])) *stable = false, r->sty[j] = t;
