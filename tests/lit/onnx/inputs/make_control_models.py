@@ -118,6 +118,23 @@ def seq_rank_model(d):
     save(g, f"{d}/loop_option.onnx", opset=16)
 
 
+def scan8_models(d):
+    """Scan at opset 8: a batch axis first, the scan axis second, read
+    backwards (directions [1]); sequence_lens shorter than the scan."""
+    body = helper.make_graph([helper.make_node("Add", ["s", "col"], ["s_out"]),
+                              helper.make_node("Identity", ["s_out"], ["y"])], "body",
+                             [helper.make_tensor_value_info("s", F, [2]), helper.make_tensor_value_info("col", F, [2])],
+                             [helper.make_tensor_value_info("s_out", F, [2]), helper.make_tensor_value_info("y", F, [2])])
+    for name, lens, inits in [("scan8", "", []),
+                              ("scan8_lens", "lens", [helper.make_tensor("lens", TensorProto.INT32, [2], [3, 2])])]:
+        g = helper.make_graph([helper.make_node("Scan", [lens, "s0", "x"], ["s", "ys"], body=body, num_scan_inputs=1,
+                                                directions=[1])], name,
+                              [helper.make_tensor_value_info("s0", F, [2, 2]), helper.make_tensor_value_info("x", F, [2, 3, 2])],
+                              [helper.make_tensor_value_info("s", F, [2, 2]), helper.make_tensor_value_info("ys", F, [2, 3, 2])],
+                              inits)
+        save(g, f"{d}/{name}.onnx", opset=8)
+
+
 def bad_models(d):
     """A Loop with neither a trip count nor a condition; a body with an op
     rly does not import."""
@@ -192,7 +209,7 @@ def main():
             print(f"ok {k}" if ok else f"MISMATCH {k}: got {g.dtype}{g.shape} {g}, want {w.dtype}{w.shape} {w}")
         return
     d = sys.argv[1]
-    if_model(d), loop_model(d), scan_model(d), seq_model(d), seq_rank_model(d), bad_models(d)
+    if_model(d), loop_model(d), scan_model(d), seq_model(d), seq_rank_model(d), scan8_models(d), bad_models(d)
     ins = {"x": np.array([1.5, -2], np.float32), "acc0": np.array([1, 2], np.float32),
            "x3": np.array([0.5, -1, 3], np.float32), "xs": np.array([[1, 2, 4], [8, 16, 32]], np.float32)}
     np.savez(f"{d}/in.npz", **ins)
