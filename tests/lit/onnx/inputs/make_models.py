@@ -206,6 +206,10 @@ def main():
                                    xw, ["dx"], imports=both))
     write(d, "grad_det.onnx", model([node("Det", ["x"], ["y"], "det0"), gradient(["x"], ["dx"], xs=["x"], y="y")],
                                     [("x", [2, 2])], ["dx"], imports=both))
+    wc = tensor("wc", np.array([[0.5, -1, 2], [3, 0.25, -4]], np.float32))
+    capture = [node("Mul", ["x", "wc"], ["m"], "mul0"), node("ReduceSum", ["m"], ["y"], "sum0", keepdims=0)]
+    write(d, "grad_capture.onnx", model(capture + [gradient(["x"], ["dx"], xs=["x"], y="y")],
+                                        [("x", [2, 3])], ["dx"], [wc], imports=both))
     write(d, "grad_count.onnx", model(mlp + [gradient(["x", "w"], ["dx"], xs=["x"], y="y")],
                                       xw, ["dx"], imports=both))
 
