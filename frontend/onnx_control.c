@@ -7,7 +7,9 @@
  * one type, so elements of different shapes are given their join (the
  * dims that differ become `?`) through an annotated let.  An empty
  * sequence (SequenceEmpty) has elements of a type not known yet (`_`)
- * until something is inserted.
+ * until something is inserted; a sequence whose elements have another
+ * rank than the ones a loop or an insert gives it (declared of scalars,
+ * filled with vectors) takes them only when empty, checked at run time.
  *
  * If is Relay's `if` on the branches' let chains (a condition known at
  * import time takes its branch alone).  Loop, Scan and SequenceMap are a
@@ -20,7 +22,8 @@
  *
  * A loop-carried value whose type changes from one iteration to the next
  * (a growing tensor, a sequence that gets its first element) is given the
- * join of its types: the body is converted again until they agree.  The
+ * join of its types: the body is converted again until they agree.  Scan
+ * at opset 8 (a batch axis first) is opset 9's Scan per batch element.  The
  * interpreter runs the loop; the body's tensor work is fused and compiled
  * in the jit mode as any other code. */
 #include <stdlib.h>
