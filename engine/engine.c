@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "ad/grad.h"
 #include "engine/engine_int.h"
 #include "engine/schedule.h"
 #include "engine/specialize.h"
@@ -212,13 +213,34 @@ Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names) {
 
 /* ───────────────────────────── importing ───────────────────────────── */
 
+/* ONNX's Gradient op: f added to a copy of m and differentiated by the
+ * Gradient pass; @f_grad, typed, or NULL after diagnostics. */
+static FuncDef *import_gradient(void *user, const Module *m, FuncDef *f) {
+  Engine *e = user;
+  Module *in = module_copy(m, m->arena);
+  module_add(in, (Def){.kind = DEF_FUNC, .u.func = f});
+  Module *out =
+      pass_run_arg(pass_lookup("Gradient"), in, m->arena, e->diag, NULL, NULL, f->name, (Span){0});
+  const char *name = arena_printf(m->arena, "%s_grad", f->name);
+  FuncDef *g = out && ty_check_def(out, name, e->diag) ? module_func(out, name) : NULL;
+  if (out) module_free(out);
+  module_free(in);
+  return g;
+}
+
+static bool has_gradient(int op) { return grad_rule(op) != NULL; }
+
 Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *path,
                            const char *func, bool bind, Span where, OnnxWeights *w) {
   engine_enter(e);
   OnnxWeights local;
   if (!w) w = &local;
   Module *m = module_copy(base, a);
-  OnnxImportOptions o = {.func = func, .where = where};
+  OnnxImportOptions o = {.func = func,
+                         .where = where,
+                         .gradient = import_gradient,
+                         .differentiable = has_gradient,
+                         .user = e};
   if (!onnx_import(path, m, &o, e->diag, w)) {
     module_free(m);
     return NULL;

@@ -635,7 +635,7 @@ static bool node_inputs(OnnxCx *cx, const Onnx__NodeProto *n) {
 
 static bool convert_node(OnnxCx *cx, const Onnx__GraphProto *g, int index) {
   const Onnx__NodeProto *n = g->node[index];
-  cx->node = n, cx->node_index = index;
+  cx->node = n, cx->node_index = index, cx->graph = g;
   /* every OnnxCx converting nodes is its Import's first member */
   cx->row = onnx_op_find(node_domain(n), n->op_type, node_opset((const Import *)cx, n), NULL);
   if (!cx->row) return fe_fail(cx, "the op is not supported");
@@ -658,11 +658,31 @@ static bool convert_nodes(Import *im) {
   return true;
 }
 
+/* See onnx_int.h. */
+bool onnx_convert_again(OnnxCx *cx, const Onnx__GraphProto *g, int index) {
+  const Onnx__NodeProto *node = cx->node;
+  const Onnx__GraphProto *graph = cx->graph;
+  int at = cx->node_index, cnin = cx->nin, cnout = cx->nout;
+  const OnnxOpDef *row = cx->row;
+  FeVal **cin = cx->in, **cout = cx->out;
+  bool ok = convert_node(cx, g, index);
+  cx->node = node, cx->node_index = at, cx->row = row, cx->graph = graph;
+  cx->nin = cnin, cx->nout = cnout, cx->in = cin, cx->out = cout;
+  return ok;
+}
+
+const char *onnx_node_version(OnnxCx *cx, const Onnx__NodeProto *n) {
+  const char *dom = node_domain(n);
+  return arena_printf(cx->a, "%s opset %lld", *dom ? dom : "ai.onnx",
+                      (long long)node_opset((const Import *)cx, n));
+}
+
 /* See onnx_int.h.  The subgraph's names join the graph's value map (ONNX
  * forbids a subgraph to shadow an outer name); the converting node's
  * state is saved around the subgraph's nodes. */
 bool onnx_subgraph(OnnxCx *cx, const Onnx__GraphProto *g, int nin, FeVal **in) {
   const Onnx__NodeProto *node = cx->node;
+  const Onnx__GraphProto *graph = cx->graph;
   int index = cx->node_index, cnin = cx->nin, cnout = cx->nout;
   const OnnxOpDef *row = cx->row;
   FeVal **cin = cx->in, **cout = cx->out;
@@ -674,7 +694,7 @@ bool onnx_subgraph(OnnxCx *cx, const Onnx__GraphProto *g, int nin, FeVal **in) {
     ok = t && (strmap_put(&cx->vals, g->initializer[i]->name, fe_const(cx, t)), true);
   }
   for (size_t i = 0; ok && i < g->n_node; i++) ok = convert_node(cx, g, (int)i);
-  cx->node = node, cx->node_index = index, cx->row = row;
+  cx->node = node, cx->node_index = index, cx->row = row, cx->graph = graph;
   cx->nin = cnin, cx->nout = cnout, cx->in = cin, cx->out = cout;
   for (size_t i = 0; ok && i < g->n_output; i++)
     if (!strmap_get(&cx->vals, g->output[i]->name))
@@ -837,6 +857,8 @@ static bool build_function(Import *im, Module *m, const char *func, OnnxWeights 
   fn->nparams = np, fn->params = params, fn->body = body;
   FuncDef *fd = ARENA_NEW(cx->a, FuncDef);
   fd->name = arena_strdup(cx->a, func), fd->fn = fn;
+  for (size_t i = 0; i < cx->defs.len; i++)
+    module_add(m, (Def){.kind = DEF_FUNC, .u.func = cx->defs.items[i]});
   module_add(m, (Def){.kind = DEF_FUNC, .u.func = fd});
   return true;
 }
@@ -847,7 +869,7 @@ static void import_free(Import *im) {
   if (im->model) onnx__model_proto__free_unpacked(im->model, NULL);
   strmap_free(&im->cx.vals);
   strmap_free(&im->taken), strmap_free(&im->dims), strmap_free(&im->dim_taken);
-  vec_free(&im->cx.let_vars), vec_free(&im->cx.let_vals);
+  vec_free(&im->cx.let_vars), vec_free(&im->cx.let_vals), vec_free(&im->cx.defs);
   vec_free(&im->inputs), vec_free(&im->weights), vec_free(&im->wvalues);
   kernel_ctx_free(&im->cx.kx);
 }
@@ -856,7 +878,7 @@ bool onnx_import(const char *path, Module *m, const OnnxImportOptions *o, DiagCt
                  OnnxWeights *w) {
   Import im;
   memset(&im, 0, sizeof im);
-  im.cx.a = m->arena, im.cx.d = d, im.cx.file = path, im.cx.m = m;
+  im.cx.a = m->arena, im.cx.d = d, im.cx.file = path, im.cx.m = m, im.cx.opts = o;
   kernel_ctx_init(&im.cx.kx);
   memset(w, 0, sizeof *w);
   bool ok = (im.model = read_model(&im.cx, path)) != NULL;

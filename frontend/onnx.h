@@ -42,6 +42,13 @@ typedef struct OnnxWeights {
 typedef struct OnnxImportOptions {
   const char *func; /* the function's name without `@` ("main" when NULL) */
   Span where;       /* where the import was asked for (a note points there), or {0} */
+  /* ai.onnx.preview.training's Gradient (NULL: the op is refused): the
+   * Gradient pass on f added to a copy of m, giving @f_grad (NULL after
+   * diagnostics; f's nodes are then typed); and whether the op at registry
+   * index op has a gradient rule. */
+  FuncDef *(*gradient)(void *user, const Module *m, FuncDef *f);
+  bool (*differentiable)(int op);
+  void *user;
 } OnnxImportOptions;
 
 /* Reads the model at path and adds its function to m (nodes in m's

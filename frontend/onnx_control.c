@@ -7,7 +7,9 @@
  * one type, so elements of different shapes are given their join (the
  * dims that differ become `?`) through an annotated let.  An empty
  * sequence (SequenceEmpty) has elements of a type not known yet (`_`)
- * until something is inserted.
+ * until something is inserted; a sequence whose elements have another
+ * rank than the ones a loop or an insert gives it (declared of scalars,
+ * filled with vectors) takes them only when empty, checked at run time.
  *
  * If is Relay's `if` on the branches' let chains (a condition known at
  * import time takes its branch alone).  Loop, Scan and SequenceMap are a
@@ -20,7 +22,8 @@
  *
  * A loop-carried value whose type changes from one iteration to the next
  * (a growing tensor, a sequence that gets its first element) is given the
- * join of its types: the body is converted again until they agree.  The
+ * join of its types: the body is converted again until they agree.  Scan
+ * at opset 8 (a batch axis first) is opset 9's Scan per batch element.  The
  * interpreter runs the loop; the body's tensor work is fused and compiled
  * in the jit mode as any other code. */
 #include <stdlib.h>
@@ -84,6 +87,19 @@ static bool dim_same(Dim a, Dim b) {
 
 static Type *join(OnnxCx *cx, Type *a, Type *b);
 
+/* Tensor types of one dtype and different ranks. */
+static bool other_rank(const Type *x, const Type *y) {
+  return x && y && x->kind == TY_TENSOR && y->kind == TY_TENSOR &&
+         x->u.tensor.dtype == y->u.tensor.dtype && x->u.tensor.ndim != y->u.tensor.ndim;
+}
+
+/* Two sequence types whose elements differ in rank alone (a sequence
+ * declared of scalars that a loop fills with vectors): a value of a has
+ * type b only when it is empty, since a List's elements share one type. */
+static bool ranks_differ(const Type *a, const Type *b) {
+  return is_adt(a, "List") && is_adt(b, "List") && other_rank(elem_of(a), elem_of(b));
+}
+
 static Type *join_tensor(OnnxCx *cx, Type *a, Type *b) {
   int n = a->u.tensor.ndim;
   if (a->u.tensor.dtype != b->u.tensor.dtype || n != b->u.tensor.ndim) return NULL;
@@ -103,6 +119,7 @@ static Type *join(OnnxCx *cx, Type *a, Type *b) {
   if (a->kind == TY_TENSOR) return join_tensor(cx, a, b);
   if (a->kind != TY_ADT || strcmp(a->u.adt.name, b->u.adt.name) != 0) return NULL;
   Type *e = join(cx, elem_of(a), elem_of(b));
+  if (!e && ranks_differ(a, b)) e = elem_of(b); /* a holds them only when empty (as_type) */
   return e ? adt1(cx, a->u.adt.name, e) : NULL;
 }
 
@@ -121,9 +138,12 @@ static Type *need_join(OnnxCx *cx, Type *a, Type *b, const char *what) {
   return NULL;
 }
 
+static FeVal *empty_as(OnnxCx *cx, FeVal *v, Type *ty);
+
 /* v as type ty (a let annotated with ty) when its own type differs. */
 static FeVal *as_type(OnnxCx *cx, FeVal *v, Type *ty) {
   if (same(v->ty, ty) || unknown(ty)) return v;
+  if (ranks_differ(v->ty, ty)) return empty_as(cx, v, ty);
   return fe_bind(cx, var_new(cx->a, "v", ty, no_span), v->expr, ty);
 }
 
@@ -180,6 +200,34 @@ static FeVal *scalar_of(OnnxCx *cx, FeVal *v, const char *what) {
 }
 
 /* ───────────────────────── sequences ───────────────────────── */
+
+static FeVal *length32(OnnxCx *cx, FeVal *seq);
+
+/* Nil of type ty, unbound. */
+static Expr *nil_of(OnnxCx *cx) {
+  Expr *c = ctor(cx, "Nil");
+  return c ? expr_call(cx->a, c, 0, NULL, NULL, no_span) : NULL;
+}
+
+/* v, a sequence whose elements' rank differs from ty's, as ty: the empty
+ * sequence, after checking at run time that v is empty (a List's elements
+ * share one rank, so a non-empty v is refused, never retyped). */
+static FeVal *empty_as(OnnxCx *cx, FeVal *v, Type *ty) {
+  FeVal *n = length32(cx, v), *zero = fe_scalar(cx, DT_INT32, 0);
+  AttrB b = ab_new(cx);
+  ab_str(&b, "message",
+         arena_printf(cx->a,
+                      "a sequence of rank-%d tensors used where rank-%d tensors are expected: "
+                      "rly's sequences hold tensors of one rank",
+                      elem_of(v->ty)->u.tensor.ndim, elem_of(ty)->u.tensor.ndim));
+  FeVal *ne = n ? op2(cx, "not_equal", n, zero) : NULL;
+  FeVal *c = ne ? FE_OP(cx, "check", ab_done(&b), n, ne) : NULL;
+  FeVal *eq = c ? op2(cx, "equal", c, zero) : NULL;
+  Expr *nil = eq ? nil_of(cx) : NULL;
+  if (!nil) return NULL;
+  return fe_bind(cx, var_new(cx->a, "v", ty, no_span), expr_if(cx->a, eq->expr, nil, nil, no_span),
+                 ty);
+}
 
 static FeVal *need_seq(OnnxCx *cx, int i) {
   FeVal *v = cx->in[i];
@@ -256,7 +304,9 @@ bool onnx_convert_seq_insert(OnnxCx *cx) {
   FeVal *seq = need_seq(cx, 0), *t = cx->in[1];
   if (!seq) return false;
   if (!fe_tensor_type(t)) return fe_fail(cx, "input 1 must be a tensor");
-  Type *elem = need_join(cx, elem_of(seq->ty), t->ty, "the inserted tensor and the sequence");
+  Type *elem = other_rank(elem_of(seq->ty), t->ty) /* seq is then empty (as_type) */
+                   ? t->ty
+                   : need_join(cx, elem_of(seq->ty), t->ty, "the inserted tensor and the sequence");
   if (!elem) return false;
   Type *ty = adt1(cx, "List", elem);
   seq = as_type(cx, seq, ty), t = as_type(cx, t, elem);
@@ -565,6 +615,20 @@ static FeVal **body_inputs(OnnxCx *cx, Rec *r, int *n) {
   return in;
 }
 
+/* A loop-carried optional stays one (and a value does not become one):
+ * the loop's state keeps one type; false after an error. */
+static bool option_kept(OnnxCx *cx, int j, const Type *before, const Type *after) {
+  if (unknown(before) || unknown(after) || is_adt(before, "Option") == is_adt(after, "Option"))
+    return true;
+  char *sa = print_type(before), *sb = print_type(after);
+  fe_fail(cx,
+          "loop-carried value %d is %s at the start and %s after a step: rly keeps one type "
+          "for it, and an optional does not turn into its value",
+          j, sa, sb);
+  free(sa), free(sb);
+  return false;
+}
+
 /* One conversion of the body with the current state types, in the chain
  * (the caller's is in *outer); whether the states' types agree. */
 static bool body_round(OnnxCx *cx, Rec *r, bool *stable) {
@@ -579,6 +643,7 @@ static bool body_round(OnnxCx *cx, Rec *r, bool *stable) {
   for (size_t k = 0; k < r->g->n_output; k++) r->out[k] = onnx_subgraph_output(cx, r->g, (int)k);
   *stable = true;
   for (int j = 0; j < r->ns; j++) {
+    if (!option_kept(cx, j, r->sty[j], r->out[r->ofs + j]->ty)) return false;
     Type *t = need_join(cx, r->sty[j], r->out[r->ofs + j]->ty, "a loop-carried value");
     if (!t) return false;
     if (!same(t, r->sty[j])) *stable = false, r->sty[j] = t;
@@ -769,20 +834,41 @@ static bool scan_attr(OnnxCx *cx, const char *name, int n, int64_t *out, FeVal *
   return !cx->failed;
 }
 
+/* Scan's loop-carried values and scan inputs (in[0..nin)) with the
+ * body's outputs: the counts and the arrays of the directions and axes
+ * (left at 0: the caller reads them); false after an error. */
+static bool scan_counts(OnnxCx *cx, Rec *r, FeVal **in, int nin) {
+  *r = (Rec){.kind = REC_SCAN};
+  if (!(r->g = graph_attr(cx, "body"))) return false;
+  r->nx = (int)oa_int(cx, "num_scan_inputs", 0);
+  r->ns = nin - r->nx;
+  r->nacc = (int)r->g->n_output - r->ns;
+  if (r->nx < 1 || r->ns < 0 || r->nacc < 0)
+    return fe_fail(cx, "num_scan_inputs %d does not fit", r->nx);
+  r->xs = in + r->ns, r->s0 = in;
+  r->sty = ARENA_ARRAY(cx->a, Type *, r->ns + 1);
+  for (int j = 0; j < r->ns; j++) r->sty[j] = in[j]->ty;
+  r->xaxis = ARENA_ARRAY(cx->a, int64_t, r->nx),
+  r->oaxis = ARENA_ARRAY(cx->a, int64_t, r->nacc + 1);
+  r->xrev = ARENA_ARRAY(cx->a, bool, r->nx), r->orev = ARENA_ARRAY(cx->a, bool, r->nacc + 1);
+  return true;
+}
+
+/* The scan length (the first scan input's axis) as the loop's bound, and
+ * the loop run; false after an error. */
+static bool scan_run(OnnxCx *cx, Rec *r) {
+  if (r->xaxis[0] < 0 || r->xaxis[0] >= fe_rank(r->xs[0]))
+    return fe_fail(cx, "scan input axis out of range");
+  Dim t = fe_dim(r->xs[0], (int)r->xaxis[0]);
+  if (t.kind != DIM_CONST) return fe_fail(cx, "the scan axis must have a static length");
+  r->bound = fe_scalar(cx, DT_INT64, (double)t.value);
+  return run_rec(cx, r);
+}
+
 bool onnx_convert_scan(OnnxCx *cx) {
-  Rec r = {.kind = REC_SCAN};
-  if (!(r.g = graph_attr(cx, "body"))) return false;
-  r.nx = (int)oa_int(cx, "num_scan_inputs", 0);
-  r.ns = cx->nin - r.nx;
-  r.nacc = (int)r.g->n_output - r.ns;
-  if (r.nx < 1 || r.ns < 0 || r.nacc < 0)
-    return fe_fail(cx, "num_scan_inputs %d does not fit", r.nx);
-  r.xs = cx->in + r.ns, r.s0 = cx->in;
-  r.sty = ARENA_ARRAY(cx->a, Type *, r.ns + 1);
-  for (int j = 0; j < r.ns; j++) r.sty[j] = cx->in[j]->ty;
+  Rec r;
+  if (!scan_counts(cx, &r, cx->in, cx->nin)) return false;
   int64_t *xd = ARENA_ARRAY(cx->a, int64_t, r.nx), *od = ARENA_ARRAY(cx->a, int64_t, r.nacc + 1);
-  r.xaxis = ARENA_ARRAY(cx->a, int64_t, r.nx), r.oaxis = ARENA_ARRAY(cx->a, int64_t, r.nacc + 1);
-  r.xrev = ARENA_ARRAY(cx->a, bool, r.nx), r.orev = ARENA_ARRAY(cx->a, bool, r.nacc + 1);
   if (!scan_attr(cx, "scan_input_axes", r.nx, r.xaxis, r.xs) ||
       !scan_attr(cx, "scan_input_directions", r.nx, xd, NULL) ||
       !scan_attr(cx, "scan_output_axes", r.nacc, r.oaxis, NULL) ||
@@ -790,12 +876,91 @@ bool onnx_convert_scan(OnnxCx *cx) {
     return false;
   for (int j = 0; j < r.nx; j++) r.xrev[j] = xd[j] != 0;
   for (int j = 0; j < r.nacc; j++) r.orev[j] = od[j] != 0;
-  if (r.xaxis[0] < 0 || r.xaxis[0] >= fe_rank(r.xs[0]))
-    return fe_fail(cx, "scan input axis out of range");
-  Dim t = fe_dim(r.xs[0], (int)r.xaxis[0]);
+  return scan_run(cx, &r);
+}
+
+/* ── Scan at opset 8: a batch axis first ── */
+
+enum { SCAN8_MAX_BATCH = 64 }; /* the body is converted once per batch element */
+
+/* The batch size: every input's static first dim, the same; -1 after an error. */
+static int64_t scan8_batch(OnnxCx *cx, FeVal **in, int nin) {
+  int64_t b = -1;
+  for (int j = 0; j < nin; j++) {
+    Dim d = in[j] && fe_tensor_type(in[j]) && fe_rank(in[j]) ? fe_dim(in[j], 0) : dim_any();
+    if (d.kind != DIM_CONST) return fe_fail(cx, "input %d needs a static batch axis", j + 1), -1;
+    if (b >= 0 && d.value != b)
+      return fe_fail(cx, "the inputs' batch sizes differ (%lld and %lld)", (long long)b,
+                     (long long)d.value),
+             -1;
+    b = d.value;
+  }
+  if (b < 1) return fe_fail(cx, "an empty batch"), -1;
+  if (b > SCAN8_MAX_BATCH)
+    return fe_fail(cx, "a batch of %lld (at most %d)", (long long)b, SCAN8_MAX_BATCH), -1;
+  return b;
+}
+
+/* sequence_lens, when given, must be the full scan length t (shorter
+ * sequences are refused); false after an error. */
+static bool scan8_lens(OnnxCx *cx, int64_t batch, int64_t t) {
+  if (!cx->in[0]) return true;
+  int64_t *lens = ARENA_ARRAY(cx->a, int64_t, batch + 1);
+  int n = fe_need_ints(cx, cx->in[0], "input 'sequence_lens'", lens, (int)batch);
+  if (n < 0) return false;
+  for (int b = 0; b < n; b++)
+    if (lens[b] != t)
+      return fe_fail(cx, "sequence_lens %lld of batch %d: only the full length %lld is supported",
+                     (long long)lens[b], b, (long long)t);
+  return true;
+}
+
+/* The scan of batch element b: the inputs' slices, run as a Scan of
+ * opset 9 with axes 0; its outputs into outs. */
+static bool scan8_one(OnnxCx *cx, FeVal **in, int nin, int64_t b, FeVal **outs) {
+  FeVal **sl = ARENA_ARRAY(cx->a, FeVal *, nin), *idx = fe_scalar(cx, DT_INT64, (double)b);
+  for (int j = 0; j < nin; j++)
+    if (!(sl[j] = with_axis(cx, "take", 0, 2, (FeVal *[]){in[j], idx}))) return false;
+  Rec r;
+  if (!scan_counts(cx, &r, sl, nin)) return false;
+  int64_t *dirs = ARENA_ARRAY(cx->a, int64_t, r.nx);
+  if (!scan_attr(cx, "directions", r.nx, dirs, NULL)) return false;
+  for (int j = 0; j < r.nx; j++) r.xrev[j] = dirs[j] != 0;
+  FeVal **node_out = cx->out;
+  cx->out = outs;
+  bool ok = scan_run(cx, &r);
+  cx->out = node_out;
+  return ok;
+}
+
+/* Scan (opset 8): inputs sequence_lens (optional), the loop-carried
+ * values and the scan inputs, all with a batch axis first and the scan
+ * axis second; the body runs on each batch element alone (as opset 9's
+ * Scan), and the outputs are stacked on a new batch axis. */
+bool onnx_convert_scan8(OnnxCx *cx) {
+  FeVal **in = cx->in + 1;
+  int nin = cx->nin - 1, nx = (int)oa_int(cx, "num_scan_inputs", 0);
+  if (nin < 1) return fe_fail(cx, "it has no inputs besides sequence_lens");
+  int64_t batch = scan8_batch(cx, in, nin);
+  if (batch < 0) return false;
+  if (nx < 1 || nx > nin) return fe_fail(cx, "num_scan_inputs %d does not fit", nx);
+  Dim t = fe_rank(in[nin - nx]) > 1 ? fe_dim(in[nin - nx], 1) : dim_any();
   if (t.kind != DIM_CONST) return fe_fail(cx, "the scan axis must have a static length");
-  r.bound = fe_scalar(cx, DT_INT64, (double)t.value);
-  return run_rec(cx, &r);
+  if (!scan8_lens(cx, batch, t.value)) return false;
+  FeVal ***outs = ARENA_ARRAY(cx->a, FeVal **, batch + 1);
+  for (int64_t b = 0; b < batch; b++) {
+    outs[b] = ARENA_ARRAY(cx->a, FeVal *, cx->nout + 1);
+    if (!scan8_one(cx, in, nin, b, outs[b])) return false;
+  }
+  for (int k = 0; k < cx->nout; k++) {
+    FeVal **parts = ARENA_ARRAY(cx->a, FeVal *, batch + 1);
+    for (int64_t b = 0; b < batch; b++)
+      if (!outs[b][k] || !(parts[b] = with_axis(cx, "expand_dims", 0, 1, &outs[b][k])))
+        return fe_fail(cx, "output %d is not produced", k);
+    cx->out[k] = batch == 1 ? parts[0] : with_axis(cx, "concatenate", 0, (int)batch, parts);
+    if (!cx->out[k]) return false;
+  }
+  return true;
 }
 
 /* SequenceMap: the body on the elements at each position of the input

@@ -56,6 +56,9 @@ typedef struct OnnxCx {
   PtrVec let_vals;
   KernelCtx kx; /* folding constant calls */
   bool failed;
+  const OnnxImportOptions *opts; /* the caller's (Gradient's pass), or NULL */
+  PtrVec defs;                   /* functions the body calls (Gradient's), added with it */
+  const Onnx__GraphProto *graph; /* the graph of the node being converted */
   /* the node being converted */
   const Onnx__NodeProto *node;
   int node_index;
@@ -233,6 +236,12 @@ ONNX_ELEM_CONVERTERS(X)
  * read with onnx_subgraph_output.  False after an error. */
 bool onnx_subgraph(OnnxCx *cx, const Onnx__GraphProto *g, int nin, FeVal **in);
 FeVal *onnx_subgraph_output(OnnxCx *cx, const Onnx__GraphProto *g, int i);
+/* Node `index` of g converted (again) in the current let chain, its
+ * outputs rebound in cx->vals, the converting node's state kept (Gradient
+ * rebuilds the nodes between its xs and y); false after an error. */
+bool onnx_convert_again(OnnxCx *cx, const Onnx__GraphProto *g, int index);
+/* "ai.onnx opset 13": the domain and opset a node is read at (arena). */
+const char *onnx_node_version(OnnxCx *cx, const Onnx__NodeProto *n);
 /* A TypeProto (an attribute's) as a Relay type: List / Option of tensors
  * (dims `?` where not given); NULL after an error naming `what`. */
 Type *onnx_type_proto(OnnxCx *cx, const Onnx__TypeProto *tp, const char *what);
@@ -241,7 +250,7 @@ Type *onnx_type_proto(OnnxCx *cx, const Onnx__TypeProto *tp, const char *what);
 #define ONNX_CONTROL_CONVERTERS(X)                                                      \
   X(seq_construct) X(seq_empty) X(seq_at) X(seq_insert) X(seq_erase) X(seq_length)     \
   X(split_to_seq) X(concat_from_seq) X(seq_map) X(optional) X(optional_has)            \
-  X(optional_get) X(if) X(loop) X(scan)
+  X(optional_get) X(if) X(loop) X(scan) X(scan8)
 /* clang-format on */
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_CONTROL_CONVERTERS(X)
@@ -261,8 +270,8 @@ ONNX_REDUCE_CONVERTERS(X)
 bool onnx_reduce_axes_at_run_time(OnnxCx *cx);
 bool onnx_slice_axes_at_run_time(OnnxCx *cx);
 
-/* the optimizers of ai.onnx.preview.training (onnx_training.c) */
-#define ONNX_TRAINING_CONVERTERS(X) X(adagrad) X(adam) X(momentum)
+/* the optimizers and Gradient of ai.onnx.preview.training (onnx_training.c) */
+#define ONNX_TRAINING_CONVERTERS(X) X(adagrad) X(adam) X(momentum) X(gradient)
 #define X(name) OnnxConvertFn onnx_convert_##name;
 ONNX_TRAINING_CONVERTERS(X)
 #undef X

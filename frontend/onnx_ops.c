@@ -38,8 +38,10 @@
 /* Rows of every version leave `since` out (0: since opset 1). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#define POSITION "squeeze cast less add where"
-#define LOOP "add subtract less logical_and squeeze cast take expand_dims concatenate zeros"
+#define POSITION "squeeze cast less add where check not_equal equal"
+#define LOOP                                                                                       \
+  "add subtract less logical_and squeeze cast take expand_dims concatenate zeros check not_equal " \
+  "equal"
 
 #define QMATMUL "cast subtract reshape nn.matmul nn.batch_matmul broadcast_to"
 #define QCONV "cast subtract reshape nn.conv1d nn.conv2d nn.conv3d"
@@ -209,8 +211,9 @@ static const OnnxOpDef table[] = {
     {"", "Optional", 0, 1, onnx_convert_optional, "", 15},
     {"", "OptionalHasElement", 0, 1, onnx_convert_optional_has, "", 15},
     {"", "OptionalGetElement", 1, 1, onnx_convert_optional_get, "", 15},
-    {"", "If", 1, 1, onnx_convert_if, "squeeze"},
+    {"", "If", 1, 1, onnx_convert_if, "squeeze check not_equal equal"},
     {"", "Loop", 0, -1, onnx_convert_loop, LOOP},
+    {"", "Scan", 0, -1, onnx_convert_scan8, LOOP, 8},
     {"", "Scan", 1, -1, onnx_convert_scan, LOOP, 9},
     /* indexing, resizing and vision (onnx_index.c) */
     {"", "GatherElements", 2, 2, onnx_convert_gather_elements, "gather", 11},
@@ -261,6 +264,8 @@ static const OnnxOpDef table[] = {
     {"ai.onnx.preview.training", "Adagrad", 5, -1, onnx_convert_adagrad, OPTIMIZER},
     {"ai.onnx.preview.training", "Adam", 6, -1, onnx_convert_adam, OPTIMIZER " power"},
     {"ai.onnx.preview.training", "Momentum", 5, -1, onnx_convert_momentum, OPTIMIZER},
+    /* Gradient of ai.onnx.preview.training (onnx_training.c): a call of the Gradient pass's result */
+    {"ai.onnx.preview.training", "Gradient", 1, -1, onnx_convert_gradient, ""},
 };
 /* clang-format on */
 #pragma GCC diagnostic pop

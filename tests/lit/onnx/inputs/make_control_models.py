@@ -93,6 +93,48 @@ def seq_model(d):
     save(g, f"{d}/seq.onnx", opset=12)
 
 
+def seq_rank_model(d):
+    """A vector inserted into a sequence declared of scalars: only an empty
+    one can take it (a List's elements share one rank)."""
+    s = helper.make_tensor_sequence_value_info("s", F, [])
+    g = helper.make_graph([helper.make_node("SequenceInsert", ["s", "x"], ["t"]),
+                           helper.make_node("SequenceLength", ["t"], ["n"]),
+                           const("pos", np.array(-1, np.int64)),
+                           helper.make_node("SequenceAt", ["t", "pos"], ["last"])], "seq_rank",
+                          [s, helper.make_tensor_value_info("x", F, [3])],
+                          [helper.make_tensor_value_info("n", I64, []), helper.make_tensor_value_info("last", F, [3])])
+    save(g, f"{d}/seq_rank.onnx", opset=13)
+    # a loop-carried optional sequence that the body turns into a sequence
+    opt = helper.make_optional_type_proto(helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [])))
+    body = helper.make_graph([helper.make_node("Identity", ["cond"], ["cond_out"]),
+                              helper.make_node("OptionalGetElement", ["o"], ["s_out"])], "body",
+                             [helper.make_tensor_value_info("i", I64, []), helper.make_tensor_value_info("cond", B, []),
+                              helper.make_value_info("o", opt)],
+                             [helper.make_tensor_value_info("cond_out", B, []),
+                              helper.make_tensor_sequence_value_info("s_out", F, [])])
+    g = helper.make_graph([helper.make_node("Loop", ["M", "", "o0"], ["s"], body=body)], "loop_option",
+                          [helper.make_tensor_value_info("M", I64, []), helper.make_value_info("o0", opt)],
+                          [helper.make_tensor_sequence_value_info("s", F, [])])
+    save(g, f"{d}/loop_option.onnx", opset=16)
+
+
+def scan8_models(d):
+    """Scan at opset 8: a batch axis first, the scan axis second, read
+    backwards (directions [1]); sequence_lens shorter than the scan."""
+    body = helper.make_graph([helper.make_node("Add", ["s", "col"], ["s_out"]),
+                              helper.make_node("Identity", ["s_out"], ["y"])], "body",
+                             [helper.make_tensor_value_info("s", F, [2]), helper.make_tensor_value_info("col", F, [2])],
+                             [helper.make_tensor_value_info("s_out", F, [2]), helper.make_tensor_value_info("y", F, [2])])
+    for name, lens, inits in [("scan8", "", []),
+                              ("scan8_lens", "lens", [helper.make_tensor("lens", TensorProto.INT32, [2], [3, 2])])]:
+        g = helper.make_graph([helper.make_node("Scan", [lens, "s0", "x"], ["s", "ys"], body=body, num_scan_inputs=1,
+                                                directions=[1])], name,
+                              [helper.make_tensor_value_info("s0", F, [2, 2]), helper.make_tensor_value_info("x", F, [2, 3, 2])],
+                              [helper.make_tensor_value_info("s", F, [2, 2]), helper.make_tensor_value_info("ys", F, [2, 3, 2])],
+                              inits)
+        save(g, f"{d}/{name}.onnx", opset=8)
+
+
 def bad_models(d):
     """A Loop with neither a trip count nor a condition; a body with an op
     rly does not import."""
@@ -167,7 +209,7 @@ def main():
             print(f"ok {k}" if ok else f"MISMATCH {k}: got {g.dtype}{g.shape} {g}, want {w.dtype}{w.shape} {w}")
         return
     d = sys.argv[1]
-    if_model(d), loop_model(d), scan_model(d), seq_model(d), bad_models(d)
+    if_model(d), loop_model(d), scan_model(d), seq_model(d), seq_rank_model(d), scan8_models(d), bad_models(d)
     ins = {"x": np.array([1.5, -2], np.float32), "acc0": np.array([1, 2], np.float32),
            "x3": np.array([0.5, -1, 3], np.float32), "xs": np.array([[1, 2, 4], [8, 16, 32]], np.float32)}
     np.savez(f"{d}/in.npz", **ins)

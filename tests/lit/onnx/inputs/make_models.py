@@ -188,6 +188,30 @@ def main():
                                                   activations=["", "Tanh"])],
                                             [("x", [2, 1, 1])], ["y"], wr))
     write(d, "size_vars.onnx", model([node("Relu", ["x"], ["y"])], [("x", ["batch", 4])], ["y"]))
+    # Gradient (ai.onnx.preview.training) of y = sum(tanh(x @ w)^2), tests/lit/onnx/gradient.test
+    both = [("", 13), ("ai.onnx.preview.training", 1)]
+    mlp = [node("MatMul", ["x", "w"], ["h"], "mm0"), node("Tanh", ["h"], ["t"], "tanh0"),
+           node("Mul", ["t", "t"], ["s"], "sq0"), node("ReduceSum", ["s"], ["y"], "sum0", keepdims=0),
+           node("Neg", ["x"], ["unused"], "neg0")]
+    xw = [("x", [2, 3]), ("w", [3, 2])]
+
+    def gradient(inputs, outputs, **attrs):
+        return node("Gradient", inputs, outputs, "grad0", "ai.onnx.preview.training", **attrs)
+
+    write(d, "grad_mlp.onnx", model(mlp + [gradient(["x", "w"], ["dx", "dw"], xs=["x", "w"], y="y")],
+                                    xw, ["y", "dx", "dw"], imports=both))
+    write(d, "grad_inner.onnx", model(mlp + [gradient(["h"], ["dh"], xs=["h"], y="y")],
+                                      xw, ["dh"], imports=both))
+    write(d, "grad_zs.onnx", model(mlp + [gradient(["x", "w"], ["dx"], xs=["x"], zs=["w"], y="y")],
+                                   xw, ["dx"], imports=both))
+    write(d, "grad_det.onnx", model([node("Det", ["x"], ["y"], "det0"), gradient(["x"], ["dx"], xs=["x"], y="y")],
+                                    [("x", [2, 2])], ["dx"], imports=both))
+    wc = tensor("wc", np.array([[0.5, -1, 2], [3, 0.25, -4]], np.float32))
+    capture = [node("Mul", ["x", "wc"], ["m"], "mul0"), node("ReduceSum", ["m"], ["y"], "sum0", keepdims=0)]
+    write(d, "grad_capture.onnx", model(capture + [gradient(["x"], ["dx"], xs=["x"], y="y")],
+                                        [("x", [2, 3])], ["dx"], [wc], imports=both))
+    write(d, "grad_count.onnx", model(mlp + [gradient(["x", "w"], ["dx"], xs=["x"], y="y")],
+                                      xw, ["dx"], imports=both))
 
 
 if __name__ == "__main__":
