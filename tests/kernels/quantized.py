@@ -172,6 +172,20 @@ def g_qnn_dense(op):
         yield QCase(op, attrs_text(units=5, out_dtype="int32"), ins, [ref.astype(np.int32)])
     yield QCase(op, attrs_text(units=5), [x, w] + q_scalars(0, 0, 0.5, 0.1) [:2] + [np.array([1, 2], np.int32),
                np.array(0.1, np.float32)], "input_scale must be")
+    # Sizes of the byte dot-product schedule (compute_qnn_dot.c, on AVX512-VNNI hosts): K not a
+    # multiple of 4, N not a multiple of 16 or of the 32-column panels, rows not a multiple of the
+    # tile's; uint8 and int8 data (the +128 shift), zero points 0 and not, scalar and per channel;
+    # extreme bytes so every product's sign and the padding show.
+    for (m, n, k), xd, xz, per_channel in [((7, 37, 13), np.uint8, 128, True), ((13, 16, 8), np.int8, -3, False),
+                                           ((1, 5, 3), np.int8, 0, False), ((20, 70, 67), np.uint8, 0, True),
+                                           ((64, 64, 64), np.int8, 5, True)]:
+        x, w = rand_of((m, k), xd), rand_of((n, k), np.int8)
+        x[0, :2], w[0, :2] = np.iinfo(xd).min, -128
+        x[-1, -1], w[-1, -1] = np.iinfo(xd).max, 127
+        wz = (RNG.integers(-4, 5, n) if per_channel else np.array(2)).astype(np.int32)
+        ref = (x.astype(np.int64) - xz) @ (w.astype(np.int64) - wz.reshape(-1, 1)).T
+        ins = [x, w, np.array(xz, np.int32), wz, np.array(0.5, np.float32), np.full(wz.shape, 0.1, np.float32)]
+        yield QCase(op, attrs_text(units=n, out_dtype="int32"), ins, [ref.astype(np.int32)])
 
 
 def q_binary_ref(a, b, p, mul):
