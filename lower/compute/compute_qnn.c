@@ -7,8 +7,9 @@
  *   (UPWARD and TONEAREST), qnn.add, qnn.mul   inline (elementwise or
  *       broadcast); quantization parameters are scalars or, along `axis`,
  *       one value per channel, constants or run-time tensors;
- *   qnn.dense of uint8 or int8 data by an int8 weight into int32   4-way
- *       byte dot products (compute_qnn_dot.c);
+ *   qnn.dense and (NCHW, groups 1) qnn.conv2d of uint8 or int8 data by an
+ *       int8 weight into int32   4-way byte dot products on AVX512-VNNI
+ *       hosts (compute_qnn_dot.c, compute_qnn_dot_conv.c);
  *   qnn.conv2d, other qnn.dense   the nn rules (compute_conv2d, compute_dense) on
  *       inline operands less their zero points, in int32, accumulating in
  *       int32 (the kernels' wrapping sums narrowed to int32).
@@ -316,6 +317,7 @@ static LTensor **product_operands(LowerCx *L, const Expr *call, LTensor **in, in
 }
 
 static LTensor *compute_qnn_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  if (qnn_conv2d_dot_ok(L, call, in, nin)) return qnn_conv2d_dot(L, call, in);
   RelCtx cx;
   nn_call_ctx(&cx, lc_arena(L), call);
   NnConvAxes ax;

@@ -58,8 +58,7 @@ static PrimExpr *zw_at(LowerCx *L, const Dot *d, PrimExpr *j) {
   return d->zw->ndim ? lc_at(L, d->zw, &j) : lc_at(L, d->zw, NULL);
 }
 
-/* The int32 word of four bytes byte(b) for b = 0..3 (byte 0 lowest). */
-static PrimExpr *word(LowerCx *L, PrimExpr *bytes[4]) {
+PrimExpr *qnn_dot_word(LowerCx *L, PrimExpr *bytes[4]) {
   PrimExpr *w = bytes[0];
   for (int b = 1; b < 4; b++)
     w = lc_call(L, PI_BITOR, w, lc_call(L, PI_SHL, bytes[b], cst(L, 8 * b), NULL), NULL);
@@ -92,7 +91,7 @@ static void pack_rows(LowerCx *L, const Dot *d) {
   lc_open(L); /* k4 */
   PrimExpr *bytes[4], *ai[2] = {iv, lc_var(L, k4)};
   for (int b = 0; b < 4; b++) bytes[b] = x_byte(L, d, ic, lc_var(L, k4), b);
-  lc_store(L, d->ap, 2, ai, word(L, bytes));
+  lc_store(L, d->ap, 2, ai, qnn_dot_word(L, bytes));
   lc_for(L, LOOP_RANGE, k4, cst(L, d->K4), lc_close(L));
   lc_store(L, d->rs, 1, &iv, cst(L, 0));
   lc_open(L); /* k */
@@ -130,7 +129,7 @@ static void pack_panel(LowerCx *L, const Dot *d, PrimExpr *jo) {
   PrimExpr *bytes[4], *wi[3] = {jo, lc_var(L, k4), lc_var(L, ji)};
   for (int b = 0; b < 4; b++) bytes[b] = w_byte(L, d, jin, lc_var(L, k4), b);
   PrimExpr *in = lc_bin(L, PB_LT, j, cst(L, d->N));
-  lc_store(L, d->wp, 3, wi, lc_call(L, PI_SELECT, in, word(L, bytes), cst(L, 0)));
+  lc_store(L, d->wp, 3, wi, lc_call(L, PI_SELECT, in, qnn_dot_word(L, bytes), cst(L, 0)));
   lc_for(L, LOOP_RANGE, ji, cst(L, NR), lc_close(L));
   lc_for(L, LOOP_RANGE, k4, cst(L, d->K4), lc_close(L));
   lc_open(L);

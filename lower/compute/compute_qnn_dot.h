@@ -8,5 +8,11 @@
 bool qnn_dense_dot_ok(const Expr *call, LTensor **in, int nin);
 /* The product (a materialized int32 tensor), or NULL after lc_fail. */
 LTensor *qnn_dense_dot(LowerCx *L, const Expr *call, LTensor **in);
+/* The int32 word of four bytes (int32 values 0..255), byte 0 lowest. */
+PrimExpr *qnn_dot_word(LowerCx *L, PrimExpr *bytes[4]);
+
+/* qnn.conv2d the same way (compute_qnn_dot_conv.c). */
+bool qnn_conv2d_dot_ok(LowerCx *L, const Expr *call, LTensor **in, int nin);
+LTensor *qnn_conv2d_dot(LowerCx *L, const Expr *call, LTensor **in);
 
 #endif

@@ -159,6 +159,22 @@ def g_qnn_conv2d(op):
         q_scalars(7, 120, 0.5, 0.25)
     yield QCase(op, attrs_text(data_layout="NHWC", kernel_layout="HWIO", out_dtype="int32"), ins,
                [np.ascontiguousarray(ref.transpose(0, 2, 3, 1)).astype(np.int32)])
+    # Shapes of the byte dot-product schedule (compute_qnn_dot_conv.c, on AVX512-VNNI hosts): input
+    # channels not a multiple of 4, output channels not a multiple of 32, padding (the data's zero
+    # point), strides and dilation, output columns not a multiple of the tile's; extreme bytes.
+    for (n, c, h, wd, o), xd, xz, stride, dil, pad in [((1, 5, 9, 11, 37), np.uint8, 128, 1, 1, 1),
+                                                       ((2, 8, 7, 9, 16), np.int8, -5, 2, 1, 2),
+                                                       ((1, 3, 10, 10, 33), np.int8, 0, 1, 2, 0),
+                                                       ((1, 64, 12, 14, 64), np.uint8, 3, 1, 1, 1)]:
+        x, w = rand_of((n, c, h, wd), xd), rand_of((o, c, 3, 3), np.int8)
+        x[0, 0, 0, :2], w[0, 0, 0, :2] = np.iinfo(xd).min, -128
+        x[-1, -1, -1, -1], w[-1, -1, -1, -1] = np.iinfo(xd).max, 127
+        wz = RNG.integers(-4, 5, o).astype(np.int32)
+        ref = conv_ref(x.astype(np.float64) - xz, w.astype(np.float64) - wz.reshape(-1, 1, 1, 1), [stride] * 2,
+                       [pad] * 4, [dil] * 2, 1).astype(np.int32)
+        ins = [x, w, np.array(xz, np.int32), wz, np.array(0.5, np.float32), np.full(o, 0.25, np.float32)]
+        yield QCase(op, attrs_text(strides=[stride] * 2, padding=[pad] * 4, dilation=[dil] * 2, channels=o,
+                                   kernel_size=[3, 3], out_dtype="int32"), ins, [ref])
     yield QCase(op, attrs_text(out_dtype="int32"), [x.astype(np.float32), w] + q_scalars(0, 0, 0.5, 0.25),
                "data must be")
 

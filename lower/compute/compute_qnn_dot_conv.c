@@ -1,0 +1,336 @@
+/* compute_qnn_dot_conv.c — qnn.conv2d as 4-way uint8 x int8 dot products
+ * (dot_u8i8x4: vpdpbusd), called by compute_qnn.c's rule for the cases it
+ * takes: NCHW uint8 or int8 data, an OIHW int8 weight, groups 1, known
+ * shapes, a scalar data zero point (a constant within the data's range
+ * when there is padding), a scalar or per-channel weight zero point, an
+ * int32 NCHW result, on a host with AVX512-VNNI.  Grouped and depthwise
+ * convolutions, other layouts and the rest keep the widened int32 rule.
+ *
+ * As TVM's conv2d_NCHWc_int8: the data is packed per call four input
+ * channels to an int32 word, XP[n, c4, hp, wp] over the padded image
+ * (byte b: channel 4 c4 + b as uint8, +128 for int8 data; padding holds
+ * the zero point's byte, so it contributes (zx - zx) w = 0 as the
+ * kernel's zero padding of x - zx does; channels past C are 0), with the
+ * channel sums S[n, hp, wp] of the padded data; the weight packed
+ * WP[jo, (c4 KH + ky) KW + kx, ji] for NR-channel panels, with the column
+ * terms CC as in compute_qnn_dot.c (K = C KH KW).  A register tile is MR
+ * output columns of one output row by NR output channels (two vectors):
+ * for each (c4, ky, kx) one word of XP per column, broadcast, against
+ * the panel's word vector.  The result, acc - zw[o] RS - CC[o], RS the
+ * window's sum of S, is exact modulo 2^32 like the dense case: bit for bit
+ * the reference kernel's int32. */
+#include <string.h>
+
+#include "lower/compute/compute.h"
+#include "lower/compute/compute_qnn_dot.h"
+#include "ops/nn_int.h"
+
+enum { NR = 32, XZ = 2, WZ = 3 };
+
+typedef struct Cv {
+  const LTensor *x, *w, *zx, *zw;
+  int64_t N, C, H, W, O, KH, KW, OH, OW, s[2], d[2], p[2], HP, WP, C4, K4, NB, MR, OWT;
+  bool signed_x;
+  Buffer *xp, *sum, *wp, *cc, *out;
+} Cv;
+
+static PrimExpr *i32(LowerCx *L, PrimExpr *e) { return lc_cast(L, DT_INT32, e); }
+static PrimExpr *cst(LowerCx *L, int64_t v) { return lc_int(L, v); }
+static PrimExpr *vmin(LowerCx *L, PrimExpr *a, int64_t b) {
+  return lc_call(L, PI_MIN, a, cst(L, b), NULL);
+}
+static PrimExpr *lt(LowerCx *L, PrimExpr *a, int64_t b) { return lc_bin(L, PB_LT, a, cst(L, b)); }
+
+/* The window: strides, dilation, padding (before, after) from the attributes. */
+static bool window(LowerCx *L, const Expr *call, Cv *c, int64_t hi[2]) {
+  RelCtx cx;
+  nn_call_ctx(&cx, lc_arena(L), call);
+  NnWindow w = {.S = 2};
+  NnConvAxes ax;
+  if (!nn_window_attrs(&cx, call->u.call.attrs, &w) ||
+      !nn_conv_axes(&cx, call->u.call.attrs, 2, &ax) || !nn_conv_axes_plain(&ax, 2))
+    return false;
+  for (int i = 0; i < 2; i++) c->s[i] = w.stride[i], c->d[i] = w.dil[i], c->p[i] = w.lo[i];
+  hi[0] = w.hi[0], hi[1] = w.hi[1];
+  const char *ol = op_attr_str(lc_arena(L), call, "out_layout");
+  return op_attr_int(call, "groups") == 1 && (!ol[0] || strcmp(ol, "NCHW") == 0);
+}
+
+/* The zero point may pad the data: a constant of its range, or no padding. */
+static bool pad_ok(const Cv *c, const int64_t hi[2], DType xd) {
+  if (!c->p[0] && !c->p[1] && !hi[0] && !hi[1]) return true;
+  const PrimExpr *z = c->zx->value;
+  int64_t lo = xd == DT_INT8 ? -128 : 0;
+  return z && z->kind == PE_INT && z->u.i >= lo && z->u.i <= lo + 255;
+}
+
+static bool shapes(Cv *c, LTensor **in, const int64_t hi[2]) {
+  int64_t v[8];
+  for (int d = 0; d < 4; d++)
+    v[d] = lc_const(in[0]->shape[d]), v[4 + d] = lc_const(in[1]->shape[d]);
+  for (int d = 0; d < 8; d++)
+    if (v[d] < 1) return false;
+  c->N = v[0], c->C = v[1], c->H = v[2], c->W = v[3], c->O = v[4], c->KH = v[6], c->KW = v[7];
+  c->HP = c->H + c->p[0] + hi[0], c->WP = c->W + c->p[1] + hi[1];
+  c->OH = (c->HP - c->d[0] * (c->KH - 1) - 1) / c->s[0] + 1;
+  c->OW = (c->WP - c->d[1] * (c->KW - 1) - 1) / c->s[1] + 1;
+  return v[5] == c->C && c->OH >= 1 && c->OW >= 1;
+}
+
+/* MR: the tile's columns, from 8 down to 4, the one wasting fewest. */
+static int64_t tile_cols(int64_t ow) {
+  int64_t best = 8, waste = (ow + 7) / 8 * 8 - ow;
+  for (int64_t m = 7; m >= 4; m--)
+    if ((ow + m - 1) / m * m - ow < waste) best = m, waste = (ow + m - 1) / m * m - ow;
+  return best;
+}
+
+static bool setup(LowerCx *L, const Expr *call, LTensor **in, int nin, Cv *c) {
+  if (!target_has_vnni() || nin != 6 || in[0]->ndim != 4 || in[1]->ndim != 4) return false;
+  if ((in[0]->dtype != DT_UINT8 && in[0]->dtype != DT_INT8) || in[1]->dtype != DT_INT8)
+    return false;
+  if (in[XZ]->dtype != DT_INT32 || in[XZ]->ndim != 0 || in[WZ]->dtype != DT_INT32 ||
+      in[WZ]->ndim > 1)
+    return false;
+  const Type *t = lc_result_type(call);
+  if (!t || t->kind != TY_TENSOR || t->u.tensor.dtype != DT_INT32) return false;
+  int64_t hi[2];
+  *c = (Cv){.x = in[0], .w = in[1], .zx = in[XZ], .zw = in[WZ]};
+  if (!window(L, call, c, hi) || !shapes(c, in, hi) || !pad_ok(c, hi, in[0]->dtype)) return false;
+  c->signed_x = in[0]->dtype == DT_INT8;
+  c->C4 = (c->C + 3) / 4, c->K4 = c->C4 * c->KH * c->KW, c->NB = (c->O + NR - 1) / NR;
+  c->MR = tile_cols(c->OW), c->OWT = (c->OW + c->MR - 1) / c->MR;
+  return true;
+}
+
+bool qnn_conv2d_dot_ok(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  Cv c;
+  return setup(L, call, in, nin, &c);
+}
+
+static PrimExpr *zw_at(LowerCx *L, const Cv *c, PrimExpr *o) {
+  return c->zw->ndim ? lc_at(L, c->zw, &o) : lc_at(L, c->zw, NULL);
+}
+
+/* The padded data's element (n, ch, hp, wp) as a number (zx in padding). */
+static PrimExpr *x_padded(LowerCx *L, const Cv *c, PrimExpr *n, PrimExpr *ch, PrimExpr *hp,
+                          PrimExpr *wp) {
+  PrimExpr *h = lc_minus(L, hp, cst(L, c->p[0])), *w = lc_minus(L, wp, cst(L, c->p[1]));
+  PrimExpr *hc = lc_call(L, PI_MAX, vmin(L, h, c->H - 1), cst(L, 0), NULL);
+  PrimExpr *wc = lc_call(L, PI_MAX, vmin(L, w, c->W - 1), cst(L, 0), NULL);
+  PrimExpr *idx[4] = {n, vmin(L, ch, c->C - 1), hc, wc};
+  PrimExpr *inside =
+      lc_bin(L, PB_AND, lc_bin(L, PB_AND, lc_bin(L, PB_GE, h, cst(L, 0)), lt(L, h, c->H)),
+             lc_bin(L, PB_AND, lc_bin(L, PB_GE, w, cst(L, 0)), lt(L, w, c->W)));
+  return lc_call(L, PI_SELECT, inside, i32(L, lc_at(L, c->x, idx)), lc_at(L, c->zx, NULL));
+}
+
+/* XP[n, c4, hp, wp] and S[n, hp, wp]. */
+static void pack_data(LowerCx *L, const Cv *c) {
+  TirVar *n = lc_tvar(L, "n", cst(L, c->N)), *hp = lc_tvar(L, "h", cst(L, c->HP)),
+         *wp = lc_tvar(L, "w", cst(L, c->WP)), *c4 = lc_tvar(L, "c", cst(L, c->C4)),
+         *ch = lc_tvar(L, "c", cst(L, c->C));
+  PrimExpr *nv = lc_var(L, n), *hv = lc_var(L, hp), *wv = lc_var(L, wp);
+  for (int i = 0; i < 4; i++) lc_open(L); /* n, hp, wp, c4 */
+  PrimExpr *bytes[4], *xi[4] = {nv, lc_var(L, c4), hv, wv};
+  for (int b = 0; b < 4; b++) {
+    PrimExpr *chb = lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, 4)), cst(L, b));
+    PrimExpr *v = x_padded(L, c, nv, chb, hv, wv);
+    if (c->signed_x) v = lc_plus(L, v, cst(L, 128));
+    v = lc_call(L, PI_BITAND, v, cst(L, 255), NULL);
+    bytes[b] = lc_call(L, PI_SELECT, lt(L, chb, c->C), v, cst(L, 0));
+  }
+  lc_store(L, c->xp, 4, xi, qnn_dot_word(L, bytes));
+  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+  PrimExpr *si[3] = {nv, hv, wv};
+  lc_store(L, c->sum, 3, si, cst(L, 0));
+  lc_open(L);
+  PrimExpr *add = x_padded(L, c, nv, lc_var(L, ch), hv, wv);
+  lc_store(L, c->sum, 3, si, lc_plus(L, lc_load(L, c->sum, 3, si), add));
+  lc_for(L, LOOP_RANGE, ch, cst(L, c->C), lc_close(L));
+  lc_for(L, LOOP_RANGE, wp, cst(L, c->WP), lc_close(L));
+  lc_for(L, LOOP_RANGE, hp, cst(L, c->HP), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, n, cst(L, c->N), lc_close(L));
+}
+
+/* WP[jo, k, ji] of output channel o = jo NR + ji, k = (c4 KH + ky) KW + kx. */
+static void pack_weight(LowerCx *L, const Cv *c, PrimExpr *jo) {
+  TirVar *c4 = lc_tvar(L, "c", cst(L, c->C4)), *ky = lc_tvar(L, "ky", cst(L, c->KH)),
+         *kx = lc_tvar(L, "kx", cst(L, c->KW)), *ji = lc_tvar(L, "ji", cst(L, NR));
+  PrimExpr *o = lc_plus(L, lc_times(L, jo, cst(L, NR)), lc_var(L, ji));
+  PrimExpr *k =
+      lc_plus(L,
+              lc_times(L, lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, c->KH)), lc_var(L, ky)),
+                       cst(L, c->KW)),
+              lc_var(L, kx));
+  for (int i = 0; i < 4; i++) lc_open(L);
+  PrimExpr *bytes[4], *wi[3] = {jo, k, lc_var(L, ji)};
+  for (int b = 0; b < 4; b++) {
+    PrimExpr *chb = lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, 4)), cst(L, b));
+    PrimExpr *idx[4] = {vmin(L, o, c->O - 1), vmin(L, chb, c->C - 1), lc_var(L, ky), lc_var(L, kx)};
+    PrimExpr *v = lc_call(L, PI_BITAND, i32(L, lc_at(L, c->w, idx)), cst(L, 255), NULL);
+    bytes[b] =
+        lc_call(L, PI_SELECT, lc_bin(L, PB_AND, lt(L, chb, c->C), lt(L, o, c->O)), v, cst(L, 0));
+  }
+  lc_store(L, c->wp, 3, wi, qnn_dot_word(L, bytes));
+  lc_for(L, LOOP_RANGE, ji, cst(L, NR), lc_close(L));
+  lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+}
+
+/* CC[jo, ji] = (zx + 128 s) sum w[o] - C KH KW zx zw[o] (0 past O). */
+static void column_terms(LowerCx *L, const Cv *c, PrimExpr *jo) {
+  TirVar *ji = lc_tvar(L, "ji", cst(L, NR)), *ch = lc_tvar(L, "c", cst(L, c->C)),
+         *ky = lc_tvar(L, "ky", cst(L, c->KH)), *kx = lc_tvar(L, "kx", cst(L, c->KW));
+  PrimExpr *o = lc_plus(L, lc_times(L, jo, cst(L, NR)), lc_var(L, ji)), *oc = vmin(L, o, c->O - 1);
+  PrimExpr *ci[2] = {jo, lc_var(L, ji)};
+  lc_open(L); /* ji */
+  lc_store(L, c->cc, 2, ci, cst(L, 0));
+  for (int i = 0; i < 3; i++) lc_open(L);
+  PrimExpr *wi[4] = {oc, lc_var(L, ch), lc_var(L, ky), lc_var(L, kx)};
+  lc_store(L, c->cc, 2, ci, lc_plus(L, lc_load(L, c->cc, 2, ci), i32(L, lc_at(L, c->w, wi))));
+  lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, ch, cst(L, c->C), lc_close(L));
+  PrimExpr *zx = lc_at(L, c->zx, NULL), *sx = c->signed_x ? lc_plus(L, zx, cst(L, 128)) : zx;
+  PrimExpr *kz = lc_times(L, lc_times(L, cst(L, c->C * c->KH * c->KW), zx), zw_at(L, c, oc));
+  PrimExpr *v = lc_minus(L, lc_times(L, lc_load(L, c->cc, 2, ci), sx), kz);
+  lc_store(L, c->cc, 2, ci, lc_call(L, PI_SELECT, lt(L, o, c->O), v, cst(L, 0)));
+  lc_for(L, LOOP_RANGE, ji, cst(L, NR), lc_close(L));
+}
+
+/* The weight's panels (in parallel). */
+static void pack_panels(LowerCx *L, const Cv *c) {
+  TirVar *jo = lc_tvar(L, "jo", cst(L, c->NB));
+  lc_open(L);
+  pack_weight(L, c, lc_var(L, jo));
+  column_terms(L, c, lc_var(L, jo));
+  lc_for(L, LOOP_PARALLEL, jo, cst(L, c->NB), lc_close(L));
+}
+
+typedef struct Tile {
+  PrimExpr *n, *oy, *ox0, *jo;
+  Buffer *acc, *rs;
+} Tile;
+
+/* The output column of tile column ii, clamped to the last. */
+static PrimExpr *col(LowerCx *L, const Cv *c, const Tile *T, PrimExpr *ii) {
+  return vmin(L, lc_plus(L, T->ox0, ii), c->OW - 1);
+}
+
+/* acc = 0; for c4, ky, kx: acc[ii, ji] = dot(acc, XP word of column ii, WP[jo, k, ji]) */
+static void accumulate(LowerCx *L, const Cv *c, const Tile *T) {
+  TirVar *z = lc_tvar(L, "ii", cst(L, c->MR)), *zj = lc_tvar(L, "ji", cst(L, NR));
+  PrimExpr *za[2] = {lc_var(L, z), lc_var(L, zj)};
+  lc_open(L);
+  lc_open(L);
+  lc_store(L, T->acc, 2, za, cst(L, 0));
+  lc_for(L, LOOP_VECTORIZED, zj, cst(L, NR), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, z, cst(L, c->MR), lc_close(L));
+  TirVar *c4 = lc_tvar(L, "c", cst(L, c->C4)), *ky = lc_tvar(L, "ky", cst(L, c->KH)),
+         *kx = lc_tvar(L, "kx", cst(L, c->KW)), *ii = lc_tvar(L, "ii", cst(L, c->MR)),
+         *ji = lc_tvar(L, "ji", cst(L, NR));
+  PrimExpr *hp =
+      lc_plus(L, lc_times(L, T->oy, cst(L, c->s[0])), lc_times(L, lc_var(L, ky), cst(L, c->d[0])));
+  PrimExpr *wp = lc_plus(L, lc_times(L, col(L, c, T, lc_var(L, ii)), cst(L, c->s[1])),
+                         lc_times(L, lc_var(L, kx), cst(L, c->d[1])));
+  PrimExpr *k =
+      lc_plus(L,
+              lc_times(L, lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, c->KH)), lc_var(L, ky)),
+                       cst(L, c->KW)),
+              lc_var(L, kx));
+  PrimExpr *a[2] = {lc_var(L, ii), lc_var(L, ji)}, *xi[4] = {T->n, lc_var(L, c4), hp, wp};
+  PrimExpr *wi[3] = {T->jo, k, lc_var(L, ji)};
+  for (int i = 0; i < 5; i++) lc_open(L);
+  lc_store(L, T->acc, 2, a,
+           lc_call(L, PI_DOT4, lc_load(L, T->acc, 2, a), lc_load(L, c->xp, 4, xi),
+                   lc_load(L, c->wp, 3, wi)));
+  lc_for(L, LOOP_VECTORIZED, ji, cst(L, NR), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, ii, cst(L, c->MR), lc_close(L));
+  lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+}
+
+/* rs[ii] = the window's sum of S for tile column ii. */
+static void row_sums(LowerCx *L, const Cv *c, const Tile *T) {
+  TirVar *ii = lc_tvar(L, "ii", cst(L, c->MR)), *ky = lc_tvar(L, "ky", cst(L, c->KH)),
+         *kx = lc_tvar(L, "kx", cst(L, c->KW));
+  PrimExpr *iv = lc_var(L, ii);
+  lc_open(L);
+  lc_store(L, T->rs, 1, &iv, cst(L, 0));
+  lc_open(L);
+  lc_open(L);
+  PrimExpr *hp =
+      lc_plus(L, lc_times(L, T->oy, cst(L, c->s[0])), lc_times(L, lc_var(L, ky), cst(L, c->d[0])));
+  PrimExpr *wp = lc_plus(L, lc_times(L, col(L, c, T, iv), cst(L, c->s[1])),
+                         lc_times(L, lc_var(L, kx), cst(L, c->d[1])));
+  PrimExpr *si[3] = {T->n, hp, wp};
+  lc_store(L, T->rs, 1, &iv, lc_plus(L, lc_load(L, T->rs, 1, &iv), lc_load(L, c->sum, 3, si)));
+  lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, ii, cst(L, c->MR), lc_close(L));
+}
+
+/* out[n, o, oy, ox] = acc - zw[o] rs - CC[o] for columns below OW, channels below O. */
+static void store_tile(LowerCx *L, const Cv *c, const Tile *T) {
+  TirVar *ii = lc_tvar(L, "ii", cst(L, c->MR)), *ji = lc_tvar(L, "ji", cst(L, NR));
+  PrimExpr *ox = lc_plus(L, T->ox0, lc_var(L, ii)), *iv = lc_var(L, ii);
+  PrimExpr *o = lc_plus(L, lc_times(L, T->jo, cst(L, NR)), lc_var(L, ji));
+  PrimExpr *width = c->O % NR == 0
+                        ? cst(L, NR)
+                        : vmin(L, lc_minus(L, cst(L, c->O), lc_times(L, T->jo, cst(L, NR))), NR);
+  lc_open(L); /* ii */
+  lc_open(L); /* if */
+  lc_open(L); /* ji */
+  PrimExpr *a[2] = {iv, lc_var(L, ji)}, *ci[2] = {T->jo, lc_var(L, ji)};
+  PrimExpr *oi[4] = {T->n, o, T->oy, ox};
+  PrimExpr *v =
+      lc_minus(L, lc_load(L, T->acc, 2, a), lc_times(L, zw_at(L, c, o), lc_load(L, T->rs, 1, &iv)));
+  lc_store(L, c->out, 4, oi, lc_minus(L, v, lc_load(L, c->cc, 2, ci)));
+  lc_for(L, LOOP_RANGE, ji, width, lc_close(L));
+  lc_if(L, lt(L, ox, c->OW), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, ii, cst(L, c->MR), lc_close(L));
+}
+
+/* Output rows (n, oy) in parallel; in each, every panel and column tile. */
+static void tiles(LowerCx *L, const Cv *c) {
+  TirVar *r = lc_tvar(L, "r", cst(L, c->N * c->OH)), *jo = lc_tvar(L, "jo", cst(L, c->NB)),
+         *t = lc_tvar(L, "t", cst(L, c->OWT));
+  PrimExpr *ts[2] = {cst(L, c->MR), cst(L, NR)}, *mr = cst(L, c->MR);
+  lc_open(L); /* r */
+  Tile T = {lc_bin(L, PB_DIV, lc_var(L, r), cst(L, c->OH)),
+            lc_bin(L, PB_MOD, lc_var(L, r), cst(L, c->OH)),
+            lc_times(L, lc_var(L, t), cst(L, c->MR)),
+            lc_var(L, jo),
+            lc_alloc(L, "acc", DT_INT32, 2, ts),
+            lc_alloc(L, "rs", DT_INT32, 1, &mr)};
+  lc_open(L); /* t */
+  row_sums(L, c, &T);
+  lc_open(L); /* jo */
+  accumulate(L, c, &T);
+  store_tile(L, c, &T);
+  lc_for(L, LOOP_RANGE, jo, cst(L, c->NB), lc_close(L));
+  lc_for(L, LOOP_RANGE, t, cst(L, c->OWT), lc_close(L));
+  lc_for(L, LOOP_PARALLEL, r, cst(L, c->N * c->OH), lc_close(L));
+}
+
+LTensor *qnn_conv2d_dot(LowerCx *L, const Expr *call, LTensor **in) {
+  Cv c;
+  if (!setup(L, call, in, 6, &c)) return lc_fail(L, "qnn.conv2d: not a byte dot-product case");
+  PrimExpr *os[4] = {cst(L, c.N), cst(L, c.O), cst(L, c.OH), cst(L, c.OW)};
+  PrimExpr *xs[4] = {cst(L, c.N), cst(L, c.C4), cst(L, c.HP), cst(L, c.WP)};
+  PrimExpr *ss[3] = {cst(L, c.N), cst(L, c.HP), cst(L, c.WP)};
+  PrimExpr *ws[3] = {cst(L, c.NB), cst(L, c.K4), cst(L, NR)}, *cs[2] = {cst(L, c.NB), cst(L, NR)};
+  c.out = lc_result_buffer(L, call, DT_INT32, 4, os);
+  c.xp = lc_alloc(L, "XP", DT_INT32, 4, xs), c.sum = lc_alloc(L, "S", DT_INT32, 3, ss);
+  c.wp = lc_alloc(L, "WP", DT_INT32, 3, ws), c.cc = lc_alloc(L, "CC", DT_INT32, 2, cs);
+  if (!c.out || !c.xp || !c.sum || !c.wp || !c.cc)
+    return lc_fail(L, "qnn.conv2d: no buffers for the packed operands");
+  lc_mark_total(L, c.out);
+  pack_data(L, &c);
+  pack_panels(L, &c);
+  tiles(L, &c);
+  return lc_failed(L) ? NULL : lc_from_buffer(L, call, c.out);
+}
