@@ -6,7 +6,8 @@
 (b) a 3x3 qnn.conv2d 64 -> 64 channels on 56x56 (padding 1), uint8 x int8
     -> int32, against nn.conv2d of the same shapes in float32.
 Each is `:time`d in the jit mode (compiled, all threads), min and median of
-RUNS runs; ratios > 1 mean the int8 kernel is faster.  Rates count 2 ops
+RUNS runs and the median CPU time per call; ratios > 1 mean the int8 kernel
+is faster.  Rates count 2 ops
 per multiply-add (int8 ops and float32 flops alike); the limit per core is
 the CPU's: on Zen 5, 64 float32 flop/cycle, 256 int8 ops/cycle with
 AVX512-VNNI (vpdpbusd: 4x float32's multiply-add rate).  Prints the CPU's
@@ -65,9 +66,10 @@ def run():
         env = dict(os.environ, RLY_EXEC="jit", NO_COLOR="1")
         p = subprocess.run([RLY, path], capture_output=True, text=True, env=env, timeout=1200)
     times = re.findall(r"runs?: min ([0-9.]+) (s|ms|us|ns)  median ([0-9.]+) (s|ms|us|ns)", p.stdout)
-    if len(times) != 2 * len(CASES):
+    cpu = re.findall(r"cpu time: median ([0-9.]+) (s|ms|us|ns) per call", p.stdout)
+    if len(times) != 2 * len(CASES) or len(cpu) != len(times):
         sys.exit(f"no :time output:\n{p.stdout}\n{p.stderr}")
-    return [(to_ms(a, u), to_ms(b, v)) for a, u, b, v in times]
+    return [(to_ms(a, u), to_ms(b, v), to_ms(*c)) for (a, u, b, v), c in zip(times, cpu)]
 
 
 def cpu():
@@ -88,12 +90,14 @@ def main():
     print("int8 products: vpdpbusd (AVX512-VNNI)" if "avx512_vnni" in used and
           os.environ.get("RLY_JIT_VNNI") != "0" else "int8 products: without VNNI")
     t = run()
-    print(f"{'case':30} {'int8 min/median ms':>20} {'f32 min/median ms':>20} {'int8 GOP/s':>11} "
-          f"{'f32 GFLOP/s':>12} {'ratio (min)':>11}")
+    print(f"{'case':28} {'int8 min/median ms':>19} {'f32 min/median ms':>19} {'int8 GOP/s':>10} "
+          f"{'f32 GFLOP/s':>11} {'ratio min':>9} {'ratio cpu':>9}")
     for i, (name, macs, *_) in enumerate(CASES):
-        (qmin, qmed), (fmin, fmed) = t[2 * i], t[2 * i + 1]
-        print(f"{name:30} {qmin:9.3f} /{qmed:9.3f} {fmin:9.3f} /{fmed:9.3f} "
-              f"{2 * macs / qmin / 1e6:11.1f} {2 * macs / fmin / 1e6:12.1f} {fmin / qmin:10.2f}x")
+        (qmin, qmed, qcpu), (fmin, fmed, fcpu) = t[2 * i], t[2 * i + 1]
+        print(f"{name:28} {qmin:8.3f} /{qmed:8.3f} {fmin:8.3f} /{fmed:8.3f} "
+              f"{2 * macs / qmin / 1e6:10.1f} {2 * macs / fmin / 1e6:11.1f} {fmin / qmin:8.2f}x {fcpu / qcpu:8.2f}x")
+    print("ratio min: of the fastest runs; ratio cpu: of the median CPU time per call (all threads), "
+          "less sensitive to other load on the machine")
 
 
 if __name__ == "__main__":

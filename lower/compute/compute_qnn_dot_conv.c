@@ -125,32 +125,39 @@ static PrimExpr *x_padded(LowerCx *L, const Cv *c, PrimExpr *n, PrimExpr *ch, Pr
   return lc_call(L, PI_SELECT, inside, i32(L, lc_at(L, c->x, idx)), lc_at(L, c->zx, NULL));
 }
 
-/* XP[n, c4, hp, wp] and S[n, hp, wp]. */
-static void pack_data(LowerCx *L, const Cv *c) {
-  TirVar *n = lc_tvar(L, "n", cst(L, c->N)), *hp = lc_tvar(L, "h", cst(L, c->HP)),
-         *wp = lc_tvar(L, "w", cst(L, c->WP)), *c4 = lc_tvar(L, "c", cst(L, c->C4)),
-         *ch = lc_tvar(L, "c", cst(L, c->C));
-  PrimExpr *nv = lc_var(L, n), *hv = lc_var(L, hp), *wv = lc_var(L, wp);
-  for (int i = 0; i < 4; i++) lc_open(L); /* n, hp, wp, c4 */
-  PrimExpr *bytes[4], *xi[4] = {nv, lc_var(L, c4), hv, wv};
+/* XP[n, c4, hp, wp] and S[n, hp, wp] of padded row (n, hp): for each c4,
+ * the row's words left to right (the data's rows read in order). */
+static void pack_row(LowerCx *L, const Cv *c, PrimExpr *nv, PrimExpr *hv) {
+  TirVar *w0 = lc_tvar(L, "w", cst(L, c->WP)), *c4 = lc_tvar(L, "c", cst(L, c->C4)),
+         *wp = lc_tvar(L, "w", cst(L, c->WP));
+  PrimExpr *s0[3] = {nv, hv, lc_var(L, w0)}, *si[3] = {nv, hv, lc_var(L, wp)};
+  lc_open(L);
+  lc_store(L, c->sum, 3, s0, cst(L, 0));
+  lc_for(L, LOOP_RANGE, w0, cst(L, c->WP), lc_close(L));
+  lc_open(L); /* c4 */
+  lc_open(L); /* wp */
+  PrimExpr *bytes[4], *total = lc_load(L, c->sum, 3, si),
+                      *xi[4] = {nv, lc_var(L, c4), hv, lc_var(L, wp)};
   for (int b = 0; b < 4; b++) {
     PrimExpr *chb = lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, 4)), cst(L, b));
-    PrimExpr *v = x_padded(L, c, nv, chb, hv, wv);
-    if (c->signed_x) v = lc_plus(L, v, cst(L, 128));
-    v = lc_call(L, PI_BITAND, v, cst(L, 255), NULL);
-    bytes[b] = lc_call(L, PI_SELECT, lt(L, chb, c->C), v, cst(L, 0));
+    PrimExpr *v = x_padded(L, c, nv, chb, hv, lc_var(L, wp)), *real = lt(L, chb, c->C);
+    PrimExpr *u = c->signed_x ? lc_plus(L, v, cst(L, 128)) : v;
+    bytes[b] = lc_call(L, PI_SELECT, real, lc_call(L, PI_BITAND, u, cst(L, 255), NULL), cst(L, 0));
+    total = lc_plus(L, total, lc_call(L, PI_SELECT, real, v, cst(L, 0)));
   }
   lc_store(L, c->xp, 4, xi, qnn_dot_word(L, bytes));
-  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
-  PrimExpr *si[3] = {nv, hv, wv};
-  lc_store(L, c->sum, 3, si, cst(L, 0));
-  lc_open(L);
-  PrimExpr *add = x_padded(L, c, nv, lc_var(L, ch), hv, wv);
-  lc_store(L, c->sum, 3, si, lc_plus(L, lc_load(L, c->sum, 3, si), add));
-  lc_for(L, LOOP_RANGE, ch, cst(L, c->C), lc_close(L));
+  lc_store(L, c->sum, 3, si, total);
   lc_for(L, LOOP_RANGE, wp, cst(L, c->WP), lc_close(L));
-  lc_for(L, LOOP_RANGE, hp, cst(L, c->HP), lc_close(L));
-  lc_for(L, LOOP_PARALLEL, n, cst(L, c->N), lc_close(L));
+  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+}
+
+/* The packed data, its padded rows (n, hp) in parallel. */
+static void pack_data(LowerCx *L, const Cv *c) {
+  TirVar *r = lc_tvar(L, "r", cst(L, c->N * c->HP));
+  lc_open(L);
+  pack_row(L, c, lc_bin(L, PB_DIV, lc_var(L, r), cst(L, c->HP)),
+           lc_bin(L, PB_MOD, lc_var(L, r), cst(L, c->HP)));
+  lc_for(L, LOOP_PARALLEL, r, cst(L, c->N * c->HP), lc_close(L));
 }
 
 /* WP[jo, k, ji] of output channel o = jo NR + ji, k = (c4 KH + ky) KW + kx. */
