@@ -25,11 +25,16 @@
 #include "lower/compute/compute_qnn_dot.h"
 #include "ops/nn_int.h"
 
-enum { NR = 32, XZ = 2, WZ = 3 };
+/* NR: output channels per panel in channel lanes; CL: output columns per
+ * vector in column lanes, MO: output channels per such tile. */
+enum { NR = 32, CL = 16, MO = 16, XZ = 2, WZ = 3 };
 
 typedef struct Cv {
   const LTensor *x, *w, *zx, *zw;
   int64_t N, C, H, W, O, KH, KW, OH, OW, s[2], d[2], p[2], HP, WP, C4, K4, NB, MR, OWT;
+  int64_t nr; /* the weight panels' width: NR, or MO with column lanes */
+  int64_t WX; /* XP's and S's width: WP, or more for the last column vector's reads */
+  bool cols;  /* column lanes (stride 1 along the width) */
   bool signed_x;
   Buffer *xp, *sum, *wp, *cc, *out;
 } Cv;
@@ -98,8 +103,11 @@ static bool setup(LowerCx *L, const Expr *call, LTensor **in, int nin, Cv *c) {
   *c = (Cv){.x = in[0], .w = in[1], .zx = in[XZ], .zw = in[WZ]};
   if (!window(L, call, c, hi) || !shapes(c, in, hi) || !pad_ok(c, hi, in[0]->dtype)) return false;
   c->signed_x = in[0]->dtype == DT_INT8;
-  c->C4 = (c->C + 3) / 4, c->K4 = c->C4 * c->KH * c->KW, c->NB = (c->O + NR - 1) / NR;
+  c->cols = c->s[1] == 1 && c->OW >= CL, c->nr = c->cols ? MO : NR;
+  c->C4 = (c->C + 3) / 4, c->K4 = c->C4 * c->KH * c->KW, c->NB = (c->O + c->nr - 1) / c->nr;
   c->MR = tile_cols(c->OW), c->OWT = (c->OW + c->MR - 1) / c->MR;
+  int64_t reach = (c->OW + CL - 1) / CL * CL + c->d[1] * (c->KW - 1);
+  c->WX = c->cols && reach > c->WP ? reach : c->WP;
   return true;
 }
 
@@ -112,43 +120,74 @@ static PrimExpr *zw_at(LowerCx *L, const Cv *c, PrimExpr *o) {
   return c->zw->ndim ? lc_at(L, c->zw, &o) : lc_at(L, c->zw, NULL);
 }
 
-/* The padded data's element (n, ch, hp, wp) as a number (zx in padding). */
-static PrimExpr *x_padded(LowerCx *L, const Cv *c, PrimExpr *n, PrimExpr *ch, PrimExpr *hp,
-                          PrimExpr *wp) {
-  PrimExpr *h = lc_minus(L, hp, cst(L, c->p[0])), *w = lc_minus(L, wp, cst(L, c->p[1]));
-  PrimExpr *hc = lc_call(L, PI_MAX, vmin(L, h, c->H - 1), cst(L, 0), NULL);
-  PrimExpr *wc = lc_call(L, PI_MAX, vmin(L, w, c->W - 1), cst(L, 0), NULL);
-  PrimExpr *idx[4] = {n, vmin(L, ch, c->C - 1), hc, wc};
-  PrimExpr *inside =
-      lc_bin(L, PB_AND, lc_bin(L, PB_AND, lc_bin(L, PB_GE, h, cst(L, 0)), lt(L, h, c->H)),
-             lc_bin(L, PB_AND, lc_bin(L, PB_GE, w, cst(L, 0)), lt(L, w, c->W)));
-  return lc_call(L, PI_SELECT, inside, i32(L, lc_at(L, c->x, idx)), lc_at(L, c->zx, NULL));
+/* Byte b of a word of channel block c4: the value v (uint8 after the
+ * +128 shift of int8 data), 0 for a channel past C. */
+static PrimExpr *data_byte(LowerCx *L, const Cv *c, PrimExpr *c4, int b, PrimExpr *v) {
+  PrimExpr *u = c->signed_x ? lc_plus(L, v, cst(L, 128)) : v;
+  u = lc_call(L, PI_BITAND, u, cst(L, 255), NULL);
+  if (c->C % 4 == 0) return u;
+  PrimExpr *chb = lc_plus(L, lc_times(L, c4, cst(L, 4)), cst(L, b));
+  return lc_call(L, PI_SELECT, lt(L, chb, c->C), u, cst(L, 0));
 }
 
-/* XP[n, c4, hp, wp] and S[n, hp, wp] of padded row (n, hp): for each c4,
- * the row's words left to right (the data's rows read in order). */
-static void pack_row(LowerCx *L, const Cv *c, PrimExpr *nv, PrimExpr *hv) {
-  TirVar *w0 = lc_tvar(L, "w", cst(L, c->WP)), *c4 = lc_tvar(L, "c", cst(L, c->C4)),
-         *wp = lc_tvar(L, "w", cst(L, c->WP));
-  PrimExpr *s0[3] = {nv, hv, lc_var(L, w0)}, *si[3] = {nv, hv, lc_var(L, wp)};
+/* Padded row (n, hp) filled as padding: words of the zero point's byte,
+ * sums C zx. */
+static void pad_row(LowerCx *L, const Cv *c, PrimExpr *nv, PrimExpr *hv) {
+  TirVar *w0 = lc_tvar(L, "w", cst(L, c->WX)), *c4 = lc_tvar(L, "c", cst(L, c->C4)),
+         *wp = lc_tvar(L, "w", cst(L, c->WX));
+  PrimExpr *zx = lc_at(L, c->zx, NULL), *s0[3] = {nv, hv, lc_var(L, w0)}, *bytes[4];
   lc_open(L);
-  lc_store(L, c->sum, 3, s0, cst(L, 0));
-  lc_for(L, LOOP_RANGE, w0, cst(L, c->WP), lc_close(L));
-  lc_open(L); /* c4 */
-  lc_open(L); /* wp */
-  PrimExpr *bytes[4], *total = lc_load(L, c->sum, 3, si),
-                      *xi[4] = {nv, lc_var(L, c4), hv, lc_var(L, wp)};
+  lc_store(L, c->sum, 3, s0, lc_times(L, cst(L, c->C), zx));
+  lc_for(L, LOOP_RANGE, w0, cst(L, c->WX), lc_close(L));
+  lc_open(L);
+  lc_open(L);
+  PrimExpr *xi[4] = {nv, lc_var(L, c4), hv, lc_var(L, wp)};
+  for (int b = 0; b < 4; b++) bytes[b] = data_byte(L, c, lc_var(L, c4), b, zx);
+  lc_store(L, c->xp, 4, xi, qnn_dot_word(L, bytes));
+  lc_for(L, LOOP_RANGE, wp, cst(L, c->WX), lc_close(L));
+  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+}
+
+/* The data's row h at padded row hp = h + top, columns from the left
+ * padding on: its words and channel sums, no bounds to check. */
+static void data_row(LowerCx *L, const Cv *c, PrimExpr *nv, PrimExpr *hv) {
+  TirVar *c4 = lc_tvar(L, "c", cst(L, c->C4)), *w = lc_tvar(L, "w", cst(L, c->W)),
+         *w0 = lc_tvar(L, "w", cst(L, c->W)), *ch = lc_tvar(L, "c", cst(L, c->C)),
+         *w1 = lc_tvar(L, "w", cst(L, c->W));
+  PrimExpr *h = lc_minus(L, hv, cst(L, c->p[0])), *bytes[4];
+  PrimExpr *wp = lc_plus(L, lc_var(L, w), cst(L, c->p[1]));
+  lc_open(L);
+  lc_open(L);
+  PrimExpr *xo[4] = {nv, lc_var(L, c4), hv, wp};
   for (int b = 0; b < 4; b++) {
     PrimExpr *chb = lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, 4)), cst(L, b));
-    PrimExpr *v = x_padded(L, c, nv, chb, hv, lc_var(L, wp)), *real = lt(L, chb, c->C);
-    PrimExpr *u = c->signed_x ? lc_plus(L, v, cst(L, 128)) : v;
-    bytes[b] = lc_call(L, PI_SELECT, real, lc_call(L, PI_BITAND, u, cst(L, 255), NULL), cst(L, 0));
-    total = lc_plus(L, total, lc_call(L, PI_SELECT, real, v, cst(L, 0)));
+    PrimExpr *xi[4] = {nv, c->C % 4 ? vmin(L, chb, c->C - 1) : chb, h, lc_var(L, w)};
+    bytes[b] = data_byte(L, c, lc_var(L, c4), b, i32(L, lc_at(L, c->x, xi)));
   }
-  lc_store(L, c->xp, 4, xi, qnn_dot_word(L, bytes));
-  lc_store(L, c->sum, 3, si, total);
-  lc_for(L, LOOP_RANGE, wp, cst(L, c->WP), lc_close(L));
+  lc_store(L, c->xp, 4, xo, qnn_dot_word(L, bytes));
+  lc_for(L, LOOP_RANGE, w, cst(L, c->W), lc_close(L));
   lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+  PrimExpr *s0[3] = {nv, hv, lc_plus(L, lc_var(L, w0), cst(L, c->p[1]))};
+  PrimExpr *s1[3] = {nv, hv, lc_plus(L, lc_var(L, w1), cst(L, c->p[1]))};
+  lc_open(L);
+  lc_store(L, c->sum, 3, s0, cst(L, 0));
+  lc_for(L, LOOP_RANGE, w0, cst(L, c->W), lc_close(L));
+  lc_open(L);
+  lc_open(L);
+  PrimExpr *xi[4] = {nv, lc_var(L, ch), h, lc_var(L, w1)};
+  lc_store(L, c->sum, 3, s1, lc_plus(L, lc_load(L, c->sum, 3, s1), i32(L, lc_at(L, c->x, xi))));
+  lc_for(L, LOOP_RANGE, w1, cst(L, c->W), lc_close(L));
+  lc_for(L, LOOP_RANGE, ch, cst(L, c->C), lc_close(L));
+}
+
+/* XP[n, c4, hp, :] and S[n, hp, :]: padding, then the data's row over it
+ * when hp is one. */
+static void pack_row(LowerCx *L, const Cv *c, PrimExpr *nv, PrimExpr *hv) {
+  pad_row(L, c, nv, hv);
+  PrimExpr *h = lc_minus(L, hv, cst(L, c->p[0]));
+  lc_open(L);
+  data_row(L, c, nv, hv);
+  lc_if(L, lc_bin(L, PB_AND, lc_bin(L, PB_GE, h, cst(L, 0)), lt(L, h, c->H)), lc_close(L));
 }
 
 /* The packed data, its padded rows (n, hp) in parallel. */
@@ -163,8 +202,8 @@ static void pack_data(LowerCx *L, const Cv *c) {
 /* WP[jo, k, ji] of output channel o = jo NR + ji, k = (c4 KH + ky) KW + kx. */
 static void pack_weight(LowerCx *L, const Cv *c, PrimExpr *jo) {
   TirVar *c4 = lc_tvar(L, "c", cst(L, c->C4)), *ky = lc_tvar(L, "ky", cst(L, c->KH)),
-         *kx = lc_tvar(L, "kx", cst(L, c->KW)), *ji = lc_tvar(L, "ji", cst(L, NR));
-  PrimExpr *o = lc_plus(L, lc_times(L, jo, cst(L, NR)), lc_var(L, ji));
+         *kx = lc_tvar(L, "kx", cst(L, c->KW)), *ji = lc_tvar(L, "ji", cst(L, c->nr));
+  PrimExpr *o = lc_plus(L, lc_times(L, jo, cst(L, c->nr)), lc_var(L, ji));
   PrimExpr *k =
       lc_plus(L,
               lc_times(L, lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, c->KH)), lc_var(L, ky)),
@@ -180,7 +219,7 @@ static void pack_weight(LowerCx *L, const Cv *c, PrimExpr *jo) {
         lc_call(L, PI_SELECT, lc_bin(L, PB_AND, lt(L, chb, c->C), lt(L, o, c->O)), v, cst(L, 0));
   }
   lc_store(L, c->wp, 3, wi, qnn_dot_word(L, bytes));
-  lc_for(L, LOOP_RANGE, ji, cst(L, NR), lc_close(L));
+  lc_for(L, LOOP_RANGE, ji, cst(L, c->nr), lc_close(L));
   lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
   lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
   lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
@@ -188,9 +227,10 @@ static void pack_weight(LowerCx *L, const Cv *c, PrimExpr *jo) {
 
 /* CC[jo, ji] = (zx + 128 s) sum w[o] - C KH KW zx zw[o] (0 past O). */
 static void column_terms(LowerCx *L, const Cv *c, PrimExpr *jo) {
-  TirVar *ji = lc_tvar(L, "ji", cst(L, NR)), *ch = lc_tvar(L, "c", cst(L, c->C)),
+  TirVar *ji = lc_tvar(L, "ji", cst(L, c->nr)), *ch = lc_tvar(L, "c", cst(L, c->C)),
          *ky = lc_tvar(L, "ky", cst(L, c->KH)), *kx = lc_tvar(L, "kx", cst(L, c->KW));
-  PrimExpr *o = lc_plus(L, lc_times(L, jo, cst(L, NR)), lc_var(L, ji)), *oc = vmin(L, o, c->O - 1);
+  PrimExpr *o = lc_plus(L, lc_times(L, jo, cst(L, c->nr)), lc_var(L, ji)),
+           *oc = vmin(L, o, c->O - 1);
   PrimExpr *ci[2] = {jo, lc_var(L, ji)};
   lc_open(L); /* ji */
   lc_store(L, c->cc, 2, ci, cst(L, 0));
@@ -204,7 +244,7 @@ static void column_terms(LowerCx *L, const Cv *c, PrimExpr *jo) {
   PrimExpr *kz = lc_times(L, lc_times(L, cst(L, c->C * c->KH * c->KW), zx), zw_at(L, c, oc));
   PrimExpr *v = lc_minus(L, lc_times(L, lc_load(L, c->cc, 2, ci), sx), kz);
   lc_store(L, c->cc, 2, ci, lc_call(L, PI_SELECT, lt(L, o, c->O), v, cst(L, 0)));
-  lc_for(L, LOOP_RANGE, ji, cst(L, NR), lc_close(L));
+  lc_for(L, LOOP_RANGE, ji, cst(L, c->nr), lc_close(L));
 }
 
 /* The weight's panels (in parallel). */
@@ -323,13 +363,134 @@ static void tiles(LowerCx *L, const Cv *c) {
   lc_for(L, LOOP_PARALLEL, r, cst(L, c->N * c->OH), lc_close(L));
 }
 
+/* ───────────────── column lanes (stride 1 along the width) ───────────────── */
+
+/* A column tile: CL output columns from ox0 of row (n, oy), MO output
+ * channels from ob MO. */
+typedef struct CTile {
+  PrimExpr *n, *oy, *ox0, *ob;
+  Buffer *acc, *rs;
+  bool full; /* all CL columns below OW: vector stores */
+} CTile;
+
+/* The padded column of lane l for window column kx. */
+static PrimExpr *lane_col(LowerCx *L, const Cv *c, const CTile *T, PrimExpr *l, PrimExpr *kx) {
+  return lc_plus(L, lc_plus(L, T->ox0, l), lc_times(L, kx, cst(L, c->d[1])));
+}
+
+/* rs[l] = the window's sum of S for column lane l. */
+static void col_sums(LowerCx *L, const Cv *c, const CTile *T) {
+  TirVar *l0 = lc_tvar(L, "l", cst(L, CL)), *ky = lc_tvar(L, "ky", cst(L, c->KH)),
+         *kx = lc_tvar(L, "kx", cst(L, c->KW)), *l = lc_tvar(L, "l", cst(L, CL));
+  PrimExpr *z = lc_var(L, l0), *lv = lc_var(L, l);
+  lc_open(L);
+  lc_store(L, T->rs, 1, &z, cst(L, 0));
+  lc_for(L, LOOP_VECTORIZED, l0, cst(L, CL), lc_close(L));
+  for (int i = 0; i < 3; i++) lc_open(L);
+  PrimExpr *hp =
+      lc_plus(L, lc_times(L, T->oy, cst(L, c->s[0])), lc_times(L, lc_var(L, ky), cst(L, c->d[0])));
+  PrimExpr *si[3] = {T->n, hp, lane_col(L, c, T, lv, lc_var(L, kx))};
+  lc_store(L, T->rs, 1, &lv, lc_plus(L, lc_load(L, T->rs, 1, &lv), lc_load(L, c->sum, 3, si)));
+  lc_for(L, LOOP_VECTORIZED, l, cst(L, CL), lc_close(L));
+  lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
+}
+
+/* acc = 0; for c4, ky, kx: acc[oo, l] = dot(acc[oo, l], XP word of lane l, WP[ob, k, oo]) */
+static void col_accumulate(LowerCx *L, const Cv *c, const CTile *T) {
+  TirVar *z = lc_tvar(L, "oo", cst(L, MO)), *zl = lc_tvar(L, "l", cst(L, CL));
+  PrimExpr *za[2] = {lc_var(L, z), lc_var(L, zl)};
+  lc_open(L);
+  lc_open(L);
+  lc_store(L, T->acc, 2, za, cst(L, 0));
+  lc_for(L, LOOP_VECTORIZED, zl, cst(L, CL), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, z, cst(L, MO), lc_close(L));
+  TirVar *c4 = lc_tvar(L, "c", cst(L, c->C4)), *ky = lc_tvar(L, "ky", cst(L, c->KH)),
+         *kx = lc_tvar(L, "kx", cst(L, c->KW)), *oo = lc_tvar(L, "oo", cst(L, MO)),
+         *l = lc_tvar(L, "l", cst(L, CL));
+  PrimExpr *hp =
+      lc_plus(L, lc_times(L, T->oy, cst(L, c->s[0])), lc_times(L, lc_var(L, ky), cst(L, c->d[0])));
+  PrimExpr *k =
+      lc_plus(L,
+              lc_times(L, lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, c->KH)), lc_var(L, ky)),
+                       cst(L, c->KW)),
+              lc_var(L, kx));
+  PrimExpr *a[2] = {lc_var(L, oo), lc_var(L, l)};
+  PrimExpr *xi[4] = {T->n, lc_var(L, c4), hp, lane_col(L, c, T, lc_var(L, l), lc_var(L, kx))};
+  PrimExpr *wi[3] = {T->ob, k, lc_var(L, oo)};
+  for (int i = 0; i < 5; i++) lc_open(L);
+  lc_store(L, T->acc, 2, a,
+           lc_call(L, PI_DOT4, lc_load(L, T->acc, 2, a), lc_load(L, c->xp, 4, xi),
+                   lc_load(L, c->wp, 3, wi)));
+  lc_for(L, LOOP_VECTORIZED, l, cst(L, CL), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, oo, cst(L, MO), lc_close(L));
+  lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+}
+
+/* out[n, o, oy, ox0 + l] = acc[oo, l] - zw[o] rs[l] - CC[ob, oo] for the
+ * channels below O; a full tile's columns as one vector. */
+static void col_store(LowerCx *L, const Cv *c, const CTile *T) {
+  TirVar *oo = lc_tvar(L, "oo", cst(L, MO)), *l = lc_tvar(L, "l", cst(L, CL));
+  PrimExpr *o = lc_plus(L, lc_times(L, T->ob, cst(L, MO)), lc_var(L, oo)), *lv = lc_var(L, l);
+  PrimExpr *width = T->full ? cst(L, CL) : lc_minus(L, cst(L, c->OW), T->ox0);
+  lc_open(L); /* oo */
+  lc_open(L); /* if */
+  lc_open(L); /* l */
+  PrimExpr *a[2] = {lc_var(L, oo), lv}, *ci[2] = {T->ob, lc_var(L, oo)};
+  PrimExpr *oi[4] = {T->n, o, T->oy, lc_plus(L, T->ox0, lv)};
+  PrimExpr *v = lc_minus(L, lc_load(L, T->acc, 2, a),
+                         lc_times(L, zw_at(L, c, vmin(L, o, c->O - 1)), lc_load(L, T->rs, 1, &lv)));
+  lc_store(L, c->out, 4, oi, lc_minus(L, v, lc_load(L, c->cc, 2, ci)));
+  lc_for(L, T->full ? LOOP_VECTORIZED : LOOP_RANGE, l, width, lc_close(L));
+  lc_if(L, lt(L, o, c->O), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, oo, cst(L, MO), lc_close(L));
+}
+
+/* One column tile at ox0 against every channel block. */
+static void col_tile(LowerCx *L, const Cv *c, CTile *T) {
+  TirVar *ob = lc_tvar(L, "ob", cst(L, c->NB));
+  T->ob = lc_var(L, ob);
+  col_sums(L, c, T);
+  lc_open(L);
+  col_accumulate(L, c, T);
+  col_store(L, c, T);
+  lc_for(L, LOOP_RANGE, ob, cst(L, c->NB), lc_close(L));
+}
+
+/* Output rows (n, oy) in parallel; in each, the full column tiles, then
+ * the last partial one. */
+static void col_tiles(LowerCx *L, const Cv *c) {
+  int64_t full = c->OW / CL;
+  TirVar *r = lc_tvar(L, "r", cst(L, c->N * c->OH)), *t = lc_tvar(L, "t", cst(L, full));
+  PrimExpr *ts[2] = {cst(L, MO), cst(L, CL)}, *cl = cst(L, CL);
+  lc_open(L); /* r */
+  CTile T = {lc_bin(L, PB_DIV, lc_var(L, r), cst(L, c->OH)),
+             lc_bin(L, PB_MOD, lc_var(L, r), cst(L, c->OH)),
+             lc_times(L, lc_var(L, t), cl),
+             NULL,
+             lc_alloc(L, "acc", DT_INT32, 2, ts),
+             lc_alloc(L, "rs", DT_INT32, 1, &cl),
+             true};
+  lc_open(L); /* t */
+  col_tile(L, c, &T);
+  lc_for(L, LOOP_RANGE, t, cst(L, full), lc_close(L));
+  if (c->OW % CL) {
+    T.ox0 = cst(L, full * CL), T.full = false;
+    col_tile(L, c, &T);
+  }
+  lc_for(L, LOOP_PARALLEL, r, cst(L, c->N * c->OH), lc_close(L));
+}
+
 LTensor *qnn_conv2d_dot(LowerCx *L, const Expr *call, LTensor **in) {
   Cv c;
   if (!setup(L, call, in, 6, &c)) return lc_fail(L, "qnn.conv2d: not a byte dot-product case");
   PrimExpr *os[4] = {cst(L, c.N), cst(L, c.O), cst(L, c.OH), cst(L, c.OW)};
-  PrimExpr *xs[4] = {cst(L, c.N), cst(L, c.C4), cst(L, c.HP), cst(L, c.WP)};
-  PrimExpr *ss[3] = {cst(L, c.N), cst(L, c.HP), cst(L, c.WP)};
-  PrimExpr *ws[3] = {cst(L, c.NB), cst(L, c.K4), cst(L, NR)}, *cs[2] = {cst(L, c.NB), cst(L, NR)};
+  PrimExpr *xs[4] = {cst(L, c.N), cst(L, c.C4), cst(L, c.HP), cst(L, c.WX)};
+  PrimExpr *ss[3] = {cst(L, c.N), cst(L, c.HP), cst(L, c.WX)};
+  PrimExpr *ws[3] = {cst(L, c.NB), cst(L, c.K4), cst(L, c.nr)},
+           *cs[2] = {cst(L, c.NB), cst(L, c.nr)};
   c.out = lc_result_buffer(L, call, DT_INT32, 4, os);
   c.xp = lc_alloc(L, "XP", DT_INT32, 4, xs), c.sum = lc_alloc(L, "S", DT_INT32, 3, ss);
   c.wp = lc_alloc(L, "WP", DT_INT32, 3, ws), c.cc = lc_alloc(L, "CC", DT_INT32, 2, cs);
@@ -338,6 +499,9 @@ LTensor *qnn_conv2d_dot(LowerCx *L, const Expr *call, LTensor **in) {
   lc_mark_total(L, c.out);
   pack_data(L, &c);
   pack_panels(L, &c);
-  tiles(L, &c);
+  if (c.cols)
+    col_tiles(L, &c);
+  else
+    tiles(L, &c);
   return lc_failed(L) ? NULL : lc_from_buffer(L, call, c.out);
 }
