@@ -161,11 +161,15 @@ def g_qnn_conv2d(op):
                [np.ascontiguousarray(ref.transpose(0, 2, 3, 1)).astype(np.int32)])
     # Shapes of the byte dot-product schedule (compute_qnn_dot_conv.c, on AVX512-VNNI hosts): input
     # channels not a multiple of 4, output channels not a multiple of 32, padding (the data's zero
-    # point), strides and dilation, output columns not a multiple of the tile's; extreme bytes.
+    # point), strides and dilation, output columns not a multiple of the tile's, 16 or more
+    # columns at stride 1 (the output columns in the vector lanes); extreme bytes.  (Padding by
+    # a zero point known only at run time, as here, keeps the widened rule.)
     for (n, c, h, wd, o), xd, xz, stride, dil, pad in [((1, 5, 9, 11, 37), np.uint8, 128, 1, 1, 1),
                                                        ((2, 8, 7, 9, 16), np.int8, -5, 2, 1, 2),
                                                        ((1, 3, 10, 10, 33), np.int8, 0, 1, 2, 0),
-                                                       ((1, 64, 12, 14, 64), np.uint8, 3, 1, 1, 1)]:
+                                                       ((1, 64, 12, 14, 64), np.uint8, 3, 1, 1, 1),
+                                                       ((1, 6, 5, 37, 20), np.int8, 2, 1, 1, 0),
+                                                       ((2, 4, 6, 40, 16), np.uint8, 0, 1, 2, 0)]:
         x, w = rand_of((n, c, h, wd), xd), rand_of((o, c, 3, 3), np.int8)
         x[0, 0, 0, :2], w[0, 0, 0, :2] = np.iinfo(xd).min, -128
         x[-1, -1, -1, -1], w[-1, -1, -1, -1] = np.iinfo(xd).max, 127
