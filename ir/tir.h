@@ -91,13 +91,18 @@ typedef enum PrimBinOp {
 
 /* Intrinsics: enum, name, arity, operand kind: 'a' any dtype (max, min,
  * abs), 'f' floats only, 'i' integers or bool (the bitwise ops), 'n'
- * integers only (shifts), 's' select (a bool condition, then any).
+ * integers only (shifts), 's' select (a bool condition, then any), 'd'
+ * three int32 operands (dot_u8i8x4).
  *
  * Semantics beyond C's (the TIR interpreter and the JIT implement them
  * alike): max/min propagate NaN; shift_left by a count outside [0, bits)
  * gives 0, shift_right gives the sign fill (0 for unsigned); bitwise_not of
  * a bool is logical not; trunc rounds toward zero; nearbyint rounds to the
- * nearest integer, ties to even. */
+ * nearest integer, ties to even; dot_u8i8x4(acc, a, b) is acc plus the
+ * sum over the four bytes j of a and b of a's byte j as uint8 times b's
+ * byte j as int8 (byte 0 the least significant), wrapping in int32: a
+ * 4-way uint8 x int8 dot product accumulated into an int32 (x86's
+ * vpdpbusd, one lane). */
 // clang-format off
 #define PRIM_INTRINSICS(X)                                                            \
   X(PI_MAX, "max", 2, 'a')                                                            \
@@ -112,7 +117,8 @@ typedef enum PrimBinOp {
   X(PI_BITXOR, "bitwise_xor", 2, 'i')                                                 \
   X(PI_BITNOT, "bitwise_not", 1, 'i')                                                 \
   X(PI_SHL, "shift_left", 2, 'n')                                                     \
-  X(PI_SHR, "shift_right", 2, 'n')
+  X(PI_SHR, "shift_right", 2, 'n')                                                   \
+  X(PI_DOT4, "dot_u8i8x4", 3, 'd')
 // clang-format on
 
 typedef enum PrimIntrinsic {

@@ -136,6 +136,11 @@ bool cg_in_bounds(Cg *c, const Buffer *b, int d, const PrimExpr *idx);
  * with nothing emitted, when its body is not of the kinds it handles
  * (codegen_vec.c). */
 bool cg_vector_loop(Cg *c, const Stmt *s);
+/* dot_u8i8x4 (ir/tir.h) on n int32 lanes (n 1: scalars), codegen_dot.c;
+ * vpdpbusd when cg_vnni(), the host has AVX512-VNNI (orc.c). */
+LLVMValueRef cg_dot4(Cg *c, LLVMValueRef acc, LLVMValueRef a, LLVMValueRef b, int n);
+bool cg_dot4_lanes_ok(int n);
+bool cg_vnni(void);
 /* A loop nest copying a contiguous block between two buffers emitted as one
  * memcpy; false, with nothing emitted, otherwise (codegen_copy.c). */
 bool cg_copy_loop(Cg *c, const Stmt *s);

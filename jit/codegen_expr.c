@@ -845,6 +845,19 @@ static CVal c_select(Cg *c, const PrimExpr *e, DType t) {
   return (CVal){phi, t};
 }
 
+/* dot_u8i8x4 on three int32 scalars (codegen_dot.c). */
+static CVal c_dot4(Cg *c, const PrimExpr *e) {
+  LLVMValueRef v[3];
+  for (int i = 0; i < 3; i++) {
+    CVal x = cg_expr(c, e->u.call.args[i]);
+    if (!x.v) return NONE;
+    if (x.dt != DT_INT32)
+      return cg_fail(c, "@%s: dot_u8i8x4 of operands other than int32", c->f->name), NONE;
+    v[i] = x.v;
+  }
+  return (CVal){cg_dot4(c, v[0], v[1], v[2], 1), DT_INT32};
+}
+
 /* An intrinsic call; operand types unify as in the interpreter, and only
  * max, min and abs (and select) accept integers. */
 static CVal c_call(Cg *c, const PrimExpr *e) {
@@ -858,6 +871,7 @@ static CVal c_call(Cg *c, const PrimExpr *e) {
     t = unify_or_fail(c, e, t, cg_expr_type(c, e->u.call.args[first + 1]), "an intrinsic");
   if (t == DT_INVALID) return cg_fail(c, "@%s: bad intrinsic operands", c->f->name), NONE;
   if (fn == PI_SELECT) return c_select(c, e, t);
+  if (fn == PI_DOT4) return c_dot4(c, e);
   if (!operand_ok(fn, t))
     return cg_fail(c, "@%s: an intrinsic got an operand of the wrong kind", c->f->name), NONE;
   CVal a = cg_convert(c, cg_expr(c, e->u.call.args[0]), t);

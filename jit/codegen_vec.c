@@ -16,7 +16,9 @@
  *   - + - * /, neg, min, max, comparisons and select act lane by lane with
  *     the scalar code's instructions (contraction, NaN rules), so results
  *     are bit for bit the scalar loop's.
- * Anything else (another shape of index, a cast, an integer lane value, a
+ * int32 lanes take loads, stores, wrapping + - * and dot_u8i8x4 (cg_dot4:
+ * vpdpbusd when the host has it).
+ * Anything else (another shape of index, a cast, other integer lanes, a
  * load of a stored buffer at other indices, two stores that may hit one
  * element: the lanes' order would make these differ) is found before any code is emitted and the
  * loop compiles as a scalar loop, as before. */
@@ -127,12 +129,13 @@ static bool stores_disjoint(const Vec *v) {
 }
 
 static bool float_type(DType t) { return t == DT_FLOAT32 || t == DT_FLOAT64; }
+static bool lane_type(DType t) { return float_type(t) || t == DT_INT32; }
 
 /* A vector access: indices but the last free of the lane, the last the
  * lane plus an offset, in bounds for every lane. */
 static bool access_ok(const Vec *v, const Buffer *b, int n, PrimExpr *const *idx) {
   const BufB *bb = cg_find_buf(v->c, b);
-  if (!bb || n != bb->b->ndim || n < 1 || !float_type(bb->b->dtype)) return false;
+  if (!bb || n != bb->b->ndim || n < 1 || !lane_type(bb->b->dtype)) return false;
   for (int d = 0; d + 1 < n; d++)
     if (varying(v, idx[d])) return false;
   return lane_offset(v, idx[n - 1]) && cg_in_bounds(v->c, bb->b, n - 1, idx[n - 1]);
@@ -143,8 +146,9 @@ static DType vtype(Vec *v, const PrimExpr *e, bool spec);
 /* The type of a binary operation on lanes (DT_INVALID: not vectorizable). */
 static DType vtype_bin(Vec *v, const PrimExpr *e, bool spec) {
   DType a = vtype(v, e->u.bin.a, spec), b = vtype(v, e->u.bin.b, spec);
-  if (a != b || !float_type(a)) return DT_INVALID;
   PrimBinOp op = e->u.bin.op;
+  if (a == b && a == DT_INT32) return op == PB_ADD || op == PB_SUB || op == PB_MUL ? a : DT_INVALID;
+  if (a != b || !float_type(a)) return DT_INVALID;
   if (op == PB_ADD || op == PB_SUB || op == PB_MUL || op == PB_DIV) return a;
   return op >= PB_LT && op <= PB_NE ? DT_BOOL : DT_INVALID;
 }
@@ -155,6 +159,11 @@ static DType vtype_call(Vec *v, const PrimExpr *e, bool spec) {
     DType cond = vtype(v, args[0], spec);
     DType a = vtype(v, args[1], true), b = vtype(v, args[2], true);
     return cond == DT_BOOL && a == b && float_type(a) ? a : DT_INVALID;
+  }
+  if (e->u.call.fn == PI_DOT4 && e->u.call.n == 3 && cg_dot4_lanes_ok(v->n)) {
+    for (int i = 0; i < 3; i++)
+      if (vtype(v, args[i], spec) != DT_INT32) return DT_INVALID;
+    return DT_INT32;
   }
   if ((e->u.call.fn == PI_MAX || e->u.call.fn == PI_MIN) && e->u.call.n == 2) {
     DType a = vtype(v, args[0], spec), b = vtype(v, args[1], spec);
@@ -228,6 +237,10 @@ static LLVMValueRef vbin(Vec *v, const PrimExpr *e) {
   static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT,
                                          LLVMRealOGE, LLVMRealOEQ, LLVMRealUNE};
   PrimBinOp op = e->u.bin.op;
+  if (cg_is_int(vtype(v, e, false))) /* int32: wrapping, as the scalar code */
+    return op == PB_ADD   ? LLVMBuildAdd(c->B, a, b, "")
+           : op == PB_SUB ? LLVMBuildSub(c->B, a, b, "")
+                          : LLVMBuildMul(c->B, a, b, "");
   if (op >= PB_LT && op <= PB_NE) return LLVMBuildFCmp(c->B, fp[op - PB_LT], a, b, "");
   LLVMValueRef x = op == PB_ADD   ? LLVMBuildFAdd(c->B, a, b, "")
                    : op == PB_SUB ? LLVMBuildFSub(c->B, a, b, "")
@@ -249,7 +262,15 @@ static LLVMValueRef vminmax(Vec *v, const PrimExpr *e) {
   return LLVMBuildSelect(c->B, LLVMBuildOr(c->B, nan, cmp, ""), x, y, "");
 }
 
+static LLVMValueRef vdot4(Vec *v, const PrimExpr *e) {
+  LLVMValueRef x[3];
+  for (int i = 0; i < 3; i++)
+    if (!(x[i] = vexpr(v, e->u.call.args[i]))) return NULL;
+  return cg_dot4(v->c, x[0], x[1], x[2], v->n);
+}
+
 static LLVMValueRef vcall(Vec *v, const PrimExpr *e) {
+  if (e->u.call.fn == PI_DOT4) return vdot4(v, e);
   if (e->u.call.fn != PI_SELECT) return vminmax(v, e);
   LLVMValueRef cond = vexpr(v, e->u.call.args[0]);
   LLVMValueRef a = cond ? vexpr(v, e->u.call.args[1]) : NULL;

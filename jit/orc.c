@@ -102,6 +102,20 @@ static LLVMTargetMachineRef machine(int level) {
  * "default<O1>" or "function(instcombine,...)") that replaces default<On>
  * at every opt level, to measure what a leaner pipeline saves and changes
  * (bench/compile_passes.py); unset or empty: default<On>. */
+/* Whether the host's feature list (LLVM's "+a,-b,...") enables f. */
+static bool has_feature(const char *f) {
+  size_t n = strlen(f);
+  for (const char *p = features; p && (p = strstr(p, f)); p += n)
+    if (p > features && p[-1] == '+' && (p[n] == ',' || p[n] == 0)) return true;
+  return false;
+}
+
+/* AVX512-VNNI's vpdpbusd for dot_u8i8x4 (codegen_dot.c): when the host
+ * has it, unless RLY_JIT_VNNI=0 forces the exact widened code (the Zen 3
+ * path, which tests compare bit for bit).  Set once by rlyjit_init. */
+static bool vnni;
+bool cg_vnni(void) { return vnni; }
+
 static const char *passes_override(void) {
   const char *v = getenv("RLY_JIT_PASSES");
   return v && *v ? v : NULL;
@@ -396,10 +410,12 @@ const RlyJitModule *rlyjit_init(const RlyJitHost *h, char *err, size_t n) {
   unsigned major, minor, patch;
   LLVMGetVersion(&major, &minor, &patch);
   self.abi_version = RLY_JIT_ABI_VERSION;
+  const char *vnni_env = getenv("RLY_JIT_VNNI");
+  vnni = has_feature("avx512vnni") && !(vnni_env && strcmp(vnni_env, "0") == 0);
   uint64_t fh = 0xcbf29ce484222325ull; /* FNV-1a of the whole feature list */
   for (const char *p = features; *p; p++) fh = (fh ^ (unsigned char)*p) * 0x100000001b3ull;
-  snprintf(self.target, sizeof self.target, "LLVM %u.%u.%u %s %s features:%016llx", major, minor,
-           patch, triple, cpu, (unsigned long long)fh);
+  snprintf(self.target, sizeof self.target, "LLVM %u.%u.%u %s %s features:%016llx%s", major, minor,
+           patch, triple, cpu, (unsigned long long)fh, vnni ? " vnni" : "");
   snprintf(self.cpu, sizeof self.cpu, "%s", cpu);
   self.passes = passes_override() ? passes_override() : "";
   char why[256];

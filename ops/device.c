@@ -12,7 +12,8 @@
  * the parser checks, or None) so the program prints back unchanged.
  *
  * The device's one fact the compilation stages ask: its vector register
- * width (target_vector_bytes, ops/ops.h). */
+ * width (target_vector_bytes, ops/ops.h), and whether it has AVX512-VNNI
+ * (target_has_vnni). */
 #include "ops/families.h"
 
 static Type *rel_identity(RelCtx *cx, int nargs, Type **args, const Tensor **values,
@@ -48,4 +49,13 @@ int target_vector_bytes(void) {
   if (__builtin_cpu_supports("avx2")) return 32;
 #endif
   return 16;
+}
+
+bool target_has_vnni(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
 }

@@ -226,5 +226,9 @@ int op_attr_ints(const Expr *call, const char *key, int64_t *out, int max);
  * 16): the one place kernels' register blocks and AlterOpLayout's blocked
  * layouts are sized from (ops/device.c). */
 int target_vector_bytes(void);
+/* Whether the host has AVX512-VNNI's byte dot products: qnn.dense lowers to
+ * them (lower/compute/compute_qnn_dot.c) there, elsewhere the widened int32
+ * product is faster than their exact emulation. */
+bool target_has_vnni(void);
 
 #endif

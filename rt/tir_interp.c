@@ -516,6 +516,16 @@ static Val shr_i(const ENode *n, Frame *f) { /* sign-extended, or a nonnegative 
   x.i = count_ok(n, y.i) ? x.i >> y.i : x.i < 0 ? -1 : 0;
   return x;
 }
+/* dot_u8i8x4 (ir/tir.h): the four byte products summed, added to acc
+ * wrapping in int32. */
+static Val dot4_i(const ENode *n, Frame *f) {
+  Val acc = EV(n->a, f), a = EV(n->b, f), b = EV(n->c, f);
+  uint32_t s = (uint32_t)acc.i;
+  for (int j = 0; j < 4; j++)
+    s += (uint32_t)((int32_t)((a.i >> 8 * j) & 255) * (int8_t)(uint8_t)(b.i >> 8 * j));
+  acc.i = (int32_t)s;
+  return acc;
+}
 static Val shr_u(const ENode *n, Frame *f) {
   Val x = EV(n->a, f), y = EV(n->b, f);
   x.i = count_ok(n, y.i) ? (int64_t)((uint64_t)x.i >> y.i) : 0;
@@ -936,6 +946,11 @@ static ENode *c_intrinsic_node(Compiler *c, const PrimExpr *e, DType t) {
   if (fn == PI_MAX || fn == PI_MIN || fn == PI_ABS)
     return enode(c, minmax_abs_table[fn == PI_MAX ? 0 : fn == PI_MIN ? 1 : 2][class_of(t)], t, e);
   if (prim_intrinsic_kind(fn) == 'i' || prim_intrinsic_kind(fn) == 'n') return c_bits_node(c, e, t);
+  if (fn == PI_DOT4)
+    return t == DT_INT32 ? enode(c, dot4_i, t, e)
+                         : (cfail(c, e->span, "@%s: %s expects int32 arguments, got %s",
+                                  c->p->f->name, prim_intrinsic_name(fn), dtype_name(t)),
+                            NULL);
   if (!dtype_is_float(t))
     return cfail(c, e->span, "@%s: %s expects a float argument, got %s", c->p->f->name,
                  prim_intrinsic_name(fn), dtype_name(t)),

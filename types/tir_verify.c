@@ -119,6 +119,9 @@ static bool kind_ok(PrimIntrinsic fn, DType t, const char **want) {
     case 'n':
       *want = "an integer";
       return dtype_is_int(t);
+    case 'd':
+      *want = "an int32";
+      return t == DT_INT32;
     default:
       return true;
   }
@@ -148,6 +151,9 @@ static DType pcall(TV *v, const PrimExpr *e) {
     return unify_operands(v, e, ts[1], ts[2], name);
   }
   DType t = n == 2 ? unify_operands(v, e, ts[0], ts[1], name) : ts[0];
+  if (prim_intrinsic_kind(fn) == 'd')
+    for (int i = 1; i < n; i++)
+      if (ts[i] != DT_INVALID && ts[i] != DT_INT32) t = ts[i]; /* the odd one out is reported */
   const char *kind;
   if (t != DT_INVALID && !kind_ok(fn, t, &kind)) {
     diag_error(v->d, e->span, "%s expects %s argument, got %s", name, kind, dtype_name(t));

@@ -7,7 +7,10 @@
  *   (UPWARD and TONEAREST), qnn.add, qnn.mul   inline (elementwise or
  *       broadcast); quantization parameters are scalars or, along `axis`,
  *       one value per channel, constants or run-time tensors;
- *   qnn.conv2d, qnn.dense   the nn rules (compute_conv2d, compute_dense) on
+ *   qnn.dense and (NCHW, groups 1) qnn.conv2d of uint8 or int8 data by an
+ *       int8 weight into int32   4-way byte dot products on AVX512-VNNI
+ *       hosts (compute_qnn_dot.c, compute_qnn_dot_conv.c);
+ *   qnn.conv2d, other qnn.dense   the nn rules (compute_conv2d, compute_dense) on
  *       inline operands less their zero points, in int32, accumulating in
  *       int32 (the kernels' wrapping sums narrowed to int32).
  *
@@ -29,6 +32,7 @@
 #include <string.h>
 
 #include "lower/compute/compute.h"
+#include "lower/compute/compute_qnn_dot.h"
 #include "ops/nn_int.h"
 
 /* Operand slots of the QNN ops' parameters (TVM's argument order). */
@@ -313,6 +317,7 @@ static LTensor **product_operands(LowerCx *L, const Expr *call, LTensor **in, in
 }
 
 static LTensor *compute_qnn_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  if (qnn_conv2d_dot_ok(L, call, in, nin)) return qnn_conv2d_dot(L, call, in);
   RelCtx cx;
   nn_call_ctx(&cx, lc_arena(L), call);
   NnConvAxes ax;
@@ -322,6 +327,7 @@ static LTensor *compute_qnn_conv2d(LowerCx *L, const Expr *call, LTensor **in, i
 }
 
 static LTensor *compute_qnn_dense(LowerCx *L, const Expr *call, LTensor **in, int nin) {
+  if (qnn_dense_dot_ok(call, in, nin)) return qnn_dense_dot(L, call, in);
   LTensor **two = product_operands(L, call, in, nin, 0);
   return two ? compute_dense(L, call, two, 2) : NULL;
 }

@@ -159,6 +159,26 @@ def g_qnn_conv2d(op):
         q_scalars(7, 120, 0.5, 0.25)
     yield QCase(op, attrs_text(data_layout="NHWC", kernel_layout="HWIO", out_dtype="int32"), ins,
                [np.ascontiguousarray(ref.transpose(0, 2, 3, 1)).astype(np.int32)])
+    # Shapes of the byte dot-product schedule (compute_qnn_dot_conv.c, on AVX512-VNNI hosts): input
+    # channels not a multiple of 4, output channels not a multiple of 32, padding (the data's zero
+    # point), strides and dilation, output columns not a multiple of the tile's, 16 or more
+    # columns at stride 1 (the output columns in the vector lanes); extreme bytes.  (Padding by
+    # a zero point known only at run time, as here, keeps the widened rule.)
+    for (n, c, h, wd, o), xd, xz, stride, dil, pad in [((1, 5, 9, 11, 37), np.uint8, 128, 1, 1, 1),
+                                                       ((2, 8, 7, 9, 16), np.int8, -5, 2, 1, 2),
+                                                       ((1, 3, 10, 10, 33), np.int8, 0, 1, 2, 0),
+                                                       ((1, 64, 12, 14, 64), np.uint8, 3, 1, 1, 1),
+                                                       ((1, 6, 5, 37, 20), np.int8, 2, 1, 1, 0),
+                                                       ((2, 4, 6, 40, 16), np.uint8, 0, 1, 2, 0)]:
+        x, w = rand_of((n, c, h, wd), xd), rand_of((o, c, 3, 3), np.int8)
+        x[0, 0, 0, :2], w[0, 0, 0, :2] = np.iinfo(xd).min, -128
+        x[-1, -1, -1, -1], w[-1, -1, -1, -1] = np.iinfo(xd).max, 127
+        wz = RNG.integers(-4, 5, o).astype(np.int32)
+        ref = conv_ref(x.astype(np.float64) - xz, w.astype(np.float64) - wz.reshape(-1, 1, 1, 1), [stride] * 2,
+                       [pad] * 4, [dil] * 2, 1).astype(np.int32)
+        ins = [x, w, np.array(xz, np.int32), wz, np.array(0.5, np.float32), np.full(o, 0.25, np.float32)]
+        yield QCase(op, attrs_text(strides=[stride] * 2, padding=[pad] * 4, dilation=[dil] * 2, channels=o,
+                                   kernel_size=[3, 3], out_dtype="int32"), ins, [ref])
     yield QCase(op, attrs_text(out_dtype="int32"), [x.astype(np.float32), w] + q_scalars(0, 0, 0.5, 0.25),
                "data must be")
 
@@ -172,6 +192,20 @@ def g_qnn_dense(op):
         yield QCase(op, attrs_text(units=5, out_dtype="int32"), ins, [ref.astype(np.int32)])
     yield QCase(op, attrs_text(units=5), [x, w] + q_scalars(0, 0, 0.5, 0.1) [:2] + [np.array([1, 2], np.int32),
                np.array(0.1, np.float32)], "input_scale must be")
+    # Sizes of the byte dot-product schedule (compute_qnn_dot.c, on AVX512-VNNI hosts): K not a
+    # multiple of 4, N not a multiple of 16 or of the 32-column panels, rows not a multiple of the
+    # tile's; uint8 and int8 data (the +128 shift), zero points 0 and not, scalar and per channel;
+    # extreme bytes so every product's sign and the padding show.
+    for (m, n, k), xd, xz, per_channel in [((7, 37, 13), np.uint8, 128, True), ((13, 16, 8), np.int8, -3, False),
+                                           ((1, 5, 3), np.int8, 0, False), ((20, 70, 67), np.uint8, 0, True),
+                                           ((64, 64, 64), np.int8, 5, True)]:
+        x, w = rand_of((m, k), xd), rand_of((n, k), np.int8)
+        x[0, :2], w[0, :2] = np.iinfo(xd).min, -128
+        x[-1, -1], w[-1, -1] = np.iinfo(xd).max, 127
+        wz = (RNG.integers(-4, 5, n) if per_channel else np.array(2)).astype(np.int32)
+        ref = (x.astype(np.int64) - xz) @ (w.astype(np.int64) - wz.reshape(-1, 1)).T
+        ins = [x, w, np.array(xz, np.int32), wz, np.array(0.5, np.float32), np.full(wz.shape, 0.1, np.float32)]
+        yield QCase(op, attrs_text(units=n, out_dtype="int32"), ins, [ref.astype(np.int32)])
 
 
 def q_binary_ref(a, b, p, mul):

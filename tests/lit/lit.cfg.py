@@ -21,6 +21,13 @@ config.environment["RLY_VERIFY_SCHEDULES"] = "1"
 # No tuning database: tests do not see each other's records (tune.test turns it on).
 config.environment["RLY_TUNING_DB"] = "0"
 config.environment["PATH"] = os.environ.get("PATH", "")
+# The host's AVX512-VNNI (tests of the code that uses it say REQUIRES: avx512vnni).
+try:
+    with open("/proc/cpuinfo") as f:
+        if " avx512_vnni" in f.read():
+            config.available_features.add("avx512vnni")
+except OSError:
+    pass
 for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "HOME"):
     if k in os.environ:
         config.environment[k] = os.environ[k]
