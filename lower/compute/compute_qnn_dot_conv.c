@@ -266,38 +266,61 @@ static PrimExpr *col(LowerCx *L, const Cv *c, const Tile *T, PrimExpr *ii) {
   return vmin(L, lc_plus(L, T->ox0, ii), c->OW - 1);
 }
 
+/* acc[rows, lanes] = 0 (a register tile: rows unrolled, lanes vectorized). */
+static void zero_acc(LowerCx *L, Buffer *acc, const char *rname, int rows, const char *lname,
+                     int lanes) {
+  TirVar *r = lc_tvar(L, rname, cst(L, rows)), *l = lc_tvar(L, lname, cst(L, lanes));
+  PrimExpr *at[2] = {lc_var(L, r), lc_var(L, l)};
+  lc_open(L);
+  lc_open(L);
+  lc_store(L, acc, 2, at, cst(L, 0));
+  lc_for(L, LOOP_VECTORIZED, l, cst(L, lanes), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, r, cst(L, rows), lc_close(L));
+}
+
+/* The reduction over a window: channel words c4, kernel rows ky and
+ * columns kx; the padded data row of output row oy and the weight panel's
+ * row k for the tap. */
+typedef struct Taps {
+  TirVar *c4, *ky, *kx;
+  PrimExpr *hp, *k;
+} Taps;
+
+static Taps taps(LowerCx *L, const Cv *c, PrimExpr *oy) {
+  Taps t = {lc_tvar(L, "c", cst(L, c->C4)), lc_tvar(L, "ky", cst(L, c->KH)),
+            lc_tvar(L, "kx", cst(L, c->KW)), NULL, NULL};
+  t.hp =
+      lc_plus(L, lc_times(L, oy, cst(L, c->s[0])), lc_times(L, lc_var(L, t.ky), cst(L, c->d[0])));
+  PrimExpr *row = lc_plus(L, lc_times(L, lc_var(L, t.c4), cst(L, c->KH)), lc_var(L, t.ky));
+  t.k = lc_plus(L, lc_times(L, row, cst(L, c->KW)), lc_var(L, t.kx));
+  return t;
+}
+
+/* The body acc[a] = dot(acc[a], XP[xi], WP[wi]) inside the tile's two
+ * loops (rows unrolled, lanes vectorized) inside the taps' three. */
+static void dot_taps(LowerCx *L, const Cv *c, const Taps *t, Buffer *acc, TirVar *r, int rows,
+                     TirVar *l, int lanes, PrimExpr **xi, PrimExpr **wi) {
+  PrimExpr *a[2] = {lc_var(L, r), lc_var(L, l)};
+  for (int i = 0; i < 5; i++) lc_open(L);
+  lc_store(L, acc, 2, a,
+           lc_call(L, PI_DOT4, lc_load(L, acc, 2, a), lc_load(L, c->xp, 4, xi),
+                   lc_load(L, c->wp, 3, wi)));
+  lc_for(L, LOOP_VECTORIZED, l, cst(L, lanes), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, r, cst(L, rows), lc_close(L));
+  lc_for(L, LOOP_RANGE, t->kx, cst(L, c->KW), lc_close(L));
+  lc_for(L, LOOP_RANGE, t->ky, cst(L, c->KH), lc_close(L));
+  lc_for(L, LOOP_RANGE, t->c4, cst(L, c->C4), lc_close(L));
+}
+
 /* acc = 0; for c4, ky, kx: acc[ii, ji] = dot(acc, XP word of column ii, WP[jo, k, ji]) */
 static void accumulate(LowerCx *L, const Cv *c, const Tile *T) {
-  TirVar *z = lc_tvar(L, "ii", cst(L, c->MR)), *zj = lc_tvar(L, "ji", cst(L, NR));
-  PrimExpr *za[2] = {lc_var(L, z), lc_var(L, zj)};
-  lc_open(L);
-  lc_open(L);
-  lc_store(L, T->acc, 2, za, cst(L, 0));
-  lc_for(L, LOOP_VECTORIZED, zj, cst(L, NR), lc_close(L));
-  lc_for(L, LOOP_UNROLLED, z, cst(L, c->MR), lc_close(L));
-  TirVar *c4 = lc_tvar(L, "c", cst(L, c->C4)), *ky = lc_tvar(L, "ky", cst(L, c->KH)),
-         *kx = lc_tvar(L, "kx", cst(L, c->KW)), *ii = lc_tvar(L, "ii", cst(L, c->MR)),
-         *ji = lc_tvar(L, "ji", cst(L, NR));
-  PrimExpr *hp =
-      lc_plus(L, lc_times(L, T->oy, cst(L, c->s[0])), lc_times(L, lc_var(L, ky), cst(L, c->d[0])));
+  zero_acc(L, T->acc, "ii", c->MR, "ji", NR);
+  Taps t = taps(L, c, T->oy);
+  TirVar *ii = lc_tvar(L, "ii", cst(L, c->MR)), *ji = lc_tvar(L, "ji", cst(L, NR));
   PrimExpr *wp = lc_plus(L, lc_times(L, col(L, c, T, lc_var(L, ii)), cst(L, c->s[1])),
-                         lc_times(L, lc_var(L, kx), cst(L, c->d[1])));
-  PrimExpr *k =
-      lc_plus(L,
-              lc_times(L, lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, c->KH)), lc_var(L, ky)),
-                       cst(L, c->KW)),
-              lc_var(L, kx));
-  PrimExpr *a[2] = {lc_var(L, ii), lc_var(L, ji)}, *xi[4] = {T->n, lc_var(L, c4), hp, wp};
-  PrimExpr *wi[3] = {T->jo, k, lc_var(L, ji)};
-  for (int i = 0; i < 5; i++) lc_open(L);
-  lc_store(L, T->acc, 2, a,
-           lc_call(L, PI_DOT4, lc_load(L, T->acc, 2, a), lc_load(L, c->xp, 4, xi),
-                   lc_load(L, c->wp, 3, wi)));
-  lc_for(L, LOOP_VECTORIZED, ji, cst(L, NR), lc_close(L));
-  lc_for(L, LOOP_UNROLLED, ii, cst(L, c->MR), lc_close(L));
-  lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
-  lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
-  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+                         lc_times(L, lc_var(L, t.kx), cst(L, c->d[1])));
+  PrimExpr *xi[4] = {T->n, lc_var(L, t.c4), t.hp, wp}, *wi[3] = {T->jo, t.k, lc_var(L, ji)};
+  dot_taps(L, c, &t, T->acc, ii, c->MR, ji, NR, xi, wi);
 }
 
 /* rs[ii] = the window's sum of S for tile column ii. */
@@ -398,35 +421,12 @@ static void col_sums(LowerCx *L, const Cv *c, const CTile *T) {
 
 /* acc = 0; for c4, ky, kx: acc[oo, l] = dot(acc[oo, l], XP word of lane l, WP[ob, k, oo]) */
 static void col_accumulate(LowerCx *L, const Cv *c, const CTile *T) {
-  TirVar *z = lc_tvar(L, "oo", cst(L, MO)), *zl = lc_tvar(L, "l", cst(L, CL));
-  PrimExpr *za[2] = {lc_var(L, z), lc_var(L, zl)};
-  lc_open(L);
-  lc_open(L);
-  lc_store(L, T->acc, 2, za, cst(L, 0));
-  lc_for(L, LOOP_VECTORIZED, zl, cst(L, CL), lc_close(L));
-  lc_for(L, LOOP_UNROLLED, z, cst(L, MO), lc_close(L));
-  TirVar *c4 = lc_tvar(L, "c", cst(L, c->C4)), *ky = lc_tvar(L, "ky", cst(L, c->KH)),
-         *kx = lc_tvar(L, "kx", cst(L, c->KW)), *oo = lc_tvar(L, "oo", cst(L, MO)),
-         *l = lc_tvar(L, "l", cst(L, CL));
-  PrimExpr *hp =
-      lc_plus(L, lc_times(L, T->oy, cst(L, c->s[0])), lc_times(L, lc_var(L, ky), cst(L, c->d[0])));
-  PrimExpr *k =
-      lc_plus(L,
-              lc_times(L, lc_plus(L, lc_times(L, lc_var(L, c4), cst(L, c->KH)), lc_var(L, ky)),
-                       cst(L, c->KW)),
-              lc_var(L, kx));
-  PrimExpr *a[2] = {lc_var(L, oo), lc_var(L, l)};
-  PrimExpr *xi[4] = {T->n, lc_var(L, c4), hp, lane_col(L, c, T, lc_var(L, l), lc_var(L, kx))};
-  PrimExpr *wi[3] = {T->ob, k, lc_var(L, oo)};
-  for (int i = 0; i < 5; i++) lc_open(L);
-  lc_store(L, T->acc, 2, a,
-           lc_call(L, PI_DOT4, lc_load(L, T->acc, 2, a), lc_load(L, c->xp, 4, xi),
-                   lc_load(L, c->wp, 3, wi)));
-  lc_for(L, LOOP_VECTORIZED, l, cst(L, CL), lc_close(L));
-  lc_for(L, LOOP_UNROLLED, oo, cst(L, MO), lc_close(L));
-  lc_for(L, LOOP_RANGE, kx, cst(L, c->KW), lc_close(L));
-  lc_for(L, LOOP_RANGE, ky, cst(L, c->KH), lc_close(L));
-  lc_for(L, LOOP_RANGE, c4, cst(L, c->C4), lc_close(L));
+  zero_acc(L, T->acc, "oo", MO, "l", CL);
+  Taps t = taps(L, c, T->oy);
+  TirVar *oo = lc_tvar(L, "oo", cst(L, MO)), *l = lc_tvar(L, "l", cst(L, CL));
+  PrimExpr *xi[4] = {T->n, lc_var(L, t.c4), t.hp, lane_col(L, c, T, lc_var(L, l), lc_var(L, t.kx))};
+  PrimExpr *wi[3] = {T->ob, t.k, lc_var(L, oo)};
+  dot_taps(L, c, &t, T->acc, oo, MO, l, CL, xi, wi);
 }
 
 /* out[n, o, oy, ox0 + l] = acc[oo, l] - zw[o] rs[l] - CC[ob, oo] for the
