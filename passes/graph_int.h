@@ -88,7 +88,10 @@
   X(GOP_FAST_EXP, "fast_exp")                      \
   X(GOP_FAST_TANH, "fast_tanh")                    \
   X(GOP_FAST_ERF, "fast_erf")                      \
-  X(GOP_FAST_SOFTMAX, "nn.fast_softmax")
+  X(GOP_FAST_SOFTMAX, "nn.fast_softmax")           \
+  X(GOP_QNN_DEQUANTIZE, "qnn.dequantize")          \
+  X(GOP_QNN_CONV2D, "qnn.conv2d")                  \
+  X(GOP_QNN_DENSE, "qnn.dense")
 
 typedef enum GraphOp {
 #define X(e, n) e,

@@ -100,6 +100,9 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
   X("SimplifyInference", pass_simplify_inference, true, true, true,                          \
     "batch_norm, layer/instance/group_norm, l2_normalize and dropout as inference "          \
     "arithmetic")                                                                            \
+  X("FakeQuantizationToInteger", pass_fake_quantization_to_integer, true, true, true,        \
+    "a conv2d/dense/matmul of dequantized 8-bit tensors (ONNX QDQ) as the integer qnn op, "  \
+    "dequantized once")                                                                      \
   X("FoldScaleAxis", pass_fold_scale_axis, true, true, true,                                 \
     "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")           \
   X("AlterOpLayout", pass_alter_op_layout, true, true, true,                                 \
