@@ -100,9 +100,6 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
   X("SimplifyInference", pass_simplify_inference, true, true, true,                          \
     "batch_norm, layer/instance/group_norm, l2_normalize and dropout as inference "          \
     "arithmetic")                                                                            \
-  X("FakeQuantizationToInteger", pass_fake_quantization_to_integer, true, true, true,        \
-    "a conv2d/dense/matmul of dequantized 8-bit tensors (ONNX QDQ) as the integer qnn op, "  \
-    "dequantized once")                                                                      \
   X("FoldScaleAxis", pass_fold_scale_axis, true, true, true,                                 \
     "fold per-channel multiplies into conv2d/dense weights (TVM's FoldScaleAxis)")           \
   X("AlterOpLayout", pass_alter_op_layout, true, true, true,                                 \
@@ -111,6 +108,9 @@ typedef Module *(*PassFn)(PassCtx *pc, Module *in);
   X("FastMath", pass_fast_math, true, true, true,                                            \
     "float32 exp/tanh/erf/softmax/sigmoid to TVM's fast_* approximations; power(x, 2|3) to " \
     "products")                                                                              \
+  X("FakeQuantizationToInteger", pass_fake_quantization_to_integer, true, true, true,        \
+    "a conv2d/dense/matmul of dequantized 8-bit tensors (ONNX QDQ) as the integer qnn op, "  \
+    "dequantized once")                                                                      \
   X("Gradient", pass_gradient, true, true, false,                                            \
     "reverse-mode AD of @f (`:pass Gradient @f`, `--pass Gradient=@f`): defines @f_grad "    \
     "returning (value, (d_param1, ...))")

@@ -42,9 +42,12 @@ static void print_jit_pipeline(void) {
 
 RunStatus repl_cmd_passes(Session *s, const char *args, Span where) {
   (void)s, (void)args, (void)where;
+  int w = 0; /* the names' column: as wide as the longest */
+  for (int i = 0; i < engine_pass_count(); i++)
+    if ((int)strlen(engine_pass_at(i)->name) > w) w = (int)strlen(engine_pass_at(i)->name);
   for (int i = 0; i < engine_pass_count(); i++) {
     const PassDef *p = engine_pass_at(i);
-    printf("  %-24s %s\n", p->name, p->doc);
+    printf("  %-*s %s\n", w, p->name, p->doc);
   }
   print_jit_pipeline();
   return RUN_OK;
