@@ -494,8 +494,9 @@ static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
   DType acc = lc_product_acc(m->a->dtype, m->b->dtype, out);
   if (acc == DT_INVALID) return false;
   m->dt = out;
-  /* float16 sums in float64 always: its own dtype would round each step */
-  m->acc = dtype_is_float(out) && out != DT_FLOAT16 && lc_fast_math(L) ? out : acc;
+  /* float16 and bfloat16 sum in float64 always: their own dtype would round each step */
+  bool narrow = out == DT_FLOAT16 || out == DT_BFLOAT16;
+  m->acc = dtype_is_float(out) && !narrow && lc_fast_math(L) ? out : acc;
   return true;
 }
 
