@@ -485,13 +485,16 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
 
 /* The result's and the accumulators' dtypes (m->dt, m->acc): floats of
  * one dtype and out_dtype accumulate in it (fast math, float32/64) or in
- * float64 (float16 always); integer operands (of any two dtypes, e.g.
+ * float64 (float16 always), bfloat16 operands with a float32 out_dtype as
+ * float32 operands would; integer operands (of any two dtypes, e.g.
  * uint8 by int8) with an integer out_dtype accumulate in the result's
  * dtype, wrapping, which is bit for bit the reference kernels' wrapping
  * 64-bit sum narrowed to out_dtype, in any order. */
 static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
   DType out = lc_result_type(call)->u.tensor.dtype;
   DType acc = lc_product_acc(m->a->dtype, m->b->dtype, out);
+  if (m->a->dtype == DT_BFLOAT16 && m->b->dtype == DT_BFLOAT16 && out == DT_FLOAT32)
+    acc = DT_FLOAT64; /* bfloat16 operands widen exactly; their products fit a float */
   if (acc == DT_INVALID) return false;
   m->dt = out;
   /* float16 and bfloat16 sum in float64 always: their own dtype would round each step */
