@@ -547,8 +547,9 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   bool few = (rows >= 0 && rows <= FEW_ROWS) || lc_const(m->N) < 0;
   /* few_rows sums in the operands' dtype: floats with fast math only; a
    * prepacked weight is read by panels: the panel schedule for few rows */
-  bool fast = lc_fast_math(L) && dtype_is_float(m->dt) && m->acc == m->dt,
-       dots = fast && !m->packed;
+  bool fast = lc_fast_math(L) && dtype_is_float(m->dt) && m->acc == m->dt && m->a->dtype == m->dt &&
+              m->b->dtype == m->dt, /* not bfloat16 into float32 */
+      dots = fast && !m->packed;
   bool panels = fast && m->packed && lc_const(m->K) >= 0 && lc_const(m->N) >= 0;
   /* prepacked panels: from PANEL_TILE_ROWS rows a register tile of all the
    * rows (tile_rows) beats a row at a time with k split */
