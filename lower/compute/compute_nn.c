@@ -16,10 +16,12 @@
  * float64 and k is summed in order, exactly as the reference kernels do, so float32 results agree
  * bit for bit, at about half the speed; a column count known only at run time is lowered in the
  * fast mode only.  float16 products always take the float64 accumulators (bit for bit with the
- * kernels; their own dtype would round each step).  Integer operands of any dtypes (int8 and
- * uint8 into int32, the quantized pattern) with an integer out_dtype accumulate in the result's
- * dtype with the same schedules (the exact ones for few rows), wrapping as the reference kernels'
- * 64-bit sums narrowed to out_dtype do, so they agree exactly in any order (lc_product_acc).
+ * kernels; their own dtype would round each step); bfloat16 operands into float32 widen
+ * exactly and take float32's schedules but the few-rows dot products.  Integer operands of any
+ * dtypes (int8 and uint8 into int32, the quantized pattern) with an integer out_dtype accumulate in
+ * the result's dtype with the same schedules (the exact ones for few rows), wrapping as the
+ * reference kernels' 64-bit sums narrowed to out_dtype do, so they agree exactly in any order
+ * (lc_product_acc).
  *
  * Softmax works per line along the axis in float64, in the reference's
  * order (max, then the sum of exp(x - max), then exp(x - max) / sum, or
