@@ -1,14 +1,11 @@
-""
-    "tensor_io_numpy.py — rly's tensor file readers and writers against numpy.
+"""tensor_io_numpy.py — rly's tensor file readers and writers against numpy.
 
-    usage : tensor_io_numpy
-                .py TENSOR_IO_TOOL TENSOR_IO_FUZZ[FUZZ_ITERATIONS]
+usage: tensor_io_numpy.py TENSOR_IO_TOOL TENSOR_IO_FUZZ [FUZZ_ITERATIONS]
 
-            1. Round trips : numpy writes.npy(every dtype rly has, big - endian, Fortran order,
-                                              0 - d, empty, format versions 1.0 / 2.0 / 3.0),
-    .npz(stored and deflated) and hand - made.safetensors(including BF16,
-                                                          kept as bfloat16 and written to.npy as 2 -
-                                                              byte void); the tool reads
+1. Round trips: numpy writes .npy (every dtype rly has, big-endian,
+   Fortran order, 0-d, empty, format versions 1.0/2.0/3.0), .npz (stored
+   and deflated) and hand-made .safetensors (including BF16, kept as
+   bfloat16 and written to .npy as 2-byte void); the tool reads
    each and writes .npz/.npy/.safetensors, which numpy (or a small reader
    here) reads back: shapes, dtypes and bytes must be equal.
 2. A corpus of broken files: each must be rejected with exit status 1 and a
@@ -169,12 +166,12 @@ def roundtrips(d, arrs):
         fail(f"bf16 .npz → .safetensors: {r.stderr}")
     elif not np.array_equal(read_safetensors(p + ".back.safetensors")["w"], bits):
         fail("bf16 .npz → .safetensors: bits differ")
-#an empty archive; a zip written to a pipe(data descriptors, zip64 local headers)
+    # an empty archive; a zip written to a pipe (data descriptors, zip64 local headers)
     np.savez(os.path.join(d, "empty.npz"))
     r = run("list", os.path.join(d, "empty.npz"))
     if r.returncode or r.stdout:
         fail("empty.npz: " + r.stdout + r.stderr)
-#written again : an empty central directory(its buffer has no data)
+    # written again: an empty central directory (its buffer has no data)
     r = run("convert", os.path.join(d, "empty.npz"), os.path.join(d, "empty.out.npz"))
     if r.returncode or len(np.load(os.path.join(d, "empty.out.npz")).files) != 0:
         fail("empty.npz → .npz: " + r.stderr)
