@@ -67,7 +67,10 @@ static bool bw_get_valid_counts(GradCx *G, GradCall *c) {
  * rows), that column read back. */
 static Expr *nms_sources(GradCx *G, GradCall *c, const int64_t *xd) {
   DType dt = grad_tensor_of(X0)->u.tensor.dtype;
-  int64_t exact = dt == DT_FLOAT16 ? 1 << 11 : dt == DT_FLOAT32 ? 1 << 24 : INT64_MAX;
+  int64_t exact = dt == DT_BFLOAT16  ? 1 << 8
+                  : dt == DT_FLOAT16 ? 1 << 11
+                  : dt == DT_FLOAT32 ? 1 << 24
+                                     : INT64_MAX;
   if (xd[1] > exact) /* the positions are numbered in the boxes' dtype */
     return grad_fail(G, "the gradient of vision.non_max_suppression takes at most %lld %s boxes",
                      (long long)exact, dtype_name(dt)),

@@ -136,7 +136,7 @@ int oa_floats(OnnxCx *cx, const char *name, double *out, int max) {
   X(13, "UINT64", DT_UINT64)          \
   X(14, "COMPLEX64", DT_INVALID)      \
   X(15, "COMPLEX128", DT_INVALID)     \
-  X(16, "BFLOAT16", DT_INVALID)       \
+  X(16, "BFLOAT16", DT_BFLOAT16)      \
   X(17, "FLOAT8E4M3FN", DT_INVALID)   \
   X(18, "FLOAT8E4M3FNUZ", DT_INVALID) \
   X(19, "FLOAT8E5M2", DT_INVALID)     \
@@ -198,7 +198,7 @@ static bool typed_data(OnnxCx *cx, const Onnx__TensorProto *t, Tensor *out, cons
       tensor_set_f64(out, i, t->double_data[i]);
     else if (dt == 12 || dt == 13)
       tensor_set_u64(out, i, t->uint64_data[i]);
-    else if (dt == 10)
+    else if (dt == 10 || dt == 16)
       ((uint16_t *)out->data)[i] = (uint16_t)t->int32_data[i]; /* the bits */
     else
       tensor_set_i64(out, i, t->int32_data[i]);

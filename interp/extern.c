@@ -111,6 +111,8 @@ DLDataType rly_dlpack_dtype(DType dt) {
     t.code = kDLInt;
   else if (c == 'u' || c == 'b')
     t.code = kDLUInt;
+  else if (dt == DT_BFLOAT16)
+    t.code = kDLBfloat;
   return t;
 }
 

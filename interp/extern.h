@@ -8,7 +8,7 @@
  * allocated (zero-filled) outputs, each a DLPack `DLTensor` (dlpack/dlpack.h,
  * Debian libdlpack-dev):
  *   device {kDLCPU, 0}; dtype {code, bits, lanes = 1} with code kDLInt,
- *   kDLUInt or kDLFloat (bool is {kDLUInt, 8, 1}: one byte, 0 or 1);
+ *   kDLUInt, kDLFloat or kDLBfloat (bool is {kDLUInt, 8, 1}: one byte, 0 or 1);
  *   shape: ndim int64 sizes; strides NULL (contiguous, row-major);
  *   byte_offset 0; data 64-byte aligned.
  * Inputs are shared, immutable values: a function must write only its

@@ -137,7 +137,8 @@ static inline FReg load_elem(DType dt, const void *p) {
       r.u = x;
     } break;
     case DT_UINT16:
-    case DT_FLOAT16: {
+    case DT_FLOAT16:
+    case DT_BFLOAT16: {
       uint16_t x;
       memcpy(&x, p, 2);
       r.u = x;
@@ -190,7 +191,8 @@ static inline void store_elem(DType dt, FReg r, void *p) {
     } break;
     case DT_UINT16:
     case DT_INT16:
-    case DT_FLOAT16: {
+    case DT_FLOAT16:
+    case DT_BFLOAT16: {
       uint16_t x = (uint16_t)r.u;
       memcpy(p, &x, 2);
     } break;

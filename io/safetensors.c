@@ -22,14 +22,14 @@ enum {
   ST_MAX_DEPTH = 64,
 };
 
-/* X(code, rly dtype, bytes in the file) — BF16 is widened to float32. */
+/* X(code, rly dtype, bytes in the file). */
 // clang-format off
 #define ST_DTYPES(X)                                                              \
   X("BOOL", DT_BOOL, 1)   X("U8", DT_UINT8, 1)     X("I8", DT_INT8, 1)            \
   X("U16", DT_UINT16, 2)  X("I16", DT_INT16, 2)    X("U32", DT_UINT32, 4)         \
   X("I32", DT_INT32, 4)   X("U64", DT_UINT64, 8)   X("I64", DT_INT64, 8)          \
   X("F16", DT_FLOAT16, 2) X("F32", DT_FLOAT32, 4)  X("F64", DT_FLOAT64, 8)        \
-  X("BF16", DT_FLOAT32, 2)
+  X("BF16", DT_BFLOAT16, 2)
 // clang-format on
 
 typedef struct StEntry {
@@ -238,19 +238,13 @@ static bool check_layout(StList *l, uint64_t avail, char *why, size_t wn) {
   return ok;
 }
 
-/* Copies one entry's bytes into a tensor; BF16 widens to float32 (the top
- * half of its bits), and bool bytes other than 0 and 1 are refused. */
+/* Copies one entry's bytes into a tensor; bool bytes other than 0 and 1
+ * are refused. */
 static RtTensor *make_tensor(const StEntry *e, const uint8_t *src, char *why, size_t wn) {
   char msg[256];
   RtTensor *t = rt_tensor_new(e->dt, e->ndim, e->shape, msg, sizeof msg);
   if (!t) return tio_fail(why, wn, "tensor '%s': %s", e->name, msg), NULL;
-  if (strcmp(e->dtype, "BF16") == 0) {
-    float *d = t->data;
-    for (int64_t i = 0; i < t->numel; i++) {
-      uint32_t bits = (uint32_t)tio_rd16(src + 2 * i) << 16;
-      memcpy(&d[i], &bits, 4);
-    }
-  } else if (e->dt == DT_BOOL) {
+  if (e->dt == DT_BOOL) {
     for (int64_t i = 0; i < t->numel; i++)
       if (src[i] > 1) {
         rt_tensor_release(t);

@@ -340,10 +340,10 @@ static bool npy_dtype(const char *d, DType *dt, bool *swap, char *why, size_t wn
   static const struct {
     const char *code;
     DType dt;
-  } map[] = {{"b1", DT_BOOL},   {"?", DT_BOOL},    {"i1", DT_INT8},    {"i2", DT_INT16},
-             {"i4", DT_INT32},  {"i8", DT_INT64},  {"u1", DT_UINT8},   {"u2", DT_UINT16},
-             {"u4", DT_UINT32}, {"u8", DT_UINT64}, {"f2", DT_FLOAT16}, {"f4", DT_FLOAT32},
-             {"f8", DT_FLOAT64}};
+  } map[] = {{"b1", DT_BOOL},    {"?", DT_BOOL},     {"i1", DT_INT8},    {"i2", DT_INT16},
+             {"i4", DT_INT32},   {"i8", DT_INT64},   {"u1", DT_UINT8},   {"u2", DT_UINT16},
+             {"u4", DT_UINT32},  {"u8", DT_UINT64},  {"f2", DT_FLOAT16}, {"f4", DT_FLOAT32},
+             {"f8", DT_FLOAT64}, {"V2", DT_BFLOAT16}};
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
     if (strcmp(code, map[i].code) == 0) {
       *dt = map[i].dt;
@@ -352,7 +352,7 @@ static bool npy_dtype(const char *d, DType *dt, bool *swap, char *why, size_t wn
     }
   return tio_fail(why, wn,
                   "unsupported dtype '%s' (rly has bool, int8..64, uint8..64, "
-                  "float16/32/64)",
+                  "float16/32/64, and bfloat16 as 2-byte void 'V2')",
                   d);
 }
 
@@ -481,6 +481,8 @@ static const char *npy_descr(DType dt) {
       return "<f4";
     case DT_FLOAT64:
       return "<f8";
+    case DT_BFLOAT16: /* numpy has none: what it writes for ml_dtypes.bfloat16 */
+      return "<V2";
     default:
       RLY_UNREACHABLE();
   }

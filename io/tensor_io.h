@@ -10,7 +10,11 @@
  * Formats (the reader picks by content: `\x93NUMPY` is .npy, `PK` is a
  * zip; anything else is tried as .safetensors):
  *   .npy          versions 1.0, 2.0, 3.0; bool, int8..64, uint8..64,
- *                 float16/32/64; little- or big-endian (swapped on read);
+ *                 float16/32/64; bfloat16, which numpy lacks, as 2-byte
+ *                 void ('<V2', what numpy writes for an ml_dtypes.bfloat16
+ *                 array; read back with .view(ml_dtypes.bfloat16) or
+ *                 .view(np.uint16) for the bits), and any 'V2' is read as
+ *                 bfloat16; little- or big-endian (swapped on read);
  *                 C or Fortran order (Fortran data is transposed to C order);
  *                 0-d arrays.  Written as version 1.0 (2.0 if the header
  *                 needs it), little-endian, C order.
@@ -18,8 +22,8 @@
  *                 sizes understood; the key is the entry name without
  *                 ".npy".  Written with stored entries (np.savez's layout).
  *   .safetensors  u64 header size, JSON header {name: {dtype, shape,
- *                 data_offsets}}, `__metadata__` ignored; BF16 is widened to
- *                 float32; F8 types are rejected.
+ *                 data_offsets}}, `__metadata__` ignored; BF16 is bfloat16;
+ *                 F8 types are rejected.
  *
  * Entries keep the file's order.  Tensors are RtTensors (rt/rt.h),
  * owned by the TensorFile. */

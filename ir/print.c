@@ -17,7 +17,7 @@
  *   use's scope, which breaks when uses sit in sibling scopes).
  *
  * Literal formats (agreed with parser/lexer.c): int32 bare, other widths
- * with their suffix (3i64, 3u8); floats `1f`, `0.1f16`, `2.5f64`; infinities
+ * with their suffix (3i64, 3u8); floats `1f`, `0.1f16`, `2.5f64`, `0.1bf16`; infinities
  * and NaN as `inf`/`-inf`/`nan` plus the float suffix (`inff`, `-inff`,
  * `nanf`, `inff16`, `nanf64`; float_to_text writes the body), as TVM
  * prints them; strings with the escapes \" \\ \n \t \r and
@@ -62,6 +62,7 @@ static void pm_free(PtrMap *m) { u64map_free(m); }
  * undefined behaviour.) */
 static bool exact_in(double v, DType dt) {
   if (dt == DT_FLOAT16) return (double)half_to_float(double_to_half(v)) == v;
+  if (dt == DT_BFLOAT16) return (double)bf16_to_float(double_to_bf16(v)) == v;
   return dt != DT_FLOAT32 || (fabs(v) <= FLT_MAX && (double)(float)v == v);
 }
 

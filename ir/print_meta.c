@@ -16,10 +16,10 @@ static void put_le(StrBuf *b, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; i++) sb_putc(b, (char)(v >> (8 * i) & 0xff));
 }
 
-/* DLPack's type code and bits for a dtype: 0 int, 1 uint (bool: 1 bit), 2 float. */
+/* DLPack's type code and bits for a dtype: 0 int, 1 uint (bool: 1 bit), 2 float, 4 bfloat. */
 static void dl_dtype(DType dt, unsigned *code, unsigned *bits) {
   *bits = dt == DT_BOOL ? 1 : (unsigned)dtype_bytes(dt) * 8;
-  *code = dtype_is_float(dt) ? 2 : dtype_class(dt) == 'i' ? 0 : 1;
+  *code = dt == DT_BFLOAT16 ? 4 : dtype_is_float(dt) ? 2 : dtype_class(dt) == 'i' ? 0 : 1;
 }
 
 /* The NDArray save format: magic, reserved, device, rank, dtype, shape,

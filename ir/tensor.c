@@ -74,12 +74,13 @@ uint16_t double_to_half(double d) {
 
 /* ── float literal text ── */
 
-/* Is a exactly halfway between two adjacent float16 values (or between
- * 65504 and 2^16, where it overflows)? */
-static bool half_tie(double a) {
+/* Is a exactly halfway between two adjacent values of a float format with
+ * `mant` stored mantissa bits and least normal exponent emin (or between
+ * its largest value and the next power of two, where it overflows)? */
+static bool format_tie(double a, int emin, int mant) {
   int e;
   frexp(a, &e); /* a in [2^(e-1), 2^e) */
-  double ulp = ldexp(1, (e - 1 < -14 ? -14 : e - 1) - 10);
+  double ulp = ldexp(1, (e - 1 < emin ? emin : e - 1) - mant);
   return a > 0 && fmod(a, ulp) == ulp / 2;
 }
 
@@ -98,16 +99,28 @@ static double strtod_rounded(const char *s, int mode) {
  * which side of the tie the text lies on decides. */
 static uint16_t half_from_text(const char *s) {
   double d = strtod(s, NULL);
-  if (!half_tie(fabs(d))) return double_to_half(d);
+  if (!format_tie(fabs(d), -14, 10)) return double_to_half(d);
   double lo = strtod_rounded(s, FE_DOWNWARD), hi = strtod_rounded(s, FE_UPWARD);
   if (lo == hi) return double_to_half(d); /* the text is the tie: to even */
   return double_to_half(lo != d ? lo : hi);
+}
+
+/* Decimal → bfloat16 rounded once, as half_from_text. */
+static uint16_t bf16_from_text(const char *s) {
+  double d = strtod(s, NULL);
+  if (!format_tie(fabs(d), -126, 7)) return double_to_bf16(d);
+  double lo = strtod_rounded(s, FE_DOWNWARD), hi = strtod_rounded(s, FE_UPWARD);
+  if (lo == hi) return double_to_bf16(d);
+  return double_to_bf16(lo != d ? lo : hi);
 }
 
 bool float_from_text(const char *s, DType dt, double *out) {
   switch (dt) {
     case DT_FLOAT16:
       *out = half_to_float(half_from_text(s));
+      break;
+    case DT_BFLOAT16:
+      *out = bf16_to_float(bf16_from_text(s));
       break;
     case DT_FLOAT32:
       *out = strtof(s, NULL);
@@ -141,7 +154,7 @@ void float_to_text(char *buf, size_t n, double v, DType dt) {
     snprintf(buf, n, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
     return;
   }
-  int max_digits = dt == DT_FLOAT16 ? 5 : dt == DT_FLOAT32 ? 9 : 17;
+  int max_digits = dt == DT_BFLOAT16 ? 4 : dt == DT_FLOAT16 ? 5 : dt == DT_FLOAT32 ? 9 : 17;
   int exp;
   bool pow2 = fabs(frexp(v, &exp)) == 0.5;
   for (int prec = 1; prec <= max_digits; prec++) {
@@ -193,6 +206,8 @@ size_t tensor_nbytes(const Tensor *t) { return (size_t)t->numel * (size_t)dtype_
       return (RET)((const float *)t->data)[i];                   \
     case DT_FLOAT64:                                             \
       return (RET)((const double *)t->data)[i];                  \
+    case DT_BFLOAT16:                                            \
+      return (RET)bf16_to_float(((const uint16_t *)t->data)[i]); \
     default:                                                     \
       RLY_UNREACHABLE();                                         \
   }
@@ -240,6 +255,9 @@ double tensor_get_f64(const Tensor *t, int64_t i){GET_CASES(double)} int64_t
       break;                                                  \
     case DT_FLOAT64:                                          \
       ((double *)t->data)[i] = (double)(v);                   \
+      break;                                                  \
+    case DT_BFLOAT16:                                         \
+      ((uint16_t *)t->data)[i] = double_to_bf16((double)(v)); \
       break;                                                  \
     default:                                                  \
       RLY_UNREACHABLE();                                      \

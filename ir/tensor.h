@@ -6,9 +6,11 @@
 #ifndef RLY_TENSOR_H
 #define RLY_TENSOR_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ir/arena.h"
 
@@ -26,7 +28,8 @@
   X(DT_UINT64, "uint64", 8, 'u', "u64")   \
   X(DT_FLOAT16, "float16", 2, 'f', "f16") \
   X(DT_FLOAT32, "float32", 4, 'f', "f")   \
-  X(DT_FLOAT64, "float64", 8, 'f', "f64")
+  X(DT_FLOAT64, "float64", 8, 'f', "f64") \
+  X(DT_BFLOAT16, "bfloat16", 2, 'f', "bf16")
 
 typedef enum DType {
 #define X(e, n, b, c, s) e,
@@ -91,6 +94,40 @@ static inline int64_t dtype_wrap_int(DType t, int64_t v) {
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 uint16_t double_to_half(double d);
+
+/* bfloat16 (the upper 16 bits of a float32): widening is exact; narrowing
+ * rounds once, to nearest even, and a NaN stays a quiet NaN (its sign and
+ * upper payload kept, the quiet bit set), as torch and ml_dtypes round.
+ * Inline: the JIT module uses them too. */
+static inline float bf16_to_float(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* Adding 0x7fff plus the kept part's lowest bit rounds to nearest even (a
+ * carry into the exponent gives the next binade or the infinity). */
+static inline uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
+/* From a double rounded once: to float rounding to odd (toward zero, the
+ * lowest bit set when inexact), which keeps what a second rounding needs
+ * (24 >= 8 + 2 bits), then to nearest even. */
+static inline uint16_t double_to_bf16(double d) {
+  float f = (float)d;
+  if (d != d || (double)f == d) return float_to_bf16(f);
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (fabs((double)f) > fabs(d)) u--; /* toward zero (an infinity to FLT_MAX) */
+  u |= 1;
+  memcpy(&f, &u, 4);
+  return float_to_bf16(f);
+}
 
 /* Float literal text.  float_from_text reads decimal text s (strtod
  * syntax, no suffix) rounded ONCE, to nearest even, to the float dtype dt,

@@ -58,6 +58,7 @@ int cg_dtype_bits(DType t) {
     case DT_INT16:
     case DT_UINT16:
     case DT_FLOAT16:
+    case DT_BFLOAT16:
       return 16;
     case DT_INT32:
     case DT_UINT32:
@@ -71,7 +72,7 @@ int cg_dtype_bits(DType t) {
 bool cg_is_signed(DType t) {
   return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64;
 }
-bool cg_is_float(DType t) { return t == DT_FLOAT16 || t == DT_FLOAT32 || t == DT_FLOAT64; }
+bool cg_is_float(DType t) { return dtype_is_float(t); }
 bool cg_is_int(DType t) { return t >= DT_INT8 && t <= DT_UINT64; }
 
 LLVMTypeRef cg_lty(Cg *c, DType t) {
@@ -79,6 +80,7 @@ LLVMTypeRef cg_lty(Cg *c, DType t) {
     case DT_BOOL:
       return c->i1;
     case DT_FLOAT32:
+    case DT_BFLOAT16:
       return c->f32;
     case DT_FLOAT16:
     case DT_FLOAT64:
@@ -90,7 +92,7 @@ LLVMTypeRef cg_lty(Cg *c, DType t) {
 
 LLVMTypeRef cg_mty(Cg *c, DType t) {
   if (t == DT_BOOL) return c->i8;
-  if (t == DT_FLOAT16) return c->i16;
+  if (t == DT_FLOAT16 || t == DT_BFLOAT16) return c->i16;
   return cg_lty(c, t);
 }
 

@@ -6,7 +6,11 @@
  * already rounded to half (as the interpreter keeps it), converted to and
  * from binary16 bits only at loads and stores: by LLVM's half type when the
  * CPU has F16C (inline conversions, which vectorize), else through the
- * host's functions.  In memory bool is a byte and float16 16 bits.
+ * host's functions.  bfloat16 is a float holding a value already rounded
+ * to bfloat16 (widened from its bits by a shift at loads, rounded to
+ * nearest even by integer operations on the bits, which vectorize, at
+ * stores and after each operation).  In memory bool is a byte and float16
+ * and bfloat16 16 bits.
  *
  * Ranges: each integer expression may have a symbolic range [lo, hi], two
  * linear forms over the size variables (which are >= 0 and, by jit_run's

@@ -333,12 +333,69 @@ static LLVMValueRef round_float_to_half(Cg *c, LLVMValueRef f) {
   return LLVMBuildFPExt(c->B, h, c->f64, "");
 }
 
+/* bfloat16 bits (i16) as the float holding them: exact. */
+static LLVMValueRef bf16_bits_to_float(Cg *c, LLVMValueRef bits) {
+  LLVMValueRef w = LLVMBuildZExt(c->B, bits, c->i32, "");
+  w = LLVMBuildShl(c->B, w, LLVMConstInt(c->i32, 16, 0), "");
+  return LLVMBuildBitCast(c->B, w, c->f32, "");
+}
+
+/* A float's bits (i32) rounded to bfloat16, in the upper half (ir/tensor.h's
+ * float_to_bf16: a NaN keeps its upper bits with the quiet bit set, else
+ * + 0x7fff + the lowest kept bit), as compares and selects that vectorize. */
+static LLVMValueRef round_bits_to_bf16(Cg *c, LLVMValueRef u) {
+  LLVMValueRef k16 = LLVMConstInt(c->i32, 16, 0);
+  LLVMValueRef lsb =
+      LLVMBuildAnd(c->B, LLVMBuildLShr(c->B, u, k16, ""), LLVMConstInt(c->i32, 1, 0), "");
+  LLVMValueRef r =
+      LLVMBuildAdd(c->B, u, LLVMBuildAdd(c->B, lsb, LLVMConstInt(c->i32, 0x7fff, 0), ""), "");
+  LLVMValueRef mag = LLVMBuildAnd(c->B, u, LLVMConstInt(c->i32, 0x7fffffff, 0), "");
+  LLVMValueRef nan = LLVMBuildICmp(c->B, LLVMIntUGT, mag, LLVMConstInt(c->i32, 0x7f800000, 0), "");
+  LLVMValueRef q = LLVMBuildOr(c->B, u, LLVMConstInt(c->i32, 0x400000, 0), "");
+  r = LLVMBuildSelect(c->B, nan, q, r, "");
+  return LLVMBuildAnd(c->B, r, LLVMConstInt(c->i32, 0xffff0000u, 0), "");
+}
+
+/* A float32 value rounded to bfloat16, as the float holding it. */
+static LLVMValueRef round_float_to_bf16(Cg *c, LLVMValueRef f) {
+  LLVMValueRef u = round_bits_to_bf16(c, LLVMBuildBitCast(c->B, f, c->i32, ""));
+  return LLVMBuildBitCast(c->B, u, c->f32, "");
+}
+
+/* A double rounded once to bfloat16 (ir/tensor.h's double_to_bf16: to
+ * float rounding to odd, then to nearest even), as the float holding it. */
+static LLVMValueRef round_double_to_bf16(Cg *c, LLVMValueRef d) {
+  LLVMValueRef f = LLVMBuildFPTrunc(c->B, d, c->f32, "");
+  LLVMValueRef back = LLVMBuildFPExt(c->B, f, c->f64, "");
+  LLVMValueRef inexact = LLVMBuildFCmp(c->B, LLVMRealONE, back, d, "");
+  LLVMTypeRef t = c->f64;
+  LLVMValueRef fb = cg_intrinsic(c, "llvm.fabs", &t, 1, &back, 1);
+  LLVMValueRef fd = cg_intrinsic(c, "llvm.fabs", &t, 1, &d, 1);
+  LLVMValueRef up = LLVMBuildFCmp(c->B, LLVMRealOGT, fb, fd, "");
+  LLVMValueRef u = LLVMBuildBitCast(c->B, f, c->i32, "");
+  u = LLVMBuildSelect(c->B, up, LLVMBuildSub(c->B, u, LLVMConstInt(c->i32, 1, 0), ""), u, "");
+  u = LLVMBuildSelect(c->B, inexact, LLVMBuildOr(c->B, u, LLVMConstInt(c->i32, 1, 0), ""), u, "");
+  return LLVMBuildBitCast(c->B, round_bits_to_bf16(c, u), c->f32, "");
+}
+
+/* A float value held in a float (float32, bfloat16) or a double (float16,
+ * float64) rounded to bfloat16. */
+static LLVMValueRef round_to_bf16(Cg *c, LLVMValueRef v) {
+  return LLVMTypeOf(v) == c->f32 ? round_float_to_bf16(c, v) : round_double_to_bf16(c, v);
+}
+
+static LLVMValueRef bf16_to_bits(Cg *c, LLVMValueRef f) {
+  LLVMValueRef u = LLVMBuildBitCast(c->B, f, c->i32, "");
+  return LLVMBuildTrunc(c->B, LLVMBuildLShr(c->B, u, LLVMConstInt(c->i32, 16, 0), ""), c->i16, "");
+}
+
 LLVMValueRef cg_load_elem(Cg *c, LLVMValueRef p, DType t) {
   LLVMValueRef v = LLVMBuildLoad2(c->B, cg_mty(c, t), p, "");
   LLVMSetAlignment(v, (unsigned)cg_dtype_bits(t == DT_BOOL ? DT_UINT8 : t) / 8);
   if (t == DT_BOOL) return LLVMBuildICmp(c->B, LLVMIntNE, v, LLVMConstInt(c->i8, 0, 0), "");
   if (t == DT_FLOAT16 && native_half()) return half_bits_to_double(c, v);
   if (t == DT_FLOAT16) return h2d_call(c, LLVMBuildZExt(c->B, v, c->i32, ""));
+  if (t == DT_BFLOAT16) return bf16_bits_to_float(c, v);
   return v;
 }
 
@@ -347,6 +404,7 @@ void cg_store_elem(Cg *c, LLVMValueRef p, DType t, LLVMValueRef v) {
   if (t == DT_FLOAT16)
     v = native_half() ? double_to_half_bits(c, v)
                       : LLVMBuildTrunc(c->B, d2h_call(c, v), c->i16, "");
+  if (t == DT_BFLOAT16) v = bf16_to_bits(c, round_float_to_bf16(c, v));
   LLVMValueRef s = LLVMBuildStore(c->B, v, p);
   LLVMSetAlignment(s, (unsigned)cg_dtype_bits(t == DT_BOOL ? DT_UINT8 : t) / 8);
 }
@@ -433,7 +491,7 @@ static LLVMValueRef libm(Cg *c, const char *name, LLVMTypeRef t, LLVMValueRef *a
 static LLVMValueRef fconst(Cg *c, DType t, double v) { return LLVMConstReal(cg_lty(c, t), v); }
 
 static void contract(Cg *c, LLVMValueRef inst, DType t) {
-  if (c->o->contract && t != DT_FLOAT16 && LLVMIsAInstruction(inst))
+  if (c->o->contract && t != DT_FLOAT16 && t != DT_BFLOAT16 && LLVMIsAInstruction(inst))
     LLVMSetFastMathFlags(inst, LLVMFastMathAllowContract);
 }
 
@@ -464,13 +522,20 @@ static LLVMValueRef i2f(Cg *c, LLVMValueRef v, DType from, DType to) {
   bool u = !cg_is_signed(from);
   LLVMTypeRef t = to == DT_FLOAT32 ? c->f32 : c->f64;
   LLVMValueRef r = u ? LLVMBuildUIToFP(c->B, v, t, "") : LLVMBuildSIToFP(c->B, v, t, "");
+  if (to == DT_BFLOAT16) return round_double_to_bf16(c, r);
   return to == DT_FLOAT16 ? cg_round_half(c, r) : r;
 }
 
+/* Between floats; v is held in a float (float32, bfloat16) or a double
+ * (float16, float64). */
 static LLVMValueRef f2f(Cg *c, LLVMValueRef v, DType from, DType to) {
-  if (to == DT_FLOAT16) return from == DT_FLOAT32 ? round_float_to_half(c, v) : cg_round_half(c, v);
-  if (to == DT_FLOAT32) return LLVMBuildFPTrunc(c->B, v, c->f32, ""); /* from f64 or f16 (exact) */
-  return from == DT_FLOAT32 ? LLVMBuildFPExt(c->B, v, c->f64, "") : v;
+  bool in_f32 = LLVMTypeOf(v) == c->f32;
+  if (to == DT_BFLOAT16) return round_to_bf16(c, v);
+  if (to == DT_FLOAT16) return in_f32 ? round_float_to_half(c, v) : cg_round_half(c, v);
+  if (to == DT_FLOAT32) /* from f64, or exactly from f16 or bf16 */
+    return in_f32 ? v : LLVMBuildFPTrunc(c->B, v, c->f32, "");
+  (void)from;
+  return in_f32 ? LLVMBuildFPExt(c->B, v, c->f64, "") : v;
 }
 
 static LLVMValueRef i2i(Cg *c, LLVMValueRef v, DType from, DType to) {
@@ -514,6 +579,26 @@ CVal cg_convert(Cg *c, CVal x, DType to) {
 
 /* ─────────────────────────── operators ─────────────────────────── */
 
+/* x's bits as an integer of its width (float16 and bfloat16 live in wider
+ * floats in registers: their 16 bits). */
+static LLVMValueRef value_bits(Cg *c, CVal x) {
+  if (x.dt == DT_BFLOAT16) return bf16_to_bits(c, x.v);
+  if (x.dt == DT_FLOAT16)
+    return native_half() ? double_to_half_bits(c, x.v)
+                         : LLVMBuildTrunc(c->B, d2h_call(c, x.v), c->i16, "");
+  LLVMTypeRef it = LLVMIntTypeInContext(c->C, (unsigned)cg_dtype_bits(x.dt));
+  return cg_is_float(x.dt) ? LLVMBuildBitCast(c->B, x.v, it, "") : x.v;
+}
+
+/* Bits (an integer of the width of `to`) as a value of `to`. */
+static LLVMValueRef bits_value(Cg *c, LLVMValueRef b, DType to) {
+  if (to == DT_BFLOAT16) return bf16_bits_to_float(c, b);
+  if (to == DT_FLOAT16)
+    return native_half() ? half_bits_to_double(c, b)
+                         : h2d_call(c, LLVMBuildZExt(c->B, b, c->i32, ""));
+  return LLVMBuildBitCast(c->B, b, cg_lty(c, to), "");
+}
+
 /* reinterpret[to](e): the same bits as another number type of its size. */
 static CVal c_bitcast(Cg *c, const PrimExpr *e) {
   CVal x = cg_expr(c, e->u.cast.value);
@@ -521,13 +606,8 @@ static CVal c_bitcast(Cg *c, const PrimExpr *e) {
   if (!tir_bitcast_ok(x.dt, e->u.cast.to))
     return cg_fail(c, "@%s: reinterpret between types of different sizes", c->f->name), NONE;
   DType to = e->u.cast.to;
-  /* float16 lives in a double in registers: its bits come from rly_rt_d2h */
-  if (x.dt == DT_FLOAT16 && native_half()) return (CVal){double_to_half_bits(c, x.v), to};
-  if (to == DT_FLOAT16 && native_half()) return (CVal){half_bits_to_double(c, x.v), to};
-  if (x.dt == DT_FLOAT16)
-    return (CVal){LLVMBuildTrunc(c->B, d2h_call(c, x.v), cg_lty(c, to), ""), to};
-  if (to == DT_FLOAT16) return (CVal){h2d_call(c, LLVMBuildZExt(c->B, x.v, c->i32, "")), to};
-  return (CVal){LLVMBuildBitCast(c->B, x.v, cg_lty(c, to), ""), to};
+  if (x.dt == to) return x;
+  return (CVal){bits_value(c, value_bits(c, x), to), to};
 }
 
 static CVal c_const(Cg *c, const PrimExpr *e) {
@@ -537,6 +617,7 @@ static CVal c_const(Cg *c, const PrimExpr *e) {
   double v = e->u.f;
   if (t == DT_FLOAT32) v = (double)(float)v;
   if (t == DT_FLOAT16) v = c->host->h2d(c->host->d2h(v));
+  if (t == DT_BFLOAT16) v = bf16_to_float(double_to_bf16(v));
   return (CVal){fconst(c, t, v), t};
 }
 
@@ -593,6 +674,7 @@ static CVal c_farith(Cg *c, PrimBinOp op, CVal a, CVal b) {
   LLVMValueRef v = float_arith[op](c->B, a.v, b.v, "");
   if (op != PB_DIV && op != PB_MOD) contract(c, v, a.dt);
   if (a.dt == DT_FLOAT16) v = cg_round_half(c, v);
+  if (a.dt == DT_BFLOAT16) v = round_float_to_bf16(c, v);
   return (CVal){v, a.dt};
 }
 
@@ -675,7 +757,7 @@ static CVal c_unary(Cg *c, const PrimExpr *e) {
   }
   LLVMValueRef v = a.v; /* !x: x's bits are zero (for floats: +0.0 only, as the interpreter) */
   if (cg_is_float(a.dt)) {
-    LLVMTypeRef it = a.dt == DT_FLOAT32 ? c->i32 : c->i64;
+    LLVMTypeRef it = LLVMTypeOf(v) == c->f32 ? c->i32 : c->i64;
     v = LLVMBuildBitCast(c->B, v, it, "");
   }
   return (CVal){LLVMBuildICmp(c->B, LLVMIntEQ, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), ""), DT_BOOL};
@@ -758,6 +840,7 @@ static LLVMValueRef math1(Cg *c, PrimIntrinsic fn, CVal x) {
   const char *lib = libm_name(fn, d);
   LLVMValueRef r = lib ? libm(c, lib, t, &v, 1) : math1_inline(c, fn, t, v, d);
   if (x.dt == DT_FLOAT16) r = round_float_to_half(c, r);
+  if (x.dt == DT_BFLOAT16) r = round_float_to_bf16(c, r);
   return r;
 }
 
@@ -770,6 +853,7 @@ static LLVMValueRef powv(Cg *c, CVal x, CVal y) {
   if (x.dt == DT_FLOAT16)
     a[0] = LLVMBuildFPTrunc(c->B, x.v, c->f32, ""), a[1] = LLVMBuildFPTrunc(c->B, y.v, c->f32, "");
   LLVMValueRef r = libm(c, "powf", c->f32, a, 2);
+  if (x.dt == DT_BFLOAT16) return round_float_to_bf16(c, r);
   return x.dt == DT_FLOAT16 ? round_float_to_half(c, r) : r;
 }
 

@@ -280,7 +280,7 @@ static inline uint64_t sat_u64(double v, uint64_t hi) {
 }
 
 /* X(enum, C type, kind, min, max); kinds: B bool, I signed, U unsigned,
- * H half (stored as uint16_t bits), F float, D double. */
+ * H half (stored as uint16_t bits), F float, D double, BF bfloat16 (uint16_t bits). */
 #define LANE_DTYPES(X)                          \
   X(DT_BOOL, uint8_t, B, 0, 1)                  \
   X(DT_INT8, int8_t, I, INT8_MIN, INT8_MAX)     \
@@ -293,7 +293,8 @@ static inline uint64_t sat_u64(double v, uint64_t hi) {
   X(DT_UINT64, uint64_t, U, 0, UINT64_MAX)      \
   X(DT_FLOAT16, uint16_t, H, 0, 0)              \
   X(DT_FLOAT32, float, F, 0, 0)                 \
-  X(DT_FLOAT64, double, D, 0, 0)
+  X(DT_FLOAT64, double, D, 0, 0)                \
+  X(DT_BFLOAT16, uint16_t, BF, 0, 0)
 
 /* Loads: CVT_<kind>_<lane>(v). */
 #define CVT_B_F32(v) ((float)(v))
@@ -302,24 +303,28 @@ static inline uint64_t sat_u64(double v, uint64_t hi) {
 #define CVT_H_F32(v) half_to_float(v)
 #define CVT_F_F32(v) (v)
 #define CVT_D_F32(v) ((float)(v))
+#define CVT_BF_F32(v) bf16_to_float(v)
 #define CVT_B_F64(v) ((double)(v))
 #define CVT_I_F64(v) ((double)(v))
 #define CVT_U_F64(v) ((double)(v))
 #define CVT_H_F64(v) ((double)half_to_float(v))
 #define CVT_F_F64(v) ((double)(v))
 #define CVT_D_F64(v) (v)
+#define CVT_BF_F64(v) ((double)bf16_to_float(v))
 #define CVT_B_I64(v) ((int64_t)(v))
 #define CVT_I_I64(v) ((int64_t)(v))
 #define CVT_U_I64(v) ((int64_t)(v))
 #define CVT_H_I64(v) sat_i64(half_to_float(v), INT64_MIN, INT64_MAX)
 #define CVT_F_I64(v) sat_i64((v), INT64_MIN, INT64_MAX)
 #define CVT_D_I64(v) sat_i64((v), INT64_MIN, INT64_MAX)
+#define CVT_BF_I64(v) sat_i64(bf16_to_float(v), INT64_MIN, INT64_MAX)
 #define CVT_B_U64(v) ((uint64_t)(v))
 #define CVT_I_U64(v) ((uint64_t)(v))
 #define CVT_U_U64(v) ((uint64_t)(v))
 #define CVT_H_U64(v) sat_u64(half_to_float(v), UINT64_MAX)
 #define CVT_F_U64(v) sat_u64((v), UINT64_MAX)
 #define CVT_D_U64(v) sat_u64((v), UINT64_MAX)
+#define CVT_BF_U64(v) sat_u64(bf16_to_float(v), UINT64_MAX)
 
 #define LOAD_CASE(E, CT, CVT)                                    \
   case E: {                                                      \
@@ -376,30 +381,35 @@ void lane_load(Lane l, DType dt, const void *base, int64_t off, int64_t stride, 
 #define ST_F32_H(v, CT, LO, HI) float_to_half(v)
 #define ST_F32_F(v, CT, LO, HI) (v)
 #define ST_F32_D(v, CT, LO, HI) ((double)(v))
+#define ST_F32_BF(v, CT, LO, HI) float_to_bf16(v)
 #define ST_F64_B ST_FLT_B
 #define ST_F64_I ST_FLT_I
 #define ST_F64_U ST_FLT_U
 #define ST_F64_H(v, CT, LO, HI) rt_double_to_half(v)
 #define ST_F64_F(v, CT, LO, HI) ((float)(v))
 #define ST_F64_D(v, CT, LO, HI) (v)
+#define ST_F64_BF(v, CT, LO, HI) double_to_bf16(v)
 #define ST_INT_B(v, CT, LO, HI) ((uint8_t)((v) != 0))
 #define ST_INT_I(v, CT, LO, HI) ((CT)(v)) /* wraps (gcc/clang define it) */
 #define ST_INT_U(v, CT, LO, HI) ((CT)(v))
 #define ST_INT_H(v, CT, LO, HI) rt_double_to_half((double)(v))
 #define ST_INT_F(v, CT, LO, HI) ((float)(v))
 #define ST_INT_D(v, CT, LO, HI) ((double)(v))
+#define ST_INT_BF(v, CT, LO, HI) double_to_bf16((double)(v))
 #define ST_I64_B ST_INT_B
 #define ST_I64_I ST_INT_I
 #define ST_I64_U ST_INT_U
 #define ST_I64_H ST_INT_H
 #define ST_I64_F ST_INT_F
 #define ST_I64_D ST_INT_D
+#define ST_I64_BF ST_INT_BF
 #define ST_U64_B ST_INT_B
 #define ST_U64_I ST_INT_I
 #define ST_U64_U ST_INT_U
 #define ST_U64_H ST_INT_H
 #define ST_U64_F ST_INT_F
 #define ST_U64_D ST_INT_D
+#define ST_U64_BF ST_INT_BF
 
 #define STORE_CASE(E, CT, ST, LO, HI)                            \
   case E: {                                                      \

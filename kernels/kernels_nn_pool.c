@@ -29,7 +29,7 @@ static LaneVal lowest_of(DType dt, Lane l) {
   else if (l == LANE_U64)
     v.u = 0;
   else if (l == LANE_F32)
-    v.f = dt == DT_FLOAT16 ? -65504.0f : -FLT_MAX;
+    v.f = dt == DT_FLOAT16 ? -65504.0f : dt == DT_BFLOAT16 ? -bf16_to_float(0x7f7f) : -FLT_MAX;
   else
     v.d = -DBL_MAX;
   return v;

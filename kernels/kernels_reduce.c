@@ -505,19 +505,22 @@ static bool k_mean_variance(KernelCtx *kx, int nin, RtTensor *const *in, const A
 
 /* ───────────────────────────── cumsum, cumprod ───────────────────────────── */
 
-/* A float16 value computed in float, rounded to half as numpy rounds each
- * step of a float16 accumulation. */
-static float half_step(float v) { return half_to_float(rt_double_to_half((double)v)); }
+/* A float16 or bfloat16 (dt) value computed in float, rounded to dt as
+ * numpy rounds each step of a float16 accumulation; other dtypes as they are. */
+static float narrow_step(float v, DType dt) {
+  if (dt == DT_FLOAT16) return half_to_float(rt_double_to_half((double)v));
+  return dt == DT_BFLOAT16 ? bf16_to_float(float_to_bf16(v)) : v;
+}
 
 /* The running sums or products of n elements at x[0], x[step], ...: into r
  * at the same positions; exclusive: element i combines those before i. */
 #define DEF_SCAN(T)                                                                     \
   static void scan_##T(const T *x, T *r, int64_t n, int64_t step, bool prod, bool excl, \
-                       bool half) {                                                     \
+                       DType nd) {                                                      \
     T acc = prod;                                                                       \
     for (int64_t i = 0; i < n; i++) {                                                   \
       T v = x[i * step], next = prod ? (T)(acc * v) : (T)(acc + v);                     \
-      if (half) next = (T)half_step((float)next);                                       \
+      if (nd != DT_INVALID) next = (T)narrow_step((float)next, nd);                     \
       r[i * step] = excl ? acc : next;                                                  \
       acc = next;                                                                       \
     }                                                                                   \
@@ -567,11 +570,11 @@ static bool run_scan(KernelCtx *kx, bool prod, const RtTensor *x, const Attrs *a
     for (int64_t i = 0; i < inner; i++) {
       int64_t at = o * len * inner + i;
       if (l == LANE_F32)
-        scan_float((float *)v + at, (float *)r + at, len, inner, prod, excl, dt == DT_FLOAT16);
+        scan_float((float *)v + at, (float *)r + at, len, inner, prod, excl, dt);
       else if (l == LANE_F64)
-        scan_double((double *)v + at, (double *)r + at, len, inner, prod, excl, false);
+        scan_double((double *)v + at, (double *)r + at, len, inner, prod, excl, DT_INVALID);
       else
-        scan_uint64_t((uint64_t *)v + at, (uint64_t *)r + at, len, inner, prod, excl, false);
+        scan_uint64_t((uint64_t *)v + at, (uint64_t *)r + at, len, inner, prod, excl, DT_INVALID);
     }
   lane_store(l, dt, r, out->data, 0, x->numel);
   free(v), free(r);

@@ -334,8 +334,11 @@ static bool k_full(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *att
   for (int64_t i = 0; i < m; i++) buf.M[i] = sv[0].M + sv[1].M * (T)(j + i); \
   break;
 
-/* float16 rounds after each operation, as arithmetic in the dtype does. */
-static float h(float v) { return half_to_float(float_to_half(v)); }
+/* float16 and bfloat16 (dt) round after each operation, as arithmetic in
+ * the dtype does. */
+static float h(float v, DType dt) {
+  return dt == DT_FLOAT16 ? half_to_float(float_to_half(v)) : bf16_to_float(float_to_bf16(v));
+}
 
 static bool k_arange(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *attrs, int nout,
                      RtTensor *const *out) {
@@ -353,8 +356,10 @@ static bool k_arange(KernelCtx *kx, int nin, RtTensor *const *in, const Attrs *a
   }
   for (int64_t j = 0; j < o->numel; j += KBLK) {
     int64_t m = o->numel - j < KBLK ? o->numel - j : KBLK;
-    if (o->dtype == DT_FLOAT16) {
-      for (int64_t i = 0; i < m; i++) buf.f[i] = h(sv[0].f + h(sv[1].f * h((float)(j + i))));
+    DType dt = o->dtype;
+    if (dt == DT_FLOAT16 || dt == DT_BFLOAT16) {
+      for (int64_t i = 0; i < m; i++)
+        buf.f[i] = h(sv[0].f + h(sv[1].f * h((float)(j + i), dt), dt), dt);
     } else
       switch (l) {
         case LANE_F32:

@@ -8,8 +8,8 @@
  *   exponent, so `1+1` is three tokens; right after a `.` only digits are
  *   read, so `%t.0.1` is two projections;
  * - `1.5` / `1e3` without a suffix are errors ("write 1.5f"), `u8`..`u64`
- *   and `i8` suffixes exist, `nanf` (any float width: `nanf16`, `-inff64`)
- *   is a literal;
+ *   and `i8` suffixes exist, `bf16` is bfloat16's (`1.5bf16`), `nanf`
+ *   (any float width: `nanf16`, `-inff64`, `nanbf16`) is a literal;
  * - strings understand `\" \\ \n \t \r`;
  * - identifiers joined by dots (`nn.dense`, `relay.reshape_only`) are one
  *   token, and so are locals with frontend names (`%fc1.weight`,
@@ -173,7 +173,7 @@ typedef struct NumParts {
   uint32_t start, body_end, end; /* end: after the suffix */
   uint32_t digits;               /* the body after the run of `-` */
   bool neg, is_float_body;
-  char suffix;     /* 0, 'f', 'i', 'u' */
+  char suffix;     /* 0, 'f', 'i', 'u', 'b' (bf16) */
   int width;       /* digits after the suffix letter; 0 = none */
   bool bad_suffix; /* name characters follow */
 } NumParts;
@@ -203,7 +203,9 @@ static NumParts scan_number(const Lexer *lx, uint32_t i, bool digits_only) {
   }
   n.body_end = i;
   int c = at(lx, i);
-  if (!digits_only && (c == 'f' || c == 'i' || c == 'u')) {
+  if (!digits_only && c == 'b' && starts_with(lx, i, "bf16")) {
+    n.suffix = 'b', n.width = 16, i += 4;
+  } else if (!digits_only && (c == 'f' || c == 'i' || c == 'u')) {
     n.suffix = (char)c;
     uint32_t w = scan_digits(lx, i + 1);
     if (w - (i + 1) > 4)
@@ -220,9 +222,10 @@ static NumParts scan_number(const Lexer *lx, uint32_t i, bool digits_only) {
 
 /* The largest finite value of a float dtype, as a literal's digits. */
 static const char *float_max_text(DType dt) {
-  return dt == DT_FLOAT16   ? "65504"
-         : dt == DT_FLOAT32 ? "3.4028235e+38"
-                            : "1.7976931348623157e+308";
+  return dt == DT_FLOAT16    ? "65504"
+         : dt == DT_BFLOAT16 ? "3.39e+38"
+         : dt == DT_FLOAT32  ? "3.4028235e+38"
+                             : "1.7976931348623157e+308";
 }
 
 /* Whether the literal's magnitude passes the dtype's largest finite value
@@ -233,7 +236,7 @@ static bool above_max(const char *text, DType dt) {
   return fabsl(v) > strtold(float_max_text(dt), NULL);
 }
 
-/* float_literal := number with suffix 'f' ( '16' | '32' | '64' )?
+/* float_literal := number with suffix 'f' ( '16' | '32' | '64' )? | number 'bf16'
  * Float literal: width from the suffix, the body rounded once to that
  * width; in range when its magnitude is at most the dtype's largest finite
  * value as printed: 65504 for float16 (TVM rejects 65505f16, which would
@@ -245,7 +248,10 @@ static void lex_float(Lexer *lx, Token *t, const NumParts *n) {
   Span sp = lex_span(lx, t);
   int w = n->width ? n->width : 32;
   t->kind = T_FLOAT;
-  t->dtype = w == 16 ? DT_FLOAT16 : w == 64 ? DT_FLOAT64 : DT_FLOAT32;
+  t->dtype = n->suffix == 'b' ? DT_BFLOAT16
+             : w == 16        ? DT_FLOAT16
+             : w == 64        ? DT_FLOAT64
+                              : DT_FLOAT32;
   if (w != 16 && w != 32 && w != 64) {
     lex_error(lx, sp, false, "invalid float width `f%d` (use f16, f32 or f64)", w);
     t->bad = true;
@@ -361,11 +367,12 @@ static Token lex_number(Lexer *lx, bool digits_only) {
   if (n.bad_suffix) {
     lex_error(lx, lex_span(lx, &t), false, "invalid numeric literal `%.*s`", (int)t.len,
               lx->src + t.off);
-    diag_hint(lx->d, "suffixes are f, f16, f32, f64, i, i8, i16, i32, i64, u8, u16, u32, u64");
+    diag_hint(lx->d,
+              "suffixes are f, f16, f32, f64, bf16, i, i8, i16, i32, i64, u8, u16, u32, u64");
     t.bad = true, t.dtype = DT_INT32;
     return t;
   }
-  if (n.suffix == 'f') {
+  if (n.suffix == 'f' || n.suffix == 'b') {
     lex_float(lx, &t, &n);
   } else if (n.is_float_body && lx->bare_floats) { /* a schedule's 0.5: float64 */
     NumParts wide = n;
@@ -457,14 +464,15 @@ static Token lex_meta(Lexer *lx, uint32_t start) {
   return t;
 }
 
-/* nonfinite := '-'? ( 'inf' | 'nan' ) 'f' DIGIT*
+/* nonfinite := '-'? ( 'inf' | 'nan' ) ( 'f' DIGIT* | 'bf16' )
  * Infinities and NaN as TVM prints them: `inf`/`nan` and the float
  * suffix (`inff`, `-inff16`, `nanf64`; glibc writes a NaN whose sign bit
  * is set as `-nan`).  The length of the literal at i (after any `-`), or
  * 0 when the name there is something else (`inffoo`, `nanf.x`). */
 static uint32_t nonfinite_len(const Lexer *lx, uint32_t i) {
-  if (!starts_with(lx, i, "inff") && !starts_with(lx, i, "nanf")) return 0;
   uint32_t n = name_len(lx, i, true);
+  if ((starts_with(lx, i, "infbf16") || starts_with(lx, i, "nanbf16")) && n == 7) return n;
+  if (!starts_with(lx, i, "inff") && !starts_with(lx, i, "nanf")) return 0;
   return scan_digits(lx, i + 4) == i + n ? n : 0;
 }
 
@@ -477,6 +485,7 @@ static Token lex_nonfinite(Lexer *lx, uint32_t start, uint32_t len) {
   uint32_t digits = start + neg + 4, nd = start + len - digits;
   int w = nd == 0 ? 32 : nd == 2 ? atoi(lx->src + digits) : 0;
   t.dtype = w == 16 ? DT_FLOAT16 : w == 64 ? DT_FLOAT64 : DT_FLOAT32;
+  if (lx->src[start + neg + 3] == 'b') t.dtype = DT_BFLOAT16, w = 16;
   double v = lx->src[start + neg] == 'i' ? (double)INFINITY : (double)NAN;
   t.v.f = neg ? -v : v;
   if (w != 16 && w != 32 && w != 64) {

@@ -93,7 +93,7 @@ static uint64_t rd(Blob *b, int bytes) {
 }
 
 /* DLPack's (type code, bits) to a dtype: 0 int, 1 uint (1 bit is bool),
- * 2 float, 6 bool; anything else (bfloat, vectors) is unsupported. */
+ * 2 float, 4 bfloat (16 bits), 6 bool; anything else (vectors) is unsupported. */
 static DType dtype_from_dl(unsigned code, unsigned bits) {
   if (code == 0)
     return bits == 8    ? DT_INT8
@@ -110,6 +110,7 @@ static DType dtype_from_dl(unsigned code, unsigned bits) {
                         : DT_INVALID;
   if (code == 2)
     return bits == 16 ? DT_FLOAT16 : bits == 32 ? DT_FLOAT32 : bits == 64 ? DT_FLOAT64 : DT_INVALID;
+  if (code == 4 && bits == 16) return DT_BFLOAT16; /* kDLBfloat */
   if (code == 6 && bits == 8) return DT_BOOL;
   return DT_INVALID;
 }

@@ -379,9 +379,9 @@ static const char *lit_suffix(DType dt, bool *is_float) {
   static const struct {
     DType dt;
     const char *sfx;
-  } rows[] = {{DT_INT8, "i8"},     {DT_INT16, "i16"},  {DT_INT32, ""},     {DT_INT64, "i64"},
-              {DT_UINT8, "u8"},    {DT_UINT16, "u16"}, {DT_UINT32, "u32"}, {DT_UINT64, "u64"},
-              {DT_FLOAT16, "f16"}, {DT_FLOAT32, "f"},  {DT_FLOAT64, "f64"}};
+  } rows[] = {{DT_INT8, "i8"},     {DT_INT16, "i16"},  {DT_INT32, ""},      {DT_INT64, "i64"},
+              {DT_UINT8, "u8"},    {DT_UINT16, "u16"}, {DT_UINT32, "u32"},  {DT_UINT64, "u64"},
+              {DT_FLOAT16, "f16"}, {DT_FLOAT32, "f"},  {DT_FLOAT64, "f64"}, {DT_BFLOAT16, "bf16"}};
   *is_float = dtype_is_float(dt);
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (rows[i].dt == dt) return rows[i].sfx;

@@ -521,7 +521,7 @@ static Expr *alter_product(Graph *g, Expr *e, Expr *r, bool matmul) {
   const Tensor *w = wv->u.konst.value;
   DType dt = xt->u.tensor.dtype;
   if (w->ndim != 2 || w->dtype != dt || yt->u.tensor.dtype != dt || !dtype_is_float(dt) ||
-      dt == DT_FLOAT16 || (matmul && op_attr_bool(r, "transpose_a")))
+      dt == DT_FLOAT16 || dt == DT_BFLOAT16 || (matmul && op_attr_bool(r, "transpose_a")))
     return r;
   bool kn = matmul && !op_attr_bool(r, "transpose_b");
   int64_t nr = 2 * target_vector_bytes() / dtype_bytes(dt), N = w->shape[kn ? 1 : 0];

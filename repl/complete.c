@@ -65,10 +65,13 @@ static void offer_types(const Session *s, Cands *c, bool ctors) {
   }
 }
 
+/* The dtype names, from ir/tensor.h's DTYPE_LIST. */
 static void offer_dtypes(Cands *c) {
-  static const char *const dtypes[] = {"bool",    "int8",    "int16",  "int32",  "int64",
-                                       "uint8",   "uint16",  "uint32", "uint64", "float16",
-                                       "float32", "float64", NULL};
+  static const char *const dtypes[] = {
+#define X(e, n, b, cls, sfx) n,
+      DTYPE_LIST(X)
+#undef X
+          NULL};
   offer_list(c, "", dtypes, "");
 }
 

@@ -126,6 +126,7 @@ static int64_t norm(DType t, int64_t v) { return dtype_wrap_int(t, v); }
 static double fround(DType t, double v) {
   if (t == DT_FLOAT32) return (double)(float)v;
   if (t == DT_FLOAT16) return (double)half_to_float(rt_double_to_half(v));
+  if (t == DT_BFLOAT16) return (double)bf16_to_float(double_to_bf16(v));
   return v;
 }
 
@@ -179,6 +180,9 @@ static Val read_elem(const char *data, DType dt, int64_t o) {
     case DT_FLOAT64:
       r.f = ((const double *)data)[o];
       break;
+    case DT_BFLOAT16:
+      r.f = bf16_to_float(((const uint16_t *)data)[o]);
+      break;
     default:
       RLY_UNREACHABLE();
   }
@@ -222,6 +226,9 @@ static void write_elem(char *data, DType dt, int64_t o, Val v) {
       break;
     case DT_FLOAT64:
       ((double *)data)[o] = v.f;
+      break;
+    case DT_BFLOAT16:
+      ((uint16_t *)data)[o] = double_to_bf16(v.f);
       break;
     default:
       RLY_UNREACHABLE();
@@ -456,8 +463,8 @@ static Val abs_f(const ENode *n, Frame *f) {
   return x;
 }
 
-/* One-argument float functions: in float for float32 (and float16, then
- * rounded), in double for float64. */
+/* One-argument float functions: in float for float32 (and float16 and
+ * bfloat16, then rounded), in double for float64. */
 static Val math1_f32(const ENode *n, Frame *f) {
   Val x = EV(n->a, f);
   x.f = fround(n->dt, n->ff((float)x.f));
@@ -643,6 +650,7 @@ static uint64_t val_bits(DType t, Val x) {
     return u;
   }
   if (t == DT_FLOAT16) return rt_double_to_half(x.f);
+  if (t == DT_BFLOAT16) return double_to_bf16(x.f);
   return (uint64_t)x.i;
 }
 
@@ -659,6 +667,8 @@ static Val cast_bits(const ENode *n, Frame *f) {
     r.f = g;
   } else if (n->dt == DT_FLOAT16) {
     r.f = half_to_float((uint16_t)u);
+  } else if (n->dt == DT_BFLOAT16) {
+    r.f = bf16_to_float((uint16_t)u);
   } else {
     r.i = norm(n->dt, (int64_t)u);
   }

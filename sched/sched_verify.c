@@ -34,6 +34,9 @@ static void fill_elem(RtTensor *t, int64_t i, uint64_t r) {
     case DT_FLOAT16:
       ((uint16_t *)p)[i] = double_to_half(x);
       break;
+    case DT_BFLOAT16:
+      ((uint16_t *)p)[i] = double_to_bf16(x);
+      break;
     case DT_BOOL:
       ((uint8_t *)p)[i] = r & 1;
       break;

@@ -506,7 +506,7 @@ bool lc_dtype_ok(DType dt) {
 
 bool lc_elem_dtype_ok(DType dt) { return dt >= 0 && dt < DT_COUNT; }
 
-DType lc_lane_dtype(DType dt) { return dt == DT_FLOAT16 ? DT_FLOAT32 : dt; }
+DType lc_lane_dtype(DType dt) { return dt == DT_FLOAT16 || dt == DT_BFLOAT16 ? DT_FLOAT32 : dt; }
 
 bool lc_buffer_dtype_ok(DType dt) { return lc_elem_dtype_ok(dt); }
 

@@ -16,10 +16,12 @@
  * float64 and k is summed in order, exactly as the reference kernels do, so float32 results agree
  * bit for bit, at about half the speed; a column count known only at run time is lowered in the
  * fast mode only.  float16 products always take the float64 accumulators (bit for bit with the
- * kernels; their own dtype would round each step).  Integer operands of any dtypes (int8 and
- * uint8 into int32, the quantized pattern) with an integer out_dtype accumulate in the result's
- * dtype with the same schedules (the exact ones for few rows), wrapping as the reference kernels'
- * 64-bit sums narrowed to out_dtype do, so they agree exactly in any order (lc_product_acc).
+ * kernels; their own dtype would round each step); bfloat16 operands into float32 widen
+ * exactly and take float32's schedules but the few-rows dot products.  Integer operands of any
+ * dtypes (int8 and uint8 into int32, the quantized pattern) with an integer out_dtype accumulate in
+ * the result's dtype with the same schedules (the exact ones for few rows), wrapping as the
+ * reference kernels' 64-bit sums narrowed to out_dtype do, so they agree exactly in any order
+ * (lc_product_acc).
  *
  * Softmax works per line along the axis in float64, in the reference's
  * order (max, then the sum of exp(x - max), then exp(x - max) / sum, or
@@ -485,17 +487,21 @@ static void tiled(LowerCx *L, const Mm *m, Buffer *out) {
 
 /* The result's and the accumulators' dtypes (m->dt, m->acc): floats of
  * one dtype and out_dtype accumulate in it (fast math, float32/64) or in
- * float64 (float16 always); integer operands (of any two dtypes, e.g.
+ * float64 (float16 always), bfloat16 operands with a float32 out_dtype as
+ * float32 operands would; integer operands (of any two dtypes, e.g.
  * uint8 by int8) with an integer out_dtype accumulate in the result's
  * dtype, wrapping, which is bit for bit the reference kernels' wrapping
  * 64-bit sum narrowed to out_dtype, in any order. */
 static bool product_dtypes(LowerCx *L, const Expr *call, Mm *m) {
   DType out = lc_result_type(call)->u.tensor.dtype;
   DType acc = lc_product_acc(m->a->dtype, m->b->dtype, out);
+  if (m->a->dtype == DT_BFLOAT16 && m->b->dtype == DT_BFLOAT16 && out == DT_FLOAT32)
+    acc = DT_FLOAT64; /* bfloat16 operands widen exactly; their products fit a float */
   if (acc == DT_INVALID) return false;
   m->dt = out;
-  /* float16 sums in float64 always: its own dtype would round each step */
-  m->acc = dtype_is_float(out) && out != DT_FLOAT16 && lc_fast_math(L) ? out : acc;
+  /* float16 and bfloat16 sum in float64 always: their own dtype would round each step */
+  bool narrow = out == DT_FLOAT16 || out == DT_BFLOAT16;
+  m->acc = dtype_is_float(out) && !narrow && lc_fast_math(L) ? out : acc;
   return true;
 }
 
@@ -543,8 +549,9 @@ static LTensor *product(LowerCx *L, const Expr *call, Mm *m) {
   bool few = (rows >= 0 && rows <= FEW_ROWS) || lc_const(m->N) < 0;
   /* few_rows sums in the operands' dtype: floats with fast math only; a
    * prepacked weight is read by panels: the panel schedule for few rows */
-  bool fast = lc_fast_math(L) && dtype_is_float(m->dt) && m->acc == m->dt,
-       dots = fast && !m->packed;
+  bool fast = lc_fast_math(L) && dtype_is_float(m->dt) && m->acc == m->dt && m->a->dtype == m->dt &&
+              m->b->dtype == m->dt, /* not bfloat16 into float32 */
+      dots = fast && !m->packed;
   bool panels = fast && m->packed && lc_const(m->K) >= 0 && lc_const(m->N) >= 0;
   /* prepacked panels: from PANEL_TILE_ROWS rows a register tile of all the
    * rows (tile_rows) beats a row at a time with k split */

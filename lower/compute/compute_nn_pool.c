@@ -27,6 +27,7 @@ static PrimExpr *and_(LowerCx *L, PrimExpr *a, PrimExpr *b) {
 /* The dtype's lowest finite value (an empty max window). */
 static PrimExpr *lowest(LowerCx *L, DType dt) {
   if (dt == DT_FLOAT16) return lc_lit(L, dt, -65504.0);
+  if (dt == DT_BFLOAT16) return lc_lit(L, dt, -3.3895313892515355e38);
   if (dt == DT_FLOAT32) return lc_lit(L, dt, -3.4028234663852886e38);
   if (dt == DT_FLOAT64) return lc_lit(L, dt, -1.7976931348623157e308);
   PrimExpr *e = lc_lit(L, dt, 0);

@@ -4,7 +4,8 @@ usage: tensor_io_numpy.py TENSOR_IO_TOOL TENSOR_IO_FUZZ [FUZZ_ITERATIONS]
 
 1. Round trips: numpy writes .npy (every dtype rly has, big-endian,
    Fortran order, 0-d, empty, format versions 1.0/2.0/3.0), .npz (stored
-   and deflated) and hand-made .safetensors (including BF16); the tool reads
+   and deflated) and hand-made .safetensors (including BF16, kept as
+   bfloat16 and written to .npy as 2-byte void); the tool reads
    each and writes .npz/.npy/.safetensors, which numpy (or a small reader
    here) reads back: shapes, dtypes and bytes must be equal.
 2. A corpus of broken files: each must be rejected with exit status 1 and a
@@ -67,7 +68,8 @@ def read_safetensors(path):
     (n,) = struct.unpack("<Q", data[:8])
     header = json.loads(data[8:8 + n])
     codes = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "i1", "I16": "<i2", "I32": "<i4",
-             "I64": "<i8", "U8": "u1", "U16": "<u2", "U32": "<u4", "U64": "<u8", "BOOL": "?"}
+             "I64": "<i8", "U8": "u1", "U16": "<u2", "U32": "<u4", "U64": "<u8", "BOOL": "?",
+             "BF16": "<u2"}
     out = {}
     for k, v in header.items():
         if k == "__metadata__":
@@ -152,11 +154,18 @@ def roundtrips(d, arrs):
     else:
         check_npz_back("hand.safetensors", p + ".npz", st)
     bf = {"w": np.array([[1.5, -2.0], [0.09375, 2.0 ** 100]], dtype=np.float32)}
+    bits = (bf["w"].view(np.uint32) >> 16).astype("<u2")
     p = os.path.join(d, "bf16.safetensors")
     write_safetensors(p, bf, bf16={"w"})
-    r = run("convert", p, p + ".npz")
-    if r.returncode or not same(bf["w"], np.load(p + ".npz")["w"]):
-        fail(f"bf16.safetensors: {r.stderr}")
+    r = run("convert", p, p + ".npz")  # bfloat16 in .npy: 2-byte void, the bits
+    got = np.load(p + ".npz")["w"] if not r.returncode else None
+    if r.returncode or got.dtype != np.dtype("V2") or not np.array_equal(got.view("<u2"), bits):
+        fail(f"bf16.safetensors → .npz: {r.stderr}")
+    r = run("convert", p + ".npz", p + ".back.safetensors")
+    if r.returncode or open(p + ".back.safetensors", "rb").read().count(b'"BF16"') != 1:
+        fail(f"bf16 .npz → .safetensors: {r.stderr}")
+    elif not np.array_equal(read_safetensors(p + ".back.safetensors")["w"], bits):
+        fail("bf16 .npz → .safetensors: bits differ")
     # an empty archive; a zip written to a pipe (data descriptors, zip64 local headers)
     np.savez(os.path.join(d, "empty.npz"))
     r = run("list", os.path.join(d, "empty.npz"))
