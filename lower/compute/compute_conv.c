@@ -626,6 +626,22 @@ static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
   return blocked_emit(L, &k, out, true);
 }
 
+/* A 1x1 convolution of stride 1, no padding, groups 1, NCHW / OIHW, static
+ * sizes: the pointwise schedule (compute_conv_1x1.c) when it applies. */
+static bool conv2d_pointwise(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
+  Pointwise p = {.x = c->x, .w = c->w, .N = c->x->shape[0], .dt = dt};
+  p.C = lc_const(c->C), p.H = lc_const(c->H), p.W = lc_const(c->W), p.O = lc_const(c->og);
+  bool plain = true;
+  for (int j = 0; j < 4; j++) plain = plain && c->ax.x[j] == j && c->ax.w[j] == j;
+  if (!plain || !lc_fast_math(L) || !lc_dtype_ok(dt) || !dtype_is_float(dt) || c->groups != 1 ||
+      c->x->dtype != dt || c->w->dtype != dt || lc_const(c->KH) != 1 || lc_const(c->KW) != 1 ||
+      c->s[0] != 1 || c->s[1] != 1 || c->p[0] || c->p[1] || lc_const(c->OH) != p.H ||
+      lc_const(c->OW) != p.W || !lc_pointwise_applies(&p))
+    return false;
+  lc_conv_pointwise(L, &p, out);
+  return true;
+}
+
 /* ───────────────────────── the general rule ───────────────────────── */
 
 /* Input position of output o and tap t along one dim. */
@@ -724,7 +740,7 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (!out) return NULL;
   /* the blocked schedule's unpacking stores each element once, last: an
    * elementwise epilogue (bias, relu) fuses into it (lower_epilogue.c) */
-  if (conv2d_blocked(L, &c, dt, out))
+  if (conv2d_pointwise(L, &c, dt, out) || conv2d_blocked(L, &c, dt, out))
     lc_mark_total(L, out);
   else
     conv2d_general(L, &c, out);
