@@ -15,9 +15,9 @@
  *
  * The tile's accumulators are at most a budget of vector registers (24 of
  * AVX-512's 32, 12 of AVX2's 16): rows of at most COLS_MAX registers take
- * R = budget / registers per row output channels (conv2d.pw_rows: at most
- * that many), and the channels are cut into equal blocks of R with one
- * shorter block at the end; a wider row is cut into tiles of COLS_MAX
+ * R = budget / registers per row output channels, at most ROWS_MAX (or
+ * conv2d.pw_rows), evened out over the blocks the channels need (the last
+ * block may be shorter); a wider row is cut into tiles of COLS_MAX
  * registers and one shorter tile.  It applies only where a row's vectors
  * are mostly full (narrow rows such as 7 columns in 16 lanes would waste
  * most of each product). */
@@ -107,13 +107,13 @@ static void row_tiles(LowerCx *L, const Pw *t, int rows) {
   if (rest) tile(L, t, rows, rest, lc_int(L, full * tw));
 }
 
-/* R output channels a tile: the budget's, at most ROWS_MAX or the knob,
+/* R output channels a tile: the budget's, at most the knob (0: ROWS_MAX),
  * evened out over the blocks the channels need. */
 static int pick_rows(LowerCx *L, const Pointwise *p, int vl) {
   int64_t tw = tile_cols(p->W, vl), regs = (tw + vl - 1) / vl;
   int64_t r = acc_budget() / regs, knob = lc_knob(L, KNOB_CONV2D_PW_ROWS);
-  if (r > ROWS_MAX) r = ROWS_MAX;
-  if (knob && knob < r) r = knob;
+  int64_t cap = knob ? knob : ROWS_MAX;
+  if (r > cap) r = cap;
   if (r < 1) r = 1;
   int64_t blocks = (p->O + r - 1) / r;
   return (int)((p->O + blocks - 1) / blocks);
