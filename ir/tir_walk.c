@@ -134,6 +134,8 @@ bool prim_expr_same(const PrimExpr *a, const PrimExpr *b) {
     case PE_BIN:
       return a->u.bin.op == b->u.bin.op && prim_expr_same(a->u.bin.a, b->u.bin.a) &&
              prim_expr_same(a->u.bin.b, b->u.bin.b);
+    case PE_CAST:
+      return a->u.cast.to == b->u.cast.to && prim_expr_same(a->u.cast.value, b->u.cast.value);
     default:
       return false;
   }

@@ -15,8 +15,9 @@
 PrimExpr *const *prim_expr_children(const PrimExpr *e, PrimExpr *tmp[2], int *n);
 
 /* Whether a and b are the same index expression: equal integers of one
- * dtype, one variable, or the same binary operator over same operands
- * (other kinds compare equal only as one node). */
+ * dtype, one variable, the same binary operator over same operands, or
+ * the same cast of a same operand (other kinds compare equal only as one
+ * node). */
 bool prim_expr_same(const PrimExpr *a, const PrimExpr *b);
 
 /* Calls expr on each of s's scalar expressions, then stmt on each of its

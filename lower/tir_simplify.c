@@ -16,6 +16,7 @@
  *   r / c = 0 and r % c = r                              (0 <= r < c)
  *   (x / a) / c = x / (a c),  (x % (k c)) % c = x % c    (x >= 0)
  *
+ * (an index widened to int64 keeps its range: int64(%i1) < 32 as %i1 is),
  * so the example becomes %p0[%i0, ...] and the innermost index is the
  * vectorized loop's variable plus a constant (contiguous vector loads, no
  * divisions).  Integer / and % truncate; every rule is applied only where
@@ -117,10 +118,18 @@ static Rng expr_range(const Simp *S, PrimExpr *e) {
   return l.bad ? ANY : lin_range(S, &l);
 }
 
-/* Ranges of the atoms: variables, x / c and x % c of non-negative x. */
+/* A widening cast of an index to int64 (a value it keeps). */
+static bool widening(const PrimExpr *e) {
+  return e->kind == PE_CAST && e->u.cast.to == DT_INT64 &&
+         (e->u.cast.value->dtype == DT_INT32 || e->u.cast.value->dtype == DT_INT64);
+}
+
+/* Ranges of the atoms: variables, x / c and x % c of non-negative x, an
+ * index widened to int64. */
 static Rng atom_range(const Simp *S, const PrimExpr *e) {
   int64_t c;
   if (e->kind == PE_VAR) return var_range(S, e->u.var);
+  if (widening(e)) return expr_range(S, e->u.cast.value);
   if (e->kind == PE_INT) return (Rng){e->u.i, e->u.i};
   if (e->kind != PE_BIN || !is_int_const(e->u.bin.b, &c) || c <= 0) return ANY;
   if (e->u.bin.op != PB_DIV && e->u.bin.op != PB_MOD) return ANY;

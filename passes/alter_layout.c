@@ -27,7 +27,10 @@
  *                x's block when it divides the channels per group, else
  *                their largest divisor up to lanes).  More output
  *                channels than lanes in blocks under half the lanes (58
- *                channels: 2) leave the convolution NCHW
+ *                channels: 2) leave the convolution NCHW, and so does a
+ *                1x1 one (stride 1, groups 1) whose block fills under 3/4
+ *                of its registers but whose output rows fill at least 3/4
+ *                of theirs (the pointwise schedule computes it in place)
  *   pointwise    op(x1, ...) for an elementwise op (the elemwise family,
  *                nn.relu, nn.leaky_relu) of one or two operands, when one is
  *                blocked: the op on the blocked forms (the other operand a
@@ -174,6 +177,28 @@ static bool narrow_block(int64_t n, int64_t b, DType dt) {
   return n > lanes && b * 2 < lanes;
 }
 
+/* Whether all of a call's int list attribute key (at most 4) equals v. */
+static bool ints_all(const Expr *r, const char *key, int64_t v) {
+  int64_t a[4];
+  int n = op_attr_ints(r, key, a, 4);
+  for (int i = 0; i < n; i++)
+    if (a[i] != v) return false;
+  return n >= 0;
+}
+
+/* Whether a 1x1 convolution (stride 1, no padding, groups 1) is better
+ * left NCHW for the pointwise schedule (lower/compute/compute_conv_1x1.c):
+ * its output block of ob fills under 3/4 of its vector registers
+ * (SqueezeNet's 1000 channels: blocks of 10 in 16 lanes) while its output
+ * rows of ow columns fill at least 3/4 of theirs. */
+static bool pointwise_better(const Expr *r, const Type *wt, int64_t ob, int64_t ow, DType dt) {
+  int64_t lanes = target_vector_bytes() / dtype_bytes(dt), regs = (ow + lanes - 1) / lanes;
+  if (wt->u.tensor.dims[2].value != 1 || wt->u.tensor.dims[3].value != 1 ||
+      op_attr_int(r, "groups") != 1 || !ints_all(r, "strides", 1) || !ints_all(r, "padding", 0))
+    return false;
+  return block_fill(ob, lanes) < 0.75 && ow <= 4 * lanes && ow * 4 >= regs * lanes * 3;
+}
+
 /* `let %y = value; layout_transform(%y, "NCHW<c>c", "NCHW")`, reported. */
 static Expr *back_to_nchw(Graph *g, const char *rule, Expr *e, RwBlock *blk, Expr *value,
                           int64_t c) {
@@ -227,7 +252,8 @@ static Expr *alter_conv(Graph *g, Expr *e, Expr *r) {
       dw ? cb : pick_out_block(O, dt, cg * wt->u.tensor.dims[2].value * wt->u.tensor.dims[3].value);
   if (groups > 1 && !dw) /* grouped: blocks of whole groups, or parts of one */
     ob = pick_group_block(O, O / groups, dt), ib = cg % cb ? pick_block(cg, dt) : cb;
-  if (narrow_block(O, ob, dt)) return r;
+  if (narrow_block(O, ob, dt) || pointwise_better(r, wt, ob, yt->u.tensor.dims[3].value, dt))
+    return r;
   RwBlock blk = {0};
   Expr *xb = have ? b.inner : transform(g, x, "NCHW", nchwc(g, cb), e->span);
   const char *kl = arena_printf(g->a, "OIHW%lldi%lldo", (long long)(dw ? 1 : ib), (long long)ob);

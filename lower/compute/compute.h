@@ -239,6 +239,36 @@ bool lc_winograd_applies(const Winograd *g);
 /* Emits it, storing every element of out once. */
 void lc_conv_winograd(LowerCx *L, const Winograd *g, Buffer *out);
 
+/* The pointwise schedule of a 1x1 convolution, stride 1, no padding,
+ * groups 1 (lower/compute/compute_conv_1x1.c): x NCHW (N x C x H x W), w
+ * OIHW (O x C x 1 x 1), out NCHW (N x O x H x W), read and written in
+ * place. */
+typedef struct Pointwise {
+  const LTensor *x, *w;
+  PrimExpr *N;
+  int64_t C, H, W, O;
+  DType dt;
+} Pointwise;
+/* Whether it applies: a row's vector registers mostly full. */
+bool lc_pointwise_applies(const Pointwise *p);
+/* Emits it, storing every element of out once. */
+void lc_conv_pointwise(LowerCx *L, const Pointwise *p, Buffer *out);
+
+/* The row schedule of a depthwise convolution (groups = channels =
+ * outputs; lower/compute/compute_conv_dw.c): x NCHW (N x C x H x W), w OIHW
+ * (C x 1 x KH x KW), out NCHW (N x C x OH x OW); s, d, p: strides,
+ * dilations and the padding before (rows, columns). */
+typedef struct DwRows {
+  const LTensor *x, *w;
+  PrimExpr *N;
+  int64_t C, H, W, KH, KW, OH, OW, s[2], d[2], p[2];
+  DType dt;
+} DwRows;
+/* Whether it applies: a row's vector registers mostly full. */
+bool lc_depthwise_rows_applies(const DwRows *g);
+/* Emits it, storing every element of out once. */
+void lc_conv_depthwise_rows(LowerCx *L, const DwRows *g, Buffer *out);
+
 /* A constant of rank > 0 as an operand (compute_const.c: FuseOps keeps
  * constant arguments in the body for ops flagged OP_VALUE_ARGS); NULL for
  * a dtype no buffer may have.  lc_const_value: the constant an operand is,

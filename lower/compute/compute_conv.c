@@ -626,6 +626,39 @@ static bool conv2d_blocked(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
   return blocked_emit(L, &k, out, true);
 }
 
+/* A 1x1 convolution of stride 1, no padding, groups 1, NCHW / OIHW, static
+ * sizes: the pointwise schedule (compute_conv_1x1.c) when it applies. */
+static bool conv2d_pointwise(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
+  Pointwise p = {.x = c->x, .w = c->w, .N = c->x->shape[0], .dt = dt};
+  p.C = lc_const(c->C), p.H = lc_const(c->H), p.W = lc_const(c->W), p.O = lc_const(c->og);
+  bool plain = true;
+  for (int j = 0; j < 4; j++) plain = plain && c->ax.x[j] == j && c->ax.w[j] == j;
+  if (!plain || !lc_fast_math(L) || !lc_dtype_ok(dt) || !dtype_is_float(dt) || c->groups != 1 ||
+      c->x->dtype != dt || c->w->dtype != dt || lc_const(c->KH) != 1 || lc_const(c->KW) != 1 ||
+      c->s[0] != 1 || c->s[1] != 1 || c->p[0] || c->p[1] || lc_const(c->OH) != p.H ||
+      lc_const(c->OW) != p.W || !lc_pointwise_applies(&p))
+    return false;
+  lc_conv_pointwise(L, &p, out);
+  return true;
+}
+
+/* A depthwise convolution (groups = channels = outputs), NCHW / OIHW,
+ * static sizes: the row schedule (compute_conv_dw.c) when it applies. */
+static bool conv2d_depthwise_rows(LowerCx *L, const Conv *c, DType dt, Buffer *out) {
+  DwRows g = {.x = c->x, .w = c->w, .N = c->x->shape[0], .dt = dt};
+  g.C = lc_const(c->C), g.H = lc_const(c->H), g.W = lc_const(c->W);
+  g.KH = lc_const(c->KH), g.KW = lc_const(c->KW), g.OH = lc_const(c->OH), g.OW = lc_const(c->OW);
+  for (int i = 0; i < 2; i++) g.s[i] = c->s[i], g.d[i] = c->d[i], g.p[i] = c->p[i];
+  bool plain = true;
+  for (int j = 0; j < 4; j++) plain = plain && c->ax.x[j] == j && c->ax.w[j] == j;
+  if (!plain || !lc_fast_math(L) || !lc_dtype_ok(dt) || !dtype_is_float(dt) || c->x->dtype != dt ||
+      c->w->dtype != dt || g.C < 1 || c->groups != g.C || lc_const(c->cg) != 1 ||
+      lc_const(c->og) != 1 || g.KH < 1 || g.KW < 1 || !lc_depthwise_rows_applies(&g))
+    return false;
+  lc_conv_depthwise_rows(L, &g, out);
+  return true;
+}
+
 /* ───────────────────────── the general rule ───────────────────────── */
 
 /* Input position of output o and tap t along one dim. */
@@ -724,7 +757,8 @@ LTensor *compute_conv2d(LowerCx *L, const Expr *call, LTensor **in, int nin) {
   if (!out) return NULL;
   /* the blocked schedule's unpacking stores each element once, last: an
    * elementwise epilogue (bias, relu) fuses into it (lower_epilogue.c) */
-  if (conv2d_blocked(L, &c, dt, out))
+  if (conv2d_pointwise(L, &c, dt, out) || conv2d_depthwise_rows(L, &c, dt, out) ||
+      conv2d_blocked(L, &c, dt, out))
     lc_mark_total(L, out);
   else
     conv2d_general(L, &c, out);

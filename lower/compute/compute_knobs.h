@@ -27,6 +27,9 @@
     1, 0)                                                                                          \
   X(CONV2D_OC_REGS, "conv2d", "oc_regs", 1,                                                        \
     "output channels per block, in vector registers (NCHW convolutions)", 1, 2)                    \
+  X(CONV2D_PW_ROWS, "conv2d", "pw_rows", 0,                                                       \
+    "output channels per tile of a 1x1 NCHW convolution, at most (0: by row width and target)",    \
+    0, 4, 6, 8, 12, 16, 24)                                                                         \
   X(CONV2D_GROUP_CB, "conv2d", "group_cb", 16,                                                    \
     "input channels per packed block of a grouped convolution, at most", 16, 4, 8, 32)              \
   X(CONV2D_GROUP_TILE, "conv2d", "group_tile", 0,                                                  \

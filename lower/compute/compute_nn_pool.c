@@ -132,13 +132,81 @@ static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out,
   lc_store(L, out, x->ndim, idx, pool_result(L, x, p, val, n0, n1));
 }
 
+/* Whether the window of output idx lies inside the input (its first and
+ * last taps along every pooled dim). */
+static PrimExpr *window_inside(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr **idx) {
+  PrimExpr *all = NULL;
+  for (int i = 0; i < p->S; i++) {
+    int a = p->pos[i];
+    PrimExpr *q0 = lc_bin(L, PB_SUB, lc_bin(L, PB_MUL, idx[a], lc_int(L, p->w.stride[i])),
+                          lc_int(L, p->w.lo[i]));
+    PrimExpr *q1 = lc_plus(L, q0, lc_int(L, (p->w.k[i] - 1) * p->w.dil[i]));
+    all = and_(
+        L, all,
+        lc_bin(L, PB_AND, lc_bin(L, PB_GE, q0, lc_int(L, 0)), lc_bin(L, PB_LT, q1, x->shape[a])));
+  }
+  return all;
+}
+
+/* pool_lanes for a window inside the input: the same taps in the same
+ * order with no bounds tests or counts (the count is the window's size). */
+static void pool_lanes_inside(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out,
+                              PrimExpr **idx, TirVar *lane) {
+  int n = x->ndim;
+  PrimExpr *len = x->shape[n - 1];
+  Buffer *acc = lc_alloc(L, "acc", p->at, 1, &len);
+  acc->no_init = true;
+  PrimExpr *init = p->is_max
+                       ? (dtype_is_float(p->at) ? lc_lit(L, p->at, -INFINITY) : lowest(L, p->at))
+                       : lc_lit(L, p->at, 0);
+  TirVar *l0 = lc_tvar(L, "l", len), *l2 = lc_tvar(L, "l", len);
+  PrimExpr *l0i = lc_var(L, l0), *l2i = lc_var(L, l2), *li = lc_var(L, lane);
+  lc_open(L);
+  lc_store(L, acc, 1, &l0i, init);
+  lc_for(L, LOOP_VECTORIZED, l0, len, lc_close(L));
+  PrimExpr *ix[TENSOR_MAX_RANK], *valid, *padded;
+  TirVar *t[NN_MAX_SPATIAL];
+  open_taps(L, x, p, idx, ix, t, &valid, &padded);
+  ix[n - 1] = l2i;
+  PrimExpr *v = lc_cast(L, p->at, lc_at(L, x, ix)), *cur = lc_load(L, acc, 1, &l2i);
+  lc_open(L);
+  lc_store(L, acc, 1, &l2i, p->is_max ? lc_extreme(L, cur, v, true) : lc_plus(L, cur, v));
+  lc_for(L, LOOP_VECTORIZED, l2, len, lc_close(L));
+  int64_t taps = 1;
+  for (int i = p->S; i-- > 0;) {
+    taps *= p->w.k[i];
+    lc_for(L, LOOP_RANGE, t[i], lc_int(L, p->w.k[i]), lc_close(L));
+  }
+  PrimExpr *cnt = lc_lit(L, DT_INT64, (double)taps);
+  PrimExpr *r = pool_result(L, x, p, lc_load(L, acc, 1, &li), cnt, cnt);
+  PrimExpr *oi[TENSOR_MAX_RANK];
+  for (int d = 0; d < n - 1; d++) oi[d] = idx[d];
+  oi[n - 1] = li;
+  lc_open(L);
+  lc_store(L, out, n, oi, r);
+  lc_for(L, LOOP_VECTORIZED, lane, len, lc_close(L));
+}
+
 /* A pool whose last axis is not pooled (NCHW16c, NHWC): per output
  * position, a vector of accumulators along that axis, each lane summing
  * or maxing its taps in the same order as pool_element (so results are
  * the same bit for bit); the window's bounds tests and counts are scalars
- * shared by the lanes. */
+ * shared by the lanes.  A window inside the input (most of them) skips
+ * both (pool_lanes_inside). */
+static void pool_lanes_edge(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx,
+                            TirVar *lane);
 static void pool_lanes(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx,
                        TirVar *lane) {
+  lc_open(L);
+  pool_lanes_inside(L, x, p, out, idx, lane);
+  Stmt *inside = lc_close(L);
+  lc_open(L);
+  pool_lanes_edge(L, x, p, out, idx, lc_tvar(L, "i", x->shape[x->ndim - 1]));
+  lc_if_else(L, window_inside(L, x, p, idx), inside, lc_close(L));
+}
+
+static void pool_lanes_edge(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx,
+                            TirVar *lane) {
   int n = x->ndim;
   PrimExpr *len = x->shape[n - 1], *two = lc_int(L, 2), *i0 = lc_int(L, 0), *i1 = lc_int(L, 1);
   Buffer *acc = lc_alloc(L, "acc", p->at, 1, &len);

@@ -363,6 +363,7 @@ static LTensor *compute_concatenate(LowerCx *L, const Expr *call, LTensor **in, 
   for (int i = 1; i < nin; i++) shape[axis] = lc_bin(L, PB_ADD, shape[axis], in[i]->shape[axis]);
   Buffer *dst = lc_result_buffer(L, call, in[0]->dtype, in[0]->ndim, shape);
   if (!dst) return NULL;
+  dst->no_init = true; /* the operands' slices cover it: no zero fill first */
   PrimExpr *off = lc_int(L, 0);
   for (int i = 0; i < nin; i++) {
     if (lc_const(in[i]->shape[axis]) != 0) store_part(L, in[i], dst, (int)axis, off, false);
