@@ -8,7 +8,8 @@
  * of tensors) the outputs `output` / `output_0`, `output_1`, ... (each an
  * Identity of its value, so an output never doubles as an input).  Let
  * chains are walked iteratively; tuples and projections only regroup the
- * names of values.
+ * names of values.  Local functions, such as FuseOps' Primitive groups,
+ * are inlined where they are called.
  *
  * The table below is the single source of truth of what is exported: one
  * row per Relay op, giving its ONNX op type, the ai.onnx opset since which
@@ -51,7 +52,8 @@ typedef struct Ex {
   Arena *a;
   DiagCtx *d;
   NameVec nodes, inits, inputs;
-  PtrMap vals; /* Var* or Expr* → ExVal* */
+  PtrMap vals; /* Var* or Expr* → ExVal* (the scope of the function being written) */
+  PtrMap fns;  /* Var* → Function*: local functions, inlined where called */
   int next;    /* the next fresh name's number */
   int opset;
   bool failed;
@@ -560,8 +562,32 @@ static int call_inputs(Ex *x, const Expr *call, const char ***in) {
   return n;
 }
 
+/* A local function (a FuseOps group) called: its body with its parameters
+ * bound to the arguments, in a scope of its own (a function called twice
+ * is written twice; one that reads a variable of the caller, a closure, is
+ * refused). */
+static ExVal *export_inline(Ex *x, const Expr *e, const Function *f) {
+  if (f->nparams != e->u.call.nargs)
+    return refuse(x, e->span, "ONNX export: %s", "a call with the wrong number of arguments");
+  PtrMap scope = {0}, outer = x->vals;
+  for (int i = 0; i < f->nparams; i++) {
+    ExVal *v = export_expr(x, e->u.call.args[i]);
+    if (!v) return NULL;
+    ptrmap_put(&scope, f->params[i], v);
+  }
+  x->vals = scope;
+  ExVal *r = export_expr(x, f->body);
+  ptrmap_free(&x->vals);
+  x->vals = outer;
+  return r;
+}
+
 static ExVal *export_call(Ex *x, const Expr *e) {
   const Expr *fn = e->u.call.fn;
+  const Function *local = fn->kind == EX_FN    ? fn->u.fn
+                          : fn->kind == EX_VAR ? ptrmap_get(&x->fns, fn->u.var)
+                                               : NULL;
+  if (local) return export_inline(x, e, local);
   if (fn->kind == EX_GLOBAL)
     return refuse(x, e->span,
                   "ONNX export: a call of @%s (only op calls are exported; recursion and calls "
@@ -607,6 +633,11 @@ static ExVal *export_proj(Ex *x, const Expr *e) {
 /* A let chain, iteratively: each bound value's names under its var. */
 static ExVal *export_let(Ex *x, const Expr *e) {
   while (e->kind == EX_LET) {
+    if (e->u.let.value->kind == EX_FN) { /* bound for the calls that follow */
+      ptrmap_put(&x->fns, e->u.let.var, e->u.let.value->u.fn);
+      e = e->u.let.body;
+      continue;
+    }
     ExVal *v = export_expr(x, e->u.let.value);
     if (!v) return NULL;
     ptrmap_put(&x->vals, e->u.let.var, v);
@@ -642,6 +673,8 @@ static ExVal *export_uncached(Ex *x, const Expr *e) {
       return val1(x, initializer(x, e->u.konst.value));
     case EX_VAR: {
       ExVal *v = ptrmap_get(&x->vals, e->u.var);
+      if (!v && ptrmap_get(&x->fns, e->u.var))
+        return refuse(x, e->span, "ONNX export: %s", "a closure used as a value");
       return v ? v : refuse(x, e->span, "ONNX export: %%%s is not bound", e->u.var->name);
     }
     case EX_CALL:
@@ -767,6 +800,7 @@ bool onnx_export(const Module *m, const char *func, const char *path, Span where
   ok = ok && write_model(model(&x, func, &outs), path, where, d);
   if (ok && info) *info = (OnnxExportInfo){(int)x.nodes.n, (int)x.inits.n, x.opset};
   ptrmap_free(&x.vals);
+  ptrmap_free(&x.fns);
   arena_free(&a);
   return ok;
 }

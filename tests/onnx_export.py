@@ -10,7 +10,7 @@ batch norm, relu, max and average pooling, global pooling, flatten, dense),
 a function of the other ops with a tuple result, and a model exported from
 PyTorch with torch.onnx (conv, batch norm, relu, maxpool, global pool,
 flatten, linear), imported into rly, once as it is and once after the
-inference passes.  Each goes through `rly --emit-onnx`; the file must pass
+inference passes and FuseOps (its groups inlined).  Each goes through `rly --emit-onnx`; the file must pass
 onnx.checker.check_model, run in ONNX Runtime (node, tests/ort_run.js) to
 rly's own outputs on the same inputs, and, imported back into rly, give
 them again in both exec modes (|a - b| <= atol + rtol * |b|, rtol 1e-4).
@@ -284,7 +284,7 @@ def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as folder:
         tp, tx, tref = torch_model(folder)
-        inference = ("--pass", "SimplifyInference,FoldConstant,FoldScaleAxis,FoldConstant")
+        inference = ("--pass", "SimplifyInference,FoldConstant,FoldScaleAxis,FoldConstant,FuseOps")
         cases = [(c()[0], lambda c=c: text_case(rly, ort, folder, c())) for c in (mlp_case, cnn_case, misc_case)]
         cases += [("torch", lambda: check_model(rly, ort, folder, "torch", tp, [tx], [f":import {tp}"], want=[tref])),
                   ("torch_inference_passes",
