@@ -472,6 +472,53 @@ static ExVal *ex_reduce(Ex *x, const Expr *call, const char **in, int nin, const
   return val1(x, out);
 }
 
+/* ArgMax / ArgMin over one axis (int64 in ONNX), cast to the result's
+ * dtype when that is not int64. */
+static ExVal *ex_arg(Ex *x, const Expr *call, const char **in, int nin, const ExportRow *r) {
+  (void)nin;
+  int64_t ax[EXPORT_MAX_RANK];
+  int nd = rank_of(call->u.call.args[0]->ty), k = reduce_axes(call, nd, ax);
+  if (k != 1) return refuse(x, call->span, "ONNX export: %s over other than one axis", r->relay);
+  const char *out = fresh(x, "t");
+  Onnx__NodeProto *n = node(x, r->onnx, 1, in, out);
+  set_int(x, n, "axis", ax[0]);
+  set_int(x, n, "keepdims", op_attr_bool(call, "keepdims"));
+  set_int(x, n, "select_last_index", op_attr_bool(call, "select_last_index"));
+  DType dt = dtype_of(call->ty);
+  if (dt == DT_INT64) return val1(x, out);
+  const char *cast = fresh(x, "t");
+  set_int(x, node(x, "Cast", 1, &out, cast), "to", onnx_type_of(dt));
+  return val1(x, cast);
+}
+
+/* Split (the sizes as an input when the parts' sizes along the axis are
+ * known, else equal parts): one output per part. */
+static ExVal *ex_split(Ex *x, const Expr *call, const char **in, int nin, const ExportRow *r) {
+  (void)nin;
+  const Type *t = call->ty;
+  int nd = rank_of(call->u.call.args[0]->ty);
+  int64_t axis = op_attr_int(call, "axis");
+  axis = axis < 0 ? axis + nd : axis;
+  if (!t || t->kind != TY_TUPLE || axis < 0 || axis >= nd)
+    return refuse(x, call->span, "ONNX export: %s of an unknown type", r->relay);
+  ExVal *v = arena_alloc(x->a, sizeof *v);
+  v->n = t->u.tuple.n;
+  v->names = arena_alloc(x->a, (size_t)(v->n + 1) * sizeof *v->names);
+  int64_t *sizes = arena_alloc(x->a, (size_t)(v->n + 1) * sizeof *sizes);
+  bool known = true;
+  for (int i = 0; i < v->n; i++) {
+    const Type *f = t->u.tuple.fields[i];
+    known = known && rank_of(f) == nd && f->u.tensor.dims[axis].kind == DIM_CONST;
+    sizes[i] = known ? f->u.tensor.dims[axis].value : 0;
+    v->names[i] = fresh(x, "t");
+  }
+  const char *ins[2] = {in[0], known ? const_i64s(x, v->n, sizes) : NULL};
+  Onnx__NodeProto *n = node(x, r->onnx, known ? 2 : 1, ins, v->names[0]);
+  n->n_output = (size_t)v->n, n->output = (char **)v->names;
+  set_int(x, n, "axis", axis);
+  return v;
+}
+
 static ExVal *ex_cast(Ex *x, const Expr *call, const char **in, int nin, const ExportRow *r) {
   int32_t to = onnx_type_of(dtype_of(call->ty));
   if (!to) return refuse(x, call->span, "ONNX export: cast to %s", dtype_name(dtype_of(call->ty)));
@@ -526,6 +573,9 @@ static const ExportRow rows[] = {
     {"max", "ReduceMax", 1, ex_reduce, 0},
     {"min", "ReduceMin", 1, ex_reduce, 0},
     {"prod", "ReduceProd", 1, ex_reduce, 0},
+    {"argmax", "ArgMax", 12, ex_arg, 0},
+    {"argmin", "ArgMin", 12, ex_arg, 0},
+    {"split", "Split", 13, ex_split, 0},
     {"cast", "Cast", 6, ex_cast, 0},
     {NULL, NULL, 0, NULL, 0},
 };

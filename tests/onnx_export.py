@@ -15,7 +15,9 @@ onnx.checker.check_model, run in ONNX Runtime (node, tests/ort_run.js) to
 rly's own outputs on the same inputs, and, imported back into rly, give
 them again in both exec modes (|a - b| <= atol + rtol * |b|, rtol 1e-4).
 Functions with a reference or a match must be refused with a located error
-and no file written, as must an op with no ONNX form.  Prints
+and no file written, as must an op with no ONNX form.  Last,
+examples/train_digits.rly's trained model is exported and ONNX Runtime's
+predictions on the test split must be rly's.  Prints
 "onnx_export: N passed, N failed"; exits 1 on a failure and 77 (skipped)
 when onnx, torch or ONNX Runtime (npm) is not to be had."""
 import json
@@ -256,6 +258,26 @@ def text_case(rly, ort, folder, case):
     return check_model(rly, ort, folder, tag, src, inputs, load, extra)
 
 
+def digits(rly, ort, folder):
+    """examples/train_digits.rly's trained MLP, its weights bound into
+    @predict, exported: ONNX Runtime's predictions on the test split must be
+    rly's, and score the same."""
+    ex = os.path.join(ROOT, "examples")
+    p, model, pred = (os.path.join(folder, n) for n in ("digits_p.npz", "digits.onnx", "digits_pred.npy"))
+    r = run([rly, os.path.join(ex, "train_digits.rly"), "-e", "let %p = %trained.0;", "-e", f":save %p {p}",
+             "-e", f":bind @predict {p}", "-e", f":emit @predict {model}", "-e", "let %pred = @predict(%xt);",
+             "-e", f":save %pred {pred}"])
+    if r.returncode != 0:
+        return ["rly: " + (r.stderr.strip() or r.stdout.strip())]
+    onnx.checker.check_model(onnx.load(model), full_check=True)
+    test = np.load(os.path.join(ex, "digits", "test.npz"))
+    got, want = ort_outputs(ort, model, folder, [test["x"]])[0], np.load(pred)
+    acc = float(np.mean(got == test["y"]))
+    print(f"digits: ONNX Runtime's test accuracy {acc:.4f}, rly's {float(np.mean(want == test['y'])):.4f}")
+    errs = [] if np.array_equal(got, want) else [f"{int(np.sum(got != want))} predictions differ from rly's"]
+    return errs + ([] if acc >= 0.97 else [f"accuracy {acc:.4f} below 0.97"])
+
+
 def refusal(rly, folder, name):
     text, pattern = REFUSED[name]
     src, out = os.path.join(folder, f"bad_{name}.rly"), os.path.join(folder, f"bad_{name}.onnx")
@@ -290,6 +312,7 @@ def main():
                   ("torch_inference_passes",
                    lambda: check_model(rly, ort, folder, "torch_inf", tp, [tx], [f":import {tp}"], inference,
                                        want=[tref]))]
+        cases += [("train_digits", lambda: digits(rly, ort, folder))]
         cases += [(f"refuse_{n}", lambda n=n: refusal(rly, folder, n)) for n in REFUSED]
         for name, fn in cases:
             try:
