@@ -52,9 +52,10 @@ typedef struct Ex {
   Arena *a;
   DiagCtx *d;
   NameVec nodes, inits, inputs;
-  PtrMap vals; /* Var* or Expr* → ExVal* (the scope of the function being written) */
-  PtrMap fns;  /* Var* → Function*: local functions, inlined where called */
-  int next;    /* the next fresh name's number */
+  PtrMap vals;  /* Var* or Expr* → ExVal* (the scope of the function being written) */
+  PtrMap fns;   /* Var* → Function*: local functions, inlined where called */
+  StrMap taken; /* the graph inputs' names, which fresh names avoid */
+  int next;     /* the next fresh name's number */
   int opset;
   bool failed;
 } Ex;
@@ -90,8 +91,12 @@ static ExVal *val1(Ex *x, const char *name) {
   return v;
 }
 
+/* A name not given yet in the graph: prefix and a number. */
 static const char *fresh(Ex *x, const char *prefix) {
-  return arena_printf(x->a, "%s%d", prefix, x->next++);
+  const char *s;
+  do s = arena_printf(x->a, "%s%d", prefix, x->next++);
+  while (strmap_get(&x->taken, s));
+  return s;
 }
 
 static ExVal *refuse(Ex *x, Span sp, const char *fmt, const char *what) {
@@ -281,8 +286,17 @@ static bool window_attrs(Ex *x, const Expr *call, Onnx__NodeProto *n, bool dilat
   return true;
 }
 
+/* ONNX's Conv and MatMul give their inputs' dtype: an out_dtype of
+ * another is refused. */
+static bool same_dtype(Ex *x, const Expr *call, const ExportRow *r) {
+  if (dtype_of(call->ty) == dtype_of(call->u.call.args[0]->ty)) return true;
+  refuse(x, call->span, "ONNX export: %s with an out_dtype other than its input's", r->relay);
+  return false;
+}
+
 static ExVal *ex_conv(Ex *x, const Expr *call, const char **in, int nin, const ExportRow *r) {
-  if (!nchw(x, call, "data_layout") || !nchw(x, call, "kernel_layout")) return NULL;
+  if (!nchw(x, call, "data_layout") || !nchw(x, call, "kernel_layout") || !same_dtype(x, call, r))
+    return NULL;
   const char *out = fresh(x, "t");
   Onnx__NodeProto *n = node(x, r->onnx, nin, in, out);
   if (!window_attrs(x, call, n, true)) return NULL;
@@ -348,6 +362,7 @@ static ExVal *ex_matmul(Ex *x, const Expr *call, const char **in, int nin, const
   int na = rank_of(call->u.call.args[0]->ty), nb = rank_of(call->u.call.args[1]->ty);
   if (na < 2 || nb < 2 || na > EXPORT_MAX_RANK || nb > EXPORT_MAX_RANK)
     return refuse(x, call->span, "ONNX export: %s of operands of rank below 2", r->relay);
+  if (!same_dtype(x, call, r)) return NULL;
   bool ta = r->arg == 0 && op_attr_bool(call, "transpose_a");
   bool tb = r->arg == 1 || op_attr_bool(call, "transpose_b");
   const char *ins[2] = {ta ? swap_last(x, in[0], na) : in[0], tb ? swap_last(x, in[1], nb) : in[1]};
@@ -439,8 +454,9 @@ static ExVal *ex_squeeze(Ex *x, const Expr *call, const char **in, int nin, cons
   } else {
     k = op_attr_ints(call, "axis", ax, EXPORT_MAX_RANK);
   }
-  const char *ins[2] = {in[0], k >= 0 ? const_i64s(x, k, ax) : NULL}, *out = fresh(x, "t");
-  node(x, r->onnx, k >= 0 ? 2 : 1, ins, out);
+  if (k == 0) return val1(x, in[0]); /* no axis added or removed */
+  const char *ins[2] = {in[0], k > 0 ? const_i64s(x, k, ax) : NULL}, *out = fresh(x, "t");
+  node(x, r->onnx, k > 0 ? 2 : 1, ins, out);
   return val1(x, out);
 }
 
@@ -760,10 +776,11 @@ static bool export_params(Ex *x, const FuncDef *f) {
   for (int i = 0; i < fn->nparams; i++) {
     const Var *p = fn->params[i];
     const Type *t = f->ty && f->ty->kind == TY_FUNC ? f->ty->u.func.params[i] : p->annot;
-    const char *name = arena_printf(x->a, "%s", var_named(p) ? p->name : "input");
-    for (size_t j = 0; j < x->inputs.n; j++)
-      if (strcmp(((Onnx__ValueInfoProto *)x->inputs.items[j])->name, name) == 0)
-        name = arena_printf(x->a, "%s_%d", name, i);
+    const char *name = var_named(p) ? p->name : "input";
+    if (strncmp(name, "output", 6) == 0) /* the outputs' names: output, output_i */
+      name = arena_printf(x->a, "in_%s", name);
+    while (strmap_get(&x->taken, name)) name = arena_printf(x->a, "%s_%d", name, i);
+    strmap_put(&x->taken, name, (void *)name);
     Onnx__ValueInfoProto *vi = value_info(x, name, t);
     if (!vi)
       return refuse(x, p->span, "ONNX export: parameter %%%s is not a tensor of a numeric dtype",
@@ -851,6 +868,7 @@ bool onnx_export(const Module *m, const char *func, const char *path, Span where
   if (ok && info) *info = (OnnxExportInfo){(int)x.nodes.n, (int)x.inits.n, x.opset};
   ptrmap_free(&x.vals);
   ptrmap_free(&x.fns);
+  strmap_free(&x.taken);
   arena_free(&a);
   return ok;
 }

@@ -7,7 +7,8 @@ Usage: /usr/bin/python3 tests/onnx_export.py PATH/TO/rly [-v]
 Models built here (random weights, fixed seeds): an MLP with a dynamic
 batch axis, a small CNN (grouped, strided, dilated, padded convolution,
 batch norm, relu, max and average pooling, global pooling, flatten, dense),
-a function of the other ops with a tuple result, and a model exported from
+a function of the other ops with a tuple result (its parameters named like
+the graph names the export makes up: c0, output), and a model exported from
 PyTorch with torch.onnx (conv, batch norm, relu, maxpool, global pool,
 flatten, linear), imported into rly, once as it is and once after the
 inference passes and FuseOps (its groups inlined).  Each goes through `rly --emit-onnx`; the file must pass
@@ -94,19 +95,19 @@ def @main(%x: Tensor[(2, 4, 12, 12), float32], %w: Tensor[(8, 2, 3, 3), float32]
 """
 
 MISC = """
-def @main(%a: Tensor[(2, 3, 4), float32], %b: Tensor[(3, 1), float32], %m: Tensor[(2, 4, 5), float32]) {
-  %0 = add(%a, %b);
-  %1 = subtract(%0, multiply(%a, %b));
-  %2 = divide(%1, add(multiply(%b, %b), 1f));
+def @main(%a: Tensor[(2, 3, 4), float32], %c0: Tensor[(3, 1), float32], %output: Tensor[(2, 4, 5), float32]) {
+  %0 = add(%a, %c0);
+  %1 = subtract(%0, multiply(%a, %c0));
+  %2 = divide(%1, add(multiply(%c0, %c0), 1f));
   %3 = maximum(%2, minimum(%a, 0.5f));
   %4 = clip(%3, a_min=-0.7f, a_max=0.9f);
-  %5 = concatenate((sigmoid(%4), tanh(%a), exp(%b * %a)), axis=1);
+  %5 = concatenate((sigmoid(%4), tanh(%a), exp(%c0 * %a)), axis=1);
   %6 = transpose(%5, axes=[0, 2, 1]);
   %7 = reshape(%6, newshape=[0, -1]);
   %8 = expand_dims(mean(%a, axis=[1], keepdims=False), axis=1);
   %9 = squeeze(%8, axis=[1]);
   %10 = sum(%a, axis=[1], exclude=True, keepdims=True);
-  %11 = nn.batch_matmul(%a, %m);
+  %11 = nn.batch_matmul(%a, %output);
   %12 = nn.log_softmax(%7, axis=1);
   %13 = cast(cast(%9, dtype="int32"), dtype="float32");
   %14 = nn.leaky_relu(%11, alpha=0.1f);
