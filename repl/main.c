@@ -154,7 +154,7 @@ static bool list_ops(Cli *cli, const CliOption *o, const char *a) {
   X("dot", 0, required_argument, "@f", set_dot, "a function (@f)",                                \
     "draw @f's dataflow graph (after --pass, if any) into -o OUT.dot|svg|png")                    \
   X("emit-onnx", 0, required_argument, "OUT.onnx", set_emit_onnx, "a file",                       \
-    "--emit-onnx OUT.onnx FILE.rly|.onnx: write @main (or --entry) as an ONNX model")             \
+    "write FILE.rly|FILE.onnx's @main (or --entry) as an ONNX model")                             \
   X("entry", 0, required_argument, "@f", set_entry, "a function (@f)",                            \
     "with --emit-onnx: the function to write (default @main)")                                    \
   X("tune", 0, no_argument, NULL, set_tune, NULL,                                                 \
