@@ -7,8 +7,8 @@ Usage: /usr/bin/python3 tests/onnx_export.py PATH/TO/rly [-v]
 Models built here (random weights, fixed seeds): an MLP with a dynamic
 batch axis, a small CNN (grouped, strided, dilated, padded convolution,
 batch norm, relu, max and average pooling, global pooling, flatten, dense),
-a function of the other ops with a tuple result (its parameters named like
-the graph names the export makes up: c0, output), and a model exported from
+two functions of the other ops with tuple results (one's parameters named
+like the graph names the export makes up: c0, output), and a model exported from
 PyTorch with torch.onnx (conv, batch norm, relu, maxpool, global pool,
 flatten, linear), imported into rly, once as it is and once after the
 inference passes and FuseOps (its groups inlined).  Each goes through `rly --emit-onnx`; the file must pass
@@ -115,6 +115,15 @@ def @main(%a: Tensor[(2, 3, 4), float32], %c0: Tensor[(3, 1), float32], %output:
 }
 """
 
+UNARY = """
+def @main(%a: Tensor[(2, 3, 4), float32], %x: Tensor[(2, 3, 5, 5), float32]) {
+  %0 = add(abs(%a), 0.5f);
+  (power(%0, %a), log(%0), sqrt(%0), negative(%a), erf(%a), copy(%a), nn.global_max_pool2d(%x),
+   max(%a, axis=[2]), min(%a, axis=[0, 2], keepdims=True), prod(%0), argmin(%a, axis=[1]),
+   argmax(%x, axis=[-1], keepdims=True))
+}
+"""
+
 REFUSED = {
     "ref": ("def @main(%x: Tensor[(3), float32]) {\n  let %r = ref(%x);\n  %r^\n}\n",
             r":2:\d+: error: ONNX export: a reference"),
@@ -124,6 +133,10 @@ REFUSED = {
     "op": ("def @main(%x: Tensor[(3), float32]) {\n  sin(%x)\n}\n",
            r":2:\d+: error: ONNX export: op `sin` has no ONNX translation"),
 }
+
+
+def unary_case():
+    return "unary", UNARY, {}, [rand(2, 3, 4, seed=20), rand(2, 3, 5, 5, seed=21)]
 
 
 def mlp_case():
@@ -308,7 +321,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         tp, tx, tref = torch_model(folder)
         inference = ("--pass", "SimplifyInference,FoldConstant,FoldScaleAxis,FoldConstant,FuseOps")
-        cases = [(c()[0], lambda c=c: text_case(rly, ort, folder, c())) for c in (mlp_case, cnn_case, misc_case)]
+        cases = [(c()[0], lambda c=c: text_case(rly, ort, folder, c())) for c in (mlp_case, cnn_case, misc_case, unary_case)]
         cases += [("torch", lambda: check_model(rly, ort, folder, "torch", tp, [tx], [f":import {tp}"], want=[tref])),
                   ("torch_inference_passes",
                    lambda: check_model(rly, ort, folder, "torch_inf", tp, [tx], [f":import {tp}"], inference,
