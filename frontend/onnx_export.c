@@ -635,12 +635,13 @@ static int call_inputs(Ex *x, const Expr *call, const char ***in) {
 static ExVal *export_inline(Ex *x, const Expr *e, const Function *f) {
   if (f->nparams != e->u.call.nargs)
     return refuse(x, e->span, "ONNX export: %s", "a call with the wrong number of arguments");
-  PtrMap scope = {0}, outer = x->vals;
+  PtrMap scope = {0};
   for (int i = 0; i < f->nparams; i++) {
     ExVal *v = export_expr(x, e->u.call.args[i]);
-    if (!v) return NULL;
+    if (!v) return ptrmap_free(&scope), NULL;
     ptrmap_put(&scope, f->params[i], v);
   }
+  PtrMap outer = x->vals; /* taken now: the arguments' export may have grown it */
   x->vals = scope;
   ExVal *r = export_expr(x, f->body);
   ptrmap_free(&x->vals);

@@ -168,16 +168,28 @@ class TorchNet(nn.Module):
         return self.body(x)
 
 
-def torch_model(folder):
+class DeepNet(nn.Module):
+    """16 conv-bn-relu blocks: after FuseOps, many groups called with constants."""
+
+    def __init__(self):
+        super().__init__()
+        blocks = [m for _ in range(16) for m in (nn.Conv2d(4, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())]
+        self.body = nn.Sequential(*blocks, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def torch_model(folder, cls=TorchNet, name="torchnet", shape=(2, 3, 16, 16)):
     torch.manual_seed(3)
-    net = TorchNet().eval()
+    net = cls().eval()
     g = torch.Generator().manual_seed(4)
     for m in net.modules():
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.1)
             m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-    x = rand(2, 3, 16, 16, seed=19)
-    path = os.path.join(folder, "torchnet.onnx")
+    x = rand(*shape, seed=19)
+    path = os.path.join(folder, name + ".onnx")
     torch.onnx.export(net, torch.from_numpy(x), path, opset_version=13, input_names=["x"],
                       dynamic_axes={"x": {0: "batch"}})
     return path, x, net(torch.from_numpy(x)).numpy()
@@ -326,6 +338,9 @@ def main():
                   ("torch_inference_passes",
                    lambda: check_model(rly, ort, folder, "torch_inf", tp, [tx], [f":import {tp}"], inference,
                                        want=[tref]))]
+        dp, dx, dref = torch_model(folder, DeepNet, "deepnet", (2, 4, 8, 8))
+        cases += [("torch_deep_fused", lambda: check_model(rly, ort, folder, "deep", dp, [dx], [f":import {dp}"],
+                                                           inference, want=[dref]))]
         cases += [("train_digits", lambda: digits(rly, ort, folder))]
         cases += [(f"refuse_{n}", lambda n=n: refusal(rly, folder, n)) for n in REFUSED]
         for name, fn in cases:
