@@ -260,6 +260,12 @@ Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *
   return out;
 }
 
+bool engine_export_onnx(Engine *e, const Module *m, const char *func, const char *path, Span where,
+                        OnnxExportInfo *info) {
+  engine_enter(e);
+  return onnx_export(m, func, path, where, e->diag, info);
+}
+
 /* ───────────────────────────── lowering ───────────────────────────── */
 
 /* The jit's (fuse_options_jit), with this engine's max_depth. */

@@ -83,6 +83,10 @@ Module *engine_passes(Engine *e, Module *m, Arena *a, const char *names);
  * where: the command that asked, for notes (or {0}). */
 Module *engine_import_onnx(Engine *e, const Module *base, Arena *a, const char *path,
                            const char *func, bool bind, Span where, OnnxWeights *w);
+/* Writes @func of m as an ONNX model at path (frontend/onnx.h's
+ * onnx_export); false after diagnostics, nothing written. */
+bool engine_export_onnx(Engine *e, const Module *m, const char *func, const char *path, Span where,
+                        OnnxExportInfo *info);
 
 /* The jit mode's view of m: definitions fused and lowered to prim
  * functions plus those prim functions; *ex (may be NULL) is lowered too.

@@ -61,4 +61,21 @@ bool onnx_import(const char *path, Module *m, const OnnxImportOptions *o, DiagCt
  * default domain), for help texts; static storage. */
 const char *onnx_supported_ops(void);
 
+/* What onnx_export wrote: its nodes, initializers and ai.onnx opset. */
+typedef struct OnnxExportInfo {
+  int nodes, initializers, opset;
+} OnnxExportInfo;
+
+/* Writes @func of the type-checked module m as an ONNX model at path
+ * (frontend/onnx_export.c): parameters become graph inputs, constants
+ * initializers, op calls nodes (one row per Relay op in its table), the
+ * result the outputs.  False after diagnostics (each refused construct
+ * named where it is; where: the command that asked, for a note), and
+ * then nothing is written. */
+bool onnx_export(const Module *m, const char *func, const char *path, Span where, DiagCtx *d,
+                 OnnxExportInfo *info);
+
+/* The Relay ops onnx_export writes, as "add subtract ..."; static storage. */
+const char *onnx_exported_ops(void);
+
 #endif

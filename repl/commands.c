@@ -175,6 +175,15 @@ typedef RunStatus (*CmdFn)(Session *s, const char *args, Span where);
     "by Graphviz (over " DRAW_DOT_NODES_TEXT                                                       \
     " nodes: placed in rows, edges without types).\n"                                              \
     "`rly --dot @f FILE.rly -o OUT.svg` draws from the command line.")                             \
+  X(emit, "emit", "@f OUT.onnx", DEF, repl_cmd_emit,                                               \
+    "write a function (after the passes run on it) as an ONNX model",                              \
+    "Parameters become graph inputs (a named or `?` dim a dim_param), constants\n"                 \
+    "(bound weights) initializers, op calls nodes, a tuple result several\n"                       \
+    "outputs; the opset is the lowest that holds every op used (at least 13).\n"                   \
+    "References, ADTs and match, closures, calls of other functions and ops\n"                     \
+    "without an ONNX form are refused where they are, and nothing is written.\n"                   \
+    "Only .onnx is written for now.  `rly --emit-onnx OUT.onnx FILE` does it\n"                    \
+    "from the command line.")                                                                      \
   X(bindings, "bindings", "[name|size]", NONE, repl_cmd_bindings,                                  \
     "list the session variables: type, bytes of tensor data, total, memory limit",                 \
     "Sorted by name, or by size (largest first).  Storage several variables share\n"               \

@@ -36,14 +36,16 @@ typedef struct Action {
 
 typedef struct Cli {
   bool print, types, check, help, version, interactive, no_prelude, profile;
-  bool tune;          /* --tune [MINUTES] FILE: tune the model's kernels (:tune @main) */
-  bool tvmscript;     /* --print-tvmscript: the prim functions as TVMScript */
-  const char *passes; /* --pass NAME[,NAME…]: run passes, print the module */
-  const char *params; /* --params FILE: BindParams of @main (cmd_data.c) */
-  const char *import; /* --import FILE.onnx: print the model's module */
-  const char *output; /* -o FILE: where --import writes (weights beside it), or --dot */
-  const char *dot;    /* --dot @f: draw @f's dataflow graph into -o (engine/draw.h) */
-  const char *ops;    /* --list-ops[=FORMAT]: print the op table (op_table.c) */
+  bool tune;             /* --tune [MINUTES] FILE: tune the model's kernels (:tune @main) */
+  bool tvmscript;        /* --print-tvmscript: the prim functions as TVMScript */
+  const char *passes;    /* --pass NAME[,NAME…]: run passes, print the module */
+  const char *params;    /* --params FILE: BindParams of @main (cmd_data.c) */
+  const char *import;    /* --import FILE.onnx: print the model's module */
+  const char *output;    /* -o FILE: where --import writes (weights beside it), or --dot */
+  const char *dot;       /* --dot @f: draw @f's dataflow graph into -o (engine/draw.h) */
+  const char *ops;       /* --list-ops[=FORMAT]: print the op table (op_table.c) */
+  const char *emit_onnx; /* --emit-onnx OUT.onnx FILE: write @entry as ONNX (:emit) */
+  const char *entry;     /* --entry @f: the function --emit-onnx writes (@main) */
   int nfiles;
   const char **files;
   int nactions;
@@ -98,6 +100,8 @@ CLI_TEXT(params)
 CLI_TEXT(import)
 CLI_TEXT(output)
 CLI_TEXT(dot)
+CLI_TEXT(emit_onnx)
+CLI_TEXT(entry)
 
 static void add_action(Cli *cli, char kind, const char *arg) {
   cli->actions[cli->nactions].kind = kind;
@@ -149,6 +153,10 @@ static bool list_ops(Cli *cli, const CliOption *o, const char *a) {
     "with --import: write the text to OUT.rly and the weights to OUT.npz")                        \
   X("dot", 0, required_argument, "@f", set_dot, "a function (@f)",                                \
     "draw @f's dataflow graph (after --pass, if any) into -o OUT.dot|svg|png")                    \
+  X("emit-onnx", 0, required_argument, "OUT.onnx", set_emit_onnx, "a file",                       \
+    "write FILE.rly|FILE.onnx's @main (or --entry) as an ONNX model")                             \
+  X("entry", 0, required_argument, "@f", set_entry, "a function (@f)",                            \
+    "with --emit-onnx: the function to write (default @main)")                                    \
   X("tune", 0, no_argument, NULL, set_tune, NULL,                                                 \
     "--tune [MINUTES] FILE.rly|.onnx: tune its @main's kernels (10 minutes by default)")          \
   X("list-ops", 0, optional_argument, "F", list_ops, NULL,                                        \
@@ -548,6 +556,31 @@ static int tune_session(Cli *cli) {
   return run_session(cli);
 }
 
+/* --emit-onnx OUT.onnx FILE [--entry @f]: the file (an .onnx imported as
+ * @main; --params and --pass apply), then `:emit @f OUT.onnx`. */
+static int emit_session(Cli *cli) {
+  char cmd[4400], imp[4200];
+  if (cli->nfiles != 1 || (cli->entry && cli->entry[0] != '@')) {
+    fputs("rly: --emit-onnx needs OUT.onnx and one FILE.rly|FILE.onnx (--entry @f)\n", stderr);
+    return 2;
+  }
+  const char *file = cli->files[0];
+  size_t n = strlen(file);
+  cli->nactions = 0;
+  snprintf(imp, sizeof imp, ":import %s", file);
+  if (n > 5 && strcmp(file + n - 5, ".onnx") == 0)
+    add_action(cli, 'e', imp);
+  else
+    add_action(cli, 'f', file);
+  char passes[4200];
+  snprintf(passes, sizeof passes, ":pass %s", cli->passes ? cli->passes : "");
+  for (char *c = passes; *c; c++) *c = *c == ',' ? ' ' : *c;
+  if (cli->passes) add_action(cli, 'e', passes);
+  snprintf(cmd, sizeof cmd, ":emit %s \"%s\"", cli->entry ? cli->entry : "@main", cli->emit_onnx);
+  add_action(cli, 'e', cmd);
+  return run_session(cli);
+}
+
 /* Batch modes (check, print, passes) run per file and stop at the first
  * failure; otherwise a session runs the actions and maybe the REPL. */
 int main(int argc, char **argv) {
@@ -566,6 +599,8 @@ int main(int argc, char **argv) {
     status = repl_list_ops(cli.ops);
   } else if (cli.import) {
     status = import_model(&cli);
+  } else if (cli.emit_onnx) {
+    status = emit_session(&cli);
   } else if (cli.dot && !cli.output) {
     fputs("rly: --dot needs -o OUT.dot, OUT.svg or OUT.png\n", stderr), status = 2;
   } else if (cli.output && !cli.dot) {

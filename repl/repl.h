@@ -213,6 +213,8 @@ RunStatus repl_cmd_profile(Session *s, const char *args, Span where);
 void repl_print_profile(Session *s, Profile *p, Span where);
 /* :dot @f FILE: the function's dataflow graph as .dot, .svg or .png (cmd_dot.c). */
 RunStatus repl_cmd_dot(Session *s, const char *args, Span where);
+/* :emit @f OUT.onnx: the function as an ONNX model (cmd_emit.c). */
+RunStatus repl_cmd_emit(Session *s, const char *args, Span where);
 /* The workspace commands (cmd_workspace.c): :bindings, :del, :write. */
 RunStatus repl_cmd_bindings(Session *s, const char *args, Span where);
 RunStatus repl_cmd_del(Session *s, const char *args, Span where);
