@@ -534,6 +534,17 @@ static int run_session(Cli *cli) {
   return status;
 }
 
+/* The session's program: FILE.onnx imported as @main (the `:import` text
+ * written into imp, which must outlive the run), any other file loaded. */
+static void add_model(Cli *cli, const char *file, char *imp, size_t n) {
+  size_t len = strlen(file);
+  snprintf(imp, n, ":import %s", file);
+  if (len > 5 && strcmp(file + len - 5, ".onnx") == 0)
+    add_action(cli, 'e', imp);
+  else
+    add_action(cli, 'f', file);
+}
+
 /* --tune [MINUTES] FILE: the file (an .onnx imported as @main), then
  * `:tune @main minutes=M`, as a session's actions. */
 static int tune_session(Cli *cli) {
@@ -543,14 +554,8 @@ static int tune_session(Cli *cli) {
     fputs("rly: --tune needs [MINUTES] FILE.rly|FILE.onnx\n", stderr);
     return 2;
   }
-  const char *file = cli->files[cli->nfiles - 1];
-  size_t n = strlen(file);
   cli->nactions = 0;
-  snprintf(imp, sizeof imp, ":import %s", file);
-  if (n > 5 && strcmp(file + n - 5, ".onnx") == 0)
-    add_action(cli, 'e', imp);
-  else
-    add_action(cli, 'f', file);
+  add_model(cli, cli->files[cli->nfiles - 1], imp, sizeof imp);
   snprintf(cmd, sizeof cmd, ":tune @main minutes=%g", minutes);
   add_action(cli, 'e', cmd);
   return run_session(cli);
@@ -564,14 +569,8 @@ static int emit_session(Cli *cli) {
     fputs("rly: --emit-onnx needs OUT.onnx and one FILE.rly|FILE.onnx (--entry @f)\n", stderr);
     return 2;
   }
-  const char *file = cli->files[0];
-  size_t n = strlen(file);
   cli->nactions = 0;
-  snprintf(imp, sizeof imp, ":import %s", file);
-  if (n > 5 && strcmp(file + n - 5, ".onnx") == 0)
-    add_action(cli, 'e', imp);
-  else
-    add_action(cli, 'f', file);
+  add_model(cli, cli->files[0], imp, sizeof imp);
   char passes[4200];
   snprintf(passes, sizeof passes, ":pass %s", cli->passes ? cli->passes : "");
   for (char *c = passes; *c; c++) *c = *c == ',' ? ' ' : *c;

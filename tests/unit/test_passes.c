@@ -512,7 +512,7 @@ static bool record(void *user, const PassRewrite *rw) {
 
 /* The pass table, lookup, unknown passes, the diff, and the hook's order and stop. */
 static void test_manager(void) {
-  CHECK(pass_count() == 13);
+  CHECK(pass_count() == 14);
   CHECK(pass_lookup("effecttostate") == pass_lookup("EffectToState"));
   CHECK(pass_lookup("Nope") == NULL);
   for (int i = 0; i < pass_count(); i++) CHECK(pass_get(i)->doc && pass_get(i)->must_typecheck);
