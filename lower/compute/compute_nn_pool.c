@@ -54,6 +54,13 @@ typedef struct PoolRule {
   Buffer *acc, *cnt; /* [value, tap]; [taps inside, taps inside the padding] */
 } PoolRule;
 
+/* The accumulator's start: the dtype's lowest value for a max pool, 0 for
+ * a sum. */
+static PrimExpr *pool_init(LowerCx *L, const PoolRule *p) {
+  if (!p->is_max) return lc_lit(L, p->at, 0);
+  return dtype_is_float(p->at) ? lc_lit(L, p->at, -INFINITY) : lowest(L, p->at);
+}
+
 /* The accumulation of one tap at input position ix (valid: inside the
  * input; padded: inside the padded input). */
 static void tap(LowerCx *L, const LTensor *x, const PoolRule *p, PrimExpr **ix, PrimExpr *valid,
@@ -116,9 +123,7 @@ static PrimExpr *pool_result(LowerCx *L, const LTensor *x, const PoolRule *p, Pr
 static void pool_element(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out, PrimExpr **idx) {
   PrimExpr *two = lc_int(L, 2), *i0 = lc_int(L, 0), *i1 = lc_int(L, 1);
   p->acc = lc_alloc(L, "acc", p->at, 1, &two), p->cnt = lc_alloc(L, "cnt", DT_INT64, 1, &two);
-  PrimExpr *init = p->is_max
-                       ? (dtype_is_float(p->at) ? lc_lit(L, p->at, -INFINITY) : lowest(L, p->at))
-                       : lc_lit(L, p->at, 0);
+  PrimExpr *init = pool_init(L, p);
   lc_store(L, p->acc, 1, &i0, init);
   lc_store(L, p->cnt, 1, &i0, lc_lit(L, DT_INT64, 0));
   lc_store(L, p->cnt, 1, &i1, lc_lit(L, DT_INT64, 0));
@@ -148,6 +153,17 @@ static PrimExpr *window_inside(LowerCx *L, const LTensor *x, const PoolRule *p, 
   return all;
 }
 
+/* out[idx[0..n-1), lane] = r for every lane of the last axis (vectorized). */
+static void store_lanes(LowerCx *L, Buffer *out, int n, PrimExpr **idx, TirVar *lane, PrimExpr *len,
+                        PrimExpr *r) {
+  PrimExpr *oi[TENSOR_MAX_RANK];
+  for (int d = 0; d < n - 1; d++) oi[d] = idx[d];
+  oi[n - 1] = lc_var(L, lane);
+  lc_open(L);
+  lc_store(L, out, n, oi, r);
+  lc_for(L, LOOP_VECTORIZED, lane, len, lc_close(L));
+}
+
 /* pool_lanes for a window inside the input: the same taps in the same
  * order with no bounds tests or counts (the count is the window's size). */
 static void pool_lanes_inside(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *out,
@@ -156,9 +172,7 @@ static void pool_lanes_inside(LowerCx *L, const LTensor *x, PoolRule *p, Buffer 
   PrimExpr *len = x->shape[n - 1];
   Buffer *acc = lc_alloc(L, "acc", p->at, 1, &len);
   acc->no_init = true;
-  PrimExpr *init = p->is_max
-                       ? (dtype_is_float(p->at) ? lc_lit(L, p->at, -INFINITY) : lowest(L, p->at))
-                       : lc_lit(L, p->at, 0);
+  PrimExpr *init = pool_init(L, p);
   TirVar *l0 = lc_tvar(L, "l", len), *l2 = lc_tvar(L, "l", len);
   PrimExpr *l0i = lc_var(L, l0), *l2i = lc_var(L, l2), *li = lc_var(L, lane);
   lc_open(L);
@@ -179,12 +193,7 @@ static void pool_lanes_inside(LowerCx *L, const LTensor *x, PoolRule *p, Buffer 
   }
   PrimExpr *cnt = lc_lit(L, DT_INT64, (double)taps);
   PrimExpr *r = pool_result(L, x, p, lc_load(L, acc, 1, &li), cnt, cnt);
-  PrimExpr *oi[TENSOR_MAX_RANK];
-  for (int d = 0; d < n - 1; d++) oi[d] = idx[d];
-  oi[n - 1] = li;
-  lc_open(L);
-  lc_store(L, out, n, oi, r);
-  lc_for(L, LOOP_VECTORIZED, lane, len, lc_close(L));
+  store_lanes(L, out, n, idx, lane, len, r);
 }
 
 /* A pool whose last axis is not pooled (NCHW16c, NHWC): per output
@@ -212,9 +221,7 @@ static void pool_lanes_edge(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *o
   Buffer *acc = lc_alloc(L, "acc", p->at, 1, &len);
   p->cnt = lc_alloc(L, "cnt", DT_INT64, 1, &two);
   PrimExpr *li = lc_var(L, lane), *a = lc_load(L, acc, 1, &li);
-  PrimExpr *init = p->is_max
-                       ? (dtype_is_float(p->at) ? lc_lit(L, p->at, -INFINITY) : lowest(L, p->at))
-                       : lc_lit(L, p->at, 0);
+  PrimExpr *init = pool_init(L, p);
   TirVar *l0 = lc_tvar(L, "l", len);
   PrimExpr *l0i = lc_var(L, l0);
   lc_open(L);
@@ -243,12 +250,7 @@ static void pool_lanes_edge(LowerCx *L, const LTensor *x, PoolRule *p, Buffer *o
   }
   for (int i = p->S; i-- > 0;) lc_for(L, LOOP_RANGE, t[i], lc_int(L, p->w.k[i]), lc_close(L));
   PrimExpr *r = pool_result(L, x, p, a, n0, n1);
-  PrimExpr *oi[TENSOR_MAX_RANK];
-  for (int d = 0; d < n - 1; d++) oi[d] = idx[d];
-  oi[n - 1] = li;
-  lc_open(L);
-  lc_store(L, out, n, oi, r);
-  lc_for(L, LOOP_VECTORIZED, lane, len, lc_close(L));
+  store_lanes(L, out, n, idx, lane, len, r);
 }
 
 /* The windowed pools, materialized: a loop nest over the output (the

@@ -137,15 +137,15 @@ static void pack_panel(LowerCx *L, const Dot *d, PrimExpr *jo) {
   lc_for(L, LOOP_RANGE, jc, cst(L, NR), lc_close(L));
 }
 
-/* acc[ii, ji] = 0, for every ii (unrolled) and ji (vector lanes). */
-static void zero_acc(LowerCx *L, Buffer *acc) {
-  TirVar *ii = lc_tvar(L, "ii", cst(L, MR)), *ji = lc_tvar(L, "ji", cst(L, NR));
-  PrimExpr *a[2] = {lc_var(L, ii), lc_var(L, ji)};
+void qnn_dot_zero_acc(LowerCx *L, Buffer *acc, const char *rname, int rows, const char *lname,
+                      int lanes) {
+  TirVar *r = lc_tvar(L, rname, cst(L, rows)), *l = lc_tvar(L, lname, cst(L, lanes));
+  PrimExpr *at[2] = {lc_var(L, r), lc_var(L, l)};
   lc_open(L);
   lc_open(L);
-  lc_store(L, acc, 2, a, cst(L, 0));
-  lc_for(L, LOOP_VECTORIZED, ji, cst(L, NR), lc_close(L));
-  lc_for(L, LOOP_UNROLLED, ii, cst(L, MR), lc_close(L));
+  lc_store(L, acc, 2, at, cst(L, 0));
+  lc_for(L, LOOP_VECTORIZED, l, cst(L, lanes), lc_close(L));
+  lc_for(L, LOOP_UNROLLED, r, cst(L, rows), lc_close(L));
 }
 
 /* for k4: acc[ii, ji] = dot_u8i8x4(acc[ii, ji], AP[i0 + ii, k4], WP[jo, k4, ji]) */
@@ -195,7 +195,7 @@ static void panels(LowerCx *L, const Dot *d) {
   lc_open(L); /* io */
   Buffer *acc = lc_alloc(L, "acc", DT_INT32, 2, tshape);
   PrimExpr *i0 = lc_times(L, lc_var(L, io), cst(L, MR));
-  zero_acc(L, acc);
+  qnn_dot_zero_acc(L, acc, "ii", MR, "ji", NR);
   accumulate(L, d, acc, i0, lc_var(L, jo));
   store_tile(L, d, acc, i0, lc_var(L, jo));
   lc_for(L, LOOP_RANGE, io, cst(L, d->MP / MR), lc_close(L));

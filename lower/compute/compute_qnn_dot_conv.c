@@ -266,18 +266,6 @@ static PrimExpr *col(LowerCx *L, const Cv *c, const Tile *T, PrimExpr *ii) {
   return vmin(L, lc_plus(L, T->ox0, ii), c->OW - 1);
 }
 
-/* acc[rows, lanes] = 0 (a register tile: rows unrolled, lanes vectorized). */
-static void zero_acc(LowerCx *L, Buffer *acc, const char *rname, int rows, const char *lname,
-                     int lanes) {
-  TirVar *r = lc_tvar(L, rname, cst(L, rows)), *l = lc_tvar(L, lname, cst(L, lanes));
-  PrimExpr *at[2] = {lc_var(L, r), lc_var(L, l)};
-  lc_open(L);
-  lc_open(L);
-  lc_store(L, acc, 2, at, cst(L, 0));
-  lc_for(L, LOOP_VECTORIZED, l, cst(L, lanes), lc_close(L));
-  lc_for(L, LOOP_UNROLLED, r, cst(L, rows), lc_close(L));
-}
-
 /* The reduction over a window: channel words c4, kernel rows ky and
  * columns kx; the padded data row of output row oy and the weight panel's
  * row k for the tap. */
@@ -314,7 +302,7 @@ static void dot_taps(LowerCx *L, const Cv *c, const Taps *t, Buffer *acc, TirVar
 
 /* acc = 0; for c4, ky, kx: acc[ii, ji] = dot(acc, XP word of column ii, WP[jo, k, ji]) */
 static void accumulate(LowerCx *L, const Cv *c, const Tile *T) {
-  zero_acc(L, T->acc, "ii", c->MR, "ji", NR);
+  qnn_dot_zero_acc(L, T->acc, "ii", c->MR, "ji", NR);
   Taps t = taps(L, c, T->oy);
   TirVar *ii = lc_tvar(L, "ii", cst(L, c->MR)), *ji = lc_tvar(L, "ji", cst(L, NR));
   PrimExpr *wp = lc_plus(L, lc_times(L, col(L, c, T, lc_var(L, ii)), cst(L, c->s[1])),
@@ -421,7 +409,7 @@ static void col_sums(LowerCx *L, const Cv *c, const CTile *T) {
 
 /* acc = 0; for c4, ky, kx: acc[oo, l] = dot(acc[oo, l], XP word of lane l, WP[ob, k, oo]) */
 static void col_accumulate(LowerCx *L, const Cv *c, const CTile *T) {
-  zero_acc(L, T->acc, "oo", MO, "l", CL);
+  qnn_dot_zero_acc(L, T->acc, "oo", MO, "l", CL);
   Taps t = taps(L, c, T->oy);
   TirVar *oo = lc_tvar(L, "oo", cst(L, MO)), *l = lc_tvar(L, "l", cst(L, CL));
   PrimExpr *xi[4] = {T->n, lc_var(L, t.c4), t.hp, lane_col(L, c, T, lc_var(L, l), lc_var(L, t.kx))};
